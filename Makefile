@@ -1,0 +1,32 @@
+# Denominator: the two commands of the README are `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench lint venv clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:8501)
+	STREAMLIT_BROWSER_GATHER_USAGE_STATS=false $(PY) -m streamlit run app.py \
+		--server.headless true --server.address 127.0.0.1 --server.fileWatcherType none
+
+test: $(STAMP)  ## the whole suite
+	$(PY) -m pytest -q
+
+bench: $(STAMP)  ## benchmark against pytrec_eval and ir_measures (figures go in the README)
+	$(PY) bench/run.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

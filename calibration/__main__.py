@@ -1,0 +1,189 @@
+"""``python -m calibration``: retrieval metrics and the denominator audit.
+
+    python -m calibration metrics QRELS RUN [-k K]... [--min-grade G]
+        [--missing drop|zero] [--gain linear|exp] [--format table|json|trec]
+    python -m calibration audit QRELS RUN -k K [--fetch-depth D | --fetch-run RUN]
+        [--corpus-size N | --corpus FILE] [--truth QRELS] [--min-grade G]
+        [--min-judged X] [--stage1-min X] [--fail-on RULE]... [--format table|json]
+
+Exit codes: 0 success (every gate passed), 1 a gate failed, 2 bad usage or
+input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked
+from calibration.audit import (
+    DEFAULT_MIN_JUDGED,
+    DEFAULT_STAGE1_MIN,
+    InvalidGate,
+    audit,
+    parse_gate,
+)
+from calibration.metrics import InvalidMeasure, evaluate
+from calibration.report import audit_table, metrics_json, metrics_table, metrics_trec
+
+
+class UsageError(Exception):
+    """Bad command line: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m calibration", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    m = sub.add_parser("metrics", help="P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run")
+    m.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
+    m.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
+    m.add_argument("-k", dest="k", action="append", type=_positive, metavar="K",
+                   help="cutoff; repeat for several (default 10)")
+    m.add_argument("--min-grade", type=_integer, default=1, metavar="G",
+                   help="relevant = grade >= G (trec_eval -l; default 1)")
+    m.add_argument("--missing", choices=["drop", "zero"], default="drop",
+                   help="queries of the qrels absent from the run: drop and count them "
+                        "(default) or score them 0 (trec_eval -c)")
+    m.add_argument("--gain", choices=["linear", "exp"], default="linear",
+                   help="nDCG gain: the grade (trec_eval) or 2^grade - 1")
+    m.add_argument("--format", choices=["table", "json", "trec"], default="table")
+
+    a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
+    a.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
+    a.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
+    a.add_argument("-k", dest="k", type=_positive, required=True, metavar="K", help="cutoff")
+    fetch = a.add_mutually_exclusive_group()
+    fetch.add_argument("--fetch-depth", type=_positive, metavar="D",
+                       help="stage 1 = the same run read to depth D")
+    fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
+    corpus = a.add_mutually_exclusive_group()
+    corpus.add_argument("--corpus-size", type=_positive, metavar="N", help="documents in the corpus")
+    corpus.add_argument("--corpus", metavar="FILE",
+                        help="corpus: JSONL {\"id\": ...} or one id per line (its size is used)")
+    a.add_argument("--truth", metavar="QRELS", help="a fuller label set to compare recall with")
+    a.add_argument("--min-grade", type=_integer, default=1, metavar="G",
+                   help="relevant = grade >= G (default 1)")
+    a.add_argument("--min-judged", type=_fraction, default=DEFAULT_MIN_JUDGED, metavar="X",
+                   help=f"finding low_judged_at_k below this share (default {DEFAULT_MIN_JUDGED})")
+    a.add_argument("--stage1-min", type=_fraction, default=DEFAULT_STAGE1_MIN, metavar="X",
+                   help=f"finding stage1_recall_low below this recall (default {DEFAULT_STAGE1_MIN})")
+    a.add_argument("--fail-on", action="append", default=[], metavar="RULE",
+                   help="gate: duplicates, undefined-recall, rel-above-k, rel-below-k, "
+                        "judged-at-k<X, stage1-recall<X, label-coverage<X; repeatable")
+    a.add_argument("--format", choices=["table", "json"], default="table")
+    return parser
+
+
+def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
+    qrels = read_judgments(args.qrels)
+    run = read_ranked(args.run)
+    ks = args.k or [10]
+    result = evaluate(qrels, run, ks=ks, min_grade=args.min_grade, missing=args.missing, gain=args.gain)
+    if not result.qids:
+        raise UsageError(
+            f"no query of {args.run} is in {args.qrels}: nothing to evaluate "
+            f"(run has {result.not_in_qrels} queries without judgments)"
+        )
+    if args.format == "json":
+        return json.dumps(metrics_json(result), indent=2) + "\n", 0
+    if args.format == "trec":
+        if result.duplicates:
+            n = sum(len(v) for v in result.duplicates.values())
+            print(
+                f"warning: {n} repeated document ids counted once at their first rank "
+                "(trec_eval refuses such runs)",
+                file=sys.stderr,
+            )
+        return metrics_trec(result), 0
+    return metrics_table(result, qrels_path=args.qrels, run_path=args.run), 0
+
+
+def run_audit(args: argparse.Namespace) -> tuple[str, int]:
+    gates = [parse_gate(rule) for rule in args.fail_on]
+    qrels = read_judgments(args.qrels)
+    run = read_ranked(args.run)
+    rankings = run.rankings()
+    fetch_rankings = read_ranked(args.fetch_run).rankings() if args.fetch_run else None
+    corpus_size = args.corpus_size
+    if args.corpus:
+        corpus_size = len(read_corpus_ids(args.corpus))
+    truth = read_judgments(args.truth).grades if args.truth else None
+    result = audit(
+        qrels.grades,
+        rankings,
+        args.k,
+        min_grade=args.min_grade,
+        fetch_rankings=fetch_rankings,
+        fetch_depth=args.fetch_depth,
+        corpus_size=corpus_size,
+        truth=truth,
+        gates=gates,
+        min_judged=args.min_judged,
+        stage1_min=args.stage1_min,
+    )
+    if not result["queries"]:
+        raise UsageError(f"no query of {args.run} is in {args.qrels}: nothing to audit")
+    code = 0 if result["passed"] else 1
+    if args.format == "json":
+        return json.dumps(result, indent=2) + "\n", code
+    return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Any = run_metrics if args.command == "metrics" else run_audit
+        text, code = handler(args)
+    except (UsageError, FormatError, InvalidGate, InvalidMeasure) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head` closed the pipe: not an error of ours
+        pass
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""Renderings of an evaluation and an audit: JSON, trec_eval's text, tables for people.
+
+Every figure in a table carries its denominator: |Rel| and the ceiling beside
+each recall, k beside each precision, the number of queries and how many
+were left out (undefined) beside each mean. Undefined is printed as
+``undef``, never as 0 (except in the ``trec`` rendering, which copies
+trec_eval's conventions so the two outputs diff clean).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from calibration.audit import finding_text
+from calibration.metrics import Evaluation
+
+MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
+
+
+def _mean_name(name: str) -> str:
+    return MEAN_NAMES.get(name, name)
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "undef" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def metrics_json(result: Evaluation) -> dict[str, Any]:
+    queries: dict[str, Any] = {}
+    for i, qid in enumerate(result.qids):
+        row: dict[str, Any] = {"rel": int(result.num_rel[i]), "retrieved": int(result.num_ret[i])}
+        for name in result.measures:
+            value = result.values[name][i]
+            row[name] = None if np.isnan(value) else float(value)
+        queries[qid] = row
+    mean = {_mean_name(name): result.mean(name) for name in result.measures}
+    undefined = {_mean_name(name): result.undefined(name) for name in result.measures}
+    return {
+        "k": result.ks,
+        "min_grade": result.min_grade,
+        "gain": result.gain,
+        "run": result.run_name,
+        "n_queries": len(result.qids),
+        "missing_from_run": len(result.missing_from_run),
+        "missing": result.missing,
+        "not_in_qrels": result.not_in_qrels,
+        "duplicates": result.duplicates,
+        "queries": queries,
+        "mean": mean,
+        "undefined": undefined,
+    }
+
+
+def metrics_trec(result: Evaluation) -> str:
+    """What ``trec_eval -q [-c] [-lG] -m num_ret -m num_rel -m num_rel_ret -m map
+    -m recip_rank -m P.K -m recall.K -m ndcg_cut.K`` prints, in its order.
+
+    trec_eval conventions: undefined values are 0 and averaged in; with
+    ``missing="zero"`` the absent queries are not printed but count in
+    ``num_q``, ``num_rel`` and the means (trec_eval -c).
+    """
+    ks = result.ks
+    names = (
+        [("map", "AP")]
+        + [("recip_rank", "RR")]
+        + [(f"P_{k}", f"P@{k}") for k in ks]
+        + [(f"recall_{k}", f"R@{k}") for k in ks]
+        + [(f"ndcg_cut_{k}", f"nDCG@{k}") for k in ks]
+    )
+    values = {ours: np.nan_to_num(result.values[ours], nan=0.0) for _, ours in names}
+    lines: list[str] = []
+
+    def _line(name: str, qid: str, value: str) -> None:
+        lines.append(f"{name:<22}\t{qid}\t{value}\n")
+
+    # trec_eval's own measure order: num_ret num_rel num_rel_ret map recip_rank P recall ndcg_cut
+    printed = np.flatnonzero(result.evaluated)
+    for i in printed:
+        qid = result.qids[i]
+        _line("num_ret", qid, str(int(result.num_ret[i])))
+        _line("num_rel", qid, str(int(result.num_rel[i])))
+        _line("num_rel_ret", qid, str(int(result.num_rel_ret[i])))
+        for trec_name, ours in names[:2]:
+            _line(trec_name, qid, f"{values[ours][i]:.4f}")
+        for trec_name, ours in names[2:]:
+            _line(trec_name, qid, f"{values[ours][i]:.4f}")
+    _line("runid", "all", result.run_name)
+    _line("num_q", "all", str(len(result.qids)))
+    _line("num_ret", "all", str(int(result.num_ret.sum())))
+    _line("num_rel", "all", str(int(result.num_rel.sum())))
+    _line("num_rel_ret", "all", str(int(result.num_rel_ret.sum())))
+    n = len(result.qids)
+    for trec_name, ours in names:
+        _line(trec_name, "all", f"{(values[ours].sum() / n if n else 0.0):.4f}")
+    return "".join(lines)
+
+
+def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") -> str:
+    """Aligned per-query table; every recall with |Rel| and its ceiling."""
+    ks = result.ks
+    header = ["query", "|Rel|", "ret"]
+    for k in ks:
+        header += [f"P@{k}", "(ceil)", f"R@{k}", "(ceil)"]
+    header += ["RR"] + [f"nDCG@{k}" for k in ks] + ["AP"] + [f"Success@{k}" for k in ks]
+    rows: list[list[str]] = []
+    for i, qid in enumerate(result.qids):
+        n_rel = int(result.num_rel[i])
+        row = [qid, str(n_rel), str(int(result.num_ret[i]))]
+        for k in ks:
+            row += [
+                _num(result.values[f"P@{k}"][i], 3),
+                f"({min(1.0, n_rel / k):.3f})",
+                _num(result.values[f"R@{k}"][i], 3),
+                f"({min(1.0, k / n_rel):.3f})" if n_rel else "(undef)",
+            ]
+        row += [_num(result.values["RR"][i], 3)]
+        row += [_num(result.values[f"nDCG@{k}"][i], 3) for k in ks]
+        row += [_num(result.values["AP"][i], 3)]
+        row += [_num(result.values[f"Success@{k}"][i], 3) for k in ks]
+        rows.append(row)
+    n = len(result.qids)
+    mean_row = ["mean", "", ""]
+    undef_row = ["undefined", "", ""]
+    for k in ks:
+        mean_row += [_num(result.mean(f"P@{k}"), 3), "", _num(result.mean(f"R@{k}"), 3), ""]
+        undef_row += [f"{result.undefined(f'P@{k}')}/{n}", "", f"{result.undefined(f'R@{k}')}/{n}", ""]
+    for name in ["RR"] + [f"nDCG@{k}" for k in ks] + ["AP"] + [f"Success@{k}" for k in ks]:
+        mean_row.append(_num(result.mean(name), 3))
+        undef_row.append(f"{result.undefined(name)}/{n}")
+    out = [
+        f"metrics of run {result.run_name!r}" + (f" ({run_path})" if run_path else "")
+        + (f" against {qrels_path}" if qrels_path else ""),
+        f"relevant = grade >= {result.min_grade}; nDCG gain {result.gain}; "
+        f"k = {', '.join(map(str, ks))}; a repeated document counts once",
+        "",
+        _align([header] + rows + [mean_row, undef_row]),
+        "",
+        f"means are over the queries where each measure is defined; 'undefined' = queries "
+        f"left out of that mean (no judged relevant document) of {n} evaluated",
+    ]
+    notes = []
+    if result.missing_from_run:
+        verb = "scored 0" if result.missing == "zero" else "not evaluated (use --missing zero to score them 0)"
+        notes.append(f"{len(result.missing_from_run)} queries of the qrels are missing from the run: {verb}")
+    if result.not_in_qrels:
+        notes.append(f"{result.not_in_qrels} queries of the run have no judgments: ignored")
+    for qid, ids in result.duplicates.items():
+        notes.append(f"{qid}: repeated ids {', '.join(ids)} counted once, at their first rank")
+    out += notes
+    return "\n".join(out) + "\n"
+
+
+def _align(rows: list[list[str]]) -> str:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [r[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(r[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- audit
+
+
+def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
+    k = result["k"]
+    header = ["query", "|Rel|", f"R@{k}", "ceiling", "share", "capped", f"P@{k}", "ceiling",
+              "judged@k", "coverage", "hits pos/dist", "R@fetch", "lost", "R(truth)"]
+    rows = []
+    for qid, q in result["queries"].items():
+        rows.append([
+            qid,
+            str(q["rel"]),
+            _num(q["recall"], 3),
+            _num(q["recall_ceiling"], 3),
+            _num(q["share_of_ceiling"], 3),
+            _num(q["recall_capped"], 3),
+            _num(q["precision"], 3),
+            _num(q["precision_ceiling"], 3),
+            _num(q["judged_at_k"], 3),
+            "n/a" if q["label_coverage"] is None else f"{q['label_coverage']:.3f}",
+            f"{q['positional_hits']}/{q['distinct_hits']}",
+            "n/a" if q["recall_at_fetch"] is None else _num(q["recall_at_fetch"], 3),
+            "n/a" if q["lost_after_fetch"] is None else _num(q["lost_after_fetch"], 3),
+            "n/a" if q["recall_true"] is None else _num(q["recall_true"], 3),
+        ])
+    s = result["summary"]
+    n = s["n_queries"]
+    lines = [
+        f"audit at k = {k}" + (f" of {run_path}" if run_path else "")
+        + (f" against {qrels_path}" if qrels_path else "")
+        + f"; relevant = grade >= {result['min_grade']}",
+        "",
+        _align([header] + rows),
+        "",
+        f"mean recall@{k} = {_num(s['mean_recall'], 3)} over {n - s['undefined']} of {n} queries "
+        f"({s['undefined']} undefined, left out)",
+        f"with the capped denominator min(|Rel|, k) it would read {_num(s['mean_recall_capped'], 3)} "
+        "(inflated: shown only to measure the inflation)",
+    ]
+    if s["missing_from_run"]:
+        lines.append(f"{s['missing_from_run']} queries of the qrels are missing from the run: not audited")
+    lines.append("")
+    lines.append("findings:")
+    any_finding = False
+    for qid, q in result["queries"].items():
+        for code in q["findings"]:
+            any_finding = True
+            lines.append(f"  {qid}: [{code}] {finding_text(code, q, k)}")
+    if not any_finding:
+        lines.append("  none")
+    if result["gates"]:
+        lines.append("")
+        lines.append("gates:")
+        for gate in result["gates"]:
+            status = "passed" if gate["passed"] else f"FAILED for {', '.join(gate['queries'])}"
+            lines.append(f"  {gate['rule']}: {status}")
+        lines.append("result: " + ("all gates passed" if result["passed"] else "a gate failed (exit 1)"))
+    return "\n".join(lines) + "\n"
