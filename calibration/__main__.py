@@ -13,7 +13,6 @@ input (one line on stderr, no traceback).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from calibration.audit import (
     parse_gate,
 )
 from calibration.metrics import InvalidMeasure, evaluate
-from calibration.report import audit_table, metrics_json, metrics_table, metrics_trec
+from calibration.report import audit_table, dumps, metrics_json, metrics_table, metrics_trec
 
 
 class UsageError(Exception):
@@ -121,7 +120,7 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
             f"(run has {result.not_in_qrels} queries without judgments)"
         )
     if args.format == "json":
-        return json.dumps(metrics_json(result), indent=2) + "\n", 0
+        return dumps(metrics_json(result)), 0
     if args.format == "trec":
         if result.duplicates:
             n = sum(len(v) for v in result.duplicates.values())
@@ -161,7 +160,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError(f"no query of {args.run} is in {args.qrels}: nothing to audit")
     code = 0 if result["passed"] else 1
     if args.format == "json":
-        return json.dumps(result, indent=2) + "\n", code
+        return dumps(result), code
     return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
 
 

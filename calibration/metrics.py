@@ -224,24 +224,17 @@ def evaluate(
     qid_array = pa.array(qids_all, pa.string())
 
     # qrels, columnar: per judged (query, doc) its grade; the key qi * ndocs + di
-    j_docs: list[str] = []
-    j_qi: list[int] = []
-    j_grade: list[int] = []
-    for qi, qid in enumerate(qids_all):
-        docs = qrels.grades[qid]
-        j_docs.extend(docs.keys())
-        j_qi.extend([qi] * len(docs))
-        j_grade.extend(docs.values())
-    judged_docs = pa.array(j_docs, pa.string())
-    doc_dict = pc.unique(judged_docs)
+    judged = qrels.to_table()
+    j_qi_np = pc.index_in(judged["q"], value_set=qid_array).to_numpy(zero_copy_only=False).astype(np.int64)
+    doc_dict = pc.unique(judged["d"])
     n_dict = max(len(doc_dict), 1)
-    j_qi_np = np.asarray(j_qi, dtype=np.int64)
-    j_di = pc.index_in(judged_docs, value_set=doc_dict).to_numpy(zero_copy_only=False).astype(np.int64)
+    j_di = pc.index_in(judged["d"], value_set=doc_dict).to_numpy(zero_copy_only=False).astype(np.int64)
+    j_grade_all = judged["g"].to_numpy()
     j_key = j_qi_np * n_dict + j_di
     j_order = np.argsort(j_key, kind="stable")
     j_key = j_key[j_order]
-    j_grade_np = np.asarray(j_grade, dtype=np.int64)[j_order]
-    num_rel = np.bincount(j_qi_np[np.asarray(j_grade) >= min_grade], minlength=nq).astype(np.int64)
+    j_grade_np = j_grade_all[j_order].astype(np.int64)
+    num_rel = np.bincount(j_qi_np[j_grade_all >= min_grade], minlength=nq).astype(np.int64)
 
     # run rows of judged queries only
     table = run.table
@@ -257,22 +250,23 @@ def evaluate(
     scores = table["s"].to_numpy()
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        # hashing every document id (judged lookup, fingerprints) overlaps the sort
+        # hashing every document id (judged lookup, duplicate keys) overlaps the sort
         lookup = pool.submit(
             lambda: (
                 pc.fill_null(pc.index_in(docs, value_set=doc_dict), -1).to_numpy(),
-                _fingerprint(docs),
+                _duplicate_keys(docs, qi),
             )
         )
         order = _trec_order(qi, scores, docs)
-        doc_index, fingerprints = lookup.result()
-    identity = len(order) == 0 or bool(order[0] == 0 and (np.diff(order) == 1).all())
-    if not identity:
+        doc_index, dup_keys = lookup.result()
+    del scores
+    if order is not None:
         qi = qi[order]
         doc_index = doc_index[order]
-        fingerprints = fingerprints[order]
+        dup_keys = dup_keys[order]
 
-    drop, duplicates_idx = _duplicates(qi, fingerprints, docs, order)
+    drop, duplicates_idx = _duplicates(qi, dup_keys, docs, order)
+    del dup_keys
     duplicates = {qids_all[q]: ids for q, ids in duplicates_idx.items()}
     if drop is not None:
         keep_rows = ~drop
@@ -372,31 +366,49 @@ def _gains(grades: np.ndarray, gain: Gain) -> np.ndarray:
     return g if gain == "linear" else np.exp2(g) - 1.0
 
 
-def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> np.ndarray:
+def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> np.ndarray | None:
     """Row order: query, then score descending, then docid descending (bytewise).
 
-    The query order is by index into the qrels' sorted qids. A run that is
-    already in this order (the common case for files written by a tool) is
-    detected in one vectorized pass and not sorted again.
+    None means the rows are already in that order. The query order is by
+    index into the qrels' sorted qids. Three paths, same result: a run
+    already in order is detected in one pass; a run grouped by query (each
+    query's lines together, the usual file) is sorted block by block as one
+    2-D array; anything else goes through Arrow's multi-key sort. Tied
+    scores are then put in docid order.
     """
     n = len(qi)
-    if n == 0:
-        return np.arange(0)
-    if n > 1:
-        same_q = qi[1:] == qi[:-1]
-        ordered_q = (qi[1:] > qi[:-1]) | same_q
-        if ordered_q.all():
-            s_next, s_prev = scores[1:], scores[:-1]
-            strictly = s_prev > s_next
-            tie = same_q & (s_prev == s_next)
-            if (~same_q | strictly | tie).all():
-                if not tie.any():
-                    return np.arange(n)
-                rows = np.flatnonzero(tie)
-                prev_docs = docs.take(pa.array(rows))
-                next_docs = docs.take(pa.array(rows + 1))
-                if pc.all(pc.greater(prev_docs, next_docs)).as_py():
-                    return np.arange(n)
+    if n < 2:
+        return None
+    same_q = qi[1:] == qi[:-1]
+    starts = np.concatenate([[0], np.flatnonzero(~same_q) + 1]).astype(np.int64)
+    lengths = np.diff(np.concatenate([starts, [n]]))
+    block_q = qi[starts]
+    grouped = len(np.unique(block_q)) == len(block_q)
+    if grouped and bool((block_q[1:] > block_q[:-1]).all()):
+        if bool(((~same_q) | (scores[:-1] >= scores[1:])).all()):
+            return _order_ties(None, qi, scores, docs)
+    del same_q
+    n_blocks, width = len(starts), int(lengths.max())
+    if grouped and n_blocks * width <= 2 * n + 1024:
+        if bool((lengths == width).all()):
+            within = np.argsort(-scores.reshape(n_blocks, width), axis=1)
+        else:  # pad every block to the widest with +inf, which sorts last
+            padded = np.full((n_blocks, width), np.inf)
+            block = np.repeat(np.arange(n_blocks, dtype=np.int32), lengths)
+            column = np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
+            padded[block, column] = -scores
+            del block, column
+            within = np.argsort(padded, axis=1)
+            del padded
+        within += starts[:, None]
+        by_query = np.argsort(block_q, kind="stable")
+        if not bool((by_query == np.arange(n_blocks)).all()):
+            within = within[by_query]
+        if bool((lengths == width).all()):
+            order = within.ravel()
+        else:
+            order = within[within < (starts + lengths)[by_query][:, None]]
+        return _order_ties(order, qi, scores, docs)
     table = pa.table({"q": pa.array(qi), "s": pa.array(scores), "d": docs})
     indices = pc.sort_indices(
         table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]
@@ -404,64 +416,101 @@ def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> np.ndarra
     return indices.to_numpy()
 
 
-def _fingerprint(docs: pa.Array) -> np.ndarray:
-    """A 64-bit fingerprint of each string (length, first and last 8 bytes).
+def _order_ties(
+    order: np.ndarray | None, qi: np.ndarray, scores: np.ndarray, docs: pa.Array
+) -> np.ndarray | None:
+    """Within runs of equal (query, score) in ``order``, sort by docid descending."""
+    q_sorted = qi if order is None else qi[order]
+    s_sorted = scores if order is None else scores[order]
+    tie = (q_sorted[1:] == q_sorted[:-1]) & (s_sorted[1:] == s_sorted[:-1])
+    del q_sorted, s_sorted
+    if not tie.any():
+        return order
+    in_tie = np.zeros(len(tie) + 1, dtype=bool)
+    in_tie[1:] |= tie
+    in_tie[:-1] |= tie
+    positions = np.flatnonzero(in_tie)
+    # a new segment starts where the previous position is not tied to this one
+    new_segment = np.ones(len(positions), dtype=bool)
+    new_segment[1:] = ~tie[positions[1:] - 1]
+    segment = np.cumsum(new_segment)
+    rows = positions if order is None else order[positions]
+    sub = pa.table({"seg": pa.array(segment), "d": docs.take(pa.array(rows))})
+    perm = pc.sort_indices(sub, sort_keys=[("seg", "ascending"), ("d", "descending")]).to_numpy()
+    if order is None:
+        if bool((perm == np.arange(len(perm))).all()):
+            return None
+        order = np.arange(len(tie) + 1)
+    else:
+        order = order.copy()
+    order[positions] = rows[perm]
+    return order
 
-    Equal strings always get equal fingerprints; unequal strings rarely do,
-    and every collision is checked exactly by the caller.
-    """
+
+_CHUNK = 1 << 20
+
+
+def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
+    """A 32-bit key per row from (query, docid): equal pairs always get equal
+    keys; unequal pairs rarely do, and every collision is checked exactly by
+    :func:`_duplicates`. Built from each id's length and first and last 8
+    bytes, in chunks so the temporaries stay small."""
     if isinstance(docs, pa.ChunkedArray):
         docs = docs.combine_chunks()
-    if docs.type == pa.large_string():
-        offsets_type = np.int64
-    else:
-        offsets_type = np.int32
+    n = len(docs)
+    keys = np.empty(n, dtype=np.uint32)
+    if n == 0:
+        return keys
     buffers = docs.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=offsets_type)[docs.offset : docs.offset + len(docs) + 1]
+    offsets_type = np.int64 if docs.type == pa.large_string() else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=offsets_type)[docs.offset : docs.offset + n + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     padded = np.concatenate([np.zeros(8, np.uint8), data, np.zeros(8, np.uint8)])
     windows = np.lib.stride_tricks.sliding_window_view(padded, 8)
-    starts = offsets[:-1].astype(np.int64)
-    ends = offsets[1:].astype(np.int64)
-    lengths = ends - starts
-    head = np.ascontiguousarray(windows[starts + 8]).view("<u8").ravel()
-    tail = np.ascontiguousarray(windows[ends]).view("<u8").ravel()
-    short = lengths < 8
-    if short.any():
-        bits = (lengths[short] * 8).astype(np.uint64)
-        head[short] &= (np.uint64(1) << bits) - np.uint64(1)
-        tail[short] >>= np.uint64(64) - bits
-        tail[short & (lengths == 0)] = 0
-    fp = head * np.uint64(0x9E3779B97F4A7C15)
-    fp ^= (tail ^ (tail >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
-    fp ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
-    return fp
+    with np.errstate(over="ignore"):
+        for lo in range(0, n, _CHUNK):
+            hi = min(n, lo + _CHUNK)
+            starts = offsets[lo:hi].astype(np.int64)
+            ends = offsets[lo + 1 : hi + 1].astype(np.int64)
+            lengths = ends - starts
+            head = np.ascontiguousarray(windows[starts + 8]).view("<u8").ravel()
+            tail = np.ascontiguousarray(windows[ends]).view("<u8").ravel()
+            short = lengths < 8
+            if short.any():
+                bits = (lengths[short] * 8).astype(np.uint64)
+                head[short] &= (np.uint64(1) << bits) - np.uint64(1)
+                shifted = np.where(bits > 0, tail[short] >> (np.uint64(64) - np.maximum(bits, 1)), 0)
+                tail[short] = shifted
+            mixed = head * np.uint64(0x9E3779B97F4A7C15)
+            mixed ^= (tail ^ (tail >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
+            mixed ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
+            mixed ^= qi[lo:hi].astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
+            keys[lo:hi] = (mixed ^ (mixed >> np.uint64(32))).astype(np.uint32)
+    return keys
 
 
 def _duplicates(
-    qi: np.ndarray, fingerprints: np.ndarray, docs: pa.Array, order: np.ndarray
+    qi: np.ndarray, keys: np.ndarray, docs: pa.Array, order: np.ndarray | None
 ) -> tuple[np.ndarray | None, dict[int, list[str]]]:
     """Rows to drop (a document seen before in the same query) and the repeated ids.
 
-    ``qi`` and ``fingerprints`` are in trec order; ``docs[order]`` is too. The
-    first occurrence in trec order is the one kept.
+    ``qi`` and ``keys`` are in trec order; so is ``docs[order]``. The first
+    occurrence in trec order is the one kept.
     """
     if len(qi) < 2:
         return None, {}
-    with np.errstate(over="ignore"):
-        mixed = fingerprints ^ (qi.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93))
-        # 32 bits are enough to find candidates; each candidate is checked exactly
-        key = (mixed ^ (mixed >> np.uint64(32))).astype(np.uint32)
-    sorted_key = np.sort(key)
-    repeated_keys = sorted_key[1:][sorted_key[1:] == sorted_key[:-1]]
+    sorted_keys = np.sort(keys)
+    repeated_keys = sorted_keys[1:][sorted_keys[1:] == sorted_keys[:-1]]
+    del sorted_keys
     if len(repeated_keys) == 0:
         return None, {}
     # membership through a 2**24-bucket bitmap first: np.isin would sort again
     buckets = np.zeros(1 << 24, dtype=bool)
     buckets[repeated_keys >> np.uint32(8)] = True
-    candidates = np.flatnonzero(buckets[key >> np.uint32(8)])
-    candidates = candidates[np.isin(key[candidates], repeated_keys)]
-    candidate_docs = docs.take(pa.array(order[candidates])).to_pylist()
+    candidates = np.flatnonzero(buckets[keys >> np.uint32(8)])
+    candidates = candidates[np.isin(keys[candidates], repeated_keys)]
+    rows = candidates if order is None else order[candidates]
+    candidate_docs = docs.take(pa.array(rows)).to_pylist()
     seen: set[tuple[int, str]] = set()
     drop = np.zeros(len(qi), dtype=bool)
     repeated: dict[int, list[str]] = {}

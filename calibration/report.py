@@ -9,6 +9,7 @@ trec_eval's conventions so the two outputs diff clean).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,12 +33,17 @@ def _num(value: float | None, digits: int = 4) -> str:
 
 
 def metrics_json(result: Evaluation) -> dict[str, Any]:
+    columns = {
+        name: [None if v != v else v for v in result.values[name].tolist()]  # NaN -> None
+        for name in result.measures
+    }
+    rel = result.num_rel.tolist()
+    retrieved = result.num_ret.tolist()
     queries: dict[str, Any] = {}
     for i, qid in enumerate(result.qids):
-        row: dict[str, Any] = {"rel": int(result.num_rel[i]), "retrieved": int(result.num_ret[i])}
+        row: dict[str, Any] = {"rel": rel[i], "retrieved": retrieved[i]}
         for name in result.measures:
-            value = result.values[name][i]
-            row[name] = None if np.isnan(value) else float(value)
+            row[name] = columns[name][i]
         queries[qid] = row
     mean = {_mean_name(name): result.mean(name) for name in result.measures}
     undefined = {_mean_name(name): result.undefined(name) for name in result.measures}
@@ -55,6 +61,19 @@ def metrics_json(result: Evaluation) -> dict[str, Any]:
         "mean": mean,
         "undefined": undefined,
     }
+
+
+def dumps(data: Mapping[str, Any], one_line: tuple[str, ...] = ("queries",)) -> str:
+    """JSON for people and scripts: top-level keys indented, one entry per line
+    under ``one_line`` keys (a run of 10,000 queries stays readable and fast)."""
+    parts = []
+    for key, value in data.items():
+        if key in one_line and isinstance(value, Mapping) and value:
+            inner = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
+            parts.append(f"  {json.dumps(key)}: {{\n{inner}\n  }}")
+        else:
+            parts.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def metrics_trec(result: Evaluation) -> str:

@@ -39,7 +39,7 @@ def cli(capsys, *argv) -> tuple[int, str, str]:
          "error: gate 'label-coverage<0.1' needs --corpus-size or --corpus"),
         (["audit", GOLDEN, RUN, "-k", "5", "--fetch-depth", "10", "--fetch-run", RUN],
          "error: python -m calibration audit: argument --fetch-run: not allowed with argument --fetch-depth"),
-        (["metrics", "nope.qrels", RUN], "error: nope.qrels: no such file"),
+        (["metrics", "nope.qrels", RUN], "error: nope.qrels: no such file; expected a readable file"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(capsys, argv, message) -> None:

@@ -1,0 +1,19 @@
+"""Denominator: the Streamlit entry point.
+
+A router only: page code lives in each package's ``ui.py``. Pages are
+functions given to ``st.navigation`` (no ``pages/`` folder: a deep link after
+a restart would run such a page without this file).
+"""
+
+import streamlit as st
+
+from calibration.ui import render_metrics_page
+
+st.set_page_config(page_title="Denominator", layout="wide")
+
+page = st.navigation(
+    [
+        st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
+    ]
+)
+page.run()

@@ -1,0 +1,431 @@
+"""Streamlit pages of the calibration package: the metrics and audit page.
+
+``render_metrics_page`` is built from ``render_*`` helpers over the pure
+library (``calibration.metrics``, ``calibration.audit``) and the readers of
+``annotation.formats``. Every figure is shown with what it is a fraction of
+(|Rel|, k, the ceiling, the number of queries in a mean and how many were
+left out); undefined values read "undefined", never 0. Session keys are
+namespaced ``metrics:``; bad input is shown with ``st.error``, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
+from calibration.audit import InvalidGate, audit, finding_text
+from calibration.metrics import Evaluation, InvalidMeasure, evaluate
+
+EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
+KEY = "metrics:"  # namespace of this page's session-state keys
+WORKED_EXAMPLE = "worked example"
+OWN_FILES = "your files"
+
+T = TypeVar("T")
+
+
+class UploadError(ValueError):
+    """An uploaded file that a reader refused; the message names the uploaded file."""
+
+
+@dataclass
+class DataSet:
+    """What the page evaluates: judgments, one run, and what the audit may add."""
+
+    label: str
+    qrels: Qrels
+    run: Run
+    rankings: dict[str, list[str]]
+    corpus_size: int | None = None
+    truth: dict[str, dict[str, int]] | None = None
+    dupe: tuple[Qrels, dict[str, list[str]]] | None = None  # the worked example's q_dupe
+
+
+@dataclass(frozen=True)
+class Settings:
+    k: int
+    min_grade: int
+    fetch_depth: int
+    source: str
+
+
+# ---------------------------------------------------------------- loading
+
+
+@st.cache_data(show_spinner=False)
+def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
+    """The worked example: golden.yaml + run.jsonl, its truth set, corpus and q_dupe."""
+    base = Path(folder)
+    run = read_ranked(base / "run.jsonl")
+    dupe_run = read_ranked(base / "dupe.jsonl")
+    return DataSet(
+        label="the worked example (examples/worked-example: golden.yaml, run.jsonl)",
+        qrels=read_judgments(base / "golden.yaml"),
+        run=run,
+        rankings=run.rankings(),
+        corpus_size=len(read_corpus_ids(base / "corpus.jsonl")),
+        truth=read_judgments(base / "truth.qrels").grades,
+        dupe=(read_judgments(base / "dupe.yaml"), dupe_run.rankings()),
+    )
+
+
+def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
+    """Write the bytes to a temporary file named like the upload, then read it.
+
+    The name keeps its extension (the readers choose the format by it); a
+    reader's error is re-raised as :class:`UploadError` naming the upload,
+    not the temporary path.
+    """
+    safe_name = Path(name).name or "upload"
+    with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
+        path = Path(tmp) / safe_name
+        path.write_bytes(data)
+        try:
+            return reader(path)
+        except FormatError as exc:
+            raise UploadError(str(exc).replace(str(path), safe_name)) from None
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: bytes) -> DataSet:
+    qrels = read_upload(qrels_name, qrels_data, read_judgments)
+    run = read_upload(run_name, run_data, read_ranked)
+    return DataSet(label=f"{qrels_name} and {run_name}", qrels=qrels, run=run, rankings=run.rankings())
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A value, or "undefined" for None/NaN (never 0)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "undefined"
+    return f"{value:.{digits}f}"
+
+
+def _value(evaluation: Evaluation, name: str, i: int) -> float | None:
+    value = float(evaluation.values[name][i])
+    return None if math.isnan(value) else value
+
+
+def _over(evaluation: Evaluation, name: str) -> str:
+    n = len(evaluation.qids)
+    undefined = evaluation.undefined(name)
+    return f"over {n - undefined} of {n} queries, {undefined} undefined"
+
+
+def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataFrame:
+    """Per-query table of strings, each figure beside its denominator, then the means."""
+    k = evaluation.ks[0]
+    rows: list[dict[str, str]] = []
+    for i, qid in enumerate(evaluation.qids):
+        n_rel = int(evaluation.num_rel[i])
+        hits = report["queries"][qid]["distinct_hits"] if qid in report["queries"] else None
+        recall = _value(evaluation, f"R@{k}", i)
+        ceiling = min(1.0, k / n_rel) if n_rel else None
+        recall_cell = f"{fmt(recall)} = {hits}/{n_rel}" if recall is not None else "undefined (|Rel| = 0)"
+        share = f"{recall / ceiling:.0%}" if recall is not None and ceiling else "undefined"
+        rows.append(
+            {
+                "query": qid,
+                "|Rel|": str(n_rel),
+                f"P@{k}": f"{fmt(_value(evaluation, f'P@{k}', i))} = {hits}/{k}",
+                f"P@{k} ceiling": fmt(min(1.0, n_rel / k)),
+                f"R@{k}": recall_cell,
+                f"R@{k} ceiling": fmt(ceiling),
+                "share of ceiling": share,
+                "RR": fmt(_value(evaluation, "RR", i)),
+                f"nDCG@{k}": fmt(_value(evaluation, f"nDCG@{k}", i)),
+                "AP": fmt(_value(evaluation, "AP", i)),
+            }
+        )
+    measures = {f"P@{k}": f"P@{k}", f"R@{k}": f"R@{k}", "RR": "RR", f"nDCG@{k}": f"nDCG@{k}", "AP": "AP"}
+    mean_row = {column: "" for column in rows[0]} if rows else {}
+    over_row = dict(mean_row)
+    mean_row["query"] = "mean"
+    over_row["query"] = "queries in the mean"
+    for column, name in measures.items():
+        mean_row[column] = fmt(evaluation.mean(name))
+        n = len(evaluation.qids)
+        over_row[column] = f"{n - evaluation.undefined(name)} of {n} ({evaluation.undefined(name)} undefined)"
+    return pd.DataFrame(rows + [mean_row, over_row])
+
+
+def audit_frame(report: Mapping[str, Any], truth_rel: Mapping[str, int] | None) -> pd.DataFrame:
+    """Per-query audit figures: judged@k, label coverage, hits, stage-1 recall, truth recall."""
+    k = report["k"]
+    rows = []
+    for qid, q in report["queries"].items():
+        shown = min(k, q["retrieved"])
+        judged = q["judged_at_k"]
+        coverage = q["label_coverage"]
+        row = {
+            "query": qid,
+            f"judged@{k}": "undefined"
+            if judged is None
+            else f"{fmt(judged)} = {round(judged * shown)}/{shown}",
+            "label coverage": (
+                "n/a (corpus size unknown)"
+                if coverage is None
+                else f"{fmt(coverage)} of {report['corpus_size']} chunks"
+            ),
+            f"hits in top {k}: positional / distinct": f"{q['positional_hits']} / {q['distinct_hits']}",
+            f"R@{report['fetch_depth']} (stage 1)": fmt(q["recall_at_fetch"]),
+            f"lost by the cut to {k}": fmt(q["lost_after_fetch"]),
+        }
+        if truth_rel is not None:
+            row[f"R@{k} against the truth set"] = f"{fmt(q['recall_true'])} (|Rel| = {truth_rel.get(qid, 0)})"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def recall_chart(evaluation: Evaluation) -> alt.Chart | None:
+    """Per query, recall@k beside its ceiling min(1, k/|Rel|); undefined queries left out."""
+    k = evaluation.ks[0]
+    records = []
+    for i, qid in enumerate(evaluation.qids):
+        recall = _value(evaluation, f"R@{k}", i)
+        n_rel = int(evaluation.num_rel[i])
+        if recall is None:
+            continue
+        for series, value in ((f"ceiling min(1, {k}/|Rel|)", min(1.0, k / n_rel)), (f"R@{k}", recall)):
+            records.append(
+                {"query": f"{qid} (|Rel|={n_rel})", "series": series, "value": value, "label": f"{value:.3f}"}
+            )
+    if not records:
+        return None
+    data = pd.DataFrame(records)
+    series = [f"ceiling min(1, {k}/|Rel|)", f"R@{k}"]
+    base = alt.Chart().encode(
+        y=alt.Y("query:N", sort=None, title=None),
+        yOffset=alt.YOffset("series:N", sort=series),
+        x=alt.X(
+            "value:Q",
+            scale=alt.Scale(domain=[0, 1.1]),
+            title=f"recall@{k}",
+            axis=alt.Axis(values=[0, 0.25, 0.5, 0.75, 1.0], format=".2f"),
+        ),
+    )
+    bars = base.mark_bar().encode(
+        color=alt.Color(
+            "series:N",
+            scale=alt.Scale(domain=series, range=["#c9d1d9", "#1f6feb"]),
+            legend=alt.Legend(title=None, orient="top"),
+        ),
+        tooltip=["query", "series", "label"],
+    )
+    labels = base.mark_text(align="left", dx=4).encode(text="label:N")
+    return alt.layer(bars, labels, data=data).properties(height=alt.Step(18))
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def render_controls() -> Settings:
+    with st.sidebar:
+        st.header("Settings")
+        source = st.radio("Data", [WORKED_EXAMPLE, OWN_FILES], key=f"{KEY}source")
+        k = st.number_input("k (cutoff)", min_value=1, max_value=10_000, value=5, step=1, key=f"{KEY}k")
+        min_grade = st.number_input(
+            "min grade (relevant = grade >= this)",
+            min_value=0,
+            max_value=100,
+            value=1,
+            step=1,
+            key=f"{KEY}min_grade",
+        )
+        fetch_depth = st.number_input(
+            "fetch depth (stage 1 = the run read this deep)",
+            min_value=1,
+            max_value=100_000,
+            value=10,
+            step=1,
+            key=f"{KEY}fetch_depth",
+        )
+    return Settings(k=int(k), min_grade=int(min_grade), fetch_depth=int(fetch_depth), source=str(source))
+
+
+def render_data_source(settings: Settings) -> DataSet | None:
+    """The chosen data; None (with a message on the page) when there is none."""
+    if settings.source == WORKED_EXAMPLE:
+        return load_worked_example()
+    with st.sidebar:
+        qrels_file = st.file_uploader("Judgments: golden.yaml or TREC qrels", key=f"{KEY}qrels_upload")
+        run_file = st.file_uploader("Run: TREC run or .jsonl rankings", key=f"{KEY}run_upload")
+    if qrels_file is None or run_file is None:
+        st.info("Upload a judgments file and a run (in the sidebar) to see their metrics and audit.")
+        return None
+    return load_uploads(qrels_file.name, qrels_file.getvalue(), run_file.name, run_file.getvalue())
+
+
+def render_summary(evaluation: Evaluation) -> None:
+    k = evaluation.ks[0]
+    tiles = [
+        (f"mean R@{k}", f"R@{k}", "each recall a share of its query's |Rel|"),
+        (f"mean P@{k}", f"P@{k}", f"each precision a share of k = {k}"),
+        (f"mean nDCG@{k}", f"nDCG@{k}", f"{evaluation.gain} gain, ideal from the judged grades"),
+        ("MRR", "RR", "1 / rank of the first relevant"),
+    ]
+    for column, (label, name, note) in zip(st.columns(len(tiles)), tiles):
+        with column:
+            st.metric(label, fmt(evaluation.mean(name)))
+            st.caption(f"{_over(evaluation, name)}; {note}")
+
+
+def render_metrics_table(evaluation: Evaluation, report: Mapping[str, Any]) -> None:
+    k = evaluation.ks[0]
+    st.subheader(f"Per query at k = {k}")
+    st.table(metrics_frame(evaluation, report), hide_index=True)
+    st.caption(
+        f"R@{k} = distinct relevant in the top {k} / |Rel|, its ceiling min(1, {k}/|Rel|); "
+        f"P@{k} = relevant in the top {k} / {k}, its ceiling min(1, |Rel|/{k}). "
+        f"Means are over the queries where each measure is defined: R@{k} {_over(evaluation, f'R@{k}')}."
+    )
+
+
+def render_recall_chart(evaluation: Evaluation) -> None:
+    k = evaluation.ks[0]
+    st.subheader("Recall against its ceiling")
+    chart = recall_chart(evaluation)
+    if chart is None:
+        st.info(f"R@{k} is undefined for every query (no judged relevant document): nothing to draw.")
+        return
+    st.altair_chart(chart, width="stretch", alt=f"Per query, R@{k} beside its ceiling min(1, {k}/|Rel|)")
+    left_out = evaluation.undefined(f"R@{k}")
+    note = f"; {left_out} queries with undefined recall left out" if left_out else ""
+    st.caption(
+        f"A query with more relevant chunks than k cannot reach recall 1: the grey bar is its best{note}."
+    )
+
+
+def render_inflation(report: Mapping[str, Any]) -> None:
+    k = report["k"]
+    summary = report["summary"]
+    honest, capped = summary["mean_recall"], summary["mean_recall_capped"]
+    if honest is None or capped is None:
+        st.markdown(f"Mean R@{k} is **undefined** (no query has a judged relevant document).")
+        return
+    above = [qid for qid, q in report["queries"].items() if "rel_above_k" in q["findings"]]
+    if abs(capped - honest) < 1e-12:
+        st.markdown(
+            f"The capped denominator min(|Rel|, k) gives the same mean R@{k} here, **{fmt(honest)}**: "
+            f"no query has more relevant chunks than k = {k}."
+        )
+        return
+    st.markdown(
+        f"With the capped denominator min(|Rel|, k), mean R@{k} would have said **{fmt(capped)}** "
+        f"instead of **{fmt(honest)}** (+{capped - honest:.3f}), by hiding that "
+        f"{', '.join(above)} {'has' if len(above) == 1 else 'have'} more relevant chunks than k = {k}. "
+        "Shown only to measure the inflation: it is not a recall."
+    )
+
+
+def render_audit(report: Mapping[str, Any], data: DataSet, min_grade: int) -> None:
+    k = report["k"]
+    st.subheader(f"Audit at k = {k}")
+    parts = [
+        f"relevant = grade >= {min_grade}",
+        f"stage 1 = the same run read to depth {report['fetch_depth']}",
+    ]
+    if report["corpus_size"]:
+        parts.append(f"corpus of {report['corpus_size']} chunks")
+    if data.truth is not None:
+        parts.append("truth set: a fuller label set to compare recall with")
+    st.caption("; ".join(parts))
+    truth_rel = None
+    if data.truth is not None:
+        truth_rel = {
+            qid: sum(1 for g in grades.values() if g >= min_grade) for qid, grades in data.truth.items()
+        }
+    st.table(audit_frame(report, truth_rel), hide_index=True)
+    lines = [
+        f"- **{qid}**: {finding_text(code, q, k)}"
+        for qid, q in report["queries"].items()
+        for code in q["findings"]
+    ]
+    if lines:
+        st.markdown("**Findings**\n\n" + "\n".join(lines))
+    else:
+        st.success("No findings: every denominator is as it should be.")
+
+
+def render_duplicate_example(data: DataSet, settings: Settings) -> None:
+    if data.dupe is None:
+        return
+    qrels, rankings = data.dupe
+    report = audit(qrels.grades, rankings, settings.k, min_grade=settings.min_grade)
+    k = settings.k
+    for qid, q in report["queries"].items():
+        st.subheader(f"A repeated chunk: {qid}")
+        text = qrels.texts.get(qid)
+        st.caption((f"Query: {text}. " if text else "") + f"Ranking: {', '.join(rankings[qid])}.")
+        rel = q["rel"]
+        naive, distinct = q["positional_hits"], q["distinct_hits"]
+        left, right = st.columns(2)
+        with left:
+            st.metric(f"naive positional count in the top {k}", f"{naive} hits")
+            st.caption(f"recall {naive}/{rel} = {fmt(naive / rel if rel else None)}: a repeat counted again")
+        with right:
+            st.metric(f"distinct documents in the top {k}", f"{distinct} hits")
+            st.caption(f"recall {distinct}/{rel} = {fmt(q['recall'])}: each chunk once, at its first rank")
+        for code in q["findings"]:
+            if code in ("duplicate_ids", "positional_mismatch"):
+                st.markdown(f"- {finding_text(code, q, k)}")
+
+
+def render_metrics_page() -> None:
+    """The metrics and audit page: controls, per-query table, chart, inflation, audit, q_dupe."""
+    st.title("Metrics and audit")
+    settings = render_controls()
+    try:
+        data = render_data_source(settings)
+        if data is None:
+            return
+        evaluation = evaluate(data.qrels, data.run, ks=[settings.k], min_grade=settings.min_grade)
+        if not evaluation.qids:
+            st.error(f"No query of the run is in the judgments ({data.label}): nothing to evaluate.")
+            return
+        report = audit(
+            data.qrels.grades,
+            data.rankings,
+            settings.k,
+            min_grade=settings.min_grade,
+            fetch_depth=settings.fetch_depth,
+            corpus_size=data.corpus_size,
+            truth=data.truth,
+        )
+    except (UploadError, FormatError, InvalidMeasure, InvalidGate) as exc:
+        st.error(str(exc))
+        return
+    st.caption(
+        f"Data: {data.label}; {len(evaluation.qids)} queries evaluated; relevant = grade >= {settings.min_grade}."
+    )
+    render_data_warnings(evaluation)
+    render_summary(evaluation)
+    render_metrics_table(evaluation, report)
+    render_inflation(report)
+    render_recall_chart(evaluation)
+    render_audit(report, data, settings.min_grade)
+    render_duplicate_example(data, settings)
+
+
+def render_data_warnings(evaluation: Evaluation) -> None:
+    if evaluation.missing_from_run:
+        st.warning(
+            f"{len(evaluation.missing_from_run)} queries of the judgments are missing from the run and "
+            f"not evaluated: {', '.join(evaluation.missing_from_run)}"
+        )
+    if evaluation.not_in_qrels:
+        st.warning(f"{evaluation.not_in_qrels} queries of the run have no judgments: ignored.")
+    for qid, ids in evaluation.duplicates.items():
+        st.warning(f"{qid}: repeated ids {', '.join(ids)} counted once, at their first rank.")

@@ -1,0 +1,165 @@
+"""The real server in a real browser: `streamlit run app.py` driven by Debian's Chromium.
+
+Skipped when /usr/bin/chromium is missing, unless CI=true (then it fails).
+Never runs `playwright install`: the browser is the system's.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+START_TIMEOUT = 60.0
+CONTENT_TIMEOUT_MS = 30_000
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} is missing (apt-get install chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def server(chromium: Path) -> Iterator[str]:
+    """`make run`'s command on a free port; fails fast with the server's output."""
+    port = _free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.fileWatcherType",
+        "none",
+    ]
+    # a file, not a pipe: a full pipe would block the server
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_until_healthy(url, process, log)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def _wait_until_healthy(url: str, process: subprocess.Popen, log) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the server exited with {process.returncode}:\n{_output(log)}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"the server did not answer within {START_TIMEOUT:.0f} s:\n{_output(log)}")
+
+
+def _output(log) -> str:
+    log.flush()
+    log.seek(0)
+    return log.read()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: Path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+@pytest.fixture
+def page(browser, server: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(server)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def _main(page):
+    return page.locator("[data-testid='stMain']").first
+
+
+def test_worked_example_in_the_browser(page):
+    from playwright.sync_api import expect
+
+    main = _main(page)
+    expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    for expected in (
+        "q_broad",
+        "0.625",  # mean recall, and q_broad's ceiling
+        "0.500 = 4/8",  # q_broad's recall with its |Rel|
+        "over 4 of 4 queries, 0 undefined",
+        "would have said 0.700",  # the capped denominator, shown as inflation
+        "3 hits",  # q_dupe: naive positional count
+        "2 hits",  # q_dupe: distinct documents
+    ):
+        expect(main).to_contain_text(expected)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    expect(page.get_by_test_id("stAlert")).to_have_count(0)  # no error, warning or info box
+
+
+def test_changing_k_in_the_browser(page):
+    from playwright.sync_api import expect
+
+    main = _main(page)
+    expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    k_input = page.get_by_label("k (cutoff)")
+    k_input.fill("10")
+    k_input.press("Enter")
+    expect(main.get_by_text("1.000 = 8/8")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    expect(main).to_contain_text("Per query at k = 10")

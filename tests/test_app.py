@@ -1,0 +1,198 @@
+"""The app through Streamlit's AppTest: the metrics page on the worked example and on uploads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+TIMEOUT = 30
+
+
+@pytest.fixture(autouse=True)
+def clear_streamlit_caches():
+    """st.cache_data and st.cache_resource outlive an AppTest inside one pytest run."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def run_app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def page_text(at: AppTest) -> str:
+    """Everything a person reads on the page, tables included, as one string."""
+    parts: list[str] = []
+    for elements in (
+        at.title,
+        at.header,
+        at.subheader,
+        at.markdown,
+        at.caption,
+        at.error,
+        at.warning,
+        at.info,
+        at.success,
+    ):
+        parts.extend(str(e.value) for e in elements)
+    parts.extend(f"{m.label} {m.value}" for m in at.metric)
+    parts.extend(t.value.to_string() for t in at.table)
+    return "\n".join(parts)
+
+
+def metrics_table(at: AppTest) -> pd.DataFrame:
+    return at.table[0].value.set_index("query")
+
+
+def rerun_with(at: AppTest, key: str, value: int) -> AppTest:
+    at.number_input(key=key).set_value(value)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_app_runs_without_exception_or_error():
+    at = run_app()
+    assert not at.error
+    assert at.title[0].value == "Metrics and audit"
+
+
+def test_worked_example_metrics_with_their_denominators():
+    table = metrics_table(run_app())
+    assert table.loc["q_broad", "|Rel|"] == "8"
+    assert table.loc["q_broad", "R@5"] == "0.500 = 4/8"
+    assert table.loc["q_broad", "R@5 ceiling"] == "0.625"
+    assert table.loc["q_broad", "share of ceiling"] == "80%"
+    for qid in ("q_faw", "q_store", "q_milk"):
+        assert table.loc[qid, "|Rel|"] == "3"
+        assert table.loc[qid, "R@5"] == "0.667 = 2/3"
+    assert table.loc["mean", "R@5"] == "0.625"
+    assert table.loc["mean", "P@5"] == "0.500"
+    assert table.loc["mean", "nDCG@5"] == "0.741"
+    assert table.loc["queries in the mean", "R@5"] == "4 of 4 (0 undefined)"
+
+
+def test_summary_says_what_each_mean_is_over():
+    at = run_app()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["mean R@5"] == "0.625"
+    assert metrics["mean nDCG@5"] == "0.741"
+    assert "over 4 of 4 queries, 0 undefined" in page_text(at)
+
+
+def test_capped_denominator_shown_only_as_inflation():
+    text = page_text(run_app())
+    assert "would have said **0.700** instead of **0.625**" in text
+
+
+def test_audit_findings_in_words():
+    at = run_app()
+    text = page_text(at)
+    assert "|Rel|=8 > k=5: recall can never exceed 0.625" in text
+    assert "against the truth 0.417" in text
+    audit_table = at.table[1].value.set_index("query")
+    assert audit_table.loc["q_broad", "R@5 against the truth set"] == "0.417 (|Rel| = 12)"
+    assert audit_table.loc["q_broad", "label coverage"] == "0.333 of 24 chunks"
+
+
+def test_duplicate_example_positional_three_distinct_two():
+    at = run_app()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["naive positional count in the top 5"] == "3 hits"
+    assert metrics["distinct documents in the top 5"] == "2 hits"
+    assert "a naive positional count finds 3 hits in the top 5, distinct documents give 2" in page_text(at)
+
+
+def test_recall_chart_is_drawn():
+    at = run_app()
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 1
+    assert '"title": "recall@5"' in charts[0].proto.spec
+
+
+def test_recall_chart_data_is_recall_beside_ceiling():
+    from annotation.formats import read_judgments, read_ranked
+    from calibration.metrics import evaluate
+    from calibration.ui import EXAMPLE_DIR, recall_chart
+
+    evaluation = evaluate(read_judgments(EXAMPLE_DIR / "golden.yaml"), read_ranked(EXAMPLE_DIR / "run.jsonl"))
+    data = recall_chart(evaluation).data
+    broad = data[data["query"] == "q_broad (|Rel|=8)"].set_index("series")["value"]
+    assert broad.to_dict() == {"ceiling min(1, 5/|Rel|)": 0.625, "R@5": 0.5}
+
+
+def test_k_10_changes_the_numbers():
+    at = rerun_with(run_app(), "metrics:k", 10)
+    table = metrics_table(at)
+    assert table.loc["q_broad", "R@10"] == "1.000 = 8/8"
+    assert table.loc["q_broad", "R@10 ceiling"] == "1.000"
+    assert "R@5" not in table.columns
+    text = page_text(at)
+    assert "recall can never exceed" not in text  # |Rel|=8 <= k=10: no ceiling below 1
+
+
+def test_min_grade_changes_rel():
+    table = metrics_table(rerun_with(run_app(), "metrics:min_grade", 2))
+    assert table.loc["q_broad", "|Rel|"] == "5"  # m1, m2 (3), m3, m4, s1 (2)
+    assert table.loc["q_faw", "|Rel|"] == "2"
+
+
+def test_undefined_is_never_zero():
+    at = rerun_with(run_app(), "metrics:min_grade", 4)  # no grade reaches 4: recall undefined everywhere
+    table = metrics_table(at)
+    assert table.loc["q_broad", "R@5"] == "undefined (|Rel| = 0)"
+    assert table.loc["mean", "R@5"] == "undefined"
+    assert table.loc["queries in the mean", "R@5"] == "0 of 4 (4 undefined)"
+    assert {m.label: m.value for m in at.metric}["mean R@5"] == "undefined"
+    assert not at.error
+
+
+def choose_own_files(at: AppTest) -> AppTest:
+    at.radio(key="metrics:source").set_value("your files")
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_own_files_wait_for_both_uploads():
+    at = choose_own_files(run_app())
+    assert not at.error
+    assert "Upload a judgments file and a run" in page_text(at)
+
+
+def test_uploaded_files_are_evaluated():
+    at = choose_own_files(run_app())
+    qrels = b"q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq2 0 x 0\n"
+    run = b'{"query_id": "q1", "ranking": ["a", "z", "b"]}\n{"query_id": "q2", "ranking": ["x"]}\n'
+    at.file_uploader(key="metrics:qrels_upload").set_value(("mine.qrels", qrels, "text/plain"))
+    at.file_uploader(key="metrics:run_upload").set_value(("mine.jsonl", run, "application/jsonl"))
+    at.run()
+    assert not at.exception and not at.error
+    table = metrics_table(at)
+    assert table.loc["q1", "R@5"] == "1.000 = 2/2"
+    assert table.loc["q2", "R@5"] == "undefined (|Rel| = 0)"
+    assert table.loc["queries in the mean", "R@5"] == "1 of 2 (1 undefined)"
+    assert "over 1 of 2 queries, 1 undefined" in page_text(at)
+    assert "q_dupe" not in page_text(at)
+
+
+def test_bad_upload_shows_the_readers_message():
+    at = choose_own_files(run_app())
+    at.file_uploader(key="metrics:qrels_upload").set_value(("mine.qrels", b"q1 0 a 1\n", "text/plain"))
+    at.file_uploader(key="metrics:run_upload").set_value(("broken.jsonl", b"{not json\n", "text/plain"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert message.startswith("broken.jsonl:1:")
+    assert "denominator-" not in message  # names the upload, not the temporary file
+    assert not at.table
