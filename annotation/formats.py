@@ -4,6 +4,8 @@ JSONL rankings and golden.yaml.
 Every reader is strict: bad input raises a subclass of :class:`FormatError`
 whose message names the file, the line and the field and says what was
 expected. Nothing is coerced silently ("001" stays "001": ids are text).
+Lines end at LF (CRLF is fine); TREC fields are separated by ASCII whitespace
+only, as trec_eval splits them; a leading UTF-8 byte order mark is dropped.
 
 TREC qrels   ``qid iter docid grade``, whitespace separated; grade an integer
              (negative = judged, never relevant, as in trec_eval). Lines that
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +151,11 @@ class Run:
 
     def rankings(self) -> dict[str, list[str]]:
         """Per query, docids in trec_eval order (duplicates kept). Reference path."""
+        return {qid: [doc for doc, _ in rows] for qid, rows in self.ordered_rows().items()}
+
+    def ordered_rows(self) -> dict[str, list[tuple[str, float]]]:
+        """Per query, (docid, score) in trec_eval order: score descending, ties by
+        docid descending (bytewise); duplicates kept."""
         q = self.table["q"].to_pylist()
         d = self.table["d"].to_pylist()
         s = self.table["s"].to_pylist()
@@ -155,7 +163,7 @@ class Run:
         for qid, doc, score in zip(q, d, s):
             by_query.setdefault(qid, []).append((score, doc.encode("utf-8"), doc))
         return {
-            qid: [doc for _, _, doc in sorted(rows, key=lambda r: (r[0], r[1]), reverse=True)]
+            qid: [(doc, score) for score, _, doc in sorted(rows, key=lambda r: (r[0], r[1]), reverse=True)]
             for qid, rows in by_query.items()
         }
 
@@ -178,50 +186,92 @@ class Run:
 # ---------------------------------------------------------------- raw bytes
 
 
+_BOM = b"\xef\xbb\xbf"
+# What separates fields in TREC files: ASCII whitespace only (trec_eval splits
+# with C's isspace), so a non-breaking space or U+2028 stays inside an id.
+_ASCII_SPACE = " \t\n\r\f\v"
+_TOKEN = re.compile(r"[^ \t\n\r\f\v]+")
+_INT_RE = r"[+-]?[0-9]+"
+_NUMBER_RE = r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
+_INT = re.compile(_INT_RE)
+_NUMBER = re.compile(_NUMBER_RE)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _read_text(path: str | os.PathLike, error: type[FormatError]) -> str:
-    """Whole file as text; refuses missing, empty, binary and non-UTF-8 files."""
+    """Whole file as text; refuses missing, empty, binary and non-UTF-8 files.
+
+    A leading UTF-8 byte order mark is dropped (Windows editors write one).
+    """
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
-        raise error(path, None, None, "no such file") from None
+        raise error(path, None, None, "no such file; expected a readable file") from None
     except IsADirectoryError:
-        raise error(path, None, None, "is a directory, expected a file") from None
+        raise error(path, None, None, "is a directory; expected a file") from None
     except PermissionError:
-        raise error(path, None, None, "permission denied") from None
+        raise error(path, None, None, "permission denied; expected a readable file") from None
+    except OSError as exc:
+        raise error(path, None, None, f"cannot be read ({exc.strerror}); expected a readable file") from None
+    data = data.removeprefix(_BOM)
     _check_bytes(path, data, error)
     return data.decode("utf-8")
 
 
 def _check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError]) -> None:
     if not data.strip():
-        raise error(path, None, None, "file is empty, expected at least one line")
+        raise error(path, None, None, "file is empty; expected at least one line")
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
-        raise error(path, line, None, "NUL byte: this looks like a binary file, expected UTF-8 text")
+        raise error(path, line, None, "NUL byte: this looks like a binary file; expected UTF-8 text")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(
-            path, line, None, f"byte 0x{data[exc.start]:02x} is not UTF-8, expected UTF-8 text"
+            path, line, None, f"byte 0x{data[exc.start]:02x} is not UTF-8; expected UTF-8 text"
         ) from None
+
+
+def _numbered_lines(text: str) -> Iterable[tuple[int, str]]:
+    """(line number, line) split on LF only, so numbers match the byte checks.
+
+    str.splitlines() would also break at U+2028, U+0085, form feeds and more,
+    which trec_eval, pyarrow and JSON all treat as ordinary characters.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield number, line.removesuffix("\r")
 
 
 def _lines(text: str) -> Iterable[tuple[int, list[str]]]:
     """(line number, whitespace-split fields) for each non-blank, non-comment line."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
+    for number, line in _numbered_lines(text):
+        fields = _TOKEN.findall(line)
         if not fields or fields[0].startswith("#"):
             continue
         yield number, fields
 
 
 def _parse_int(value: str) -> int | None:
-    try:
-        return int(value)
-    except ValueError:
+    """A decimal integer as trec_eval writes it; no 0x, no 1_000, no unicode digits."""
+    if not _INT.fullmatch(value):
         return None
+    return int(value)
+
+
+def _has_space(value: str) -> bool:
+    return any(ch in _ASCII_SPACE for ch in value)
+
+
+def _check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[FormatError]) -> None:
+    """Writers refuse ids that would read back differently (split, or taken as a comment)."""
+    if not isinstance(value, str) or not value or _has_space(value) or (what == "qid" and value.startswith("#")):
+        raise error(
+            path, None, what,
+            f"{value!r} cannot be written as a TREC column; expected a non-empty string "
+            "without spaces" + (" that does not start with '#'" if what == "qid" else ""),
+        )
 
 
 # ---------------------------------------------------------------- qrels
@@ -236,6 +286,11 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
     fast = _fast_qrels(path, scale)
     if fast is not None:
         return fast
+    return _slow_qrels(path, scale)
+
+
+def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -> Qrels:
+    """Line-by-line reader: the reference, and the one that names a bad line."""
     text = _read_text(path, InvalidQrels)
     grades: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}
@@ -249,9 +304,12 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
         grade = _parse_int(raw_grade)
         if grade is None:
             raise InvalidQrels(path, number, "grade", f"expected an integer, got {raw_grade!r}")
+        if not _INT64[0] <= grade <= _INT64[1]:
+            raise InvalidQrels(path, number, "grade", f"expected an integer that fits in 64 bits, got {raw_grade!r}")
         if scale is not None and grade >= 0 and not scale[0] <= grade <= scale[1]:
             raise InvalidQrels(
-                path, number, "grade", f"{grade} is outside the grade scale {scale[0]}-{scale[1]}"
+                path, number, "grade",
+                f"expected a grade in the scale {scale[0]}-{scale[1]} (or negative), got {grade}",
             )
         docs = grades.setdefault(qid, {})
         if doc in docs:
@@ -265,41 +323,17 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
         docs[doc] = grade
         first_line[(qid, doc)] = number
     if not grades:
-        raise InvalidQrels(path, None, None, "no judgments found (only comments or blank lines)")
+        raise InvalidQrels(
+            path, None, None,
+            "no judgments, only comments or blank lines; expected lines 'qid iter docid grade'",
+        )
     return Qrels(grades=grades, path=str(path))
 
 
 def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels | None:
     """Columnar read of a clean qrels file; None sends it to the line reader."""
-    head = _head(path)
-    if head is None:
-        return None
-    first = head.split(b"\n", 1)[0]
-    delimiter = "\t" if b"\t" in first else " "
-    if delimiter == " " and (b"  " in head or b"\t" in head):
-        return None
-    try:
-        table = pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "g"]),
-            parse_options=pcsv.ParseOptions(
-                delimiter=delimiter, quote_char=False, escape_char=False, double_quote=False
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types={"q": pa.string(), "i": pa.string(), "d": pa.string(), "g": pa.int64()},
-                include_columns=["q", "d", "g"],
-                strings_can_be_null=False,
-                null_values=[],
-            ),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
-        return None
-    if table.num_rows == 0:
-        return None
-    for name in ("q", "d"):
-        if pc.min(pc.utf8_length(table[name])).as_py() == 0:
-            return None
-    if pc.any(pc.starts_with(table["q"], "#")).as_py():
+    table = _fast_table(path, ["q", "i", "d", "g"], int_columns=("g",), number_columns=())
+    if table is None:
         return None
     grades_col = table["g"].to_numpy()
     if scale is not None and ((grades_col >= 0) & ((grades_col < scale[0]) | (grades_col > scale[1]))).any():
@@ -312,23 +346,82 @@ def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels
     return Qrels(grades=grades, path=str(path))
 
 
-def _head(path: str | os.PathLike) -> bytes | None:
-    """First 64 KiB of a file that looks clean enough for the columnar readers."""
+def _fast_table(
+    path: str | os.PathLike,
+    names: list[str],
+    int_columns: tuple[str, ...],
+    number_columns: tuple[str, ...],
+) -> pa.Table | None:
+    """Arrow read of a clean, single-delimiter TREC file, or None.
+
+    None whenever the line reader might read the file differently; the line
+    reader then accepts it or names the bad line. Every column is read as
+    text and numbers are checked with the line reader's own patterns, because
+    Arrow alone would take "0x10" as 16 or keep a space inside an id.
+    """
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 16)
+        data = Path(path).read_bytes()
     except OSError:
         return None
-    if not head.strip() or b"#" in head or b"\x00" in head or b"\r" in head:
+    if not data.strip() or data.startswith(_BOM):
         return None
-    return head
+    if any(ch in data for ch in (b"\x00", b"\r", b"\x0b", b"\x0c")):
+        return None
+    tab = b"\t" in data
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(
+                delimiter="\t" if tab else " ", quote_char=False, escape_char=False, double_quote=False
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types={name: pa.string() for name in names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
+        return None
+    if table.num_rows == 0:
+        return None
+    # spaces can only be inside a field when tabs separate them: numbers may
+    # be padded (trec_eval's results.test is), ids and words may not
+    pad = " *" if tab else ""
+    out: dict[str, pa.Array] = {}
+    for name in names:
+        column = table[name].combine_chunks()
+        if name in int_columns or name in number_columns:
+            pattern = _INT_RE if name in int_columns else _NUMBER_RE
+            if not pc.all(pc.match_substring_regex(column, f"^{pad}(?:{pattern}){pad}$")).as_py():
+                return None
+            trimmed = pc.utf8_trim(column, " ") if tab else column
+            try:
+                column = pc.cast(trimmed, pa.int64() if name in int_columns else pa.float64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None  # e.g. a grade beyond 64 bits: the line reader says so
+            if name in number_columns and pc.any(pc.is_nan(column)).as_py():
+                return None  # a NaN score cannot be ordered: the line reader names it
+        else:
+            if pc.min(pc.utf8_length(column)).as_py() == 0:
+                return None  # a doubled delimiter or a trailing one
+            if tab and pc.any(pc.match_substring(column, " ")).as_py():
+                return None
+        out[name] = column
+    if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
+        return None  # comment lines: the line reader skips them
+    return pa.table(out)
 
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
     """TREC qrels, queries and documents in their stored order, iter 0."""
-    lines = [
-        f"{qid} 0 {doc} {grade}\n" for qid, docs in qrels.grades.items() for doc, grade in docs.items()
-    ]
+    lines = []
+    for qid, docs in qrels.grades.items():
+        _check_trec_id(qid, path, "qid", InvalidQrels)
+        for doc, grade in docs.items():
+            _check_trec_id(doc, path, "docid", InvalidQrels)
+            lines.append(f"{qid} 0 {doc} {int(grade)}\n")
     _write_atomic(path, "".join(lines))
 
 
@@ -345,16 +438,19 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     """
     text = _read_text(path, InvalidGolden)
     try:
+        _refuse_aliases_and_tags(path, text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InvalidGolden(path, line, None, f"not valid YAML: {problem}") from None
-    _refuse_aliases_and_tags(path, root)
+        raise InvalidGolden(path, _yaml_error_line(exc, text), None, f"not valid YAML ({_yaml_problem(exc)}); "
+                            "expected a mapping with a 'queries' list") from None
+    except RecursionError:
+        raise InvalidGolden(path, None, None, "nested too deeply; expected a mapping with a 'queries' list") from None
+    if root is None:
+        raise InvalidGolden(path, None, None, "no YAML content; expected a mapping with a 'queries' list")
     if not isinstance(root, yaml.MappingNode):
-        raise InvalidGolden(path, _line(root), None, "expected a mapping with a 'queries' list at the top")
-    top = _mapping(path, root, "top level")
+        got = "a list" if isinstance(root, yaml.SequenceNode) else f"{root.value!r}"
+        raise InvalidGolden(path, _line(root), None, f"expected a mapping with a 'queries' list at the top, got {got}")
+    top = _mapping(path, root, "")
     for key, (knode, _v) in top.items():
         if key not in _GOLDEN_TOP_KEYS:
             raise InvalidGolden(
@@ -362,7 +458,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
                 f"unknown key; expected one of {', '.join(sorted(_GOLDEN_TOP_KEYS))}",
             )
     if "queries" not in top:
-        raise InvalidGolden(path, 1, "queries", "missing; expected a list of {id, text, grades}")
+        raise InvalidGolden(path, None, "queries", "missing; expected a list of {id, text, grades}")
     meta: dict[str, Any] = {}
     scale = dict(DEFAULT_GRADE_SCALE)
     if "grade_scale" in top:
@@ -372,6 +468,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
             scale[key] = _scalar_str(path, vnode, f"grade_scale.{key}")
         if not scale:
             raise InvalidGolden(path, _line(node), "grade_scale", "empty; expected grade: wording pairs")
+    lo, hi = min(scale), max(scale)
     meta["grade_scale"] = scale
     for key in ("name", "description", "shown", "created"):
         if key in top:
@@ -385,14 +482,20 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     if "min_grade" in top:
         meta["min_grade"] = _scalar_int(path, top["min_grade"][1], "min_grade")
     if "sampling" in top:
-        meta["sampling"] = yaml.safe_load(yaml.serialize(top["sampling"][1]))
-    lo, hi = min(scale), max(scale)
+        node = top["sampling"][1]
+        try:
+            meta["sampling"] = yaml.safe_load(yaml.serialize(node))
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+            # e.g. a date like 2024-13-45, or a bare '=' (YAML 1.1's value tag)
+            problem = _yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
+            raise InvalidGolden(path, _line(node), "sampling", f"expected plain values ({problem})") from None
 
     qnode = top["queries"][1]
     if not isinstance(qnode, yaml.SequenceNode):
         raise InvalidGolden(path, _line(qnode), "queries", "expected a list of {id, text, grades}")
     grades: dict[str, dict[str, int]] = {}
     texts: dict[str, str] = {}
+    id_line: dict[str, int] = {}
     for index, item in enumerate(qnode.value):
         where = f"queries[{index}]"
         if not isinstance(item, yaml.MappingNode):
@@ -404,8 +507,14 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         if "id" not in fields:
             raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
         qid = _scalar_str(path, fields["id"][1], f"{where}.id")
+        if not qid:
+            raise InvalidGolden(path, _line(fields["id"][1]), f"{where}.id", "expected a non-empty query id")
         if qid in grades:
-            raise InvalidGolden(path, _line(fields["id"][1]), f"{where}.id", f"query {qid!r} appears twice")
+            raise InvalidGolden(
+                path, _line(fields["id"][1]), f"{where}.id",
+                f"query {qid!r} already given on line {id_line[qid]}; expected each id once",
+            )
+        id_line[qid] = _line(fields["id"][1])
         if "text" in fields:
             texts[qid] = _scalar_str(path, fields["text"][1], f"{where}.text")
         if "grades" not in fields:
@@ -415,12 +524,14 @@ def read_golden(path: str | os.PathLike) -> Qrels:
             doc_grades: dict[str, int] = {}
         else:
             doc_grades = {}
-            for doc, (_k, vnode) in _mapping(path, gnode, f"{where}.grades").items():
+            for doc, (knode, vnode) in _mapping(path, gnode, f"{where}.grades").items():
+                if not doc:
+                    raise InvalidGolden(path, _line(knode), f"{where}.grades", "expected a non-empty document id")
                 grade = _scalar_int(path, vnode, f"{where}.grades.{doc}")
                 if grade >= 0 and not lo <= grade <= hi:
                     raise InvalidGolden(
                         path, _line(vnode), f"{where}.grades.{doc}",
-                        f"{grade} is outside the grade scale {lo}-{hi}",
+                        f"expected a grade in the grade_scale {lo}-{hi} (or negative), got {grade}",
                     )
                 doc_grades[doc] = grade
         grades[qid] = doc_grades
@@ -433,22 +544,57 @@ def _line(node: yaml.Node) -> int:
     return node.start_mark.line + 1
 
 
-def _refuse_aliases_and_tags(path: str | os.PathLike, root: yaml.Node | None) -> None:
-    """Walk the node graph; an alias shows up as a node seen twice."""
-    if root is None:
-        raise InvalidGolden(path, None, None, "file is empty, expected a mapping with 'queries'")
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            raise InvalidGolden(path, _line(node), None, "YAML aliases (*name) are not allowed in golden.yaml")
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                stack.extend((k, v))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
+_YAML_MAX_DEPTH = 64
+_YAML_OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken,
+              yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+_YAML_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _refuse_aliases_and_tags(path: str | os.PathLike, text: str) -> None:
+    """golden.yaml is plain YAML: an anchor, alias or tag (``!!python/object``)
+    is refused before anything is built from the file, and so is deep nesting
+    (PyYAML's scanner slows down quadratically with depth, its composer recurses)."""
+    depth = 0
+    for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        line = token.start_mark.line + 1
+        if isinstance(token, _YAML_OPEN):
+            depth += 1
+            if depth > _YAML_MAX_DEPTH:
+                raise InvalidGolden(
+                    path, line, None,
+                    f"nested more than {_YAML_MAX_DEPTH} levels deep; expected a mapping with a 'queries' list",
+                )
+        elif isinstance(token, _YAML_CLOSE):
+            depth -= 1
+        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
+            sigil = "&" if isinstance(token, yaml.AnchorToken) else "*"
+            raise InvalidGolden(
+                path, line, None,
+                f"YAML anchor or alias {sigil}{token.value} is not allowed; expected plain YAML, each value written out",
+            )
+        if isinstance(token, yaml.TagToken):
+            handle, suffix = token.value
+            raise InvalidGolden(
+                path, line, None, f"YAML tag {(handle or '') + suffix} is not allowed; expected plain YAML (no tags)"
+            )
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    if problem:
+        return str(problem)
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return mark.line + 1
+    position = getattr(exc, "position", None)  # ReaderError: a character YAML refuses
+    if isinstance(position, int):
+        return text.count("\n", 0, position) + 1
+    return None
 
 
 def _mapping(
@@ -459,10 +605,13 @@ def _mapping(
     out: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
     for knode, vnode in node.value:
         if not isinstance(knode, yaml.ScalarNode):
-            raise InvalidGolden(path, _line(knode), where, "expected plain keys")
+            raise InvalidGolden(path, _line(knode), where or None, "expected plain keys")
         key: Any = _scalar_int(path, knode, where) if keys_as_int else knode.value
         if key in out:
-            raise InvalidGolden(path, _line(knode), f"{where}.{key}", "key appears twice")
+            raise InvalidGolden(
+                path, _line(knode), f"{where}.{key}" if where else str(key),
+                f"key already given on line {_line(out[key][0])}; expected each key once",
+            )
         out[key] = (knode, vnode)
     return out
 
@@ -475,10 +624,18 @@ def _scalar_str(path: str | os.PathLike, node: yaml.Node, where: str) -> str:
     return node.value  # the text as written: 001 stays "001"
 
 
+_GOLDEN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+
+
 def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
-    if not isinstance(node, yaml.ScalarNode) or not node.tag.endswith(":int"):
-        shown = node.value if isinstance(node, yaml.ScalarNode) else "a structure"
-        raise InvalidGolden(path, _line(node), where, f"expected an integer grade, got {shown!r}")
+    """A plain decimal integer; YAML 1.1's 0x1F, 0b1, 010 (octal 8), 1_000 and
+    1:30 (sexagesimal) are refused rather than guessed."""
+    if not (isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value)):
+        if isinstance(node, yaml.ScalarNode):
+            shown = repr(node.value)
+        else:
+            shown = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
+        raise InvalidGolden(path, _line(node), where, f"expected an integer grade, got {shown}")
     return int(node.value)
 
 
@@ -493,7 +650,11 @@ def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | N
     if "sampling" in info:
         doc["sampling"] = info["sampling"]
     doc["queries"] = [
-        {"id": qid, **({"text": qrels.texts[qid]} if qid in qrels.texts else {}), "grades": dict(docs)}
+        {
+            "id": qid,
+            **({"text": qrels.texts[qid]} if qid in qrels.texts else {}),
+            "grades": {doc: int(grade) for doc, grade in docs.items()},
+        }
         for qid, docs in qrels.grades.items()
     ]
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False)
@@ -525,49 +686,15 @@ def read_run(path: str | os.PathLike) -> Run:
 
 
 def _fast_run(path: str | os.PathLike) -> Run | None:
-    head = _head(path)
-    if head is None:
+    table = _fast_table(path, _RUN_COLUMNS, int_columns=("r",), number_columns=("s",))
+    if table is None:
         return None
-    first = head.split(b"\n", 1)[0]
-    delimiter = "\t" if b"\t" in first else " "
-    if delimiter == " " and (b"  " in head or b"\t" in head):
-        return None
-    if len(first.split()) != 6:
-        return None
-    try:
-        table = pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=_RUN_COLUMNS, block_size=1 << 24),
-            parse_options=pcsv.ParseOptions(
-                delimiter=delimiter, quote_char=False, escape_char=False, double_quote=False
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types={"q": pa.string(), "d": pa.string(), "r": pa.int64(), "s": pa.float64()},
-                include_columns=["q", "d", "r", "s"],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                null_values=[],
-            ),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
-        return None
-    if table.num_rows == 0:
-        return None
-    # an empty id means a doubled delimiter; a NaN score cannot be ordered; a
-    # '#' line is a comment: the line-by-line reader handles (or names) these
-    for name in ("q", "d"):
-        if pc.min(pc.utf8_length(table[name])).as_py() == 0:
-            return None
-    if pc.any(pc.starts_with(table["q"], "#")).as_py():
-        return None
-    if pc.any(pc.is_nan(table["s"])).as_py():
-        return None
-    tag = first.split()[5].decode("utf-8", "replace")
-    out = pa.table({"q": table["q"], "d": table["d"], "s": table["s"]}).combine_chunks()
-    return Run(table=out, name=tag, path=str(path))
+    out = pa.table({"q": table["q"], "d": table["d"], "s": table["s"]})
+    return Run(table=out, name=table["t"][0].as_py(), path=str(path))
 
 
 def _slow_run(path: str | os.PathLike) -> Run:
+    """Line-by-line reader: the reference, and the one that names a bad line."""
     text = _read_text(path, InvalidRun)
     q: list[str] = []
     d: list[str] = []
@@ -582,41 +709,41 @@ def _slow_run(path: str | os.PathLike) -> Run:
         qid, _q0, doc, rank, raw_score, run_tag = fields[:6]
         if _parse_int(rank) is None:
             raise InvalidRun(path, number, "rank", f"expected an integer, got {rank!r}")
-        try:
-            score = float(raw_score)
-        except ValueError:
-            raise InvalidRun(path, number, "score", f"expected a number, got {raw_score!r}") from None
+        if not _NUMBER.fullmatch(raw_score):
+            raise InvalidRun(path, number, "score", f"expected a number, got {raw_score!r}")
+        score = float(raw_score)
         if math.isnan(score):
-            raise InvalidRun(path, number, "score", "NaN cannot be ordered; expected a number")
+            raise InvalidRun(path, number, "score", f"expected a number, got {raw_score!r} (NaN cannot be ordered)")
         q.append(qid)
         d.append(doc)
         s.append(score)
         tag = tag or run_tag
     if not q:
-        raise InvalidRun(path, None, None, "no results found (only comments or blank lines)")
+        raise InvalidRun(
+            path, None, None,
+            "no results, only comments or blank lines; expected lines 'qid Q0 docid rank score tag'",
+        )
     table = pa.table({"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())})
     return Run(table=table, name=tag or "run", path=str(path))
 
 
 def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None:
-    """TREC run in trec_eval order, ranks 1..n per query; scores written with repr()."""
+    """TREC run in trec_eval order, ranks 1..n per query; scores written with repr().
+
+    Every row keeps its own score, so reading the file back gives the same
+    order, duplicates included.
+    """
     name = tag or run.name
+    _check_trec_id(name, path, "tag", InvalidRun)
     lines = []
-    for qid, docs in run.rankings().items():
-        scores = _scores_by_doc(run, qid)
-        for rank, doc in enumerate(docs, start=1):
-            lines.append(f"{qid} Q0 {doc} {rank} {scores[doc]!r} {name}\n")
+    for qid, rows in run.ordered_rows().items():
+        _check_trec_id(qid, path, "qid", InvalidRun)
+        for rank, (doc, score) in enumerate(rows, start=1):
+            _check_trec_id(doc, path, "docid", InvalidRun)
+            if math.isnan(score):
+                raise InvalidRun(path, None, "score", f"query {qid!r} document {doc!r}: expected a number, got NaN")
+            lines.append(f"{qid} Q0 {doc} {rank} {score!r} {name}\n")
     _write_atomic(path, "".join(lines))
-
-
-def _scores_by_doc(run: Run, qid: str) -> dict[str, float]:
-    mask = pc.equal(run.table["q"], qid)
-    sub = run.table.filter(mask)
-    out: dict[str, float] = {}
-    for doc, score in zip(sub["d"].to_pylist(), sub["s"].to_pylist()):
-        out.setdefault(doc, score)
-        out[doc] = max(out[doc], score)
-    return out
 
 
 # ---------------------------------------------------------------- JSONL rankings
@@ -627,13 +754,15 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
     text = _read_text(path, InvalidRankings)
     rankings: dict[str, list[str]] = {}
     seen_line: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    for number, line in _numbered_lines(text):
+        if not line.strip(_ASCII_SPACE):
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidRankings(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
+        except RecursionError:
+            raise InvalidRankings(path, number, None, "JSON nested too deeply; expected one object per line") from None
         if not isinstance(obj, dict):
             raise InvalidRankings(path, number, None, 'expected an object {"query_id": ..., "ranking": [...]}')
         if "query_id" not in obj:
@@ -648,26 +777,49 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
             raise InvalidRankings(path, number, "ranking", "missing; expected a list of document ids, best first")
         ranking = obj["ranking"]
         if not isinstance(ranking, list):
-            raise InvalidRankings(path, number, "ranking", f"expected a list of document ids, got {type(ranking).__name__}")
+            raise InvalidRankings(path, number, "ranking", f"expected a list of document ids, got {_json_kind(ranking)}")
         for pos, doc in enumerate(ranking):
-            if not isinstance(doc, str) or not doc or any(ch.isspace() for ch in doc):
+            if not isinstance(doc, str) or not doc or _has_space(doc):
                 raise InvalidRankings(
                     path, number, f"ranking[{pos}]",
                     f"expected a document id (a non-empty string without spaces), got {json.dumps(doc)}",
                 )
         if qid in rankings:
-            raise InvalidRankings(path, number, "query_id", f"{qid!r} already given on line {seen_line[qid]}")
+            raise InvalidRankings(
+                path, number, "query_id", f"{qid!r} already given on line {seen_line[qid]}; expected each query once"
+            )
         rankings[qid] = ranking
         seen_line[qid] = number
     if not rankings:
-        raise InvalidRankings(path, None, None, "no rankings found")
+        raise InvalidRankings(
+            path, None, None, 'no rankings, only blank lines; expected {"query_id": ..., "ranking": [...]} lines'
+        )
     run = Run.from_rankings(rankings, name=name or Path(path).stem)
     run.path = str(path)
     return run
 
 
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
 def write_rankings(run: Run, path: str | os.PathLike) -> None:
-    lines = [json.dumps({"query_id": qid, "ranking": docs}) + "\n" for qid, docs in run.rankings().items()]
+    """JSONL rankings in trec_eval order, one query per line."""
+    lines = []
+    for qid, docs in run.rankings().items():
+        if not isinstance(qid, str) or not qid:
+            raise InvalidRankings(path, None, "query_id", f"expected a non-empty string, got {qid!r}")
+        for doc in docs:
+            _check_trec_id(doc, path, "docid", InvalidRankings)
+        lines.append(json.dumps({"query_id": qid, "ranking": docs}) + "\n")
     _write_atomic(path, "".join(lines))
 
 
@@ -687,21 +839,23 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
     ids: list[str] = []
     seen: dict[str, int] = {}
     jsonl = str(path).lower().endswith(".jsonl")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    for number, line in _numbered_lines(text):
+        if not line.strip(_ASCII_SPACE):
             continue
         if jsonl:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InvalidCorpus(path, number, None, f"not valid JSON ({exc.msg})") from None
+                raise InvalidCorpus(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
+            except RecursionError:
+                raise InvalidCorpus(path, number, None, "JSON nested too deeply; expected one object per line") from None
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
                 raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", ...}')
             doc = obj["id"]
         else:
-            doc = line.strip()
+            doc = line.strip(_ASCII_SPACE)
         if doc in seen:
-            raise InvalidCorpus(path, number, "id", f"{doc!r} already on line {seen[doc]}")
+            raise InvalidCorpus(path, number, "id", f"{doc!r} already on line {seen[doc]}; expected each id once")
         seen[doc] = number
         ids.append(doc)
     return ids
