@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import re
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -346,6 +348,110 @@ def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels
     return Qrels(grades=grades, path=str(path))
 
 
+_NOT_SIMPLE = object()
+_SCAN_BLOCK = 1 << 24
+_INT_BYTES = np.zeros(256, dtype=bool)
+_INT_BYTES[list(b"0123456789-")] = True  # no '+': Arrow refuses "+1", the line reader takes it
+
+
+def _is_simple_file(path: str | os.PathLike) -> bool:
+    """ASCII, fields separated by single spaces, lines by LF: no byte below
+    0x20 but LF, no two spaces in a row, no space at either end of a line.
+    Numpy over a memory map, in blocks; called beside Arrow's read."""
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            size = len(mm)
+            data = np.frombuffer(mm, dtype=np.uint8)
+            try:
+                if data[0] == 32 or data[-1] == 32:
+                    return False
+                for lo in range(0, size, _SCAN_BLOCK):
+                    block = data[lo : min(size, lo + _SCAN_BLOCK + 1)]  # one byte of overlap
+                    if block.max() >= 128 or ((block < 32) & (block != 10)).any():
+                        return False
+                    space = block == 32
+                    newline = block == 10
+                    if (space[1:] & (space[:-1] | newline[:-1])).any() or (newline[1:] & space[:-1]).any():
+                        return False
+                return True
+            finally:
+                del data, block  # release the map's buffer before it closes
+    except (OSError, ValueError, UnboundLocalError):  # ValueError: an empty file
+        return False
+
+
+def _simple_table(
+    path: str | os.PathLike,
+    names: list[str],
+    int_columns: tuple[str, ...],
+    number_columns: tuple[str, ...],
+) -> pa.Table | None | object:  # object: _NOT_SIMPLE
+    """The common file, read lean: ASCII, single spaces, LF line ends.
+
+    Once :func:`_is_simple_file` holds, no field can be empty or hold a
+    space, so Arrow reads only the columns that matter (ids as text, scores
+    as doubles: inside what a score can hold, Arrow's number syntax and the
+    line reader's agree, and a NaN goes to the line reader), the integer
+    column (rank or grade) as text checked byte by byte, then cast. Arrow
+    still checks that every line has the same number of fields.
+
+    Returns the table, or None (the line reader must judge), or _NOT_SIMPLE
+    (the general columnar path may still read it).
+    """
+    keep = [names[0], "d", *int_columns, *number_columns]
+    types = {name: pa.float64() if name in number_columns else pa.string() for name in keep}
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        simple = pool.submit(_is_simple_file, path)
+        try:
+            table = pcsv.read_csv(
+                path,
+                read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 22),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=" ", quote_char=False, escape_char=False, double_quote=False
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types=types,
+                    include_columns=keep,
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                    null_values=[],
+                ),
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+            table = None
+        if not simple.result() or table is None or table.num_rows == 0:
+            return _NOT_SIMPLE
+    out: dict[str, pa.ChunkedArray] = {}
+    for name in keep:
+        column = table[name]
+        if name in number_columns:
+            if pc.any(pc.is_nan(column)).as_py():
+                return None  # a NaN score cannot be ordered: the line reader names it
+        elif name in int_columns:
+            if not all(_bytes_in(chunk, _INT_BYTES) for chunk in column.chunks):
+                return _NOT_SIMPLE
+            try:
+                column = pc.cast(column, pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None  # "1-2", "-" or beyond 64 bits: the line reader names it
+            if name == "r":
+                continue  # a run's rank is checked, never used
+        out[name] = column
+    del table
+    if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
+        return _NOT_SIMPLE
+    return pa.table(out)
+
+
+def _bytes_in(chunk: pa.Array, allowed: np.ndarray) -> bool:
+    """Every byte of a string chunk's values is in the ``allowed`` class."""
+    if len(chunk) == 0:
+        return True
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+    data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    return bool(allowed[data].all())
+
+
 def _fast_table(
     path: str | os.PathLike,
     names: list[str],
@@ -359,6 +465,9 @@ def _fast_table(
     text and numbers are checked with the line reader's own patterns, because
     Arrow alone would take "0x10" as 16 or keep a space inside an id.
     """
+    simple = _simple_table(path, names, int_columns, number_columns)
+    if simple is not _NOT_SIMPLE:
+        return simple
     try:
         data = Path(path).read_bytes()
     except OSError:
@@ -690,7 +799,12 @@ def _fast_run(path: str | os.PathLike) -> Run | None:
     if table is None:
         return None
     out = pa.table({"q": table["q"], "d": table["d"], "s": table["s"]})
-    return Run(table=out, name=table["t"][0].as_py(), path=str(path))
+    if "t" in table.column_names:
+        tag = table["t"][0].as_py()
+    else:  # the lean path skips the tag column: the first line has it
+        with open(path, "rb") as fh:
+            tag = fh.readline().split()[5].decode("utf-8")
+    return Run(table=out, name=tag, path=str(path))
 
 
 def _slow_run(path: str | os.PathLike) -> Run:
