@@ -30,7 +30,7 @@ import os
 import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,31 +107,79 @@ class InvalidCorpus(FormatError):
     kind = "corpus"
 
 
-@dataclass
 class Qrels:
-    """Judgments: ``grades[qid][docid] = grade`` plus what golden.yaml adds."""
+    """Judgments: ``grades[qid][docid] = grade`` plus what golden.yaml adds.
 
-    grades: dict[str, dict[str, int]]
-    texts: dict[str, str] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-    path: str = ""
+    Built from a dict (golden.yaml, the line reader, code) or from the
+    columnar reader's table (q, d, g); each form is made from the other on
+    first use, so the batch engine never pays for a dict of dicts.
+    """
+
+    def __init__(
+        self,
+        grades: dict[str, dict[str, int]] | None = None,
+        texts: dict[str, str] | None = None,
+        meta: dict[str, Any] | None = None,
+        path: str = "",
+        table: pa.Table | None = None,
+    ) -> None:
+        if grades is None and table is None:
+            raise ValueError("Qrels needs grades or a table")
+        self._grades = grades
+        self._table = table  # one row per distinct (q, d)
+        self.texts = texts if texts is not None else {}
+        self.meta = meta if meta is not None else {}
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"Qrels(path={self.path!r}, judgments={self.n_judgments})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Qrels):
+            return NotImplemented
+        return (self.grades, self.texts, self.meta, self.path) == (other.grades, other.texts, other.meta, other.path)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    @property
+    def grades(self) -> dict[str, dict[str, int]]:
+        if self._grades is None:
+            grades: dict[str, dict[str, int]] = {}
+            table = self._table
+            for qid, doc, grade in zip(
+                table["q"].to_pylist(), table["d"].to_pylist(), table["g"].to_pylist()
+            ):
+                grades.setdefault(qid, {})[doc] = grade
+            self._grades = grades
+        return self._grades
+
+    @property
+    def qids(self) -> list[str]:
+        """Query ids in file order (a golden.yaml query may have no grades)."""
+        if self._grades is not None:
+            return list(self._grades)
+        return pc.unique(self._table["q"]).to_pylist()
 
     @property
     def n_judgments(self) -> int:
+        if self._table is not None:
+            return self._table.num_rows
         return sum(len(g) for g in self.grades.values())
 
     def to_table(self) -> pa.Table:
         """Columnar form (q, d, g) for the batch engine."""
-        q: list[str] = []
-        d: list[str] = []
-        g: list[int] = []
-        for qid, docs in self.grades.items():
-            q.extend([qid] * len(docs))
-            d.extend(docs.keys())
-            g.extend(docs.values())
-        return pa.table(
-            {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "g": pa.array(g, pa.int64())}
-        )
+        if self._table is None:
+            q: list[str] = []
+            d: list[str] = []
+            g: list[int] = []
+            for qid, docs in self.grades.items():
+                q.extend([qid] * len(docs))
+                d.extend(docs.keys())
+                g.extend(docs.values())
+            self._table = pa.table(
+                {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "g": pa.array(g, pa.int64())}
+            )
+        return self._table
 
 
 @dataclass
@@ -340,12 +388,22 @@ def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels
     grades_col = table["g"].to_numpy()
     if scale is not None and ((grades_col >= 0) & ((grades_col < scale[0]) | (grades_col > scale[1]))).any():
         return None
+    # one grade per (query, doc): identical repeats collapse, conflicts go to
+    # the line reader, which names both lines
+    pairs = pa.table({"q": table["q"], "d": table["d"], "g": table["g"]})
+    grouped = pairs.group_by(["q", "d"], use_threads=False).aggregate([("g", "min"), ("g", "max")])
+    if grouped.num_rows != pairs.num_rows:
+        if not pc.all(pc.equal(grouped["g_min"], grouped["g_max"])).as_py():
+            return None
+        return Qrels(grades=_dict_first_grade(pairs), path=str(path))
+    return Qrels(table=pairs.combine_chunks(), path=str(path))
+
+
+def _dict_first_grade(pairs: pa.Table) -> dict[str, dict[str, int]]:
     grades: dict[str, dict[str, int]] = {}
-    for qid, doc, grade in zip(table["q"].to_pylist(), table["d"].to_pylist(), grades_col.tolist()):
-        docs = grades.setdefault(qid, {})
-        if docs.setdefault(doc, grade) != grade:
-            return None  # conflicting grades: the line reader names both lines
-    return Qrels(grades=grades, path=str(path))
+    for qid, doc, grade in zip(pairs["q"].to_pylist(), pairs["d"].to_pylist(), pairs["g"].to_pylist()):
+        grades.setdefault(qid, {}).setdefault(doc, grade)
+    return grades
 
 
 _NOT_SIMPLE = object()

@@ -219,7 +219,7 @@ def evaluate(
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:
         raise InvalidMeasure("cutoffs k must be integers >= 1")
-    qids_all = sorted(qrels.grades, key=lambda q: q.encode("utf-8"))
+    qids_all = sorted(qrels.qids, key=lambda q: q.encode("utf-8"))
     nq = len(qids_all)
     qid_array = pa.array(qids_all, pa.string())
 
@@ -239,10 +239,10 @@ def evaluate(
     # run rows of judged queries only
     table = run.table
     run_qi = pc.index_in(table["q"], value_set=qid_array)
-    run_qids_unique = pc.unique(table["q"])
-    not_in_qrels = int(pc.sum(pc.is_null(pc.index_in(run_qids_unique, value_set=qid_array))).as_py() or 0)
     keep = pc.is_valid(run_qi)
+    not_in_qrels = 0
     if not pc.all(keep).as_py():
+        not_in_qrels = len(pc.unique(table["q"].filter(pc.invert(keep))))
         table = table.filter(keep)
         run_qi = run_qi.filter(keep)
     qi = run_qi.to_numpy(zero_copy_only=False).astype(np.int32)
@@ -251,17 +251,13 @@ def evaluate(
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         # hashing every document id (judged lookup, duplicate keys) overlaps the sort
-        lookup = pool.submit(
-            lambda: (
-                pc.fill_null(pc.index_in(docs, value_set=doc_dict), -1).to_numpy(),
-                _duplicate_keys(docs, qi),
-            )
-        )
-        order = _trec_order(qi, scores, docs)
-        doc_index, dup_keys = lookup.result()
+        # hashing every document id twice overlaps the sort; arguments bound now, not later
+        judged_lookup = pool.submit(_judged_index, docs, doc_dict)
+        keys_job = pool.submit(_duplicate_keys, docs, qi)
+        order, qi = _trec_order(qi, scores, docs)
+        doc_index, dup_keys = judged_lookup.result(), keys_job.result()
     del scores
     if order is not None:
-        qi = qi[order]
         doc_index = doc_index[order]
         dup_keys = dup_keys[order]
 
@@ -366,19 +362,22 @@ def _gains(grades: np.ndarray, gain: Gain) -> np.ndarray:
     return g if gain == "linear" else np.exp2(g) - 1.0
 
 
-def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> np.ndarray | None:
+def _trec_order(
+    qi: np.ndarray, scores: np.ndarray, docs: pa.Array
+) -> tuple[np.ndarray | None, np.ndarray]:
     """Row order: query, then score descending, then docid descending (bytewise).
 
-    None means the rows are already in that order. The query order is by
-    index into the qrels' sorted qids. Three paths, same result: a run
-    already in order is detected in one pass; a run grouped by query (each
-    query's lines together, the usual file) is sorted block by block as one
-    2-D array; anything else goes through Arrow's multi-key sort. Tied
-    scores are then put in docid order.
+    Returns (order, query index of each row in that order); order None means
+    the rows are already in order. Queries are ordered by their index into
+    the qrels' sorted qids. Three paths, same result: a run already in order
+    is detected in one pass; a run grouped by query (each query's lines
+    together, the usual file) is sorted block by block as one 2-D array;
+    anything else goes through Arrow's multi-key sort. Tied scores are then
+    put in docid order.
     """
     n = len(qi)
     if n < 2:
-        return None
+        return None, qi
     same_q = qi[1:] == qi[:-1]
     starts = np.concatenate([[0], np.flatnonzero(~same_q) + 1]).astype(np.int64)
     lengths = np.diff(np.concatenate([starts, [n]]))
@@ -386,11 +385,12 @@ def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> np.ndarra
     grouped = len(np.unique(block_q)) == len(block_q)
     if grouped and bool((block_q[1:] > block_q[:-1]).all()):
         if bool(((~same_q) | (scores[:-1] >= scores[1:])).all()):
-            return _order_ties(None, qi, scores, docs)
+            return _order_ties(None, qi, scores, docs), qi
     del same_q
     n_blocks, width = len(starts), int(lengths.max())
     if grouped and n_blocks * width <= 2 * n + 1024:
-        if bool((lengths == width).all()):
+        equal = bool((lengths == width).all())
+        if equal:
             within = np.argsort(-scores.reshape(n_blocks, width), axis=1)
         else:  # pad every block to the widest with +inf, which sorts last
             padded = np.full((n_blocks, width), np.inf)
@@ -404,33 +404,40 @@ def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> np.ndarra
         by_query = np.argsort(block_q, kind="stable")
         if not bool((by_query == np.arange(n_blocks)).all()):
             within = within[by_query]
-        if bool((lengths == width).all()):
+        if equal:
             order = within.ravel()
         else:
             order = within[within < (starts + lengths)[by_query][:, None]]
-        return _order_ties(order, qi, scores, docs)
+        q_sorted = np.repeat(block_q[by_query], lengths[by_query])
+        return _order_ties(order, q_sorted, scores, docs), q_sorted
     table = pa.table({"q": pa.array(qi), "s": pa.array(scores), "d": docs})
     indices = pc.sort_indices(
         table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]
     )
-    return indices.to_numpy()
+    order = indices.to_numpy()
+    return order, qi[order]
 
 
 def _order_ties(
-    order: np.ndarray | None, qi: np.ndarray, scores: np.ndarray, docs: pa.Array
+    order: np.ndarray | None, q_sorted: np.ndarray, scores: np.ndarray, docs: pa.Array
 ) -> np.ndarray | None:
-    """Within runs of equal (query, score) in ``order``, sort by docid descending."""
-    q_sorted = qi if order is None else qi[order]
+    """Within runs of equal (query, score) in ``order``, sort by docid descending.
+
+    ``q_sorted`` is the query index of each row in ``order``; ties only move
+    rows within a query, so it stays valid.
+    """
     s_sorted = scores if order is None else scores[order]
-    tie = (q_sorted[1:] == q_sorted[:-1]) & (s_sorted[1:] == s_sorted[:-1])
-    del q_sorted, s_sorted
+    tie = s_sorted[1:] == s_sorted[:-1]
+    del s_sorted
+    tie &= q_sorted[1:] == q_sorted[:-1]
     if not tie.any():
         return order
+    positions = np.flatnonzero(tie)
+    # tied pairs (p, p+1): the positions in a tie segment, and where each segment starts
     in_tie = np.zeros(len(tie) + 1, dtype=bool)
-    in_tie[1:] |= tie
-    in_tie[:-1] |= tie
+    in_tie[positions] = True
+    in_tie[positions + 1] = True
     positions = np.flatnonzero(in_tie)
-    # a new segment starts where the previous position is not tied to this one
     new_segment = np.ones(len(positions), dtype=bool)
     new_segment[1:] = ~tie[positions[1:] - 1]
     segment = np.cumsum(new_segment)
@@ -450,6 +457,11 @@ def _order_ties(
 _CHUNK = 1 << 20
 
 
+def _judged_index(docs: pa.Array, doc_dict: pa.Array) -> np.ndarray:
+    """Per row: index of its document among the judged ones, -1 if never judged."""
+    return pc.fill_null(pc.index_in(docs, value_set=doc_dict), -1).to_numpy()
+
+
 def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
     """A 32-bit key per row from (query, docid): equal pairs always get equal
     keys; unequal pairs rarely do, and every collision is checked exactly by
@@ -466,15 +478,16 @@ def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
     offsets = np.frombuffer(buffers[1], dtype=offsets_type)[docs.offset : docs.offset + n + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     padded = np.concatenate([np.zeros(8, np.uint8), data, np.zeros(8, np.uint8)])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, 8)
+    # the 8 bytes starting at every byte offset, read as one little-endian word
+    words = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
     with np.errstate(over="ignore"):
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
             starts = offsets[lo:hi].astype(np.int64)
             ends = offsets[lo + 1 : hi + 1].astype(np.int64)
             lengths = ends - starts
-            head = np.ascontiguousarray(windows[starts + 8]).view("<u8").ravel()
-            tail = np.ascontiguousarray(windows[ends]).view("<u8").ravel()
+            head = words[starts + 8]
+            tail = words[ends]
             short = lengths < 8
             if short.any():
                 bits = (lengths[short] * 8).astype(np.uint64)
@@ -499,6 +512,14 @@ def _duplicates(
     """
     if len(qi) < 2:
         return None, {}
+    counts = np.bincount(qi)
+    width = int(counts.max())
+    if bool(((counts == width) | (counts == 0)).all()):
+        # every query has the same depth: sort each query's keys alone (cache-sized rows)
+        rows_sorted = np.sort(keys.reshape(-1, width), axis=1)
+        if not bool((rows_sorted[:, 1:] == rows_sorted[:, :-1]).any()):
+            return None, {}
+        del rows_sorted
     sorted_keys = np.sort(keys)
     repeated_keys = sorted_keys[1:][sorted_keys[1:] == sorted_keys[:-1]]
     del sorted_keys
