@@ -385,25 +385,20 @@ def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels
     table = _fast_table(path, ["q", "i", "d", "g"], int_columns=("g",), number_columns=())
     if table is None:
         return None
-    grades_col = table["g"].to_numpy()
+    grades_col = as_numpy(table["g"])
     if scale is not None and ((grades_col >= 0) & ((grades_col < scale[0]) | (grades_col > scale[1]))).any():
         return None
     # one grade per (query, doc): identical repeats collapse, conflicts go to
     # the line reader, which names both lines
-    pairs = pa.table({"q": table["q"], "d": table["d"], "g": table["g"]})
-    grouped = pairs.group_by(["q", "d"], use_threads=False).aggregate([("g", "min"), ("g", "max")])
-    if grouped.num_rows != pairs.num_rows:
-        if not pc.all(pc.equal(grouped["g_min"], grouped["g_max"])).as_py():
-            return None
-        return Qrels(grades=_dict_first_grade(pairs), path=str(path))
-    return Qrels(table=pairs.combine_chunks(), path=str(path))
-
-
-def _dict_first_grade(pairs: pa.Table) -> dict[str, dict[str, int]]:
-    grades: dict[str, dict[str, int]] = {}
-    for qid, doc, grade in zip(pairs["q"].to_pylist(), pairs["d"].to_pylist(), pairs["g"].to_pylist()):
-        grades.setdefault(qid, {}).setdefault(doc, grade)
-    return grades
+    pairs = pa.table({"q": table["q"], "d": table["d"], "g": table["g"]}).combine_chunks()
+    distinct = len(pc.unique(pc.binary_join_element_wise(pairs["q"], pairs["d"], "\x00")))
+    if distinct != pairs.num_rows:
+        grades: dict[str, dict[str, int]] = {}
+        for qid, doc, grade in zip(pairs["q"].to_pylist(), pairs["d"].to_pylist(), pairs["g"].to_pylist()):
+            if grades.setdefault(qid, {}).setdefault(doc, grade) != grade:
+                return None
+        return Qrels(grades=grades, path=str(path))
+    return Qrels(table=pairs, path=str(path))
 
 
 _NOT_SIMPLE = object()
@@ -1045,6 +1040,24 @@ def _write_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Arrow column to numpy without pandas (ChunkedArray.to_numpy imports
+    pandas, a quarter of a second the CLI need not pay)."""
     if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+        if array.num_chunks == 1:
+            array = array.chunk(0)
+        elif array.num_chunks == 0:
+            return np.zeros(0, dtype=_NUMPY_TYPES.get(array.type, np.float64))
+        else:
+            return np.concatenate([as_numpy(chunk) for chunk in array.chunks])
+    dtype = _NUMPY_TYPES.get(array.type)
+    if dtype is not None and array.null_count == 0:
+        # a view of the Arrow buffer (Array.to_numpy would import pandas)
+        return np.frombuffer(array.buffers()[1], dtype=dtype)[array.offset : array.offset + len(array)]
     return array.to_numpy(zero_copy_only=False)
+
+
+_NUMPY_TYPES = {
+    pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+    pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
+    pa.float32(): np.float32, pa.float64(): np.float64,
+}

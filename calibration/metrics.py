@@ -41,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.formats import Qrels, Run
+from annotation.formats import Qrels, Run, as_numpy
 
 Gain = Literal["linear", "exp"]
 
@@ -225,11 +225,11 @@ def evaluate(
 
     # qrels, columnar: per judged (query, doc) its grade; the key qi * ndocs + di
     judged = qrels.to_table()
-    j_qi_np = pc.index_in(judged["q"], value_set=qid_array).to_numpy(zero_copy_only=False).astype(np.int64)
+    j_qi_np = as_numpy(pc.index_in(judged["q"], value_set=qid_array)).astype(np.int64)
     doc_dict = pc.unique(judged["d"])
     n_dict = max(len(doc_dict), 1)
-    j_di = pc.index_in(judged["d"], value_set=doc_dict).to_numpy(zero_copy_only=False).astype(np.int64)
-    j_grade_all = judged["g"].to_numpy()
+    j_di = as_numpy(pc.index_in(judged["d"], value_set=doc_dict)).astype(np.int64)
+    j_grade_all = as_numpy(judged["g"])
     j_key = j_qi_np * n_dict + j_di
     j_order = np.argsort(j_key, kind="stable")
     j_key = j_key[j_order]
@@ -245,9 +245,9 @@ def evaluate(
         not_in_qrels = len(pc.unique(table["q"].filter(pc.invert(keep))))
         table = table.filter(keep)
         run_qi = run_qi.filter(keep)
-    qi = run_qi.to_numpy(zero_copy_only=False).astype(np.int32)
+    qi = as_numpy(run_qi).astype(np.int32)
     docs = table["d"].combine_chunks() if isinstance(table["d"], pa.ChunkedArray) else table["d"]
-    scores = table["s"].to_numpy()
+    scores = as_numpy(table["s"])
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         # hashing every document id (judged lookup, duplicate keys) overlaps the sort
@@ -414,7 +414,7 @@ def _trec_order(
     indices = pc.sort_indices(
         table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]
     )
-    order = indices.to_numpy()
+    order = as_numpy(indices)
     return order, qi[order]
 
 
@@ -459,7 +459,7 @@ _CHUNK = 1 << 20
 
 def _judged_index(docs: pa.Array, doc_dict: pa.Array) -> np.ndarray:
     """Per row: index of its document among the judged ones, -1 if never judged."""
-    return pc.fill_null(pc.index_in(docs, value_set=doc_dict), -1).to_numpy()
+    return as_numpy(pc.fill_null(pc.index_in(docs, value_set=doc_dict), -1))
 
 
 def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
