@@ -402,35 +402,19 @@ def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels
 
 
 _NOT_SIMPLE = object()
-_SCAN_BLOCK = 1 << 24
+_ODD_BYTES = (b"\t", b"\x00", b"\r", b"\x0b", b"\x0c")
 _INT_BYTES = np.zeros(256, dtype=bool)
 _INT_BYTES[list(b"0123456789-")] = True  # no '+': Arrow refuses "+1", the line reader takes it
 
 
-def _is_simple_file(path: str | os.PathLike) -> bool:
-    """ASCII, fields separated by single spaces, lines by LF: no byte below
-    0x20 but LF, no two spaces in a row, no space at either end of a line.
-    Numpy over a memory map, in blocks; called beside Arrow's read."""
+def _has_odd_bytes(path: str | os.PathLike) -> bool:
+    """A BOM, or a byte the lean reader leaves to others: TAB, NUL, CR, VT, FF
+    (memchr over a memory map: a few GB/s)."""
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            size = len(mm)
-            data = np.frombuffer(mm, dtype=np.uint8)
-            try:
-                if data[0] == 32 or data[-1] == 32:
-                    return False
-                for lo in range(0, size, _SCAN_BLOCK):
-                    block = data[lo : min(size, lo + _SCAN_BLOCK + 1)]  # one byte of overlap
-                    if block.max() >= 128 or ((block < 32) & (block != 10)).any():
-                        return False
-                    space = block == 32
-                    newline = block == 10
-                    if (space[1:] & (space[:-1] | newline[:-1])).any() or (newline[1:] & space[:-1]).any():
-                        return False
-                return True
-            finally:
-                del data, block  # release the map's buffer before it closes
-    except (OSError, ValueError, UnboundLocalError):  # ValueError: an empty file
-        return False
+            return mm[:3] == _BOM or any(mm.find(byte) >= 0 for byte in _ODD_BYTES)
+    except (OSError, ValueError):  # ValueError: mmap of an empty file
+        return True
 
 
 def _simple_table(
@@ -439,70 +423,89 @@ def _simple_table(
     int_columns: tuple[str, ...],
     number_columns: tuple[str, ...],
 ) -> pa.Table | None | object:  # object: _NOT_SIMPLE
-    """The common file, read lean: ASCII, single spaces, LF line ends.
+    """The common file, read lean: fields separated by single spaces, no
+    tabs, CRs or other odd bytes (checked by a scan beside the read).
 
-    Once :func:`_is_simple_file` holds, no field can be empty or hold a
-    space, so Arrow reads only the columns that matter (ids as text, scores
-    as doubles: inside what a score can hold, Arrow's number syntax and the
-    line reader's agree, and a NaN goes to the line reader), the integer
-    column (rank or grade) as text checked byte by byte, then cast. Arrow
-    still checks that every line has the same number of fields.
+    Arrow reads every field (so each is seen and UTF-8 checked), ids and
+    words as text, scores as doubles (inside what a score can hold, Arrow's
+    number syntax and the line reader's agree; a NaN goes to the line
+    reader). An empty field (two spaces in a row, a space at either end of
+    a line) shows as an empty value and sends the file on; integer columns
+    are checked byte by byte, then cast.
 
     Returns the table, or None (the line reader must judge), or _NOT_SIMPLE
     (the general columnar path may still read it).
     """
-    keep = [names[0], "d", *int_columns, *number_columns]
-    types = {name: pa.float64() if name in number_columns else pa.string() for name in keep}
+    types = {name: pa.float64() if name in number_columns else pa.string() for name in names}
     with ThreadPoolExecutor(max_workers=1) as pool:
-        simple = pool.submit(_is_simple_file, path)
+        odd = pool.submit(_has_odd_bytes, path)
         try:
             table = pcsv.read_csv(
                 path,
-                read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 22),
+                read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 21),
                 parse_options=pcsv.ParseOptions(
                     delimiter=" ", quote_char=False, escape_char=False, double_quote=False
                 ),
                 convert_options=pcsv.ConvertOptions(
-                    column_types=types,
-                    include_columns=keep,
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                    null_values=[],
+                    column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
                 ),
             )
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             table = None
-        if not simple.result() or table is None or table.num_rows == 0:
+        if odd.result() or table is None or table.num_rows == 0:
             return _NOT_SIMPLE
     out: dict[str, pa.ChunkedArray] = {}
-    for name in keep:
+    for name in names:
         column = table[name]
         if name in number_columns:
             if pc.any(pc.is_nan(column)).as_py():
                 return None  # a NaN score cannot be ordered: the line reader names it
-        elif name in int_columns:
+            out[name] = column
+            continue
+        if any(_has_empty(chunk) for chunk in column.chunks):
+            return _NOT_SIMPLE
+        if name in int_columns:
             if not all(_bytes_in(chunk, _INT_BYTES) for chunk in column.chunks):
                 return _NOT_SIMPLE
             try:
                 column = pc.cast(column, pa.int64())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 return None  # "1-2", "-" or beyond 64 bits: the line reader names it
-            if name == "r":
-                continue  # a run's rank is checked, never used
-        out[name] = column
+            if name == "g":
+                out[name] = column
+        elif name in (names[0], "d"):
+            out[name] = column
+        elif name == "t":
+            out["t"] = column.chunk(0)[0].as_py()
     del table
     if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
         return _NOT_SIMPLE
-    return pa.table(out)
+    tag = out.pop("t", None)
+    result = pa.table(out)
+    return result.replace_schema_metadata({"tag": tag}) if tag is not None else result
+
+
+def _string_parts(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, data bytes) of a string chunk, as numpy views."""
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+    data = chunk.buffers()[2]
+    return offsets, (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8))
+
+
+def _has_empty(chunk: pa.Array) -> bool:
+    """Any empty string in the chunk (two equal offsets in a row)."""
+    if len(chunk) == 0:
+        return False
+    offsets, _ = _string_parts(chunk)
+    return bool((offsets[1:] == offsets[:-1]).any())
 
 
 def _bytes_in(chunk: pa.Array, allowed: np.ndarray) -> bool:
     """Every byte of a string chunk's values is in the ``allowed`` class."""
     if len(chunk) == 0:
         return True
-    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
-    data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-    return bool(allowed[data].all())
+    offsets, data = _string_parts(chunk)
+    return bool(allowed[data[offsets[0] : offsets[-1]]].all())
 
 
 def _fast_table(
@@ -854,9 +857,8 @@ def _fast_run(path: str | os.PathLike) -> Run | None:
     out = pa.table({"q": table["q"], "d": table["d"], "s": table["s"]})
     if "t" in table.column_names:
         tag = table["t"][0].as_py()
-    else:  # the lean path skips the tag column: the first line has it
-        with open(path, "rb") as fh:
-            tag = fh.readline().split()[5].decode("utf-8")
+    else:  # the lean path keeps the tag as metadata
+        tag = table.schema.metadata[b"tag"].decode("utf-8")
     return Run(table=out, name=tag, path=str(path))
 
 
