@@ -164,7 +164,20 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
 
 
+def _use_jemalloc() -> None:
+    """Arrow's default pool (mimalloc) hands big blocks back to the kernel and
+    faults them in again; on a 10M-line run that costs 1-3 s of system time.
+    jemalloc does not (measured in bench/: 2.6 s against 3.4-3.9 s wall)."""
+    import pyarrow as pa
+
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except NotImplementedError:  # a pyarrow built without jemalloc: keep the default
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _use_jemalloc()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
