@@ -137,7 +137,12 @@ class Qrels:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Qrels):
             return NotImplemented
-        return (self.grades, self.texts, self.meta, self.path) == (other.grades, other.texts, other.meta, other.path)
+        return (self.grades, self.texts, self.meta, self.path) == (
+            other.grades,
+            other.texts,
+            other.meta,
+            other.path,
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
@@ -316,9 +321,16 @@ def _has_space(value: str) -> bool:
 
 def _check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[FormatError]) -> None:
     """Writers refuse ids that would read back differently (split, or taken as a comment)."""
-    if not isinstance(value, str) or not value or _has_space(value) or (what == "qid" and value.startswith("#")):
+    if (
+        not isinstance(value, str)
+        or not value
+        or _has_space(value)
+        or (what == "qid" and value.startswith("#"))
+    ):
         raise error(
-            path, None, what,
+            path,
+            None,
+            what,
             f"{value!r} cannot be written as a TREC column; expected a non-empty string "
             "without spaces" + (" that does not start with '#'" if what == "qid" else ""),
         )
@@ -347,7 +359,9 @@ def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -
     for number, fields in _lines(text):
         if len(fields) != 4:
             raise InvalidQrels(
-                path, number, None,
+                path,
+                number,
+                None,
                 f"expected 4 columns (qid iter docid grade), got {len(fields)}",
             )
         qid, _iter, doc, raw_grade = fields
@@ -355,17 +369,23 @@ def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -
         if grade is None:
             raise InvalidQrels(path, number, "grade", f"expected an integer, got {raw_grade!r}")
         if not _INT64[0] <= grade <= _INT64[1]:
-            raise InvalidQrels(path, number, "grade", f"expected an integer that fits in 64 bits, got {raw_grade!r}")
+            raise InvalidQrels(
+                path, number, "grade", f"expected an integer that fits in 64 bits, got {raw_grade!r}"
+            )
         if scale is not None and grade >= 0 and not scale[0] <= grade <= scale[1]:
             raise InvalidQrels(
-                path, number, "grade",
+                path,
+                number,
+                "grade",
                 f"expected a grade in the scale {scale[0]}-{scale[1]} (or negative), got {grade}",
             )
         docs = grades.setdefault(qid, {})
         if doc in docs:
             if docs[doc] != grade:
                 raise InvalidQrels(
-                    path, number, "grade",
+                    path,
+                    number,
+                    "grade",
                     f"query {qid!r} document {doc!r} graded {grade} here and "
                     f"{docs[doc]} on line {first_line[(qid, doc)]}; expected one grade per pair",
                 )
@@ -374,7 +394,9 @@ def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -
         first_line[(qid, doc)] = number
     if not grades:
         raise InvalidQrels(
-            path, None, None,
+            path,
+            None,
+            None,
             "no judgments, only comments or blank lines; expected lines 'qid iter docid grade'",
         )
     return Qrels(grades=grades, path=str(path))
@@ -447,7 +469,10 @@ def _simple_table(
                     delimiter=" ", quote_char=False, escape_char=False, double_quote=False
                 ),
                 convert_options=pcsv.ConvertOptions(
-                    column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
+                    column_types=types,
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                    null_values=[],
                 ),
             )
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
@@ -592,8 +617,17 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
 
 # ---------------------------------------------------------------- golden.yaml
 
-_GOLDEN_TOP_KEYS = {"name", "description", "grade_scale", "judged_by", "shown", "created",
-                    "min_grade", "queries", "sampling"}
+_GOLDEN_TOP_KEYS = {
+    "name",
+    "description",
+    "grade_scale",
+    "judged_by",
+    "shown",
+    "created",
+    "min_grade",
+    "queries",
+    "sampling",
+}
 
 
 def read_golden(path: str | os.PathLike) -> Qrels:
@@ -606,20 +640,30 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         _refuse_aliases_and_tags(path, text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise InvalidGolden(path, _yaml_error_line(exc, text), None, f"not valid YAML ({_yaml_problem(exc)}); "
-                            "expected a mapping with a 'queries' list") from None
+        raise InvalidGolden(
+            path,
+            _yaml_error_line(exc, text),
+            None,
+            f"not valid YAML ({_yaml_problem(exc)}); expected a mapping with a 'queries' list",
+        ) from None
     except RecursionError:
-        raise InvalidGolden(path, None, None, "nested too deeply; expected a mapping with a 'queries' list") from None
+        raise InvalidGolden(
+            path, None, None, "nested too deeply; expected a mapping with a 'queries' list"
+        ) from None
     if root is None:
         raise InvalidGolden(path, None, None, "no YAML content; expected a mapping with a 'queries' list")
     if not isinstance(root, yaml.MappingNode):
         got = "a list" if isinstance(root, yaml.SequenceNode) else f"{root.value!r}"
-        raise InvalidGolden(path, _line(root), None, f"expected a mapping with a 'queries' list at the top, got {got}")
+        raise InvalidGolden(
+            path, _line(root), None, f"expected a mapping with a 'queries' list at the top, got {got}"
+        )
     top = _mapping(path, root, "")
     for key, (knode, _v) in top.items():
         if key not in _GOLDEN_TOP_KEYS:
             raise InvalidGolden(
-                path, _line(knode), key,
+                path,
+                _line(knode),
+                key,
                 f"unknown key; expected one of {', '.join(sorted(_GOLDEN_TOP_KEYS))}",
             )
     if "queries" not in top:
@@ -668,7 +712,9 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         fields = _mapping(path, item, where)
         for key, (knode, _v) in fields.items():
             if key not in ("id", "text", "grades", "notes"):
-                raise InvalidGolden(path, _line(knode), f"{where}.{key}", "unknown key; expected id, text, grades")
+                raise InvalidGolden(
+                    path, _line(knode), f"{where}.{key}", "unknown key; expected id, text, grades"
+                )
         if "id" not in fields:
             raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
         qid = _scalar_str(path, fields["id"][1], f"{where}.id")
@@ -676,7 +722,9 @@ def read_golden(path: str | os.PathLike) -> Qrels:
             raise InvalidGolden(path, _line(fields["id"][1]), f"{where}.id", "expected a non-empty query id")
         if qid in grades:
             raise InvalidGolden(
-                path, _line(fields["id"][1]), f"{where}.id",
+                path,
+                _line(fields["id"][1]),
+                f"{where}.id",
                 f"query {qid!r} already given on line {id_line[qid]}; expected each id once",
             )
         id_line[qid] = _line(fields["id"][1])
@@ -691,11 +739,15 @@ def read_golden(path: str | os.PathLike) -> Qrels:
             doc_grades = {}
             for doc, (knode, vnode) in _mapping(path, gnode, f"{where}.grades").items():
                 if not doc:
-                    raise InvalidGolden(path, _line(knode), f"{where}.grades", "expected a non-empty document id")
+                    raise InvalidGolden(
+                        path, _line(knode), f"{where}.grades", "expected a non-empty document id"
+                    )
                 grade = _scalar_int(path, vnode, f"{where}.grades.{doc}")
                 if grade >= 0 and not lo <= grade <= hi:
                     raise InvalidGolden(
-                        path, _line(vnode), f"{where}.grades.{doc}",
+                        path,
+                        _line(vnode),
+                        f"{where}.grades.{doc}",
                         f"expected a grade in the grade_scale {lo}-{hi} (or negative), got {grade}",
                     )
                 doc_grades[doc] = grade
@@ -710,8 +762,12 @@ def _line(node: yaml.Node) -> int:
 
 
 _YAML_MAX_DEPTH = 64
-_YAML_OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken,
-              yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+_YAML_OPEN = (
+    yaml.BlockMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.FlowSequenceStartToken,
+)
 _YAML_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
 
 
@@ -726,7 +782,9 @@ def _refuse_aliases_and_tags(path: str | os.PathLike, text: str) -> None:
             depth += 1
             if depth > _YAML_MAX_DEPTH:
                 raise InvalidGolden(
-                    path, line, None,
+                    path,
+                    line,
+                    None,
                     f"nested more than {_YAML_MAX_DEPTH} levels deep; expected a mapping with a 'queries' list",
                 )
         elif isinstance(token, _YAML_CLOSE):
@@ -734,13 +792,18 @@ def _refuse_aliases_and_tags(path: str | os.PathLike, text: str) -> None:
         if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
             sigil = "&" if isinstance(token, yaml.AnchorToken) else "*"
             raise InvalidGolden(
-                path, line, None,
+                path,
+                line,
+                None,
                 f"YAML anchor or alias {sigil}{token.value} is not allowed; expected plain YAML, each value written out",
             )
         if isinstance(token, yaml.TagToken):
             handle, suffix = token.value
             raise InvalidGolden(
-                path, line, None, f"YAML tag {(handle or '') + suffix} is not allowed; expected plain YAML (no tags)"
+                path,
+                line,
+                None,
+                f"YAML tag {(handle or '') + suffix} is not allowed; expected plain YAML (no tags)",
             )
 
 
@@ -774,7 +837,9 @@ def _mapping(
         key: Any = _scalar_int(path, knode, where) if keys_as_int else knode.value
         if key in out:
             raise InvalidGolden(
-                path, _line(knode), f"{where}.{key}" if where else str(key),
+                path,
+                _line(knode),
+                f"{where}.{key}" if where else str(key),
                 f"key already given on line {_line(out[key][0])}; expected each key once",
             )
         out[key] = (knode, vnode)
@@ -795,7 +860,9 @@ _GOLDEN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
     """A plain decimal integer; YAML 1.1's 0x1F, 0b1, 010 (octal 8), 1_000 and
     1:30 (sexagesimal) are refused rather than guessed."""
-    if not (isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value)):
+    if not (
+        isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value)
+    ):
         if isinstance(node, yaml.ScalarNode):
             shown = repr(node.value)
         else:
@@ -872,7 +939,9 @@ def _slow_run(path: str | os.PathLike) -> Run:
     for number, fields in _lines(text):
         if len(fields) < 6:
             raise InvalidRun(
-                path, number, None,
+                path,
+                number,
+                None,
                 f"expected 6 columns (qid Q0 docid rank score tag), got {len(fields)}",
             )
         qid, _q0, doc, rank, raw_score, run_tag = fields[:6]
@@ -882,17 +951,23 @@ def _slow_run(path: str | os.PathLike) -> Run:
             raise InvalidRun(path, number, "score", f"expected a number, got {raw_score!r}")
         score = float(raw_score)
         if math.isnan(score):
-            raise InvalidRun(path, number, "score", f"expected a number, got {raw_score!r} (NaN cannot be ordered)")
+            raise InvalidRun(
+                path, number, "score", f"expected a number, got {raw_score!r} (NaN cannot be ordered)"
+            )
         q.append(qid)
         d.append(doc)
         s.append(score)
         tag = tag or run_tag
     if not q:
         raise InvalidRun(
-            path, None, None,
+            path,
+            None,
+            None,
             "no results, only comments or blank lines; expected lines 'qid Q0 docid rank score tag'",
         )
-    table = pa.table({"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())})
+    table = pa.table(
+        {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())}
+    )
     return Run(table=table, name=tag or "run", path=str(path))
 
 
@@ -910,7 +985,9 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
         for rank, (doc, score) in enumerate(rows, start=1):
             _check_trec_id(doc, path, "docid", InvalidRun)
             if math.isnan(score):
-                raise InvalidRun(path, None, "score", f"query {qid!r} document {doc!r}: expected a number, got NaN")
+                raise InvalidRun(
+                    path, None, "score", f"query {qid!r} document {doc!r}: expected a number, got NaN"
+                )
             lines.append(f"{qid} Q0 {doc} {rank} {score!r} {name}\n")
     _write_atomic(path, "".join(lines))
 
@@ -929,39 +1006,59 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InvalidRankings(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
+            raise InvalidRankings(
+                path, number, None, f"not valid JSON ({exc.msg}); expected one object per line"
+            ) from None
         except RecursionError:
-            raise InvalidRankings(path, number, None, "JSON nested too deeply; expected one object per line") from None
+            raise InvalidRankings(
+                path, number, None, "JSON nested too deeply; expected one object per line"
+            ) from None
         if not isinstance(obj, dict):
-            raise InvalidRankings(path, number, None, 'expected an object {"query_id": ..., "ranking": [...]}')
+            raise InvalidRankings(
+                path, number, None, 'expected an object {"query_id": ..., "ranking": [...]}'
+            )
         if "query_id" not in obj:
             raise InvalidRankings(path, number, "query_id", "missing; expected the query id as a string")
         qid = obj["query_id"]
         if not isinstance(qid, str) or not qid:
             raise InvalidRankings(
-                path, number, "query_id",
-                f"expected a non-empty string (ids are text: write \"1\", not 1), got {json.dumps(qid)}",
+                path,
+                number,
+                "query_id",
+                f'expected a non-empty string (ids are text: write "1", not 1), got {json.dumps(qid)}',
             )
         if "ranking" not in obj:
-            raise InvalidRankings(path, number, "ranking", "missing; expected a list of document ids, best first")
+            raise InvalidRankings(
+                path, number, "ranking", "missing; expected a list of document ids, best first"
+            )
         ranking = obj["ranking"]
         if not isinstance(ranking, list):
-            raise InvalidRankings(path, number, "ranking", f"expected a list of document ids, got {_json_kind(ranking)}")
+            raise InvalidRankings(
+                path, number, "ranking", f"expected a list of document ids, got {_json_kind(ranking)}"
+            )
         for pos, doc in enumerate(ranking):
             if not isinstance(doc, str) or not doc or _has_space(doc):
                 raise InvalidRankings(
-                    path, number, f"ranking[{pos}]",
+                    path,
+                    number,
+                    f"ranking[{pos}]",
                     f"expected a document id (a non-empty string without spaces), got {json.dumps(doc)}",
                 )
         if qid in rankings:
             raise InvalidRankings(
-                path, number, "query_id", f"{qid!r} already given on line {seen_line[qid]}; expected each query once"
+                path,
+                number,
+                "query_id",
+                f"{qid!r} already given on line {seen_line[qid]}; expected each query once",
             )
         rankings[qid] = ranking
         seen_line[qid] = number
     if not rankings:
         raise InvalidRankings(
-            path, None, None, 'no rankings, only blank lines; expected {"query_id": ..., "ranking": [...]} lines'
+            path,
+            None,
+            None,
+            'no rankings, only blank lines; expected {"query_id": ..., "ranking": [...]} lines',
         )
     run = Run.from_rankings(rankings, name=name or Path(path).stem)
     run.path = str(path)
@@ -1015,16 +1112,22 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InvalidCorpus(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
+                raise InvalidCorpus(
+                    path, number, None, f"not valid JSON ({exc.msg}); expected one object per line"
+                ) from None
             except RecursionError:
-                raise InvalidCorpus(path, number, None, "JSON nested too deeply; expected one object per line") from None
+                raise InvalidCorpus(
+                    path, number, None, "JSON nested too deeply; expected one object per line"
+                ) from None
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
                 raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", ...}')
             doc = obj["id"]
         else:
             doc = line.strip(_ASCII_SPACE)
         if doc in seen:
-            raise InvalidCorpus(path, number, "id", f"{doc!r} already on line {seen[doc]}; expected each id once")
+            raise InvalidCorpus(
+                path, number, "id", f"{doc!r} already on line {seen[doc]}; expected each id once"
+            )
         seen[doc] = number
         ids.append(doc)
     return ids
@@ -1059,7 +1162,14 @@ def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 _NUMPY_TYPES = {
-    pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
-    pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
-    pa.float32(): np.float32, pa.float64(): np.float64,
+    pa.int8(): np.int8,
+    pa.int16(): np.int16,
+    pa.int32(): np.int32,
+    pa.int64(): np.int64,
+    pa.uint8(): np.uint8,
+    pa.uint16(): np.uint16,
+    pa.uint32(): np.uint32,
+    pa.uint64(): np.uint64,
+    pa.float32(): np.float32,
+    pa.float64(): np.float64,
 }

@@ -29,18 +29,11 @@ def make(outdir: Path, queries: int, depth: int, judged: int, seed: int) -> tupl
             scores = np.round(np.sort(rng.gamma(2.0, 2.0, size=depth))[::-1], 4)
             # write lines shuffled: trec_eval orders by score, not by line order
             order = rng.permutation(depth)
-            run.write(
-                "".join(
-                    f"{qid} Q0 D{retrieved[i]:07d} {i + 1} {scores[i]:.4f} bench\n"
-                    for i in order
-                )
-            )
+            run.write("".join(f"{qid} Q0 D{retrieved[i]:07d} {i + 1} {scores[i]:.4f} bench\n" for i in order))
             in_run = rng.choice(retrieved, size=judged // 2, replace=False)
             judged_docs = np.concatenate([in_run, docs[depth : depth + judged - judged // 2]])
             grades = rng.integers(0, 4, size=judged)
-            qrels.write(
-                "".join(f"{qid} 0 D{d:07d} {g}\n" for d, g in zip(judged_docs, grades))
-            )
+            qrels.write("".join(f"{qid} 0 D{d:07d} {g}\n" for d, g in zip(judged_docs, grades)))
     return qrels_path, run_path
 
 

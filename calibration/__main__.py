@@ -72,15 +72,34 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("metrics", help="P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run")
     m.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     m.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
-    m.add_argument("-k", dest="k", action="append", type=_positive, metavar="K",
-                   help="cutoff; repeat for several (default 10)")
-    m.add_argument("--min-grade", type=_integer, default=1, metavar="G",
-                   help="relevant = grade >= G (trec_eval -l; default 1)")
-    m.add_argument("--missing", choices=["drop", "zero"], default="drop",
-                   help="queries of the qrels absent from the run: drop and count them "
-                        "(default) or score them 0 (trec_eval -c)")
-    m.add_argument("--gain", choices=["linear", "exp"], default="linear",
-                   help="nDCG gain: the grade (trec_eval) or 2^grade - 1")
+    m.add_argument(
+        "-k",
+        dest="k",
+        action="append",
+        type=_positive,
+        metavar="K",
+        help="cutoff; repeat for several (default 10)",
+    )
+    m.add_argument(
+        "--min-grade",
+        type=_integer,
+        default=1,
+        metavar="G",
+        help="relevant = grade >= G (trec_eval -l; default 1)",
+    )
+    m.add_argument(
+        "--missing",
+        choices=["drop", "zero"],
+        default="drop",
+        help="queries of the qrels absent from the run: drop and count them "
+        "(default) or score them 0 (trec_eval -c)",
+    )
+    m.add_argument(
+        "--gain",
+        choices=["linear", "exp"],
+        default="linear",
+        help="nDCG gain: the grade (trec_eval) or 2^grade - 1",
+    )
     m.add_argument("--format", choices=["table", "json", "trec"], default="table")
 
     a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
@@ -88,23 +107,41 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
     a.add_argument("-k", dest="k", type=_positive, required=True, metavar="K", help="cutoff")
     fetch = a.add_mutually_exclusive_group()
-    fetch.add_argument("--fetch-depth", type=_positive, metavar="D",
-                       help="stage 1 = the same run read to depth D")
+    fetch.add_argument(
+        "--fetch-depth", type=_positive, metavar="D", help="stage 1 = the same run read to depth D"
+    )
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
     corpus = a.add_mutually_exclusive_group()
     corpus.add_argument("--corpus-size", type=_positive, metavar="N", help="documents in the corpus")
-    corpus.add_argument("--corpus", metavar="FILE",
-                        help="corpus: JSONL {\"id\": ...} or one id per line (its size is used)")
+    corpus.add_argument(
+        "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
+    )
     a.add_argument("--truth", metavar="QRELS", help="a fuller label set to compare recall with")
-    a.add_argument("--min-grade", type=_integer, default=1, metavar="G",
-                   help="relevant = grade >= G (default 1)")
-    a.add_argument("--min-judged", type=_fraction, default=DEFAULT_MIN_JUDGED, metavar="X",
-                   help=f"finding low_judged_at_k below this share (default {DEFAULT_MIN_JUDGED})")
-    a.add_argument("--stage1-min", type=_fraction, default=DEFAULT_STAGE1_MIN, metavar="X",
-                   help=f"finding stage1_recall_low below this recall (default {DEFAULT_STAGE1_MIN})")
-    a.add_argument("--fail-on", action="append", default=[], metavar="RULE",
-                   help="gate: duplicates, undefined-recall, rel-above-k, rel-below-k, "
-                        "judged-at-k<X, stage1-recall<X, label-coverage<X; repeatable")
+    a.add_argument(
+        "--min-grade", type=_integer, default=1, metavar="G", help="relevant = grade >= G (default 1)"
+    )
+    a.add_argument(
+        "--min-judged",
+        type=_fraction,
+        default=DEFAULT_MIN_JUDGED,
+        metavar="X",
+        help=f"finding low_judged_at_k below this share (default {DEFAULT_MIN_JUDGED})",
+    )
+    a.add_argument(
+        "--stage1-min",
+        type=_fraction,
+        default=DEFAULT_STAGE1_MIN,
+        metavar="X",
+        help=f"finding stage1_recall_low below this recall (default {DEFAULT_STAGE1_MIN})",
+    )
+    a.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="gate: duplicates, undefined-recall, rel-above-k, rel-below-k, "
+        "judged-at-k<X, stage1-recall<X, label-coverage<X; repeatable",
+    )
     a.add_argument("--format", choices=["table", "json"], default="table")
     return parser
 

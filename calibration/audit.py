@@ -296,7 +296,9 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
     if code == "rel_below_k":
         return f"|Rel|={rel} < k={k}: precision can never exceed {q['precision_ceiling']:.2f}"
     if code == "low_judged_at_k":
-        return f"only {q['judged_at_k']:.0%} of the top {k} is judged: unjudged documents count as not relevant"
+        return (
+            f"only {q['judged_at_k']:.0%} of the top {k} is judged: unjudged documents count as not relevant"
+        )
     if code == "stage1_recall_low":
         return (
             f"stage 1 finds only {q['recall_at_fetch']:.3f} of |Rel|={rel}: "

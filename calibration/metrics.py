@@ -362,9 +362,7 @@ def _gains(grades: np.ndarray, gain: Gain) -> np.ndarray:
     return g if gain == "linear" else np.exp2(g) - 1.0
 
 
-def _trec_order(
-    qi: np.ndarray, scores: np.ndarray, docs: pa.Array
-) -> tuple[np.ndarray | None, np.ndarray]:
+def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> tuple[np.ndarray | None, np.ndarray]:
     """Row order: query, then score descending, then docid descending (bytewise).
 
     Returns (order, query index of each row in that order); order None means
@@ -411,9 +409,7 @@ def _trec_order(
         q_sorted = np.repeat(block_q[by_query], lengths[by_query])
         return _order_ties(order, q_sorted, scores, docs), q_sorted
     table = pa.table({"q": pa.array(qi), "s": pa.array(scores), "d": docs})
-    indices = pc.sort_indices(
-        table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]
-    )
+    indices = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")])
     order = as_numpy(indices)
     return order, qi[order]
 

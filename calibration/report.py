@@ -26,7 +26,9 @@ def _mean_name(name: str) -> str:
 
 
 def _num(value: float | None, digits: int = 4) -> str:
-    return "undef" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
+    return (
+        "undef" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
+    )
 
 
 # ---------------------------------------------------------------- metrics
@@ -153,7 +155,8 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
         mean_row.append(_num(result.mean(name), 3))
         undef_row.append(f"{result.undefined(name)}/{n}")
     out = [
-        f"metrics of run {result.run_name!r}" + (f" ({run_path})" if run_path else "")
+        f"metrics of run {result.run_name!r}"
+        + (f" ({run_path})" if run_path else "")
         + (f" against {qrels_path}" if qrels_path else ""),
         f"relevant = grade >= {result.min_grade}; nDCG gain {result.gain}; "
         f"k = {', '.join(map(str, ks))}; a repeated document counts once",
@@ -165,7 +168,9 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
     ]
     notes = []
     if result.missing_from_run:
-        verb = "scored 0" if result.missing == "zero" else "not evaluated (use --missing zero to score them 0)"
+        verb = (
+            "scored 0" if result.missing == "zero" else "not evaluated (use --missing zero to score them 0)"
+        )
         notes.append(f"{len(result.missing_from_run)} queries of the qrels are missing from the run: {verb}")
     if result.not_in_qrels:
         notes.append(f"{result.not_in_qrels} queries of the run have no judgments: ignored")
@@ -189,30 +194,47 @@ def _align(rows: list[list[str]]) -> str:
 
 def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
     k = result["k"]
-    header = ["query", "|Rel|", f"R@{k}", "ceiling", "share", "capped", f"P@{k}", "ceiling",
-              "judged@k", "coverage", "hits pos/dist", "R@fetch", "lost", "R(truth)"]
+    header = [
+        "query",
+        "|Rel|",
+        f"R@{k}",
+        "ceiling",
+        "share",
+        "capped",
+        f"P@{k}",
+        "ceiling",
+        "judged@k",
+        "coverage",
+        "hits pos/dist",
+        "R@fetch",
+        "lost",
+        "R(truth)",
+    ]
     rows = []
     for qid, q in result["queries"].items():
-        rows.append([
-            qid,
-            str(q["rel"]),
-            _num(q["recall"], 3),
-            _num(q["recall_ceiling"], 3),
-            _num(q["share_of_ceiling"], 3),
-            _num(q["recall_capped"], 3),
-            _num(q["precision"], 3),
-            _num(q["precision_ceiling"], 3),
-            _num(q["judged_at_k"], 3),
-            "n/a" if q["label_coverage"] is None else f"{q['label_coverage']:.3f}",
-            f"{q['positional_hits']}/{q['distinct_hits']}",
-            "n/a" if q["recall_at_fetch"] is None else _num(q["recall_at_fetch"], 3),
-            "n/a" if q["lost_after_fetch"] is None else _num(q["lost_after_fetch"], 3),
-            "n/a" if q["recall_true"] is None else _num(q["recall_true"], 3),
-        ])
+        rows.append(
+            [
+                qid,
+                str(q["rel"]),
+                _num(q["recall"], 3),
+                _num(q["recall_ceiling"], 3),
+                _num(q["share_of_ceiling"], 3),
+                _num(q["recall_capped"], 3),
+                _num(q["precision"], 3),
+                _num(q["precision_ceiling"], 3),
+                _num(q["judged_at_k"], 3),
+                "n/a" if q["label_coverage"] is None else f"{q['label_coverage']:.3f}",
+                f"{q['positional_hits']}/{q['distinct_hits']}",
+                "n/a" if q["recall_at_fetch"] is None else _num(q["recall_at_fetch"], 3),
+                "n/a" if q["lost_after_fetch"] is None else _num(q["lost_after_fetch"], 3),
+                "n/a" if q["recall_true"] is None else _num(q["recall_true"], 3),
+            ]
+        )
     s = result["summary"]
     n = s["n_queries"]
     lines = [
-        f"audit at k = {k}" + (f" of {run_path}" if run_path else "")
+        f"audit at k = {k}"
+        + (f" of {run_path}" if run_path else "")
         + (f" against {qrels_path}" if qrels_path else "")
         + f"; relevant = grade >= {result['min_grade']}",
         "",

@@ -21,10 +21,7 @@ def commands_and_options(parser: argparse.ArgumentParser) -> list[tuple[str, lis
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
                 options = [
-                    opt
-                    for a in sub._actions
-                    for opt in a.option_strings
-                    if opt not in ("-h", "--help")
+                    opt for a in sub._actions for opt in a.option_strings if opt not in ("-h", "--help")
                 ]
                 out.append((name, options))
     return out
@@ -41,7 +38,9 @@ CASES = [
 def test_command_and_options_documented(module: str, command: str, options: list[str]) -> None:
     assert f"python -m {module} {command}" in README
     for option in options:
-        assert re.search(rf"`{re.escape(option)}[ `]", README), f"{option} of `{module} {command}` missing from README"
+        assert re.search(rf"`{re.escape(option)}[ `]", README), (
+            f"{option} of `{module} {command}` missing from README"
+        )
 
 
 def test_two_commands_come_first() -> None:

@@ -80,19 +80,44 @@ QRELS_CASES = [
     # Arrow's integer parser takes 0x10 as 16; Python's int() takes 1_0 as 10
     ("grade 0x10", "q1 0 d1 0x10\n", ":1: grade: expected an integer, got '0x10'"),
     ("grade 1_0", "q1 0 d1 1_0\n", ":1: grade: expected an integer, got '1_0'"),
-    ("grade beyond 64 bits", "q1 0 d1 99999999999999999999\n",
-     ":1: grade: expected an integer that fits in 64 bits, got '99999999999999999999'"),
-    ("conflicting duplicate", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\n",
-     ":3: grade: query 'q1' document 'd1' graded 2 here and 1 on line 1; expected one grade per pair"),
+    (
+        "grade beyond 64 bits",
+        "q1 0 d1 99999999999999999999\n",
+        ":1: grade: expected an integer that fits in 64 bits, got '99999999999999999999'",
+    ),
+    (
+        "conflicting duplicate",
+        "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\n",
+        ":3: grade: query 'q1' document 'd1' graded 2 here and 1 on line 1; expected one grade per pair",
+    ),
     ("empty file", "", ": file is empty; expected at least one line"),
     ("whitespace only", " \n\t\n\n", ": file is empty; expected at least one line"),
-    ("only comments", "# judged by A\n\n# and B\n",
-     ": no judgments, only comments or blank lines; expected lines 'qid iter docid grade'"),
-    ("NUL byte", b"q1 0 d1 1\nq1 0 d\x002 1\n", ":2: NUL byte: this looks like a binary file; expected UTF-8 text"),
-    ("non-UTF-8", b"q1 0 d1 1\nq1 0 d2 0\nq1 0 d\xe93 1\n", ":3: byte 0xe9 is not UTF-8; expected UTF-8 text"),
+    (
+        "only comments",
+        "# judged by A\n\n# and B\n",
+        ": no judgments, only comments or blank lines; expected lines 'qid iter docid grade'",
+    ),
+    (
+        "NUL byte",
+        b"q1 0 d1 1\nq1 0 d\x002 1\n",
+        ":2: NUL byte: this looks like a binary file; expected UTF-8 text",
+    ),
+    (
+        "non-UTF-8",
+        b"q1 0 d1 1\nq1 0 d2 0\nq1 0 d\xe93 1\n",
+        ":3: byte 0xe9 is not UTF-8; expected UTF-8 text",
+    ),
     # a tab-separated file whose id holds a space: the fast reader kept "q 1"
-    ("space inside tab field", "q1\t0\td1\t1\nq 1\t0\td2\t1\n", ":2: expected 4 columns (qid iter docid grade), got 5"),
-    ("trailing empty column", "q1 0 d1 1\nq1 0 d2 \n", ":2: expected 4 columns (qid iter docid grade), got 3"),
+    (
+        "space inside tab field",
+        "q1\t0\td1\t1\nq 1\t0\td2\t1\n",
+        ":2: expected 4 columns (qid iter docid grade), got 5",
+    ),
+    (
+        "trailing empty column",
+        "q1 0 d1 1\nq1 0 d2 \n",
+        ":2: expected 4 columns (qid iter docid grade), got 3",
+    ),
 ]
 
 RUN_CASES = [
@@ -103,98 +128,210 @@ RUN_CASES = [
     ("rank 1.0", "q1 Q0 d1 1.0 2.5 bm25\n", ":1: rank: expected an integer, got '1.0'"),
     ("rank 0x1", "q1 Q0 d1 0x1 2.5 bm25\n", ":1: rank: expected an integer, got '0x1'"),
     ("empty file", "", ": file is empty; expected at least one line"),
-    ("only comments", "# run\n# nothing else\n",
-     ": no results, only comments or blank lines; expected lines 'qid Q0 docid rank score tag'"),
+    (
+        "only comments",
+        "# run\n# nothing else\n",
+        ": no results, only comments or blank lines; expected lines 'qid Q0 docid rank score tag'",
+    ),
     # "q Q0 d 1 2.0 " splits into 6 fields on ' ', the last one empty
-    ("empty tag", "q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 \n", ":2: expected 6 columns (qid Q0 docid rank score tag), got 5"),
-    ("NUL byte", b"q1 Q0 d1 1 2.0 bm25\x00\n", ":1: NUL byte: this looks like a binary file; expected UTF-8 text"),
+    (
+        "empty tag",
+        "q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 \n",
+        ":2: expected 6 columns (qid Q0 docid rank score tag), got 5",
+    ),
+    (
+        "NUL byte",
+        b"q1 Q0 d1 1 2.0 bm25\x00\n",
+        ":1: NUL byte: this looks like a binary file; expected UTF-8 text",
+    ),
 ]
 
 RANKINGS_CASES = [
-    ("invalid JSON", '{"query_id": "q1", "ranking": ["d1"]}\n{"query_id": "q2", \n',
-     ":2: not valid JSON (Expecting property name enclosed in double quotes); expected one object per line"),
+    (
+        "invalid JSON",
+        '{"query_id": "q1", "ranking": ["d1"]}\n{"query_id": "q2", \n',
+        ":2: not valid JSON (Expecting property name enclosed in double quotes); expected one object per line",
+    ),
     ("not an object", '["q1", ["d1"]]\n', ':1: expected an object {"query_id": ..., "ranking": [...]}'),
     ("missing query_id", '{"ranking": ["d1"]}\n', ":1: query_id: missing; expected the query id as a string"),
-    ("numeric query_id", '{"query_id": 1, "ranking": ["d1"]}\n',
-     ':1: query_id: expected a non-empty string (ids are text: write "1", not 1), got 1'),
-    ("missing ranking", '{"query_id": "q1"}\n', ":1: ranking: missing; expected a list of document ids, best first"),
-    ("ranking not a list", '{"query_id": "q1", "ranking": "d1 d2"}\n',
-     ":1: ranking: expected a list of document ids, got a string"),
-    ("doc id a number", '{"query_id": "q1", "ranking": ["d1", 2]}\n',
-     ":1: ranking[1]: expected a document id (a non-empty string without spaces), got 2"),
-    ("doc id with a space", '{"query_id": "q1", "ranking": ["d 1"]}\n',
-     ':1: ranking[0]: expected a document id (a non-empty string without spaces), got "d 1"'),
-    ("duplicate query_id", '{"query_id": "q1", "ranking": ["d1"]}\n\n{"query_id": "q1", "ranking": ["d2"]}\n',
-     ":3: query_id: 'q1' already given on line 1; expected each query once"),
+    (
+        "numeric query_id",
+        '{"query_id": 1, "ranking": ["d1"]}\n',
+        ':1: query_id: expected a non-empty string (ids are text: write "1", not 1), got 1',
+    ),
+    (
+        "missing ranking",
+        '{"query_id": "q1"}\n',
+        ":1: ranking: missing; expected a list of document ids, best first",
+    ),
+    (
+        "ranking not a list",
+        '{"query_id": "q1", "ranking": "d1 d2"}\n',
+        ":1: ranking: expected a list of document ids, got a string",
+    ),
+    (
+        "doc id a number",
+        '{"query_id": "q1", "ranking": ["d1", 2]}\n',
+        ":1: ranking[1]: expected a document id (a non-empty string without spaces), got 2",
+    ),
+    (
+        "doc id with a space",
+        '{"query_id": "q1", "ranking": ["d 1"]}\n',
+        ':1: ranking[0]: expected a document id (a non-empty string without spaces), got "d 1"',
+    ),
+    (
+        "duplicate query_id",
+        '{"query_id": "q1", "ranking": ["d1"]}\n\n{"query_id": "q1", "ranking": ["d2"]}\n',
+        ":3: query_id: 'q1' already given on line 1; expected each query once",
+    ),
     ("only blank lines", "\n  \n", ": file is empty; expected at least one line"),
     ("nested too deeply", "[" * 100_000 + "\n", ":1: JSON nested too deeply; expected one object per line"),
 ]
 
 GOLDEN_CASES = [
-    ("not YAML", "queries: [\n",
-     ":2: not valid YAML (expected the node content, but found '<stream end>'); "
-     "expected a mapping with a 'queries' list"),
-    ("top-level list", "- id: q1\n- id: q2\n", ":1: expected a mapping with a 'queries' list at the top, got a list"),
+    (
+        "not YAML",
+        "queries: [\n",
+        ":2: not valid YAML (expected the node content, but found '<stream end>'); "
+        "expected a mapping with a 'queries' list",
+    ),
+    (
+        "top-level list",
+        "- id: q1\n- id: q2\n",
+        ":1: expected a mapping with a 'queries' list at the top, got a list",
+    ),
     ("top-level scalar", "hello\n", ":1: expected a mapping with a 'queries' list at the top, got 'hello'"),
     ("missing queries", "name: demo\n", ": queries: missing; expected a list of {id, text, grades}"),
-    ("unknown top key", "queries:\n  - id: q1\n    grades: {d1: 1}\ncolour: red\n",
-     ":4: colour: unknown key; expected one of created, description, grade_scale, judged_by, "
-     "min_grade, name, queries, sampling, shown"),
-    ("duplicate top key", "queries: []\nname: a\nqueries: []\n",
-     ":3: queries: key already given on line 1; expected each key once"),
+    (
+        "unknown top key",
+        "queries:\n  - id: q1\n    grades: {d1: 1}\ncolour: red\n",
+        ":4: colour: unknown key; expected one of created, description, grade_scale, judged_by, "
+        "min_grade, name, queries, sampling, shown",
+    ),
+    (
+        "duplicate top key",
+        "queries: []\nname: a\nqueries: []\n",
+        ":3: queries: key already given on line 1; expected each key once",
+    ),
     ("complex key", "? [a]\n: 1\nqueries: []\n", ":1: expected plain keys"),
     ("queries not a list", "queries: q1\n", ":1: queries: expected a list of {id, text, grades}"),
     ("empty queries", "queries: []\n", ":1: queries: empty; expected at least one query"),
-    ("grade out of scale", "queries:\n  - id: q1\n    grades:\n      d1: 1\n      d2: 4\n",
-     ":5: queries[0].grades.d2: expected a grade in the grade_scale 0-3 (or negative), got 4"),
-    ("grade out of own scale", "grade_scale: {0: no, 1: yes}\nqueries:\n  - id: q1\n    grades: {d1: 2}\n",
-     ":4: queries[0].grades.d1: expected a grade in the grade_scale 0-1 (or negative), got 2"),
-    ("grade 1.5", "queries:\n  - id: q1\n    grades: {d1: 1.5}\n",
-     ":3: queries[0].grades.d1: expected an integer grade, got '1.5'"),
-    ("grade 0x1", "queries:\n  - id: q1\n    grades: {d1: 0x1}\n",
-     ":3: queries[0].grades.d1: expected an integer grade, got '0x1'"),
-    ("grade octal 010", "queries:\n  - id: q1\n    grades: {d1: 010}\n",
-     ":3: queries[0].grades.d1: expected an integer grade, got '010'"),
-    ("grade a list", "queries:\n  - id: q1\n    grades: {d1: [1]}\n",
-     ":3: queries[0].grades.d1: expected an integer grade, got a list"),
-    ("duplicate query id", "queries:\n  - id: q1\n    grades: {d1: 1}\n  - id: q1\n    grades: {d2: 1}\n",
-     ":4: queries[1].id: query 'q1' already given on line 2; expected each id once"),
-    ("duplicate doc key", "queries:\n  - id: q1\n    grades:\n      d1: 1\n      d1: 2\n",
-     ":5: queries[0].grades.d1: key already given on line 4; expected each key once"),
-    ("alias", "x: &a {d1: 1}\nqueries:\n  - id: q1\n    grades: *a\n",
-     ":1: YAML anchor or alias &a is not allowed; expected plain YAML, each value written out"),
-    ("python tag", "queries: !!python/object/apply:os.system [echo hi]\n",
-     ":1: YAML tag !!python/object/apply:os.system is not allowed; expected plain YAML (no tags)"),
-    ("python tag in sampling", "queries:\n  - id: q1\n    grades: {d1: 1}\nsampling: !!python/name:os.system ''\n",
-     ":4: YAML tag !!python/name:os.system is not allowed; expected plain YAML (no tags)"),
-    ("int tag on text", "queries:\n  - id: q1\n    grades: {d1: !!int abc}\n",
-     ":3: YAML tag !!int is not allowed; expected plain YAML (no tags)"),
-    ("query without grades", "queries:\n  - id: q1\n    text: maize pests\n",
-     ":2: queries[0].grades: missing; expected {doc_id: grade}"),
-    ("query without id", "queries:\n  - text: maize pests\n    grades: {d1: 1}\n",
-     ":2: queries[0].id: missing; expected the query id"),
-    ("unknown query key", "queries:\n  - id: q1\n    grade: {d1: 1}\n",
-     ":3: queries[0].grade: unknown key; expected id, text, grades"),
+    (
+        "grade out of scale",
+        "queries:\n  - id: q1\n    grades:\n      d1: 1\n      d2: 4\n",
+        ":5: queries[0].grades.d2: expected a grade in the grade_scale 0-3 (or negative), got 4",
+    ),
+    (
+        "grade out of own scale",
+        "grade_scale: {0: no, 1: yes}\nqueries:\n  - id: q1\n    grades: {d1: 2}\n",
+        ":4: queries[0].grades.d1: expected a grade in the grade_scale 0-1 (or negative), got 2",
+    ),
+    (
+        "grade 1.5",
+        "queries:\n  - id: q1\n    grades: {d1: 1.5}\n",
+        ":3: queries[0].grades.d1: expected an integer grade, got '1.5'",
+    ),
+    (
+        "grade 0x1",
+        "queries:\n  - id: q1\n    grades: {d1: 0x1}\n",
+        ":3: queries[0].grades.d1: expected an integer grade, got '0x1'",
+    ),
+    (
+        "grade octal 010",
+        "queries:\n  - id: q1\n    grades: {d1: 010}\n",
+        ":3: queries[0].grades.d1: expected an integer grade, got '010'",
+    ),
+    (
+        "grade a list",
+        "queries:\n  - id: q1\n    grades: {d1: [1]}\n",
+        ":3: queries[0].grades.d1: expected an integer grade, got a list",
+    ),
+    (
+        "duplicate query id",
+        "queries:\n  - id: q1\n    grades: {d1: 1}\n  - id: q1\n    grades: {d2: 1}\n",
+        ":4: queries[1].id: query 'q1' already given on line 2; expected each id once",
+    ),
+    (
+        "duplicate doc key",
+        "queries:\n  - id: q1\n    grades:\n      d1: 1\n      d1: 2\n",
+        ":5: queries[0].grades.d1: key already given on line 4; expected each key once",
+    ),
+    (
+        "alias",
+        "x: &a {d1: 1}\nqueries:\n  - id: q1\n    grades: *a\n",
+        ":1: YAML anchor or alias &a is not allowed; expected plain YAML, each value written out",
+    ),
+    (
+        "python tag",
+        "queries: !!python/object/apply:os.system [echo hi]\n",
+        ":1: YAML tag !!python/object/apply:os.system is not allowed; expected plain YAML (no tags)",
+    ),
+    (
+        "python tag in sampling",
+        "queries:\n  - id: q1\n    grades: {d1: 1}\nsampling: !!python/name:os.system ''\n",
+        ":4: YAML tag !!python/name:os.system is not allowed; expected plain YAML (no tags)",
+    ),
+    (
+        "int tag on text",
+        "queries:\n  - id: q1\n    grades: {d1: !!int abc}\n",
+        ":3: YAML tag !!int is not allowed; expected plain YAML (no tags)",
+    ),
+    (
+        "query without grades",
+        "queries:\n  - id: q1\n    text: maize pests\n",
+        ":2: queries[0].grades: missing; expected {doc_id: grade}",
+    ),
+    (
+        "query without id",
+        "queries:\n  - text: maize pests\n    grades: {d1: 1}\n",
+        ":2: queries[0].id: missing; expected the query id",
+    ),
+    (
+        "unknown query key",
+        "queries:\n  - id: q1\n    grade: {d1: 1}\n",
+        ":3: queries[0].grade: unknown key; expected id, text, grades",
+    ),
     ("query not a mapping", "queries:\n  - q1\n", ":2: queries[0]: expected a mapping {id, text, grades}"),
-    ("bad date in sampling", "queries:\n  - id: q1\n    grades: {d1: 1}\nsampling: {since: 2024-13-45}\n",
-     ":4: sampling: expected plain values (month must be in 1..12)"),
-    ("control character", 'queries:\n  - id: q1\n    grades: {d1: 1}\nname: "\x07"\n',
-     ":4: not valid YAML (unacceptable character #x0007: special characters are not allowed); "
-     "expected a mapping with a 'queries' list"),
+    (
+        "bad date in sampling",
+        "queries:\n  - id: q1\n    grades: {d1: 1}\nsampling: {since: 2024-13-45}\n",
+        ":4: sampling: expected plain values (month must be in 1..12)",
+    ),
+    (
+        "control character",
+        'queries:\n  - id: q1\n    grades: {d1: 1}\nname: "\x07"\n',
+        ":4: not valid YAML (unacceptable character #x0007: special characters are not allowed); "
+        "expected a mapping with a 'queries' list",
+    ),
     ("only a comment", "# nothing yet\n", ": no YAML content; expected a mapping with a 'queries' list"),
-    ("nested too deeply", "queries:\n  - " + "[" * 100_000,
-     ":2: nested more than 64 levels deep; expected a mapping with a 'queries' list"),
+    (
+        "nested too deeply",
+        "queries:\n  - " + "[" * 100_000,
+        ":2: nested more than 64 levels deep; expected a mapping with a 'queries' list",
+    ),
     # the top mapping is one level, so 63 brackets are still read (and refused as a query)
-    ("nested 64 levels", "queries: " + "[" * 63 + "]" * 63 + "\n", ":1: queries[0]: expected a mapping {id, text, grades}"),
+    (
+        "nested 64 levels",
+        "queries: " + "[" * 63 + "]" * 63 + "\n",
+        ":1: queries[0]: expected a mapping {id, text, grades}",
+    ),
     ("NUL byte", b"queries:\n\x00\n", ":2: NUL byte: this looks like a binary file; expected UTF-8 text"),
 ]
 
 CORPUS_CASES = [
     ("duplicate id", "corpus.txt", "d1\nd2\nd1\n", ":3: id: 'd1' already on line 1; expected each id once"),
-    ("JSONL without id", "corpus.jsonl", '{"id": "d1", "text": "x"}\n{"text": "y"}\n',
-     ':2: id: expected {"id": "<non-empty string>", ...}'),
-    ("JSONL not JSON", "corpus.jsonl", "d1\n",
-     ":1: not valid JSON (Expecting value); expected one object per line"),
+    (
+        "JSONL without id",
+        "corpus.jsonl",
+        '{"id": "d1", "text": "x"}\n{"text": "y"}\n',
+        ':2: id: expected {"id": "<non-empty string>", ...}',
+    ),
+    (
+        "JSONL not JSON",
+        "corpus.jsonl",
+        "d1\n",
+        ":1: not valid JSON (Expecting value); expected one object per line",
+    ),
     ("empty", "corpus.txt", "\n\n", ": file is empty; expected at least one line"),
 ]
 
@@ -223,7 +360,9 @@ def test_bad_golden(tmp_path, case, content, message) -> None:
     raises_exactly(InvalidGolden, f"{path}{message}", lambda: read_golden(path))
 
 
-@pytest.mark.parametrize(("case", "name", "content", "message"), CORPUS_CASES, ids=[c[0] for c in CORPUS_CASES])
+@pytest.mark.parametrize(
+    ("case", "name", "content", "message"), CORPUS_CASES, ids=[c[0] for c in CORPUS_CASES]
+)
 def test_bad_corpus(tmp_path, case, name, content, message) -> None:
     path = write(tmp_path, name, content)
     raises_exactly(InvalidCorpus, f"{path}{message}", lambda: read_corpus_ids(path))
@@ -248,7 +387,8 @@ def test_missing_file_and_directory(tmp_path, read, error) -> None:
 def test_qrels_grade_outside_scale(tmp_path) -> None:
     path = write(tmp_path, "a.qrels", "q1 0 d1 3\nq1 0 d2 4\nq1 0 d3 -1\n")
     raises_exactly(
-        InvalidQrels, f"{path}:2: grade: expected a grade in the scale 0-3 (or negative), got 4",
+        InvalidQrels,
+        f"{path}:2: grade: expected a grade in the scale 0-3 (or negative), got 4",
         lambda: read_qrels(path, scale=(0, 3)),
     )
     assert read_qrels(path).grades == {"q1": {"d1": 3, "d2": 4, "d3": -1}}
@@ -292,19 +432,39 @@ def clean_run_lines() -> list[str]:
 
 
 BAD_LINE_100000 = [
-    ("5 columns", "099 Q0 docX 1000 1.5\n", ":100000: expected 6 columns (qid Q0 docid rank score tag), got 5"),
+    (
+        "5 columns",
+        "099 Q0 docX 1000 1.5\n",
+        ":100000: expected 6 columns (qid Q0 docid rank score tag), got 5",
+    ),
     ("score", "099 Q0 docX 1000 high bm25\n", ":100000: score: expected a number, got 'high'"),
-    ("NaN", "099 Q0 docX 1000 NaN bm25\n", ":100000: score: expected a number, got 'NaN' (NaN cannot be ordered)"),
+    (
+        "NaN",
+        "099 Q0 docX 1000 NaN bm25\n",
+        ":100000: score: expected a number, got 'NaN' (NaN cannot be ordered)",
+    ),
     ("rank 0x10", "099 Q0 docX 0x10 1.5 bm25\n", ":100000: rank: expected an integer, got '0x10'"),
-    ("empty tag", "099 Q0 docX 1000 1.5 \n", ":100000: expected 6 columns (qid Q0 docid rank score tag), got 5"),
+    (
+        "empty tag",
+        "099 Q0 docX 1000 1.5 \n",
+        ":100000: expected 6 columns (qid Q0 docid rank score tag), got 5",
+    ),
     ("tab in id", "099 Q0 doc\tX 1000 1.5 bm25\n", ":100000: rank: expected an integer, got 'X'"),
     ("non-UTF-8", b"099 Q0 doc\xff 1000 1.5 bm25\n", ":100000: byte 0xff is not UTF-8; expected UTF-8 text"),
-    ("NUL", b"099 Q0 doc\x00 1000 1.5 bm25\n", ":100000: NUL byte: this looks like a binary file; expected UTF-8 text"),
+    (
+        "NUL",
+        b"099 Q0 doc\x00 1000 1.5 bm25\n",
+        ":100000: NUL byte: this looks like a binary file; expected UTF-8 text",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "bad_line", "message"), BAD_LINE_100000, ids=[c[0] for c in BAD_LINE_100000])
-def test_fast_path_hands_line_100000_to_the_line_reader(tmp_path, clean_run_lines, case, bad_line, message) -> None:
+@pytest.mark.parametrize(
+    ("case", "bad_line", "message"), BAD_LINE_100000, ids=[c[0] for c in BAD_LINE_100000]
+)
+def test_fast_path_hands_line_100000_to_the_line_reader(
+    tmp_path, clean_run_lines, case, bad_line, message
+) -> None:
     body = "".join(clean_run_lines[:-1]).encode("utf-8")
     tail = bad_line if isinstance(bad_line, bytes) else bad_line.encode("utf-8")
     path = write(tmp_path, "big.run", body + tail)
@@ -345,7 +505,11 @@ def test_comments_and_blank_lines(tmp_path) -> None:
 
 
 def test_tab_separated_run_with_padded_scores_takes_the_fast_path(tmp_path) -> None:
-    path = write(tmp_path, "a.run", "301\tQ0\tFR1\t104\t  2.129133\tSTANDARD\n301\tQ0\tFR2\t414\t  1.724760\tSTANDARD\n")
+    path = write(
+        tmp_path,
+        "a.run",
+        "301\tQ0\tFR1\t104\t  2.129133\tSTANDARD\n301\tQ0\tFR2\t414\t  1.724760\tSTANDARD\n",
+    )
     assert formats._fast_run(path) is not None
     run = read_run(path)
     assert run.table.equals(formats._slow_run(path).table)
@@ -377,9 +541,17 @@ def test_ids_are_text_leading_zeros_kept(tmp_path) -> None:
     assert read_qrels(qrels).grades == {"001": {"0042": 1}, "1": {"42": 2}}
     run = write(tmp_path, "a.run", "001 Q0 0042 1 1.0 r\n1 Q0 42 1 1.0 r\n")
     assert read_run(run).rankings() == {"001": ["0042"], "1": ["42"]}
-    golden = write(tmp_path, "g.yaml", "queries:\n  - id: 001\n    grades: {0042: 1, 1.0: 2}\n  - id: 1\n    grades: {42: 2}\n")
+    golden = write(
+        tmp_path,
+        "g.yaml",
+        "queries:\n  - id: 001\n    grades: {0042: 1, 1.0: 2}\n  - id: 1\n    grades: {42: 2}\n",
+    )
     assert read_golden(golden).grades == {"001": {"0042": 1, "1.0": 2}, "1": {"42": 2}}
-    rankings = write(tmp_path, "a.jsonl", '{"query_id": "001", "ranking": ["0042"]}\n{"query_id": "1", "ranking": ["42"]}\n')
+    rankings = write(
+        tmp_path,
+        "a.jsonl",
+        '{"query_id": "001", "ranking": ["0042"]}\n{"query_id": "1", "ranking": ["42"]}\n',
+    )
     assert read_rankings(rankings).rankings() == {"001": ["0042"], "1": ["42"]}
 
 
@@ -485,7 +657,11 @@ def test_golden_round_trip_keeps_metadata(tmp_path) -> None:
 
 
 def test_golden_default_scale_and_reader_meta(tmp_path) -> None:
-    path = write(tmp_path, "golden.yaml", "judged_by: ana\ncreated: 2024-05-01\nqueries:\n  - id: q1\n    grades: null\n")
+    path = write(
+        tmp_path,
+        "golden.yaml",
+        "judged_by: ana\ncreated: 2024-05-01\nqueries:\n  - id: q1\n    grades: null\n",
+    )
     golden = read_golden(path)
     assert golden.meta == {"grade_scale": DEFAULT_GRADE_SCALE, "judged_by": ["ana"], "created": "2024-05-01"}
     assert golden.grades == {"q1": {}}
@@ -495,11 +671,13 @@ def test_golden_default_scale_and_reader_meta(tmp_path) -> None:
 
 
 def test_run_round_trip_keeps_trec_order(tmp_path) -> None:
-    table = pa.table({
-        "q": ["q1", "q1", "q1", "q1", "001", "q1"],
-        "d": ["d1", "d2", "d3", "d1", "x", "d4"],
-        "s": [1.0, 3.5, 1.0, 0.25, float("inf"), 0.1 + 0.2],
-    })
+    table = pa.table(
+        {
+            "q": ["q1", "q1", "q1", "q1", "001", "q1"],
+            "d": ["d1", "d2", "d3", "d1", "x", "d4"],
+            "s": [1.0, 3.5, 1.0, 0.25, float("inf"), 0.1 + 0.2],
+        }
+    )
     run = Run(table=table, name="mine")
     path = tmp_path / "a.run"
     write_run(run, path)
@@ -522,21 +700,41 @@ def test_rankings_round_trip(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("write_file", "value", "message"),
     [
-        (lambda p: write_qrels(Qrels(grades={"q 1": {"d1": 1}}), p), "qid",
-         "'q 1' cannot be written as a TREC column; expected a non-empty string without spaces "
-         "that does not start with '#'"),
-        (lambda p: write_qrels(Qrels(grades={"#q": {"d1": 1}}), p), "qid",
-         "'#q' cannot be written as a TREC column; expected a non-empty string without spaces "
-         "that does not start with '#'"),
-        (lambda p: write_run(Run.from_rankings({"q1": ["d\t1"]}), p), "docid",
-         "'d\\t1' cannot be written as a TREC column; expected a non-empty string without spaces"),
-        (lambda p: write_run(Run.from_rankings({"q1": ["d1"]}), p, tag="my run"), "tag",
-         "'my run' cannot be written as a TREC column; expected a non-empty string without spaces"),
-        (lambda p: write_rankings(Run.from_rankings({"q1": [""]}), p), "docid",
-         "'' cannot be written as a TREC column; expected a non-empty string without spaces"),
+        (
+            lambda p: write_qrels(Qrels(grades={"q 1": {"d1": 1}}), p),
+            "qid",
+            "'q 1' cannot be written as a TREC column; expected a non-empty string without spaces "
+            "that does not start with '#'",
+        ),
+        (
+            lambda p: write_qrels(Qrels(grades={"#q": {"d1": 1}}), p),
+            "qid",
+            "'#q' cannot be written as a TREC column; expected a non-empty string without spaces "
+            "that does not start with '#'",
+        ),
+        (
+            lambda p: write_run(Run.from_rankings({"q1": ["d\t1"]}), p),
+            "docid",
+            "'d\\t1' cannot be written as a TREC column; expected a non-empty string without spaces",
+        ),
+        (
+            lambda p: write_run(Run.from_rankings({"q1": ["d1"]}), p, tag="my run"),
+            "tag",
+            "'my run' cannot be written as a TREC column; expected a non-empty string without spaces",
+        ),
+        (
+            lambda p: write_rankings(Run.from_rankings({"q1": [""]}), p),
+            "docid",
+            "'' cannot be written as a TREC column; expected a non-empty string without spaces",
+        ),
     ],
-    ids=["qrels qid with space", "qrels qid like a comment", "run docid with tab", "tag with space",
-         "rankings empty docid"],
+    ids=[
+        "qrels qid with space",
+        "qrels qid like a comment",
+        "run docid with tab",
+        "tag with space",
+        "rankings empty docid",
+    ],
 )
 def test_writers_refuse_ids_that_would_not_read_back(tmp_path, write_file, value, message) -> None:
     path = tmp_path / "out"
@@ -555,9 +753,13 @@ SCORE = st.floats(allow_nan=False, width=64)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(TREC_ID, TREC_ID, SCORE), min_size=1, max_size=30))
 def test_write_run_read_run_property(tmp_path, rows) -> None:
-    table = pa.table({
-        "q": [r[0] for r in rows], "d": [r[1] for r in rows], "s": pa.array([r[2] for r in rows], pa.float64()),
-    })
+    table = pa.table(
+        {
+            "q": [r[0] for r in rows],
+            "d": [r[1] for r in rows],
+            "s": pa.array([r[2] for r in rows], pa.float64()),
+        }
+    )
     run = Run(table=table, name="prop")
     path = tmp_path / "prop.run"
     write_run(run, path)
@@ -567,8 +769,11 @@ def test_write_run_read_run_property(tmp_path, rows) -> None:
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(grades=st.dictionaries(TREC_ID, st.dictionaries(TREC_ID, st.integers(-3, 3), min_size=1, max_size=5),
-                              min_size=1, max_size=5))
+@given(
+    grades=st.dictionaries(
+        TREC_ID, st.dictionaries(TREC_ID, st.integers(-3, 3), min_size=1, max_size=5), min_size=1, max_size=5
+    )
+)
 def test_write_qrels_read_qrels_property(tmp_path, grades) -> None:
     path = tmp_path / "prop.qrels"
     write_qrels(Qrels(grades=grades), path)
@@ -597,12 +802,53 @@ FUZZ_TARGETS = [
     ("corpus", "f.txt", read_corpus_ids),
 ]
 
-NASTY = st.sampled_from([
-    b"\x00", b"\xff", b"\xef\xbb\xbf", b"\r", b"\r\n", b"\n", b"\t", b" ", b"  ", b"\x0b", b"\x0c",
-    b"#", b"0x10", b"1_0", b"nan", b"inf", b"-", b"+", b".", b"e", b"1e999", b"99999999999999999999",
-    b"\xc2\xa0", b"\xe2\x80\xa8", b"\xc2\x85", b"&a", b"*a", b"!!python/object:os.system", b"!!int",
-    b"[", b"{", b"}", b"]", b":", b"- ", b'"', b"'", b"\\", b"=", b"<<", b"2024-13-45", b"~", b"null",
-])
+NASTY = st.sampled_from(
+    [
+        b"\x00",
+        b"\xff",
+        b"\xef\xbb\xbf",
+        b"\r",
+        b"\r\n",
+        b"\n",
+        b"\t",
+        b" ",
+        b"  ",
+        b"\x0b",
+        b"\x0c",
+        b"#",
+        b"0x10",
+        b"1_0",
+        b"nan",
+        b"inf",
+        b"-",
+        b"+",
+        b".",
+        b"e",
+        b"1e999",
+        b"99999999999999999999",
+        b"\xc2\xa0",
+        b"\xe2\x80\xa8",
+        b"\xc2\x85",
+        b"&a",
+        b"*a",
+        b"!!python/object:os.system",
+        b"!!int",
+        b"[",
+        b"{",
+        b"}",
+        b"]",
+        b":",
+        b"- ",
+        b'"',
+        b"'",
+        b"\\",
+        b"=",
+        b"<<",
+        b"2024-13-45",
+        b"~",
+        b"null",
+    ]
+)
 
 
 @st.composite
@@ -615,9 +861,9 @@ def mutated(draw, original: bytes) -> bytes:
         if action == "insert":
             data[at:at] = piece
         elif action == "delete":
-            del data[at:at + draw(st.integers(1, 4))]
+            del data[at : at + draw(st.integers(1, 4))]
         else:
-            data[at:at + len(piece)] = piece
+            data[at : at + len(piece)] = piece
     return bytes(data)
 
 
@@ -676,10 +922,12 @@ def test_fuzz_fast_and_slow_paths_agree(tmp_path_factory, data) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(token=st.one_of(
-    st.from_regex(r"\A[+-]?(?:[0-9]{0,4}\.?[0-9]{0,4}(?:[eE][+-]?[0-9]{1,3})?|inf|nan|Infinity|0x1)\Z"),
-    st.text(alphabet="0123456789+-.eExna_ ", max_size=8),
-))
+@given(
+    token=st.one_of(
+        st.from_regex(r"\A[+-]?(?:[0-9]{0,4}\.?[0-9]{0,4}(?:[eE][+-]?[0-9]{1,3})?|inf|nan|Infinity|0x1)\Z"),
+        st.text(alphabet="0123456789+-.eExna_ ", max_size=8),
+    )
+)
 def test_fuzz_score_tokens_fast_equals_slow(tmp_path_factory, token) -> None:
     path = tmp_path_factory.mktemp("score") / "f.run"
     path.write_text(f"q1\tQ0\td1\t1\t{token}\tr\nq1\tQ0\td2\t2\t1.0\tr\n", encoding="utf-8")
@@ -691,11 +939,42 @@ def test_fuzz_score_tokens_fast_equals_slow(tmp_path_factory, token) -> None:
         assert not math.isnan(fast.table["s"][0].as_py())
 
 
-GOLDEN_SLOT_VALUES = st.sampled_from([
-    "1", "0", "-1", "3", "4", "0x1", "0b11", "010", "1_0", "1:30", "1.5", ".nan", "=", "~", "null", "''",
-    "2024-13-45", "2024-01-01", "!!int abc", "!!python/name:os.system ''", "&a 1", "*a", "[1]", "{a: 1}",
-    "yes", '"q1"', "001", "<<", "|\n  text", "- x", "}", "? [a]",
-])
+GOLDEN_SLOT_VALUES = st.sampled_from(
+    [
+        "1",
+        "0",
+        "-1",
+        "3",
+        "4",
+        "0x1",
+        "0b11",
+        "010",
+        "1_0",
+        "1:30",
+        "1.5",
+        ".nan",
+        "=",
+        "~",
+        "null",
+        "''",
+        "2024-13-45",
+        "2024-01-01",
+        "!!int abc",
+        "!!python/name:os.system ''",
+        "&a 1",
+        "*a",
+        "[1]",
+        "{a: 1}",
+        "yes",
+        '"q1"',
+        "001",
+        "<<",
+        "|\n  text",
+        "- x",
+        "}",
+        "? [a]",
+    ]
+)
 
 GOLDEN_TEMPLATE = """\
 name: {0}

@@ -20,7 +20,9 @@ if not DATA.exists():  # pragma: no cover
     pytest.skip(f"{DATA} not found", allow_module_level=True)
 
 ALL_TREC_CUTOFFS = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
-SHARED = re.compile(r"^(runid|num_q|num_ret|num_rel|num_rel_ret|map|recip_rank|P_\d+|recall_\d+|ndcg_cut_\d+) ")
+SHARED = re.compile(
+    r"^(runid|num_q|num_ret|num_rel|num_rel_ret|map|recip_rank|P_\d+|recall_\d+|ndcg_cut_\d+) "
+)
 
 
 def ours(capsys, *argv: str) -> str:
@@ -59,21 +61,64 @@ def test_diff_clean_with_trec_eval(capsys, qrels, run, options, expected) -> Non
 
 def test_comments_in_qrels_and_run(capsys) -> None:
     """./trec_eval qrels.comment.test results.comment.test = out.test (summary only)."""
-    got = ours(capsys, str(DATA / "qrels.comment.test"), str(DATA / "results.comment.test"), "-k", "5", "-k", "10",
-               "-k", "15", "-k", "20", "-k", "30", "-k", "100", "-k", "200", "-k", "500", "-k", "1000")
+    got = ours(
+        capsys,
+        str(DATA / "qrels.comment.test"),
+        str(DATA / "results.comment.test"),
+        "-k",
+        "5",
+        "-k",
+        "10",
+        "-k",
+        "15",
+        "-k",
+        "20",
+        "-k",
+        "30",
+        "-k",
+        "100",
+        "-k",
+        "200",
+        "-k",
+        "500",
+        "-k",
+        "1000",
+    )
     summary = "".join(line for line in got.splitlines(keepends=True) if "\tall\t" in line)
     expected = theirs("out.test", summary_only=True)
     # out.test (no -m all_trec) has no recall_k/ndcg_cut_k lines: compare what it has
-    assert [line for line in summary.splitlines() if line.split()[0] in {x.split()[0] for x in expected.splitlines()}] \
-        == expected.splitlines()
+    assert [
+        line
+        for line in summary.splitlines()
+        if line.split()[0] in {x.split()[0] for x in expected.splitlines()}
+    ] == expected.splitlines()
 
 
 def test_other_cutoffs(capsys) -> None:
     """trec_eval -q -m P.5,7,3 -m recall.20,2000 -m ndcg_cut.10,20,23 ... = out.test.meas_params."""
-    got = ours(capsys, str(DATA / "qrels.test"), str(DATA / "results.test"),
-               "-k", "3", "-k", "5", "-k", "7", "-k", "10", "-k", "20", "-k", "23", "-k", "2000")
+    got = ours(
+        capsys,
+        str(DATA / "qrels.test"),
+        str(DATA / "results.test"),
+        "-k",
+        "3",
+        "-k",
+        "5",
+        "-k",
+        "7",
+        "-k",
+        "10",
+        "-k",
+        "20",
+        "-k",
+        "23",
+        "-k",
+        "2000",
+    )
     wanted = re.compile(r"^(P_(3|5|7)|recall_(20|2000)|ndcg_cut_(10|20|23)) ")
-    expected = {line for line in (DATA / "out.test.meas_params").read_text().splitlines() if wanted.match(line)}
+    expected = {
+        line for line in (DATA / "out.test.meas_params").read_text().splitlines() if wanted.match(line)
+    }
     produced = {line for line in got.splitlines() if wanted.match(line)}
     assert expected and produced == expected
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from annotation.formats import Qrels, Run, read_golden, read_rankings, read_qrels
+from annotation.formats import Qrels, Run, read_golden, read_qrels, read_rankings
 from calibration.__main__ import main
 from calibration.audit import audit, parse_gate
 from calibration.metrics import evaluate, evaluate_query
@@ -196,9 +196,20 @@ def test_cli_metrics_table(capsys) -> None:
 
 def test_cli_audit_json(capsys) -> None:
     code, out, err = run_cli(
-        capsys, "audit", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5",
-        "--fetch-depth", "10", "--corpus", EXAMPLE / "corpus.jsonl", "--truth", EXAMPLE / "truth.qrels",
-        "--format", "json",
+        capsys,
+        "audit",
+        EXAMPLE / "golden.yaml",
+        EXAMPLE / "run.jsonl",
+        "-k",
+        "5",
+        "--fetch-depth",
+        "10",
+        "--corpus",
+        EXAMPLE / "corpus.jsonl",
+        "--truth",
+        EXAMPLE / "truth.qrels",
+        "--format",
+        "json",
     )
     assert code == 0, err
     data = json.loads(out)
@@ -214,17 +225,38 @@ def test_cli_audit_json(capsys) -> None:
     assert data["summary"]["mean_recall_capped"] == pytest.approx(0.7)
     assert data["summary"]["undefined"] == 0
     expected_keys = {
-        "rel", "recall", "recall_ceiling", "share_of_ceiling", "precision", "precision_ceiling",
-        "recall_capped", "label_coverage", "judged_at_k", "duplicates", "positional_hits",
-        "distinct_hits", "recall_at_fetch", "lost_after_fetch", "recall_true", "findings",
+        "rel",
+        "recall",
+        "recall_ceiling",
+        "share_of_ceiling",
+        "precision",
+        "precision_ceiling",
+        "recall_capped",
+        "label_coverage",
+        "judged_at_k",
+        "duplicates",
+        "positional_hits",
+        "distinct_hits",
+        "recall_at_fetch",
+        "lost_after_fetch",
+        "recall_true",
+        "findings",
     }
     assert expected_keys <= set(data["queries"]["q_faw"])
 
 
 def test_cli_audit_table(capsys) -> None:
     code, out, _ = run_cli(
-        capsys, "audit", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5",
-        "--fetch-depth", "10", "--corpus", EXAMPLE / "corpus.jsonl",
+        capsys,
+        "audit",
+        EXAMPLE / "golden.yaml",
+        EXAMPLE / "run.jsonl",
+        "-k",
+        "5",
+        "--fetch-depth",
+        "10",
+        "--corpus",
+        EXAMPLE / "corpus.jsonl",
     )
     assert code == 0
     assert "q_broad: [rel_above_k] |Rel|=8 > k=5: recall can never exceed 0.625" in out
@@ -233,7 +265,18 @@ def test_cli_audit_table(capsys) -> None:
     assert "would read 0.700" in out
     broad = next(line for line in out.splitlines() if line.startswith("q_broad"))
     # |Rel| R@5 ceiling share capped P@5 ceiling judged@k coverage
-    assert broad.split()[:10] == ["q_broad", "8", "0.500", "0.625", "0.800", "0.800", "0.800", "1.000", "0.800", "0.333"]
+    assert broad.split()[:10] == [
+        "q_broad",
+        "8",
+        "0.500",
+        "0.625",
+        "0.800",
+        "0.800",
+        "0.800",
+        "1.000",
+        "0.800",
+        "0.333",
+    ]
 
 
 def test_cli_q_dupe_fails_duplicates_gate(capsys) -> None:
