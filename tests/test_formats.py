@@ -38,8 +38,11 @@ from annotation.formats import (
     write_rankings,
     write_run,
 )
+from tests.conftest import shared_dir
 
-TREC_EVAL = Path("/work/shared/data/trec_eval_test")
+_SHARED = shared_dir()
+TREC_EVAL = _SHARED / "data" / "trec_eval_test" if _SHARED else None
+needs_trec_eval = pytest.mark.skipif(TREC_EVAL is None, reason="../shared/data not found")
 
 GOLDEN_OK = """\
 name: demo
@@ -596,6 +599,7 @@ def test_fast_and_slow_paths_give_identical_tables(tmp_path) -> None:
     assert list(fast_qrels.grades) == list(formats._slow_qrels(qrels).grades)
 
 
+@needs_trec_eval
 def test_trec_eval_qrels_files() -> None:
     plain = read_qrels(TREC_EVAL / "qrels.test")
     assert plain.n_judgments == 3681
@@ -608,6 +612,7 @@ def test_trec_eval_qrels_files() -> None:
     assert plain.grades["301"]["CR93E-5799"] == 1
 
 
+@needs_trec_eval
 def test_trec_eval_run_files() -> None:
     plain = read_run(TREC_EVAL / "results.test")
     assert plain.n_rows == 1500

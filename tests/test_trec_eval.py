@@ -9,15 +9,16 @@ share and require byte-identical text: same queries, same order, same
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from calibration.__main__ import main
+from tests.conftest import shared_dir
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval_test"
-if not DATA.exists():  # pragma: no cover
-    pytest.skip(f"{DATA} not found", allow_module_level=True)
+SHARED = shared_dir()
+if SHARED is None:  # pragma: no cover - the shared reference data sits beside the checkout
+    pytest.skip("../shared/data (trec_eval's test files) not found", allow_module_level=True)
+DATA = SHARED / "data" / "trec_eval_test"
 
 ALL_TREC_CUTOFFS = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
 SHARED = re.compile(
