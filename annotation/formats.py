@@ -28,9 +28,10 @@ import math
 import mmap
 import os
 import re
+import stat
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +200,9 @@ class Run:
     table: pa.Table  # columns q (string), d (string), s (float64)
     name: str = "run"
     path: str = ""
+    # queries the run answered with nothing (a JSONL ranking []): they were
+    # asked, so they count as retrieving nothing, not as missing from the run
+    empty_queries: list[str] = field(default_factory=list)
 
     @property
     def n_rows(self) -> int:
@@ -206,7 +210,10 @@ class Run:
 
     def rankings(self) -> dict[str, list[str]]:
         """Per query, docids in trec_eval order (duplicates kept). Reference path."""
-        return {qid: [doc for doc, _ in rows] for qid, rows in self.ordered_rows().items()}
+        out = {qid: [doc for doc, _ in rows] for qid, rows in self.ordered_rows().items()}
+        for qid in self.empty_queries:
+            out.setdefault(qid, [])
+        return out
 
     def ordered_rows(self) -> dict[str, list[tuple[str, float]]]:
         """Per query, (docid, score) in trec_eval order: score descending, ties by
@@ -235,7 +242,8 @@ class Run:
         table = pa.table(
             {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())}
         )
-        return cls(table=table, name=name)
+        empty = [qid for qid, docs in rankings.items() if not docs]
+        return cls(table=table, name=name, empty_queries=empty)
 
 
 # ---------------------------------------------------------------- raw bytes
@@ -273,6 +281,35 @@ def _read_text(path: str | os.PathLike, error: type[FormatError]) -> str:
     return data.decode("utf-8")
 
 
+def _require_file(path: str | os.PathLike, error: type[FormatError]) -> None:
+    """Refuse what is not a regular file before any reader touches it: a pipe
+    or process substitution can be read only once, and the columnar readers
+    may need a second look."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise error(path, None, None, "no such file; expected a readable file") from None
+    except OSError as exc:
+        raise error(path, None, None, f"cannot be read ({exc.strerror}); expected a readable file") from None
+    if stat.S_ISDIR(mode):
+        raise error(path, None, None, "is a directory; expected a file")
+    if not stat.S_ISREG(mode):
+        raise error(path, None, None, "is not a regular file (a pipe or a device?); expected a file on disk")
+
+
+def _check_text(
+    value: str, path: str | os.PathLike, line: int | None, field_: str, error: type[FormatError]
+) -> None:
+    """JSON and YAML escapes can spell a lone surrogate (\\ud800), which no UTF-8 file can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(value[exc.start])
+        raise error(
+            path, line, field_, f"holds the lone surrogate U+{bad:04X}; expected text that UTF-8 can encode"
+        ) from None
+
+
 def _check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError]) -> None:
     if not data.strip():
         raise error(path, None, None, "file is empty; expected at least one line")
@@ -287,6 +324,18 @@ def _check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError])
         raise error(
             path, line, None, f"byte 0x{data[exc.start]:02x} is not UTF-8; expected UTF-8 text"
         ) from None
+    lone_cr = _LONE_CR.search(data)
+    if lone_cr:
+        line = data.count(b"\n", 0, lone_cr.start()) + 1
+        raise error(
+            path,
+            line,
+            None,
+            "carriage return inside a line (old Mac line ends?); expected LF or CRLF line ends",
+        )
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def _numbered_lines(text: str) -> Iterable[tuple[int, str]]:
@@ -345,6 +394,7 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
     ``scale=(lo, hi)`` also refuses grades outside lo..hi (negative grades
     are always allowed: trec_eval reads them as judged, not relevant).
     """
+    _require_file(path, InvalidQrels)
     fast = _fast_qrels(path, scale)
     if fast is not None:
         return fast
@@ -635,6 +685,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
 
     Only plain YAML is read (no tags, no aliases); every error names the line.
     """
+    _require_file(path, InvalidGolden)
     text = _read_text(path, InvalidGolden)
     try:
         _refuse_aliases_and_tags(path, text)
@@ -835,6 +886,8 @@ def _mapping(
         if not isinstance(knode, yaml.ScalarNode):
             raise InvalidGolden(path, _line(knode), where or None, "expected plain keys")
         key: Any = _scalar_int(path, knode, where) if keys_as_int else knode.value
+        if not keys_as_int:
+            _check_text(key, path, _line(knode), f"{where}.{key!r}" if where else "key", InvalidGolden)
         if key in out:
             raise InvalidGolden(
                 path,
@@ -851,6 +904,7 @@ def _scalar_str(path: str | os.PathLike, node: yaml.Node, where: str) -> str:
         raise InvalidGolden(path, _line(node), where, "expected a single value")
     if node.tag.endswith(":null"):
         raise InvalidGolden(path, _line(node), where, "is empty, expected a value")
+    _check_text(node.value, path, _line(node), where, InvalidGolden)
     return node.value  # the text as written: 001 stays "001"
 
 
@@ -911,6 +965,7 @@ def read_run(path: str | os.PathLike) -> Run:
     A fast columnar reader (Arrow) handles clean files; anything it cannot
     read is re-read line by line, which names the first bad line exactly.
     """
+    _require_file(path, InvalidRun)
     table = _fast_run(path)
     if table is None:
         return _slow_run(path)
@@ -997,6 +1052,7 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
 
 def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
     """JSONL ``{"query_id": str, "ranking": [docid, ...]}``, best first."""
+    _require_file(path, InvalidRankings)
     text = _read_text(path, InvalidRankings)
     rankings: dict[str, list[str]] = {}
     seen_line: dict[str, int] = {}
@@ -1027,6 +1083,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                 "query_id",
                 f'expected a non-empty string (ids are text: write "1", not 1), got {json.dumps(qid)}',
             )
+        _check_text(qid, path, number, "query_id", InvalidRankings)
         if "ranking" not in obj:
             raise InvalidRankings(
                 path, number, "ranking", "missing; expected a list of document ids, best first"
@@ -1044,6 +1101,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                     f"ranking[{pos}]",
                     f"expected a document id (a non-empty string without spaces), got {json.dumps(doc)}",
                 )
+            _check_text(doc, path, number, f"ranking[{pos}]", InvalidRankings)
         if qid in rankings:
             raise InvalidRankings(
                 path,
@@ -1101,6 +1159,7 @@ def read_ranked(path: str | os.PathLike) -> Run:
 
 def read_corpus_ids(path: str | os.PathLike) -> list[str]:
     """Document ids of a corpus: JSONL ``{"id": ..., "text": ...}`` or one id per line."""
+    _require_file(path, InvalidCorpus)
     text = _read_text(path, InvalidCorpus)
     ids: list[str] = []
     seen: dict[str, int] = {}
@@ -1122,6 +1181,7 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
                 raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", ...}')
             doc = obj["id"]
+            _check_text(doc, path, number, "id", InvalidCorpus)
         else:
             doc = line.strip(_ASCII_SPACE)
         if doc in seen:

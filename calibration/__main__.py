@@ -17,11 +17,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked
+from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked
 from calibration.audit import (
     DEFAULT_MIN_JUDGED,
     DEFAULT_STAGE1_MIN,
-    InvalidGate,
+    InvalidAudit,
     audit,
     parse_gate,
 )
@@ -58,11 +58,17 @@ def _positive(text: str) -> int:
     return value
 
 
-def _integer(text: str) -> int:
+def _grade(text: str) -> int:
+    """A relevance threshold: an integer >= 0 (negative grades are never relevant)."""
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 0 (negative grades are judged, never relevant), got {text!r}"
+        )
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,10 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument(
         "--min-grade",
-        type=_integer,
-        default=1,
+        type=_grade,
+        default=None,
         metavar="G",
-        help="relevant = grade >= G (trec_eval -l; default 1)",
+        help="relevant = grade >= G (trec_eval -l; default: golden.yaml's min_grade, else 1)",
     )
     m.add_argument(
         "--missing",
@@ -105,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
     a.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     a.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
-    a.add_argument("-k", dest="k", type=_positive, required=True, metavar="K", help="cutoff")
+    a.add_argument(
+        "-k", dest="k", type=_positive, action="append", required=True, metavar="K", help="cutoff (one)"
+    )
     fetch = a.add_mutually_exclusive_group()
     fetch.add_argument(
         "--fetch-depth", type=_positive, metavar="D", help="stage 1 = the same run read to depth D"
@@ -118,7 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument("--truth", metavar="QRELS", help="a fuller label set to compare recall with")
     a.add_argument(
-        "--min-grade", type=_integer, default=1, metavar="G", help="relevant = grade >= G (default 1)"
+        "--min-grade",
+        type=_grade,
+        default=None,
+        metavar="G",
+        help="relevant = grade >= G (default: golden.yaml's min_grade, else 1)",
     )
     a.add_argument(
         "--min-judged",
@@ -146,12 +158,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _min_grade(args: argparse.Namespace, qrels: Qrels) -> int:
+    """--min-grade, else the label file's own (golden.yaml ``min_grade``), else 1."""
+    if args.min_grade is not None:
+        return args.min_grade
+    return int(qrels.meta.get("min_grade", 1))
+
+
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
     qrels = read_judgments(args.qrels)
     run = read_ranked(args.run)
     ks = args.k or [10]
-    result = evaluate(qrels, run, ks=ks, min_grade=args.min_grade, missing=args.missing, gain=args.gain)
-    if not result.qids:
+    result = evaluate(
+        qrels, run, ks=ks, min_grade=_min_grade(args, qrels), missing=args.missing, gain=args.gain
+    )
+    if not result.evaluated.any():  # trec_eval too: "No queries with both results and relevance info"
         raise UsageError(
             f"no query of {args.run} is in {args.qrels}: nothing to evaluate "
             f"(run has {result.not_in_qrels} queries without judgments)"
@@ -171,23 +192,26 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_audit(args: argparse.Namespace) -> tuple[str, int]:
+    if len(args.k) > 1:
+        raise UsageError(
+            f"python -m calibration audit: -k given {len(args.k)} times; the audit takes one cutoff"
+        )
     gates = [parse_gate(rule) for rule in args.fail_on]
     qrels = read_judgments(args.qrels)
     run = read_ranked(args.run)
     rankings = run.rankings()
     fetch_rankings = read_ranked(args.fetch_run).rankings() if args.fetch_run else None
-    corpus_size = args.corpus_size
-    if args.corpus:
-        corpus_size = len(read_corpus_ids(args.corpus))
+    corpus_ids = set(read_corpus_ids(args.corpus)) if args.corpus else None
     truth = read_judgments(args.truth).grades if args.truth else None
     result = audit(
         qrels.grades,
         rankings,
-        args.k,
-        min_grade=args.min_grade,
+        args.k[0],
+        min_grade=_min_grade(args, qrels),
         fetch_rankings=fetch_rankings,
         fetch_depth=args.fetch_depth,
-        corpus_size=corpus_size,
+        corpus_size=args.corpus_size,
+        corpus_ids=corpus_ids,
         truth=truth,
         gates=gates,
         min_judged=args.min_judged,
@@ -220,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         handler: Any = run_metrics if args.command == "metrics" else run_audit
         text, code = handler(args)
-    except (UsageError, FormatError, InvalidGate, InvalidMeasure) as exc:
+    except (UsageError, FormatError, InvalidAudit, InvalidMeasure) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

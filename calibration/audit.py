@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
 from calibration.metrics import dedupe_ranking
 
 __all__ = [
+    "InvalidAudit",
     "InvalidGate",
     "Gate",
     "parse_gate",
@@ -62,7 +64,12 @@ DEFAULT_MIN_JUDGED = 0.25
 DEFAULT_STAGE1_MIN = 0.95
 
 
-class InvalidGate(ValueError):
+class InvalidAudit(ValueError):
+    """Audit inputs that cannot give honest figures (a fetch depth below k,
+    a corpus smaller than what was judged, ...)."""
+
+
+class InvalidGate(InvalidAudit):
     """A ``--fail-on`` rule that does not parse, or needs data that was not given."""
 
 
@@ -75,7 +82,7 @@ class Gate:
     threshold: float | None = None
 
 
-_GATE_RE = re.compile(r"^(judged-at-k|stage1-recall|label-coverage)<([0-9]*\.?[0-9]+)$")
+_GATE_RE = re.compile(r"^(judged-at-k|stage1-recall|label-coverage)<(.+)$")
 _PLAIN_GATES = ("duplicates", "undefined-recall", "rel-above-k", "rel-below-k")
 
 
@@ -89,7 +96,10 @@ def parse_gate(rule: str) -> Gate:
             f"unknown gate {rule!r}; expected one of {', '.join(_PLAIN_GATES)}, "
             "judged-at-k<X, stage1-recall<X, label-coverage<X (X a number in 0..1)"
         )
-    threshold = float(match.group(2))
+    try:
+        threshold = float(match.group(2))
+    except ValueError:
+        threshold = float("nan")
     if not 0.0 <= threshold <= 1.0:
         raise InvalidGate(f"gate {rule!r}: threshold must be between 0 and 1")
     return Gate(rule=text, name=match.group(1), threshold=threshold)
@@ -97,6 +107,24 @@ def parse_gate(rule: str) -> Gate:
 
 def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
+
+
+def recall_ceiling(k: int, n_rel: int) -> float | None:
+    """min(1, k / |Rel|): the best recall@k any ranking can reach; None if |Rel| = 0."""
+    return min(1.0, k / n_rel) if n_rel else None
+
+
+def precision_ceiling(k: int, n_rel: int) -> float:
+    """min(1, |Rel| / k): the best precision@k any ranking can reach."""
+    return min(1.0, n_rel / k)
+
+
+def _coverage(
+    grades: Mapping[str, int], corpus_size: int | None, corpus_ids: AbstractSet[str] | None
+) -> float | None:
+    if corpus_ids is not None:
+        return _ratio(sum(1 for doc in grades if doc in corpus_ids), len(corpus_ids))
+    return (len(grades) / corpus_size) if corpus_size else None
 
 
 def audit_query(
@@ -108,12 +136,15 @@ def audit_query(
     fetch_ranking: Sequence[str] | None = None,
     fetch_depth: int | None = None,
     corpus_size: int | None = None,
+    corpus_ids: AbstractSet[str] | None = None,
     truth: Mapping[str, int] | None = None,
     min_judged: float = DEFAULT_MIN_JUDGED,
     stage1_min: float = DEFAULT_STAGE1_MIN,
 ) -> dict[str, Any]:
     """Audit of one query. ``fetch_ranking`` is stage 1 (defaults to ``ranking``
-    itself); it is read to ``fetch_depth`` (default: all of it)."""
+    itself); it is read to ``fetch_depth`` (default: all of it). With
+    ``corpus_ids`` label coverage counts only judged documents of the corpus
+    (the others are counted in ``judged_outside_corpus``)."""
     relevant = {doc for doc, g in grades.items() if g >= min_grade}
     n_rel = len(relevant)
     distinct, repeated = dedupe_ranking(ranking)
@@ -121,7 +152,7 @@ def audit_query(
     distinct_hits = sum(1 for doc in top if doc in relevant)
     positional_hits = sum(1 for doc in ranking[:k] if doc in relevant)
     recall = _ratio(distinct_hits, n_rel)
-    recall_ceiling = min(1.0, k / n_rel) if n_rel else None
+    ceiling = recall_ceiling(k, n_rel)
     retrieved_top = len(top)
     judged_at_k = _ratio(sum(1 for doc in top if doc in grades), retrieved_top)
 
@@ -165,12 +196,15 @@ def audit_query(
         "rel": n_rel,
         "retrieved": len(distinct),
         "recall": recall,
-        "recall_ceiling": recall_ceiling,
-        "share_of_ceiling": (recall / recall_ceiling) if recall is not None and recall_ceiling else None,
+        "recall_ceiling": ceiling,
+        "share_of_ceiling": (recall / ceiling) if recall is not None and ceiling else None,
         "precision": distinct_hits / k,
-        "precision_ceiling": min(1.0, n_rel / k),
+        "precision_ceiling": precision_ceiling(k, n_rel),
         "recall_capped": _ratio(distinct_hits, min(n_rel, k)),
-        "label_coverage": (len(grades) / corpus_size) if corpus_size else None,
+        "label_coverage": _coverage(grades, corpus_size, corpus_ids),
+        "judged_outside_corpus": (
+            sum(1 for doc in grades if doc not in corpus_ids) if corpus_ids is not None else None
+        ),
         "judged_at_k": judged_at_k,
         "duplicates": repeated,
         "positional_hits": positional_hits,
@@ -191,6 +225,7 @@ def audit(
     fetch_rankings: Mapping[str, Sequence[str]] | None = None,
     fetch_depth: int | None = None,
     corpus_size: int | None = None,
+    corpus_ids: AbstractSet[str] | None = None,
     truth: Mapping[str, Mapping[str, int]] | None = None,
     gates: Sequence[Gate] = (),
     min_judged: float = DEFAULT_MIN_JUDGED,
@@ -199,9 +234,23 @@ def audit(
     """Audit every query that has judgments and a ranking; then the gates.
 
     Returns the JSON shape of ``python -m calibration audit --format json``.
+    Raises :class:`InvalidAudit` when the inputs cannot give honest figures.
     """
     if k < 1:
-        raise InvalidGate("k must be >= 1")
+        raise InvalidAudit("k must be >= 1")
+    if fetch_depth is not None and fetch_depth < k:
+        raise InvalidAudit(
+            f"fetch depth {fetch_depth} is below k = {k}; expected stage 1 to read at least as deep as the cut"
+        )
+    if corpus_ids is not None:
+        corpus_size = len(corpus_ids)
+    if corpus_size is not None and corpus_ids is None:
+        widest = max(grades, key=lambda q: len(grades[q]), default=None)
+        if widest is not None and len(grades[widest]) > corpus_size:
+            raise InvalidAudit(
+                f"corpus size {corpus_size} is smaller than the {len(grades[widest])} documents "
+                f"judged for query {widest!r}; expected the size of the whole corpus"
+            )
     has_stage1 = fetch_rankings is not None or fetch_depth is not None
     for gate in gates:
         if gate.name == "stage1-recall" and not has_stage1:
@@ -223,6 +272,7 @@ def audit(
             fetch_ranking=fetch,
             fetch_depth=fetch_depth,
             corpus_size=corpus_size,
+            corpus_ids=corpus_ids,
             truth=(truth.get(qid, {}) if truth is not None else None),
             min_judged=min_judged,
             stage1_min=stage1_min,
@@ -239,6 +289,7 @@ def audit(
         "mean_recall_capped": sum(capped) / len(capped) if capped else None,
         "undefined": len(queries) - len(recalls),
         "missing_from_run": len(missing),
+        "not_in_qrels": sum(1 for q in rankings if q not in grades),
         "findings": {code: n for code, n in counts.items() if n},
     }
     gate_results = [_check_gate(gate, queries) for gate in gates]

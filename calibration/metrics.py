@@ -61,7 +61,6 @@ class InvalidMeasure(ValueError):
 
 
 _MEASURE_RE = re.compile(r"^(P|R|nDCG|Success)@([1-9][0-9]*)$|^(RR|AP|MRR|MAP)$")
-_CUT_MEASURES = ("P", "R", "nDCG", "Success")
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,17 @@ def parse_measure(text: str) -> Measure:
         return Measure(match.group(1), int(match.group(2)))
     name = {"MRR": "RR", "MAP": "AP"}.get(match.group(3), match.group(3))
     return Measure(name)
+
+
+MAX_EXP_GRADE = 63  # 2**63 - 1 is still exact enough; a real scale stops near 4
+
+
+def _check_exp_grades(max_grade: int, gain: Gain) -> None:
+    if gain == "exp" and max_grade > MAX_EXP_GRADE:
+        raise InvalidMeasure(
+            f"--gain exp: grade {max_grade} would overflow 2**grade - 1; "
+            f"expected grades up to {MAX_EXP_GRADE} (or --gain linear)"
+        )
 
 
 def _gain(grade: int, gain: Gain) -> float:
@@ -112,16 +122,17 @@ def evaluate_query(
     ks: Iterable[int] = (5,),
     min_grade: int = 1,
     gain: Gain = "linear",
-) -> dict[str, float | None]:
+) -> dict[str, float | int | None]:
     """Reference implementation for one query; ``None`` means undefined.
 
     Returns P@k, R@k, nDCG@k, Success@k for each k, RR, AP, and the counts
     ``rel`` (|Rel|) and ``num_ret`` (distinct documents retrieved).
     """
     docs, _ = dedupe_ranking(ranking)
+    _check_exp_grades(max(grades.values(), default=0), gain)
     n_rel = sum(1 for g in grades.values() if g >= min_grade)
     relevant = [grades.get(doc, -(10**9)) >= min_grade for doc in docs]
-    out: dict[str, float | None] = {"rel": n_rel, "num_ret": len(docs)}
+    out: dict[str, float | int | None] = {"rel": n_rel, "num_ret": len(docs)}
     ideal = sorted((_gain(g, gain) for g in grades.values() if g >= 1), reverse=True)
     for k in ks:
         hits = sum(relevant[:k])
@@ -167,7 +178,8 @@ class Evaluation:
     num_ret: np.ndarray
     num_rel: np.ndarray
     num_rel_ret: np.ndarray
-    evaluated: np.ndarray  # bool: query had results in the run
+    num_judged: np.ndarray  # judgments of the query (0: a golden.yaml query with no grades)
+    evaluated: np.ndarray  # bool: query is in the run
     missing_from_run: list[str]  # qrels queries absent from the run (not scored unless zero)
     not_in_qrels: int  # run queries without any judgment (ignored)
     duplicates: dict[str, list[str]]  # qid -> repeated document ids
@@ -230,6 +242,7 @@ def evaluate(
     n_dict = max(len(doc_dict), 1)
     j_di = as_numpy(pc.index_in(judged["d"], value_set=doc_dict)).astype(np.int64)
     j_grade_all = as_numpy(judged["g"])
+    _check_exp_grades(int(j_grade_all.max()) if len(j_grade_all) else 0, gain)
     j_key = j_qi_np * n_dict + j_di
     j_order = np.argsort(j_key, kind="stable")
     j_key = j_key[j_order]
@@ -245,12 +258,12 @@ def evaluate(
         not_in_qrels = len(pc.unique(table["q"].filter(pc.invert(keep))))
         table = table.filter(keep)
         run_qi = run_qi.filter(keep)
+    not_in_qrels += len(set(run.empty_queries) - set(qids_all))
     qi = as_numpy(run_qi).astype(np.int32)
     docs = table["d"].combine_chunks() if isinstance(table["d"], pa.ChunkedArray) else table["d"]
     scores = as_numpy(table["s"])
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        # hashing every document id (judged lookup, duplicate keys) overlaps the sort
         # hashing every document id twice overlaps the sort; arguments bound now, not later
         judged_lookup = pool.submit(_judged_index, docs, doc_dict)
         keys_job = pool.submit(_duplicate_keys, docs, qi)
@@ -285,7 +298,6 @@ def evaluate(
 
     rel_q = row_q[is_rel]
     rel_rank = rank[is_rel]
-    rel_rows = rel_rank
     num_rel_ret = np.bincount(rel_q, minlength=nq).astype(np.int64)
 
     defined = num_rel > 0
@@ -297,14 +309,14 @@ def evaluate(
         values[f"Success@{k}"] = np.where(defined, (hits > 0).astype(np.float64), np.nan)
 
     rr = np.zeros(nq)
-    if len(rel_rows):
+    if len(rel_rank):
         first_q, first_idx = np.unique(rel_q, return_index=True)
         rr[first_q] = 1.0 / rel_rank[first_idx]
     values["RR"] = np.where(defined, rr, np.nan)
 
-    if len(rel_rows):
+    if len(rel_rank):
         rel_starts = np.concatenate([[0], np.cumsum(num_rel_ret)[:-1]])
-        found_so_far = np.arange(len(rel_rows)) - rel_starts[rel_q] + 1
+        found_so_far = np.arange(len(rel_rank)) - rel_starts[rel_q] + 1
         ap_sum = np.bincount(rel_q, weights=found_so_far / rel_rank, minlength=nq)
     else:
         ap_sum = np.zeros(nq)
@@ -331,6 +343,9 @@ def evaluate(
         values[f"nDCG@{k}"] = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), np.nan)
 
     evaluated = num_ret > 0
+    if run.empty_queries:  # asked and answered with nothing: evaluated, retrieved 0
+        asked = pc.index_in(pa.array(run.empty_queries, pa.string()), value_set=qid_array)
+        evaluated[as_numpy(asked.drop_null()).astype(np.int64)] = True
     missing_qids = [qids_all[i] for i in np.flatnonzero(~evaluated)]
     if missing == "zero":
         include = np.ones(nq, dtype=bool)
@@ -347,6 +362,7 @@ def evaluate(
         num_ret=num_ret[sel],
         num_rel=num_rel[sel],
         num_rel_ret=num_rel_ret[sel],
+        num_judged=np.bincount(j_qi_np, minlength=nq)[sel],
         evaluated=evaluated[sel],
         missing_from_run=missing_qids,
         not_in_qrels=not_in_qrels,

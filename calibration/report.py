@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.audit import finding_text
+from calibration.audit import finding_text, precision_ceiling, recall_ceiling
 from calibration.metrics import Evaluation
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
@@ -84,39 +84,38 @@ def metrics_trec(result: Evaluation) -> str:
 
     trec_eval conventions: undefined values are 0 and averaged in; with
     ``missing="zero"`` the absent queries are not printed but count in
-    ``num_q``, ``num_rel`` and the means (trec_eval -c).
+    ``num_q``, ``num_rel`` and the means (trec_eval -c). A golden.yaml query
+    with no judgments has no line in a qrels file, so trec_eval never sees
+    it: it is left out here too.
     """
-    ks = result.ks
     names = (
-        [("map", "AP")]
-        + [("recip_rank", "RR")]
-        + [(f"P_{k}", f"P@{k}") for k in ks]
-        + [(f"recall_{k}", f"R@{k}") for k in ks]
-        + [(f"ndcg_cut_{k}", f"nDCG@{k}") for k in ks]
+        [("map", "AP"), ("recip_rank", "RR")]
+        + [(f"P_{k}", f"P@{k}") for k in result.ks]
+        + [(f"recall_{k}", f"R@{k}") for k in result.ks]
+        + [(f"ndcg_cut_{k}", f"nDCG@{k}") for k in result.ks]
     )
-    values = {ours: np.nan_to_num(result.values[ours], nan=0.0) for _, ours in names}
+    known = result.num_judged > 0
+    values = {ours: np.nan_to_num(result.values[ours][known], nan=0.0) for _, ours in names}
+    qids = [qid for qid, keep in zip(result.qids, known) if keep]
+    num_ret, num_rel = result.num_ret[known], result.num_rel[known]
+    num_rel_ret, evaluated = result.num_rel_ret[known], result.evaluated[known]
     lines: list[str] = []
 
     def _line(name: str, qid: str, value: str) -> None:
         lines.append(f"{name:<22}\t{qid}\t{value}\n")
 
-    # trec_eval's own measure order: num_ret num_rel num_rel_ret map recip_rank P recall ndcg_cut
-    printed = np.flatnonzero(result.evaluated)
-    for i in printed:
-        qid = result.qids[i]
-        _line("num_ret", qid, str(int(result.num_ret[i])))
-        _line("num_rel", qid, str(int(result.num_rel[i])))
-        _line("num_rel_ret", qid, str(int(result.num_rel_ret[i])))
-        for trec_name, ours in names[:2]:
-            _line(trec_name, qid, f"{values[ours][i]:.4f}")
-        for trec_name, ours in names[2:]:
-            _line(trec_name, qid, f"{values[ours][i]:.4f}")
+    for i in np.flatnonzero(evaluated):  # trec_eval's measure order
+        _line("num_ret", qids[i], str(int(num_ret[i])))
+        _line("num_rel", qids[i], str(int(num_rel[i])))
+        _line("num_rel_ret", qids[i], str(int(num_rel_ret[i])))
+        for trec_name, ours in names:
+            _line(trec_name, qids[i], f"{values[ours][i]:.4f}")
+    n = len(qids)
     _line("runid", "all", result.run_name)
-    _line("num_q", "all", str(len(result.qids)))
-    _line("num_ret", "all", str(int(result.num_ret.sum())))
-    _line("num_rel", "all", str(int(result.num_rel.sum())))
-    _line("num_rel_ret", "all", str(int(result.num_rel_ret.sum())))
-    n = len(result.qids)
+    _line("num_q", "all", str(n))
+    _line("num_ret", "all", str(int(num_ret.sum())))
+    _line("num_rel", "all", str(int(num_rel.sum())))
+    _line("num_rel_ret", "all", str(int(num_rel_ret.sum())))
     for trec_name, ours in names:
         _line(trec_name, "all", f"{(values[ours].sum() / n if n else 0.0):.4f}")
     return "".join(lines)
@@ -136,9 +135,9 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
         for k in ks:
             row += [
                 _num(result.values[f"P@{k}"][i], 3),
-                f"({min(1.0, n_rel / k):.3f})",
+                f"({precision_ceiling(k, n_rel):.3f})",
                 _num(result.values[f"R@{k}"][i], 3),
-                f"({min(1.0, k / n_rel):.3f})" if n_rel else "(undef)",
+                f"({recall_ceiling(k, n_rel):.3f})" if n_rel else "(undef)",
             ]
         row += [_num(result.values["RR"][i], 3)]
         row += [_num(result.values[f"nDCG@{k}"][i], 3) for k in ks]

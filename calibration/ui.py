@@ -23,7 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
-from calibration.audit import InvalidGate, audit, finding_text
+from calibration.audit import InvalidAudit, audit, finding_text, precision_ceiling, recall_ceiling
 from calibration.metrics import Evaluation, InvalidMeasure, evaluate
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
@@ -132,7 +132,7 @@ def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataF
         n_rel = int(evaluation.num_rel[i])
         hits = report["queries"][qid]["distinct_hits"] if qid in report["queries"] else None
         recall = _value(evaluation, f"R@{k}", i)
-        ceiling = min(1.0, k / n_rel) if n_rel else None
+        ceiling = recall_ceiling(k, n_rel)
         recall_cell = f"{fmt(recall)} = {hits}/{n_rel}" if recall is not None else "undefined (|Rel| = 0)"
         share = f"{recall / ceiling:.0%}" if recall is not None and ceiling else "undefined"
         rows.append(
@@ -140,7 +140,7 @@ def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataF
                 "query": qid,
                 "|Rel|": str(n_rel),
                 f"P@{k}": f"{fmt(_value(evaluation, f'P@{k}', i))} = {hits}/{k}",
-                f"P@{k} ceiling": fmt(min(1.0, n_rel / k)),
+                f"P@{k} ceiling": fmt(precision_ceiling(k, n_rel)),
                 f"R@{k}": recall_cell,
                 f"R@{k} ceiling": fmt(ceiling),
                 "share of ceiling": share,
@@ -198,7 +198,7 @@ def recall_chart(evaluation: Evaluation) -> alt.Chart | None:
         n_rel = int(evaluation.num_rel[i])
         if recall is None:
             continue
-        for series, value in ((f"ceiling min(1, {k}/|Rel|)", min(1.0, k / n_rel)), (f"R@{k}", recall)):
+        for series, value in ((f"ceiling min(1, {k}/|Rel|)", recall_ceiling(k, n_rel)), (f"R@{k}", recall)):
             records.append(
                 {"query": f"{qid} (|Rel|={n_rel})", "series": series, "value": value, "label": f"{value:.3f}"}
             )
@@ -404,7 +404,7 @@ def render_metrics_page() -> None:
             corpus_size=data.corpus_size,
             truth=data.truth,
         )
-    except (UploadError, FormatError, InvalidMeasure, InvalidGate) as exc:
+    except (UploadError, FormatError, InvalidMeasure, InvalidAudit) as exc:
         st.error(str(exc))
         return
     st.caption(

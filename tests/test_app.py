@@ -196,3 +196,10 @@ def test_bad_upload_shows_the_readers_message():
     assert message.startswith("broken.jsonl:1:")
     assert "denominator-" not in message  # names the upload, not the temporary file
     assert not at.table
+
+
+def test_fetch_depth_below_k_is_an_error_not_a_negative_loss() -> None:
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    at.number_input(key="metrics:fetch_depth").set_value(2).run()
+    assert not at.exception
+    assert any("fetch depth 2 is below k = 5" in e.value for e in at.error)

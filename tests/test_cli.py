@@ -226,3 +226,159 @@ def test_subprocess_has_no_traceback(tmp_path) -> None:
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert f"{bad}:2" in proc.stderr and "NUL byte" in proc.stderr
+
+
+# ---------------------------------------------------------------- from the review of #2
+
+
+def write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_empty_ranking_means_retrieved_nothing(tmp_path, capsys) -> None:
+    """q2 was asked and answered with []: evaluated with 0 retrieved, not 'missing'."""
+    golden = write(
+        tmp_path, "e.yaml", "queries:\n  - id: q1\n    grades: {a: 1}\n  - id: q2\n    grades: {b: 3}\n"
+    )
+    run = write(tmp_path, "e.jsonl", '{"query_id":"q1","ranking":["a"]}\n{"query_id":"q2","ranking":[]}\n')
+    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "5", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["n_queries"] == 2 and data["missing_from_run"] == 0
+    assert data["queries"]["q2"] == {**data["queries"]["q2"], "retrieved": 0, "R@5": 0.0, "RR": 0.0}
+    assert data["mean"]["R@5"] == 0.5
+    code, out, _ = cli(capsys, "audit", golden, run, "-k", "5", "--format", "json")
+    data = json.loads(out)
+    assert data["queries"]["q2"]["recall"] == 0.0 and data["summary"]["mean_recall"] == 0.5
+    only_empty = write(tmp_path, "e2.jsonl", '{"query_id":"q2","ranking":[]}\n')
+    code, out, _ = cli(capsys, "metrics", golden, only_empty, "-k", "5", "--format", "json")
+    assert code == 0 and json.loads(out)["queries"]["q2"]["R@5"] == 0.0
+
+
+def test_trec_leaves_out_queries_without_judgments(tmp_path, capsys) -> None:
+    """A golden.yaml query with grades: {} has no qrels line: trec_eval never sees it."""
+    golden = write(
+        tmp_path, "g.yaml", "queries:\n  - id: q1\n    grades: {a: 1}\n  - id: q2\n    grades: {}\n"
+    )
+    run = write(
+        tmp_path, "g.jsonl", '{"query_id":"q1","ranking":["x","a"]}\n{"query_id":"q2","ranking":["a"]}\n'
+    )
+    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "2", "--format", "trec")
+    assert code == 0
+    assert "num_q                 \tall\t1\n" in out and "map                   \tall\t0.5000\n" in out
+    assert "\tq2\t" not in out
+
+
+def test_missing_zero_still_needs_a_shared_query(tmp_path, capsys) -> None:
+    qrels = write(tmp_path, "z.qrels", "001 0 a 1\n")
+    run = write(tmp_path, "z.run", "1 Q0 a 1 1 t\n")
+    code, out, err = cli(capsys, "metrics", qrels, run, "--missing", "zero", "--format", "trec")
+    assert code == 2 and out == "" and "nothing to evaluate" in err
+
+
+def test_fetch_depth_below_k_is_refused(tmp_path, capsys) -> None:
+    qrels = write(tmp_path, "n.qrels", "q1 0 a 1\n")
+    run = write(tmp_path, "n.jsonl", '{"query_id":"q1","ranking":["x","y","a"]}\n')
+    code, _, err = cli(capsys, "audit", qrels, run, "-k", "3", "--fetch-depth", "1")
+    assert code == 2
+    assert (
+        err == "error: fetch depth 1 is below k = 3; expected stage 1 to read at least as deep as the cut\n"
+    )
+
+
+def test_label_coverage_counts_only_the_corpus(tmp_path, capsys) -> None:
+    qrels = write(tmp_path, "c.qrels", "".join(f"q1 0 d{i} 1\n" for i in range(6)))
+    run = write(tmp_path, "c.jsonl", '{"query_id":"q1","ranking":["d0"]}\n')
+    corpus = write(tmp_path, "corpus.txt", "d0\nd1\nd2\n")
+    code, out, _ = cli(capsys, "audit", qrels, run, "-k", "1", "--corpus", corpus, "--format", "json")
+    q = json.loads(out)["queries"]["q1"]
+    assert code == 0 and q["label_coverage"] == 1.0 and q["judged_outside_corpus"] == 3
+    code, _, err = cli(capsys, "audit", qrels, run, "-k", "1", "--corpus-size", "3")
+    assert code == 2
+    assert err == (
+        "error: corpus size 3 is smaller than the 6 documents judged for query 'q1'; "
+        "expected the size of the whole corpus\n"
+    )
+
+
+def test_lone_surrogate_is_a_clean_error(tmp_path, capsys) -> None:
+    qrels = write(tmp_path, "ok.qrels", "q1 0 a 1\n")
+    run = write(tmp_path, "s.jsonl", '{"query_id": "q\\ud800", "ranking": ["a"]}\n')
+    code, _, err = cli(capsys, "metrics", qrels, run)
+    assert code == 2
+    assert (
+        err
+        == f"error: {run}:1: query_id: holds the lone surrogate U+D800; expected text that UTF-8 can encode\n"
+    )
+    golden = write(tmp_path, "s.yaml", 'queries:\n  - id: "q\\ud800"\n    grades: {a: 1}\n')
+    code, _, err = cli(capsys, "metrics", golden, run)
+    assert code == 2 and err.startswith(f"error: {golden}:2: queries[0].id: holds the lone surrogate U+D800")
+
+
+def test_a_pipe_is_refused_not_read_half(tmp_path, capsys) -> None:
+    import os
+
+    qrels = write(tmp_path, "q.qrels", "q1 0 a 1\n")
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"# comment\nq1 Q0 a 1 1.0 t\n")
+    os.close(write_end)
+    try:
+        code, _, err = cli(capsys, "metrics", qrels, f"/dev/fd/{read_end}")
+    finally:
+        os.close(read_end)
+    assert code == 2
+    assert (
+        err
+        == f"error: /dev/fd/{read_end}: is not a regular file (a pipe or a device?); expected a file on disk\n"
+    )
+
+
+def test_exp_gain_refuses_grades_that_overflow(tmp_path, capsys) -> None:
+    qrels = write(tmp_path, "g.qrels", "q1 0 a 2000\nq1 0 b 1\n")
+    run = write(tmp_path, "g.run", "q1 Q0 b 1 2 t\nq1 Q0 a 2 1 t\n")
+    code, _, err = cli(capsys, "metrics", qrels, run, "--gain", "exp", "-k", "2")
+    assert code == 2
+    assert (
+        err
+        == "error: --gain exp: grade 2000 would overflow 2**grade - 1; expected grades up to 63 (or --gain linear)\n"
+    )
+
+
+def test_min_grade_is_never_negative_and_golden_sets_the_default(tmp_path, capsys) -> None:
+    code, _, err = cli(capsys, "metrics", GOLDEN, RUN, "--min-grade", "-1")
+    assert code == 2 and "expected an integer >= 0 (negative grades are judged, never relevant)" in err
+    golden = write(tmp_path, "m.yaml", "min_grade: 2\nqueries:\n  - id: q1\n    grades: {a: 1, b: 2}\n")
+    run = write(tmp_path, "m.jsonl", '{"query_id":"q1","ranking":["a","b"]}\n')
+    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "1", "--format", "json")
+    data = json.loads(out)
+    assert (
+        data["min_grade"] == 2 and data["queries"]["q1"]["rel"] == 1 and data["queries"]["q1"]["R@1"] == 0.0
+    )
+    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "1", "--min-grade", "1", "--format", "json")
+    assert json.loads(out)["queries"]["q1"]["rel"] == 2
+
+
+def test_audit_takes_one_cutoff_and_counts_run_only_queries(tmp_path, capsys) -> None:
+    code, _, err = cli(capsys, "audit", GOLDEN, RUN, "-k", "5", "-k", "10")
+    assert (
+        code == 2
+        and err == "error: python -m calibration audit: -k given 2 times; the audit takes one cutoff\n"
+    )
+    run = write(
+        tmp_path, "r.jsonl", '{"query_id":"q_faw","ranking":["m1"]}\n{"query_id":"zz","ranking":["m1"]}\n'
+    )
+    code, out, _ = cli(capsys, "audit", GOLDEN, run, "-k", "5", "--format", "json")
+    assert json.loads(out)["summary"]["not_in_qrels"] == 1
+
+
+def test_lone_carriage_return_is_refused(tmp_path, capsys) -> None:
+    qrels = write(tmp_path, "q.qrels", "q1 0 a 1\n")
+    run = tmp_path / "cr.run"
+    run.write_bytes(b"q1 Q0 x 1 3 t\rq1 Q0 a 2 2 t\r")
+    code, _, err = cli(capsys, "metrics", qrels, run)
+    assert code == 2
+    assert (
+        err
+        == f"error: {run}:1: carriage return inside a line (old Mac line ends?); expected LF or CRLF line ends\n"
+    )

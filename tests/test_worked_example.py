@@ -297,3 +297,14 @@ def test_cli_q_dupe_fails_duplicates_gate(capsys) -> None:
         capsys, "audit", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5", "--fail-on", "duplicates"
     )
     assert code == 0 and "duplicates: passed" in out
+
+
+def test_measure_names_round_trip() -> None:
+    from calibration.metrics import InvalidMeasure, parse_measure
+
+    for name in ("P@5", "R@100", "nDCG@10", "Success@1", "RR", "AP"):
+        assert str(parse_measure(name)) == name
+    assert str(parse_measure("MRR")) == "RR" and str(parse_measure("MAP")) == "AP"
+    for bad in ("P@0", "nDCG@x", "P@", "foo", "R@-1"):
+        with pytest.raises(InvalidMeasure):
+            parse_measure(bad)
