@@ -1,0 +1,201 @@
+"""The columnar (Arrow) readers for TREC qrels and runs: a lean read of the
+common single-space file checked by a memory-mapped scan for odd bytes, and a
+general read that also takes tab-separated, padded files. Each returns a
+table, or None whenever the line reader in ``annotation.formats`` might read
+the file differently, so the line reader stays the reference and the one
+that names a bad line.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from annotation._base import _BOM, _INT_RE, _NUMBER_RE
+
+_NOT_SIMPLE = object()
+_ODD_BYTES = (b"\t", b"\x00", b"\r", b"\x0b", b"\x0c")
+_INT_BYTES = np.zeros(256, dtype=bool)
+_INT_BYTES[list(b"0123456789-")] = True  # no '+': Arrow refuses "+1", the line reader takes it
+
+
+def _has_odd_bytes(path: str | os.PathLike) -> bool:
+    """A BOM, or a byte the lean reader leaves to others: TAB, NUL, CR, VT, FF
+    (memchr over a memory map: a few GB/s)."""
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return mm[:3] == _BOM or any(mm.find(byte) >= 0 for byte in _ODD_BYTES)
+    except (OSError, ValueError):  # ValueError: mmap of an empty file
+        return True
+
+
+def _simple_table(
+    path: str | os.PathLike,
+    names: list[str],
+    int_columns: tuple[str, ...],
+    number_columns: tuple[str, ...],
+) -> pa.Table | None | object:  # object: _NOT_SIMPLE
+    """The common file, read lean: fields separated by single spaces, no
+    tabs, CRs or other odd bytes (checked by a scan beside the read).
+
+    Arrow reads every field (so each is seen and UTF-8 checked), ids and
+    words as text, scores as doubles (inside what a score can hold, Arrow's
+    number syntax and the line reader's agree; a NaN goes to the line
+    reader). An empty field (two spaces in a row, a space at either end of
+    a line) shows as an empty value and sends the file on; integer columns
+    are checked byte by byte, then cast.
+
+    Returns the table, or None (the line reader must judge), or _NOT_SIMPLE
+    (the general columnar path may still read it).
+    """
+    types = {name: pa.float64() if name in number_columns else pa.string() for name in names}
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        odd = pool.submit(_has_odd_bytes, path)
+        try:
+            table = pcsv.read_csv(
+                path,
+                read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 21),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=" ", quote_char=False, escape_char=False, double_quote=False
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types=types,
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                    null_values=[],
+                ),
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+            table = None
+        if odd.result() or table is None or table.num_rows == 0:
+            return _NOT_SIMPLE
+    out: dict[str, pa.ChunkedArray] = {}
+    for name in names:
+        column = table[name]
+        if name in number_columns:
+            if pc.any(pc.is_nan(column)).as_py():
+                return None  # a NaN score cannot be ordered: the line reader names it
+            out[name] = column
+            continue
+        if any(_has_empty(chunk) for chunk in column.chunks):
+            return _NOT_SIMPLE
+        if name in int_columns:
+            if not all(_bytes_in(chunk, _INT_BYTES) for chunk in column.chunks):
+                return _NOT_SIMPLE
+            try:
+                column = pc.cast(column, pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None  # "1-2", "-" or beyond 64 bits: the line reader names it
+            if name == "g":
+                out[name] = column
+        elif name in (names[0], "d"):
+            out[name] = column
+        elif name == "t":
+            out["t"] = column.chunk(0)[0].as_py()
+    del table
+    if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
+        return _NOT_SIMPLE
+    tag = out.pop("t", None)
+    result = pa.table(out)
+    return result.replace_schema_metadata({"tag": tag}) if tag is not None else result
+
+
+def _string_parts(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, data bytes) of a string chunk, as numpy views."""
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+    data = chunk.buffers()[2]
+    return offsets, (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8))
+
+
+def _has_empty(chunk: pa.Array) -> bool:
+    """Any empty string in the chunk (two equal offsets in a row)."""
+    if len(chunk) == 0:
+        return False
+    offsets, _ = _string_parts(chunk)
+    return bool((offsets[1:] == offsets[:-1]).any())
+
+
+def _bytes_in(chunk: pa.Array, allowed: np.ndarray) -> bool:
+    """Every byte of a string chunk's values is in the ``allowed`` class."""
+    if len(chunk) == 0:
+        return True
+    offsets, data = _string_parts(chunk)
+    return bool(allowed[data[offsets[0] : offsets[-1]]].all())
+
+
+def _fast_table(
+    path: str | os.PathLike,
+    names: list[str],
+    int_columns: tuple[str, ...],
+    number_columns: tuple[str, ...],
+) -> pa.Table | None:
+    """Arrow read of a clean, single-delimiter TREC file, or None.
+
+    None whenever the line reader might read the file differently; the line
+    reader then accepts it or names the bad line. Every column is read as
+    text and numbers are checked with the line reader's own patterns, because
+    Arrow alone would take "0x10" as 16 or keep a space inside an id.
+    """
+    simple = _simple_table(path, names, int_columns, number_columns)
+    if simple is not _NOT_SIMPLE:
+        return simple
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if not data.strip() or data.startswith(_BOM):
+        return None
+    if any(ch in data for ch in (b"\x00", b"\r", b"\x0b", b"\x0c")):
+        return None
+    tab = b"\t" in data
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(
+                delimiter="\t" if tab else " ", quote_char=False, escape_char=False, double_quote=False
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types={name: pa.string() for name in names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
+        return None
+    if table.num_rows == 0:
+        return None
+    # spaces can only be inside a field when tabs separate them: numbers may
+    # be padded (trec_eval's results.test is), ids and words may not
+    pad = " *" if tab else ""
+    out: dict[str, pa.Array] = {}
+    for name in names:
+        column = table[name].combine_chunks()
+        if name in int_columns or name in number_columns:
+            pattern = _INT_RE if name in int_columns else _NUMBER_RE
+            if not pc.all(pc.match_substring_regex(column, f"^{pad}(?:{pattern}){pad}$")).as_py():
+                return None
+            trimmed = pc.utf8_trim(column, " ") if tab else column
+            try:
+                column = pc.cast(trimmed, pa.int64() if name in int_columns else pa.float64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None  # e.g. a grade beyond 64 bits: the line reader says so
+            if name in number_columns and pc.any(pc.is_nan(column)).as_py():
+                return None  # a NaN score cannot be ordered: the line reader names it
+        else:
+            if pc.min(pc.utf8_length(column)).as_py() == 0:
+                return None  # a doubled delimiter or a trailing one
+            if tab and pc.any(pc.match_substring(column, " ")).as_py():
+                return None
+        out[name] = column
+    if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
+        return None  # comment lines: the line reader skips them
+    return pa.table(out)

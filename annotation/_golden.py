@@ -1,0 +1,302 @@
+"""golden.yaml: the strict reader (plain YAML only: no tags, anchors, aliases
+or deep nesting, decimal integer grades, every error naming its line), the
+writer (metadata first, then the queries), the YAML node helpers they share,
+and :data:`DEFAULT_GRADE_SCALE`, the wording used when a file gives none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import yaml
+
+from annotation._base import InvalidGolden, Qrels, _check_text, _read_text, _require_file, _write_atomic
+
+# The project's own wording of TREC's 0-3 relevance scale (DESIGN.md).
+DEFAULT_GRADE_SCALE: dict[int, str] = {
+    0: "irrelevant: nothing to do with the query",
+    1: "related: on the topic, but no answer in it",
+    2: "highly relevant: holds some of the answer, perhaps unclear or buried",
+    3: "perfectly relevant: devoted to the query, holds the exact answer",
+}
+
+_GOLDEN_TOP_KEYS = {
+    "name",
+    "description",
+    "grade_scale",
+    "judged_by",
+    "shown",
+    "created",
+    "min_grade",
+    "queries",
+    "sampling",
+}
+
+
+def read_golden(path: str | os.PathLike) -> Qrels:
+    """golden.yaml: ``queries: [{id, text, grades: {doc: grade}}]`` plus metadata.
+
+    Only plain YAML is read (no tags, no aliases); every error names the line.
+    """
+    _require_file(path, InvalidGolden)
+    text = _read_text(path, InvalidGolden)
+    try:
+        _refuse_aliases_and_tags(path, text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise InvalidGolden(
+            path,
+            _yaml_error_line(exc, text),
+            None,
+            f"not valid YAML ({_yaml_problem(exc)}); expected a mapping with a 'queries' list",
+        ) from None
+    except RecursionError:
+        raise InvalidGolden(
+            path, None, None, "nested too deeply; expected a mapping with a 'queries' list"
+        ) from None
+    if root is None:
+        raise InvalidGolden(path, None, None, "no YAML content; expected a mapping with a 'queries' list")
+    if not isinstance(root, yaml.MappingNode):
+        got = "a list" if isinstance(root, yaml.SequenceNode) else f"{root.value!r}"
+        raise InvalidGolden(
+            path, _line(root), None, f"expected a mapping with a 'queries' list at the top, got {got}"
+        )
+    top = _mapping(path, root, "")
+    for key, (knode, _v) in top.items():
+        if key not in _GOLDEN_TOP_KEYS:
+            raise InvalidGolden(
+                path,
+                _line(knode),
+                key,
+                f"unknown key; expected one of {', '.join(sorted(_GOLDEN_TOP_KEYS))}",
+            )
+    if "queries" not in top:
+        raise InvalidGolden(path, None, "queries", "missing; expected a list of {id, text, grades}")
+    meta: dict[str, Any] = {}
+    scale = dict(DEFAULT_GRADE_SCALE)
+    if "grade_scale" in top:
+        scale = {}
+        node = top["grade_scale"][1]
+        for key, (_knode, vnode) in _mapping(path, node, "grade_scale", keys_as_int=True).items():
+            scale[key] = _scalar_str(path, vnode, f"grade_scale.{key}")
+        if not scale:
+            raise InvalidGolden(path, _line(node), "grade_scale", "empty; expected grade: wording pairs")
+    lo, hi = min(scale), max(scale)
+    meta["grade_scale"] = scale
+    for key in ("name", "description", "shown", "created"):
+        if key in top:
+            meta[key] = _scalar_str(path, top[key][1], key)
+    if "judged_by" in top:
+        node = top["judged_by"][1]
+        if isinstance(node, yaml.SequenceNode):
+            meta["judged_by"] = [_scalar_str(path, n, "judged_by") for n in node.value]
+        else:
+            meta["judged_by"] = [_scalar_str(path, node, "judged_by")]
+    if "min_grade" in top:
+        meta["min_grade"] = _scalar_int(path, top["min_grade"][1], "min_grade")
+    if "sampling" in top:
+        node = top["sampling"][1]
+        try:
+            meta["sampling"] = yaml.safe_load(yaml.serialize(node))
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+            # e.g. a date like 2024-13-45, or a bare '=' (YAML 1.1's value tag)
+            problem = _yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
+            raise InvalidGolden(path, _line(node), "sampling", f"expected plain values ({problem})") from None
+
+    qnode = top["queries"][1]
+    if not isinstance(qnode, yaml.SequenceNode):
+        raise InvalidGolden(path, _line(qnode), "queries", "expected a list of {id, text, grades}")
+    grades: dict[str, dict[str, int]] = {}
+    texts: dict[str, str] = {}
+    id_line: dict[str, int] = {}
+    for index, item in enumerate(qnode.value):
+        where = f"queries[{index}]"
+        if not isinstance(item, yaml.MappingNode):
+            raise InvalidGolden(path, _line(item), where, "expected a mapping {id, text, grades}")
+        fields = _mapping(path, item, where)
+        for key, (knode, _v) in fields.items():
+            if key not in ("id", "text", "grades", "notes"):
+                raise InvalidGolden(
+                    path, _line(knode), f"{where}.{key}", "unknown key; expected id, text, grades"
+                )
+        if "id" not in fields:
+            raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
+        qid = _scalar_str(path, fields["id"][1], f"{where}.id")
+        if not qid:
+            raise InvalidGolden(path, _line(fields["id"][1]), f"{where}.id", "expected a non-empty query id")
+        if qid in grades:
+            raise InvalidGolden(
+                path,
+                _line(fields["id"][1]),
+                f"{where}.id",
+                f"query {qid!r} already given on line {id_line[qid]}; expected each id once",
+            )
+        id_line[qid] = _line(fields["id"][1])
+        if "text" in fields:
+            texts[qid] = _scalar_str(path, fields["text"][1], f"{where}.text")
+        if "grades" not in fields:
+            raise InvalidGolden(path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}")
+        gnode = fields["grades"][1]
+        if isinstance(gnode, yaml.ScalarNode) and gnode.tag.endswith(":null"):
+            doc_grades: dict[str, int] = {}
+        else:
+            doc_grades = {}
+            for doc, (knode, vnode) in _mapping(path, gnode, f"{where}.grades").items():
+                if not doc:
+                    raise InvalidGolden(
+                        path, _line(knode), f"{where}.grades", "expected a non-empty document id"
+                    )
+                grade = _scalar_int(path, vnode, f"{where}.grades.{doc}")
+                if grade >= 0 and not lo <= grade <= hi:
+                    raise InvalidGolden(
+                        path,
+                        _line(vnode),
+                        f"{where}.grades.{doc}",
+                        f"expected a grade in the grade_scale {lo}-{hi} (or negative), got {grade}",
+                    )
+                doc_grades[doc] = grade
+        grades[qid] = doc_grades
+    if not grades:
+        raise InvalidGolden(path, _line(qnode), "queries", "empty; expected at least one query")
+    return Qrels(grades=grades, texts=texts, meta=meta, path=str(path))
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+_YAML_MAX_DEPTH = 64
+_YAML_OPEN = (
+    yaml.BlockMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.FlowSequenceStartToken,
+)
+_YAML_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _refuse_aliases_and_tags(path: str | os.PathLike, text: str) -> None:
+    """golden.yaml is plain YAML: an anchor, alias or tag (``!!python/object``)
+    is refused before anything is built from the file, and so is deep nesting
+    (PyYAML's scanner slows down quadratically with depth, its composer recurses)."""
+    depth = 0
+    for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        line = token.start_mark.line + 1
+        if isinstance(token, _YAML_OPEN):
+            depth += 1
+            if depth > _YAML_MAX_DEPTH:
+                raise InvalidGolden(
+                    path,
+                    line,
+                    None,
+                    f"nested more than {_YAML_MAX_DEPTH} levels deep; expected a mapping with a 'queries' list",
+                )
+        elif isinstance(token, _YAML_CLOSE):
+            depth -= 1
+        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
+            sigil = "&" if isinstance(token, yaml.AnchorToken) else "*"
+            raise InvalidGolden(
+                path,
+                line,
+                None,
+                f"YAML anchor or alias {sigil}{token.value} is not allowed; expected plain YAML, each value written out",
+            )
+        if isinstance(token, yaml.TagToken):
+            handle, suffix = token.value
+            raise InvalidGolden(
+                path,
+                line,
+                None,
+                f"YAML tag {(handle or '') + suffix} is not allowed; expected plain YAML (no tags)",
+            )
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    if problem:
+        return str(problem)
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return mark.line + 1
+    position = getattr(exc, "position", None)  # ReaderError: a character YAML refuses
+    if isinstance(position, int):
+        return text.count("\n", 0, position) + 1
+    return None
+
+
+def _mapping(
+    path: str | os.PathLike, node: yaml.Node, where: str, keys_as_int: bool = False
+) -> dict[Any, tuple[yaml.Node, yaml.Node]]:
+    if not isinstance(node, yaml.MappingNode):
+        raise InvalidGolden(path, _line(node), where, "expected a mapping")
+    out: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
+    for knode, vnode in node.value:
+        if not isinstance(knode, yaml.ScalarNode):
+            raise InvalidGolden(path, _line(knode), where or None, "expected plain keys")
+        key: Any = _scalar_int(path, knode, where) if keys_as_int else knode.value
+        if not keys_as_int:
+            _check_text(key, path, _line(knode), f"{where}.{key!r}" if where else "key", InvalidGolden)
+        if key in out:
+            raise InvalidGolden(
+                path,
+                _line(knode),
+                f"{where}.{key}" if where else str(key),
+                f"key already given on line {_line(out[key][0])}; expected each key once",
+            )
+        out[key] = (knode, vnode)
+    return out
+
+
+def _scalar_str(path: str | os.PathLike, node: yaml.Node, where: str) -> str:
+    if not isinstance(node, yaml.ScalarNode):
+        raise InvalidGolden(path, _line(node), where, "expected a single value")
+    if node.tag.endswith(":null"):
+        raise InvalidGolden(path, _line(node), where, "is empty, expected a value")
+    _check_text(node.value, path, _line(node), where, InvalidGolden)
+    return node.value  # the text as written: 001 stays "001"
+
+
+_GOLDEN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+
+
+def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
+    """A plain decimal integer; YAML 1.1's 0x1F, 0b1, 010 (octal 8), 1_000 and
+    1:30 (sexagesimal) are refused rather than guessed."""
+    if not (
+        isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value)
+    ):
+        if isinstance(node, yaml.ScalarNode):
+            shown = repr(node.value)
+        else:
+            shown = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
+        raise InvalidGolden(path, _line(node), where, f"expected an integer grade, got {shown}")
+    return int(node.value)
+
+
+def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | None = None) -> None:
+    """golden.yaml with metadata first, then the queries; ids written as strings."""
+    info = {**qrels.meta, **(meta or {})}
+    doc: dict[str, Any] = {}
+    for key in ("name", "description", "created", "judged_by", "shown", "min_grade"):
+        if key in info:
+            doc[key] = info[key]
+    doc["grade_scale"] = {int(k): v for k, v in info.get("grade_scale", DEFAULT_GRADE_SCALE).items()}
+    if "sampling" in info:
+        doc["sampling"] = info["sampling"]
+    doc["queries"] = [
+        {
+            "id": qid,
+            **({"text": qrels.texts[qid]} if qid in qrels.texts else {}),
+            "grades": {doc: int(grade) for doc, grade in docs.items()},
+        }
+        for qid, docs in qrels.grades.items()
+    ]
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    _write_atomic(path, text)
