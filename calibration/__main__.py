@@ -22,7 +22,7 @@ from calibration.audit import (
     DEFAULT_MIN_JUDGED,
     DEFAULT_STAGE1_MIN,
     InvalidAudit,
-    audit,
+    audit_run,
     parse_gate,
 )
 from calibration.metrics import InvalidMeasure, evaluate
@@ -199,16 +199,15 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     gates = [parse_gate(rule) for rule in args.fail_on]
     qrels = read_judgments(args.qrels)
     run = read_ranked(args.run)
-    rankings = run.rankings()
-    fetch_rankings = read_ranked(args.fetch_run).rankings() if args.fetch_run else None
+    fetch_run = read_ranked(args.fetch_run) if args.fetch_run else None
     corpus_ids = set(read_corpus_ids(args.corpus)) if args.corpus else None
-    truth = read_judgments(args.truth).grades if args.truth else None
-    result = audit(
-        qrels.grades,
-        rankings,
+    truth = read_judgments(args.truth) if args.truth else None
+    result = audit_run(
+        qrels,
+        run,
         args.k[0],
         min_grade=_min_grade(args, qrels),
-        fetch_rankings=fetch_rankings,
+        fetch_run=fetch_run,
         fetch_depth=args.fetch_depth,
         corpus_size=args.corpus_size,
         corpus_ids=corpus_ids,

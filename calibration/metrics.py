@@ -186,6 +186,7 @@ class Evaluation:
     run_name: str = "run"
     missing: str = "drop"
     measures: list[str] = field(default_factory=list)
+    counts: dict[str, np.ndarray] = field(default_factory=dict)  # hits@k, judged@k, positional@k
 
     def mean(self, name: str) -> float | None:
         column = self.values[name]
@@ -226,8 +227,15 @@ def evaluate(
     min_grade: int = 1,
     missing: Literal["drop", "zero"] = "drop",
     gain: Gain = "linear",
+    with_positional: bool = False,
 ) -> Evaluation:
-    """Vectorized evaluation of a whole run; same values as :func:`evaluate_query`."""
+    """Vectorized evaluation of a whole run; same values as :func:`evaluate_query`.
+
+    Besides the measures, ``Evaluation.counts`` holds per query and k the
+    ``hits@k`` (distinct relevant in the top k) and ``judged@k`` (distinct
+    judged documents in the top k), and with ``with_positional`` the
+    ``positional@k`` hits a naive count of the first k lines would give.
+    """
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:
         raise InvalidMeasure("cutoffs k must be integers >= 1")
@@ -277,15 +285,9 @@ def evaluate(
     drop, duplicates_idx = _duplicates(qi, dup_keys, docs, order)
     del dup_keys
     duplicates = {qids_all[q]: ids for q, ids in duplicates_idx.items()}
-    if drop is not None:
-        keep_rows = ~drop
-        qi = qi[keep_rows]
-        doc_index = doc_index[keep_rows]
 
-    num_ret = np.bincount(qi, minlength=nq).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]])
-
-    # only rows whose document is judged for some query can be relevant or gain
+    # grades of the rows whose document is judged for this query (the only
+    # rows that can be relevant or gain), in trec order, repeats included
     rows = np.flatnonzero(doc_index >= 0)
     row_q = qi[rows]
     key = row_q.astype(np.int64) * n_dict + doc_index[rows].astype(np.int64)
@@ -293,8 +295,28 @@ def evaluate(
     found = j_key[pos] == key
     rows, row_q, pos = rows[found], row_q[found], pos[found]
     grade = j_grade_np[pos]
+    counts: dict[str, np.ndarray] = {}
+    if with_positional:
+        # what a naive count over the first k lines finds: repeats counted each time
+        raw_starts = np.concatenate([[0], np.cumsum(np.bincount(qi, minlength=nq))[:-1]])
+        raw_rank = rows - raw_starts[row_q] + 1
+        for k in ks:
+            hit = (grade >= min_grade) & (raw_rank <= k)
+            counts[f"positional@{k}"] = np.bincount(row_q[hit], minlength=nq)
+    if drop is not None:  # a repeated document counts once, at its first rank
+        keep_rows = ~drop
+        kept_position = np.cumsum(keep_rows) - 1
+        kept = keep_rows[rows]
+        rows, row_q, grade = kept_position[rows[kept]], row_q[kept], grade[kept]
+        qi = qi[keep_rows]
+
+    num_ret = np.bincount(qi, minlength=nq).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]])
     rank = rows - starts[row_q] + 1
     is_rel = grade >= min_grade
+    for k in ks:
+        counts[f"judged@{k}"] = np.bincount(row_q[rank <= k], minlength=nq)
+        counts[f"hits@{k}"] = np.bincount(row_q[is_rel & (rank <= k)], minlength=nq)
 
     rel_q = row_q[is_rel]
     rel_rank = rank[is_rel]
@@ -303,7 +325,7 @@ def evaluate(
     defined = num_rel > 0
     values: dict[str, np.ndarray] = {}
     for k in ks:
-        hits = np.bincount(rel_q[rel_rank <= k], minlength=nq).astype(np.float64)
+        hits = counts[f"hits@{k}"].astype(np.float64)
         values[f"P@{k}"] = hits / k
         values[f"R@{k}"] = np.where(defined, hits / np.maximum(num_rel, 1), np.nan)
         values[f"Success@{k}"] = np.where(defined, (hits > 0).astype(np.float64), np.nan)
@@ -363,6 +385,7 @@ def evaluate(
         num_rel=num_rel[sel],
         num_rel_ret=num_rel_ret[sel],
         num_judged=np.bincount(j_qi_np, minlength=nq)[sel],
+        counts={name: column[sel] for name, column in counts.items()},
         evaluated=evaluated[sel],
         missing_from_run=missing_qids,
         not_in_qrels=not_in_qrels,

@@ -1,0 +1,85 @@
+"""The batch audit (what the CLI runs) says exactly what the per-query reference says."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from annotation.formats import Qrels, Run
+from calibration.audit import audit, audit_run, parse_gate
+
+DOCS = ["a", "b", "B", "c", "10", "9", "é", "d1", "d2", "x"]
+QIDS = ["q1", "q2", "001", "1"]
+GATES = [parse_gate(g) for g in ("duplicates", "undefined-recall", "rel-above-k", "judged-at-k<0.5")]
+
+
+@st.composite
+def collections(draw):
+    grades = {
+        qid: draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, 3), max_size=6))
+        for qid in draw(st.lists(st.sampled_from(QIDS), min_size=1, max_size=4, unique=True))
+    }
+    rows = []
+    run_qids = draw(st.lists(st.sampled_from(QIDS), min_size=1, max_size=4, unique=True))
+    empty = []
+    for qid in run_qids:
+        docs = draw(st.lists(st.sampled_from(DOCS), max_size=12))  # repeats allowed
+        if not docs:
+            empty.append(qid)
+        rows += [(qid, doc, float(draw(st.integers(0, 4)))) for doc in docs]
+    rows = draw(st.permutations(rows))
+    table = pa.table(
+        {
+            "q": pa.array([r[0] for r in rows], pa.string()),
+            "d": pa.array([r[1] for r in rows], pa.string()),
+            "s": pa.array([r[2] for r in rows], pa.float64()),
+        }
+    )
+    return grades, Run(table=table, empty_queries=empty)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    data=collections(),
+    k=st.integers(1, 6),
+    extra_depth=st.integers(0, 6),
+    min_grade=st.integers(0, 3),
+    use_fetch_run=st.booleans(),
+    truth=st.one_of(
+        st.none(),
+        st.dictionaries(
+            st.sampled_from(QIDS), st.dictionaries(st.sampled_from(DOCS), st.integers(0, 3), max_size=6)
+        ),
+    ),
+    corpus=st.one_of(st.none(), st.sets(st.sampled_from(DOCS), min_size=1)),
+)
+def test_batch_audit_equals_reference(data, k, extra_depth, min_grade, use_fetch_run, truth, corpus) -> None:
+    grades, run = data
+    rankings = run.rankings()
+    fetch_run = None
+    if use_fetch_run:  # stage 1: the rankings reversed, and only some of the queries
+        fetch_run = Run.from_rankings({q: list(reversed(r)) for q, r in list(rankings.items())[::2]})
+    common = dict(
+        min_grade=min_grade,
+        fetch_depth=None if use_fetch_run else k + extra_depth,
+        corpus_ids=corpus,
+        gates=GATES,
+    )
+    expected = audit(
+        grades,
+        run.rankings(),
+        k,
+        fetch_rankings=fetch_run.rankings() if fetch_run else None,
+        truth=truth,
+        **common,
+    )
+    got = audit_run(
+        Qrels(grades=grades),
+        run,
+        k,
+        fetch_run=fetch_run,
+        truth=Qrels(grades=truth) if truth is not None else None,
+        **common,
+    )
+    assert got == expected
