@@ -285,6 +285,16 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
 # ---------------------------------------------------------------- JSONL rankings
 
 
+def _json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
+    """One JSONL line parsed, or the format's error naming the line."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise error(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
+    except RecursionError:
+        raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
+
+
 def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
     """JSONL ``{"query_id": str, "ranking": [docid, ...]}``, best first."""
     _require_file(path, InvalidRankings)
@@ -294,16 +304,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
     for number, line in _numbered_lines(text):
         if not line.strip(_ASCII_SPACE):
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidRankings(
-                path, number, None, f"not valid JSON ({exc.msg}); expected one object per line"
-            ) from None
-        except RecursionError:
-            raise InvalidRankings(
-                path, number, None, "JSON nested too deeply; expected one object per line"
-            ) from None
+        obj = _json_line(line, path, number, InvalidRankings)
         if not isinstance(obj, dict):
             raise InvalidRankings(
                 path, number, None, 'expected an object {"query_id": ..., "ranking": [...]}'
@@ -403,16 +404,7 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
         if not line.strip(_ASCII_SPACE):
             continue
         if jsonl:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidCorpus(
-                    path, number, None, f"not valid JSON ({exc.msg}); expected one object per line"
-                ) from None
-            except RecursionError:
-                raise InvalidCorpus(
-                    path, number, None, "JSON nested too deeply; expected one object per line"
-                ) from None
+            obj = _json_line(line, path, number, InvalidCorpus)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
                 raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", ...}')
             doc = obj["id"]
