@@ -57,6 +57,10 @@ class InvalidCorpus(FormatError):
     kind = "corpus"
 
 
+class InvalidQueries(FormatError):
+    kind = "queries"
+
+
 class Qrels:
     """Judgments: ``grades[qid][docid] = grade`` plus what golden.yaml adds.
 

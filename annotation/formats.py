@@ -40,6 +40,7 @@ from annotation._base import (
     InvalidCorpus,
     InvalidGolden,
     InvalidQrels,
+    InvalidQueries,
     InvalidRankings,
     InvalidRun,
     Qrels,
@@ -66,6 +67,7 @@ __all__ = [
     "InvalidRankings",
     "InvalidGolden",
     "InvalidCorpus",
+    "InvalidQueries",
     "Qrels",
     "Run",
     "read_qrels",
@@ -75,6 +77,8 @@ __all__ = [
     "read_rankings",
     "read_ranked",
     "read_corpus_ids",
+    "read_corpus",
+    "read_queries",
     "write_qrels",
     "write_golden",
     "write_run",
@@ -391,6 +395,78 @@ def read_ranked(path: str | os.PathLike) -> Run:
 
 
 # ---------------------------------------------------------------- corpus
+
+
+def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Chunks of a corpus, JSONL ``{"id": str, "text": str, "source"?: str, ...}``:
+    each a dict, in file order; ids unique, texts non-empty strings."""
+    _require_file(path, InvalidCorpus)
+    text = _read_text(path, InvalidCorpus)
+    chunks: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, line in _numbered_lines(text):
+        if not line.strip(_ASCII_SPACE):
+            continue
+        obj = _json_line(line, path, number, InvalidCorpus)
+        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
+            raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", "text": ...}')
+        if _has_space(obj["id"]):
+            raise InvalidCorpus(
+                path, number, "id", f"{obj['id']!r} holds whitespace; expected an id without spaces"
+            )
+        if not isinstance(obj.get("text"), str) or not obj["text"].strip():
+            raise InvalidCorpus(
+                path, number, "text", "missing or empty; expected the chunk's text as a string"
+            )
+        if "source" in obj and not isinstance(obj["source"], str):
+            raise InvalidCorpus(path, number, "source", "expected a string")
+        for key in ("id", "text"):
+            _check_text(obj[key], path, number, key, InvalidCorpus)
+        if obj["id"] in seen:
+            raise InvalidCorpus(
+                path, number, "id", f"{obj['id']!r} already on line {seen[obj['id']]}; expected each id once"
+            )
+        seen[obj["id"]] = number
+        chunks.append(obj)
+    if not chunks:
+        raise InvalidCorpus(path, None, None, "no chunks; expected one JSON object per line")
+    return chunks
+
+
+def read_queries(path: str | os.PathLike) -> dict[str, str]:
+    """Query texts: JSONL ``{"id": str, "text": str}`` (.jsonl) or TSV ``id<TAB>text``."""
+    _require_file(path, InvalidQueries)
+    text = _read_text(path, InvalidQueries)
+    queries: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    jsonl = str(path).lower().endswith(".jsonl")
+    for number, line in _numbered_lines(text):
+        if not line.strip(_ASCII_SPACE):
+            continue
+        if jsonl:
+            obj = _json_line(line, path, number, InvalidQueries)
+            if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
+                raise InvalidQueries(path, number, "id", 'expected {"id": "<non-empty string>", "text": ...}')
+            qid, query = obj["id"], obj.get("text")
+        else:
+            qid, tab, query = line.partition("\t")
+            if not tab:
+                raise InvalidQueries(path, number, None, "no TAB; expected 'id<TAB>text'")
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidQueries(path, number, "text", "missing or empty; expected the query text")
+        if not qid or _has_space(qid):
+            raise InvalidQueries(path, number, "id", f"{qid!r}: expected a non-empty id without spaces")
+        for value, name in ((qid, "id"), (query, "text")):
+            _check_text(value, path, number, name, InvalidQueries)
+        if qid in seen:
+            raise InvalidQueries(
+                path, number, "id", f"{qid!r} already on line {seen[qid]}; expected each id once"
+            )
+        seen[qid] = number
+        queries[qid] = query
+    if not queries:
+        raise InvalidQueries(path, None, None, "no queries; expected one per line")
+    return queries
 
 
 def read_corpus_ids(path: str | os.PathLike) -> list[str]:

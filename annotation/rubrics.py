@@ -1,0 +1,74 @@
+"""The grade scales and their wording: one text for the labelling pages and the
+judge prompts, so people and the judge answer the same question (DESIGN
+principle 6).
+
+Relevance follows TREC's 0-3 scale (TREC Deep Learning, TREC RAG, UMBRELA),
+in the project's own words, so labels made here compare with public qrels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Rubric", "UnknownRubric", "RELEVANCE", "FAITHFULNESS", "PREFERENCE", "RUBRICS", "get_rubric"]
+
+
+class UnknownRubric(KeyError):
+    """A rubric name that is not one of RUBRICS."""
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A named scale: each value with its wording, and the question asked."""
+
+    name: str
+    question: str
+    scale: dict[int, str]
+
+    def wording(self, value: int) -> str:
+        return self.scale[value]
+
+    def check(self, value: int) -> int:
+        """The value, if it is on the scale; ValueError otherwise."""
+        if isinstance(value, bool) or not isinstance(value, int) or value not in self.scale:
+            values = ", ".join(str(v) for v in self.scale)
+            raise ValueError(f"{value!r} is not on the {self.name} scale; expected one of {values}")
+        return value
+
+
+RELEVANCE = Rubric(
+    name="relevance",
+    question="How well does this chunk answer the query?",
+    scale={
+        0: "irrelevant: nothing to do with the query",
+        1: "related: on the topic, but no answer in it",
+        2: "highly relevant: holds some of the answer, perhaps unclear or buried in other material",
+        3: "perfectly relevant: devoted to the query, holds the exact answer",
+    },
+)
+
+FAITHFULNESS = Rubric(
+    name="faithfulness",
+    question="Is every claim of the answer supported by the contexts shown?",
+    scale={
+        0: "unsupported: a claim is contradicted by, or absent from, the contexts",
+        1: "partly supported: some claims are in the contexts, some are not",
+        2: "fully supported: every claim is in the contexts",
+    },
+)
+
+# A pair is stored as the candidate that won, in the order the two were shown.
+PREFERENCE = Rubric(
+    name="preference",
+    question="Which answer is better?",
+    scale={0: "A: the answer shown first is better", 1: "B: the answer shown second is better", 2: "tie"},
+)
+
+RUBRICS = {rubric.name: rubric for rubric in (RELEVANCE, FAITHFULNESS, PREFERENCE)}
+
+
+def get_rubric(name: str) -> Rubric:
+    try:
+        return RUBRICS[name]
+    except KeyError:
+        raise UnknownRubric(f"unknown rubric {name!r}; expected one of {', '.join(RUBRICS)}") from None

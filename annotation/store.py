@@ -1,0 +1,384 @@
+"""The label store: one SQLite file (WAL) through sqlite-utils.
+
+Write discipline: every write is one short ``BEGIN IMMEDIATE`` transaction
+(:meth:`Store.write`), so a second process waits (busy timeout) instead of
+failing, and an import lands whole or not at all. Migrations run once, at
+open, inside such a transaction.
+
+Labels are never lost or overwritten (DESIGN principle 3): ``labels`` and
+``judge_labels`` are append-only (triggers refuse UPDATE and DELETE); a
+correction is a new row; undo appends a retraction (a row whose value is
+NULL); the newest row per (item, annotator) counts.
+
+The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from annotation.formats import Qrels, Run
+
+__all__ = ["Store", "StoreError", "ImportConflict", "default_db_path"]
+
+DEFAULT_DB = "denominator.db"
+BUSY_TIMEOUT_MS = 10_000
+
+
+class StoreError(Exception):
+    """A store operation that cannot be done as asked."""
+
+
+class ImportConflict(StoreError):
+    """An import would change what is stored (nothing is written)."""
+
+
+def default_db_path() -> str:
+    return os.environ.get("DENOMINATOR_DB") or DEFAULT_DB
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+MIGRATIONS = Migrations("denominator")
+
+
+@MIGRATIONS(name="m001_schema")
+def _m001_schema(db: sqlite_utils.Database) -> None:
+    statements = [
+        "CREATE TABLE queries (id TEXT PRIMARY KEY, text TEXT)",
+        "CREATE TABLE chunks (id TEXT PRIMARY KEY, text TEXT, source TEXT, meta TEXT)",
+        """CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+            stage TEXT NOT NULL CHECK (stage IN ('fetch', 'keep')), meta TEXT)""",
+        """CREATE TABLE rankings (run_id INTEGER NOT NULL REFERENCES runs(id),
+            query_id TEXT NOT NULL REFERENCES queries(id), rank INTEGER NOT NULL,
+            chunk_id TEXT NOT NULL REFERENCES chunks(id), score REAL,
+            PRIMARY KEY (run_id, query_id, rank))""",
+        """CREATE TABLE traces (id TEXT PRIMARY KEY, query_id TEXT REFERENCES queries(id),
+            system TEXT, question TEXT, contexts TEXT, answer TEXT, created_at TEXT)""",
+        """CREATE TABLE items (id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('chunk', 'trace', 'pair')),
+            query_id TEXT REFERENCES queries(id), chunk_id TEXT REFERENCES chunks(id),
+            trace_id TEXT REFERENCES traces(id), trace_b_id TEXT REFERENCES traces(id), batch TEXT)""",
+        """CREATE UNIQUE INDEX items_unique ON items
+            (kind, ifnull(query_id, ''), ifnull(chunk_id, ''), ifnull(trace_id, ''), ifnull(trace_b_id, ''))""",
+        """CREATE TABLE annotators (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+            role TEXT NOT NULL DEFAULT 'annotator' CHECK (role IN ('annotator', 'admin')), token_hash TEXT)""",
+        """CREATE TABLE assignments (item_id INTEGER NOT NULL REFERENCES items(id),
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id), PRIMARY KEY (item_id, annotator_id))""",
+        """CREATE TABLE labels (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id),
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id), rubric TEXT NOT NULL,
+            value INTEGER, note TEXT, seconds REAL, shown TEXT, created_at TEXT NOT NULL)""",
+        "CREATE INDEX labels_item_annotator ON labels (item_id, annotator_id, id)",
+        """CREATE TABLE judges (fingerprint TEXT PRIMARY KEY, model TEXT, endpoint TEXT,
+            prompt_version TEXT, prompt_sha TEXT, temperature REAL, seed INTEGER, created_at TEXT)""",
+        """CREATE TABLE judge_labels (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id),
+            fingerprint TEXT NOT NULL REFERENCES judges(fingerprint), ab_order TEXT, repeat INTEGER,
+            value INTEGER, reason TEXT, raw TEXT, tokens_in INTEGER, tokens_out INTEGER,
+            latency_ms REAL, error TEXT, created_at TEXT NOT NULL)""",
+        """CREATE TABLE calibrations (id INTEGER PRIMARY KEY, fingerprint TEXT, rubric TEXT,
+            window TEXT, n INTEGER, kappa REAL, ci_low REAL, ci_high REAL, weights TEXT,
+            verdict TEXT, sample TEXT, created_at TEXT)""",
+    ]
+    for table in ("labels", "judge_labels"):
+        for action in ("UPDATE", "DELETE"):
+            statements.append(
+                f"""CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table}
+                BEGIN SELECT RAISE(ABORT, '{table} are append-only: add a new row instead'); END"""
+            )
+    for statement in statements:
+        db.execute(statement)
+
+
+class Store:
+    """A handle on the SQLite file; one per script run (or per session)."""
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        self.path = str(path or default_db_path())
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the database ({exc})") from None
+        self.db = sqlite_utils.Database(conn)
+        try:
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = FULL")  # a submitted label survives a crash
+            self.db.execute("PRAGMA foreign_keys = ON")
+            with self.write():
+                MIGRATIONS.apply(self.db)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{self.path}: not a Denominator database ({exc})") from None
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite_utils.Database]:
+        """One short ``BEGIN IMMEDIATE`` transaction: all of it lands, or none."""
+        conn = self.db.conn
+        if conn.in_transaction:  # nested: part of the enclosing write
+            yield self.db
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def counts(self) -> dict[str, int]:
+        tables = ("queries", "chunks", "runs", "rankings", "traces", "items", "annotators", "labels")
+        return {t: self.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+    # ------------------------------------------------------------ annotators
+
+    def annotator_id(self, name: str, role: str = "annotator", create: bool = True) -> int:
+        row = self.db.execute("SELECT id FROM annotators WHERE name = ?", [name]).fetchone()
+        if row:
+            return int(row[0])
+        if not create:
+            raise StoreError(f"no annotator named {name!r}")
+        with self.write():
+            cursor = self.db.execute("INSERT INTO annotators (name, role) VALUES (?, ?)", [name, role])
+        return int(cursor.lastrowid)
+
+    # ------------------------------------------------------------ imports
+
+    def import_corpus(self, chunks: list[Mapping[str, Any]]) -> dict[str, int]:
+        """Chunks ``{"id", "text", "source"?, ...}``; other keys kept as ``meta``."""
+        rows = []
+        for chunk in chunks:
+            meta = {k: v for k, v in chunk.items() if k not in ("id", "text", "source")}
+            rows.append(
+                (chunk["id"], chunk.get("text"), chunk.get("source"), json.dumps(meta) if meta else None)
+            )
+        return self._upsert_texts("chunks", ["id", "text", "source", "meta"], rows)
+
+    def import_queries(self, queries: Mapping[str, str | None]) -> dict[str, int]:
+        return self._upsert_texts("queries", ["id", "text"], [(qid, text) for qid, text in queries.items()])
+
+    def _upsert_texts(self, table: str, columns: list[str], rows: list[tuple]) -> dict[str, int]:
+        """Insert new ids; fill a stored NULL text; refuse a different text."""
+        added = filled = unchanged = 0
+        with self.write() as db:
+            for row in rows:
+                stored = db.execute(
+                    f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", [row[0]]
+                ).fetchone()
+                if stored is None:
+                    db.execute(
+                        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                        row,
+                    )
+                    added += 1
+                elif tuple(stored) == tuple(row):
+                    unchanged += 1
+                elif stored[1] is None and all(s is None or s == r for s, r in zip(stored[2:], row[2:])):
+                    sets = ", ".join(f"{c} = ?" for c in columns[1:])
+                    db.execute(f"UPDATE {table} SET {sets} WHERE id = ?", [*row[1:], row[0]])
+                    filled += 1
+                elif row[1] is None:
+                    unchanged += 1  # a label file naming a known id: nothing new
+                else:
+                    raise ImportConflict(
+                        f"{table[:-1]} {row[0]!r} is stored with other text; expected the same text "
+                        "(stored texts are never overwritten)"
+                    )
+        return {"added": added, "filled": filled, "unchanged": unchanged}
+
+    def import_run(self, run: Run, name: str, stage: str = "fetch") -> dict[str, int]:
+        """A run's rankings in trec order (rank 1..n per query); the same run again changes nothing."""
+        if stage not in ("fetch", "keep"):
+            raise StoreError(f"stage {stage!r}; expected fetch or keep")
+        rows = [
+            (qid, rank, doc, score)
+            for qid, ranked in run.ordered_rows().items()
+            for rank, (doc, score) in enumerate(ranked, start=1)
+        ]
+        with self.write() as db:
+            existing = db.execute("SELECT id, stage FROM runs WHERE name = ?", [name]).fetchone()
+            if existing:
+                stored = db.execute(
+                    "SELECT query_id, rank, chunk_id, score FROM rankings WHERE run_id = ? ORDER BY query_id, rank",
+                    [existing[0]],
+                ).fetchall()
+                if existing[1] == stage and sorted(map(tuple, stored)) == sorted(rows):
+                    return {"runs": 0, "rankings": 0, "unchanged": len(rows)}
+                raise ImportConflict(
+                    f"run {name!r} is stored with other rankings or stage; expected a new --name"
+                )
+            self._ensure_ids(db, "queries", {r[0] for r in rows} | set(run.empty_queries))
+            self._ensure_ids(db, "chunks", {r[2] for r in rows})
+            run_id = db.execute(
+                "INSERT INTO runs (name, stage, meta) VALUES (?, ?, ?)",
+                [name, stage, json.dumps({"source": run.path, "tag": run.name})],
+            ).lastrowid
+            db.conn.executemany(
+                "INSERT INTO rankings (run_id, query_id, rank, chunk_id, score) VALUES (?, ?, ?, ?, ?)",
+                [(run_id, *row) for row in rows],
+            )
+        return {"runs": 1, "rankings": len(rows), "unchanged": 0}
+
+    def import_labels(self, qrels: Qrels, annotator: str, rubric: str = "relevance") -> dict[str, int]:
+        """Existing judgments under a named annotator: one label per (query, chunk),
+        skipped where that annotator's current label already says the same."""
+        added = unchanged = 0
+        with self.write() as db:
+            annotator_id = self.annotator_id(annotator)
+            self._ensure_ids(db, "queries", set(qrels.qids))
+            if qrels.texts:
+                for qid, text in qrels.texts.items():
+                    db.execute("UPDATE queries SET text = ? WHERE id = ? AND text IS NULL", [text, qid])
+            self._ensure_ids(db, "chunks", {d for docs in qrels.grades.values() for d in docs})
+            now = _now()
+            for qid, docs in qrels.grades.items():
+                for doc, grade in docs.items():
+                    item_id = self._item(db, "chunk", query_id=qid, chunk_id=doc)
+                    if self._current_value(db, item_id, annotator_id) == (grade,):
+                        unchanged += 1
+                        continue
+                    db.execute(
+                        "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at) VALUES (?, ?, ?, ?, ?)",
+                        [item_id, annotator_id, rubric, int(grade), now],
+                    )
+                    added += 1
+        return {"labels": added, "unchanged": unchanged}
+
+    @staticmethod
+    def _ensure_ids(db: sqlite_utils.Database, table: str, ids: set[str]) -> None:
+        """Rows for ids only known from a run or a label file (text to come later)."""
+        db.conn.executemany(f"INSERT OR IGNORE INTO {table} (id) VALUES (?)", [(i,) for i in sorted(ids)])
+
+    @staticmethod
+    def _item(db: sqlite_utils.Database, kind: str, **keys: str | None) -> int:
+        columns = ("query_id", "chunk_id", "trace_id", "trace_b_id")
+        values = [keys.get(c) for c in columns]
+        row = db.execute(
+            "SELECT id FROM items WHERE kind = ? AND "
+            + " AND ".join(f"ifnull({c}, '') = ifnull(?, '')" for c in columns),
+            [kind, *values],
+        ).fetchone()
+        if row:
+            return int(row[0])
+        return int(
+            db.execute(
+                f"INSERT INTO items (kind, {', '.join(columns)}) VALUES (?, ?, ?, ?, ?)", [kind, *values]
+            ).lastrowid
+        )
+
+    @staticmethod
+    def _current_value(db: sqlite_utils.Database, item_id: int, annotator_id: int) -> tuple | None:
+        """(value,) of the newest label row of this annotator on this item; None if none.
+        A retraction is (None,)."""
+        row = db.execute(
+            "SELECT value FROM labels WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+            [item_id, annotator_id],
+        ).fetchone()
+        return tuple(row) if row else None
+
+    # ------------------------------------------------------------ labelling
+
+    def add_label(
+        self,
+        item_id: int,
+        annotator: str,
+        value: int,
+        rubric: str = "relevance",
+        *,
+        note: str | None = None,
+        seconds: float | None = None,
+        shown: str | None = None,
+    ) -> int:
+        """Append a label (a correction is just a newer row); returns its id."""
+        from annotation.rubrics import get_rubric
+
+        get_rubric(rubric).check(value)
+        annotator_id = self.annotator_id(annotator, create=False)
+        with self.write() as db:
+            if db.execute("SELECT 1 FROM items WHERE id = ?", [item_id]).fetchone() is None:
+                raise StoreError(f"no item {item_id}")
+            cursor = db.execute(
+                "INSERT INTO labels (item_id, annotator_id, rubric, value, note, seconds, shown, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [item_id, annotator_id, rubric, value, note, seconds, shown, _now()],
+            )
+        return int(cursor.lastrowid)
+
+    def undo(self, item_id: int, annotator: str) -> int:
+        """Retract this annotator's current label on the item by appending a NULL row."""
+        annotator_id = self.annotator_id(annotator, create=False)
+        with self.write() as db:
+            current = self._current_value(db, item_id, annotator_id)
+            if current is None or current == (None,):
+                raise StoreError(f"{annotator!r} has no label on item {item_id} to undo")
+            rubric = db.execute(
+                "SELECT rubric FROM labels WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+                [item_id, annotator_id],
+            ).fetchone()[0]
+            cursor = db.execute(
+                "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at) VALUES (?, ?, ?, NULL, ?)",
+                [item_id, annotator_id, rubric, _now()],
+            )
+        return int(cursor.lastrowid)
+
+    def current_labels(self, annotator: str | None = None, kind: str = "chunk") -> list[dict[str, Any]]:
+        """The label that counts per (item, annotator): the newest row, retractions dropped.
+        Items in insertion order, then annotators by name."""
+        where = "AND a.name = ?" if annotator else ""
+        params: list[Any] = [kind] + ([annotator] if annotator else [])
+        rows = self.db.execute(
+            f"""SELECT i.id, i.query_id, i.chunk_id, a.name, l.value, l.rubric
+                FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
+                WHERE i.kind = ? {where} AND l.id = (
+                    SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id)
+                ORDER BY i.id, a.name""",
+            params,
+        ).fetchall()
+        return [
+            {
+                "item_id": r[0],
+                "query_id": r[1],
+                "chunk_id": r[2],
+                "annotator": r[3],
+                "value": r[4],
+                "rubric": r[5],
+            }
+            for r in rows
+            if r[4] is not None
+        ]
+
+    def export_qrels(self, annotator: str | None = None) -> Qrels:
+        """Current labels as judgments: one annotator's, or the median over annotators
+        (rounded down to a grade that was given)."""
+        by_item: dict[tuple[str, str], list[int]] = {}
+        for label in self.current_labels(annotator):
+            by_item.setdefault((label["query_id"], label["chunk_id"]), []).append(label["value"])
+        grades: dict[str, dict[str, int]] = {}
+        for (qid, doc), values in by_item.items():
+            ordered = sorted(values)
+            grades.setdefault(qid, {})[doc] = ordered[(len(ordered) - 1) // 2]
+        texts = {
+            qid: text
+            for qid, text in self.db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL").fetchall()
+            if qid in grades
+        }
+        return Qrels(grades=grades, texts=texts, path=self.path)

@@ -1,0 +1,135 @@
+"""The label store: append-only labels, undo, newest wins, atomic and idempotent imports."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from annotation.formats import Qrels, Run, read_corpus, read_golden, read_queries, read_rankings
+from annotation.store import ImportConflict, Store, StoreError
+from tests.test_worked_example import EXAMPLE
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "t.db")
+    yield s
+    s.close()  # every test database is closed (STYLE)
+
+
+def test_schema_wal_and_migrations_once(tmp_path) -> None:
+    path = tmp_path / "m.db"
+    with Store(path) as first:
+        assert first.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = set(first.db.table_names())
+    assert {
+        "queries",
+        "chunks",
+        "runs",
+        "rankings",
+        "traces",
+        "items",
+        "assignments",
+        "labels",
+        "annotators",
+        "judges",
+        "judge_labels",
+        "calibrations",
+    } <= tables
+    with Store(path) as again:  # opening again applies nothing twice
+        applied = again.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
+    assert applied == 1
+
+
+def test_labels_are_append_only(store) -> None:
+    store.import_labels(Qrels(grades={"q": {"d": 2}}), annotator="ann")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.db.execute("UPDATE labels SET value = 0")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.db.execute("DELETE FROM labels")
+    assert store.db.execute("SELECT value FROM labels").fetchall() == [(2,)]
+
+
+def test_correction_newest_wins_and_undo_appends(store) -> None:
+    store.import_labels(Qrels(grades={"q": {"d": 1}}), annotator="ann")
+    item = store.current_labels("ann")[0]["item_id"]
+    store.add_label(item, "ann", 3, seconds=4.5)
+    assert [label["value"] for label in store.current_labels("ann")] == [3]
+    store.undo(item, "ann")
+    assert store.current_labels("ann") == []  # the retraction counts, nothing deleted
+    assert [r[0] for r in store.db.execute("SELECT value FROM labels ORDER BY id").fetchall()] == [1, 3, None]
+    with pytest.raises(StoreError, match="no label on item"):
+        store.undo(item, "ann")
+    with pytest.raises(ValueError, match="not on the relevance scale"):
+        store.add_label(item, "ann", 7)
+    with pytest.raises(StoreError, match="no annotator named 'nobody'"):
+        store.add_label(item, "nobody", 1)
+
+
+def test_worked_example_imports_whole_and_again_changes_nothing(store) -> None:
+    corpus = read_corpus(EXAMPLE / "corpus.jsonl")
+    golden = read_golden(EXAMPLE / "golden.yaml")
+    run = read_rankings(EXAMPLE / "run.jsonl")
+    assert store.import_corpus(corpus) == {"added": 24, "filled": 0, "unchanged": 0}
+    assert store.import_labels(golden, annotator="worked-example") == {"labels": 17, "unchanged": 0}
+    assert store.import_run(run, name="retriever", stage="fetch") == {
+        "runs": 1,
+        "rankings": 40,
+        "unchanged": 0,
+    }
+    before = store.counts()
+    assert before == {
+        "queries": 4,
+        "chunks": 24,
+        "runs": 1,
+        "rankings": 40,
+        "traces": 0,
+        "items": 17,
+        "annotators": 1,
+        "labels": 17,
+    }
+    assert store.import_corpus(corpus)["unchanged"] == 24
+    assert store.import_labels(golden, annotator="worked-example") == {"labels": 0, "unchanged": 17}
+    assert store.import_run(run, name="retriever", stage="fetch")["unchanged"] == 40
+    assert store.counts() == before
+    exported = store.export_qrels("worked-example")
+    assert exported.grades == golden.grades
+    assert exported.texts == golden.texts
+
+
+def test_a_conflicting_import_writes_nothing(store) -> None:
+    store.import_corpus([{"id": "c1", "text": "first"}])
+    before = store.counts()
+    with pytest.raises(ImportConflict, match="chunk 'c1' is stored with other text"):
+        store.import_corpus([{"id": "c0", "text": "new"}, {"id": "c1", "text": "changed"}])
+    assert store.counts() == before  # c0 did not land either
+    store.import_run(Run.from_rankings({"q": ["c1"]}), name="r")
+    with pytest.raises(ImportConflict, match="run 'r' is stored with other rankings"):
+        store.import_run(Run.from_rankings({"q": ["c0", "c1"]}), name="r")
+
+
+def test_queries_fill_placeholders_from_a_label_file(store, tmp_path) -> None:
+    store.import_labels(Qrels(grades={"001": {"d": 1}}), annotator="ann")  # query known by id only
+    path = tmp_path / "q.tsv"
+    path.write_text("001\thow to store maize\n1\tanother query\n")
+    assert store.import_queries(read_queries(path)) == {"added": 1, "filled": 1, "unchanged": 0}
+    assert store.db.execute("SELECT id, text FROM queries ORDER BY id").fetchall() == [
+        ("001", "how to store maize"),
+        ("1", "another query"),
+    ]
+
+
+def test_two_annotators_median(store) -> None:
+    store.import_labels(Qrels(grades={"q": {"a": 3, "b": 0}}), annotator="x")
+    store.import_labels(Qrels(grades={"q": {"a": 1, "b": 0}}), annotator="y")
+    store.import_labels(Qrels(grades={"q": {"a": 2}}), annotator="z")
+    assert store.export_qrels().grades == {"q": {"a": 2, "b": 0}}
+    assert store.export_qrels("y").grades == {"q": {"a": 1, "b": 0}}
+
+
+def test_not_a_database(tmp_path) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_text("this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a Denominator database"):
+        Store(bad)
