@@ -27,6 +27,7 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 from annotation.formats import Qrels, Run
+from annotation.rubrics import get_rubric
 
 __all__ = ["Store", "StoreError", "ImportConflict", "default_db_path"]
 
@@ -241,6 +242,14 @@ class Store:
     def import_labels(self, qrels: Qrels, annotator: str, rubric: str = "relevance") -> dict[str, int]:
         """Existing judgments under a named annotator: one label per (query, chunk),
         skipped where that annotator's current label already says the same."""
+        scale = get_rubric(rubric)
+        for qid, docs in qrels.grades.items():
+            for doc, grade in docs.items():
+                if grade not in scale.scale:
+                    raise StoreError(
+                        f"query {qid!r} chunk {doc!r}: grade {grade} is not on the {rubric} scale; "
+                        f"expected one of {', '.join(map(str, scale.scale))}"
+                    )
         added = unchanged = 0
         with self.write() as db:
             annotator_id = self.annotator_id(annotator)
@@ -309,8 +318,6 @@ class Store:
         shown: str | None = None,
     ) -> int:
         """Append a label (a correction is just a newer row); returns its id."""
-        from annotation.rubrics import get_rubric
-
         get_rubric(rubric).check(value)
         annotator_id = self.annotator_id(annotator, create=False)
         with self.write() as db:

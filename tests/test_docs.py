@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from annotation.__main__ import build_parser as annotation_parser
 from calibration.__main__ import build_parser as calibration_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-PARSERS = {"calibration": calibration_parser}
+PARSERS = {"calibration": calibration_parser, "annotation": annotation_parser}
 
 
 def commands_and_options(parser: argparse.ArgumentParser) -> list[tuple[str, list[str]]]:

@@ -1,0 +1,195 @@
+"""``python -m annotation``: the label store from the command line.
+
+    python -m annotation import [--db DB] [--corpus FILE] [--queries FILE]
+        [--run FILE --name NAME [--stage fetch|keep]] [--labels FILE --annotator NAME]
+    python -m annotation export [--db DB] --format golden|qrels|csv [--annotator NAME] -o FILE
+
+The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db``.
+Each import lands whole or not at all and prints what it added; importing
+the same file again changes nothing. Exit codes: 0 success, 2 bad usage or
+input (one line on stderr, nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+from collections.abc import Sequence
+from datetime import date
+
+from annotation.formats import (
+    FormatError,
+    _write_atomic,
+    read_corpus,
+    read_judgments,
+    read_queries,
+    read_ranked,
+    write_golden,
+    write_qrels,
+)
+from annotation.rubrics import RELEVANCE
+from annotation.store import Store, StoreError, default_db_path
+
+
+class UsageError(Exception):
+    """Bad command line: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m annotation", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    imp = sub.add_parser("import", help="add a corpus, queries, a run or existing labels to the store")
+    imp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    imp.add_argument("--corpus", metavar="FILE", help='chunks, JSONL {"id", "text", "source"?, ...}')
+    imp.add_argument("--queries", metavar="FILE", help='queries, JSONL {"id", "text"} or TSV id<TAB>text')
+    imp.add_argument("--run", metavar="FILE", help="a TREC run or .jsonl rankings (needs --name)")
+    imp.add_argument("--name", help="the run's name in the store")
+    imp.add_argument(
+        "--stage", choices=["fetch", "keep"], default="fetch", help="fetch (stage 1) or keep (rerank)"
+    )
+    imp.add_argument(
+        "--labels", metavar="FILE", help="existing judgments: TREC qrels or golden.yaml (needs --annotator)"
+    )
+    imp.add_argument("--annotator", help="who made the imported labels")
+
+    exp = sub.add_parser("export", help="write the current labels as golden.yaml, qrels or CSV")
+    exp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    exp.add_argument("--format", choices=["golden", "qrels", "csv"], required=True)
+    exp.add_argument("--annotator", help="only this person's labels (default: the median over annotators)")
+    exp.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="file to write (replaced atomically)"
+    )
+    return parser
+
+
+def run_import(args: argparse.Namespace) -> str:
+    if not any((args.corpus, args.queries, args.run, args.labels)):
+        raise UsageError(
+            "python -m annotation import: nothing to import; give --corpus, --queries, --run or --labels"
+        )
+    if args.run and not args.name:
+        raise UsageError("python -m annotation import: --run needs --name")
+    if args.labels and not args.annotator:
+        raise UsageError("python -m annotation import: --labels needs --annotator")
+    # read and check every file before the store is touched
+    corpus = read_corpus(args.corpus) if args.corpus else None
+    queries = read_queries(args.queries) if args.queries else None
+    run = read_ranked(args.run) if args.run else None
+    labels = read_judgments(args.labels) if args.labels else None
+    lines = []
+    with Store(args.db or default_db_path()) as store, store.write():
+        if corpus is not None:
+            lines.append(_report(f"corpus {args.corpus}", store.import_corpus(corpus)))
+        if queries is not None:
+            lines.append(_report(f"queries {args.queries}", store.import_queries(queries)))
+        if run is not None:
+            lines.append(
+                _report(
+                    f"run {args.name!r} ({args.stage}) {args.run}",
+                    store.import_run(run, args.name, args.stage),
+                )
+            )
+        if labels is not None:
+            lines.append(
+                _report(
+                    f"labels {args.labels} by {args.annotator!r}", store.import_labels(labels, args.annotator)
+                )
+            )
+        totals = store.counts()
+    lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
+    return "\n".join(lines) + "\n"
+
+
+def _report(what: str, counts: dict[str, int]) -> str:
+    return f"{what}: " + ", ".join(f"{n} {key}" for key, n in counts.items())
+
+
+def run_export(args: argparse.Namespace) -> str:
+    with Store(args.db or default_db_path()) as store:
+        if args.annotator:
+            store.annotator_id(args.annotator, create=False)
+        if args.format == "csv":
+            rows = store.db.execute(
+                """SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
+                          a.name, l.rubric, l.value, l.note, l.seconds, l.shown, l.created_at
+                   FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
+                   WHERE ? IS NULL OR a.name = ? ORDER BY l.id""",
+                [args.annotator, args.annotator],
+            ).fetchall()
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(
+                [
+                    "label_id",
+                    "item_id",
+                    "kind",
+                    "query_id",
+                    "chunk_id",
+                    "trace_id",
+                    "trace_b_id",
+                    "annotator",
+                    "rubric",
+                    "value",
+                    "note",
+                    "seconds",
+                    "shown",
+                    "created_at",
+                ]
+            )
+            writer.writerows(rows)
+            _write_atomic(args.output, out.getvalue())
+            return f"wrote {len(rows)} label rows (retractions included, value empty) to {args.output}\n"
+        qrels = store.export_qrels(args.annotator)
+        if not qrels.grades:
+            raise UsageError(
+                "no current labels to export" + (f" by {args.annotator!r}" if args.annotator else "")
+            )
+        n = qrels.n_judgments
+        who = (
+            [args.annotator]
+            if args.annotator
+            else [
+                r[0]
+                for r in store.db.execute(
+                    "SELECT DISTINCT a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id ORDER BY a.name"
+                )
+            ]
+        )
+    if args.format == "qrels":
+        write_qrels(qrels, args.output)
+    else:
+        meta = {
+            "name": "denominator export",
+            "description": f"{n} judgments over {len(qrels.grades)} queries; "
+            + ("one annotator's labels" if args.annotator else "the median grade over annotators"),
+            "created": date.today().isoformat(),
+            "judged_by": who,
+            "shown": "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)",
+            "grade_scale": dict(RELEVANCE.scale),
+        }
+        write_golden(qrels, args.output, meta=meta)
+    return f"wrote {n} judgments over {len(qrels.grades)} queries to {args.output}\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        text = run_import(args) if args.command == "import" else run_export(args)
+    except (UsageError, FormatError, StoreError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""python -m annotation import / export: counts, idempotence, atomicity, round trips."""
+
+from __future__ import annotations
+
+import csv
+
+from annotation.__main__ import main
+from annotation.formats import read_golden, read_qrels
+from annotation.store import Store
+from tests.test_worked_example import EXAMPLE
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_import_then_again_changes_nothing(tmp_path, capsys) -> None:
+    db = tmp_path / "d.db"
+    args = [
+        "import",
+        "--db",
+        db,
+        "--corpus",
+        EXAMPLE / "corpus.jsonl",
+        "--labels",
+        EXAMPLE / "golden.yaml",
+        "--annotator",
+        "ann",
+        "--run",
+        EXAMPLE / "run.jsonl",
+        "--name",
+        "bm25",
+    ]
+    code, out, _ = cli(capsys, *args)
+    assert code == 0
+    assert "corpus" in out and "24 added" in out and "17 labels, 0 unchanged" in out and "40 rankings" in out
+    assert out.splitlines()[-1] == (
+        "store now: 4 queries, 24 chunks, 1 runs, 40 rankings, 0 traces, 17 items, 1 annotators, 17 labels"
+    )
+    code, out, _ = cli(capsys, *args)
+    assert code == 0 and "0 labels, 17 unchanged" in out and "24 unchanged" in out and "40 unchanged" in out
+    assert out.splitlines()[-1].endswith("17 items, 1 annotators, 17 labels")
+
+
+def test_the_db_path_comes_from_the_environment(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "env.db"))
+    code, _, _ = cli(capsys, "import", "--corpus", EXAMPLE / "corpus.jsonl")
+    assert code == 0 and (tmp_path / "env.db").exists()
+
+
+def test_a_bad_file_or_grade_writes_nothing(tmp_path, capsys) -> None:
+    db = tmp_path / "d.db"
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("q1 0 c1 1\nq1 0 c2 4\n")
+    code, out, err = cli(
+        capsys,
+        "import",
+        "--db",
+        db,
+        "--corpus",
+        EXAMPLE / "corpus.jsonl",
+        "--labels",
+        bad,
+        "--annotator",
+        "ann",
+    )
+    assert code == 2 and out == ""
+    assert (
+        err
+        == "error: query 'q1' chunk 'c2': grade 4 is not on the relevance scale; expected one of 0, 1, 2, 3\n"
+    )
+    with Store(db) as store:  # the corpus of the same command did not land either
+        assert store.counts()["chunks"] == 0
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "c1", "text": "ok"}\n{"id": "c2"}\n')
+    code, _, err = cli(capsys, "import", "--db", db, "--corpus", broken)
+    assert (
+        code == 2
+        and err == f"error: {broken}:2: text: missing or empty; expected the chunk's text as a string\n"
+    )
+
+
+def test_usage_errors(tmp_path, capsys) -> None:
+    db = tmp_path / "d.db"
+    for argv, message in [
+        (["import", "--db", db], "nothing to import"),
+        (["import", "--db", db, "--run", EXAMPLE / "run.jsonl"], "--run needs --name"),
+        (["import", "--db", db, "--labels", EXAMPLE / "golden.yaml"], "--labels needs --annotator"),
+        (["export", "--db", db, "--format", "qrels", "-o", tmp_path / "x"], "no current labels to export"),
+        (
+            ["export", "--db", db, "--format", "qrels", "--annotator", "zed", "-o", tmp_path / "x"],
+            "no annotator named 'zed'",
+        ),
+    ]:
+        code, out, err = cli(capsys, *argv)
+        assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_qrels_round_trip_exactly(tmp_path, capsys) -> None:
+    db = tmp_path / "d.db"
+    source = tmp_path / "in.qrels"
+    source.write_text("q2 0 b 3\nq2 0 a 0\n001 0 a 1\n1 0 z 2\n")
+    assert cli(capsys, "import", "--db", db, "--labels", source, "--annotator", "nist")[0] == 0
+    out_path = tmp_path / "out.qrels"
+    code, out, _ = cli(
+        capsys, "export", "--db", db, "--format", "qrels", "--annotator", "nist", "-o", out_path
+    )
+    assert code == 0 and out == f"wrote 4 judgments over 3 queries to {out_path}\n"
+    assert out_path.read_text() == source.read_text()
+
+
+def test_golden_and_csv_export(tmp_path, capsys) -> None:
+    db = tmp_path / "d.db"
+    cli(capsys, "import", "--db", db, "--labels", EXAMPLE / "golden.yaml", "--annotator", "ann")
+    cli(capsys, "import", "--db", db, "--labels", EXAMPLE / "truth.qrels", "--annotator", "bob")
+    golden_path = tmp_path / "g.yaml"
+    assert (
+        cli(capsys, "export", "--db", db, "--format", "golden", "--annotator", "ann", "-o", golden_path)[0]
+        == 0
+    )
+    exported = read_golden(golden_path)
+    original = read_golden(EXAMPLE / "golden.yaml")
+    assert exported.grades == original.grades and exported.texts == original.texts
+    assert exported.meta["judged_by"] == ["ann"] and exported.meta["grade_scale"][3].startswith(
+        "perfectly relevant"
+    )
+    # the median of two people: ann's grade or bob's, the lower of the two middle values
+    both = tmp_path / "both.qrels"
+    cli(capsys, "export", "--db", db, "--format", "qrels", "-o", both)
+    assert read_qrels(both).grades["q_broad"]["x1"] == 1  # only bob judged x1
+    csv_path = tmp_path / "l.csv"
+    code, out, _ = cli(capsys, "export", "--db", db, "--format", "csv", "-o", csv_path)
+    rows = list(csv.DictReader(csv_path.open()))
+    assert code == 0 and len(rows) == 17 + 21 and out.startswith("wrote 38 label rows")
+    assert {r["annotator"] for r in rows} == {"ann", "bob"} and rows[0]["rubric"] == "relevance"
