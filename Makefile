@@ -14,9 +14,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 venv: $(STAMP)
 
-run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:8501)
-	STREAMLIT_BROWSER_GATHER_USAGE_STATS=false $(PY) -m streamlit run app.py \
-		--server.headless true --server.address 127.0.0.1 --server.fileWatcherType none
+DEMO_DB ?= demo.db
+PORT    ?= 8501
+
+run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:$(PORT))
+	test -f $(DEMO_DB) || $(PY) -m annotation demo --db $(DEMO_DB)
+	DENOMINATOR_DB=$(DEMO_DB) STREAMLIT_BROWSER_GATHER_USAGE_STATS=false $(PY) -m streamlit run app.py \
+		--server.headless true --server.address 127.0.0.1 --server.port $(PORT) --server.fileWatcherType none
 
 test: $(STAMP)  ## the whole suite
 	$(PY) -m pytest -q

@@ -7,6 +7,7 @@ a restart would run such a page without this file).
 
 import streamlit as st
 
+from annotation.ui import render_label_chunks_page
 from calibration.ui import render_metrics_page
 
 st.set_page_config(page_title="Denominator", layout="wide")
@@ -14,6 +15,7 @@ st.set_page_config(page_title="Denominator", layout="wide")
 page = st.navigation(
     [
         st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
+        st.Page(render_label_chunks_page, title="Label chunks", url_path="label"),
     ]
 )
 page.run()

@@ -2,6 +2,8 @@
 
     python -m annotation import [--db DB] [--corpus FILE] [--queries FILE]
         [--run FILE --name NAME [--stage fetch|keep]] [--labels FILE --annotator NAME]
+    python -m annotation pool [--db DB] --depth D [--runs A,B] [--annotators X,Y --overlap SHARE] [--seed S]
+    python -m annotation demo [--db DB]
     python -m annotation export [--db DB] --format golden|qrels|csv [--annotator NAME] -o FILE
 
 The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db``.
@@ -18,6 +20,7 @@ import io
 import sys
 from collections.abc import Sequence
 from datetime import date
+from pathlib import Path
 
 from annotation.formats import (
     FormatError,
@@ -29,6 +32,7 @@ from annotation.formats import (
     write_golden,
     write_qrels,
 )
+from annotation.pooling import pool
 from annotation.rubrics import RELEVANCE
 from annotation.store import Store, StoreError, default_db_path
 
@@ -59,6 +63,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--labels", metavar="FILE", help="existing judgments: TREC qrels or golden.yaml (needs --annotator)"
     )
     imp.add_argument("--annotator", help="who made the imported labels")
+
+    pl = sub.add_parser("pool", help="the union of every run's top D per query becomes items to label")
+    pl.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    pl.add_argument(
+        "--depth", type=int, required=True, metavar="D", help="pool depth: each run's top D per query"
+    )
+    pl.add_argument("--runs", metavar="A,B", help="runs to pool, comma-separated (default: all)")
+    pl.add_argument(
+        "--annotators", metavar="X,Y", help="assign the new items to these people, comma-separated"
+    )
+    pl.add_argument(
+        "--overlap",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="share of items also given to a second person, for agreement (default 0)",
+    )
+    pl.add_argument("--seed", type=int, default=0, help="seed of the assignment order (default 0)")
+
+    dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
+    dm.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
 
     exp = sub.add_parser("export", help="write the current labels as golden.yaml, qrels or CSV")
     exp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
@@ -179,11 +204,58 @@ def run_export(args: argparse.Namespace) -> str:
     return f"wrote {n} judgments over {len(qrels.grades)} queries to {args.output}\n"
 
 
+def run_pool(args: argparse.Namespace) -> str:
+    runs = [r for r in (args.runs or "").split(",") if r] or None
+    annotators = [a for a in (args.annotators or "").split(",") if a]
+    with Store(args.db or default_db_path()) as store:
+        report = pool(
+            store, args.depth, runs=runs, annotators=annotators, overlap=args.overlap, seed=args.seed
+        )
+    text = (
+        f"pool of depth {report['depth']} over runs {', '.join(report['runs'])}: "
+        f"{report['pooled']} (query, chunk) pairs, {report['already_judged']} already judged, "
+        f"{report['items_added']} new items"
+    )
+    if annotators:
+        text += (
+            f"; {report['assignments']} assignments to {len(annotators)} annotators, "
+            f"{report['doubly_assigned']} of {report['items_added']} items given to two people"
+        )
+    return text + "\n"
+
+
+EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
+
+
+def build_demo(db_path: str) -> str:
+    """The worked example as a labelling project: chunks with texts, queries,
+    the retriever's run, a depth-10 pool shared by two annotators."""
+    golden = read_judgments(EXAMPLE_DIR / "golden.yaml")
+    with Store(db_path) as store:
+        with store.write():
+            store.import_corpus(read_corpus(EXAMPLE_DIR / "corpus.jsonl"))
+            store.import_queries(golden.texts)
+            store.import_run(read_ranked(EXAMPLE_DIR / "run.jsonl"), name="retriever", stage="fetch")
+        report = pool(store, 10, annotators=["ann", "bob"], overlap=0.2, seed=7)
+        counts = store.counts()
+    return (
+        f"demo database {db_path}: {counts['chunks']} chunks, {counts['queries']} queries, "
+        f"{report['items_added']} items to label for ann and bob ({report['doubly_assigned']} shared)\n"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        text = run_import(args) if args.command == "import" else run_export(args)
+        if args.command == "import":
+            text = run_import(args)
+        elif args.command == "pool":
+            text = run_pool(args)
+        elif args.command == "demo":
+            text = build_demo(args.db or default_db_path())
+        else:
+            text = run_export(args)
     except (UsageError, FormatError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -51,10 +51,18 @@ def chromium() -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(chromium: Path) -> Iterator[str]:
+def demo_db(tmp_path_factory) -> Path:
+    """`make run`'s demo database, built the same way."""
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", str(path)], cwd=ROOT, check=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(chromium: Path, demo_db: Path) -> Iterator[str]:
     """`make run`'s command on a free port; fails fast with the server's output."""
     port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(demo_db)}
     command = [
         sys.executable,
         "-m",
@@ -163,3 +171,40 @@ def test_changing_k_in_the_browser(page):
     k_input.press("Enter")
     expect(main.get_by_text("1.000 = 8/8")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
     expect(main).to_contain_text("Per query at k = 10")
+
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def test_label_chunks_with_the_keyboard(browser, server, demo_db):
+    """An annotator grades with the keys alone, skips, undoes; every keypress is a row."""
+    import sqlite3
+
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/label")
+        main = _main(page)
+        expect(main.get_by_text("0 / 24 in this batch labelled by ann")).to_be_visible(
+            timeout=CONTENT_TIMEOUT_MS
+        )
+        expect(main.locator("code").nth(1)).to_contain_text(" ", timeout=CONTENT_TIMEOUT_MS)  # the chunk drawn
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "label-chunks.png"))
+        text = main.inner_text()
+        for hidden in ("retriever", "bob", "score", "rank"):  # blind: no run, other person, score or rank
+            assert hidden not in text.lower()
+        page.mouse.click(650, 30)  # focus the page, not an input
+        for key, done in (("3", 1), ("2", 2), ("s", 2), ("1", 3), ("u", 2), ("0", 3)):
+            page.keyboard.press(key)
+            expect(main.get_by_text(f"{done} / 24 in this batch labelled by ann")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+    finally:
+        context.close()
+    with sqlite3.connect(demo_db) as conn:
+        values = [row[0] for row in conn.execute("SELECT value FROM labels ORDER BY id")]
+    assert values == [3, 2, 1, None, 0]  # the undo is a retraction row; nothing was overwritten

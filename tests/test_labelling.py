@@ -1,0 +1,114 @@
+"""Pooling and the Label chunks page: keys grade, skip and undo; the page is blind."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from annotation.__main__ import build_demo
+from annotation.formats import Qrels, Run
+from annotation.pooling import next_item, pool, progress
+from annotation.store import Store, StoreError
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "p.db")
+    yield s
+    s.close()
+
+
+def test_pool_is_the_union_of_top_d_and_skips_judged(store) -> None:
+    store.import_run(Run.from_rankings({"q": ["a", "b", "c", "d"]}), name="bm25")
+    store.import_run(Run.from_rankings({"q": ["c", "e", "a", "f"]}), name="dense")
+    store.import_labels(Qrels(grades={"q": {"a": 2}}), annotator="old")
+    report = pool(store, 2, annotators=["x", "y"], overlap=0.5, seed=1)
+    # top-2: {a, b} | {c, e} -> 4 pairs, a already judged -> 3 new items
+    assert (report["pooled"], report["already_judged"], report["items_added"]) == (4, 1, 3)
+    assert report["doubly_assigned"] == 2 and report["assignments"] == 5
+    assert pool(store, 2)["items_added"] == 0  # again: nothing new
+    assert pool(store, 2, runs=["dense"])["items_added"] == 0
+    with pytest.raises(StoreError, match="no run named 'nope'"):
+        pool(store, 2, runs=["nope"])
+    with pytest.raises(StoreError, match="an overlap needs at least two annotators"):
+        pool(store, 2, annotators=["x"], overlap=0.1)
+
+
+def test_queue_is_blind_and_per_annotator(tmp_path) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    with Store(db) as store:
+        item = next_item(store, "ann")
+        assert set(item) == {"item_id", "query", "chunk"}  # no run, rank, score or label
+        ann, bob = progress(store, "ann"), progress(store, "bob")
+        assert ann == (0, 24) and bob == (0, 24)  # 40 items, 8 shared: 24 each
+        store.add_label(item["item_id"], "ann", 2)
+        assert progress(store, "ann") == (1, 24)
+        assert next_item(store, "ann")["item_id"] != item["item_id"]
+
+
+def run_page(db) -> AppTest:
+    def page():
+        from annotation.ui import render_label_chunks_page
+
+        render_label_chunks_page()
+
+    at = AppTest.from_function(page, default_timeout=30)
+    at.session_state["label:annotator"] = "ann"
+    return at
+
+
+def page_text(at: AppTest) -> str:
+    parts = [e.value for e in at.code] + [e.value for e in at.markdown] + [str(e.value) for e in at.caption]
+    parts += [b.label for b in at.button] + [p.text or "" for p in at.get("progress")]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_label_page_grades_skips_and_undoes(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    at = run_page(db).run()
+    assert not at.exception
+    text = page_text(at)
+    assert "0 / 24 in this batch labelled by ann" in text
+    first_chunk = at.code[1].value
+    # blind: no run name, no rank or score, no other person's name
+    assert (
+        "retriever" not in text
+        and "rank" not in text.lower()
+        and "score" not in text.lower()
+        and "bob" not in text
+    )
+    at.button(key="label:grade3").click().run()
+    assert "1 / 24 in this batch" in page_text(at)
+    assert at.code[1].value != first_chunk
+    second_chunk = at.code[1].value
+    at.button(key="label:skip").click().run()
+    assert at.code[1].value != second_chunk and "1 / 24" in page_text(at)
+    at.button(key="label:undo").click().run()
+    assert "0 / 24 in this batch" in page_text(at)
+    assert at.code[1].value == first_chunk  # the undone chunk comes back
+    at.button(key="label:grade1").click().run()
+    with Store(db) as store:
+        values = [r[0] for r in store.db.execute("SELECT value FROM labels ORDER BY id").fetchall()]
+        seconds = store.db.execute("SELECT seconds FROM labels WHERE value IS NOT NULL").fetchall()
+    assert values == [3, None, 1]  # grade, retraction, new grade: nothing overwritten
+    assert all(s[0] is not None and s[0] >= 0 for s in seconds)
+
+
+def test_label_page_without_a_database(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "missing.db"))
+    at = run_page(tmp_path / "missing.db").run()
+    assert not at.exception
+    assert "No database at" in at.error[0].value
