@@ -190,7 +190,9 @@ def test_label_chunks_with_the_keyboard(browser, server, demo_db):
         expect(main.get_by_text("0 / 24 in this batch labelled by ann")).to_be_visible(
             timeout=CONTENT_TIMEOUT_MS
         )
-        expect(main.locator("code").nth(1)).to_contain_text(" ", timeout=CONTENT_TIMEOUT_MS)  # the chunk drawn
+        expect(main.locator("code").nth(1)).to_contain_text(
+            " ", timeout=CONTENT_TIMEOUT_MS
+        )  # the chunk drawn
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "label-chunks.png"))
         text = main.inner_text()
