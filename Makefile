@@ -25,8 +25,9 @@ run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:$(POR
 test: $(STAMP)  ## the whole suite
 	$(PY) -m pytest -q
 
-bench: $(STAMP)  ## benchmark against pytrec_eval and ir_measures (figures go in the README)
+bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop (figures in the README)
 	$(PY) bench/run.py
+	$(PY) bench/labelling.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

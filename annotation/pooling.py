@@ -14,7 +14,6 @@ that is random per annotator, so the position in the queue leaks no rank.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -77,8 +76,8 @@ def pool(
                 continue
             added.append(
                 db.execute(
-                    "INSERT INTO items (kind, query_id, chunk_id, batch) VALUES ('chunk', ?, ?, ?)",
-                    [query_id, chunk_id, batch],
+                    "INSERT INTO items (kind, query_id, chunk_id, batch, position) VALUES ('chunk', ?, ?, ?, ?)",
+                    [query_id, chunk_id, batch, rng.getrandbits(48)],
                 ).lastrowid
             )
         assigned = doubled = 0
@@ -95,8 +94,8 @@ def pool(
                     doubled += 1
                 for person in people:
                     db.execute(
-                        "INSERT OR IGNORE INTO assignments (item_id, annotator_id) VALUES (?, ?)",
-                        [item_id, person],
+                        "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)",
+                        [item_id, person, rng.getrandbits(48)],
                     )
                     assigned += 1
     return {
@@ -111,54 +110,51 @@ def pool(
     }
 
 
-def _queue(store: Store, annotator: str) -> list[int]:
-    """This annotator's chunk items: assigned ones, or every item when nobody
-    has assignments (single-user mode); in a random order of their own."""
-    annotator_id = store.annotator_id(annotator)
-    db = store.db
-    has_assignments = db.execute("SELECT 1 FROM assignments LIMIT 1").fetchone() is not None
-    if has_assignments:
-        rows = db.execute(
-            "SELECT item_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE annotator_id = ? AND kind = 'chunk'",
-            [annotator_id],
-        ).fetchall()
-    else:
-        rows = db.execute("SELECT id FROM items WHERE kind = 'chunk'").fetchall()
-    ids = [r[0] for r in rows]
-    return sorted(ids, key=lambda i: hashlib.sha256(f"{annotator}\0{i}".encode()).hexdigest())
+# The newest label of this annotator on the item: NULL when there is none or
+# when the newest row is a retraction (undo), i.e. the item still needs a grade.
+_CURRENT = (
+    "(SELECT value FROM labels WHERE item_id = i.id AND annotator_id = :annotator ORDER BY id DESC LIMIT 1)"
+)
 
 
-def _labelled(store: Store, annotator: str) -> set[int]:
-    """Items whose current label by this annotator is a grade (not retracted)."""
-    rows = store.db.execute(
-        """SELECT l.item_id, l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id
-           WHERE a.name = ? AND l.id = (SELECT max(id) FROM labels
-                                        WHERE item_id = l.item_id AND annotator_id = l.annotator_id)""",
-        [annotator],
-    ).fetchall()
-    return {item for item, value in rows if value is not None}
+def _queue_sql(store: Store) -> tuple[str, str]:
+    """FROM/WHERE of this annotator's chunk queue, ordered by position: the
+    assigned items, or every chunk item when nobody has assignments
+    (single-user mode)."""
+    if store.db.execute("SELECT 1 FROM assignments LIMIT 1").fetchone() is None:
+        return "FROM items i WHERE i.kind = 'chunk'", "i.position"
+    return (
+        "FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = 'chunk'",
+        "a.position",
+    )
 
 
 def next_item(store: Store, annotator: str, skipped: Sequence[int] = ()) -> dict[str, Any] | None:
     """The next chunk to grade: ``{"item_id", "query", "chunk"}`` and nothing else.
 
-    Blind by construction: the query reads only queries, chunks and items, never
-    runs, rankings, judge labels or other people's labels."""
-    done = _labelled(store, annotator)
-    for item_id in _queue(store, annotator):
-        if item_id in done or item_id in skipped:
-            continue
-        row = store.db.execute(
-            """SELECT q.text, c.text FROM items i JOIN queries q ON q.id = i.query_id
-               JOIN chunks c ON c.id = i.chunk_id WHERE i.id = ?""",
-            [item_id],
-        ).fetchone()
-        return {"item_id": item_id, "query": row[0] or "", "chunk": row[1] or ""}
-    return None
+    Blind by construction: the query reads only items, assignments, queries,
+    chunks and this annotator's own labels, never runs, rankings, judge labels
+    or other people's labels."""
+    annotator_id = store.annotator_id(annotator)
+    source, order = _queue_sql(store)
+    skip = ", ".join(str(int(i)) for i in skipped)
+    row = store.db.execute(
+        f"""SELECT i.id, (SELECT text FROM queries WHERE id = i.query_id),
+                   (SELECT text FROM chunks WHERE id = i.chunk_id)
+            {source} AND {_CURRENT} IS NULL {f"AND i.id NOT IN ({skip})" if skip else ""}
+            ORDER BY {order} LIMIT 1""",
+        {"annotator": annotator_id},
+    ).fetchone()
+    if row is None:
+        return None
+    return {"item_id": row[0], "query": row[1] or "", "chunk": row[2] or ""}
 
 
 def progress(store: Store, annotator: str) -> tuple[int, int]:
     """(labelled, total) of this annotator's queue."""
-    queue = _queue(store, annotator)
-    done = _labelled(store, annotator)
-    return sum(1 for i in queue if i in done), len(queue)
+    annotator_id = store.annotator_id(annotator)
+    source, _ = _queue_sql(store)
+    done, total = store.db.execute(
+        f"SELECT count({_CURRENT}), count(*) {source}", {"annotator": annotator_id}
+    ).fetchone()
+    return int(done), int(total)
