@@ -29,10 +29,11 @@ from annotation.formats import (
     read_judgments,
     read_queries,
     read_ranked,
+    read_traces,
     write_golden,
     write_qrels,
 )
-from annotation.pooling import pool
+from annotation.pooling import pool, pool_pairs
 from annotation.rubrics import RELEVANCE
 from annotation.store import Store, StoreError, default_db_path
 
@@ -58,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--name", help="the run's name in the store")
     imp.add_argument(
         "--stage", choices=["fetch", "keep"], default="fetch", help="fetch (stage 1) or keep (rerank)"
+    )
+    imp.add_argument(
+        "--traces",
+        metavar="FILE",
+        help='RAG traces, JSONL {"id", "query_id", "system", "question", "contexts", "answer"}',
     )
     imp.add_argument(
         "--labels", metavar="FILE", help="existing judgments: TREC qrels or golden.yaml (needs --annotator)"
@@ -96,9 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_import(args: argparse.Namespace) -> str:
-    if not any((args.corpus, args.queries, args.run, args.labels)):
+    if not any((args.corpus, args.queries, args.run, args.traces, args.labels)):
         raise UsageError(
-            "python -m annotation import: nothing to import; give --corpus, --queries, --run or --labels"
+            "python -m annotation import: nothing to import; give --corpus, --queries, --run, --traces or --labels"
         )
     if args.run and not args.name:
         raise UsageError("python -m annotation import: --run needs --name")
@@ -108,6 +114,7 @@ def run_import(args: argparse.Namespace) -> str:
     corpus = read_corpus(args.corpus) if args.corpus else None
     queries = read_queries(args.queries) if args.queries else None
     run = read_ranked(args.run) if args.run else None
+    traces = read_traces(args.traces) if args.traces else None
     labels = read_judgments(args.labels) if args.labels else None
     lines = []
     with Store(args.db or default_db_path()) as store, store.write():
@@ -122,6 +129,8 @@ def run_import(args: argparse.Namespace) -> str:
                     store.import_run(run, args.name, args.stage),
                 )
             )
+        if traces is not None:
+            lines.append(_report(f"traces {args.traces}", store.import_traces(traces)))
         if labels is not None:
             lines.append(
                 _report(
@@ -236,11 +245,14 @@ def build_demo(db_path: str) -> str:
             store.import_corpus(read_corpus(EXAMPLE_DIR / "corpus.jsonl"))
             store.import_queries(golden.texts)
             store.import_run(read_ranked(EXAMPLE_DIR / "run.jsonl"), name="retriever", stage="fetch")
+            store.import_traces(read_traces(EXAMPLE_DIR / "traces.jsonl"))
         report = pool(store, 10, annotators=["ann", "bob"], overlap=0.2, seed=7)
+        pairs = pool_pairs(store, "rag-bm25", "rag-rerank")
         counts = store.counts()
     return (
         f"demo database {db_path}: {counts['chunks']} chunks, {counts['queries']} queries, "
-        f"{report['items_added']} items to label for ann and bob ({report['doubly_assigned']} shared)\n"
+        f"{report['items_added']} new chunk items for ann and bob ({report['doubly_assigned']} shared), "
+        f"{counts['traces']} traces to grade, {pairs['added']} new answer pairs to compare\n"
     )
 
 

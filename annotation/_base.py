@@ -61,6 +61,10 @@ class InvalidQueries(FormatError):
     kind = "queries"
 
 
+class InvalidTraces(FormatError):
+    kind = "traces"
+
+
 class Qrels:
     """Judgments: ``grades[qid][docid] = grade`` plus what golden.yaml adds.
 

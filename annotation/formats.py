@@ -43,6 +43,7 @@ from annotation._base import (
     InvalidQueries,
     InvalidRankings,
     InvalidRun,
+    InvalidTraces,
     Qrels,
     Run,
     _check_text,
@@ -68,6 +69,7 @@ __all__ = [
     "InvalidGolden",
     "InvalidCorpus",
     "InvalidQueries",
+    "InvalidTraces",
     "Qrels",
     "Run",
     "read_qrels",
@@ -79,6 +81,7 @@ __all__ = [
     "read_corpus_ids",
     "read_corpus",
     "read_queries",
+    "read_traces",
     "write_qrels",
     "write_golden",
     "write_run",
@@ -467,6 +470,54 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
     if not queries:
         raise InvalidQueries(path, None, None, "no queries; expected one per line")
     return queries
+
+
+_TRACE_FIELDS = ("id", "query_id", "system", "question", "contexts", "answer")
+
+
+def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """RAG traces, JSONL ``{"id", "query_id", "system", "question", "contexts":
+    [chunk ids or texts], "answer"}``: the question a system was asked, the
+    contexts it was shown, the answer it gave."""
+    _require_file(path, InvalidTraces)
+    text = _read_text(path, InvalidTraces)
+    traces: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, line in _numbered_lines(text):
+        if not line.strip(_ASCII_SPACE):
+            continue
+        obj = _json_line(line, path, number, InvalidTraces)
+        if not isinstance(obj, dict):
+            raise InvalidTraces(path, number, None, "expected an object {" + ", ".join(_TRACE_FIELDS) + "}")
+        for key in _TRACE_FIELDS:
+            if key not in obj:
+                raise InvalidTraces(path, number, key, "missing; expected it in every trace")
+        for key in ("id", "query_id", "system", "question", "answer"):
+            value = obj[key]
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidTraces(
+                    path, number, key, f"expected a non-empty string, got {json.dumps(value)[:40]}"
+                )
+            _check_text(value, path, number, key, InvalidTraces)
+        contexts = obj["contexts"]
+        if not isinstance(contexts, list) or not all(isinstance(c, str) and c.strip() for c in contexts):
+            raise InvalidTraces(
+                path, number, "contexts", "expected a list of chunk ids or texts (non-empty strings)"
+            )
+        for position, context in enumerate(contexts):
+            _check_text(context, path, number, f"contexts[{position}]", InvalidTraces)
+        if obj["id"] in seen:
+            raise InvalidTraces(
+                path,
+                number,
+                "id",
+                f"{obj['id']!r} already on line {seen[obj['id']]}; expected each trace once",
+            )
+        seen[obj["id"]] = number
+        traces.append({key: obj[key] for key in _TRACE_FIELDS})
+    if not traces:
+        raise InvalidTraces(path, None, None, "no traces; expected one JSON object per line")
+    return traces
 
 
 def read_corpus_ids(path: str | os.PathLike) -> list[str]:

@@ -14,13 +14,15 @@ that is random per annotator, so the position in the queue leaks no rank.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections.abc import Sequence
 from typing import Any
 
 from annotation.store import Store, StoreError
 
-__all__ = ["pool", "next_item", "progress"]
+__all__ = ["pool", "pool_pairs", "next_item", "item_view", "progress"]
 
 
 def pool(
@@ -117,43 +119,110 @@ _CURRENT = (
 )
 
 
-def _queue_sql(store: Store) -> tuple[str, str]:
-    """FROM/WHERE of this annotator's chunk queue, ordered by position: the
-    assigned items, or every chunk item when nobody has assignments
-    (single-user mode)."""
-    if store.db.execute("SELECT 1 FROM assignments LIMIT 1").fetchone() is None:
-        return "FROM items i WHERE i.kind = 'chunk'", "i.position"
+KINDS = ("chunk", "trace", "pair")
+
+
+def _queue_sql(store: Store, kind: str) -> tuple[str, str]:
+    """FROM/WHERE of this annotator's queue of ``kind`` items, and its order:
+    the assigned items, or every item of the kind when none is assigned to
+    anybody (single-user mode)."""
+    if kind not in KINDS:
+        raise StoreError(f"item kind {kind!r}; expected one of {', '.join(KINDS)}")
+    assigned = store.db.execute(
+        "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.kind = ? LIMIT 1", [kind]
+    ).fetchone()
+    if assigned is None:
+        return f"FROM items i WHERE i.kind = '{kind}'", "i.position"
     return (
-        "FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = 'chunk'",
+        f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = '{kind}'",
         "a.position",
     )
 
 
-def next_item(store: Store, annotator: str, skipped: Sequence[int] = ()) -> dict[str, Any] | None:
-    """The next chunk to grade: ``{"item_id", "query", "chunk"}`` and nothing else.
+def next_item(
+    store: Store, annotator: str, skipped: Sequence[int] = (), kind: str = "chunk"
+) -> dict[str, Any] | None:
+    """The next item to label, with only what the page may show:
 
-    Blind by construction: the query reads only items, assignments, queries,
-    chunks and this annotator's own labels, never runs, rankings, judge labels
-    or other people's labels."""
+    - chunk: ``{"item_id", "query", "chunk"}``
+    - trace: ``{"item_id", "question", "contexts": [texts], "answer"}``
+    - pair: ``{"item_id", "question", "answers": [first, second], "shown": "AB" | "BA"}``
+      (the order is random per annotator and item, and stable)
+
+    Blind by construction: the queries read only items, assignments, queries,
+    chunks, traces' question/contexts/answer and this annotator's own labels;
+    never runs, rankings, system names, judge labels or other people's labels."""
     annotator_id = store.annotator_id(annotator)
-    source, order = _queue_sql(store)
+    source, order = _queue_sql(store, kind)
     skip = ", ".join(str(int(i)) for i in skipped)
     row = store.db.execute(
-        f"""SELECT i.id, (SELECT text FROM queries WHERE id = i.query_id),
-                   (SELECT text FROM chunks WHERE id = i.chunk_id)
-            {source} AND {_CURRENT} IS NULL {f"AND i.id NOT IN ({skip})" if skip else ""}
+        f"""SELECT i.id {source} AND {_CURRENT} IS NULL {f"AND i.id NOT IN ({skip})" if skip else ""}
             ORDER BY {order} LIMIT 1""",
         {"annotator": annotator_id},
     ).fetchone()
+    return item_view(store, row[0], annotator) if row else None
+
+
+def item_view(store: Store, item_id: int, annotator: str) -> dict[str, Any] | None:
+    """What the labelling page shows of one item (see :func:`next_item`)."""
+    db = store.db
+    row = db.execute(
+        "SELECT kind, query_id, chunk_id, trace_id, trace_b_id FROM items WHERE id = ?", [item_id]
+    ).fetchone()
     if row is None:
         return None
-    return {"item_id": row[0], "query": row[1] or "", "chunk": row[2] or ""}
+    kind, query_id, chunk_id, trace_id, trace_b_id = row
+    if kind == "chunk":
+        query = db.execute("SELECT text FROM queries WHERE id = ?", [query_id]).fetchone()
+        chunk = db.execute("SELECT text FROM chunks WHERE id = ?", [chunk_id]).fetchone()
+        return {"item_id": item_id, "query": (query and query[0]) or "", "chunk": (chunk and chunk[0]) or ""}
+    trace = db.execute("SELECT question, contexts, answer FROM traces WHERE id = ?", [trace_id]).fetchone()
+    if kind == "trace":
+        return {
+            "item_id": item_id,
+            "question": trace[0],
+            "contexts": [_context_text(store, c) for c in json.loads(trace[1] or "[]")],
+            "answer": trace[2],
+        }
+    other = db.execute("SELECT answer FROM traces WHERE id = ?", [trace_b_id]).fetchone()
+    flip = hashlib.sha256(f"{annotator}\0{item_id}".encode()).digest()[0] % 2 == 1
+    answers = [other[0], trace[2]] if flip else [trace[2], other[0]]
+    return {"item_id": item_id, "question": trace[0], "answers": answers, "shown": "BA" if flip else "AB"}
 
 
-def progress(store: Store, annotator: str) -> tuple[int, int]:
-    """(labelled, total) of this annotator's queue."""
+def _context_text(store: Store, context: str) -> str:
+    """A context given as a chunk id shows the chunk's text; a text shows itself."""
+    row = store.db.execute("SELECT text FROM chunks WHERE id = ?", [context]).fetchone()
+    return row[0] if row and row[0] else context
+
+
+def pool_pairs(store: Store, system_a: str, system_b: str) -> dict[str, int]:
+    """A ``pair`` item per query answered by both systems (their first traces)."""
+    db = store.db
+    rows = db.execute(
+        """SELECT a.query_id, min(a.id), min(b.id) FROM traces a JOIN traces b ON b.query_id = a.query_id
+           WHERE a.system = ? AND b.system = ? GROUP BY a.query_id ORDER BY a.query_id""",
+        [system_a, system_b],
+    ).fetchall()
+    if not rows:
+        raise StoreError(f"no query has traces of both {system_a!r} and {system_b!r}")
+    added = 0
+    with store.write():
+        for query_id, trace_a, trace_b in rows:
+            exists = db.execute(
+                "SELECT 1 FROM items WHERE kind = 'pair' AND trace_id = ? AND trace_b_id = ?",
+                [trace_a, trace_b],
+            ).fetchone()
+            if exists is None:
+                store._item(db, "pair", query_id=query_id, trace_id=trace_a, trace_b_id=trace_b)
+                added += 1
+    return {"pairs": len(rows), "added": added}
+
+
+def progress(store: Store, annotator: str, kind: str = "chunk") -> tuple[int, int]:
+    """(labelled, total) of this annotator's queue of ``kind`` items."""
     annotator_id = store.annotator_id(annotator)
-    source, _ = _queue_sql(store)
+    source, _ = _queue_sql(store, kind)
     done, total = store.db.execute(
         f"SELECT count({_CURRENT}), count(*) {source}", {"annotator": annotator_id}
     ).fetchone()

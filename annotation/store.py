@@ -298,6 +298,42 @@ class Store:
                     added += 1
         return {"labels": added, "unchanged": unchanged}
 
+    def import_traces(self, traces: list[Mapping[str, Any]]) -> dict[str, int]:
+        """Traces as read by :func:`annotation.formats.read_traces`; each also
+        becomes a ``trace`` item (faithfulness). The same trace again changes
+        nothing; the same id with other content is refused."""
+        added = unchanged = 0
+        with self.write() as db:
+            self._ensure_ids(db, "queries", {t["query_id"] for t in traces})
+            for trace in traces:
+                row = (
+                    trace["id"],
+                    trace["query_id"],
+                    trace["system"],
+                    trace["question"],
+                    json.dumps(trace["contexts"], ensure_ascii=False),
+                    trace["answer"],
+                )
+                stored = db.execute(
+                    "SELECT id, query_id, system, question, contexts, answer FROM traces WHERE id = ?",
+                    [trace["id"]],
+                ).fetchone()
+                if stored is not None:
+                    if tuple(stored) != row:
+                        raise ImportConflict(
+                            f"trace {trace['id']!r} is stored with other content; expected a new id"
+                        )
+                    unchanged += 1
+                    continue
+                db.execute(
+                    "INSERT INTO traces (id, query_id, system, question, contexts, answer, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [*row, _now()],
+                )
+                self._item(db, "trace", query_id=trace["query_id"], trace_id=trace["id"])
+                added += 1
+        return {"traces": added, "unchanged": unchanged}
+
     @staticmethod
     def _ensure_ids(db: sqlite_utils.Database, table: str, ids: set[str]) -> None:
         """Rows for ids only known from a run or a label file (text to come later)."""

@@ -1,39 +1,71 @@
 """The labelling pages. Keyboard first, blind to every machine label.
 
-*Label chunks*: the query and one chunk, the four relevance grades with their
-wording; keys ``0``-``3`` grade and advance, ``s`` skips, ``u`` undoes the last
-label of this session. Only the query text, the chunk text, the rubric and the
-annotator's own progress are shown: no run, rank, score, judge label or other
-person's label (the queue itself never reads them: annotation.pooling).
+- *Label chunks*: a query and one chunk; relevance 0-3, keys ``0``-``3``.
+- *Label traces*: the question, the contexts the system was shown, its
+  answer; faithfulness 0-2, keys ``0``-``2``, an optional note.
+- *Compare answers*: two answers to one question in a random order (recorded
+  with the label); keys ``a``, ``b``, ``t`` (tie).
 
-Session keys are namespaced ``label:``; the store is opened per script run
-(cheap) and closed at the end of it.
+On every page ``s`` skips and ``u`` undoes the last label of this session.
+Only the item's texts, the rubric and the annotator's own progress are shown:
+no run, rank, score, system name, judge label or other person's label (the
+queue never reads them: annotation.pooling). The pane is an ``st.fragment``,
+so a keypress reruns only it. Session keys are namespaced ``label:`` (chunk
+page) and ``label:trace:`` / ``label:pair:``; the store is opened per script
+run and closed at its end.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
-from annotation.pooling import next_item, progress
-from annotation.rubrics import RELEVANCE
+from annotation.pooling import item_view, next_item, progress
+from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreError, default_db_path
 
 KEY = "label:"
 
 
-def _state(name: str, default):
-    return st.session_state.setdefault(f"{KEY}{name}", default)
+@dataclass(frozen=True)
+class LabelPage:
+    kind: str
+    title: str
+    rubric: Rubric
+    keys: dict[int, str]  # value -> shortcut key
+
+    @property
+    def prefix(self) -> str:
+        return KEY if self.kind == "chunk" else f"{KEY}{self.kind}:"
+
+
+CHUNKS = LabelPage("chunk", "Label chunks", RELEVANCE, {0: "0", 1: "1", 2: "2", 3: "3"})
+TRACES = LabelPage("trace", "Label traces", FAITHFULNESS, {0: "0", 1: "1", 2: "2"})
+PAIRS = LabelPage("pair", "Compare answers", PREFERENCE, {0: "a", 1: "b", 2: "t"})
+
+
+def render_label_chunks_page() -> None:
+    _render_page(CHUNKS)
+
+
+def render_label_traces_page() -> None:
+    _render_page(TRACES)
+
+
+def render_compare_page() -> None:
+    _render_page(PAIRS)
 
 
 def _db_path() -> str:
     return os.environ.get("DENOMINATOR_DB") or default_db_path()
 
 
-def render_label_chunks_page() -> None:
-    st.title("Label chunks")
+def _render_page(page: LabelPage) -> None:
+    st.title(page.title)
     annotator = st.sidebar.text_input(
         "annotator", value=os.environ.get("DENOMINATOR_ANNOTATOR", "ann"), key=f"{KEY}annotator"
     ).strip()
@@ -46,97 +78,132 @@ def render_label_chunks_page() -> None:
             "or import data with `python -m annotation import`."
         )
         return
-    st.caption(RELEVANCE.question + " Keys: 0-3 grade, s skip, u undo.")
-    render_label_pane(annotator)
+    keys = ", ".join(
+        f"{key} {page.rubric.wording(value).partition(':')[0]}" for value, key in page.keys.items()
+    )
+    st.caption(f"{page.rubric.question} Keys: {keys}; s skip, u undo.")
+    render_label_pane(page, annotator)
 
 
-def _grade(annotator: str, item_id: int, value: int) -> None:
-    started = st.session_state.get(f"{KEY}shown_at")
+def _state(page: LabelPage, name: str, default: Any) -> Any:
+    return st.session_state.setdefault(f"{page.prefix}{name}", default)
+
+
+def _set(page: LabelPage, name: str, value: Any) -> None:
+    st.session_state[f"{page.prefix}{name}"] = value
+
+
+def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) -> None:
+    started = st.session_state.get(f"{page.prefix}shown_at")
     seconds = round(time.monotonic() - started, 3) if started else None
+    note = (st.session_state.get(f"{page.prefix}note:{item['item_id']}") or "").strip() or None
     with Store(_db_path()) as store:
-        store.add_label(item_id, annotator, value, seconds=seconds)
-    _state("history", []).append(item_id)
-    st.session_state[f"{KEY}shown_at"] = None
-    st.session_state[f"{KEY}current"] = None
+        store.add_label(
+            item["item_id"],
+            annotator,
+            value,
+            page.rubric.name,
+            note=note,
+            seconds=seconds,
+            shown=item.get("shown"),
+        )
+    _state(page, "history", []).append(item["item_id"])
+    _set(page, "shown_at", None)
+    _set(page, "current", None)
 
 
-def _skip(item_id: int) -> None:
-    _state("skipped", []).append(item_id)
-    st.session_state[f"{KEY}shown_at"] = None
-    st.session_state[f"{KEY}current"] = None
+def _skip(page: LabelPage, item_id: int) -> None:
+    _state(page, "skipped", []).append(item_id)
+    _set(page, "shown_at", None)
+    _set(page, "current", None)
 
 
-def _undo(annotator: str) -> None:
-    history = _state("history", [])
+def _undo(page: LabelPage, annotator: str) -> None:
+    history = _state(page, "history", [])
     if not history:
-        st.session_state[f"{KEY}message"] = "Nothing to undo in this session."
+        _set(page, "message", "Nothing to undo in this session.")
         return
     item_id = history.pop()
     with Store(_db_path()) as store:
         store.undo(item_id, annotator)
-    st.session_state[f"{KEY}current"] = item_id  # the undone item comes back at once
-    st.session_state[f"{KEY}shown_at"] = None
+    _set(page, "current", item_id)  # the undone item comes back at once
+    _set(page, "shown_at", None)
 
 
 @st.fragment
-def render_label_pane(annotator: str) -> None:
+def render_label_pane(page: LabelPage, annotator: str) -> None:
     """The labelling pane: reruns alone on each keypress."""
     try:
         with Store(_db_path()) as store:
             store.annotator_id(annotator)
-            done, total = progress(store, annotator)
+            done, total = progress(store, annotator, page.kind)
             # the item on screen stays until it is graded or skipped (stable across reruns)
-            current = st.session_state.get(f"{KEY}current")
-            item = _item_by_id(store, current) if current is not None else None
+            current = st.session_state.get(f"{page.prefix}current")
+            item = item_view(store, current, annotator) if current is not None else None
             if item is None:
-                item = next_item(store, annotator, skipped=_state("skipped", []))
-                st.session_state[f"{KEY}current"] = item["item_id"] if item else None
+                item = next_item(store, annotator, skipped=_state(page, "skipped", []), kind=page.kind)
+                _set(page, "current", item["item_id"] if item else None)
     except StoreError as exc:
         st.error(str(exc))
         return
     st.progress(
         done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {annotator}"
     )
-    message = st.session_state.pop(f"{KEY}message", None)
+    message = st.session_state.pop(f"{page.prefix}message", None)
     if message:
         st.info(message)
+    undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
     if item is None:
-        skipped = len(_state("skipped", []))
+        skipped = len(_state(page, "skipped", []))
         st.success(
             f"Nothing left to label: {done} of {total} done"
             + (f", {skipped} skipped in this session." if skipped else ".")
         )
-        st.button(
-            "Undo the last label (u)", key=f"{KEY}undo", shortcut="u", on_click=_undo, args=(annotator,)
-        )
+        st.button("Undo the last label (u)", **undo)
         return
-    if st.session_state.get(f"{KEY}shown_at") is None:
-        st.session_state[f"{KEY}shown_at"] = time.monotonic()
-    st.markdown("**Query**")
-    st.code(item["query"], language=None, wrap_lines=True)
-    st.markdown("**Chunk**")
-    st.code(item["chunk"], language=None, wrap_lines=True)
-    columns = st.columns(len(RELEVANCE.scale))
-    for column, (value, wording) in zip(columns, RELEVANCE.scale.items()):
+    if st.session_state.get(f"{page.prefix}shown_at") is None:
+        _set(page, "shown_at", time.monotonic())
+    _render_item(page, item)
+    columns = st.columns(len(page.rubric.scale))
+    for column, (value, wording) in zip(columns, page.rubric.scale.items()):
         name, _, meaning = wording.partition(": ")
         column.button(
-            f"{value} · {name}",
-            key=f"{KEY}grade{value}",
-            shortcut=str(value),
+            f"{page.keys[value]} · {name}",
+            key=f"{page.prefix}grade{value}",
+            shortcut=page.keys[value],
             on_click=_grade,
-            args=(annotator, item["item_id"], value),
+            args=(page, annotator, item, value),
             width="stretch",
         )
-        column.caption(meaning)
+        if meaning:
+            column.caption(meaning)
     left, right = st.columns(2)
-    left.button("Skip (s)", key=f"{KEY}skip", shortcut="s", on_click=_skip, args=(item["item_id"],))
-    right.button("Undo the last label (u)", key=f"{KEY}undo", shortcut="u", on_click=_undo, args=(annotator,))
+    left.button(
+        "Skip (s)", key=f"{page.prefix}skip", shortcut="s", on_click=_skip, args=(page, item["item_id"])
+    )
+    right.button("Undo the last label (u)", **undo)
 
 
-def _item_by_id(store: Store, item_id: int) -> dict | None:
-    row = store.db.execute(
-        """SELECT q.text, c.text FROM items i JOIN queries q ON q.id = i.query_id
-           JOIN chunks c ON c.id = i.chunk_id WHERE i.id = ? AND i.kind = 'chunk'""",
-        [item_id],
-    ).fetchone()
-    return {"item_id": item_id, "query": row[0] or "", "chunk": row[1] or ""} if row else None
+def _text(label: str, text: str) -> None:
+    """A text from the data, shown as plain text (never as HTML or markdown)."""
+    st.markdown(f"**{label}**")
+    st.code(text, language=None, wrap_lines=True)
+
+
+def _render_item(page: LabelPage, item: dict[str, Any]) -> None:
+    if page.kind == "chunk":
+        _text("Query", item["query"])
+        _text("Chunk", item["chunk"])
+    elif page.kind == "trace":
+        _text("Question", item["question"])
+        for number, context in enumerate(item["contexts"], start=1):
+            _text(f"Context {number} of {len(item['contexts'])}", context)
+        _text("Answer", item["answer"])
+        st.text_input("note (optional)", key=f"{page.prefix}note:{item['item_id']}")
+    else:
+        _text("Question", item["question"])
+        first, second = st.columns(2)
+        with first:
+            _text("Answer A", item["answers"][0])
+        with second:
+            _text("Answer B", item["answers"][1])

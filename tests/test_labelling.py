@@ -112,3 +112,59 @@ def test_label_page_without_a_database(tmp_path, monkeypatch) -> None:
     at = run_page(tmp_path / "missing.db").run()
     assert not at.exception
     assert "No database at" in at.error[0].value
+
+
+def run_function_page(render_name: str) -> AppTest:
+    def page(render_name):
+        import annotation.ui as ui
+
+        getattr(ui, render_name)()
+
+    at = AppTest.from_function(page, args=(render_name,), default_timeout=30)
+    at.session_state["label:annotator"] = "ann"
+    return at
+
+
+def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    at = run_function_page("render_label_traces_page").run()
+    assert not at.exception
+    text = page_text(at)
+    assert "0 / 8 in this batch labelled by ann" in text
+    assert "rag-bm25" not in text and "rag-rerank" not in text  # blind: no system name
+    assert "Context 1 of" in text and "Answer" in text
+    # contexts given as chunk ids are shown as the chunks' texts
+    assert any(
+        "Scout twice a week" in c.value or "hermetic" in c.value.lower() or "Milk yield" in c.value
+        for c in at.code
+    )
+    item_id = at.session_state["label:trace:current"]
+    at.text_input(key=f"label:trace:note:{item_id}").input("the burning claim is not in the contexts").run()
+    at.button(key="label:trace:grade1").click().run()
+    assert "1 / 8 in this batch" in page_text(at)
+    with Store(db) as store:
+        row = store.db.execute("SELECT rubric, value, note FROM labels").fetchone()
+    assert row == ("faithfulness", 1, "the burning claim is not in the contexts")
+
+
+def test_compare_page_records_the_order_shown(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    at = run_function_page("render_compare_page").run()
+    assert not at.exception
+    assert "0 / 4 in this batch labelled by ann" in page_text(at)
+    first_answer = at.code[1].value
+    at.button(key="label:pair:grade0").click().run()  # 'a': the answer shown first
+    at.button(key="label:pair:grade2").click().run()  # 't': a tie
+    assert "2 / 4 in this batch" in page_text(at)
+    with Store(db) as store:
+        rows = store.db.execute(
+            """SELECT l.value, l.shown, t.answer, tb.answer FROM labels l JOIN items i ON i.id = l.item_id
+               JOIN traces t ON t.id = i.trace_id JOIN traces tb ON tb.id = i.trace_b_id ORDER BY l.id"""
+        ).fetchall()
+    assert [r[0] for r in rows] == [0, 2] and all(r[1] in ("AB", "BA") for r in rows)
+    value, shown, answer_a, answer_b = rows[0]
+    assert first_answer == (answer_a if shown == "AB" else answer_b)  # the order recorded is the order seen
