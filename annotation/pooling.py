@@ -227,3 +227,43 @@ def progress(store: Store, annotator: str, kind: str = "chunk") -> tuple[int, in
         f"SELECT count({_CURRENT}), count(*) {source}", {"annotator": annotator_id}
     ).fetchone()
     return int(done), int(total)
+
+
+def pool_report(store: Store, depth: int, min_grade: int = 1) -> list[dict[str, Any]]:
+    """Per run: pairs in its top ``depth``, judged-relevant chunks among them
+    (current labels, median over annotators), and how many of those only this
+    run found. If one run finds most relevant chunks alone, the labels lean
+    toward it: the other systems' recall is measured against its finds."""
+    db = store.db
+    current = db.execute(
+        """SELECT i.query_id, i.chunk_id, l.value FROM labels l JOIN items i ON i.id = l.item_id
+           WHERE i.kind = 'chunk' AND l.id = (SELECT max(id) FROM labels
+                                              WHERE item_id = l.item_id AND annotator_id = l.annotator_id)
+             AND l.value IS NOT NULL"""
+    ).fetchall()
+    grades: dict[tuple[str, str], list[int]] = {}
+    for query_id, chunk_id, value in current:
+        grades.setdefault((query_id, chunk_id), []).append(value)
+    relevant = {
+        pair for pair, values in grades.items() if sorted(values)[(len(values) - 1) // 2] >= min_grade
+    }
+    found: dict[str, set[tuple[str, str]]] = {}
+    for name, query_id, chunk_id in db.execute(
+        "SELECT r.name, k.query_id, k.chunk_id FROM rankings k JOIN runs r ON r.id = k.run_id WHERE k.rank <= ?",
+        [depth],
+    ).fetchall():
+        found.setdefault(name, set()).add((query_id, chunk_id))
+    report = []
+    for name in sorted(found):
+        mine = found[name] & relevant
+        others = set().union(*(found[o] for o in found if o != name)) if len(found) > 1 else set()
+        report.append(
+            {
+                "run": name,
+                "pooled": len(found[name]),
+                "relevant_found": len(mine),
+                "relevant_judged": len(relevant),
+                "found_only_here": len(mine - others),
+            }
+        )
+    return report

@@ -207,3 +207,90 @@ def _render_item(page: LabelPage, item: dict[str, Any]) -> None:
             _text("Answer A", item["answers"][0])
         with second:
             _text("Answer B", item["answers"][1])
+
+
+# ---------------------------------------------------------------- data (admin)
+
+
+def render_data_page() -> None:
+    """Counts, each annotator's progress, the pool and what each run found alone."""
+    from annotation.pooling import KINDS, pool, pool_report
+
+    st.title("Data")
+    if not os.path.exists(_db_path()):
+        st.error(f"No database at {_db_path()}: build the demo with `python -m annotation demo`.")
+        return
+    try:
+        with Store(_db_path()) as store:
+            counts = store.counts()
+            names = [r[0] for r in store.db.execute("SELECT name FROM annotators ORDER BY name").fetchall()]
+            rows = []
+            for name in names:
+                row = {"annotator": name}
+                for kind in KINDS:
+                    done, total = progress(store, name, kind)
+                    row[f"{kind} items"] = f"{done} / {total}"
+                rows.append(row)
+            depth = int(
+                st.number_input("pool depth", min_value=1, max_value=10_000, value=10, key="data:depth")
+            )
+            report = pool_report(store, depth)
+    except StoreError as exc:
+        st.error(str(exc))
+        return
+    st.caption(f"Database: {_db_path()}")
+    st.subheader("What the store holds")
+    st.table([{"table": table, "rows": n} for table, n in counts.items()])
+    st.subheader("Progress per annotator (labelled / in their queue)")
+    if rows:
+        st.table(rows)
+    else:
+        st.info("No annotator yet.")
+    st.subheader(f"The depth-{depth} pool: what each run found")
+    if report:
+        st.table(
+            [
+                {
+                    "run": r["run"],
+                    f"(query, chunk) pairs in its top {depth}": r["pooled"],
+                    "judged relevant it found": f"{r['relevant_found']} of {r['relevant_judged']}",
+                    "found by this run only": r["found_only_here"],
+                }
+                for r in report
+            ]
+        )
+        lonely = [
+            r for r in report if r["relevant_judged"] and r["found_only_here"] > r["relevant_judged"] / 2
+        ]
+        for r in lonely:
+            st.warning(
+                f"{r['run']} alone found {r['found_only_here']} of the {r['relevant_judged']} judged-relevant chunks: "
+                "the labels lean toward it; pool a second, different system (python -m annotation pool --runs ...)."
+            )
+    else:
+        st.info("No runs yet: import one with `python -m annotation import --run FILE --name NAME`.")
+    with st.form("data:pool"):
+        st.markdown("**Add a pool to the labelling queue**")
+        annotators = st.text_input(
+            "annotators (comma-separated; empty: everyone labels everything)", key="data:who"
+        )
+        overlap = st.number_input(
+            "share given to two people", min_value=0.0, max_value=1.0, value=0.2, key="data:overlap"
+        )
+        if st.form_submit_button("Build the pool"):
+            people = [a.strip() for a in annotators.split(",") if a.strip()]
+            try:
+                with Store(_db_path()) as store:
+                    result = pool(
+                        store, depth, annotators=people, overlap=overlap if len(people) > 1 else 0.0
+                    )
+                st.success(
+                    f"{result['items_added']} new items from {result['pooled']} pooled pairs "
+                    f"({result['already_judged']} already judged); {result['assignments']} assignments."
+                )
+            except StoreError as exc:
+                st.error(str(exc))
+    st.caption(
+        "Export with `python -m annotation export --format golden|qrels|csv -o FILE` "
+        "(one annotator with `--annotator NAME`, else the median grade)."
+    )

@@ -168,3 +168,37 @@ def test_compare_page_records_the_order_shown(tmp_path, monkeypatch) -> None:
     assert [r[0] for r in rows] == [0, 2] and all(r[1] in ("AB", "BA") for r in rows)
     value, shown, answer_a, answer_b = rows[0]
     assert first_answer == (answer_a if shown == "AB" else answer_b)  # the order recorded is the order seen
+
+
+def test_pool_report_says_what_each_run_found_alone(store) -> None:
+    store.import_run(Run.from_rankings({"q": ["a", "b", "c"]}), name="bm25")
+    store.import_run(Run.from_rankings({"q": ["c", "d", "e"]}), name="dense")
+    store.import_labels(Qrels(grades={"q": {"a": 2, "b": 0, "c": 3, "d": 1, "e": 0}}), annotator="x")
+    from annotation.pooling import pool_report
+
+    report = {row["run"]: row for row in pool_report(store, 3)}
+    # relevant (>= 1): a, c, d. bm25 finds a, c (a alone); dense finds c, d (d alone)
+    assert report["bm25"] == {
+        "run": "bm25",
+        "pooled": 3,
+        "relevant_found": 2,
+        "relevant_judged": 3,
+        "found_only_here": 1,
+    }
+    assert report["dense"]["relevant_found"] == 2 and report["dense"]["found_only_here"] == 1
+    assert {r["run"]: r["found_only_here"] for r in pool_report(store, 1)} == {"bm25": 1, "dense": 1}
+
+
+def test_data_page_counts_progress_and_pool(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    at = run_function_page("render_data_page").run()
+    assert not at.exception
+    tables = [t.value for t in at.table]
+    counts = dict(zip(tables[0]["table"], tables[0]["rows"]))
+    assert counts["chunks"] == 24 and counts["items"] == 40 + 8 + 4
+    progress_rows = tables[1].to_dict("records")
+    assert {r["annotator"]: r["chunk items"] for r in progress_rows} == {"ann": "0 / 24", "bob": "0 / 24"}
+    pool_rows = tables[2].to_dict("records")
+    assert pool_rows[0]["run"] == "retriever" and pool_rows[0]["judged relevant it found"] == "0 of 0"
