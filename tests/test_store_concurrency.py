@@ -1,34 +1,49 @@
-"""Several people labelling at once: every label lands, none is lost, no 'database is locked'."""
+"""Several people labelling at once: every label lands, none is lost, no 'database is locked'.
+
+Each writer is its own process (its own connection), started as a plain
+subprocess so nothing depends on how the test runner was launched.
+"""
 
 from __future__ import annotations
 
-import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
 
 from annotation.__main__ import build_demo
-from annotation.pooling import next_item
 from annotation.store import Store
 
+ROOT = Path(__file__).resolve().parents[1]
 WORKERS = 4
 LABELS_EACH = 60
-
-
-def _label(db: str, annotator: str, n: int) -> int:
-    written = 0
-    with Store(db) as store:
-        for i in range(n):
-            item = next_item(store, annotator, kind="chunk") or {"item_id": 1}
-            store.add_label(item["item_id"], annotator, i % 4, seconds=0.1)
-            written += 1
-    return written
+WRITER = """
+import sys
+from annotation.store import Store
+db, annotator, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with Store(db) as store:
+    store.annotator_id(annotator)
+    for i in range(n):
+        store.add_label(1 + i % 40, annotator, i % 4, seconds=0.1)
+print(n)
+"""
 
 
 def test_parallel_writers_lose_nothing(tmp_path) -> None:
     db = str(tmp_path / "demo.db")
     build_demo(db)
-    context = multiprocessing.get_context("spawn")  # separate processes, separate connections
-    with context.Pool(WORKERS) as workers:
-        written = workers.starmap(_label, [(db, f"person{w}", LABELS_EACH) for w in range(WORKERS)])
-    assert written == [LABELS_EACH] * WORKERS
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, db, f"person{w}", str(LABELS_EACH)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(WORKERS)
+    ]
+    outputs = [writer.communicate(timeout=120) for writer in writers]
+    assert [writer.returncode for writer in writers] == [0] * WORKERS, [err for _, err in outputs]
+    assert [out.strip() for out, _ in outputs] == [str(LABELS_EACH)] * WORKERS
     with Store(db) as store:
         rows = store.db.execute(
             "SELECT a.name, count(*) FROM labels l JOIN annotators a ON a.id = l.annotator_id GROUP BY a.name"
