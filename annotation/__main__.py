@@ -1,7 +1,8 @@
 """``python -m annotation``: the label store from the command line.
 
-    python -m annotation import [--db DB] [--corpus FILE] [--queries FILE]
+    python -m annotation import [--db DB] [--corpus FILE] [--queries FILE] [--beir DIR]
         [--run FILE --name NAME [--stage fetch|keep]] [--labels FILE --annotator NAME]
+    python -m annotation baseline [--db DB] [--method bm25] [--depth 100] [--name bm25-baseline]
     python -m annotation pool [--db DB] --depth D [--runs A,B] [--annotators X,Y --overlap SHARE] [--seed S]
     python -m annotation demo [--db DB]
     python -m annotation export [--db DB] --format golden|qrels|csv [--annotator NAME] -o FILE
@@ -22,8 +23,11 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+from annotation.baseline import METHODS, add_baseline
+from annotation.beir import read_beir
 from annotation.formats import (
     FormatError,
+    Qrels,
     _write_atomic,
     read_corpus,
     read_judgments,
@@ -55,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
     imp.add_argument("--corpus", metavar="FILE", help='chunks, JSONL {"id", "text", "source"?, ...}')
     imp.add_argument("--queries", metavar="FILE", help='queries, JSONL {"id", "text"} or TSV id<TAB>text')
+    imp.add_argument(
+        "--beir",
+        metavar="DIR",
+        help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/*.tsv (labels under beir:<split>)",
+    )
     imp.add_argument("--run", metavar="FILE", help="a TREC run or .jsonl rankings (needs --name)")
     imp.add_argument("--name", help="the run's name in the store")
     imp.add_argument(
@@ -88,6 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.add_argument("--seed", type=int, default=0, help="seed of the assignment order (default 0)")
 
+    bl = sub.add_parser("baseline", help="add a lexical run (BM25) over the stored corpus, for pooling")
+    bl.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    bl.add_argument("--method", choices=list(METHODS), default="bm25", help="ranking method (default bm25)")
+    bl.add_argument("--depth", type=int, default=100, metavar="D", help="chunks kept per query (default 100)")
+    bl.add_argument(
+        "--name", default="bm25-baseline", help="the run's name in the store (default bm25-baseline)"
+    )
+
     dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
     dm.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
 
@@ -102,9 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_import(args: argparse.Namespace) -> str:
-    if not any((args.corpus, args.queries, args.run, args.traces, args.labels)):
+    if not any((args.corpus, args.queries, args.beir, args.run, args.traces, args.labels)):
         raise UsageError(
-            "python -m annotation import: nothing to import; give --corpus, --queries, --run, --traces or --labels"
+            "python -m annotation import: nothing to import; "
+            "give --corpus, --queries, --beir, --run, --traces or --labels"
         )
     if args.run and not args.name:
         raise UsageError("python -m annotation import: --run needs --name")
@@ -113,6 +131,7 @@ def run_import(args: argparse.Namespace) -> str:
     # read and check every file before the store is touched
     corpus = read_corpus(args.corpus) if args.corpus else None
     queries = read_queries(args.queries) if args.queries else None
+    beir = read_beir(args.beir) if args.beir else None
     run = read_ranked(args.run) if args.run else None
     traces = read_traces(args.traces) if args.traces else None
     labels = read_judgments(args.labels) if args.labels else None
@@ -122,6 +141,8 @@ def run_import(args: argparse.Namespace) -> str:
             lines.append(_report(f"corpus {args.corpus}", store.import_corpus(corpus)))
         if queries is not None:
             lines.append(_report(f"queries {args.queries}", store.import_queries(queries)))
+        if beir is not None:
+            lines.extend(_import_beir(store, args.beir, *beir))
         if run is not None:
             lines.append(
                 _report(
@@ -140,6 +161,41 @@ def run_import(args: argparse.Namespace) -> str:
         totals = store.counts()
     lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
     return "\n".join(lines) + "\n"
+
+
+def _import_beir(
+    store: Store, folder: str, chunks: list[dict], queries: dict[str, str], splits: dict[str, Qrels]
+) -> list[str]:
+    """A BEIR folder's corpus, queries and each split's qrels as labels by ``beir:<split>``
+    (inside the caller's transaction: all of it lands, or none)."""
+    root = Path(folder)
+    lines = [
+        _report(f"corpus {root / 'corpus.jsonl'}", store.import_corpus(chunks)),
+        _report(f"queries {root / 'queries.jsonl'}", store.import_queries(queries)),
+    ]
+    for split, qrels in splits.items():
+        annotator = f"beir:{split}"
+        try:
+            counts = store.import_labels(qrels, annotator)
+        except StoreError as exc:
+            raise StoreError(f"{qrels.path} (split {split!r}, annotator {annotator!r}): {exc}") from None
+        lines.append(_report(f"labels {qrels.path} by {annotator!r}", counts))
+    return lines
+
+
+def run_baseline(args: argparse.Namespace) -> str:
+    with Store(args.db or default_db_path()) as store:
+        report = add_baseline(store, method=args.method, depth=args.depth, name=args.name)
+    return (
+        f"baseline run {report['name']!r} ({report['engine']}, fetch): top {report['depth']} of "
+        f"{report['chunks']} chunks for {report['queries']} queries"
+        + (
+            f" ({report['queries_without_text']} queries without text skipped)"
+            if report["queries_without_text"]
+            else ""
+        )
+        + f": {report['runs']} runs, {report['rankings']} rankings, {report['unchanged']} unchanged\n"
+    )
 
 
 def _report(what: str, counts: dict[str, int]) -> str:
@@ -264,6 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = run_import(args)
         elif args.command == "pool":
             text = run_pool(args)
+        elif args.command == "baseline":
+            text = run_baseline(args)
         elif args.command == "demo":
             text = build_demo(args.db or default_db_path())
         else:

@@ -1,0 +1,219 @@
+"""BEIR folders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+
+corpus.jsonl   ``{"_id": str, "title"?: str, "text": str, "metadata"?: {...}}``
+               one document per line; the chunk's text is ``title + "\\n\\n" +
+               text`` when the title is non-empty (the title alone when the
+               text is empty); title and metadata are kept as the chunk's meta.
+queries.jsonl  ``{"_id": str, "text": str, "metadata"?: {...}}``.
+qrels/*.tsv    a header ``query-id<TAB>corpus-id<TAB>score``, then one
+               judgment per line; the score an integer; one file per split
+               (``test.tsv`` is the split ``test``).
+
+Strict like the other readers: bad input raises :class:`InvalidBeir` naming
+the file, the line and the field and saying what was expected; ids are text
+(``"001"`` stays ``"001"``, a JSON number is refused, never converted). Other
+keys of a JSON line are ignored. A qrels id missing from the corpus or the
+queries is kept: the store holds it without text, as it does for ``--labels``.
+Whether a score fits the relevance scale is the store's decision, not this
+reader's (BEIR sets may grade -1 or 4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from annotation._base import (
+    _ASCII_SPACE,
+    _INT64,
+    FormatError,
+    Qrels,
+    _check_text,
+    _has_space,
+    _numbered_lines,
+    _parse_int,
+    _read_text,
+    _require_file,
+)
+from annotation.formats import _json_line
+
+__all__ = ["InvalidBeir", "read_beir", "QRELS_HEADER"]
+
+QRELS_HEADER = "query-id\tcorpus-id\tscore"
+
+
+class InvalidBeir(FormatError):
+    kind = "BEIR"
+
+
+def read_beir(folder: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, Qrels]]:
+    """(chunks, queries, qrels per split) of a BEIR folder.
+
+    chunks are ``{"id", "text", "title"?, "metadata"?}`` in file order, ready
+    for :meth:`Store.import_corpus`; queries map id to text; splits come in
+    name order.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        what = "is not a folder" if root.exists() else "no such folder"
+        raise InvalidBeir(
+            root,
+            None,
+            None,
+            f"{what}; expected a BEIR folder with corpus.jsonl, queries.jsonl and qrels/*.tsv",
+        )
+    chunks = _read_corpus(root / "corpus.jsonl")
+    queries = _read_queries(root / "queries.jsonl")
+    qrels_dir = root / "qrels"
+    files = sorted(qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
+    if not files:
+        raise InvalidBeir(
+            qrels_dir, None, None, "no .tsv files; expected at least one split such as qrels/test.tsv"
+        )
+    return chunks, queries, {path.stem: _read_qrels(path) for path in files}
+
+
+def _objects(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank JSONL line."""
+    _require_file(path, InvalidBeir)
+    text = _read_text(path, InvalidBeir)
+    out = []
+    for number, line in _numbered_lines(text):
+        if not line.strip(_ASCII_SPACE):
+            continue
+        obj = _json_line(line, path, number, InvalidBeir)
+        if not isinstance(obj, dict):
+            raise InvalidBeir(path, number, None, 'expected an object {"_id": ..., "text": ...}')
+        out.append((number, obj))
+    return out
+
+
+def _id(obj: dict[str, Any], path: Path, number: int, seen: dict[str, int]) -> str:
+    if "_id" not in obj:
+        raise InvalidBeir(path, number, "_id", "missing; expected the id as a string")
+    value = obj["_id"]
+    if not isinstance(value, str) or not value:
+        raise InvalidBeir(
+            path,
+            number,
+            "_id",
+            f'expected a non-empty string (ids are text: write "1", not 1), got {json.dumps(value)}',
+        )
+    if _has_space(value):
+        raise InvalidBeir(path, number, "_id", f"{value!r} holds whitespace; expected an id without spaces")
+    _check_text(value, path, number, "_id", InvalidBeir)
+    if value in seen:
+        raise InvalidBeir(
+            path, number, "_id", f"{value!r} already on line {seen[value]}; expected each id once"
+        )
+    seen[value] = number
+    return value
+
+
+def _string(obj: dict[str, Any], key: str, path: Path, number: int, required: bool) -> str:
+    if key not in obj:
+        if required:
+            raise InvalidBeir(path, number, key, "missing; expected a string")
+        return ""
+    value = obj[key]
+    if not isinstance(value, str):
+        raise InvalidBeir(path, number, key, f"expected a string, got {json.dumps(value)[:40]}")
+    _check_text(value, path, number, key, InvalidBeir)
+    return value
+
+
+def _metadata(obj: dict[str, Any], path: Path, number: int) -> None:
+    if "metadata" in obj and not isinstance(obj["metadata"], dict):
+        raise InvalidBeir(path, number, "metadata", "expected an object")
+
+
+def _read_corpus(path: Path) -> list[dict[str, Any]]:
+    chunks: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, obj in _objects(path):
+        doc = _id(obj, path, number, seen)
+        title = _string(obj, "title", path, number, required=False)
+        body = _string(obj, "text", path, number, required=True)
+        _metadata(obj, path, number)
+        parts = [part for part in (title, body) if part.strip()]
+        if not parts:
+            raise InvalidBeir(path, number, "text", "empty and no title; expected the document's text")
+        chunk: dict[str, Any] = {"id": doc, "text": "\n\n".join(parts)}
+        if title.strip():
+            chunk["title"] = title
+        if "metadata" in obj:
+            chunk["metadata"] = obj["metadata"]
+        chunks.append(chunk)
+    if not chunks:
+        raise InvalidBeir(path, None, None, "no documents; expected one JSON object per line")
+    return chunks
+
+
+def _read_queries(path: Path) -> dict[str, str]:
+    queries: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for number, obj in _objects(path):
+        qid = _id(obj, path, number, seen)
+        text = _string(obj, "text", path, number, required=True)
+        if not text.strip():
+            raise InvalidBeir(path, number, "text", "empty; expected the query text")
+        _metadata(obj, path, number)
+        queries[qid] = text
+    if not queries:
+        raise InvalidBeir(path, None, None, "no queries; expected one JSON object per line")
+    return queries
+
+
+def _read_qrels(path: Path) -> Qrels:
+    _require_file(path, InvalidBeir)
+    text = _read_text(path, InvalidBeir)
+    grades: dict[str, dict[str, int]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    lines = _numbered_lines(text)
+    _, header = next(iter(lines))
+    if header != QRELS_HEADER:
+        raise InvalidBeir(
+            path, 1, None, f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {header!r}"
+        )
+    for number, line in lines:
+        if not line.strip(_ASCII_SPACE):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise InvalidBeir(
+                path,
+                number,
+                None,
+                f"expected 3 TAB-separated columns (query-id, corpus-id, score), got {len(fields)}",
+            )
+        qid, doc, raw_score = fields
+        for value, name in ((qid, "query-id"), (doc, "corpus-id")):
+            if not value or _has_space(value):
+                raise InvalidBeir(path, number, name, f"{value!r}: expected a non-empty id without spaces")
+        score = _parse_int(raw_score)
+        if score is None:
+            raise InvalidBeir(path, number, "score", f"expected an integer, got {raw_score!r}")
+        if not _INT64[0] <= score <= _INT64[1]:
+            raise InvalidBeir(
+                path, number, "score", f"expected an integer that fits in 64 bits, got {raw_score!r}"
+            )
+        docs = grades.setdefault(qid, {})
+        if doc in docs:
+            if docs[doc] != score:
+                raise InvalidBeir(
+                    path,
+                    number,
+                    "score",
+                    f"query {qid!r} document {doc!r} scored {score} here and {docs[doc]} on line "
+                    f"{first_line[(qid, doc)]}; expected one score per pair",
+                )
+            continue
+        docs[doc] = score
+        first_line[(qid, doc)] = number
+    if not grades:
+        raise InvalidBeir(
+            path, None, None, "no judgments after the header; expected query-id, corpus-id, score lines"
+        )
+    return Qrels(grades=grades, path=str(path))

@@ -1,0 +1,253 @@
+"""BEIR folders: the reader (strict, exact messages) and python -m annotation import --beir."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from annotation.__main__ import main
+from annotation.beir import InvalidBeir, read_beir
+from annotation.store import Store
+
+HEADER = "query-id\tcorpus-id\tscore\n"
+
+
+def write_beir(root: Path, corpus=None, queries=None, qrels=None) -> Path:
+    """A small BEIR folder; each part may be replaced by the caller (text or a list of objects)."""
+    corpus = (
+        corpus
+        if corpus is not None
+        else [
+            {
+                "_id": "001",
+                "title": "Fall armyworm",
+                "text": "Scout maize twice a week.",
+                "metadata": {"url": "x"},
+            },
+            {"_id": "1", "title": "", "text": "Dry maize to 13% moisture before storage."},
+            {"_id": "d3", "text": "Feed dairy cows a balanced ration."},
+        ]
+    )
+    queries = (
+        queries
+        if queries is not None
+        else [
+            {"_id": "q1", "text": "How do I control fall armyworm?", "metadata": {}},
+            {"_id": "007", "text": "How do I store maize?"},
+        ]
+    )
+    qrels = (
+        qrels
+        if qrels is not None
+        else {
+            "test": HEADER + "q1\t001\t2\nq1\td3\t0\n007\t1\t1\n",
+            "dev": HEADER + "007\t1\t3\n",
+        }
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    for name, part in (("corpus.jsonl", corpus), ("queries.jsonl", queries)):
+        text = part if isinstance(part, (str, bytes)) else "".join(json.dumps(o) + "\n" for o in part)
+        (root / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    (root / "qrels").mkdir(exist_ok=True)
+    for split, text in qrels.items():
+        (root / "qrels" / f"{split}.tsv").write_bytes(text if isinstance(text, bytes) else text.encode())
+    return root
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_read_beir(tmp_path) -> None:
+    chunks, queries, qrels = read_beir(write_beir(tmp_path / "b"))
+    assert chunks == [
+        {
+            "id": "001",
+            "text": "Fall armyworm\n\nScout maize twice a week.",
+            "title": "Fall armyworm",
+            "metadata": {"url": "x"},
+        },
+        {"id": "1", "text": "Dry maize to 13% moisture before storage."},  # empty title: the text alone
+        {"id": "d3", "text": "Feed dairy cows a balanced ration."},
+    ]
+    assert queries == {"q1": "How do I control fall armyworm?", "007": "How do I store maize?"}
+    assert list(qrels) == ["dev", "test"]  # splits in name order
+    assert qrels["test"].grades == {"q1": {"001": 2, "d3": 0}, "007": {"1": 1}}  # ids stay text
+    assert qrels["dev"].grades == {"007": {"1": 3}}
+    assert qrels["dev"].path == str(tmp_path / "b" / "qrels" / "dev.tsv")
+
+
+def test_title_alone_and_crlf(tmp_path) -> None:
+    root = write_beir(
+        tmp_path / "b",
+        corpus='{"_id": "a", "title": "Only a title", "text": ""}\r\n',
+        qrels={"test": "query-id\tcorpus-id\tscore\r\nq1\ta\t1\r\n"},
+    )
+    chunks, _, qrels = read_beir(root)
+    assert chunks == [{"id": "a", "text": "Only a title", "title": "Only a title"}]
+    assert qrels["test"].grades == {"q1": {"a": 1}}
+
+
+def _bad_cases(tmp_path: Path) -> list[tuple[dict, str]]:
+    b = tmp_path / "b"
+    return [
+        (
+            {"qrels": {"test": "qid\tdocid\tscore\nq1\t001\t1\n"}},
+            f"{b}/qrels/test.tsv:1: expected the header 'query-id<TAB>corpus-id<TAB>score', "
+            "got 'qid\\tdocid\\tscore'",
+        ),
+        (
+            {"qrels": {"test": HEADER + "q1\t001\t1\nq1\td3\t1.0\n"}},
+            f"{b}/qrels/test.tsv:3: score: expected an integer, got '1.0'",
+        ),
+        (
+            {"qrels": {"test": HEADER + "q1\t001\thigh\n"}},
+            f"{b}/qrels/test.tsv:2: score: expected an integer, got 'high'",
+        ),
+        (
+            {"qrels": {"test": HEADER + "q1 001 1\n"}},
+            f"{b}/qrels/test.tsv:2: expected 3 TAB-separated columns (query-id, corpus-id, score), got 1",
+        ),
+        (
+            {"qrels": {"test": HEADER + "q1\t001\t1\nq1\t001\t2\n"}},
+            f"{b}/qrels/test.tsv:3: score: query 'q1' document '001' scored 2 here and 1 on line 2; "
+            "expected one score per pair",
+        ),
+        (
+            {"qrels": {"test": HEADER}},
+            f"{b}/qrels/test.tsv: no judgments after the header; expected query-id, corpus-id, score lines",
+        ),
+        (
+            {"qrels": {"test": HEADER + "q 1\t001\t1\n"}},
+            f"{b}/qrels/test.tsv:2: query-id: 'q 1': expected a non-empty id without spaces",
+        ),
+        (
+            {"corpus": '{"_id": "a", "text": "x"}\n{"title": "t", "text": "no id"}\n'},
+            f"{b}/corpus.jsonl:2: _id: missing; expected the id as a string",
+        ),
+        (
+            {"corpus": '{"_id": 1, "text": "x"}\n'},
+            f'{b}/corpus.jsonl:1: _id: expected a non-empty string (ids are text: write "1", not 1), got 1',
+        ),
+        (
+            {"corpus": '{"_id": "a", "text": "x"}\n\n{"_id": "a", "text": "y"}\n'},
+            f"{b}/corpus.jsonl:3: _id: 'a' already on line 1; expected each id once",
+        ),
+        (
+            {"corpus": '{"_id": "a"}\n'},
+            f"{b}/corpus.jsonl:1: text: missing; expected a string",
+        ),
+        (
+            {"corpus": '{"_id": "a", "title": "", "text": " "}\n'},
+            f"{b}/corpus.jsonl:1: text: empty and no title; expected the document's text",
+        ),
+        (
+            {"corpus": '{"_id": "a", "text": "x", "metadata": []}\n'},
+            f"{b}/corpus.jsonl:1: metadata: expected an object",
+        ),
+        (
+            {"corpus": '{"_id": "a", "text": "x"\n'},
+            f"{b}/corpus.jsonl:1: not valid JSON (Expecting ',' delimiter); expected one object per line",
+        ),
+        (
+            {"corpus": b'{"_id": "a", "text": "caf\xe9"}\n'},
+            f"{b}/corpus.jsonl:1: byte 0xe9 is not UTF-8; expected UTF-8 text",
+        ),
+        (
+            {"queries": b'{"_id": "q1", "text": "ok"}\n{"_id": "q2", "text": "\xff"}\n'},
+            f"{b}/queries.jsonl:2: byte 0xff is not UTF-8; expected UTF-8 text",
+        ),
+        (
+            {"qrels": {"test": HEADER.encode() + b"q1\t\xfe\t1\n"}},
+            f"{b}/qrels/test.tsv:2: byte 0xfe is not UTF-8; expected UTF-8 text",
+        ),
+        (
+            {"queries": '{"_id": "q1", "text": ""}\n'},
+            f"{b}/queries.jsonl:1: text: empty; expected the query text",
+        ),
+        (
+            {"queries": '["q1", "text"]\n'},
+            f'{b}/queries.jsonl:1: expected an object {{"_id": ..., "text": ...}}',
+        ),
+        (
+            {"qrels": {}},
+            f"{b}/qrels: no .tsv files; expected at least one split such as qrels/test.tsv",
+        ),
+    ]
+
+
+def test_malformed_folders_name_file_line_and_field(tmp_path) -> None:
+    for parts, message in _bad_cases(tmp_path):
+        root = tmp_path / "b"
+        shutil.rmtree(root, ignore_errors=True)
+        write_beir(root, **parts)
+        with pytest.raises(InvalidBeir) as caught:
+            read_beir(root)
+        assert str(caught.value) == message, parts
+
+
+def test_not_a_folder(tmp_path) -> None:
+    with pytest.raises(InvalidBeir) as caught:
+        read_beir(tmp_path / "nowhere")
+    assert str(caught.value) == (
+        f"{tmp_path}/nowhere: no such folder; expected a BEIR folder with corpus.jsonl, queries.jsonl "
+        "and qrels/*.tsv"
+    )
+    (tmp_path / "b").mkdir()
+    with pytest.raises(InvalidBeir) as caught:
+        read_beir(tmp_path / "b")
+    assert str(caught.value) == f"{tmp_path}/b/corpus.jsonl: no such file; expected a readable file"
+
+
+def test_import_beir_lands_everything_once(tmp_path, capsys) -> None:
+    root = write_beir(tmp_path / "b")
+    db = tmp_path / "d.db"
+    code, out, err = cli(capsys, "import", "--db", db, "--beir", root)
+    assert code == 0 and err == ""
+    assert out == (
+        f"corpus {root}/corpus.jsonl: 3 added, 0 filled, 0 unchanged\n"
+        f"queries {root}/queries.jsonl: 2 added, 0 filled, 0 unchanged\n"
+        f"labels {root}/qrels/dev.tsv by 'beir:dev': 1 labels, 0 unchanged\n"
+        f"labels {root}/qrels/test.tsv by 'beir:test': 3 labels, 0 unchanged\n"
+        "store now: 2 queries, 3 chunks, 0 runs, 0 rankings, 0 traces, 3 items, 2 annotators, 4 labels\n"
+    )
+    code, out, _ = cli(capsys, "import", "--db", db, "--beir", root)  # again: nothing changes
+    assert code == 0
+    assert "3 unchanged" in out.splitlines()[0] and "1 labels" not in out and "3 labels" not in out
+    assert out.splitlines()[-1].endswith("3 items, 2 annotators, 4 labels")
+    with Store(db) as store:
+        assert store.export_qrels("beir:test").grades == {"q1": {"001": 2, "d3": 0}, "007": {"1": 1}}
+        assert store.export_qrels("beir:dev").grades == {"007": {"1": 3}}
+        text, meta = store.db.execute("SELECT text, meta FROM chunks WHERE id = '001'").fetchone()
+        assert text == "Fall armyworm\n\nScout maize twice a week."
+        assert json.loads(meta) == {"title": "Fall armyworm", "metadata": {"url": "x"}}
+        assert store.db.execute("SELECT text FROM queries WHERE id = '007'").fetchone() == (
+            "How do I store maize?",
+        )
+
+
+@pytest.mark.parametrize("grade", ["4", "-1"])
+def test_a_grade_off_the_scale_writes_nothing(tmp_path, capsys, grade) -> None:
+    root = write_beir(tmp_path / "b", qrels={"test": HEADER + f"q1\t001\t2\n007\t1\t{grade}\n"})
+    db = tmp_path / "d.db"
+    code, out, err = cli(capsys, "import", "--db", db, "--beir", root)
+    assert code == 2 and out == ""
+    assert err == (
+        f"error: {root}/qrels/test.tsv (split 'test', annotator 'beir:test'): query '007' chunk '1': "
+        f"grade {grade} is not on the relevance scale; expected one of 0, 1, 2, 3\n"
+    )
+    with Store(db) as store:  # corpus and queries of the same command did not land either
+        counts = store.counts()
+        assert counts["chunks"] == counts["queries"] == counts["labels"] == counts["annotators"] == 0
+
+
+def test_a_malformed_folder_through_the_cli(tmp_path, capsys) -> None:
+    root = write_beir(tmp_path / "b", qrels={"test": HEADER + "q1\t001\tone\n"})
+    code, out, err = cli(capsys, "import", "--db", tmp_path / "d.db", "--beir", root)
+    assert code == 2 and out == ""
+    assert err == f"error: {root}/qrels/test.tsv:2: score: expected an integer, got 'one'\n"
