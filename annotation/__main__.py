@@ -243,6 +243,7 @@ def run_export(args: argparse.Namespace) -> str:
                 "no current labels to export" + (f" by {args.annotator!r}" if args.annotator else "")
             )
         n = qrels.n_judgments
+        imported_meta = store.label_set_meta(args.annotator) if args.annotator else {}
         who = (
             [args.annotator]
             if args.annotator
@@ -265,6 +266,8 @@ def run_export(args: argparse.Namespace) -> str:
             "shown": "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)",
             "grade_scale": dict(RELEVANCE.scale),
         }
+        # one person's labels that came from a golden.yaml keep what that file said of them
+        meta.update(imported_meta)
         write_golden(qrels, args.output, meta=meta)
     return f"wrote {n} judgments over {len(qrels.grades)} queries to {args.output}\n"
 

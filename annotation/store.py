@@ -123,6 +123,17 @@ def _m002_queue_positions(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX assignments_queue ON assignments (annotator_id, position, item_id)")
 
 
+@MIGRATIONS(name="m003_label_sets")
+def _m003_label_sets(db: sqlite_utils.Database) -> None:
+    """Where imported labels came from, with the metadata a golden.yaml carried
+    (grade scale, who judged, what they were shown, when), so an export of the
+    same labels can say the same."""
+    db.execute(
+        """CREATE TABLE label_sets (id INTEGER PRIMARY KEY, annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            source TEXT, meta TEXT, created_at TEXT NOT NULL)"""
+    )
+
+
 class Store:
     """A handle on the SQLite file; one per script run (or per session)."""
 
@@ -285,6 +296,16 @@ class Store:
                     db.execute("UPDATE queries SET text = ? WHERE id = ? AND text IS NULL", [text, qid])
             self._ensure_ids(db, "chunks", {d for docs in qrels.grades.values() for d in docs})
             now = _now()
+            meta = json.dumps(qrels.meta, sort_keys=True, ensure_ascii=False) if qrels.meta else None
+            known = db.execute(
+                "SELECT 1 FROM label_sets WHERE annotator_id = ? AND ifnull(meta, '') = ifnull(?, '')",
+                [annotator_id, meta],
+            ).fetchone()
+            if known is None:
+                db.execute(
+                    "INSERT INTO label_sets (annotator_id, source, meta, created_at) VALUES (?, ?, ?, ?)",
+                    [annotator_id, qrels.path, meta, now],
+                )
             for qid, docs in qrels.grades.items():
                 for doc, grade in docs.items():
                     item_id = self._item(db, "chunk", query_id=qid, chunk_id=doc)
@@ -435,6 +456,20 @@ class Store:
             for r in rows
             if r[4] is not None
         ]
+
+    def label_set_meta(self, annotator: str) -> dict[str, Any]:
+        """The metadata of the newest label file imported under this annotator ({} if none)."""
+        row = self.db.execute(
+            """SELECT s.meta FROM label_sets s JOIN annotators a ON a.id = s.annotator_id
+               WHERE a.name = ? ORDER BY s.id DESC LIMIT 1""",
+            [annotator],
+        ).fetchone()
+        if not row or not row[0]:
+            return {}
+        meta = json.loads(row[0])
+        if "grade_scale" in meta:  # JSON keys are text; grades are integers
+            meta["grade_scale"] = {int(k): v for k, v in meta["grade_scale"].items()}
+        return meta
 
     def export_qrels(self, annotator: str | None = None) -> Qrels:
         """Current labels as judgments: one annotator's, or the median over annotators

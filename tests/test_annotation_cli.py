@@ -123,7 +123,8 @@ def test_golden_and_csv_export(tmp_path, capsys) -> None:
     exported = read_golden(golden_path)
     original = read_golden(EXAMPLE / "golden.yaml")
     assert exported.grades == original.grades and exported.texts == original.texts
-    assert exported.meta["judged_by"] == ["ann"] and exported.meta["grade_scale"][3].startswith(
+    # labels imported from a golden.yaml keep what that file said of them (who judged, what they saw)
+    assert exported.meta["judged_by"] == ["worked-example"] and exported.meta["grade_scale"][3].startswith(
         "perfectly relevant"
     )
     # the median of two people: ann's grade or bob's, the lower of the two middle values
@@ -135,3 +136,19 @@ def test_golden_and_csv_export(tmp_path, capsys) -> None:
     rows = list(csv.DictReader(csv_path.open()))
     assert code == 0 and len(rows) == 17 + 21 and out.startswith("wrote 38 label rows")
     assert {r["annotator"] for r in rows} == {"ann", "bob"} and rows[0]["rubric"] == "relevance"
+
+
+def test_golden_round_trips(tmp_path, capsys) -> None:
+    """golden.yaml in, golden.yaml out: the same grades, texts and metadata; and
+    the exported file, imported and exported again, comes back byte for byte."""
+    first_db, second_db = tmp_path / "a.db", tmp_path / "b.db"
+    cli(capsys, "import", "--db", first_db, "--labels", EXAMPLE / "golden.yaml", "--annotator", "ann")
+    once = tmp_path / "once.yaml"
+    cli(capsys, "export", "--db", first_db, "--format", "golden", "--annotator", "ann", "-o", once)
+    original, exported = read_golden(EXAMPLE / "golden.yaml"), read_golden(once)
+    assert exported.grades == original.grades and exported.texts == original.texts
+    assert exported.meta == original.meta  # name, description, created, judged_by, shown, grade scale
+    cli(capsys, "import", "--db", second_db, "--labels", once, "--annotator", "ann")
+    twice = tmp_path / "twice.yaml"
+    cli(capsys, "export", "--db", second_db, "--format", "golden", "--annotator", "ann", "-o", twice)
+    assert twice.read_bytes() == once.read_bytes()
