@@ -1,0 +1,166 @@
+"""A whole labelling session in a real browser, keyboard only, then the server is
+killed with SIGKILL: every label submitted is in the database, and the
+golden.yaml export says exactly what was pressed.
+
+Skipped when /usr/bin/chromium is missing, unless CI=true (then it fails).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from annotation.formats import read_golden
+from annotation.pooling import item_view, next_item
+from annotation.store import Store
+from tests.e2e.test_browser import (
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    ROOT,
+    _free_port,
+    _main,
+    _wait_until_healthy,
+)
+
+ARTIFACTS = ROOT / "test-artifacts"
+PAGES = {
+    "metrics": "Findings",
+    "label": "in this batch",
+    "traces": "in this batch",
+    "compare": "in this batch",
+    "data": "What the store holds",
+}
+
+
+def _queue(db: Path, kind: str, n: int) -> list[int]:
+    """The first n items ann will see, in order (the queue is deterministic for a given store)."""
+    seen: list[int] = []
+    with Store(db) as store:
+        for _ in range(n):
+            item = next_item(store, "ann", skipped=seen, kind=kind)
+            seen.append(item["item_id"])
+    return seen
+
+
+def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    db = tmp_path / "demo.db"
+    subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", str(db)], cwd=ROOT, check=True)
+    chunks = _queue(db, "chunk", 5)
+    port = _free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.fileWatcherType",
+        "none",
+    ]
+    with tempfile.TemporaryFile(mode="w+") as log:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_until_healthy(url, server, log)
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1300, "height": 1000})
+                ARTIFACTS.mkdir(exist_ok=True)
+                for path, marker in PAGES.items():  # a screenshot of each page
+                    page.goto(f"{url}/{path}")
+                    expect(_main(page).get_by_text(marker).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+                    page.wait_for_timeout(500)
+                    page.screenshot(path=str(ARTIFACTS / f"page-{path}.png"), full_page=True)
+
+                def press(path: str, keys: list[tuple[str, int]], total: int) -> None:
+                    page.goto(f"{url}/{path}")
+                    main = _main(page)
+                    expect(main.get_by_text(f"0 / {total} in this batch")).to_be_visible(
+                        timeout=CONTENT_TIMEOUT_MS
+                    )
+                    page.mouse.click(650, 30)
+                    for key, done in keys:
+                        page.keyboard.press(key)
+                        expect(main.get_by_text(f"{done} / {total} in this batch")).to_be_visible(
+                            timeout=CONTENT_TIMEOUT_MS
+                        )
+
+                # five chunks graded 3 2 1 0 3, the last undone and graded 2 again
+                press("label", [("3", 1), ("2", 2), ("1", 3), ("0", 4), ("3", 5), ("u", 4), ("2", 5)], 24)
+                press("traces", [("1", 1)], 8)
+                press("compare", [("t", 1)], 4)
+                browser.close()
+        finally:
+            server.send_signal(signal.SIGKILL)  # no shutdown, no flush: a crash
+            server.wait(timeout=10)
+
+    expected_values = [3, 2, 1, 0, 2]
+    with Store(db) as store:
+        expected = {}
+        for item_id, value in zip(chunks, expected_values):
+            view = store.db.execute("SELECT query_id, chunk_id FROM items WHERE id = ?", [item_id]).fetchone()
+            expected.setdefault(view[0], {})[view[1]] = value
+        rows = store.db.execute(
+            "SELECT l.rubric, l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann' "
+            "ORDER BY l.id"
+        ).fetchall()
+        shown = store.db.execute("SELECT shown FROM labels WHERE rubric = 'preference'").fetchone()[0]
+        pair_item = store.db.execute("SELECT item_id FROM labels WHERE rubric = 'preference'").fetchone()[0]
+        assert shown == item_view(store, pair_item, "ann")["shown"]
+    assert rows == [
+        ("relevance", 3),
+        ("relevance", 2),
+        ("relevance", 1),
+        ("relevance", 0),
+        ("relevance", 3),
+        ("relevance", None),
+        ("relevance", 2),
+        ("faithfulness", 1),
+        ("preference", 2),
+    ]
+    out = tmp_path / "ann.yaml"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "annotation",
+            "export",
+            "--db",
+            str(db),
+            "--format",
+            "golden",
+            "--annotator",
+            "ann",
+            "-o",
+            str(out),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    assert read_golden(out).grades == expected
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    path = Path("/usr/bin/chromium")
+    if not path.exists():
+        message = f"{path} is missing (apt-get install chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
