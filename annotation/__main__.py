@@ -111,7 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="write the current labels as golden.yaml, qrels or CSV")
     exp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
     exp.add_argument("--format", choices=["golden", "qrels", "csv"], required=True)
-    exp.add_argument("--annotator", help="only this person's labels (default: the median over annotators)")
+    exp.add_argument(
+        "--aggregate",
+        choices=["median", "majority", "mean"],
+        default="median",
+        help="one grade per item from several people: median (lower middle), majority, or mean rounded half up",
+    )
+    exp.add_argument("--annotator", help="only this person's labels (default: all, aggregated)")
     exp.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="file to write (replaced atomically)"
     )
@@ -237,7 +243,7 @@ def run_export(args: argparse.Namespace) -> str:
             writer.writerows(rows)
             _write_atomic(args.output, out.getvalue())
             return f"wrote {len(rows)} label rows (retractions included, value empty) to {args.output}\n"
-        qrels = store.export_qrels(args.annotator)
+        qrels = store.export_qrels(args.annotator, args.aggregate)
         if not qrels.grades:
             raise UsageError(
                 "no current labels to export" + (f" by {args.annotator!r}" if args.annotator else "")
@@ -260,7 +266,7 @@ def run_export(args: argparse.Namespace) -> str:
         meta = {
             "name": "denominator export",
             "description": f"{n} judgments over {len(qrels.grades)} queries; "
-            + ("one annotator's labels" if args.annotator else "the median grade over annotators"),
+            + ("one annotator's labels" if args.annotator else f"the {args.aggregate} grade over annotators"),
             "created": date.today().isoformat(),
             "judged_by": who,
             "shown": "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)",

@@ -16,6 +16,7 @@ The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import sqlite3
@@ -42,6 +43,31 @@ class StoreError(Exception):
 
 class ImportConflict(StoreError):
     """An import would change what is stored (nothing is written)."""
+
+
+AGGREGATES = ("median", "majority", "mean")
+
+
+def aggregate_grades(values: list[int], method: str = "median") -> int:
+    """One grade from several people's grades of the same item.
+
+    - median: the lower middle value (a grade someone gave);
+    - majority: the most frequent grade, ties broken toward the median of the tied grades (lower middle);
+    - mean: the mean rounded half up (1.5 -> 2).
+    """
+    if not values:
+        raise StoreError("no grades to aggregate")
+    ordered = sorted(values)
+    if method == "median":
+        return ordered[(len(ordered) - 1) // 2]
+    if method == "majority":
+        counts = {v: ordered.count(v) for v in ordered}
+        top = max(counts.values())
+        tied = sorted(v for v, n in counts.items() if n == top)
+        return tied[(len(tied) - 1) // 2]
+    if method == "mean":
+        return int(math.floor(sum(values) / len(values) + 0.5))
+    raise StoreError(f"aggregate {method!r}; expected one of {', '.join(AGGREGATES)}")
 
 
 def default_db_path() -> str:
@@ -471,16 +497,15 @@ class Store:
             meta["grade_scale"] = {int(k): v for k, v in meta["grade_scale"].items()}
         return meta
 
-    def export_qrels(self, annotator: str | None = None) -> Qrels:
-        """Current labels as judgments: one annotator's, or the median over annotators
-        (rounded down to a grade that was given)."""
+    def export_qrels(self, annotator: str | None = None, aggregate: str = "median") -> Qrels:
+        """Current labels as judgments: one annotator's, or one grade per item from
+        all annotators' current labels (:func:`aggregate_grades`)."""
         by_item: dict[tuple[str, str], list[int]] = {}
         for label in self.current_labels(annotator):
             by_item.setdefault((label["query_id"], label["chunk_id"]), []).append(label["value"])
         grades: dict[str, dict[str, int]] = {}
         for (qid, doc), values in by_item.items():
-            ordered = sorted(values)
-            grades.setdefault(qid, {})[doc] = ordered[(len(ordered) - 1) // 2]
+            grades.setdefault(qid, {})[doc] = aggregate_grades(values, aggregate)
         texts = {
             qid: text
             for qid, text in self.db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL").fetchall()

@@ -133,3 +133,24 @@ def test_not_a_database(tmp_path) -> None:
     bad.write_text("this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a Denominator database"):
         Store(bad)
+
+
+def test_aggregates() -> None:
+    from annotation.store import aggregate_grades
+
+    assert aggregate_grades([3, 1, 2], "median") == 2
+    assert aggregate_grades([3, 1], "median") == 1  # lower middle: a grade someone gave
+    assert aggregate_grades([3, 3, 0, 1], "majority") == 3
+    assert aggregate_grades([3, 0], "majority") == 0  # tie: lower middle of the tied grades
+    assert aggregate_grades([2, 1], "mean") == 2 and aggregate_grades([1, 1, 2], "mean") == 1
+    with pytest.raises(StoreError, match="aggregate 'mode'"):
+        aggregate_grades([1], "mode")
+
+
+def test_export_aggregates(store) -> None:
+    store.import_labels(Qrels(grades={"q": {"a": 3, "b": 0}}), annotator="x")
+    store.import_labels(Qrels(grades={"q": {"a": 3, "b": 2}}), annotator="y")
+    store.import_labels(Qrels(grades={"q": {"a": 0, "b": 1}}), annotator="z")
+    assert store.export_qrels(aggregate="median").grades == {"q": {"a": 3, "b": 1}}
+    assert store.export_qrels(aggregate="majority").grades == {"q": {"a": 3, "b": 1}}
+    assert store.export_qrels(aggregate="mean").grades == {"q": {"a": 2, "b": 1}}
