@@ -135,11 +135,13 @@ def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch
     assert "0 / 8 in this batch labelled by ann" in text
     assert "rag-bm25" not in text and "rag-rerank" not in text  # blind: no system name
     assert "Context 1 of" in text and "Answer" in text
-    # contexts given as chunk ids are shown as the chunks' texts
-    assert any(
-        "Scout twice a week" in c.value or "hermetic" in c.value.lower() or "Milk yield" in c.value
-        for c in at.code
-    )
+    # contexts given as chunk ids are shown as the chunks' texts, never as bare ids
+    from annotation.formats import read_corpus
+    from tests.test_worked_example import EXAMPLE
+
+    corpus = {c["id"]: c["text"] for c in read_corpus(EXAMPLE / "corpus.jsonl")}
+    shown = [c.value for c in at.code]
+    assert not set(shown) & set(corpus) and sum(value in corpus.values() for value in shown) >= 2
     item_id = at.session_state["label:trace:current"]
     at.text_input(key=f"label:trace:note:{item_id}").input("the burning claim is not in the contexts").run()
     at.button(key="label:trace:grade1").click().run()
