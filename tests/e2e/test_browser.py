@@ -198,6 +198,7 @@ def test_label_chunks_with_the_keyboard(browser, server, demo_db):
         text = main.inner_text()
         for hidden in ("retriever", "bob", "score", "rank"):  # blind: no run, other person, score or rank
             assert hidden not in text.lower()
+        expect(main.get_by_text("Undo the last label (u)")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
         page.mouse.click(650, 30)  # focus the page, not an input
         for key, done in (("3", 1), ("2", 2), ("s", 2), ("1", 3), ("u", 2), ("0", 3)):
             page.keyboard.press(key)

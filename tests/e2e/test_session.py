@@ -92,6 +92,10 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
                     expect(main.get_by_text(f"0 / {total} in this batch")).to_be_visible(
                         timeout=CONTENT_TIMEOUT_MS
                     )
+                    # the whole pane drawn (its last button) before the first key
+                    expect(main.get_by_text("Undo the last label (u)")).to_be_visible(
+                        timeout=CONTENT_TIMEOUT_MS
+                    )
                     page.mouse.click(650, 30)
                     for key, done in keys:
                         page.keyboard.press(key)
