@@ -6,7 +6,9 @@ Never runs `playwright install`: the browser is the system's.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -58,11 +60,12 @@ def demo_db(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def server(chromium: Path, demo_db: Path) -> Iterator[str]:
-    """`make run`'s command on a free port; fails fast with the server's output."""
+@contextlib.contextmanager
+def running_app(db: Path, kill: bool = False) -> Iterator[str]:
+    """`make run`'s command on a free port, its URL; fails fast with the server's
+    output. Stopped at the end (with SIGKILL, like a crash, when ``kill``)."""
     port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(demo_db)}
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
     command = [
         sys.executable,
         "-m",
@@ -86,12 +89,21 @@ def server(chromium: Path, demo_db: Path) -> Iterator[str]:
             _wait_until_healthy(url, process, log)
             yield url
         finally:
-            process.terminate()
+            if kill:
+                process.send_signal(signal.SIGKILL)
+            else:
+                process.terminate()
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(chromium: Path, demo_db: Path) -> Iterator[str]:
+    with running_app(demo_db) as url:
+        yield url
 
 
 def _wait_until_healthy(url: str, process: subprocess.Popen, log) -> None:

@@ -7,14 +7,9 @@ Skipped when /usr/bin/chromium is missing, unless CI=true (then it fails).
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-
-import pytest
 
 from annotation.formats import read_golden
 from annotation.pooling import item_view, next_item
@@ -23,9 +18,9 @@ from tests.e2e.test_browser import (
     CHROMIUM_ARGS,
     CONTENT_TIMEOUT_MS,
     ROOT,
-    _free_port,
     _main,
-    _wait_until_healthy,
+    chromium,  # noqa: F401  (the fixture: skip, or fail under CI, without Chromium)
+    running_app,
 )
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -54,63 +49,37 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
     db = tmp_path / "demo.db"
     subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", str(db)], cwd=ROOT, check=True)
     chunks = _queue(db, "chunk", 5)
-    port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.fileWatcherType",
-        "none",
-    ]
-    with tempfile.TemporaryFile(mode="w+") as log:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            _wait_until_healthy(url, server, log)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1300, "height": 1000})
-                ARTIFACTS.mkdir(exist_ok=True)
-                for path, marker in PAGES.items():  # a screenshot of each page
-                    page.goto(f"{url}/{path}")
-                    expect(_main(page).get_by_text(marker).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
-                    page.wait_for_timeout(500)
-                    page.screenshot(path=str(ARTIFACTS / f"page-{path}.png"), full_page=True)
+    with running_app(db, kill=True) as url:  # SIGKILL at the end: no shutdown, no flush, a crash
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            ARTIFACTS.mkdir(exist_ok=True)
+            for path, marker in PAGES.items():  # a screenshot of each page
+                page.goto(f"{url}/{path}")
+                expect(_main(page).get_by_text(marker).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(ARTIFACTS / f"page-{path}.png"), full_page=True)
 
-                def press(path: str, keys: list[tuple[str, int]], total: int) -> None:
-                    page.goto(f"{url}/{path}")
-                    main = _main(page)
-                    expect(main.get_by_text(f"0 / {total} in this batch")).to_be_visible(
+            def press(path: str, keys: list[tuple[str, int]], total: int) -> None:
+                page.goto(f"{url}/{path}")
+                main = _main(page)
+                expect(main.get_by_text(f"0 / {total} in this batch")).to_be_visible(
+                    timeout=CONTENT_TIMEOUT_MS
+                )
+                # the whole pane drawn (its last button) before the first key
+                expect(main.get_by_text("Undo the last label (u)")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+                page.mouse.click(650, 30)
+                for key, done in keys:
+                    page.keyboard.press(key)
+                    expect(main.get_by_text(f"{done} / {total} in this batch")).to_be_visible(
                         timeout=CONTENT_TIMEOUT_MS
                     )
-                    # the whole pane drawn (its last button) before the first key
-                    expect(main.get_by_text("Undo the last label (u)")).to_be_visible(
-                        timeout=CONTENT_TIMEOUT_MS
-                    )
-                    page.mouse.click(650, 30)
-                    for key, done in keys:
-                        page.keyboard.press(key)
-                        expect(main.get_by_text(f"{done} / {total} in this batch")).to_be_visible(
-                            timeout=CONTENT_TIMEOUT_MS
-                        )
 
-                # five chunks graded 3 2 1 0 3, the last undone and graded 2 again
-                press("label", [("3", 1), ("2", 2), ("1", 3), ("0", 4), ("3", 5), ("u", 4), ("2", 5)], 24)
-                press("traces", [("1", 1)], 8)
-                press("compare", [("t", 1)], 4)
-                browser.close()
-        finally:
-            server.send_signal(signal.SIGKILL)  # no shutdown, no flush: a crash
-            server.wait(timeout=10)
+            # five chunks graded 3 2 1 0 3, the last undone and graded 2 again
+            press("label", [("3", 1), ("2", 2), ("1", 3), ("0", 4), ("3", 5), ("u", 4), ("2", 5)], 24)
+            press("traces", [("1", 1)], 8)
+            press("compare", [("t", 1)], 4)
+            browser.close()
 
     expected_values = [3, 2, 1, 0, 2]
     with Store(db) as store:
@@ -157,14 +126,3 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
         capture_output=True,
     )
     assert read_golden(out).grades == expected
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Path:
-    path = Path("/usr/bin/chromium")
-    if not path.exists():
-        message = f"{path} is missing (apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
