@@ -43,16 +43,6 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is missing (apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return CHROMIUM
-
-
-@pytest.fixture(scope="module")
 def demo_db(tmp_path_factory) -> Path:
     """`make run`'s demo database, built the same way."""
     path = tmp_path_factory.mktemp("demo") / "demo.db"

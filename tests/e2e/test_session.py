@@ -19,7 +19,6 @@ from tests.e2e.test_browser import (
     CONTENT_TIMEOUT_MS,
     ROOT,
     _main,
-    chromium,  # noqa: F401  (the fixture: skip, or fail under CI, without Chromium)
     running_app,
 )
 
