@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -292,6 +293,15 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
 # ---------------------------------------------------------------- JSONL rankings
 
 
+def _content_lines(path: str | os.PathLike, error: type[FormatError]) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every non-blank line of a text file; the file is
+    checked first (exists, regular, UTF-8, not empty, no NUL or lone CR)."""
+    _require_file(path, error)
+    for number, line in _numbered_lines(_read_text(path, error)):
+        if line.strip(_ASCII_SPACE):
+            yield number, line
+
+
 def _json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
     """One JSONL line parsed, or the format's error naming the line."""
     try:
@@ -304,13 +314,9 @@ def _json_line(line: str, path: str | os.PathLike, number: int, error: type[Form
 
 def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
     """JSONL ``{"query_id": str, "ranking": [docid, ...]}``, best first."""
-    _require_file(path, InvalidRankings)
-    text = _read_text(path, InvalidRankings)
     rankings: dict[str, list[str]] = {}
     seen_line: dict[str, int] = {}
-    for number, line in _numbered_lines(text):
-        if not line.strip(_ASCII_SPACE):
-            continue
+    for number, line in _content_lines(path, InvalidRankings):
         obj = _json_line(line, path, number, InvalidRankings)
         if not isinstance(obj, dict):
             raise InvalidRankings(
@@ -403,13 +409,9 @@ def read_ranked(path: str | os.PathLike) -> Run:
 def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Chunks of a corpus, JSONL ``{"id": str, "text": str, "source"?: str, ...}``:
     each a dict, in file order; ids unique, texts non-empty strings."""
-    _require_file(path, InvalidCorpus)
-    text = _read_text(path, InvalidCorpus)
     chunks: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for number, line in _numbered_lines(text):
-        if not line.strip(_ASCII_SPACE):
-            continue
+    for number, line in _content_lines(path, InvalidCorpus):
         obj = _json_line(line, path, number, InvalidCorpus)
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
             raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", "text": ...}')
@@ -438,14 +440,10 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 def read_queries(path: str | os.PathLike) -> dict[str, str]:
     """Query texts: JSONL ``{"id": str, "text": str}`` (.jsonl) or TSV ``id<TAB>text``."""
-    _require_file(path, InvalidQueries)
-    text = _read_text(path, InvalidQueries)
     queries: dict[str, str] = {}
     seen: dict[str, int] = {}
     jsonl = str(path).lower().endswith(".jsonl")
-    for number, line in _numbered_lines(text):
-        if not line.strip(_ASCII_SPACE):
-            continue
+    for number, line in _content_lines(path, InvalidQueries):
         if jsonl:
             obj = _json_line(line, path, number, InvalidQueries)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
@@ -479,13 +477,9 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
     """RAG traces, JSONL ``{"id", "query_id", "system", "question", "contexts":
     [chunk ids or texts], "answer"}``: the question a system was asked, the
     contexts it was shown, the answer it gave."""
-    _require_file(path, InvalidTraces)
-    text = _read_text(path, InvalidTraces)
     traces: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for number, line in _numbered_lines(text):
-        if not line.strip(_ASCII_SPACE):
-            continue
+    for number, line in _content_lines(path, InvalidTraces):
         obj = _json_line(line, path, number, InvalidTraces)
         if not isinstance(obj, dict):
             raise InvalidTraces(path, number, None, "expected an object {" + ", ".join(_TRACE_FIELDS) + "}")
@@ -522,14 +516,10 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 def read_corpus_ids(path: str | os.PathLike) -> list[str]:
     """Document ids of a corpus: JSONL ``{"id": ..., "text": ...}`` or one id per line."""
-    _require_file(path, InvalidCorpus)
-    text = _read_text(path, InvalidCorpus)
     ids: list[str] = []
     seen: dict[str, int] = {}
     jsonl = str(path).lower().endswith(".jsonl")
-    for number, line in _numbered_lines(text):
-        if not line.strip(_ASCII_SPACE):
-            continue
+    for number, line in _content_lines(path, InvalidCorpus):
         if jsonl:
             obj = _json_line(line, path, number, InvalidCorpus)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
