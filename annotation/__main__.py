@@ -313,11 +313,18 @@ def build_demo(db_path: str) -> str:
             store.import_traces(read_traces(EXAMPLE_DIR / "traces.jsonl"))
         report = pool(store, 10, annotators=["ann", "bob"], overlap=0.2, seed=7)
         pairs = pool_pairs(store, "rag-bm25", "rag-rerank")
+        # an earlier round: two people's partial labels, which disagree on one chunk
+        earlier = {q: golden.grades[q] for q in ("q_faw", "q_store")}
+        store.import_labels(Qrels(grades=earlier), annotator="cat")
+        store.import_labels(
+            Qrels(grades={**earlier, "q_faw": {**earlier["q_faw"], "m3": 0}}), annotator="dan"
+        )
         counts = store.counts()
     return (
         f"demo database {db_path}: {counts['chunks']} chunks, {counts['queries']} queries, "
         f"{report['items_added']} new chunk items for ann and bob ({report['doubly_assigned']} shared), "
-        f"{counts['traces']} traces to grade, {pairs['added']} new answer pairs to compare\n"
+        f"{counts['traces']} traces to grade, {pairs['added']} new answer pairs to compare; "
+        "earlier labels by cat and dan on q_faw and q_store\n"
     )
 
 

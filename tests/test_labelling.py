@@ -101,8 +101,9 @@ def test_label_page_grades_skips_and_undoes(tmp_path, monkeypatch) -> None:
     assert at.code[1].value == first_chunk  # the undone chunk comes back
     at.button(key="label:grade1").click().run()
     with Store(db) as store:
-        values = [r[0] for r in store.db.execute("SELECT value FROM labels ORDER BY id").fetchall()]
-        seconds = store.db.execute("SELECT seconds FROM labels WHERE value IS NOT NULL").fetchall()
+        mine = "FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
+        values = [r[0] for r in store.db.execute(f"SELECT l.value {mine} ORDER BY l.id").fetchall()]
+        seconds = store.db.execute(f"SELECT l.seconds {mine} AND l.value IS NOT NULL").fetchall()
     assert values == [3, None, 1]  # grade, retraction, new grade: nothing overwritten
     assert all(s[0] is not None and s[0] >= 0 for s in seconds)
 
@@ -132,7 +133,7 @@ def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch
     at = run_function_page("render_label_traces_page").run()
     assert not at.exception
     text = page_text(at)
-    assert "0 / 8 in this batch labelled by ann" in text
+    assert "0 / 40 in this batch labelled by ann" in text
     assert "rag-bm25" not in text and "rag-rerank" not in text  # blind: no system name
     assert "Context 1 of" in text and "Answer" in text
     # contexts given as chunk ids are shown as the chunks' texts, never as bare ids
@@ -145,9 +146,11 @@ def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch
     item_id = at.session_state["label:trace:current"]
     at.text_input(key=f"label:trace:note:{item_id}").input("the burning claim is not in the contexts").run()
     at.button(key="label:trace:grade1").click().run()
-    assert "1 / 8 in this batch" in page_text(at)
+    assert "1 / 40 in this batch" in page_text(at)
     with Store(db) as store:
-        row = store.db.execute("SELECT rubric, value, note FROM labels").fetchone()
+        row = store.db.execute(
+            "SELECT rubric, value, note FROM labels WHERE rubric = 'faithfulness'"
+        ).fetchone()
     assert row == ("faithfulness", 1, "the burning claim is not in the contexts")
 
 
@@ -199,8 +202,15 @@ def test_data_page_counts_progress_and_pool(tmp_path, monkeypatch) -> None:
     assert not at.exception
     tables = [t.value for t in at.table]
     counts = dict(zip(tables[0]["table"], tables[0]["rows"]))
-    assert counts["chunks"] == 24 and counts["items"] == 40 + 8 + 4
+    assert counts["chunks"] == 24 and counts["items"] == 40 + 40 + 4
     progress_rows = tables[1].to_dict("records")
-    assert {r["annotator"]: r["chunk items"] for r in progress_rows} == {"ann": "0 / 24", "bob": "0 / 24"}
+    assert {r["annotator"]: r["chunk items"] for r in progress_rows} == {
+        "ann": "0 / 24",
+        "bob": "0 / 24",
+        "cat": "0 / 0",
+        "dan": "0 / 0",
+    }  # cat, dan: an earlier round, no queue
     pool_rows = tables[2].to_dict("records")
-    assert pool_rows[0]["run"] == "retriever" and pool_rows[0]["judged relevant it found"] == "0 of 0"
+    # the earlier round judged q_faw and q_store; cat says m3 is 1, dan 0: the median (lower middle) is 0,
+    # so 5 chunks are relevant, all in the run's top 10
+    assert pool_rows[0]["run"] == "retriever" and pool_rows[0]["judged relevant it found"] == "5 of 5"

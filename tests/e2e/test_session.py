@@ -76,7 +76,7 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
 
             # five chunks graded 3 2 1 0 3, the last undone and graded 2 again
             press("label", [("3", 1), ("2", 2), ("1", 3), ("0", 4), ("3", 5), ("u", 4), ("2", 5)], 24)
-            press("traces", [("1", 1)], 8)
+            press("traces", [("1", 1)], 40)
             press("compare", [("t", 1)], 4)
             browser.close()
 
