@@ -37,7 +37,7 @@ from annotation.formats import (
     write_golden,
     write_qrels,
 )
-from annotation.pooling import pool, pool_pairs
+from annotation.pooling import pool, pool_pairs, pool_report
 from annotation.rubrics import RELEVANCE
 from annotation.store import Store, StoreError, default_db_path
 
@@ -285,6 +285,7 @@ def run_pool(args: argparse.Namespace) -> str:
         report = pool(
             store, args.depth, runs=runs, annotators=annotators, overlap=args.overlap, seed=args.seed
         )
+        found = pool_report(store, args.depth)
     text = (
         f"pool of depth {report['depth']} over runs {', '.join(report['runs'])}: "
         f"{report['pooled']} (query, chunk) pairs, {report['already_judged']} already judged, "
@@ -294,6 +295,12 @@ def run_pool(args: argparse.Namespace) -> str:
         text += (
             f"; {report['assignments']} assignments to {len(annotators)} annotators, "
             f"{report['doubly_assigned']} of {report['items_added']} items given to two people"
+        )
+    for row in found:  # if one run finds most relevant chunks alone, the labels lean toward it
+        text += (
+            f"\n  {row['run']}: {row['pooled']} pairs in its top {args.depth}; found "
+            f"{row['relevant_found']} of the {row['relevant_judged']} judged-relevant chunks, "
+            f"{row['found_only_here']} of them found by no other run"
         )
     return text + "\n"
 

@@ -152,3 +152,14 @@ def test_golden_round_trips(tmp_path, capsys) -> None:
     twice = tmp_path / "twice.yaml"
     cli(capsys, "export", "--db", second_db, "--format", "golden", "--annotator", "ann", "-o", twice)
     assert twice.read_bytes() == once.read_bytes()
+
+
+def test_pool_prints_what_each_run_found_alone(tmp_path, capsys) -> None:
+    db = tmp_path / "d.db"
+    assert cli(capsys, "demo", "--db", db)[0] == 0
+    code, out, _ = cli(capsys, "pool", "--db", db, "--depth", "5")
+    assert code == 0
+    assert out.splitlines() == [
+        "pool of depth 5 over runs retriever: 20 (query, chunk) pairs, 4 already judged, 0 new items",
+        "  retriever: 20 pairs in its top 5; found 4 of the 5 judged-relevant chunks, 4 of them found by no other run",
+    ]
