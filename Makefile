@@ -28,6 +28,7 @@ test: $(STAMP)  ## the whole suite
 bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop (figures in the README)
 	$(PY) bench/run.py
 	$(PY) bench/labelling.py
+	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py; else echo "bench/browser.py skipped: /usr/bin/chromium missing"; fi
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
