@@ -349,8 +349,13 @@ def _write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write to a temporary file and rename: a reader never sees half a file."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        reason = "is a directory" if target.is_dir() else f"cannot be written ({exc.strerror})"
+        raise FormatError(path, None, None, f"{reason}; expected a writable file path") from None
 
 
 def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:

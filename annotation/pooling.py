@@ -66,6 +66,7 @@ def pool(
     batch = f"pool-d{depth}-" + "+".join(chosen)
     rng = random.Random(seed)
     added: list[int] = []
+    unassigned: list[int] = []  # pooled before, by nobody's queue yet: assigned now too
     with store.write():
         for query_id, chunk_id in pairs:
             if (query_id, chunk_id) in judged:
@@ -75,6 +76,8 @@ def pool(
                 [query_id, chunk_id],
             ).fetchone()
             if exists:
+                if db.execute("SELECT 1 FROM assignments WHERE item_id = ?", [exists[0]]).fetchone() is None:
+                    unassigned.append(exists[0])
                 continue
             added.append(
                 db.execute(
@@ -85,7 +88,7 @@ def pool(
         assigned = doubled = 0
         if annotators:
             ids = [store.annotator_id(name) for name in annotators]
-            order = added[:]
+            order = added + unassigned
             rng.shuffle(order)
             n_double = round(overlap * len(order))
             for position, item_id in enumerate(order):

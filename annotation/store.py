@@ -15,6 +15,7 @@ The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -156,8 +157,9 @@ def _m003_label_sets(db: sqlite_utils.Database) -> None:
     same labels can say the same."""
     db.execute(
         """CREATE TABLE label_sets (id INTEGER PRIMARY KEY, annotator_id INTEGER NOT NULL REFERENCES annotators(id),
-            source TEXT, meta TEXT, created_at TEXT NOT NULL)"""
+            source TEXT, meta TEXT, digest TEXT NOT NULL, created_at TEXT NOT NULL)"""
     )
+    db.execute("CREATE UNIQUE INDEX label_sets_once ON label_sets (annotator_id, digest)")
 
 
 class Store:
@@ -181,8 +183,13 @@ class Store:
             self.db.execute("PRAGMA cache_size = -65536")
             with self.write():
                 MIGRATIONS.apply(self.db)
+        except StoreError:
+            conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreError(f"{self.path}: the database is busy ({exc}); try again") from None
             raise StoreError(f"{self.path}: not a Denominator database ({exc})") from None
 
     def close(self) -> None:
@@ -201,13 +208,23 @@ class Store:
         if conn.in_transaction:  # nested: part of the enclosing write
             yield self.db
             return
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path}: cannot write ({exc})") from None
         try:
             yield self.db
+        except sqlite3.OperationalError as exc:  # read-only file, full disk, lock held too long
+            conn.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: cannot write ({exc}); nothing was written") from None
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            conn.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: cannot write ({exc}); nothing was written") from None
 
     def counts(self) -> dict[str, int]:
         tables = ("queries", "chunks", "runs", "rankings", "traces", "items", "annotators", "labels")
@@ -323,15 +340,19 @@ class Store:
             self._ensure_ids(db, "chunks", {d for docs in qrels.grades.values() for d in docs})
             now = _now()
             meta = json.dumps(qrels.meta, sort_keys=True, ensure_ascii=False) if qrels.meta else None
-            known = db.execute(
-                "SELECT 1 FROM label_sets WHERE annotator_id = ? AND ifnull(meta, '') = ifnull(?, '')",
-                [annotator_id, meta],
-            ).fetchone()
-            if known is None:
-                db.execute(
-                    "INSERT INTO label_sets (annotator_id, source, meta, created_at) VALUES (?, ?, ?, ?)",
-                    [annotator_id, qrels.path, meta, now],
-                )
+            # a label file imported once is never imported again: a second import
+            # would bring its grades back over later corrections and undos
+            digest = hashlib.sha256(
+                json.dumps([qrels.grades, meta], sort_keys=True, ensure_ascii=False).encode()
+            ).hexdigest()
+            if db.execute(
+                "SELECT 1 FROM label_sets WHERE annotator_id = ? AND digest = ?", [annotator_id, digest]
+            ).fetchone():
+                return {"labels": 0, "unchanged": qrels.n_judgments}
+            db.execute(
+                "INSERT INTO label_sets (annotator_id, source, meta, digest, created_at) VALUES (?, ?, ?, ?, ?)",
+                [annotator_id, qrels.path, meta, digest, now],
+            )
             for qid, docs in qrels.grades.items():
                 for doc, grade in docs.items():
                     item_id = self._item(db, "chunk", query_id=qid, chunk_id=doc)

@@ -66,8 +66,9 @@ def _db_path() -> str:
 
 def _render_page(page: LabelPage) -> None:
     st.title(page.title)
+    # no default identity: two people who both skip the name would label as one
     annotator = st.sidebar.text_input(
-        "annotator", value=os.environ.get("DENOMINATOR_ANNOTATOR", "ann"), key=f"{KEY}annotator"
+        "annotator", value=os.environ.get("DENOMINATOR_ANNOTATOR", ""), key=f"{KEY}annotator"
     ).strip()
     if not annotator:
         st.info("Type your name in the sidebar to start.")
@@ -85,16 +86,32 @@ def _render_page(page: LabelPage) -> None:
     render_label_pane(page, annotator)
 
 
+def _who() -> str:
+    return (st.session_state.get(f"{KEY}annotator") or "").strip()
+
+
+def _key(page: LabelPage, name: str) -> str:
+    """Session state per page and per annotator: changing the name in the
+    sidebar starts a fresh queue, history and undo stack."""
+    return f"{page.prefix}{_who()}:{name}"
+
+
 def _state(page: LabelPage, name: str, default: Any) -> Any:
-    return st.session_state.setdefault(f"{page.prefix}{name}", default)
+    return st.session_state.setdefault(_key(page, name), default)
 
 
 def _set(page: LabelPage, name: str, value: Any) -> None:
-    st.session_state[f"{page.prefix}{name}"] = value
+    st.session_state[_key(page, name)] = value
+
+
+def _get(page: LabelPage, name: str) -> Any:
+    return st.session_state.get(_key(page, name))
 
 
 def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) -> None:
-    started = st.session_state.get(f"{page.prefix}shown_at")
+    if annotator != _who() or item["item_id"] != _get(page, "current"):
+        return  # a second key before the rerun, or a stale screen: the item on screen was already graded
+    started = _get(page, "shown_at")
     seconds = round(time.monotonic() - started, 3) if started else None
     note = (st.session_state.get(f"{page.prefix}note:{item['item_id']}") or "").strip() or None
     with Store(_db_path()) as store:
@@ -113,6 +130,8 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
 
 
 def _skip(page: LabelPage, item_id: int) -> None:
+    if item_id != _get(page, "current"):
+        return
     _state(page, "skipped", []).append(item_id)
     _set(page, "shown_at", None)
     _set(page, "current", None)
@@ -123,9 +142,15 @@ def _undo(page: LabelPage, annotator: str) -> None:
     if not history:
         _set(page, "message", "Nothing to undo in this session.")
         return
+    if annotator != _who():
+        return
     item_id = history.pop()
-    with Store(_db_path()) as store:
-        store.undo(item_id, annotator)
+    try:
+        with Store(_db_path()) as store:
+            store.undo(item_id, annotator)
+    except StoreError as exc:
+        _set(page, "message", str(exc))
+        return
     _set(page, "current", item_id)  # the undone item comes back at once
     _set(page, "shown_at", None)
 
@@ -138,7 +163,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
             store.annotator_id(annotator)
             done, total = progress(store, annotator, page.kind)
             # the item on screen stays until it is graded or skipped (stable across reruns)
-            current = st.session_state.get(f"{page.prefix}current")
+            current = _get(page, "current")
             item = item_view(store, current, annotator) if current is not None else None
             if item is None:
                 item = next_item(store, annotator, skipped=_state(page, "skipped", []), kind=page.kind)
@@ -149,7 +174,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     st.progress(
         done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {annotator}"
     )
-    message = st.session_state.pop(f"{page.prefix}message", None)
+    message = st.session_state.pop(_key(page, "message"), None)
     if message:
         st.info(message)
     undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
@@ -161,7 +186,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         )
         st.button("Undo the last label (u)", **undo)
         return
-    if st.session_state.get(f"{page.prefix}shown_at") is None:
+    if _get(page, "shown_at") is None:
         _set(page, "shown_at", time.monotonic())
     _render_item(page, item)
     columns = st.columns(len(page.rubric.scale))

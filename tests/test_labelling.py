@@ -143,7 +143,7 @@ def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch
     corpus = {c["id"]: c["text"] for c in read_corpus(EXAMPLE / "corpus.jsonl")}
     shown = [c.value for c in at.code]
     assert not set(shown) & set(corpus) and sum(value in corpus.values() for value in shown) >= 2
-    item_id = at.session_state["label:trace:current"]
+    item_id = at.session_state["label:trace:ann:current"]
     at.text_input(key=f"label:trace:note:{item_id}").input("the burning claim is not in the contexts").run()
     at.button(key="label:trace:grade1").click().run()
     assert "1 / 40 in this batch" in page_text(at)
@@ -214,3 +214,49 @@ def test_data_page_counts_progress_and_pool(tmp_path, monkeypatch) -> None:
     # the earlier round judged q_faw and q_store; cat says m3 is 1, dan 0: the median (lower middle) is 0,
     # so 5 chunks are relevant, all in the run's top 10
     assert pool_rows[0]["run"] == "retriever" and pool_rows[0]["judged relevant it found"] == "5 of 5"
+
+
+def test_items_pooled_before_assignment_are_assigned_later(store) -> None:
+    store.import_run(Run.from_rankings({"q": ["a", "b", "c", "d"]}), name="bm25")
+    pool(store, 2)  # single-user: a, b in everyone's queue
+    assert progress(store, "ann") == (0, 2)
+    pool(store, 4, annotators=["ann", "bob"])  # now with assignments: a, b must not drop out
+    assert progress(store, "ann")[1] + progress(store, "bob")[1] == 4
+
+
+def test_two_quick_keys_grade_one_item_once_and_names_do_not_mix(tmp_path, monkeypatch) -> None:
+    """Review findings: two presses before a rerun must not grade the item on screen
+    twice; undo after changing the name must not retract the other person's label."""
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    at = run_page(db).run()
+    at.button(key="label:grade2").click()
+    at.button(key="label:grade3").click().run()
+    with Store(db) as store:
+        rows = store.db.execute(
+            "SELECT item_id, value FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
+        ).fetchall()
+    assert len(rows) == 1  # one label; the second press found no item of its own
+    at.text_input(key="label:annotator").input("bob").run()
+    at.button(key="label:undo").click().run()
+    assert not at.exception
+    assert "Nothing to undo in this session." in [i.value for i in at.info]
+    with Store(db) as store:
+        assert store.db.execute("SELECT count(*) FROM labels WHERE value IS NULL").fetchone()[0] == 0
+
+
+def test_no_name_no_labelling(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    monkeypatch.delenv("DENOMINATOR_ANNOTATOR", raising=False)
+
+    def page():
+        from annotation.ui import render_label_chunks_page
+
+        render_label_chunks_page()
+
+    at = AppTest.from_function(page, default_timeout=30).run()
+    assert "Type your name in the sidebar to start." in [i.value for i in at.info]
+    assert not at.button

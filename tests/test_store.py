@@ -154,3 +154,31 @@ def test_export_aggregates(store) -> None:
     assert store.export_qrels(aggregate="median").grades == {"q": {"a": 3, "b": 1}}
     assert store.export_qrels(aggregate="majority").grades == {"q": {"a": 3, "b": 1}}
     assert store.export_qrels(aggregate="mean").grades == {"q": {"a": 2, "b": 1}}
+
+
+def test_reimporting_a_label_file_does_not_undo_later_work(store) -> None:
+    """Review finding: a second import of the same file must not bring old grades
+    back over a correction or an undo."""
+    qrels = Qrels(grades={"q1": {"d1": 2, "d2": 1}})
+    store.import_labels(qrels, annotator="cat")
+    by_chunk = {label["chunk_id"]: label["item_id"] for label in store.current_labels("cat")}
+    store.add_label(by_chunk["d1"], "cat", 3)
+    store.undo(by_chunk["d2"], "cat")
+    assert store.import_labels(qrels, annotator="cat") == {"labels": 0, "unchanged": 2}
+    assert [(lab["chunk_id"], lab["value"]) for lab in store.current_labels("cat")] == [("d1", 3)]
+
+
+def test_write_errors_are_store_errors(tmp_path) -> None:
+    import os
+
+    path = tmp_path / "ro.db"
+    Store(path).close()
+    os.chmod(path, 0o444)
+    os.chmod(tmp_path, 0o555)
+    try:
+        if os.access(path, os.W_OK):  # root ignores file modes
+            pytest.skip("running as root: a read-only file is still writable")
+        with Store(path) as store, pytest.raises(StoreError, match="cannot write"):
+            store.import_queries({"q": "text"})
+    finally:
+        os.chmod(tmp_path, 0o755)

@@ -55,7 +55,12 @@ def running_app(db: Path, kill: bool = False) -> Iterator[str]:
     """`make run`'s command on a free port, its URL; fails fast with the server's
     output. Stopped at the end (with SIGKILL, like a crash, when ``kill``)."""
     port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
+    env = {
+        **os.environ,
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+        "DENOMINATOR_DB": str(db),
+        "DENOMINATOR_ANNOTATOR": "ann",  # the name a person would type in the sidebar
+    }
     command = [
         sys.executable,
         "-m",
