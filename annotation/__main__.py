@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+from annotation._cli import OneLineParser, UsageError
 from annotation.baseline import METHODS, add_baseline
 from annotation.beir import read_beir
 from annotation.formats import (
@@ -42,18 +43,9 @@ from annotation.rubrics import RELEVANCE
 from annotation.store import Store, StoreError, default_db_path
 
 
-class UsageError(Exception):
-    """Bad command line: printed as one line, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UsageError(f"{self.prog}: {message}")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m annotation", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="python -m annotation", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     imp = sub.add_parser("import", help="add a corpus, queries, a run or existing labels to the store")
     imp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")

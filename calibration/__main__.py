@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from annotation._cli import OneLineParser, UsageError
 from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked
 from calibration.audit import (
     DEFAULT_MIN_JUDGED,
@@ -27,15 +28,6 @@ from calibration.audit import (
 )
 from calibration.metrics import InvalidMeasure, evaluate
 from calibration.report import audit_table, dumps, metrics_json, metrics_table, metrics_trec
-
-
-class UsageError(Exception):
-    """Bad command line: printed as one line, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
-        raise UsageError(f"{self.prog}: {message}")
 
 
 def _fraction(text: str) -> float:
@@ -72,8 +64,8 @@ def _grade(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m calibration", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="python -m calibration", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     m = sub.add_parser("metrics", help="P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run")
     m.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")

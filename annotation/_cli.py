@@ -1,0 +1,17 @@
+"""What both command lines share: a bad command line is one line on stderr and
+exit 2, never argparse's usage block or a traceback."""
+
+from __future__ import annotations
+
+import argparse
+
+
+class UsageError(Exception):
+    """Bad command line: printed as one line, exit 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but an error raises :class:`UsageError` instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
