@@ -345,6 +345,42 @@ def _check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[F
 # ---------------------------------------------------------------- writing
 
 
+class _Judgments:
+    """Grades read line by line, for the line readers of qrels-like files: each an
+    integer that fits in 64 bits, one per (query, doc); the same pair again with
+    the same grade is taken once, with another grade refused naming both lines."""
+
+    def __init__(self, path: str | os.PathLike, error: type[FormatError], field_: str, verb: str) -> None:
+        self.path, self.error, self.field, self.verb = path, error, field_, verb
+        self.grades: dict[str, dict[str, int]] = {}
+        self.first_line: dict[tuple[str, str], int] = {}
+
+    def parse(self, raw: str, number: int) -> int:
+        value = _parse_int(raw)
+        if value is None:
+            raise self.error(self.path, number, self.field, f"expected an integer, got {raw!r}")
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise self.error(
+                self.path, number, self.field, f"expected an integer that fits in 64 bits, got {raw!r}"
+            )
+        return value
+
+    def add(self, qid: str, doc: str, grade: int, number: int) -> None:
+        docs = self.grades.setdefault(qid, {})
+        if doc in docs:
+            if docs[doc] != grade:
+                raise self.error(
+                    self.path,
+                    number,
+                    self.field,
+                    f"query {qid!r} document {doc!r} {self.verb} {grade} here and "
+                    f"{docs[doc]} on line {self.first_line[(qid, doc)]}; expected one {self.field} per pair",
+                )
+            return
+        docs[doc] = grade
+        self.first_line[(qid, doc)] = number
+
+
 def _write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write to a temporary file and rename: a reader never sees half a file."""
     target = Path(path)

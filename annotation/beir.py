@@ -27,13 +27,12 @@ from typing import Any
 
 from annotation._base import (
     _ASCII_SPACE,
-    _INT64,
     FormatError,
     Qrels,
     _check_text,
     _has_space,
+    _Judgments,
     _numbered_lines,
-    _parse_int,
     _read_text,
     _require_file,
 )
@@ -169,8 +168,7 @@ def _read_queries(path: Path) -> dict[str, str]:
 def _read_qrels(path: Path) -> Qrels:
     _require_file(path, InvalidBeir)
     text = _read_text(path, InvalidBeir)
-    grades: dict[str, dict[str, int]] = {}
-    first_line: dict[tuple[str, str], int] = {}
+    judgments = _Judgments(path, InvalidBeir, "score", "scored")
     lines = _numbered_lines(text)
     _, header = next(iter(lines))
     if header != QRELS_HEADER:
@@ -192,26 +190,8 @@ def _read_qrels(path: Path) -> Qrels:
         for value, name in ((qid, "query-id"), (doc, "corpus-id")):
             if not value or _has_space(value):
                 raise InvalidBeir(path, number, name, f"{value!r}: expected a non-empty id without spaces")
-        score = _parse_int(raw_score)
-        if score is None:
-            raise InvalidBeir(path, number, "score", f"expected an integer, got {raw_score!r}")
-        if not _INT64[0] <= score <= _INT64[1]:
-            raise InvalidBeir(
-                path, number, "score", f"expected an integer that fits in 64 bits, got {raw_score!r}"
-            )
-        docs = grades.setdefault(qid, {})
-        if doc in docs:
-            if docs[doc] != score:
-                raise InvalidBeir(
-                    path,
-                    number,
-                    "score",
-                    f"query {qid!r} document {doc!r} scored {score} here and {docs[doc]} on line "
-                    f"{first_line[(qid, doc)]}; expected one score per pair",
-                )
-            continue
-        docs[doc] = score
-        first_line[(qid, doc)] = number
+        judgments.add(qid, doc, judgments.parse(raw_score, number), number)
+    grades = judgments.grades
     if not grades:
         raise InvalidBeir(
             path, None, None, "no judgments after the header; expected query-id, corpus-id, score lines"

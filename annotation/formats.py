@@ -35,7 +35,6 @@ import pyarrow.compute as pc
 
 from annotation._base import (
     _ASCII_SPACE,
-    _INT64,
     _NUMBER,
     FormatError,
     InvalidCorpus,
@@ -50,6 +49,7 @@ from annotation._base import (
     _check_text,
     _check_trec_id,
     _has_space,
+    _Judgments,
     _lines,
     _numbered_lines,
     _parse_int,
@@ -110,8 +110,7 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
 def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -> Qrels:
     """Line-by-line reader: the reference, and the one that names a bad line."""
     text = _read_text(path, InvalidQrels)
-    grades: dict[str, dict[str, int]] = {}
-    first_line: dict[tuple[str, str], int] = {}
+    judgments = _Judgments(path, InvalidQrels, "grade", "graded")
     for number, fields in _lines(text):
         if len(fields) != 4:
             raise InvalidQrels(
@@ -121,13 +120,7 @@ def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -
                 f"expected 4 columns (qid iter docid grade), got {len(fields)}",
             )
         qid, _iter, doc, raw_grade = fields
-        grade = _parse_int(raw_grade)
-        if grade is None:
-            raise InvalidQrels(path, number, "grade", f"expected an integer, got {raw_grade!r}")
-        if not _INT64[0] <= grade <= _INT64[1]:
-            raise InvalidQrels(
-                path, number, "grade", f"expected an integer that fits in 64 bits, got {raw_grade!r}"
-            )
+        grade = judgments.parse(raw_grade, number)
         if scale is not None and grade >= 0 and not scale[0] <= grade <= scale[1]:
             raise InvalidQrels(
                 path,
@@ -135,19 +128,8 @@ def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -
                 "grade",
                 f"expected a grade in the scale {scale[0]}-{scale[1]} (or negative), got {grade}",
             )
-        docs = grades.setdefault(qid, {})
-        if doc in docs:
-            if docs[doc] != grade:
-                raise InvalidQrels(
-                    path,
-                    number,
-                    "grade",
-                    f"query {qid!r} document {doc!r} graded {grade} here and "
-                    f"{docs[doc]} on line {first_line[(qid, doc)]}; expected one grade per pair",
-                )
-            continue
-        docs[doc] = grade
-        first_line[(qid, doc)] = number
+        judgments.add(qid, doc, grade, number)
+    grades = judgments.grades
     if not grades:
         raise InvalidQrels(
             path,
