@@ -1,12 +1,15 @@
 """Denominator: the Streamlit entry point.
 
-A router only: page code lives in each package's ``ui.py``. Pages are
-functions given to ``st.navigation`` (no ``pages/`` folder: a deep link after
-a restart would run such a page without this file).
+Identity and navigation only: page code lives in each package's ``ui.py``,
+access rules in ``annotation/access.py``. Pages are functions given to
+``st.navigation`` (no ``pages/`` folder: a deep link after a restart would run
+such a page without this file). An annotator's navigation holds the labelling
+pages only; admin pages also check the role themselves on every run.
 """
 
 import streamlit as st
 
+from annotation import access
 from annotation.ui import (
     render_compare_page,
     render_data_page,
@@ -17,13 +20,25 @@ from calibration.ui import render_metrics_page
 
 st.set_page_config(page_title="Denominator", layout="wide")
 
-page = st.navigation(
-    [
+identity = access.current()
+if identity is None:
+    st.navigation([st.Page(access.render_sign_in, title="Sign in", url_path="sign-in")]).run()
+    st.stop()
+
+admin = identity.role == "admin"
+labelling = [
+    st.Page(render_label_chunks_page, title="Label chunks", url_path="label", default=not admin),
+    st.Page(render_label_traces_page, title="Label traces", url_path="traces"),
+    st.Page(render_compare_page, title="Compare answers", url_path="compare"),
+]
+pages = labelling
+if admin:
+    pages = [
         st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
-        st.Page(render_label_chunks_page, title="Label chunks", url_path="label"),
-        st.Page(render_label_traces_page, title="Label traces", url_path="traces"),
-        st.Page(render_compare_page, title="Compare answers", url_path="compare"),
+        *labelling,
         st.Page(render_data_page, title="Data", url_path="data"),
     ]
-)
-page.run()
+if identity.mode == "local":
+    access.render_local_banner()
+access.render_identity(identity)
+st.navigation(pages).run()

@@ -4,6 +4,9 @@
         [--run FILE --name NAME [--stage fetch|keep]] [--labels FILE --annotator NAME]
     python -m annotation baseline [--db DB] [--method bm25] [--depth 100] [--name bm25-baseline]
     python -m annotation pool [--db DB] --depth D [--runs A,B] [--annotators X,Y --overlap SHARE] [--seed S]
+    python -m annotation annotators add NAME --role annotator|admin [--db DB]
+    python -m annotation annotators list [--db DB]
+    python -m annotation annotators revoke NAME [--db DB]
     python -m annotation demo [--db DB]
     python -m annotation export [--db DB] --format golden|qrels|csv [--annotator NAME] -o FILE
 
@@ -96,6 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
     bl.add_argument(
         "--name", default="bm25-baseline", help="the run's name in the store (default bm25-baseline)"
     )
+
+    people = sub.add_parser(
+        "annotators", help="who may open the app: access tokens and roles (annotator or admin)"
+    )
+    acts = people.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
+    add = acts.add_parser("add", help="give a person a role and an access token (printed once, never stored)")
+    add.add_argument("name", help="the person's name, as their labels will carry it")
+    add.add_argument(
+        "--role",
+        choices=["annotator", "admin"],
+        required=True,
+        help="annotator: the labelling pages and their own progress; admin: every page",
+    )
+    ls = acts.add_parser("list", help="every annotator: role, access and current labels")
+    rv = acts.add_parser("revoke", help="the person's token stops working at once; their labels stay")
+    rv.add_argument("name", help="whose token to revoke")
+    for p in (add, ls, rv):
+        p.add_argument(
+            "--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
+        )
 
     dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
     dm.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
@@ -270,6 +293,32 @@ def run_export(args: argparse.Namespace) -> str:
     return f"wrote {n} judgments over {len(qrels.grades)} queries to {args.output}\n"
 
 
+def run_annotators(args: argparse.Namespace) -> str:
+    with Store(args.db or default_db_path()) as store:
+        if args.action == "add":
+            token = store.add_annotator(args.name, args.role)
+            return (
+                f"annotator {args.name.strip()!r} ({args.role}); access token, shown this once:\n{token}\n"
+                "open the app with ?token=<token> or paste it at the sign-in prompt\n"
+            )
+        if args.action == "revoke":
+            store.revoke_annotator(args.name)
+            return f"revoked the token of {args.name!r}; their labels stay\n"
+        rows = store.annotators()
+        required = store.tokens_required()
+    if not rows:
+        return "no annotators yet\n"
+    width = max(len(r["name"]) for r in rows)
+    lines = [f"{'name':<{width}}  role       access   current labels"]
+    lines += [f"{r['name']:<{width}}  {r['role']:<9}  {r['access']:<7}  {r['labels']}" for r in rows]
+    lines.append(
+        "the app asks for a token"
+        if required
+        else "no token given yet: the app runs in single-user local mode on 127.0.0.1"
+    )
+    return "\n".join(lines) + "\n"
+
+
 def run_pool(args: argparse.Namespace) -> str:
     runs = [r for r in (args.runs or "").split(",") if r] or None
     annotators = [a for a in (args.annotators or "").split(",") if a]
@@ -337,6 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = run_pool(args)
         elif args.command == "baseline":
             text = run_baseline(args)
+        elif args.command == "annotators":
+            text = run_annotators(args)
         elif args.command == "demo":
             text = build_demo(args.db or default_db_path())
         else:

@@ -24,9 +24,10 @@ from typing import Any
 
 import streamlit as st
 
+from annotation import access
 from annotation.pooling import item_view, next_item, progress
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
-from annotation.store import Store, StoreError, default_db_path
+from annotation.store import Store, StoreError
 
 KEY = "label:"
 
@@ -61,15 +62,22 @@ def render_compare_page() -> None:
 
 
 def _db_path() -> str:
-    return os.environ.get("DENOMINATOR_DB") or default_db_path()
+    return access.db_path()
 
 
 def _render_page(page: LabelPage) -> None:
     st.title(page.title)
-    # no default identity: two people who both skip the name would label as one
-    annotator = st.sidebar.text_input(
-        "annotator", value=os.environ.get("DENOMINATOR_ANNOTATOR", ""), key=f"{KEY}annotator"
-    ).strip()
+    identity = access.current()
+    if identity is None:
+        st.error("Sign in with your access token first.")
+        return
+    if identity.mode == "token":  # the name comes with the token, not from a text box
+        st.session_state[f"{KEY}annotator"] = annotator = identity.name
+    else:
+        # no default identity: two people who both skip the name would label as one
+        annotator = st.sidebar.text_input(
+            "annotator", value=os.environ.get("DENOMINATOR_ANNOTATOR", ""), key=f"{KEY}annotator"
+        ).strip()
     if not annotator:
         st.info("Type your name in the sidebar to start.")
         return
@@ -115,6 +123,10 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
     seconds = round(time.monotonic() - started, 3) if started else None
     note = (st.session_state.get(f"{page.prefix}note:{item['item_id']}") or "").strip() or None
     with Store(_db_path()) as store:
+        identity = access.current(store)  # a token revoked since the page was drawn writes nothing
+        if identity is None or (identity.mode == "token" and identity.name != annotator):
+            _set(page, "message", "Your access token is no longer valid: nothing was saved. Sign in again.")
+            return
         store.add_label(
             item["item_id"],
             annotator,
@@ -241,6 +253,7 @@ def render_data_page() -> None:
     """Counts, each annotator's progress, the pool and what each run found alone."""
     from annotation.pooling import KINDS, pool, pool_report
 
+    access.require_admin()
     st.title("Data")
     if not os.path.exists(_db_path()):
         st.error(f"No database at {_db_path()}: build the demo with `python -m annotation demo`.")

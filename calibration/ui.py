@@ -22,6 +22,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from annotation import access
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
 from calibration.audit import InvalidAudit, audit, finding_text, precision_ceiling, recall_ceiling
 from calibration.metrics import Evaluation, InvalidMeasure, evaluate
@@ -384,7 +385,9 @@ def render_duplicate_example(data: DataSet, settings: Settings) -> None:
 
 
 def render_metrics_page() -> None:
-    """The metrics and audit page: controls, per-query table, chart, inflation, audit, q_dupe."""
+    """The metrics and audit page: controls, per-query table, chart, inflation, audit, q_dupe.
+    Admins only (it names runs and shows their scores)."""
+    access.require_admin()
     st.title("Metrics and audit")
     settings = render_controls()
     try:

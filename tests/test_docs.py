@@ -16,7 +16,8 @@ README = (ROOT / "README.md").read_text()
 PARSERS = {"calibration": calibration_parser, "annotation": annotation_parser}
 
 
-def commands_and_options(parser: argparse.ArgumentParser) -> list[tuple[str, list[str]]]:
+def commands_and_options(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, list[str]]]:
+    """Every command, nested ones too (``annotators add``), with its options."""
     out = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -24,7 +25,8 @@ def commands_and_options(parser: argparse.ArgumentParser) -> list[tuple[str, lis
                 options = [
                     opt for a in sub._actions for opt in a.option_strings if opt not in ("-h", "--help")
                 ]
-                out.append((name, options))
+                out.append((prefix + name, options))
+                out.extend(commands_and_options(sub, prefix=f"{prefix}{name} "))
     return out
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -18,3 +21,11 @@ def chromium() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> Path:
+    """`make run`'s demo database, built the same way."""
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", str(path)], cwd=ROOT, check=True)
+    return path

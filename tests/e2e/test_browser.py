@@ -41,14 +41,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    """`make run`'s demo database, built the same way."""
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", str(path)], cwd=ROOT, check=True)
-    return path
-
-
 @contextlib.contextmanager
 def running_app(db: Path, kill: bool = False) -> Iterator[str]:
     """`make run`'s command on a free port, its URL; fails fast with the server's
@@ -164,7 +156,9 @@ def test_worked_example_in_the_browser(page):
     ):
         expect(main).to_contain_text(expected)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-    expect(page.get_by_test_id("stAlert")).to_have_count(0)  # no error, warning or info box
+    # no error, warning or info box but the local-mode banner
+    expect(page.get_by_test_id("stAlert")).to_have_count(1)
+    expect(page.get_by_test_id("stAlert")).to_contain_text("Single-user local mode")
 
 
 def test_changing_k_in_the_browser(page):

@@ -1,0 +1,83 @@
+"""An annotator in a real browser, in token mode: every address they can type
+shows no retriever or system name, rank, score, judge label or other person's
+label; admin pages are not served to them.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+from annotation.store import Store
+from tests.e2e.test_browser import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, running_app
+
+SECRET_REASON = "JUDGE-REASON-4410"
+FORBIDDEN = ("retriever", "rag-bm25", "rag-rerank", "bob", "cat", "dan", "0.987654", SECRET_REASON, "gpt-x")
+
+
+def _token_db(demo_db: Path, folder: Path) -> tuple[Path, dict[str, str]]:
+    db = folder / "tokens.db"
+    shutil.copy(demo_db, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE rankings SET score = 0.987654")
+        conn.execute(
+            "INSERT INTO judges (fingerprint, model, endpoint, created_at) VALUES ('fp', 'gpt-x', 'http://h', 'now')"
+        )
+        conn.execute(
+            "INSERT INTO judge_labels (item_id, fingerprint, value, reason, created_at) "
+            "SELECT id, 'fp', 3, ?, 'now' FROM items",
+            [SECRET_REASON],
+        )
+    with Store(db) as store:
+        for (item_id,) in store.db.execute(
+            "SELECT s.item_id FROM assignments s JOIN annotators a ON a.id = s.annotator_id WHERE a.name = 'bob'"
+        ).fetchall():
+            store.add_label(item_id, "bob", 3)
+        tokens = {
+            "ann": store.add_annotator("ann", "annotator"),
+            "root": store.add_annotator("root", "admin"),
+        }
+    return db, tokens
+
+
+def _blind(text: str) -> list[str]:
+    leaks = [w for w in FORBIDDEN if re.search(rf"\b{re.escape(w)}\b", text, flags=re.IGNORECASE)]
+    leaks += re.findall(r"\b(?:rank|scor)\w*", text, flags=re.IGNORECASE)
+    return leaks
+
+
+def test_an_annotator_sees_only_blind_labelling_pages(chromium, demo_db, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    db, tokens = _token_db(demo_db, tmp_path)
+    with running_app(db) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            page.goto(f"{url}/?token={tokens['ann']}")
+            app = page.get_by_test_id("stApp")
+            expect(app.get_by_text("labelled by ann")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            assert "token" not in page.url  # taken from the address bar into the session
+            seen = {}
+            for path, expected in (
+                ("label", "0 / 24 in this batch labelled by ann"),
+                ("traces", "in this batch labelled by ann"),
+                ("compare", "in this batch labelled by ann"),
+                ("data", "labelled by ann"),  # not served: the default (labelling) page instead
+                ("metrics", "labelled by ann"),
+            ):
+                # a new page load: the token must come again, as a person would open a link
+                page.goto(f"{url}/{path}?token={tokens['ann']}")
+                expect(app.get_by_text(expected).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+                page.wait_for_timeout(300)
+                seen[path] = app.inner_text()
+                assert not _blind(seen[path]), (path, _blind(seen[path]))
+            for admin_title in ("Metrics and audit", "Data"):
+                assert all(admin_title not in text.splitlines() for text in seen.values())
+            # the same server gives an admin the pages the annotator could not reach
+            page.goto(f"{url}/data?token={tokens['root']}")
+            expect(app.get_by_text("retriever").first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+        finally:
+            browser.close()

@@ -1,0 +1,247 @@
+"""Roles and access: tokens (stored as hashes), sign-in, what an annotator can open.
+
+The rendered-page assertions: an annotator's session, through the real
+app.py, shows no retriever or system name, no rank, no score, no judge label
+and no other person's label or name on any page it can open; admin pages
+refuse it on the server.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from annotation.__main__ import build_demo, main
+from annotation.store import Store, StoreError
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+SECRET_REASON = "JUDGE-REASON-7781"  # a judge label's text, planted to be looked for
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    """The demo, with a judge label, distinctive run scores and a token for ann and for root."""
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    monkeypatch.delenv("DENOMINATOR_ANNOTATOR", raising=False)
+    with Store(db) as store, store.write():
+        store.db.execute("UPDATE rankings SET score = 0.987654")
+        store.db.execute(
+            "INSERT INTO judges (fingerprint, model, endpoint, created_at) VALUES ('fp', 'gpt-x', 'http://h', 'now')"
+        )
+        store.db.execute(
+            """INSERT INTO judge_labels (item_id, fingerprint, value, reason, created_at)
+               SELECT id, 'fp', 3, ?, 'now' FROM items""",
+            [SECRET_REASON],
+        )
+    with Store(db) as store:
+        # bob's labels on every item he shares with ann: must never reach ann's screen
+        for (item_id,) in store.db.execute(
+            """SELECT s.item_id FROM assignments s JOIN annotators a ON a.id = s.annotator_id
+               WHERE a.name = 'bob'"""
+        ).fetchall():
+            store.add_label(item_id, "bob", 3)
+        tokens = {
+            "ann": store.add_annotator("ann", "annotator"),
+            "root": store.add_annotator("root", "admin"),
+        }
+    return db, tokens
+
+
+def text_of(at: AppTest) -> str:
+    parts: list[str] = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "code", "error", "warning", "info"):
+        parts.extend(str(e.value) for e in getattr(at, kind))
+    parts += [b.label for b in at.button] + [p.text or "" for p in at.get("progress")]
+    parts += [t.value.to_string() for t in at.table] + [d.value.to_string() for d in at.dataframe]
+    parts += [str(e.value) for e in at.sidebar.markdown] + [str(e.value) for e in at.sidebar.caption]
+    return "\n".join(parts)
+
+
+FORBIDDEN = ("retriever", "rag-bm25", "rag-rerank", "bob", "cat", "dan", "0.987654", SECRET_REASON, "gpt-x")
+
+
+def assert_blind(text: str) -> None:
+    """No forbidden word, as a word ("dan" may sit inside "dangerous")."""
+    for word in FORBIDDEN:
+        assert not re.search(rf"\b{re.escape(word)}\b", text, flags=re.IGNORECASE), word
+    assert not re.search(r"\b(rank|scor)", text, flags=re.IGNORECASE)  # rank, ranked, score, scored
+
+
+# ---------------------------------------------------------------- store
+
+
+def test_tokens_are_shown_once_and_stored_as_hashes(tmp_path) -> None:
+    db = tmp_path / "a.db"
+    with Store(db) as store:
+        assert not store.tokens_required()
+        token = store.add_annotator("ann", "annotator")
+        assert len(token) >= 32 and store.tokens_required()
+        assert store.identify(token) == {"name": "ann", "role": "annotator"}
+        assert store.identify(token + "x") is None and store.identify("") is None
+        with pytest.raises(StoreError, match="already has a token; revoke it first"):
+            store.add_annotator("ann", "admin")
+        with pytest.raises(StoreError, match="role must be one of annotator, admin"):
+            store.add_annotator("eve", "owner")
+        store.revoke_annotator("ann")
+        assert store.identify(token) is None
+        assert store.tokens_required()  # revoking the last token does not reopen local mode
+        with pytest.raises(StoreError, match="has no active token"):
+            store.revoke_annotator("ann")
+        with pytest.raises(StoreError, match="no annotator named 'zed'"):
+            store.revoke_annotator("zed")
+        again = store.add_annotator("ann", "admin")  # a new token after a revocation
+        assert store.identify(again) == {"name": "ann", "role": "admin"} and store.identify(token) is None
+        assert [(r["name"], r["role"], r["access"]) for r in store.annotators()] == [
+            ("ann", "admin", "token")
+        ]
+    wal = tmp_path / "a.db-wal"
+    raw = db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    assert b"sha256:" in raw  # the hashes are there to be found
+    assert token.encode() not in raw and again.encode() not in raw
+
+
+def test_annotators_command_line(tmp_path, capsys) -> None:
+    db = str(tmp_path / "c.db")
+    assert main(["annotators", "list", "--db", db]) == 0
+    assert capsys.readouterr().out == "no annotators yet\n"
+    assert main(["annotators", "add", "ann", "--role", "annotator", "--db", db]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "annotator 'ann' (annotator); access token, shown this once:"
+    with Store(db) as store:
+        assert store.identify(out[1]) == {"name": "ann", "role": "annotator"}
+    assert main(["annotators", "add", "ann", "--role", "admin", "--db", db]) == 2
+    assert "error: annotator 'ann' already has a token" in capsys.readouterr().err
+    assert main(["annotators", "revoke", "ann", "--db", db]) == 0
+    assert main(["annotators", "list", "--db", db]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert listing[-2].split() == ["ann", "annotator", "revoked", "0"]
+    assert listing[-1] == "the app asks for a token"
+    assert main(["annotators", "add", "x", "--db", db]) == 2  # --role is required
+    assert "--role" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the app
+
+
+def test_local_mode_says_so_and_opens_every_page(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert not at.exception
+    assert at.title[0].value == "Metrics and audit"  # the admin's default page
+    assert any("Single-user local mode" in i.value for i in at.info)
+
+
+def test_local_mode_refuses_a_network_address(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    st.config.set_option("server.address", "0.0.0.0")
+    try:
+        at = AppTest.from_file(APP, default_timeout=30).run()
+    finally:
+        st.config.set_option("server.address", "127.0.0.1")
+    assert not at.exception
+    assert "not bound to a loopback address" in at.error[0].value
+    assert not at.title and not at.table  # no page at all
+
+
+def test_without_a_token_only_the_sign_in_page(demo) -> None:
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Sign in"]
+    assert not at.table and not at.code and not at.error
+    at.text_input[0].input("not-a-token")
+    at.button[0].click().run()
+    assert [t.value for t in at.title] == ["Sign in"]
+    assert "not valid" in at.error[0].value
+
+
+def test_token_in_the_address_signs_in_and_leaves_the_address(demo) -> None:
+    db, tokens = demo
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["token"] = tokens["ann"]
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Label chunks"  # an annotator's default page
+    assert "Signed in as **ann** (annotator)" in text_of(at)
+    assert "0 / 24 in this batch labelled by ann" in text_of(at)
+    assert "token" not in at.query_params
+    assert not at.text_input  # no name box: the name comes with the token
+    assert_blind(text_of(at))
+    at.button(key="label:grade2").click().run()
+    with Store(db) as store:
+        rows = store.db.execute(
+            "SELECT l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
+        ).fetchall()
+    assert rows == [(2,)]
+
+
+def session_page(render: str, token: str) -> AppTest:
+    def page(render):
+        import annotation.ui as annotation_ui
+        import calibration.ui as calibration_ui
+
+        module = calibration_ui if render == "render_metrics_page" else annotation_ui
+        getattr(module, render)()
+
+    at = AppTest.from_function(page, args=(render,), default_timeout=30)
+    at.session_state["access:token"] = token
+    return at.run()
+
+
+@pytest.mark.parametrize(
+    "render", ["render_label_chunks_page", "render_label_traces_page", "render_compare_page"]
+)
+def test_every_labelling_page_is_blind_for_an_annotator(demo, render) -> None:
+    _, tokens = demo
+    at = session_page(render, tokens["ann"])
+    assert not at.exception and not at.error
+    text = text_of(at)
+    assert "labelled by ann" in text  # the page did render an item's progress
+    assert_blind(text)
+
+
+@pytest.mark.parametrize("render", ["render_data_page", "render_metrics_page"])
+def test_admin_pages_refuse_an_annotator_on_the_server(demo, render) -> None:
+    _, tokens = demo
+    at = session_page(render, tokens["ann"])
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "This page is for admins only; you are signed in as ann (annotator)."
+    ]
+    assert_blind(text_of(at))
+    admin = session_page(render, tokens["root"])
+    assert not admin.exception and not admin.error and admin.title
+    if render == "render_data_page":  # what the annotator was spared is there for the admin
+        assert "retriever" in text_of(admin) and "bob" in text_of(admin)
+
+
+def test_a_revoked_token_writes_nothing(demo) -> None:
+    db, tokens = demo
+    at = session_page("render_label_chunks_page", tokens["ann"])
+    with Store(db) as store:
+        store.revoke_annotator("ann")
+    at.button(key="label:grade3").click().run()
+    assert not at.exception
+    with Store(db) as store:
+        n = store.db.execute(
+            "SELECT count(*) FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
+        ).fetchone()[0]
+    assert n == 0
