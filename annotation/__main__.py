@@ -19,30 +19,15 @@ input (one line on stderr, nothing written).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import sys
 from collections.abc import Sequence
-from datetime import date
 from pathlib import Path
 
 from annotation._cli import OneLineParser, UsageError
 from annotation.baseline import METHODS, add_baseline
-from annotation.beir import read_beir
-from annotation.formats import (
-    FormatError,
-    Qrels,
-    _write_atomic,
-    read_corpus,
-    read_judgments,
-    read_queries,
-    read_ranked,
-    read_traces,
-    write_golden,
-    write_qrels,
-)
+from annotation.exchange import ImportSources, NothingToExport, NothingToImport, export_labels, import_files
+from annotation.formats import FormatError, Qrels, read_corpus, read_judgments, read_ranked, read_traces
 from annotation.pooling import pool, pool_pairs, pool_report
-from annotation.rubrics import RELEVANCE
 from annotation.store import Store, StoreError, default_db_path
 
 
@@ -140,68 +125,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_import(args: argparse.Namespace) -> str:
-    if not any((args.corpus, args.queries, args.beir, args.run, args.traces, args.labels)):
-        raise UsageError(
-            "python -m annotation import: nothing to import; "
-            "give --corpus, --queries, --beir, --run, --traces or --labels"
-        )
-    if args.run and not args.name:
-        raise UsageError("python -m annotation import: --run needs --name")
-    if args.labels and not args.annotator:
-        raise UsageError("python -m annotation import: --labels needs --annotator")
-    # read and check every file before the store is touched
-    corpus = read_corpus(args.corpus) if args.corpus else None
-    queries = read_queries(args.queries) if args.queries else None
-    beir = read_beir(args.beir) if args.beir else None
-    run = read_ranked(args.run) if args.run else None
-    traces = read_traces(args.traces) if args.traces else None
-    labels = read_judgments(args.labels) if args.labels else None
-    lines = []
-    with Store(args.db or default_db_path()) as store, store.write():
-        if corpus is not None:
-            lines.append(_report(f"corpus {args.corpus}", store.import_corpus(corpus)))
-        if queries is not None:
-            lines.append(_report(f"queries {args.queries}", store.import_queries(queries)))
-        if beir is not None:
-            lines.extend(_import_beir(store, args.beir, *beir))
-        if run is not None:
-            lines.append(
-                _report(
-                    f"run {args.name!r} ({args.stage}) {args.run}",
-                    store.import_run(run, args.name, args.stage),
-                )
-            )
-        if traces is not None:
-            lines.append(_report(f"traces {args.traces}", store.import_traces(traces)))
-        if labels is not None:
-            lines.append(
-                _report(
-                    f"labels {args.labels} by {args.annotator!r}", store.import_labels(labels, args.annotator)
-                )
-            )
-        totals = store.counts()
-    lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
-    return "\n".join(lines) + "\n"
-
-
-def _import_beir(
-    store: Store, folder: str, chunks: list[dict], queries: dict[str, str], splits: dict[str, Qrels]
-) -> list[str]:
-    """A BEIR folder's corpus, queries and each split's qrels as labels by ``beir:<split>``
-    (inside the caller's transaction: all of it lands, or none)."""
-    root = Path(folder)
-    lines = [
-        _report(f"corpus {root / 'corpus.jsonl'}", store.import_corpus(chunks)),
-        _report(f"queries {root / 'queries.jsonl'}", store.import_queries(queries)),
-    ]
-    for split, qrels in splits.items():
-        annotator = f"beir:{split}"
-        try:
-            counts = store.import_labels(qrels, annotator)
-        except StoreError as exc:
-            raise StoreError(f"{qrels.path} (split {split!r}, annotator {annotator!r}): {exc}") from None
-        lines.append(_report(f"labels {qrels.path} by {annotator!r}", counts))
-    return lines
+    sources = ImportSources(
+        corpus=args.corpus,
+        queries=args.queries,
+        beir=args.beir,
+        run=args.run,
+        name=args.name,
+        stage=args.stage,
+        traces=args.traces,
+        labels=args.labels,
+        annotator=args.annotator,
+    )
+    try:
+        sources.check()
+    except NothingToImport as exc:
+        raise UsageError(f"python -m annotation import: {exc}") from None
+    with Store(args.db or default_db_path()) as store:
+        return "\n".join(import_files(store, sources)) + "\n"
 
 
 def run_baseline(args: argparse.Namespace) -> str:
@@ -219,78 +159,12 @@ def run_baseline(args: argparse.Namespace) -> str:
     )
 
 
-def _report(what: str, counts: dict[str, int]) -> str:
-    return f"{what}: " + ", ".join(f"{n} {key}" for key, n in counts.items())
-
-
 def run_export(args: argparse.Namespace) -> str:
     with Store(args.db or default_db_path()) as store:
-        if args.annotator:
-            store.annotator_id(args.annotator, create=False)
-        if args.format == "csv":
-            rows = store.db.execute(
-                """SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
-                          a.name, l.rubric, l.value, l.note, l.seconds, l.shown, l.created_at
-                   FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
-                   WHERE ? IS NULL OR a.name = ? ORDER BY l.id""",
-                [args.annotator, args.annotator],
-            ).fetchall()
-            out = io.StringIO()
-            writer = csv.writer(out, lineterminator="\n")
-            writer.writerow(
-                [
-                    "label_id",
-                    "item_id",
-                    "kind",
-                    "query_id",
-                    "chunk_id",
-                    "trace_id",
-                    "trace_b_id",
-                    "annotator",
-                    "rubric",
-                    "value",
-                    "note",
-                    "seconds",
-                    "shown",
-                    "created_at",
-                ]
-            )
-            writer.writerows(rows)
-            _write_atomic(args.output, out.getvalue())
-            return f"wrote {len(rows)} label rows (retractions included, value empty) to {args.output}\n"
-        qrels = store.export_qrels(args.annotator, args.aggregate)
-        if not qrels.grades:
-            raise UsageError(
-                "no current labels to export" + (f" by {args.annotator!r}" if args.annotator else "")
-            )
-        n = qrels.n_judgments
-        imported_meta = store.label_set_meta(args.annotator) if args.annotator else {}
-        who = (
-            [args.annotator]
-            if args.annotator
-            else [
-                r[0]
-                for r in store.db.execute(
-                    "SELECT DISTINCT a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id ORDER BY a.name"
-                )
-            ]
-        )
-    if args.format == "qrels":
-        write_qrels(qrels, args.output)
-    else:
-        meta = {
-            "name": "denominator export",
-            "description": f"{n} judgments over {len(qrels.grades)} queries; "
-            + ("one annotator's labels" if args.annotator else f"the {args.aggregate} grade over annotators"),
-            "created": date.today().isoformat(),
-            "judged_by": who,
-            "shown": "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)",
-            "grade_scale": dict(RELEVANCE.scale),
-        }
-        # one person's labels that came from a golden.yaml keep what that file said of them
-        meta.update(imported_meta)
-        write_golden(qrels, args.output, meta=meta)
-    return f"wrote {n} judgments over {len(qrels.grades)} queries to {args.output}\n"
+        try:
+            return export_labels(store, args.format, args.output, args.annotator, args.aggregate) + "\n"
+        except NothingToExport as exc:
+            raise UsageError(str(exc)) from None
 
 
 def run_annotators(args: argparse.Namespace) -> str:

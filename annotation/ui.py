@@ -18,14 +18,18 @@ run and closed at its end.
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from annotation import access
-from annotation.pooling import item_view, next_item, progress
+from annotation.exchange import FORMATS, ImportSources, export_labels, import_files
+from annotation.formats import FormatError
+from annotation.pooling import KINDS, item_view, next_item, pool, pool_report, progress
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreError
 
@@ -248,11 +252,47 @@ def _render_item(page: LabelPage, item: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------- data (admin)
 
+UPLOADS = {
+    "corpus": ("Corpus: chunks, JSONL {id, text, ...}", ["jsonl"]),
+    "queries": ("Queries: JSONL {id, text} or TSV id<TAB>text", ["jsonl", "tsv", "txt"]),
+    "run": ("Run: TREC run or .jsonl rankings", None),
+    "traces": ("Traces: JSONL {id, query_id, system, question, contexts, answer}", ["jsonl"]),
+    "labels": ("Labels: TREC qrels or golden.yaml (grades 0-3)", None),
+}
+
+
+def import_uploads(
+    uploads: dict[str, tuple[str, bytes]], name: str = "", stage: str = "fetch", annotator: str = ""
+) -> list[str]:
+    """Uploaded files (field -> (file name, bytes)) into the store in one
+    transaction, through the same workflow as ``python -m annotation import``.
+    Each is written to a temporary file named like the upload (the readers
+    choose the format by its extension); messages name the upload."""
+    with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
+        paths: dict[str, Path] = {}
+        for field, (filename, data) in uploads.items():
+            folder = Path(tmp) / field  # one folder each: two uploads may share a name
+            folder.mkdir()
+            paths[field] = folder / (Path(filename).name or "upload")
+            paths[field].write_bytes(data)
+
+        def named(text: str) -> str:
+            for field, path in paths.items():
+                text = text.replace(str(path), uploads[field][0])
+            return text
+
+        sources = ImportSources(**paths, name=name, stage=stage, annotator=annotator)
+        try:
+            with Store(_db_path()) as store:
+                return [named(line) for line in import_files(store, sources)]
+        except FormatError as exc:
+            raise type(exc)(named(exc.path), exc.line, exc.field, named(exc.message)) from None
+        except StoreError as exc:
+            raise type(exc)(named(str(exc))) from None
+
 
 def render_data_page() -> None:
-    """Counts, each annotator's progress, the pool and what each run found alone."""
-    from annotation.pooling import KINDS, pool, pool_report
-
+    """Counts, each annotator's progress, import, the pool and what each run found alone, export."""
     access.require_admin()
     st.title("Data")
     if not os.path.exists(_db_path()):
@@ -261,12 +301,12 @@ def render_data_page() -> None:
     try:
         with Store(_db_path()) as store:
             counts = store.counts()
-            names = [r[0] for r in store.db.execute("SELECT name FROM annotators ORDER BY name").fetchall()]
+            people = store.annotators()
             rows = []
-            for name in names:
-                row = {"annotator": name}
+            for person in people:
+                row = {"annotator": person["name"], "role": person["role"], "access": person["access"]}
                 for kind in KINDS:
-                    done, total = progress(store, name, kind)
+                    done, total = progress(store, person["name"], kind)
                     row[f"{kind} items"] = f"{done} / {total}"
                 rows.append(row)
             depth = int(
@@ -284,6 +324,7 @@ def render_data_page() -> None:
         st.table(rows)
     else:
         st.info("No annotator yet.")
+    render_import_form()
     st.subheader(f"The depth-{depth} pool: what each run found")
     if report:
         st.table(
@@ -303,10 +344,12 @@ def render_data_page() -> None:
         for r in lonely:
             st.warning(
                 f"{r['run']} alone found {r['found_only_here']} of the {r['relevant_judged']} judged-relevant chunks: "
-                "the labels lean toward it; pool a second, different system (python -m annotation pool --runs ...)."
+                "the labels lean toward it; pool a second, different system (python -m annotation baseline)."
             )
     else:
-        st.info("No runs yet: import one with `python -m annotation import --run FILE --name NAME`.")
+        st.info(
+            "No runs yet: import one above, or with `python -m annotation import --run FILE --name NAME`."
+        )
     with st.form("data:pool"):
         st.markdown("**Add a pool to the labelling queue**")
         annotators = st.text_input(
@@ -316,19 +359,75 @@ def render_data_page() -> None:
             "share given to two people", min_value=0.0, max_value=1.0, value=0.2, key="data:overlap"
         )
         if st.form_submit_button("Build the pool"):
-            people = [a.strip() for a in annotators.split(",") if a.strip()]
+            names = [a.strip() for a in annotators.split(",") if a.strip()]
             try:
                 with Store(_db_path()) as store:
-                    result = pool(
-                        store, depth, annotators=people, overlap=overlap if len(people) > 1 else 0.0
-                    )
+                    result = pool(store, depth, annotators=names, overlap=overlap if len(names) > 1 else 0.0)
                 st.success(
                     f"{result['items_added']} new items from {result['pooled']} pooled pairs "
                     f"({result['already_judged']} already judged); {result['assignments']} assignments."
                 )
             except StoreError as exc:
                 st.error(str(exc))
+    render_export([p["name"] for p in people])
+
+
+def render_import_form() -> None:
+    st.subheader("Import files")
+    with st.form("data:import", clear_on_submit=False):
+        files = {
+            field: st.file_uploader(label, type=types, key=f"data:up:{field}")
+            for field, (label, types) in UPLOADS.items()
+        }
+        left, middle, right = st.columns(3)
+        name = left.text_input("the run's name", key="data:run-name")
+        stage = middle.selectbox("the run's stage", ["fetch", "keep"], key="data:stage")
+        annotator = right.text_input("who made the labels", key="data:labels-by")
+        submitted = st.form_submit_button("Import")
     st.caption(
-        "Export with `python -m annotation export --format golden|qrels|csv -o FILE` "
-        "(one annotator with `--annotator NAME`, else the median grade)."
+        "Every file is read and checked before anything is written; then all of them land in one "
+        "transaction, or none does. Importing the same file again changes nothing. "
+        "A BEIR folder: `python -m annotation import --beir DIR`."
     )
+    if not submitted:
+        return
+    uploads = {field: (f.name, f.getvalue()) for field, f in files.items() if f is not None}
+    try:
+        lines = import_uploads(uploads, name=name, stage=stage, annotator=annotator)
+    except (FormatError, StoreError) as exc:
+        st.error(f"Nothing was imported: {exc}")
+        return
+    st.success("Imported:\n\n" + "\n\n".join(f"- {line}" for line in lines))
+
+
+def render_export(names: list[str]) -> None:
+    st.subheader("Export labels")
+    everyone = "everyone (one grade per item)"
+    left, middle, right = st.columns(3)
+    fmt = left.selectbox("format", list(FORMATS), key="data:export-format")
+    who = middle.selectbox("whose labels", [everyone, *names], key="data:export-who")
+    aggregate = right.selectbox(
+        "one grade from several people", ["median", "majority", "mean"], key="data:export-aggregate"
+    )
+    if st.button("Prepare the file", key="data:export"):
+        suffix = {"golden": "golden.yaml", "qrels": "qrels", "csv": "labels.csv"}[fmt]
+        with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
+            path = Path(tmp) / suffix
+            try:
+                with Store(_db_path()) as store:
+                    summary = export_labels(
+                        store, fmt, path, annotator=None if who == everyone else who, aggregate=aggregate
+                    )
+            except (FormatError, StoreError) as exc:
+                st.error(str(exc))
+                return
+            st.session_state["data:export-file"] = (
+                suffix,
+                path.read_bytes(),
+                summary.replace(str(path), suffix),
+            )
+    prepared = st.session_state.get("data:export-file")
+    if prepared:
+        filename, data, summary = prepared
+        st.caption(summary)
+        st.download_button(f"Download {filename}", data=data, file_name=filename, key="data:download")

@@ -86,8 +86,11 @@ def test_usage_errors(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
     for argv, message in [
         (["import", "--db", db], "nothing to import"),
-        (["import", "--db", db, "--run", EXAMPLE / "run.jsonl"], "--run needs --name"),
-        (["import", "--db", db, "--labels", EXAMPLE / "golden.yaml"], "--labels needs --annotator"),
+        (["import", "--db", db, "--run", EXAMPLE / "run.jsonl"], "a run needs a name (--name)"),
+        (
+            ["import", "--db", db, "--labels", EXAMPLE / "golden.yaml"],
+            "labels need the name of who made them (--annotator)",
+        ),
         (["export", "--db", db, "--format", "qrels", "-o", tmp_path / "x"], "no current labels to export"),
         (
             ["export", "--db", db, "--format", "qrels", "--annotator", "zed", "-o", tmp_path / "x"],

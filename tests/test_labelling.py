@@ -260,3 +260,64 @@ def test_no_name_no_labelling(tmp_path, monkeypatch) -> None:
     at = AppTest.from_function(page, default_timeout=30).run()
     assert "Type your name in the sidebar to start." in [i.value for i in at.info]
     assert not at.button
+
+
+def data_page(tmp_path, monkeypatch) -> tuple[AppTest, object]:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    return run_function_page("render_data_page").run(), db
+
+
+def test_data_page_imports_uploads_in_one_transaction(tmp_path, monkeypatch) -> None:
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
+    at, db = data_page(tmp_path, monkeypatch)
+    assert not at.exception
+    at.file_uploader(key="data:up:run").set_value(
+        ("run.jsonl", (example / "run.jsonl").read_bytes(), "text/plain")
+    )
+    at.file_uploader(key="data:up:labels").set_value(
+        ("truth.qrels", (example / "truth.qrels").read_bytes(), "text/plain")
+    )
+    at.text_input(key="data:run-name").input("second")
+    at.text_input(key="data:labels-by").input("truth")
+    at.button(key="FormSubmitter:data:import-Import").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    message = at.success[0].value
+    assert "run 'second' (fetch) run.jsonl: 1 runs, 40 rankings" in message
+    assert "labels truth.qrels by 'truth':" in message and "denominator-" not in message
+    with Store(db) as store:
+        assert store.db.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+        before = store.counts()
+    # a bad label file beside a good run: neither lands, and the error names the upload
+    at.file_uploader(key="data:up:run").set_value(
+        ("run.jsonl", (example / "run.jsonl").read_bytes(), "text/plain")
+    )
+    at.file_uploader(key="data:up:labels").set_value(("bad.qrels", b"q1 0 d1 2\nq1 0 d2\n", "text/plain"))
+    at.text_input(key="data:run-name").input("third")
+    at.button(key="FormSubmitter:data:import-Import").click().run()
+    assert not at.exception
+    assert at.error[0].value.startswith("Nothing was imported: bad.qrels:2")
+    with Store(db) as store:
+        assert store.counts() == before
+
+
+def test_data_page_exports_a_download(tmp_path, monkeypatch) -> None:
+    at, db = data_page(tmp_path, monkeypatch)
+    at.selectbox(key="data:export-format").set_value("qrels")
+    at.selectbox(key="data:export-who").set_value("cat")
+    at.button(key="data:export").click().run()
+    assert not at.exception and not at.error
+    assert "wrote 6 judgments over 2 queries to qrels" in [c.value for c in at.caption]
+    with Store(db) as store:
+        expected = store.export_qrels("cat")
+    data = at.session_state["data:export-file"][1].decode()
+    lines = [line.split() for line in data.splitlines()]
+    assert {(q, d): int(g) for q, _, d, g in lines} == {
+        (q, d): g for q, docs in expected.grades.items() for d, g in docs.items()
+    }
+    at.selectbox(key="data:export-who").set_value("ann")  # ann has labelled nothing yet
+    at.button(key="data:export").click().run()
+    assert "no current labels to export by 'ann'" in at.error[0].value

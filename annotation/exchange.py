@@ -1,0 +1,200 @@
+"""Files in and out of the store: the import and export workflows shared by the
+command line (``python -m annotation import|export``) and the Data page.
+
+Import reads and checks every file before the store is touched, then writes
+them all in one transaction: all of it lands, or none. Export writes a file
+atomically (a reader never sees half of it).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from annotation.beir import read_beir
+from annotation.formats import (
+    Qrels,
+    _write_atomic,
+    read_corpus,
+    read_judgments,
+    read_queries,
+    read_ranked,
+    read_traces,
+    write_golden,
+    write_qrels,
+)
+from annotation.rubrics import RELEVANCE
+from annotation.store import Store, StoreError
+
+__all__ = ["ImportSources", "NothingToImport", "NothingToExport", "import_files", "export_labels", "FORMATS"]
+
+FORMATS = ("golden", "qrels", "csv")
+PathLike = str | os.PathLike
+
+
+class NothingToImport(StoreError):
+    """An import request that names no file, or lacks a name it needs."""
+
+
+class NothingToExport(StoreError):
+    """No current label to export."""
+
+
+@dataclass(frozen=True)
+class ImportSources:
+    corpus: PathLike | None = None
+    queries: PathLike | None = None
+    beir: PathLike | None = None
+    run: PathLike | None = None
+    name: str | None = None  # the run's name
+    stage: str = "fetch"
+    traces: PathLike | None = None
+    labels: PathLike | None = None
+    annotator: str | None = None  # who made the imported labels
+
+    def check(self) -> None:
+        if not any((self.corpus, self.queries, self.beir, self.run, self.traces, self.labels)):
+            raise NothingToImport(
+                "nothing to import; give a corpus, queries, a BEIR folder, a run, traces or labels"
+            )
+        if self.run and not (self.name or "").strip():
+            raise NothingToImport("a run needs a name (--name)")
+        if self.labels and not (self.annotator or "").strip():
+            raise NothingToImport("labels need the name of who made them (--annotator)")
+        if self.stage not in ("fetch", "keep"):
+            raise NothingToImport(f"stage must be fetch or keep, not {self.stage!r}")
+
+
+def import_files(store: Store, sources: ImportSources) -> list[str]:
+    """Every named file into the store in one transaction; a line per file of
+    what it added, then the store's totals. FormatError or StoreError: nothing
+    written."""
+    sources.check()
+    corpus = read_corpus(sources.corpus) if sources.corpus else None
+    queries = read_queries(sources.queries) if sources.queries else None
+    beir = read_beir(sources.beir) if sources.beir else None
+    run = read_ranked(sources.run) if sources.run else None
+    traces = read_traces(sources.traces) if sources.traces else None
+    labels = read_judgments(sources.labels) if sources.labels else None
+    lines = []
+    with store.write():
+        if corpus is not None:
+            lines.append(_report(f"corpus {sources.corpus}", store.import_corpus(corpus)))
+        if queries is not None:
+            lines.append(_report(f"queries {sources.queries}", store.import_queries(queries)))
+        if beir is not None:
+            lines.extend(_import_beir(store, sources.beir, *beir))
+        if run is not None:
+            counts = store.import_run(run, sources.name.strip(), sources.stage)
+            lines.append(_report(f"run {sources.name.strip()!r} ({sources.stage}) {sources.run}", counts))
+        if traces is not None:
+            lines.append(_report(f"traces {sources.traces}", store.import_traces(traces)))
+        if labels is not None:
+            who = sources.annotator.strip()
+            lines.append(_report(f"labels {sources.labels} by {who!r}", store.import_labels(labels, who)))
+        totals = store.counts()
+    lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
+    return lines
+
+
+def _import_beir(
+    store: Store, folder: PathLike, chunks: list[dict], queries: dict[str, str], splits: dict[str, Qrels]
+) -> list[str]:
+    """A BEIR folder's corpus, queries and each split's qrels as labels by ``beir:<split>``
+    (inside the caller's transaction: all of it lands, or none)."""
+    root = Path(folder)
+    lines = [
+        _report(f"corpus {root / 'corpus.jsonl'}", store.import_corpus(chunks)),
+        _report(f"queries {root / 'queries.jsonl'}", store.import_queries(queries)),
+    ]
+    for split, qrels in splits.items():
+        annotator = f"beir:{split}"
+        try:
+            counts = store.import_labels(qrels, annotator)
+        except StoreError as exc:
+            raise StoreError(f"{qrels.path} (split {split!r}, annotator {annotator!r}): {exc}") from None
+        lines.append(_report(f"labels {qrels.path} by {annotator!r}", counts))
+    return lines
+
+
+def _report(what: str, counts: dict[str, int]) -> str:
+    return f"{what}: " + ", ".join(f"{n} {key}" for key, n in counts.items())
+
+
+CSV_COLUMNS = [
+    "label_id",
+    "item_id",
+    "kind",
+    "query_id",
+    "chunk_id",
+    "trace_id",
+    "trace_b_id",
+    "annotator",
+    "rubric",
+    "value",
+    "note",
+    "seconds",
+    "shown",
+    "created_at",
+]
+
+
+def export_labels(
+    store: Store, fmt: str, output: PathLike, annotator: str | None = None, aggregate: str = "median"
+) -> str:
+    """The current labels as golden.yaml or TREC qrels (one person's, or one grade
+    per item over everyone by ``aggregate``), or every label row as CSV; the
+    file is replaced atomically. Returns one line saying what was written."""
+    if fmt not in FORMATS:
+        raise StoreError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if annotator:
+        store.annotator_id(annotator, create=False)
+    if fmt == "csv":
+        rows = store.db.execute(
+            """SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
+                      a.name, l.rubric, l.value, l.note, l.seconds, l.shown, l.created_at
+               FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
+               WHERE ? IS NULL OR a.name = ? ORDER BY l.id""",
+            [annotator, annotator],
+        ).fetchall()
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(rows)
+        _write_atomic(output, out.getvalue())
+        return f"wrote {len(rows)} label rows (retractions included, value empty) to {output}"
+    qrels = store.export_qrels(annotator, aggregate)
+    if not qrels.grades:
+        raise NothingToExport("no current labels to export" + (f" by {annotator!r}" if annotator else ""))
+    n = qrels.n_judgments
+    if fmt == "qrels":
+        write_qrels(qrels, output)
+    else:
+        imported_meta = store.label_set_meta(annotator) if annotator else {}
+        who = (
+            [annotator]
+            if annotator
+            else [
+                r[0]
+                for r in store.db.execute(
+                    "SELECT DISTINCT a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id ORDER BY a.name"
+                )
+            ]
+        )
+        meta = {
+            "name": "denominator export",
+            "description": f"{n} judgments over {len(qrels.grades)} queries; "
+            + ("one annotator's labels" if annotator else f"the {aggregate} grade over annotators"),
+            "created": date.today().isoformat(),
+            "judged_by": who,
+            "shown": "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)",
+            "grade_scale": dict(RELEVANCE.scale),
+        }
+        # one person's labels that came from a golden.yaml keep what that file said of them
+        meta.update(imported_meta)
+        write_golden(qrels, output, meta=meta)
+    return f"wrote {n} judgments over {len(qrels.grades)} queries to {output}"
