@@ -309,10 +309,6 @@ def render_data_page() -> None:
                     done, total = progress(store, person["name"], kind)
                     row[f"{kind} items"] = f"{done} / {total}"
                 rows.append(row)
-            depth = int(
-                st.number_input("pool depth", min_value=1, max_value=10_000, value=10, key="data:depth")
-            )
-            report = pool_report(store, depth)
     except StoreError as exc:
         st.error(str(exc))
         return
@@ -325,7 +321,14 @@ def render_data_page() -> None:
     else:
         st.info("No annotator yet.")
     render_import_form()
-    st.subheader(f"The depth-{depth} pool: what each run found")
+    st.subheader("The pool: what each run found")
+    depth = int(st.number_input("pool depth", min_value=1, max_value=10_000, value=10, key="data:depth"))
+    try:
+        with Store(_db_path()) as store:
+            report = pool_report(store, depth)
+    except StoreError as exc:
+        st.error(str(exc))
+        return
     if report:
         st.table(
             [
