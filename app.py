@@ -17,6 +17,7 @@ from annotation.ui import (
     render_label_traces_page,
 )
 from calibration.ui import render_metrics_page
+from judge.ui import render_judge_page
 
 st.set_page_config(page_title="Denominator", layout="wide")
 
@@ -36,6 +37,7 @@ if admin:
     pages = [
         st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
         *labelling,
+        st.Page(render_judge_page, title="Judge", url_path="judge"),
         st.Page(render_data_page, title="Data", url_path="data"),
     ]
 if identity.mode == "local":

@@ -223,6 +223,16 @@ def run_pool(args: argparse.Namespace) -> str:
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
 
 
+def _demo_unsupported_claims() -> list[str]:
+    """The claims examples/make_traces.py adds to some answers: found in no context."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_traces", EXAMPLE_DIR.parent / "make_traces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.UNSUPPORTED)
+
+
 def build_demo(db_path: str) -> str:
     """The worked example as a labelling project: chunks with texts, queries,
     the retriever's run, a depth-10 pool shared by two annotators."""
@@ -235,18 +245,31 @@ def build_demo(db_path: str) -> str:
             store.import_traces(read_traces(EXAMPLE_DIR / "traces.jsonl"))
         report = pool(store, 10, annotators=["ann", "bob"], overlap=0.2, seed=7)
         pairs = pool_pairs(store, "rag-bm25", "rag-rerank")
-        # an earlier round: two people's partial labels, which disagree on one chunk
-        earlier = {q: golden.grades[q] for q in ("q_faw", "q_store")}
+        # an earlier round: two people graded the retriever's top 10 of two queries (a chunk the
+        # golden file does not list is irrelevant, 0); they disagree on one chunk
+        top = read_ranked(EXAMPLE_DIR / "run.jsonl").rankings()
+        earlier = {q: {c: golden.grades[q].get(c, 0) for c in top[q][:10]} for q in ("q_faw", "q_store")}
         store.import_labels(Qrels(grades=earlier), annotator="cat")
         store.import_labels(
             Qrels(grades={**earlier, "q_faw": {**earlier["q_faw"], "m3": 0}}), annotator="dan"
         )
+        # and cat graded the faithfulness of 16 traces (versions 0 and 1 of each query and system):
+        # an answer with a claim no context holds is unsupported (0), else fully supported (2)
+        unsupported = _demo_unsupported_claims()
+        for item_id, trace_id, answer in store.db.execute(
+            """SELECT i.id, t.id, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
+               WHERE i.kind = 'trace' ORDER BY t.id"""
+        ).fetchall():
+            if trace_id.endswith(("_0", "_1")):
+                value = 0 if any(claim in answer for claim in unsupported) else 2
+                store.add_label(item_id, "cat", value, rubric="faithfulness")
         counts = store.counts()
     return (
         f"demo database {db_path}: {counts['chunks']} chunks, {counts['queries']} queries, "
         f"{report['items_added']} new chunk items for ann and bob ({report['doubly_assigned']} shared), "
         f"{counts['traces']} traces to grade, {pairs['added']} new answer pairs to compare; "
-        "earlier labels by cat and dan on q_faw and q_store\n"
+        "earlier labels by cat and dan on the top 10 of q_faw and q_store, and cat's faithfulness "
+        "grades of 16 traces\n"
     )
 
 

@@ -171,6 +171,30 @@ def _m003_label_sets(db: sqlite_utils.Database) -> None:
     db.execute("CREATE UNIQUE INDEX label_sets_once ON label_sets (annotator_id, digest)")
 
 
+@MIGRATIONS(name="m004_judge_runs")
+def _m004_judge_runs(db: sqlite_utils.Database) -> None:
+    """What a judge is (its rubric, kind and every setting in its fingerprint),
+    and an index for resuming: which (item, order, repeat) a judge has done."""
+    for column in ("rubric TEXT", "kind TEXT", "settings TEXT"):
+        db.execute(f"ALTER TABLE judges ADD COLUMN {column}")
+    db.execute("CREATE INDEX judge_labels_call ON judge_labels (fingerprint, item_id, ab_order, repeat)")
+
+
+JUDGE_COLUMNS = (
+    "item_id",
+    "fingerprint",
+    "ab_order",
+    "repeat",
+    "value",
+    "reason",
+    "raw",
+    "tokens_in",
+    "tokens_out",
+    "latency_ms",
+    "error",
+)
+
+
 class Store:
     """A handle on the SQLite file; one per script run (or per session)."""
 
@@ -600,6 +624,97 @@ class Store:
         if "grade_scale" in meta:  # JSON keys are text; grades are integers
             meta["grade_scale"] = {int(k): v for k, v in meta["grade_scale"].items()}
         return meta
+
+    # ------------------------------------------------------------ judges
+
+    def register_judge(self, fingerprint: str, settings: Mapping[str, Any]) -> None:
+        """A judge, once: its fingerprint and the settings it was computed from."""
+        with self.write():
+            self.db.execute(
+                """INSERT OR IGNORE INTO judges (fingerprint, model, endpoint, prompt_version, prompt_sha,
+                       temperature, seed, rubric, kind, settings, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    fingerprint,
+                    settings.get("model"),
+                    settings.get("endpoint"),
+                    settings.get("prompt_version"),
+                    settings.get("prompt_sha"),
+                    settings.get("temperature"),
+                    settings.get("seed"),
+                    settings.get("rubric"),
+                    settings.get("kind"),
+                    json.dumps(dict(settings), sort_keys=True),
+                    _now(),
+                ],
+            )
+
+    def judge_done(self, fingerprint: str) -> set[tuple[int, str | None, int]]:
+        """(item, order, repeat) this judge has a value for: a re-run skips them.
+        An error row is not done: a re-run asks again."""
+        return {
+            (int(item), order, int(repeat or 0))
+            for item, order, repeat in self.db.execute(
+                "SELECT item_id, ab_order, repeat FROM judge_labels WHERE fingerprint = ? AND value IS NOT NULL",
+                [fingerprint],
+            )
+        }
+
+    def add_judge_labels(self, rows: list[Mapping[str, Any]]) -> int:
+        """Judge results (a value, or an error and no value), in one transaction."""
+        if not rows:
+            return 0
+        now = _now()
+        with self.write():
+            self.db.conn.executemany(
+                f"INSERT INTO judge_labels ({', '.join(JUDGE_COLUMNS)}, created_at) "
+                f"VALUES ({', '.join('?' * len(JUDGE_COLUMNS))}, ?)",
+                [[row.get(c) for c in JUDGE_COLUMNS] + [now] for row in rows],
+            )
+        return len(rows)
+
+    def judges(self) -> list[dict[str, Any]]:
+        """Every judge with its settings and counts: labels (current values), errors, tokens."""
+        rows = self.db.execute(
+            """SELECT j.fingerprint, j.kind, j.rubric, j.model, j.endpoint, j.settings, j.created_at,
+                      count(DISTINCT CASE WHEN l.value IS NOT NULL
+                            THEN l.item_id || '/' || ifnull(l.ab_order, '') || '/' || l.repeat END),
+                      sum(l.error IS NOT NULL), sum(l.tokens_in), sum(l.tokens_out), count(l.id)
+               FROM judges j LEFT JOIN judge_labels l ON l.fingerprint = j.fingerprint
+               GROUP BY j.fingerprint ORDER BY j.created_at"""
+        ).fetchall()
+        return [
+            {
+                "fingerprint": fp,
+                "kind": kind,
+                "rubric": rubric,
+                "model": model,
+                "endpoint": endpoint,
+                "settings": json.loads(settings or "{}"),
+                "created_at": created,
+                "labels": int(done or 0),
+                "errors": int(errors or 0),
+                "tokens_in": int(tin or 0),
+                "tokens_out": int(tout or 0),
+                "rows": int(n or 0),
+            }
+            for fp, kind, rubric, model, endpoint, settings, created, done, errors, tin, tout, n in rows
+        ]
+
+    def judge_values(self, fingerprint: str) -> list[dict[str, Any]]:
+        """The newest value per (item, order, repeat) of one judge (errors left out)."""
+        rows = self.db.execute(
+            """SELECT l.item_id, l.ab_order, l.repeat, l.value, l.reason FROM judge_labels l
+               WHERE l.fingerprint = ? AND l.value IS NOT NULL AND l.id = (
+                   SELECT max(id) FROM judge_labels m WHERE m.fingerprint = l.fingerprint
+                   AND m.item_id = l.item_id AND m.ab_order IS l.ab_order AND m.repeat IS l.repeat
+                   AND m.value IS NOT NULL)
+               ORDER BY l.item_id, l.ab_order, l.repeat""",
+            [fingerprint],
+        ).fetchall()
+        return [
+            {"item_id": i, "ab_order": o, "repeat": r, "value": v, "reason": why} for i, o, r, v, why in rows
+        ]
 
     def export_qrels(self, annotator: str | None = None, aggregate: str = "median") -> Qrels:
         """Current labels as judgments: one annotator's, or one grade per item from

@@ -163,6 +163,6 @@ def test_pool_prints_what_each_run_found_alone(tmp_path, capsys) -> None:
     code, out, _ = cli(capsys, "pool", "--db", db, "--depth", "5")
     assert code == 0
     assert out.splitlines() == [
-        "pool of depth 5 over runs retriever: 20 (query, chunk) pairs, 4 already judged, 0 new items",
+        "pool of depth 5 over runs retriever: 20 (query, chunk) pairs, 10 already judged, 0 new items",
         "  retriever: 20 pairs in its top 5; found 4 of the 5 judged-relevant chunks, 4 of them found by no other run",
     ]

@@ -10,10 +10,11 @@ import pytest
 
 from annotation.__main__ import build_parser as annotation_parser
 from calibration.__main__ import build_parser as calibration_parser
+from judge.__main__ import build_parser as judge_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-PARSERS = {"calibration": calibration_parser, "annotation": annotation_parser}
+PARSERS = {"calibration": calibration_parser, "annotation": annotation_parser, "judge": judge_parser}
 
 
 def commands_and_options(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, list[str]]]:

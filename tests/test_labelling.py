@@ -149,9 +149,10 @@ def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch
     assert "1 / 40 in this batch" in page_text(at)
     with Store(db) as store:
         row = store.db.execute(
-            "SELECT rubric, value, note FROM labels WHERE rubric = 'faithfulness'"
-        ).fetchone()
-    assert row == ("faithfulness", 1, "the burning claim is not in the contexts")
+            """SELECT rubric, value, note FROM labels l JOIN annotators a ON a.id = l.annotator_id
+               WHERE rubric = 'faithfulness' AND a.name = 'ann'"""
+        ).fetchall()
+    assert row == [("faithfulness", 1, "the burning claim is not in the contexts")]
 
 
 def test_compare_page_records_the_order_shown(tmp_path, monkeypatch) -> None:
@@ -310,7 +311,7 @@ def test_data_page_exports_a_download(tmp_path, monkeypatch) -> None:
     at.selectbox(key="data:export-who").set_value("cat")
     at.button(key="data:export").click().run()
     assert not at.exception and not at.error
-    assert "wrote 6 judgments over 2 queries to qrels" in [c.value for c in at.caption]
+    assert "wrote 20 judgments over 2 queries to qrels" in [c.value for c in at.caption]
     with Store(db) as store:
         expected = store.export_qrels("cat")
     data = at.session_state["data:export-file"][1].decode()

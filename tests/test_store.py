@@ -39,7 +39,7 @@ def test_schema_wal_and_migrations_once(tmp_path) -> None:
     } <= tables
     with Store(path) as again:  # opening again applies nothing twice
         applied = again.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == 3  # m001_schema, m002_queue_positions, m003_label_sets: each once
+    assert applied == 4  # m001_schema, m002_queue_positions, m003_label_sets, m004_judge_runs: each once
 
 
 def test_labels_are_append_only(store) -> None:

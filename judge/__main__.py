@@ -1,0 +1,314 @@
+"""``python -m judge``: the judge from the command line.
+
+    python -m judge grade --db DB --rubric relevance|faithfulness [--judge openai|lexical] [options]
+    python -m judge compare --db DB [--repeats R] [options]
+    python -m judge fit-lexical --db DB --rubric relevance|faithfulness [--seed S]
+    python -m judge list --db DB [--prices FILE]
+
+The LLM judge is any OpenAI-compatible endpoint: ``--base-url`` or
+``OPENAI_BASE_URL``, the key only from ``OPENAI_API_KEY``. Without an
+endpoint the offline (lexical) judge grades. A run stores every answer as it
+comes and skips what an earlier run did: run the same command again to
+resume. Ctrl-C (or SIGTERM) stops starting calls and stores the ones in
+flight; a second Ctrl-C abandons them. Exit codes: 0 done, 2 bad usage or
+input or an endpoint that refuses, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from annotation._cli import OneLineParser, UsageError
+from annotation.store import Store, StoreError, default_db_path
+from judge.client import Endpoint, EndpointRefused, InvalidPrices, JudgeClient, Prices
+from judge.jobs import agreement_line, grade_offline, plan_llm
+from judge.lexical import NotEnoughLabels
+from judge.pairwise import pairwise_calls, summarize_pairs
+from judge.pointwise import pointwise_calls
+from judge.prompts import SCHEMA_MODES
+from judge.runner import Call, Job, Progress, ResultWriter, run_job
+
+
+def _add_llm_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    p.add_argument(
+        "--judge",
+        choices=["openai", "lexical"],
+        default=None,
+        help="openai: an OpenAI-compatible endpoint; lexical: the offline judge "
+        "(default: openai when --base-url or OPENAI_BASE_URL is set, else lexical)",
+    )
+    p.add_argument("--model", help="the model name the endpoint serves (or OPENAI_MODEL)")
+    p.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8000/v1 (or OPENAI_BASE_URL)")
+    p.add_argument("--concurrency", type=int, default=8, help="calls at once (default 8)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N items")
+    p.add_argument("--dry-run", action="store_true", help="say how many calls, tokens and cost; make none")
+    p.add_argument(
+        "--schema",
+        choices=SCHEMA_MODES,
+        default="json_schema",
+        help="how the JSON reply is requested: json_schema (default), json_object, or prompt only",
+    )
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed sent to the endpoint (default 0)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per call before a retry (default 60)")
+    p.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m judge", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    grade = sub.add_parser(
+        "grade", help="grade every item of a rubric: relevance (chunks) or faithfulness (traces)"
+    )
+    grade.add_argument("--rubric", choices=["relevance", "faithfulness"], required=True)
+    _add_llm_options(grade)
+    compare = sub.add_parser("compare", help="compare every answer pair, in both orders")
+    compare.add_argument(
+        "--repeats", type=int, default=1, metavar="R", help="ask each order R times (default 1)"
+    )
+    _add_llm_options(compare)
+    fit = sub.add_parser(
+        "fit-lexical", help="fit the offline judge on the human labels; its agreement with people"
+    )
+    fit.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    fit.add_argument("--rubric", choices=["relevance", "faithfulness"], required=True)
+    fit.add_argument("--seed", type=int, default=0, help="seed of the folds and the model (default 0)")
+    listing = sub.add_parser("list", help="every judge: fingerprint, labels, errors, tokens, cost")
+    listing.add_argument(
+        "--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
+    )
+    listing.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
+    return parser
+
+
+class ProgressLine:
+    """A progress bar on stderr: calls done, errors, tokens, cost, ETA. Redrawn in
+    place on a terminal (at most 10 times a second), a line per 10% otherwise."""
+
+    def __init__(self, prices: Prices, model: str, stream: TextIO = sys.stderr) -> None:
+        self.prices, self.model, self.stream = prices, model, stream
+        self.tty = stream.isatty()
+        self._last = 0.0
+        self._decile = -1
+
+    def __call__(self, p: Progress, final: bool = False) -> None:
+        now = time.monotonic()
+        decile = p.done * 10 // max(p.total, 1)
+        if not final and (now - self._last < 0.1 if self.tty else decile == self._decile):
+            return
+        self._last, self._decile = now, decile
+        width = 24
+        filled = width * p.done // max(p.total, 1)
+        eta = p.eta()
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total} calls, {p.errors} errors, "
+            f"{p.tokens_in + p.tokens_out:,} tokens, {self.prices.describe(self.model, p.tokens_in, p.tokens_out)}"
+            + (f", ETA {eta:.0f} s" if eta is not None and not final else f", {p.elapsed:.1f} s")
+        )
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _use_lexical(args: argparse.Namespace) -> bool:
+    if args.judge:
+        return args.judge == "lexical"
+    return not (args.base_url or os.environ.get("OPENAI_BASE_URL"))
+
+
+def run_llm(
+    args: argparse.Namespace, rubric: str, calls: list[Call], store: Store
+) -> tuple[str, str | None, int]:
+    """(report, fingerprint, exit code) of an LLM judge run over ``calls``."""
+    prices = Prices.load(args.prices)
+    endpoint = Endpoint.from_env(
+        model=args.model,
+        base_url=args.base_url,
+        temperature=args.temperature,
+        seed=args.seed,
+        timeout=args.timeout,
+        concurrency=args.concurrency,
+    )
+    if not endpoint.model:
+        raise UsageError("no model: pass --model NAME (or set OPENAI_MODEL)")
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency {args.concurrency}; expected at least 1")
+    plan = plan_llm(store, rubric, calls, endpoint, args.schema)
+    fp, settings, todo = plan.fingerprint, plan.settings, plan.todo
+    who = f"judge {fp[:16]} ({endpoint.model} at {endpoint.base_url}, {rubric}, prompt {settings['prompt_version']})"
+    if args.dry_run:
+        tokens_in, tokens_out = plan.estimate()
+        return (
+            f"{who}: would make {len(todo)} calls ({plan.already_done} of {len(calls)} already done); "
+            f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
+            f"{prices.describe(endpoint.model, tokens_in, tokens_out)}; no call made\n",
+            fp,
+            0,
+        )
+    store.register_judge(fp, settings)
+    writer = ResultWriter(store.path)
+    writer.start()
+    bar = ProgressLine(prices, endpoint.model)
+    job = Job(JudgeClient(endpoint), rubric, fp, args.schema, todo, writer, on_progress=bar)
+    interrupts = []
+
+    def on_signal(signum, frame) -> None:  # first: finish the calls in flight; second: abandon them
+        interrupts.append(signum)
+        if len(interrupts) > 1:
+            raise KeyboardInterrupt
+        sys.stderr.write("\nstopping: finishing the calls in flight (Ctrl-C again to abandon them)\n")
+        job.stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        progress = run_job(job)
+    except KeyboardInterrupt:
+        progress = job.progress
+        progress.stopped = True
+    except EndpointRefused as exc:
+        writer.close()
+        raise UsageError(str(exc)) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    writer.close()
+    bar(progress, final=True)
+    cost = prices.describe(endpoint.model, progress.tokens_in, progress.tokens_out)
+    report = (
+        f"{who}: {progress.done} calls made, {len(calls) - len(todo)} of {len(calls)} already done, "
+        f"{progress.errors} errors (stored as error rows; asked again next run), {progress.retries} retries; "
+        f"{progress.tokens_in:,} tokens in, {progress.tokens_out:,} out, {cost}; {progress.elapsed:.1f} s\n"
+    )
+    if progress.stopped:
+        left = progress.total - progress.done
+        return report + f"interrupted: {left} calls left; run the same command again to resume\n", fp, 130
+    return report + "uncalibrated: its agreement with people is not measured yet\n", fp, 0
+
+
+def run_grade(args: argparse.Namespace) -> tuple[str, int]:
+    with Store(args.db or default_db_path()) as store:
+        if _use_lexical(args):
+            return run_lexical(store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run), 0
+        calls = pointwise_calls(store, args.rubric, limit=args.limit)
+        if not calls:
+            raise UsageError(f"no items to grade for {args.rubric}")
+        text, _, code = run_llm(args, args.rubric, calls, store)
+    return text, code
+
+
+def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    if _use_lexical(args):
+        raise UsageError(
+            "the offline judge grades; it does not compare answers: give --base-url (or OPENAI_BASE_URL)"
+        )
+    if args.repeats < 1:
+        raise UsageError(f"--repeats {args.repeats}; expected at least 1")
+    with Store(args.db or default_db_path()) as store:
+        calls = pairwise_calls(store, repeats=args.repeats, limit=args.limit)
+        if not calls:
+            raise UsageError("no answer pairs to compare (python -m annotation demo builds some)")
+        text, fp, code = run_llm(args, "preference", calls, store)
+        if args.dry_run or fp is None:
+            return text, code
+        summary = summarize_pairs(store.judge_values(fp))
+    if summary["mean_preference_a"] is None:
+        return text + "no pair has both orders answered yet\n", code
+    text += (
+        f"swap-averaged preference for A (the pair's first trace): mean {summary['mean_preference_a']:.3f} "
+        f"over {summary['n_pairs']} pairs asked in both orders"
+        + (
+            f" ({summary['incomplete_pairs']} pairs with one order only left out)"
+            if summary["incomplete_pairs"]
+            else ""
+        )
+        + f"; the two orders agree in {summary['consistent']} of {summary['compared']} comparisons "
+        f"({summary['consistency']:.0%})\n"
+    )
+    return text, code
+
+
+def run_lexical(
+    store: Store, rubric: str, seed: int = 0, limit: int | None = None, dry_run: bool = False
+) -> str:
+    r = grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run)
+    who = f"offline judge {r['fingerprint'][:16]} ({r['features']}, {rubric}, fitted on {r['fitted_on']} human labels)"
+    if dry_run:
+        what = f"would grade {r['items'] - r['already_done']} items ({r['already_done']} already done); no network"
+    else:
+        what = f"graded {r['graded']} items ({r['already_done']} already done)"
+    return f"{who}: {what}\n{agreement_line(r['agreement'])}\n"
+
+
+def run_fit(args: argparse.Namespace) -> str:
+    from judge.lexical import cross_validate, training_data
+
+    with Store(args.db or default_db_path()) as store:
+        data = training_data(store, args.rubric)
+    cv = cross_validate(
+        [r[1] for r in data], [r[2] for r in data], [r[3] for r in data], args.rubric, seed=args.seed
+    )
+    return agreement_line(cv) + "\n"
+
+
+def run_list(args: argparse.Namespace) -> str:
+    prices = Prices.load(args.prices)
+    with Store(args.db or default_db_path()) as store:
+        judges = store.judges()
+        calibrated = {
+            fp for (fp,) in store.db.execute("SELECT DISTINCT fingerprint FROM calibrations").fetchall()
+        }
+    if not judges:
+        return "no judges yet: python -m judge grade --db DB --rubric relevance\n"
+    lines = []
+    for j in judges:
+        cost = (
+            prices.describe(j["model"] or "", j["tokens_in"], j["tokens_out"])
+            if j["kind"] == "llm"
+            else "no cost"
+        )
+        lines.append(
+            f"{j['fingerprint'][:16]}  {j['kind']:<7}  {j['rubric']:<12}  {j['model']} at {j['endpoint']}: "
+            f"{j['labels']} answers, {j['errors']} error rows, {j['tokens_in'] + j['tokens_out']:,} tokens, {cost}; "
+            + _agreement_mark(j, calibrated)
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _agreement_mark(judge: dict[str, Any], calibrated: set[str]) -> str:
+    cv = judge["settings"].get("agreement") or {}
+    if cv.get("kappa_quadratic") is not None:
+        return f"cross-validated kappa {cv['kappa_quadratic']:.3f} against people (n = {cv['n']})"
+    return "calibrated" if judge["fingerprint"] in calibrated else "uncalibrated"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    code = 0
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "grade":
+            text, code = run_grade(args)
+        elif args.command == "compare":
+            text, code = run_compare(args)
+        elif args.command == "fit-lexical":
+            text = run_fit(args)
+        else:
+            text = run_list(args)
+    except (UsageError, StoreError, EndpointRefused, InvalidPrices, NotEnoughLabels) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""Calls to any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp
+server, a LiteLLM proxy) through the ``openai`` async client.
+
+- The endpoint is ``base_url`` (``--base-url`` or ``OPENAI_BASE_URL``); the key
+  comes only from ``OPENAI_API_KEY``, read here and never stored, logged or
+  shown (local servers that need no key get a placeholder).
+- Concurrency is bounded by a semaphore (``--concurrency``, default 8).
+- Transient failures are retried with exponential backoff and jitter: 429,
+  5xx, timeouts and dropped connections; a ``Retry-After`` header (seconds or
+  an HTTP date) sets the wait. The ``openai`` client's own retries are off so
+  that these rules are the only ones.
+- A refusal that no retry can fix (400, 401, 403, 404, 422) raises
+  :class:`EndpointRefused`: a run stops instead of writing thousands of
+  identical error rows.
+- Every call reports its token usage and latency; :class:`Prices` turns
+  tokens into a cost when the model's price is known, and says "unknown"
+  otherwise (never a made-up 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openai
+
+__all__ = [
+    "Endpoint",
+    "JudgeClient",
+    "CallResult",
+    "CallFailed",
+    "EndpointRefused",
+    "InvalidPrices",
+    "Prices",
+]
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+MAX_WAIT = 60.0
+
+
+class CallFailed(Exception):
+    """A call that still failed after its retries (becomes an error row)."""
+
+
+class EndpointRefused(Exception):
+    """The endpoint refuses every call of this kind (bad key, model, URL or request)."""
+
+
+class InvalidPrices(ValueError):
+    """A price table that is not ``{"model": {"input": $/1M, "output": $/1M}}``."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    model: str
+    temperature: float = 0.0
+    seed: int | None = 0
+    timeout: float = 60.0
+    max_retries: int = 6
+    concurrency: int = 8
+    backoff: float = 0.5  # first wait, doubled per retry, with jitter
+
+    @staticmethod
+    def from_env(model: str | None = None, base_url: str | None = None, **settings: Any) -> Endpoint:
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        return Endpoint(
+            base_url=url.rstrip("/"), model=model or os.environ.get("OPENAI_MODEL") or "", **settings
+        )
+
+
+@dataclass
+class CallResult:
+    text: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    latency_ms: float
+    attempts: int
+
+
+@dataclass
+class Prices:
+    """US dollars per million tokens, per model: ``{"model": {"input": 0.15, "output": 0.6}}``."""
+
+    table: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @staticmethod
+    def load(path: str | os.PathLike | None) -> Prices:
+        if not path:
+            return Prices()
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InvalidPrices(f"{path}: not a JSON price table ({exc})") from None
+        table = {}
+        for model, price in data.items() if isinstance(data, dict) else []:
+            if not (isinstance(price, dict) and {"input", "output"} <= set(price)):
+                raise ValueError(
+                    f'{path}: {model!r}: expected {{"input": $/1M tokens, "output": $/1M tokens}}'
+                )
+            table[model] = {"input": float(price["input"]), "output": float(price["output"])}
+        return Prices(table)
+
+    def cost(self, model: str, tokens_in: int, tokens_out: int) -> float | None:
+        price = self.table.get(model)
+        if price is None:
+            return None
+        return (tokens_in * price["input"] + tokens_out * price["output"]) / 1e6
+
+    def describe(self, model: str, tokens_in: int, tokens_out: int) -> str:
+        cost = self.cost(model, tokens_in, tokens_out)
+        if cost is None:
+            return f"cost unknown (no price for {model!r}; give --prices FILE)"
+        return f"${cost:.4f}"
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after") if exc.response is not None else None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+class JudgeClient:
+    """One endpoint and model; ``await complete(...)`` per call, at most
+    ``endpoint.concurrency`` at once."""
+
+    def __init__(self, endpoint: Endpoint, rng: random.Random | None = None) -> None:
+        if not endpoint.model:
+            raise EndpointRefused("no model given: pass --model (or set OPENAI_MODEL)")
+        self.endpoint = endpoint
+        self._client = openai.AsyncOpenAI(
+            base_url=endpoint.base_url,
+            api_key=os.environ.get("OPENAI_API_KEY") or "no-key",
+            max_retries=0,
+            timeout=endpoint.timeout,
+        )
+        self._limit = asyncio.Semaphore(endpoint.concurrency)
+        self._rng = rng or random.Random()
+        self.retries = 0  # transient failures retried, over all calls
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        response_format: Mapping[str, Any] | None,
+        call_id: str,
+    ) -> CallResult:
+        """One chat completion, retried on transient failures. ``call_id`` is sent
+        as ``X-Denominator-Call`` (servers and proxies may log it)."""
+        ep = self.endpoint
+        extra: dict[str, Any] = {}
+        if response_format is not None:
+            extra["response_format"] = response_format
+        if ep.seed is not None:
+            extra["seed"] = ep.seed
+        attempt = 0
+        async with self._limit:
+            while True:
+                attempt += 1
+                started = time.monotonic()
+                try:
+                    reply = await self._client.chat.completions.create(
+                        model=ep.model,
+                        messages=messages,
+                        temperature=ep.temperature,
+                        extra_headers={"X-Denominator-Call": call_id},
+                        **extra,
+                    )
+                except openai.APIStatusError as exc:
+                    if exc.status_code not in RETRYABLE_STATUS:
+                        raise EndpointRefused(_refusal(exc, ep)) from None
+                    wait = _retry_after(exc)
+                    reason = f"HTTP {exc.status_code}"
+                except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                    wait, reason = None, type(exc).__name__
+                else:
+                    latency = (time.monotonic() - started) * 1000
+                    usage = reply.usage
+                    text = reply.choices[0].message.content if reply.choices else None
+                    return CallResult(
+                        text=text,
+                        tokens_in=usage.prompt_tokens if usage else None,
+                        tokens_out=usage.completion_tokens if usage else None,
+                        latency_ms=latency,
+                        attempts=attempt,
+                    )
+                if attempt > ep.max_retries:
+                    raise CallFailed(f"{reason} after {attempt} attempts")
+                self.retries += 1
+                if wait is None:
+                    wait = ep.backoff * 2 ** (attempt - 1) * (0.5 + self._rng.random())
+                await asyncio.sleep(min(wait, MAX_WAIT))
+
+
+def _refusal(exc: openai.APIStatusError, ep: Endpoint) -> str:
+    try:
+        message = exc.body.get("message") if isinstance(exc.body, dict) else None
+    except AttributeError:
+        message = None
+    what = {
+        401: "the key was refused (set OPENAI_API_KEY)",
+        403: "the key may not use this model or endpoint",
+        404: f"no such model or path ({ep.model!r} at {ep.base_url})",
+        400: "the request was refused (an endpoint without JSON-schema replies: try --schema json_object "
+        "or --schema prompt)",
+    }.get(exc.status_code, "the request was refused")
+    return f"{ep.base_url}: HTTP {exc.status_code}: {what}" + (f": {message}" if message else "")

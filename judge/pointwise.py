@@ -1,0 +1,50 @@
+"""Pointwise judging: relevance 0-3 of (query, chunk) items, faithfulness 0-2
+of traces (is every claim of the answer supported by the contexts shown).
+
+The judge sees what a person sees on the labelling pages, and nothing more:
+the query and the chunk; the question, the contexts and the answer. Never a
+run, rank, score or another label.
+"""
+
+from __future__ import annotations
+
+import json
+
+from annotation.rubrics import FAITHFULNESS, RELEVANCE
+from annotation.store import Store, StoreError
+from judge.runner import Call
+
+__all__ = ["pointwise_calls", "KIND_OF_RUBRIC"]
+
+KIND_OF_RUBRIC = {RELEVANCE.name: "chunk", FAITHFULNESS.name: "trace"}
+
+
+def pointwise_calls(store: Store, rubric: str, limit: int | None = None) -> list[Call]:
+    """A call per item of the rubric's kind, in item order (``limit``: the first N)."""
+    if rubric not in KIND_OF_RUBRIC:
+        raise StoreError(f"pointwise rubric {rubric!r}; expected relevance or faithfulness")
+    db = store.db
+    cap = f"LIMIT {int(limit)}" if limit else ""
+    if rubric == RELEVANCE.name:
+        rows = db.execute(
+            f"""SELECT i.id, q.text, c.text FROM items i
+                LEFT JOIN queries q ON q.id = i.query_id LEFT JOIN chunks c ON c.id = i.chunk_id
+                WHERE i.kind = 'chunk' ORDER BY i.id {cap}"""
+        ).fetchall()
+        return [Call(item_id, {"query": query or "", "chunk": chunk or ""}) for item_id, query, chunk in rows]
+    rows = db.execute(
+        f"""SELECT i.id, t.question, t.contexts, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
+            WHERE i.kind = 'trace' ORDER BY i.id {cap}"""
+    ).fetchall()
+    texts = dict(db.execute("SELECT id, text FROM chunks WHERE text IS NOT NULL").fetchall())
+    return [
+        Call(
+            item_id,
+            {
+                "question": question or "",
+                "contexts": [texts.get(c, c) for c in json.loads(contexts or "[]")],
+                "answer": answer or "",
+            },
+        )
+        for item_id, question, contexts, answer in rows
+    ]

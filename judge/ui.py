@@ -1,0 +1,176 @@
+"""The Judge page (admins): choose a judge, see what a run would cost before
+starting it, run it with a progress bar, and see every judge with its
+fingerprint, answers, errors and tokens, marked *uncalibrated* until its
+agreement with people has been measured.
+
+With no endpoint configured the offline judge is the default: it needs no
+network and is fitted on the human labels. With ``OPENAI_BASE_URL`` set the
+LLM judge is. The key is read from ``OPENAI_API_KEY`` only: the page says
+whether it is set, never what it is.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import streamlit as st
+
+from annotation import access
+from annotation.store import Store, StoreError
+from judge.client import Endpoint, EndpointRefused, JudgeClient, Prices
+from judge.jobs import agreement_line, grade_offline, plan_llm
+from judge.pairwise import pairwise_calls, summarize_pairs
+from judge.pointwise import pointwise_calls
+from judge.prompts import SCHEMA_MODES
+from judge.runner import Job, Progress, ResultWriter, run_job
+
+KEY = "judge:"
+OFFLINE = "offline (lexical, no network)"
+LLM = "LLM endpoint (OpenAI-compatible)"
+
+
+def render_judge_page() -> None:
+    access.require_admin()
+    st.title("Judge")
+    db = access.db_path()
+    if not os.path.exists(db):
+        st.error(f"No database at {db}: build the demo with `python -m annotation demo`.")
+        return
+    configured = bool(os.environ.get("OPENAI_BASE_URL"))
+    kind = st.radio("judge", [OFFLINE, LLM], index=1 if configured else 0, horizontal=True, key=f"{KEY}kind")
+    if kind == OFFLINE:
+        render_offline(db)
+    else:
+        render_llm(db)
+    render_judges(db)
+
+
+def render_offline(db: str) -> None:
+    rubric = st.selectbox("rubric", ["relevance", "faithfulness"], key=f"{KEY}offline-rubric")
+    try:
+        with Store(db) as store:
+            plan = grade_offline(store, rubric, dry_run=True)
+    except (StoreError, ValueError) as exc:  # NotEnoughLabels is a ValueError
+        st.warning(f"The offline judge cannot be fitted yet: {exc}")
+        return
+    st.caption(
+        f"Fitted on {plan['fitted_on']} human labels ({plan['features']}); "
+        f"{agreement_line(plan['agreement'])}. "
+        f"{plan['items'] - plan['already_done']} of {plan['items']} items left to grade."
+    )
+    if st.button("Fit and grade", key=f"{KEY}offline-run", type="primary"):
+        with Store(db) as store:
+            report = grade_offline(store, rubric)
+        st.success(f"Graded {report['graded']} items ({report['already_done']} already done).")
+
+
+def render_llm(db: str) -> None:
+    left, middle, right = st.columns(3)
+    base_url = left.text_input(
+        "endpoint (base URL)", value=os.environ.get("OPENAI_BASE_URL", ""), key=f"{KEY}base-url"
+    ).strip()
+    model = middle.text_input("model", value=os.environ.get("OPENAI_MODEL", ""), key=f"{KEY}model").strip()
+    rubric = right.selectbox("rubric", ["relevance", "faithfulness", "preference"], key=f"{KEY}rubric")
+    left, middle, right = st.columns(3)
+    concurrency = int(left.number_input("concurrency", 1, 256, 8, key=f"{KEY}concurrency"))
+    limit = int(middle.number_input("items (0: all)", 0, 10_000_000, 0, key=f"{KEY}limit"))
+    schema = right.selectbox("reply format", list(SCHEMA_MODES), key=f"{KEY}schema")
+    st.caption(
+        "API key: "
+        + (
+            "set in OPENAI_API_KEY (never stored or shown)."
+            if os.environ.get("OPENAI_API_KEY")
+            else "not set."
+        )
+        + (" Preference pairs are asked in both orders (AB and BA)." if rubric == "preference" else "")
+    )
+    if not base_url or not model:
+        st.info("Give the endpoint and the model to see what a run would take.")
+        return
+    endpoint = Endpoint(base_url=base_url.rstrip("/"), model=model, concurrency=concurrency)
+    prices = Prices()
+    try:
+        with Store(db) as store:
+            if rubric == "preference":
+                calls = pairwise_calls(store, limit=limit or None)
+            else:
+                calls = pointwise_calls(store, rubric, limit=limit or None)
+            plan = plan_llm(store, rubric, calls, endpoint, schema)
+    except (StoreError, ValueError) as exc:
+        st.error(str(exc))
+        return
+    tokens_in, tokens_out = plan.estimate()
+    st.markdown(
+        f"**Before starting:** {len(plan.todo)} calls to make ({plan.already_done} of {len(calls)} already done), "
+        f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
+        f"{prices.describe(model, tokens_in, tokens_out)}. Judge `{plan.fingerprint[:16]}`."
+    )
+    if not plan.todo or not st.button("Run the judge", key=f"{KEY}run", type="primary"):
+        return
+    with Store(db) as store:
+        store.register_judge(plan.fingerprint, plan.settings)
+    bar = st.progress(0.0, text=f"0 / {len(plan.todo)} calls")
+
+    def on_progress(p: Progress) -> None:
+        bar.progress(
+            p.done / max(p.total, 1),
+            text=f"{p.done} / {p.total} calls, {p.errors} errors, {p.tokens_in + p.tokens_out:,} tokens",
+        )
+
+    writer = ResultWriter(db)
+    writer.start()
+    job = Job(
+        JudgeClient(endpoint), rubric, plan.fingerprint, schema, plan.todo, writer, on_progress=on_progress
+    )
+    try:
+        progress = run_job(job)
+    except EndpointRefused as exc:
+        writer.close()
+        st.error(str(exc))
+        return
+    writer.close()
+    st.success(
+        f"{progress.done} calls made, {progress.errors} errors (error rows, asked again next run), "
+        f"{progress.tokens_in + progress.tokens_out:,} tokens, {progress.elapsed:.1f} s."
+    )
+    if rubric == "preference":
+        with Store(db) as store:
+            summary = summarize_pairs(store.judge_values(plan.fingerprint))
+        if summary["mean_preference_a"] is not None:
+            st.markdown(
+                f"Swap-averaged preference for A: mean {summary['mean_preference_a']:.3f} over "
+                f"{summary['n_pairs']} pairs asked in both orders; the orders agree in "
+                f"{summary['consistent']} of {summary['compared']} comparisons."
+            )
+
+
+def render_judges(db: str) -> None:
+    st.subheader("Judges in this database")
+    with Store(db) as store:
+        judges = store.judges()
+        calibrated = {fp for (fp,) in store.db.execute("SELECT DISTINCT fingerprint FROM calibrations")}
+    if not judges:
+        st.info("No judge has graded anything yet.")
+        return
+    rows = []
+    for j in judges:
+        agreement = j["settings"].get("agreement") or {}
+        kappa = agreement.get("kappa_quadratic")
+        rows.append(
+            {
+                "judge": j["fingerprint"][:16],
+                "kind": j["kind"],
+                "rubric": j["rubric"],
+                "model": f"{j['model']} at {j['endpoint']}",
+                "answers": j["labels"],
+                "error rows": j["errors"],
+                "tokens": j["tokens_in"] + j["tokens_out"],
+                "agreement with people": (
+                    f"cross-validated kappa {kappa:.2f} (n = {agreement.get('n')})"
+                    if kappa is not None
+                    else ("calibrated" if j["fingerprint"] in calibrated else "uncalibrated")
+                ),
+            }
+        )
+    st.dataframe(pd.DataFrame(rows), hide_index=True)

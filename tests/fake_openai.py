@@ -1,0 +1,380 @@
+"""A fake OpenAI-compatible HTTP server for tests and benchmarks (stdlib only).
+
+The LLM judge talks to any OpenAI-compatible endpoint through ``openai.AsyncOpenAI``;
+tests drive the real client over HTTP against this server on 127.0.0.1.
+
+In a test::
+
+    with FakeOpenAI(latency=0.05, faults=[None, ("429", 1), "drop"]) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        ...  # calls with extra_headers={"X-Denominator-Call": "fp/item-1/AB/0"}
+        server.wait_idle()
+        assert server.served["fp/item-1/AB/0"] == 1
+
+Endpoints: ``POST /v1/chat/completions`` and ``GET /v1/models`` (one model,
+``fake-judge``); anything else is a 404 with an OpenAI-style error body.
+
+Reply content: ``policy(body) -> str`` when given, else derived from the reply
+schema, taken from ``response_format`` (``json_schema``) or, failing that, from
+a system-message line ``Reply schema: {...}``. A schema with ``grade`` (an integer
+enum) is pointwise: the grade is picked from the enum by a hash of the last user
+message and ``seed``. A schema with ``winner`` is pairwise: ``"A"`` with
+``bias="first"``, ``"B"`` with ``bias="second"``, else picked by the same hash.
+
+Faults (``faults`` is a list consumed in arrival order, None entries normal, or a
+callable ``faults(index, key, body)``): ``("429", retry_after)``, ``"500"``,
+``"503"``, ``"drop"`` (connection closed, no response), ``"invalid_json"``,
+``"out_of_range"``, ``"missing_field"`` (the last three are 200s that count as served).
+
+Call key: the ``X-Denominator-Call`` header, else the sha256 of the canonical JSON
+of ``messages``. Kept under a lock: ``received`` and ``served`` (Counters of keys;
+served = a 200 fully written to a client still connected), ``requests`` (one dict
+per chat request: key, body, headers (lower-cased names), status (None when
+dropped), served, t = ``time.monotonic()`` at arrival) and ``max_in_flight``. A
+reply reaches the client just before it is counted as served: call
+``server.wait_idle()`` before asserting on the counters.
+
+From another process (benchmarks, kill-and-resume tests)::
+
+    python -m tests.fake_openai --port 0 [--latency S] [--bias first|second]
+                                [--log FILE] [--fail-every N]
+
+prints ``listening on http://127.0.0.1:PORT/v1`` once ready, runs until
+SIGTERM/SIGINT, and with ``--log`` appends one flushed JSON line
+``{"key", "event": "received"|"served", "t"}`` per event (``t`` is
+``time.monotonic()``, which on Linux is comparable across processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+MODEL = "fake-judge"
+PAIRWISE = ["A", "B", "tie"]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default listen backlog of 5 resets bursts of concurrent connects
+
+
+class _Reply(Exception):
+    """An HTTP error reply, raised inside the handler."""
+
+    def __init__(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.message, self.kind, self.headers = status, message, kind, headers or {}
+
+
+def _text(content: Any) -> str:
+    """A message's content as text (a string, or a list of ``{"type": "text"}`` parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _schema(body: dict) -> dict | None:
+    """The reply schema: response_format's json_schema, else a ``Reply schema:`` system line."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema")
+    for message in body.get("messages") or []:
+        if message.get("role") != "system":
+            continue
+        for line in _text(message.get("content")).splitlines():
+            if line.startswith("Reply schema:"):
+                try:
+                    return json.loads(line[len("Reply schema:") :])
+                except json.JSONDecodeError as e:
+                    raise _Reply(400, f"bad Reply schema line: {e}", "invalid_request_error") from e
+    return None
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible server on 127.0.0.1, started and stopped as a context manager."""
+
+    def __init__(
+        self,
+        latency: float = 0.0,
+        policy: Callable[[dict], str] | None = None,
+        faults: Callable[[int, str, dict], str | tuple | None] | list | None = None,
+        bias: str | None = None,
+        seed: int = 0,
+        port: int = 0,
+        log: str | Path | None = None,
+    ):
+        if bias not in (None, "first", "second"):
+            raise ValueError(f"bias must be None, 'first' or 'second', not {bias!r}")
+        self.latency, self.policy, self.faults, self.bias, self.seed = latency, policy, faults, bias, seed
+        self.log_path = Path(log) if log else None
+        self.received: Counter[str] = Counter()
+        self.served: Counter[str] = Counter()
+        self.requests: list[dict] = []
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._arrivals = 0
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._connections: set[socket.socket] = set()
+        self._log = None
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
+        self._httpd.fake = self  # type: ignore[attr-defined]
+        self.port: int = self._httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> FakeOpenAI:
+        if self.log_path:
+            self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close idle keep-alive connections and the listening socket."""
+        self._httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._httpd.server_close()
+        if self._thread:
+            self._thread.join(timeout=5)
+        with self._lock:
+            if self._log:
+                self._log.close()
+                self._log = None
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until no chat request is being handled (True if it happened within ``timeout``)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _event(self, key: str, event: str) -> None:
+        """Count a received/served event (and log it); takes the lock."""
+        with self._lock:
+            (self.received if event == "received" else self.served)[key] += 1
+            if self._log:
+                self._log.write(json.dumps({"key": key, "event": event, "t": time.monotonic()}) + "\n")
+                self._log.flush()
+
+    def _fault(self, index: int, key: str, body: dict) -> str | tuple | None:
+        if callable(self.faults):
+            return self.faults(index, key, body)
+        if self.faults and index < len(self.faults):
+            return self.faults[index]
+        return None
+
+    def _content(self, body: dict, fault: str | tuple | None) -> str:
+        """The reply text for a 200: a faulty one, the policy's, or the default from the schema."""
+        if fault == "invalid_json":
+            return "Sure! The grade is 3."
+        if fault == "missing_field":
+            return json.dumps({"reason": "x"})
+        if self.policy is not None and fault is None:
+            return self.policy(body)
+        schema = _schema(body)
+        props = (schema or {}).get("properties") or {}
+        if "grade" not in props and "winner" not in props:
+            raise _Reply(400, "no reply schema with 'grade' or 'winner' found", "invalid_request_error")
+        if fault == "out_of_range":
+            return json.dumps(
+                {"reason": "x", "grade": 7} if "grade" in props else {"reason": "x", "winner": "C"}
+            )
+        users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+        last = _text(users[-1].get("content")) if users else ""
+        pick = int(hashlib.sha256((last + str(self.seed)).encode()).hexdigest(), 16)
+        if "grade" in props:
+            grades = props["grade"].get("enum") or [0, 1, 2, 3]
+            return json.dumps({"reason": "fake reason", "grade": grades[pick % len(grades)]})
+        winner = {"first": "A", "second": "B"}.get(self.bias or "") or PAIRWISE[pick % len(PAIRWISE)]
+        return json.dumps({"reason": "fake reason", "winner": winner})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "FakeOpenAI/1.0"
+
+    @property
+    def fake(self) -> FakeOpenAI:
+        return self.server.fake  # type: ignore[attr-defined]
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in two writes: without this, Nagle + delayed ACK add ~40 ms a reply.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.fake._lock:
+            self.fake._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.fake._lock:
+            self.fake._connections.discard(self.connection)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> bool:
+        """Write a JSON response; True when it was fully written and flushed to a client still there."""
+        data = json.dumps(payload).encode()
+        if self._peer_gone():  # a write to a just-closed socket can still succeed: look first
+            self.close_connection = True
+            return False
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+            return False
+
+    def _peer_gone(self) -> bool:
+        """True when the client has closed its end (it timed out or died while we waited)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> bool:
+        return self._send_json(status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0].rstrip("/") == "/v1/models":
+            model = {"id": MODEL, "object": "model", "created": 0, "owned_by": "denominator-tests"}
+            self._send_json(200, {"object": "list", "data": [model]})
+        else:
+            self._error(404, f"no route GET {self.path}", "not_found")
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
+            self._error(404, f"no route POST {self.path}", "not_found")
+            return
+        fake = self.fake
+        with fake._lock:
+            fake._in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake._in_flight)
+        try:
+            self._chat(fake, raw)
+        finally:
+            with fake._lock:
+                fake._in_flight -= 1
+                fake._idle.notify_all()
+
+    def _chat(self, fake: FakeOpenAI, raw: bytes) -> None:
+        try:
+            body = json.loads(raw or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = None
+        messages = body.get("messages") if isinstance(body, dict) else None
+        canonical = json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        key = self.headers.get("X-Denominator-Call") or hashlib.sha256(canonical.encode()).hexdigest()
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        record = {"key": key, "body": body, "headers": headers, "status": None, "served": False}
+        record["t"] = time.monotonic()
+        with fake._lock:
+            index = fake._arrivals
+            fake._arrivals += 1
+            fake.requests.append(record)
+        fake._event(key, "received")
+        if fake.latency > 0:
+            time.sleep(fake.latency)
+        try:
+            if not isinstance(body, dict) or not isinstance(messages, list):
+                raise _Reply(400, "the body needs a 'messages' list", "invalid_request_error")
+            fault = fake._fault(index, key, body)
+            if fault == "drop":
+                self.close_connection = True  # status stays None: no response at all
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if isinstance(fault, tuple | list) and str(fault[0]) == "429":
+                raise _Reply(429, "Rate limit (fake)", "rate_limit_exceeded", {"Retry-After": str(fault[1])})
+            if fault in ("500", "503"):
+                raise _Reply(int(fault), f"fake {fault}", "server_error")
+            if fault not in (None, "invalid_json", "out_of_range", "missing_field"):
+                raise ValueError(f"unknown fault spec {fault!r}")
+            content = fake._content(body, fault)
+        except _Reply as reply:
+            record["status"] = reply.status
+            self._error(reply.status, reply.message, reply.kind, reply.headers)
+            return
+        except Exception as e:  # a broken policy or fault callable: tell the client, keep serving
+            record["status"] = 500
+            self._error(500, f"fake server error: {e!r}", "server_error")
+            return
+        chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
+        prompt, completion = max(1, chars // 4), max(1, len(content) // 4)
+        payload = {
+            "id": "chatcmpl-" + hashlib.sha256(f"{key}/{index}".encode()).hexdigest()[:24],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or MODEL,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
+            "usage": dict(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            ),
+        }
+        record["status"] = 200
+        if self._send_json(200, payload):
+            record["served"] = True
+            fake._event(key, "served")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fake_openai", description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
+    parser.add_argument("--bias", choices=["first", "second"], help="pairwise winner is always A / B")
+    parser.add_argument("--log", help="append one JSON line per received/served event")
+    parser.add_argument("--fail-every", type=int, default=0, metavar="N", help="every Nth request gets a 500")
+    args = parser.parse_args(argv)
+    every = args.fail_every
+    faults = (lambda index, key, body: "500" if (index + 1) % every == 0 else None) if every > 0 else None
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    options = {"latency": args.latency, "bias": args.bias, "faults": faults, "log": args.log}
+    with FakeOpenAI(port=args.port, **options) as server:
+        print(f"listening on {server.base_url}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
