@@ -25,10 +25,14 @@ run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:$(POR
 test: $(STAMP)  ## the whole suite
 	$(PY) -m pytest -q
 
-bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop (figures in the README)
-	$(PY) bench/run.py
-	$(PY) bench/labelling.py
-	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py; else echo "bench/browser.py skipped: /usr/bin/chromium missing"; fi
+bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop; the judge (figures in the README)
+	@fail=0; \
+	$(PY) bench/run.py || fail=1; \
+	$(PY) bench/labelling.py --ops 500 || fail=1; \
+	$(PY) bench/judge.py || fail=1; \
+	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py || fail=1; \
+	else echo "bench/browser.py skipped: /usr/bin/chromium missing"; fi; \
+	if [ $$fail = 1 ]; then echo "make bench: a target was missed (see above)"; fi; exit $$fail
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -158,11 +158,26 @@ def next_item(
     annotator_id = store.annotator_id(annotator)
     source, order = _queue_sql(store, kind)
     skip = ", ".join(str(int(i)) for i in skipped)
-    row = store.db.execute(
-        f"""SELECT i.id {source} AND {_CURRENT} IS NULL {f"AND i.id NOT IN ({skip})" if skip else ""}
-            ORDER BY {order} LIMIT 1""",
+    unlabelled = f"{_CURRENT} IS NULL {f'AND i.id NOT IN ({skip})' if skip else ''}"
+    # Start after the item this annotator labelled last: in a session that goes down the queue,
+    # every item before it is labelled, so the search does not walk past them again (a fetch
+    # costs the same after 10 labels or 10,000). Then from the start, for items skipped or undone.
+    last = store.db.execute(
+        f"""SELECT {order} {source} AND i.id = (
+                SELECT l.item_id FROM labels l JOIN items k ON k.id = l.item_id
+                WHERE l.annotator_id = :annotator AND k.kind = '{kind}' ORDER BY l.id DESC LIMIT 1)""",
         {"annotator": annotator_id},
     ).fetchone()
+    row = None
+    if last is not None:
+        row = store.db.execute(
+            f"SELECT i.id {source} AND {order} > :after AND {unlabelled} ORDER BY {order} LIMIT 1",
+            {"annotator": annotator_id, "after": last[0]},
+        ).fetchone()
+    if row is None:
+        row = store.db.execute(
+            f"SELECT i.id {source} AND {unlabelled} ORDER BY {order} LIMIT 1", {"annotator": annotator_id}
+        ).fetchone()
     return item_view(store, row[0], annotator) if row else None
 
 

@@ -180,6 +180,12 @@ def _m004_judge_runs(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX judge_labels_call ON judge_labels (fingerprint, item_id, ab_order, repeat)")
 
 
+@MIGRATIONS(name="m005_labels_by_annotator")
+def _m005_labels_by_annotator(db: sqlite_utils.Database) -> None:
+    """An annotator's newest label in one probe: where their queue resumes."""
+    db.execute("CREATE INDEX labels_annotator ON labels (annotator_id, id)")
+
+
 JUDGE_COLUMNS = (
     "item_id",
     "fingerprint",

@@ -3,7 +3,8 @@
 Each database holds N chunks, N/100 queries and every chunk as an item in one
 annotator's queue (the worst case: the whole corpus to label). Then the
 labelling loop of the app, through the store API: fetch the next item, write
-its label; median per operation over the timed rounds. Target (issue #3): the
+its label; median per operation over the timed rounds, the two stores taking
+turns in blocks of 50 operations. Target (issue #3): the
 larger database costs at most 1.3x the smaller.
 
     python bench/labelling.py [--sizes 1000,1000000] [--ops 300] [--out FILE]
@@ -49,21 +50,37 @@ def build(path: str, n_chunks: int, seed: int = 1) -> None:
             )
 
 
-def measure(path: str, ops: int) -> tuple[float, float]:
-    """Median seconds of next_item and of add_label, over ``ops`` rounds (after 20 warm-up)."""
-    fetch: list[float] = []
-    write: list[float] = []
-    with Store(path) as store:
-        for round_ in range(ops + 20):
-            start = time.perf_counter()
-            item = next_item(store, "ann")
-            middle = time.perf_counter()
-            store.add_label(item["item_id"], "ann", round_ % 4, seconds=1.0)
-            end = time.perf_counter()
-            if round_ >= 20:
-                fetch.append(middle - start)
-                write.append(end - middle)
-    return statistics.median(fetch), statistics.median(write)
+BLOCK, WARMUP = 50, 5
+
+
+def measure(paths: list[str], ops: int) -> list[tuple[float, float]]:
+    """Median seconds of next_item and of add_label per store, over ``ops`` rounds.
+    The stores take turns in blocks of 50 operations (after 5 warm-up ones), so a
+    noisy moment on the shared machine hits both alike."""
+    stores = [Store(path) for path in paths]
+    fetch: list[list[float]] = [[] for _ in paths]
+    write: list[list[float]] = [[] for _ in paths]
+    try:
+        rounds = 0
+        while rounds < ops:
+            # blocks of BLOCK operations on one store, then on the other: long enough for each
+            # store's hot pages to stay in the CPU's caches, short enough that noise hits both
+            for i in range(len(stores)) if (rounds // BLOCK) % 2 == 0 else reversed(range(len(stores))):
+                store = stores[i]
+                for round_ in range(BLOCK + WARMUP):
+                    start = time.perf_counter()
+                    item = next_item(store, "ann")
+                    middle = time.perf_counter()
+                    store.add_label(item["item_id"], "ann", round_ % 4, seconds=1.0)
+                    end = time.perf_counter()
+                    if round_ >= WARMUP:
+                        fetch[i].append(middle - start)
+                        write[i].append(end - middle)
+            rounds += BLOCK
+    finally:
+        for store in stores:
+            store.close()
+    return [(statistics.median(f), statistics.median(w)) for f, w in zip(fetch, write)]
 
 
 def main() -> int:
@@ -75,16 +92,17 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        paths, built = [], []
         for n in sizes:
-            path = os.path.join(tmp, f"store-{n}.db")
+            paths.append(os.path.join(tmp, f"store-{n}.db"))
             started = time.perf_counter()
-            build(path, n)
-            built = time.perf_counter() - started
-            fetch, write = measure(path, args.ops)
-            rows.append((n, fetch, write, built))
+            build(paths[-1], n)
+            built.append(time.perf_counter() - started)
+        for n, (fetch, write), seconds in zip(sizes, measure(paths, args.ops), built):
+            rows.append((n, fetch, write, seconds))
             print(
                 f"{n:>9,} chunks: next item {fetch * 1e3:.2f} ms, label write {write * 1e3:.2f} ms "
-                f"(median of {args.ops}; built in {built:.1f} s)",
+                f"(median of {args.ops}, in alternating blocks; built in {seconds:.1f} s)",
                 flush=True,
             )
     small, large = rows[0], rows[-1]

@@ -28,7 +28,6 @@ from annotation._cli import OneLineParser, UsageError
 from annotation.store import Store, StoreError, default_db_path
 from judge.client import Endpoint, EndpointRefused, InvalidPrices, JudgeClient, Prices
 from judge.jobs import agreement_line, grade_offline, plan_llm
-from judge.lexical import NotEnoughLabels
 from judge.pairwise import pairwise_calls, summarize_pairs
 from judge.pointwise import pointwise_calls
 from judge.prompts import SCHEMA_MODES
@@ -303,7 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = run_fit(args)
         else:
             text = run_list(args)
-    except (UsageError, StoreError, EndpointRefused, InvalidPrices, NotEnoughLabels) as exc:
+    except (UsageError, StoreError, EndpointRefused, InvalidPrices) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # the offline judge's NotEnoughLabels (imported only when it runs)
+        if type(exc).__name__ != "NotEnoughLabels":
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(text)

@@ -4,9 +4,10 @@ as it comes, resumable.
 A call is identified by (fingerprint, item, order, repeat). Before a run, the
 calls this judge already has a value for are skipped, so a crash or an
 interrupt resumes where it stopped, and a second run of the same job makes
-no call. Results go to a writer thread that commits them in small batches
-(one transaction per batch, each within milliseconds of the reply), so the
-event loop never waits for the disk.
+no call. Results go to a writer thread that commits at once whatever has
+arrived (one transaction per batch: the answers that came while the last
+batch was committing), so the event loop never waits for the disk and an
+answer is on disk milliseconds after it arrives.
 
 Stopping: :meth:`Job.stop` (the CLI calls it on Ctrl-C or SIGTERM) starts no
 new call, lets the calls in flight finish and stores them: a stopped run
@@ -77,10 +78,9 @@ class Progress:
 class ResultWriter(threading.Thread):
     """Commits result rows in batches, from its own connection."""
 
-    def __init__(self, db_path: str, batch_wait: float = 0.02) -> None:
+    def __init__(self, db_path: str) -> None:
         super().__init__(name="judge-writer", daemon=True)
         self.db_path = db_path
-        self.batch_wait = batch_wait
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.written = 0
         self.error: BaseException | None = None
@@ -103,15 +103,9 @@ class ResultWriter(threading.Thread):
                 closing = False
                 while not closing:
                     rows = [self._queue.get()]
-                    deadline = time.monotonic() + self.batch_wait
-                    while True:  # gather what else arrives within batch_wait
-                        timeout = deadline - time.monotonic()
+                    while True:  # and whatever else is queued now: it arrived while the last batch committed
                         try:
-                            rows.append(
-                                self._queue.get(timeout=max(timeout, 0))
-                                if timeout > 0
-                                else self._queue.get_nowait()
-                            )
+                            rows.append(self._queue.get_nowait())
                         except queue.Empty:
                             break
                     if None in rows:

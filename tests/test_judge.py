@@ -283,6 +283,10 @@ def test_cli_errors_are_one_line(demo, capsys) -> None:
         == 2
     )
     assert "no model" in capsys.readouterr().err
+    empty = demo.with_name("empty.db")
+    assert main(["grade", "--db", str(empty), "--rubric", "relevance"]) == 2  # the offline judge, no labels
+    err = capsys.readouterr().err
+    assert err.startswith("error: found 0 relevance labels") and err.count("\n") == 1
 
 
 def test_call_ids_identify_fingerprint_item_order_repeat() -> None:

@@ -322,3 +322,28 @@ def test_data_page_exports_a_download(tmp_path, monkeypatch) -> None:
     at.selectbox(key="data:export-who").set_value("ann")  # ann has labelled nothing yet
     at.button(key="data:export").click().run()
     assert "no current labels to export by 'ann'" in at.error[0].value
+
+
+def test_the_queue_resumes_after_the_last_label_and_comes_back_for_skipped_items(store) -> None:
+    store.import_run(Run.from_rankings({"q": ["a", "b", "c", "d", "e"]}), name="bm25")
+    pool(store, 5, annotators=["ann"])
+    seen = []
+    first = next_item(store, "ann")
+    store.add_label(first["item_id"], "ann", 1)
+    second = next_item(store, "ann")
+    third = next_item(store, "ann", skipped=[second["item_id"]])  # the page skipped the second
+    store.add_label(third["item_id"], "ann", 2)
+    # a new session (nothing skipped in it): resumes after the third, not back at the skipped second
+    fourth = next_item(store, "ann")
+    assert fourth["item_id"] not in (first["item_id"], second["item_id"], third["item_id"])
+    store.add_label(fourth["item_id"], "ann", 0)
+    fifth = next_item(store, "ann")
+    store.add_label(fifth["item_id"], "ann", 0)
+    assert next_item(store, "ann")["item_id"] == second["item_id"]  # the end reached: the skipped one
+    store.add_label(second["item_id"], "ann", 3)
+    store.undo(first["item_id"], "ann")
+    assert next_item(store, "ann")["item_id"] == first["item_id"]  # an undone label comes back
+    store.add_label(first["item_id"], "ann", 1)
+    assert next_item(store, "ann") is None
+    seen = {first["item_id"], second["item_id"], third["item_id"], fourth["item_id"], fifth["item_id"]}
+    assert len(seen) == 5 and progress(store, "ann") == (5, 5)
