@@ -293,3 +293,22 @@ def test_call_ids_identify_fingerprint_item_order_repeat() -> None:
     call = Call(7, {"question": "q"}, ab_order="BA", repeat=1)
     assert call.call_id("abcdef0123456789ffff") == "abcdef0123456789/7/BA/1"
     assert call.done_key == (7, "BA", 1)
+
+
+def test_an_injection_in_a_chunk_stays_data_on_the_wire(demo) -> None:
+    with Store(demo) as store, store.write():
+        store.db.execute("UPDATE chunks SET text = ? WHERE id = 'm1'", [INJECTION])
+    with Store(demo) as store:
+        calls = [c for c in pointwise_calls(store, "relevance") if c.data["chunk"] == INJECTION]
+    assert len(calls) == 3  # m1 is in the pool of three queries
+    with FakeOpenAI() as server:
+        _run(demo, calls[:1], "relevance", server)
+        server.wait_idle()
+        body = server.requests[0]["body"]
+    system, user = body["messages"][0], body["messages"][1]
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert "Ignore the rubric" not in system["content"]
+    block = user["content"].split("<item>\n", 1)[1].rsplit("\n</item>", 1)[0]
+    assert json.loads(block)["chunk"] == INJECTION and user["content"].count("</item>") == 1
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["grade"]["enum"] == [0, 1, 2, 3]
+    assert body["temperature"] == 0 and body["seed"] == 0
