@@ -5,6 +5,8 @@
     python -m calibration audit QRELS RUN -k K [--fetch-depth D | --fetch-run RUN]
         [--corpus-size N | --corpus FILE] [--truth QRELS] [--min-grade G]
         [--min-judged X] [--stage1-min X] [--fail-on RULE]... [--format table|json]
+    python -m calibration compare QRELS RUN_A RUN_B [-k K]... [--min-grade G]
+        [--permutations N] [--seed S] [--format table|json]
 
 Exit codes: 0 success (every gate passed), 1 a gate failed, 2 bad usage or
 input (one line on stderr, no traceback).
@@ -147,7 +149,111 @@ def build_parser() -> argparse.ArgumentParser:
         "judged-at-k<X, stage1-recall<X, label-coverage<X; repeatable",
     )
     a.add_argument("--format", choices=["table", "json"], default="table")
+    c = sub.add_parser("compare", help="two runs on the same judgments: per-query deltas and paired tests")
+    c.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
+    c.add_argument("run_a", metavar="RUN_A", help="the baseline run (TREC run or .jsonl rankings)")
+    c.add_argument("run_b", metavar="RUN_B", help="the run compared with it")
+    c.add_argument(
+        "-k",
+        dest="k",
+        action="append",
+        type=_positive,
+        metavar="K",
+        help="cutoff; repeat for several (default 10)",
+    )
+    c.add_argument(
+        "--min-grade",
+        type=_grade,
+        default=None,
+        metavar="G",
+        help="relevant = grade >= G (default: golden.yaml's min_grade, else 1)",
+    )
+    c.add_argument(
+        "--permutations",
+        type=_positive,
+        default=10_000,
+        metavar="N",
+        help="random sign flips of the randomization test (default 10000)",
+    )
+    c.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default 0)")
+    c.add_argument("--format", choices=["table", "json"], default="table")
     return parser
+
+
+def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    from calibration.significance import paired_test
+
+    qrels = read_judgments(args.qrels)
+    ks = args.k or [10]
+    min_grade = _min_grade(args, qrels)
+    evaluations = []
+    for path in (args.run_a, args.run_b):
+        result = evaluate(qrels, read_ranked(path), ks=ks, min_grade=min_grade)
+        if not result.evaluated.any():
+            raise UsageError(f"no query of {path} is in {args.qrels}: nothing to compare")
+        evaluations.append(result)
+    a, b = evaluations
+    tests = {
+        name: paired_test(a.values[name], b.values[name], args.permutations, args.seed) for name in a.measures
+    }
+    deltas = {}
+    for i, qid in enumerate(a.qids):
+        row = {}
+        for name in a.measures:
+            x, y = a.values[name][i], b.values[name][i]
+            row[name] = None if x != x or y != y else float(y - x)
+        deltas[qid] = row
+    if args.format == "json":
+        return dumps(
+            {
+                "qrels": args.qrels,
+                "run_a": args.run_a,
+                "run_b": args.run_b,
+                "min_grade": min_grade,
+                "measures": tests,
+                "queries": deltas,
+            }
+        ), 0
+    return compare_table(tests, deltas, args), 0
+
+
+def compare_table(tests: dict[str, dict[str, Any]], deltas: dict[str, dict], args: argparse.Namespace) -> str:
+    from calibration.report import _align, _num
+
+    header = ["measure", "n", "A", "B", "B - A", "wins/losses/ties", "p (randomization)", "p (t-test)"]
+    rows = [header]
+    notes = []
+    for name, t in tests.items():
+        rows.append(
+            [
+                name,
+                f"{t['n']}" + (f" (+{t['left_out']} undef)" if t["left_out"] else ""),
+                _num(t["mean_a"], 4),
+                _num(t["mean_b"], 4),
+                "undef" if t["delta"] is None else f"{t['delta']:+.4f}",
+                f"{t['wins']}/{t['losses']}/{t['ties']}",
+                _num(t["p_randomization"], 4),
+                _num(t["p_ttest"], 4),
+            ]
+        )
+        if t["undefined_reason"]:
+            notes.append(f"{name}: no p-value: {t['undefined_reason']}")
+    measures = list(tests)
+    per_query = [["query", *[f"d {m}" for m in measures]]]
+    for qid, row in deltas.items():
+        per_query.append([qid, *("undef" if row[m] is None else f"{row[m]:+.3f}" for m in measures)])
+    lines = [
+        f"A = {args.run_a}, B = {args.run_b}, judged by {args.qrels}; n = queries where the measure is "
+        f"defined for both runs; wins = queries where B is higher; randomization test: "
+        f"{args.permutations} sign flips, seed {args.seed}; both tests two-sided",
+        "",
+        _align(rows),
+        *notes,
+        "",
+        "per query, B - A:",
+        _align(per_query),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _min_grade(args: argparse.Namespace, qrels: Qrels) -> int:
@@ -233,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        handler: Any = run_metrics if args.command == "metrics" else run_audit
+        handler: Any = {"metrics": run_metrics, "audit": run_audit, "compare": run_compare}[args.command]
         text, code = handler(args)
     except (UsageError, FormatError, InvalidAudit, InvalidMeasure) as exc:
         print(f"error: {exc}", file=sys.stderr)
