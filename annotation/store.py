@@ -186,6 +186,15 @@ def _m005_labels_by_annotator(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX labels_annotator ON labels (annotator_id, id)")
 
 
+@MIGRATIONS(name="m006_review_samples")
+def _m006_review_samples(db: sqlite_utils.Database) -> None:
+    """The weekly review's sample: which items were drawn for which ISO week, from which stratum."""
+    db.execute(
+        """CREATE TABLE review_samples (week TEXT NOT NULL, item_id INTEGER NOT NULL REFERENCES items(id),
+            stratum TEXT, created_at TEXT NOT NULL, PRIMARY KEY (week, item_id))"""
+    )
+
+
 JUDGE_COLUMNS = (
     "item_id",
     "fingerprint",

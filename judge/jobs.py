@@ -58,7 +58,7 @@ def grade_offline(
     data = training_data(store, rubric)
     a, b, y = [r[1] for r in data], [r[2] for r in data], [r[3] for r in data]
     judge = LexicalJudge()
-    judge.fit(a, b, y, rubric, seed=seed)
+    judge.fit(a, b, y, rubric, seed=seed, item_ids=[r[0] for r in data])
     cv = cross_validate(a, b, y, rubric, seed=seed)
     fp = judge.fingerprint
     items = item_texts(store, rubric)
@@ -90,6 +90,7 @@ def grade_offline(
         "prompt_version": FEATURES_VERSION,
         "seed": seed,
         "agreement": plain,
+        "trained_on": [int(r[0]) for r in data],  # the review leaves these out: in-sample agreement flatters
     }
     store.register_judge(fp, settings)
     store.add_judge_labels(
