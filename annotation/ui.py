@@ -160,9 +160,18 @@ def _undo(page: LabelPage, annotator: str) -> None:
         return
     if annotator != _who():
         return
-    item_id = history.pop()
+    item_id = history[-1]
     try:
         with Store(_db_path()) as store:
+            identity = access.current(store)  # a token revoked since the page was drawn changes nothing
+            if identity is None or (identity.mode == "token" and identity.name != annotator):
+                _set(
+                    page,
+                    "message",
+                    "Your access token is no longer valid: nothing was undone. Sign in again.",
+                )
+                return
+            history.pop()
             store.undo(item_id, annotator)
     except StoreError as exc:
         _set(page, "message", str(exc))
@@ -176,6 +185,10 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     """The labelling pane: reruns alone on each keypress."""
     try:
         with Store(_db_path()) as store:
+            identity = access.current(store)  # a key press reruns only this pane: check the token here too
+            if identity is None or (identity.mode == "token" and identity.name != annotator):
+                st.error("Your access token is no longer valid. Sign in again.")
+                return
             store.annotator_id(annotator)
             done, total = progress(store, annotator, page.kind)
             # the item on screen stays until it is graded or skipped (stable across reruns)
@@ -273,8 +286,12 @@ def import_uploads(
         for field, (filename, data) in uploads.items():
             folder = Path(tmp) / field  # one folder each: two uploads may share a name
             folder.mkdir()
-            paths[field] = folder / (Path(filename).name or "upload")
-            paths[field].write_bytes(data)
+            base = Path(filename).name
+            paths[field] = folder / (base if base not in ("", ".", "..") else "upload")
+            try:
+                paths[field].write_bytes(data)
+            except OSError as exc:
+                raise FormatError(filename, None, None, f"cannot be read ({exc.strerror})") from None
 
         def named(text: str) -> str:
             for field, path in paths.items():

@@ -34,6 +34,16 @@ from judge.prompts import SCHEMA_MODES
 from judge.runner import Call, Job, Progress, ResultWriter, run_job
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
     p.add_argument(
@@ -46,7 +56,9 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="the model name the endpoint serves (or OPENAI_MODEL)")
     p.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8000/v1 (or OPENAI_BASE_URL)")
     p.add_argument("--concurrency", type=int, default=8, help="calls at once (default 8)")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N items")
+    p.add_argument(
+        "--limit", type=_positive, default=None, metavar="N", help="only the first N items (N >= 1)"
+    )
     p.add_argument("--dry-run", action="store_true", help="say how many calls, tokens and cost; make none")
     p.add_argument(
         "--schema",
@@ -143,7 +155,7 @@ def run_llm(
         raise UsageError(f"--concurrency {args.concurrency}; expected at least 1")
     plan = plan_llm(store, rubric, calls, endpoint, args.schema)
     fp, settings, todo = plan.fingerprint, plan.settings, plan.todo
-    who = f"judge {fp[:16]} ({endpoint.model} at {endpoint.base_url}, {rubric}, prompt {settings['prompt_version']})"
+    who = f"judge {fp[:16]} ({endpoint.model} at {settings['endpoint']}, {rubric}, prompt {settings['prompt_version']})"
     if args.dry_run:
         tokens_in, tokens_out = plan.estimate()
         return (
@@ -174,12 +186,11 @@ def run_llm(
         progress = job.progress
         progress.stopped = True
     except EndpointRefused as exc:
-        writer.close()
         raise UsageError(str(exc)) from None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    writer.close()
+        writer.close()  # whatever happened, every answer received is stored
     bar(progress, final=True)
     cost = prices.describe(endpoint.model, progress.tokens_in, progress.tokens_out)
     report = (

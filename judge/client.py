@@ -27,10 +27,13 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import openai
+
+from judge.prompts import redact
 
 __all__ = [
     "Endpoint",
@@ -42,7 +45,8 @@ __all__ = [
     "Prices",
 ]
 
-RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx (a gateway's 520-529 too)
+PER_CALL_STATUS = {400, 413, 422}  # this request refused (too long, filtered): an error row, not a retry
 MAX_WAIT = 60.0
 
 
@@ -103,10 +107,15 @@ class Prices:
         table = {}
         for model, price in data.items() if isinstance(data, dict) else []:
             if not (isinstance(price, dict) and {"input", "output"} <= set(price)):
-                raise ValueError(
+                raise InvalidPrices(
                     f'{path}: {model!r}: expected {{"input": $/1M tokens, "output": $/1M tokens}}'
                 )
-            table[model] = {"input": float(price["input"]), "output": float(price["output"])}
+            try:
+                table[model] = {"input": float(price["input"]), "output": float(price["output"])}
+            except (TypeError, ValueError):
+                raise InvalidPrices(
+                    f"{path}: {model!r}: prices must be numbers (dollars per million tokens)"
+                ) from None
         return Prices(table)
 
     def cost(self, model: str, tokens_in: int, tokens_out: int) -> float | None:
@@ -123,27 +132,46 @@ class Prices:
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date); None
+    when absent or unreadable (the normal backoff applies)."""
     value = exc.response.headers.get("retry-after") if exc.response is not None else None
     if not value:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_code(exc: openai.APIStatusError) -> str | None:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    code = inner.get("code") or inner.get("type")
+    return str(code) if code else None
 
 
 class JudgeClient:
     """One endpoint and model; ``await complete(...)`` per call, at most
     ``endpoint.concurrency`` at once."""
 
-    def __init__(self, endpoint: Endpoint, rng: random.Random | None = None) -> None:
+    def __init__(
+        self, endpoint: Endpoint, rng: random.Random | None = None, api_key: str | None = None
+    ) -> None:
+        """``api_key``: default ``OPENAI_API_KEY``; the Judge page passes none for an
+        endpoint other than the configured one (the server's key goes nowhere else)."""
         if not endpoint.model:
             raise EndpointRefused("no model given: pass --model (or set OPENAI_MODEL)")
         self.endpoint = endpoint
         self._client = openai.AsyncOpenAI(
             base_url=endpoint.base_url,
-            api_key=os.environ.get("OPENAI_API_KEY") or "no-key",
+            api_key=api_key if api_key is not None else (os.environ.get("OPENAI_API_KEY") or "no-key"),
             max_retries=0,
             timeout=endpoint.timeout,
         )
@@ -159,15 +187,17 @@ class JudgeClient:
         messages: list[dict[str, str]],
         response_format: Mapping[str, Any] | None,
         call_id: str,
+        seed: int | None = None,
     ) -> CallResult:
         """One chat completion, retried on transient failures. ``call_id`` is sent
-        as ``X-Denominator-Call`` (servers and proxies may log it)."""
+        as ``X-Denominator-Call`` (servers and proxies may log it); ``seed``
+        overrides the endpoint's (a pair's repeat r asks with seed + r)."""
         ep = self.endpoint
         extra: dict[str, Any] = {}
         if response_format is not None:
             extra["response_format"] = response_format
-        if ep.seed is not None:
-            extra["seed"] = ep.seed
+        if seed is not None or ep.seed is not None:
+            extra["seed"] = seed if seed is not None else ep.seed
         attempt = 0
         async with self._limit:
             while True:
@@ -182,23 +212,38 @@ class JudgeClient:
                         **extra,
                     )
                 except openai.APIStatusError as exc:
-                    if exc.status_code not in RETRYABLE_STATUS:
+                    status = exc.status_code
+                    if status == 429 and _error_code(exc) == "insufficient_quota":
+                        raise EndpointRefused(
+                            f"{redact(ep.base_url)}: HTTP 429: the account's quota is used up"
+                        ) from None
+                    if status in PER_CALL_STATUS:
+                        raise CallFailed(_refusal(exc, ep)) from None
+                    if status not in RETRYABLE_STATUS and status < 500:
                         raise EndpointRefused(_refusal(exc, ep)) from None
                     wait = _retry_after(exc)
-                    reason = f"HTTP {exc.status_code}"
+                    reason = f"HTTP {status}"
                 except (openai.APIConnectionError, openai.APITimeoutError) as exc:
                     wait, reason = None, type(exc).__name__
+                except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+                    raise CallFailed(
+                        f"a reply that is not a chat completion ({type(exc).__name__})"
+                    ) from None
                 else:
                     latency = (time.monotonic() - started) * 1000
-                    usage = reply.usage
-                    text = reply.choices[0].message.content if reply.choices else None
-                    return CallResult(
-                        text=text,
-                        tokens_in=usage.prompt_tokens if usage else None,
-                        tokens_out=usage.completion_tokens if usage else None,
-                        latency_ms=latency,
-                        attempts=attempt,
-                    )
+                    try:
+                        usage = reply.usage
+                        text = reply.choices[0].message.content if reply.choices else None
+                    except AttributeError:  # a 200 that is not a chat completion (a proxy's HTML page)
+                        raise CallFailed("a reply that is not a chat completion") from None
+                    else:
+                        return CallResult(
+                            text=text,
+                            tokens_in=usage.prompt_tokens if usage else None,
+                            tokens_out=usage.completion_tokens if usage else None,
+                            latency_ms=latency,
+                            attempts=attempt,
+                        )
                 if attempt > ep.max_retries:
                     raise CallFailed(f"{reason} after {attempt} attempts")
                 self.retries += 1
@@ -215,8 +260,8 @@ def _refusal(exc: openai.APIStatusError, ep: Endpoint) -> str:
     what = {
         401: "the key was refused (set OPENAI_API_KEY)",
         403: "the key may not use this model or endpoint",
-        404: f"no such model or path ({ep.model!r} at {ep.base_url})",
+        404: f"no such model or path ({ep.model!r} at {redact(ep.base_url)})",
         400: "the request was refused (an endpoint without JSON-schema replies: try --schema json_object "
         "or --schema prompt)",
     }.get(exc.status_code, "the request was refused")
-    return f"{ep.base_url}: HTTP {exc.status_code}: {what}" + (f": {message}" if message else "")
+    return f"{redact(ep.base_url)}: HTTP {exc.status_code}: {what}" + (f": {message}" if message else "")

@@ -31,14 +31,18 @@ _FOR_A = {("AB", 0): 1.0, ("AB", 1): 0.0, ("AB", 2): 0.5, ("BA", 0): 0.0, ("BA",
 
 
 def pairwise_calls(store: Store, repeats: int = 1, limit: int | None = None) -> list[Call]:
-    """Both orders of every pair item (``limit``: the first N pairs), ``repeats`` times."""
+    """Both orders of every pair item (``limit``: the first N pairs), ``repeats`` times.
+    A pair missing its question or an answer is not asked."""
     if repeats < 1:
         raise ValueError(f"repeats {repeats}; expected at least 1")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit {limit}; expected at least 1 (or no limit)")
     cap = f"LIMIT {int(limit)}" if limit else ""
     rows = store.db.execute(
         f"""SELECT i.id, a.question, a.answer, b.answer FROM items i
             JOIN traces a ON a.id = i.trace_id JOIN traces b ON b.id = i.trace_b_id
-            WHERE i.kind = 'pair' ORDER BY i.id {cap}"""
+            WHERE i.kind = 'pair' AND ifnull(a.question, '') != '' AND ifnull(a.answer, '') != ''
+              AND ifnull(b.answer, '') != '' ORDER BY i.id {cap}"""
     ).fetchall()
     calls = []
     for item_id, question, answer_a, answer_b in rows:
@@ -65,14 +69,16 @@ def summarize_pairs(values: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     pairs = []
     consistent = compared = 0
     for item_id, answers in sorted(by_pair.items()):
-        prefs = [preference_for_a(order, value) for (_, order), value in answers.items()]
-        agree = []
+        prefs, agree = [], []
         for repeat in sorted({r for r, _ in answers}):
-            if (repeat, "AB") in answers and (repeat, "BA") in answers:
-                agree.append(
-                    preference_for_a("AB", answers[(repeat, "AB")])
-                    == preference_for_a("BA", answers[(repeat, "BA")])
-                )
+            if (repeat, "AB") in answers and (
+                repeat,
+                "BA",
+            ) in answers:  # a repeat counts with both orders only
+                ab = preference_for_a("AB", answers[(repeat, "AB")])
+                ba = preference_for_a("BA", answers[(repeat, "BA")])
+                prefs += [ab, ba]
+                agree.append(ab == ba)
         both = bool(agree)
         pairs.append(
             {

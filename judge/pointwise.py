@@ -20,21 +20,28 @@ KIND_OF_RUBRIC = {RELEVANCE.name: "chunk", FAITHFULNESS.name: "trace"}
 
 
 def pointwise_calls(store: Store, rubric: str, limit: int | None = None) -> list[Call]:
-    """A call per item of the rubric's kind, in item order (``limit``: the first N)."""
+    """A call per item of the rubric's kind, in item order (``limit``: the first N).
+    An item whose texts are not imported yet (a run or label file names a chunk
+    the corpus does not have) is not asked: a grade of an empty text would count
+    as done and never be asked again."""
     if rubric not in KIND_OF_RUBRIC:
         raise StoreError(f"pointwise rubric {rubric!r}; expected relevance or faithfulness")
+    if limit is not None and limit < 1:
+        raise StoreError(f"limit {limit}; expected at least 1 (or no limit)")
     db = store.db
     cap = f"LIMIT {int(limit)}" if limit else ""
     if rubric == RELEVANCE.name:
         rows = db.execute(
             f"""SELECT i.id, q.text, c.text FROM items i
-                LEFT JOIN queries q ON q.id = i.query_id LEFT JOIN chunks c ON c.id = i.chunk_id
-                WHERE i.kind = 'chunk' ORDER BY i.id {cap}"""
+                JOIN queries q ON q.id = i.query_id JOIN chunks c ON c.id = i.chunk_id
+                WHERE i.kind = 'chunk' AND ifnull(q.text, '') != '' AND ifnull(c.text, '') != ''
+                ORDER BY i.id {cap}"""
         ).fetchall()
         return [Call(item_id, {"query": query or "", "chunk": chunk or ""}) for item_id, query, chunk in rows]
     rows = db.execute(
         f"""SELECT i.id, t.question, t.contexts, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
-            WHERE i.kind = 'trace' ORDER BY i.id {cap}"""
+            WHERE i.kind = 'trace' AND ifnull(t.question, '') != '' AND ifnull(t.answer, '') != ''
+            ORDER BY i.id {cap}"""
     ).fetchall()
     texts = dict(db.execute("SELECT id, text FROM chunks WHERE text IS NOT NULL").fetchall())
     return [

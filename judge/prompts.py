@@ -29,6 +29,7 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric, get_rubric
 
@@ -213,7 +214,7 @@ def judge_settings(
     return {
         "kind": "llm",
         "model": model,
-        "endpoint": endpoint.rstrip("/"),
+        "endpoint": redact(endpoint.rstrip("/")),
         "prompt_version": PROMPT_VERSION,
         "prompt_sha": prompt_sha(rubric),
         "rubric": rubric.name,
@@ -231,3 +232,14 @@ def fingerprint(settings: Mapping[str, Any]) -> str:
 
 
 RUBRIC_OF_KIND = {"chunk": RELEVANCE.name, "trace": FAITHFULNESS.name, "pair": PREFERENCE.name}
+
+
+def redact(url: str) -> str:
+    """A URL without credentials: user:password@ and query values removed
+    (what is stored, shown and hashed into the fingerprint)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    query = "&".join(f"{key}=..." for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, host, parts.path, query, ""))

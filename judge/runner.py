@@ -194,7 +194,13 @@ class Job:
         }
         for attempt in range(self.reply_retries + 1):
             try:
-                result = await self.client.complete(messages, self.format, call.call_id(self.fingerprint))
+                seed = self.client.endpoint.seed
+                result = await self.client.complete(
+                    messages,
+                    self.format,
+                    call.call_id(self.fingerprint),
+                    seed=None if seed is None else seed + call.repeat,  # a repeat is a new draw
+                )
             except CallFailed as exc:
                 row["error"] = f"call failed: {exc}"
                 return row

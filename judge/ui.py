@@ -76,13 +76,15 @@ def render_llm(db: str) -> None:
     concurrency = int(left.number_input("concurrency", 1, 256, 8, key=f"{KEY}concurrency"))
     limit = int(middle.number_input("items (0: all)", 0, 10_000_000, 0, key=f"{KEY}limit"))
     schema = right.selectbox("reply format", list(SCHEMA_MODES), key=f"{KEY}schema")
+    if not os.environ.get("OPENAI_API_KEY"):
+        key = "not set."
+    elif _configured(base_url):
+        key = "OPENAI_API_KEY is sent to this endpoint (never stored or shown)."
+    else:
+        key = "none sent: the server's OPENAI_API_KEY goes only to OPENAI_BASE_URL."
     st.caption(
         "API key: "
-        + (
-            "set in OPENAI_API_KEY (never stored or shown)."
-            if os.environ.get("OPENAI_API_KEY")
-            else "not set."
-        )
+        + key
         + (" Preference pairs are asked in both orders (AB and BA)." if rubric == "preference" else "")
     )
     if not base_url or not model:
@@ -120,16 +122,15 @@ def render_llm(db: str) -> None:
 
     writer = ResultWriter(db)
     writer.start()
-    job = Job(
-        JudgeClient(endpoint), rubric, plan.fingerprint, schema, plan.todo, writer, on_progress=on_progress
-    )
+    client = JudgeClient(endpoint, api_key=None if _configured(base_url) else "no-key")
+    job = Job(client, rubric, plan.fingerprint, schema, plan.todo, writer, on_progress=on_progress)
     try:
         progress = run_job(job)
     except EndpointRefused as exc:
-        writer.close()
         st.error(str(exc))
         return
-    writer.close()
+    finally:
+        writer.close()  # whatever happened (a refusal, a click that stopped the script), answers are stored
     st.success(
         f"{progress.done} calls made, {progress.errors} errors (error rows, asked again next run), "
         f"{progress.tokens_in + progress.tokens_out:,} tokens, {progress.elapsed:.1f} s."
@@ -143,6 +144,12 @@ def render_llm(db: str) -> None:
                 f"{summary['n_pairs']} pairs asked in both orders; the orders agree in "
                 f"{summary['consistent']} of {summary['compared']} comparisons."
             )
+
+
+def _configured(base_url: str) -> bool:
+    """Is this the endpoint the server was configured with (the only one its key may go to)?"""
+    configured = os.environ.get("OPENAI_BASE_URL", "").strip().rstrip("/")
+    return bool(configured) and base_url.strip().rstrip("/") == configured
 
 
 def render_judges(db: str) -> None:

@@ -4,8 +4,9 @@ judge (`python -m judge grade`) is stopped mid-run and started again.
 
 SIGTERM (like Ctrl-C) lets the calls in flight finish: no call repeated,
 none missing, the same labels as an uninterrupted run. SIGKILL can lose the
-answers in flight; the resumed run asks those again (at most the
-concurrency), and still ends with the same labels, each stored once.
+answers in flight and those not yet committed; the resumed run asks those
+again (at most twice the concurrency), and still ends with the same labels,
+each stored once.
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ def test_sigkill_mid_run_loses_at_most_the_calls_in_flight(server, uninterrupted
     (code, _), _, received, served = interrupt_and_resume(db, url, log, signal.SIGKILL)
     assert code == -signal.SIGKILL
     repeated = [key for key, n in received.items() if n > 1]
-    assert len(received) == 40 and len(repeated) <= CONCURRENCY
+    # lost: the calls in flight (at most CONCURRENCY) and the answers received but not yet
+    # committed (each worker queues one answer per call latency, so at most CONCURRENCY more)
+    assert len(received) == 40 and len(repeated) <= 2 * CONCURRENCY
     assert all(n <= 2 for n in received.values())
     assert values(db) == expected  # nothing missing, nothing stored twice
