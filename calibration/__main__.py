@@ -7,6 +7,11 @@
         [--min-judged X] [--stage1-min X] [--fail-on RULE]... [--format table|json]
     python -m calibration compare QRELS RUN_A RUN_B [-k K]... [--min-grade G]
         [--permutations N] [--seed S] [--format table|json]
+    python -m calibration agree LABELS.csv | --qrels A B [--bootstrap N] [--seed S] [--format table|json]
+    python -m calibration position JUDGMENTS.csv [--format table|json]
+    python -m calibration ppi LABELED.csv UNLABELED.csv [--alpha A] [--lam L] [--format table|json]
+    python -m calibration review [--db DB] [--week YYYY-Www] [--sample N [--annotators X,Y]]
+        [--min-labels N] [--format table|json|markdown|html] [-o FILE]
 
 Exit codes: 0 success (every gate passed), 1 a gate failed, 2 bad usage or
 input (one line on stderr, no traceback).
@@ -177,7 +182,276 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default 0)")
     c.add_argument("--format", choices=["table", "json"], default="table")
+    ag = sub.add_parser(
+        "agree", help="agreement between raters: Cohen's kappa (weighted), CI, Fleiss, Krippendorff"
+    )
+    ag.add_argument("labels", metavar="LABELS.csv", nargs="?", help="long form, header item,rater,label")
+    ag.add_argument(
+        "--qrels", nargs=2, metavar=("A", "B"), help="compare two qrels files (raters named by file)"
+    )
+    ag.add_argument(
+        "--bootstrap", type=_positive, default=2000, metavar="N", help="resamples of the CI (default 2000)"
+    )
+    ag.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    ag.add_argument("--format", choices=["table", "json"], default="table")
+
+    po = sub.add_parser("position", help="position bias of pairwise judgments asked in both orders")
+    po.add_argument("judgments", metavar="JUDGMENTS.csv", help="header item,order,choice[,repeat]")
+    po.add_argument("--format", choices=["table", "json"], default="table")
+
+    pp = sub.add_parser("ppi", help="a mean corrected by prediction-powered inference (PPI++ by default)")
+    pp.add_argument("labeled", metavar="LABELED.csv", help="header human,judge: items both graded")
+    pp.add_argument("unlabeled", metavar="UNLABELED.csv", help="header judge: items only the judge graded")
+    pp.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the interval (default 0.05)")
+    pp.add_argument(
+        "--lam", type=float, default=None, metavar="L", help="lambda: 1 = classical PPI (default: tuned)"
+    )
+    pp.add_argument("--format", choices=["table", "json"], default="table")
+
+    rv = sub.add_parser("review", help="the weekly judge review: kappa with CI and ceiling, verdict, trend")
+    rv.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    rv.add_argument("--week", metavar="YYYY-Www", help="the ISO week (default: this week)")
+    rv.add_argument("--sample", type=_positive, metavar="N", help="first draw this week's sample of N traces")
+    rv.add_argument("--annotators", metavar="X,Y", help="with --sample: assign the sample to these people")
+    rv.add_argument(
+        "--min-labels",
+        type=_positive,
+        default=30,
+        metavar="N",
+        help="human-labelled items a judge needs before it gets a verdict (default 30)",
+    )
+    rv.add_argument("--seed", type=int, default=0, help="seed of the sample and the bootstrap (default 0)")
+    rv.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table")
+    rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")
     return parser
+
+
+def _read_csv(path: str, required: list[str], optional: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """Rows of a CSV with a header; one clear line naming file, line and column otherwise."""
+    import csv
+
+    from annotation.formats import FormatError, _require_file
+
+    _require_file(path, FormatError)
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            header = [h.strip() for h in (reader.fieldnames or [])]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise UsageError(
+                    f"{path}:1: header {','.join(header) or '(empty)'}; expected the columns "
+                    f"{','.join(required)}" + (f"[,{','.join(optional)}]" if optional else "")
+                )
+            rows = []
+            for number, row in enumerate(reader, start=2):
+                row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
+                for column in required:
+                    if row.get(column, "") == "" and column not in ("label", "choice"):
+                        raise UsageError(f"{path}:{number}: {column}: empty; expected a value")
+                row["_line"] = str(number)
+                rows.append(row)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:
+        raise UsageError(f"{path}: not a CSV file ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not rows:
+        raise UsageError(f"{path}: no rows after the header")
+    return rows
+
+
+def _numbers(path: str, rows: list[dict[str, str]], column: str) -> list[float]:
+    out = []
+    for row in rows:
+        try:
+            out.append(float(row[column]))
+        except ValueError:
+            raise UsageError(f"{path}:{row['_line']}: {column}: {row[column]!r} is not a number") from None
+    return out
+
+
+def run_agree(args: argparse.Namespace) -> tuple[str, int]:
+    from calibration.agreement import InvalidRatings, agreement_report
+
+    if bool(args.labels) == bool(args.qrels):
+        raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
+    if args.qrels:
+        rows = []
+        for path in args.qrels:
+            qrels = read_judgments(path)
+            rows += [(f"{q}\t{d}", path, g) for q, docs in qrels.grades.items() for d, g in docs.items()]
+        if args.qrels[0] == args.qrels[1]:
+            raise UsageError("python -m calibration agree --qrels: the two files are the same file")
+    else:
+        rows = [
+            (r["item"], r["rater"], r["label"] or None)
+            for r in _read_csv(args.labels, ["item", "rater", "label"])
+        ]
+    try:
+        report = agreement_report(rows, bootstrap=args.bootstrap, seed=args.seed)
+    except InvalidRatings as exc:
+        raise UsageError(f"{args.labels or ' and '.join(args.qrels)}: {exc}") from None
+    if args.format == "json":
+        return dumps(report, one_line=()), 0
+    return agree_table(report), 0
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def agree_table(report: dict[str, Any]) -> str:
+    from calibration.report import _align
+
+    rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
+    for pair in report["pairs"]:
+        ci = pair.get("kappa_ci")
+        rows.append(
+            [
+                " vs ".join(pair["raters"]),
+                str(pair["n"]),
+                _fmt(pair["observed_agreement"]),
+                _fmt(pair["kappa"]),
+                f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "undefined",
+                _fmt(pair["kappa_linear"]),
+                _fmt(pair["kappa_quadratic"]),
+                pair["verdict"],
+            ]
+        )
+    alpha = report["krippendorff_alpha"]
+    lines = [
+        f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's (unweighted), CI by "
+        f"bootstrap over items; verdict: >= 0.6 trusted, 0.4-0.6 noisy, < 0.4 not trusted",
+        _align(rows),
+        *[
+            f"{' vs '.join(p['raters'])}: kappa undefined: {p['undefined_reason']}"
+            for p in report["pairs"]
+            if p.get("undefined_reason")
+        ],
+        f"Fleiss' kappa: {_fmt(report['fleiss_kappa'])}"
+        + (f" ({report['fleiss_undefined_reason']})" if report.get("fleiss_undefined_reason") else ""),
+        "Krippendorff's alpha: "
+        + ", ".join(f"{level} {_fmt(alpha[level])}" for level in ("nominal", "ordinal", "interval")),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def run_position(args: argparse.Namespace) -> tuple[str, int]:
+    from calibration.position import position_bias
+
+    rows = _read_csv(args.judgments, ["item", "order", "choice"], optional=("repeat",))
+    judgments = []
+    for r in rows:
+        if r["order"] not in ("AB", "BA"):
+            raise UsageError(f"{args.judgments}:{r['_line']}: order: {r['order']!r}; expected AB or BA")
+        if r["choice"] not in ("A", "B", "tie", ""):
+            raise UsageError(f"{args.judgments}:{r['_line']}: choice: {r['choice']!r}; expected A, B or tie")
+        repeat = r.get("repeat") or "0"
+        if not repeat.isdigit():
+            raise UsageError(f"{args.judgments}:{r['_line']}: repeat: {repeat!r}; expected an integer >= 0")
+        judgments.append(
+            {"item": r["item"], "order": r["order"], "choice": r["choice"] or None, "repeat": int(repeat)}
+        )
+    try:
+        result = position_bias(judgments)
+    except ValueError as exc:
+        raise UsageError(f"{args.judgments}: {exc}") from None
+    keys = (
+        "n_pairs",
+        "position_consistency",
+        "primacy_rate",
+        "recency_rate",
+        "preference_fairness",
+        "repetition_stability",
+        "mean_preference_A",
+    )
+    if args.format == "json":
+        return dumps(
+            {k: result[k] for k in keys} | {"counts": {k: v for k, v in result.items() if k not in keys}},
+            one_line=(),
+        ), 0
+    undefined = result.get("undefined") or {}
+    lines = [f"{result['n_pairs']} pairs asked in both orders ({result.get('n_comparisons')} comparisons)"]
+    for key in keys[1:]:
+        value = result[key]
+        lines.append(
+            f"{key}: {_fmt(value)}" + (f" ({undefined[key]})" if value is None and key in undefined else "")
+        )
+    return "\n".join(lines) + "\n", 0
+
+
+def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
+    from calibration.ppi import ppi_report
+
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha {args.alpha}; expected a number between 0 and 1")
+    labeled = _read_csv(args.labeled, ["human", "judge"])
+    unlabeled = _read_csv(args.unlabeled, ["judge"])
+    result = ppi_report(
+        _numbers(args.labeled, labeled, "human"),
+        _numbers(args.labeled, labeled, "judge"),
+        _numbers(args.unlabeled, unlabeled, "judge"),
+        alpha=args.alpha,
+        lam=args.lam,
+    )
+    if args.format == "json":
+        return dumps(result, one_line=()), 0
+    level = f"{1 - args.alpha:.0%}"
+    human = result["human_only"]
+    return (
+        f"PPI{'++' if args.lam is None else ''} estimate {result['estimate']:.4f}, {level} CI "
+        f"[{result['ci'][0]:.4f}, {result['ci'][1]:.4f}] (lambda {result['lam']:.3f}; "
+        f"{result['n_labeled']} items graded by people and the judge, {result['n_unlabeled']} by the judge alone)\n"
+        f"people only: {human['estimate']:.4f}, {level} CI [{human['ci'][0]:.4f}, {human['ci'][1]:.4f}] "
+        f"(n = {result['n_labeled']})\n",
+        0,
+    )
+
+
+def run_review(args: argparse.Namespace) -> tuple[str, int]:
+    from annotation.formats import _write_atomic
+    from annotation.store import Store, StoreError, default_db_path
+    from calibration.review import draw_sample, review, summary_lines, to_html, to_json, to_markdown
+
+    try:
+        with Store(args.db or default_db_path()) as store:
+            drawn = None
+            if args.sample:
+                names = [a for a in (args.annotators or "").split(",") if a]
+                drawn = draw_sample(store, args.week, n=args.sample, annotators=names, seed=args.seed)
+            elif args.annotators:
+                raise UsageError("--annotators goes with --sample")
+            report = review(store, args.week, min_labels=args.min_labels, seed=args.seed)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        text = to_json(report)
+    elif args.format == "markdown":
+        text = to_markdown(report)
+    elif args.format == "html":
+        text = to_html(report)
+    else:
+        lines = [f"judge review, week {report['week']}"]
+        if drawn:
+            lines.append(
+                f"sampled {drawn['sampled']} of {drawn['of']} traces for week {drawn['week']} "
+                f"({', '.join(f'{k}: {v}' for k, v in sorted(drawn['strata'].items()))})"
+                + (f", assigned to {', '.join(drawn['annotators'])}" if drawn["annotators"] else "")
+            )
+        if not report["judges"]:
+            lines.append("no judge has graded anything yet")
+        for heading, body in summary_lines(report):
+            lines += ["", heading, *[f"  {line}" for line in body]]
+        text = "\n".join(lines) + "\n"
+    if args.output:
+        _write_atomic(args.output, text)
+        return (
+            f"wrote the week {report['week']} review of {len(report['judges'])} judges to {args.output}\n",
+            0,
+        )
+    return text, 0
 
 
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
@@ -339,7 +613,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        handler: Any = {"metrics": run_metrics, "audit": run_audit, "compare": run_compare}[args.command]
+        handler: Any = {
+            "metrics": run_metrics,
+            "audit": run_audit,
+            "compare": run_compare,
+            "agree": run_agree,
+            "position": run_position,
+            "ppi": run_ppi,
+            "review": run_review,
+        }[args.command]
         text, code = handler(args)
     except (UsageError, FormatError, InvalidAudit, InvalidMeasure) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -90,7 +90,9 @@ def grade_offline(
         "prompt_version": FEATURES_VERSION,
         "seed": seed,
         "agreement": plain,
-        "trained_on": [int(r[0]) for r in data],  # the review leaves these out: in-sample agreement flatters
+        "trained_on": [int(r[0]) for r in data],
+        # on the items it was fitted on, the review reads its out-of-fold answers (in-sample ones flatter)
+        "out_of_fold": {str(int(r[0])): int(p) for r, p in zip(data, cv["predictions"])},
     }
     store.register_judge(fp, settings)
     store.add_judge_labels(

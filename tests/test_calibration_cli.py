@@ -1,0 +1,170 @@
+"""The calibration command-line contracts: agree, position, ppi, review."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from annotation.__main__ import build_demo
+from annotation.store import Store
+from calibration.__main__ import main
+from judge.jobs import grade_offline
+from tests.conftest import shared_dir
+
+UMBRELA = shared_dir() / "data" / "trec_rag_umbrela"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_agree_json_contract_against_sklearn(tmp_path, capsys) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 4, 200)
+    b = np.where(rng.random(200) < 0.7, a, rng.integers(0, 4, 200))
+    path = tmp_path / "labels.csv"
+    lines = (
+        ["item,rater,label"]
+        + [f"i{i},ann,{x}" for i, x in enumerate(a)]
+        + [f"i{i},bob,{y}" for i, y in enumerate(b)]
+    )
+    lines.append("i200,ann,2")  # a rating bob never gave: a missing rating is a missing row
+    path.write_text("\n".join(lines) + "\n")
+    code, out, _ = run(capsys, "agree", path, "--format", "json", "--bootstrap", "500")
+    assert code == 0
+    report = json.loads(out)
+    assert {"n_items", "raters", "pairs", "fleiss_kappa", "krippendorff_alpha"} <= set(report)
+    assert report["n_items"] == 201 and report["raters"] == ["ann", "bob"]
+    pair = report["pairs"][0]
+    assert {
+        "raters",
+        "n",
+        "observed_agreement",
+        "kappa",
+        "kappa_linear",
+        "kappa_quadratic",
+        "kappa_ci",
+        "verdict",
+    } <= set(pair)
+    assert pair["n"] == 200
+    assert pair["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
+    assert pair["kappa_quadratic"] == pytest.approx(cohen_kappa_score(a, b, weights="quadratic"), abs=1e-9)
+    assert pair["kappa_ci"][0] < pair["kappa"] < pair["kappa_ci"][1]
+    assert report["fleiss_kappa"] is None  # i200 has one rater: not every item has the same number
+    assert set(report["krippendorff_alpha"]) == {"nominal", "ordinal", "interval"}
+
+
+def test_agree_text_labels_have_no_ordinal_alpha(tmp_path, capsys) -> None:
+    path = tmp_path / "text.csv"
+    path.write_text("item,rater,label\n1,x,cat\n1,y,cat\n2,x,dog\n2,y,cat\n3,x,dog\n3,y,dog\n")
+    code, out, _ = run(capsys, "agree", path, "--format", "json", "--bootstrap", "100")
+    alpha = json.loads(out)["krippendorff_alpha"]
+    assert (
+        code == 0 and alpha["ordinal"] is None and alpha["interval"] is None and alpha["nominal"] is not None
+    )
+
+
+def test_agree_qrels_nist_vs_umbrela(capsys) -> None:
+    nist, llm = UMBRELA / "qrels.rag25.test.txt", UMBRELA / "qrels.rag25.test-umbrela2.txt"
+    code, out, _ = run(capsys, "agree", "--qrels", nist, llm, "--format", "json", "--bootstrap", "200")
+    assert code == 0
+    pair = json.loads(out)["pairs"][0]
+    grades = {}
+    for path in (nist, llm):
+        for line in path.read_text().splitlines():
+            q, _, d, g = line.split()
+            grades.setdefault((q, d), []).append(int(g))
+    both = [v for v in grades.values() if len(v) == 2]
+    x, y = [v[0] for v in both], [v[1] for v in both]
+    assert pair["n"] == len(both) == 10284
+    assert pair["kappa"] == pytest.approx(cohen_kappa_score(x, y), abs=1e-9)
+    assert pair["kappa_quadratic"] == pytest.approx(cohen_kappa_score(x, y, weights="quadratic"), abs=1e-9)
+    assert round(pair["kappa_quadratic"], 4) == 0.4918 and pair["verdict"] == "not trusted"
+
+
+def test_position_contract(tmp_path, capsys) -> None:
+    path = tmp_path / "judgments.csv"
+    # p1: the first-shown wins in both orders (primacy); p2: A in both orders (consistent)
+    path.write_text("item,order,choice\np1,AB,A\np1,BA,B\np2,AB,A\np2,BA,A\n")
+    code, out, _ = run(capsys, "position", path, "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["n_pairs"] == 2 and result["position_consistency"] == 0.5
+    assert result["primacy_rate"] == 0.5 and result["recency_rate"] == 0.0
+    assert result["mean_preference_A"] == 0.75 and result["repetition_stability"] is None
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,order,choice\np1,CD,A\n")
+    code, _, err = run(capsys, "position", bad)
+    assert code == 2 and err == f"error: {bad}:2: order: 'CD'; expected AB or BA\n"
+
+
+def test_ppi_contract(tmp_path, capsys) -> None:
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 80).astype(float)
+    yhat = np.where(rng.random(80) < 0.8, y, 1 - y)
+    yhat_u = rng.integers(0, 2, 400).astype(float)
+    labeled, unlabeled = tmp_path / "labeled.csv", tmp_path / "unlabeled.csv"
+    labeled.write_text("human,judge\n" + "".join(f"{a:g},{b:g}\n" for a, b in zip(y, yhat)))
+    unlabeled.write_text("judge\n" + "".join(f"{b:g}\n" for b in yhat_u))
+    code, out, _ = run(capsys, "ppi", labeled, unlabeled, "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    assert set(result) == {"estimate", "ci", "lam", "n_labeled", "n_unlabeled", "human_only"}
+    assert result["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, yhat, yhat_u)[0]), abs=1e-6)
+    low, high = ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
+    assert result["ci"] == pytest.approx([float(low[0]), float(high[0])], abs=1e-6)
+    code, out, _ = run(capsys, "ppi", labeled, unlabeled, "--lam", "1", "--format", "json")
+    assert json.loads(out)["lam"] == 1.0
+    code, _, err = run(capsys, "ppi", unlabeled, unlabeled)
+    assert code == 2 and "expected the columns human,judge" in err
+
+
+def test_review_on_the_demo(tmp_path, capsys) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    with Store(db) as store:
+        grade_offline(store, "faithfulness")
+        grade_offline(store, "relevance")
+    code, out, _ = run(capsys, "review", "--db", db, "--week", "2026-W49", "--min-labels", "10")
+    assert code == 0
+    assert "kappa vs the people's consensus (quadratic weights): 0.491" in out
+    assert "human-human kappa (the ceiling): 0.976" in out and "(n = 20)" in out
+    assert "verdict: noisy" in out and "verdict: trusted" in out
+    code, out, _ = run(capsys, "review", "--db", db, "--week", "2026-W49", "--format", "json")
+    report = json.loads(out)
+    assert {j["verdict"] for j in report["judges"]} == {"uncalibrated"}  # 20 and 16 labels < the default 30
+    assert [t["week"] for t in report["trend"]] == ["2026-W49", "2026-W49"]
+    html_file = tmp_path / "review.html"
+    code, out, _ = run(
+        capsys, "review", "--db", db, "--week", "2026-W49", "--format", "html", "-o", html_file
+    )
+    assert code == 0 and html_file.read_text().startswith("<!doctype html>")
+    code, _, err = run(capsys, "review", "--db", db, "--week", "2026-49")
+    assert code == 2 and "expected an ISO week YYYY-Www" in err
+
+
+def test_review_sample_is_stratified_and_assigned(tmp_path, capsys) -> None:
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    code, out, _ = run(
+        capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "10", "--annotators", "eve,fay"
+    )
+    assert (
+        code == 0
+        and "sampled 10 of 40 traces for week 2026-W50 (system=rag-bm25: 5, system=rag-rerank: 5)" in out
+    )
+    with Store(db) as store:
+        assigned = store.db.execute(
+            """SELECT count(*) FROM assignments s JOIN annotators a ON a.id = s.annotator_id
+               WHERE a.name IN ('eve', 'fay')"""
+        ).fetchone()[0]
+    assert assigned == 20
+    code, _, err = run(capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "5")
+    assert code == 2 and "already has a review sample" in err
