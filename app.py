@@ -16,6 +16,7 @@ from annotation.ui import (
     render_label_chunks_page,
     render_label_traces_page,
 )
+from calibration.review_ui import render_review_page
 from calibration.ui import render_metrics_page
 from judge.ui import render_judge_page
 
@@ -38,6 +39,7 @@ if admin:
         st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
         *labelling,
         st.Page(render_judge_page, title="Judge", url_path="judge"),
+        st.Page(render_review_page, title="Calibration review", url_path="review"),
         st.Page(render_data_page, title="Data", url_path="data"),
     ]
 if identity.mode == "local":

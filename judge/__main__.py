@@ -22,12 +22,12 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from annotation._cli import OneLineParser, UsageError
 from annotation.store import Store, StoreError, default_db_path
 from judge.client import Endpoint, EndpointRefused, InvalidPrices, JudgeClient, Prices
-from judge.jobs import agreement_line, grade_offline, plan_llm
+from judge.jobs import agreement_line, agreement_mark, grade_offline, plan_llm
 from judge.pairwise import pairwise_calls, summarize_pairs
 from judge.pointwise import pointwise_calls
 from judge.prompts import SCHEMA_MODES
@@ -201,7 +201,7 @@ def run_llm(
     if progress.stopped:
         left = progress.total - progress.done
         return report + f"interrupted: {left} calls left; run the same command again to resume\n", fp, 130
-    return report + "uncalibrated: its agreement with people is not measured yet\n", fp, 0
+    return report + agreement_mark(store, {"fingerprint": fp, "settings": settings}) + "\n", fp, 0
 
 
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
@@ -273,9 +273,7 @@ def run_list(args: argparse.Namespace) -> str:
     prices = Prices.load(args.prices)
     with Store(args.db or default_db_path()) as store:
         judges = store.judges()
-        calibrated = {
-            fp for (fp,) in store.db.execute("SELECT DISTINCT fingerprint FROM calibrations").fetchall()
-        }
+        marks = {j["fingerprint"]: agreement_mark(store, j) for j in judges}
     if not judges:
         return "no judges yet: python -m judge grade --db DB --rubric relevance\n"
     lines = []
@@ -288,16 +286,9 @@ def run_list(args: argparse.Namespace) -> str:
         lines.append(
             f"{j['fingerprint'][:16]}  {j['kind']:<7}  {j['rubric']:<12}  {j['model']} at {j['endpoint']}: "
             f"{j['labels']} answers, {j['errors']} error rows, {j['tokens_in'] + j['tokens_out']:,} tokens, {cost}; "
-            + _agreement_mark(j, calibrated)
+            + marks[j["fingerprint"]]
         )
     return "\n".join(lines) + "\n"
-
-
-def _agreement_mark(judge: dict[str, Any], calibrated: set[str]) -> str:
-    cv = judge["settings"].get("agreement") or {}
-    if cv.get("kappa_quadratic") is not None:
-        return f"cross-validated kappa {cv['kappa_quadratic']:.3f} against people (n = {cv['n']})"
-    return "calibrated" if judge["fingerprint"] in calibrated else "uncalibrated"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -116,3 +116,21 @@ def agreement_line(cv: dict[str, Any]) -> str:
         head + f", accuracy {cv['accuracy']:.3f}, over n = {cv['n']} labelled items ({cv['folds']} folds); "
         "a baseline an LLM judge must beat"
     )
+
+
+def agreement_mark(store: Store, judge: dict[str, Any]) -> str:
+    """What a judge's figures must carry beside them: its newest saved review (verdict,
+    kappa, CI, n, week), else the offline judge's cross-validated kappa, else "uncalibrated"."""
+    from calibration.review import latest_calibration
+
+    latest = latest_calibration(store, judge["fingerprint"])
+    if latest is not None:
+        kappa = "undefined" if latest["kappa"] is None else f"{latest['kappa']:.3f}"
+        ci = f" [{latest['ci'][0]:.3f}, {latest['ci'][1]:.3f}]" if latest["ci"] else ""
+        return f"{latest['verdict']}: kappa {kappa}{ci} against people (n = {latest['n']}, week {latest['week']})"
+    cv = judge["settings"].get("agreement") or {}
+    if cv.get("kappa_quadratic") is not None:
+        return (
+            f"cross-validated kappa {cv['kappa_quadratic']:.3f} against people (n = {cv['n']}); no review yet"
+        )
+    return "uncalibrated: no review against people yet"

@@ -19,7 +19,7 @@ import streamlit as st
 from annotation import access
 from annotation.store import Store, StoreError
 from judge.client import Endpoint, EndpointRefused, JudgeClient, Prices
-from judge.jobs import agreement_line, grade_offline, plan_llm
+from judge.jobs import agreement_line, agreement_mark, grade_offline, plan_llm
 from judge.pairwise import pairwise_calls, summarize_pairs
 from judge.pointwise import pointwise_calls
 from judge.prompts import SCHEMA_MODES
@@ -156,28 +156,21 @@ def render_judges(db: str) -> None:
     st.subheader("Judges in this database")
     with Store(db) as store:
         judges = store.judges()
-        calibrated = {fp for (fp,) in store.db.execute("SELECT DISTINCT fingerprint FROM calibrations")}
+        marks = {j["fingerprint"]: agreement_mark(store, j) for j in judges}
     if not judges:
         st.info("No judge has graded anything yet.")
         return
-    rows = []
-    for j in judges:
-        agreement = j["settings"].get("agreement") or {}
-        kappa = agreement.get("kappa_quadratic")
-        rows.append(
-            {
-                "judge": j["fingerprint"][:16],
-                "kind": j["kind"],
-                "rubric": j["rubric"],
-                "model": f"{j['model']} at {j['endpoint']}",
-                "answers": j["labels"],
-                "error rows": j["errors"],
-                "tokens": j["tokens_in"] + j["tokens_out"],
-                "agreement with people": (
-                    f"cross-validated kappa {kappa:.2f} (n = {agreement.get('n')})"
-                    if kappa is not None
-                    else ("calibrated" if j["fingerprint"] in calibrated else "uncalibrated")
-                ),
-            }
-        )
+    rows = [
+        {
+            "judge": j["fingerprint"][:16],
+            "kind": j["kind"],
+            "rubric": j["rubric"],
+            "model": f"{j['model']} at {j['endpoint']}",
+            "answers": j["labels"],
+            "error rows": j["errors"],
+            "tokens": j["tokens_in"] + j["tokens_out"],
+            "agreement with people": marks[j["fingerprint"]],
+        }
+        for j in judges
+    ]
     st.dataframe(pd.DataFrame(rows), hide_index=True)

@@ -74,7 +74,7 @@ def test_llm_judge_on_the_page_asks_pairs_in_both_orders(demo, monkeypatch) -> N
     text = " ".join(m.value for m in at.markdown)
     assert "mean 0.500 over 4 pairs asked in both orders" in text
     table = at.dataframe[0].value
-    assert list(table["agreement with people"]) == ["uncalibrated"]
+    assert list(table["agreement with people"]) == ["uncalibrated: no review against people yet"]
 
 
 def test_an_annotator_cannot_run_the_judge(demo) -> None:

@@ -1,0 +1,207 @@
+"""The Calibration review page (admins): this week's kappa of every judge against
+people, with its CI, n and verdict, the human-human ceiling beside it, the
+confusion matrix as a heatmap, the trend over weeks, position bias for
+pairwise judges, the corrected pass rate, and the report to download.
+
+The page computes the review without saving it; "Save this week's review"
+records it, so the trend has a point for the week.
+"""
+
+from __future__ import annotations
+
+import os
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from annotation import access
+from annotation.store import Store, StoreError
+from calibration.review import MIN_LABELS, current_week, review, to_html, to_markdown
+
+KEY = "review:"
+BADGE = {
+    "trusted": "green",
+    "noisy": "orange",
+    "not trusted": "red",
+    "uncalibrated": "gray",
+    "undefined": "gray",
+}
+
+
+def _k(entry: dict) -> str:
+    if entry.get("kappa") is None:
+        return "undefined"
+    return f"{entry['kappa']:.3f}"
+
+
+def _ci(entry: dict) -> str:
+    ci = entry.get("ci")
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "no CI"
+
+
+def render_review_page() -> None:
+    access.require_admin()
+    st.title("Calibration review")
+    db = access.db_path()
+    if not os.path.exists(db):
+        st.error(f"No database at {db}: build the demo with `python -m annotation demo`.")
+        return
+    left, right = st.columns(2)
+    week = left.text_input("week (ISO)", value=current_week(), key=f"{KEY}week").strip()
+    min_labels = int(
+        right.number_input(
+            "human-labelled items a judge needs for a verdict", 1, 100_000, MIN_LABELS, key=f"{KEY}min"
+        )
+    )
+    try:
+        with Store(db) as store:
+            report = review(store, week, min_labels=min_labels, save=False)
+    except StoreError as exc:
+        st.error(str(exc))
+        return
+    if not report["judges"]:
+        st.info("No judge has graded anything yet: run one on the Judge page, or `python -m judge grade`.")
+        return
+    for judge in report["judges"]:
+        render_judge(judge)
+    render_trend(report)
+    left, middle, right = st.columns(3)
+    if left.button("Save this week's review", key=f"{KEY}save"):
+        with Store(db) as store:
+            review(store, week, min_labels=min_labels, save=True)
+        st.success(f"Saved the week {week} review of {len(report['judges'])} judges.")
+    middle.download_button(
+        "Download Markdown", to_markdown(report), file_name=f"review-{week}.md", key=f"{KEY}md"
+    )
+    right.download_button("Download HTML", to_html(report), file_name=f"review-{week}.html", key=f"{KEY}html")
+
+
+def render_judge(judge: dict) -> None:
+    consensus, ceiling = judge["consensus"], judge["ceiling"]
+    st.subheader(f"{judge['rubric']}: judge {judge['fingerprint'][:16]}")
+    st.badge(judge["verdict"], color=BADGE.get(judge["verdict"], "gray"))
+    st.caption(
+        f"{judge['kind']} judge, {judge['model']} at {judge['endpoint']}; {judge['scope']}"
+        + (f"; {judge['status_reason']}" if judge["status_reason"] else "")
+    )
+    left, right = st.columns(2)
+    left.metric(
+        f"kappa vs people ({consensus['weights']} weights)",
+        _k(consensus),
+        help="Cohen's kappa of the judge against the people's consensus (median grade, majority choice)",
+    )
+    left.caption(f"95% CI {_ci(consensus)}, n = {consensus['n']} items")
+    right.metric("human-human kappa (the ceiling)", _k(ceiling))
+    right.caption(
+        f"95% CI {_ci(ceiling)}, n = {ceiling['n']} doubly labelled items"
+        if ceiling["n"]
+        else f"undefined: {ceiling.get('undefined_reason')}"
+    )
+    if consensus.get("kappa") is None and consensus.get("undefined_reason"):
+        st.caption(f"kappa undefined: {consensus['undefined_reason']}")
+    if judge.get("out_of_fold"):
+        st.caption(
+            f"On the {judge['out_of_fold']} items this offline judge was fitted on, its out-of-fold "
+            "(cross-validated) answers are compared, not its in-sample ones."
+        )
+    if consensus.get("confusion") and consensus["n"]:
+        render_confusion(judge)
+    if judge["annotators"]:
+        st.table(
+            pd.DataFrame(
+                [
+                    {"annotator": name, "kappa": _k(entry), "n": entry["n"]}
+                    for name, entry in judge["annotators"].items()
+                ]
+            ),
+            hide_index=True,
+        )
+    if judge.get("position"):
+        p = judge["position"]
+
+        def f(key: str) -> str:
+            return "undefined" if p.get(key) is None else f"{p[key]:.3f}"
+
+        st.markdown(
+            f"**Position bias** over {p['n_pairs']} pairs asked in both orders: consistency "
+            f"{f('position_consistency')}, primacy {f('primacy_rate')}, recency {f('recency_rate')}, "
+            f"preference fairness {f('preference_fairness')}, repetition stability {f('repetition_stability')}, "
+            f"mean swap-averaged preference for A {f('mean_preference_A')}."
+        )
+    rate = judge.get("pass_rate")
+    if rate:
+        if rate.get("estimate") is not None:
+            st.markdown(
+                f"**Faithfulness pass rate**, corrected by PPI: {rate['estimate']:.3f} "
+                f"[{rate['ci'][0]:.3f}, {rate['ci'][1]:.3f}] from {rate['n_labeled']} labelled and "
+                f"{rate['n_unlabeled']} judge-only items; people only {rate['human_only']['estimate']:.3f} "
+                f"[{rate['human_only']['ci'][0]:.3f}, {rate['human_only']['ci'][1]:.3f}]; "
+                f"the judge alone says {rate['judge_only']:.3f} (judge {judge['fingerprint'][:16]}, "
+                f"kappa {_k(consensus)})."
+            )
+        else:
+            st.caption(f"Faithfulness pass rate not corrected: {rate['undefined_reason']}")
+
+
+def render_confusion(judge: dict) -> None:
+    consensus = judge["consensus"]
+    labels = consensus["labels"]
+    rows = [
+        {"people": str(labels[i]), "judge": str(labels[j]), "items": int(n)}
+        for i, row in enumerate(consensus["confusion"])
+        for j, n in enumerate(row)
+    ]
+    frame = pd.DataFrame(rows)
+    base = alt.Chart(frame).encode(
+        x=alt.X("judge:O", title="judge's grade"), y=alt.Y("people:O", title="people's grade")
+    )
+    heat = base.mark_rect().encode(
+        color=alt.Color("items:Q", scale=alt.Scale(scheme="blues"), legend=None),
+        tooltip=["people", "judge", "items"],
+    )
+    text = base.mark_text().encode(text="items:Q")
+    st.altair_chart(
+        (heat + text).properties(height=180, width=220),
+        alt=f"Confusion matrix of judge {judge['fingerprint'][:16]} against people, {consensus['n']} items",
+    )
+
+
+def render_trend(report: dict) -> None:
+    points = report.get("trend") or []
+    st.subheader("Trend over weeks")
+    if not points:
+        st.caption("No saved review yet: save this week's to start the trend.")
+        return
+    frame = pd.DataFrame(
+        [
+            {
+                "week": t["week"],
+                "judge": f"{t['fingerprint'][:16]} ({t['rubric']})",
+                "kappa": t["kappa"],
+                "low": t["ci"][0] if t["ci"] else None,
+                "high": t["ci"][1] if t["ci"] else None,
+                "n": t["n"],
+                "verdict": t["verdict"],
+            }
+            for t in points
+        ]
+    )
+    line = (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("week:O"),
+            y=alt.Y("kappa:Q", scale=alt.Scale(domain=[-0.2, 1])),
+            color="judge:N",
+            tooltip=["week", "judge", "kappa", "n", "verdict"],
+        )
+    )
+    band = alt.Chart(frame).mark_errorbar().encode(x="week:O", y="low:Q", y2="high:Q", color="judge:N")
+    rule = alt.Chart(pd.DataFrame({"y": [0.6]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
+    st.altair_chart(
+        line + band + rule, width="stretch", alt="Kappa against people per judge and week, with its CI"
+    )
+    st.caption(
+        "The dashed line is the trusted threshold, kappa 0.6; each point carries its n in the tooltip."
+    )

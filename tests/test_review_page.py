@@ -1,0 +1,84 @@
+"""The Calibration review page through AppTest, on the demo with the offline judge."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from annotation.__main__ import build_demo
+from annotation.store import Store
+from judge.jobs import grade_offline
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches():
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    with Store(db) as store:
+        grade_offline(store, "relevance")
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    return db
+
+
+def page() -> AppTest:
+    def render():
+        from calibration.review_ui import render_review_page
+
+        render_review_page()
+
+    return AppTest.from_function(render, default_timeout=60)
+
+
+def text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [s.value for s in at.subheader]
+    parts += [f"{m.label} {m.value}" for m in at.metric] + [t.value.to_string() for t in at.table]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_review_page_shows_kappa_ci_n_verdict_ceiling_and_trend(demo) -> None:
+    at = page()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="review:week").set_value("2026-W49")
+    at.number_input(key="review:min").set_value(10).run()
+    shown = text(at)
+    assert "kappa vs people (quadratic weights) 0.491" in shown
+    assert "human-human kappa (the ceiling) 0.976" in shown and "n = 20 doubly labelled items" in shown
+    assert "n = 20 items" in shown and "out-of-fold" in shown
+    assert "No saved review yet" in shown
+    at.button(key="review:save").click().run()
+    assert "Saved the week 2026-W49 review of 1 judges." in [s.value for s in at.success]
+    at.run()
+    assert "No saved review yet" not in text(at)  # the trend has its first point
+
+
+def test_a_changed_judge_is_uncalibrated(demo) -> None:
+    """A new fingerprint (here: another model) with 5 human-labelled items of its own."""
+    from calibration.review import human_labels
+
+    with Store(demo) as store:
+        items = sorted(human_labels(store, "relevance"))[:5]
+        store.register_judge(
+            "f" * 64, {"kind": "llm", "rubric": "relevance", "model": "m2", "endpoint": "http://h"}
+        )
+        store.add_judge_labels(
+            [{"item_id": i, "fingerprint": "f" * 64, "repeat": 0, "value": 1} for i in items]
+        )
+    at = page()
+    at.run()
+    at.text_input(key="review:week").set_value("2026-W49")
+    at.number_input(key="review:min").set_value(10).run()
+    assert not at.exception
+    shown = text(at)
+    assert shown.count("relevance: judge") == 2
+    assert "5 human-labelled items, fewer than the 10 needed" in shown
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert badges == [":orange-badge[noisy]", ":gray-badge[uncalibrated]"]
