@@ -233,7 +233,7 @@ def _demo_unsupported_claims() -> list[str]:
     return list(module.UNSUPPORTED)
 
 
-def build_demo(db_path: str) -> str:
+def build_demo(db_path: str, with_judge: bool = False) -> str:
     """The worked example as a labelling project: chunks with texts, queries,
     the retriever's run, a depth-10 pool shared by two annotators."""
     golden = read_judgments(EXAMPLE_DIR / "golden.yaml")
@@ -263,13 +263,21 @@ def build_demo(db_path: str) -> str:
             if trace_id.endswith(("_0", "_1")):
                 value = 0 if any(claim in answer for claim in unsupported) else 2
                 store.add_label(item_id, "cat", value, rubric="faithfulness")
+        judged = ""
+        if with_judge:  # the offline judge, fitted on those labels, grades every chunk and trace
+            from judge.jobs import grade_offline
+
+            graded = [grade_offline(store, rubric) for rubric in ("relevance", "faithfulness")]
+            judged = "; the offline judge graded " + " and ".join(
+                f"{r['graded']} items for {r['rubric']}" for r in graded
+            )
         counts = store.counts()
     return (
         f"demo database {db_path}: {counts['chunks']} chunks, {counts['queries']} queries, "
         f"{report['items_added']} new chunk items for ann and bob ({report['doubly_assigned']} shared), "
         f"{counts['traces']} traces to grade, {pairs['added']} new answer pairs to compare; "
         "earlier labels by cat and dan on the top 10 of q_faw and q_store, and cat's faithfulness "
-        "grades of 16 traces\n"
+        f"grades of 16 traces{judged}\n"
     )
 
 
@@ -286,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "annotators":
             text = run_annotators(args)
         elif args.command == "demo":
-            text = build_demo(args.db or default_db_path())
+            text = build_demo(args.db or default_db_path(), with_judge=True)
         else:
             text = run_export(args)
     except (UsageError, FormatError, StoreError) as exc:

@@ -217,7 +217,8 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         return
     if _get(page, "shown_at") is None:
         _set(page, "shown_at", time.monotonic())
-    _render_item(page, item)
+    with st.container(key=f"item-{page.kind}"):  # the item's texts (class st-key-item-<kind>)
+        _render_item(page, item)
     columns = st.columns(len(page.rubric.scale))
     for column, (value, wording) in zip(columns, page.rubric.scale.items()):
         name, _, meaning = wording.partition(": ")

@@ -515,7 +515,7 @@ def bootstrap_ci(
     n_resamples: int = 2000,
     alpha: float = 0.05,
     seed: int = 0,
-    method: Literal["indices", "multinomial"] = "indices",
+    method: Literal["indices", "multinomial"] = "multinomial",
     workers: int | None = None,
 ) -> BootstrapCI:
     """Percentile bootstrap (1 - alpha) CI of Cohen's kappa: ``(low, high)``, seeded, vectorized.
@@ -527,8 +527,12 @@ def bootstrap_ci(
     shared class) are dropped and counted in ``.n_undefined``. ``(None, None)`` with
     ``.undefined_reason`` when the estimate itself is undefined. Efron & Tibshirani (1993), ch. 13.
 
-    ``method="multinomial"`` draws each resample's cell counts from Multinomial(n, observed cell shares)
-    instead: the same bootstrap distribution, O(n_resamples * K^2) work, for very large n.
+    The default, ``method="multinomial"``, draws each resample's cell counts from Multinomial(n,
+    observed cell shares): resampling n items with replacement gives exactly these counts (each item
+    falls in cell (i, j) with probability n_ij / n, independently), so it is the same bootstrap
+    distribution in O(n_resamples * K^2) work: 2,000 resamples of 100,000 items in about 0.02 s
+    against 0.6-1.0 s for ``method="indices"``, which draws the item indices themselves (kept for
+    cross-checks: its every resample equals scikit-learn's kappa on the same items).
     ``workers``: threads for the index blocks (default: the CPUs this process may use).
     """
     weights = _check_weights(weights)
@@ -1009,7 +1013,7 @@ def _report_pair(
     estimates = {w: _cohen(pair, w) for w in weightings}
     cis: dict[Weights, BootstrapCI | None] = dict.fromkeys(WEIGHTINGS)
     if bootstrap and any(e["kappa"] is not None for e in estimates.values()):
-        confusions = _resampled_confusions(pair, bootstrap, seed, None)
+        confusions = _multinomial_confusions(pair, bootstrap, seed)
         for w in weightings:
             if estimates[w]["kappa"] is not None:
                 cis[w] = _percentile_ci(_kappas_of_confusions(confusions, w), alpha, {})

@@ -375,7 +375,7 @@ def test_undefined_resamples_are_dropped_and_counted() -> None:
     single_class = np.array([len(set(np.array(a)[idx])) == 1 for idx in indices])
     assert single_class.sum() > 0  # (3/4)^4 + (1/4)^4 of resamples hold one class only
     assert np.isnan(kappas[single_class]).all() and not np.isnan(kappas[~single_class]).any()
-    ci = bootstrap_ci(a, b, n_resamples=500, seed=3)
+    ci = bootstrap_ci(a, b, n_resamples=500, seed=3, method="indices")
     assert ci.n_undefined == int(single_class.sum())
     assert ci == (1.0, 1.0) and ci.estimate == 1.0
 
@@ -384,10 +384,10 @@ def test_bootstrap_ci_is_seeded_and_independent_of_threads() -> None:
     rng = np.random.default_rng(0)
     a = rng.integers(0, 3, 300)
     b = np.where(rng.random(300) < 0.7, a, rng.integers(0, 3, 300))
-    first = bootstrap_ci(a, b, n_resamples=1000, seed=5)
-    assert bootstrap_ci(a, b, n_resamples=1000, seed=5) == first
-    assert bootstrap_ci(a, b, n_resamples=1000, seed=6) != first
-    assert bootstrap_ci(a, b, n_resamples=1000, seed=5, workers=2) == first
+    first = bootstrap_ci(a, b, n_resamples=1000, seed=5, method="indices")
+    assert bootstrap_ci(a, b, n_resamples=1000, seed=5, method="indices") == first
+    assert bootstrap_ci(a, b, n_resamples=1000, seed=6, method="indices") != first
+    assert bootstrap_ci(a, b, n_resamples=1000, seed=5, method="indices", workers=2) == first
     assert isinstance(first, BootstrapCI) and len(first) == 2
     low, high = first
     assert low < first.estimate < high

@@ -29,6 +29,8 @@ PAGES = {
     "traces": "in this batch",
     "compare": "in this batch",
     "data": "What the store holds",
+    "judge": "Judges in this database",
+    "review": "Trend over weeks",
 }
 
 
