@@ -420,6 +420,49 @@ def render_metrics_page() -> None:
     render_recall_chart(evaluation)
     render_audit(report, data, settings.min_grade)
     render_duplicate_example(data, settings)
+    render_comparison(data, evaluation, settings)
+
+
+def render_comparison(data: DataSet, evaluation: Evaluation, settings: Settings) -> None:
+    """A second run against the same judgments: per-query wins and losses and paired tests."""
+    from calibration.significance import paired_test
+
+    st.subheader("Compare with a second run")
+    upload = st.file_uploader(
+        "Second run (TREC run or .jsonl rankings), judged by the same labels", key=f"{KEY}compare_upload"
+    )
+    if upload is None:
+        st.caption(
+            "Upload a second run to see, per measure, B - A, per-query wins and losses and paired tests."
+        )
+        return
+    try:
+        other = read_upload(upload.name, upload.getvalue(), read_ranked)
+        second = evaluate(data.qrels, other, ks=[settings.k], min_grade=settings.min_grade)
+    except (UploadError, FormatError, InvalidMeasure) as exc:
+        st.error(str(exc))
+        return
+    rows = []
+    for name in evaluation.measures:
+        t = paired_test(evaluation.values[name], second.values[name], permutations=10_000, seed=0)
+        rows.append(
+            {
+                "measure": name,
+                "n queries": f"{t['n']}" + (f" (+{t['left_out']} undefined)" if t["left_out"] else ""),
+                "A": fmt(t["mean_a"]),
+                "B": fmt(t["mean_b"]),
+                "B - A": "undefined" if t["delta"] is None else f"{t['delta']:+.3f}",
+                "wins / losses / ties": f"{t['wins']} / {t['losses']} / {t['ties']}",
+                "p (randomization)": fmt(t["p_randomization"]),
+                "p (t-test)": fmt(t["p_ttest"]),
+            }
+        )
+    st.table(pd.DataFrame(rows), hide_index=True)
+    st.caption(
+        f"A = {data.label.split(' (')[0]}, B = {upload.name}; wins = queries where B is higher; paired, two-sided "
+        "tests over the queries where the measure is defined for both runs (randomization: 10,000 sign flips, "
+        "seed 0). A measure equal on every query has no p-value. The same as `python -m calibration compare`."
+    )
 
 
 def render_data_warnings(evaluation: Evaluation) -> None:

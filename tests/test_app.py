@@ -203,3 +203,21 @@ def test_fetch_depth_below_k_is_an_error_not_a_negative_loss() -> None:
     at.number_input(key="metrics:fetch_depth").set_value(2).run()
     assert not at.exception
     assert any("fetch depth 2 is below k = 5" in e.value for e in at.error)
+
+
+def test_metrics_page_compares_a_second_run(tmp_path):
+    import json
+
+    from tests.test_worked_example import EXAMPLE
+
+    lines = [json.loads(line) for line in (EXAMPLE / "run.jsonl").read_text().splitlines()]
+    reversed_run = "".join(
+        json.dumps({"query_id": r["query_id"], "ranking": r["ranking"][::-1]}) + "\n" for r in lines
+    ).encode()
+    at = run_app()
+    at.file_uploader(key="metrics:compare_upload").set_value(("reversed.jsonl", reversed_run, "text/plain")).run()
+    assert not at.exception and not at.error
+    table = at.table[-1].value.set_index("measure")
+    assert table.loc["R@5", "A"] == "0.625" and table.loc["R@5", "B"] == "0.375"
+    assert table.loc["R@5", "wins / losses / ties"] == "0 / 3 / 1"
+    assert table.loc["Success@5", "p (randomization)"] == "undefined"
