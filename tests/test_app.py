@@ -215,7 +215,9 @@ def test_metrics_page_compares_a_second_run(tmp_path):
         json.dumps({"query_id": r["query_id"], "ranking": r["ranking"][::-1]}) + "\n" for r in lines
     ).encode()
     at = run_app()
-    at.file_uploader(key="metrics:compare_upload").set_value(("reversed.jsonl", reversed_run, "text/plain")).run()
+    at.file_uploader(key="metrics:compare_upload").set_value(
+        ("reversed.jsonl", reversed_run, "text/plain")
+    ).run()
     assert not at.exception and not at.error
     table = at.table[-1].value.set_index("measure")
     assert table.loc["R@5", "A"] == "0.625" and table.loc["R@5", "B"] == "0.375"
