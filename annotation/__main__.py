@@ -265,11 +265,15 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
                 store.add_label(item_id, "cat", value, rubric="faithfulness")
         judged = ""
         if with_judge:  # the offline judge, fitted on those labels, grades every chunk and trace
+            from calibration.review import review
             from judge.jobs import grade_offline
 
             graded = [grade_offline(store, rubric) for rubric in ("relevance", "faithfulness")]
-            judged = "; the offline judge graded " + " and ".join(
-                f"{r['graded']} items for {r['rubric']}" for r in graded
+            reviewed = review(store)  # this week's review, saved: the first point of the trend
+            judged = (
+                "; the offline judge graded "
+                + " and ".join(f"{r['graded']} items for {r['rubric']}" for r in graded)
+                + f", reviewed for week {reviewed['week']}"
             )
         counts = store.counts()
     return (

@@ -139,10 +139,12 @@ def render_llm(db: str) -> None:
         with Store(db) as store:
             summary = summarize_pairs(store.judge_values(plan.fingerprint))
         if summary["mean_preference_a"] is not None:
+            with Store(db) as store:
+                mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
             st.markdown(
-                f"Swap-averaged preference for A: mean {summary['mean_preference_a']:.3f} over "
-                f"{summary['n_pairs']} pairs asked in both orders; the orders agree in "
-                f"{summary['consistent']} of {summary['compared']} comparisons."
+                f"Judge `{plan.fingerprint[:16]}` ({mark}): swap-averaged preference for A, mean "
+                f"{summary['mean_preference_a']:.3f} over {summary['n_pairs']} pairs asked in both orders; "
+                f"the orders agree in {summary['consistent']} of {summary['compared']} comparisons."
             )
 
 
