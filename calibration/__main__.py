@@ -193,6 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--bootstrap", type=_positive, default=2000, metavar="N", help="resamples of the CI (default 2000)"
     )
     ag.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    ag.add_argument(
+        "--trusted", type=float, default=0.6, metavar="K", help="verdict: kappa >= K is trusted (default 0.6)"
+    )
+    ag.add_argument(
+        "--noisy",
+        type=float,
+        default=0.4,
+        metavar="K",
+        help="verdict: kappa >= K is noisy, below not trusted (default 0.4)",
+    )
     ag.add_argument("--format", choices=["table", "json"], default="table")
 
     po = sub.add_parser("position", help="position bias of pairwise judgments asked in both orders")
@@ -221,6 +231,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="human-labelled items a judge needs before it gets a verdict (default 30)",
     )
     rv.add_argument("--seed", type=int, default=0, help="seed of the sample and the bootstrap (default 0)")
+    rv.add_argument(
+        "--trusted", type=float, default=0.6, metavar="K", help="verdict: kappa >= K is trusted (default 0.6)"
+    )
+    rv.add_argument(
+        "--noisy",
+        type=float,
+        default=0.4,
+        metavar="K",
+        help="verdict: kappa >= K is noisy, below not trusted (default 0.4)",
+    )
     rv.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table")
     rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")
     return parser
@@ -272,8 +292,17 @@ def _numbers(path: str, rows: list[dict[str, str]], column: str) -> list[float]:
     return out
 
 
+def _check_thresholds(args: argparse.Namespace) -> None:
+    if not -1 <= args.noisy <= args.trusted <= 1:
+        raise UsageError(
+            f"--noisy {args.noisy} and --trusted {args.trusted}; expected -1 <= noisy <= trusted <= 1"
+        )
+
+
 def run_agree(args: argparse.Namespace) -> tuple[str, int]:
     from calibration.agreement import InvalidRatings, agreement_report
+
+    _check_thresholds(args)
 
     if bool(args.labels) == bool(args.qrels):
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
@@ -290,7 +319,9 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
             for r in _read_csv(args.labels, ["item", "rater", "label"])
         ]
     try:
-        report = agreement_report(rows, bootstrap=args.bootstrap, seed=args.seed)
+        report = agreement_report(
+            rows, bootstrap=args.bootstrap, seed=args.seed, trusted=args.trusted, noisy=args.noisy
+        )
     except InvalidRatings as exc:
         raise UsageError(f"{args.labels or ' and '.join(args.qrels)}: {exc}") from None
     if args.format == "json":
@@ -323,7 +354,9 @@ def agree_table(report: dict[str, Any]) -> str:
     alpha = report["krippendorff_alpha"]
     lines = [
         f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's (unweighted), CI by "
-        f"bootstrap over items; verdict: >= 0.6 trusted, 0.4-0.6 noisy, < 0.4 not trusted",
+        f"bootstrap over items; verdict: >= {report['verdict_thresholds']['trusted']} trusted, "
+        f"{report['verdict_thresholds']['noisy']}-{report['verdict_thresholds']['trusted']} noisy, "
+        f"< {report['verdict_thresholds']['noisy']} not trusted",
         _align(rows),
         *[
             f"{' vs '.join(p['raters'])}: kappa undefined: {p['undefined_reason']}"
@@ -415,6 +448,8 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     from annotation.store import Store, StoreError, default_db_path
     from calibration.review import draw_sample, review, summary_lines, to_html, to_json, to_markdown
 
+    _check_thresholds(args)
+
     try:
         with Store(args.db or default_db_path()) as store:
             drawn = None
@@ -423,7 +458,13 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
                 drawn = draw_sample(store, args.week, n=args.sample, annotators=names, seed=args.seed)
             elif args.annotators:
                 raise UsageError("--annotators goes with --sample")
-            report = review(store, args.week, min_labels=args.min_labels, seed=args.seed)
+            report = review(
+                store,
+                args.week,
+                min_labels=args.min_labels,
+                seed=args.seed,
+                thresholds=(args.trusted, args.noisy),
+            )
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     if args.format == "json":

@@ -255,8 +255,10 @@ def review(
     bootstrap: int = 2000,
     seed: int = 0,
     save: bool = True,
+    thresholds: tuple[float, float] = (0.6, 0.4),
 ) -> dict[str, Any]:
-    """Every judge's agreement with people this week (see the module docstring)."""
+    """Every judge's agreement with people this week (see the module docstring);
+    ``thresholds``: (trusted, noisy) kappa of the verdict."""
     week = _check_week(week or current_week())
     sample = {
         int(i) for (i,) in store.db.execute("SELECT item_id FROM review_samples WHERE week = ?", [week])
@@ -298,14 +300,21 @@ def review(
             )
         n = entry["consensus"]["n"]
         kappa = entry["consensus"]["kappa"]
-        entry["verdict"] = "uncalibrated" if n < min_labels else verdict(kappa)
+        entry["verdict"] = "uncalibrated" if n < min_labels else verdict(kappa, *thresholds)
         entry["status_reason"] = (
             f"{n} human-labelled items, fewer than the {min_labels} needed" if n < min_labels else None
         )
         entry["position"] = _position(store, judge["fingerprint"]) if rubric == "preference" else None
         entry["pass_rate"] = _pass_rate({i: humans[i] for i in humans if i not in trained}, answers, rubric)
         judges.append(entry)
-    report = {"week": week, "min_labels": min_labels, "bootstrap": bootstrap, "seed": seed, "judges": judges}
+    report = {
+        "week": week,
+        "min_labels": min_labels,
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "thresholds": {"trusted": thresholds[0], "noisy": thresholds[1]},
+        "judges": judges,
+    }
     if save:
         _save(store, report)
     report["trend"] = trend(store)

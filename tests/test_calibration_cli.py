@@ -168,3 +168,16 @@ def test_review_sample_is_stratified_and_assigned(tmp_path, capsys) -> None:
     assert assigned == 20
     code, _, err = run(capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "5")
     assert code == 2 and "already has a review sample" in err
+
+
+def test_verdict_thresholds_are_configurable(tmp_path, capsys) -> None:
+    path = tmp_path / "l.csv"
+    path.write_text("item,rater,label\n1,x,1\n1,y,1\n2,x,0\n2,y,1\n3,x,2\n3,y,2\n4,x,3\n4,y,3\n")
+    code, out, _ = run(capsys, "agree", path, "--format", "json", "--bootstrap", "100")
+    assert json.loads(out)["pairs"][0]["verdict"] == "trusted"  # kappa 0.667 >= 0.6
+    code, out, _ = run(
+        capsys, "agree", path, "--format", "json", "--bootstrap", "100", "--trusted", "0.7", "--noisy", "0.5"
+    )
+    assert json.loads(out)["pairs"][0]["verdict"] == "noisy"
+    code, _, err = run(capsys, "agree", path, "--trusted", "0.3", "--noisy", "0.5")
+    assert code == 2 and "expected -1 <= noisy <= trusted <= 1" in err
