@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotation._cli import OneLineParser, UsageError
+from annotation._cli import positive_int as _positive
 from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked
 from calibration.audit import (
     DEFAULT_MIN_JUDGED,
@@ -44,16 +45,6 @@ def _fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
 
 

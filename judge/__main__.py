@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from annotation._cli import OneLineParser, UsageError
+from annotation._cli import positive_int as _positive
 from annotation.store import Store, StoreError, default_db_path
 from judge.client import Endpoint, EndpointRefused, InvalidPrices, JudgeClient, Prices
 from judge.jobs import agreement_line, agreement_mark, grade_offline, plan_llm
@@ -32,16 +33,6 @@ from judge.pairwise import pairwise_calls, summarize_pairs
 from judge.pointwise import pointwise_calls
 from judge.prompts import SCHEMA_MODES
 from judge.runner import Call, Job, Progress, ResultWriter, run_job
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
