@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from annotation.__main__ import build_demo
 from annotation.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKERS = 4
-LABELS_EACH = 60
+WORKERS = 16  # issue #6: 16 processes, 500 labels each, at once
+LABELS_EACH = 500
 WRITER = """
 import sys
 from annotation.store import Store
@@ -26,14 +27,22 @@ with Store(db) as store:
         store.add_label(1 + i % 40, annotator, i % 4, seconds=0.1)
 print(n)
 """
+# every writer waits for the same moment before its first label, so they really overlap
+START = """
+import time, sys
+deadline = float(sys.argv[4])
+while time.time() < deadline:
+    time.sleep(0.001)
+"""
 
 
 def test_parallel_writers_lose_nothing(tmp_path) -> None:
     db = str(tmp_path / "demo.db")
     build_demo(db)
+    start = time.time() + 3.0  # time for 16 interpreters to start
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, db, f"person{w}", str(LABELS_EACH)],
+            [sys.executable, "-c", START + WRITER, db, f"person{w}", str(LABELS_EACH), str(start)],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -41,7 +50,7 @@ def test_parallel_writers_lose_nothing(tmp_path) -> None:
         )
         for w in range(WORKERS)
     ]
-    outputs = [writer.communicate(timeout=120) for writer in writers]
+    outputs = [writer.communicate(timeout=600) for writer in writers]
     assert [writer.returncode for writer in writers] == [0] * WORKERS, [err for _, err in outputs]
     assert [out.strip() for out, _ in outputs] == [str(LABELS_EACH)] * WORKERS
     with Store(db) as store:
@@ -50,5 +59,6 @@ def test_parallel_writers_lose_nothing(tmp_path) -> None:
             " WHERE a.name LIKE 'person%' GROUP BY a.name"
         ).fetchall()
         integrity = store.db.execute("PRAGMA integrity_check").fetchone()[0]
-    assert dict(rows) == {f"person{w}": LABELS_EACH for w in range(WORKERS)}
+    assert dict(rows) == {f"person{w}": LABELS_EACH for w in range(WORKERS)}  # 8,000 rows, none lost
+    assert not any("locked" in err for _, err in outputs)
     assert integrity == "ok"
