@@ -1,0 +1,55 @@
+"""Six people labelling at once through the real app (Chromium, token mode): every
+key press is one label row, stored once, under the right person."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections import Counter
+
+from annotation.store import Store
+from tests.e2e.test_browser import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, running_app
+
+PEOPLE = 6
+PRESSES = 8
+
+
+def test_six_browser_sessions_label_at_once(chromium, demo_db, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    db = tmp_path / "six.db"
+    shutil.copy(demo_db, db)
+    with Store(db) as store:
+        tokens = {f"p{i}": store.add_annotator(f"p{i}", "annotator") for i in range(PEOPLE)}
+    with running_app(db) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            sessions = []
+            for name, token in tokens.items():
+                page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+                page.goto(f"{url}/traces?token={token}")
+                main = page.get_by_test_id("stMain")
+                expect(main.get_by_text(f"0 / 40 in this batch labelled by {name}")).to_be_visible(
+                    timeout=CONTENT_TIMEOUT_MS
+                )
+                page.mouse.click(1100, 30)  # focus the page, not an input
+                sessions.append((name, page, main))
+            for done in range(1, PRESSES + 1):
+                for _, page, _ in sessions:  # six key presses in a row: the server reruns six panes at once
+                    page.keyboard.press(str(done % 3))
+                for name, _, main in sessions:
+                    expect(main.get_by_text(f"{done} / 40 in this batch labelled by {name}")).to_be_visible(
+                        timeout=CONTENT_TIMEOUT_MS
+                    )
+        finally:
+            browser.close()
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            """SELECT a.name, l.item_id, l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id
+               WHERE a.name LIKE 'p%' ORDER BY l.id"""
+        ).fetchall()
+    per_person = Counter(name for name, _, _ in rows)
+    assert per_person == {name: PRESSES for name in tokens}  # every label stored, none twice
+    assert all(
+        len({item for n, item, _ in rows if n == name}) == PRESSES for name in tokens
+    )  # distinct items
