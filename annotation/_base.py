@@ -315,10 +315,25 @@ def _lines(text: str) -> Iterable[tuple[int, list[str]]]:
 
 
 def _parse_int(value: str) -> int | None:
-    """A decimal integer as trec_eval writes it; no 0x, no 1_000, no unicode digits."""
+    """A decimal integer as trec_eval writes it; no 0x, no 1_000, no unicode digits.
+
+    A number of more than 20 digits comes back as the nearest value beyond 64
+    bits, not converted: Python refuses to convert more than 4300 digits, and
+    every caller either refuses what is beyond 64 bits or ignores the value.
+    """
     if not _INT.fullmatch(value):
         return None
+    if len(value.lstrip("+-").lstrip("0")) > 20:
+        return _INT64[0] - 1 if value.startswith("-") else _INT64[1] + 1
     return int(value)
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """A value as an error message shows it: at most ``limit`` characters, so a
+    30 MB token still gives a one-line message."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _has_space(value: str) -> bool:
@@ -358,10 +373,13 @@ class _Judgments:
     def parse(self, raw: str, number: int) -> int:
         value = _parse_int(raw)
         if value is None:
-            raise self.error(self.path, number, self.field, f"expected an integer, got {raw!r}")
+            raise self.error(self.path, number, self.field, f"expected an integer, got {_clip(repr(raw))}")
         if not _INT64[0] <= value <= _INT64[1]:
             raise self.error(
-                self.path, number, self.field, f"expected an integer that fits in 64 bits, got {raw!r}"
+                self.path,
+                number,
+                self.field,
+                f"expected an integer that fits in 64 bits, got {_clip(repr(raw))}",
             )
         return value
 

@@ -12,7 +12,16 @@ from typing import Any
 
 import yaml
 
-from annotation._base import InvalidGolden, Qrels, _check_text, _read_text, _require_file, _write_atomic
+from annotation._base import (
+    _INT64,
+    InvalidGolden,
+    Qrels,
+    _check_text,
+    _clip,
+    _read_text,
+    _require_file,
+    _write_atomic,
+)
 
 # The project's own wording of TREC's 0-3 relevance scale (DESIGN.md).
 DEFAULT_GRADE_SCALE: dict[int, str] = {
@@ -42,6 +51,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     """
     _require_file(path, InvalidGolden)
     text = _read_text(path, InvalidGolden)
+    _refuse_yaml_line_breaks(path, text)
     try:
         _refuse_aliases_and_tags(path, text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -95,7 +105,15 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         else:
             meta["judged_by"] = [_scalar_str(path, node, "judged_by")]
     if "min_grade" in top:
-        meta["min_grade"] = _scalar_int(path, top["min_grade"][1], "min_grade")
+        node = top["min_grade"][1]
+        meta["min_grade"] = _scalar_int(path, node, "min_grade")
+        if meta["min_grade"] < 0:
+            raise InvalidGolden(
+                path,
+                _line(node),
+                "min_grade",
+                f"expected an integer >= 0 (negative grades are judged, never relevant), got {node.value}",
+            )
     if "sampling" in top:
         node = top["sampling"][1]
         try:
@@ -131,7 +149,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
                 path,
                 _line(fields["id"][1]),
                 f"{where}.id",
-                f"query {qid!r} already given on line {id_line[qid]}; expected each id once",
+                f"query {_clip(repr(qid))} already given on line {id_line[qid]}; expected each id once",
             )
         id_line[qid] = _line(fields["id"][1])
         if "text" in fields:
@@ -165,6 +183,29 @@ def read_golden(path: str | os.PathLike) -> Qrels:
 
 def _line(node: yaml.Node) -> int:
     return node.start_mark.line + 1
+
+
+# YAML 1.1 breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too: written
+# raw, they cut an id short or fold into a space, and put YAML's line numbers out of
+# step with the file's (LF) lines. The writer escapes them (\N, \L, \P).
+_YAML_BREAKS = {"\x85": "NEL", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
+_YAML_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
+def _refuse_yaml_line_breaks(path: str | os.PathLike, text: str) -> None:
+    found = _YAML_BREAK.search(text)
+    if found:
+        char = found.group()
+        line = text.count("\n", 0, found.start()) + 1
+        column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+        escape = {"\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}[char]
+        raise InvalidGolden(
+            path,
+            line,
+            None,
+            f"column {column}: U+{ord(char):04X} ({_YAML_BREAKS[char]}) is a line break to YAML; expected "
+            f'LF line ends only (inside double quotes, write it as "{escape}")',
+        )
 
 
 _YAML_MAX_DEPTH = 64
@@ -273,10 +314,18 @@ def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
         isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value)
     ):
         if isinstance(node, yaml.ScalarNode):
-            shown = repr(node.value)
+            shown = _clip(repr(node.value))
         else:
             shown = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
         raise InvalidGolden(path, _line(node), where, f"expected an integer grade, got {shown}")
+    # a grade beyond 64 bits fits no array (and int() refuses more than 4300 digits)
+    if len(node.value.lstrip("+-")) > 19 or not _INT64[0] <= int(node.value) <= _INT64[1]:
+        raise InvalidGolden(
+            path,
+            _line(node),
+            where,
+            f"expected an integer grade that fits in 64 bits, got {_clip(repr(node.value))}",
+        )
     return int(node.value)
 
 
@@ -298,5 +347,19 @@ def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | N
         }
         for qid, docs in qrels.grades.items()
     ]
-    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    text = yaml.dump(doc, Dumper=_GoldenDumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
     _write_atomic(path, text)
+
+
+class _GoldenDumper(yaml.SafeDumper):
+    """safe_dump, but a text holding a YAML line break other than LF (NEL,
+    U+2028, U+2029) is double-quoted, where the emitter escapes it: written
+    raw it would fold into a space, and the reader refuses it."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if _YAML_BREAK.search(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_GoldenDumper.add_representer(str, _represent_str)

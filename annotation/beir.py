@@ -30,6 +30,7 @@ from annotation._base import (
     FormatError,
     Qrels,
     _check_text,
+    _clip,
     _has_space,
     _Judgments,
     _numbered_lines,
@@ -98,14 +99,16 @@ def _id(obj: dict[str, Any], path: Path, number: int, seen: dict[str, int]) -> s
             path,
             number,
             "_id",
-            f'expected a non-empty string (ids are text: write "1", not 1), got {json.dumps(value)}',
+            f'expected a non-empty string (ids are text: write "1", not 1), got {_clip(json.dumps(value))}',
         )
     if _has_space(value):
-        raise InvalidBeir(path, number, "_id", f"{value!r} holds whitespace; expected an id without spaces")
+        raise InvalidBeir(
+            path, number, "_id", f"{_clip(repr(value))} holds whitespace; expected an id without spaces"
+        )
     _check_text(value, path, number, "_id", InvalidBeir)
     if value in seen:
         raise InvalidBeir(
-            path, number, "_id", f"{value!r} already on line {seen[value]}; expected each id once"
+            path, number, "_id", f"{_clip(repr(value))} already on line {seen[value]}; expected each id once"
         )
     seen[value] = number
     return value
@@ -173,7 +176,10 @@ def _read_qrels(path: Path) -> Qrels:
     _, header = next(iter(lines))
     if header != QRELS_HEADER:
         raise InvalidBeir(
-            path, 1, None, f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {header!r}"
+            path,
+            1,
+            None,
+            f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {_clip(repr(header))}",
         )
     for number, line in lines:
         if not line.strip(_ASCII_SPACE):
@@ -189,7 +195,9 @@ def _read_qrels(path: Path) -> Qrels:
         qid, doc, raw_score = fields
         for value, name in ((qid, "query-id"), (doc, "corpus-id")):
             if not value or _has_space(value):
-                raise InvalidBeir(path, number, name, f"{value!r}: expected a non-empty id without spaces")
+                raise InvalidBeir(
+                    path, number, name, f"{_clip(repr(value))}: expected a non-empty id without spaces"
+                )
         judgments.add(qid, doc, judgments.parse(raw_score, number), number)
     grades = judgments.grades
     if not grades:

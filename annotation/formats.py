@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from annotation._base import (
     Run,
     _check_text,
     _check_trec_id,
+    _clip,
     _has_space,
     _Judgments,
     _lines,
@@ -226,9 +228,9 @@ def _slow_run(path: str | os.PathLike) -> Run:
             )
         qid, _q0, doc, rank, raw_score, run_tag = fields[:6]
         if _parse_int(rank) is None:
-            raise InvalidRun(path, number, "rank", f"expected an integer, got {rank!r}")
+            raise InvalidRun(path, number, "rank", f"expected an integer, got {_clip(repr(rank))}")
         if not _NUMBER.fullmatch(raw_score):
-            raise InvalidRun(path, number, "score", f"expected a number, got {raw_score!r}")
+            raise InvalidRun(path, number, "score", f"expected a number, got {_clip(repr(raw_score))}")
         score = float(raw_score)
         if math.isnan(score):
             raise InvalidRun(
@@ -284,14 +286,94 @@ def _content_lines(path: str | os.PathLike, error: type[FormatError]) -> Iterato
             yield number, line
 
 
+class _NotJson(ValueError):
+    """What Python's json module takes but JSON is not (RFC 8259): NaN and
+    Infinity, a number beyond a double, a key given twice in one object."""
+
+    def __init__(self, field_: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field, self.message = field_, message
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _NotJson(key, "given twice in one object; expected each key once")
+            seen.add(key)
+    return obj
+
+
+def _no_constant(name: str) -> None:
+    raise _NotJson(None, f"{name} is not JSON; expected a number, a string or null")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotJson(
+            None, f"the number {_clip(text)} is beyond what a double holds; expected a finite number"
+        )
+    return value
+
+
+# a \uD800-\uDFFF escape: JSON can spell a lone surrogate, which no UTF-8 text can hold
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
+    """(field, the surrogate) of the first string in a parsed JSON value that UTF-8 cannot encode."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where, value[exc.start]
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else key
+            found = _lone_surrogate(key, f"{inner} (the key)") or _lone_surrogate(item, inner)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
 def _json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
-    """One JSONL line parsed, or the format's error naming the line."""
+    """One JSONL line parsed, or the format's error naming the line (and the
+    field, where one is to blame). Strict JSON: NaN, Infinity, numbers beyond
+    a double, a key twice in one object and lone surrogates are refused."""
     try:
-        return json.loads(line)
+        obj = json.loads(
+            line, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite
+        )
     except json.JSONDecodeError as exc:
         raise error(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
+    except _NotJson as exc:
+        raise error(path, number, _clip(exc.field) if exc.field else None, exc.message) from None
+    except ValueError:  # int() refuses more than 4300 digits
+        raise error(
+            path, number, None, "a number with thousands of digits; expected one object per line"
+        ) from None
     except RecursionError:
         raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
+    if _SURROGATE_ESCAPE.search(line):
+        found = _lone_surrogate(obj, "")
+        if found:
+            field_, char = found
+            raise error(
+                path,
+                number,
+                _clip(field_) or None,
+                f"holds the lone surrogate U+{ord(char):04X}; expected text that UTF-8 can encode",
+            )
+    return obj
 
 
 def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
@@ -312,7 +394,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                 path,
                 number,
                 "query_id",
-                f'expected a non-empty string (ids are text: write "1", not 1), got {json.dumps(qid)}',
+                f'expected a non-empty string (ids are text: write "1", not 1), got {_clip(json.dumps(qid))}',
             )
         _check_text(qid, path, number, "query_id", InvalidRankings)
         if "ranking" not in obj:
@@ -330,7 +412,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                     path,
                     number,
                     f"ranking[{pos}]",
-                    f"expected a document id (a non-empty string without spaces), got {json.dumps(doc)}",
+                    f"expected a document id (a non-empty string without spaces), got {_clip(json.dumps(doc))}",
                 )
             _check_text(doc, path, number, f"ranking[{pos}]", InvalidRankings)
         if qid in rankings:
@@ -338,7 +420,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                 path,
                 number,
                 "query_id",
-                f"{qid!r} already given on line {seen_line[qid]}; expected each query once",
+                f"{_clip(repr(qid))} already given on line {seen_line[qid]}; expected each query once",
             )
         rankings[qid] = ranking
         seen_line[qid] = number
@@ -399,7 +481,10 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
             raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", "text": ...}')
         if _has_space(obj["id"]):
             raise InvalidCorpus(
-                path, number, "id", f"{obj['id']!r} holds whitespace; expected an id without spaces"
+                path,
+                number,
+                "id",
+                f"{_clip(repr(obj['id']))} holds whitespace; expected an id without spaces",
             )
         if not isinstance(obj.get("text"), str) or not obj["text"].strip():
             raise InvalidCorpus(
@@ -411,7 +496,10 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
             _check_text(obj[key], path, number, key, InvalidCorpus)
         if obj["id"] in seen:
             raise InvalidCorpus(
-                path, number, "id", f"{obj['id']!r} already on line {seen[obj['id']]}; expected each id once"
+                path,
+                number,
+                "id",
+                f"{_clip(repr(obj['id']))} already on line {seen[obj['id']]}; expected each id once",
             )
         seen[obj["id"]] = number
         chunks.append(obj)
@@ -435,15 +523,24 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
             qid, tab, query = line.partition("\t")
             if not tab:
                 raise InvalidQueries(path, number, None, "no TAB; expected 'id<TAB>text'")
+            if "\t" in query:
+                raise InvalidQueries(
+                    path,
+                    number,
+                    None,
+                    f"expected 2 TAB-separated columns (id, text), got {line.count(chr(9)) + 1}",
+                )
         if not isinstance(query, str) or not query.strip():
             raise InvalidQueries(path, number, "text", "missing or empty; expected the query text")
         if not qid or _has_space(qid):
-            raise InvalidQueries(path, number, "id", f"{qid!r}: expected a non-empty id without spaces")
+            raise InvalidQueries(
+                path, number, "id", f"{_clip(repr(qid))}: expected a non-empty id without spaces"
+            )
         for value, name in ((qid, "id"), (query, "text")):
             _check_text(value, path, number, name, InvalidQueries)
         if qid in seen:
             raise InvalidQueries(
-                path, number, "id", f"{qid!r} already on line {seen[qid]}; expected each id once"
+                path, number, "id", f"{_clip(repr(qid))} already on line {seen[qid]}; expected each id once"
             )
         seen[qid] = number
         queries[qid] = query
@@ -487,7 +584,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
                 path,
                 number,
                 "id",
-                f"{obj['id']!r} already on line {seen[obj['id']]}; expected each trace once",
+                f"{_clip(repr(obj['id']))} already on line {seen[obj['id']]}; expected each trace once",
             )
         seen[obj["id"]] = number
         traces.append({key: obj[key] for key in _TRACE_FIELDS})
@@ -512,7 +609,7 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
             doc = line.strip(_ASCII_SPACE)
         if doc in seen:
             raise InvalidCorpus(
-                path, number, "id", f"{doc!r} already on line {seen[doc]}; expected each id once"
+                path, number, "id", f"{_clip(repr(doc))} already on line {seen[doc]}; expected each id once"
             )
         seen[doc] = number
         ids.append(doc)

@@ -238,48 +238,75 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _read_csv(path: str, required: list[str], optional: tuple[str, ...] = ()) -> list[dict[str, str]]:
-    """Rows of a CSV with a header; one clear line naming file, line and column otherwise."""
-    import csv
+    """Rows of a CSV with a header; one clear line naming file, line and column otherwise.
 
+    The bytes are checked as every reader checks them (UTF-8, no NUL, no lone
+    CR; a UTF-8 byte order mark, as Excel writes, is dropped); every row has
+    as many fields as the header; line numbers are the file's lines, a quoted
+    field over several lines included.
+    """
+    import csv
+    import io
+
+    from annotation._base import _clip, _read_text
     from annotation.formats import FormatError, _require_file
 
     _require_file(path, FormatError)
+    text = _read_text(path, FormatError)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    expected = f"the columns {','.join(required)}" + (f"[,{','.join(optional)}]" if optional else "")
+    done = 0  # the last line read so far: a row starts on the next one
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            header = [h.strip() for h in (reader.fieldnames or [])]
-            missing = [c for c in required if c not in header]
-            if missing:
+        header = [h.strip() for h in next(reader, [])]
+        done = reader.line_num
+        missing = [c for c in required if c not in header]
+        if missing:
+            shown = _clip(",".join(header)) if any(header) else "(empty)"
+            raise UsageError(f"{path}:1: header {shown}; expected {expected}")
+        twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
+        if twice is not None:
+            raise UsageError(
+                f"{path}:1: header names the column {twice!r} twice; expected {expected}, each once"
+            )
+        rows = []
+        for fields in reader:
+            number, done = done + 1, reader.line_num
+            if not fields:  # a blank line
+                continue
+            if len(fields) != len(header):
                 raise UsageError(
-                    f"{path}:1: header {','.join(header) or '(empty)'}; expected the columns "
-                    f"{','.join(required)}" + (f"[,{','.join(optional)}]" if optional else "")
+                    f"{path}:{number}: {len(fields)} fields; expected {len(header)}, as the header "
+                    f"{_clip(','.join(header))} has"
                 )
-            rows = []
-            for number, row in enumerate(reader, start=2):
-                row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
-                for column in required:
-                    if row.get(column, "") == "" and column not in ("label", "choice"):
-                        raise UsageError(f"{path}:{number}: {column}: empty; expected a value")
-                row["_line"] = str(number)
-                rows.append(row)
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            row = {column: value.strip() for column, value in zip(header, fields)}
+            for column in required:
+                if row[column] == "" and column not in ("label", "choice"):
+                    raise UsageError(f"{path}:{number}: {column}: empty; expected a value")
+            row["_line"] = str(number)
+            rows.append(row)
     except csv.Error as exc:
-        raise UsageError(f"{path}: not a CSV file ({exc})") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise UsageError(f"{path}:{done + 1}: not valid CSV ({exc}); expected {expected}") from None
     if not rows:
         raise UsageError(f"{path}: no rows after the header")
     return rows
 
 
 def _numbers(path: str, rows: list[dict[str, str]], column: str) -> list[float]:
+    """The column as finite numbers, written as trec_eval writes them (ASCII digits, no 1_000)."""
+    import math
+
+    from annotation._base import _NUMBER, _clip
+
     out = []
     for row in rows:
-        try:
-            out.append(float(row[column]))
-        except ValueError:
-            raise UsageError(f"{path}:{row['_line']}: {column}: {row[column]!r} is not a number") from None
+        raw = row[column]
+        value = float(raw) if _NUMBER.fullmatch(raw) else None
+        if value is None or not math.isfinite(value):
+            raise UsageError(
+                f"{path}:{row['_line']}: {column}: {_clip(repr(raw))} is not a finite number; "
+                "expected a number such as 0, 1 or 0.5"
+            )
+        out.append(value)
     return out
 
 
