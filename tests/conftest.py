@@ -3,6 +3,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -18,3 +20,21 @@ def shared_dir() -> Path | None:
         if candidate and (Path(candidate) / "data").is_dir():
             return Path(candidate)
     return None
+
+
+# Figures the load and crash tests measure (rows written and stored, errors, calls
+# repeated): printed at the end of every run, so `make test` itself reports them.
+FIGURES: list[str] = []
+
+
+@pytest.fixture
+def figure():
+    """``figure("...")`` records a measured figure for the end-of-run summary."""
+    return FIGURES.append
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if FIGURES:
+        terminalreporter.section("figures measured by the tests")
+        for line in FIGURES:
+            terminalreporter.write_line(line)

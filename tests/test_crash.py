@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KILLS = 10
 
 
-def test_ten_sigkills_and_resumes_end_with_the_uninterrupted_labels(server, uninterrupted, tmp_path):  # noqa: F811
+def test_ten_sigkills_and_resumes_end_with_the_uninterrupted_labels(server, uninterrupted, tmp_path, figure):  # noqa: F811
     url, log = server
     expected, pristine = uninterrupted
     db = tmp_path / "killed.db"
@@ -59,7 +59,10 @@ def test_ten_sigkills_and_resumes_end_with_the_uninterrupted_labels(server, unin
     repeated = sum(n - 1 for n in served.values())
     # at most the answers on their way at each kill (in flight, or received and not yet committed)
     assert repeated <= kills * 2 * CONCURRENCY, (repeated, kills)
-    print(f"{kills} SIGKILLs: {repeated} answers served twice out of 40 calls")
+    figure(
+        f"judge run, {kills} SIGKILLs at random moments and resumes: 40 calls, {len(served)} answered, "
+        f"{repeated} answers served twice (on their way at a kill), labels equal to an uninterrupted run"
+    )
 
 
 def _dump(db: Path) -> list[str]:
@@ -67,7 +70,7 @@ def _dump(db: Path) -> list[str]:
         return list(conn.iterdump())
 
 
-def test_an_import_killed_mid_way_leaves_the_database_as_it_was(tmp_path):
+def test_an_import_killed_mid_way_leaves_the_database_as_it_was(tmp_path, figure):
     db = tmp_path / "demo.db"
     build_demo(str(db))
     before = _dump(db)
@@ -101,3 +104,4 @@ def test_an_import_killed_mid_way_leaves_the_database_as_it_was(tmp_path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert Counter(r[0] for r in conn.execute("SELECT id FROM chunks WHERE id LIKE 'big%'")) == Counter()
+    figure("import of 300,000 chunks killed with SIGKILL mid-transaction: database dump identical to before")

@@ -125,7 +125,7 @@ def interrupt_and_resume(db: Path, url: str, log: Path, sig: int) -> tuple[str, 
     return first, out2, received, served
 
 
-def test_sigterm_mid_run_resumes_without_a_repeated_or_missing_call(server, uninterrupted, tmp_path):
+def test_sigterm_mid_run_resumes_without_a_repeated_or_missing_call(server, uninterrupted, tmp_path, figure):
     url, log = server
     expected, pristine = uninterrupted
     db = tmp_path / "term.db"
@@ -137,6 +137,10 @@ def test_sigterm_mid_run_resumes_without_a_repeated_or_missing_call(server, unin
     done_before = int(out2.split(" calls made, ")[1].split(" of 40 already done")[0])
     assert 12 <= done_before < 40
     assert values(db) == expected
+    figure(
+        f"judge run, SIGTERM after {done_before} of 40 calls and a resume: {sum(received.values())} calls received, "
+        f"{len(served)} answered, {sum(n - 1 for n in received.values())} repeated"
+    )
 
 
 def test_sigkill_mid_run_loses_at_most_the_calls_in_flight(server, uninterrupted, tmp_path):

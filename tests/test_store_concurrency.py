@@ -36,7 +36,7 @@ while time.time() < deadline:
 """
 
 
-def test_parallel_writers_lose_nothing(tmp_path) -> None:
+def test_parallel_writers_lose_nothing(tmp_path, figure) -> None:
     db = str(tmp_path / "demo.db")
     build_demo(db)
     start = time.time() + 3.0  # time for 16 interpreters to start
@@ -61,4 +61,8 @@ def test_parallel_writers_lose_nothing(tmp_path) -> None:
         integrity = store.db.execute("PRAGMA integrity_check").fetchone()[0]
     assert dict(rows) == {f"person{w}": LABELS_EACH for w in range(WORKERS)}  # 8,000 rows, none lost
     assert not any("locked" in err for _, err in outputs)
+    figure(
+        f"store load: {WORKERS} processes x {LABELS_EACH} labels = {WORKERS * LABELS_EACH} written, "
+        f"{sum(n for _, n in rows)} stored, {sum(bool(err.strip()) for _, err in outputs)} errors"
+    )
     assert integrity == "ok"

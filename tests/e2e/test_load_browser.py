@@ -14,7 +14,7 @@ PEOPLE = 6
 PRESSES = 8
 
 
-def test_six_browser_sessions_label_at_once(chromium, demo_db, tmp_path):
+def test_six_browser_sessions_label_at_once(chromium, demo_db, tmp_path, figure):
     from playwright.sync_api import expect, sync_playwright
 
     db = tmp_path / "six.db"
