@@ -196,9 +196,15 @@ def test_token_in_the_address_signs_in_and_leaves_the_address(demo) -> None:
 def session_page(render: str, token: str) -> AppTest:
     def page(render):
         import annotation.ui as annotation_ui
+        import calibration.review_ui as review_ui
         import calibration.ui as calibration_ui
+        import judge.ui as judge_ui
 
-        module = calibration_ui if render == "render_metrics_page" else annotation_ui
+        module = {
+            "render_metrics_page": calibration_ui,
+            "render_judge_page": judge_ui,
+            "render_review_page": review_ui,
+        }.get(render, annotation_ui)
         getattr(module, render)()
 
     at = AppTest.from_function(page, args=(render,), default_timeout=30)
@@ -218,7 +224,9 @@ def test_every_labelling_page_is_blind_for_an_annotator(demo, render) -> None:
     assert_blind(text)
 
 
-@pytest.mark.parametrize("render", ["render_data_page", "render_metrics_page"])
+@pytest.mark.parametrize(
+    "render", ["render_data_page", "render_metrics_page", "render_judge_page", "render_review_page"]
+)
 def test_admin_pages_refuse_an_annotator_on_the_server(demo, render) -> None:
     _, tokens = demo
     at = session_page(render, tokens["ann"])

@@ -67,6 +67,9 @@ def test_an_annotator_sees_only_blind_labelling_pages(chromium, demo_db, tmp_pat
                 ("compare", "in this batch labelled by ann"),
                 ("data", "labelled by ann"),  # not served: the default (labelling) page instead
                 ("metrics", "labelled by ann"),
+                ("judge", "labelled by ann"),
+                ("review", "labelled by ann"),
+                ("sign-in", "labelled by ann"),
             ):
                 # a new page load: the token must come again, as a person would open a link
                 page.goto(f"{url}/{path}?token={tokens['ann']}")
@@ -74,7 +77,7 @@ def test_an_annotator_sees_only_blind_labelling_pages(chromium, demo_db, tmp_pat
                 page.wait_for_timeout(300)
                 seen[path] = app.inner_text()
                 assert not _blind(seen[path]), (path, _blind(seen[path]))
-            for admin_title in ("Metrics and audit", "Data"):
+            for admin_title in ("Metrics and audit", "Data", "Judge", "Calibration review"):
                 assert all(admin_title not in text.splitlines() for text in seen.values())
             # the same server gives an admin the pages the annotator could not reach
             page.goto(f"{url}/data?token={tokens['root']}")
