@@ -212,7 +212,10 @@ _BOM = b"\xef\xbb\xbf"
 _ASCII_SPACE = " \t\n\r\f\v"
 _TOKEN = re.compile(r"[^ \t\n\r\f\v]+")
 _INT_RE = r"[+-]?[0-9]+"
-_NUMBER_RE = r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
+# "digits, then perhaps a dot and digits", never "digits, dot?, digits": that
+# form splits a run of digits in n ways, and Python's backtracking then takes
+# O(n^2) steps on a long token of digits that ends in a letter (a ReDoS).
+_NUMBER_RE = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
 _INT = re.compile(_INT_RE)
 _NUMBER = re.compile(_NUMBER_RE)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -270,6 +273,13 @@ def _check_text(
 def _check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError]) -> None:
     if not data.strip():
         raise error(path, None, None, "file is empty; expected at least one line")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # never UTF-8: 0xff and 0xfe are not UTF-8 bytes
+        raise error(
+            path,
+            1,
+            None,
+            f"starts with the UTF-16 byte order mark 0x{data[:2].hex()}: UTF-16 text; expected UTF-8 text",
+        )
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
@@ -329,11 +339,24 @@ def _parse_int(value: str) -> int | None:
 
 
 def _clip(text: str, limit: int = 60) -> str:
-    """A value as an error message shows it: at most ``limit`` characters, so a
-    30 MB token still gives a one-line message."""
+    """Text as an error message shows it: at most ``limit`` characters, so a
+    30 MB token still gives a short one-line message."""
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _name(key: str) -> str:
+    """A key from the file as a field name in a message: as written when it is
+    printable (no line break, tab or control character), else its repr; cut short."""
+    return _clip(key if key and key.isprintable() else repr(key))
+
+
+def _shown(value: str, limit: int = 60) -> str:
+    """repr() of a value from the file, cut short like :func:`_clip`."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
 
 
 def _has_space(value: str) -> bool:
@@ -373,13 +396,13 @@ class _Judgments:
     def parse(self, raw: str, number: int) -> int:
         value = _parse_int(raw)
         if value is None:
-            raise self.error(self.path, number, self.field, f"expected an integer, got {_clip(repr(raw))}")
+            raise self.error(self.path, number, self.field, f"expected an integer, got {_shown(raw)}")
         if not _INT64[0] <= value <= _INT64[1]:
             raise self.error(
                 self.path,
                 number,
                 self.field,
-                f"expected an integer that fits in 64 bits, got {_clip(repr(raw))}",
+                f"expected an integer that fits in 64 bits, got {_shown(raw)}",
             )
         return value
 

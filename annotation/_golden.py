@@ -17,9 +17,10 @@ from annotation._base import (
     InvalidGolden,
     Qrels,
     _check_text,
-    _clip,
+    _name,
     _read_text,
     _require_file,
+    _shown,
     _write_atomic,
 )
 
@@ -79,7 +80,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
             raise InvalidGolden(
                 path,
                 _line(knode),
-                key,
+                _name(key),
                 f"unknown key; expected one of {', '.join(sorted(_GOLDEN_TOP_KEYS))}",
             )
     if "queries" not in top:
@@ -121,6 +122,8 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
             # e.g. a date like 2024-13-45, or a bare '=' (YAML 1.1's value tag)
             problem = _yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
+            if "integer string conversion" in problem:  # Python's limit of 4300 digits
+                problem = "a number with thousands of digits"
             raise InvalidGolden(path, _line(node), "sampling", f"expected plain values ({problem})") from None
 
     qnode = top["queries"][1]
@@ -137,7 +140,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         for key, (knode, _v) in fields.items():
             if key not in ("id", "text", "grades", "notes"):
                 raise InvalidGolden(
-                    path, _line(knode), f"{where}.{key}", "unknown key; expected id, text, grades"
+                    path, _line(knode), f"{where}.{_name(key)}", "unknown key; expected id, text, grades"
                 )
         if "id" not in fields:
             raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
@@ -149,7 +152,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
                 path,
                 _line(fields["id"][1]),
                 f"{where}.id",
-                f"query {_clip(repr(qid))} already given on line {id_line[qid]}; expected each id once",
+                f"query {_shown(qid)} already given on line {id_line[qid]}; expected each id once",
             )
         id_line[qid] = _line(fields["id"][1])
         if "text" in fields:
@@ -166,12 +169,12 @@ def read_golden(path: str | os.PathLike) -> Qrels:
                     raise InvalidGolden(
                         path, _line(knode), f"{where}.grades", "expected a non-empty document id"
                     )
-                grade = _scalar_int(path, vnode, f"{where}.grades.{doc}")
+                grade = _scalar_int(path, vnode, f"{where}.grades.{_name(doc)}")
                 if grade >= 0 and not lo <= grade <= hi:
                     raise InvalidGolden(
                         path,
                         _line(vnode),
-                        f"{where}.grades.{doc}",
+                        f"{where}.grades.{_name(doc)}",
                         f"expected a grade in the grade_scale {lo}-{hi} (or negative), got {grade}",
                     )
                 doc_grades[doc] = grade
@@ -188,7 +191,11 @@ def _line(node: yaml.Node) -> int:
 # YAML 1.1 breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too: written
 # raw, they cut an id short or fold into a space, and put YAML's line numbers out of
 # step with the file's (LF) lines. The writer escapes them (\N, \L, \P).
-_YAML_BREAKS = {"\x85": "NEL", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
+_YAML_BREAKS = {
+    "\x85": ("NEL", "\\N"),
+    "\u2028": ("LINE SEPARATOR", "\\L"),
+    "\u2029": ("PARAGRAPH SEPARATOR", "\\P"),
+}
 _YAML_BREAK = re.compile("[\x85\u2028\u2029]")
 
 
@@ -198,12 +205,12 @@ def _refuse_yaml_line_breaks(path: str | os.PathLike, text: str) -> None:
         char = found.group()
         line = text.count("\n", 0, found.start()) + 1
         column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
-        escape = {"\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}[char]
+        name, escape = _YAML_BREAKS[char]
         raise InvalidGolden(
             path,
             line,
             None,
-            f"column {column}: U+{ord(char):04X} ({_YAML_BREAKS[char]}) is a line break to YAML; expected "
+            f"column {column}: U+{ord(char):04X} ({name}) is a line break to YAML; expected "
             f'LF line ends only (inside double quotes, write it as "{escape}")',
         )
 
@@ -288,7 +295,7 @@ def _mapping(
             raise InvalidGolden(
                 path,
                 _line(knode),
-                f"{where}.{key}" if where else str(key),
+                f"{where}.{_name(str(key))}" if where else _name(str(key)),
                 f"key already given on line {_line(out[key][0])}; expected each key once",
             )
         out[key] = (knode, vnode)
@@ -314,7 +321,7 @@ def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
         isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value)
     ):
         if isinstance(node, yaml.ScalarNode):
-            shown = _clip(repr(node.value))
+            shown = _shown(node.value)
         else:
             shown = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
         raise InvalidGolden(path, _line(node), where, f"expected an integer grade, got {shown}")
@@ -324,7 +331,7 @@ def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
             path,
             _line(node),
             where,
-            f"expected an integer grade that fits in 64 bits, got {_clip(repr(node.value))}",
+            f"expected an integer grade that fits in 64 bits, got {_shown(node.value)}",
         )
     return int(node.value)
 

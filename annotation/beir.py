@@ -36,6 +36,7 @@ from annotation._base import (
     _numbered_lines,
     _read_text,
     _require_file,
+    _shown,
 )
 from annotation.formats import _json_line
 
@@ -103,12 +104,12 @@ def _id(obj: dict[str, Any], path: Path, number: int, seen: dict[str, int]) -> s
         )
     if _has_space(value):
         raise InvalidBeir(
-            path, number, "_id", f"{_clip(repr(value))} holds whitespace; expected an id without spaces"
+            path, number, "_id", f"{_shown(value)} holds whitespace; expected an id without spaces"
         )
     _check_text(value, path, number, "_id", InvalidBeir)
     if value in seen:
         raise InvalidBeir(
-            path, number, "_id", f"{_clip(repr(value))} already on line {seen[value]}; expected each id once"
+            path, number, "_id", f"{_shown(value)} already on line {seen[value]}; expected each id once"
         )
     seen[value] = number
     return value
@@ -179,7 +180,7 @@ def _read_qrels(path: Path) -> Qrels:
             path,
             1,
             None,
-            f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {_clip(repr(header))}",
+            f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {_shown(header)}",
         )
     for number, line in lines:
         if not line.strip(_ASCII_SPACE):
@@ -196,7 +197,7 @@ def _read_qrels(path: Path) -> Qrels:
         for value, name in ((qid, "query-id"), (doc, "corpus-id")):
             if not value or _has_space(value):
                 raise InvalidBeir(
-                    path, number, name, f"{_clip(repr(value))}: expected a non-empty id without spaces"
+                    path, number, name, f"{_shown(value)}: expected a non-empty id without spaces"
                 )
         judgments.add(qid, doc, judgments.parse(raw_score, number), number)
     grades = judgments.grades

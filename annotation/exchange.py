@@ -17,6 +17,7 @@ from pathlib import Path
 
 from annotation.beir import read_beir
 from annotation.formats import (
+    FormatError,
     Qrels,
     _write_atomic,
     read_corpus,
@@ -28,11 +29,12 @@ from annotation.formats import (
     write_qrels,
 )
 from annotation.rubrics import RELEVANCE
-from annotation.store import Store, StoreError
+from annotation.store import OffScale, Store, StoreError
 
 __all__ = ["ImportSources", "NothingToImport", "NothingToExport", "import_files", "export_labels", "FORMATS"]
 
 FORMATS = ("golden", "qrels", "csv")
+TRACE_SOURCES = ("jsonl", "openinference", "langfuse", "langsmith")
 PathLike = str | os.PathLike
 
 
@@ -55,6 +57,9 @@ class ImportSources:
     traces: PathLike | None = None
     labels: PathLike | None = None
     annotator: str | None = None  # who made the imported labels
+    traces_from: str = "jsonl"  # or openinference, langfuse, langsmith (annotation.trace_sources)
+    mapping: tuple[str, ...] = ()  # --map KEY=PATH for those sources
+    run_prefix: str = ""  # before each imported system's run name
 
     def check(self) -> None:
         if not any((self.corpus, self.queries, self.beir, self.run, self.traces, self.labels)):
@@ -67,6 +72,14 @@ class ImportSources:
             raise NothingToImport("labels need the name of who made them (--annotator)")
         if self.stage not in ("fetch", "keep"):
             raise NothingToImport(f"stage must be fetch or keep, not {self.stage!r}")
+        if self.traces_from not in TRACE_SOURCES:
+            raise NothingToImport(
+                f"--from must be one of {', '.join(TRACE_SOURCES)}, not {self.traces_from!r}"
+            )
+        if (self.mapping or self.run_prefix) and (not self.traces or self.traces_from == "jsonl"):
+            raise NothingToImport(
+                "--map and --run-prefix go with --traces FILE --from openinference|langfuse|langsmith"
+            )
 
 
 def import_files(store: Store, sources: ImportSources) -> list[str]:
@@ -78,7 +91,12 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
     queries = read_queries(sources.queries) if sources.queries else None
     beir = read_beir(sources.beir) if sources.beir else None
     run = read_ranked(sources.run) if sources.run else None
-    traces = read_traces(sources.traces) if sources.traces else None
+    traced = None
+    if sources.traces and sources.traces_from != "jsonl":
+        from annotation.trace_sources import read_trace_source
+
+        traced = read_trace_source(sources.traces, sources.traces_from, list(sources.mapping) or None)
+    traces = read_traces(sources.traces) if sources.traces and traced is None else None
     labels = read_judgments(sources.labels) if sources.labels else None
     lines = []
     with store.write():
@@ -93,9 +111,19 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
             lines.append(_report(f"run {sources.name.strip()!r} ({sources.stage}) {sources.run}", counts))
         if traces is not None:
             lines.append(_report(f"traces {sources.traces}", store.import_traces(traces)))
+        if traced is not None:
+            from annotation.trace_sources import to_store
+
+            counts = to_store(store, traced, run_prefix=sources.run_prefix)
+            lines.append(_report(f"traces {sources.traces} ({sources.traces_from})", counts))
+            lines += [f"  not imported: {problem}" for problem in traced.problems]
         if labels is not None:
             who = sources.annotator.strip()
-            lines.append(_report(f"labels {sources.labels} by {who!r}", store.import_labels(labels, who)))
+            try:
+                counts = store.import_labels(labels, who)
+            except OffScale as exc:
+                raise _located(exc, sources.labels) from None
+            lines.append(_report(f"labels {sources.labels} by {who!r}", counts))
         totals = store.counts()
     lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
     return lines
@@ -115,10 +143,57 @@ def _import_beir(
         annotator = f"beir:{split}"
         try:
             counts = store.import_labels(qrels, annotator)
+        except OffScale as exc:
+            raise _located(exc, qrels.path) from None
         except StoreError as exc:
             raise StoreError(f"{qrels.path} (split {split!r}, annotator {annotator!r}): {exc}") from None
         lines.append(_report(f"labels {qrels.path} by {annotator!r}", counts))
     return lines
+
+
+def _located(exc: OffScale, path: PathLike) -> FormatError:
+    """The store's off-scale refusal, with the file and the line that gave the grade."""
+    return FormatError(path, _grade_line(path, exc.qid, exc.doc), None, str(exc))
+
+
+def _grade_line(path: PathLike, qid: str, doc: str) -> int | None:
+    """The line of a (query, document) grade: a qrels or BEIR TSV line, or the
+    golden.yaml grade's node (found by composing the YAML, never constructing it)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if str(path).endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            return None
+        for query in getattr(_child(root, "queries"), "value", []) or []:
+            if getattr(_child(query, "id"), "value", None) == qid:
+                grade = _child(_child(query, "grades"), doc)
+                return grade.start_mark.line + 1 if grade is not None else None
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.split("\t") if "\t" in line and len(line.split("\t")) == 3 else line.split()
+        if len(parts) == 4 and (parts[0], parts[2]) == (qid, doc):
+            return number
+        if len(parts) == 3 and (parts[0], parts[1]) == (qid, doc):
+            return number
+    return None
+
+
+def _child(node, key: str):
+    """A mapping node's value node for ``key`` (None when absent or not a mapping)."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for k, v in node.value:
+        if getattr(k, "value", None) == key:
+            return v
+    return None
 
 
 def _report(what: str, counts: dict[str, int]) -> str:

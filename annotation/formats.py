@@ -53,10 +53,12 @@ from annotation._base import (
     _has_space,
     _Judgments,
     _lines,
+    _name,
     _numbered_lines,
     _parse_int,
     _read_text,
     _require_file,
+    _shown,
     _write_atomic,
     as_numpy,
 )
@@ -228,9 +230,9 @@ def _slow_run(path: str | os.PathLike) -> Run:
             )
         qid, _q0, doc, rank, raw_score, run_tag = fields[:6]
         if _parse_int(rank) is None:
-            raise InvalidRun(path, number, "rank", f"expected an integer, got {_clip(repr(rank))}")
+            raise InvalidRun(path, number, "rank", f"expected an integer, got {_shown(rank)}")
         if not _NUMBER.fullmatch(raw_score):
-            raise InvalidRun(path, number, "score", f"expected a number, got {_clip(repr(raw_score))}")
+            raise InvalidRun(path, number, "score", f"expected a number, got {_shown(raw_score)}")
         score = float(raw_score)
         if math.isnan(score):
             raise InvalidRun(
@@ -301,7 +303,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _value in pairs:
             if key in seen:
-                raise _NotJson(key, "given twice in one object; expected each key once")
+                raise _NotJson(_name(key), "given twice in one object; expected each key once")
             seen.add(key)
     return obj
 
@@ -333,7 +335,7 @@ def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
         return None
     if isinstance(value, dict):
         for key, item in value.items():
-            inner = f"{where}.{key}" if where else key
+            inner = f"{where}.{_name(key)}" if where else _name(key)
             found = _lone_surrogate(key, f"{inner} (the key)") or _lone_surrogate(item, inner)
             if found:
                 return found
@@ -356,7 +358,7 @@ def _json_line(line: str, path: str | os.PathLike, number: int, error: type[Form
     except json.JSONDecodeError as exc:
         raise error(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
     except _NotJson as exc:
-        raise error(path, number, _clip(exc.field) if exc.field else None, exc.message) from None
+        raise error(path, number, exc.field, exc.message) from None
     except ValueError:  # int() refuses more than 4300 digits
         raise error(
             path, number, None, "a number with thousands of digits; expected one object per line"
@@ -364,7 +366,10 @@ def _json_line(line: str, path: str | os.PathLike, number: int, error: type[Form
     except RecursionError:
         raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
     if _SURROGATE_ESCAPE.search(line):
-        found = _lone_surrogate(obj, "")
+        try:
+            found = _lone_surrogate(obj, "")
+        except RecursionError:
+            raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
         if found:
             field_, char = found
             raise error(
@@ -420,7 +425,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                 path,
                 number,
                 "query_id",
-                f"{_clip(repr(qid))} already given on line {seen_line[qid]}; expected each query once",
+                f"{_shown(qid)} already given on line {seen_line[qid]}; expected each query once",
             )
         rankings[qid] = ranking
         seen_line[qid] = number
@@ -484,7 +489,7 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
                 path,
                 number,
                 "id",
-                f"{_clip(repr(obj['id']))} holds whitespace; expected an id without spaces",
+                f"{_shown(obj['id'])} holds whitespace; expected an id without spaces",
             )
         if not isinstance(obj.get("text"), str) or not obj["text"].strip():
             raise InvalidCorpus(
@@ -499,7 +504,7 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
                 path,
                 number,
                 "id",
-                f"{_clip(repr(obj['id']))} already on line {seen[obj['id']]}; expected each id once",
+                f"{_shown(obj['id'])} already on line {seen[obj['id']]}; expected each id once",
             )
         seen[obj["id"]] = number
         chunks.append(obj)
@@ -533,14 +538,12 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidQueries(path, number, "text", "missing or empty; expected the query text")
         if not qid or _has_space(qid):
-            raise InvalidQueries(
-                path, number, "id", f"{_clip(repr(qid))}: expected a non-empty id without spaces"
-            )
+            raise InvalidQueries(path, number, "id", f"{_shown(qid)}: expected a non-empty id without spaces")
         for value, name in ((qid, "id"), (query, "text")):
             _check_text(value, path, number, name, InvalidQueries)
         if qid in seen:
             raise InvalidQueries(
-                path, number, "id", f"{_clip(repr(qid))} already on line {seen[qid]}; expected each id once"
+                path, number, "id", f"{_shown(qid)} already on line {seen[qid]}; expected each id once"
             )
         seen[qid] = number
         queries[qid] = query
@@ -584,7 +587,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
                 path,
                 number,
                 "id",
-                f"{_clip(repr(obj['id']))} already on line {seen[obj['id']]}; expected each trace once",
+                f"{_shown(obj['id'])} already on line {seen[obj['id']]}; expected each trace once",
             )
         seen[obj["id"]] = number
         traces.append({key: obj[key] for key in _TRACE_FIELDS})
@@ -609,7 +612,7 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
             doc = line.strip(_ASCII_SPACE)
         if doc in seen:
             raise InvalidCorpus(
-                path, number, "id", f"{_clip(repr(doc))} already on line {seen[doc]}; expected each id once"
+                path, number, "id", f"{_shown(doc)} already on line {seen[doc]}; expected each id once"
             )
         seen[doc] = number
         ids.append(doc)

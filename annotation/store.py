@@ -33,7 +33,7 @@ from sqlite_utils.migrations import Migrations
 from annotation.formats import Qrels, Run
 from annotation.rubrics import get_rubric
 
-__all__ = ["Store", "StoreError", "ImportConflict", "default_db_path"]
+__all__ = ["Store", "StoreError", "ImportConflict", "OffScale", "default_db_path"]
 
 DEFAULT_DB = "denominator.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -53,6 +53,14 @@ class StoreError(Exception):
 
 class ImportConflict(StoreError):
     """An import would change what is stored (nothing is written)."""
+
+
+class OffScale(StoreError):
+    """An imported grade that is not on the rubric's scale (nothing is written)."""
+
+    def __init__(self, message: str, qid: str, doc: str, grade: int) -> None:
+        super().__init__(message)
+        self.qid, self.doc, self.grade = qid, doc, grade
 
 
 AGGREGATES = ("median", "majority", "mean")
@@ -448,9 +456,12 @@ class Store:
         for qid, docs in qrels.grades.items():
             for doc, grade in docs.items():
                 if grade not in scale.scale:
-                    raise StoreError(
+                    raise OffScale(
                         f"query {qid!r} chunk {doc!r}: grade {grade} is not on the {rubric} scale; "
-                        f"expected one of {', '.join(map(str, scale.scale))}"
+                        f"expected one of {', '.join(map(str, scale.scale))}",
+                        qid,
+                        doc,
+                        grade,
                     )
         added = unchanged = 0
         with self.write() as db:

@@ -295,7 +295,7 @@ def _numbers(path: str, rows: list[dict[str, str]], column: str) -> list[float]:
     """The column as finite numbers, written as trec_eval writes them (ASCII digits, no 1_000)."""
     import math
 
-    from annotation._base import _NUMBER, _clip
+    from annotation._base import _NUMBER, _shown
 
     out = []
     for row in rows:
@@ -303,7 +303,7 @@ def _numbers(path: str, rows: list[dict[str, str]], column: str) -> list[float]:
         value = float(raw) if _NUMBER.fullmatch(raw) else None
         if value is None or not math.isfinite(value):
             raise UsageError(
-                f"{path}:{row['_line']}: {column}: {_clip(repr(raw))} is not a finite number; "
+                f"{path}:{row['_line']}: {column}: {_shown(raw)} is not a finite number; "
                 "expected a number such as 0, 1 or 0.5"
             )
         out.append(value)
@@ -400,7 +400,7 @@ def run_position(args: argparse.Namespace) -> tuple[str, int]:
         if r["choice"] not in ("A", "B", "tie", ""):
             raise UsageError(f"{args.judgments}:{r['_line']}: choice: {r['choice']!r}; expected A, B or tie")
         repeat = r.get("repeat") or "0"
-        if not repeat.isdigit():
+        if not (repeat.isascii() and repeat.isdigit() and len(repeat) <= 9):
             raise UsageError(f"{args.judgments}:{r['_line']}: repeat: {repeat!r}; expected an integer >= 0")
         judgments.append(
             {"item": r["item"], "order": r["order"], "choice": r["choice"] or None, "repeat": int(repeat)}
@@ -440,13 +440,18 @@ def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError(f"--alpha {args.alpha}; expected a number between 0 and 1")
     labeled = _read_csv(args.labeled, ["human", "judge"])
     unlabeled = _read_csv(args.unlabeled, ["judge"])
-    result = ppi_report(
-        _numbers(args.labeled, labeled, "human"),
-        _numbers(args.labeled, labeled, "judge"),
-        _numbers(args.unlabeled, unlabeled, "judge"),
-        alpha=args.alpha,
-        lam=args.lam,
-    )
+    try:
+        result = ppi_report(
+            _numbers(args.labeled, labeled, "human"),
+            _numbers(args.labeled, labeled, "judge"),
+            _numbers(args.unlabeled, unlabeled, "judge"),
+            alpha=args.alpha,
+            lam=args.lam,
+        )
+    except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
+        text = str(exc)
+        where = args.unlabeled if "unlabeled" in text.lower() else args.labeled
+        raise UsageError(f"{where}: {text}") from None
     if args.format == "json":
         return dumps(result, one_line=()), 0
     level = f"{1 - args.alpha:.0%}"

@@ -67,9 +67,8 @@ def test_a_bad_file_or_grade_writes_nothing(tmp_path, capsys) -> None:
         "ann",
     )
     assert code == 2 and out == ""
-    assert (
-        err
-        == "error: query 'q1' chunk 'c2': grade 4 is not on the relevance scale; expected one of 0, 1, 2, 3\n"
+    assert err == (
+        f"error: {bad}:2: query 'q1' chunk 'c2': grade 4 is not on the relevance scale; expected one of 0, 1, 2, 3\n"
     )
     with Store(db) as store:  # the corpus of the same command did not land either
         assert store.counts()["chunks"] == 0

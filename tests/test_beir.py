@@ -238,7 +238,7 @@ def test_a_grade_off_the_scale_writes_nothing(tmp_path, capsys, grade) -> None:
     code, out, err = cli(capsys, "import", "--db", db, "--beir", root)
     assert code == 2 and out == ""
     assert err == (
-        f"error: {root}/qrels/test.tsv (split 'test', annotator 'beir:test'): query '007' chunk '1': "
+        f"error: {root}/qrels/test.tsv:3: query '007' chunk '1': "
         f"grade {grade} is not on the relevance scale; expected one of 0, 1, 2, 3\n"
     )
     with Store(db) as store:  # corpus and queries of the same command did not land either
