@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+INTEROP := .venv-interop
 
-.PHONY: run test bench lint venv clean
+.PHONY: run test interop bench lint venv clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,8 +23,19 @@ run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:$(POR
 	DENOMINATOR_DB=$(DEMO_DB) STREAMLIT_BROWSER_GATHER_USAGE_STATS=false $(PY) -m streamlit run app.py \
 		--server.headless true --server.address 127.0.0.1 --server.port $(PORT) --server.fileWatcherType none
 
-test: $(STAMP)  ## the whole suite
+test: $(STAMP) $(INTEROP)/.installed  ## the whole suite, then the exports read by the destination libraries
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory interop
+
+$(INTEROP)/.installed: requirements-interop.txt
+	test -x $(INTEROP)/bin/python || $(PYTHON) -m venv $(INTEROP)
+	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip
+	$(INTEROP)/bin/python -m pip install --quiet -r requirements-interop.txt
+	touch $@
+
+interop: $(INTEROP)/.installed  ## the exports read by RAGAS's, DeepEval's and Phoenix's own loaders (a separate venv)
+	DENOMINATOR_INTEROP=1 DEEPEVAL_TELEMETRY_OPT_OUT=1 RAGAS_DO_NOT_TRACK=true \
+		$(INTEROP)/bin/python -m pytest -q -p no:cacheprovider tests/test_exports.py
 
 bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop; the judge (figures in the README)
 	@fail=0; \
@@ -40,4 +52,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(INTEROP) .pytest_cache .ruff_cache

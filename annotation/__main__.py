@@ -52,8 +52,25 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument(
         "--traces",
         metavar="FILE",
-        help='RAG traces, JSONL {"id", "query_id", "system", "question", "contexts", "answer"}',
+        help='RAG traces: JSONL {"id", "query_id", "system", "question", "contexts", "answer"}, '
+        "or an export of the tool named by --from",
     )
+    imp.add_argument(
+        "--from",
+        dest="traces_from",
+        choices=["jsonl", "openinference", "langfuse", "langsmith"],
+        default="jsonl",
+        help="what --traces is: the product's JSONL (default), Phoenix/OpenInference spans, "
+        "a Langfuse export or LangSmith runs",
+    )
+    imp.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="KEY=PATH",
+        help="where a field lives in the export, e.g. question=inputs.query (repeatable)",
+    )
+    imp.add_argument("--run-prefix", default="", metavar="P", help="before each imported system's run name")
     imp.add_argument(
         "--labels", metavar="FILE", help="existing judgments: TREC qrels or golden.yaml (needs --annotator)"
     )
@@ -110,7 +127,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", help="write the current labels as golden.yaml, qrels or CSV")
     exp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
-    exp.add_argument("--format", choices=["golden", "qrels", "csv"], required=True)
+    exp.add_argument(
+        "--format",
+        choices=["golden", "qrels", "csv", "ragas", "deepeval", "beir", "trec", "phoenix"],
+        required=True,
+        help="golden.yaml, TREC qrels, every label row as CSV, or a file (folder for beir, trec) "
+        "that RAGAS, DeepEval, BEIR, TREC tools or Phoenix load as it is",
+    )
+    exp.add_argument(
+        "--threshold",
+        type=int,
+        default=1,
+        metavar="G",
+        help="relevant = grade >= G, for the formats that hold no grades (ragas, deepeval, phoenix labels)",
+    )
+    exp.add_argument("--judge", metavar="FINGERPRINT", help="phoenix: a judge's grades instead of people's")
     exp.add_argument(
         "--aggregate",
         choices=["median", "majority", "mean"],
@@ -135,6 +166,9 @@ def run_import(args: argparse.Namespace) -> str:
         traces=args.traces,
         labels=args.labels,
         annotator=args.annotator,
+        traces_from=args.traces_from,
+        mapping=tuple(args.map),
+        run_prefix=args.run_prefix,
     )
     try:
         sources.check()
@@ -160,10 +194,23 @@ def run_baseline(args: argparse.Namespace) -> str:
 
 
 def run_export(args: argparse.Namespace) -> str:
+    from annotation import exports
+
     with Store(args.db or default_db_path()) as store:
         try:
+            if args.format in exports.EXPORTS:
+                options = {"judge": args.judge} if args.format == "phoenix" and args.judge else {}
+                if args.judge and args.format != "phoenix":
+                    raise UsageError("--judge goes with --format phoenix")
+                export = exports.EXPORTS[args.format]
+                return (
+                    export(store, args.output, args.threshold, args.annotator, args.aggregate, **options)
+                    + "\n"
+                )
+            if args.judge:
+                raise UsageError("--judge goes with --format phoenix")
             return export_labels(store, args.format, args.output, args.annotator, args.aggregate) + "\n"
-        except NothingToExport as exc:
+        except (NothingToExport, exports.NothingToExport) as exc:
             raise UsageError(str(exc)) from None
 
 
