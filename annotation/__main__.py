@@ -23,11 +23,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from annotation._cli import OneLineParser, UsageError
+from annotation._cli import OneLineParser, UsageError, positive_int
 from annotation.baseline import METHODS, add_baseline
 from annotation.exchange import ImportSources, NothingToExport, NothingToImport, export_labels, import_files
 from annotation.formats import FormatError, Qrels, read_corpus, read_judgments, read_ranked, read_traces
-from annotation.pooling import pool, pool_pairs, pool_report
+from annotation.pooling import pool, pool_pairs, pool_report, sample_unjudged
 from annotation.store import Store, StoreError, default_db_path
 
 
@@ -92,7 +92,26 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SHARE",
         help="share of items also given to a second person, for agreement (default 0)",
     )
-    pl.add_argument("--seed", type=int, default=0, help="seed of the assignment order (default 0)")
+    pl.add_argument(
+        "--seed", type=int, default=0, help="seed of the assignment order and the sample (default 0)"
+    )
+    pl.add_argument(
+        "--estimate",
+        type=positive_int,
+        metavar="N",
+        help="also N sampled unjudged candidates per query beyond the pool, to estimate what the labels missed",
+    )
+    pl.add_argument(
+        "--strata",
+        default="50,100,1000",
+        metavar="B1,B2,...",
+        help="with --estimate: strata of unjudged candidates by best rank, depth+1-B1, B1+1-B2, ... (default 50,100,1000)",
+    )
+    pl.add_argument(
+        "--corpus-stratum",
+        action="store_true",
+        help="with --estimate: one more stratum of chunks no run returned in its top B_last",
+    )
 
     bl = sub.add_parser("baseline", help="add a lexical run (BM25) over the stored corpus, for pooling")
     bl.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
@@ -248,6 +267,26 @@ def run_pool(args: argparse.Namespace) -> str:
             store, args.depth, runs=runs, annotators=annotators, overlap=args.overlap, seed=args.seed
         )
         found = pool_report(store, args.depth)
+        sample = None
+        if args.estimate:
+            try:
+                strata = [int(b) for b in args.strata.split(",") if b.strip()]
+            except ValueError:
+                raise UsageError(
+                    f"--strata {args.strata!r}; expected comma-separated ranks, e.g. 50,100,1000"
+                ) from None
+            sample = sample_unjudged(
+                store,
+                args.depth,
+                args.estimate,
+                strata=strata,
+                corpus=args.corpus_stratum,
+                runs=runs,
+                annotators=annotators,
+                seed=args.seed,
+            )
+        elif args.corpus_stratum or args.strata != "50,100,1000":
+            raise UsageError("--strata and --corpus-stratum go with --estimate N")
     text = (
         f"pool of depth {report['depth']} over runs {', '.join(report['runs'])}: "
         f"{report['pooled']} (query, chunk) pairs, {report['already_judged']} already judged, "
@@ -257,6 +296,12 @@ def run_pool(args: argparse.Namespace) -> str:
         text += (
             f"; {report['assignments']} assignments to {len(annotators)} annotators, "
             f"{report['doubly_assigned']} of {report['items_added']} items given to two people"
+        )
+    if sample is not None:
+        text += (
+            f"; for the estimate, {sample['sampled']} unjudged candidates sampled over {sample['queries']} queries ("
+            + ", ".join(f"ranks {name}: {k}" for name, k in sorted(sample["strata"].items()))
+            + "), mixed into the queues"
         )
     for row in found:  # if one run finds most relevant chunks alone, the labels lean toward it
         text += (

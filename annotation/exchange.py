@@ -271,5 +271,10 @@ def export_labels(
         }
         # one person's labels that came from a golden.yaml keep what that file said of them
         meta.update(imported_meta)
+        from annotation.pooling import sampling_design
+
+        design = sampling_design(store)
+        if design:  # the estimate of what the labels missed can be reproduced from the file
+            meta["sampling"] = design
         write_golden(qrels, output, meta=meta)
     return f"wrote {n} judgments over {len(qrels.grades)} queries to {output}"

@@ -18,11 +18,12 @@ import hashlib
 import json
 import random
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from annotation.store import Store, StoreError
 
-__all__ = ["pool", "pool_pairs", "next_item", "item_view", "progress"]
+__all__ = ["pool", "pool_pairs", "sample_unjudged", "sampling_design", "next_item", "item_view", "progress"]
 
 
 def pool(
@@ -112,6 +113,152 @@ def pool(
         "assignments": assigned,
         "doubly_assigned": doubled,
         "batch": batch,
+    }
+
+
+DEFAULT_STRATA = (50, 100, 1000)
+
+
+def sample_unjudged(
+    store: Store,
+    depth: int,
+    n: int,
+    strata: Sequence[int] = DEFAULT_STRATA,
+    corpus: bool = False,
+    runs: Sequence[str] | None = None,
+    annotators: Sequence[str] = (),
+    seed: int = 0,
+) -> dict[str, Any]:
+    """For each query, a stratified random sample of ``n`` unjudged candidates beyond the
+    depth-``depth`` pool, so that what the labels missed can be estimated
+    (calibration.estimate; Horvitz-Thompson, as TREC's infAP and statAP do).
+
+    A candidate's stratum is its best rank over the runs: ranks depth+1 to strata[0],
+    strata[0]+1 to strata[1], ...; with ``corpus``, one more stratum of the chunks no run
+    returned in its top strata[-1]. Each stratum h of N_h unjudged candidates gets n_h of
+    the n draws (proportional allocation, at least one per non-empty stratum), drawn
+    without replacement, so each drawn chunk's inclusion probability is n_h / N_h; the
+    design is recorded (``estimate_samples``). The drawn chunks become ordinary chunk
+    items, assigned like the pool's and placed at random positions in each queue:
+    annotators cannot tell them from the pool's items (blind)."""
+    if n < 1:
+        raise StoreError(f"estimate sample {n} per query; expected at least 1")
+    bounds = sorted(set(int(b) for b in strata))
+    if not bounds or bounds[0] <= depth:
+        raise StoreError(f"strata {list(strata)}: each bound must exceed the pool depth {depth}")
+    db = store.db
+    assigned = db.execute(
+        "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.kind = 'chunk' LIMIT 1"
+    ).fetchone()
+    if assigned and not annotators:
+        raise StoreError("this store assigns chunk items to people: give --annotators for the sampled items")
+    known = {name: run_id for run_id, name in db.execute("SELECT id, name FROM runs").fetchall()}
+    chosen = list(runs) if runs else sorted(known)
+    unknown = [name for name in chosen if name not in known]
+    if unknown or not chosen:
+        raise StoreError(
+            f"no run named {', '.join(map(repr, unknown))}" if unknown else "no runs in the store"
+        )
+    placeholders = ", ".join("?" * len(chosen))
+    best = db.execute(
+        f"""SELECT query_id, chunk_id, min(rank) FROM rankings WHERE run_id IN ({placeholders})
+            GROUP BY query_id, chunk_id""",
+        [known[name] for name in chosen],
+    ).fetchall()
+    judged = {
+        (q, c)
+        for q, c in db.execute(
+            """SELECT DISTINCT i.query_id, i.chunk_id FROM items i JOIN labels l ON l.item_id = i.id
+               WHERE i.kind = 'chunk' AND l.value IS NOT NULL"""
+        ).fetchall()
+    }
+    sampled_before = {
+        (q, c) for q, c in db.execute("SELECT query_id, chunk_id FROM estimate_samples").fetchall()
+    }
+    names = [f"{lo + 1}-{hi}" for lo, hi in zip([depth, *bounds[:-1]], bounds)]
+    candidates: dict[str, dict[str, list[str]]] = {}
+    for query_id, chunk_id, rank in best:
+        if rank <= depth or (query_id, chunk_id) in judged or (query_id, chunk_id) in sampled_before:
+            continue
+        for name, hi in zip(names, bounds):
+            if rank <= hi:
+                candidates.setdefault(query_id, {}).setdefault(name, []).append(chunk_id)
+                break
+    if corpus:
+        retrieved = {(q, c) for q, c, rank in best if rank <= bounds[-1]}
+        all_chunks = [c for (c,) in db.execute("SELECT id FROM chunks ORDER BY id")]
+        for query_id in sorted({q for q, _, _ in best}):
+            rest = [
+                c
+                for c in all_chunks
+                if (query_id, c) not in retrieved
+                and (query_id, c) not in judged
+                and (query_id, c) not in sampled_before
+            ]
+            if rest:
+                candidates.setdefault(query_id, {})[f"corpus (beyond {bounds[-1]})"] = rest
+    rng = random.Random(seed)
+    design = json.dumps(
+        {"depth": depth, "strata": bounds, "corpus": corpus, "runs": chosen, "per_query": n, "seed": seed}
+    )
+    drawn: list[tuple[str, str, str, int, int]] = []
+    for query_id in sorted(candidates):
+        groups = {name: sorted(members) for name, members in candidates[query_id].items() if members}
+        total = sum(len(m) for m in groups.values())
+        take = min(n, total)
+        quotas = {name: max(1, int(take * len(m) / total)) for name, m in groups.items()}
+        while sum(quotas.values()) > take:
+            quotas[max(quotas, key=lambda k: (quotas[k], k))] -= 1
+        spare = take - sum(quotas.values())
+        for name in sorted(groups, key=lambda k: (-(take * len(groups[k]) / total - quotas[k]), k))[:spare]:
+            quotas[name] += 1
+        for name, members in sorted(groups.items()):
+            size, k = len(members), min(quotas.get(name, 0), len(members))
+            for chunk_id in rng.sample(members, k):
+                drawn.append((query_id, chunk_id, name, size, k))
+    now = datetime.now(UTC).isoformat(timespec="microseconds")
+    ids = [store.annotator_id(name) for name in annotators]
+    with store.write():
+        for query_id, chunk_id, name, size, k in drawn:
+            item_id = store._item(db, "chunk", query_id=query_id, chunk_id=chunk_id)
+            db.execute(
+                """INSERT INTO estimate_samples (query_id, chunk_id, item_id, stratum, stratum_size, stratum_sampled,
+                       inclusion, design, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [query_id, chunk_id, item_id, name, size, k, k / size, design, now],
+            )
+            if ids:  # one person each, in the seeded order, at a random place in their queue
+                db.execute(
+                    "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)",
+                    [item_id, ids[rng.randrange(len(ids))], rng.getrandbits(48)],
+                )
+    per_stratum: dict[str, int] = {}
+    for _, _, name, _, _ in drawn:
+        per_stratum[name] = per_stratum.get(name, 0) + 1
+    return {
+        "queries": len({q for q, *_ in drawn}),
+        "sampled": len(drawn),
+        "strata": per_stratum,
+        "design": design,
+    }
+
+
+def sampling_design(store: Store) -> dict[str, Any]:
+    """The recorded design, as golden.yaml's ``sampling`` section keeps it: per query and
+    stratum its size and the drawn chunk ids (their grades are in the golden file's grades)."""
+    rows = store.db.execute(
+        """SELECT query_id, stratum, stratum_size, chunk_id, design FROM estimate_samples
+           ORDER BY query_id, stratum, chunk_id"""
+    ).fetchall()
+    if not rows:
+        return {}
+    queries: dict[str, dict[str, dict[str, Any]]] = {}
+    for query_id, stratum, size, chunk_id, _ in rows:
+        entry = queries.setdefault(query_id, {}).setdefault(stratum, {"size": size, "sampled": []})
+        entry["sampled"].append(chunk_id)
+    return {
+        "method": "stratified simple random samples of unjudged candidates, without replacement",
+        "design": json.loads(rows[-1][4]),
+        "queries": queries,
     }
 
 

@@ -203,6 +203,19 @@ def _m006_review_samples(db: sqlite_utils.Database) -> None:
     )
 
 
+@MIGRATIONS(name="m007_estimate_samples")
+def _m007_estimate_samples(db: sqlite_utils.Database) -> None:
+    """The sampling design behind an estimate of what the labels missed: per query and
+    stratum of unjudged candidates, its size, how many were drawn, and each drawn chunk
+    with its inclusion probability (pooling.sample_unjudged)."""
+    db.execute(
+        """CREATE TABLE estimate_samples (query_id TEXT NOT NULL, chunk_id TEXT NOT NULL,
+            item_id INTEGER NOT NULL REFERENCES items(id), stratum TEXT NOT NULL, stratum_size INTEGER NOT NULL,
+            stratum_sampled INTEGER NOT NULL, inclusion REAL NOT NULL, design TEXT NOT NULL, created_at TEXT NOT NULL,
+            PRIMARY KEY (query_id, chunk_id))"""
+    )
+
+
 JUDGE_COLUMNS = (
     "item_id",
     "fingerprint",
