@@ -53,3 +53,7 @@ def test_six_browser_sessions_label_at_once(chromium, demo_db, tmp_path, figure)
     assert all(
         len({item for n, item, _ in rows if n == name}) == PRESSES for name in tokens
     )  # distinct items
+    figure(
+        f"browser load: {PEOPLE} sessions x {PRESSES} key presses = {PEOPLE * PRESSES} labels pressed, "
+        f"{len(rows)} stored, each once, under the right person"
+    )
