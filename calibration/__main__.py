@@ -144,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="gate: duplicates, undefined-recall, rel-above-k, rel-below-k, "
         "judged-at-k<X, stage1-recall<X, label-coverage<X; repeatable",
     )
+    a.add_argument(
+        "--estimate",
+        action="store_true",
+        help="estimate true |Rel| and recall from the sample in golden.yaml's sampling section",
+    )
     a.add_argument("--format", choices=["table", "json"], default="table")
     c = sub.add_parser("compare", help="two runs on the same judgments: per-query deltas and paired tests")
     c.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
@@ -656,8 +661,134 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError(f"no query of {args.run} is in {args.qrels}: nothing to audit")
     code = 0 if result["passed"] else 1
     if args.format == "json":
+        if args.estimate:
+            result["estimate"] = estimate_audit(qrels, run, args.k[0], _min_grade(args, qrels), result)
         return dumps(result), code
+    if args.estimate:
+        estimates = estimate_audit(qrels, run, args.k[0], _min_grade(args, qrels), result)
+        return audit_table(result, qrels_path=args.qrels, run_path=args.run) + estimate_table(estimates), code
     return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
+
+
+def estimate_audit(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[str, Any]) -> dict[str, Any]:
+    """Judged recall beside the recall estimated from golden.yaml's sample of unjudged
+    candidates (calibration.estimate), per query; a finding when the interval excludes the
+    judged value. The sampled chunks' grades are in the file's grades; every other grade
+    is the fully judged pool."""
+    from calibration.estimate import estimate_recall_at_k
+
+    design = qrels.meta.get("sampling") or {}
+    per_query = design.get("queries") or {}
+    if not per_query:
+        raise UsageError(
+            "--estimate needs a golden.yaml with a sampling section: python -m annotation pool "
+            "--estimate N, label the sampled chunks, then export --format golden"
+        )
+    depth = (design.get("design") or {}).get("depth")
+    rankings = run.rankings()
+    out: dict[str, Any] = {"design": design.get("design"), "k": k, "queries": {}}
+    if depth is not None and k > depth:
+        out["note"] = (
+            f"k = {k} exceeds the pool depth {depth}: unsampled candidates in the top k are not "
+            "counted; the estimate is a lower bound there"
+        )
+    for qid in result["queries"]:
+        grades = qrels.grades.get(qid, {})
+        strata_ids = per_query.get(qid) or {}
+        sampled = {doc for entry in strata_ids.values() for doc in entry.get("sampled", [])}
+        top = list(dict.fromkeys(rankings.get(qid, [])))[:k]
+        pool_relevant = [d for d, g in grades.items() if d not in sampled and g >= min_grade]
+        strata = []
+        for name, entry in strata_ids.items():
+            labelled = [d for d in entry.get("sampled", []) if d in grades]
+            strata.append(
+                {
+                    "stratum": name,
+                    "N": int(entry["size"]),
+                    "n": len(labelled),
+                    "labels": [grades[d] for d in labelled],
+                    "in_top_k": [d in top for d in labelled],
+                    "N_top_k": sum(d in top for d in labelled),
+                }
+            )
+        estimate = estimate_recall_at_k(
+            len(pool_relevant),
+            sum(1 for d in pool_relevant if d in top),
+            strata,
+            k,
+            min_grade=min_grade,
+        )
+        judged = result["queries"][qid]
+        recall = judged.get("recall")
+        ci = estimate.get("ci")
+        incomplete = recall is not None and ci is not None and not (ci[0] <= recall <= ci[1])
+        if incomplete:
+            judged.setdefault("findings", []).append("labels_incomplete_estimated")
+        out["queries"][qid] = {
+            "recall_judged": recall,
+            "rel_judged": judged.get("rel"),
+            "recall_estimated": estimate.get("estimate"),
+            "recall_ci": ci,
+            "rel_estimated": estimate["rel"].get("estimate"),
+            "rel_ci": estimate["rel"].get("ci"),
+            "n_sampled": estimate.get("n_sampled"),
+            "n_sampled_relevant": estimate.get("n_sampled_relevant"),
+            "labels_incomplete_estimated": incomplete,
+            "reason": estimate.get("reason"),
+        }
+    return out
+
+
+def estimate_table(estimates: dict[str, Any]) -> str:
+    from calibration.report import _align
+
+    k = estimates["k"]
+    rows = [
+        [
+            "query",
+            f"R@{k} judged",
+            "|Rel| judged",
+            f"R@{k} estimated",
+            "95% CI",
+            "|Rel| estimated",
+            "95% CI",
+            "sampled",
+        ]
+    ]
+    for qid, e in estimates["queries"].items():
+
+        def num(x, digits=3):
+            return "undefined" if x is None else f"{x:.{digits}f}"
+
+        def ci(pair, digits=3):
+            return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
+
+        rows.append(
+            [
+                qid,
+                num(e["recall_judged"]),
+                str(e["rel_judged"]),
+                num(e["recall_estimated"]),
+                ci(e["recall_ci"]),
+                num(e["rel_estimated"], 1),
+                ci(e["rel_ci"], 1),
+                f"{e['n_sampled_relevant']} relevant of {e['n_sampled']} sampled labels",
+            ]
+        )
+    flagged = [qid for qid, e in estimates["queries"].items() if e["labels_incomplete_estimated"]]
+    lines = [
+        "",
+        f"Estimated from the sample of unjudged candidates (design: {estimates['design']}):",
+        _align(rows),
+    ]
+    if estimates.get("note"):
+        lines.append(estimates["note"])
+    lines += [
+        f"{qid}: labels_incomplete_estimated: judged R@{k} {estimates['queries'][qid]['recall_judged']:.3f} lies "
+        "outside the estimated interval; the labels miss relevant chunks"
+        for qid in flagged
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _use_jemalloc() -> None:
