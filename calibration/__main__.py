@@ -32,6 +32,7 @@ from calibration.audit import (
     DEFAULT_STAGE1_MIN,
     InvalidAudit,
     audit_run,
+    estimate_run,
     parse_gate,
 )
 from calibration.metrics import InvalidMeasure, evaluate
@@ -662,81 +663,12 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     code = 0 if result["passed"] else 1
     if args.format == "json":
         if args.estimate:
-            result["estimate"] = estimate_audit(qrels, run, args.k[0], _min_grade(args, qrels), result)
+            result["estimate"] = estimate_run(qrels, run, args.k[0], _min_grade(args, qrels), result)
         return dumps(result), code
     if args.estimate:
-        estimates = estimate_audit(qrels, run, args.k[0], _min_grade(args, qrels), result)
+        estimates = estimate_run(qrels, run, args.k[0], _min_grade(args, qrels), result)
         return audit_table(result, qrels_path=args.qrels, run_path=args.run) + estimate_table(estimates), code
     return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
-
-
-def estimate_audit(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[str, Any]) -> dict[str, Any]:
-    """Judged recall beside the recall estimated from golden.yaml's sample of unjudged
-    candidates (calibration.estimate), per query; a finding when the interval excludes the
-    judged value. The sampled chunks' grades are in the file's grades; every other grade
-    is the fully judged pool."""
-    from calibration.estimate import estimate_recall_at_k
-
-    design = qrels.meta.get("sampling") or {}
-    per_query = design.get("queries") or {}
-    if not per_query:
-        raise UsageError(
-            "--estimate needs a golden.yaml with a sampling section: python -m annotation pool "
-            "--estimate N, label the sampled chunks, then export --format golden"
-        )
-    depth = (design.get("design") or {}).get("depth")
-    rankings = run.rankings()
-    out: dict[str, Any] = {"design": design.get("design"), "k": k, "queries": {}}
-    if depth is not None and k > depth:
-        out["note"] = (
-            f"k = {k} exceeds the pool depth {depth}: unsampled candidates in the top k are not "
-            "counted; the estimate is a lower bound there"
-        )
-    for qid in result["queries"]:
-        grades = qrels.grades.get(qid, {})
-        strata_ids = per_query.get(qid) or {}
-        sampled = {doc for entry in strata_ids.values() for doc in entry.get("sampled", [])}
-        top = list(dict.fromkeys(rankings.get(qid, [])))[:k]
-        pool_relevant = [d for d, g in grades.items() if d not in sampled and g >= min_grade]
-        strata = []
-        for name, entry in strata_ids.items():
-            labelled = [d for d in entry.get("sampled", []) if d in grades]
-            strata.append(
-                {
-                    "stratum": name,
-                    "N": int(entry["size"]),
-                    "n": len(labelled),
-                    "labels": [grades[d] for d in labelled],
-                    "in_top_k": [d in top for d in labelled],
-                    "N_top_k": sum(d in top for d in labelled),
-                }
-            )
-        estimate = estimate_recall_at_k(
-            len(pool_relevant),
-            sum(1 for d in pool_relevant if d in top),
-            strata,
-            k,
-            min_grade=min_grade,
-        )
-        judged = result["queries"][qid]
-        recall = judged.get("recall")
-        ci = estimate.get("ci")
-        incomplete = recall is not None and ci is not None and not (ci[0] <= recall <= ci[1])
-        if incomplete:
-            judged.setdefault("findings", []).append("labels_incomplete_estimated")
-        out["queries"][qid] = {
-            "recall_judged": recall,
-            "rel_judged": judged.get("rel"),
-            "recall_estimated": estimate.get("estimate"),
-            "recall_ci": ci,
-            "rel_estimated": estimate["rel"].get("estimate"),
-            "rel_ci": estimate["rel"].get("ci"),
-            "n_sampled": estimate.get("n_sampled"),
-            "n_sampled_relevant": estimate.get("n_sampled_relevant"),
-            "labels_incomplete_estimated": incomplete,
-            "reason": estimate.get("reason"),
-        }
-    return out
 
 
 def estimate_table(estimates: dict[str, Any]) -> str:

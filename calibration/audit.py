@@ -519,3 +519,72 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
 
 def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
+
+
+def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[str, Any]) -> dict[str, Any]:
+    """Judged recall beside the recall estimated from golden.yaml's sample of unjudged
+    candidates (calibration.estimate), per query; a finding when the interval excludes the
+    judged value. The sampled chunks' grades are in the file's grades; every other grade
+    is the fully judged pool."""
+    from calibration.estimate import estimate_recall_at_k
+
+    design = qrels.meta.get("sampling") or {}
+    per_query = design.get("queries") or {}
+    if not per_query:
+        raise InvalidAudit(
+            "--estimate needs a golden.yaml with a sampling section: python -m annotation pool "
+            "--estimate N, label the sampled chunks, then export --format golden"
+        )
+    depth = (design.get("design") or {}).get("depth")
+    rankings = run.rankings()
+    out: dict[str, Any] = {"design": design.get("design"), "k": k, "queries": {}}
+    if depth is not None and k > depth:
+        out["note"] = (
+            f"k = {k} exceeds the pool depth {depth}: unsampled candidates in the top k are not "
+            "counted; the estimate is a lower bound there"
+        )
+    for qid in result["queries"]:
+        grades = qrels.grades.get(qid, {})
+        strata_ids = per_query.get(qid) or {}
+        sampled = {doc for entry in strata_ids.values() for doc in entry.get("sampled", [])}
+        top = list(dict.fromkeys(rankings.get(qid, [])))[:k]
+        pool_relevant = [d for d, g in grades.items() if d not in sampled and g >= min_grade]
+        strata = []
+        for name, entry in strata_ids.items():
+            labelled = [d for d in entry.get("sampled", []) if d in grades]
+            strata.append(
+                {
+                    "stratum": name,
+                    "N": int(entry["size"]),
+                    "n": len(labelled),
+                    "labels": [grades[d] for d in labelled],
+                    "in_top_k": [d in top for d in labelled],
+                    "N_top_k": sum(d in top for d in labelled),
+                }
+            )
+        estimate = estimate_recall_at_k(
+            len(pool_relevant),
+            sum(1 for d in pool_relevant if d in top),
+            strata,
+            k,
+            min_grade=min_grade,
+        )
+        judged = result["queries"][qid]
+        recall = judged.get("recall")
+        ci = estimate.get("ci")
+        incomplete = recall is not None and ci is not None and not (ci[0] <= recall <= ci[1])
+        if incomplete:
+            judged.setdefault("findings", []).append("labels_incomplete_estimated")
+        out["queries"][qid] = {
+            "recall_judged": recall,
+            "rel_judged": judged.get("rel"),
+            "recall_estimated": estimate.get("estimate"),
+            "recall_ci": ci,
+            "rel_estimated": estimate["rel"].get("estimate"),
+            "rel_ci": estimate["rel"].get("ci"),
+            "n_sampled": estimate.get("n_sampled"),
+            "n_sampled_relevant": estimate.get("n_sampled_relevant"),
+            "labels_incomplete_estimated": incomplete,
+            "reason": estimate.get("reason"),
+        }
+    return out

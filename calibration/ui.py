@@ -420,7 +420,48 @@ def render_metrics_page() -> None:
     render_recall_chart(evaluation)
     render_audit(report, data, settings.min_grade)
     render_duplicate_example(data, settings)
+    render_estimate(data, report, settings)
     render_comparison(data, evaluation, settings)
+
+
+def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings) -> None:
+    """Judged recall beside the recall estimated from the label file's sample of unjudged
+    candidates (its ``sampling`` section), each with its denominator."""
+    from calibration.audit import estimate_run
+
+    if not data.qrels.meta.get("sampling"):
+        return
+    k = settings.k
+    try:
+        estimates = estimate_run(data.qrels, data.run, k, settings.min_grade, dict(report))
+    except (InvalidAudit, ValueError) as exc:
+        st.error(f"No estimate: {exc}")
+        return
+    st.subheader("What the labels missed, estimated from a sample")
+
+    def ci(pair: Any, digits: int = 3) -> str:
+        return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
+
+    rows = [
+        {
+            "query": qid,
+            f"R@{k} judged": f"{fmt(e['recall_judged'])} (|Rel| = {e['rel_judged']})",
+            f"R@{k} estimated": fmt(e["recall_estimated"]),
+            "95% CI": ci(e["recall_ci"]),
+            "|Rel| estimated": "undefined" if e["rel_estimated"] is None else f"{e['rel_estimated']:.1f}",
+            "|Rel| 95% CI": ci(e["rel_ci"], 1),
+            "sampled labels": f"{e['n_sampled_relevant']} relevant of {e['n_sampled']}",
+            "finding": "labels_incomplete_estimated" if e["labels_incomplete_estimated"] else "",
+        }
+        for qid, e in estimates["queries"].items()
+    ]
+    st.table(pd.DataFrame(rows), hide_index=True)
+    st.caption(
+        "Horvitz-Thompson over the sampling design in the label file (each sampled chunk weighs 1 / its "
+        "inclusion probability); recall is a ratio estimator; 95% stratified mid-p intervals "
+        "(calibration/estimate.py). A judged recall outside its interval means the labels miss relevant chunks."
+        + (f" {estimates['note']}" if estimates.get("note") else "")
+    )
 
 
 def render_comparison(data: DataSet, evaluation: Evaluation, settings: Settings) -> None:

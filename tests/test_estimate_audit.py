@@ -77,6 +77,21 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
     assert calibration_main(["audit", str(out), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"]) == 0
     table = capsys.readouterr().out
     assert "R@5 estimated" in table and "relevant of" in table and "sampled labels" in table
+    # the metrics page shows the same from an uploaded golden.yaml
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_app import APP
+
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    from calibration.ui import OWN_FILES
+
+    at.radio(key="metrics:source").set_value(OWN_FILES).run()
+    at.file_uploader(key="metrics:qrels_upload").set_value(("golden.yaml", out.read_bytes(), "text/yaml"))
+    run_bytes = (EXAMPLE / "run.jsonl").read_bytes()
+    at.file_uploader(key="metrics:run_upload").set_value(("run.jsonl", run_bytes, "text/plain")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    shown = [t.value for t in at.table if "R@5 estimated" in t.value.columns]
+    assert shown and shown[0].set_index("query").loc["q_broad", "|Rel| estimated"] == "12.0"
 
 
 def test_audit_estimate_needs_a_sampling_section(capsys) -> None:
