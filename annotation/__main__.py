@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from annotation._cli import OneLineParser, UsageError, positive_int
+from annotation._cli import OneLineParser, UsageError, add_db_option, positive_int
 from annotation.baseline import METHODS, add_baseline
 from annotation.exchange import ImportSources, NothingToExport, NothingToImport, export_labels, import_files
 from annotation.formats import FormatError, Qrels, read_corpus, read_judgments, read_ranked, read_traces
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     imp = sub.add_parser("import", help="add a corpus, queries, a run or existing labels to the store")
-    imp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(imp)
     imp.add_argument("--corpus", metavar="FILE", help='chunks, JSONL {"id", "text", "source"?, ...}')
     imp.add_argument("--queries", metavar="FILE", help='queries, JSONL {"id", "text"} or TSV id<TAB>text')
     imp.add_argument(
@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--annotator", help="who made the imported labels")
 
     pl = sub.add_parser("pool", help="the union of every run's top D per query becomes items to label")
-    pl.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(pl)
     pl.add_argument(
         "--depth", type=int, required=True, metavar="D", help="pool depth: each run's top D per query"
     )
@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     bl = sub.add_parser("baseline", help="add a lexical run (BM25) over the stored corpus, for pooling")
-    bl.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(bl)
     bl.add_argument("--method", choices=list(METHODS), default="bm25", help="ranking method (default bm25)")
     bl.add_argument("--depth", type=int, default=100, metavar="D", help="chunks kept per query (default 100)")
     bl.add_argument(
@@ -137,15 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     rv = acts.add_parser("revoke", help="the person's token stops working at once; their labels stay")
     rv.add_argument("name", help="whose token to revoke")
     for p in (add, ls, rv):
-        p.add_argument(
-            "--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
-        )
+        add_db_option(p)
 
     dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
-    dm.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(dm)
 
     exp = sub.add_parser("export", help="write the current labels as golden.yaml, qrels or CSV")
-    exp.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(exp)
     exp.add_argument(
         "--format",
         choices=["golden", "qrels", "csv", "ragas", "deepeval", "beir", "trec", "phoenix"],

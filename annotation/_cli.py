@@ -26,3 +26,11 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+DB_HELP = "SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db DB``, the same on every command that opens the store."""
+    parser.add_argument("--db", default=None, help=DB_HELP)

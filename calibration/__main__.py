@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from annotation._cli import OneLineParser, UsageError
+from annotation._cli import OneLineParser, UsageError, add_db_option
 from annotation._cli import positive_int as _positive
 from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked
 from calibration.audit import (
@@ -216,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--format", choices=["table", "json"], default="table")
 
     rv = sub.add_parser("review", help="the weekly judge review: kappa with CI and ceiling, verdict, trend")
-    rv.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(rv)
     rv.add_argument("--week", metavar="YYYY-Www", help="the ISO week (default: this week)")
     rv.add_argument("--sample", type=_positive, metavar="N", help="first draw this week's sample of N traces")
     rv.add_argument("--annotators", metavar="X,Y", help="with --sample: assign the sample to these people")

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from annotation._cli import OneLineParser, UsageError
+from annotation._cli import OneLineParser, UsageError, add_db_option
 from annotation._cli import positive_int as _positive
 from annotation.store import Store, StoreError, default_db_path
 from judge.client import Endpoint, EndpointRefused, InvalidPrices, JudgeClient, Prices
@@ -36,7 +36,7 @@ from judge.runner import Call, Job, Progress, ResultWriter, run_job
 
 
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(p)
     p.add_argument(
         "--judge",
         choices=["openai", "lexical"],
@@ -79,13 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser(
         "fit-lexical", help="fit the offline judge on the human labels; its agreement with people"
     )
-    fit.add_argument("--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)")
+    add_db_option(fit)
     fit.add_argument("--rubric", choices=["relevance", "faithfulness"], required=True)
     fit.add_argument("--seed", type=int, default=0, help="seed of the folds and the model (default 0)")
     listing = sub.add_parser("list", help="every judge: fingerprint, labels, errors, tokens, cost")
-    listing.add_argument(
-        "--db", default=None, help="SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
-    )
+    add_db_option(listing)
     listing.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
     return parser
 
