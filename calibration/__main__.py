@@ -36,7 +36,14 @@ from calibration.audit import (
     parse_gate,
 )
 from calibration.metrics import InvalidMeasure, evaluate
-from calibration.report import audit_table, dumps, metrics_json, metrics_table, metrics_trec
+from calibration.report import (
+    audit_table,
+    dumps,
+    estimate_summary_line,
+    metrics_json,
+    metrics_table,
+    metrics_trec,
+)
 
 
 def _fraction(text: str) -> float:
@@ -712,6 +719,7 @@ def estimate_table(estimates: dict[str, Any]) -> str:
         "",
         f"Estimated from the sample of unjudged candidates (design: {estimates['design']}):",
         _align(rows),
+        estimate_summary_line(estimates),
     ]
     if estimates.get("note"):
         lines.append(estimates["note"])

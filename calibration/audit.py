@@ -526,7 +526,7 @@ def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[st
     candidates (calibration.estimate), per query; a finding when the interval excludes the
     judged value. The sampled chunks' grades are in the file's grades; every other grade
     is the fully judged pool."""
-    from calibration.estimate import estimate_recall_at_k
+    from calibration.estimate import aggregate_recall, estimate_recall_at_k
 
     design = qrels.meta.get("sampling") or {}
     per_query = design.get("queries") or {}
@@ -543,6 +543,7 @@ def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[st
             f"k = {k} exceeds the pool depth {depth}: unsampled candidates in the top k are not "
             "counted; the estimate is a lower bound there"
         )
+    estimates: dict[str, dict[str, Any]] = {}
     for qid in result["queries"]:
         grades = qrels.grades.get(qid, {})
         strata_ids = per_query.get(qid) or {}
@@ -562,6 +563,7 @@ def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[st
                     "N_top_k": sum(d in top for d in labelled),
                 }
             )
+        holes = sum(1 for d in top if d not in grades)
         estimate = estimate_recall_at_k(
             len(pool_relevant),
             sum(1 for d in pool_relevant if d in top),
@@ -585,6 +587,48 @@ def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[st
             "n_sampled": estimate.get("n_sampled"),
             "n_sampled_relevant": estimate.get("n_sampled_relevant"),
             "labels_incomplete_estimated": incomplete,
+            "unjudged_in_top_k": holes,
             "reason": estimate.get("reason"),
         }
+        estimates[qid] = estimate
+    holes = {qid: e["unjudged_in_top_k"] for qid, e in out["queries"].items() if e["unjudged_in_top_k"]}
+    if holes:
+        out["note"] = " ".join(
+            filter(
+                None,
+                [
+                    out.get("note"),
+                    f"{sum(holes.values())} chunks in the top {k} of {len(holes)} of {len(out['queries'])} queries "
+                    "are unjudged (a run that was not pooled, or k beyond the pool): the estimate cannot place "
+                    "them in the top k, so its recall is too low there",
+                ],
+            )
+        )
+    out["summary"] = _estimate_summary(out["queries"], estimates, k, aggregate_recall)
     return out
+
+
+def _estimate_summary(
+    rows: dict[str, dict[str, Any]], estimates: dict[str, dict[str, Any]], k: int, aggregate: Any
+) -> dict[str, Any]:
+    """Judged and estimated recall@k over the queries where both are defined (mean, with a
+    seeded bootstrap interval over queries for the estimate), |Rel| summed over them, and the
+    sampled labels everything rests on."""
+    both = [
+        qid for qid, e in rows.items() if e["recall_judged"] is not None and e["recall_estimated"] is not None
+    ]
+    agg = aggregate({qid: estimates[qid] for qid in both}, seed=0)
+    return {
+        "n_queries": len(rows),
+        "n_defined": len(both),
+        "undefined": [qid for qid in rows if qid not in both],
+        "recall_judged_mean": sum(rows[q]["recall_judged"] for q in both) / len(both) if both else None,
+        "recall_estimated_mean": agg["mean"]["estimate"],
+        "recall_estimated_mean_ci": agg["mean"]["ci"],
+        "rel_judged_total": sum(rows[q]["rel_judged"] or 0 for q in both),
+        "rel_estimated_total": sum(rows[q]["rel_estimated"] for q in both) if both else None,
+        "n_sampled": sum(int(e["n_sampled"] or 0) for e in rows.values()),
+        "n_sampled_relevant": sum(int(e["n_sampled_relevant"] or 0) for e in rows.values()),
+        "n_boot": agg["n_boot"],
+        "n_flagged": sum(1 for e in rows.values() if e["labels_incomplete_estimated"]),
+    }

@@ -79,27 +79,41 @@ confidence distribution of a stratum is their equal mixture (the mid-p idea: H. 
 "Significance tests in discrete distributions", JASA 56:223-234, 1961; G. Berry,
 P. Armitage, "Mid-P confidence intervals: a brief review", The Statistician 44:417-423,
 1995). The strata are sampled independently, so the total's confidence distribution is the
-convolution of the strata's, computed exactly (no simulation); the interval is its
-equal-tailed pair of quantiles [min t: C(t) > alpha/2, min t: C(t) >= 1 - alpha/2], kept within
-what the sample proves: at least the relevant documents found, at most every unsampled
-candidate. For one stratum this is the mid-p interval (at most one document wider than the
-hypergeometric mid-p interval, never narrower); for several, combining confidence
-distributions by convolution carries no exactness guarantee, so its coverage is measured by
-simulation (tests/test_estimate.py). On the fully judged Cranfield collection (pool depth 10
-over two lexical runs, the rest of the corpus in strata 11-30, 31-100, 101-1400 sampled 10,
-20, 30; 81 queries x 200 seeds) the 95% mid-p intervals cover the true |Rel| 96.9% and the
-true recall@20 97.3% of the time: the side that can miss misses 3.1% and 2.7% (nominal 2.5%);
-the other side never misses, as no valid interval can there (a sample that finds nothing in
-1,284 documents cannot rule out a hundred relevant ones), which is why the two-sided figure
-sits near 97.5% rather than 95%. Where samples can err both ways (a synthetic design with
-denser relevance) the coverage is 95-96%, each side missing about 2%.
+convolution of the strata's, computed exactly (no simulation); the interval is read from its
+quantiles, kept within what the sample proves: at least the relevant documents found, at
+most every unsampled candidate.
+
+Which quantiles: each value t is tested at level alpha, and the interval is every t no test
+rejects (a Neyman construction). Where both sides can reject t, the tails are equal (alpha/2
+each: [min t: C(t) > alpha/2, min t: C(t) >= 1 - alpha/2]). But the design alone (N_h, n_h)
+can rule a side out: the upper bound is never below the upper bound of the sample that finds
+nothing, so no sample's upper bound excludes a t below that; for those t the test spends all
+of alpha on the lower side (and symmetrically above the lower bound of the sample that finds
+only relevant documents). In the sparse regime of real pools this matters: the equal-tailed
+interval there leaves alpha/2 unused and covers 97.5%, not 95%. The rule depends on the
+design, never on the labels (no "flip-flopping": G. J. Feldman, R. D. Cousins, "Unified
+approach to the classical statistical analysis of small signals", Physical Review D
+57:3873-3889, 1998, whose intervals pass from one-sided to two-sided the same way). For one
+stratum and ``"exact"`` this is an exact interval: the tests check by brute force that it
+covers every true count at least 95% of the time (equal-tailed Clopper-Pearson type bounds
+do too, more widely). For several strata, combining confidence distributions by convolution
+carries no exactness guarantee, so coverage is measured by simulation
+(tests/test_estimate.py). On the fully judged Cranfield collection (pool depth 10 over two
+lexical runs, the rest of the corpus in strata 11-30, 31-100, 101-1400 sampled 10, 20, 30;
+81 queries x 200 seeds) the 95% mid-p intervals cover the true |Rel| 93.3% and the true
+recall@20 94.4% of the time (93.8% and 94.6% with another seed); the side the design rules
+out never misses, the other misses 6.7% and 5.6% (nominal 5%: mid-p runs a little
+liberal). With equal tails the same simulation covered 96.9% and 97.3%. Where samples can
+err both ways (a synthetic design with denser relevance, where the rule does not apply) the
+coverage is 95-96%, each side missing about 2%.
 
 Why not the alternatives (same Cranfield simulation unless said): Wald undercovers (above);
 the exact interval (``"exact"``: lower bound from the convolved lower distributions, upper
-from the upper ones; for one stratum the Clopper-Pearson-type hypergeometric interval) covers
-99.1% / 99.5%, honest but wide; a Jeffreys-prior posterior (``"jeffreys"``, y + BetaBinomial(N -
-n, y + 1/2, n - y + 1/2) per stratum) reaches 92.2% / 93.4% two-sided only because its prior
-mass in large empty strata lifts |Rel|'s lower bound, which then misses 7.8% instead of 2.5%.
+from the upper ones; for one stratum the exact hypergeometric interval) covers 98.2% / 98.9%,
+honest but wide (99.1% / 99.5% with equal tails); a Jeffreys-prior posterior (``"jeffreys"``,
+y + BetaBinomial(N - n, y + 1/2, n - y + 1/2) per stratum, always equal-tailed) reaches
+92.2% / 93.4% two-sided only because its prior mass in large empty strata lifts |Rel|'s lower
+bound, which then misses 7.8% instead of 2.5%.
 In an earlier round of the same simulation (prototype code, not kept), per-stratum Wilson
 intervals combined by MOVER (G. Y. Zou, A. Donner, Statistics in Medicine 27:1693-1702, 2008)
 covered 91-94% (one relevant document found in a large stratum lifts its Wilson lower bound
@@ -111,8 +125,10 @@ Recall: the strata are split into cells, in the run's top k or not (post-stratif
 how many sampled documents fell in each cell, each cell's sample is a simple random sample of
 it), so the relevant documents in the top k, X, and those outside it, Y, have independent
 confidence distributions, each the convolution of its cells'. recall = X / (X + Y) rises with
-X and falls with Y; its interval is the equal-tailed pair of quantiles of X / (X + Y) under
-those distributions (found on nested grids of r, then snapped to the exact atom x / (x + y));
+X and falls with Y; its interval is read from the quantiles of X / (X + Y) under those
+distributions, alpha spent as for counts: the least favourable samples are bounded from the
+design (each side of the top k taking its largest possible share of the stratum's sample,
+the other side its most extreme value) (found on nested grids of r, then snapped to the exact atom x / (x + y));
 ``"exact"`` takes X's lower and Y's upper distribution for the lower bound, and the reverse
 for the upper. A cell with no sampled document gets the no-information distribution (for
 mid-p half at 0, half at all of its candidates). ``"wald"`` is the delta-method interval.
@@ -354,23 +370,69 @@ def _upper_q(dist: Dist, level: float) -> int:
     return offset + (int(np.argmax(c >= level - _TIE)) if c[-1] >= level - _TIE else len(pmf) - 1)
 
 
-def _count_interval(cells: list[tuple[int, int, int]], kind: str, alpha: float) -> list[float]:
-    """Equal-tailed interval of the summed relevant count of independent cells (big_m, m, y)."""
+def _pair(cells: list[tuple[int, int, int]], kind: str) -> tuple[Dist, Dist]:
+    """The confidence distributions of the summed count for its lower and its upper bound."""
     if kind == "exact":
-        low = _lower_q(_convolve(_cell(*c, "lower") for c in cells), alpha / 2)
-        high = _upper_q(_convolve(_cell(*c, "upper") for c in cells), 1 - alpha / 2)
-    else:
-        dist = _convolve(_cell(*c, kind) for c in cells)
-        low, high = _lower_q(dist, alpha / 2), _upper_q(dist, 1 - alpha / 2)
-    return [float(low), float(high)]
+        return _convolve(_cell(*c, "lower") for c in cells), _convolve(_cell(*c, "upper") for c in cells)
+    dist = _convolve(_cell(*c, kind) for c in cells)
+    return dist, dist
 
 
-def _ratio_interval(x: tuple[Dist, Dist], y: tuple[Dist, Dist], alpha: float) -> list[float]:
-    """Equal-tailed interval of R = X / (X + Y), X and Y independent, X + Y >= 1.
+def _spend(
+    low: tuple[float, float], high: tuple[float, float], dead_high_up_to: float, dead_low_from: float
+) -> list[float]:
+    """The interval from its bounds at alpha/2 and at alpha per side, spending all of alpha on one
+    side for the values t where the design proves the other side cannot miss.
+
+    ``low`` = (lower bound at alpha/2, at alpha); ``high`` = (upper bound at 1 - alpha/2, at
+    1 - alpha). ``dead_high_up_to``: whatever the sample shows, the upper bound is at least
+    this (it is the upper bound of the least favourable sample), so the upper side never
+    excludes a t at or below it; ``dead_low_from``: the lower bound is at most this whatever
+    the sample shows. Each t is tested at level alpha: split alpha/2 + alpha/2 where both
+    sides can reject it, alpha on the live side where only one can; the interval is the set
+    of t no test rejects. The tests are fixed by the design before any label is seen, so this
+    is a Neyman construction, not a choice made after looking at the data (the flip-flopping
+    that G. J. Feldman and R. D. Cousins, Physical Review D 57:3873-3889, 1998, show
+    undercovers); their unified intervals move from one-sided to two-sided in the same way."""
+    if dead_low_from <= dead_high_up_to:  # a design too small to rule either side out: equal tails
+        return [low[0], high[0]]
+    lower = low[1] if low[1] <= dead_high_up_to else max(low[0], dead_high_up_to)
+    upper = high[1] if high[1] >= dead_low_from else min(high[0], dead_low_from)
+    return [lower, upper]
+
+
+def _count_interval(cells: list[tuple[int, int, int]], kind: str, alpha: float) -> list[float]:
+    """The interval of the summed relevant count of independent cells (big_m, m, y).
+
+    Equal-tailed, except where one side cannot miss (:func:`_spend`): the upper bound of the
+    sample that finds nothing and the lower bound of the sample that finds only relevant
+    documents bound what any sample's interval can exclude."""
+    lo_d, hi_d = _pair(cells, kind)
+    low = (_lower_q(lo_d, alpha / 2), _lower_q(lo_d, alpha))
+    high = (_upper_q(hi_d, 1 - alpha / 2), _upper_q(hi_d, 1 - alpha))
+    if kind == "jeffreys":  # a posterior, not a confidence distribution: its equal-tailed interval
+        return [float(low[0]), float(high[0])]
+    none_found = _upper_q(_pair([(big_m, m, 0) for big_m, m, _ in cells], kind)[1], 1 - alpha / 2)
+    all_found = _lower_q(_pair([(big_m, m, m) for big_m, m, _ in cells], kind)[0], alpha / 2)
+    # integer counts: "above none_found" starts at none_found + 1
+    lower, upper = _spend(low, high, none_found + 0.5, all_found - 0.5)
+    return [float(math.ceil(lower)), float(math.floor(upper))]
+
+
+def _ratio_interval(
+    x: tuple[Dist, Dist], y: tuple[Dist, Dist], alpha: float, dead: tuple[float, float] | None = None
+) -> list[float]:
+    """The interval of R = X / (X + Y), X and Y independent, X + Y >= 1.
 
     x and y are (distribution for the lower bound, distribution for the upper bound); the lower
-    bound of R takes X's lower and Y's upper distribution, and the upper bound the reverse."""
-    return [_ratio_q(x[0], y[1], alpha / 2, strict=True), _ratio_q(x[1], y[0], 1 - alpha / 2, strict=False)]
+    bound of R takes X's lower and Y's upper distribution, and the upper bound the reverse.
+    ``dead`` = (R's upper bound is at least this whatever the sample, R's lower bound at most
+    this): where given, alpha is spent as :func:`_spend` says; else the tails are equal."""
+    low = (_ratio_q(x[0], y[1], alpha / 2, strict=True), _ratio_q(x[0], y[1], alpha, strict=True))
+    high = (_ratio_q(x[1], y[0], 1 - alpha / 2, strict=False), _ratio_q(x[1], y[0], 1 - alpha, strict=False))
+    if dead is None:
+        return [low[0], high[0]]
+    return _spend(low, high, *dead)
 
 
 def _ratio_q(xd: Dist, yd: Dist, level: float, strict: bool) -> float:
@@ -671,18 +733,30 @@ def estimate_recall_at_k(
         out["ci"] = [max(0.0, recall - half), min(1.0, recall + half)]
         return out
 
-    def dists(cells: list[tuple[int, int, int]], base: int) -> tuple[Dist, Dist]:
-        cells = [c for c in cells if c[0] > 0]
-        if interval == "exact":
-            lo, hi = (
-                _convolve(_cell(*c, "lower") for c in cells),
-                _convolve(_cell(*c, "upper") for c in cells),
-            )
-        else:
-            lo = hi = _convolve(_cell(*c, interval) for c in cells)
+    def dists(cells: list[tuple[int, int, int]], base: int, kind: str = interval) -> tuple[Dist, Dist]:
+        lo, hi = _pair([c for c in cells if c[0] > 0], kind)
         return (lo[0] + base, lo[1]), (hi[0] + base, hi[1])
 
-    out["ci"] = _ratio_interval(dists(cells_in, judged_top), dists(cells_out, judged - judged_top), alpha)
+    x_pair = dists(cells_in, judged_top)
+    y_pair = dists(cells_out, judged - judged_top)
+    dead = None
+    if interval != "jeffreys":
+        # The least favourable samples, from the design alone (N, n and N_top_k per stratum; how
+        # the n split between the top k and the rest is itself random, so each side takes its
+        # largest possible share, and the other side its most extreme value, a point): R's upper
+        # bound is at least high_floor whatever the sample, and its lower bound at most low_ceiling.
+        x_max = judged_top + sum(s.N_top for s in parsed)
+        y_max = judged - judged_top + sum(s.N - s.N_top for s in parsed)
+        x_none = dists([(s.N_top, min(s.n, s.N_top), 0) for s in parsed], judged_top)[1]
+        y_none = dists([(s.N - s.N_top, min(s.n, s.N - s.N_top), 0) for s in parsed], judged - judged_top)[1]
+        high_floor = (
+            _ratio_q(x_none, (y_max, np.ones(1)), 1 - alpha / 2, strict=False) if x_none[0] + y_max else 0.0
+        )
+        low_ceiling = (
+            _ratio_q((x_max, np.ones(1)), y_none, alpha / 2, strict=True) if x_max + y_none[0] else 0.0
+        )
+        dead = (high_floor, low_ceiling)
+    out["ci"] = _ratio_interval(x_pair, y_pair, alpha, dead)
     return out
 
 

@@ -263,3 +263,19 @@ def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str =
             lines.append(f"  {gate['rule']}: {status}")
         lines.append("result: " + ("all gates passed" if result["passed"] else "a gate failed (exit 1)"))
     return "\n".join(lines) + "\n"
+
+
+def estimate_summary_line(estimates: dict[str, Any]) -> str:
+    """The estimate over queries in one sentence, every figure with what it rests on."""
+    s, k = estimates["summary"], estimates["k"]
+    if not s["n_defined"]:
+        return f"Over queries: no query has both a judged and an estimated R@{k} (0 of {s['n_queries']})."
+    low, high = s["recall_estimated_mean_ci"]
+    return (
+        f"Over the {s['n_defined']} of {s['n_queries']} queries where both are defined: mean R@{k} judged "
+        f"{s['recall_judged_mean']:.3f} (against {s['rel_judged_total']} judged relevant), estimated "
+        f"{s['recall_estimated_mean']:.3f} [{low:.3f}, {high:.3f}] (95% bootstrap over queries, "
+        f"{s['n_boot']} resamples; against {s['rel_estimated_total']:.1f} estimated relevant); "
+        f"{s['n_sampled_relevant']} relevant of {s['n_sampled']} sampled labels; "
+        f"labels_incomplete_estimated on {s['n_flagged']} of {s['n_queries']} queries."
+    )

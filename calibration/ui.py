@@ -428,6 +428,7 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
     """Judged recall beside the recall estimated from the label file's sample of unjudged
     candidates (its ``sampling`` section), each with its denominator."""
     from calibration.audit import estimate_run
+    from calibration.report import estimate_summary_line
 
     if not data.qrels.meta.get("sampling"):
         return
@@ -456,6 +457,7 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
         for qid, e in estimates["queries"].items()
     ]
     st.table(pd.DataFrame(rows), hide_index=True)
+    st.markdown(estimate_summary_line(estimates))
     st.caption(
         "Horvitz-Thompson over the sampling design in the label file (each sampled chunk weighs 1 / its "
         "inclusion probability); recall is a ratio estimator; 95% stratified mid-p intervals "

@@ -77,6 +77,40 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
     assert calibration_main(["audit", str(out), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"]) == 0
     table = capsys.readouterr().out
     assert "R@5 estimated" in table and "relevant of" in table and "sampled labels" in table
+    # over queries: the census makes every estimate exact, so the means agree and |Rel| sums to the truth's
+    summary = report["estimate"]["summary"]
+    per_query = report["estimate"]["queries"]
+    assert (summary["n_queries"], summary["n_defined"], summary["undefined"]) == (4, 4, [])
+    mean = sum(e["recall_estimated"] for e in per_query.values()) / 4
+    assert abs(mean - (5 / 12 + 3 * 2 / 3) / 4) < 1e-12
+    assert summary["recall_estimated_mean"] == summary["recall_judged_mean"] == mean
+    low, high = summary["recall_estimated_mean_ci"]
+    assert 5 / 12 <= low <= mean <= high <= 2 / 3  # a bootstrap over queries stays within their range
+    total = sum(1 for q in per_query for g in truth[q].values() if g >= 1)
+    assert summary["rel_estimated_total"] == summary["rel_judged_total"] == total == 21
+    assert summary["n_sampled"] == sum(e["n_sampled"] for e in per_query.values()) == 56
+    assert "Over the 4 of 4 queries where both are defined: mean R@5 judged 0.604" in table
+    assert "estimated 0.604 [" in table and "3 relevant of 56 sampled labels" in table
+
+    # a run whose top k holds chunks nobody judged or sampled: said, with how many and where
+    other = tmp_path / "other.jsonl"
+    lines = (EXAMPLE / "run.jsonl").read_text().splitlines()
+    other.write_text(
+        "\n".join(
+            json.dumps({"query_id": "q_faw", "ranking": ["zz1", "zz2", *json.loads(line)["ranking"]]})
+            if '"q_faw"' in line
+            else line
+            for line in lines
+        )
+        + "\n"
+    )
+    assert calibration_main(["audit", str(out), str(other), "-k", "5", "--estimate", "--format", "json"]) == 0
+    est = json.loads(capsys.readouterr().out)["estimate"]
+    assert (
+        est["queries"]["q_faw"]["unjudged_in_top_k"] == 2
+        and est["queries"]["q_milk"]["unjudged_in_top_k"] == 0
+    )
+    assert "2 chunks in the top 5 of 1 of 4 queries are unjudged" in est["note"]
     # the metrics page shows the same from an uploaded golden.yaml
     from streamlit.testing.v1 import AppTest
 
@@ -92,6 +126,10 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
     shown = [t.value for t in at.table if "R@5 estimated" in t.value.columns]
     assert shown and shown[0].set_index("query").loc["q_broad", "|Rel| estimated"] == "12.0"
+    assert any(
+        "Over the 4 of 4 queries where both are defined: mean R@5 judged 0.604" in m.value
+        for m in at.markdown
+    )
 
 
 def test_audit_estimate_needs_a_sampling_section(capsys) -> None:
