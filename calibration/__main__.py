@@ -670,12 +670,39 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     code = 0 if result["passed"] else 1
     if args.format == "json":
         if args.estimate:
-            result["estimate"] = estimate_run(qrels, run, args.k[0], _min_grade(args, qrels), result)
+            result["estimate"] = estimate_run(
+                qrels, run, args.k[0], _min_grade(args, qrels), result, on_query=_QueryProgress()
+            )
         return dumps(result), code
     if args.estimate:
-        estimates = estimate_run(qrels, run, args.k[0], _min_grade(args, qrels), result)
+        estimates = estimate_run(
+            qrels, run, args.k[0], _min_grade(args, qrels), result, on_query=_QueryProgress()
+        )
         return audit_table(result, qrels_path=args.qrels, run_path=args.run) + estimate_table(estimates), code
     return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
+
+
+class _QueryProgress:
+    """``estimating: 120 of 500 queries`` on stderr, redrawn in place, when stderr is a
+    terminal and the work has lasted half a second; nothing in pipes and logs."""
+
+    def __init__(self, stream: Any = None) -> None:
+        import time
+
+        self.stream = stream or sys.stderr
+        self.clock = time.monotonic
+        self.started = self.clock()
+        self.last = 0.0
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if not self.tty or (now - self.last < 0.2 and done < total) or now - self.started < 0.5:
+            return
+        self.last = now
+        end = "\n" if done == total else ""
+        self.stream.write(f"\restimating what the labels missed: {done} of {total} queries{end}")
+        self.stream.flush()
 
 
 def estimate_table(estimates: dict[str, Any]) -> str:

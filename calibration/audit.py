@@ -31,7 +31,7 @@ Findings (codes): ``recall_undefined``, ``duplicate_ids``,
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -521,11 +521,19 @@ def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
-def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[str, Any]) -> dict[str, Any]:
+def estimate_run(
+    qrels: Qrels,
+    run: Any,
+    k: int,
+    min_grade: int,
+    result: dict[str, Any],
+    on_query: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """Judged recall beside the recall estimated from golden.yaml's sample of unjudged
     candidates (calibration.estimate), per query; a finding when the interval excludes the
     judged value. The sampled chunks' grades are in the file's grades; every other grade
-    is the fully judged pool."""
+    is the fully judged pool. ``on_query(done, total)`` is called after each query (a
+    progress bar: a large corpus stratum costs tens of milliseconds per query)."""
     from calibration.estimate import aggregate_recall, estimate_recall_at_k
 
     design = qrels.meta.get("sampling") or {}
@@ -544,7 +552,7 @@ def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[st
             "counted; the estimate is a lower bound there"
         )
     estimates: dict[str, dict[str, Any]] = {}
-    for qid in result["queries"]:
+    for done, qid in enumerate(result["queries"], 1):
         grades = qrels.grades.get(qid, {})
         strata_ids = per_query.get(qid) or {}
         sampled = {doc for entry in strata_ids.values() for doc in entry.get("sampled", [])}
@@ -591,6 +599,8 @@ def estimate_run(qrels: Qrels, run: Any, k: int, min_grade: int, result: dict[st
             "reason": estimate.get("reason"),
         }
         estimates[qid] = estimate
+        if on_query:
+            on_query(done, len(result["queries"]))
     holes = {qid: e["unjudged_in_top_k"] for qid, e in out["queries"].items() if e["unjudged_in_top_k"]}
     if holes:
         out["note"] = " ".join(

@@ -359,23 +359,33 @@ def _convolve(dists: Iterable[Dist]) -> Dist:
     return offset, pmf / pmf.sum()
 
 
-def _lower_q(dist: Dist, level: float) -> int:
+def _lower_q(dist: Dist, level: float, cdf: np.ndarray | None = None) -> int:
     offset, pmf = dist
-    return offset + int(np.argmax(np.cumsum(pmf) > level + _TIE))
+    c = np.cumsum(pmf) if cdf is None else cdf
+    return offset + int(np.argmax(c > level + _TIE))
 
 
-def _upper_q(dist: Dist, level: float) -> int:
+def _upper_q(dist: Dist, level: float, cdf: np.ndarray | None = None) -> int:
     offset, pmf = dist
-    c = np.cumsum(pmf)
+    c = np.cumsum(pmf) if cdf is None else cdf
     return offset + (int(np.argmax(c >= level - _TIE)) if c[-1] >= level - _TIE else len(pmf) - 1)
 
 
-def _pair(cells: list[tuple[int, int, int]], kind: str) -> tuple[Dist, Dist]:
+def _pair(cells: Iterable[tuple[int, int, int]], kind: str) -> tuple[Dist, Dist]:
     """The confidence distributions of the summed count for its lower and its upper bound."""
+    return _pair_cached(tuple(cells), kind)
+
+
+@lru_cache(maxsize=16)  # one estimate asks for the same sums several times (bounds, recall's sides)
+def _pair_cached(cells: tuple[tuple[int, int, int], ...], kind: str) -> tuple[Dist, Dist]:
     if kind == "exact":
-        return _convolve(_cell(*c, "lower") for c in cells), _convolve(_cell(*c, "upper") for c in cells)
-    dist = _convolve(_cell(*c, kind) for c in cells)
-    return dist, dist
+        pair = _convolve(_cell(*c, "lower") for c in cells), _convolve(_cell(*c, "upper") for c in cells)
+    else:
+        dist = _convolve(_cell(*c, kind) for c in cells)
+        pair = dist, dist
+    for _, pmf in pair:
+        pmf.setflags(write=False)  # cached: shared by every caller
+    return pair
 
 
 def _spend(
@@ -408,8 +418,10 @@ def _count_interval(cells: list[tuple[int, int, int]], kind: str, alpha: float) 
     sample that finds nothing and the lower bound of the sample that finds only relevant
     documents bound what any sample's interval can exclude."""
     lo_d, hi_d = _pair(cells, kind)
-    low = (_lower_q(lo_d, alpha / 2), _lower_q(lo_d, alpha))
-    high = (_upper_q(hi_d, 1 - alpha / 2), _upper_q(hi_d, 1 - alpha))
+    lo_c = np.cumsum(lo_d[1])
+    hi_c = lo_c if hi_d is lo_d else np.cumsum(hi_d[1])
+    low = (_lower_q(lo_d, alpha / 2, lo_c), _lower_q(lo_d, alpha, lo_c))
+    high = (_upper_q(hi_d, 1 - alpha / 2, hi_c), _upper_q(hi_d, 1 - alpha, hi_c))
     if kind == "jeffreys":  # a posterior, not a confidence distribution: its equal-tailed interval
         return [float(low[0]), float(high[0])]
     none_found = _upper_q(_pair([(big_m, m, 0) for big_m, m, _ in cells], kind)[1], 1 - alpha / 2)

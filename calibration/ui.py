@@ -433,11 +433,19 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
     if not data.qrels.meta.get("sampling"):
         return
     k = settings.k
+    bar = st.progress(0.0, text="Estimating what the labels missed…")
+
+    def on_query(done: int, total: int) -> None:
+        if done == total or done % 20 == 0:
+            bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
+
     try:
-        estimates = estimate_run(data.qrels, data.run, k, settings.min_grade, dict(report))
+        estimates = estimate_run(data.qrels, data.run, k, settings.min_grade, dict(report), on_query=on_query)
     except (InvalidAudit, ValueError) as exc:
         st.error(f"No estimate: {exc}")
         return
+    finally:
+        bar.empty()
     st.subheader("What the labels missed, estimated from a sample")
 
     def ci(pair: Any, digits: int = 3) -> str:

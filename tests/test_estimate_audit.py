@@ -137,3 +137,30 @@ def test_audit_estimate_needs_a_sampling_section(capsys) -> None:
         ["audit", str(EXAMPLE / "golden.yaml"), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"]
     )
     assert code == 2 and "--estimate needs a golden.yaml with a sampling section" in capsys.readouterr().err
+
+
+def test_estimate_progress_only_on_a_terminal() -> None:
+    import io
+
+    from calibration.__main__ import _QueryProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    ticks = iter([0.0, 0.1, 0.7, 0.8, 1.5])
+    tty = Terminal()
+    bar = _QueryProgress(tty)
+    bar.clock = lambda: next(ticks)
+    bar.started = 0.0
+    for done in (1, 2, 3, 4, 5):  # at 0 and 0.1 s (too early), 0.7, 0.8 (throttled), 1.5 (the last)
+        bar(done, 5)
+    assert tty.getvalue() == (
+        "\restimating what the labels missed: 3 of 5 queries"
+        "\restimating what the labels missed: 5 of 5 queries\n"
+    )
+    pipe = io.StringIO()
+    quiet = _QueryProgress(pipe)
+    quiet.started = -10.0
+    quiet(5, 5)
+    assert pipe.getvalue() == ""
