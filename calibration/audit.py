@@ -635,6 +635,8 @@ def _estimate_summary(
         "recall_judged_mean": sum(rows[q]["recall_judged"] for q in both) / len(both) if both else None,
         "recall_estimated_mean": agg["mean"]["estimate"],
         "recall_estimated_mean_ci": agg["mean"]["ci"],
+        "recall_estimated_ratio": agg["ratio"]["estimate"],  # sum of numerators / sum of |Rel|
+        "recall_estimated_ratio_ci": agg["ratio"]["ci"],
         "rel_judged_total": sum(rows[q]["rel_judged"] or 0 for q in both),
         "rel_estimated_total": sum(rows[q]["rel_estimated"] for q in both) if both else None,
         "n_sampled": sum(int(e["n_sampled"] or 0) for e in rows.values()),

@@ -86,6 +86,8 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
     assert summary["recall_estimated_mean"] == summary["recall_judged_mean"] == mean
     low, high = summary["recall_estimated_mean_ci"]
     assert 5 / 12 <= low <= mean <= high <= 2 / 3  # a bootstrap over queries stays within their range
+    # the ratio estimator weighs each query by its |Rel|: (5 + 3 * 2) / (12 + 3 * 3)
+    assert abs(summary["recall_estimated_ratio"] - 11 / 21) < 1e-12
     total = sum(1 for q in per_query for g in truth[q].values() if g >= 1)
     assert summary["rel_estimated_total"] == summary["rel_judged_total"] == total == 21
     assert summary["n_sampled"] == sum(e["n_sampled"] for e in per_query.values()) == 56
