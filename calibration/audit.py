@@ -544,6 +544,7 @@ def estimate_run(
             "--estimate N, label the sampled chunks, then export --format golden"
         )
     depth = (design.get("design") or {}).get("depth")
+    corpus_wide = bool((design.get("design") or {}).get("corpus"))
     rankings = run.rankings()
     out: dict[str, Any] = {"design": design.get("design"), "k": k, "queries": {}}
     if depth is not None and k > depth:
@@ -558,9 +559,18 @@ def estimate_run(
         sampled = {doc for entry in strata_ids.values() for doc in entry.get("sampled", [])}
         top = list(dict.fromkeys(rankings.get(qid, [])))[:k]
         pool_relevant = [d for d, g in grades.items() if d not in sampled and g >= min_grade]
+        # Unjudged chunks in the top k that nobody sampled: in a corpus-wide design whose
+        # query has one stratum, that stratum holds every unjudged chunk, so they are its
+        # members in the top k; otherwise their stratum is unknown (said in the note).
+        unplaced = [d for d in top if d not in grades and d not in sampled]
+        only = next(iter(strata_ids.values())) if len(strata_ids) == 1 else None
+        room = int(only["size"]) - len(only.get("sampled", [])) if only else 0
+        # more unplaced chunks than its unsampled members: not all were candidates; none is placed
+        lone = corpus_wide and only is not None and len(unplaced) <= room
         strata = []
         for name, entry in strata_ids.items():
-            labelled = [d for d in entry.get("sampled", []) if d in grades]
+            members = entry.get("sampled", [])
+            labelled = [d for d in members if d in grades]
             strata.append(
                 {
                     "stratum": name,
@@ -568,17 +578,20 @@ def estimate_run(
                     "n": len(labelled),
                     "labels": [grades[d] for d in labelled],
                     "in_top_k": [d in top for d in labelled],
-                    "N_top_k": sum(d in top for d in labelled),
+                    "N_top_k": sum(d in top for d in members) + (len(unplaced) if lone else 0),
                 }
             )
-        holes = sum(1 for d in top if d not in grades)
-        estimate = estimate_recall_at_k(
-            len(pool_relevant),
-            sum(1 for d in pool_relevant if d in top),
-            strata,
-            k,
-            min_grade=min_grade,
-        )
+        holes = 0 if lone else len(unplaced)
+        try:
+            estimate = estimate_recall_at_k(
+                len(pool_relevant),
+                sum(1 for d in pool_relevant if d in top),
+                strata,
+                k,
+                min_grade=min_grade,
+            )
+        except ValueError as exc:  # a sampling section that contradicts itself or the grades
+            raise InvalidAudit(f"query {qid!r}: the sampling section cannot be used: {exc}") from None
         judged = result["queries"][qid]
         recall = judged.get("recall")
         ci = estimate.get("ci")
@@ -609,8 +622,8 @@ def estimate_run(
                 [
                     out.get("note"),
                     f"{sum(holes.values())} chunks in the top {k} of {len(holes)} of {len(out['queries'])} queries "
-                    "are unjudged (a run that was not pooled, or k beyond the pool): the estimate cannot place "
-                    "them in the top k, so its recall is too low there",
+                    "are unjudged and unsampled, in no known stratum (a run that was not pooled, or k beyond "
+                    "the pool): the estimate cannot place them in the top k, so its recall is too low there",
                 ],
             )
         )

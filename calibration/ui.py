@@ -50,6 +50,7 @@ class DataSet:
     corpus_size: int | None = None
     truth: dict[str, dict[str, int]] | None = None
     dupe: tuple[Qrels, dict[str, list[str]]] | None = None  # the worked example's q_dupe
+    sampled: Qrels | None = None  # the same labels plus a sample of unjudged chunks (a sampling section)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
         corpus_size=len(read_corpus_ids(base / "corpus.jsonl")),
         truth=read_judgments(base / "truth.qrels").grades,
         dupe=(read_judgments(base / "dupe.yaml"), dupe_run.rankings()),
+        sampled=read_judgments(base / "sampled.yaml"),
     )
 
 
@@ -430,7 +432,8 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
     from calibration.audit import estimate_run
     from calibration.report import estimate_summary_line
 
-    if not data.qrels.meta.get("sampling"):
+    labels = data.sampled if data.sampled is not None else data.qrels
+    if not labels.meta.get("sampling"):
         return
     k = settings.k
     bar = st.progress(0.0, text="Estimating what the labels missed…")
@@ -440,7 +443,7 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
             bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
 
     try:
-        estimates = estimate_run(data.qrels, data.run, k, settings.min_grade, dict(report), on_query=on_query)
+        estimates = estimate_run(labels, data.run, k, settings.min_grade, dict(report), on_query=on_query)
     except (InvalidAudit, ValueError) as exc:
         st.error(f"No estimate: {exc}")
         return
@@ -471,6 +474,12 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
         "inclusion probability); recall is a ratio estimator; 95% stratified mid-p intervals "
         "(calibration/estimate.py). A judged recall outside its interval means the labels miss relevant chunks."
         + (f" {estimates['note']}" if estimates.get("note") else "")
+        + (
+            " The sample here: examples/worked-example/sampled.yaml, golden.yaml's labels plus a seeded random "
+            "sample of the chunks they never judged, graded with truth.qrels (examples/make_sampled.py)."
+            if data.sampled is not None
+            else ""
+        )
     )
 
 

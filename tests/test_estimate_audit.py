@@ -112,7 +112,7 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
         est["queries"]["q_faw"]["unjudged_in_top_k"] == 2
         and est["queries"]["q_milk"]["unjudged_in_top_k"] == 0
     )
-    assert "2 chunks in the top 5 of 1 of 4 queries are unjudged" in est["note"]
+    assert "2 chunks in the top 5 of 1 of 4 queries are unjudged and unsampled" in est["note"]
     # the metrics page shows the same from an uploaded golden.yaml
     from streamlit.testing.v1 import AppTest
 
@@ -166,3 +166,70 @@ def test_estimate_progress_only_on_a_terminal() -> None:
     quiet.started = -10.0
     quiet(5, 5)
     assert pipe.getvalue() == ""
+
+
+def test_the_worked_example_sample_is_reproducible(tmp_path) -> None:
+    """examples/worked-example/sampled.yaml is what examples/make_sampled.py writes."""
+    import examples.make_sampled as make
+
+    qrels, sampling = make.build()
+    from annotation._golden import write_golden
+
+    write_golden(qrels, tmp_path / "sampled.yaml")
+    assert (tmp_path / "sampled.yaml").read_bytes() == (EXAMPLE / "sampled.yaml").read_bytes()
+    golden = read_judgments(EXAMPLE / "golden.yaml").grades
+    truth = read_judgments(EXAMPLE / "truth.qrels").grades
+    for qid, strata in sampling["queries"].items():
+        (entry,) = strata.values()
+        frame = 24 - len(golden[qid])  # every corpus chunk the labels do not grade
+        assert entry["size"] == frame and len(entry["sampled"]) == 6
+        for doc in entry["sampled"]:
+            assert doc not in golden[qid] and qrels.grades[qid][doc] == truth[qid].get(doc, 0)
+
+
+def test_the_worked_example_estimate(capsys) -> None:
+    """q_broad: 8 judged relevant, 12 truly relevant (4 unjudged), recall@5 0.500 against the
+    labels and 5/12 against the truth. From the shipped sample (6 of its 16 unjudged chunks,
+    2 of them relevant) the 95% intervals hold the truth and exclude the judged recall."""
+    code = calibration_main(
+        [
+            "audit",
+            str(EXAMPLE / "sampled.yaml"),
+            str(EXAMPLE / "run.jsonl"),
+            "-k",
+            "5",
+            "--estimate",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    broad = json.loads(capsys.readouterr().out)["estimate"]["queries"]["q_broad"]
+    assert (broad["n_sampled"], broad["n_sampled_relevant"]) == (6, 2)
+    assert broad["rel_ci"][0] <= 12 <= broad["rel_ci"][1]
+    assert broad["recall_ci"][0] <= 5 / 12 <= broad["recall_ci"][1] < 0.5
+    assert broad["unjudged_in_top_k"] == 0  # its unjudged top-5 chunk is placed in the corpus-wide stratum
+
+
+def test_the_metrics_page_shows_the_worked_example_estimate() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_app import APP
+
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception and not at.error
+    (table,) = [t.value for t in at.table if "R@5 estimated" in t.value.columns]
+    broad = table.set_index("query").loc["q_broad"]
+    assert broad["R@5 judged"] == "0.500 (|Rel| = 8)" and broad["finding"] == "labels_incomplete_estimated"
+    assert broad["sampled labels"] == "2 relevant of 6"
+    assert any("examples/worked-example/sampled.yaml" in c.value for c in at.caption)
+
+
+def test_a_sampling_section_that_contradicts_itself_is_refused(tmp_path, capsys) -> None:
+    text = (EXAMPLE / "sampled.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("size: 16", "size: 3", 1))
+    assert "size: 3" in bad.read_text()
+    code = calibration_main(["audit", str(bad), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "the sampling section cannot be used" in err
