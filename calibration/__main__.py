@@ -157,6 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="estimate true |Rel| and recall from the sample in golden.yaml's sampling section",
     )
+    a.add_argument(
+        "--interval",
+        choices=["midp", "exact"],
+        default="midp",
+        help="with --estimate: midp (95%% on average over truths, the default) or exact "
+        "(at least 95%% for every truth of one stratum, wider)",
+    )
     a.add_argument("--format", choices=["table", "json"], default="table")
     c = sub.add_parser("compare", help="two runs on the same judgments: per-query deltas and paired tests")
     c.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
@@ -645,6 +652,8 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError(
             f"python -m calibration audit: -k given {len(args.k)} times; the audit takes one cutoff"
         )
+    if args.interval != "midp" and not args.estimate:
+        raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
     gates = [parse_gate(rule) for rule in args.fail_on]
     qrels = read_judgments(args.qrels)
     run = read_ranked(args.run)
@@ -671,12 +680,24 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     if args.format == "json":
         if args.estimate:
             result["estimate"] = estimate_run(
-                qrels, run, args.k[0], _min_grade(args, qrels), result, on_query=_QueryProgress()
+                qrels,
+                run,
+                args.k[0],
+                _min_grade(args, qrels),
+                result,
+                on_query=_QueryProgress(),
+                interval=args.interval,
             )
         return dumps(result), code
     if args.estimate:
         estimates = estimate_run(
-            qrels, run, args.k[0], _min_grade(args, qrels), result, on_query=_QueryProgress()
+            qrels,
+            run,
+            args.k[0],
+            _min_grade(args, qrels),
+            result,
+            on_query=_QueryProgress(),
+            interval=args.interval,
         )
         return audit_table(result, qrels_path=args.qrels, run_path=args.run) + estimate_table(estimates), code
     return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
@@ -744,7 +765,8 @@ def estimate_table(estimates: dict[str, Any]) -> str:
     flagged = [qid for qid, e in estimates["queries"].items() if e["labels_incomplete_estimated"]]
     lines = [
         "",
-        f"Estimated from the sample of unjudged candidates (design: {estimates['design']}):",
+        f"Estimated from the sample of unjudged candidates (design: {estimates['design']}; "
+        f"{'mid-p' if estimates['interval'] == 'midp' else 'exact'} 95% intervals):",
         _align(rows),
         estimate_summary_line(estimates),
     ]

@@ -528,12 +528,15 @@ def estimate_run(
     min_grade: int,
     result: dict[str, Any],
     on_query: Callable[[int, int], None] | None = None,
+    interval: str = "midp",
 ) -> dict[str, Any]:
     """Judged recall beside the recall estimated from golden.yaml's sample of unjudged
     candidates (calibration.estimate), per query; a finding when the interval excludes the
     judged value. The sampled chunks' grades are in the file's grades; every other grade
     is the fully judged pool. ``on_query(done, total)`` is called after each query (a
-    progress bar: a large corpus stratum costs tens of milliseconds per query)."""
+    progress bar: a large corpus stratum costs tens of milliseconds per query). ``interval``:
+    "midp" (95% on average over truths) or "exact" (at least 95% for every truth of one
+    stratum; wider); calibration.estimate says which to choose."""
     from calibration.estimate import aggregate_recall, estimate_recall_at_k
 
     design = qrels.meta.get("sampling") or {}
@@ -546,7 +549,7 @@ def estimate_run(
     depth = (design.get("design") or {}).get("depth")
     corpus_wide = bool((design.get("design") or {}).get("corpus"))
     rankings = run.rankings()
-    out: dict[str, Any] = {"design": design.get("design"), "k": k, "queries": {}}
+    out: dict[str, Any] = {"design": design.get("design"), "k": k, "interval": interval, "queries": {}}
     if depth is not None and k > depth:
         out["note"] = (
             f"k = {k} exceeds the pool depth {depth}: unsampled candidates in the top k are not "
@@ -589,6 +592,7 @@ def estimate_run(
                 strata,
                 k,
                 min_grade=min_grade,
+                interval=interval,
             )
         except ValueError as exc:  # a sampling section that contradicts itself or the grades
             raise InvalidAudit(f"query {qid!r}: the sampling section cannot be used: {exc}") from None

@@ -233,3 +233,20 @@ def test_a_sampling_section_that_contradicts_itself_is_refused(tmp_path, capsys)
     code = calibration_main(["audit", str(bad), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "the sampling section cannot be used" in err
+
+
+def test_the_exact_interval_on_request(capsys) -> None:
+    args = ["audit", str(EXAMPLE / "sampled.yaml"), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"]
+    assert calibration_main([*args, "--format", "json"]) == 0
+    midp = json.loads(capsys.readouterr().out)["estimate"]
+    assert calibration_main([*args, "--interval", "exact", "--format", "json"]) == 0
+    exact = json.loads(capsys.readouterr().out)["estimate"]
+    assert (midp["interval"], exact["interval"]) == ("midp", "exact")
+    for qid, e in exact["queries"].items():  # the same estimates; exact intervals at least as wide here
+        m = midp["queries"][qid]
+        assert e["recall_estimated"] == m["recall_estimated"] and e["rel_estimated"] == m["rel_estimated"]
+        assert e["rel_ci"][0] <= m["rel_ci"][0] and m["rel_ci"][1] <= e["rel_ci"][1]
+    assert calibration_main([*args, "--interval", "exact"]) == 0
+    assert "exact 95% intervals" in capsys.readouterr().out
+    assert calibration_main(args[:-1] + ["--interval", "exact"]) == 2
+    assert "--interval is for the estimate; add --estimate" in capsys.readouterr().err
