@@ -677,19 +677,8 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     if not result["queries"]:
         raise UsageError(f"no query of {args.run} is in {args.qrels}: nothing to audit")
     code = 0 if result["passed"] else 1
-    if args.format == "json":
-        if args.estimate:
-            result["estimate"] = estimate_run(
-                qrels,
-                run,
-                args.k[0],
-                _min_grade(args, qrels),
-                result,
-                on_query=_QueryProgress(),
-                interval=args.interval,
-            )
-        return dumps(result), code
-    if args.estimate:
+    estimates = None
+    if args.estimate:  # before the report: it adds the finding labels_incomplete_estimated
         estimates = estimate_run(
             qrels,
             run,
@@ -699,8 +688,12 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
             on_query=_QueryProgress(),
             interval=args.interval,
         )
-        return audit_table(result, qrels_path=args.qrels, run_path=args.run) + estimate_table(estimates), code
-    return audit_table(result, qrels_path=args.qrels, run_path=args.run), code
+    if args.format == "json":
+        if estimates is not None:
+            result["estimate"] = estimates
+        return dumps(result), code
+    table = audit_table(result, qrels_path=args.qrels, run_path=args.run)
+    return table + (estimate_table(estimates) if estimates is not None else ""), code
 
 
 class _QueryProgress:
