@@ -131,10 +131,10 @@ Why not the alternatives (same Cranfield simulation unless said): Wald undercove
 the exact interval (``"exact"``: lower bound from the convolved lower distributions, upper
 from the upper ones; for one stratum the exact hypergeometric interval) covers 98.2% / 98.9%,
 guaranteed for one stratum but wide (99.1% / 99.5% with equal tails; no longer nested: the
-two rules can switch on at different values, so mid-p can fall a document outside it); a Jeffreys-prior posterior (``"jeffreys"``,
-y + BetaBinomial(N - n, y + 1/2, n - y + 1/2) per stratum, always equal-tailed) reaches
-92.2% / 93.4% two-sided only because its prior mass in large empty strata lifts |Rel|'s lower
-bound, which then misses 7.8% instead of 2.5%.
+two rules can switch on at different values, so mid-p can fall a document outside it); a
+Jeffreys-prior posterior (``"jeffreys"``, y + BetaBinomial(N - n, y + 1/2, n - y + 1/2) per
+stratum, always equal-tailed) reaches 92.2% / 93.4% two-sided only because its prior mass in
+large empty strata lifts |Rel|'s lower bound, which then misses 7.8% instead of 2.5%.
 In an earlier round of the same simulation (prototype code, not kept), per-stratum Wilson
 intervals combined by MOVER (G. Y. Zou, A. Donner, Statistics in Medicine 27:1693-1702, 2008)
 covered 91-94% (one relevant document found in a large stratum lifts its Wilson lower bound
@@ -152,7 +152,8 @@ spent as for counts. The least favourable samples are bounded from the design al
 side of the top k taking its largest possible share of the stratum's sample, the other side
 its most extreme value, as if every candidate there could be relevant), so the rule applies
 to recall less often than to the count: the recall interval is the count interval mapped
-through x / (x + y) only where neither rule applies, or both do. ``"exact"`` takes X's lower and Y's upper distribution for the lower bound, and the reverse
+through x / (x + y) only where neither rule applies, or both do. ``"exact"`` takes X's lower
+and Y's upper distribution for the lower bound, and the reverse
 for the upper. A cell with no sampled document gets the no-information distribution (for
 mid-p half at 0, half at all of its candidates). ``"wald"`` is the delta-method interval.
 
@@ -426,7 +427,8 @@ def _spend(
     of t no test rejects. The tests are fixed by the design before any label is seen, so this
     is a Neyman construction, not a choice made after looking at the data (the flip-flopping
     that G. J. Feldman and R. D. Cousins, Physical Review D 57:3873-3889, 1998, show
-    undercovers); their unified intervals move from one-sided to two-sided in the same way."""
+    undercovers; their unified intervals, ordered by likelihood ratio, also pass from
+    one-sided to two-sided within one fixed construction)."""
     if dead_low_from <= dead_high_up_to:  # a design too small to rule either side out: equal tails
         return [low[0], high[0]]
     lower = low[1] if low[1] <= dead_high_up_to else max(low[0], dead_high_up_to)
