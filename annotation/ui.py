@@ -29,7 +29,7 @@ import streamlit as st
 from annotation import access
 from annotation.exchange import FORMATS, ImportSources, export_labels, import_files
 from annotation.formats import FormatError
-from annotation.pooling import KINDS, item_view, next_item, pool, pool_report, progress
+from annotation.pooling import KINDS, item_view, next_item, pool, pool_report, progress, sample_unjudged
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreError
 
@@ -390,7 +390,47 @@ def render_data_page() -> None:
                 )
             except StoreError as exc:
                 st.error(str(exc))
+    render_estimate_form(depth)
     render_export([p["name"] for p in people])
+
+
+def render_estimate_form(depth: int) -> None:
+    """A random sample of the unjudged candidates beyond the pool, mixed blind into the queues,
+    so that what the labels missed can be estimated (``pool --estimate`` of the command line)."""
+    with st.form("data:estimate"):
+        st.markdown(
+            f"**Sample what the pool of depth {depth} did not judge** (for an estimate of the relevant "
+            "chunks the labels missed: `calibration audit --estimate`, or the Metrics page)"
+        )
+        left, middle, right = st.columns(3)
+        n = int(
+            left.number_input("sampled per query", min_value=1, max_value=10_000, value=20, key="data:est-n")
+        )
+        bounds = middle.text_input("strata: bounds of best rank", value="50,100,1000", key="data:est-strata")
+        corpus = right.checkbox("and a stratum of every other chunk", key="data:est-corpus")
+        who = st.text_input("annotators (comma-separated; empty: everyone)", key="data:est-who")
+        if not st.form_submit_button("Sample"):
+            return
+    try:
+        strata = [int(b) for b in bounds.split(",") if b.strip()]
+    except ValueError:
+        st.error(f"Strata {bounds!r}: expected comma-separated ranks, e.g. 50,100,1000.")
+        return
+    names = [a.strip() for a in who.split(",") if a.strip()]
+    try:
+        with Store(_db_path()) as store:
+            sample = sample_unjudged(store, depth, n, strata=strata, corpus=corpus, annotators=names)
+    except StoreError as exc:
+        st.error(str(exc))
+        return
+    if not sample["sampled"]:
+        st.warning(f"No unjudged candidate beyond depth {depth}: nothing sampled.")
+        return
+    st.success(
+        f"{sample['sampled']} unjudged candidates sampled over {sample['queries']} queries ("
+        + ", ".join(f"{name}: {k}" for name, k in sorted(sample["strata"].items()))
+        + "), mixed into the queues; export golden.yaml once they are labelled: it records the design."
+    )
 
 
 def render_import_form() -> None:

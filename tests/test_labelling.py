@@ -347,3 +347,30 @@ def test_the_queue_resumes_after_the_last_label_and_comes_back_for_skipped_items
     assert next_item(store, "ann") is None
     seen = {first["item_id"], second["item_id"], third["item_id"], fourth["item_id"], fifth["item_id"]}
     assert len(seen) == 5 and progress(store, "ann") == (5, 5)
+
+
+def test_data_page_samples_for_the_estimate(tmp_path, monkeypatch) -> None:
+    """The Data page draws the estimate's sample as `pool --estimate` does: recorded, blind, assigned."""
+    at, db = data_page(tmp_path, monkeypatch)
+    assert not at.exception
+    at.number_input(key="data:est-n").set_value(5)
+    at.checkbox(key="data:est-corpus").check()
+    at.text_input(key="data:est-who").input("ann")
+    at.button(key="FormSubmitter:data:estimate-Sample").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    message = [m.value for m in at.success if "unjudged candidates sampled" in m.value][0]
+    with Store(db) as store:
+        rows = store.db.execute(
+            "SELECT query_id, stratum, stratum_size, stratum_sampled, inclusion FROM estimate_samples"
+        ).fetchall()
+        assigned = store.db.execute(
+            """SELECT count(*) FROM estimate_samples e JOIN assignments a ON a.item_id = e.item_id
+               JOIN annotators p ON p.id = a.annotator_id WHERE p.name = 'ann'"""
+        ).fetchone()[0]
+    assert len(rows) == 4 * 5 and assigned == 20  # 4 queries, 5 each, all in ann's queue
+    assert f"{len(rows)} unjudged candidates sampled over 4 queries" in message
+    for _, stratum, size, sampled, inclusion in rows:
+        assert stratum == "corpus (beyond 1000)" and sampled == 5 and inclusion == 5 / size
+    at.text_input(key="data:est-strata").input("5")
+    at.button(key="FormSubmitter:data:estimate-Sample").click().run()
+    assert "each bound must exceed the pool depth 10" in at.error[0].value
