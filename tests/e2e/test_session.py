@@ -23,8 +23,8 @@ from tests.e2e.test_browser import (
 )
 
 ARTIFACTS = ROOT / "test-artifacts"
-PAGES = {
-    "metrics": "Findings",
+PAGES = {  # the default page (Metrics) is served at /, not at its url_path
+    "": "Findings",
     "label": "in this batch",
     "traces": "in this batch",
     "compare": "in this batch",
@@ -59,7 +59,8 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
                 page.goto(f"{url}/{path}")
                 expect(_main(page).get_by_text(marker).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
                 page.wait_for_timeout(500)
-                page.screenshot(path=str(ARTIFACTS / f"page-{path}.png"), full_page=True)
+                assert page.get_by_text("Page not found").count() == 0, path
+                page.screenshot(path=str(ARTIFACTS / f"page-{path or 'metrics'}.png"), full_page=True)
 
             def press(path: str, keys: list[tuple[str, int]], total: int) -> None:
                 page.goto(f"{url}/{path}")
