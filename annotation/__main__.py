@@ -27,7 +27,7 @@ from annotation._cli import OneLineParser, UsageError, add_db_option, positive_i
 from annotation.baseline import METHODS, add_baseline
 from annotation.exchange import ImportSources, NothingToExport, NothingToImport, export_labels, import_files
 from annotation.formats import FormatError, Qrels, read_corpus, read_judgments, read_ranked, read_traces
-from annotation.pooling import pool, pool_pairs, pool_report, sample_unjudged
+from annotation.pooling import check_estimate, pool, pool_pairs, pool_report, sample_unjudged
 from annotation.store import Store, StoreError, default_db_path
 
 
@@ -260,19 +260,25 @@ def run_annotators(args: argparse.Namespace) -> str:
 def run_pool(args: argparse.Namespace) -> str:
     runs = [r for r in (args.runs or "").split(",") if r] or None
     annotators = [a for a in (args.annotators or "").split(",") if a]
+    strata: list[int] = []
+    if args.estimate:
+        try:
+            strata = [int(b) for b in args.strata.split(",") if b.strip()]
+        except ValueError:
+            raise UsageError(
+                f"--strata {args.strata!r}; expected comma-separated ranks, e.g. 50,100,1000"
+            ) from None
+    elif args.corpus_stratum or args.strata != "50,100,1000":
+        raise UsageError("--strata and --corpus-stratum go with --estimate N")
     with Store(args.db or default_db_path()) as store:
+        if args.estimate:  # refused before anything is written
+            check_estimate(store, args.depth, args.estimate, strata, annotators=annotators)
         report = pool(
             store, args.depth, runs=runs, annotators=annotators, overlap=args.overlap, seed=args.seed
         )
         found = pool_report(store, args.depth)
         sample = None
         if args.estimate:
-            try:
-                strata = [int(b) for b in args.strata.split(",") if b.strip()]
-            except ValueError:
-                raise UsageError(
-                    f"--strata {args.strata!r}; expected comma-separated ranks, e.g. 50,100,1000"
-                ) from None
             sample = sample_unjudged(
                 store,
                 args.depth,
@@ -283,8 +289,6 @@ def run_pool(args: argparse.Namespace) -> str:
                 annotators=annotators,
                 seed=args.seed,
             )
-        elif args.corpus_stratum or args.strata != "50,100,1000":
-            raise UsageError("--strata and --corpus-stratum go with --estimate N")
     text = (
         f"pool of depth {report['depth']} over runs {', '.join(report['runs'])}: "
         f"{report['pooled']} (query, chunk) pairs, {report['already_judged']} already judged, "

@@ -23,7 +23,16 @@ from typing import Any
 
 from annotation.store import Store, StoreError
 
-__all__ = ["pool", "pool_pairs", "sample_unjudged", "sampling_design", "next_item", "item_view", "progress"]
+__all__ = [
+    "pool",
+    "pool_pairs",
+    "check_estimate",
+    "sample_unjudged",
+    "sampling_design",
+    "next_item",
+    "item_view",
+    "progress",
+]
 
 
 def pool(
@@ -119,6 +128,34 @@ def pool(
 DEFAULT_STRATA = (50, 100, 1000)
 
 
+def check_estimate(
+    store: Store, depth: int, n: int, strata: Sequence[int], annotators: Sequence[str] = ()
+) -> list[int]:
+    """What :func:`sample_unjudged` would refuse, checked before anything is written (so that
+    ``pool --estimate`` refuses before it pools): the sorted strata bounds, or StoreError.
+
+    One design per store: the estimate weighs each sampled chunk by its inclusion probability
+    in one draw; a second draw over the candidates the first left would need the two designs
+    combined (each stratum's size and sample from both), which the estimator does not do."""
+    if n < 1:
+        raise StoreError(f"estimate sample {n} per query; expected at least 1")
+    bounds = sorted(set(int(b) for b in strata))
+    if not bounds or bounds[0] <= depth:
+        raise StoreError(f"strata {list(strata)}: each bound must exceed the pool depth {depth}")
+    assigned = store.db.execute(
+        "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.kind = 'chunk' LIMIT 1"
+    ).fetchone()
+    if assigned and not annotators:
+        raise StoreError("this store assigns chunk items to people: give --annotators for the sampled items")
+    drawn = store.db.execute("SELECT count(*), min(created_at) FROM estimate_samples").fetchone()
+    if drawn[0]:
+        raise StoreError(
+            f"this store already holds an estimate sample ({drawn[0]} chunks drawn {drawn[1][:10]}); a second "
+            "draw would mix two designs and weigh its chunks wrongly: label the first (or start a new store)"
+        )
+    return bounds
+
+
 def sample_unjudged(
     store: Store,
     depth: int,
@@ -141,17 +178,8 @@ def sample_unjudged(
     design is recorded (``estimate_samples``). The drawn chunks become ordinary chunk
     items, assigned like the pool's and placed at random positions in each queue:
     annotators cannot tell them from the pool's items (blind)."""
-    if n < 1:
-        raise StoreError(f"estimate sample {n} per query; expected at least 1")
-    bounds = sorted(set(int(b) for b in strata))
-    if not bounds or bounds[0] <= depth:
-        raise StoreError(f"strata {list(strata)}: each bound must exceed the pool depth {depth}")
+    bounds = check_estimate(store, depth, n, strata, annotators)
     db = store.db
-    assigned = db.execute(
-        "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.kind = 'chunk' LIMIT 1"
-    ).fetchone()
-    if assigned and not annotators:
-        raise StoreError("this store assigns chunk items to people: give --annotators for the sampled items")
     known = {name: run_id for run_id, name in db.execute("SELECT id, name FROM runs").fetchall()}
     chosen = list(runs) if runs else sorted(known)
     unknown = [name for name in chosen if name not in known]

@@ -37,11 +37,76 @@ def test_strata_sizes_inclusion_and_no_judged_chunk(store) -> None:
     assert all(abs(incl - k / size) < 1e-12 for _, _, size, k, incl in rows)
     assert not {c for c, *_ in rows} & {"c0", "c1", "c2", "c27", "c28", "c29"}  # never judged or pooled
     again = Store(store.path)
-    try:
-        assert sample_unjudged(again, depth=3, n=2, strata=(8, 15), seed=1)["sampled"] == 2  # new chunks only
-        assert len(again.db.execute("SELECT chunk_id FROM estimate_samples").fetchall()) == 8
+    try:  # a second draw would mix two designs (each stratum's size from one draw only): refused
+        with pytest.raises(StoreError, match="already holds an estimate sample .6 chunks drawn"):
+            sample_unjudged(again, depth=3, n=2, strata=(8, 15), seed=1)
+        assert len(again.db.execute("SELECT chunk_id FROM estimate_samples").fetchall()) == 6
     finally:
         again.close()
+
+
+def test_a_refused_estimate_writes_nothing(tmp_path, capsys) -> None:
+    """`pool --estimate` checks the estimate before it pools: a refusal leaves the store as it was."""
+    from annotation.__main__ import build_demo
+    from annotation.__main__ import main as annotation_main
+
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    with Store(db) as s:
+        before = s.counts()
+    for args, message in (
+        (
+            ["--estimate", "6", "--annotators", "ann,bob", "--strata", "5,50"],
+            "each bound must exceed the pool depth 12",
+        ),
+        (["--estimate", "6", "--strata", "50"], "give --annotators"),
+        (["--strata", "50"], "--strata and --corpus-stratum go with --estimate N"),
+    ):
+        assert annotation_main(["pool", "--db", str(db), "--depth", "12", *args]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+        with Store(db) as s:
+            assert s.counts() == before
+    assert (
+        annotation_main(
+            [
+                "pool",
+                "--db",
+                str(db),
+                "--depth",
+                "10",
+                "--estimate",
+                "3",
+                "--corpus-stratum",
+                "--annotators",
+                "ann",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    with Store(db) as s:
+        after = s.counts()
+    assert (
+        annotation_main(
+            [
+                "pool",
+                "--db",
+                str(db),
+                "--depth",
+                "12",
+                "--estimate",
+                "3",
+                "--corpus-stratum",
+                "--annotators",
+                "ann",
+            ]
+        )
+        == 2
+    )
+    assert "already holds an estimate sample (12 chunks drawn" in capsys.readouterr().err
+    with Store(db) as s:
+        assert s.counts() == after
 
 
 def test_sampled_items_are_blind_in_the_queue(store) -> None:
