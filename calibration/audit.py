@@ -521,6 +521,48 @@ def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
+MAX_STRATUM = 2_000_000  # candidates in one stratum: the exact interval holds arrays this long
+
+
+def _check_sampling(per_query: Any, design: Any) -> None:
+    """golden.yaml's sampling section, as `pool --estimate` writes it; one clear line on the
+    first thing that is not (a hand edit, a truncated file)."""
+
+    def bad(where: str, what: str) -> InvalidAudit:
+        return InvalidAudit(f"the sampling section cannot be used: {where}: {what}")
+
+    if design is not None and not isinstance(design, Mapping):
+        raise bad("design", "expected a mapping (depth, strata, ...)")
+    depth = (design or {}).get("depth")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise bad("design.depth", f"{depth!r}; expected a whole number")
+    if not isinstance(per_query, Mapping):
+        raise bad("queries", "expected a mapping query id -> strata")
+    for qid, strata in per_query.items():
+        if not isinstance(strata, Mapping):
+            raise bad(f"query {qid!r}", "expected a mapping stratum -> {size, sampled}")
+        seen: set[str] = set()
+        for name, entry in strata.items():
+            where = f"query {qid!r}, stratum {name!r}"
+            if not isinstance(entry, Mapping):
+                raise bad(where, "expected {size, sampled}")
+            size, sampled = entry.get("size"), entry.get("sampled")
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise bad(where, f"size {size!r}; expected a whole number of candidates")
+            if size > MAX_STRATUM:
+                raise bad(where, f"size {size:,}; at most {MAX_STRATUM:,} candidates per stratum")
+            if not isinstance(sampled, list) or not all(isinstance(d, str) for d in sampled):
+                raise bad(where, "sampled: expected a list of chunk ids")
+            twice = seen.intersection(sampled)
+            if len(set(sampled)) < len(sampled):
+                twice = {d for d in sampled if d in twice or sampled.count(d) > 1}
+            if twice:
+                raise bad(where, f"chunk {sorted(twice)[0]!r} sampled twice; a draw without replacement")
+            seen.update(sampled)
+            if len(sampled) > size:
+                raise bad(where, f"{len(sampled)} sampled of {size} candidates")
+
+
 def estimate_run(
     qrels: Qrels,
     run: Any,
@@ -540,7 +582,12 @@ def estimate_run(
     from calibration.estimate import aggregate_recall, estimate_recall_at_k
 
     design = qrels.meta.get("sampling") or {}
+    if not isinstance(design, Mapping):
+        raise InvalidAudit(
+            f"the sampling section is {type(design).__name__}; expected a mapping with 'queries'"
+        )
     per_query = design.get("queries") or {}
+    _check_sampling(per_query, design.get("design"))
     if not per_query:
         raise InvalidAudit(
             "--estimate needs a golden.yaml with a sampling section: python -m annotation pool "

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotation.__main__ import build_demo
 from annotation.__main__ import main as annotation_main
 from annotation.formats import read_judgments
@@ -250,3 +252,61 @@ def test_the_exact_interval_on_request(capsys) -> None:
     assert "exact 95% intervals" in capsys.readouterr().out
     assert calibration_main(args[:-1] + ["--interval", "exact"]) == 2
     assert "--interval is for the estimate; add --estimate" in capsys.readouterr().err
+
+
+def _edit(doc: dict, path: str, value) -> dict:
+    import copy
+
+    doc = copy.deepcopy(doc)
+    node, keys = doc, path.split("/")
+    for key in keys[:-1]:
+        node = node[key]
+    if value is _DROP:
+        del node[keys[-1]]
+    else:
+        node[keys[-1]] = value
+    return doc
+
+
+_DROP = object()
+_STRATUM = "sampling/queries/q_broad/unjudged corpus chunks"
+HAND_EDITS = [
+    ("size missing", f"{_STRATUM}/size", _DROP, "size None; expected a whole number"),
+    ("size a word", f"{_STRATUM}/size", "five", "size 'five'; expected a whole number"),
+    ("size true", f"{_STRATUM}/size", True, "size True; expected a whole number"),
+    ("size a fraction", f"{_STRATUM}/size", 5.5, "size 5.5; expected a whole number"),
+    ("size a billion", f"{_STRATUM}/size", 10**9, "size 1,000,000,000; at most 2,000,000 candidates"),
+    ("depth a word", "sampling/design/depth", "ten", "design.depth: 'ten'; expected a whole number"),
+    ("sampling a number", "sampling", 3, "the sampling section is int; expected a mapping"),
+    ("queries a list", "sampling/queries", ["q_broad"], "queries: expected a mapping"),
+    ("a stratum a number", _STRATUM, 7, "expected {size, sampled}"),
+    ("sampled a number", f"{_STRATUM}/sampled", 4, "sampled: expected a list of chunk ids"),
+    ("a chunk sampled twice", f"{_STRATUM}/sampled", ["b3", "b3", "x1"], "chunk 'b3' sampled twice"),
+]
+
+
+@pytest.mark.parametrize(("case", "path", "value", "message"), HAND_EDITS, ids=[c[0] for c in HAND_EDITS])
+def test_a_hand_edited_sampling_section_is_refused_in_one_line(tmp_path, capsys, case, path, value, message):
+    import yaml
+
+    doc = yaml.safe_load((EXAMPLE / "sampled.yaml").read_text())
+    if path == "sampling/design/depth":
+        doc["sampling"]["design"]["depth"] = 10
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(_edit(doc, path, value)))
+    code = calibration_main(["audit", str(bad), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_one_chunk_in_two_strata_is_refused(tmp_path, capsys) -> None:
+    import yaml
+
+    doc = yaml.safe_load((EXAMPLE / "sampled.yaml").read_text())
+    strata = doc["sampling"]["queries"]["q_broad"]
+    first = strata["unjudged corpus chunks"]["sampled"][0]
+    strata["another"] = {"size": 3, "sampled": [first]}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    assert calibration_main(["audit", str(bad), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"]) == 2
+    assert f"chunk {first!r} sampled twice" in capsys.readouterr().err
