@@ -514,6 +514,14 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
             f"the truth set has relevant documents the labels lack: recall against the labels "
             f"{_fmt(q['recall'])}, against the truth {_fmt(q['recall_true'])}"
         )
+    if code == "labels_incomplete_estimated":
+        est = q.get("recall_estimated") or {}
+        low, high = est.get("ci") or (None, None)
+        return (
+            f"the sample of unjudged chunks says the labels miss relevant ones: recall against the labels "
+            f"{_fmt(q['recall'])} lies outside the estimated {_fmt(est.get('estimate'))} "
+            f"[{_fmt(low)}, {_fmt(high)}] (|Rel| estimated {est.get('rel', 0):.1f}, judged {rel})"
+        )
     return code
 
 
@@ -649,6 +657,14 @@ def estimate_run(
         incomplete = recall is not None and ci is not None and not (ci[0] <= recall <= ci[1])
         if incomplete:
             judged.setdefault("findings", []).append("labels_incomplete_estimated")
+            judged["recall_estimated"] = {
+                "estimate": estimate["estimate"],
+                "ci": ci,
+                "rel": estimate["rel"]["estimate"],
+            }
+            counts = result.get("summary", {}).get("findings")
+            if isinstance(counts, dict):
+                counts["labels_incomplete_estimated"] = counts.get("labels_incomplete_estimated", 0) + 1
         out["queries"][qid] = {
             "recall_judged": recall,
             "rel_judged": judged.get("rel"),

@@ -10,7 +10,7 @@ import pytest
 
 from annotation.__main__ import build_demo
 from annotation.__main__ import main as annotation_main
-from annotation.formats import read_judgments
+from annotation.formats import read_judgments, read_ranked
 from annotation.store import Store
 from calibration.__main__ import main as calibration_main
 from tests.test_worked_example import EXAMPLE
@@ -310,3 +310,24 @@ def test_one_chunk_in_two_strata_is_refused(tmp_path, capsys) -> None:
     bad.write_text(yaml.safe_dump(doc))
     assert calibration_main(["audit", str(bad), str(EXAMPLE / "run.jsonl"), "-k", "5", "--estimate"]) == 2
     assert f"chunk {first!r} sampled twice" in capsys.readouterr().err
+
+
+def test_the_finding_in_words_and_counted() -> None:
+    """golden.yaml's judged recall beside sampled.yaml's estimate (as the Metrics page does):
+    q_broad is flagged, its finding said in words, and counted in the summary."""
+    from calibration.audit import audit, estimate_run, finding_text
+    from calibration.report import audit_table
+
+    golden = read_judgments(EXAMPLE / "golden.yaml")
+    run = read_ranked(EXAMPLE / "run.jsonl")
+    report = audit(golden.grades, run.rankings(), 5)
+    estimate_run(read_judgments(EXAMPLE / "sampled.yaml"), run, 5, 1, report)
+    broad = report["queries"]["q_broad"]
+    assert "labels_incomplete_estimated" in broad["findings"]
+    assert report["summary"]["findings"]["labels_incomplete_estimated"] == 1
+    text = finding_text("labels_incomplete_estimated", broad, 5)
+    assert text == (
+        "the sample of unjudged chunks says the labels miss relevant ones: recall against the labels 0.500 "
+        "lies outside the estimated 0.325 [0.235, 0.417] (|Rel| estimated 13.3, judged 8)"
+    )
+    assert "q_broad: [labels_incomplete_estimated] the sample of unjudged chunks" in audit_table(report)
