@@ -752,7 +752,12 @@ def estimate_table(estimates: dict[str, Any]) -> str:
                 ci(e["recall_ci"]),
                 num(e["rel_estimated"], 1),
                 ci(e["rel_ci"], 1),
-                f"{e['n_sampled_relevant']} relevant of {e['n_sampled']} sampled labels",
+                f"{e['n_sampled_relevant']} relevant of {e['n_sampled']} sampled labels"
+                + (
+                    f" ({e['n_drawn'] - e['n_sampled']} drawn, not labelled)"
+                    if e["n_drawn"] > e["n_sampled"]
+                    else ""
+                ),
             ]
         )
     flagged = [qid for qid, e in estimates["queries"].items() if e["labels_incomplete_estimated"]]
@@ -763,6 +768,7 @@ def estimate_table(estimates: dict[str, Any]) -> str:
         _align(rows),
         estimate_summary_line(estimates),
     ]
+    lines += [f"{qid}: undefined: {e['reason']}" for qid, e in estimates["queries"].items() if e["reason"]]
     if estimates.get("note"):
         lines.append(estimates["note"])
     lines += [

@@ -676,6 +676,7 @@ def estimate_run(
             "n_sampled_relevant": estimate.get("n_sampled_relevant"),
             "labels_incomplete_estimated": incomplete,
             "unjudged_in_top_k": holes,
+            "n_drawn": sum(len(entry.get("sampled", [])) for entry in strata_ids.values()),
             "reason": estimate.get("reason"),
         }
         estimates[qid] = estimate
@@ -689,7 +690,8 @@ def estimate_run(
                 [
                     out.get("note"),
                     f"{sum(holes.values())} chunks in the top {k} of {len(holes)} of {len(out['queries'])} queries "
-                    "are unjudged and unsampled, in no known stratum (a run that was not pooled, or k beyond "
+                    f"({', '.join(list(holes)[:5])}{', ...' if len(holes) > 5 else ''}) are neither labelled in "
+                    "this file nor sampled (pool chunks nobody labelled, a run that was not pooled, or k beyond "
                     "the pool): the estimate cannot place them in the top k, so its recall is too low there",
                 ],
             )
@@ -708,7 +710,13 @@ def _estimate_summary(
         qid for qid, e in rows.items() if e["recall_judged"] is not None and e["recall_estimated"] is not None
     ]
     agg = aggregate({qid: estimates[qid] for qid in both}, seed=0)
+    method = "bootstrap over queries"
+    if len(both) == 1:  # resampling one query says nothing: its own interval is the honest one
+        only = rows[both[0]]["recall_ci"]
+        agg["mean"]["ci"] = agg["ratio"]["ci"] = list(only)
+        method = "the one query's own interval"
     return {
+        "interval_over_queries": method,
         "n_queries": len(rows),
         "n_defined": len(both),
         "undefined": [qid for qid in rows if qid not in both],

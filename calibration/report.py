@@ -271,11 +271,16 @@ def estimate_summary_line(estimates: dict[str, Any]) -> str:
     if not s["n_defined"]:
         return f"Over queries: no query has both a judged and an estimated R@{k} (0 of {s['n_queries']})."
     low, high = s["recall_estimated_mean_ci"]
+    how = (
+        f"95% bootstrap over queries, {s['n_boot']} resamples"
+        if s["interval_over_queries"] == "bootstrap over queries"
+        else "the one query's own 95% interval"
+    )
     return (
         f"Over the {s['n_defined']} of {s['n_queries']} queries where both are defined: mean R@{k} judged "
         f"{s['recall_judged_mean']:.3f} (against {s['rel_judged_total']} judged relevant), estimated "
-        f"{s['recall_estimated_mean']:.3f} [{low:.3f}, {high:.3f}] (95% bootstrap over queries, "
-        f"{s['n_boot']} resamples; against {s['rel_estimated_total']:.1f} estimated relevant); "
+        f"{s['recall_estimated_mean']:.3f} [{low:.3f}, {high:.3f}] ({how}; against "
+        f"{s['rel_estimated_total']:.1f} estimated relevant); "
         f"{s['n_sampled_relevant']} relevant of {s['n_sampled']} sampled labels; "
         f"labels_incomplete_estimated on {s['n_flagged']} of {s['n_queries']} queries."
     )

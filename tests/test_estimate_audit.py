@@ -114,7 +114,10 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
         est["queries"]["q_faw"]["unjudged_in_top_k"] == 2
         and est["queries"]["q_milk"]["unjudged_in_top_k"] == 0
     )
-    assert "2 chunks in the top 5 of 1 of 4 queries are unjudged and unsampled" in est["note"]
+    assert (
+        "2 chunks in the top 5 of 1 of 4 queries (q_faw) are neither labelled in this file nor sampled"
+        in est["note"]
+    )
     # the metrics page shows the same from an uploaded golden.yaml
     from streamlit.testing.v1 import AppTest
 
@@ -331,3 +334,38 @@ def test_the_finding_in_words_and_counted() -> None:
         "lies outside the estimated 0.325 [0.235, 0.417] (|Rel| estimated 13.3, judged 8)"
     )
     assert "q_broad: [labels_incomplete_estimated] the sample of unjudged chunks" in audit_table(report)
+
+
+def test_one_query_over_queries_is_its_own_interval_and_undrawn_labels_are_said(tmp_path, capsys) -> None:
+    import yaml
+
+    run = tmp_path / "one.jsonl"
+    run.write_text(
+        "".join(
+            line + "\n" for line in (EXAMPLE / "run.jsonl").read_text().splitlines() if '"q_broad"' in line
+        )
+    )
+    doc = yaml.safe_load((EXAMPLE / "sampled.yaml").read_text())
+    broad = next(q for q in doc["queries"] if q["id"] == "q_broad")
+    sampled = doc["sampling"]["queries"]["q_broad"]["unjudged corpus chunks"]["sampled"]
+    del broad["grades"][sampled[0]]  # drawn, not yet labelled
+    partial = tmp_path / "partial.yaml"
+    partial.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert (
+        calibration_main(["audit", str(partial), str(run), "-k", "5", "--estimate", "--format", "json"]) == 0
+    )
+    est = json.loads(capsys.readouterr().out)["estimate"]
+    row, summary = est["queries"]["q_broad"], est["summary"]
+    assert (row["n_drawn"], row["n_sampled"]) == (6, 5)
+    assert summary["interval_over_queries"] == "the one query's own interval"
+    assert summary["recall_estimated_mean_ci"] == row["recall_ci"]
+    assert calibration_main(["audit", str(partial), str(run), "-k", "5", "--estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "of 5 sampled labels (1 drawn, not labelled)" in out and "the one query's own 95% interval" in out
+    for doc_id in sampled[1:]:  # none of the draw labelled: undefined, and the table says why
+        del broad["grades"][doc_id]
+    partial.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert calibration_main(["audit", str(partial), str(run), "-k", "5", "--estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "q_broad: undefined: no sample from stratum 'unjudged corpus chunks' (N=16)" in out
+    assert "no query has both a judged and an estimated R@5 (0 of 1)" in out
