@@ -299,11 +299,19 @@ def run_pool(args: argparse.Namespace) -> str:
             f"; {report['assignments']} assignments to {len(annotators)} annotators, "
             f"{report['doubly_assigned']} of {report['items_added']} items given to two people"
         )
-    if sample is not None:
+    if sample is not None and sample["sampled"]:
         text += (
             f"; for the estimate, {sample['sampled']} unjudged candidates sampled over {sample['queries']} queries ("
-            + ", ".join(f"ranks {name}: {k}" for name, k in sorted(sample["strata"].items()))
+            + ", ".join(
+                f"{'ranks ' if name[0].isdigit() else ''}{name}: {k} of {sample['candidates'][name]}"
+                for name, k in sorted(sample["strata"].items())
+            )
             + "), mixed into the queues"
+        )
+    elif sample is not None:
+        text += (
+            f"; for the estimate, nothing to sample: no run ranks an unjudged chunk below depth {args.depth} "
+            "(import runs ranked deeper than the pool, e.g. python -m annotation baseline, or add --corpus-stratum)"
         )
     for row in found:  # if one run finds most relevant chunks alone, the labels lean toward it
         text += (

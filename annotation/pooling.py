@@ -262,10 +262,15 @@ def sample_unjudged(
     per_stratum: dict[str, int] = {}
     for _, _, name, _, _ in drawn:
         per_stratum[name] = per_stratum.get(name, 0) + 1
+    sizes: dict[str, int] = {}  # candidates per stratum, summed over queries
+    for groups in candidates.values():
+        for name, members in groups.items():
+            sizes[name] = sizes.get(name, 0) + len(members)
     return {
         "queries": len({q for q, *_ in drawn}),
         "sampled": len(drawn),
         "strata": per_stratum,
+        "candidates": sizes,
         "design": design,
     }
 

@@ -428,7 +428,9 @@ def render_estimate_form(depth: int) -> None:
         return
     st.success(
         f"{sample['sampled']} unjudged candidates sampled over {sample['queries']} queries ("
-        + ", ".join(f"{name}: {k}" for name, k in sorted(sample["strata"].items()))
+        + ", ".join(
+            f"{name}: {k} of {sample['candidates'][name]}" for name, k in sorted(sample["strata"].items())
+        )
         + "), mixed into the queues; export golden.yaml once they are labelled: it records the design."
     )
 

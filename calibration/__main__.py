@@ -719,6 +719,16 @@ class _QueryProgress:
         self.stream.flush()
 
 
+def _design_text(design: Any) -> str:
+    """golden.yaml's design in a line: ``depth 10; strata 50,100,1000; corpus True; ...``."""
+    if not isinstance(design, dict):
+        return "not recorded" if design is None else str(design)
+    return "; ".join(
+        f"{key} {','.join(map(str, value)) if isinstance(value, list) else value}"
+        for key, value in design.items()
+    )
+
+
 def estimate_table(estimates: dict[str, Any]) -> str:
     from calibration.report import _align
 
@@ -763,7 +773,7 @@ def estimate_table(estimates: dict[str, Any]) -> str:
     flagged = [qid for qid, e in estimates["queries"].items() if e["labels_incomplete_estimated"]]
     lines = [
         "",
-        f"Estimated from the sample of unjudged candidates (design: {estimates['design']}; "
+        f"Estimated from the sample of unjudged candidates (design: {_design_text(estimates['design'])}; "
         f"{'mid-p' if estimates['interval'] == 'midp' else 'exact'} 95% intervals):",
         _align(rows),
         estimate_summary_line(estimates),
