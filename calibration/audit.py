@@ -654,6 +654,12 @@ def estimate_run(
         judged = result["queries"][qid]
         recall = judged.get("recall")
         ci = estimate.get("ci")
+        if ci is not None and holes:
+            # h chunks in the top k the estimate cannot place: any of them may be relevant. With
+            # T relevant in all, recall x / T becomes at most (x + h) / (T + h), largest for the
+            # smallest T the interval allows, so the upper bound widens to cover them
+            t = estimate["rel"]["ci"][0]
+            ci = [ci[0], min(1.0, (ci[1] * t + holes) / (t + holes))]
         incomplete = recall is not None and ci is not None and not (ci[0] <= recall <= ci[1])
         if incomplete:
             judged.setdefault("findings", []).append("labels_incomplete_estimated")
@@ -692,7 +698,8 @@ def estimate_run(
                     f"{sum(holes.values())} chunks in the top {k} of {len(holes)} of {len(out['queries'])} queries "
                     f"({', '.join(list(holes)[:5])}{', ...' if len(holes) > 5 else ''}) are neither labelled in "
                     "this file nor sampled (pool chunks nobody labelled, a run that was not pooled, or k beyond "
-                    "the pool): the estimate cannot place them in the top k, so its recall is too low there",
+                    "the pool): the estimate counts them as not relevant, and its interval's upper bound allows them all "
+                    "to be",
                 ],
             )
         )

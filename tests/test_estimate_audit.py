@@ -369,3 +369,31 @@ def test_one_query_over_queries_is_its_own_interval_and_undrawn_labels_are_said(
     out = capsys.readouterr().out
     assert "q_broad: undefined: no sample from stratum 'unjudged corpus chunks' (N=16)" in out
     assert "no query has both a judged and an estimated R@5 (0 of 1)" in out
+
+
+def test_unplaced_chunks_widen_the_upper_bound(tmp_path, capsys) -> None:
+    """A run nobody pooled: its top 5 holds chunks neither labelled nor sampled, in no known
+    stratum (the design is not corpus-wide here). The estimate treats them as not relevant, so
+    its interval's upper bound widens to allow them all to be: (u T + h) / (T + h)."""
+    import yaml
+
+    doc = yaml.safe_load((EXAMPLE / "sampled.yaml").read_text())
+    doc["sampling"]["design"]["corpus"] = False
+    labels = tmp_path / "labels.yaml"
+    labels.write_text(yaml.safe_dump(doc, sort_keys=False))
+    run = tmp_path / "new.jsonl"
+    run.write_text(json.dumps({"query_id": "q_faw", "ranking": ["n1", "n2", "n3", "m1", "n4"]}) + "\n")
+    args = ["audit", str(labels), str(run), "-k", "5", "--estimate", "--format", "json"]
+    assert calibration_main(args) == 0
+    row = json.loads(capsys.readouterr().out)["estimate"]["queries"]["q_faw"]
+    assert row["unjudged_in_top_k"] == 4
+    # what the estimate alone says: m1 is the one known hit of 3 judged relevant
+    from calibration.estimate import estimate_recall_at_k
+
+    alone = estimate_recall_at_k(
+        3, 1, [{"stratum": "s", "N": 21, "labels": [0] * 6, "in_top_k": [False] * 6, "N_top_k": 0}], 5
+    )
+    u, t = alone["ci"][1], alone["rel"]["ci"][0]
+    assert row["recall_estimated"] == alone["estimate"] == 1 / 3
+    assert row["recall_ci"] == [alone["ci"][0], (u * t + 4) / (t + 4)]
+    assert (u, t) == (1 / 3, 3.0) and row["recall_ci"][1] == 5 / 7  # (1 + 4) / (3 + 4): four more possible hits
