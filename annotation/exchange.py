@@ -274,7 +274,25 @@ def export_labels(
         from annotation.pooling import sampling_design
 
         design = sampling_design(store)
+        gaps = 0
         if design:  # the estimate of what the labels missed can be reproduced from the file
             meta["sampling"] = design
+            sampled = {
+                (q, c)
+                for q, strata in design["queries"].items()
+                for e in strata.values()
+                for c in e["sampled"]
+            }
+            gaps = sum(  # pooled chunks of the sampled queries without a label in this file
+                1
+                for q, c in store.db.execute("SELECT query_id, chunk_id FROM items WHERE kind = 'chunk'")
+                if q in design["queries"] and (q, c) not in sampled and c not in qrels.grades.get(q, {})
+            )
         write_golden(qrels, output, meta=meta)
+        if gaps:
+            return (
+                f"wrote {n} judgments over {len(qrels.grades)} queries to {output}; warning: {gaps} pooled chunks "
+                "of the sampled queries have no label in it, so an estimate from it counts them neither judged "
+                "nor sampled (label them, or export every annotator's labels)"
+            )
     return f"wrote {n} judgments over {len(qrels.grades)} queries to {output}"

@@ -396,4 +396,6 @@ def test_unplaced_chunks_widen_the_upper_bound(tmp_path, capsys) -> None:
     u, t = alone["ci"][1], alone["rel"]["ci"][0]
     assert row["recall_estimated"] == alone["estimate"] == 1 / 3
     assert row["recall_ci"] == [alone["ci"][0], (u * t + 4) / (t + 4)]
-    assert (u, t) == (1 / 3, 3.0) and row["recall_ci"][1] == 5 / 7  # (1 + 4) / (3 + 4): four more possible hits
+    assert (u, t) == (1 / 3, 3.0) and row["recall_ci"][
+        1
+    ] == 5 / 7  # (1 + 4) / (3 + 4): four more possible hits

@@ -142,3 +142,25 @@ def test_bad_designs_are_refused(store) -> None:
     pool(store, 3, annotators=["ann", "bob"])
     with pytest.raises(StoreError, match="give --annotators"):
         sample_unjudged(store, depth=3, n=3)
+
+
+def test_export_warns_of_pooled_chunks_without_a_label(tmp_path) -> None:
+    """An estimate from a file that leaves pooled chunks unlabelled counts them neither judged
+    nor sampled: the export says how many."""
+    from annotation.__main__ import build_demo
+
+    db = tmp_path / "demo.db"
+    build_demo(str(db))
+    with Store(db) as s:
+        sample_unjudged(s, 10, 3, corpus=True, annotators=["ann"])
+        message = export_labels(s, "golden", tmp_path / "g.yaml")
+        sampled_queries = {q for (q,) in s.db.execute("SELECT DISTINCT query_id FROM estimate_samples")}
+        labelled = s.export_qrels(None, "median").grades
+        drawn = set(s.db.execute("SELECT query_id, chunk_id FROM estimate_samples").fetchall())
+        unlabelled = sum(
+            1
+            for q, c in s.db.execute("SELECT query_id, chunk_id FROM items WHERE kind = 'chunk'")
+            if q in sampled_queries and c not in labelled.get(q, {}) and (q, c) not in drawn
+        )
+    assert unlabelled > 0
+    assert f"warning: {unlabelled} pooled chunks of the sampled queries have no label in it" in message
