@@ -436,6 +436,17 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
     if not labels.meta.get("sampling"):
         return
     k = settings.k
+    st.subheader("What the labels missed, estimated from a sample")
+    interval = st.radio(
+        "intervals",
+        ["midp", "exact"],
+        format_func=lambda v: {
+            "midp": "mid-p: 95% on average over truths",
+            "exact": "exact: at least 95% for every truth of one stratum, wider",
+        }[v],
+        horizontal=True,
+        key="metrics:interval",
+    )
     bar = st.progress(0.0, text="Estimating what the labels missed…")
 
     def on_query(done: int, total: int) -> None:
@@ -443,13 +454,14 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
             bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
 
     try:
-        estimates = estimate_run(labels, data.run, k, settings.min_grade, dict(report), on_query=on_query)
+        estimates = estimate_run(
+            labels, data.run, k, settings.min_grade, dict(report), on_query=on_query, interval=interval
+        )
     except (InvalidAudit, ValueError) as exc:
         st.error(f"No estimate: {exc}")
         return
     finally:
         bar.empty()
-    st.subheader("What the labels missed, estimated from a sample")
 
     def ci(pair: Any, digits: int = 3) -> str:
         return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
@@ -462,8 +474,15 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
             "95% CI": ci(e["recall_ci"]),
             "|Rel| estimated": "undefined" if e["rel_estimated"] is None else f"{e['rel_estimated']:.1f}",
             "|Rel| 95% CI": ci(e["rel_ci"], 1),
-            "sampled labels": f"{e['n_sampled_relevant']} relevant of {e['n_sampled']}",
-            "finding": "labels_incomplete_estimated" if e["labels_incomplete_estimated"] else "",
+            "sampled labels": f"{e['n_sampled_relevant']} relevant of {e['n_sampled']}"
+            + (
+                f" ({e['n_drawn'] - e['n_sampled']} drawn, not labelled)"
+                if e["n_drawn"] > e["n_sampled"]
+                else ""
+            ),
+            "finding": "labels_incomplete_estimated"
+            if e["labels_incomplete_estimated"]
+            else (f"undefined: {e['reason']}" if e["reason"] else ""),
         }
         for qid, e in estimates["queries"].items()
     ]
@@ -471,8 +490,10 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
     st.markdown(estimate_summary_line(estimates))
     st.caption(
         "Horvitz-Thompson over the sampling design in the label file (each sampled chunk weighs 1 / its "
-        "inclusion probability); recall is a ratio estimator; 95% stratified mid-p intervals "
-        "(calibration/estimate.py). A judged recall outside its interval means the labels miss relevant chunks."
+        "inclusion probability); recall is a ratio estimator; "
+        + ("95% stratified mid-p intervals " if interval == "midp" else "exact 95% intervals ")
+        + "(calibration/estimate.py says which to choose)."
+        + " A judged recall outside its interval means the labels miss relevant chunks."
         + (f" {estimates['note']}" if estimates.get("note") else "")
         + (
             " The sample here: examples/worked-example/sampled.yaml, golden.yaml's labels plus a seeded random "

@@ -228,6 +228,12 @@ def test_the_metrics_page_shows_the_worked_example_estimate() -> None:
     assert broad["R@5 judged"] == "0.500 (|Rel| = 8)" and broad["finding"] == "labels_incomplete_estimated"
     assert broad["sampled labels"] == "2 relevant of 6"
     assert any("examples/worked-example/sampled.yaml" in c.value for c in at.caption)
+    # the exact intervals on request: the same estimates, the interval of q_broad's recall as the CLI prints it
+    at.radio(key="metrics:interval").set_value("exact").run()
+    (table,) = [t.value for t in at.table if "R@5 estimated" in t.value.columns]
+    broad = table.set_index("query").loc["q_broad"]
+    assert broad["R@5 estimated"] == "0.325" and broad["95% CI"] == "[0.222, 0.455]"
+    assert any("exact 95% intervals" in c.value for c in at.caption)
 
 
 def test_a_sampling_section_that_contradicts_itself_is_refused(tmp_path, capsys) -> None:
