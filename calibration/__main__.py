@@ -43,6 +43,7 @@ from calibration.report import (
     metrics_json,
     metrics_table,
     metrics_trec,
+    sampled_labels,
 )
 
 
@@ -762,12 +763,7 @@ def estimate_table(estimates: dict[str, Any]) -> str:
                 ci(e["recall_ci"]),
                 num(e["rel_estimated"], 1),
                 ci(e["rel_ci"], 1),
-                f"{e['n_sampled_relevant']} relevant of {e['n_sampled']} sampled labels"
-                + (
-                    f" ({e['n_drawn'] - e['n_sampled']} drawn, not labelled)"
-                    if e["n_drawn"] > e["n_sampled"]
-                    else ""
-                ),
+                sampled_labels(e, " sampled labels"),
             ]
         )
     flagged = [qid for qid, e in estimates["queries"].items() if e["labels_incomplete_estimated"]]

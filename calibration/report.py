@@ -284,3 +284,11 @@ def estimate_summary_line(estimates: dict[str, Any]) -> str:
         f"{s['n_sampled_relevant']} relevant of {s['n_sampled']} sampled labels; "
         f"labels_incomplete_estimated on {s['n_flagged']} of {s['n_queries']} queries."
     )
+
+
+def sampled_labels(e: Mapping[str, Any], unit: str = "") -> str:
+    """What one query's estimate rests on: ``2 relevant of 6 sampled labels (1 drawn, not labelled)``."""
+    undrawn = e["n_drawn"] - e["n_sampled"]
+    return f"{e['n_sampled_relevant']} relevant of {e['n_sampled']}{unit}" + (
+        f" ({undrawn} drawn, not labelled)" if undrawn > 0 else ""
+    )

@@ -430,7 +430,7 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
     """Judged recall beside the recall estimated from the label file's sample of unjudged
     candidates (its ``sampling`` section), each with its denominator."""
     from calibration.audit import estimate_run
-    from calibration.report import estimate_summary_line
+    from calibration.report import estimate_summary_line, sampled_labels
 
     labels = data.sampled if data.sampled is not None else data.qrels
     if not labels.meta.get("sampling"):
@@ -474,12 +474,7 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
             "95% CI": ci(e["recall_ci"]),
             "|Rel| estimated": "undefined" if e["rel_estimated"] is None else f"{e['rel_estimated']:.1f}",
             "|Rel| 95% CI": ci(e["rel_ci"], 1),
-            "sampled labels": f"{e['n_sampled_relevant']} relevant of {e['n_sampled']}"
-            + (
-                f" ({e['n_drawn'] - e['n_sampled']} drawn, not labelled)"
-                if e["n_drawn"] > e["n_sampled"]
-                else ""
-            ),
+            "sampled labels": sampled_labels(e),
             "finding": "labels_incomplete_estimated"
             if e["labels_incomplete_estimated"]
             else (f"undefined: {e['reason']}" if e["reason"] else ""),
