@@ -1,10 +1,8 @@
-"""The ground every reader and writer stands on: the :class:`FormatError`
-family (each names file, line and field), the in-memory :class:`Qrels` and
-:class:`Run`, the raw-bytes and text checks the line readers share (UTF-8,
-NUL, lone CR, LF-only line numbering, trec_eval's whitespace and number
-syntax), atomic writing, and :func:`as_numpy` for Arrow columns. It imports
-nothing from the rest of ``annotation``; ``annotation.formats`` is the
-public face.
+"""The ground every reader and writer stands on: the raw-bytes and text
+checks the line readers share (UTF-8, NUL, lone CR, LF-only line numbering,
+trec_eval's whitespace and number syntax) and atomic writing. The types they
+build and the errors they raise live in :mod:`annotation.model` (no IO) and
+are re-exported here; ``annotation.formats`` is the public face.
 """
 
 from __future__ import annotations
@@ -13,195 +11,22 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-
-
-class FormatError(ValueError):
-    """Bad input: says which file, line and field, and what was expected."""
-
-    kind = "input"
-
-    def __init__(self, path: str | os.PathLike, line: int | None, field_: str | None, message: str):
-        self.path = str(path)
-        self.line = line
-        self.field = field_
-        self.message = message
-        where = self.path if line is None else f"{self.path}:{line}"
-        what = f"{field_}: {message}" if field_ else message
-        super().__init__(f"{where}: {what}")
-
-
-class InvalidQrels(FormatError):
-    kind = "qrels"
-
-
-class InvalidRun(FormatError):
-    kind = "run"
-
-
-class InvalidRankings(FormatError):
-    kind = "rankings"
-
-
-class InvalidGolden(FormatError):
-    kind = "golden.yaml"
-
-
-class InvalidCorpus(FormatError):
-    kind = "corpus"
-
-
-class InvalidQueries(FormatError):
-    kind = "queries"
-
-
-class InvalidTraces(FormatError):
-    kind = "traces"
-
-
-class Qrels:
-    """Judgments: ``grades[qid][docid] = grade`` plus what golden.yaml adds.
-
-    Built from a dict (golden.yaml, the line reader, code) or from the
-    columnar reader's table (q, d, g); each form is made from the other on
-    first use, so the batch engine never pays for a dict of dicts.
-    """
-
-    def __init__(
-        self,
-        grades: dict[str, dict[str, int]] | None = None,
-        texts: dict[str, str] | None = None,
-        meta: dict[str, Any] | None = None,
-        path: str = "",
-        table: pa.Table | None = None,
-    ) -> None:
-        if grades is None and table is None:
-            raise ValueError("Qrels needs grades or a table")
-        self._grades = grades
-        self._table = table  # one row per distinct (q, d)
-        self.texts = texts if texts is not None else {}
-        self.meta = meta if meta is not None else {}
-        self.path = path
-
-    def __repr__(self) -> str:
-        return f"Qrels(path={self.path!r}, judgments={self.n_judgments})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Qrels):
-            return NotImplemented
-        return (self.grades, self.texts, self.meta, self.path) == (
-            other.grades,
-            other.texts,
-            other.meta,
-            other.path,
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
-
-    @property
-    def grades(self) -> dict[str, dict[str, int]]:
-        if self._grades is None:
-            grades: dict[str, dict[str, int]] = {}
-            table = self._table
-            for qid, doc, grade in zip(
-                table["q"].to_pylist(), table["d"].to_pylist(), table["g"].to_pylist()
-            ):
-                grades.setdefault(qid, {})[doc] = grade
-            self._grades = grades
-        return self._grades
-
-    @property
-    def qids(self) -> list[str]:
-        """Query ids in file order (a golden.yaml query may have no grades)."""
-        if self._grades is not None:
-            return list(self._grades)
-        return pc.unique(self._table["q"]).to_pylist()
-
-    @property
-    def n_judgments(self) -> int:
-        if self._table is not None:
-            return self._table.num_rows
-        return sum(len(g) for g in self.grades.values())
-
-    def to_table(self) -> pa.Table:
-        """Columnar form (q, d, g) for the batch engine."""
-        if self._table is None:
-            q: list[str] = []
-            d: list[str] = []
-            g: list[int] = []
-            for qid, docs in self.grades.items():
-                q.extend([qid] * len(docs))
-                d.extend(docs.keys())
-                g.extend(docs.values())
-            self._table = pa.table(
-                {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "g": pa.array(g, pa.int64())}
-            )
-        return self._table
-
-
-@dataclass
-class Run:
-    """A retriever's output, columnar: one row per (query, document, score).
-
-    Order is decided by score (descending, ties by docid descending,
-    bytewise), never by the file's line order or rank column. JSONL rankings
-    get scores ``n, n-1, ..., 1`` so the same rule keeps their order.
-    """
-
-    table: pa.Table  # columns q (string), d (string), s (float64)
-    name: str = "run"
-    path: str = ""
-    # queries the run answered with nothing (a JSONL ranking []): they were
-    # asked, so they count as retrieving nothing, not as missing from the run
-    empty_queries: list[str] = field(default_factory=list)
-
-    @property
-    def n_rows(self) -> int:
-        return self.table.num_rows
-
-    def rankings(self) -> dict[str, list[str]]:
-        """Per query, docids in trec_eval order (duplicates kept). Reference path."""
-        out = {qid: [doc for doc, _ in rows] for qid, rows in self.ordered_rows().items()}
-        for qid in self.empty_queries:
-            out.setdefault(qid, [])
-        return out
-
-    def ordered_rows(self) -> dict[str, list[tuple[str, float]]]:
-        """Per query, (docid, score) in trec_eval order: score descending, ties by
-        docid descending (bytewise); duplicates kept."""
-        q = self.table["q"].to_pylist()
-        d = self.table["d"].to_pylist()
-        s = self.table["s"].to_pylist()
-        by_query: dict[str, list[tuple[float, bytes, str]]] = {}
-        for qid, doc, score in zip(q, d, s):
-            by_query.setdefault(qid, []).append((score, doc.encode("utf-8"), doc))
-        return {
-            qid: [(doc, score) for score, _, doc in sorted(rows, key=lambda r: (r[0], r[1]), reverse=True)]
-            for qid, rows in by_query.items()
-        }
-
-    @classmethod
-    def from_rankings(cls, rankings: dict[str, list[str]], name: str = "run") -> Run:
-        q: list[str] = []
-        d: list[str] = []
-        s: list[float] = []
-        for qid, docs in rankings.items():
-            n = len(docs)
-            q.extend([qid] * n)
-            d.extend(docs)
-            s.extend(float(n - i) for i in range(n))
-        table = pa.table(
-            {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())}
-        )
-        empty = [qid for qid, docs in rankings.items() if not docs]
-        return cls(table=table, name=name, empty_queries=empty)
-
+from annotation.model import (  # noqa: F401  (re-exported: the readers raise and build these)
+    FormatError,
+    InvalidCorpus,
+    InvalidGolden,
+    InvalidQrels,
+    InvalidQueries,
+    InvalidRankings,
+    InvalidRun,
+    InvalidTraces,
+    Qrels,
+    Run,
+    as_numpy,
+)
 
 # ---------------------------------------------------------------- raw bytes
 
@@ -433,34 +258,3 @@ def _write_atomic(path: str | os.PathLike, text: str) -> None:
         tmp.unlink(missing_ok=True)
         reason = "is a directory" if target.is_dir() else f"cannot be written ({exc.strerror})"
         raise FormatError(path, None, None, f"{reason}; expected a writable file path") from None
-
-
-def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Arrow column to numpy without pandas (ChunkedArray.to_numpy imports
-    pandas, a quarter of a second the CLI need not pay)."""
-    if isinstance(array, pa.ChunkedArray):
-        if array.num_chunks == 1:
-            array = array.chunk(0)
-        elif array.num_chunks == 0:
-            return np.zeros(0, dtype=_NUMPY_TYPES.get(array.type, np.float64))
-        else:
-            return np.concatenate([as_numpy(chunk) for chunk in array.chunks])
-    dtype = _NUMPY_TYPES.get(array.type)
-    if dtype is not None and array.null_count == 0:
-        # a view of the Arrow buffer (Array.to_numpy would import pandas)
-        return np.frombuffer(array.buffers()[1], dtype=dtype)[array.offset : array.offset + len(array)]
-    return array.to_numpy(zero_copy_only=False)
-
-
-_NUMPY_TYPES = {
-    pa.int8(): np.int8,
-    pa.int16(): np.int16,
-    pa.int32(): np.int32,
-    pa.int64(): np.int64,
-    pa.uint8(): np.uint8,
-    pa.uint16(): np.uint16,
-    pa.uint32(): np.uint32,
-    pa.uint64(): np.uint64,
-    pa.float32(): np.float32,
-    pa.float64(): np.float64,
-}

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from annotation.formats import Run
+from annotation.model import Run
 from annotation.store import Store, StoreError
 
 __all__ = ["METHODS", "bm25_run", "add_baseline", "BM25_PARAMS"]

@@ -30,7 +30,7 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-from annotation.formats import Qrels, Run
+from annotation.model import Qrels, Run
 from annotation.rubrics import get_rubric
 
 __all__ = ["Store", "StoreError", "ImportConflict", "OffScale", "default_db_path"]

@@ -36,7 +36,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.formats import Qrels, Run
+from annotation.model import Qrels, Run
 from calibration.metrics import dedupe_ranking, evaluate
 
 __all__ = [

@@ -41,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.formats import Qrels, Run, as_numpy
+from annotation.model import Qrels, Run, as_numpy
 
 Gain = Literal["linear", "exp"]
 
