@@ -1,6 +1,6 @@
 """Import 10,000 OpenInference traces (`python -m annotation import --traces FILE --from openinference`).
 
-The file is a synthetic Phoenix spans dataframe (annotation.trace_sources.synthetic_openinference:
+The file is a synthetic Phoenix spans dataframe (bench/synthetic_traces.py, synthetic_openinference:
 4 spans and 13 ranked documents per trace, two systems), written as Parquet and as JSON lines;
 each is imported end to end as a fresh process into a fresh database, then again into the same
 database (nothing changes). Medians over rounds.
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotation.trace_sources import synthetic_openinference  # noqa: E402
+from bench.synthetic_traces import synthetic_openinference  # noqa: E402
 
 
 def run(db: Path, path: Path) -> tuple[float, str]:

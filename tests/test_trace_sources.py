@@ -22,9 +22,9 @@ from annotation.trace_sources import (
     TraceImport,
     parse_mapping,
     read_trace_source,
-    synthetic_openinference,
     to_store,
 )
+from bench.synthetic_traces import synthetic_openinference
 
 DATA = Path(__file__).parent / "data" / "formats"
 

@@ -1,0 +1,80 @@
+"""Writing a :class:`TraceImport` into the store: :func:`to_store`, in one
+transaction; each (system, stage) ranking becomes a store :class:`Run`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from annotation.model import Run
+from annotation.traces.base import TraceImport
+
+if TYPE_CHECKING:
+    from annotation.store import Store
+
+
+def to_store(store: Store, imp: TraceImport, run_prefix: str = "") -> dict[str, int]:
+    """Write a :class:`TraceImport` in one ``store.write()`` transaction: queries,
+    chunks, one run per (system, stage) named ``{run_prefix}{system}:{stage}``,
+    traces. All of it lands or none; the same import again changes nothing. A
+    run name already stored with other rankings is refused (ImportConflict):
+    give a ``run_prefix`` for a later export of the same systems.
+
+    Returns what was added (queries, chunks, runs, rankings rows, traces), how
+    many rows were already stored as they are (``unchanged``: queries, chunks,
+    ranking rows and traces together), and how many rankings were stored with
+    scores n..1 (``positional``) because the source's scores were missing, tied
+    or not falling with rank (distances), so that the stored order is the rank."""
+    counts = dict.fromkeys(("queries", "chunks", "runs", "rankings", "traces", "unchanged", "positional"), 0)
+    with store.write():
+        for key, rows, load in (
+            ("queries", imp.queries, store.import_queries),
+            ("chunks", imp.chunks, store.import_corpus),
+        ):
+            if rows:
+                result = load(rows)
+                counts[key] += result["added"] + result["filled"]
+                counts["unchanged"] += result["unchanged"]
+        for (system, stage), rankings in sorted(imp.runs.items()):
+            name = f"{run_prefix}{system}:{stage}"
+            run, positional = _run(rankings, name)
+            run.path = imp.path
+            result = store.import_run(run, name, stage)
+            counts["runs"] += result["runs"]
+            counts["rankings"] += result["rankings"]
+            counts["unchanged"] += result["unchanged"]
+            counts["positional"] += positional
+        if imp.traces:
+            result = store.import_traces(imp.traces)
+            counts["traces"] += result["traces"]
+            counts["unchanged"] += result["unchanged"]
+    return counts
+
+
+def _run(rankings: dict[str, list[tuple[str, float | None]]], name: str) -> tuple[Run, int]:
+    """A store Run that keeps each ranking's order: the source's scores where they
+    strictly fall with rank, else scores n..1 (the store orders by score, ties by
+    chunk id). Returns the run and how many rankings got positional scores."""
+    q: list[str] = []
+    d: list[str] = []
+    s: list[float] = []
+    positional = 0
+    empty = []
+    for query_id, ranking in rankings.items():
+        if not ranking:
+            empty.append(query_id)
+            continue
+        scores = [score for _, score in ranking]
+        if all(x is not None for x in scores) and all(a > b for a, b in zip(scores, scores[1:])):
+            use = [float(x) for x in scores]  # type: ignore[arg-type]
+        else:
+            use = [float(len(ranking) - i) for i in range(len(ranking))]
+            positional += 1
+        q.extend([query_id] * len(ranking))
+        d.extend(chunk_id for chunk_id, _ in ranking)
+        s.extend(use)
+    table = pa.table(
+        {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())}
+    )
+    return Run(table=table, name=name, empty_queries=empty), positional
