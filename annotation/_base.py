@@ -22,6 +22,7 @@ from annotation.model import (  # noqa: F401  (re-exported: the readers raise an
     InvalidQueries,
     InvalidRankings,
     InvalidRun,
+    InvalidTable,
     InvalidTraces,
     Qrels,
     Run,

@@ -63,6 +63,10 @@ class InvalidTraces(FormatError):
     kind = "traces"
 
 
+class InvalidTable(FormatError):
+    kind = "csv"
+
+
 class Qrels:
     """Judgments: ``grades[qid][docid] = grade`` plus what golden.yaml adds.
 

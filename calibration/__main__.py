@@ -24,50 +24,55 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from annotation._cli import OneLineParser, UsageError, add_db_option
-from annotation._cli import positive_int as _positive
-from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked
-from calibration.audit import (
-    DEFAULT_MIN_JUDGED,
-    DEFAULT_STAGE1_MIN,
-    InvalidAudit,
-    audit_run,
-    estimate_run,
-    parse_gate,
+from annotation.cli_base import (
+    OneLineParser,
+    UsageError,
+    add_db_option,
+    add_format_option,
+    add_k_option,
+    add_min_grade_option,
+    add_verdict_options,
+    check_verdict_options,
+    fraction,
+    positive_int,
 )
-from calibration.metrics import InvalidMeasure, evaluate
+from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked, write_text
+from annotation.store import Store, StoreError, default_db_path
+from calibration.agreement import NOISY, TRUSTED
+from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, InvalidAudit, parse_gate
+from calibration.metrics import InvalidMeasure
 from calibration.report import (
+    agree_table,
     audit_table,
+    compare_json,
+    compare_table,
     dumps,
-    estimate_summary_line,
+    estimate_table,
     metrics_json,
     metrics_table,
     metrics_trec,
-    sampled_labels,
+    position_json,
+    position_text,
+    ppi_text,
+    review_text,
 )
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-def _grade(text: str) -> int:
-    """A relevance threshold: an integer >= 0 (negative grades are never relevant)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer >= 0 (negative grades are judged, never relevant), got {text!r}"
-        )
-    return value
+from calibration.review import MIN_LABELS, draw_sample, review, summary_lines, to_html, to_json, to_markdown
+from calibration.workflows import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_K,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    POSITION_KEYS,
+    InvalidInput,
+    NothingToEvaluate,
+    agree_files,
+    audit_data,
+    compare_runs,
+    estimate_data,
+    evaluate_run,
+    position_file,
+    ppi_files,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,21 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("metrics", help="P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run")
     m.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     m.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
-    m.add_argument(
-        "-k",
-        dest="k",
-        action="append",
-        type=_positive,
-        metavar="K",
-        help="cutoff; repeat for several (default 10)",
-    )
-    m.add_argument(
-        "--min-grade",
-        type=_grade,
-        default=None,
-        metavar="G",
-        help="relevant = grade >= G (trec_eval -l; default: golden.yaml's min_grade, else 1)",
-    )
+    add_k_option(m, default=DEFAULT_K)
+    add_min_grade_option(m)
     m.add_argument(
         "--missing",
         choices=["drop", "zero"],
@@ -105,42 +97,34 @@ def build_parser() -> argparse.ArgumentParser:
         default="linear",
         help="nDCG gain: the grade (trec_eval) or 2^grade - 1",
     )
-    m.add_argument("--format", choices=["table", "json", "trec"], default="table")
+    add_format_option(m, "table", "json", "trec")
 
     a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
     a.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     a.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
-    a.add_argument(
-        "-k", dest="k", type=_positive, action="append", required=True, metavar="K", help="cutoff (one)"
-    )
+    add_k_option(a, one=True)
     fetch = a.add_mutually_exclusive_group()
     fetch.add_argument(
-        "--fetch-depth", type=_positive, metavar="D", help="stage 1 = the same run read to depth D"
+        "--fetch-depth", type=positive_int, metavar="D", help="stage 1 = the same run read to depth D"
     )
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
     corpus = a.add_mutually_exclusive_group()
-    corpus.add_argument("--corpus-size", type=_positive, metavar="N", help="documents in the corpus")
+    corpus.add_argument("--corpus-size", type=positive_int, metavar="N", help="documents in the corpus")
     corpus.add_argument(
         "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
     )
     a.add_argument("--truth", metavar="QRELS", help="a fuller label set to compare recall with")
-    a.add_argument(
-        "--min-grade",
-        type=_grade,
-        default=None,
-        metavar="G",
-        help="relevant = grade >= G (default: golden.yaml's min_grade, else 1)",
-    )
+    add_min_grade_option(a)
     a.add_argument(
         "--min-judged",
-        type=_fraction,
+        type=fraction,
         default=DEFAULT_MIN_JUDGED,
         metavar="X",
         help=f"finding low_judged_at_k below this share (default {DEFAULT_MIN_JUDGED})",
     )
     a.add_argument(
         "--stage1-min",
-        type=_fraction,
+        type=fraction,
         default=DEFAULT_STAGE1_MIN,
         metavar="X",
         help=f"finding stage1_recall_low below this recall (default {DEFAULT_STAGE1_MIN})",
@@ -165,35 +149,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --estimate: midp (95%% on average over truths, the default) or exact "
         "(at least 95%% for every truth of one stratum, wider)",
     )
-    a.add_argument("--format", choices=["table", "json"], default="table")
+    add_format_option(a, "table", "json")
     c = sub.add_parser("compare", help="two runs on the same judgments: per-query deltas and paired tests")
     c.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     c.add_argument("run_a", metavar="RUN_A", help="the baseline run (TREC run or .jsonl rankings)")
     c.add_argument("run_b", metavar="RUN_B", help="the run compared with it")
-    c.add_argument(
-        "-k",
-        dest="k",
-        action="append",
-        type=_positive,
-        metavar="K",
-        help="cutoff; repeat for several (default 10)",
-    )
-    c.add_argument(
-        "--min-grade",
-        type=_grade,
-        default=None,
-        metavar="G",
-        help="relevant = grade >= G (default: golden.yaml's min_grade, else 1)",
-    )
+    add_k_option(c, default=DEFAULT_K)
+    add_min_grade_option(c)
     c.add_argument(
         "--permutations",
-        type=_positive,
-        default=10_000,
+        type=positive_int,
+        default=DEFAULT_PERMUTATIONS,
         metavar="N",
-        help="random sign flips of the randomization test (default 10000)",
+        help=f"random sign flips of the randomization test (default {DEFAULT_PERMUTATIONS})",
     )
-    c.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default 0)")
-    c.add_argument("--format", choices=["table", "json"], default="table")
+    c.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"seed of the randomization test (default {DEFAULT_SEED})",
+    )
+    add_format_option(c, "table", "json")
     ag = sub.add_parser(
         "agree", help="agreement between raters: Cohen's kappa (weighted), CI, Fleiss, Krippendorff"
     )
@@ -202,24 +178,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--qrels", nargs=2, metavar=("A", "B"), help="compare two qrels files (raters named by file)"
     )
     ag.add_argument(
-        "--bootstrap", type=_positive, default=2000, metavar="N", help="resamples of the CI (default 2000)"
+        "--bootstrap",
+        type=positive_int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="N",
+        help=f"resamples of the CI (default {DEFAULT_BOOTSTRAP})",
     )
-    ag.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     ag.add_argument(
-        "--trusted", type=float, default=0.6, metavar="K", help="verdict: kappa >= K is trusted (default 0.6)"
+        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of the bootstrap (default {DEFAULT_SEED})"
     )
-    ag.add_argument(
-        "--noisy",
-        type=float,
-        default=0.4,
-        metavar="K",
-        help="verdict: kappa >= K is noisy, below not trusted (default 0.4)",
-    )
-    ag.add_argument("--format", choices=["table", "json"], default="table")
+    add_verdict_options(ag, TRUSTED, NOISY)
+    add_format_option(ag, "table", "json")
 
     po = sub.add_parser("position", help="position bias of pairwise judgments asked in both orders")
     po.add_argument("judgments", metavar="JUDGMENTS.csv", help="header item,order,choice[,repeat]")
-    po.add_argument("--format", choices=["table", "json"], default="table")
+    add_format_option(po, "table", "json")
 
     pp = sub.add_parser("ppi", help="a mean corrected by prediction-powered inference (PPI++ by default)")
     pp.add_argument("labeled", metavar="LABELED.csv", help="header human,judge: items both graded")
@@ -228,412 +201,43 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument(
         "--lam", type=float, default=None, metavar="L", help="lambda: 1 = classical PPI (default: tuned)"
     )
-    pp.add_argument("--format", choices=["table", "json"], default="table")
+    add_format_option(pp, "table", "json")
 
     rv = sub.add_parser("review", help="the weekly judge review: kappa with CI and ceiling, verdict, trend")
     add_db_option(rv)
     rv.add_argument("--week", metavar="YYYY-Www", help="the ISO week (default: this week)")
-    rv.add_argument("--sample", type=_positive, metavar="N", help="first draw this week's sample of N traces")
+    rv.add_argument(
+        "--sample", type=positive_int, metavar="N", help="first draw this week's sample of N traces"
+    )
     rv.add_argument("--annotators", metavar="X,Y", help="with --sample: assign the sample to these people")
     rv.add_argument(
         "--min-labels",
-        type=_positive,
-        default=30,
+        type=positive_int,
+        default=MIN_LABELS,
         metavar="N",
-        help="human-labelled items a judge needs before it gets a verdict (default 30)",
-    )
-    rv.add_argument("--seed", type=int, default=0, help="seed of the sample and the bootstrap (default 0)")
-    rv.add_argument(
-        "--trusted", type=float, default=0.6, metavar="K", help="verdict: kappa >= K is trusted (default 0.6)"
+        help=f"human-labelled items a judge needs before it gets a verdict (default {MIN_LABELS})",
     )
     rv.add_argument(
-        "--noisy",
-        type=float,
-        default=0.4,
-        metavar="K",
-        help="verdict: kappa >= K is noisy, below not trusted (default 0.4)",
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the sample and the bootstrap (default 0)"
     )
-    rv.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table")
+    add_verdict_options(rv, TRUSTED, NOISY)
+    add_format_option(rv, "table", "json", "markdown", "html")
     rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")
     return parser
 
 
-def _read_csv(path: str, required: list[str], optional: tuple[str, ...] = ()) -> list[dict[str, str]]:
-    """Rows of a CSV with a header; one clear line naming file, line and column otherwise.
-
-    The bytes are checked as every reader checks them (UTF-8, no NUL, no lone
-    CR; a UTF-8 byte order mark, as Excel writes, is dropped); every row has
-    as many fields as the header; line numbers are the file's lines, a quoted
-    field over several lines included.
-    """
-    import csv
-    import io
-
-    from annotation._base import _clip, _read_text
-    from annotation.formats import FormatError, _require_file
-
-    _require_file(path, FormatError)
-    text = _read_text(path, FormatError)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    expected = f"the columns {','.join(required)}" + (f"[,{','.join(optional)}]" if optional else "")
-    done = 0  # the last line read so far: a row starts on the next one
-    try:
-        header = [h.strip() for h in next(reader, [])]
-        done = reader.line_num
-        missing = [c for c in required if c not in header]
-        if missing:
-            shown = _clip(",".join(header)) if any(header) else "(empty)"
-            raise UsageError(f"{path}:1: header {shown}; expected {expected}")
-        twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
-        if twice is not None:
-            raise UsageError(
-                f"{path}:1: header names the column {twice!r} twice; expected {expected}, each once"
-            )
-        rows = []
-        for fields in reader:
-            number, done = done + 1, reader.line_num
-            if not fields:  # a blank line
-                continue
-            if len(fields) != len(header):
-                raise UsageError(
-                    f"{path}:{number}: {len(fields)} fields; expected {len(header)}, as the header "
-                    f"{_clip(','.join(header))} has"
-                )
-            row = {column: value.strip() for column, value in zip(header, fields)}
-            for column in required:
-                if row[column] == "" and column not in ("label", "choice"):
-                    raise UsageError(f"{path}:{number}: {column}: empty; expected a value")
-            row["_line"] = str(number)
-            rows.append(row)
-    except csv.Error as exc:
-        raise UsageError(f"{path}:{done + 1}: not valid CSV ({exc}); expected {expected}") from None
-    if not rows:
-        raise UsageError(f"{path}: no rows after the header")
-    return rows
-
-
-def _numbers(path: str, rows: list[dict[str, str]], column: str) -> list[float]:
-    """The column as finite numbers, written as trec_eval writes them (ASCII digits, no 1_000)."""
-    import math
-
-    from annotation._base import _NUMBER, _shown
-
-    out = []
-    for row in rows:
-        raw = row[column]
-        value = float(raw) if _NUMBER.fullmatch(raw) else None
-        if value is None or not math.isfinite(value):
-            raise UsageError(
-                f"{path}:{row['_line']}: {column}: {_shown(raw)} is not a finite number; "
-                "expected a number such as 0, 1 or 0.5"
-            )
-        out.append(value)
-    return out
-
-
-def _check_thresholds(args: argparse.Namespace) -> None:
-    if not -1 <= args.noisy <= args.trusted <= 1:
-        raise UsageError(
-            f"--noisy {args.noisy} and --trusted {args.trusted}; expected -1 <= noisy <= trusted <= 1"
-        )
-
-
-def run_agree(args: argparse.Namespace) -> tuple[str, int]:
-    from calibration.agreement import InvalidRatings, agreement_report
-
-    _check_thresholds(args)
-
-    if bool(args.labels) == bool(args.qrels):
-        raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
-    if args.qrels:
-        rows = []
-        for path in args.qrels:
-            qrels = read_judgments(path)
-            rows += [(f"{q}\t{d}", path, g) for q, docs in qrels.grades.items() for d, g in docs.items()]
-        if args.qrels[0] == args.qrels[1]:
-            raise UsageError("python -m calibration agree --qrels: the two files are the same file")
-    else:
-        rows = [
-            (r["item"], r["rater"], r["label"] or None)
-            for r in _read_csv(args.labels, ["item", "rater", "label"])
-        ]
-    try:
-        report = agreement_report(
-            rows, bootstrap=args.bootstrap, seed=args.seed, trusted=args.trusted, noisy=args.noisy
-        )
-    except InvalidRatings as exc:
-        raise UsageError(f"{args.labels or ' and '.join(args.qrels)}: {exc}") from None
-    if args.format == "json":
-        return dumps(report, one_line=()), 0
-    return agree_table(report), 0
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    return "undefined" if value is None else f"{value:.{digits}f}"
-
-
-def agree_table(report: dict[str, Any]) -> str:
-    from calibration.report import _align
-
-    rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
-    for pair in report["pairs"]:
-        ci = pair.get("kappa_ci")
-        rows.append(
-            [
-                " vs ".join(pair["raters"]),
-                str(pair["n"]),
-                _fmt(pair["observed_agreement"]),
-                _fmt(pair["kappa"]),
-                f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "undefined",
-                _fmt(pair["kappa_linear"]),
-                _fmt(pair["kappa_quadratic"]),
-                pair["verdict"],
-            ]
-        )
-    alpha = report["krippendorff_alpha"]
-    lines = [
-        f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's (unweighted), CI by "
-        f"bootstrap over items; verdict: >= {report['verdict_thresholds']['trusted']} trusted, "
-        f"{report['verdict_thresholds']['noisy']}-{report['verdict_thresholds']['trusted']} noisy, "
-        f"< {report['verdict_thresholds']['noisy']} not trusted",
-        _align(rows),
-        *[
-            f"{' vs '.join(p['raters'])}: kappa undefined: {p['undefined_reason']}"
-            for p in report["pairs"]
-            if p.get("undefined_reason")
-        ],
-        f"Fleiss' kappa: {_fmt(report['fleiss_kappa'])}"
-        + (f" ({report['fleiss_undefined_reason']})" if report.get("fleiss_undefined_reason") else ""),
-        "Krippendorff's alpha: "
-        + ", ".join(f"{level} {_fmt(alpha[level])}" for level in ("nominal", "ordinal", "interval")),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def run_position(args: argparse.Namespace) -> tuple[str, int]:
-    from calibration.position import position_bias
-
-    rows = _read_csv(args.judgments, ["item", "order", "choice"], optional=("repeat",))
-    judgments = []
-    for r in rows:
-        if r["order"] not in ("AB", "BA"):
-            raise UsageError(f"{args.judgments}:{r['_line']}: order: {r['order']!r}; expected AB or BA")
-        if r["choice"] not in ("A", "B", "tie", ""):
-            raise UsageError(f"{args.judgments}:{r['_line']}: choice: {r['choice']!r}; expected A, B or tie")
-        repeat = r.get("repeat") or "0"
-        if not (repeat.isascii() and repeat.isdigit() and len(repeat) <= 9):
-            raise UsageError(f"{args.judgments}:{r['_line']}: repeat: {repeat!r}; expected an integer >= 0")
-        judgments.append(
-            {"item": r["item"], "order": r["order"], "choice": r["choice"] or None, "repeat": int(repeat)}
-        )
-    try:
-        result = position_bias(judgments)
-    except ValueError as exc:
-        raise UsageError(f"{args.judgments}: {exc}") from None
-    keys = (
-        "n_pairs",
-        "position_consistency",
-        "primacy_rate",
-        "recency_rate",
-        "preference_fairness",
-        "repetition_stability",
-        "mean_preference_A",
-    )
-    if args.format == "json":
-        return dumps(
-            {k: result[k] for k in keys} | {"counts": {k: v for k, v in result.items() if k not in keys}},
-            one_line=(),
-        ), 0
-    undefined = result.get("undefined") or {}
-    lines = [f"{result['n_pairs']} pairs asked in both orders ({result.get('n_comparisons')} comparisons)"]
-    for key in keys[1:]:
-        value = result[key]
-        lines.append(
-            f"{key}: {_fmt(value)}" + (f" ({undefined[key]})" if value is None and key in undefined else "")
-        )
-    return "\n".join(lines) + "\n", 0
-
-
-def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
-    from calibration.ppi import ppi_report
-
-    if not 0 < args.alpha < 1:
-        raise UsageError(f"--alpha {args.alpha}; expected a number between 0 and 1")
-    labeled = _read_csv(args.labeled, ["human", "judge"])
-    unlabeled = _read_csv(args.unlabeled, ["judge"])
-    try:
-        result = ppi_report(
-            _numbers(args.labeled, labeled, "human"),
-            _numbers(args.labeled, labeled, "judge"),
-            _numbers(args.unlabeled, unlabeled, "judge"),
-            alpha=args.alpha,
-            lam=args.lam,
-        )
-    except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
-        text = str(exc)
-        where = args.unlabeled if "unlabeled" in text.lower() else args.labeled
-        raise UsageError(f"{where}: {text}") from None
-    if args.format == "json":
-        return dumps(result, one_line=()), 0
-    level = f"{1 - args.alpha:.0%}"
-    human = result["human_only"]
-    return (
-        f"PPI{'++' if args.lam is None else ''} estimate {result['estimate']:.4f}, {level} CI "
-        f"[{result['ci'][0]:.4f}, {result['ci'][1]:.4f}] (lambda {result['lam']:.3f}; "
-        f"{result['n_labeled']} items graded by people and the judge, {result['n_unlabeled']} by the judge alone)\n"
-        f"people only: {human['estimate']:.4f}, {level} CI [{human['ci'][0]:.4f}, {human['ci'][1]:.4f}] "
-        f"(n = {result['n_labeled']})\n",
-        0,
-    )
-
-
-def run_review(args: argparse.Namespace) -> tuple[str, int]:
-    from annotation.formats import _write_atomic
-    from annotation.store import Store, StoreError, default_db_path
-    from calibration.review import draw_sample, review, summary_lines, to_html, to_json, to_markdown
-
-    _check_thresholds(args)
-
-    try:
-        with Store(args.db or default_db_path()) as store:
-            drawn = None
-            if args.sample:
-                names = [a for a in (args.annotators or "").split(",") if a]
-                drawn = draw_sample(store, args.week, n=args.sample, annotators=names, seed=args.seed)
-            elif args.annotators:
-                raise UsageError("--annotators goes with --sample")
-            report = review(
-                store,
-                args.week,
-                min_labels=args.min_labels,
-                seed=args.seed,
-                thresholds=(args.trusted, args.noisy),
-            )
-    except StoreError as exc:
-        raise UsageError(str(exc)) from None
-    if args.format == "json":
-        text = to_json(report)
-    elif args.format == "markdown":
-        text = to_markdown(report)
-    elif args.format == "html":
-        text = to_html(report)
-    else:
-        lines = [f"judge review, week {report['week']}"]
-        if drawn:
-            lines.append(
-                f"sampled {drawn['sampled']} of {drawn['of']} traces for week {drawn['week']} "
-                f"({', '.join(f'{k}: {v}' for k, v in sorted(drawn['strata'].items()))})"
-                + (f", assigned to {', '.join(drawn['annotators'])}" if drawn["annotators"] else "")
-            )
-        if not report["judges"]:
-            lines.append("no judge has graded anything yet")
-        for heading, body in summary_lines(report):
-            lines += ["", heading, *[f"  {line}" for line in body]]
-        text = "\n".join(lines) + "\n"
-    if args.output:
-        _write_atomic(args.output, text)
-        return (
-            f"wrote the week {report['week']} review of {len(report['judges'])} judges to {args.output}\n",
-            0,
-        )
-    return text, 0
-
-
-def run_compare(args: argparse.Namespace) -> tuple[str, int]:
-    from calibration.significance import paired_test
-
-    qrels = read_judgments(args.qrels)
-    ks = args.k or [10]
-    min_grade = _min_grade(args, qrels)
-    evaluations = []
-    for path in (args.run_a, args.run_b):
-        result = evaluate(qrels, read_ranked(path), ks=ks, min_grade=min_grade)
-        if not result.evaluated.any():
-            raise UsageError(f"no query of {path} is in {args.qrels}: nothing to compare")
-        evaluations.append(result)
-    a, b = evaluations
-    tests = {
-        name: paired_test(a.values[name], b.values[name], args.permutations, args.seed) for name in a.measures
-    }
-    deltas = {}
-    for i, qid in enumerate(a.qids):
-        row = {}
-        for name in a.measures:
-            x, y = a.values[name][i], b.values[name][i]
-            row[name] = None if x != x or y != y else float(y - x)
-        deltas[qid] = row
-    if args.format == "json":
-        return dumps(
-            {
-                "qrels": args.qrels,
-                "run_a": args.run_a,
-                "run_b": args.run_b,
-                "min_grade": min_grade,
-                "measures": tests,
-                "queries": deltas,
-            }
-        ), 0
-    return compare_table(tests, deltas, args), 0
-
-
-def compare_table(tests: dict[str, dict[str, Any]], deltas: dict[str, dict], args: argparse.Namespace) -> str:
-    from calibration.report import _align, _num
-
-    header = ["measure", "n", "A", "B", "B - A", "wins/losses/ties", "p (randomization)", "p (t-test)"]
-    rows = [header]
-    notes = []
-    for name, t in tests.items():
-        rows.append(
-            [
-                name,
-                f"{t['n']}" + (f" (+{t['left_out']} undef)" if t["left_out"] else ""),
-                _num(t["mean_a"], 4),
-                _num(t["mean_b"], 4),
-                "undef" if t["delta"] is None else f"{t['delta']:+.4f}",
-                f"{t['wins']}/{t['losses']}/{t['ties']}",
-                _num(t["p_randomization"], 4),
-                _num(t["p_ttest"], 4),
-            ]
-        )
-        if t["undefined_reason"]:
-            notes.append(f"{name}: no p-value: {t['undefined_reason']}")
-    measures = list(tests)
-    per_query = [["query", *[f"d {m}" for m in measures]]]
-    for qid, row in deltas.items():
-        per_query.append([qid, *("undef" if row[m] is None else f"{row[m]:+.3f}" for m in measures)])
-    lines = [
-        f"A = {args.run_a}, B = {args.run_b}, judged by {args.qrels}; n = queries where the measure is "
-        f"defined for both runs; wins = queries where B is higher; randomization test: "
-        f"{args.permutations} sign flips, seed {args.seed}; both tests two-sided",
-        "",
-        _align(rows),
-        *notes,
-        "",
-        "per query, B - A:",
-        _align(per_query),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _min_grade(args: argparse.Namespace, qrels: Qrels) -> int:
-    """--min-grade, else the label file's own (golden.yaml ``min_grade``), else 1."""
-    if args.min_grade is not None:
-        return args.min_grade
-    return int(qrels.meta.get("min_grade", 1))
-
-
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
     qrels = read_judgments(args.qrels)
-    run = read_ranked(args.run)
-    ks = args.k or [10]
-    result = evaluate(
-        qrels, run, ks=ks, min_grade=_min_grade(args, qrels), missing=args.missing, gain=args.gain
+    result = evaluate_run(
+        qrels,
+        read_ranked(args.run),
+        args.k,
+        args.min_grade,
+        missing=args.missing,
+        gain=args.gain,
+        run_name=args.run,
+        qrels_name=args.qrels,
     )
-    if not result.evaluated.any():  # trec_eval too: "No queries with both results and relevance info"
-        raise UsageError(
-            f"no query of {args.run} is in {args.qrels}: nothing to evaluate "
-            f"(run has {result.not_in_qrels} queries without judgments)"
-        )
     if args.format == "json":
         return dumps(metrics_json(result)), 0
     if args.format == "trec":
@@ -658,43 +262,113 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     gates = [parse_gate(rule) for rule in args.fail_on]
     qrels = read_judgments(args.qrels)
     run = read_ranked(args.run)
-    fetch_run = read_ranked(args.fetch_run) if args.fetch_run else None
-    corpus_ids = set(read_corpus_ids(args.corpus)) if args.corpus else None
-    truth = read_judgments(args.truth) if args.truth else None
-    result = audit_run(
+    result = audit_data(
         qrels,
         run,
         args.k[0],
-        min_grade=_min_grade(args, qrels),
-        fetch_run=fetch_run,
+        args.min_grade,
+        fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
         fetch_depth=args.fetch_depth,
         corpus_size=args.corpus_size,
-        corpus_ids=corpus_ids,
-        truth=truth,
+        corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
+        truth=read_judgments(args.truth) if args.truth else None,
         gates=gates,
         min_judged=args.min_judged,
         stage1_min=args.stage1_min,
+        run_name=args.run,
+        qrels_name=args.qrels,
     )
-    if not result["queries"]:
-        raise UsageError(f"no query of {args.run} is in {args.qrels}: nothing to audit")
     code = 0 if result["passed"] else 1
     estimates = None
     if args.estimate:  # before the report: it adds the finding labels_incomplete_estimated
-        estimates = estimate_run(
-            qrels,
-            run,
-            args.k[0],
-            _min_grade(args, qrels),
-            result,
-            on_query=_QueryProgress(),
-            interval=args.interval,
-        )
+        estimates = estimate_data(qrels, run, result, interval=args.interval, on_query=_QueryProgress())
     if args.format == "json":
         if estimates is not None:
             result["estimate"] = estimates
         return dumps(result), code
     table = audit_table(result, qrels_path=args.qrels, run_path=args.run)
     return table + (estimate_table(estimates) if estimates is not None else ""), code
+
+
+def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    comparison = compare_runs(
+        read_judgments(args.qrels),
+        read_ranked(args.run_a),
+        read_ranked(args.run_b),
+        args.k,
+        args.min_grade,
+        permutations=args.permutations,
+        seed=args.seed,
+        names=(args.run_a, args.run_b),
+        qrels_name=args.qrels,
+    )
+    if args.format == "json":
+        return dumps(compare_json(comparison, args.qrels, args.run_a, args.run_b)), 0
+    return compare_table(comparison, args.qrels, args.run_a, args.run_b), 0
+
+
+def run_agree(args: argparse.Namespace) -> tuple[str, int]:
+    check_verdict_options(args.trusted, args.noisy)
+    if bool(args.labels) == bool(args.qrels):
+        raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
+    if args.qrels and args.qrels[0] == args.qrels[1]:
+        raise UsageError("python -m calibration agree --qrels: the two files are the same file")
+    report = agree_files(
+        args.labels,
+        args.qrels,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        trusted=args.trusted,
+        noisy=args.noisy,
+    )
+    if args.format == "json":
+        return dumps(report, one_line=()), 0
+    return agree_table(report), 0
+
+
+def run_position(args: argparse.Namespace) -> tuple[str, int]:
+    result = position_file(args.judgments)
+    if args.format == "json":
+        return dumps(position_json(result, POSITION_KEYS), one_line=()), 0
+    return position_text(result, POSITION_KEYS), 0
+
+
+def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
+    result = ppi_files(args.labeled, args.unlabeled, alpha=args.alpha, lam=args.lam)
+    if args.format == "json":
+        return dumps(result, one_line=()), 0
+    return ppi_text(result, args.alpha, tuned=args.lam is None), 0
+
+
+def run_review(args: argparse.Namespace) -> tuple[str, int]:
+    check_verdict_options(args.trusted, args.noisy)
+    if args.annotators and not args.sample:
+        raise UsageError("--annotators goes with --sample")
+    with Store(args.db or default_db_path()) as store:
+        drawn = None
+        if args.sample:
+            names = [a for a in (args.annotators or "").split(",") if a]
+            drawn = draw_sample(store, args.week, n=args.sample, annotators=names, seed=args.seed)
+        report = review(
+            store,
+            args.week,
+            min_labels=args.min_labels,
+            seed=args.seed,
+            thresholds=(args.trusted, args.noisy),
+        )
+    text = {
+        "json": to_json,
+        "markdown": to_markdown,
+        "html": to_html,
+        "table": lambda r: review_text(r, drawn, summary_lines(r)),
+    }[args.format](report)
+    if args.output:
+        write_text(args.output, text)
+        return (
+            f"wrote the week {report['week']} review of {len(report['judges'])} judges to {args.output}\n",
+            0,
+        )
+    return text, 0
 
 
 class _QueryProgress:
@@ -718,71 +392,6 @@ class _QueryProgress:
         end = "\n" if done == total else ""
         self.stream.write(f"\restimating what the labels missed: {done} of {total} queries{end}")
         self.stream.flush()
-
-
-def _design_text(design: Any) -> str:
-    """golden.yaml's design in a line: ``depth 10; strata 50,100,1000; corpus True; ...``."""
-    if not isinstance(design, dict):
-        return "not recorded" if design is None else str(design)
-    return "; ".join(
-        f"{key} {','.join(map(str, value)) if isinstance(value, list) else value}"
-        for key, value in design.items()
-    )
-
-
-def estimate_table(estimates: dict[str, Any]) -> str:
-    from calibration.report import _align
-
-    k = estimates["k"]
-    rows = [
-        [
-            "query",
-            f"R@{k} judged",
-            "|Rel| judged",
-            f"R@{k} estimated",
-            "95% CI",
-            "|Rel| estimated",
-            "95% CI",
-            "sampled",
-        ]
-    ]
-    for qid, e in estimates["queries"].items():
-
-        def num(x, digits=3):
-            return "undefined" if x is None else f"{x:.{digits}f}"
-
-        def ci(pair, digits=3):
-            return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
-
-        rows.append(
-            [
-                qid,
-                num(e["recall_judged"]),
-                str(e["rel_judged"]),
-                num(e["recall_estimated"]),
-                ci(e["recall_ci"]),
-                num(e["rel_estimated"], 1),
-                ci(e["rel_ci"], 1),
-                sampled_labels(e, " sampled labels"),
-            ]
-        )
-    flagged = [qid for qid, e in estimates["queries"].items() if e["labels_incomplete_estimated"]]
-    lines = [
-        "",
-        f"Estimated from the sample of unjudged candidates (design: {_design_text(estimates['design'])}; "
-        f"{'mid-p' if estimates['interval'] == 'midp' else 'exact'} 95% intervals):",
-        _align(rows),
-        estimate_summary_line(estimates),
-    ]
-    lines += [f"{qid}: undefined: {e['reason']}" for qid, e in estimates["queries"].items() if e["reason"]]
-    if estimates.get("note"):
-        lines.append(estimates["note"])
-    lines += [
-        f"{qid}: labels_incomplete_estimated: judged R@{k} {estimates['queries'][qid]['recall_judged']:.3f} lies "
-        "outside the estimated interval; the labels miss relevant chunks"
-        for qid in flagged
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def _use_jemalloc() -> None:
@@ -812,7 +421,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "review": run_review,
         }[args.command]
         text, code = handler(args)
-    except (UsageError, FormatError, InvalidAudit, InvalidMeasure) as exc:
+    except (
+        UsageError,
+        FormatError,
+        InvalidAudit,
+        InvalidMeasure,
+        InvalidInput,
+        NothingToEvaluate,
+        StoreError,
+    ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

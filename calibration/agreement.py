@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from itertools import combinations
 from typing import Any, Literal
 
@@ -59,6 +58,8 @@ __all__ = [
     "krippendorff_alpha",
     "binarised",
     "verdict",
+    "TRUSTED",
+    "NOISY",
     "from_long",
     "agreement_report",
 ]
@@ -66,6 +67,9 @@ __all__ = [
 Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval"]
 WEIGHTINGS: tuple[Weights, ...] = (None, "linear", "quadratic")
+# The verdict's thresholds (DESIGN.md, "Kappa verdict"): their one home; every face imports them.
+TRUSTED = 0.6
+NOISY = 0.4
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval")
 
 # Resample index blocks hold about this many item indices: small enough to stay in cache (1 MiB of int32
@@ -146,11 +150,29 @@ def _check_labels(labels: Sequence | None) -> list | None:
     return scale
 
 
+MAX_GRADE_RANGE = 100  # whole-number scales up to this many grades are filled in (see grade_range)
+
+
+def grade_range(values: Sequence[Any]) -> list[int] | None:
+    """The scale rule shared by every face when no scale is given: for whole-number grades, every
+    integer from the lowest to the highest grade seen (labels 1..6 with 5 unused are the scale
+    1, 2, 3, 4, 5, 6), so a weighted kappa measures distance in grades, not in ranks among the
+    grades someone happened to use. None for other ratings (text, fractions) or a range of more
+    than :data:`MAX_GRADE_RANGE` grades (then the scale is the distinct ratings)."""
+    numbers = [float(v) for v in values if _is_number(v)]
+    if not numbers or len(numbers) != len(values) or not all(v.is_integer() for v in numbers):
+        return None
+    low, high = int(min(numbers)), int(max(numbers))
+    if high - low + 1 > MAX_GRADE_RANGE:
+        return None
+    return list(range(low, high + 1))
+
+
 def _encode(columns: list[np.ndarray], names: list[str], labels: Sequence | None) -> tuple[list, list]:
     """Map the ratings of several raters to positions on one scale.
 
     Returns (codes, scale): codes[r] is an int64 array with -1 for a missing rating; the scale is
-    ``labels`` (validated) or the sorted distinct ratings.
+    ``labels`` (validated), else :func:`grade_range` of the ratings, else the sorted distinct ratings.
     """
     scale_given = _check_labels(labels)
     numeric = all(c.dtype.kind in "biuf" for c in columns)
@@ -159,6 +181,9 @@ def _encode(columns: list[np.ndarray], names: list[str], labels: Sequence | None
         if scale_given is None:
             seen = [c[p] for c, p in zip(columns, present)]
             scale_arr = np.unique(np.concatenate(seen)) if seen else np.array([])
+            whole = grade_range(scale_arr.tolist())
+            if whole is not None:
+                scale_arr = np.asarray(whole, dtype=float)
         else:
             scale_arr = np.asarray(scale_given, dtype=float)
         order = np.argsort(scale_arr, kind="stable")
@@ -311,7 +336,7 @@ def cohen(a: Sequence, b: Sequence, *, labels: Sequence | None = None, weights: 
     ``a[i]`` and ``b[i]`` rate item i; None or NaN is a missing rating and its item is dropped
     (``n_dropped``). ``labels`` is the ordered scale (e.g. ``[0, 1, 2, 3]``): pass it for weighted kappa,
     so the distance between grades is measured on the scale, not among the grades that happen to be used;
-    without it the scale is the sorted distinct ratings. ``weights``: None, "linear" or "quadratic".
+    without it the scale is :func:`grade_range` of the ratings (whole-number grades), else the sorted distinct ratings (the rule `agree` uses too). ``weights``: None, "linear" or "quadratic".
 
     Returns ``n``, ``n_dropped``, ``weights``, ``labels`` (scale order), ``observed_agreement`` (share of
     items rated equal), ``chance_agreement`` (sum_i p_i. p_.i), for weighted kappa also
@@ -360,22 +385,14 @@ def resample_indices(n: int, n_resamples: int, seed: int = 0) -> Iterator[np.nda
         yield _draw(seed_seq, size, n)
 
 
-def _workers(workers: int | None) -> int:
-    if workers is not None:
-        return max(1, int(workers))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _resampled_confusions(pair: _Pair, n_resamples: int, seed: int, workers: int | None) -> np.ndarray:
+def _resampled_confusions(pair: _Pair, n_resamples: int, seed: int, executor: Executor | None) -> np.ndarray:
     """Confusion matrices of all resamples, shape (n_resamples, K, K).
 
     Each item's (i, j) cell is coded i*K + j; the resampled cells of resample r are offset by r*K*K and
     counted with one ``np.bincount`` per block of resamples. Blocks are seeded by their position
     (``SeedSequence(seed).spawn``), so the result does not depend on the number of threads; numpy's
-    random draws and ``take`` release the GIL, so blocks run on threads.
+    random draws and ``take`` release the GIL, so blocks run on the caller's ``executor`` when it
+    hands one in (and the work is large enough to pay for it), else in turn.
     """
     n, cells = pair.n, pair.k * pair.k
     cell_of_item = (pair.a * pair.k + pair.b).astype(np.uint8 if cells <= 256 else np.int64)
@@ -395,10 +412,8 @@ def _resampled_confusions(pair: _Pair, n_resamples: int, seed: int, workers: int
         flat = np.add(resampled, offsets[:size], out=buffers.flat[:size], dtype=np.intp)
         counts[start : start + size] = np.bincount(flat.ravel(), minlength=size * cells).reshape(size, cells)
 
-    threads = min(_workers(workers), len(plan))
-    if threads > 1 and n * n_resamples >= _THREADED_ELEMENTS:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            list(pool.map(count_block, plan))
+    if executor is not None and len(plan) > 1 and n * n_resamples >= _THREADED_ELEMENTS:
+        list(executor.map(count_block, plan))
     else:
         for task in plan:
             count_block(task)
@@ -421,9 +436,11 @@ def _multinomial_confusions(pair: _Pair, n_resamples: int, seed: int) -> np.ndar
     return counts.reshape(n_resamples, pair.k, pair.k)
 
 
-def _confusions(pair: _Pair, n_resamples: int, seed: int, method: str, workers: int | None) -> np.ndarray:
+def _confusions(
+    pair: _Pair, n_resamples: int, seed: int, method: str, executor: Executor | None
+) -> np.ndarray:
     if method == "indices":
-        return _resampled_confusions(pair, n_resamples, seed, workers)
+        return _resampled_confusions(pair, n_resamples, seed, executor)
     if method == "multinomial":
         return _multinomial_confusions(pair, n_resamples, seed)
     raise InvalidRatings(f"method must be 'indices' or 'multinomial', got {method!r}")
@@ -453,7 +470,7 @@ def bootstrap_kappas(
     n_resamples: int = 2000,
     seed: int = 0,
     method: Literal["indices", "multinomial"] = "indices",
-    workers: int | None = None,
+    executor: Executor | None = None,
 ) -> np.ndarray:
     """Kappa of each bootstrap resample (NaN where a resample's kappa is undefined), vectorized.
 
@@ -465,7 +482,7 @@ def bootstrap_kappas(
     _check_resamples(n_resamples)
     if pair.n == 0:
         return np.full(n_resamples, np.nan)
-    return _kappas_of_confusions(_confusions(pair, n_resamples, seed, method, workers), weights)
+    return _kappas_of_confusions(_confusions(pair, n_resamples, seed, method, executor), weights)
 
 
 def _check_resamples(n_resamples: int, alpha: float = 0.05) -> None:
@@ -516,7 +533,7 @@ def bootstrap_ci(
     alpha: float = 0.05,
     seed: int = 0,
     method: Literal["indices", "multinomial"] = "multinomial",
-    workers: int | None = None,
+    executor: Executor | None = None,
 ) -> BootstrapCI:
     """Percentile bootstrap (1 - alpha) CI of Cohen's kappa: ``(low, high)``, seeded, vectorized.
 
@@ -533,7 +550,7 @@ def bootstrap_ci(
     distribution in O(n_resamples * K^2) work: 2,000 resamples of 100,000 items in about 0.02 s
     against 0.6-1.0 s for ``method="indices"``, which draws the item indices themselves (kept for
     cross-checks: its every resample equals scikit-learn's kappa on the same items).
-    ``workers``: threads for the index blocks (default: the CPUs this process may use).
+    ``executor``: where the index blocks run (the caller's threads; default: in turn).
     """
     weights = _check_weights(weights)
     _check_resamples(n_resamples, alpha)
@@ -554,7 +571,7 @@ def bootstrap_ci(
         return BootstrapCI(
             None, None, **details, n_undefined=None, undefined_reason=estimate["undefined_reason"]
         )
-    kappas = _kappas_of_confusions(_confusions(pair, n_resamples, seed, method, workers), weights)
+    kappas = _kappas_of_confusions(_confusions(pair, n_resamples, seed, method, executor), weights)
     return _percentile_ci(kappas, alpha, details)
 
 
@@ -650,11 +667,8 @@ class _LongTable:
                         f"item {item!r}, rater {rater!r}: label {label!r} is not on the scale {scale!r}"
                     )
             self.scale = scale
-        elif self.numeric and values and all(float(v).is_integer() for v in numeric):
-            # Whole-number grades: every grade between the lowest and highest seen, so distances are
-            # grade differences even when nobody used a grade in between.
-            low, high = int(min(numeric)), int(max(numeric))
-            self.scale = list(range(low, high + 1))
+        elif self.numeric and values and grade_range(numeric) is not None:
+            self.scale = grade_range(numeric)
         else:
             try:
                 self.scale = sorted(set(numeric if numeric is not None else values))
@@ -917,7 +931,7 @@ def binarised(a: Sequence, b: Sequence, threshold: float) -> dict:
     return result
 
 
-def verdict(kappa: float | None, trusted: float = 0.6, noisy: float = 0.4) -> str:
+def verdict(kappa: float | None, trusted: float = TRUSTED, noisy: float = NOISY) -> str:
     """The verdict on a kappa: "trusted" (kappa >= trusted), "noisy" (noisy <= kappa < trusted),
     "not trusted" (below noisy), or "undefined" when kappa is None or NaN. Defaults: DESIGN.md, "Kappa
     verdict"."""
@@ -1045,8 +1059,8 @@ def agreement_report(
     *,
     labels: Sequence | None = None,
     alpha: float = 0.05,
-    trusted: float = 0.6,
-    noisy: float = 0.4,
+    trusted: float = TRUSTED,
+    noisy: float = NOISY,
 ) -> dict:
     """The JSON-able agreement report of long ratings (what ``python -m calibration agree`` prints).
 

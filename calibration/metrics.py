@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -228,8 +228,12 @@ def evaluate(
     missing: Literal["drop", "zero"] = "drop",
     gain: Gain = "linear",
     with_positional: bool = False,
+    executor: Executor | None = None,
 ) -> Evaluation:
     """Vectorized evaluation of a whole run; same values as :func:`evaluate_query`.
+
+    ``executor``: where to hash the document ids (twice) while the run is sorted; the caller
+    owns it (``calibration.workflows`` hands in two threads). Without one the work runs in turn.
 
     Besides the measures, ``Evaluation.counts`` holds per query and k the
     ``hits@k`` (distinct relevant in the top k) and ``judged@k`` (distinct
@@ -271,12 +275,15 @@ def evaluate(
     docs = table["d"].combine_chunks() if isinstance(table["d"], pa.ChunkedArray) else table["d"]
     scores = as_numpy(table["s"])
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    if executor is not None:
         # hashing every document id twice overlaps the sort; arguments bound now, not later
-        judged_lookup = pool.submit(_judged_index, docs, doc_dict)
-        keys_job = pool.submit(_duplicate_keys, docs, qi)
+        judged_lookup = executor.submit(_judged_index, docs, doc_dict)
+        keys_job = executor.submit(_duplicate_keys, docs, qi)
         order, qi = _trec_order(qi, scores, docs)
         doc_index, dup_keys = judged_lookup.result(), keys_job.result()
+    else:
+        doc_index, dup_keys = _judged_index(docs, doc_dict), _duplicate_keys(docs, qi)
+        order, qi = _trec_order(qi, scores, docs)
     del scores
     if order is not None:
         doc_index = doc_index[order]

@@ -284,3 +284,59 @@ def position_bias(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "single_trial_instances": single_trial,
         "undefined": undefined,
     }
+
+
+# ---------------------------------------------------------------- swap-and-average of a judge's pairs
+
+# (order, value) -> the preference for candidate A: value 0 = shown first won, 1 = second, 2 = tie
+_SLOT_VALUE_FOR_A = {("AB", 0): 1.0, ("AB", 1): 0.0, ("AB", 2): 0.5, ("BA", 0): 0.0, ("BA", 1): 1.0, ("BA", 2): 0.5}
+
+
+def preference_for_a(order: str, value: int) -> float:
+    return _SLOT_VALUE_FOR_A[(order, value)]
+
+
+def summarize_pairs(values: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """From judge values ``{"item_id", "ab_order", "repeat", "value"}``: per pair the
+    swap-averaged preference for A and whether the orders agree (per repeat,
+    over the repeats that have both orders); overall the mean preference for
+    A and the share of consistent (pair, repeat) comparisons, with their n."""
+    by_pair: dict[int, dict[tuple[int, str], int]] = defaultdict(dict)
+    for v in values:
+        by_pair[int(v["item_id"])][(int(v["repeat"] or 0), v["ab_order"])] = int(v["value"])
+    pairs = []
+    consistent = compared = 0
+    for item_id, answers in sorted(by_pair.items()):
+        prefs, agree = [], []
+        for repeat in sorted({r for r, _ in answers}):
+            if (repeat, "AB") in answers and (
+                repeat,
+                "BA",
+            ) in answers:  # a repeat counts with both orders only
+                ab = preference_for_a("AB", answers[(repeat, "AB")])
+                ba = preference_for_a("BA", answers[(repeat, "BA")])
+                prefs += [ab, ba]
+                agree.append(ab == ba)
+        both = bool(agree)
+        pairs.append(
+            {
+                "item_id": item_id,
+                "preference_a": sum(prefs) / len(prefs)
+                if both
+                else None,  # one order alone is not swap-averaged
+                "consistent": all(agree) if both else None,
+                "answers": len(answers),
+            }
+        )
+        consistent += sum(agree)
+        compared += len(agree)
+    averaged = [p["preference_a"] for p in pairs if p["preference_a"] is not None]
+    return {
+        "pairs": pairs,
+        "n_pairs": len(averaged),
+        "incomplete_pairs": len(pairs) - len(averaged),
+        "mean_preference_a": sum(averaged) / len(averaged) if averaged else None,
+        "consistent": consistent,
+        "compared": compared,
+        "consistency": consistent / compared if compared else None,
+    }

@@ -1,4 +1,5 @@
-"""Renderings of an evaluation and an audit: JSON, trec_eval's text, tables for people.
+"""Every text rendering of the calibration CLI: JSON, trec_eval's text, tables for people
+(metrics, audit, the estimate, compare, agree, position, PPI, the review's text).
 
 Every figure in a table carries its denominator: |Rel| and the ceiling beside
 each recall, k beside each precision, the number of queries and how many
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.render import align, interval, num, signed
 from calibration.audit import finding_text, precision_ceiling, recall_ceiling
 from calibration.metrics import Evaluation
 
@@ -26,9 +28,7 @@ def _mean_name(name: str) -> str:
 
 
 def _num(value: float | None, digits: int = 4) -> str:
-    return (
-        "undef" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
-    )
+    return num(value, digits)
 
 
 # ---------------------------------------------------------------- metrics
@@ -160,7 +160,7 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
         f"relevant = grade >= {result.min_grade}; nDCG gain {result.gain}; "
         f"k = {', '.join(map(str, ks))}; a repeated document counts once",
         "",
-        _align([header] + rows + [mean_row, undef_row]),
+        align([header] + rows + [mean_row, undef_row]),
         "",
         f"means are over the queries where each measure is defined; 'undefined' = queries "
         f"left out of that mean (no judged relevant document) of {n} evaluated",
@@ -177,15 +177,6 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
         notes.append(f"{qid}: repeated ids {', '.join(ids)} counted once, at their first rank")
     out += notes
     return "\n".join(out) + "\n"
-
-
-def _align(rows: list[list[str]]) -> str:
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    lines = []
-    for r in rows:
-        cells = [r[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(r[1:], widths[1:])]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- audit
@@ -237,7 +228,7 @@ def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str =
         + (f" against {qrels_path}" if qrels_path else "")
         + f"; relevant = grade >= {result['min_grade']}",
         "",
-        _align([header] + rows),
+        align([header] + rows),
         "",
         f"mean recall@{k} = {_num(s['mean_recall'], 3)} over {n - s['undefined']} of {n} queries "
         f"({s['undefined']} undefined, left out)",
@@ -292,3 +283,204 @@ def sampled_labels(e: Mapping[str, Any], unit: str = "") -> str:
     return f"{e['n_sampled_relevant']} relevant of {e['n_sampled']}{unit}" + (
         f" ({undrawn} drawn, not labelled)" if undrawn > 0 else ""
     )
+
+
+# ---------------------------------------------------------------- the estimate
+
+
+def design_text(design: Any) -> str:
+    """golden.yaml's design in a line: ``depth 10; strata 50,100,1000; corpus True; ...``."""
+    if not isinstance(design, dict):
+        return "not recorded" if design is None else str(design)
+    return "; ".join(
+        f"{key} {','.join(map(str, value)) if isinstance(value, list) else value}"
+        for key, value in design.items()
+    )
+
+
+def estimate_table(estimates: dict[str, Any]) -> str:
+    k = estimates["k"]
+    rows = [
+        [
+            "query",
+            f"R@{k} judged",
+            "|Rel| judged",
+            f"R@{k} estimated",
+            "95% CI",
+            "|Rel| estimated",
+            "95% CI",
+            "sampled",
+        ]
+    ]
+    for qid, e in estimates["queries"].items():
+        rows.append(
+            [
+                qid,
+                num(e["recall_judged"]),
+                str(e["rel_judged"]),
+                num(e["recall_estimated"]),
+                interval(e["recall_ci"]) if e["recall_ci"] else "-",
+                num(e["rel_estimated"], 1),
+                interval(e["rel_ci"], 1) if e["rel_ci"] else "-",
+                sampled_labels(e, " sampled labels"),
+            ]
+        )
+    flagged = [qid for qid, e in estimates["queries"].items() if e["labels_incomplete_estimated"]]
+    lines = [
+        "",
+        f"Estimated from the sample of unjudged candidates (design: {design_text(estimates['design'])}; "
+        f"{'mid-p' if estimates['interval'] == 'midp' else 'exact'} 95% intervals):",
+        align(rows),
+        estimate_summary_line(estimates),
+    ]
+    lines += [f"{qid}: undefined: {e['reason']}" for qid, e in estimates["queries"].items() if e["reason"]]
+    if estimates.get("note"):
+        lines.append(estimates["note"])
+    lines += [
+        f"{qid}: labels_incomplete_estimated: judged R@{k} {estimates['queries'][qid]['recall_judged']:.3f} lies "
+        "outside the estimated interval; the labels miss relevant chunks"
+        for qid in flagged
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- compare
+
+
+def compare_json(comparison: Any, qrels_path: str, run_a: str, run_b: str) -> dict[str, Any]:
+    return {
+        "qrels": qrels_path,
+        "run_a": run_a,
+        "run_b": run_b,
+        "min_grade": comparison.min_grade,
+        "measures": comparison.measures,
+        "queries": comparison.queries,
+    }
+
+
+def compare_table(comparison: Any, qrels_path: str, run_a: str, run_b: str) -> str:
+    header = ["measure", "n", "A", "B", "B - A", "wins/losses/ties", "p (randomization)", "p (t-test)"]
+    rows = [header]
+    notes = []
+    for name, t in comparison.measures.items():
+        rows.append(
+            [
+                name,
+                f"{t['n']}" + (f" (+{t['left_out']} undef)" if t["left_out"] else ""),
+                num(t["mean_a"], 4),
+                num(t["mean_b"], 4),
+                signed(t["delta"], 4),
+                f"{t['wins']}/{t['losses']}/{t['ties']}",
+                num(t["p_randomization"], 4),
+                num(t["p_ttest"], 4),
+            ]
+        )
+        if t["undefined_reason"]:
+            notes.append(f"{name}: no p-value: {t['undefined_reason']}")
+    measures = list(comparison.measures)
+    per_query = [["query", *[f"d {m}" for m in measures]]]
+    for qid, row in comparison.queries.items():
+        per_query.append([qid, *(signed(row[m]) for m in measures)])
+    lines = [
+        f"A = {run_a}, B = {run_b}, judged by {qrels_path}; relevant = grade >= {comparison.min_grade}; "
+        f"n = queries where the measure is defined for both runs; wins = queries where B is higher; "
+        f"randomization test: {comparison.permutations} sign flips, seed {comparison.seed}; both tests two-sided",
+        "",
+        align(rows),
+        *notes,
+        "",
+        "per query, B - A:",
+        align(per_query),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- agreement, position, PPI
+
+
+def scale_text(labels: list[Any]) -> str:
+    """The scale an agreement was computed on, as printed by every face: ``0, 1, 2, 3``."""
+    return ", ".join(str(v) for v in labels)
+
+
+def agree_table(report: dict[str, Any]) -> str:
+    rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
+    for pair in report["pairs"]:
+        rows.append(
+            [
+                " vs ".join(map(str, pair["raters"])),
+                str(pair["n"]),
+                num(pair["observed_agreement"]),
+                num(pair["kappa"]),
+                interval(pair.get("kappa_ci")),
+                num(pair["kappa_linear"]),
+                num(pair["kappa_quadratic"]),
+                pair["verdict"],
+            ]
+        )
+    alpha = report["krippendorff_alpha"]
+    thresholds = report["verdict_thresholds"]
+    lines = [
+        f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's (unweighted), CI by "
+        f"bootstrap over items; verdict: >= {thresholds['trusted']} trusted, "
+        f"{thresholds['noisy']}-{thresholds['trusted']} noisy, < {thresholds['noisy']} not trusted",
+        f"scale: {scale_text(report['labels'])}",
+        align(rows),
+        *[
+            f"{' vs '.join(map(str, p['raters']))}: kappa undefined: {p['undefined_reason']}"
+            for p in report["pairs"]
+            if p.get("undefined_reason")
+        ],
+        f"Fleiss' kappa: {num(report['fleiss_kappa'])}"
+        + (f" ({report['fleiss_undefined_reason']})" if report.get("fleiss_undefined_reason") else ""),
+        "Krippendorff's alpha: "
+        + ", ".join(f"{level} {num(alpha[level])}" for level in ("nominal", "ordinal", "interval")),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def position_json(result: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: result[k] for k in keys} | {"counts": {k: v for k, v in result.items() if k not in keys}}
+
+
+def position_text(result: dict[str, Any], keys: tuple[str, ...]) -> str:
+    undefined = result.get("undefined") or {}
+    lines = [f"{result['n_pairs']} pairs asked in both orders ({result.get('n_comparisons')} comparisons)"]
+    for key in keys[1:]:
+        value = result[key]
+        lines.append(
+            f"{key}: {num(value)}" + (f" ({undefined[key]})" if value is None and key in undefined else "")
+        )
+    return "\n".join(lines) + "\n"
+
+
+def ppi_text(result: dict[str, Any], alpha: float, tuned: bool) -> str:
+    level = f"{1 - alpha:.0%}"
+    human = result["human_only"]
+    return (
+        f"PPI{'++' if tuned else ''} estimate {result['estimate']:.4f}, {level} CI "
+        f"{interval(result['ci'], 4)} (lambda {result['lam']:.3f}; "
+        f"{result['n_labeled']} items graded by people and the judge, {result['n_unlabeled']} by the judge alone)\n"
+        f"people only: {human['estimate']:.4f}, {level} CI {interval(human['ci'], 4)} "
+        f"(n = {result['n_labeled']})\n"
+    )
+
+
+# ---------------------------------------------------------------- the weekly review
+
+
+def review_text(
+    report: dict[str, Any], drawn: dict[str, Any] | None, summary: list[tuple[str, list[str]]]
+) -> str:
+    lines = [f"judge review, week {report['week']}"]
+    if drawn:
+        lines.append(
+            f"sampled {drawn['sampled']} of {drawn['of']} traces for week {drawn['week']} "
+            f"({', '.join(f'{k}: {v}' for k, v in sorted(drawn['strata'].items()))})"
+            + (f", assigned to {', '.join(drawn['annotators'])}" if drawn["annotators"] else "")
+        )
+    if not report["judges"]:
+        lines.append("no judge has graded anything yet")
+    for heading, body in summary:
+        lines += ["", heading, *[f"  {line}" for line in body]]
+    return "\n".join(lines) + "\n"

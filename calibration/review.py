@@ -35,7 +35,8 @@ from datetime import date
 from typing import Any
 
 from annotation.store import Store, StoreError, _now
-from calibration.agreement import bootstrap_ci, cohen, verdict
+from calibration.agreement import NOISY, TRUSTED, bootstrap_ci, cohen, verdict
+from calibration.position import summarize_pairs
 
 __all__ = ["draw_sample", "review", "to_markdown", "to_html", "current_week", "MIN_LABELS"]
 
@@ -91,8 +92,6 @@ def judge_answers(store: Store, fingerprint: str, rubric: str) -> dict[int, int]
     rows = store.judge_values(fingerprint)
     if rubric != "preference":
         return {r["item_id"]: r["value"] for r in rows if (r["repeat"] or 0) == 0}
-    from judge.pairwise import summarize_pairs
-
     out = {}
     for pair in summarize_pairs(rows)["pairs"]:
         p = pair["preference_a"]
@@ -255,7 +254,7 @@ def review(
     bootstrap: int = 2000,
     seed: int = 0,
     save: bool = True,
-    thresholds: tuple[float, float] = (0.6, 0.4),
+    thresholds: tuple[float, float] = (TRUSTED, NOISY),
 ) -> dict[str, Any]:
     """Every judge's agreement with people this week (see the module docstring);
     ``thresholds``: (trusted, noisy) kappa of the verdict."""

@@ -17,6 +17,7 @@ import streamlit as st
 
 from annotation import access
 from annotation.store import Store, StoreError
+from calibration.agreement import TRUSTED
 from calibration.review import MIN_LABELS, current_week, review, to_html, to_markdown
 
 KEY = "review:"
@@ -198,10 +199,10 @@ def render_trend(report: dict) -> None:
         )
     )
     band = alt.Chart(frame).mark_errorbar().encode(x="week:O", y="low:Q", y2="high:Q", color="judge:N")
-    rule = alt.Chart(pd.DataFrame({"y": [0.6]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
+    rule = alt.Chart(pd.DataFrame({"y": [TRUSTED]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
     st.altair_chart(
         line + band + rule, width="stretch", alt="Kappa against people per judge and week, with its CI"
     )
     st.caption(
-        "The dashed line is the trusted threshold, kappa 0.6; each point carries its n in the tooltip."
+        f"The dashed line is the trusted threshold, kappa {TRUSTED}; each point carries its n in the tooltip."
     )

@@ -24,8 +24,23 @@ import streamlit as st
 
 from annotation import access
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
-from calibration.audit import InvalidAudit, audit, finding_text, precision_ceiling, recall_ceiling
-from calibration.metrics import Evaluation, InvalidMeasure, evaluate
+from annotation.render import interval, md, md_list, over, signed
+from annotation.render import num as _render_num
+from calibration.audit import InvalidAudit, finding_text, precision_ceiling, recall_ceiling
+from calibration.metrics import Evaluation, InvalidMeasure
+from calibration.report import estimate_summary_line, sampled_labels
+from calibration.workflows import (
+    DEFAULT_K,
+    DEFAULT_MIN_GRADE,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    NothingToEvaluate,
+    audit_data,
+    compare_runs,
+    estimate_data,
+    evaluate_run,
+    min_grade_of,
+)
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
 KEY = "metrics:"  # namespace of this page's session-state keys
@@ -48,15 +63,15 @@ class DataSet:
     run: Run
     rankings: dict[str, list[str]]
     corpus_size: int | None = None
-    truth: dict[str, dict[str, int]] | None = None
-    dupe: tuple[Qrels, dict[str, list[str]]] | None = None  # the worked example's q_dupe
+    truth: Qrels | None = None
+    dupe: tuple[Qrels, Run] | None = None  # the worked example's q_dupe
     sampled: Qrels | None = None  # the same labels plus a sample of unjudged chunks (a sampling section)
 
 
 @dataclass(frozen=True)
 class Settings:
     k: int
-    min_grade: int
+    min_grade: int | None  # None: the label file's own min_grade, else 1 (calibration.workflows.min_grade_of)
     fetch_depth: int
     source: str
 
@@ -76,8 +91,8 @@ def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
         run=run,
         rankings=run.rankings(),
         corpus_size=len(read_corpus_ids(base / "corpus.jsonl")),
-        truth=read_judgments(base / "truth.qrels").grades,
-        dupe=(read_judgments(base / "dupe.yaml"), dupe_run.rankings()),
+        truth=read_judgments(base / "truth.qrels"),
+        dupe=(read_judgments(base / "dupe.yaml"), dupe_run),
         sampled=read_judgments(base / "sampled.yaml"),
     )
 
@@ -110,10 +125,8 @@ def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: by
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
-    """A value, or "undefined" for None/NaN (never 0)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "undefined"
-    return f"{value:.{digits}f}"
+    """A value, or "undefined" for None/NaN (never 0): ``annotation.render.num`` on a page."""
+    return _render_num(value, digits, "page")
 
 
 def _value(evaluation: Evaluation, name: str, i: int) -> float | None:
@@ -122,9 +135,7 @@ def _value(evaluation: Evaluation, name: str, i: int) -> float | None:
 
 
 def _over(evaluation: Evaluation, name: str) -> str:
-    n = len(evaluation.qids)
-    undefined = evaluation.undefined(name)
-    return f"over {n - undefined} of {n} queries, {undefined} undefined"
+    return over(len(evaluation.qids), evaluation.undefined(name))
 
 
 def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataFrame:
@@ -140,7 +151,7 @@ def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataF
         share = f"{recall / ceiling:.0%}" if recall is not None and ceiling else "undefined"
         rows.append(
             {
-                "query": qid,
+                "query": md(qid),
                 "|Rel|": str(n_rel),
                 f"P@{k}": f"{fmt(_value(evaluation, f'P@{k}', i))} = {hits}/{k}",
                 f"P@{k} ceiling": fmt(precision_ceiling(k, n_rel)),
@@ -173,7 +184,7 @@ def audit_frame(report: Mapping[str, Any], truth_rel: Mapping[str, int] | None) 
         judged = q["judged_at_k"]
         coverage = q["label_coverage"]
         row = {
-            "query": qid,
+            "query": md(qid),
             f"judged@{k}": "undefined"
             if judged is None
             else f"{fmt(judged)} = {round(judged * shown)}/{shown}",
@@ -238,14 +249,18 @@ def render_controls() -> Settings:
     with st.sidebar:
         st.header("Settings")
         source = st.radio("Data", [WORKED_EXAMPLE, OWN_FILES], key=f"{KEY}source")
-        k = st.number_input("k (cutoff)", min_value=1, max_value=10_000, value=5, step=1, key=f"{KEY}k")
+        k = st.number_input(
+            "k (cutoff)", min_value=1, max_value=10_000, value=DEFAULT_K, step=1, key=f"{KEY}k"
+        )
         min_grade = st.number_input(
             "min grade (relevant = grade >= this)",
             min_value=0,
             max_value=100,
-            value=1,
+            value=None,
             step=1,
+            placeholder=f"the file's min_grade, else {DEFAULT_MIN_GRADE}",
             key=f"{KEY}min_grade",
+            help="Empty: the label file's own min_grade (golden.yaml), else 1, as in the CLI.",
         )
         fetch_depth = st.number_input(
             "fetch depth (stage 1 = the run read this deep)",
@@ -255,7 +270,12 @@ def render_controls() -> Settings:
             step=1,
             key=f"{KEY}fetch_depth",
         )
-    return Settings(k=int(k), min_grade=int(min_grade), fetch_depth=int(fetch_depth), source=str(source))
+    return Settings(
+        k=int(k),
+        min_grade=None if min_grade is None else int(min_grade),
+        fetch_depth=int(fetch_depth),
+        source=str(source),
+    )
 
 
 def render_data_source(settings: Settings) -> DataSet | None:
@@ -328,13 +348,14 @@ def render_inflation(report: Mapping[str, Any]) -> None:
     st.markdown(
         f"With the capped denominator min(|Rel|, k), mean R@{k} would have said **{fmt(capped)}** "
         f"instead of **{fmt(honest)}** (+{capped - honest:.3f}), by hiding that "
-        f"{', '.join(above)} {'has' if len(above) == 1 else 'have'} more relevant chunks than k = {k}. "
+        f"{md_list(above)} {'has' if len(above) == 1 else 'have'} more relevant chunks than k = {k}. "
         "Shown only to measure the inflation: it is not a recall."
     )
 
 
-def render_audit(report: Mapping[str, Any], data: DataSet, min_grade: int) -> None:
+def render_audit(report: Mapping[str, Any], data: DataSet) -> None:
     k = report["k"]
+    min_grade = report["min_grade"]
     st.subheader(f"Audit at k = {k}")
     parts = [
         f"relevant = grade >= {min_grade}",
@@ -348,11 +369,12 @@ def render_audit(report: Mapping[str, Any], data: DataSet, min_grade: int) -> No
     truth_rel = None
     if data.truth is not None:
         truth_rel = {
-            qid: sum(1 for g in grades.values() if g >= min_grade) for qid, grades in data.truth.items()
+            qid: sum(1 for g in grades.values() if g >= min_grade)
+            for qid, grades in data.truth.grades.items()
         }
     st.table(audit_frame(report, truth_rel), hide_index=True)
     lines = [
-        f"- **{qid}**: {finding_text(code, q, k)}"
+        f"- **{md(qid)}**: {md(finding_text(code, q, k))}"
         for qid, q in report["queries"].items()
         for code in q["findings"]
     ]
@@ -365,13 +387,14 @@ def render_audit(report: Mapping[str, Any], data: DataSet, min_grade: int) -> No
 def render_duplicate_example(data: DataSet, settings: Settings) -> None:
     if data.dupe is None:
         return
-    qrels, rankings = data.dupe
-    report = audit(qrels.grades, rankings, settings.k, min_grade=settings.min_grade)
+    qrels, dupe_run = data.dupe
+    rankings = dupe_run.rankings()
+    report = audit_data(qrels, dupe_run, settings.k, settings.min_grade)
     k = settings.k
     for qid, q in report["queries"].items():
-        st.subheader(f"A repeated chunk: {qid}")
+        st.subheader(f"A repeated chunk: {md(qid)}")
         text = qrels.texts.get(qid)
-        st.caption((f"Query: {text}. " if text else "") + f"Ranking: {', '.join(rankings[qid])}.")
+        st.caption((f"Query: {md(text)}. " if text else "") + f"Ranking: {md_list(rankings[qid])}.")
         rel = q["rel"]
         naive, distinct = q["positional_hits"], q["distinct_hits"]
         left, right = st.columns(2)
@@ -383,7 +406,7 @@ def render_duplicate_example(data: DataSet, settings: Settings) -> None:
             st.caption(f"recall {distinct}/{rel} = {fmt(q['recall'])}: each chunk once, at its first rank")
         for code in q["findings"]:
             if code in ("duplicate_ids", "positional_mismatch"):
-                st.markdown(f"- {finding_text(code, q, k)}")
+                st.markdown(f"- {md(finding_text(code, q, k))}")
 
 
 def render_metrics_page() -> None:
@@ -396,48 +419,45 @@ def render_metrics_page() -> None:
         data = render_data_source(settings)
         if data is None:
             return
-        evaluation = evaluate(data.qrels, data.run, ks=[settings.k], min_grade=settings.min_grade)
-        if not evaluation.qids:
-            st.error(f"No query of the run is in the judgments ({data.label}): nothing to evaluate.")
-            return
-        report = audit(
-            data.qrels.grades,
-            data.rankings,
+        evaluation = evaluate_run(data.qrels, data.run, [settings.k], settings.min_grade)
+        report = audit_data(
+            data.qrels,
+            data.run,
             settings.k,
-            min_grade=settings.min_grade,
+            settings.min_grade,
             fetch_depth=settings.fetch_depth,
             corpus_size=data.corpus_size,
             truth=data.truth,
         )
-    except (UploadError, FormatError, InvalidMeasure, InvalidAudit) as exc:
-        st.error(str(exc))
+    except (UploadError, FormatError, InvalidMeasure, InvalidAudit, NothingToEvaluate) as exc:
+        st.error(md(exc))
         return
+    min_grade = min_grade_of(data.qrels, settings.min_grade)
     st.caption(
-        f"Data: {data.label}; {len(evaluation.qids)} queries evaluated; relevant = grade >= {settings.min_grade}."
+        f"Data: {md(data.label)}; {len(evaluation.qids)} queries evaluated; relevant = grade >= {min_grade}"
+        + (" (the file's min_grade)" if settings.min_grade is None and "min_grade" in data.qrels.meta else "")
+        + "."
     )
     render_data_warnings(evaluation)
     render_summary(evaluation)
     render_metrics_table(evaluation, report)
     render_inflation(report)
     render_recall_chart(evaluation)
-    render_audit(report, data, settings.min_grade)
+    render_audit(report, data)
     render_duplicate_example(data, settings)
-    render_estimate(data, report, settings)
-    render_comparison(data, evaluation, settings)
+    render_estimate(data, report)
+    render_comparison(data, settings)
 
 
-def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings) -> None:
+def render_estimate(data: DataSet, report: Mapping[str, Any]) -> None:
     """Judged recall beside the recall estimated from the label file's sample of unjudged
-    candidates (its ``sampling`` section), each with its denominator."""
-    from calibration.audit import estimate_run
-    from calibration.report import estimate_summary_line, sampled_labels
-
+    candidates (its ``sampling`` section), each with its denominator (as ``audit --estimate``)."""
     labels = data.sampled if data.sampled is not None else data.qrels
     if not labels.meta.get("sampling"):
         return
-    k = settings.k
+    k = report["k"]
     st.subheader("What the labels missed, estimated from a sample")
-    interval = st.radio(
+    chosen = st.radio(
         "intervals",
         ["midp", "exact"],
         format_func=lambda v: {
@@ -454,42 +474,37 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
             bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
 
     try:
-        estimates = estimate_run(
-            labels, data.run, k, settings.min_grade, dict(report), on_query=on_query, interval=interval
-        )
+        estimates = estimate_data(labels, data.run, dict(report), interval=chosen, on_query=on_query)
     except (InvalidAudit, ValueError) as exc:
-        st.error(f"No estimate: {exc}")
+        st.error(f"No estimate: {md(exc)}")
         return
     finally:
         bar.empty()
 
-    def ci(pair: Any, digits: int = 3) -> str:
-        return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
-
     rows = [
         {
-            "query": qid,
+            "query": md(qid),
             f"R@{k} judged": f"{fmt(e['recall_judged'])} (|Rel| = {e['rel_judged']})",
             f"R@{k} estimated": fmt(e["recall_estimated"]),
-            "95% CI": ci(e["recall_ci"]),
-            "|Rel| estimated": "undefined" if e["rel_estimated"] is None else f"{e['rel_estimated']:.1f}",
-            "|Rel| 95% CI": ci(e["rel_ci"], 1),
+            "95% CI": interval(e["recall_ci"], 3, "page") if e["recall_ci"] else "-",
+            "|Rel| estimated": fmt(e["rel_estimated"], 1),
+            "|Rel| 95% CI": interval(e["rel_ci"], 1, "page") if e["rel_ci"] else "-",
             "sampled labels": sampled_labels(e),
             "finding": "labels_incomplete_estimated"
             if e["labels_incomplete_estimated"]
-            else (f"undefined: {e['reason']}" if e["reason"] else ""),
+            else (f"undefined: {md(e['reason'])}" if e["reason"] else ""),
         }
         for qid, e in estimates["queries"].items()
     ]
     st.table(pd.DataFrame(rows), hide_index=True)
-    st.markdown(estimate_summary_line(estimates))
+    st.markdown(md(estimate_summary_line(estimates)))
     st.caption(
         "Horvitz-Thompson over the sampling design in the label file (each sampled chunk weighs 1 / its "
         "inclusion probability); recall is a ratio estimator; "
-        + ("95% stratified mid-p intervals " if interval == "midp" else "exact 95% intervals ")
-        + "(calibration/estimate.py says which to choose)."
+        + ("95% stratified mid-p intervals " if chosen == "midp" else "exact 95% intervals ")
+        + "(docs/estimate.md says which to choose)."
         + " A judged recall outside its interval means the labels miss relevant chunks."
-        + (f" {estimates['note']}" if estimates.get("note") else "")
+        + (f" {md(estimates['note'])}" if estimates.get("note") else "")
         + (
             " The sample here: examples/worked-example/sampled.yaml, golden.yaml's labels plus a seeded random "
             "sample of the chunks they never judged, graded with truth.qrels (examples/make_sampled.py)."
@@ -499,10 +514,9 @@ def render_estimate(data: DataSet, report: Mapping[str, Any], settings: Settings
     )
 
 
-def render_comparison(data: DataSet, evaluation: Evaluation, settings: Settings) -> None:
-    """A second run against the same judgments: per-query wins and losses and paired tests."""
-    from calibration.significance import paired_test
-
+def render_comparison(data: DataSet, settings: Settings) -> None:
+    """A second run against the same judgments: ``calibration.workflows.compare_runs``, as
+    ``python -m calibration compare`` (same k, threshold rule, permutations and seed)."""
     st.subheader("Compare with a second run")
     upload = st.file_uploader(
         "Second run (TREC run or .jsonl rankings), judged by the same labels", key=f"{KEY}compare_upload"
@@ -512,32 +526,34 @@ def render_comparison(data: DataSet, evaluation: Evaluation, settings: Settings)
             "Upload a second run to see, per measure, B - A, per-query wins and losses and paired tests."
         )
         return
+    name_a = data.label.split(" (")[0]
     try:
         other = read_upload(upload.name, upload.getvalue(), read_ranked)
-        second = evaluate(data.qrels, other, ks=[settings.k], min_grade=settings.min_grade)
-    except (UploadError, FormatError, InvalidMeasure) as exc:
-        st.error(str(exc))
-        return
-    rows = []
-    for name in evaluation.measures:
-        t = paired_test(evaluation.values[name], second.values[name], permutations=10_000, seed=0)
-        rows.append(
-            {
-                "measure": name,
-                "n queries": f"{t['n']}" + (f" (+{t['left_out']} undefined)" if t["left_out"] else ""),
-                "A": fmt(t["mean_a"]),
-                "B": fmt(t["mean_b"]),
-                "B - A": "undefined" if t["delta"] is None else f"{t['delta']:+.3f}",
-                "wins / losses / ties": f"{t['wins']} / {t['losses']} / {t['ties']}",
-                "p (randomization)": fmt(t["p_randomization"]),
-                "p (t-test)": fmt(t["p_ttest"]),
-            }
+        comparison = compare_runs(
+            data.qrels, data.run, other, [settings.k], settings.min_grade, names=(name_a, upload.name)
         )
+    except (UploadError, FormatError, InvalidMeasure, NothingToEvaluate) as exc:
+        st.error(md(exc))
+        return
+    rows = [
+        {
+            "measure": name,
+            "n queries": f"{t['n']}" + (f" (+{t['left_out']} undefined)" if t["left_out"] else ""),
+            "A": fmt(t["mean_a"]),
+            "B": fmt(t["mean_b"]),
+            "B - A": signed(t["delta"], 3, "page"),
+            "wins / losses / ties": f"{t['wins']} / {t['losses']} / {t['ties']}",
+            "p (randomization)": fmt(t["p_randomization"]),
+            "p (t-test)": fmt(t["p_ttest"]),
+        }
+        for name, t in comparison.measures.items()
+    ]
     st.table(pd.DataFrame(rows), hide_index=True)
     st.caption(
-        f"A = {data.label.split(' (')[0]}, B = {upload.name}; wins = queries where B is higher; paired, two-sided "
-        "tests over the queries where the measure is defined for both runs (randomization: 10,000 sign flips, "
-        "seed 0). A measure equal on every query has no p-value. The same as `python -m calibration compare`."
+        f"A = {md(name_a)}, B = {md(upload.name)}; relevant = grade >= {comparison.min_grade}; wins = queries "
+        "where B is higher; paired, two-sided tests over the queries where the measure is defined for both "
+        f"runs (randomization: {DEFAULT_PERMUTATIONS:,} sign flips, seed {DEFAULT_SEED}). A measure equal on "
+        "every query has no p-value. The same as `python -m calibration compare`."
     )
 
 
@@ -545,9 +561,9 @@ def render_data_warnings(evaluation: Evaluation) -> None:
     if evaluation.missing_from_run:
         st.warning(
             f"{len(evaluation.missing_from_run)} queries of the judgments are missing from the run and "
-            f"not evaluated: {', '.join(evaluation.missing_from_run)}"
+            f"not evaluated: {md_list(evaluation.missing_from_run)}"
         )
     if evaluation.not_in_qrels:
         st.warning(f"{evaluation.not_in_qrels} queries of the run have no judgments: ignored.")
     for qid, ids in evaluation.duplicates.items():
-        st.warning(f"{qid}: repeated ids {', '.join(ids)} counted once, at their first rank.")
+        st.warning(f"{md(qid)}: repeated ids {md_list(ids)} counted once, at their first rank.")

@@ -24,8 +24,8 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from annotation._cli import OneLineParser, UsageError, add_db_option
-from annotation._cli import positive_int as _positive
+from annotation.cli_base import OneLineParser, UsageError, add_db_option
+from annotation.cli_base import positive_int as _positive
 from annotation.store import Store, StoreError, default_db_path
 from judge.client import Endpoint, EndpointRefused, InvalidPrices, JudgeClient, Prices
 from judge.jobs import agreement_line, agreement_mark, grade_offline, plan_llm

@@ -15,6 +15,7 @@ import json
 import math
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 
@@ -117,27 +118,41 @@ def test_irr_anxiety_kappa2_unweighted_equal_squared() -> None:
     ratings = np.array(case["ratings"])
     rater2, rater3 = ratings[:, 1], ratings[:, 2]
     expected = case["expected"]
-    # irr builds its table over the grades actually used (its caveat), which is the default scale here.
+    # irr builds its table over the grades actually used (its caveat): pass those grades as the scale.
+    used = sorted(set(rater2) | set(rater3))
+    assert 5 not in used
     assert_printed(
-        cohen(rater2, rater3)["kappa"], expected["kappa2(raters 2,3) unweighted"]["value"], "unweighted"
+        cohen(rater2, rater3, labels=used)["kappa"],
+        expected["kappa2(raters 2,3) unweighted"]["value"],
+        "unweighted",
     )
     assert_printed(
-        cohen(rater2, rater3, weights="linear")["kappa"],
+        cohen(rater2, rater3, weights="linear", labels=used)["kappa"],
         expected["kappa2(raters 2,3, 'equal') [linear]"]["value"],
         "linear",
     )
     assert_printed(
-        cohen(rater2, rater3, weights="quadratic")["kappa"],
+        cohen(rater2, rater3, weights="quadratic", labels=used)["kappa"],
         expected["kappa2(raters 2,3, 'squared') [quadratic]"]["value"],
         "quadratic",
     )
-    # With the full 1..6 scale the unused grade 5 counts in the distances: a different (documented) figure.
+    # Without labels= the scale is every grade from the lowest to the highest seen (grade_range), the
+    # rule `agree` uses: the unused grade 5 counts in the distances, a different (documented) figure.
+    default = cohen(rater2, rater3, weights="linear")
     on_scale = cohen(rater2, rater3, weights="linear", labels=[1, 2, 3, 4, 5, 6])
-    assert on_scale["labels"] == [1, 2, 3, 4, 5, 6]
-    assert on_scale["kappa"] == pytest.approx(
-        cohen_kappa_score(rater2, rater3, weights="linear", labels=[1, 2, 3, 4, 5, 6]), abs=1e-12
+    assert default["labels"] == on_scale["labels"] == [1, 2, 3, 4, 5, 6]
+    assert (
+        default["kappa"]
+        == on_scale["kappa"]
+        == pytest.approx(
+            cohen_kappa_score(rater2, rater3, weights="linear", labels=[1, 2, 3, 4, 5, 6]), abs=1e-12
+        )
     )
     assert abs(on_scale["kappa"] - 0.1459075) > 1e-3
+    # the unweighted kappa does not depend on an unused grade
+    assert cohen(rater2, rater3)["kappa"] == pytest.approx(
+        cohen(rater2, rater3, labels=used)["kappa"], abs=1e-12
+    )
 
 
 @needs_shared
@@ -275,7 +290,8 @@ def test_kappa_equals_sklearn_and_is_symmetric(pair, weights, full_scale) -> Non
         warnings.simplefilter("error")  # nothing may leak: undefined is a reason, not a warning
         ours = cohen(a, b, weights=weights, labels=labels)
         swapped = cohen(b, a, weights=weights, labels=labels)
-    scale = labels or sorted(set(a) | set(b))
+    seen = set(a) | set(b)
+    scale = labels or list(range(min(seen), max(seen) + 1))  # grade_range: every grade between
     theirs = sklearn_kappa(a, b, weights, scale)
     if math.isnan(theirs):
         assert ours["kappa"] is None and "same label" in ours["undefined_reason"]
@@ -387,7 +403,13 @@ def test_bootstrap_ci_is_seeded_and_independent_of_threads() -> None:
     first = bootstrap_ci(a, b, n_resamples=1000, seed=5, method="indices")
     assert bootstrap_ci(a, b, n_resamples=1000, seed=5, method="indices") == first
     assert bootstrap_ci(a, b, n_resamples=1000, seed=6, method="indices") != first
-    assert bootstrap_ci(a, b, n_resamples=1000, seed=5, method="indices", workers=2) == first
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert bootstrap_ci(a, b, n_resamples=1000, seed=5, method="indices", executor=pool) == first
+        # large enough that the blocks really run on the caller's threads: the same interval
+        big_a = rng.integers(0, 3, 3000)
+        big_b = np.where(rng.random(3000) < 0.7, big_a, rng.integers(0, 3, 3000))
+        alone = bootstrap_ci(big_a, big_b, n_resamples=2000, seed=1, method="indices")
+        assert bootstrap_ci(big_a, big_b, n_resamples=2000, seed=1, method="indices", executor=pool) == alone
     assert isinstance(first, BootstrapCI) and len(first) == 2
     low, high = first
     assert low < first.estimate < high

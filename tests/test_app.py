@@ -9,6 +9,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from annotation.render import plain
+from calibration.workflows import DEFAULT_K
+
 APP = Path(__file__).resolve().parent.parent / "app.py"
 TIMEOUT = 30
 
@@ -23,9 +26,14 @@ def clear_streamlit_caches():
     st.cache_resource.clear()
 
 
-def run_app() -> AppTest:
+def run_app(k: int | None = 5) -> AppTest:
+    """The page, at k = 5 (the worked example's own cutoff) unless ``k`` is None (the page's default)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
+    if k is not None:
+        at.number_input(key="metrics:k").set_value(k)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
     return at
 
 
@@ -46,11 +54,11 @@ def page_text(at: AppTest) -> str:
         parts.extend(str(e.value) for e in elements)
     parts.extend(f"{m.label} {m.value}" for m in at.metric)
     parts.extend(t.value.to_string() for t in at.table)
-    return "\n".join(parts)
+    return plain("\n".join(parts))
 
 
 def metrics_table(at: AppTest) -> pd.DataFrame:
-    return at.table[0].value.set_index("query")
+    return at.table[0].value.map(plain).set_index("query")
 
 
 def rerun_with(at: AppTest, key: str, value: int) -> AppTest:
@@ -61,9 +69,13 @@ def rerun_with(at: AppTest, key: str, value: int) -> AppTest:
 
 
 def test_app_runs_without_exception_or_error():
-    at = run_app()
+    at = run_app(k=None)
     assert not at.error
     assert at.title[0].value == "Metrics and audit"
+    # the page starts from the CLI's defaults: k = 10, relevant = the file's min_grade, else 1
+    assert at.number_input(key="metrics:k").value == DEFAULT_K
+    assert at.number_input(key="metrics:min_grade").value is None
+    assert f"R@{DEFAULT_K}" in metrics_table(at).columns
 
 
 def test_worked_example_metrics_with_their_denominators():
@@ -99,7 +111,7 @@ def test_audit_findings_in_words():
     text = page_text(at)
     assert "|Rel|=8 > k=5: recall can never exceed 0.625" in text
     assert "against the truth 0.417" in text
-    audit_table = at.table[1].value.set_index("query")
+    audit_table = at.table[1].value.map(plain).set_index("query")
     assert audit_table.loc["q_broad", "R@5 against the truth set"] == "0.417 (|Rel| = 12)"
     assert audit_table.loc["q_broad", "label coverage"] == "0.333 of 24 chunks"
 
@@ -192,17 +204,17 @@ def test_bad_upload_shows_the_readers_message():
     at.run()
     assert not at.exception
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = plain(at.error[0].value)
     assert message.startswith("broken.jsonl:1:")
     assert "denominator-" not in message  # names the upload, not the temporary file
     assert not at.table
 
 
 def test_fetch_depth_below_k_is_an_error_not_a_negative_loss() -> None:
-    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    at = run_app()
     at.number_input(key="metrics:fetch_depth").set_value(2).run()
     assert not at.exception
-    assert any("fetch depth 2 is below k = 5" in e.value for e in at.error)
+    assert any("fetch depth 2 is below k = 5" in plain(e.value) for e in at.error)
 
 
 def test_metrics_page_compares_a_second_run(tmp_path):
@@ -219,7 +231,7 @@ def test_metrics_page_compares_a_second_run(tmp_path):
         ("reversed.jsonl", reversed_run, "text/plain")
     ).run()
     assert not at.exception and not at.error
-    table = at.table[-1].value.set_index("measure")
+    table = at.table[-1].value.map(plain).set_index("measure")
     assert table.loc["R@5", "A"] == "0.625" and table.loc["R@5", "B"] == "0.375"
     assert table.loc["R@5", "wins / losses / ties"] == "0 / 3 / 1"
     assert table.loc["Success@5", "p (randomization)"] == "undefined"

@@ -11,6 +11,7 @@ import pytest
 from annotation.__main__ import build_demo
 from annotation.__main__ import main as annotation_main
 from annotation.formats import read_judgments, read_ranked
+from annotation.render import plain
 from annotation.store import Store
 from calibration.__main__ import main as calibration_main
 from tests.test_worked_example import EXAMPLE
@@ -124,6 +125,7 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
     from tests.test_app import APP
 
     at = AppTest.from_file(APP, default_timeout=60).run()
+    at.number_input(key="metrics:k").set_value(5).run()
     from calibration.ui import OWN_FILES
 
     at.radio(key="metrics:source").set_value(OWN_FILES).run()
@@ -131,10 +133,10 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
     run_bytes = (EXAMPLE / "run.jsonl").read_bytes()
     at.file_uploader(key="metrics:run_upload").set_value(("run.jsonl", run_bytes, "text/plain")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    shown = [t.value for t in at.table if "R@5 estimated" in t.value.columns]
+    shown = [t.value.map(plain) for t in at.table if "R@5 estimated" in t.value.columns]
     assert shown and shown[0].set_index("query").loc["q_broad", "|Rel| estimated"] == "12.0"
     assert any(
-        "Over the 4 of 4 queries where both are defined: mean R@5 judged 0.604" in m.value
+        "Over the 4 of 4 queries where both are defined: mean R@5 judged 0.604" in plain(m.value)
         for m in at.markdown
     )
 
@@ -222,15 +224,16 @@ def test_the_metrics_page_shows_the_worked_example_estimate() -> None:
     from tests.test_app import APP
 
     at = AppTest.from_file(APP, default_timeout=60).run()
+    at.number_input(key="metrics:k").set_value(5).run()
     assert not at.exception and not at.error
-    (table,) = [t.value for t in at.table if "R@5 estimated" in t.value.columns]
+    (table,) = [t.value.map(plain) for t in at.table if "R@5 estimated" in t.value.columns]
     broad = table.set_index("query").loc["q_broad"]
     assert broad["R@5 judged"] == "0.500 (|Rel| = 8)" and broad["finding"] == "labels_incomplete_estimated"
     assert broad["sampled labels"] == "2 relevant of 6"
     assert any("examples/worked-example/sampled.yaml" in c.value for c in at.caption)
     # the exact intervals on request: the same estimates, the interval of q_broad's recall as the CLI prints it
     at.radio(key="metrics:interval").set_value("exact").run()
-    (table,) = [t.value for t in at.table if "R@5 estimated" in t.value.columns]
+    (table,) = [t.value.map(plain) for t in at.table if "R@5 estimated" in t.value.columns]
     broad = table.set_index("query").loc["q_broad"]
     assert broad["R@5 estimated"] == "0.325" and broad["95% CI"] == "[0.222, 0.455]"
     assert any("exact 95% intervals" in c.value for c in at.caption)

@@ -37,15 +37,17 @@ from annotation.__main__ import main as annotation_main
 from annotation.beir import read_beir
 from annotation.formats import (
     FormatError,
+    csv_numbers,
     read_corpus,
+    read_csv_rows,
     read_golden,
     read_judgments,
     read_queries,
     read_ranked,
     read_traces,
 )
+from annotation.render import plain
 from annotation.store import StoreError
-from calibration.__main__ import _numbers, _read_csv
 from calibration.__main__ import main as calibration_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -531,7 +533,7 @@ def test_data_page_says_nothing_was_imported(demo_db: Path, monkeypatch) -> None
         at.button(key="FormSubmitter:data:import-Import").click().run()
         assert not at.exception, [e.value for e in at.exception]
         assert not at.success, name
-        errors = [e.value for e in at.error]
+        errors = [plain(e.value) for e in at.error]
         assert len(errors) == 1, errors
         assert errors[0].startswith("Nothing was imported: "), errors
         expect_message(errors[0].removeprefix("Nothing was imported: "), case, filename)
@@ -562,7 +564,7 @@ def test_metrics_page_shows_the_readers_message(qrels_name, run_name, shown, lin
     at.file_uploader(key="metrics:run_upload").set_value((*run, "text/plain"))
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    errors = [e.value for e in at.error]
+    errors = [plain(e.value) for e in at.error]
     assert len(errors) == 1 and errors[0].startswith(f"{shown}:{line}: "), errors
     assert "denominator-" not in errors[0]
     assert not at.table
@@ -866,15 +868,13 @@ CSV_VALID = b"human,judge\n1,1\n0,0.5\n1,1\n"
 @FUZZ
 @given(data=hs.data())
 def test_fuzz_csv_reader(tmp_path_factory, data) -> None:
-    """The calibration CSV reader: a row list, or one named line (UsageError or FormatError)."""
-    from annotation._cli import UsageError
-
+    """The calibration CSV reader: a row list, or one named line (a FormatError)."""
     path = tmp_path_factory.mktemp("csv") / "labels.csv"
     path.write_bytes(data.draw(hs.one_of(near_valid(CSV_VALID), hs.binary(max_size=200))))
     try:
-        rows = _read_csv(str(path), ["human", "judge"])
-        _numbers(str(path), rows, "human")
-    except (UsageError, FormatError) as error:
+        rows = read_csv_rows(str(path), ["human", "judge"])
+        csv_numbers(str(path), rows, "human")
+    except FormatError as error:
         message = str(error)
         assert message.startswith(str(path)) and "\n" not in message and len(message) < 1000, message
 

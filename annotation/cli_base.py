@@ -1,0 +1,120 @@
+"""What the three command lines share: a bad command line is one line on stderr and
+exit 2, never argparse's usage block or a traceback."""
+
+from __future__ import annotations
+
+import argparse
+
+
+class UsageError(Exception):
+    """Bad command line: printed as one line, exit 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but an error raises :class:`UsageError` instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+DB_HELP = "SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db DB``, the same on every command that opens the store."""
+    parser.add_argument("--db", default=None, help=DB_HELP)
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def grade(text: str) -> int:
+    """An argparse type: a relevance threshold, an integer >= 0 (negative grades are never relevant)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 0 (negative grades are judged, never relevant), got {text!r}"
+        )
+    return value
+
+
+def add_k_option(parser: argparse.ArgumentParser, *, default: int | None = None, one: bool = False) -> None:
+    """``-k K``: repeatable cutoffs (default ``default``), or exactly one (``one``, required)."""
+    if one:
+        parser.add_argument(
+            "-k",
+            dest="k",
+            type=positive_int,
+            action="append",
+            required=True,
+            metavar="K",
+            help="cutoff (one)",
+        )
+        return
+    parser.add_argument(
+        "-k",
+        dest="k",
+        action="append",
+        type=positive_int,
+        metavar="K",
+        help=f"cutoff; repeat for several (default {default})",
+    )
+
+
+MIN_GRADE_HELP = "relevant = grade >= G (trec_eval -l; default: golden.yaml's min_grade, else 1)"
+
+
+def add_min_grade_option(parser: argparse.ArgumentParser) -> None:
+    """``--min-grade G``: None unless given, so the label file's own threshold can apply."""
+    parser.add_argument("--min-grade", type=grade, default=None, metavar="G", help=MIN_GRADE_HELP)
+
+
+def add_format_option(parser: argparse.ArgumentParser, *choices: str) -> None:
+    """``--format``: the first choice is the default."""
+    parser.add_argument("--format", choices=list(choices), default=choices[0])
+
+
+def add_verdict_options(parser: argparse.ArgumentParser, trusted: float, noisy: float) -> None:
+    """``--trusted K`` and ``--noisy K``, the kappa verdict's thresholds."""
+    parser.add_argument(
+        "--trusted",
+        type=float,
+        default=trusted,
+        metavar="K",
+        help=f"verdict: kappa >= K is trusted (default {trusted})",
+    )
+    parser.add_argument(
+        "--noisy",
+        type=float,
+        default=noisy,
+        metavar="K",
+        help=f"verdict: kappa >= K is noisy, below not trusted (default {noisy})",
+    )
+
+
+def check_verdict_options(trusted: float, noisy: float) -> None:
+    """-1 <= noisy <= trusted <= 1, else one line."""
+    if not -1 <= noisy <= trusted <= 1:
+        raise UsageError(f"--noisy {noisy} and --trusted {trusted}; expected -1 <= noisy <= trusted <= 1")

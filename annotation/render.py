@@ -1,0 +1,101 @@
+"""The one home of how a figure, an undefined value and a data string are shown.
+
+Every face (the three CLIs, the Streamlit pages, the review's text, Markdown
+and HTML reports) formats through these, so a wording has one home:
+
+- **Undefined** is spelled once per medium (principle 2: never 0):
+  ``undef`` in text tables (the CLIs' ``table`` format and the review's text),
+  ``undefined`` on the pages and in sentences, ``null`` in JSON (None).
+- **A figure with its denominator**: ``0.500 = 4/8``.
+- **A data string** (a name, an id, a run name, a note, a value quoted in an
+  error) is passed through :func:`md` before any Streamlit call that renders
+  Markdown (``st.markdown``, ``st.table`` cells, ``st.caption``, ``st.error``,
+  ``st.warning``, ``st.metric`` labels, sidebar text): every ASCII punctuation
+  mark is backslash-escaped (CommonMark lets any of them be escaped), so a
+  link, an image, a Streamlit directive (``:red[...]``), LaTeX (``$``), HTML
+  or a table pipe in the data stays text; line breaks become spaces, so a
+  value cannot start a block of its own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+Medium = Literal["text", "page"]
+
+UNDEFINED: dict[str, str] = {"text": "undef", "page": "undefined"}
+
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
+
+
+def is_undefined(value: float | None) -> bool:
+    """None or NaN: a value that is not defined (never shown as 0)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def num(value: float | None, digits: int = 3, medium: Medium = "text") -> str:
+    """``0.625``, or the medium's spelling of undefined for None and NaN."""
+    if is_undefined(value):
+        return UNDEFINED[medium]
+    return f"{value:.{digits}f}"
+
+
+def signed(value: float | None, digits: int = 3, medium: Medium = "text") -> str:
+    """A difference with its sign (``+0.125``), or undefined."""
+    if is_undefined(value):
+        return UNDEFINED[medium]
+    return f"{value:+.{digits}f}"
+
+
+def interval(pair: tuple[float, float] | list[float] | None, digits: int = 3, medium: Medium = "text") -> str:
+    """``[0.286, 1.000]``, or undefined when there is no interval."""
+    if not pair or is_undefined(pair[0]) or is_undefined(pair[1]):
+        return UNDEFINED[medium]
+    return f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
+
+
+def figure(
+    value: float | None, numerator: int, denominator: int, digits: int = 3, medium: Medium = "text"
+) -> str:
+    """A share with what it is a share of: ``0.500 = 4/8`` (undefined when the denominator is 0)."""
+    if is_undefined(value) or denominator == 0:
+        return f"{UNDEFINED[medium]} ({numerator}/{denominator})"
+    return f"{value:.{digits}f} = {numerator}/{denominator}"
+
+
+def over(n: int, undefined: int) -> str:
+    """Which queries a mean is over: ``over 3 of 4 queries, 1 undefined``."""
+    return f"over {n - undefined} of {n} queries, {undefined} undefined"
+
+
+def md(value: object) -> str:
+    """A data string made inert for Streamlit's Markdown (see the module docstring)."""
+    text = _BREAKS.sub(" ", str(value))
+    return _PUNCTUATION.sub(r"\\\1", text)
+
+
+def md_list(values: Iterable[object], sep: str = ", ") -> str:
+    """Several data strings, each escaped, joined."""
+    return sep.join(md(v) for v in values)
+
+
+def align(rows: list[list[str]]) -> str:
+    """A text table: the first column left-aligned, the others right-aligned, two spaces apart."""
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [r[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(r[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def plain(text: str) -> str:
+    """What a reader sees of a string escaped by :func:`md` (the inverse on escaped text)."""
+    return _ESCAPED.sub(r"\1", text)

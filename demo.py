@@ -1,0 +1,76 @@
+"""The demo data set: the worked example as a labelling project (``python -m annotation demo``).
+
+The one module that may import every package (annotation, judge, calibration): it builds a
+store with labels, lets the offline judge grade it and saves a first weekly review, so that
+``make run`` opens an app with something on every page.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from annotation.formats import Qrels, read_corpus, read_judgments, read_ranked, read_traces
+from annotation.pooling import pool, pool_pairs
+from annotation.store import Store
+from calibration.review import review
+from judge.jobs import grade_offline
+
+EXAMPLE_DIR = Path(__file__).resolve().parent / "examples" / "worked-example"
+
+
+def _demo_unsupported_claims() -> list[str]:
+    """The claims examples/make_traces.py adds to some answers: found in no context."""
+    spec = importlib.util.spec_from_file_location("make_traces", EXAMPLE_DIR.parent / "make_traces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.UNSUPPORTED)
+
+
+def build_demo(db_path: str, with_judge: bool = False) -> str:
+    """The worked example as a labelling project: chunks with texts, queries,
+    the retriever's run, a depth-10 pool shared by two annotators."""
+    golden = read_judgments(EXAMPLE_DIR / "golden.yaml")
+    with Store(db_path) as store:
+        with store.write():
+            store.import_corpus(read_corpus(EXAMPLE_DIR / "corpus.jsonl"))
+            store.import_queries(golden.texts)
+            store.import_run(read_ranked(EXAMPLE_DIR / "run.jsonl"), name="retriever", stage="fetch")
+            store.import_traces(read_traces(EXAMPLE_DIR / "traces.jsonl"))
+        report = pool(store, 10, annotators=["ann", "bob"], overlap=0.2, seed=7)
+        pairs = pool_pairs(store, "rag-bm25", "rag-rerank")
+        # an earlier round: two people graded the retriever's top 10 of two queries (a chunk the
+        # golden file does not list is irrelevant, 0); they disagree on one chunk
+        top = read_ranked(EXAMPLE_DIR / "run.jsonl").rankings()
+        earlier = {q: {c: golden.grades[q].get(c, 0) for c in top[q][:10]} for q in ("q_faw", "q_store")}
+        store.import_labels(Qrels(grades=earlier), annotator="cat")
+        store.import_labels(
+            Qrels(grades={**earlier, "q_faw": {**earlier["q_faw"], "m3": 0}}), annotator="dan"
+        )
+        # and cat graded the faithfulness of 16 traces (versions 0 and 1 of each query and system):
+        # an answer with a claim no context holds is unsupported (0), else fully supported (2)
+        unsupported = _demo_unsupported_claims()
+        for item_id, trace_id, answer in store.db.execute(
+            """SELECT i.id, t.id, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
+               WHERE i.kind = 'trace' ORDER BY t.id"""
+        ).fetchall():
+            if trace_id.endswith(("_0", "_1")):
+                value = 0 if any(claim in answer for claim in unsupported) else 2
+                store.add_label(item_id, "cat", value, rubric="faithfulness")
+        judged = ""
+        if with_judge:  # the offline judge, fitted on those labels, grades every chunk and trace
+            graded = [grade_offline(store, rubric) for rubric in ("relevance", "faithfulness")]
+            reviewed = review(store)  # this week's review, saved: the first point of the trend
+            judged = (
+                "; the offline judge graded "
+                + " and ".join(f"{r['graded']} items for {r['rubric']}" for r in graded)
+                + f", reviewed for week {reviewed['week']}"
+            )
+        counts = store.counts()
+    return (
+        f"demo database {db_path}: {counts['chunks']} chunks, {counts['queries']} queries, "
+        f"{report['items_added']} new chunk items for ann and bob ({report['doubly_assigned']} shared), "
+        f"{counts['traces']} traces to grade, {pairs['added']} new answer pairs to compare; "
+        "earlier labels by cat and dan on the top 10 of q_faw and q_store, and cat's faithfulness "
+        f"grades of 16 traces{judged}\n"
+    )
