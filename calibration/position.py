@@ -289,7 +289,14 @@ def position_bias(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------- swap-and-average of a judge's pairs
 
 # (order, value) -> the preference for candidate A: value 0 = shown first won, 1 = second, 2 = tie
-_SLOT_VALUE_FOR_A = {("AB", 0): 1.0, ("AB", 1): 0.0, ("AB", 2): 0.5, ("BA", 0): 0.0, ("BA", 1): 1.0, ("BA", 2): 0.5}
+_SLOT_VALUE_FOR_A = {
+    ("AB", 0): 1.0,
+    ("AB", 1): 0.0,
+    ("AB", 2): 0.5,
+    ("BA", 0): 0.0,
+    ("BA", 1): 1.0,
+    ("BA", 2): 0.5,
+}
 
 
 def preference_for_a(order: str, value: int) -> float:
