@@ -27,12 +27,19 @@ from typing import TextIO
 from annotation.cli_base import OneLineParser, UsageError, add_db_option
 from annotation.cli_base import positive_int as _positive
 from annotation.store import Store, StoreError, default_db_path
-from judge.client import Endpoint, EndpointRefused, InvalidPrices, JudgeClient, Prices
-from judge.jobs import agreement_line, agreement_mark, grade_offline, plan_llm
-from judge.pairwise import pairwise_calls, summarize_pairs
-from judge.pointwise import pointwise_calls
+from judge.client import Endpoint, EndpointRefused, InvalidPrices, Prices
+from judge.jobs import (
+    LLMRun,
+    agreement_line,
+    agreement_mark,
+    grade_offline,
+    llm_calls,
+    pair_summary,
+    pair_summary_text,
+    plan_llm,
+)
 from judge.prompts import SCHEMA_MODES
-from judge.runner import Call, Job, Progress, ResultWriter, run_job
+from judge.runner import Call, Progress
 
 
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
@@ -154,11 +161,8 @@ def run_llm(
             fp,
             0,
         )
-    store.register_judge(fp, settings)
-    writer = ResultWriter(store.path)
-    writer.start()
     bar = ProgressLine(prices, endpoint.model)
-    job = Job(JudgeClient(endpoint), rubric, fp, args.schema, todo, writer, on_progress=bar)
+    llm = LLMRun(store.path, plan, endpoint, args.schema, on_progress=bar)
     interrupts = []
 
     def on_signal(signum, frame) -> None:  # first: finish the calls in flight; second: abandon them
@@ -166,20 +170,19 @@ def run_llm(
         if len(interrupts) > 1:
             raise KeyboardInterrupt
         sys.stderr.write("\nstopping: finishing the calls in flight (Ctrl-C again to abandon them)\n")
-        job.stop()
+        llm.stop()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        progress = run_job(job)
+        progress = llm.run()
     except KeyboardInterrupt:
-        progress = job.progress
+        progress = llm.progress
         progress.stopped = True
     except EndpointRefused as exc:
         raise UsageError(str(exc)) from None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        writer.close()  # whatever happened, every answer received is stored
     bar(progress, final=True)
     cost = prices.describe(endpoint.model, progress.tokens_in, progress.tokens_out)
     report = (
@@ -197,7 +200,7 @@ def run_grade(args: argparse.Namespace) -> tuple[str, int]:
     with Store(args.db or default_db_path()) as store:
         if _use_lexical(args):
             return run_lexical(store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run), 0
-        calls = pointwise_calls(store, args.rubric, limit=args.limit)
+        calls = llm_calls(store, args.rubric, limit=args.limit)
         if not calls:
             raise UsageError(f"no items to grade for {args.rubric}")
         text, _, code = run_llm(args, args.rubric, calls, store)
@@ -212,27 +215,14 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
     if args.repeats < 1:
         raise UsageError(f"--repeats {args.repeats}; expected at least 1")
     with Store(args.db or default_db_path()) as store:
-        calls = pairwise_calls(store, repeats=args.repeats, limit=args.limit)
+        calls = llm_calls(store, "preference", repeats=args.repeats, limit=args.limit)
         if not calls:
             raise UsageError("no answer pairs to compare (python -m annotation demo builds some)")
         text, fp, code = run_llm(args, "preference", calls, store)
         if args.dry_run or fp is None:
             return text, code
-        summary = summarize_pairs(store.judge_values(fp))
-    if summary["mean_preference_a"] is None:
-        return text + "no pair has both orders answered yet\n", code
-    text += (
-        f"swap-averaged preference for A (the pair's first trace): mean {summary['mean_preference_a']:.3f} "
-        f"over {summary['n_pairs']} pairs asked in both orders"
-        + (
-            f" ({summary['incomplete_pairs']} pairs with one order only left out)"
-            if summary["incomplete_pairs"]
-            else ""
-        )
-        + f"; the two orders agree in {summary['consistent']} of {summary['compared']} comparisons "
-        f"({summary['consistency']:.0%})\n"
-    )
-    return text, code
+        summary = pair_summary(store, fp)
+    return text + pair_summary_text(summary) + "\n", code
 
 
 def run_lexical(

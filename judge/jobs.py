@@ -1,19 +1,36 @@
-"""Judge jobs as the command line and the Judge page run them: plan an LLM run
-(its fingerprint, what is left to ask, an estimate of tokens) and grade with
-the offline judge. Both faces call these; neither holds judge logic.
+"""Judge jobs as the command line and the Judge page run them: the calls of a
+rubric, plan an LLM run (its fingerprint, what is left to ask, an estimate of
+tokens), run it (:class:`LLMRun`: register the judge, store every answer as it
+comes, close the writer whatever happens), summarise a pairwise judge's
+swap-and-average, and grade with the offline judge. Both faces call these and
+only render; neither holds judge logic.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from annotation.store import Store
-from judge.client import Endpoint
+from calibration.position import summarize_pairs
+from calibration.review import latest_calibration
+from judge.client import Endpoint, JudgeClient
+from judge.pairwise import pairwise_calls
+from judge.pointwise import pointwise_calls
 from judge.prompts import build_messages, fingerprint, judge_settings
-from judge.runner import Call
+from judge.runner import Call, Job, Progress, ResultWriter, run_job
 
-__all__ = ["Plan", "plan_llm", "grade_offline", "OUT_TOKENS_ESTIMATE"]
+__all__ = [
+    "Plan",
+    "LLMRun",
+    "llm_calls",
+    "plan_llm",
+    "pair_summary",
+    "pair_summary_text",
+    "grade_offline",
+    "OUT_TOKENS_ESTIMATE",
+]
 
 OUT_TOKENS_ESTIMATE = 80  # a reason of one or two sentences and the grade
 
@@ -38,6 +55,14 @@ class Plan:
         return tokens_in, OUT_TOKENS_ESTIMATE * len(self.todo)
 
 
+def llm_calls(store: Store, rubric: str, *, limit: int | None = None, repeats: int = 1) -> list[Call]:
+    """The calls of a rubric: both orders of every answer pair for ``preference`` (``repeats``
+    times), one call per chunk or trace otherwise; ``limit``: the first N items."""
+    if rubric == "preference":
+        return pairwise_calls(store, repeats=repeats, limit=limit)
+    return pointwise_calls(store, rubric, limit=limit)
+
+
 def plan_llm(store: Store, rubric: str, calls: list[Call], endpoint: Endpoint, schema_mode: str) -> Plan:
     settings = judge_settings(
         rubric, endpoint.model, endpoint.base_url, endpoint.temperature, endpoint.seed, schema_mode
@@ -45,6 +70,89 @@ def plan_llm(store: Store, rubric: str, calls: list[Call], endpoint: Endpoint, s
     fp = fingerprint(settings)
     done = store.judge_done(fp)
     return Plan(fp, settings, calls, [c for c in calls if c.done_key not in done])
+
+
+_DEFAULT_KEY = object()  # JudgeClient's own default: OPENAI_API_KEY
+
+
+class LLMRun:
+    """One LLM judge run over a plan's calls left, as every face runs it: the judge is
+    registered (its fingerprint and settings), every answer is stored as it comes by a
+    :class:`ResultWriter` that is closed whatever happens (a refusal, an interrupt), and
+    :meth:`stop` (from a signal handler or a button) lets the calls in flight finish."""
+
+    def __init__(
+        self,
+        db_path: str,
+        plan: Plan,
+        endpoint: Endpoint,
+        schema_mode: str,
+        *,
+        api_key: Any = _DEFAULT_KEY,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        self.db_path, self.plan, self.endpoint, self.schema_mode = db_path, plan, endpoint, schema_mode
+        self.api_key, self.on_progress = api_key, on_progress
+        self.job: Job | None = None
+        self._stopped = False
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self.job is not None:
+            self.job.stop()
+
+    @property
+    def progress(self) -> Progress:
+        return self.job.progress if self.job is not None else Progress(total=len(self.plan.todo))
+
+    def run(self) -> Progress:
+        """Run the calls left to their end (``EndpointRefused`` when the endpoint refuses)."""
+        with Store(self.db_path) as store:
+            store.register_judge(self.plan.fingerprint, self.plan.settings)
+        client = (
+            JudgeClient(self.endpoint)
+            if self.api_key is _DEFAULT_KEY
+            else JudgeClient(self.endpoint, api_key=self.api_key)
+        )
+        writer = ResultWriter(self.db_path)
+        writer.start()
+        rubric = self.plan.settings["rubric"]
+        self.job = Job(
+            client,
+            rubric,
+            self.plan.fingerprint,
+            self.schema_mode,
+            self.plan.todo,
+            writer,
+            on_progress=self.on_progress,
+        )
+        if self._stopped:
+            self.job.stop()
+        try:
+            return run_job(self.job)
+        finally:
+            writer.close()  # whatever happened, every answer received is stored
+
+
+def pair_summary(store: Store, fingerprint: str) -> dict[str, Any]:
+    """A pairwise judge's swap-and-average over the pairs it answered in both orders."""
+    return summarize_pairs(store.judge_values(fingerprint))
+
+
+def pair_summary_text(summary: dict[str, Any]) -> str:
+    """The swap-averaged preference in words, with its n (the CLI's and the page's wording)."""
+    if summary["mean_preference_a"] is None:
+        return "no pair has both orders answered yet"
+    left_out = (
+        f" ({summary['incomplete_pairs']} pairs with one order only left out)"
+        if summary["incomplete_pairs"]
+        else ""
+    )
+    return (
+        f"swap-averaged preference for A (the pair's first trace): mean {summary['mean_preference_a']:.3f} "
+        f"over {summary['n_pairs']} pairs asked in both orders{left_out}; the two orders agree in "
+        f"{summary['consistent']} of {summary['compared']} comparisons ({summary['consistency']:.0%})"
+    )
 
 
 def grade_offline(
@@ -121,8 +229,6 @@ def agreement_line(cv: dict[str, Any]) -> str:
 def agreement_mark(store: Store, judge: dict[str, Any]) -> str:
     """What a judge's figures must carry beside them: its newest saved review (verdict,
     kappa, CI, n, week), else the offline judge's cross-validated kappa, else "uncalibrated"."""
-    from calibration.review import latest_calibration
-
     latest = latest_calibration(store, judge["fingerprint"])
     if latest is not None:
         kappa = "undefined" if latest["kappa"] is None else f"{latest['kappa']:.3f}"

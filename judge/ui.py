@@ -17,13 +17,21 @@ import pandas as pd
 import streamlit as st
 
 from annotation import access
+from annotation.render import md
 from annotation.store import Store, StoreError
-from judge.client import Endpoint, EndpointRefused, JudgeClient, Prices
-from judge.jobs import agreement_line, agreement_mark, grade_offline, plan_llm
-from judge.pairwise import pairwise_calls, summarize_pairs
-from judge.pointwise import pointwise_calls
+from judge.client import Endpoint, EndpointRefused, Prices
+from judge.jobs import (
+    LLMRun,
+    agreement_line,
+    agreement_mark,
+    grade_offline,
+    llm_calls,
+    pair_summary,
+    pair_summary_text,
+    plan_llm,
+)
 from judge.prompts import SCHEMA_MODES
-from judge.runner import Job, Progress, ResultWriter, run_job
+from judge.runner import Progress
 
 KEY = "judge:"
 OFFLINE = "offline (lexical, no network)"
@@ -35,7 +43,7 @@ def render_judge_page() -> None:
     st.title("Judge")
     db = access.db_path()
     if not os.path.exists(db):
-        st.error(f"No database at {db}: build the demo with `python -m annotation demo`.")
+        st.error(f"No database at {md(db)}: build the demo with `python -m annotation demo`.")
         return
     configured = bool(os.environ.get("OPENAI_BASE_URL"))
     kind = st.radio("judge", [OFFLINE, LLM], index=1 if configured else 0, horizontal=True, key=f"{KEY}kind")
@@ -52,7 +60,7 @@ def render_offline(db: str) -> None:
         with Store(db) as store:
             plan = grade_offline(store, rubric, dry_run=True)
     except (StoreError, ValueError) as exc:  # NotEnoughLabels is a ValueError
-        st.warning(f"The offline judge cannot be fitted yet: {exc}")
+        st.warning(f"The offline judge cannot be fitted yet: {md(exc)}")
         return
     st.caption(
         f"Fitted on {plan['fitted_on']} human labels ({plan['features']}); "
@@ -94,24 +102,19 @@ def render_llm(db: str) -> None:
     prices = Prices()
     try:
         with Store(db) as store:
-            if rubric == "preference":
-                calls = pairwise_calls(store, limit=limit or None)
-            else:
-                calls = pointwise_calls(store, rubric, limit=limit or None)
+            calls = llm_calls(store, rubric, limit=limit or None)
             plan = plan_llm(store, rubric, calls, endpoint, schema)
     except (StoreError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     tokens_in, tokens_out = plan.estimate()
     st.markdown(
         f"**Before starting:** {len(plan.todo)} calls to make ({plan.already_done} of {len(calls)} already done), "
         f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
-        f"{prices.describe(model, tokens_in, tokens_out)}. Judge `{plan.fingerprint[:16]}`."
+        f"{md(prices.describe(model, tokens_in, tokens_out))}. Judge `{plan.fingerprint[:16]}`."
     )
     if not plan.todo or not st.button("Run the judge", key=f"{KEY}run", type="primary"):
         return
-    with Store(db) as store:
-        store.register_judge(plan.fingerprint, plan.settings)
     bar = st.progress(0.0, text=f"0 / {len(plan.todo)} calls")
 
     def on_progress(p: Progress) -> None:
@@ -120,32 +123,22 @@ def render_llm(db: str) -> None:
             text=f"{p.done} / {p.total} calls, {p.errors} errors, {p.tokens_in + p.tokens_out:,} tokens",
         )
 
-    writer = ResultWriter(db)
-    writer.start()
-    client = JudgeClient(endpoint, api_key=None if _configured(base_url) else "no-key")
-    job = Job(client, rubric, plan.fingerprint, schema, plan.todo, writer, on_progress=on_progress)
+    api_key = None if _configured(base_url) else "no-key"
     try:
-        progress = run_job(job)
+        progress = LLMRun(db, plan, endpoint, schema, api_key=api_key, on_progress=on_progress).run()
     except EndpointRefused as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
-    finally:
-        writer.close()  # whatever happened (a refusal, a click that stopped the script), answers are stored
     st.success(
         f"{progress.done} calls made, {progress.errors} errors (error rows, asked again next run), "
         f"{progress.tokens_in + progress.tokens_out:,} tokens, {progress.elapsed:.1f} s."
     )
     if rubric == "preference":
         with Store(db) as store:
-            summary = summarize_pairs(store.judge_values(plan.fingerprint))
+            summary = pair_summary(store, plan.fingerprint)
+            mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
         if summary["mean_preference_a"] is not None:
-            with Store(db) as store:
-                mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
-            st.markdown(
-                f"Judge `{plan.fingerprint[:16]}` ({mark}): swap-averaged preference for A, mean "
-                f"{summary['mean_preference_a']:.3f} over {summary['n_pairs']} pairs asked in both orders; "
-                f"the orders agree in {summary['consistent']} of {summary['compared']} comparisons."
-            )
+            st.markdown(f"Judge `{plan.fingerprint[:16]}` ({mark}): {pair_summary_text(summary)}.")
 
 
 def _configured(base_url: str) -> bool:
