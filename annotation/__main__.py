@@ -22,6 +22,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from annotation import exports
 from annotation.baseline import METHODS, add_baseline
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, positive_int
 from annotation.exchange import ImportSources, NothingToExport, NothingToImport, export_labels, import_files
@@ -211,8 +212,6 @@ def run_baseline(args: argparse.Namespace) -> str:
 
 
 def run_export(args: argparse.Namespace) -> str:
-    from annotation import exports
-
     with Store(args.db or default_db_path()) as store:
         try:
             if args.format in exports.EXPORTS:

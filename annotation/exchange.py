@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+import yaml
+
 from annotation.beir import read_beir
 from annotation.formats import (
     FormatError,
@@ -28,8 +30,10 @@ from annotation.formats import (
     write_golden,
     write_qrels,
 )
+from annotation.pooling import sampling_design
 from annotation.rubrics import RELEVANCE
 from annotation.store import OffScale, Store, StoreError
+from annotation.trace_sources import read_trace_source, to_store
 
 __all__ = ["ImportSources", "NothingToImport", "NothingToExport", "import_files", "export_labels", "FORMATS"]
 
@@ -93,8 +97,6 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
     run = read_ranked(sources.run) if sources.run else None
     traced = None
     if sources.traces and sources.traces_from != "jsonl":
-        from annotation.trace_sources import read_trace_source
-
         traced = read_trace_source(sources.traces, sources.traces_from, list(sources.mapping) or None)
     traces = read_traces(sources.traces) if sources.traces and traced is None else None
     labels = read_judgments(sources.labels) if sources.labels else None
@@ -112,8 +114,6 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
         if traces is not None:
             lines.append(_report(f"traces {sources.traces}", store.import_traces(traces)))
         if traced is not None:
-            from annotation.trace_sources import to_store
-
             counts = to_store(store, traced, run_prefix=sources.run_prefix)
             lines.append(_report(f"traces {sources.traces} ({sources.traces_from})", counts))
             lines += [f"  not imported: {problem}" for problem in traced.problems]
@@ -164,8 +164,6 @@ def _grade_line(path: PathLike, qid: str, doc: str) -> int | None:
     except (OSError, UnicodeDecodeError):
         return None
     if str(path).endswith((".yaml", ".yml")):
-        import yaml
-
         try:
             root = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError:
@@ -186,8 +184,6 @@ def _grade_line(path: PathLike, qid: str, doc: str) -> int | None:
 
 def _child(node, key: str):
     """A mapping node's value node for ``key`` (None when absent or not a mapping)."""
-    import yaml
-
     if not isinstance(node, yaml.MappingNode):
         return None
     for k, v in node.value:
@@ -271,8 +267,6 @@ def export_labels(
         }
         # one person's labels that came from a golden.yaml keep what that file said of them
         meta.update(imported_meta)
-        from annotation.pooling import sampling_design
-
         design = sampling_design(store)
         gaps = 0
         if design:  # the estimate of what the labels missed can be reproduced from the file

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
+
+import pyarrow as pa
 
 from annotation.cli_base import (
     OneLineParser,
@@ -37,8 +40,6 @@ from annotation.cli_base import (
     positive_int,
 )
 from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked, write_text
-from annotation.store import Store, StoreError, default_db_path
-from calibration.agreement import NOISY, TRUSTED
 from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, InvalidAudit, parse_gate
 from calibration.metrics import InvalidMeasure
 from calibration.report import (
@@ -56,7 +57,7 @@ from calibration.report import (
     ppi_text,
     review_text,
 )
-from calibration.review import MIN_LABELS, draw_sample, review, summary_lines, to_html, to_json, to_markdown
+from calibration.verdict import MIN_LABELS, NOISY, TRUSTED
 from calibration.workflows import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_K,
@@ -341,21 +342,28 @@ def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_review(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: the review's statistics (scikit-learn, scipy: ~1 s) and the store, only for this command
+    from annotation.store import Store, StoreError, default_db_path
+    from calibration.review import draw_sample, review, summary_lines, to_html, to_json, to_markdown
+
     check_verdict_options(args.trusted, args.noisy)
     if args.annotators and not args.sample:
         raise UsageError("--annotators goes with --sample")
-    with Store(args.db or default_db_path()) as store:
-        drawn = None
-        if args.sample:
-            names = [a for a in (args.annotators or "").split(",") if a]
-            drawn = draw_sample(store, args.week, n=args.sample, annotators=names, seed=args.seed)
-        report = review(
-            store,
-            args.week,
-            min_labels=args.min_labels,
-            seed=args.seed,
-            thresholds=(args.trusted, args.noisy),
-        )
+    try:
+        with Store(args.db or default_db_path()) as store:
+            drawn = None
+            if args.sample:
+                names = [a for a in (args.annotators or "").split(",") if a]
+                drawn = draw_sample(store, args.week, n=args.sample, annotators=names, seed=args.seed)
+            report = review(
+                store,
+                args.week,
+                min_labels=args.min_labels,
+                seed=args.seed,
+                thresholds=(args.trusted, args.noisy),
+            )
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
     text = {
         "json": to_json,
         "markdown": to_markdown,
@@ -376,8 +384,6 @@ class _QueryProgress:
     terminal and the work has lasted half a second; nothing in pipes and logs."""
 
     def __init__(self, stream: Any = None) -> None:
-        import time
-
         self.stream = stream or sys.stderr
         self.clock = time.monotonic
         self.started = self.clock()
@@ -398,8 +404,6 @@ def _use_jemalloc() -> None:
     """Arrow's default pool (mimalloc) hands big blocks back to the kernel and
     faults them in again; on a 10M-line run that costs 1-3 s of system time.
     jemalloc does not (measured in bench/: 2.6 s against 3.4-3.9 s wall)."""
-    import pyarrow as pa
-
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
     except NotImplementedError:  # a pyarrow built without jemalloc: keep the default
@@ -428,7 +432,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         InvalidMeasure,
         InvalidInput,
         NothingToEvaluate,
-        StoreError,
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -45,6 +45,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
+from calibration.verdict import NOISY, TRUSTED, verdict  # re-exported: agreement's verdict
+
 __all__ = [
     "InvalidRatings",
     "UnequalRaters",
@@ -67,9 +69,6 @@ __all__ = [
 Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval"]
 WEIGHTINGS: tuple[Weights, ...] = (None, "linear", "quadratic")
-# The verdict's thresholds (DESIGN.md, "Kappa verdict"): their one home; every face imports them.
-TRUSTED = 0.6
-NOISY = 0.4
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval")
 
 # Resample index blocks hold about this many item indices: small enough to stay in cache (1 MiB of int32
@@ -929,21 +928,6 @@ def binarised(a: Sequence, b: Sequence, threshold: float) -> dict:
     result = cohen(binary(a, "a"), binary(b, "b"), labels=[0, 1])
     result["threshold"] = threshold
     return result
-
-
-def verdict(kappa: float | None, trusted: float = TRUSTED, noisy: float = NOISY) -> str:
-    """The verdict on a kappa: "trusted" (kappa >= trusted), "noisy" (noisy <= kappa < trusted),
-    "not trusted" (below noisy), or "undefined" when kappa is None or NaN. Defaults: DESIGN.md, "Kappa
-    verdict"."""
-    if noisy > trusted:
-        raise ValueError(f"verdict thresholds: noisy ({noisy}) must not exceed trusted ({trusted})")
-    if kappa is None or (isinstance(kappa, float | np.floating) and math.isnan(kappa)):
-        return "undefined"
-    if kappa >= trusted:
-        return "trusted"
-    if kappa >= noisy:
-        return "noisy"
-    return "not trusted"
 
 
 # --------------------------------------------------------------------------- report

@@ -35,12 +35,13 @@ from datetime import date
 from typing import Any
 
 from annotation.store import Store, StoreError, _now
-from calibration.agreement import NOISY, TRUSTED, bootstrap_ci, cohen, verdict
-from calibration.position import summarize_pairs
+from calibration.agreement import bootstrap_ci, cohen
+from calibration.position import from_slots, position_bias, summarize_pairs
+from calibration.ppi import ppi_mean
+from calibration.verdict import MIN_LABELS, NOISY, TRUSTED, verdict
 
 __all__ = ["draw_sample", "review", "to_markdown", "to_html", "current_week", "MIN_LABELS"]
 
-MIN_LABELS = 30
 RUBRIC_KIND = {"relevance": "chunk", "faithfulness": "trace", "preference": "pair"}
 SCALES = {"relevance": [0, 1, 2, 3], "faithfulness": [0, 1, 2], "preference": [0, 1, 2]}
 WEIGHTS = {"relevance": "quadratic", "faithfulness": "quadratic", "preference": None}
@@ -220,7 +221,6 @@ def _ceiling(humans: dict[int, dict[str, int]], rubric: str, bootstrap: int, see
 
 
 def _position(store: Store, fingerprint: str) -> dict[str, Any]:
-    from calibration.position import from_slots, position_bias
 
     return position_bias(from_slots(store.judge_values(fingerprint)))
 
@@ -230,7 +230,6 @@ def _pass_rate(
 ) -> dict[str, Any] | None:
     if rubric != "faithfulness":
         return None
-    from calibration.ppi import ppi_mean
 
     labelled = [i for i in humans if i in answers]
     unlabelled = [i for i in answers if i not in humans]

@@ -17,8 +17,8 @@ import streamlit as st
 
 from annotation import access
 from annotation.store import Store, StoreError
-from calibration.agreement import TRUSTED
-from calibration.review import MIN_LABELS, current_week, review, to_html, to_markdown
+from calibration.review import current_week, review, to_html, to_markdown
+from calibration.verdict import MIN_LABELS, TRUSTED
 
 KEY = "review:"
 BADGE = {

@@ -27,12 +27,10 @@ from typing import Any
 
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import Qrels, Run
-from calibration.agreement import NOISY, TRUSTED, InvalidRatings, agreement_report
 from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, Gate, audit_run, estimate_run
 from calibration.metrics import Evaluation, evaluate
 from calibration.position import position_bias
-from calibration.ppi import ppi_report
-from calibration.significance import paired_test
+from calibration.verdict import NOISY, TRUSTED
 
 DEFAULT_K = 10
 DEFAULT_MIN_GRADE = 1
@@ -188,6 +186,10 @@ def compare_runs(
     """Score both runs, then per measure a paired randomization test and t-test over the queries
     where it is defined for both (``calibration.significance.paired_test``) and per query B - A
     (None where either is undefined)."""
+    from calibration.significance import (
+        paired_test,  # start-up: scipy, ~0.6 s that metrics and audit never need
+    )
+
     grade = min_grade_of(qrels, min_grade)
     a, b = (
         evaluate_run(qrels, run, ks, grade, run_name=name, qrels_name=qrels_name)
@@ -220,6 +222,8 @@ def agree_files(
 ) -> dict[str, Any]:
     """Every pair of raters of a long CSV (``item,rater,label``), or of two qrels files (raters
     named after the files): ``calibration.agreement.agreement_report``."""
+    from calibration.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
+
     if bool(labels_csv) == bool(qrels_pair):
         raise InvalidInput("give LABELS.csv or two qrels files (one of them)")
     if qrels_pair:
@@ -281,6 +285,8 @@ def ppi_files(
 ) -> dict[str, Any]:
     """A mean by prediction-powered inference from ``human,judge`` and ``judge`` CSVs:
     ``calibration.ppi.ppi_report`` (PPI++ unless ``lam`` is given)."""
+    from calibration.ppi import ppi_report  # start-up: scipy, ~0.6 s that metrics and audit never need
+
     if not 0 < alpha < 1:
         raise InvalidInput(f"--alpha {alpha}; expected a number between 0 and 1")
     both = read_csv_rows(labeled, ["human", "judge"])

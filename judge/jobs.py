@@ -14,7 +14,6 @@ from typing import Any
 
 from annotation.store import Store
 from calibration.position import summarize_pairs
-from calibration.review import latest_calibration
 from judge.client import Endpoint, JudgeClient
 from judge.pairwise import pairwise_calls
 from judge.pointwise import pointwise_calls
@@ -161,6 +160,7 @@ def grade_offline(
     """Fit the offline judge on the human labels, report its cross-validated
     agreement with them, and (unless ``dry_run``) store its grade of every item
     of the rubric not graded by this same judge before."""
+    # start-up: scikit-learn, ~1.1 s, only when the offline judge runs
     from judge.lexical import FEATURES_VERSION, LexicalJudge, cross_validate, item_texts, training_data
 
     data = training_data(store, rubric)
@@ -229,6 +229,8 @@ def agreement_line(cv: dict[str, Any]) -> str:
 def agreement_mark(store: Store, judge: dict[str, Any]) -> str:
     """What a judge's figures must carry beside them: its newest saved review (verdict,
     kappa, CI, n, week), else the offline judge's cross-validated kappa, else "uncalibrated"."""
+    from calibration.review import latest_calibration  # start-up: the review's scikit-learn, ~0.7 s
+
     latest = latest_calibration(store, judge["fingerprint"])
     if latest is not None:
         kappa = "undefined" if latest["kappa"] is None else f"{latest['kappa']:.3f}"
