@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation import access
+from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration.review import current_week, review, to_html, to_markdown
 from calibration.verdict import MIN_LABELS, TRUSTED
@@ -31,14 +32,11 @@ BADGE = {
 
 
 def _k(entry: dict) -> str:
-    if entry.get("kappa") is None:
-        return "undefined"
-    return f"{entry['kappa']:.3f}"
+    return num(entry.get("kappa"), 3, "page")
 
 
 def _ci(entry: dict) -> str:
-    ci = entry.get("ci")
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "no CI"
+    return interval(entry.get("ci"), 3, "page")
 
 
 def render_review_page() -> None:
@@ -46,7 +44,7 @@ def render_review_page() -> None:
     st.title("Calibration review")
     db = access.db_path()
     if not os.path.exists(db):
-        st.error(f"No database at {db}: build the demo with `python -m annotation demo`.")
+        st.error(f"No database at {md(db)}: build the demo with `python -m annotation demo`.")
         return
     left, right = st.columns(2)
     week = left.text_input("week (ISO)", value=current_week(), key=f"{KEY}week").strip()
@@ -59,7 +57,7 @@ def render_review_page() -> None:
         with Store(db) as store:
             report = review(store, week, min_labels=min_labels, save=False)
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     if not report["judges"]:
         st.info("No judge has graded anything yet: run one on the Judge page, or `python -m judge grade`.")
@@ -71,7 +69,7 @@ def render_review_page() -> None:
     if left.button("Save this week's review", key=f"{KEY}save"):
         with Store(db) as store:
             review(store, week, min_labels=min_labels, save=True)
-        st.success(f"Saved the week {week} review of {len(report['judges'])} judges.")
+        st.success(f"Saved the week {md(week)} review of {len(report['judges'])} judges.")
     middle.download_button(
         "Download Markdown", to_markdown(report), file_name=f"review-{week}.md", key=f"{KEY}md"
     )
@@ -83,8 +81,8 @@ def render_judge(judge: dict) -> None:
     st.subheader(f"{judge['rubric']}: judge {judge['fingerprint'][:16]}")
     st.badge(judge["verdict"], color=BADGE.get(judge["verdict"], "gray"))
     st.caption(
-        f"{judge['kind']} judge, {judge['model']} at {judge['endpoint']}; {judge['scope']}"
-        + (f"; {judge['status_reason']}" if judge["status_reason"] else "")
+        f"{judge['kind']} judge, {md(judge['model'])} at {md(judge['endpoint'])}; {md(judge['scope'])}"
+        + (f"; {md(judge['status_reason'])}" if judge["status_reason"] else "")
     )
     left, right = st.columns(2)
     left.metric(
@@ -97,10 +95,10 @@ def render_judge(judge: dict) -> None:
     right.caption(
         f"95% CI {_ci(ceiling)}, n = {ceiling['n']} doubly labelled items"
         if ceiling["n"]
-        else f"undefined: {ceiling.get('undefined_reason')}"
+        else f"undefined: {md(ceiling.get('undefined_reason'))}"
     )
     if consensus.get("kappa") is None and consensus.get("undefined_reason"):
-        st.caption(f"kappa undefined: {consensus['undefined_reason']}")
+        st.caption(f"kappa undefined: {md(consensus['undefined_reason'])}")
     if judge.get("out_of_fold"):
         st.caption(
             f"On the {judge['out_of_fold']} items this offline judge was fitted on, its out-of-fold "
@@ -112,7 +110,7 @@ def render_judge(judge: dict) -> None:
         st.table(
             pd.DataFrame(
                 [
-                    {"annotator": name, "kappa": _k(entry), "n": entry["n"]}
+                    {"annotator": md(name), "kappa": _k(entry), "n": entry["n"]}
                     for name, entry in judge["annotators"].items()
                 ]
             ),
@@ -122,7 +120,7 @@ def render_judge(judge: dict) -> None:
         p = judge["position"]
 
         def f(key: str) -> str:
-            return "undefined" if p.get(key) is None else f"{p[key]:.3f}"
+            return num(p.get(key), 3, "page")
 
         st.markdown(
             f"**Position bias** over {p['n_pairs']} pairs asked in both orders: consistency "
@@ -142,7 +140,7 @@ def render_judge(judge: dict) -> None:
                 f"kappa {_k(consensus)})."
             )
         else:
-            st.caption(f"Faithfulness pass rate not corrected: {rate['undefined_reason']}")
+            st.caption(f"Faithfulness pass rate not corrected: {md(rate['undefined_reason'])}")
 
 
 def render_confusion(judge: dict) -> None:
