@@ -1,0 +1,195 @@
+"""The CLI and the page answer the same question the same way, each with its own defaults.
+
+Each test runs one input through ``python -m calibration ... --format json`` (the CLI's main)
+and through the page (AppTest), leaving every setting at the face's default unless the test
+says otherwise, and compares the numbers the two show. Before #13 the Metrics page started
+from k = 5 and relevance grade >= 1 while the CLI started from k = 10 and golden.yaml's
+``min_grade``: one file, two sets of numbers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from annotation.render import plain
+from calibration.__main__ import main as calibration_main
+from calibration.agreement import cohen
+from calibration.review import current_week
+from calibration.workflows import DEFAULT_K, DEFAULT_MIN_GRADE
+from judge.jobs import grade_offline
+from tests.conftest import APP, EXAMPLE, cli, page_test
+
+
+def cli_json(capsys, *argv) -> dict:
+    code, out, err = cli(calibration_main, capsys, *argv, "--format", "json")
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+def page(uploads: dict[str, tuple[str, bytes]] | None = None) -> AppTest:
+    """The Metrics page at its defaults: the worked example, or the uploaded files."""
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    if uploads:
+        at.radio(key="metrics:source").set_value("your files").run()
+        for key, (name, data) in uploads.items():
+            at.file_uploader(key=key).set_value((name, data, "text/plain"))
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [plain(e.value) for e in at.error]
+    return at
+
+
+def table(at: AppTest, column: str, index: str = "query") -> pd.DataFrame:
+    """The first table on the page with ``column``, as a person reads it, indexed by ``index``."""
+    found = [t.value.map(plain) for t in at.table if column in t.value.columns]
+    assert found, f"no table with {column!r}"
+    return found[0].set_index(index)
+
+
+def shown(value: float | None) -> str:
+    """A figure as the page shows it."""
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def metrics_parity(capsys, at: AppTest, golden, run) -> dict:
+    """The CLI's metrics of (golden, run) at its defaults equal the page's, query by query."""
+    result = cli_json(capsys, "metrics", golden, run)
+    k = result["k"][0]
+    assert k == DEFAULT_K
+    frame = table(at, f"R@{k}")
+    for qid, q in result["queries"].items():
+        assert frame.loc[qid, "|Rel|"] == str(q["rel"])
+        assert frame.loc[qid, f"P@{k}"].startswith(shown(q[f"P@{k}"]))
+        assert frame.loc[qid, f"R@{k}"].startswith(shown(q[f"R@{k}"]))
+        assert frame.loc[qid, "RR"] == shown(q["RR"])
+        assert frame.loc[qid, f"nDCG@{k}"] == shown(q[f"nDCG@{k}"])
+        assert frame.loc[qid, "AP"] == shown(q["AP"])
+    for column, name in (
+        (f"R@{k}", f"R@{k}"),
+        (f"P@{k}", f"P@{k}"),
+        ("RR", "MRR"),
+        (f"nDCG@{k}", f"nDCG@{k}"),
+    ):
+        assert frame.loc["mean", column] == shown(result["mean"][name])
+    return result
+
+
+def test_metrics_worked_example_same_numbers_at_both_faces_defaults(capsys) -> None:
+    result = metrics_parity(capsys, page(), EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl")
+    assert result["min_grade"] == DEFAULT_MIN_GRADE
+    # every judged relevant chunk is in its query's top 10: 8 + 3 + 3 + 3 hits of 40 slots
+    assert result["mean"]["R@10"] == 1.0 and result["mean"]["P@10"] == pytest.approx(17 / 40)
+
+
+def test_metrics_a_golden_min_grade_is_the_default_of_both_faces(capsys, tmp_path) -> None:
+    """golden.yaml's ``min_grade: 2``: the page used to count grade 1 as relevant; now both don't."""
+    golden = tmp_path / "golden.yaml"
+    golden.write_text((EXAMPLE / "golden.yaml").read_text() + "min_grade: 2\n")
+    run = EXAMPLE / "run.jsonl"
+    at = page(
+        {
+            "metrics:qrels_upload": ("golden.yaml", golden.read_bytes()),
+            "metrics:run_upload": ("run.jsonl", run.read_bytes()),
+        }
+    )
+    result = metrics_parity(capsys, at, golden, run)
+    assert result["min_grade"] == 2
+    # grade >= 2: 5 + 2 + 2 + 2 hits of 40 slots, where grade >= 1 (the page's old default) gave 17 of 40
+    assert result["mean"]["P@10"] == pytest.approx(11 / 40)
+    assert cli_json(capsys, "metrics", golden, run, "--min-grade", "1")["mean"]["P@10"] == pytest.approx(
+        17 / 40
+    )
+    assert any("relevant = grade >= 2 (the file's min_grade)" in plain(c.value) for c in at.caption)
+
+
+def test_audit_same_numbers_at_both_faces_defaults(capsys) -> None:
+    at = page()
+    result = cli_json(
+        capsys,
+        "audit",
+        EXAMPLE / "golden.yaml",
+        EXAMPLE / "run.jsonl",
+        "-k",
+        DEFAULT_K,
+        "--fetch-depth",
+        "10",
+    )
+    frame = table(at, f"judged@{DEFAULT_K}")
+    for qid, q in result["queries"].items():
+        judged = frame.loc[qid, f"judged@{DEFAULT_K}"]
+        assert judged.startswith(shown(q["judged_at_k"]))
+        assert frame.loc[qid, f"hits in top {DEFAULT_K}: positional / distinct"] == (
+            f"{q['positional_hits']} / {q['distinct_hits']}"
+        )
+        assert frame.loc[qid, "R@10 (stage 1)"] == shown(q["recall_at_fetch"])
+
+
+def test_compare_same_numbers_on_the_cli_and_the_page(capsys, tmp_path) -> None:
+    worse = tmp_path / "worse.jsonl"
+    with (EXAMPLE / "run.jsonl").open() as lines:
+        rows = [json.loads(line) for line in lines]
+    for row in rows:  # the second run puts its first two chunks last
+        row["ranking"] = row["ranking"][2:] + row["ranking"][:2]
+    worse.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = cli_json(capsys, "compare", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", worse)
+    at = page()
+    at.file_uploader(key="metrics:compare_upload").set_value(
+        ("worse.jsonl", worse.read_bytes(), "text/plain")
+    )
+    at.run()
+    assert not at.exception and not at.error
+    frame = table(at, "B - A", index="measure")
+    assert set(frame.index) == set(result["measures"])
+    for name, t in result["measures"].items():
+        assert frame.loc[name, "A"] == shown(t["mean_a"]) and frame.loc[name, "B"] == shown(t["mean_b"])
+        assert frame.loc[name, "wins / losses / ties"] == f"{t['wins']} / {t['losses']} / {t['ties']}"
+        assert frame.loc[name, "p (randomization)"] == shown(t["p_randomization"])
+        assert frame.loc[name, "p (t-test)"] == shown(t["p_ttest"])
+    assert result["measures"]["RR"]["losses"] > 0  # the comparison shows something
+
+
+def test_agree_and_the_python_api_use_one_scale(capsys, tmp_path) -> None:
+    """Grades 1..6 with 5 unused: the CLI and cohen() print the same weighted kappas on the same scale."""
+    a = [1, 2, 3, 4, 6, 6, 2, 3, 1, 4, 6, 3]
+    b = [1, 3, 3, 4, 4, 6, 2, 2, 1, 6, 6, 4]
+    labels = tmp_path / "labels.csv"
+    labels.write_text(
+        "item,rater,label\n" + "".join(f"i{i},ann,{x}\ni{i},bob,{y}\n" for i, (x, y) in enumerate(zip(a, b)))
+    )
+    report = cli_json(capsys, "agree", labels)
+    (pair,) = report["pairs"]
+    assert report["labels"] == [1, 2, 3, 4, 5, 6]
+    for weights, key in ((None, "kappa"), ("linear", "kappa_linear"), ("quadratic", "kappa_quadratic")):
+        api = cohen(a, b, weights=weights)
+        assert api["labels"] == [1, 2, 3, 4, 5, 6]
+        assert pair[key] == pytest.approx(api["kappa"], abs=1e-12)
+    code, out, _ = cli(calibration_main, capsys, "agree", labels)
+    assert code == 0 and "scale: 1, 2, 3, 4, 5, 6" in out
+
+
+def test_review_same_numbers_on_the_cli_and_the_page(capsys, demo_db) -> None:
+    from annotation.store import Store
+
+    with Store(demo_db) as store:
+        grade_offline(store, "relevance")
+    week = current_week()
+    report = cli_json(capsys, "review", "--db", demo_db, "--week", week)
+    at = page_test("calibration.review_ui.render_review_page").run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {plain(m.label): plain(str(m.value)) for m in at.metric}
+    captions = [plain(c.value) for c in at.caption]
+    assert report["judges"]
+    for judge in report["judges"]:
+        consensus = judge["consensus"]
+        label = f"kappa vs people ({consensus['weights']} weights)"
+        assert metrics[label] == shown(consensus["kappa"])
+        ci = consensus["ci"]
+        interval = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "undefined"
+        assert f"95% CI {interval}, n = {consensus['n']} items" in captions
+        badges = [plain(m.value) for m in at.markdown if "-badge[" in m.value]
+        assert any(judge["verdict"] in b for b in badges)
