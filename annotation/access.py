@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from annotation.render import md
 from annotation.store import Store, StoreError, default_db_path
 
 TOKEN = "access:token"
@@ -81,7 +82,7 @@ def render_local_banner() -> None:
         st.error(
             "No annotator has an access token, so this app would let anyone who reaches it act as admin, "
             f"and the server is not bound to a loopback address (server.address = "
-            f"{st.get_option('server.address')!r}). Serve it on 127.0.0.1, or give people tokens first: "
+            f"{md(repr(st.get_option('server.address')))}). Serve it on 127.0.0.1, or give people tokens first: "
             "python -m annotation annotators add NAME --role admin"
         )
         st.stop()
@@ -109,7 +110,7 @@ def render_identity(identity: Identity) -> None:
     """Who is signed in, in the sidebar, with a way out."""
     if identity.mode != "token":
         return
-    st.sidebar.caption(f"Signed in as **{identity.name}** ({identity.role})")
+    st.sidebar.caption(f"Signed in as **{md(identity.name)}** ({identity.role})")
     if st.sidebar.button("Sign out", key="access:sign-out"):
         st.session_state.pop(TOKEN, None)
         st.rerun()
@@ -119,7 +120,7 @@ def require_admin() -> Identity:
     """At the top of every admin page: stops the page unless this session is an admin's."""
     identity = current()
     if identity is None or identity.role != "admin":
-        who = f"signed in as {identity.name} ({identity.role})" if identity else "not signed in"
+        who = f"signed in as {md(identity.name)} ({identity.role})" if identity else "not signed in"
         st.error(f"This page is for admins only; you are {who}.")
         st.stop()
     return identity

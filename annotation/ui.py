@@ -30,6 +30,7 @@ from annotation import access
 from annotation.exchange import FORMATS, ImportSources, export_labels, import_files
 from annotation.formats import FormatError
 from annotation.pooling import KINDS, item_view, next_item, pool, pool_report, progress, sample_unjudged
+from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreError
 
@@ -87,7 +88,7 @@ def _render_page(page: LabelPage) -> None:
         return
     if not os.path.exists(_db_path()):
         st.error(
-            f"No database at {_db_path()}: build the demo with `python -m annotation demo` "
+            f"No database at {md(_db_path())}: build the demo with `python -m annotation demo` "
             "or import data with `python -m annotation import`."
         )
         return
@@ -198,14 +199,14 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
                 item = next_item(store, annotator, skipped=_state(page, "skipped", []), kind=page.kind)
                 _set(page, "current", item["item_id"] if item else None)
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     st.progress(
-        done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {annotator}"
+        done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {md(annotator)}"
     )
     message = st.session_state.pop(_key(page, "message"), None)
     if message:
-        st.info(message)
+        st.info(md(message))
     undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
     if item is None:
         skipped = len(_state(page, "skipped", []))
@@ -314,7 +315,7 @@ def render_data_page() -> None:
     access.require_admin()
     st.title("Data")
     if not os.path.exists(_db_path()):
-        st.error(f"No database at {_db_path()}: build the demo with `python -m annotation demo`.")
+        st.error(f"No database at {md(_db_path())}: build the demo with `python -m annotation demo`.")
         return
     try:
         with Store(_db_path()) as store:
@@ -322,15 +323,15 @@ def render_data_page() -> None:
             people = store.annotators()
             rows = []
             for person in people:
-                row = {"annotator": person["name"], "role": person["role"], "access": person["access"]}
+                row = {"annotator": md(person["name"]), "role": person["role"], "access": person["access"]}
                 for kind in KINDS:
                     done, total = progress(store, person["name"], kind)
                     row[f"{kind} items"] = f"{done} / {total}"
                 rows.append(row)
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
-    st.caption(f"Database: {_db_path()}")
+    st.caption(f"Database: {md(_db_path())}")
     st.subheader("What the store holds")
     st.table([{"table": table, "rows": n} for table, n in counts.items()])
     st.subheader("Progress per annotator (labelled / in their queue)")
@@ -345,13 +346,13 @@ def render_data_page() -> None:
         with Store(_db_path()) as store:
             report = pool_report(store, depth)
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     if report:
         st.table(
             [
                 {
-                    "run": r["run"],
+                    "run": md(r["run"]),
                     f"(query, chunk) pairs in its top {depth}": r["pooled"],
                     "judged relevant it found": f"{r['relevant_found']} of {r['relevant_judged']}",
                     "found by this run only": r["found_only_here"],
@@ -364,7 +365,7 @@ def render_data_page() -> None:
         ]
         for r in lonely:
             st.warning(
-                f"{r['run']} alone found {r['found_only_here']} of the {r['relevant_judged']} judged-relevant chunks: "
+                f"{md(r['run'])} alone found {r['found_only_here']} of the {r['relevant_judged']} judged-relevant chunks: "
                 "the labels lean toward it; pool a second, different system (python -m annotation baseline)."
             )
     else:
@@ -389,7 +390,7 @@ def render_data_page() -> None:
                     f"({result['already_judged']} already judged); {result['assignments']} assignments."
                 )
             except StoreError as exc:
-                st.error(str(exc))
+                st.error(md(exc))
     render_estimate_form(depth)
     render_export([p["name"] for p in people])
 
@@ -414,14 +415,14 @@ def render_estimate_form(depth: int) -> None:
     try:
         strata = [int(b) for b in bounds.split(",") if b.strip()]
     except ValueError:
-        st.error(f"Strata {bounds!r}: expected comma-separated ranks, e.g. 50,100,1000.")
+        st.error(f"Strata {md(repr(bounds))}: expected comma-separated ranks, e.g. 50,100,1000.")
         return
     names = [a.strip() for a in who.split(",") if a.strip()]
     try:
         with Store(_db_path()) as store:
             sample = sample_unjudged(store, depth, n, strata=strata, corpus=corpus, annotators=names)
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     if not sample["sampled"]:
         st.warning(f"No unjudged candidate beyond depth {depth}: nothing sampled.")
@@ -429,7 +430,7 @@ def render_estimate_form(depth: int) -> None:
     st.success(
         f"{sample['sampled']} unjudged candidates sampled over {sample['queries']} queries ("
         + ", ".join(
-            f"{name}: {k} of {sample['candidates'][name]}" for name, k in sorted(sample["strata"].items())
+            f"{md(name)}: {k} of {sample['candidates'][name]}" for name, k in sorted(sample["strata"].items())
         )
         + "), mixed into the queues; export golden.yaml once they are labelled: it records the design."
     )
@@ -458,9 +459,9 @@ def render_import_form() -> None:
     try:
         lines = import_uploads(uploads, name=name, stage=stage, annotator=annotator)
     except (FormatError, StoreError) as exc:
-        st.error(f"Nothing was imported: {exc}")
+        st.error(f"Nothing was imported: {md(exc)}")
         return
-    st.success("Imported:\n\n" + "\n\n".join(f"- {line}" for line in lines))
+    st.success("Imported:\n\n" + "\n\n".join(f"- {md(line)}" for line in lines))
 
 
 def render_export(names: list[str]) -> None:
@@ -482,7 +483,7 @@ def render_export(names: list[str]) -> None:
                         store, fmt, path, annotator=None if who == everyone else who, aggregate=aggregate
                     )
             except (FormatError, StoreError) as exc:
-                st.error(str(exc))
+                st.error(md(exc))
                 return
             st.session_state["data:export-file"] = (
                 suffix,
@@ -492,5 +493,5 @@ def render_export(names: list[str]) -> None:
     prepared = st.session_state.get("data:export-file")
     if prepared:
         filename, data, summary = prepared
-        st.caption(summary)
+        st.caption(md(summary))
         st.download_button(f"Download {filename}", data=data, file_name=filename, key="data:download")
