@@ -4,8 +4,9 @@ Every face (the three CLIs, the Streamlit pages, the review's text, Markdown
 and HTML reports) formats through these, so a wording has one home:
 
 - **Undefined** is spelled once per medium (principle 2: never 0):
-  ``undef`` in text tables (the CLIs' ``table`` format and the review's text),
-  ``undefined`` on the pages and in sentences, ``null`` in JSON (None).
+  ``undef`` in the CLIs' aligned text tables (medium ``"table"``), ``undefined``
+  wherever it is read as prose: the pages, findings, the review's reports
+  (medium ``"prose"``), and ``null`` in JSON (None).
 - **A figure with its denominator**: ``0.500 = 4/8``.
 - **A data string** (a name, an id, a run name, a note, a value quoted in an
   error) is passed through :func:`md` before any Streamlit call that renders
@@ -24,9 +25,9 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-Medium = Literal["text", "page"]
+Medium = Literal["table", "prose"]
 
-UNDEFINED: dict[str, str] = {"text": "undef", "page": "undefined"}
+UNDEFINED: dict[str, str] = {"table": "undef", "prose": "undefined"}
 
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 _BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
@@ -37,21 +38,23 @@ def is_undefined(value: float | None) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def num(value: float | None, digits: int = 3, medium: Medium = "text") -> str:
+def num(value: float | None, digits: int = 3, medium: Medium = "table") -> str:
     """``0.625``, or the medium's spelling of undefined for None and NaN."""
     if is_undefined(value):
         return UNDEFINED[medium]
     return f"{value:.{digits}f}"
 
 
-def signed(value: float | None, digits: int = 3, medium: Medium = "text") -> str:
+def signed(value: float | None, digits: int = 3, medium: Medium = "table") -> str:
     """A difference with its sign (``+0.125``), or undefined."""
     if is_undefined(value):
         return UNDEFINED[medium]
     return f"{value:+.{digits}f}"
 
 
-def interval(pair: tuple[float, float] | list[float] | None, digits: int = 3, medium: Medium = "text") -> str:
+def interval(
+    pair: tuple[float, float] | list[float] | None, digits: int = 3, medium: Medium = "table"
+) -> str:
     """``[0.286, 1.000]``, or undefined when there is no interval."""
     if not pair or is_undefined(pair[0]) or is_undefined(pair[1]):
         return UNDEFINED[medium]
@@ -59,7 +62,7 @@ def interval(pair: tuple[float, float] | list[float] | None, digits: int = 3, me
 
 
 def figure(
-    value: float | None, numerator: int, denominator: int, digits: int = 3, medium: Medium = "text"
+    value: float | None, numerator: int, denominator: int, digits: int = 3, medium: Medium = "table"
 ) -> str:
     """A share with what it is a share of: ``0.500 = 4/8`` (undefined when the denominator is 0)."""
     if is_undefined(value) or denominator == 0:

@@ -34,6 +34,7 @@ from collections import defaultdict
 from datetime import date
 from typing import Any
 
+from annotation.render import num
 from annotation.store import Store, StoreError, _now
 from calibration.agreement import bootstrap_ci, cohen
 from calibration.position import from_slots, position_bias, summarize_pairs
@@ -451,7 +452,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             "|---|---|---|---:|---:|---|---|",
         ]
         for t in report["trend"]:
-            kappa = "undefined" if t["kappa"] is None else f"{t['kappa']:.3f}"
+            kappa = num(t["kappa"], 3, "prose")
             ci = "" if not t["ci"] else f"[{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"
             parts.append(
                 f"| {t['week']} | {t['fingerprint'][:16]} | {t['rubric']} | {t['n']} | {kappa} | {ci} | {t['verdict']} |"
@@ -471,7 +472,7 @@ def to_html(report: dict[str, Any]) -> str:
             "<th>kappa</th><th>verdict</th></tr>"
         )
         for t in report["trend"]:
-            kappa = "undefined" if t["kappa"] is None else f"{t['kappa']:.3f}"
+            kappa = num(t["kappa"], 3, "prose")
             body.append(
                 "<tr>"
                 + "".join(

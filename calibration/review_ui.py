@@ -32,11 +32,11 @@ BADGE = {
 
 
 def _k(entry: dict) -> str:
-    return num(entry.get("kappa"), 3, "page")
+    return num(entry.get("kappa"), 3, "prose")
 
 
 def _ci(entry: dict) -> str:
-    return interval(entry.get("ci"), 3, "page")
+    return interval(entry.get("ci"), 3, "prose")
 
 
 def render_review_page() -> None:
@@ -120,7 +120,7 @@ def render_judge(judge: dict) -> None:
         p = judge["position"]
 
         def f(key: str) -> str:
-            return num(p.get(key), 3, "page")
+            return num(p.get(key), 3, "prose")
 
         st.markdown(
             f"**Position bias** over {p['n_pairs']} pairs asked in both orders: consistency "

@@ -126,7 +126,7 @@ def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: by
 
 def fmt(value: float | None, digits: int = 3) -> str:
     """A value, or "undefined" for None/NaN (never 0): ``annotation.render.num`` on a page."""
-    return _render_num(value, digits, "page")
+    return _render_num(value, digits, "prose")
 
 
 def _value(evaluation: Evaluation, name: str, i: int) -> float | None:
@@ -486,9 +486,9 @@ def render_estimate(data: DataSet, report: Mapping[str, Any]) -> None:
             "query": md(qid),
             f"R@{k} judged": f"{fmt(e['recall_judged'])} (|Rel| = {e['rel_judged']})",
             f"R@{k} estimated": fmt(e["recall_estimated"]),
-            "95% CI": interval(e["recall_ci"], 3, "page") if e["recall_ci"] else "-",
+            "95% CI": interval(e["recall_ci"], 3, "prose") if e["recall_ci"] else "-",
             "|Rel| estimated": fmt(e["rel_estimated"], 1),
-            "|Rel| 95% CI": interval(e["rel_ci"], 1, "page") if e["rel_ci"] else "-",
+            "|Rel| 95% CI": interval(e["rel_ci"], 1, "prose") if e["rel_ci"] else "-",
             "sampled labels": sampled_labels(e),
             "finding": "labels_incomplete_estimated"
             if e["labels_incomplete_estimated"]
@@ -541,7 +541,7 @@ def render_comparison(data: DataSet, settings: Settings) -> None:
             "n queries": f"{t['n']}" + (f" (+{t['left_out']} undefined)" if t["left_out"] else ""),
             "A": fmt(t["mean_a"]),
             "B": fmt(t["mean_b"]),
-            "B - A": signed(t["delta"], 3, "page"),
+            "B - A": signed(t["delta"], 3, "prose"),
             "wins / losses / ties": f"{t['wins']} / {t['losses']} / {t['ties']}",
             "p (randomization)": fmt(t["p_randomization"]),
             "p (t-test)": fmt(t["p_ttest"]),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.render import num
 from annotation.store import Store
 from calibration.position import summarize_pairs
 from judge.client import Endpoint, JudgeClient
@@ -233,7 +234,7 @@ def agreement_mark(store: Store, judge: dict[str, Any]) -> str:
 
     latest = latest_calibration(store, judge["fingerprint"])
     if latest is not None:
-        kappa = "undefined" if latest["kappa"] is None else f"{latest['kappa']:.3f}"
+        kappa = num(latest["kappa"], 3, "prose")
         ci = f" [{latest['ci'][0]:.3f}, {latest['ci'][1]:.3f}]" if latest["ci"] else ""
         return f"{latest['verdict']}: kappa {kappa}{ci} against people (n = {latest['n']}, week {latest['week']})"
     cv = judge["settings"].get("agreement") or {}
