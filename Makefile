@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 INTEROP := .venv-interop
 
-.PHONY: run test interop bench lint venv clean
+.PHONY: run test test-fast interop bench lint venv clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:$(POR
 test: $(STAMP) $(INTEROP)/.installed  ## the whole suite, then the exports read by the destination libraries
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory interop
+
+# Everything but the tests marked slow (pyproject.toml): the browser tests (tests/e2e), the load and
+# crash tests (test_store_concurrency, test_crash), the kill-and-resume judge runs (test_judge_resume),
+# the coverage simulations (test_estimate -k coverage), the README snapshot and the hash-seed CLI runs.
+test-fast: $(STAMP)  ## the suite without the slow tests, for the edit-test loop (`make test` runs them all)
+	$(PY) -m pytest -q -m 'not slow'
 
 $(INTEROP)/.installed: requirements-interop.txt
 	test -x $(INTEROP)/bin/python || $(PYTHON) -m venv $(INTEROP)
