@@ -34,15 +34,24 @@ dropped), served, t = ``time.monotonic()`` at arrival) and ``max_in_flight``. A
 reply reaches the client just before it is counted as served: call
 ``server.wait_idle()`` before asserting on the counters.
 
+The gate, for tests that must stop a client at a known point rather than after a
+guessed delay: ``server.hold()`` closes it (every 200 reply waits, its request
+in flight, and one whose client leaves meanwhile is dropped unserved),
+``server.allow(n)`` lets n more replies through, ``server.open()`` opens it
+again (the default).
+
 From another process (benchmarks, kill-and-resume tests)::
 
     python -m tests.fake_openai --port 0 [--latency S] [--bias first|second]
-                                [--log FILE] [--fail-every N]
+                                [--log FILE] [--fail-every N] [--control]
 
 prints ``listening on http://127.0.0.1:PORT/v1`` once ready, runs until
 SIGTERM/SIGINT, and with ``--log`` appends one flushed JSON line
 ``{"key", "event": "received"|"served", "t"}`` per event (``t`` is
-``time.monotonic()``, which on Linux is comparable across processes).
+``time.monotonic()``, which on Linux is comparable across processes). With
+``--control`` it reads the gate's commands from stdin, one a line (``hold``,
+``allow N``, ``open``), and answers each with ``ok <command>`` on stdout once
+it holds.
 """
 
 from __future__ import annotations
@@ -131,6 +140,8 @@ class FakeOpenAI:
         self._arrivals = 0
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
+        self._budget: int | None = None  # replies a closed gate still lets through; None: open
+        self._gate = threading.Condition(self._lock)
         self._connections: set[socket.socket] = set()
         self._log = None
         self._httpd = _Server(("127.0.0.1", port), _Handler)
@@ -168,6 +179,24 @@ class FakeOpenAI:
         """Wait until no chat request is being handled (True if it happened within ``timeout``)."""
         with self._idle:
             return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def hold(self) -> None:
+        """Close the gate: from now on a 200 reply waits, its request in flight."""
+        with self._gate:
+            self._budget = 0
+
+    def allow(self, n: int) -> None:
+        """Let ``n`` more replies through the closed gate (nothing to do when it is open)."""
+        with self._gate:
+            if self._budget is not None:
+                self._budget += n
+            self._gate.notify_all()
+
+    def open(self) -> None:
+        """Open the gate: every reply waiting, and every one after, goes out."""
+        with self._gate:
+            self._budget = None
+            self._gate.notify_all()
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()
@@ -267,6 +296,19 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return True
 
+    def _through_gate(self, fake: FakeOpenAI) -> bool | None:
+        """Wait while the gate is closed: True when let through on its budget, None when it is
+        open, False when the client left while waiting (then nothing is sent)."""
+        with fake._gate:
+            while fake._budget == 0:
+                if self._peer_gone():
+                    return False
+                fake._gate.wait(0.05)  # wakes on allow/open; the timeout only looks at the client again
+            if fake._budget is None:
+                return None
+            fake._budget -= 1
+            return True
+
     def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> bool:
         return self._send_json(status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
 
@@ -350,9 +392,31 @@ class _Handler(BaseHTTPRequestHandler):
             ),
         }
         record["status"] = 200
+        let_through = self._through_gate(fake)
+        if let_through is False:
+            self.close_connection = True
+            return
         if self._send_json(200, payload):
             record["served"] = True
             fake._event(key, "served")
+        elif let_through:  # not delivered: the reply it was let through for is still owed
+            fake.allow(1)
+
+
+def _control(server: FakeOpenAI) -> None:
+    """The gate's commands from stdin; each acknowledged on stdout once it holds."""
+    for line in sys.stdin:
+        command = line.split()
+        if command == ["hold"]:
+            server.hold()
+        elif len(command) == 2 and command[0] == "allow" and command[1].isdigit():
+            server.allow(int(command[1]))
+        elif command == ["open"]:
+            server.open()
+        else:
+            print(f"error: unknown command {line.strip()!r}", flush=True)
+            continue
+        print("ok " + " ".join(command), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -362,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bias", choices=["first", "second"], help="pairwise winner is always A / B")
     parser.add_argument("--log", help="append one JSON line per received/served event")
     parser.add_argument("--fail-every", type=int, default=0, metavar="N", help="every Nth request gets a 500")
+    parser.add_argument(
+        "--control", action="store_true", help="read gate commands (hold, allow N, open) from stdin"
+    )
     args = parser.parse_args(argv)
     every = args.fail_every
     faults = (lambda index, key, body: "500" if (index + 1) % every == 0 else None) if every > 0 else None
@@ -371,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     options = {"latency": args.latency, "bias": args.bias, "faults": faults, "log": args.log}
     with FakeOpenAI(port=args.port, **options) as server:
         print(f"listening on {server.base_url}", flush=True)
+        if args.control:
+            threading.Thread(target=_control, args=(server,), name="fake-openai-control", daemon=True).start()
         while not stop.wait(0.5):
             pass
     return 0

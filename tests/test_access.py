@@ -9,67 +9,22 @@ refuse it on the server.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from annotation.__main__ import build_demo, main
+from annotation.__main__ import main
 from annotation.store import Store, StoreError
+from tests.conftest import add_tokens, app_test, page_test, page_text, plant_secrets
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
 SECRET_REASON = "JUDGE-REASON-7781"  # a judge label's text, planted to be looked for
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture
-def demo(tmp_path, monkeypatch):
+def demo(demo_db):
     """The demo, with a judge label, distinctive run scores and a token for ann and for root."""
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    monkeypatch.delenv("DENOMINATOR_ANNOTATOR", raising=False)
-    with Store(db) as store, store.write():
-        store.db.execute("UPDATE rankings SET score = 0.987654")
-        store.db.execute(
-            "INSERT INTO judges (fingerprint, model, endpoint, created_at) VALUES ('fp', 'gpt-x', 'http://h', 'now')"
-        )
-        store.db.execute(
-            """INSERT INTO judge_labels (item_id, fingerprint, value, reason, created_at)
-               SELECT id, 'fp', 3, ?, 'now' FROM items""",
-            [SECRET_REASON],
-        )
-    with Store(db) as store:
-        # bob's labels on every item he shares with ann: must never reach ann's screen
-        for (item_id,) in store.db.execute(
-            """SELECT s.item_id FROM assignments s JOIN annotators a ON a.id = s.annotator_id
-               WHERE a.name = 'bob'"""
-        ).fetchall():
-            store.add_label(item_id, "bob", 3)
-        tokens = {
-            "ann": store.add_annotator("ann", "annotator"),
-            "root": store.add_annotator("root", "admin"),
-        }
-    return db, tokens
-
-
-def text_of(at: AppTest) -> str:
-    parts: list[str] = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "code", "error", "warning", "info"):
-        parts.extend(str(e.value) for e in getattr(at, kind))
-    parts += [b.label for b in at.button] + [p.text or "" for p in at.get("progress")]
-    parts += [t.value.to_string() for t in at.table] + [d.value.to_string() for d in at.dataframe]
-    parts += [str(e.value) for e in at.sidebar.markdown] + [str(e.value) for e in at.sidebar.caption]
-    return "\n".join(parts)
+    plant_secrets(demo_db, SECRET_REASON)
+    return demo_db, add_tokens(demo_db)
 
 
 FORBIDDEN = ("retriever", "rag-bm25", "rag-rerank", "bob", "cat", "dan", "0.987654", SECRET_REASON, "gpt-x")
@@ -138,23 +93,17 @@ def test_annotators_command_line(tmp_path, capsys) -> None:
 # ---------------------------------------------------------------- the app
 
 
-def test_local_mode_says_so_and_opens_every_page(tmp_path, monkeypatch) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    at = AppTest.from_file(APP, default_timeout=30).run()
+def test_local_mode_says_so_and_opens_every_page(demo_db) -> None:
+    at = app_test().run()
     assert not at.exception
     assert at.title[0].value == "Metrics and audit"  # the admin's default page
     assert any("Single-user local mode" in i.value for i in at.info)
 
 
-def test_local_mode_refuses_a_network_address(tmp_path, monkeypatch) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+def test_local_mode_refuses_a_network_address(demo_db) -> None:
     st.config.set_option("server.address", "0.0.0.0")
     try:
-        at = AppTest.from_file(APP, default_timeout=30).run()
+        at = app_test().run()
     finally:
         st.config.set_option("server.address", "127.0.0.1")
     assert not at.exception
@@ -163,7 +112,7 @@ def test_local_mode_refuses_a_network_address(tmp_path, monkeypatch) -> None:
 
 
 def test_without_a_token_only_the_sign_in_page(demo) -> None:
-    at = AppTest.from_file(APP, default_timeout=30).run()
+    at = app_test().run()
     assert not at.exception
     assert [t.value for t in at.title] == ["Sign in"]
     assert not at.table and not at.code and not at.error
@@ -175,16 +124,16 @@ def test_without_a_token_only_the_sign_in_page(demo) -> None:
 
 def test_token_in_the_address_signs_in_and_leaves_the_address(demo) -> None:
     db, tokens = demo
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = app_test()
     at.query_params["token"] = tokens["ann"]
     at.run()
     assert not at.exception
     assert at.title[0].value == "Label chunks"  # an annotator's default page
-    assert "Signed in as **ann** (annotator)" in text_of(at)
-    assert "0 / 24 in this batch labelled by ann" in text_of(at)
+    assert "Signed in as **ann** (annotator)" in page_text(at)
+    assert "0 / 24 in this batch labelled by ann" in page_text(at)
     assert "token" not in at.query_params
     assert not at.text_input  # no name box: the name comes with the token
-    assert_blind(text_of(at))
+    assert_blind(page_text(at))
     at.button(key="label:grade2").click().run()
     with Store(db) as store:
         rows = store.db.execute(
@@ -193,23 +142,16 @@ def test_token_in_the_address_signs_in_and_leaves_the_address(demo) -> None:
     assert rows == [(2,)]
 
 
-def session_page(render: str, token: str) -> AppTest:
-    def page(render):
-        import annotation.ui as annotation_ui
-        import calibration.review_ui as review_ui
-        import calibration.ui as calibration_ui
-        import judge.ui as judge_ui
+PAGES = {
+    "render_metrics_page": "calibration.ui",
+    "render_judge_page": "judge.ui",
+    "render_review_page": "calibration.review_ui",
+}
 
-        module = {
-            "render_metrics_page": calibration_ui,
-            "render_judge_page": judge_ui,
-            "render_review_page": review_ui,
-        }.get(render, annotation_ui)
-        getattr(module, render)()
 
-    at = AppTest.from_function(page, args=(render,), default_timeout=30)
-    at.session_state["access:token"] = token
-    return at.run()
+def session_page(render: str, token: str):
+    module = PAGES.get(render, "annotation.ui")
+    return page_test(f"{module}.{render}", state={"access:token": token}).run()
 
 
 @pytest.mark.parametrize(
@@ -219,7 +161,7 @@ def test_every_labelling_page_is_blind_for_an_annotator(demo, render) -> None:
     _, tokens = demo
     at = session_page(render, tokens["ann"])
     assert not at.exception and not at.error
-    text = text_of(at)
+    text = page_text(at)
     assert "labelled by ann" in text  # the page did render an item's progress
     assert_blind(text)
 
@@ -234,11 +176,11 @@ def test_admin_pages_refuse_an_annotator_on_the_server(demo, render) -> None:
     assert [e.value for e in at.error] == [
         "This page is for admins only; you are signed in as ann (annotator)."
     ]
-    assert_blind(text_of(at))
+    assert_blind(page_text(at))
     admin = session_page(render, tokens["root"])
     assert not admin.exception and not admin.error and admin.title
     if render == "render_data_page":  # what the annotator was spared is there for the admin
-        assert "retriever" in text_of(admin) and "bob" in text_of(admin)
+        assert "retriever" in page_text(admin) and "bob" in page_text(admin)
 
 
 def test_a_revoked_token_writes_nothing(demo) -> None:

@@ -43,7 +43,7 @@ from calibration.agreement import (
     resample_indices,
     verdict,
 )
-from tests.conftest import shared_dir
+from tests.conftest import ROOT, shared_dir
 
 SHARED = shared_dir()
 needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/data not found")
@@ -281,6 +281,7 @@ def sklearn_kappa(a, b, weights, labels) -> float:
         return cohen_kappa_score(a, b, weights=weights, labels=labels)
 
 
+@pytest.mark.slow  # property test: 300 rater pairs
 @given(pair=two_raters(), weights=st.sampled_from([None, "linear", "quadratic"]), full_scale=st.booleans())
 @settings(max_examples=300, deadline=None)
 def test_kappa_equals_sklearn_and_is_symmetric(pair, weights, full_scale) -> None:
@@ -714,7 +715,7 @@ def test_trec_rag_2025_nist_vs_umbrela() -> None:
 
 
 def test_agreement_module_is_pure() -> None:
-    source = (Path(__file__).resolve().parent.parent / "calibration" / "agreement.py").read_text()
+    source = (ROOT / "calibration" / "agreement.py").read_text()
     imported = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):

@@ -7,13 +7,7 @@ import csv
 from annotation.__main__ import main
 from annotation.formats import read_golden, read_qrels
 from annotation.store import Store
-from tests.test_worked_example import EXAMPLE
-
-
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.conftest import EXAMPLE, cli
 
 
 def test_import_then_again_changes_nothing(tmp_path, capsys) -> None:
@@ -33,20 +27,20 @@ def test_import_then_again_changes_nothing(tmp_path, capsys) -> None:
         "--name",
         "bm25",
     ]
-    code, out, _ = cli(capsys, *args)
+    code, out, _ = cli(main, capsys, *args)
     assert code == 0
     assert "corpus" in out and "24 added" in out and "17 labels, 0 unchanged" in out and "40 rankings" in out
     assert out.splitlines()[-1] == (
         "store now: 4 queries, 24 chunks, 1 runs, 40 rankings, 0 traces, 17 items, 1 annotators, 17 labels"
     )
-    code, out, _ = cli(capsys, *args)
+    code, out, _ = cli(main, capsys, *args)
     assert code == 0 and "0 labels, 17 unchanged" in out and "24 unchanged" in out and "40 unchanged" in out
     assert out.splitlines()[-1].endswith("17 items, 1 annotators, 17 labels")
 
 
 def test_the_db_path_comes_from_the_environment(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "env.db"))
-    code, _, _ = cli(capsys, "import", "--corpus", EXAMPLE / "corpus.jsonl")
+    code, _, _ = cli(main, capsys, "import", "--corpus", EXAMPLE / "corpus.jsonl")
     assert code == 0 and (tmp_path / "env.db").exists()
 
 
@@ -55,6 +49,7 @@ def test_a_bad_file_or_grade_writes_nothing(tmp_path, capsys) -> None:
     bad = tmp_path / "bad.qrels"
     bad.write_text("q1 0 c1 1\nq1 0 c2 4\n")
     code, out, err = cli(
+        main,
         capsys,
         "import",
         "--db",
@@ -74,7 +69,7 @@ def test_a_bad_file_or_grade_writes_nothing(tmp_path, capsys) -> None:
         assert store.counts()["chunks"] == 0
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "c1", "text": "ok"}\n{"id": "c2"}\n')
-    code, _, err = cli(capsys, "import", "--db", db, "--corpus", broken)
+    code, _, err = cli(main, capsys, "import", "--db", db, "--corpus", broken)
     assert (
         code == 2
         and err == f"error: {broken}:2: text: missing or empty; expected the chunk's text as a string\n"
@@ -96,7 +91,7 @@ def test_usage_errors(tmp_path, capsys) -> None:
             "no annotator named 'zed'",
         ),
     ]:
-        code, out, err = cli(capsys, *argv)
+        code, out, err = cli(main, capsys, *argv)
         assert code == 2 and out == "" and message in err and err.count("\n") == 1
 
 
@@ -104,10 +99,10 @@ def test_qrels_round_trip_exactly(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
     source = tmp_path / "in.qrels"
     source.write_text("q2 0 b 3\nq2 0 a 0\n001 0 a 1\n1 0 z 2\n")
-    assert cli(capsys, "import", "--db", db, "--labels", source, "--annotator", "nist")[0] == 0
+    assert cli(main, capsys, "import", "--db", db, "--labels", source, "--annotator", "nist")[0] == 0
     out_path = tmp_path / "out.qrels"
     code, out, _ = cli(
-        capsys, "export", "--db", db, "--format", "qrels", "--annotator", "nist", "-o", out_path
+        main, capsys, "export", "--db", db, "--format", "qrels", "--annotator", "nist", "-o", out_path
     )
     assert code == 0 and out == f"wrote 4 judgments over 3 queries to {out_path}\n"
     assert out_path.read_text() == source.read_text()
@@ -115,11 +110,13 @@ def test_qrels_round_trip_exactly(tmp_path, capsys) -> None:
 
 def test_golden_and_csv_export(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
-    cli(capsys, "import", "--db", db, "--labels", EXAMPLE / "golden.yaml", "--annotator", "ann")
-    cli(capsys, "import", "--db", db, "--labels", EXAMPLE / "truth.qrels", "--annotator", "bob")
+    cli(main, capsys, "import", "--db", db, "--labels", EXAMPLE / "golden.yaml", "--annotator", "ann")
+    cli(main, capsys, "import", "--db", db, "--labels", EXAMPLE / "truth.qrels", "--annotator", "bob")
     golden_path = tmp_path / "g.yaml"
     assert (
-        cli(capsys, "export", "--db", db, "--format", "golden", "--annotator", "ann", "-o", golden_path)[0]
+        cli(
+            main, capsys, "export", "--db", db, "--format", "golden", "--annotator", "ann", "-o", golden_path
+        )[0]
         == 0
     )
     exported = read_golden(golden_path)
@@ -131,10 +128,10 @@ def test_golden_and_csv_export(tmp_path, capsys) -> None:
     )
     # the median of two people: ann's grade or bob's, the lower of the two middle values
     both = tmp_path / "both.qrels"
-    cli(capsys, "export", "--db", db, "--format", "qrels", "-o", both)
+    cli(main, capsys, "export", "--db", db, "--format", "qrels", "-o", both)
     assert read_qrels(both).grades["q_broad"]["x1"] == 1  # only bob judged x1
     csv_path = tmp_path / "l.csv"
-    code, out, _ = cli(capsys, "export", "--db", db, "--format", "csv", "-o", csv_path)
+    code, out, _ = cli(main, capsys, "export", "--db", db, "--format", "csv", "-o", csv_path)
     rows = list(csv.DictReader(csv_path.open()))
     assert code == 0 and len(rows) == 17 + 21 and out.startswith("wrote 38 label rows")
     assert {r["annotator"] for r in rows} == {"ann", "bob"} and rows[0]["rubric"] == "relevance"
@@ -144,22 +141,22 @@ def test_golden_round_trips(tmp_path, capsys) -> None:
     """golden.yaml in, golden.yaml out: the same grades, texts and metadata; and
     the exported file, imported and exported again, comes back byte for byte."""
     first_db, second_db = tmp_path / "a.db", tmp_path / "b.db"
-    cli(capsys, "import", "--db", first_db, "--labels", EXAMPLE / "golden.yaml", "--annotator", "ann")
+    cli(main, capsys, "import", "--db", first_db, "--labels", EXAMPLE / "golden.yaml", "--annotator", "ann")
     once = tmp_path / "once.yaml"
-    cli(capsys, "export", "--db", first_db, "--format", "golden", "--annotator", "ann", "-o", once)
+    cli(main, capsys, "export", "--db", first_db, "--format", "golden", "--annotator", "ann", "-o", once)
     original, exported = read_golden(EXAMPLE / "golden.yaml"), read_golden(once)
     assert exported.grades == original.grades and exported.texts == original.texts
     assert exported.meta == original.meta  # name, description, created, judged_by, shown, grade scale
-    cli(capsys, "import", "--db", second_db, "--labels", once, "--annotator", "ann")
+    cli(main, capsys, "import", "--db", second_db, "--labels", once, "--annotator", "ann")
     twice = tmp_path / "twice.yaml"
-    cli(capsys, "export", "--db", second_db, "--format", "golden", "--annotator", "ann", "-o", twice)
+    cli(main, capsys, "export", "--db", second_db, "--format", "golden", "--annotator", "ann", "-o", twice)
     assert twice.read_bytes() == once.read_bytes()
 
 
 def test_pool_prints_what_each_run_found_alone(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
-    assert cli(capsys, "demo", "--db", db)[0] == 0
-    code, out, _ = cli(capsys, "pool", "--db", db, "--depth", "5")
+    assert cli(main, capsys, "demo", "--db", db)[0] == 0
+    code, out, _ = cli(main, capsys, "pool", "--db", db, "--depth", "5")
     assert code == 0
     assert out.splitlines() == [
         "pool of depth 5 over runs retriever: 20 (query, chunk) pairs, 10 already judged, 0 new items",

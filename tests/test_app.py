@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from annotation.render import plain
 from calibration.workflows import DEFAULT_K
-
-APP = Path(__file__).resolve().parent.parent / "app.py"
-TIMEOUT = 30
-
-
-@pytest.fixture(autouse=True)
-def clear_streamlit_caches():
-    """st.cache_data and st.cache_resource outlive an AppTest inside one pytest run."""
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+from tests.conftest import EXAMPLE, app_test, page_text
 
 
 def run_app(k: int | None = 5) -> AppTest:
     """The page, at k = 5 (the worked example's own cutoff) unless ``k`` is None (the page's default)."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at = app_test().run()
     assert not at.exception, [e.value for e in at.exception]
     if k is not None:
         at.number_input(key="metrics:k").set_value(k)
@@ -37,24 +21,9 @@ def run_app(k: int | None = 5) -> AppTest:
     return at
 
 
-def page_text(at: AppTest) -> str:
-    """Everything a person reads on the page, tables included, as one string."""
-    parts: list[str] = []
-    for elements in (
-        at.title,
-        at.header,
-        at.subheader,
-        at.markdown,
-        at.caption,
-        at.error,
-        at.warning,
-        at.info,
-        at.success,
-    ):
-        parts.extend(str(e.value) for e in elements)
-    parts.extend(f"{m.label} {m.value}" for m in at.metric)
-    parts.extend(t.value.to_string() for t in at.table)
-    return plain("\n".join(parts))
+def shown(at: AppTest) -> str:
+    """The page's text as a person reads it (markup removed)."""
+    return plain(page_text(at))
 
 
 def metrics_table(at: AppTest) -> pd.DataFrame:
@@ -98,17 +67,17 @@ def test_summary_says_what_each_mean_is_over():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["mean R@5"] == "0.625"
     assert metrics["mean nDCG@5"] == "0.741"
-    assert "over 4 of 4 queries, 0 undefined" in page_text(at)
+    assert "over 4 of 4 queries, 0 undefined" in shown(at)
 
 
 def test_capped_denominator_shown_only_as_inflation():
-    text = page_text(run_app())
+    text = shown(run_app())
     assert "would have said **0.700** instead of **0.625**" in text
 
 
 def test_audit_findings_in_words():
     at = run_app()
-    text = page_text(at)
+    text = shown(at)
     assert "|Rel|=8 > k=5: recall can never exceed 0.625" in text
     assert "against the truth 0.417" in text
     audit_table = at.table[1].value.map(plain).set_index("query")
@@ -121,7 +90,7 @@ def test_duplicate_example_positional_three_distinct_two():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["naive positional count in the top 5"] == "3 hits"
     assert metrics["distinct documents in the top 5"] == "2 hits"
-    assert "a naive positional count finds 3 hits in the top 5, distinct documents give 2" in page_text(at)
+    assert "a naive positional count finds 3 hits in the top 5, distinct documents give 2" in shown(at)
 
 
 def test_recall_chart_is_drawn():
@@ -148,7 +117,7 @@ def test_k_10_changes_the_numbers():
     assert table.loc["q_broad", "R@10"] == "1.000 = 8/8"
     assert table.loc["q_broad", "R@10 ceiling"] == "1.000"
     assert "R@5" not in table.columns
-    text = page_text(at)
+    text = shown(at)
     assert "recall can never exceed" not in text  # |Rel|=8 <= k=10: no ceiling below 1
 
 
@@ -178,7 +147,7 @@ def choose_own_files(at: AppTest) -> AppTest:
 def test_own_files_wait_for_both_uploads():
     at = choose_own_files(run_app())
     assert not at.error
-    assert "Upload a judgments file and a run" in page_text(at)
+    assert "Upload a judgments file and a run" in shown(at)
 
 
 def test_uploaded_files_are_evaluated():
@@ -193,8 +162,8 @@ def test_uploaded_files_are_evaluated():
     assert table.loc["q1", "R@5"] == "1.000 = 2/2"
     assert table.loc["q2", "R@5"] == "undefined (|Rel| = 0)"
     assert table.loc["queries in the mean", "R@5"] == "1 of 2 (1 undefined)"
-    assert "over 1 of 2 queries, 1 undefined" in page_text(at)
-    assert "q_dupe" not in page_text(at)
+    assert "over 1 of 2 queries, 1 undefined" in shown(at)
+    assert "q_dupe" not in shown(at)
 
 
 def test_bad_upload_shows_the_readers_message():
@@ -219,8 +188,6 @@ def test_fetch_depth_below_k_is_an_error_not_a_negative_loss() -> None:
 
 def test_metrics_page_compares_a_second_run(tmp_path):
     import json
-
-    from tests.test_worked_example import EXAMPLE
 
     lines = [json.loads(line) for line in (EXAMPLE / "run.jsonl").read_text().splitlines()]
     reversed_run = "".join(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,7 @@ def collections(draw):
     return grades, Run(table=table, empty_queries=empty)
 
 
+@pytest.mark.slow  # property test: 300 collections
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     data=collections(),

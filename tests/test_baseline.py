@@ -13,13 +13,7 @@ import pytest
 from annotation.__main__ import main
 from annotation.baseline import add_baseline, bm25_run
 from annotation.store import Store, StoreError
-from tests.conftest import ROOT
-
-
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.conftest import ROOT, cli
 
 
 def rankings(db, name: str = "bm25-baseline") -> dict[str, list[tuple[str, float]]]:
@@ -92,8 +86,9 @@ def test_bad_depth_or_method(tmp_path) -> None:
 
 @pytest.fixture
 def demo_db(tmp_path, capsys):
+    """Here the demo comes from the `demo` command itself (as `make run` builds it)."""
     db = tmp_path / "demo.db"
-    assert cli(capsys, "demo", "--db", db)[0] == 0
+    assert cli(main, capsys, "demo", "--db", db)[0] == 0
     return db
 
 
@@ -105,7 +100,7 @@ def test_worked_example_baseline(demo_db, capsys, monkeypatch) -> None:
     monkeypatch.setattr(socket, "create_connection", no_network)
     with Store(demo_db) as store:
         before = store.counts()
-    code, out, err = cli(capsys, "baseline", "--db", demo_db)
+    code, out, err = cli(main, capsys, "baseline", "--db", demo_db)
     assert code == 0 and err == ""
     assert out.startswith("baseline run 'bm25-baseline' (bm25s ")
     assert out.endswith(", fetch): top 24 of 24 chunks for 4 queries: 1 runs, 96 rankings, 0 unchanged\n")
@@ -123,30 +118,31 @@ def test_worked_example_baseline(demo_db, capsys, monkeypatch) -> None:
     assert after["runs"] == before["runs"] + 1 and after["rankings"] == before["rankings"] + 96
 
     # the same name again: nothing changes
-    code, out, _ = cli(capsys, "baseline", "--db", demo_db)
+    code, out, _ = cli(main, capsys, "baseline", "--db", demo_db)
     assert code == 0 and out.endswith(": 0 runs, 0 rankings, 96 unchanged\n")
     with Store(demo_db) as store:
         assert store.counts() == after
 
     # another depth under another name: a second run, min(5, 24) per query
     code, out, _ = cli(
-        capsys, "baseline", "--db", demo_db, "--method", "bm25", "--depth", "5", "--name", "bm25-5"
+        main, capsys, "baseline", "--db", demo_db, "--method", "bm25", "--depth", "5", "--name", "bm25-5"
     )
     assert code == 0 and "top 5 of 24 chunks for 4 queries: 1 runs, 20 rankings" in out
     short = rankings(demo_db, "bm25-5")
     assert short == {qid: rows[:5] for qid, rows in ranked.items()}
 
     # another depth under a stored name is refused, and nothing lands
-    code, out, err = cli(capsys, "baseline", "--db", demo_db, "--depth", "5")
+    code, out, err = cli(main, capsys, "baseline", "--db", demo_db, "--depth", "5")
     assert code == 2 and out == ""
     assert err == (
         "error: run 'bm25-baseline' is stored with other rankings or stage; expected a new --name\n"
     )
 
 
+@pytest.mark.slow  # four CLI processes
 def test_same_run_under_any_hash_seed(demo_db, capsys, tmp_path) -> None:
     """Tokens, vocabulary and ties do not depend on Python's string hashing."""
-    assert cli(capsys, "baseline", "--db", demo_db)[0] == 0
+    assert cli(main, capsys, "baseline", "--db", demo_db)[0] == 0
     expected = rankings(demo_db)
     for seed in ("1", "2"):
         db = tmp_path / f"seed{seed}.db"
@@ -166,7 +162,7 @@ def test_same_run_under_any_hash_seed(demo_db, capsys, tmp_path) -> None:
 
 def test_an_empty_store_is_a_clear_error(tmp_path, capsys) -> None:
     db = tmp_path / "empty.db"
-    code, out, err = cli(capsys, "baseline", "--db", db)
+    code, out, err = cli(main, capsys, "baseline", "--db", db)
     assert code == 2 and out == ""
     assert err == (
         f"error: {db}: no chunks with text to rank; import a corpus first "
@@ -174,8 +170,8 @@ def test_an_empty_store_is_a_clear_error(tmp_path, capsys) -> None:
     )
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "a", "text": "maize"}\n')
-    assert cli(capsys, "import", "--db", db, "--corpus", corpus)[0] == 0
-    code, out, err = cli(capsys, "baseline", "--db", db)
+    assert cli(main, capsys, "import", "--db", db, "--corpus", corpus)[0] == 0
+    code, out, err = cli(main, capsys, "baseline", "--db", db)
     assert code == 2 and err == (
         f"error: {db}: no queries with text to rank for; import queries first "
         "(python -m annotation import --queries FILE or --beir DIR)\n"
@@ -193,8 +189,8 @@ def test_queries_without_text_are_skipped_and_said(tmp_path, capsys) -> None:
     qrels = tmp_path / "l.qrels"
     qrels.write_text("q2 0 a 1\n")  # q2 known only from a label: no text
     args = ["import", "--db", db, "--corpus", corpus, "--queries", queries, "--labels", qrels]
-    assert cli(capsys, *args, "--annotator", "ann")[0] == 0
-    code, out, _ = cli(capsys, "baseline", "--db", db, "--depth", "1")
+    assert cli(main, capsys, *args, "--annotator", "ann")[0] == 0
+    code, out, _ = cli(main, capsys, "baseline", "--db", db, "--depth", "1")
     assert code == 0 and out.endswith(
         "top 1 of 2 chunks for 1 queries (1 queries without text skipped): 1 runs, 1 rankings, 0 unchanged\n"
     )

@@ -11,6 +11,7 @@ import pytest
 from annotation.__main__ import main
 from annotation.beir import InvalidBeir, read_beir
 from annotation.store import Store
+from tests.conftest import cli
 
 HEADER = "query-id\tcorpus-id\tscore\n"
 
@@ -55,12 +56,6 @@ def write_beir(root: Path, corpus=None, queries=None, qrels=None) -> Path:
     for split, text in qrels.items():
         (root / "qrels" / f"{split}.tsv").write_bytes(text if isinstance(text, bytes) else text.encode())
     return root
-
-
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_read_beir(tmp_path) -> None:
@@ -207,7 +202,7 @@ def test_not_a_folder(tmp_path) -> None:
 def test_import_beir_lands_everything_once(tmp_path, capsys) -> None:
     root = write_beir(tmp_path / "b")
     db = tmp_path / "d.db"
-    code, out, err = cli(capsys, "import", "--db", db, "--beir", root)
+    code, out, err = cli(main, capsys, "import", "--db", db, "--beir", root)
     assert code == 0 and err == ""
     assert out == (
         f"corpus {root}/corpus.jsonl: 3 added, 0 filled, 0 unchanged\n"
@@ -216,7 +211,7 @@ def test_import_beir_lands_everything_once(tmp_path, capsys) -> None:
         f"labels {root}/qrels/test.tsv by 'beir:test': 3 labels, 0 unchanged\n"
         "store now: 2 queries, 3 chunks, 0 runs, 0 rankings, 0 traces, 3 items, 2 annotators, 4 labels\n"
     )
-    code, out, _ = cli(capsys, "import", "--db", db, "--beir", root)  # again: nothing changes
+    code, out, _ = cli(main, capsys, "import", "--db", db, "--beir", root)  # again: nothing changes
     assert code == 0
     assert "3 unchanged" in out.splitlines()[0] and "1 labels" not in out and "3 labels" not in out
     assert out.splitlines()[-1].endswith("3 items, 2 annotators, 4 labels")
@@ -235,7 +230,7 @@ def test_import_beir_lands_everything_once(tmp_path, capsys) -> None:
 def test_a_grade_off_the_scale_writes_nothing(tmp_path, capsys, grade) -> None:
     root = write_beir(tmp_path / "b", qrels={"test": HEADER + f"q1\t001\t2\n007\t1\t{grade}\n"})
     db = tmp_path / "d.db"
-    code, out, err = cli(capsys, "import", "--db", db, "--beir", root)
+    code, out, err = cli(main, capsys, "import", "--db", db, "--beir", root)
     assert code == 2 and out == ""
     assert err == (
         f"error: {root}/qrels/test.tsv:3: query '007' chunk '1': "
@@ -248,6 +243,6 @@ def test_a_grade_off_the_scale_writes_nothing(tmp_path, capsys, grade) -> None:
 
 def test_a_malformed_folder_through_the_cli(tmp_path, capsys) -> None:
     root = write_beir(tmp_path / "b", qrels={"test": HEADER + "q1\t001\tone\n"})
-    code, out, err = cli(capsys, "import", "--db", tmp_path / "d.db", "--beir", root)
+    code, out, err = cli(main, capsys, "import", "--db", tmp_path / "d.db", "--beir", root)
     assert code == 2 and out == ""
     assert err == f"error: {root}/qrels/test.tsv:2: score: expected an integer, got 'one'\n"

@@ -7,12 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 import annotation.store as store_module
 from annotation.__main__ import build_demo
 from annotation.store import Store
+from tests.conftest import page_test
 
 FORBIDDEN_TABLES = ("judge_labels", "judges", "runs", "rankings", "calibrations", "review_samples")
 
@@ -32,13 +31,13 @@ def statements(monkeypatch):
 
 @pytest.fixture
 def demo(tmp_path, monkeypatch):
+    """`make run`'s demo (judge labels exist: the pages must not read them), the app pointed at it; ann's token."""
     db = tmp_path / "demo.db"
-    build_demo(str(db), with_judge=True)  # judge labels exist: the pages must not read them
+    build_demo(str(db), with_judge=True)
     monkeypatch.setenv("DENOMINATOR_DB", str(db))
     with Store(db) as store:
         token = store.add_annotator("ann", "annotator")
-    st.cache_data.clear()
-    return token
+    return db, token
 
 
 def _check(sql: str) -> list[str]:
@@ -57,14 +56,8 @@ def _check(sql: str) -> list[str]:
     "render", ["render_label_chunks_page", "render_label_traces_page", "render_compare_page"]
 )
 def test_the_labelling_pages_never_query_what_they_must_not_show(demo, statements, render) -> None:
-    def page(render):
-        import annotation.ui as ui
-
-        getattr(ui, render)()
-
-    at = AppTest.from_function(page, args=(render,), default_timeout=60)
-    at.session_state["access:token"] = demo
-    at.run()
+    _, token = demo
+    at = page_test(f"annotation.ui.{render}", timeout=60, state={"access:token": token}).run()
     assert not at.exception
     prefix = {"render_label_chunks_page": "label:", "render_label_traces_page": "label:trace:"}.get(
         render, "label:pair:"
@@ -83,22 +76,9 @@ def test_the_labelling_pages_never_query_what_they_must_not_show(demo, statement
 
 def test_the_instrument_catches_a_leak(demo, statements) -> None:
     """The check itself: the admin's Data page reads runs and everyone's labels."""
-
-    def page():
-        from annotation.ui import render_data_page
-
-        render_data_page()
-
-    with Store(demo_db()) as store:
+    db, _ = demo
+    with Store(db) as store:
         admin = store.add_annotator("root", "admin")
-    at = AppTest.from_function(page, default_timeout=60)
-    at.session_state["access:token"] = admin
-    at.run()
+    at = page_test("annotation.ui.render_data_page", timeout=60, state={"access:token": admin}).run()
     assert not at.exception and at.title[0].value == "Data"
     assert any(_check(sql) for sql in statements)
-
-
-def demo_db() -> str:
-    import os
-
-    return os.environ["DENOMINATOR_DB"]

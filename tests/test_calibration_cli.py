@@ -8,19 +8,12 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.__main__ import build_demo
 from annotation.store import Store
 from calibration.__main__ import main
 from judge.jobs import grade_offline
-from tests.conftest import shared_dir
+from tests.conftest import cli, shared_dir
 
 UMBRELA = shared_dir() / "data" / "trec_rag_umbrela"
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_agree_json_contract_against_sklearn(tmp_path, capsys) -> None:
@@ -35,7 +28,7 @@ def test_agree_json_contract_against_sklearn(tmp_path, capsys) -> None:
     )
     lines.append("i200,ann,2")  # a rating bob never gave: a missing rating is a missing row
     path.write_text("\n".join(lines) + "\n")
-    code, out, _ = run(capsys, "agree", path, "--format", "json", "--bootstrap", "500")
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--bootstrap", "500")
     assert code == 0
     report = json.loads(out)
     assert {"n_items", "raters", "pairs", "fleiss_kappa", "krippendorff_alpha"} <= set(report)
@@ -62,7 +55,7 @@ def test_agree_json_contract_against_sklearn(tmp_path, capsys) -> None:
 def test_agree_text_labels_have_no_ordinal_alpha(tmp_path, capsys) -> None:
     path = tmp_path / "text.csv"
     path.write_text("item,rater,label\n1,x,cat\n1,y,cat\n2,x,dog\n2,y,cat\n3,x,dog\n3,y,dog\n")
-    code, out, _ = run(capsys, "agree", path, "--format", "json", "--bootstrap", "100")
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--bootstrap", "100")
     alpha = json.loads(out)["krippendorff_alpha"]
     assert (
         code == 0 and alpha["ordinal"] is None and alpha["interval"] is None and alpha["nominal"] is not None
@@ -71,7 +64,7 @@ def test_agree_text_labels_have_no_ordinal_alpha(tmp_path, capsys) -> None:
 
 def test_agree_qrels_nist_vs_umbrela(capsys) -> None:
     nist, llm = UMBRELA / "qrels.rag25.test.txt", UMBRELA / "qrels.rag25.test-umbrela2.txt"
-    code, out, _ = run(capsys, "agree", "--qrels", nist, llm, "--format", "json", "--bootstrap", "200")
+    code, out, _ = cli(main, capsys, "agree", "--qrels", nist, llm, "--format", "json", "--bootstrap", "200")
     assert code == 0
     pair = json.loads(out)["pairs"][0]
     grades = {}
@@ -91,7 +84,7 @@ def test_position_contract(tmp_path, capsys) -> None:
     path = tmp_path / "judgments.csv"
     # p1: the first-shown wins in both orders (primacy); p2: A in both orders (consistent)
     path.write_text("item,order,choice\np1,AB,A\np1,BA,B\np2,AB,A\np2,BA,A\n")
-    code, out, _ = run(capsys, "position", path, "--format", "json")
+    code, out, _ = cli(main, capsys, "position", path, "--format", "json")
     assert code == 0
     result = json.loads(out)
     assert result["n_pairs"] == 2 and result["position_consistency"] == 0.5
@@ -99,7 +92,7 @@ def test_position_contract(tmp_path, capsys) -> None:
     assert result["mean_preference_A"] == 0.75 and result["repetition_stability"] is None
     bad = tmp_path / "bad.csv"
     bad.write_text("item,order,choice\np1,CD,A\n")
-    code, _, err = run(capsys, "position", bad)
+    code, _, err = cli(main, capsys, "position", bad)
     assert code == 2 and err == f"error: {bad}:2: order: 'CD'; expected AB or BA\n"
 
 
@@ -113,48 +106,46 @@ def test_ppi_contract(tmp_path, capsys) -> None:
     labeled, unlabeled = tmp_path / "labeled.csv", tmp_path / "unlabeled.csv"
     labeled.write_text("human,judge\n" + "".join(f"{a:g},{b:g}\n" for a, b in zip(y, yhat)))
     unlabeled.write_text("judge\n" + "".join(f"{b:g}\n" for b in yhat_u))
-    code, out, _ = run(capsys, "ppi", labeled, unlabeled, "--format", "json")
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled, "--format", "json")
     assert code == 0
     result = json.loads(out)
     assert set(result) == {"estimate", "ci", "lam", "n_labeled", "n_unlabeled", "human_only"}
     assert result["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, yhat, yhat_u)[0]), abs=1e-6)
     low, high = ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
     assert result["ci"] == pytest.approx([float(low[0]), float(high[0])], abs=1e-6)
-    code, out, _ = run(capsys, "ppi", labeled, unlabeled, "--lam", "1", "--format", "json")
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled, "--lam", "1", "--format", "json")
     assert json.loads(out)["lam"] == 1.0
-    code, _, err = run(capsys, "ppi", unlabeled, unlabeled)
+    code, _, err = cli(main, capsys, "ppi", unlabeled, unlabeled)
     assert code == 2 and "expected the columns human,judge" in err
 
 
-def test_review_on_the_demo(tmp_path, capsys) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
+def test_review_on_the_demo(demo_db, tmp_path, capsys) -> None:
+    db = demo_db
     with Store(db) as store:
         grade_offline(store, "faithfulness")
         grade_offline(store, "relevance")
-    code, out, _ = run(capsys, "review", "--db", db, "--week", "2026-W49", "--min-labels", "10")
+    code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--min-labels", "10")
     assert code == 0
     assert "kappa vs the people's consensus (quadratic weights): 0.491" in out
     assert "human-human kappa (the ceiling): 0.976" in out and "(n = 20)" in out
     assert "verdict: noisy" in out and "verdict: trusted" in out
-    code, out, _ = run(capsys, "review", "--db", db, "--week", "2026-W49", "--format", "json")
+    code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--format", "json")
     report = json.loads(out)
     assert {j["verdict"] for j in report["judges"]} == {"uncalibrated"}  # 20 and 16 labels < the default 30
     assert [t["week"] for t in report["trend"]] == ["2026-W49", "2026-W49"]
     html_file = tmp_path / "review.html"
-    code, out, _ = run(
-        capsys, "review", "--db", db, "--week", "2026-W49", "--format", "html", "-o", html_file
+    code, out, _ = cli(
+        main, capsys, "review", "--db", db, "--week", "2026-W49", "--format", "html", "-o", html_file
     )
     assert code == 0 and html_file.read_text().startswith("<!doctype html>")
-    code, _, err = run(capsys, "review", "--db", db, "--week", "2026-49")
+    code, _, err = cli(main, capsys, "review", "--db", db, "--week", "2026-49")
     assert code == 2 and "expected an ISO week YYYY-Www" in err
 
 
-def test_review_sample_is_stratified_and_assigned(tmp_path, capsys) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    code, out, _ = run(
-        capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "10", "--annotators", "eve,fay"
+def test_review_sample_is_stratified_and_assigned(demo_db, capsys) -> None:
+    db = demo_db
+    code, out, _ = cli(
+        main, capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "10", "--annotators", "eve,fay"
     )
     assert (
         code == 0
@@ -166,18 +157,29 @@ def test_review_sample_is_stratified_and_assigned(tmp_path, capsys) -> None:
                WHERE a.name IN ('eve', 'fay')"""
         ).fetchone()[0]
     assert assigned == 20
-    code, _, err = run(capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "5")
+    code, _, err = cli(main, capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "5")
     assert code == 2 and "already has a review sample" in err
 
 
 def test_verdict_thresholds_are_configurable(tmp_path, capsys) -> None:
     path = tmp_path / "l.csv"
     path.write_text("item,rater,label\n1,x,1\n1,y,1\n2,x,0\n2,y,1\n3,x,2\n3,y,2\n4,x,3\n4,y,3\n")
-    code, out, _ = run(capsys, "agree", path, "--format", "json", "--bootstrap", "100")
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--bootstrap", "100")
     assert json.loads(out)["pairs"][0]["verdict"] == "trusted"  # kappa 0.667 >= 0.6
-    code, out, _ = run(
-        capsys, "agree", path, "--format", "json", "--bootstrap", "100", "--trusted", "0.7", "--noisy", "0.5"
+    code, out, _ = cli(
+        main,
+        capsys,
+        "agree",
+        path,
+        "--format",
+        "json",
+        "--bootstrap",
+        "100",
+        "--trusted",
+        "0.7",
+        "--noisy",
+        "0.5",
     )
     assert json.loads(out)["pairs"][0]["verdict"] == "noisy"
-    code, _, err = run(capsys, "agree", path, "--trusted", "0.3", "--noisy", "0.5")
+    code, _, err = cli(main, capsys, "agree", path, "--trusted", "0.3", "--noisy", "0.5")
     assert code == 2 and "expected -1 <= noisy <= trusted <= 1" in err

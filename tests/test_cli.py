@@ -5,22 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from calibration.__main__ import main
+from tests.conftest import EXAMPLE, ROOT, cli
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "worked-example"
 GOLDEN = str(EXAMPLE / "golden.yaml")
 RUN = str(EXAMPLE / "run.jsonl")
-
-
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(
@@ -63,7 +55,7 @@ def cli(capsys, *argv) -> tuple[int, str, str]:
     ],
 )
 def test_usage_errors_exit_2_with_one_line(capsys, argv, message) -> None:
-    code, out, err = cli(capsys, *argv)
+    code, out, err = cli(main, capsys, *argv)
     assert code == 2
     assert out == ""
     assert err == message + "\n"
@@ -72,7 +64,7 @@ def test_usage_errors_exit_2_with_one_line(capsys, argv, message) -> None:
 def test_bad_input_names_file_and_line(tmp_path, capsys) -> None:
     qrels = tmp_path / "bad.qrels"
     qrels.write_text("q1 0 d1 1\nq1 0 d2 high\n")
-    code, out, err = cli(capsys, "metrics", qrels, RUN)
+    code, out, err = cli(main, capsys, "metrics", qrels, RUN)
     assert code == 2 and out == ""
     assert err == f"error: {qrels}:2: grade: expected an integer, got 'high'\n"
 
@@ -80,7 +72,7 @@ def test_bad_input_names_file_and_line(tmp_path, capsys) -> None:
 def test_no_shared_queries_is_an_error(tmp_path, capsys) -> None:
     qrels = tmp_path / "other.qrels"
     qrels.write_text("zz 0 d1 1\n")
-    code, _, err = cli(capsys, "metrics", qrels, RUN)
+    code, _, err = cli(main, capsys, "metrics", qrels, RUN)
     assert code == 2
     assert "nothing to evaluate" in err and err.count("\n") == 1
 
@@ -88,7 +80,7 @@ def test_no_shared_queries_is_an_error(tmp_path, capsys) -> None:
 def test_gates_pass_and_fail(capsys) -> None:
     # judged@5 is 0.4 for three queries and 0.8 for q_broad
     code, out, _ = cli(
-        capsys, "audit", GOLDEN, RUN, "-k", "5", "--fail-on", "judged-at-k<0.5", "--format", "json"
+        main, capsys, "audit", GOLDEN, RUN, "-k", "5", "--fail-on", "judged-at-k<0.5", "--format", "json"
     )
     data = json.loads(out)
     assert code == 1 and data["passed"] is False
@@ -96,15 +88,26 @@ def test_gates_pass_and_fail(capsys) -> None:
         {"rule": "judged-at-k<0.5", "passed": False, "queries": ["q_faw", "q_milk", "q_store"]}
     ]
     code, out, _ = cli(
-        capsys, "audit", GOLDEN, RUN, "-k", "5", "--fail-on", "judged-at-k<0.4", "--format", "json"
+        main, capsys, "audit", GOLDEN, RUN, "-k", "5", "--fail-on", "judged-at-k<0.4", "--format", "json"
     )
     assert code == 0 and json.loads(out)["passed"] is True
     code, out, _ = cli(
-        capsys, "audit", GOLDEN, RUN, "-k", "5", "--fail-on", "rel-above-k", "--fail-on", "undefined-recall"
+        main,
+        capsys,
+        "audit",
+        GOLDEN,
+        RUN,
+        "-k",
+        "5",
+        "--fail-on",
+        "rel-above-k",
+        "--fail-on",
+        "undefined-recall",
     )
     assert code == 1
     assert "rel-above-k: FAILED for q_broad" in out and "undefined-recall: passed" in out
     code, out, _ = cli(
+        main,
         capsys,
         "audit",
         GOLDEN,
@@ -142,6 +145,7 @@ def test_stage1_with_separate_fetch_run(tmp_path, capsys) -> None:
     (tmp_path / "fetch.jsonl").write_text('{"query_id": "q", "ranking": ["x", "a", "y", "b"]}\n')
     (tmp_path / "keep.jsonl").write_text('{"query_id": "q", "ranking": ["a", "x"]}\n')
     code, out, _ = cli(
+        main,
         capsys,
         "audit",
         tmp_path / "q.qrels",
@@ -165,6 +169,7 @@ def test_undefined_recall_is_null_not_zero(tmp_path, capsys) -> None:
         '{"query_id": "a", "ranking": ["d1"]}\n{"query_id": "b", "ranking": ["d2"]}\n'
     )
     code, out, _ = cli(
+        main,
         capsys,
         "audit",
         tmp_path / "q.qrels",
@@ -180,7 +185,7 @@ def test_undefined_recall_is_null_not_zero(tmp_path, capsys) -> None:
     assert code == 1
     assert data["queries"]["b"]["recall"] is None and data["queries"]["b"]["findings"] == ["recall_undefined"]
     assert data["summary"]["undefined"] == 1 and data["summary"]["mean_recall"] == 1.0
-    code, out, _ = cli(capsys, "metrics", tmp_path / "q.qrels", tmp_path / "r.jsonl", "-k", "1")
+    code, out, _ = cli(main, capsys, "metrics", tmp_path / "q.qrels", tmp_path / "r.jsonl", "-k", "1")
     b = next(line for line in out.splitlines() if line.startswith("b "))
     assert "undef" in b and "0.000  (undef)" not in b.replace("0.000  (1.000)", "")
     assert next(line for line in out.splitlines() if line.startswith("undefined")).split()[2] == "1/2"
@@ -192,12 +197,13 @@ def test_missing_from_run_is_counted(tmp_path, capsys) -> None:
         '{"query_id": "a", "ranking": ["d1"]}\n{"query_id": "c", "ranking": ["d1"]}\n'
     )
     code, out, _ = cli(
-        capsys, "metrics", tmp_path / "q.qrels", tmp_path / "r.jsonl", "-k", "1", "--format", "json"
+        main, capsys, "metrics", tmp_path / "q.qrels", tmp_path / "r.jsonl", "-k", "1", "--format", "json"
     )
     data = json.loads(out)
     assert (data["n_queries"], data["missing_from_run"], data["not_in_qrels"]) == (1, 1, 1)
     assert data["mean"]["R@1"] == 1.0
     code, out, _ = cli(
+        main,
         capsys,
         "metrics",
         tmp_path / "q.qrels",
@@ -243,16 +249,16 @@ def test_empty_ranking_means_retrieved_nothing(tmp_path, capsys) -> None:
         tmp_path, "e.yaml", "queries:\n  - id: q1\n    grades: {a: 1}\n  - id: q2\n    grades: {b: 3}\n"
     )
     run = write(tmp_path, "e.jsonl", '{"query_id":"q1","ranking":["a"]}\n{"query_id":"q2","ranking":[]}\n')
-    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "5", "--format", "json")
+    code, out, _ = cli(main, capsys, "metrics", golden, run, "-k", "5", "--format", "json")
     data = json.loads(out)
     assert code == 0 and data["n_queries"] == 2 and data["missing_from_run"] == 0
     assert data["queries"]["q2"] == {**data["queries"]["q2"], "retrieved": 0, "R@5": 0.0, "RR": 0.0}
     assert data["mean"]["R@5"] == 0.5
-    code, out, _ = cli(capsys, "audit", golden, run, "-k", "5", "--format", "json")
+    code, out, _ = cli(main, capsys, "audit", golden, run, "-k", "5", "--format", "json")
     data = json.loads(out)
     assert data["queries"]["q2"]["recall"] == 0.0 and data["summary"]["mean_recall"] == 0.5
     only_empty = write(tmp_path, "e2.jsonl", '{"query_id":"q2","ranking":[]}\n')
-    code, out, _ = cli(capsys, "metrics", golden, only_empty, "-k", "5", "--format", "json")
+    code, out, _ = cli(main, capsys, "metrics", golden, only_empty, "-k", "5", "--format", "json")
     assert code == 0 and json.loads(out)["queries"]["q2"]["R@5"] == 0.0
 
 
@@ -264,7 +270,7 @@ def test_trec_leaves_out_queries_without_judgments(tmp_path, capsys) -> None:
     run = write(
         tmp_path, "g.jsonl", '{"query_id":"q1","ranking":["x","a"]}\n{"query_id":"q2","ranking":["a"]}\n'
     )
-    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "2", "--format", "trec")
+    code, out, _ = cli(main, capsys, "metrics", golden, run, "-k", "2", "--format", "trec")
     assert code == 0
     assert "num_q                 \tall\t1\n" in out and "map                   \tall\t0.5000\n" in out
     assert "\tq2\t" not in out
@@ -273,14 +279,14 @@ def test_trec_leaves_out_queries_without_judgments(tmp_path, capsys) -> None:
 def test_missing_zero_still_needs_a_shared_query(tmp_path, capsys) -> None:
     qrels = write(tmp_path, "z.qrels", "001 0 a 1\n")
     run = write(tmp_path, "z.run", "1 Q0 a 1 1 t\n")
-    code, out, err = cli(capsys, "metrics", qrels, run, "--missing", "zero", "--format", "trec")
+    code, out, err = cli(main, capsys, "metrics", qrels, run, "--missing", "zero", "--format", "trec")
     assert code == 2 and out == "" and "nothing to evaluate" in err
 
 
 def test_fetch_depth_below_k_is_refused(tmp_path, capsys) -> None:
     qrels = write(tmp_path, "n.qrels", "q1 0 a 1\n")
     run = write(tmp_path, "n.jsonl", '{"query_id":"q1","ranking":["x","y","a"]}\n')
-    code, _, err = cli(capsys, "audit", qrels, run, "-k", "3", "--fetch-depth", "1")
+    code, _, err = cli(main, capsys, "audit", qrels, run, "-k", "3", "--fetch-depth", "1")
     assert code == 2
     assert (
         err == "error: fetch depth 1 is below k = 3; expected stage 1 to read at least as deep as the cut\n"
@@ -291,10 +297,10 @@ def test_label_coverage_counts_only_the_corpus(tmp_path, capsys) -> None:
     qrels = write(tmp_path, "c.qrels", "".join(f"q1 0 d{i} 1\n" for i in range(6)))
     run = write(tmp_path, "c.jsonl", '{"query_id":"q1","ranking":["d0"]}\n')
     corpus = write(tmp_path, "corpus.txt", "d0\nd1\nd2\n")
-    code, out, _ = cli(capsys, "audit", qrels, run, "-k", "1", "--corpus", corpus, "--format", "json")
+    code, out, _ = cli(main, capsys, "audit", qrels, run, "-k", "1", "--corpus", corpus, "--format", "json")
     q = json.loads(out)["queries"]["q1"]
     assert code == 0 and q["label_coverage"] == 1.0 and q["judged_outside_corpus"] == 3
-    code, _, err = cli(capsys, "audit", qrels, run, "-k", "1", "--corpus-size", "3")
+    code, _, err = cli(main, capsys, "audit", qrels, run, "-k", "1", "--corpus-size", "3")
     assert code == 2
     assert err == (
         "error: corpus size 3 is smaller than the 6 documents judged for query 'q1'; "
@@ -305,14 +311,14 @@ def test_label_coverage_counts_only_the_corpus(tmp_path, capsys) -> None:
 def test_lone_surrogate_is_a_clean_error(tmp_path, capsys) -> None:
     qrels = write(tmp_path, "ok.qrels", "q1 0 a 1\n")
     run = write(tmp_path, "s.jsonl", '{"query_id": "q\\ud800", "ranking": ["a"]}\n')
-    code, _, err = cli(capsys, "metrics", qrels, run)
+    code, _, err = cli(main, capsys, "metrics", qrels, run)
     assert code == 2
     assert (
         err
         == f"error: {run}:1: query_id: holds the lone surrogate U+D800; expected text that UTF-8 can encode\n"
     )
     golden = write(tmp_path, "s.yaml", 'queries:\n  - id: "q\\ud800"\n    grades: {a: 1}\n')
-    code, _, err = cli(capsys, "metrics", golden, run)
+    code, _, err = cli(main, capsys, "metrics", golden, run)
     assert code == 2 and err.startswith(f"error: {golden}:2: queries[0].id: holds the lone surrogate U+D800")
 
 
@@ -324,7 +330,7 @@ def test_a_pipe_is_refused_not_read_half(tmp_path, capsys) -> None:
     os.write(write_end, b"# comment\nq1 Q0 a 1 1.0 t\n")
     os.close(write_end)
     try:
-        code, _, err = cli(capsys, "metrics", qrels, f"/dev/fd/{read_end}")
+        code, _, err = cli(main, capsys, "metrics", qrels, f"/dev/fd/{read_end}")
     finally:
         os.close(read_end)
     assert code == 2
@@ -337,7 +343,7 @@ def test_a_pipe_is_refused_not_read_half(tmp_path, capsys) -> None:
 def test_exp_gain_refuses_grades_that_overflow(tmp_path, capsys) -> None:
     qrels = write(tmp_path, "g.qrels", "q1 0 a 2000\nq1 0 b 1\n")
     run = write(tmp_path, "g.run", "q1 Q0 b 1 2 t\nq1 Q0 a 2 1 t\n")
-    code, _, err = cli(capsys, "metrics", qrels, run, "--gain", "exp", "-k", "2")
+    code, _, err = cli(main, capsys, "metrics", qrels, run, "--gain", "exp", "-k", "2")
     assert code == 2
     assert (
         err
@@ -346,21 +352,23 @@ def test_exp_gain_refuses_grades_that_overflow(tmp_path, capsys) -> None:
 
 
 def test_min_grade_is_never_negative_and_golden_sets_the_default(tmp_path, capsys) -> None:
-    code, _, err = cli(capsys, "metrics", GOLDEN, RUN, "--min-grade", "-1")
+    code, _, err = cli(main, capsys, "metrics", GOLDEN, RUN, "--min-grade", "-1")
     assert code == 2 and "expected an integer >= 0 (negative grades are judged, never relevant)" in err
     golden = write(tmp_path, "m.yaml", "min_grade: 2\nqueries:\n  - id: q1\n    grades: {a: 1, b: 2}\n")
     run = write(tmp_path, "m.jsonl", '{"query_id":"q1","ranking":["a","b"]}\n')
-    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "1", "--format", "json")
+    code, out, _ = cli(main, capsys, "metrics", golden, run, "-k", "1", "--format", "json")
     data = json.loads(out)
     assert (
         data["min_grade"] == 2 and data["queries"]["q1"]["rel"] == 1 and data["queries"]["q1"]["R@1"] == 0.0
     )
-    code, out, _ = cli(capsys, "metrics", golden, run, "-k", "1", "--min-grade", "1", "--format", "json")
+    code, out, _ = cli(
+        main, capsys, "metrics", golden, run, "-k", "1", "--min-grade", "1", "--format", "json"
+    )
     assert json.loads(out)["queries"]["q1"]["rel"] == 2
 
 
 def test_audit_takes_one_cutoff_and_counts_run_only_queries(tmp_path, capsys) -> None:
-    code, _, err = cli(capsys, "audit", GOLDEN, RUN, "-k", "5", "-k", "10")
+    code, _, err = cli(main, capsys, "audit", GOLDEN, RUN, "-k", "5", "-k", "10")
     assert (
         code == 2
         and err == "error: python -m calibration audit: -k given 2 times; the audit takes one cutoff\n"
@@ -368,7 +376,7 @@ def test_audit_takes_one_cutoff_and_counts_run_only_queries(tmp_path, capsys) ->
     run = write(
         tmp_path, "r.jsonl", '{"query_id":"q_faw","ranking":["m1"]}\n{"query_id":"zz","ranking":["m1"]}\n'
     )
-    code, out, _ = cli(capsys, "audit", GOLDEN, run, "-k", "5", "--format", "json")
+    code, out, _ = cli(main, capsys, "audit", GOLDEN, run, "-k", "5", "--format", "json")
     assert json.loads(out)["summary"]["not_in_qrels"] == 1
 
 
@@ -376,7 +384,7 @@ def test_lone_carriage_return_is_refused(tmp_path, capsys) -> None:
     qrels = write(tmp_path, "q.qrels", "q1 0 a 1\n")
     run = tmp_path / "cr.run"
     run.write_bytes(b"q1 Q0 x 1 3 t\rq1 Q0 a 2 2 t\r")
-    code, _, err = cli(capsys, "metrics", qrels, run)
+    code, _, err = cli(main, capsys, "metrics", qrels, run)
     assert code == 2
     assert (
         err

@@ -22,39 +22,45 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from annotation.__main__ import build_demo
-from tests.test_judge_resume import CONCURRENCY, events, judge, server, uninterrupted, values  # noqa: F401
+import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import CONCURRENCY, ROOT, judge_values, start_judge, wait_until
+
+pytestmark = pytest.mark.slow  # real processes killed and resumed
 KILLS = 10
 
 
-def test_ten_sigkills_and_resumes_end_with_the_uninterrupted_labels(server, uninterrupted, tmp_path, figure):  # noqa: F811
-    url, log = server
+def test_ten_sigkills_and_resumes_end_with_the_uninterrupted_labels(
+    judge_server, uninterrupted, tmp_path, figure
+):
+    server = judge_server
     expected, pristine = uninterrupted
     db = tmp_path / "killed.db"
     shutil.copy(pristine, db)
     rng = random.Random(20261130)
     started = time.monotonic()
     kills = 0
-    for _ in range(KILLS):
-        attempt = time.monotonic()
-        process = judge(db, url)
-        # a random moment while it is calling: after its first answer, within the next 0.1 s
-        while process.poll() is None and not sum(events(log, since=attempt)[1].values()):
-            time.sleep(0.005)
-        time.sleep(rng.uniform(0.0, 0.1))
-        if process.poll() is not None:
-            break  # nothing left to do: every call answered
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-        kills += 1
-    final = judge(db, url)
+    server.hold()  # each run gets a few answers, then its next calls wait in flight: it cannot finish first
+    try:
+        for _ in range(KILLS):
+            attempt = time.monotonic()
+            answers = rng.randint(
+                1, 3
+            )  # a random moment while it is calling: after its 1st, 2nd or 3rd answer
+            server.allow(answers)
+            process = start_judge(db, server.url)
+            server.wait_served(answers, since=attempt, client=process)
+            process.send_signal(signal.SIGKILL)
+            assert process.wait(timeout=30) == -signal.SIGKILL  # killed mid-run, not ended
+            kills += 1
+    finally:
+        server.open()
+    final = start_judge(db, server.url)
     out, err = final.communicate(timeout=120)
     assert final.returncode == 0, err
-    received, served = events(log, since=started)
-    assert kills >= 3  # the run really was interrupted, several times
-    assert values(db) == expected  # the labels of an uninterrupted run, each stored once
+    received, served = server.events(since=started)
+    assert kills == KILLS  # the run really was interrupted, every time
+    assert judge_values(db) == expected  # the labels of an uninterrupted run, each stored once
     assert len(served) == 40  # none missing
     repeated = sum(n - 1 for n in served.values())
     # at most the answers on their way at each kill (in flight, or received and not yet committed)
@@ -70,9 +76,8 @@ def _dump(db: Path) -> list[str]:
         return list(conn.iterdump())
 
 
-def test_an_import_killed_mid_way_leaves_the_database_as_it_was(tmp_path, figure):
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
+def test_an_import_killed_mid_way_leaves_the_database_as_it_was(demo_db, tmp_path, figure):
+    db = demo_db
     before = _dump(db)
     corpus = tmp_path / "big.jsonl"
     with corpus.open("w") as handle:
@@ -88,18 +93,24 @@ def test_an_import_killed_mid_way_leaves_the_database_as_it_was(tmp_path, figure
     )
     with sqlite3.connect(db) as conn:  # wait until the import holds the write lock: it is writing
         conn.execute("PRAGMA busy_timeout = 0")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
+
+        def locked() -> bool:
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.execute("ROLLBACK")
             except sqlite3.OperationalError:  # locked: the import is inside its transaction
-                break
-            time.sleep(0.01)
-    assert process.poll() is None, "the import ended before it could be killed"
-    time.sleep(0.2)
-    process.send_signal(signal.SIGKILL)
-    process.wait(timeout=30)
+                return True
+            return False
+
+        def writing() -> bool:
+            assert process.poll() is None, "the import ended before it could be killed"
+            return locked()
+
+        wait_until(writing, "the import to hold the write lock")
+        process.send_signal(signal.SIGSTOP)  # frozen: it can neither commit nor let go now
+        assert locked(), "the import committed before it could be killed"
+        process.send_signal(signal.SIGKILL)  # inside its transaction, for certain
+        assert process.wait(timeout=30) == -signal.SIGKILL
     assert _dump(db) == before  # nothing of the import, the rest intact
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
 
 import pytest
 
 from annotation.__main__ import build_parser as annotation_parser
 from calibration.__main__ import build_parser as calibration_parser
 from judge.__main__ import build_parser as judge_parser
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 PARSERS = {"calibration": calibration_parser, "annotation": annotation_parser, "judge": judge_parser}
 

@@ -8,18 +8,16 @@ import json
 
 import pytest
 
-from annotation.__main__ import build_demo
 from annotation.__main__ import main as annotation_main
 from annotation.formats import read_judgments, read_ranked
 from annotation.render import plain
 from annotation.store import Store
 from calibration.__main__ import main as calibration_main
-from tests.test_worked_example import EXAMPLE
+from tests.conftest import EXAMPLE, app_test, cli
 
 
-def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
+def test_audit_estimate_on_the_worked_example(demo_db, tmp_path, capsys) -> None:
+    db = demo_db
     truth = read_judgments(EXAMPLE / "truth.qrels").grades
     golden = read_judgments(EXAMPLE / "golden.yaml").grades
     with Store(db) as store:  # the depth-10 pool fully judged (with the truth), under one name
@@ -31,26 +29,8 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
         ).fetchall():
             store.add_label(item_id, "pool", truth.get(qid, {}).get(doc, 0))
     # every unjudged chunk of the corpus is a candidate (one corpus stratum); sample all of them
-    assert (
-        annotation_main(
-            [
-                "pool",
-                "--db",
-                str(db),
-                "--depth",
-                "10",
-                "--estimate",
-                "100",
-                "--strata",
-                "11",
-                "--corpus-stratum",
-                "--annotators",
-                "pool",
-            ]
-        )
-        == 0
-    )
-    capsys.readouterr()
+    argv = ["pool", "--db", db, "--depth", "10", "--estimate", "100", "--strata", "11", "--corpus-stratum"]
+    assert cli(annotation_main, capsys, *argv, "--annotators", "pool")[0] == 0
     with Store(db) as store:  # the annotator grades the sampled chunks with the truth
         rows = store.db.execute("SELECT item_id, query_id, chunk_id FROM estimate_samples").fetchall()
         for item_id, qid, doc in rows:
@@ -120,11 +100,7 @@ def test_audit_estimate_on_the_worked_example(tmp_path, capsys) -> None:
         in est["note"]
     )
     # the metrics page shows the same from an uploaded golden.yaml
-    from streamlit.testing.v1 import AppTest
-
-    from tests.test_app import APP
-
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = app_test(timeout=60).run()
     at.number_input(key="metrics:k").set_value(5).run()
     from calibration.ui import OWN_FILES
 
@@ -219,11 +195,7 @@ def test_the_worked_example_estimate(capsys) -> None:
 
 
 def test_the_metrics_page_shows_the_worked_example_estimate() -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from tests.test_app import APP
-
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = app_test(timeout=60).run()
     at.number_input(key="metrics:k").set_value(5).run()
     assert not at.exception and not at.error
     (table,) = [t.value.map(plain) for t in at.table if "R@5 estimated" in t.value.columns]

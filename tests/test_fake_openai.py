@@ -2,17 +2,13 @@
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import openai
 import pytest
 
-from tests.fake_openai import FakeOpenAI
+from tests.conftest import fake_openai_process, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
 GRADES = [0, 1, 2, 3]
 
 
@@ -52,8 +48,9 @@ def ask(c, response_format=None, user="Query: milk\nChunk: cows give milk", call
     )
 
 
-def test_pointwise_reply_parses_is_in_enum_and_deterministic():
-    with FakeOpenAI() as server, client(server) as c:
+def test_pointwise_reply_parses_is_in_enum_and_deterministic(fake_openai):
+    server = fake_openai()
+    with client(server) as c:
         first = ask(c, pointwise_format())
         second = ask(c, pointwise_format())
         reply = json.loads(first.choices[0].message.content)
@@ -71,7 +68,7 @@ def test_pointwise_reply_parses_is_in_enum_and_deterministic():
         assert seen == {1, 2}
 
 
-def test_seed_changes_the_pick_and_schema_from_system_line():
+def test_seed_changes_the_pick_and_schema_from_system_line(fake_openai):
     schema = pointwise_format()["json_schema"]["schema"]
     msgs = [
         {"role": "system", "content": "Grade it.\nReply schema: " + json.dumps(schema) + "\nBe brief."},
@@ -79,31 +76,36 @@ def test_seed_changes_the_pick_and_schema_from_system_line():
     ]
     grades = []
     for seed in range(8):
-        with FakeOpenAI(seed=seed) as server, client(server) as c:
+        server = fake_openai(seed=seed)
+        with client(server) as c:
             grades.append(
                 json.loads(ask(c, {"type": "json_object"}, msgs=msgs).choices[0].message.content)["grade"]
             )
     assert len(set(grades)) > 1
 
 
-def test_no_schema_is_a_400():
-    with FakeOpenAI() as server, client(server) as c:
+def test_no_schema_is_a_400(fake_openai):
+    server = fake_openai()
+    with client(server) as c:
         with pytest.raises(openai.BadRequestError) as info:
             ask(c)
         assert info.value.status_code == 400
         assert server.received and not server.served
 
 
-def test_pairwise_bias_and_default():
-    with FakeOpenAI(bias="first") as server, client(server) as c:
+def test_pairwise_bias_and_default(fake_openai):
+    server = fake_openai(bias="first")
+    with client(server) as c:
         for i in range(10):
             assert (
                 json.loads(ask(c, pairwise_format(), user=f"pair {i}").choices[0].message.content)["winner"]
                 == "A"
             )
-    with FakeOpenAI(bias="second") as server, client(server) as c:
+    server = fake_openai(bias="second")
+    with client(server) as c:
         assert json.loads(ask(c, pairwise_format()).choices[0].message.content)["winner"] == "B"
-    with FakeOpenAI() as server, client(server) as c:
+    server = fake_openai()
+    with client(server) as c:
         winners = {
             json.loads(ask(c, pairwise_format(), user=f"pair {i}").choices[0].message.content)["winner"]
             for i in range(30)
@@ -111,14 +113,16 @@ def test_pairwise_bias_and_default():
         assert winners == {"A", "B", "tie"}
 
 
-def test_policy_overrides_the_default():
-    with FakeOpenAI(policy=lambda body: "custom " + body["model"]) as server, client(server) as c:
+def test_policy_overrides_the_default(fake_openai):
+    server = fake_openai(policy=lambda body: "custom " + body["model"])
+    with client(server) as c:
         assert ask(c).choices[0].message.content == "custom judge-model"
 
 
-def test_error_faults_surface_as_openai_errors():
+def test_error_faults_surface_as_openai_errors(fake_openai):
     faults = [("429", 7), "500", "503", "drop", None]
-    with FakeOpenAI(faults=faults) as server, client(server) as c:
+    server = fake_openai(faults=faults)
+    with client(server) as c:
         with pytest.raises(openai.RateLimitError) as info:
             ask(c, pointwise_format(), call="k429")
         assert info.value.response.headers["retry-after"] == "7"
@@ -138,24 +142,27 @@ def test_error_faults_surface_as_openai_errors():
         assert [r["status"] for r in server.requests] == [429, 500, 503, None, 200]
 
 
-def test_faulty_200s_count_as_served():
+def test_faulty_200s_count_as_served(fake_openai):
     faults = lambda index, key, body: {0: "invalid_json", 1: "out_of_range", 2: "missing_field"}.get(index)  # noqa: E731
-    with FakeOpenAI(faults=faults) as server, client(server) as c:
+    server = fake_openai(faults=faults)
+    with client(server) as c:
         assert ask(c, pointwise_format(), call="a").choices[0].message.content == "Sure! The grade is 3."
         assert json.loads(ask(c, pointwise_format(), call="b").choices[0].message.content)["grade"] == 7
         assert json.loads(ask(c, pointwise_format(), call="c").choices[0].message.content) == {"reason": "x"}
         assert "grade" in json.loads(ask(c, pointwise_format(), call="d").choices[0].message.content)
         assert server.wait_idle()
         assert server.served == {"a": 1, "b": 1, "c": 1, "d": 1}
-    with FakeOpenAI(faults=["out_of_range"]) as server, client(server) as c:
+    server = fake_openai(faults=["out_of_range"])
+    with client(server) as c:
         assert json.loads(ask(c, pairwise_format()).choices[0].message.content) == {
             "reason": "x",
             "winner": "C",
         }
 
 
-def test_keys_counts_and_request_log():
-    with FakeOpenAI() as server, client(server) as c:
+def test_keys_counts_and_request_log(fake_openai):
+    server = fake_openai()
+    with client(server) as c:
         ask(c, pointwise_format(), call="fp/item1/AB/0")
         ask(c, pointwise_format(), call="fp/item1/AB/0")
         ask(c, pointwise_format(), user="no header")
@@ -169,18 +176,21 @@ def test_keys_counts_and_request_log():
         assert record["t"] <= server.requests[1]["t"]
 
 
-def test_a_client_that_gave_up_is_not_served():
-    with FakeOpenAI(latency=0.3) as server:
-        with openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0, timeout=0.05) as c:
-            with pytest.raises(openai.APITimeoutError):
-                ask(c, pointwise_format(), call="gone")
-        assert server.wait_idle()
-        assert server.received == {"gone": 1} and not server.served
-        assert server.requests[0]["status"] == 200 and not server.requests[0]["served"]
+def test_a_client_that_gave_up_is_not_served(fake_openai):
+    server = fake_openai()
+    server.hold()  # the reply waits until the client has given up and gone
+    with openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0, timeout=0.05) as c:
+        with pytest.raises(openai.APITimeoutError):
+            ask(c, pointwise_format(), call="gone")
+    server.open()
+    assert server.wait_idle()
+    assert server.received == {"gone": 1} and not server.served
+    assert server.requests[0]["status"] == 200 and not server.requests[0]["served"]
 
 
-def test_models_and_unknown_route():
-    with FakeOpenAI() as server, client(server) as c:
+def test_models_and_unknown_route(fake_openai):
+    server = fake_openai()
+    with client(server) as c:
         assert [m.id for m in c.models.list()] == ["fake-judge"]
         with pytest.raises(openai.NotFoundError) as info:
             c.completions.create(model="x", prompt="hi")
@@ -188,7 +198,7 @@ def test_models_and_unknown_route():
         assert not server.received
 
 
-def test_latency_and_concurrency_with_async_client():
+def test_latency_and_concurrency_with_async_client(fake_openai):
     async def run(server):
         async with openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0) as c:
             calls = [
@@ -201,61 +211,61 @@ def test_latency_and_concurrency_with_async_client():
                 for i in range(16)
             ]
             start = time.monotonic()
-            replies = await asyncio.gather(*calls)
-            return replies, time.monotonic() - start
+            replies = asyncio.gather(*calls)
+            deadline = start + 60
+            while len(server.requests) < 16 and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert len(server.requests) == 16  # all 16 taken in at once, none answered yet
+            server.open()
+            return await replies, time.monotonic() - start
 
-    with FakeOpenAI() as server:
-        server.latency = 0.2
-        replies, elapsed = asyncio.run(run(server))
-        assert 0.2 <= elapsed < 0.6, elapsed
-        assert server.wait_idle() and server.max_in_flight == 16
-        assert all(json.loads(r.choices[0].message.content)["grade"] in GRADES for r in replies)
-        assert sum(server.served.values()) == 16 and len(server.received) == 16
+    server = fake_openai()
+    server.latency = 0.2
+    server.hold()  # no reply before the 16th call is in: they are all in flight together
+    replies, elapsed = asyncio.run(run(server))
+    assert elapsed >= 0.2, elapsed  # the latency was waited
+    assert server.wait_idle() and server.max_in_flight == 16
+    assert all(json.loads(r.choices[0].message.content)["grade"] in GRADES for r in replies)
+    assert sum(server.served.values()) == 16 and len(server.received) == 16
 
 
 def test_cli_subprocess_logs_events(tmp_path):
     log = tmp_path / "events.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_openai", "--port", "0", "--log", str(log), "--latency", "0.01"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline().strip()
-        assert line.startswith("listening on http://127.0.0.1:") and line.endswith("/v1")
-        base_url = line.removeprefix("listening on ")
-        with openai.OpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=10) as c:
+    with fake_openai_process("--latency", "0.01", log=log) as server:
+        assert server.banner.startswith("listening on http://127.0.0.1:") and server.banner.endswith("/v1")
+        with openai.OpenAI(base_url=server.url, api_key="test", max_retries=0, timeout=10) as c:
             reply = ask(c, pointwise_format(), call="cli-1")
         assert json.loads(reply.choices[0].message.content)["grade"] in GRADES
-        # "served" is logged just after the reply is flushed: wait for it briefly.
-        deadline = time.monotonic() + 5
-        while log.read_text().count("\n") < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        # "served" is logged just after the reply is flushed: wait for it.
+        wait_until(lambda: log.read_text().count("\n") >= 2, "the served event in the log")
         events = [json.loads(line) for line in log.read_text().splitlines()]
         assert [(e["key"], e["event"]) for e in events] == [("cli-1", "received"), ("cli-1", "served")]
         assert all(isinstance(e["t"], float) for e in events)
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
-        proc.stdout.close()
+        assert server.stop() == 0
 
 
 def test_cli_fail_every():
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_openai", "--port", "0", "--fail-every", "2"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        base_url = proc.stdout.readline().strip().removeprefix("listening on ")
-        with openai.OpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=10) as c:
+    with fake_openai_process("--fail-every", "2") as server:
+        with openai.OpenAI(base_url=server.url, api_key="test", max_retries=0, timeout=10) as c:
             ask(c, pointwise_format())
             with pytest.raises(openai.InternalServerError):
                 ask(c, pointwise_format())
             ask(c, pointwise_format())
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()
+
+
+def test_cli_gate_holds_replies_until_allowed(tmp_path):
+    """--control: the gate the kill-and-resume tests stop the judge with, from another process."""
+    log = tmp_path / "events.jsonl"
+    with fake_openai_process(log=log) as server:
+        server.hold()
+        server.allow(1)
+        with openai.OpenAI(base_url=server.url, api_key="test", max_retries=0, timeout=0.5) as c:
+            ask(c, pointwise_format(), call="let-through")
+            with pytest.raises(openai.APITimeoutError):  # the budget spent: held until the client gives up
+                ask(c, pointwise_format(), call="held")
+            server.open()
+            ask(c, pointwise_format(), call="after")
+        wait_until(lambda: server.events()[1].total() == 2, "the served events in the log")
+        received, served = server.events()
+        assert received == {"let-through": 1, "held": 1, "after": 1}
+        assert served == {"let-through": 1, "after": 1}

@@ -38,7 +38,7 @@ from annotation.formats import (
     write_rankings,
     write_run,
 )
-from tests.conftest import shared_dir
+from tests.conftest import EXAMPLE, shared_dir
 
 _SHARED = shared_dir()
 TREC_EVAL = _SHARED / "data" / "trec_eval_test" if _SHARED else None
@@ -376,7 +376,7 @@ def test_bad_golden_without_libyaml(tmp_path, monkeypatch, case, content, messag
 def test_golden_reads_the_same_with_and_without_libyaml(monkeypatch) -> None:
     from annotation import _golden
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "worked-example" / "sampled.yaml"
+    example = EXAMPLE / "sampled.yaml"
     fast = read_golden(example)
     monkeypatch.setattr(_golden, "_FAST_LOADER", None)
     slow = read_golden(example)
@@ -483,6 +483,7 @@ BAD_LINE_100000 = [
 ]
 
 
+@pytest.mark.slow  # files of 100,000 lines
 @pytest.mark.parametrize(
     ("case", "bad_line", "message"), BAD_LINE_100000, ids=[c[0] for c in BAD_LINE_100000]
 )
@@ -507,6 +508,7 @@ def test_fast_path_reads_a_large_clean_run_like_the_line_reader(tmp_path, clean_
     assert read_run(path).table.equals(slow.table)
 
 
+@pytest.mark.slow  # files of 100,000 lines
 def test_comment_and_crlf_deep_in_a_large_run_are_accepted(tmp_path, clean_run_lines) -> None:
     lines = list(clean_run_lines)
     lines[70_000] = "# a comment far past the first 64 KiB\n"
@@ -900,6 +902,7 @@ def _outcome(read: Callable[[Path], object], path: Path) -> object:
         return str(error)
 
 
+@pytest.mark.slow  # fuzz: 200 examples a reader
 @pytest.mark.parametrize(("kind", "name", "read"), FUZZ_TARGETS, ids=[f"{t[0]}-{t[1]}" for t in FUZZ_TARGETS])
 @settings(max_examples=200, deadline=None)
 @given(data=st.binary(max_size=200))
@@ -909,6 +912,7 @@ def test_fuzz_arbitrary_bytes(tmp_path_factory, kind, name, read, data) -> None:
     _outcome(read, path)  # anything but a FormatError fails the test
 
 
+@pytest.mark.slow  # fuzz: 200 examples a reader
 @pytest.mark.parametrize(("kind", "name", "read"), FUZZ_TARGETS, ids=[f"{t[0]}-{t[1]}" for t in FUZZ_TARGETS])
 @settings(max_examples=200, deadline=None)
 @given(st.data())
@@ -919,6 +923,7 @@ def test_fuzz_mutated_valid_files(tmp_path_factory, kind, name, read, data) -> N
     _outcome(read, path)
 
 
+@pytest.mark.slow  # fuzz: 200 examples a reader
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_fuzz_fast_and_slow_paths_agree(tmp_path_factory, data) -> None:
@@ -947,6 +952,7 @@ def test_fuzz_fast_and_slow_paths_agree(tmp_path_factory, data) -> None:
             assert outcome == slow
 
 
+@pytest.mark.slow  # fuzz: 200 examples a reader
 @settings(max_examples=200, deadline=None)
 @given(
     token=st.one_of(
@@ -1016,6 +1022,7 @@ queries:
 """
 
 
+@pytest.mark.slow  # fuzz: 200 examples a reader
 @settings(max_examples=200, deadline=None)
 @given(slots=st.lists(GOLDEN_SLOT_VALUES, min_size=12, max_size=12))
 def test_fuzz_golden_values_in_every_slot(tmp_path_factory, slots) -> None:

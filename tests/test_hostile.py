@@ -27,10 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
-from streamlit.testing.v1 import AppTest
 
 from annotation.__main__ import build_demo
 from annotation.__main__ import main as annotation_main
@@ -49,10 +47,9 @@ from annotation.formats import (
 from annotation.render import plain
 from annotation.store import StoreError
 from calibration.__main__ import main as calibration_main
+from tests.conftest import EXAMPLE, ROOT, app_test, cli, page_test
 
-ROOT = Path(__file__).resolve().parent.parent
-BAD = Path(__file__).resolve().parent / "data" / "bad"
-EXAMPLE = ROOT / "examples" / "worked-example"
+BAD = ROOT / "tests" / "data" / "bad"
 GOOD_QRELS = EXAMPLE / "truth.qrels"
 GOOD_RUN = EXAMPLE / "run.jsonl"
 
@@ -338,19 +335,13 @@ def import_argv(case: Bad, db: Path) -> list[str]:
     return ["import", "--db", str(db), flag, str(case.path), *extra]
 
 
-def run_main(main: Callable[[list[str]], int], argv: list[str], capsys) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 # --------------------------------------------------------------------------- command lines
 
 
 @pytest.mark.parametrize("case", cases(*STORE_KINDS))
 def test_import_refuses_and_writes_nothing(case: Bad, demo_db: Path, capsys) -> None:
     before = snapshot(demo_db)
-    code, out, err = run_main(annotation_main, import_argv(case, demo_db), capsys)
+    code, out, err = cli(annotation_main, capsys, *import_argv(case, demo_db))
     assert (code, out) == (2, ""), err
     assert_untouched(demo_db, before)
     one_error_line(err, case, case.named)
@@ -359,7 +350,7 @@ def test_import_refuses_and_writes_nothing(case: Bad, demo_db: Path, capsys) -> 
 @pytest.mark.parametrize("case", cases("labels", "run", metrics=True))
 def test_metrics_refuses(case: Bad, capsys) -> None:
     pair = [case.path, GOOD_RUN] if case.kind == "labels" else [GOOD_QRELS, case.path]
-    code, out, err = run_main(calibration_main, ["metrics", *map(str, pair)], capsys)
+    code, out, err = cli(calibration_main, capsys, "metrics", *pair)
     assert (code, out) == (2, ""), err
     one_error_line(err, case, case.named)
 
@@ -374,7 +365,7 @@ def unlabeled(tmp_path) -> Path:
 @pytest.mark.parametrize("case", cases(*CSV_KINDS))
 def test_calibration_refuses_bad_csv(case: Bad, unlabeled: Path, capsys) -> None:
     argv = [case.kind, str(case.path)] + ([str(unlabeled)] if case.kind == "ppi" else [])
-    code, out, err = run_main(calibration_main, argv, capsys)
+    code, out, err = cli(calibration_main, capsys, *argv)
     assert (code, out) == (2, ""), err
     one_error_line(err, case, case.named)
 
@@ -390,11 +381,12 @@ def test_ppi_names_the_unlabeled_file_too(tmp_path, capsys) -> None:
         unlabeled = tmp_path / "unlabeled.csv"
         unlabeled.write_text(content, encoding="utf-8")
         case = Bad("unlabeled.csv", "ppi", line, "judge" if "finite" in says else None, says)
-        code, out, err = run_main(calibration_main, ["ppi", str(labeled), str(unlabeled)], capsys)
+        code, out, err = cli(calibration_main, capsys, "ppi", labeled, unlabeled)
         assert (code, out) == (2, ""), err
         one_error_line(err, case, unlabeled)
 
 
+@pytest.mark.slow  # a CLI process per case
 @pytest.mark.parametrize(
     ("command", "name"),
     [
@@ -452,9 +444,10 @@ def huge_cases(tmp_path: Path) -> list[tuple[list[str], Bad, Path]]:
     return out
 
 
+@pytest.mark.slow  # files of one 16 MB line
 def test_a_huge_single_line_gives_a_short_message(tmp_path, capsys) -> None:
     for argv, case, path in huge_cases(tmp_path):
-        code, out, err = run_main(calibration_main, argv, capsys)
+        code, out, err = cli(calibration_main, capsys, *argv)
         assert (code, out) == (2, ""), err
         one_error_line(err, case, path)
 
@@ -463,9 +456,7 @@ def test_a_huge_corpus_line_is_refused_by_import(demo_db: Path, tmp_path, capsys
     corpus = tmp_path / "huge.jsonl"
     corpus.write_bytes(b'{"id": "a ' + b"b" * (16 << 20) + b'", "text": "t"}\n')
     before = snapshot(demo_db)
-    code, out, err = run_main(
-        annotation_main, ["import", "--db", str(demo_db), "--corpus", str(corpus)], capsys
-    )
+    code, out, err = cli(annotation_main, capsys, "import", "--db", demo_db, "--corpus", corpus)
     assert (code, out) == (2, ""), err
     one_error_line(err, Bad("", "corpus", 1, "id", "characters) holds whitespace"), corpus)
     assert_untouched(demo_db, before)
@@ -512,15 +503,7 @@ def test_data_page_says_nothing_was_imported(demo_db: Path, monkeypatch) -> None
 
     monkeypatch.setenv("DENOMINATOR_DB", str(demo_db))
     before = snapshot(demo_db)
-
-    def page():
-        import annotation.ui as ui
-
-        ui.render_data_page()
-
-    at = AppTest.from_function(page, default_timeout=30)
-    at.session_state["label:annotator"] = "ann"
-    at.run()
+    at = page_test("annotation.ui.render_data_page", state={"label:annotator": "ann"}).run()
     assert not at.exception, [e.value for e in at.exception]
     at.text_input(key="data:run-name").input("hostile")
     at.text_input(key="data:labels-by").input("mallory")
@@ -550,8 +533,7 @@ def test_data_page_says_nothing_was_imported(demo_db: Path, monkeypatch) -> None
     ],
 )
 def test_metrics_page_shows_the_readers_message(qrels_name, run_name, shown, line) -> None:
-    st.cache_data.clear()
-    at = AppTest.from_file(ROOT / "app.py", default_timeout=30).run()
+    at = app_test().run()
     assert not at.exception, [e.value for e in at.exception]
     at.radio(key="metrics:source").set_value("your files").run()
     qrels = (
@@ -568,7 +550,6 @@ def test_metrics_page_shows_the_readers_message(qrels_name, run_name, shown, lin
     assert len(errors) == 1 and errors[0].startswith(f"{shown}:{line}: "), errors
     assert "denominator-" not in errors[0]
     assert not at.table
-    st.cache_data.clear()
 
 
 # --------------------------------------------------------------------------- fuzz
@@ -794,6 +775,7 @@ def read_and_judge(read: Callable[[Path], object], path: Path, shown: Path | Non
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.slow  # fuzz: 200 examples a kind
 @pytest.mark.parametrize("kind", list(READERS))
 @FUZZ
 @given(data=hs.binary(max_size=300))
@@ -804,6 +786,7 @@ def test_fuzz_random_bytes(tmp_path_factory, kind, data) -> None:
     read_and_judge(read, path)
 
 
+@pytest.mark.slow  # fuzz: 200 examples a kind
 @pytest.mark.parametrize("kind", list(READERS))
 @FUZZ
 @given(data=hs.data())
@@ -814,6 +797,7 @@ def test_fuzz_near_valid_lines(tmp_path_factory, kind, data) -> None:
     read_and_judge(read, path)
 
 
+@pytest.mark.slow  # fuzz: 200 examples a kind
 @pytest.mark.parametrize("kind", list(JSON_KEYS))
 @FUZZ
 @given(data=hs.data())
@@ -824,6 +808,7 @@ def test_fuzz_json_objects(tmp_path_factory, kind, data) -> None:
     read_and_judge(read, path)
 
 
+@pytest.mark.slow  # fuzz: 200 examples a kind
 @pytest.mark.parametrize("name", ["f.qrels", "f.run"])
 @FUZZ
 @given(content=trec_lines())
@@ -833,6 +818,7 @@ def test_fuzz_trec_tokens(tmp_path_factory, name, content) -> None:
     read_and_judge(read_judgments if name == "f.qrels" else read_ranked, path)
 
 
+@pytest.mark.slow  # fuzz: 200 examples a kind
 @FUZZ
 @given(content=yaml_soup())
 def test_fuzz_golden_token_soup(tmp_path_factory, content) -> None:
@@ -848,6 +834,7 @@ BEIR_VALID = {
 }
 
 
+@pytest.mark.slow  # fuzz: 200 examples a kind
 @FUZZ
 @given(data=hs.data())
 def test_fuzz_beir_folders(tmp_path_factory, data) -> None:
@@ -865,6 +852,7 @@ def test_fuzz_beir_folders(tmp_path_factory, data) -> None:
 CSV_VALID = b"human,judge\n1,1\n0,0.5\n1,1\n"
 
 
+@pytest.mark.slow  # fuzz: 200 examples a kind
 @FUZZ
 @given(data=hs.data())
 def test_fuzz_csv_reader(tmp_path_factory, data) -> None:

@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from annotation.__main__ import build_demo
 from annotation.formats import Qrels, Run
 from annotation.pooling import next_item, pool, progress
 from annotation.store import Store, StoreError
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+from tests.conftest import EXAMPLE, page_test, page_text
 
 
 @pytest.fixture
@@ -44,10 +33,8 @@ def test_pool_is_the_union_of_top_d_and_skips_judged(store) -> None:
         pool(store, 2, annotators=["x"], overlap=0.1)
 
 
-def test_queue_is_blind_and_per_annotator(tmp_path) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    with Store(db) as store:
+def test_queue_is_blind_and_per_annotator(demo_db) -> None:
+    with Store(demo_db) as store:
         item = next_item(store, "ann")
         assert set(item) == {"item_id", "query", "chunk"}  # no run, rank, score or label
         ann, bob = progress(store, "ann"), progress(store, "bob")
@@ -57,28 +44,14 @@ def test_queue_is_blind_and_per_annotator(tmp_path) -> None:
         assert next_item(store, "ann")["item_id"] != item["item_id"]
 
 
-def run_page(db) -> AppTest:
-    def page():
-        from annotation.ui import render_label_chunks_page
-
-        render_label_chunks_page()
-
-    at = AppTest.from_function(page, default_timeout=30)
-    at.session_state["label:annotator"] = "ann"
-    return at
+def run_function_page(render_name: str):
+    """A labelling page, in local mode, for ann."""
+    return page_test(f"annotation.ui.{render_name}", state={"label:annotator": "ann"})
 
 
-def page_text(at: AppTest) -> str:
-    parts = [e.value for e in at.code] + [e.value for e in at.markdown] + [str(e.value) for e in at.caption]
-    parts += [b.label for b in at.button] + [p.text or "" for p in at.get("progress")]
-    return "\n".join(str(p) for p in parts)
-
-
-def test_label_page_grades_skips_and_undoes(tmp_path, monkeypatch) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    at = run_page(db).run()
+def test_label_page_grades_skips_and_undoes(demo_db) -> None:
+    db = demo_db
+    at = run_function_page("render_label_chunks_page").run()
     assert not at.exception
     text = page_text(at)
     assert "0 / 24 in this batch labelled by ann" in text
@@ -110,26 +83,13 @@ def test_label_page_grades_skips_and_undoes(tmp_path, monkeypatch) -> None:
 
 def test_label_page_without_a_database(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "missing.db"))
-    at = run_page(tmp_path / "missing.db").run()
+    at = run_function_page("render_label_chunks_page").run()
     assert not at.exception
     assert "No database at" in at.error[0].value
 
 
-def run_function_page(render_name: str) -> AppTest:
-    def page(render_name):
-        import annotation.ui as ui
-
-        getattr(ui, render_name)()
-
-    at = AppTest.from_function(page, args=(render_name,), default_timeout=30)
-    at.session_state["label:annotator"] = "ann"
-    return at
-
-
-def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+def test_label_traces_page_grades_faithfulness_with_a_note(demo_db) -> None:
+    db = demo_db
     at = run_function_page("render_label_traces_page").run()
     assert not at.exception
     text = page_text(at)
@@ -138,7 +98,6 @@ def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch
     assert "Context 1 of" in text and "Answer" in text
     # contexts given as chunk ids are shown as the chunks' texts, never as bare ids
     from annotation.formats import read_corpus
-    from tests.test_worked_example import EXAMPLE
 
     corpus = {c["id"]: c["text"] for c in read_corpus(EXAMPLE / "corpus.jsonl")}
     shown = [c.value for c in at.code]
@@ -155,10 +114,8 @@ def test_label_traces_page_grades_faithfulness_with_a_note(tmp_path, monkeypatch
     assert row == [("faithfulness", 1, "the burning claim is not in the contexts")]
 
 
-def test_compare_page_records_the_order_shown(tmp_path, monkeypatch) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+def test_compare_page_records_the_order_shown(demo_db) -> None:
+    db = demo_db
     at = run_function_page("render_compare_page").run()
     assert not at.exception
     assert "0 / 4 in this batch labelled by ann" in page_text(at)
@@ -195,10 +152,7 @@ def test_pool_report_says_what_each_run_found_alone(store) -> None:
     assert {r["run"]: r["found_only_here"] for r in pool_report(store, 1)} == {"bm25": 1, "dense": 1}
 
 
-def test_data_page_counts_progress_and_pool(tmp_path, monkeypatch) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+def test_data_page_counts_progress_and_pool(demo_db) -> None:
     at = run_function_page("render_data_page").run()
     assert not at.exception
     tables = [t.value for t in at.table]
@@ -225,13 +179,11 @@ def test_items_pooled_before_assignment_are_assigned_later(store) -> None:
     assert progress(store, "ann")[1] + progress(store, "bob")[1] == 4
 
 
-def test_two_quick_keys_grade_one_item_once_and_names_do_not_mix(tmp_path, monkeypatch) -> None:
+def test_two_quick_keys_grade_one_item_once_and_names_do_not_mix(demo_db) -> None:
     """Review findings: two presses before a rerun must not grade the item on screen
     twice; undo after changing the name must not retract the other person's label."""
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    at = run_page(db).run()
+    db = demo_db
+    at = run_function_page("render_label_chunks_page").run()
     at.button(key="label:grade2").click()
     at.button(key="label:grade3").click().run()
     with Store(db) as store:
@@ -247,40 +199,24 @@ def test_two_quick_keys_grade_one_item_once_and_names_do_not_mix(tmp_path, monke
         assert store.db.execute("SELECT count(*) FROM labels WHERE value IS NULL").fetchone()[0] == 0
 
 
-def test_no_name_no_labelling(tmp_path, monkeypatch) -> None:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    monkeypatch.delenv("DENOMINATOR_ANNOTATOR", raising=False)
-
-    def page():
-        from annotation.ui import render_label_chunks_page
-
-        render_label_chunks_page()
-
-    at = AppTest.from_function(page, default_timeout=30).run()
+def test_no_name_no_labelling(demo_db) -> None:
+    at = page_test("annotation.ui.render_label_chunks_page").run()  # no DENOMINATOR_ANNOTATOR either
     assert "Type your name in the sidebar to start." in [i.value for i in at.info]
     assert not at.button
 
 
-def data_page(tmp_path, monkeypatch) -> tuple[AppTest, object]:
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+def data_page(db):
     return run_function_page("render_data_page").run(), db
 
 
-def test_data_page_imports_uploads_in_one_transaction(tmp_path, monkeypatch) -> None:
-    from pathlib import Path
-
-    example = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
-    at, db = data_page(tmp_path, monkeypatch)
+def test_data_page_imports_uploads_in_one_transaction(demo_db) -> None:
+    at, db = data_page(demo_db)
     assert not at.exception
     at.file_uploader(key="data:up:run").set_value(
-        ("run.jsonl", (example / "run.jsonl").read_bytes(), "text/plain")
+        ("run.jsonl", (EXAMPLE / "run.jsonl").read_bytes(), "text/plain")
     )
     at.file_uploader(key="data:up:labels").set_value(
-        ("truth.qrels", (example / "truth.qrels").read_bytes(), "text/plain")
+        ("truth.qrels", (EXAMPLE / "truth.qrels").read_bytes(), "text/plain")
     )
     at.text_input(key="data:run-name").input("second")
     at.text_input(key="data:labels-by").input("truth")
@@ -294,7 +230,7 @@ def test_data_page_imports_uploads_in_one_transaction(tmp_path, monkeypatch) -> 
         before = store.counts()
     # a bad label file beside a good run: neither lands, and the error names the upload
     at.file_uploader(key="data:up:run").set_value(
-        ("run.jsonl", (example / "run.jsonl").read_bytes(), "text/plain")
+        ("run.jsonl", (EXAMPLE / "run.jsonl").read_bytes(), "text/plain")
     )
     at.file_uploader(key="data:up:labels").set_value(("bad.qrels", b"q1 0 d1 2\nq1 0 d2\n", "text/plain"))
     at.text_input(key="data:run-name").input("third")
@@ -305,8 +241,8 @@ def test_data_page_imports_uploads_in_one_transaction(tmp_path, monkeypatch) -> 
         assert store.counts() == before
 
 
-def test_data_page_exports_a_download(tmp_path, monkeypatch) -> None:
-    at, db = data_page(tmp_path, monkeypatch)
+def test_data_page_exports_a_download(demo_db) -> None:
+    at, db = data_page(demo_db)
     at.selectbox(key="data:export-format").set_value("qrels")
     at.selectbox(key="data:export-who").set_value("cat")
     at.button(key="data:export").click().run()
@@ -349,9 +285,9 @@ def test_the_queue_resumes_after_the_last_label_and_comes_back_for_skipped_items
     assert len(seen) == 5 and progress(store, "ann") == (5, 5)
 
 
-def test_data_page_samples_for_the_estimate(tmp_path, monkeypatch) -> None:
+def test_data_page_samples_for_the_estimate(demo_db) -> None:
     """The Data page draws the estimate's sample as `pool --estimate` does: recorded, blind, assigned."""
-    at, db = data_page(tmp_path, monkeypatch)
+    at, db = data_page(demo_db)
     assert not at.exception
     at.number_input(key="data:est-n").set_value(5)
     at.checkbox(key="data:est-corpus").check()

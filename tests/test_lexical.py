@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.__main__ import EXAMPLE_DIR, build_demo
+from annotation.__main__ import EXAMPLE_DIR
 from annotation.formats import Qrels
 from annotation.rubrics import get_rubric
 from annotation.store import Store, aggregate_grades
@@ -444,11 +444,10 @@ def current_medians(store: Store, kind: str, rubric: str) -> dict[int, int]:
 
 
 @pytest.mark.parametrize(("rubric", "kind"), [("relevance", "chunk"), ("faithfulness", "trace")])
-def test_demo_cross_validated_agreement(tmp_path, rubric: str, kind: str) -> None:
+def test_demo_cross_validated_agreement(demo_db, rubric: str, kind: str) -> None:
     """Fit on the demo's human labels (relevance: cat and dan; faithfulness: cat) and print
     the cross-validated agreement with them."""
-    build_demo(str(tmp_path / "demo.db"))
-    with Store(tmp_path / "demo.db") as store:
+    with Store(demo_db) as store:
         rows = training_data(store, rubric)
         assert {r[0]: r[3] for r in rows} == current_medians(store, kind, rubric)
         n_items = store.db.execute("SELECT count(*) FROM items WHERE kind = ?", [kind]).fetchone()[0]
@@ -473,12 +472,11 @@ def test_demo_cross_validated_agreement(tmp_path, rubric: str, kind: str) -> Non
     assert set(judge.predict(a, b).tolist()) <= set(y)
 
 
-def test_demo_after_a_labelling_session(tmp_path) -> None:
+def test_demo_after_a_labelling_session(demo_db) -> None:
     """ann and bob grade their pooled demo chunks as the worked example says
     (its truth; a chunk it does not list is irrelevant, 0), beside cat and dan."""
-    build_demo(str(tmp_path / "demo.db"))
     truth = truth_grades()
-    with Store(tmp_path / "demo.db") as store:
+    with Store(demo_db) as store:
         assigned = store.db.execute(
             """SELECT i.id, i.query_id, i.chunk_id, a.name FROM assignments s
                JOIN items i ON i.id = s.item_id JOIN annotators a ON a.id = s.annotator_id ORDER BY i.id, a.name"""

@@ -216,6 +216,7 @@ def build_run(rows, layout: str, split: int) -> Run:
 # ------------------------------------------------------- 1. against pytrec_eval
 
 
+@pytest.mark.slow  # oracle property test: 300 cases
 @HYPOTHESIS
 @given(oracle_cases())
 def test_evaluate_matches_pytrec_eval(case):
@@ -265,6 +266,7 @@ def test_evaluate_matches_pytrec_eval(case):
 # ------------------------------------------- 2. batch engine == reference
 
 
+@pytest.mark.slow  # oracle property test: 300 cases
 @HYPOTHESIS
 @given(engine_cases())
 def test_batch_engine_matches_reference(case):
@@ -317,6 +319,7 @@ def test_batch_engine_matches_reference(case):
                 assert ev.mean(name) is None
 
 
+@pytest.mark.slow  # oracle property test: 300 cases
 @HYPOTHESIS
 @given(oracle_cases(), st.data())
 def test_line_order_never_matters(case, data):

@@ -3,46 +3,20 @@
 from __future__ import annotations
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from annotation.__main__ import build_demo
 from annotation.formats import FormatError
 from annotation.store import Store, StoreError
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+from tests.conftest import add_tokens, page_test
 
 
 @pytest.fixture
-def demo(tmp_path, monkeypatch):
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    monkeypatch.delenv("DENOMINATOR_ANNOTATOR", raising=False)
-    with Store(db) as store:
-        tokens = {
-            "ann": store.add_annotator("ann", "annotator"),
-            "root": store.add_annotator("root", "admin"),
-        }
-    return db, tokens
+def demo(demo_db):
+    """The demo database and the tokens of ann (annotator) and root (admin)."""
+    return demo_db, add_tokens(demo_db)
 
 
-def label_page(token: str) -> AppTest:
-    def page():
-        import annotation.ui as annotation_ui
-
-        annotation_ui.render_label_chunks_page()
-
-    at = AppTest.from_function(page, default_timeout=30)
-    at.session_state["access:token"] = token
-    return at.run()
+def label_page(token: str):
+    return page_test("annotation.ui.render_label_chunks_page", state={"access:token": token}).run()
 
 
 def ann_rows(db) -> list[tuple]:

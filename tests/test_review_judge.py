@@ -13,10 +13,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from annotation.__main__ import build_demo
 from annotation.store import Store
 from judge.__main__ import main
 from judge.client import Endpoint, JudgeClient
@@ -24,18 +21,13 @@ from judge.pairwise import pairwise_calls, summarize_pairs
 from judge.pointwise import pointwise_calls
 from judge.prompts import fingerprint, judge_settings
 from judge.runner import Job, ResultWriter, run_job
-from tests.fake_openai import FakeOpenAI
+from tests.conftest import page_test
 
 
 @pytest.fixture
-def demo(tmp_path, monkeypatch):
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    for name in ("OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+def demo(demo_db, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-review-secret")
-    return db
+    return demo_db
 
 
 def _completion(content: str) -> bytes:
@@ -105,22 +97,22 @@ GRADE = '{"reason": "r", "grade": 2}'
 # ---------------------------------------------------------------- client: retries
 
 
-def test_review_retry_after_that_is_neither_seconds_nor_a_date_still_retries() -> None:
+def test_review_retry_after_that_is_neither_seconds_nor_a_date_still_retries(fake_openai) -> None:
     """client.py: a Retry-After the client cannot read should fall back to the
     backoff; it raises ValueError out of complete() (from parsedate_to_datetime)
     and kills the whole run."""
 
     async def go():
-        with FakeOpenAI(faults=[("429", "soon")]) as server:
-            client = JudgeClient(Endpoint(server.base_url, "fake-judge", backoff=0.01))
-            try:
-                msgs = [
-                    {"role": "system", "content": 'Reply schema: {"properties": {"grade": {"enum": [0,1]}}}'},
-                    {"role": "user", "content": "x"},
-                ]
-                return await client.complete(msgs, None, "fp/1/-/0")
-            finally:
-                await client.close()
+        server = fake_openai(faults=[("429", "soon")])
+        client = JudgeClient(Endpoint(server.base_url, "fake-judge", backoff=0.01))
+        try:
+            msgs = [
+                {"role": "system", "content": 'Reply schema: {"properties": {"grade": {"enum": [0,1]}}}'},
+                {"role": "user", "content": "x"},
+            ]
+            return await client.complete(msgs, None, "fp/1/-/0")
+        finally:
+            await client.close()
 
     result = asyncio.run(go())
     assert result.attempts == 2
@@ -220,18 +212,11 @@ def test_review_judge_page_closes_the_writer_when_a_run_fails(demo, monkeypatch,
     def respond(index, key):
         return 200, "text/html", b"<html>proxy</html>"
 
-    st.cache_data.clear()
     before = len(_writer_threads())
     with scripted_server(respond) as (url, _):
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         monkeypatch.setenv("OPENAI_MODEL", "m")
-
-        def page():
-            from judge.ui import render_judge_page
-
-            render_judge_page()
-
-        at = AppTest.from_function(page, default_timeout=60).run()
+        at = page_test("judge.ui.render_judge_page", timeout=60).run()
         at.number_input(key="judge:limit").set_value(2).run()
         at.button(key="judge:run").click().run()
     assert len(_writer_threads()) == before, "a judge-writer thread was left running"
@@ -240,26 +225,26 @@ def test_review_judge_page_closes_the_writer_when_a_run_fails(demo, monkeypatch,
 # ---------------------------------------------------------------- pairwise
 
 
-def test_review_repeats_use_seed_plus_r(demo) -> None:
+def test_review_repeats_use_seed_plus_r(demo, fake_openai) -> None:
     """pairwise.py: "repeat r uses seed + r". The client sends endpoint.seed for
     every call, so repeat 1 is the byte-identical request of repeat 0 and
     repetition stability is measured on nothing."""
     with Store(demo) as store:
         calls = [c for c in pairwise_calls(store, repeats=2, limit=1)]
-    with FakeOpenAI() as server:
-        ep = Endpoint(server.base_url, "fake-judge", seed=7, concurrency=1, backoff=0.01)
-        settings = judge_settings("preference", ep.model, ep.base_url, seed=7)
-        fp = fingerprint(settings)
-        with Store(demo) as store:
-            store.register_judge(fp, settings)
-        writer = ResultWriter(str(demo))
-        writer.start()
-        try:
-            run_job(Job(JudgeClient(ep), "preference", fp, "json_schema", calls, writer))
-        finally:
-            writer.close()
-        server.wait_idle()
-        seeds = {r["key"].split("/")[-1]: r["body"].get("seed") for r in server.requests}
+    server = fake_openai()
+    ep = Endpoint(server.base_url, "fake-judge", seed=7, concurrency=1, backoff=0.01)
+    settings = judge_settings("preference", ep.model, ep.base_url, seed=7)
+    fp = fingerprint(settings)
+    with Store(demo) as store:
+        store.register_judge(fp, settings)
+    writer = ResultWriter(str(demo))
+    writer.start()
+    try:
+        run_job(Job(JudgeClient(ep), "preference", fp, "json_schema", calls, writer))
+    finally:
+        writer.close()
+    server.wait_idle()
+    seeds = {r["key"].split("/")[-1]: r["body"].get("seed") for r in server.requests}
     assert seeds["0"] == 7
     assert seeds["1"] == 8
 
@@ -331,26 +316,22 @@ def test_review_an_item_without_text_is_not_graded_as_empty(tmp_path) -> None:
     assert calls == [] or all(c.data["chunk"] for c in calls), [c.data for c in calls]
 
 
-def test_review_the_page_sends_the_server_key_only_to_the_configured_endpoint(demo, monkeypatch) -> None:
+def test_review_the_page_sends_the_server_key_only_to_the_configured_endpoint(
+    demo, monkeypatch, fake_openai
+) -> None:
     """judge/ui.py: the key comes from the server's OPENAI_API_KEY, but the page
     lets whoever holds the admin role type any base URL; the server then sends
     `Authorization: Bearer $OPENAI_API_KEY` to that URL (an admin of the app,
     who need not have the server's environment, can read the key off the wire)."""
-    st.cache_data.clear()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
-    with FakeOpenAI() as configured, FakeOpenAI() as elsewhere:
-        monkeypatch.setenv("OPENAI_BASE_URL", configured.base_url)
-        monkeypatch.setenv("OPENAI_MODEL", "fake-judge")
-
-        def page():
-            from judge.ui import render_judge_page
-
-            render_judge_page()
-
-        at = AppTest.from_function(page, default_timeout=60).run()
-        at.text_input(key="judge:base-url").input(elsewhere.base_url).run()
-        at.number_input(key="judge:limit").set_value(1).run()
-        at.button(key="judge:run").click().run()
-        elsewhere.wait_idle()
-        sent = [r["headers"].get("authorization", "") for r in elsewhere.requests]
+    configured = fake_openai()
+    elsewhere = fake_openai()
+    monkeypatch.setenv("OPENAI_BASE_URL", configured.base_url)
+    monkeypatch.setenv("OPENAI_MODEL", "fake-judge")
+    at = page_test("judge.ui.render_judge_page", timeout=60).run()
+    at.text_input(key="judge:base-url").input(elsewhere.base_url).run()
+    at.number_input(key="judge:limit").set_value(1).run()
+    at.button(key="judge:run").click().run()
+    elsewhere.wait_idle()
+    sent = [r["headers"].get("authorization", "") for r in elsewhere.requests]
     assert not any("sk-server-secret" in h for h in sent), sent

@@ -3,44 +3,22 @@
 from __future__ import annotations
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from annotation.__main__ import build_demo
 from annotation.store import Store
 from judge.jobs import grade_offline
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    yield
-    st.cache_data.clear()
+from tests.conftest import page_test, page_text
 
 
 @pytest.fixture
-def demo(tmp_path, monkeypatch):
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
-    with Store(db) as store:
+def demo(demo_db):
+    """The demo database, graded by the offline judge."""
+    with Store(demo_db) as store:
         grade_offline(store, "relevance")
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    return db
+    return demo_db
 
 
-def page() -> AppTest:
-    def render():
-        from calibration.review_ui import render_review_page
-
-        render_review_page()
-
-    return AppTest.from_function(render, default_timeout=60)
-
-
-def text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [s.value for s in at.subheader]
-    parts += [f"{m.label} {m.value}" for m in at.metric] + [t.value.to_string() for t in at.table]
-    return "\n".join(str(p) for p in parts)
+def page():
+    return page_test("calibration.review_ui.render_review_page", timeout=60)
 
 
 def test_review_page_shows_kappa_ci_n_verdict_ceiling_and_trend(demo) -> None:
@@ -49,7 +27,7 @@ def test_review_page_shows_kappa_ci_n_verdict_ceiling_and_trend(demo) -> None:
     assert not at.exception, [e.value for e in at.exception]
     at.text_input(key="review:week").set_value("2026-W49")
     at.number_input(key="review:min").set_value(10).run()
-    shown = text(at)
+    shown = page_text(at)
     assert "kappa vs people (quadratic weights) 0.491" in shown
     assert "human-human kappa (the ceiling) 0.976" in shown and "n = 20 doubly labelled items" in shown
     assert "n = 20 items" in shown and "out-of-fold" in shown
@@ -57,7 +35,7 @@ def test_review_page_shows_kappa_ci_n_verdict_ceiling_and_trend(demo) -> None:
     at.button(key="review:save").click().run()
     assert "Saved the week 2026-W49 review of 1 judges." in [s.value for s in at.success]
     at.run()
-    assert "No saved review yet" not in text(at)  # the trend has its first point
+    assert "No saved review yet" not in page_text(at)  # the trend has its first point
 
 
 def test_a_changed_judge_is_uncalibrated(demo) -> None:
@@ -77,7 +55,7 @@ def test_a_changed_judge_is_uncalibrated(demo) -> None:
     at.text_input(key="review:week").set_value("2026-W49")
     at.number_input(key="review:min").set_value(10).run()
     assert not at.exception
-    shown = text(at)
+    shown = page_text(at)
     assert shown.count("relevance: judge") == 2
     assert "5 human-labelled items, fewer than the 10 needed" in shown
     badges = [m.value for m in at.markdown if "-badge[" in m.value]

@@ -9,6 +9,7 @@ from annotation.exchange import export_labels
 from annotation.formats import Qrels, Run, read_golden
 from annotation.pooling import item_view, next_item, pool, sample_unjudged, sampling_design
 from annotation.store import Store, StoreError
+from tests.conftest import cli
 
 
 @pytest.fixture
@@ -45,13 +46,11 @@ def test_strata_sizes_inclusion_and_no_judged_chunk(store) -> None:
         again.close()
 
 
-def test_a_refused_estimate_writes_nothing(tmp_path, capsys) -> None:
+def test_a_refused_estimate_writes_nothing(demo_db, capsys) -> None:
     """`pool --estimate` checks the estimate before it pools: a refusal leaves the store as it was."""
-    from annotation.__main__ import build_demo
     from annotation.__main__ import main as annotation_main
 
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
+    db = demo_db
     with Store(db) as s:
         before = s.counts()
     for args, message in (
@@ -67,44 +66,12 @@ def test_a_refused_estimate_writes_nothing(tmp_path, capsys) -> None:
         assert message in err and err.count("\n") == 1
         with Store(db) as s:
             assert s.counts() == before
-    assert (
-        annotation_main(
-            [
-                "pool",
-                "--db",
-                str(db),
-                "--depth",
-                "10",
-                "--estimate",
-                "3",
-                "--corpus-stratum",
-                "--annotators",
-                "ann",
-            ]
-        )
-        == 0
-    )
-    capsys.readouterr()
+    estimate = ["--estimate", "3", "--corpus-stratum", "--annotators", "ann"]
+    assert cli(annotation_main, capsys, "pool", "--db", db, "--depth", "10", *estimate)[0] == 0
     with Store(db) as s:
         after = s.counts()
-    assert (
-        annotation_main(
-            [
-                "pool",
-                "--db",
-                str(db),
-                "--depth",
-                "12",
-                "--estimate",
-                "3",
-                "--corpus-stratum",
-                "--annotators",
-                "ann",
-            ]
-        )
-        == 2
-    )
-    assert "already holds an estimate sample (12 chunks drawn" in capsys.readouterr().err
+    code, _, err = cli(annotation_main, capsys, "pool", "--db", db, "--depth", "12", *estimate)
+    assert code == 2 and "already holds an estimate sample (12 chunks drawn" in err
     with Store(db) as s:
         assert s.counts() == after
 
@@ -144,13 +111,10 @@ def test_bad_designs_are_refused(store) -> None:
         sample_unjudged(store, depth=3, n=3)
 
 
-def test_export_warns_of_pooled_chunks_without_a_label(tmp_path) -> None:
+def test_export_warns_of_pooled_chunks_without_a_label(demo_db, tmp_path) -> None:
     """An estimate from a file that leaves pooled chunks unlabelled counts them neither judged
     nor sampled: the export says how many."""
-    from annotation.__main__ import build_demo
-
-    db = tmp_path / "demo.db"
-    build_demo(str(db))
+    db = demo_db
     with Store(db) as s:
         sample_unjudged(s, 10, 3, corpus=True, annotators=["ann"])
         message = export_labels(s, "golden", tmp_path / "g.yaml")

@@ -11,7 +11,7 @@ from scipy import stats
 
 from calibration.__main__ import main
 from calibration.significance import paired_test, randomization_p
-from tests.test_worked_example import EXAMPLE
+from tests.conftest import EXAMPLE
 
 
 def exact_sign_flip_p(diffs: np.ndarray) -> float:

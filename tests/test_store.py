@@ -8,7 +8,7 @@ import pytest
 
 from annotation.formats import Qrels, Run, read_corpus, read_golden, read_queries, read_rankings
 from annotation.store import ImportConflict, Store, StoreError
-from tests.test_worked_example import EXAMPLE
+from tests.conftest import EXAMPLE
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from pathlib import Path
 
-from annotation.__main__ import build_demo
+import pytest
+
 from annotation.store import Store
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # a load test: 16 processes writing at once
 WORKERS = 16  # issue #6: 16 processes, 500 labels each, at once
 LABELS_EACH = 500
 WRITER = """
@@ -23,33 +23,31 @@ from annotation.store import Store
 db, annotator, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with Store(db) as store:
     store.annotator_id(annotator)
+    print("ready", flush=True)  # then every writer waits for the same go: the labels really overlap
+    assert sys.stdin.readline() == "go\\n"
     for i in range(n):
         store.add_label(1 + i % 40, annotator, i % 4, seconds=0.1)
 print(n)
 """
-# every writer waits for the same moment before its first label, so they really overlap
-START = """
-import time, sys
-deadline = float(sys.argv[4])
-while time.time() < deadline:
-    time.sleep(0.001)
-"""
 
 
-def test_parallel_writers_lose_nothing(tmp_path, figure) -> None:
-    db = str(tmp_path / "demo.db")
-    build_demo(db)
-    start = time.time() + 3.0  # time for 16 interpreters to start
+def test_parallel_writers_lose_nothing(demo_db, figure) -> None:
+    db = str(demo_db)
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", START + WRITER, db, f"person{w}", str(LABELS_EACH), str(start)],
+            [sys.executable, "-c", WRITER, db, f"person{w}", str(LABELS_EACH)],
             cwd=ROOT,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for w in range(WORKERS)
     ]
+    assert [writer.stdout.readline() for writer in writers] == ["ready\n"] * WORKERS  # all 16 started
+    for writer in writers:  # then all released at once
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
     outputs = [writer.communicate(timeout=600) for writer in writers]
     assert [writer.returncode for writer in writers] == [0] * WORKERS, [err for _, err in outputs]
     assert [out.strip() for out, _ in outputs] == [str(LABELS_EACH)] * WORKERS

@@ -7,7 +7,6 @@ the product against numbers nobody on this project computed by hand again.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,13 +15,11 @@ from annotation.formats import Qrels, Run, read_golden, read_qrels, read_ranking
 from calibration.__main__ import main
 from calibration.audit import audit, parse_gate
 from calibration.metrics import evaluate, evaluate_query
-from tests.conftest import shared_dir
+from tests.conftest import EXAMPLE, ROOT, cli, shared_dir
 
-ROOT = Path(__file__).resolve().parents[1]
 COPY = ROOT / "tests" / "data" / "worked-example.yaml"
 SHARED = shared_dir()
 SEED = SHARED / "seed-example" / "worked-example.yaml" if SHARED else COPY
-EXAMPLE = ROOT / "examples" / "worked-example"
 
 SPEC = yaml.safe_load(SEED.read_text())
 K = SPEC["k"]
@@ -157,15 +154,9 @@ def test_audit_q_dupe() -> None:
 # ---------------------------------------------------------------- CLI
 
 
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_metrics_json(capsys) -> None:
-    code, out, err = run_cli(
-        capsys, "metrics", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5", "--format", "json"
+    code, out, err = cli(
+        main, capsys, "metrics", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5", "--format", "json"
     )
     assert code == 0, err
     data = json.loads(out)
@@ -187,7 +178,7 @@ def test_cli_metrics_json(capsys) -> None:
 
 
 def test_cli_metrics_table(capsys) -> None:
-    code, out, _ = run_cli(capsys, "metrics", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5")
+    code, out, _ = cli(main, capsys, "metrics", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5")
     assert code == 0
     broad = next(line for line in out.splitlines() if line.startswith("q_broad"))
     # |Rel| 8, P@5 0.800 (ceiling 1.000), R@5 0.500 (ceiling 0.625), RR 1, nDCG 0.880
@@ -201,7 +192,8 @@ def test_cli_metrics_table(capsys) -> None:
 
 
 def test_cli_audit_json(capsys) -> None:
-    code, out, err = run_cli(
+    code, out, err = cli(
+        main,
         capsys,
         "audit",
         EXAMPLE / "golden.yaml",
@@ -252,7 +244,8 @@ def test_cli_audit_json(capsys) -> None:
 
 
 def test_cli_audit_table(capsys) -> None:
-    code, out, _ = run_cli(
+    code, out, _ = cli(
+        main,
         capsys,
         "audit",
         EXAMPLE / "golden.yaml",
@@ -286,15 +279,31 @@ def test_cli_audit_table(capsys) -> None:
 
 
 def test_cli_q_dupe_fails_duplicates_gate(capsys) -> None:
-    code, out, _ = run_cli(
-        capsys, "audit", EXAMPLE / "dupe.yaml", EXAMPLE / "dupe.jsonl", "-k", "5", "--fail-on", "duplicates"
+    code, out, _ = cli(
+        main,
+        capsys,
+        "audit",
+        EXAMPLE / "dupe.yaml",
+        EXAMPLE / "dupe.jsonl",
+        "-k",
+        "5",
+        "--fail-on",
+        "duplicates",
     )
     assert code == 1
     assert "duplicates: FAILED for q_dupe" in out
     assert "q_dupe: [duplicate_ids] repeated ids d1" in out
     assert "a naive positional count finds 3 hits in the top 5, distinct documents give 2" in out
-    code, out, _ = run_cli(
-        capsys, "audit", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5", "--fail-on", "duplicates"
+    code, out, _ = cli(
+        main,
+        capsys,
+        "audit",
+        EXAMPLE / "golden.yaml",
+        EXAMPLE / "run.jsonl",
+        "-k",
+        "5",
+        "--fail-on",
+        "duplicates",
     )
     assert code == 0 and "duplicates: passed" in out
 

@@ -7,11 +7,20 @@ from __future__ import annotations
 
 import re
 import shutil
-import sqlite3
 from pathlib import Path
 
-from annotation.store import Store
-from tests.e2e.test_browser import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, running_app
+import pytest
+
+from tests.conftest import (
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    add_tokens,
+    plant_secrets,
+    running_app,
+    wait_for_script_run,
+)
+
+pytestmark = pytest.mark.slow  # a real server and a real browser
 
 SECRET_REASON = "JUDGE-REASON-4410"
 FORBIDDEN = ("retriever", "rag-bm25", "rag-rerank", "bob", "cat", "dan", "0.987654", SECRET_REASON, "gpt-x")
@@ -20,26 +29,8 @@ FORBIDDEN = ("retriever", "rag-bm25", "rag-rerank", "bob", "cat", "dan", "0.9876
 def _token_db(demo_db: Path, folder: Path) -> tuple[Path, dict[str, str]]:
     db = folder / "tokens.db"
     shutil.copy(demo_db, db)
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE rankings SET score = 0.987654")
-        conn.execute(
-            "INSERT INTO judges (fingerprint, model, endpoint, created_at) VALUES ('fp', 'gpt-x', 'http://h', 'now')"
-        )
-        conn.execute(
-            "INSERT INTO judge_labels (item_id, fingerprint, value, reason, created_at) "
-            "SELECT id, 'fp', 3, ?, 'now' FROM items",
-            [SECRET_REASON],
-        )
-    with Store(db) as store:
-        for (item_id,) in store.db.execute(
-            "SELECT s.item_id FROM assignments s JOIN annotators a ON a.id = s.annotator_id WHERE a.name = 'bob'"
-        ).fetchall():
-            store.add_label(item_id, "bob", 3)
-        tokens = {
-            "ann": store.add_annotator("ann", "annotator"),
-            "root": store.add_annotator("root", "admin"),
-        }
-    return db, tokens
+    plant_secrets(db, SECRET_REASON)
+    return db, add_tokens(db)
 
 
 def _blind(text: str) -> list[str]:
@@ -48,10 +39,10 @@ def _blind(text: str) -> list[str]:
     return leaks
 
 
-def test_an_annotator_sees_only_blind_labelling_pages(chromium, demo_db, tmp_path):
+def test_an_annotator_sees_only_blind_labelling_pages(chromium, make_run_db, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
-    db, tokens = _token_db(demo_db, tmp_path)
+    db, tokens = _token_db(make_run_db, tmp_path)
     with running_app(db) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
@@ -74,7 +65,7 @@ def test_an_annotator_sees_only_blind_labelling_pages(chromium, demo_db, tmp_pat
                 # a new page load: the token must come again, as a person would open a link
                 page.goto(f"{url}/{path}?token={tokens['ann']}")
                 expect(app.get_by_text(expected).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
-                page.wait_for_timeout(300)
+                wait_for_script_run(page)  # every element of the page drawn before it is read
                 seen[path] = app.inner_text()
                 assert not _blind(seen[path]), (path, _blind(seen[path]))
             for admin_title in ("Metrics and audit", "Data", "Judge", "Calibration review"):

@@ -6,111 +6,28 @@ Never runs `playwright install`: the browser is the system's.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-START_TIMEOUT = 60.0
-CONTENT_TIMEOUT_MS = 30_000
+from tests.conftest import (
+    ARTIFACTS,
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    main_pane,
+    running_app,
+    wait_until,
+)
 
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def running_app(db: Path, kill: bool = False) -> Iterator[str]:
-    """`make run`'s command on a free port, its URL; fails fast with the server's
-    output. Stopped at the end (with SIGKILL, like a crash, when ``kill``)."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-        "DENOMINATOR_DB": str(db),
-        "DENOMINATOR_ANNOTATOR": "ann",  # the name a person would type in the sidebar
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.fileWatcherType",
-        "none",
-    ]
-    # a file, not a pipe: a full pipe would block the server
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_until_healthy(url, process, log)
-            yield url
-        finally:
-            if kill:
-                process.send_signal(signal.SIGKILL)
-            else:
-                process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+pytestmark = pytest.mark.slow  # a real server and a real browser
 
 
 @pytest.fixture(scope="module")
-def server(chromium: Path, demo_db: Path) -> Iterator[str]:
-    with running_app(demo_db) as url:
+def server(chromium: Path, make_run_db: Path) -> Iterator[str]:
+    with running_app(make_run_db) as url:
         yield url
-
-
-def _wait_until_healthy(url: str, process: subprocess.Popen, log) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the server exited with {process.returncode}:\n{_output(log)}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"the server did not answer within {START_TIMEOUT:.0f} s:\n{_output(log)}")
-
-
-def _output(log) -> str:
-    log.flush()
-    log.seek(0)
-    return log.read()
 
 
 @pytest.fixture(scope="module")
@@ -136,14 +53,10 @@ def page(browser, server: str):
         context.close()
 
 
-def _main(page):
-    return page.locator("[data-testid='stMain']").first
-
-
 def test_worked_example_in_the_browser(page):
     from playwright.sync_api import expect
 
-    main = _main(page)
+    main = main_pane(page)
     expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
     for expected in (
         "q_broad",
@@ -164,7 +77,7 @@ def test_worked_example_in_the_browser(page):
 def test_changing_k_in_the_browser(page):
     from playwright.sync_api import expect
 
-    main = _main(page)
+    main = main_pane(page)
     expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
     k_input = page.get_by_label("k (cutoff)")
     k_input.fill("10")
@@ -173,20 +86,15 @@ def test_changing_k_in_the_browser(page):
     expect(main).to_contain_text("Per query at k = 10")
 
 
-ARTIFACTS = ROOT / "test-artifacts"
-
-
-def test_label_chunks_with_the_keyboard(browser, server, demo_db):
+def test_label_chunks_with_the_keyboard(browser, server, make_run_db):
     """An annotator grades with the keys alone, skips, undoes; every keypress is a row."""
-    import sqlite3
-
     from playwright.sync_api import expect
 
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     page = context.new_page()
     try:
         page.goto(f"{server}/label")
-        main = _main(page)
+        main = main_pane(page)
         expect(main.get_by_text("0 / 24 in this batch labelled by ann")).to_be_visible(
             timeout=CONTENT_TIMEOUT_MS
         )
@@ -210,14 +118,13 @@ def test_label_chunks_with_the_keyboard(browser, server, demo_db):
                 timeout=CONTENT_TIMEOUT_MS
             )
             if key == "s":  # a skip moves on without a new count: wait for the next (query, chunk)
-                deadline = time.monotonic() + CONTENT_TIMEOUT_MS / 1000
-                while item_on_screen() == shown and time.monotonic() < deadline:
-                    page.wait_for_timeout(50)
-                assert item_on_screen() != shown
+                wait_until(
+                    lambda shown=shown: item_on_screen() != shown, "the next item", CONTENT_TIMEOUT_MS / 1000
+                )
         expect(page.get_by_test_id("stException")).to_have_count(0)
     finally:
         context.close()
-    with sqlite3.connect(demo_db) as conn:
+    with sqlite3.connect(make_run_db) as conn:
         values = [
             row[0]
             for row in conn.execute(

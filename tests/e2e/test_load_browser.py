@@ -7,18 +7,22 @@ import shutil
 import sqlite3
 from collections import Counter
 
+import pytest
+
 from annotation.store import Store
-from tests.e2e.test_browser import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, running_app
+from tests.conftest import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, running_app
+
+pytestmark = pytest.mark.slow  # six browser sessions on one real server
 
 PEOPLE = 6
 PRESSES = 8
 
 
-def test_six_browser_sessions_label_at_once(chromium, demo_db, tmp_path, figure):
+def test_six_browser_sessions_label_at_once(chromium, make_run_db, tmp_path, figure):
     from playwright.sync_api import expect, sync_playwright
 
     db = tmp_path / "six.db"
-    shutil.copy(demo_db, db)
+    shutil.copy(make_run_db, db)
     with Store(db) as store:
         tokens = {f"p{i}": store.add_annotator(f"p{i}", "annotator") for i in range(PEOPLE)}
     with running_app(db) as url, sync_playwright() as playwright:

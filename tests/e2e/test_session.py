@@ -11,18 +11,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from annotation.formats import read_golden
 from annotation.pooling import item_view, next_item
 from annotation.store import Store
-from tests.e2e.test_browser import (
+from tests.conftest import (
+    ARTIFACTS,
     CHROMIUM_ARGS,
     CONTENT_TIMEOUT_MS,
     ROOT,
-    _main,
+    build_demo_as_make_run,
+    main_pane,
     running_app,
+    wait_for_script_run,
 )
 
-ARTIFACTS = ROOT / "test-artifacts"
+pytestmark = pytest.mark.slow  # a real server, a real browser, and a SIGKILL
 PAGES = {  # the default page (Metrics) is served at /, not at its url_path
     "": "Findings",
     "label": "in this batch",
@@ -47,8 +52,7 @@ def _queue(db: Path, kind: str, n: int) -> list[int]:
 def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    db = tmp_path / "demo.db"
-    subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", str(db)], cwd=ROOT, check=True)
+    db = build_demo_as_make_run(tmp_path / "demo.db")
     chunks = _queue(db, "chunk", 5)
     with running_app(db, kill=True) as url:  # SIGKILL at the end: no shutdown, no flush, a crash
         with sync_playwright() as playwright:
@@ -57,14 +61,14 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
             ARTIFACTS.mkdir(exist_ok=True)
             for path, marker in PAGES.items():  # a screenshot of each page
                 page.goto(f"{url}/{path}")
-                expect(_main(page).get_by_text(marker).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
-                page.wait_for_timeout(500)
+                expect(main_pane(page).get_by_text(marker).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+                wait_for_script_run(page)  # the run over: a 'Page not found' dialog would be up by now
                 assert page.get_by_text("Page not found").count() == 0, path
                 page.screenshot(path=str(ARTIFACTS / f"page-{path or 'metrics'}.png"), full_page=True)
 
             def press(path: str, keys: list[tuple[str, int]], total: int) -> None:
                 page.goto(f"{url}/{path}")
-                main = _main(page)
+                main = main_pane(page)
                 expect(main.get_by_text(f"0 / {total} in this batch")).to_be_visible(
                     timeout=CONTENT_TIMEOUT_MS
                 )
