@@ -1,4 +1,4 @@
-"""Estimates of what the pooled judgments missed (calibration/estimate.py): by hand, on the
+"""Estimates of what the pooled judgments missed (calibration/estimate*.py): by hand, on the
 worked example's q_broad, and a coverage simulation on the fully judged Cranfield collection."""
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from scipy.signal import fftconvolve
 from annotation.formats import read_golden, read_qrels, read_rankings
 from calibration.estimate import (
     INTERVALS,
-    _bb_pmf,
-    _ratio_q,
-    _spend,
+    LabelledStratum,
     aggregate_recall,
     estimate_recall_at_k,
     estimate_rel,
@@ -30,6 +28,9 @@ from calibration.estimate import (
     sample_size_for_width,
     strata_from_ids,
 )
+from calibration.estimate_intervals import bb_pmf as _bb_pmf
+from calibration.estimate_intervals import ratio_quantile as _ratio_q
+from calibration.estimate_intervals import spend_alpha as _spend
 from calibration.metrics import evaluate_query
 from tests.conftest import EXAMPLE, ROOT, shared_dir
 
@@ -561,7 +562,7 @@ def test_strata_from_ids():
 def test_a_million_candidates(monkeypatch):
     """A random-corpus stratum of 10^6 chunks stays exact, and fast: its sums take the FFT
     convolution path (counted here, where a wall-clock bound would depend on the machine)."""
-    from calibration import estimate
+    from calibration import estimate_intervals
 
     ffts = []
 
@@ -569,8 +570,8 @@ def test_a_million_candidates(monkeypatch):
         ffts.append((len(a), len(b)))
         return fftconvolve(a, b)
 
-    monkeypatch.setattr(estimate, "fftconvolve", counted)
-    estimate._pair_cached.cache_clear()  # sums cached by an earlier test would skip the convolutions
+    monkeypatch.setattr(estimate_intervals, "fftconvolve", counted)
+    estimate_intervals.clear_caches()  # sums cached by an earlier test would skip the convolutions
     strata = [stratum("21-50", 30, [1, 0, 0, 1] + [0] * 6), stratum("corpus", 10**6, [0] * 49 + [1])]
     got = estimate_unjudged_relevant(strata)
     assert got["estimate"] == pytest.approx(6 + 20_000)
@@ -622,21 +623,44 @@ def test_errors_are_loud_and_precise():
         strata_from_ids({"a": ["d1", "d2"]}, {}, sampled={"a": ["d1"]})
 
 
-def test_module_is_pure():
-    """Layer 1: numpy and scipy only (no streamlit, sqlite, openai), and every public name exists."""
-    import calibration.estimate as estimate
+def test_labelled_strata_are_taken_as_they_are():
+    """calibration.audit hands the estimator typed strata built from the checked design: the
+    same estimate as the dict form, without parsing it again."""
+    dicts = [
+        stratum("a", 30, [0, 1, 0, 2], in_top_k=[1, 0, 0, 1], N_top_k=4),
+        stratum("b", 9, [0, 0], in_top_k=[0, 0], N_top_k=1),
+    ]
+    typed = [
+        LabelledStratum.from_relevance("a", 30, [False, True, False, True], [True, False, False, True], 4),
+        LabelledStratum.from_relevance("b", 9, [False, False], [False, False], 1),
+    ]
+    assert estimate_recall_at_k(5, 2, typed, 10) == estimate_recall_at_k(5, 2, dicts, 10)
+    assert estimate_rel(5, typed) == estimate_rel(5, dicts)
+    with pytest.raises(ValueError, match="'a': recall@k needs in_top and N_top"):
+        estimate_recall_at_k(5, 2, [LabelledStratum.from_relevance("a", 30, [True])], 10)
+    with pytest.raises(ValueError, match="appears twice"):
+        estimate_rel(5, [typed[0], typed[0]])
 
-    imported = set()
-    for node in ast.walk(ast.parse(Path(estimate.__file__).read_text())):
-        if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module.split(".")[0])
-    assert imported - {"__future__", "collections", "dataclasses", "functools", "math", "typing"} <= {
-        "numpy",
-        "scipy",
-    }
-    assert all(hasattr(estimate, name) for name in estimate.__all__)
+
+def test_module_is_pure():
+    """Layer 1: numpy and scipy only (no streamlit, sqlite, openai) besides each other, no
+    private name imported from another module, and every public name exists."""
+    import importlib
+
+    names = ["estimate", "estimate_intervals", "estimate_points", "estimate_recall"]
+    for name in names:
+        module = importlib.import_module(f"calibration.{name}")
+        imported = set()
+        for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                assert node.module.split(".")[-1] in names or not node.module.startswith("calibration"), name
+                assert not any(alias.name.startswith("_") for alias in node.names), (name, node.module)
+                imported.add(node.module.split(".")[0])
+        allowed = {"__future__", "collections", "dataclasses", "functools", "math", "typing", "calibration"}
+        assert imported - allowed <= {"numpy", "scipy"}, name
+        assert all(hasattr(module, public) for public in module.__all__), name
 
 
 # ------------------------------------------------------------------ coverage on Cranfield
@@ -769,12 +793,12 @@ def test_coverage_on_cranfield(figure):
     In this regime one side cannot miss: a sample that finds nothing among 1,284 documents
     cannot rule out ~100 relevant ones, so |Rel|'s upper bound (recall's lower bound) sits far
     above the truth whatever the sample. The interval knows this from the design alone and
-    spends all of alpha on the other side (calibration/estimate.py, ``_spend``); with equal
+    spends all of alpha on the other side (calibration/estimate_intervals.py, ``spend_alpha``); with equal
     tails it covered 0.969 / 0.973 here (commit 177e5f2, same seed), the dead side's 2.5%
     unused. Acceptance (issue #8): both in [0.93, 0.97] (0.933 and 0.944 here: near the lower
     edge for |Rel|; 0.938 and 0.946 with seed 7); the dead side (almost) never misses; the live
     side near its nominal 5% (mid-p runs over: 5.4-6.7% in the seeds tried). Per query the
-    coverage spreads (lowest 0.805): calibration/estimate.py tabulates it."""
+    coverage spreads (lowest 0.805): docs/estimate.md tabulates it."""
     started = time.perf_counter()
     (bm25_rank, tfidf_rank), rel = _cranfield_runs()
     best = np.minimum(bm25_rank, tfidf_rank)
