@@ -2,6 +2,10 @@
 or deep nesting, decimal integer grades, every error naming its line), the
 writer (metadata first, then the queries), the YAML node helpers they share,
 and :data:`DEFAULT_GRADE_SCALE`, the wording used when a file gives none.
+
+The ``sampling`` section is parsed here into a
+:class:`~annotation.model.SamplingDesign` and checked once (sizes, draws,
+shapes); the estimate takes the type as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from annotation._base import (
     _shown,
     _write_atomic,
 )
+from annotation.model import MAX_STRATUM, SamplingDesign, Stratum
 
 # The project's own wording of TREC's 0-3 relevance scale (DESIGN.md).
 DEFAULT_GRADE_SCALE: dict[int, str] = {
@@ -114,16 +119,9 @@ def read_golden(path: str | os.PathLike) -> Qrels:
                 "min_grade",
                 f"expected an integer >= 0 (negative grades are judged, never relevant), got {node.value}",
             )
+    sampling = None
     if "sampling" in top:
-        node = top["sampling"][1]
-        try:
-            meta["sampling"] = _construct(node)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
-            # e.g. a date like 2024-13-45, or a bare '=' (YAML 1.1's value tag)
-            problem = _yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
-            if "integer string conversion" in problem:  # Python's limit of 4300 digits
-                problem = "a number with thousands of digits"
-            raise InvalidGolden(path, _line(node), "sampling", f"expected plain values ({problem})") from None
+        meta["sampling"], sampling = _read_sampling(path, top["sampling"][1])
 
     qnode = top["queries"][1]
     if not isinstance(qnode, yaml.SequenceNode):
@@ -180,7 +178,144 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         grades[qid] = doc_grades
     if not grades:
         raise InvalidGolden(path, _line(qnode), "queries", "empty; expected at least one query")
-    return Qrels(grades=grades, texts=texts, meta=meta, path=str(path))
+    return Qrels(grades=grades, texts=texts, meta=meta, path=str(path), sampling=sampling)
+
+
+def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, SamplingDesign | None]:
+    """The ``sampling`` section: its plain values (kept in meta, written back as they are)
+    and the design they record, checked once; None when the section is empty."""
+    try:
+        value = _construct(node)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        # e.g. a date like 2024-13-45, or a bare '=' (YAML 1.1's value tag)
+        problem = _yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
+        if "integer string conversion" in problem:  # Python's limit of 4300 digits
+            problem = "a number with thousands of digits"
+        raise InvalidGolden(path, _line(node), "sampling", f"expected plain values ({problem})") from None
+    if not value:  # null or empty: no design
+        return value, None
+    if not isinstance(node, yaml.MappingNode):
+        raise InvalidGolden(
+            path,
+            _line(node),
+            "sampling",
+            f"the sampling section is {type(value).__name__}; expected a mapping with 'queries'",
+        )
+    fields = _mapping(path, node, "sampling")
+    method = None
+    if "method" in fields and value.get("method") is not None:
+        method = _scalar_str(path, fields["method"][1], "sampling.method")
+    parameters, depth, corpus = None, None, False
+    if "design" in fields and value.get("design") is not None:
+        dnode = fields["design"][1]
+        if not isinstance(dnode, yaml.MappingNode):
+            raise InvalidGolden(
+                path, _line(dnode), "sampling.design", "expected a mapping (depth, strata, ...)"
+            )
+        design_fields = _mapping(path, dnode, "sampling.design")
+        parameters = value["design"]
+        depth = parameters.get("depth")
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+            raise InvalidGolden(
+                path,
+                _line(design_fields["depth"][1]),
+                "sampling.design.depth",
+                f"{_plain(depth)}; expected a whole number",
+            )
+        corpus = parameters.get("corpus")
+        if corpus is not None and not isinstance(corpus, bool):
+            raise InvalidGolden(
+                path,
+                _line(design_fields["corpus"][1]),
+                "sampling.design.corpus",
+                f"{_plain(corpus)}; expected true (a stratum of corpus chunks) or false",
+            )
+    queries: dict[str, tuple[Stratum, ...]] = {}
+    if "queries" in fields and value.get("queries"):  # null or empty: no query sampled
+        qnode = fields["queries"][1]
+        if not isinstance(qnode, yaml.MappingNode):
+            raise InvalidGolden(
+                path, _line(qnode), "sampling.queries", "expected a mapping query id -> strata"
+            )
+        for qid, (_knode, snode) in _mapping(path, qnode, "sampling.queries").items():
+            queries[qid] = _read_strata(path, snode, f"sampling.queries.{_name(qid)}")
+    return value, SamplingDesign(
+        queries=queries, parameters=parameters, method=method, depth=depth, corpus=bool(corpus)
+    )
+
+
+def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[Stratum, ...]:
+    """One query's strata: each a whole number of candidates (at most MAX_STRATUM) and the
+    chunk ids drawn from them, no chunk drawn twice in the query (a draw without replacement,
+    one stratum per chunk), never more drawn than the stratum holds."""
+    if not isinstance(node, yaml.MappingNode):
+        raise InvalidGolden(path, _line(node), where, "expected a mapping stratum -> {size, sampled}")
+    strata: list[Stratum] = []
+    first_line: dict[str, int] = {}  # chunk id -> the line that drew it first, in any stratum
+    for name, (_knode, enode) in _mapping(path, node, where).items():
+        at = f"{where}.{_name(name)}"
+        if not isinstance(enode, yaml.MappingNode):
+            raise InvalidGolden(path, _line(enode), at, "expected {size, sampled}")
+        entry = _mapping(path, enode, at)
+        size_node = entry["size"][1] if "size" in entry else None
+        size = _stratum_size(size_node)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise InvalidGolden(
+                path,
+                _line(size_node or enode),
+                at,
+                f"size {_plain(size)}; expected a whole number of candidates",
+            )
+        if size > MAX_STRATUM:
+            shown = f"{size:,}" if size < 10**30 else f"a number of {len(str(size))} digits"
+            raise InvalidGolden(
+                path,
+                _line(size_node or enode),
+                at,
+                f"size {shown}; at most {MAX_STRATUM:,} candidates per stratum",
+            )
+        snode = entry["sampled"][1] if "sampled" in entry else None
+        if not isinstance(snode, yaml.SequenceNode) or not all(
+            isinstance(item, yaml.ScalarNode) and item.tag.endswith(":str") for item in snode.value
+        ):
+            raise InvalidGolden(path, _line(snode or enode), at, "sampled: expected a list of chunk ids")
+        sampled = []
+        for item in snode.value:
+            _check_text(item.value, path, _line(item), f"{at}.sampled", InvalidGolden)
+            if item.value in first_line:
+                raise InvalidGolden(
+                    path,
+                    _line(item),
+                    at,
+                    f"chunk {_shown(item.value)} sampled twice (first on line {first_line[item.value]}); "
+                    "a draw without replacement",
+                )
+            first_line[item.value] = _line(item)
+            sampled.append(item.value)
+        if len(sampled) > size:
+            raise InvalidGolden(
+                path,
+                _line(enode),
+                at,
+                f"the sampling section cannot be used: {len(sampled)} sampled of {size} candidates",
+            )
+        strata.append(Stratum(name=name, size=size, sampled=tuple(sampled)))
+    return tuple(strata)
+
+
+def _stratum_size(node: yaml.Node | None) -> Any:
+    """A stratum's size as YAML reads it (None when missing), for the caller to check."""
+    if node is None:
+        return None
+    if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value):
+        if len(node.value.lstrip("+-")) <= 19:
+            return int(node.value)
+    return _construct(node)
+
+
+def _plain(value: Any) -> str:
+    """A plain value from the file as a message shows it: repr, cut short."""
+    return _shown(value) if isinstance(value, str) else _name(repr(value))
 
 
 def _line(node: yaml.Node) -> int:
@@ -371,8 +506,9 @@ def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | N
         if key in info:
             doc[key] = info[key]
     doc["grade_scale"] = {int(k): v for k, v in info.get("grade_scale", DEFAULT_GRADE_SCALE).items()}
-    if "sampling" in info:
-        doc["sampling"] = info["sampling"]
+    if "sampling" in info or qrels.sampling is not None:
+        sampling = info.get("sampling", qrels.sampling)  # the section as read (or built), else the design
+        doc["sampling"] = sampling.to_dict() if isinstance(sampling, SamplingDesign) else sampling
     doc["queries"] = [
         {
             "id": qid,

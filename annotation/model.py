@@ -2,7 +2,9 @@
 
 - the :class:`FormatError` family: bad input, naming file, line and field;
 - :class:`Qrels` (judgments) and :class:`Run` (a retriever's output, columnar);
-- :func:`as_numpy`, Arrow columns to numpy without pandas.
+- :func:`as_numpy`, Arrow columns to numpy without pandas;
+- :class:`SamplingDesign` and its :class:`Stratum`: golden.yaml's ``sampling``
+  section, the sample of unjudged candidates an estimate of |Rel| rests on.
 
 The pure modules (``calibration.metrics``, ``audit``, ``estimate``, ...)
 import their types from here and nothing from the file readers: no yaml, no
@@ -82,6 +84,7 @@ class Qrels:
         meta: dict[str, Any] | None = None,
         path: str = "",
         table: pa.Table | None = None,
+        sampling: SamplingDesign | None = None,
     ) -> None:
         if grades is None and table is None:
             raise ValueError("Qrels needs grades or a table")
@@ -90,6 +93,9 @@ class Qrels:
         self.texts = texts if texts is not None else {}
         self.meta = meta if meta is not None else {}
         self.path = path
+        # golden.yaml's sampling section, parsed and checked where the file was read;
+        # meta["sampling"] keeps its plain values as the file wrote them
+        self.sampling = sampling
 
     def __repr__(self) -> str:
         return f"Qrels(path={self.path!r}, judgments={self.n_judgments})"
@@ -234,3 +240,64 @@ _NUMPY_TYPES = {
     pa.float32(): np.float32,
     pa.float64(): np.float64,
 }
+
+
+MAX_STRATUM = 2_000_000  # candidates in one stratum: the exact interval holds arrays this long
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One stratum h of a query's unjudged candidates: ``size`` = N_h candidates, of which
+    the chunks ``sampled`` (n_h of them, each once) were drawn by simple random sampling
+    without replacement, so each drawn chunk has inclusion probability n_h / N_h.
+
+    Their grades are the golden file's grades; a drawn chunk without one is drawn, not yet
+    labelled. The reader guarantees 0 <= n_h <= N_h <= :data:`MAX_STRATUM`."""
+
+    name: str
+    size: int
+    sampled: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SamplingDesign:
+    """golden.yaml's ``sampling`` section, as ``python -m annotation pool --estimate``
+    records it and ``export --format golden`` writes it::
+
+        sampling:
+          method: <how the sample was drawn>
+          design: {depth: 10, strata: [50, 100, 1000], corpus: true, runs: [...], ...}
+          queries:
+            <query id>:
+              <stratum name>: {size: N_h, sampled: [chunk ids]}
+
+    ``queries``: per query id, its strata in file order (no chunk in two of them).
+    ``parameters``: the ``design`` mapping as recorded (None if the file has none); of it,
+    ``depth`` (the pool depth, a whole number or None) and ``corpus`` (True when a stratum
+    of corpus chunks takes every unjudged chunk no run ranked) are what the estimate reads.
+    Parsed and checked once, by ``annotation._golden.read_golden``; the code below it takes
+    the type as it is."""
+
+    queries: dict[str, tuple[Stratum, ...]]
+    parameters: dict[str, Any] | None = None
+    method: str | None = None
+    depth: int | None = None
+    corpus: bool = False
+
+    def strata(self, qid: str) -> tuple[Stratum, ...]:
+        """The query's strata; none when the design did not sample it."""
+        return self.queries.get(qid, ())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The section's plain values, as ``pool --estimate`` writes them (method, design,
+        queries): what the golden.yaml writer dumps."""
+        out: dict[str, Any] = {}
+        if self.method is not None:
+            out["method"] = self.method
+        if self.parameters is not None:
+            out["design"] = dict(self.parameters)
+        out["queries"] = {
+            qid: {s.name: {"size": s.size, "sampled": list(s.sampled)} for s in strata}
+            for qid, strata in self.queries.items()
+        }
+        return out

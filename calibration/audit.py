@@ -531,48 +531,6 @@ def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
-MAX_STRATUM = 2_000_000  # candidates in one stratum: the exact interval holds arrays this long
-
-
-def _check_sampling(per_query: Any, design: Any) -> None:
-    """golden.yaml's sampling section, as `pool --estimate` writes it; one clear line on the
-    first thing that is not (a hand edit, a truncated file)."""
-
-    def bad(where: str, what: str) -> InvalidAudit:
-        return InvalidAudit(f"the sampling section cannot be used: {where}: {what}")
-
-    if design is not None and not isinstance(design, Mapping):
-        raise bad("design", "expected a mapping (depth, strata, ...)")
-    depth = (design or {}).get("depth")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
-        raise bad("design.depth", f"{depth!r}; expected a whole number")
-    if not isinstance(per_query, Mapping):
-        raise bad("queries", "expected a mapping query id -> strata")
-    for qid, strata in per_query.items():
-        if not isinstance(strata, Mapping):
-            raise bad(f"query {qid!r}", "expected a mapping stratum -> {size, sampled}")
-        seen: set[str] = set()
-        for name, entry in strata.items():
-            where = f"query {qid!r}, stratum {name!r}"
-            if not isinstance(entry, Mapping):
-                raise bad(where, "expected {size, sampled}")
-            size, sampled = entry.get("size"), entry.get("sampled")
-            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-                raise bad(where, f"size {size!r}; expected a whole number of candidates")
-            if size > MAX_STRATUM:
-                raise bad(where, f"size {size:,}; at most {MAX_STRATUM:,} candidates per stratum")
-            if not isinstance(sampled, list) or not all(isinstance(d, str) for d in sampled):
-                raise bad(where, "sampled: expected a list of chunk ids")
-            twice = seen.intersection(sampled)
-            if len(set(sampled)) < len(sampled):
-                twice = {d for d in sampled if d in twice or sampled.count(d) > 1}
-            if twice:
-                raise bad(where, f"chunk {sorted(twice)[0]!r} sampled twice; a draw without replacement")
-            seen.update(sampled)
-            if len(sampled) > size:
-                raise bad(where, f"{len(sampled)} sampled of {size} candidates")
-
-
 def estimate_run(
     qrels: Qrels,
     run: Any,
@@ -588,25 +546,21 @@ def estimate_run(
     is the fully judged pool. ``on_query(done, total)`` is called after each query (a
     progress bar: a large corpus stratum costs tens of milliseconds per query). ``interval``:
     "midp" (95% on average over truths) or "exact" (at least 95% for every truth of one
-    stratum; wider); calibration.estimate says which to choose."""
-    from calibration.estimate import aggregate_recall, estimate_recall_at_k  # start-up: scipy, ~0.75 s
+    stratum; wider); docs/estimate.md says which to choose. The design is ``qrels.sampling``,
+    checked where the file was read; what needs the grades is checked here."""
+    # start-up: scipy, ~0.75 s
+    from calibration.estimate import LabelledStratum, aggregate_recall, estimate_recall_at_k
 
-    design = qrels.meta.get("sampling") or {}
-    if not isinstance(design, Mapping):
-        raise InvalidAudit(
-            f"the sampling section is {type(design).__name__}; expected a mapping with 'queries'"
-        )
-    per_query = design.get("queries") or {}
-    _check_sampling(per_query, design.get("design"))
-    if not per_query:
+    design = qrels.sampling
+    if design is None or not design.queries:
         raise InvalidAudit(
             "--estimate needs a golden.yaml with a sampling section: python -m annotation pool "
             "--estimate N, label the sampled chunks, then export --format golden"
         )
-    depth = (design.get("design") or {}).get("depth")
-    corpus_wide = bool((design.get("design") or {}).get("corpus"))
+    depth = design.depth
     rankings = run.rankings()
-    out: dict[str, Any] = {"design": design.get("design"), "k": k, "interval": interval, "queries": {}}
+    parameters = dict(design.parameters) if design.parameters is not None else None
+    out: dict[str, Any] = {"design": parameters, "k": k, "interval": interval, "queries": {}}
     if depth is not None and k > depth:
         out["note"] = (
             f"k = {k} exceeds the pool depth {depth}: unsampled candidates in the top k are not "
@@ -615,31 +569,29 @@ def estimate_run(
     estimates: dict[str, dict[str, Any]] = {}
     for done, qid in enumerate(result["queries"], 1):
         grades = qrels.grades.get(qid, {})
-        strata_ids = per_query.get(qid) or {}
-        sampled = {doc for entry in strata_ids.values() for doc in entry.get("sampled", [])}
+        drawn = design.strata(qid)
+        sampled = {doc for stratum in drawn for doc in stratum.sampled}
         top = list(dict.fromkeys(rankings.get(qid, [])))[:k]
         pool_relevant = [d for d, g in grades.items() if d not in sampled and g >= min_grade]
         # Unjudged chunks in the top k that nobody sampled: in a corpus-wide design whose
         # query has one stratum, that stratum holds every unjudged chunk, so they are its
         # members in the top k; otherwise their stratum is unknown (said in the note).
         unplaced = [d for d in top if d not in grades and d not in sampled]
-        only = next(iter(strata_ids.values())) if len(strata_ids) == 1 else None
-        room = int(only["size"]) - len(only.get("sampled", [])) if only else 0
+        only = drawn[0] if len(drawn) == 1 else None
+        room = only.size - len(only.sampled) if only else 0
         # more unplaced chunks than its unsampled members: not all were candidates; none is placed
-        lone = corpus_wide and only is not None and len(unplaced) <= room
+        lone = design.corpus and only is not None and len(unplaced) <= room
         strata = []
-        for name, entry in strata_ids.items():
-            members = entry.get("sampled", [])
-            labelled = [d for d in members if d in grades]
-            strata.append(
-                {
-                    "stratum": name,
-                    "N": int(entry["size"]),
-                    "n": len(labelled),
-                    "labels": [grades[d] for d in labelled],
-                    "in_top_k": [d in top for d in labelled],
-                    "N_top_k": sum(d in top for d in members) + (len(unplaced) if lone else 0),
-                }
+        for stratum in drawn:
+            labelled = [d for d in stratum.sampled if d in grades]
+            strata.append(  # the design is checked: its counts are whole and feasible by construction
+                LabelledStratum.from_relevance(
+                    stratum.name,
+                    stratum.size,
+                    [grades[d] >= min_grade for d in labelled],
+                    in_top_k=[d in top for d in labelled],
+                    N_top_k=sum(d in top for d in stratum.sampled) + (len(unplaced) if lone else 0),
+                )
             )
         holes = 0 if lone else len(unplaced)
         try:
@@ -651,7 +603,7 @@ def estimate_run(
                 min_grade=min_grade,
                 interval=interval,
             )
-        except ValueError as exc:  # a sampling section that contradicts itself or the grades
+        except ValueError as exc:  # a sampling section that contradicts the grades or the run
             raise InvalidAudit(f"query {qid!r}: the sampling section cannot be used: {exc}") from None
         judged = result["queries"][qid]
         recall = judged.get("recall")
@@ -684,7 +636,7 @@ def estimate_run(
             "n_sampled_relevant": estimate.get("n_sampled_relevant"),
             "labels_incomplete_estimated": incomplete,
             "unjudged_in_top_k": holes,
-            "n_drawn": sum(len(entry.get("sampled", [])) for entry in strata_ids.values()),
+            "n_drawn": sum(len(stratum.sampled) for stratum in drawn),
             "reason": estimate.get("reason"),
         }
         estimates[qid] = estimate

@@ -3,10 +3,14 @@ samples of unjudged candidates beyond the pool, inclusion probabilities recorded
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import pytest
 
 from annotation.exchange import export_labels
-from annotation.formats import Qrels, Run, read_golden
+from annotation.formats import InvalidGolden, Qrels, Run, read_golden, write_golden
+from annotation.model import SamplingDesign, Stratum
 from annotation.pooling import item_view, next_item, pool, sample_unjudged, sampling_design
 from annotation.store import Store, StoreError
 from tests.conftest import cli
@@ -99,6 +103,17 @@ def test_the_design_travels_in_golden_yaml(store, tmp_path) -> None:
     assert design == sampling_design(store)
     assert design["design"]["depth"] == 3 and design["queries"]["q"]["4-30"]["size"] == 24
     assert len(design["queries"]["q"]["4-30"]["sampled"]) == 4
+    # the same design, typed: what the estimate reads
+    typed = golden.sampling
+    assert typed.to_dict() == sampling_design(store)
+    ((stratum,),) = typed.queries.values()
+    assert (typed.depth, typed.corpus, stratum.name, stratum.size, len(stratum.sampled)) == (
+        3,
+        False,
+        "4-30",
+        24,
+        4,
+    )
 
 
 def test_bad_designs_are_refused(store) -> None:
@@ -128,3 +143,94 @@ def test_export_warns_of_pooled_chunks_without_a_label(demo_db, tmp_path) -> Non
         )
     assert unlabelled > 0
     assert f"warning: {unlabelled} pooled chunks of the sampled queries have no label in it" in message
+
+
+SAMPLED = Path(__file__).resolve().parents[1] / "examples" / "worked-example" / "sampled.yaml"
+
+
+def test_the_sampling_section_is_a_typed_design(tmp_path) -> None:
+    """golden.yaml's sampling section is read once into a SamplingDesign (meta keeps its plain
+    values), and the writer writes the type back to the same bytes."""
+    golden = read_golden(SAMPLED)
+    design = golden.sampling
+    assert isinstance(design, SamplingDesign)
+    assert design.method == "stratified simple random samples of unjudged candidates, without replacement"
+    assert design.parameters == {
+        "frame": "every corpus chunk golden.yaml does not grade",
+        "corpus": True,
+        "per_query": 6,
+        "seed": 0,
+    }
+    assert (design.depth, design.corpus) == (None, True)
+    assert list(design.queries) == ["q_faw", "q_store", "q_milk", "q_broad"]
+    assert design.strata("q_broad") == (
+        Stratum("unjudged corpus chunks", 16, ("d2", "d4", "p1", "p3", "s3", "s4")),
+    )
+    assert design.strata("q_unknown") == ()
+    assert design.to_dict() == golden.meta["sampling"]
+    # written from the type alone (no plain section in meta): byte for byte the same file
+    meta = {key: value for key, value in golden.meta.items() if key != "sampling"}
+    typed_only = Qrels(grades=golden.grades, texts=golden.texts, meta=meta, sampling=design)
+    write_golden(typed_only, tmp_path / "again.yaml")
+    assert (tmp_path / "again.yaml").read_bytes() == SAMPLED.read_bytes()
+    assert read_golden(tmp_path / "again.yaml").sampling == design
+
+
+def test_a_file_without_a_design_has_none(tmp_path) -> None:
+    path = tmp_path / "g.yaml"
+    path.write_text("queries:\n  - id: q1\n    grades: {d1: 1}\n")
+    assert read_golden(path).sampling is None
+    path.write_text("sampling:\nqueries:\n  - id: q1\n    grades: {d1: 1}\n")
+    assert read_golden(path).sampling is None
+    path.write_text("sampling: {depth: 10}\nqueries:\n  - id: q1\n    grades: {d1: 1}\n")
+    assert read_golden(path).sampling == SamplingDesign(queries={})  # no query sampled: --estimate says so
+
+
+BAD_SECTIONS = [
+    (
+        "a chunk in two strata",
+        "  q1:\n    a: {size: 5, sampled: [c1, c2]}\n    b: {size: 5, sampled: [c3, c1]}\n",
+        ":6: sampling.queries.q1.b: chunk 'c1' sampled twice (first on line 5); a draw without replacement",
+    ),
+    (
+        "more drawn than candidates",
+        "  q1:\n    a:\n      size: 1\n      sampled: [c1, c2]\n",
+        ":6: sampling.queries.q1.a: the sampling section cannot be used: 2 sampled of 1 candidates",
+    ),
+    (
+        "a stratum given twice",
+        "  q1:\n    a: {size: 5, sampled: [c1]}\n    a: {size: 5, sampled: [c2]}\n",
+        ":6: sampling.queries.q1.a: key already given on line 5; expected each key once",
+    ),
+    (
+        "a size in hex",
+        "  q1:\n    a: {size: 0x10, sampled: [c1]}\n",
+        None,  # YAML 1.1 reads it as 16: accepted, as before
+    ),
+    (
+        "a chunk id that is a number",
+        "  q1:\n    a: {size: 5, sampled: [c1, 7]}\n",
+        ":5: sampling.queries.q1.a: sampled: expected a list of chunk ids",
+    ),
+    (
+        "a negative size",
+        "  q1:\n    a: {size: -2, sampled: []}\n",
+        ":5: sampling.queries.q1.a: size -2; expected a whole number of candidates",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "queries", "message"), BAD_SECTIONS, ids=[c[0] for c in BAD_SECTIONS])
+def test_a_bad_sampling_section_is_refused_where_the_file_is_read(tmp_path, case, queries, message) -> None:
+    path = tmp_path / "g.yaml"
+    path.write_text(
+        "sampling:\n  design: {depth: 10, corpus: false}\n  queries:\n"
+        + textwrap.indent(queries, "  ")
+        + "queries:\n  - id: q1\n    grades: {d1: 1}\n"
+    )
+    if message is None:
+        assert read_golden(path).sampling.strata("q1")[0].size == 16
+        return
+    with pytest.raises(InvalidGolden) as caught:
+        read_golden(path)
+    assert str(caught.value) == f"{path}{message}"
