@@ -50,10 +50,7 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
         # and cat graded the faithfulness of 16 traces (versions 0 and 1 of each query and system):
         # an answer with a claim no context holds is unsupported (0), else fully supported (2)
         unsupported = _demo_unsupported_claims()
-        for item_id, trace_id, answer in store.db.execute(
-            """SELECT i.id, t.id, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
-               WHERE i.kind = 'trace' ORDER BY t.id"""
-        ).fetchall():
+        for item_id, trace_id, answer in store.trace_items():
             if trace_id.endswith(("_0", "_1")):
                 value = 0 if any(claim in answer for claim in unsupported) else 2
                 store.add_label(item_id, "cat", value, rubric="faithfulness")

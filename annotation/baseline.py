@@ -95,11 +95,10 @@ def add_baseline(
         raise StoreError(f"baseline method {method!r}; expected one of {', '.join(METHODS)}")
     if depth < 1:
         raise StoreError(f"baseline depth {depth}; expected an integer >= 1")
-    db = store.db
     # read outside the write: scoring a large corpus must not hold the write lock
-    chunks = dict(db.execute("SELECT id, text FROM chunks WHERE text IS NOT NULL ORDER BY id").fetchall())
-    queries = dict(db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL ORDER BY id").fetchall())
-    without_text = db.execute("SELECT count(*) FROM queries WHERE text IS NULL").fetchone()[0]
+    chunks = store.chunks_with_text(by_id=True)
+    queries = store.queries_with_text()
+    without_text = store.queries_without_text()
     if not chunks:
         raise StoreError(
             f"{store.path}: no chunks with text to rank; import a corpus first "

@@ -225,13 +225,7 @@ def export_labels(
     if annotator:
         store.annotator_id(annotator, create=False)
     if fmt == "csv":
-        rows = store.db.execute(
-            """SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
-                      a.name, l.rubric, l.value, l.note, l.seconds, l.shown, l.created_at
-               FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
-               WHERE ? IS NULL OR a.name = ? ORDER BY l.id""",
-            [annotator, annotator],
-        ).fetchall()
+        rows = store.label_history(annotator)
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
@@ -246,16 +240,7 @@ def export_labels(
         write_qrels(qrels, output)
     else:
         imported_meta = store.label_set_meta(annotator) if annotator else {}
-        who = (
-            [annotator]
-            if annotator
-            else [
-                r[0]
-                for r in store.db.execute(
-                    "SELECT DISTINCT a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id ORDER BY a.name"
-                )
-            ]
-        )
+        who = [annotator] if annotator else store.annotators_with_labels()
         meta = {
             "name": "denominator export",
             "description": f"{n} judgments over {len(qrels.grades)} queries; "
@@ -279,7 +264,7 @@ def export_labels(
             }
             gaps = sum(  # pooled chunks of the sampled queries without a label in this file
                 1
-                for q, c in store.db.execute("SELECT query_id, chunk_id FROM items WHERE kind = 'chunk'")
+                for _, q, c in store.chunk_items()
                 if q in design["queries"] and (q, c) not in sampled and c not in qrels.grades.get(q, {})
             )
         write_golden(qrels, output, meta=meta)

@@ -40,7 +40,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,23 +175,16 @@ class _Trace:
 
 def _traces(store: Store) -> list[_Trace]:
     """Every stored trace in import order, its contexts resolved to (chunk id, text)."""
-    columns = {row[1] for row in store.db.execute("PRAGMA table_info(traces)").fetchall()}
-    meta_column = next((c for c in ("meta", "metadata") if c in columns), None)
-    select = "id, query_id, system, question, contexts, answer" + (f", {meta_column}" if meta_column else "")
-    rows = store.db.execute(f"SELECT {select} FROM traces ORDER BY rowid").fetchall()
+    rows = store.traces_in_import_order()
     if not rows:
         raise NothingToExport("no traces to export; import some with python -m annotation import --traces")
     raw = [(row, json.loads(row[4] or "[]")) for row in rows]
     wanted = sorted({c for _, contexts in raw for c in contexts})
-    texts: dict[str, str | None] = {}
-    for start in range(0, len(wanted), 500):
-        batch = wanted[start : start + 500]
-        marks = ", ".join("?" * len(batch))
-        texts.update(store.db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", batch).fetchall())
+    texts = store.chunk_texts(wanted)
     by_text: dict[str, str] = {}
     unknown = {c for c in wanted if c not in texts}
     if unknown:  # contexts given as texts: one pass over the chunks finds their ids
-        for chunk_id, text in store.db.execute("SELECT id, text FROM chunks WHERE text IS NOT NULL"):
+        for chunk_id, text in store.chunks_with_text().items():
             if text in unknown and text not in by_text:
                 by_text[text] = chunk_id
     traces = []
@@ -205,7 +198,7 @@ def _traces(store: Store) -> list[_Trace]:
             else:
                 resolved.append(_Context(None, context, f"{row[0]}#{position}"))
         meta = {}
-        if meta_column and row[6]:
+        if row[6]:
             try:
                 loaded = json.loads(row[6])
             except ValueError:
@@ -272,16 +265,6 @@ class _TraceCounts:
         return out
 
 
-def _chunk_texts(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
-    wanted = sorted(set(ids))
-    out: dict[str, str | None] = {}
-    for start in range(0, len(wanted), 500):
-        batch = wanted[start : start + 500]
-        marks = ", ".join("?" * len(batch))
-        out.update(store.db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", batch).fetchall())
-    return out
-
-
 # ---------------------------------------------------------------- RAGAS
 
 
@@ -303,7 +286,7 @@ def export_ragas(
     """
     judged = _judged(store, threshold, annotator, aggregate)
     traces = _traces(store)
-    texts = _chunk_texts(store, (d for t in traces for d in judged.relevant(t.query_id)))
+    texts = store.chunk_texts(d for t in traces for d in judged.relevant(t.query_id))
     counts = _TraceCounts()
     lines = []
     for trace in traces:
@@ -354,7 +337,7 @@ def export_deepeval(
     """
     judged = _judged(store, threshold, annotator, aggregate)
     traces = _traces(store)
-    texts = _chunk_texts(store, (d for t in traces for d in judged.relevant(t.query_id)))
+    texts = store.chunk_texts(d for t in traces for d in judged.relevant(t.query_id))
     counts = _TraceCounts()
     goldens = []
     for trace in traces:
@@ -497,14 +480,12 @@ def export_beir(
     judged = _judged(store, threshold, annotator, aggregate)
     corpus_lines = []
     skipped_chunks = 0
-    for chunk_id, text, source, meta_text in store.db.execute(
-        "SELECT id, text, source, meta FROM chunks ORDER BY rowid"
-    ):
+    for chunk_id, text, source, meta_text in store.chunks_in_import_order():
         if text is None or not text.strip():
             skipped_chunks += 1
             continue
         corpus_lines.append(_json_line(_beir_document(chunk_id, text, source, meta_text)))
-    queries = store.db.execute("SELECT id, text FROM queries ORDER BY rowid").fetchall()
+    queries = store.queries_in_import_order()
     with_text = {qid for qid, text in queries if text is not None and text.strip()}
     query_lines = [_json_line({"_id": qid, "text": text}) for qid, text in queries if qid in with_text]
     qrels_lines = [BEIR_QRELS_HEADER + "\n"]
@@ -610,7 +591,7 @@ def export_trec(
             _check_trec_id(doc, path, "docid", InvalidQrels)
             qrels_lines.append(f"{qid} 0 {doc} {int(grade)}\n")
     files = {"qrels": "".join(qrels_lines)}
-    runs = store.db.execute("SELECT id, name FROM runs ORDER BY id").fetchall()
+    runs = store.stored_runs()
     renamed: list[str] = []
     filled = 0
     names: list[str] = []
@@ -626,9 +607,7 @@ def export_trec(
             )
         if safe != name:
             renamed.append(f"{name!r} as {file_name}")
-        rows = store.db.execute(
-            "SELECT query_id, rank, chunk_id, score FROM rankings WHERE run_id = ? ORDER BY rowid", [run_id]
-        ).fetchall()
+        rows = store.run_rankings(run_id)
         depth: dict[str, int] = {}
         for qid, rank, _doc, _score in rows:
             depth[qid] = max(depth.get(qid, 0), rank)
@@ -680,10 +659,7 @@ def _judge_grades(
     judge = judges[matches[0]]
     if judge["rubric"] != "relevance":
         raise StoreError(f"judge {matches[0][:12]} grades {judge['rubric']}, not relevance")
-    items = dict(
-        (row[0], (row[1], row[2]))
-        for row in store.db.execute("SELECT id, query_id, chunk_id FROM items WHERE kind = 'chunk'")
-    )
+    items = {item_id: (query_id, chunk_id) for item_id, query_id, chunk_id in store.chunk_items()}
     values: dict[tuple[str, str], list[int]] = {}
     for row in store.judge_values(matches[0]):
         if row["item_id"] in items:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from annotation.store import Store, StoreError
+from annotation.store import ITEM_KINDS, Store, StoreError
 
 __all__ = [
     "pool",
@@ -50,8 +50,7 @@ def pool(
         raise StoreError(f"overlap {overlap}; expected a share between 0 and 1")
     if overlap > 0 and len(annotators) < 2:
         raise StoreError("an overlap needs at least two annotators")
-    db = store.db
-    known = {name: run_id for run_id, name in db.execute("SELECT id, name FROM runs").fetchall()}
+    known = {name: run_id for run_id, name in store.stored_runs()}
     chosen = list(runs) if runs else sorted(known)
     unknown = [name for name in chosen if name not in known]
     if unknown:
@@ -60,19 +59,8 @@ def pool(
         )
     if not chosen:
         raise StoreError("no runs in the store; import one with python -m annotation import --run")
-    placeholders = ", ".join("?" * len(chosen))
-    pairs = db.execute(
-        f"""SELECT DISTINCT query_id, chunk_id FROM rankings
-            WHERE run_id IN ({placeholders}) AND rank <= ? ORDER BY query_id, chunk_id""",
-        [*(known[name] for name in chosen), depth],
-    ).fetchall()
-    judged = {
-        (q, c)
-        for q, c in db.execute(
-            """SELECT DISTINCT i.query_id, i.chunk_id FROM items i JOIN labels l ON l.item_id = i.id
-               WHERE i.kind = 'chunk' AND l.value IS NOT NULL"""
-        ).fetchall()
-    }
+    pairs = store.pooled_pairs([known[name] for name in chosen], depth)
+    judged = store.labelled_chunk_pairs()
     batch = f"pool-d{depth}-" + "+".join(chosen)
     rng = random.Random(seed)
     added: list[int] = []
@@ -81,20 +69,12 @@ def pool(
         for query_id, chunk_id in pairs:
             if (query_id, chunk_id) in judged:
                 continue
-            exists = db.execute(
-                "SELECT id FROM items WHERE kind = 'chunk' AND query_id = ? AND chunk_id = ?",
-                [query_id, chunk_id],
-            ).fetchone()
-            if exists:
-                if db.execute("SELECT 1 FROM assignments WHERE item_id = ?", [exists[0]]).fetchone() is None:
-                    unassigned.append(exists[0])
+            exists = store.chunk_item(query_id, chunk_id)
+            if exists is not None:
+                if not store.is_assigned(exists):
+                    unassigned.append(exists)
                 continue
-            added.append(
-                db.execute(
-                    "INSERT INTO items (kind, query_id, chunk_id, batch, position) VALUES ('chunk', ?, ?, ?, ?)",
-                    [query_id, chunk_id, batch, rng.getrandbits(48)],
-                ).lastrowid
-            )
+            added.append(store.add_chunk_item(query_id, chunk_id, batch, rng.getrandbits(48)))
         assigned = doubled = 0
         if annotators:
             ids = [store.annotator_id(name) for name in annotators]
@@ -108,10 +88,7 @@ def pool(
                     people.append(ids[(position + 1) % len(ids)])
                     doubled += 1
                 for person in people:
-                    db.execute(
-                        "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)",
-                        [item_id, person, rng.getrandbits(48)],
-                    )
+                    store.assign(item_id, person, rng.getrandbits(48))
                     assigned += 1
     return {
         "runs": chosen,
@@ -142,12 +119,9 @@ def check_estimate(
     bounds = sorted(set(int(b) for b in strata))
     if not bounds or bounds[0] <= depth:
         raise StoreError(f"strata {list(strata)}: each bound must exceed the pool depth {depth}")
-    assigned = store.db.execute(
-        "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.kind = 'chunk' LIMIT 1"
-    ).fetchone()
-    if assigned and not annotators:
+    if store.has_assignments("chunk") and not annotators:
         raise StoreError("this store assigns chunk items to people: give --annotators for the sampled items")
-    drawn = store.db.execute("SELECT count(*), min(created_at) FROM estimate_samples").fetchone()
+    drawn = store.estimate_sample_size()
     if drawn[0]:
         raise StoreError(
             f"this store already holds an estimate sample ({drawn[0]} chunks drawn {drawn[1][:10]}); a second "
@@ -179,30 +153,16 @@ def sample_unjudged(
     items, assigned like the pool's and placed at random positions in each queue:
     annotators cannot tell them from the pool's items (blind)."""
     bounds = check_estimate(store, depth, n, strata, annotators)
-    db = store.db
-    known = {name: run_id for run_id, name in db.execute("SELECT id, name FROM runs").fetchall()}
+    known = {name: run_id for run_id, name in store.stored_runs()}
     chosen = list(runs) if runs else sorted(known)
     unknown = [name for name in chosen if name not in known]
     if unknown or not chosen:
         raise StoreError(
             f"no run named {', '.join(map(repr, unknown))}" if unknown else "no runs in the store"
         )
-    placeholders = ", ".join("?" * len(chosen))
-    best = db.execute(
-        f"""SELECT query_id, chunk_id, min(rank) FROM rankings WHERE run_id IN ({placeholders})
-            GROUP BY query_id, chunk_id""",
-        [known[name] for name in chosen],
-    ).fetchall()
-    judged = {
-        (q, c)
-        for q, c in db.execute(
-            """SELECT DISTINCT i.query_id, i.chunk_id FROM items i JOIN labels l ON l.item_id = i.id
-               WHERE i.kind = 'chunk' AND l.value IS NOT NULL"""
-        ).fetchall()
-    }
-    sampled_before = {
-        (q, c) for q, c in db.execute("SELECT query_id, chunk_id FROM estimate_samples").fetchall()
-    }
+    best = store.best_ranks([known[name] for name in chosen])
+    judged = store.labelled_chunk_pairs()
+    sampled_before = store.estimate_sampled_pairs()
     names = [f"{lo + 1}-{hi}" for lo, hi in zip([depth, *bounds[:-1]], bounds)]
     candidates: dict[str, dict[str, list[str]]] = {}
     for query_id, chunk_id, rank in best:
@@ -214,7 +174,7 @@ def sample_unjudged(
                 break
     if corpus:
         retrieved = {(q, c) for q, c, rank in best if rank <= bounds[-1]}
-        all_chunks = [c for (c,) in db.execute("SELECT id FROM chunks ORDER BY id")]
+        all_chunks = store.chunk_ids()
         for query_id in sorted({q for q, _, _ in best}):
             rest = [
                 c
@@ -248,17 +208,20 @@ def sample_unjudged(
     ids = [store.annotator_id(name) for name in annotators]
     with store.write():
         for query_id, chunk_id, name, size, k in drawn:
-            item_id = store._item(db, "chunk", query_id=query_id, chunk_id=chunk_id)
-            db.execute(
-                """INSERT INTO estimate_samples (query_id, chunk_id, item_id, stratum, stratum_size, stratum_sampled,
-                       inclusion, design, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [query_id, chunk_id, item_id, name, size, k, k / size, design, now],
+            item_id = store.ensure_item("chunk", query_id=query_id, chunk_id=chunk_id)
+            store.add_estimate_sample(
+                query_id,
+                chunk_id,
+                item_id,
+                stratum=name,
+                stratum_size=size,
+                stratum_sampled=k,
+                inclusion=k / size,
+                design=design,
+                created_at=now,
             )
             if ids:  # one person each, in the seeded order, at a random place in their queue
-                db.execute(
-                    "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)",
-                    [item_id, ids[rng.randrange(len(ids))], rng.getrandbits(48)],
-                )
+                store.assign(item_id, ids[rng.randrange(len(ids))], rng.getrandbits(48))
     per_stratum: dict[str, int] = {}
     for _, _, name, _, _ in drawn:
         per_stratum[name] = per_stratum.get(name, 0) + 1
@@ -278,10 +241,7 @@ def sample_unjudged(
 def sampling_design(store: Store) -> dict[str, Any]:
     """The recorded design, as golden.yaml's ``sampling`` section keeps it: per query and
     stratum its size and the drawn chunk ids (their grades are in the golden file's grades)."""
-    rows = store.db.execute(
-        """SELECT query_id, stratum, stratum_size, chunk_id, design FROM estimate_samples
-           ORDER BY query_id, stratum, chunk_id"""
-    ).fetchall()
+    rows = store.estimate_samples()
     if not rows:
         return {}
     queries: dict[str, dict[str, dict[str, Any]]] = {}
@@ -295,31 +255,7 @@ def sampling_design(store: Store) -> dict[str, Any]:
     }
 
 
-# The newest label of this annotator on the item: NULL when there is none or
-# when the newest row is a retraction (undo), i.e. the item still needs a grade.
-_CURRENT = (
-    "(SELECT value FROM labels WHERE item_id = i.id AND annotator_id = :annotator ORDER BY id DESC LIMIT 1)"
-)
-
-
-KINDS = ("chunk", "trace", "pair")
-
-
-def _queue_sql(store: Store, kind: str) -> tuple[str, str]:
-    """FROM/WHERE of this annotator's queue of ``kind`` items, and its order:
-    the assigned items, or every item of the kind when none is assigned to
-    anybody (single-user mode)."""
-    if kind not in KINDS:
-        raise StoreError(f"item kind {kind!r}; expected one of {', '.join(KINDS)}")
-    assigned = store.db.execute(
-        "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.kind = ? LIMIT 1", [kind]
-    ).fetchone()
-    if assigned is None:
-        return f"FROM items i WHERE i.kind = '{kind}'", "i.position"
-    return (
-        f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = '{kind}'",
-        "a.position",
-    )
+KINDS = ITEM_KINDS
 
 
 def next_item(
@@ -336,45 +272,23 @@ def next_item(
     chunks, traces' question/contexts/answer and this annotator's own labels;
     never runs, rankings, system names, judge labels or other people's labels."""
     annotator_id = store.annotator_id(annotator)
-    source, order = _queue_sql(store, kind)
-    skip = ", ".join(str(int(i)) for i in skipped)
-    unlabelled = f"{_CURRENT} IS NULL {f'AND i.id NOT IN ({skip})' if skip else ''}"
-    # Start after the item this annotator labelled last: in a session that goes down the queue,
-    # every item before it is labelled, so the search does not walk past them again (a fetch
-    # costs the same after 10 labels or 10,000). Then from the start, for items skipped or undone.
-    last = store.db.execute(
-        f"""SELECT {order} {source} AND i.id = (
-                SELECT l.item_id FROM labels l JOIN items k ON k.id = l.item_id
-                WHERE l.annotator_id = :annotator AND k.kind = '{kind}' ORDER BY l.id DESC LIMIT 1)""",
-        {"annotator": annotator_id},
-    ).fetchone()
-    row = None
-    if last is not None:
-        row = store.db.execute(
-            f"SELECT i.id {source} AND {order} > :after AND {unlabelled} ORDER BY {order} LIMIT 1",
-            {"annotator": annotator_id, "after": last[0]},
-        ).fetchone()
-    if row is None:
-        row = store.db.execute(
-            f"SELECT i.id {source} AND {unlabelled} ORDER BY {order} LIMIT 1", {"annotator": annotator_id}
-        ).fetchone()
-    return item_view(store, row[0], annotator) if row else None
+    item_id = store.next_unlabelled_item(annotator_id, kind, skipped)
+    return item_view(store, item_id, annotator) if item_id is not None else None
 
 
 def item_view(store: Store, item_id: int, annotator: str) -> dict[str, Any] | None:
     """What the labelling page shows of one item (see :func:`next_item`)."""
-    db = store.db
-    row = db.execute(
-        "SELECT kind, query_id, chunk_id, trace_id, trace_b_id FROM items WHERE id = ?", [item_id]
-    ).fetchone()
+    row = store.item_keys(item_id)
     if row is None:
         return None
     kind, query_id, chunk_id, trace_id, trace_b_id = row
     if kind == "chunk":
-        query = db.execute("SELECT text FROM queries WHERE id = ?", [query_id]).fetchone()
-        chunk = db.execute("SELECT text FROM chunks WHERE id = ?", [chunk_id]).fetchone()
-        return {"item_id": item_id, "query": (query and query[0]) or "", "chunk": (chunk and chunk[0]) or ""}
-    trace = db.execute("SELECT question, contexts, answer FROM traces WHERE id = ?", [trace_id]).fetchone()
+        return {
+            "item_id": item_id,
+            "query": store.query_text(query_id) or "",
+            "chunk": store.chunk_text(chunk_id) or "",
+        }
+    trace = store.trace_shown(trace_id)
     if kind == "trace":
         return {
             "item_id": item_id,
@@ -382,37 +296,27 @@ def item_view(store: Store, item_id: int, annotator: str) -> dict[str, Any] | No
             "contexts": [_context_text(store, c) for c in json.loads(trace[1] or "[]")],
             "answer": trace[2],
         }
-    other = db.execute("SELECT answer FROM traces WHERE id = ?", [trace_b_id]).fetchone()
+    other = store.trace_answer(trace_b_id)
     flip = hashlib.sha256(f"{annotator}\0{item_id}".encode()).digest()[0] % 2 == 1
-    answers = [other[0], trace[2]] if flip else [trace[2], other[0]]
+    answers = [other, trace[2]] if flip else [trace[2], other]
     return {"item_id": item_id, "question": trace[0], "answers": answers, "shown": "BA" if flip else "AB"}
 
 
 def _context_text(store: Store, context: str) -> str:
     """A context given as a chunk id shows the chunk's text; a text shows itself."""
-    row = store.db.execute("SELECT text FROM chunks WHERE id = ?", [context]).fetchone()
-    return row[0] if row and row[0] else context
+    return store.chunk_text(context) or context
 
 
 def pool_pairs(store: Store, system_a: str, system_b: str) -> dict[str, int]:
     """A ``pair`` item per query answered by both systems (their first traces)."""
-    db = store.db
-    rows = db.execute(
-        """SELECT a.query_id, min(a.id), min(b.id) FROM traces a JOIN traces b ON b.query_id = a.query_id
-           WHERE a.system = ? AND b.system = ? GROUP BY a.query_id ORDER BY a.query_id""",
-        [system_a, system_b],
-    ).fetchall()
+    rows = store.first_trace_pairs(system_a, system_b)
     if not rows:
         raise StoreError(f"no query has traces of both {system_a!r} and {system_b!r}")
     added = 0
     with store.write():
         for query_id, trace_a, trace_b in rows:
-            exists = db.execute(
-                "SELECT 1 FROM items WHERE kind = 'pair' AND trace_id = ? AND trace_b_id = ?",
-                [trace_a, trace_b],
-            ).fetchone()
-            if exists is None:
-                store._item(db, "pair", query_id=query_id, trace_id=trace_a, trace_b_id=trace_b)
+            if not store.pair_item_exists(trace_a, trace_b):
+                store.ensure_item("pair", query_id=query_id, trace_id=trace_a, trace_b_id=trace_b)
                 added += 1
     return {"pairs": len(rows), "added": added}
 
@@ -420,11 +324,7 @@ def pool_pairs(store: Store, system_a: str, system_b: str) -> dict[str, int]:
 def progress(store: Store, annotator: str, kind: str = "chunk") -> tuple[int, int]:
     """(labelled, total) of this annotator's queue of ``kind`` items."""
     annotator_id = store.annotator_id(annotator)
-    source, _ = _queue_sql(store, kind)
-    done, total = store.db.execute(
-        f"SELECT count({_CURRENT}), count(*) {source}", {"annotator": annotator_id}
-    ).fetchone()
-    return int(done), int(total)
+    return store.queue_progress(annotator_id, kind)
 
 
 def pool_report(store: Store, depth: int, min_grade: int = 1) -> list[dict[str, Any]]:
@@ -432,24 +332,14 @@ def pool_report(store: Store, depth: int, min_grade: int = 1) -> list[dict[str, 
     (current labels, median over annotators), and how many of those only this
     run found. If one run finds most relevant chunks alone, the labels lean
     toward it: the other systems' recall is measured against its finds."""
-    db = store.db
-    current = db.execute(
-        """SELECT i.query_id, i.chunk_id, l.value FROM labels l JOIN items i ON i.id = l.item_id
-           WHERE i.kind = 'chunk' AND l.id = (SELECT max(id) FROM labels
-                                              WHERE item_id = l.item_id AND annotator_id = l.annotator_id)
-             AND l.value IS NOT NULL"""
-    ).fetchall()
     grades: dict[tuple[str, str], list[int]] = {}
-    for query_id, chunk_id, value in current:
-        grades.setdefault((query_id, chunk_id), []).append(value)
+    for label in store.current_labels(kind="chunk"):
+        grades.setdefault((label["query_id"], label["chunk_id"]), []).append(label["value"])
     relevant = {
         pair for pair, values in grades.items() if sorted(values)[(len(values) - 1) // 2] >= min_grade
     }
     found: dict[str, set[tuple[str, str]]] = {}
-    for name, query_id, chunk_id in db.execute(
-        "SELECT r.name, k.query_id, k.chunk_id FROM rankings k JOIN runs r ON r.id = k.run_id WHERE k.rank <= ?",
-        [depth],
-    ).fetchall():
+    for name, query_id, chunk_id in store.top_ranked(depth):
         found.setdefault(name, set()).add((query_id, chunk_id))
     report = []
     for name in sorted(found):

@@ -35,7 +35,7 @@ from datetime import date
 from typing import Any
 
 from annotation.render import num
-from annotation.store import Store, StoreError, _now
+from annotation.store import Store, StoreError
 from calibration.agreement import bootstrap_ci, cohen
 from calibration.position import from_slots, position_bias, summarize_pairs
 from calibration.ppi import ppi_mean
@@ -71,13 +71,7 @@ def _check_week(week: str) -> str:
 def human_labels(store: Store, rubric: str) -> dict[int, dict[str, int]]:
     """item -> annotator -> current value. Preferences are mapped from the slot shown
     first to the candidate (0 = A, the pair's first trace; 1 = B; 2 = tie)."""
-    rows = store.db.execute(
-        """SELECT l.item_id, a.name, l.value, l.shown FROM labels l
-           JOIN annotators a ON a.id = l.annotator_id JOIN items i ON i.id = l.item_id
-           WHERE l.rubric = ? AND i.kind = ? AND l.id = (
-               SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id)""",
-        [rubric, RUBRIC_KIND[rubric]],
-    ).fetchall()
+    rows = store.newest_labels_shown(rubric, RUBRIC_KIND[rubric])
     out: dict[int, dict[str, int]] = defaultdict(dict)
     for item, who, value, shown in rows:
         if value is None:
@@ -131,12 +125,9 @@ def draw_sample(
     week = _check_week(week or current_week())
     if n < 1:
         raise StoreError(f"sample size {n}; expected at least 1")
-    if store.db.execute("SELECT 1 FROM review_samples WHERE week = ? LIMIT 1", [week]).fetchone():
+    if store.review_sample_exists(week):
         raise StoreError(f"week {week} already has a review sample; review it, or choose another week")
-    rows = store.db.execute(
-        """SELECT i.id, t.system FROM items i JOIN traces t ON t.id = i.trace_id
-           WHERE i.kind = 'trace' AND i.id NOT IN (SELECT item_id FROM review_samples) ORDER BY i.id"""
-    ).fetchall()
+    rows = store.unsampled_trace_items()
     if not rows:
         raise StoreError("no trace left to sample: every trace was in an earlier week's sample")
     answers = judge_answers(store, fingerprint, "faithfulness") if fingerprint else {}
@@ -160,18 +151,11 @@ def draw_sample(
         members = sorted(strata[key])
         rng.shuffle(members)
         chosen += [(item, key) for item in members[: min(quotas[key], len(members))]]
-    now = _now()
     with store.write():
-        store.db.conn.executemany(
-            "INSERT INTO review_samples (week, item_id, stratum, created_at) VALUES (?, ?, ?, ?)",
-            [(week, item, key, now) for item, key in chosen],
-        )
+        store.add_review_sample(week, chosen)
         for name in annotators:
             annotator_id = store.annotator_id(name)
-            store.db.conn.executemany(
-                "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)",
-                [(item, annotator_id, rng.getrandbits(48)) for item, _ in chosen],
-            )
+            store.assign_many([(item, annotator_id, rng.getrandbits(48)) for item, _ in chosen])
     counts: dict[str, int] = defaultdict(int)
     for _, key in chosen:
         counts[key] += 1
@@ -259,9 +243,7 @@ def review(
     """Every judge's agreement with people this week (see the module docstring);
     ``thresholds``: (trusted, noisy) kappa of the verdict."""
     week = _check_week(week or current_week())
-    sample = {
-        int(i) for (i,) in store.db.execute("SELECT item_id FROM review_samples WHERE week = ?", [week])
-    }
+    sample = store.review_sample(week)
     judges = []
     for judge in store.judges():
         rubric = judge["rubric"]
@@ -321,38 +303,30 @@ def review(
 
 
 def _save(store: Store, report: dict[str, Any]) -> None:
-    now = _now()
-    with store.write():
-        for j in report["judges"]:
-            c = j["consensus"]
-            ci = c["ci"] or [None, None]
-            store.db.execute(
-                """INSERT INTO calibrations (fingerprint, rubric, window, n, kappa, ci_low, ci_high, weights,
-                       verdict, sample, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [
-                    j["fingerprint"],
-                    j["rubric"],
-                    report["week"],
-                    c["n"],
-                    c["kappa"],
-                    ci[0],
-                    ci[1],
-                    c["weights"],
-                    j["verdict"],
-                    j["scope"],
-                    now,
-                ],
-            )
+    rows = []
+    for j in report["judges"]:
+        c = j["consensus"]
+        ci = c["ci"] or [None, None]
+        rows.append(
+            {
+                "fingerprint": j["fingerprint"],
+                "rubric": j["rubric"],
+                "window": report["week"],
+                "n": c["n"],
+                "kappa": c["kappa"],
+                "ci_low": ci[0],
+                "ci_high": ci[1],
+                "weights": c["weights"],
+                "verdict": j["verdict"],
+                "sample": j["scope"],
+            }
+        )
+    store.add_calibrations(rows)
 
 
 def trend(store: Store) -> list[dict[str, Any]]:
     """The newest review per (judge, week), oldest week first."""
-    rows = store.db.execute(
-        """SELECT c.fingerprint, c.rubric, c.window, c.n, c.kappa, c.ci_low, c.ci_high, c.verdict FROM calibrations c
-           WHERE c.id = (SELECT max(id) FROM calibrations d WHERE d.fingerprint = c.fingerprint
-                         AND d.window = c.window)
-           ORDER BY c.window, c.fingerprint"""
-    ).fetchall()
+    rows = store.calibration_trend()
     return [
         {
             "fingerprint": fp,

@@ -620,24 +620,14 @@ def _kind(rubric: str) -> str:
 
 def _texts(store: Store, kind: str) -> dict[int, tuple[str, str]]:
     """item id -> (a, b) for every item of ``kind`` with text on both sides."""
-    db = store.db
     out: dict[int, tuple[str, str]] = {}
     if kind == "chunk":
-        rows = db.execute(
-            """SELECT i.id, q.text, c.text FROM items i
-               LEFT JOIN queries q ON q.id = i.query_id LEFT JOIN chunks c ON c.id = i.chunk_id
-               WHERE i.kind = 'chunk' ORDER BY i.id"""
-        ).fetchall()
-        for item_id, a, b in rows:
+        for item_id, a, b in store.chunk_item_texts():
             if a and a.strip() and b and b.strip():
                 out[int(item_id)] = (a, b)
         return out
-    chunk_text = dict(db.execute("SELECT id, text FROM chunks WHERE text IS NOT NULL").fetchall())
-    rows = db.execute(
-        """SELECT i.id, t.answer, t.contexts FROM items i JOIN traces t ON t.id = i.trace_id
-           WHERE i.kind = 'trace' ORDER BY i.id"""
-    ).fetchall()
-    for item_id, answer, contexts in rows:
+    chunk_text = store.chunks_with_text()
+    for item_id, answer, contexts in store.trace_item_answers():
         # a context naming a chunk shows the chunk's text; any other shows itself (as the labelling page)
         shown = [chunk_text.get(c) or c for c in json.loads(contexts or "[]") if isinstance(c, str)]
         joined = "\n".join(s for s in shown if s.strip())
@@ -655,14 +645,7 @@ def training_data(store: Store, rubric: str) -> list[tuple[int, str, str, int]]:
     current labels. Items without text on either side are skipped."""
     name = _text_rubric(rubric).name
     kind = RUBRIC_KINDS[name]
-    rows = store.db.execute(
-        """SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id
-           WHERE i.kind = ? AND l.rubric = ? AND l.id = (
-               SELECT max(id) FROM labels
-               WHERE item_id = l.item_id AND annotator_id = l.annotator_id AND rubric = l.rubric)
-           ORDER BY l.item_id""",
-        [kind, name],
-    ).fetchall()
+    rows = store.newest_rubric_values(kind, name)
     values: dict[int, list[int]] = {}
     for item_id, value in rows:
         if value is not None:
@@ -687,16 +670,7 @@ def item_texts(
         return [(i, a, b) for i, (a, b) in texts.items()]
     wanted = sorted({int(i) for i in item_ids})
     if wanted:
-        marks = ", ".join("?" * len(wanted)) if len(wanted) <= 900 else None
-        if marks:
-            known = {
-                r[0]
-                for r in store.db.execute(
-                    f"SELECT id FROM items WHERE kind = ? AND id IN ({marks})", [kind, *wanted]
-                ).fetchall()
-            }
-        else:
-            known = {r[0] for r in store.db.execute("SELECT id FROM items WHERE kind = ?", [kind]).fetchall()}
+        known = store.known_items(kind, wanted)
         unknown = [i for i in wanted if i not in known]
         if unknown:
             shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")

@@ -33,13 +33,7 @@ def pairwise_calls(store: Store, repeats: int = 1, limit: int | None = None) -> 
         raise ValueError(f"repeats {repeats}; expected at least 1")
     if limit is not None and limit < 1:
         raise ValueError(f"limit {limit}; expected at least 1 (or no limit)")
-    cap = f"LIMIT {int(limit)}" if limit else ""
-    rows = store.db.execute(
-        f"""SELECT i.id, a.question, a.answer, b.answer FROM items i
-            JOIN traces a ON a.id = i.trace_id JOIN traces b ON b.id = i.trace_b_id
-            WHERE i.kind = 'pair' AND ifnull(a.question, '') != '' AND ifnull(a.answer, '') != ''
-              AND ifnull(b.answer, '') != '' ORDER BY i.id {cap}"""
-    ).fetchall()
+    rows = store.gradable_pair_items(limit)
     calls = []
     for item_id, question, answer_a, answer_b in rows:
         for repeat in range(repeats):

@@ -28,22 +28,11 @@ def pointwise_calls(store: Store, rubric: str, limit: int | None = None) -> list
         raise StoreError(f"pointwise rubric {rubric!r}; expected relevance or faithfulness")
     if limit is not None and limit < 1:
         raise StoreError(f"limit {limit}; expected at least 1 (or no limit)")
-    db = store.db
-    cap = f"LIMIT {int(limit)}" if limit else ""
     if rubric == RELEVANCE.name:
-        rows = db.execute(
-            f"""SELECT i.id, q.text, c.text FROM items i
-                JOIN queries q ON q.id = i.query_id JOIN chunks c ON c.id = i.chunk_id
-                WHERE i.kind = 'chunk' AND ifnull(q.text, '') != '' AND ifnull(c.text, '') != ''
-                ORDER BY i.id {cap}"""
-        ).fetchall()
+        rows = store.gradable_chunk_items(limit)
         return [Call(item_id, {"query": query or "", "chunk": chunk or ""}) for item_id, query, chunk in rows]
-    rows = db.execute(
-        f"""SELECT i.id, t.question, t.contexts, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
-            WHERE i.kind = 'trace' AND ifnull(t.question, '') != '' AND ifnull(t.answer, '') != ''
-            ORDER BY i.id {cap}"""
-    ).fetchall()
-    texts = dict(db.execute("SELECT id, text FROM chunks WHERE text IS NOT NULL").fetchall())
+    rows = store.gradable_trace_items(limit)
+    texts = store.chunks_with_text()
     return [
         Call(
             item_id,

@@ -1,0 +1,87 @@
+"""The label store: one SQLite file (WAL) through sqlite-utils, and the home of all SQL.
+
+Write discipline: every write is one short ``BEGIN IMMEDIATE`` transaction
+(:meth:`Store.write`), so a second process waits (busy timeout) instead of
+failing, and an import lands whole or not at all. Migrations run once, at
+open, inside such a transaction.
+
+Labels are never lost or overwritten (DESIGN principle 3): ``labels`` and
+``judge_labels`` are append-only (triggers refuse UPDATE and DELETE); a
+correction is a new row; undo appends a retraction (a row whose value is
+NULL); the newest row per (item, annotator) counts.
+
+The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``).
+
+:class:`Store` is one class assembled from one part per concern, each in its module:
+
+- ``base``: the connection, :meth:`Store.write`, the errors, the item rows all share;
+- ``migrations``: the schema;
+- ``identity``: annotators, roles, access tokens;
+- ``imports``: corpora, queries, runs, label files, traces;
+- ``labels``: people's labels, appended and read back;
+- ``judges``: judges, their answers, what they are asked, their calibrations;
+- ``pools``: pools, samples, answer pairs, assignments;
+- ``queue``: the labelling queue and what an item shows;
+- ``corpus``: chunks, queries, traces, rankings and items read back whole.
+
+Everything else asks the store: no SQL lives outside this package
+(``tests/test_sql_home.py``).
+"""
+
+from __future__ import annotations
+
+from annotation.model import Qrels, Run
+from annotation.store.base import (
+    BUSY_TIMEOUT_MS,
+    DEFAULT_DB,
+    ITEM_KINDS,
+    RANDOM,
+    ImportConflict,
+    OffScale,
+    StoreBase,
+    StoreError,
+    default_db_path,
+    random_position,
+    utc_now,
+)
+from annotation.store.corpus import Corpus
+from annotation.store.identity import REVOKED, ROLES, Identity, token_hash
+from annotation.store.imports import Imports
+from annotation.store.judges import CALIBRATION_COLUMNS, JUDGE_COLUMNS, Judges
+from annotation.store.labels import AGGREGATES, Labels, aggregate_grades
+from annotation.store.migrations import MIGRATIONS
+from annotation.store.pools import Pools
+from annotation.store.queue import Queue
+
+__all__ = [
+    "Store",
+    "StoreError",
+    "ImportConflict",
+    "OffScale",
+    "default_db_path",
+    "AGGREGATES",
+    "aggregate_grades",
+    "token_hash",
+    "random_position",
+    "utc_now",
+    "Qrels",
+    "Run",
+    "BUSY_TIMEOUT_MS",
+    "DEFAULT_DB",
+    "ITEM_KINDS",
+    "REVOKED",
+    "ROLES",
+    "MIGRATIONS",
+    "JUDGE_COLUMNS",
+    "CALIBRATION_COLUMNS",
+    "StoreBase",
+]
+
+
+class Store(Imports, Labels, Judges, Pools, Queue, Corpus, Identity, StoreBase):
+    """A handle on the SQLite file; one per script run (or per session)."""
+
+
+# private names of the module this package replaced, kept for scripts that used them
+_now = utc_now
+_RANDOM = RANDOM

@@ -1,0 +1,86 @@
+"""What is judged, read back whole: chunks, queries, traces, runs' rankings and items
+as the exports, the baseline and the demo read them (:class:`Corpus`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from annotation.store.base import StoreBase
+
+__all__ = ["Corpus"]
+
+ID_BATCH = 500  # ids per IN (...) list: well within SQLite's limit of bound parameters
+
+
+class Corpus(StoreBase):
+    """Reads of chunks, queries, traces, rankings and items for exports and baselines."""
+
+    # ------------------------------------------------------------ chunks and queries
+
+    def chunk_texts(self, chunk_ids: Iterable[str]) -> dict[str, str | None]:
+        """chunk id -> text (None: stored without text) of the stored ones among ``chunk_ids``."""
+        wanted = sorted(set(chunk_ids))
+        out: dict[str, str | None] = {}
+        for start in range(0, len(wanted), ID_BATCH):
+            batch = wanted[start : start + ID_BATCH]
+            marks = ", ".join("?" * len(batch))
+            out.update(
+                self.db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", batch).fetchall()
+            )
+        return out
+
+    def chunks_with_text(self, by_id: bool = False) -> dict[str, str]:
+        """chunk id -> text of every chunk stored with a text: in the table's order, or by id."""
+        order = " ORDER BY id" if by_id else ""
+        return dict(self.db.execute(f"SELECT id, text FROM chunks WHERE text IS NOT NULL{order}").fetchall())
+
+    def chunk_ids(self) -> list[str]:
+        """Every stored chunk id, sorted."""
+        return [c for (c,) in self.db.execute("SELECT id FROM chunks ORDER BY id")]
+
+    def chunks_in_import_order(self) -> list[tuple[str, str | None, str | None, str | None]]:
+        """(id, text, source, meta JSON) of every chunk, in the order they were stored."""
+        return self.db.execute("SELECT id, text, source, meta FROM chunks ORDER BY rowid").fetchall()
+
+    def queries_with_text(self) -> dict[str, str]:
+        """query id -> text of every query stored with a text, by id."""
+        return dict(
+            self.db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL ORDER BY id").fetchall()
+        )
+
+    def queries_without_text(self) -> int:
+        """How many stored queries have no text (known only from a run or a label file)."""
+        return self.db.execute("SELECT count(*) FROM queries WHERE text IS NULL").fetchone()[0]
+
+    def queries_in_import_order(self) -> list[tuple[str, str | None]]:
+        """(id, text) of every query, in the order they were stored."""
+        return self.db.execute("SELECT id, text FROM queries ORDER BY rowid").fetchall()
+
+    # ------------------------------------------------------------ traces, rankings, items
+
+    def traces_in_import_order(self) -> list[tuple]:
+        """(id, query id, system, question, contexts JSON, answer, meta) of every trace, in the
+        order they were stored; meta is the text of a ``meta`` (or ``metadata``) column where
+        the table has one, else None."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(traces)").fetchall()}
+        meta_column = next((c for c in ("meta", "metadata") if c in columns), "NULL")
+        return self.db.execute(
+            f"SELECT id, query_id, system, question, contexts, answer, {meta_column} FROM traces ORDER BY rowid"
+        ).fetchall()
+
+    def run_rankings(self, run_id: int) -> list[tuple[str, int, str, float | None]]:
+        """(query, rank, chunk, score) of a run's rankings, in the order they were stored."""
+        return self.db.execute(
+            "SELECT query_id, rank, chunk_id, score FROM rankings WHERE run_id = ? ORDER BY rowid", [run_id]
+        ).fetchall()
+
+    def chunk_items(self) -> list[tuple[int, str, str]]:
+        """(item, query, chunk) of every chunk item."""
+        return self.db.execute("SELECT id, query_id, chunk_id FROM items WHERE kind = 'chunk'").fetchall()
+
+    def trace_items(self) -> list[tuple[int, str, str | None]]:
+        """(item, trace id, answer) of every trace item, by trace id."""
+        return self.db.execute(
+            """SELECT i.id, t.id, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
+               WHERE i.kind = 'trace' ORDER BY t.id"""
+        ).fetchall()

@@ -1,0 +1,185 @@
+"""What comes in: corpora, queries, runs, label files and traces (:class:`Imports`).
+
+Each import is one transaction: it lands whole or not at all. The same input again
+changes nothing; an input that would change what is stored is refused
+(:class:`ImportConflict`): stored texts, rankings and traces are never overwritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from annotation.model import Qrels, Run
+from annotation.rubrics import get_rubric
+from annotation.store.base import ImportConflict, OffScale, StoreError, utc_now
+from annotation.store.identity import Identity
+
+__all__ = ["Imports"]
+
+
+class Imports(Identity):
+    """Imports of what is judged (chunks, queries, traces), of runs, and of existing labels."""
+
+    def import_corpus(self, chunks: list[Mapping[str, Any]]) -> dict[str, int]:
+        """Chunks ``{"id", "text", "source"?, ...}``; other keys kept as ``meta``."""
+        rows = []
+        for chunk in chunks:
+            meta = {k: v for k, v in chunk.items() if k not in ("id", "text", "source")}
+            rows.append(
+                (chunk["id"], chunk.get("text"), chunk.get("source"), json.dumps(meta) if meta else None)
+            )
+        return self._upsert_texts("chunks", ["id", "text", "source", "meta"], rows)
+
+    def import_queries(self, queries: Mapping[str, str | None]) -> dict[str, int]:
+        return self._upsert_texts("queries", ["id", "text"], [(qid, text) for qid, text in queries.items()])
+
+    def _upsert_texts(self, table: str, columns: list[str], rows: list[tuple]) -> dict[str, int]:
+        """Insert new ids; fill a stored NULL text; refuse a different text."""
+        added = filled = unchanged = 0
+        with self.write() as db:
+            for row in rows:
+                stored = db.execute(
+                    f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", [row[0]]
+                ).fetchone()
+                if stored is None:
+                    db.execute(
+                        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                        row,
+                    )
+                    added += 1
+                elif tuple(stored) == tuple(row):
+                    unchanged += 1
+                elif stored[1] is None and all(s is None or s == r for s, r in zip(stored[2:], row[2:])):
+                    sets = ", ".join(f"{c} = ?" for c in columns[1:])
+                    db.execute(f"UPDATE {table} SET {sets} WHERE id = ?", [*row[1:], row[0]])
+                    filled += 1
+                elif row[1] is None:
+                    unchanged += 1  # a label file naming a known id: nothing new
+                else:
+                    raise ImportConflict(
+                        f"{table[:-1]} {row[0]!r} is stored with other text; expected the same text "
+                        "(stored texts are never overwritten)"
+                    )
+        return {"added": added, "filled": filled, "unchanged": unchanged}
+
+    def import_run(self, run: Run, name: str, stage: str = "fetch") -> dict[str, int]:
+        """A run's rankings in trec order (rank 1..n per query); the same run again changes nothing."""
+        if stage not in ("fetch", "keep"):
+            raise StoreError(f"stage {stage!r}; expected fetch or keep")
+        rows = [
+            (qid, rank, doc, score)
+            for qid, ranked in run.ordered_rows().items()
+            for rank, (doc, score) in enumerate(ranked, start=1)
+        ]
+        with self.write() as db:
+            existing = db.execute("SELECT id, stage FROM runs WHERE name = ?", [name]).fetchone()
+            if existing:
+                stored = db.execute(
+                    "SELECT query_id, rank, chunk_id, score FROM rankings WHERE run_id = ? ORDER BY query_id, rank",
+                    [existing[0]],
+                ).fetchall()
+                if existing[1] == stage and sorted(map(tuple, stored)) == sorted(rows):
+                    return {"runs": 0, "rankings": 0, "unchanged": len(rows)}
+                raise ImportConflict(
+                    f"run {name!r} is stored with other rankings or stage; expected a new --name"
+                )
+            self.ensure_ids("queries", {r[0] for r in rows} | set(run.empty_queries))
+            self.ensure_ids("chunks", {r[2] for r in rows})
+            run_id = db.execute(
+                "INSERT INTO runs (name, stage, meta) VALUES (?, ?, ?)",
+                [name, stage, json.dumps({"source": run.path, "tag": run.name})],
+            ).lastrowid
+            db.conn.executemany(
+                "INSERT INTO rankings (run_id, query_id, rank, chunk_id, score) VALUES (?, ?, ?, ?, ?)",
+                [(run_id, *row) for row in rows],
+            )
+        return {"runs": 1, "rankings": len(rows), "unchanged": 0}
+
+    def import_labels(self, qrels: Qrels, annotator: str, rubric: str = "relevance") -> dict[str, int]:
+        """Existing judgments under a named annotator: one label per (query, chunk),
+        skipped where that annotator's current label already says the same."""
+        scale = get_rubric(rubric)
+        for qid, docs in qrels.grades.items():
+            for doc, grade in docs.items():
+                if grade not in scale.scale:
+                    raise OffScale(
+                        f"query {qid!r} chunk {doc!r}: grade {grade} is not on the {rubric} scale; "
+                        f"expected one of {', '.join(map(str, scale.scale))}",
+                        qid,
+                        doc,
+                        grade,
+                    )
+        added = unchanged = 0
+        with self.write() as db:
+            annotator_id = self.annotator_id(annotator)
+            self.ensure_ids("queries", set(qrels.qids))
+            if qrels.texts:
+                for qid, text in qrels.texts.items():
+                    db.execute("UPDATE queries SET text = ? WHERE id = ? AND text IS NULL", [text, qid])
+            self.ensure_ids("chunks", {d for docs in qrels.grades.values() for d in docs})
+            now = utc_now()
+            meta = json.dumps(qrels.meta, sort_keys=True, ensure_ascii=False) if qrels.meta else None
+            # a label file imported once is never imported again: a second import
+            # would bring its grades back over later corrections and undos
+            digest = hashlib.sha256(
+                json.dumps([qrels.grades, meta], sort_keys=True, ensure_ascii=False).encode()
+            ).hexdigest()
+            if db.execute(
+                "SELECT 1 FROM label_sets WHERE annotator_id = ? AND digest = ?", [annotator_id, digest]
+            ).fetchone():
+                return {"labels": 0, "unchanged": qrels.n_judgments}
+            db.execute(
+                "INSERT INTO label_sets (annotator_id, source, meta, digest, created_at) VALUES (?, ?, ?, ?, ?)",
+                [annotator_id, qrels.path, meta, digest, now],
+            )
+            for qid, docs in qrels.grades.items():
+                for doc, grade in docs.items():
+                    item_id = self.ensure_item("chunk", query_id=qid, chunk_id=doc)
+                    if self.current_value(item_id, annotator_id) == (grade,):
+                        unchanged += 1
+                        continue
+                    db.execute(
+                        "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at) VALUES (?, ?, ?, ?, ?)",
+                        [item_id, annotator_id, rubric, int(grade), now],
+                    )
+                    added += 1
+        return {"labels": added, "unchanged": unchanged}
+
+    def import_traces(self, traces: list[Mapping[str, Any]]) -> dict[str, int]:
+        """Traces as read by :func:`annotation.formats.read_traces`; each also
+        becomes a ``trace`` item (faithfulness). The same trace again changes
+        nothing; the same id with other content is refused."""
+        added = unchanged = 0
+        with self.write() as db:
+            self.ensure_ids("queries", {t["query_id"] for t in traces})
+            for trace in traces:
+                row = (
+                    trace["id"],
+                    trace["query_id"],
+                    trace["system"],
+                    trace["question"],
+                    json.dumps(trace["contexts"], ensure_ascii=False),
+                    trace["answer"],
+                )
+                stored = db.execute(
+                    "SELECT id, query_id, system, question, contexts, answer FROM traces WHERE id = ?",
+                    [trace["id"]],
+                ).fetchone()
+                if stored is not None:
+                    if tuple(stored) != row:
+                        raise ImportConflict(
+                            f"trace {trace['id']!r} is stored with other content; expected a new id"
+                        )
+                    unchanged += 1
+                    continue
+                db.execute(
+                    "INSERT INTO traces (id, query_id, system, question, contexts, answer, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [*row, utc_now()],
+                )
+                self.ensure_item("trace", query_id=trace["query_id"], trace_id=trace["id"])
+                added += 1
+        return {"traces": added, "unchanged": unchanged}

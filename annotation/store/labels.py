@@ -1,0 +1,202 @@
+"""People's labels: appended, read back as the label that counts (:class:`Labels`).
+
+Labels are never lost or overwritten (DESIGN principle 3): ``labels`` is append-only
+(triggers refuse UPDATE and DELETE); a correction is a new row; undo appends a
+retraction (a row whose value is NULL); the newest row per (item, annotator) counts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from annotation.model import Qrels
+from annotation.rubrics import get_rubric
+from annotation.store.base import StoreError, utc_now
+from annotation.store.identity import Identity
+
+__all__ = ["Labels", "AGGREGATES", "aggregate_grades"]
+
+AGGREGATES = ("median", "majority", "mean")
+
+
+def aggregate_grades(values: list[int], method: str = "median") -> int:
+    """One grade from several people's grades of the same item.
+
+    - median: the lower middle value (a grade someone gave);
+    - majority: the most frequent grade, ties broken toward the median of the tied grades (lower middle);
+    - mean: the mean rounded half up (1.5 -> 2).
+    """
+    if not values:
+        raise StoreError("no grades to aggregate")
+    ordered = sorted(values)
+    if method == "median":
+        return ordered[(len(ordered) - 1) // 2]
+    if method == "majority":
+        counts = {v: ordered.count(v) for v in ordered}
+        top = max(counts.values())
+        tied = sorted(v for v, n in counts.items() if n == top)
+        return tied[(len(tied) - 1) // 2]
+    if method == "mean":
+        return int(math.floor(sum(values) / len(values) + 0.5))
+    raise StoreError(f"aggregate {method!r}; expected one of {', '.join(AGGREGATES)}")
+
+
+class Labels(Identity):
+    """Human labels: append, undo, and the current label per (item, annotator)."""
+
+    def add_label(
+        self,
+        item_id: int,
+        annotator: str,
+        value: int,
+        rubric: str = "relevance",
+        *,
+        note: str | None = None,
+        seconds: float | None = None,
+        shown: str | None = None,
+    ) -> int:
+        """Append a label (a correction is just a newer row); returns its id."""
+        get_rubric(rubric).check(value)
+        annotator_id = self.annotator_id(annotator, create=False)
+        with self.write() as db:
+            if db.execute("SELECT 1 FROM items WHERE id = ?", [item_id]).fetchone() is None:
+                raise StoreError(f"no item {item_id}")
+            cursor = db.execute(
+                "INSERT INTO labels (item_id, annotator_id, rubric, value, note, seconds, shown, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [item_id, annotator_id, rubric, value, note, seconds, shown, utc_now()],
+            )
+        return int(cursor.lastrowid)
+
+    def undo(self, item_id: int, annotator: str) -> int:
+        """Retract this annotator's current label on the item by appending a NULL row."""
+        annotator_id = self.annotator_id(annotator, create=False)
+        with self.write() as db:
+            current = self.current_value(item_id, annotator_id)
+            if current is None or current == (None,):
+                raise StoreError(f"{annotator!r} has no label on item {item_id} to undo")
+            rubric = db.execute(
+                "SELECT rubric FROM labels WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+                [item_id, annotator_id],
+            ).fetchone()[0]
+            cursor = db.execute(
+                "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at) VALUES (?, ?, ?, NULL, ?)",
+                [item_id, annotator_id, rubric, utc_now()],
+            )
+        return int(cursor.lastrowid)
+
+    def current_labels(self, annotator: str | None = None, kind: str = "chunk") -> list[dict[str, Any]]:
+        """The label that counts per (item, annotator): the newest row, retractions dropped.
+        Items in insertion order, then annotators by name."""
+        where = "AND a.name = ?" if annotator else ""
+        params: list[Any] = [kind] + ([annotator] if annotator else [])
+        rows = self.db.execute(
+            f"""SELECT i.id, i.query_id, i.chunk_id, a.name, l.value, l.rubric
+                FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
+                WHERE i.kind = ? {where} AND l.id = (
+                    SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id)
+                ORDER BY i.id, a.name""",
+            params,
+        ).fetchall()
+        return [
+            {
+                "item_id": r[0],
+                "query_id": r[1],
+                "chunk_id": r[2],
+                "annotator": r[3],
+                "value": r[4],
+                "rubric": r[5],
+            }
+            for r in rows
+            if r[4] is not None
+        ]
+
+    def label_set_meta(self, annotator: str) -> dict[str, Any]:
+        """The metadata of the newest label file imported under this annotator ({} if none)."""
+        row = self.db.execute(
+            """SELECT s.meta FROM label_sets s JOIN annotators a ON a.id = s.annotator_id
+               WHERE a.name = ? ORDER BY s.id DESC LIMIT 1""",
+            [annotator],
+        ).fetchone()
+        if not row or not row[0]:
+            return {}
+        meta = json.loads(row[0])
+        if "grade_scale" in meta:  # JSON keys are text; grades are integers
+            meta["grade_scale"] = {int(k): v for k, v in meta["grade_scale"].items()}
+        return meta
+
+    def export_qrels(self, annotator: str | None = None, aggregate: str = "median") -> Qrels:
+        """Current labels as judgments: one annotator's, or one grade per item from
+        all annotators' current labels (:func:`aggregate_grades`)."""
+        by_item: dict[tuple[str, str], list[int]] = {}
+        for label in self.current_labels(annotator):
+            by_item.setdefault((label["query_id"], label["chunk_id"]), []).append(label["value"])
+        grades: dict[str, dict[str, int]] = {}
+        for (qid, doc), values in by_item.items():
+            grades.setdefault(qid, {})[doc] = aggregate_grades(values, aggregate)
+        texts = {
+            qid: text
+            for qid, text in self.db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL").fetchall()
+            if qid in grades
+        }
+        return Qrels(grades=grades, texts=texts, path=self.path)
+
+    # ------------------------------------------------------------ what the workflows read of labels
+
+    def label_history(self, annotator: str | None = None) -> list[tuple]:
+        """Every label row (retractions included, value None), one person's or everyone's, by
+        row id: (label id, item id, kind, query id, chunk id, trace id, trace B id, annotator,
+        rubric, value, note, seconds, shown, created at). The CSV export writes them as they are."""
+        return self.db.execute(
+            """SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
+                      a.name, l.rubric, l.value, l.note, l.seconds, l.shown, l.created_at
+               FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
+               WHERE ? IS NULL OR a.name = ? ORDER BY l.id""",
+            [annotator, annotator],
+        ).fetchall()
+
+    def annotators_with_labels(self) -> list[str]:
+        """The names of everyone with a label row (a retraction counts), by name."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id ORDER BY a.name"
+            )
+        ]
+
+    def labelled_chunk_pairs(self) -> set[tuple[str, str]]:
+        """(query, chunk) of every chunk item that any label row grades (a value, current or
+        not): what a pool need not ask again and an estimate must not sample."""
+        return {
+            (q, c)
+            for q, c in self.db.execute(
+                """SELECT DISTINCT i.query_id, i.chunk_id FROM items i JOIN labels l ON l.item_id = i.id
+                   WHERE i.kind = 'chunk' AND l.value IS NOT NULL"""
+            ).fetchall()
+        }
+
+    def newest_labels_shown(self, rubric: str, kind: str) -> list[tuple[int, str, int | None, str | None]]:
+        """(item, annotator, value, shown) of the newest label row per (item, annotator) on
+        ``kind`` items, where that row is of ``rubric``; a retraction has value None. ``shown``
+        is the order a pair was shown in (AB or BA)."""
+        return self.db.execute(
+            """SELECT l.item_id, a.name, l.value, l.shown FROM labels l
+               JOIN annotators a ON a.id = l.annotator_id JOIN items i ON i.id = l.item_id
+               WHERE l.rubric = ? AND i.kind = ? AND l.id = (
+                   SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id)""",
+            [rubric, kind],
+        ).fetchall()
+
+    def newest_rubric_values(self, kind: str, rubric: str) -> list[tuple[int, int | None]]:
+        """(item, value) of each annotator's newest ``rubric`` row on ``kind`` items (a
+        retraction has value None), by item id."""
+        return self.db.execute(
+            """SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id
+               WHERE i.kind = ? AND l.rubric = ? AND l.id = (
+                   SELECT max(id) FROM labels
+                   WHERE item_id = l.item_id AND annotator_id = l.annotator_id AND rubric = l.rubric)
+               ORDER BY l.item_id""",
+            [kind, rubric],
+        ).fetchall()

@@ -1,0 +1,121 @@
+"""The store's schema: sqlite-utils migrations, applied once at open (:class:`StoreBase`),
+in order, each recorded in ``_sqlite_migrations``. A migration is never edited once
+released: a change of schema is a new migration."""
+
+from __future__ import annotations
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS = Migrations("denominator")
+
+
+@MIGRATIONS(name="m001_schema")
+def _m001_schema(db: sqlite_utils.Database) -> None:
+    statements = [
+        "CREATE TABLE queries (id TEXT PRIMARY KEY, text TEXT)",
+        "CREATE TABLE chunks (id TEXT PRIMARY KEY, text TEXT, source TEXT, meta TEXT)",
+        """CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+            stage TEXT NOT NULL CHECK (stage IN ('fetch', 'keep')), meta TEXT)""",
+        """CREATE TABLE rankings (run_id INTEGER NOT NULL REFERENCES runs(id),
+            query_id TEXT NOT NULL REFERENCES queries(id), rank INTEGER NOT NULL,
+            chunk_id TEXT NOT NULL REFERENCES chunks(id), score REAL,
+            PRIMARY KEY (run_id, query_id, rank))""",
+        """CREATE TABLE traces (id TEXT PRIMARY KEY, query_id TEXT REFERENCES queries(id),
+            system TEXT, question TEXT, contexts TEXT, answer TEXT, created_at TEXT)""",
+        """CREATE TABLE items (id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('chunk', 'trace', 'pair')),
+            query_id TEXT REFERENCES queries(id), chunk_id TEXT REFERENCES chunks(id),
+            trace_id TEXT REFERENCES traces(id), trace_b_id TEXT REFERENCES traces(id), batch TEXT)""",
+        """CREATE UNIQUE INDEX items_unique ON items
+            (kind, ifnull(query_id, ''), ifnull(chunk_id, ''), ifnull(trace_id, ''), ifnull(trace_b_id, ''))""",
+        """CREATE TABLE annotators (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+            role TEXT NOT NULL DEFAULT 'annotator' CHECK (role IN ('annotator', 'admin')), token_hash TEXT)""",
+        """CREATE TABLE assignments (item_id INTEGER NOT NULL REFERENCES items(id),
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id), PRIMARY KEY (item_id, annotator_id))""",
+        """CREATE TABLE labels (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id),
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id), rubric TEXT NOT NULL,
+            value INTEGER, note TEXT, seconds REAL, shown TEXT, created_at TEXT NOT NULL)""",
+        "CREATE INDEX labels_item_annotator ON labels (item_id, annotator_id, id)",
+        """CREATE TABLE judges (fingerprint TEXT PRIMARY KEY, model TEXT, endpoint TEXT,
+            prompt_version TEXT, prompt_sha TEXT, temperature REAL, seed INTEGER, created_at TEXT)""",
+        """CREATE TABLE judge_labels (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id),
+            fingerprint TEXT NOT NULL REFERENCES judges(fingerprint), ab_order TEXT, repeat INTEGER,
+            value INTEGER, reason TEXT, raw TEXT, tokens_in INTEGER, tokens_out INTEGER,
+            latency_ms REAL, error TEXT, created_at TEXT NOT NULL)""",
+        """CREATE TABLE calibrations (id INTEGER PRIMARY KEY, fingerprint TEXT, rubric TEXT,
+            window TEXT, n INTEGER, kappa REAL, ci_low REAL, ci_high REAL, weights TEXT,
+            verdict TEXT, sample TEXT, created_at TEXT)""",
+    ]
+    for table in ("labels", "judge_labels"):
+        for action in ("UPDATE", "DELETE"):
+            statements.append(
+                f"""CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table}
+                BEGIN SELECT RAISE(ABORT, '{table} are append-only: add a new row instead'); END"""
+            )
+    for statement in statements:
+        db.execute(statement)
+
+
+@MIGRATIONS(name="m002_queue_positions")
+def _m002_queue_positions(db: sqlite_utils.Database) -> None:
+    """A random position per item (single-user queue) and per assignment (each
+    annotator's own order): the queue is read in position order through an
+    index, so the next item costs the same with a thousand or a million chunks."""
+    db.execute("ALTER TABLE items ADD COLUMN position INTEGER")
+    db.execute("ALTER TABLE assignments ADD COLUMN position INTEGER")
+    db.execute("UPDATE items SET position = abs(random()) % 281474976710656")
+    db.execute("UPDATE assignments SET position = abs(random()) % 281474976710656")
+    db.execute("CREATE INDEX items_queue ON items (kind, position)")
+    db.execute("CREATE INDEX assignments_queue ON assignments (annotator_id, position, item_id)")
+
+
+@MIGRATIONS(name="m003_label_sets")
+def _m003_label_sets(db: sqlite_utils.Database) -> None:
+    """Where imported labels came from, with the metadata a golden.yaml carried
+    (grade scale, who judged, what they were shown, when), so an export of the
+    same labels can say the same."""
+    db.execute(
+        """CREATE TABLE label_sets (id INTEGER PRIMARY KEY, annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            source TEXT, meta TEXT, digest TEXT NOT NULL, created_at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE UNIQUE INDEX label_sets_once ON label_sets (annotator_id, digest)")
+
+
+@MIGRATIONS(name="m004_judge_runs")
+def _m004_judge_runs(db: sqlite_utils.Database) -> None:
+    """What a judge is (its rubric, kind and every setting in its fingerprint),
+    and an index for resuming: which (item, order, repeat) a judge has done."""
+    for column in ("rubric TEXT", "kind TEXT", "settings TEXT"):
+        db.execute(f"ALTER TABLE judges ADD COLUMN {column}")
+    db.execute("CREATE INDEX judge_labels_call ON judge_labels (fingerprint, item_id, ab_order, repeat)")
+
+
+@MIGRATIONS(name="m005_labels_by_annotator")
+def _m005_labels_by_annotator(db: sqlite_utils.Database) -> None:
+    """An annotator's newest label in one probe: where their queue resumes."""
+    db.execute("CREATE INDEX labels_annotator ON labels (annotator_id, id)")
+
+
+@MIGRATIONS(name="m006_review_samples")
+def _m006_review_samples(db: sqlite_utils.Database) -> None:
+    """The weekly review's sample: which items were drawn for which ISO week, from which stratum."""
+    db.execute(
+        """CREATE TABLE review_samples (week TEXT NOT NULL, item_id INTEGER NOT NULL REFERENCES items(id),
+            stratum TEXT, created_at TEXT NOT NULL, PRIMARY KEY (week, item_id))"""
+    )
+
+
+@MIGRATIONS(name="m007_estimate_samples")
+def _m007_estimate_samples(db: sqlite_utils.Database) -> None:
+    """The sampling design behind an estimate of what the labels missed: per query and
+    stratum of unjudged candidates, its size, how many were drawn, and each drawn chunk
+    with its inclusion probability (pooling.sample_unjudged)."""
+    db.execute(
+        """CREATE TABLE estimate_samples (query_id TEXT NOT NULL, chunk_id TEXT NOT NULL,
+            item_id INTEGER NOT NULL REFERENCES items(id), stratum TEXT NOT NULL, stratum_size INTEGER NOT NULL,
+            stratum_sampled INTEGER NOT NULL, inclusion REAL NOT NULL, design TEXT NOT NULL, created_at TEXT NOT NULL,
+            PRIMARY KEY (query_id, chunk_id))"""
+    )

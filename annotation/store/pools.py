@@ -1,0 +1,196 @@
+"""What people are asked to label: pools of run results, the estimate's sample of
+unjudged candidates, answer pairs, the weekly review's sample, and who is assigned what
+(:class:`Pools`).
+
+The workflows (``annotation.pooling``, ``calibration.review``) decide what to add and in
+what order; these methods read and write the rows, inside the workflow's ``write()`` when
+it has one (a write inside a write is part of it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from annotation.store.base import StoreBase, utc_now
+
+__all__ = ["Pools"]
+
+
+class Pools(StoreBase):
+    """Runs' rankings as candidates, items to label, samples and assignments."""
+
+    # ------------------------------------------------------------ runs as candidates
+
+    def stored_runs(self) -> list[tuple[int, str]]:
+        """(run id, name) of every stored run, by id (import order)."""
+        return self.db.execute("SELECT id, name FROM runs ORDER BY id").fetchall()
+
+    def pooled_pairs(self, run_ids: Sequence[int], depth: int) -> list[tuple[str, str]]:
+        """The depth-``depth`` pool of these runs: distinct (query, chunk) in any one's top
+        ``depth``, by query and chunk."""
+        placeholders = ", ".join("?" * len(run_ids))
+        return self.db.execute(
+            f"""SELECT DISTINCT query_id, chunk_id FROM rankings
+                WHERE run_id IN ({placeholders}) AND rank <= ? ORDER BY query_id, chunk_id""",
+            [*run_ids, depth],
+        ).fetchall()
+
+    def best_ranks(self, run_ids: Sequence[int]) -> list[tuple[str, str, int]]:
+        """(query, chunk, best rank over these runs) of every chunk they rank."""
+        placeholders = ", ".join("?" * len(run_ids))
+        return self.db.execute(
+            f"""SELECT query_id, chunk_id, min(rank) FROM rankings WHERE run_id IN ({placeholders})
+                GROUP BY query_id, chunk_id""",
+            list(run_ids),
+        ).fetchall()
+
+    def top_ranked(self, depth: int) -> list[tuple[str, str, str]]:
+        """(run name, query, chunk) of every ranking row within the top ``depth``."""
+        return self.db.execute(
+            "SELECT r.name, k.query_id, k.chunk_id FROM rankings k JOIN runs r ON r.id = k.run_id WHERE k.rank <= ?",
+            [depth],
+        ).fetchall()
+
+    # ------------------------------------------------------------ items and assignments
+
+    def chunk_item(self, query_id: str, chunk_id: str) -> int | None:
+        """The id of the chunk item of (query, chunk), None when there is none."""
+        row = self.db.execute(
+            "SELECT id FROM items WHERE kind = 'chunk' AND query_id = ? AND chunk_id = ?",
+            [query_id, chunk_id],
+        ).fetchone()
+        return row[0] if row else None
+
+    def add_chunk_item(self, query_id: str, chunk_id: str, batch: str, position: int) -> int:
+        """A new chunk item of (query, chunk) from ``batch`` at queue ``position``; its id."""
+        with self.write() as db:
+            return db.execute(
+                "INSERT INTO items (kind, query_id, chunk_id, batch, position) VALUES ('chunk', ?, ?, ?, ?)",
+                [query_id, chunk_id, batch, position],
+            ).lastrowid
+
+    def pair_item_exists(self, trace_a: str, trace_b: str) -> bool:
+        """Whether a pair item compares trace A with trace B (in that order)."""
+        return (
+            self.db.execute(
+                "SELECT 1 FROM items WHERE kind = 'pair' AND trace_id = ? AND trace_b_id = ?",
+                [trace_a, trace_b],
+            ).fetchone()
+            is not None
+        )
+
+    def is_assigned(self, item_id: int) -> bool:
+        """Whether anybody's queue holds the item."""
+        return (
+            self.db.execute("SELECT 1 FROM assignments WHERE item_id = ?", [item_id]).fetchone() is not None
+        )
+
+    def assign(self, item_id: int, annotator_id: int, position: int) -> None:
+        """Put the item in the annotator's queue at ``position``; already there, nothing changes."""
+        with self.write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)",
+                [item_id, annotator_id, position],
+            )
+
+    def assign_many(self, rows: Iterable[tuple[int, int, int]]) -> None:
+        """:meth:`assign` for each (item, annotator, position), in one transaction."""
+        with self.write() as db:
+            db.conn.executemany(
+                "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)", rows
+            )
+
+    # ------------------------------------------------------------ answer pairs
+
+    def first_trace_pairs(self, system_a: str, system_b: str) -> list[tuple[str, str, str]]:
+        """(query, trace A, trace B) per query both systems answered: each system's first
+        trace (lowest id) of the query, by query."""
+        return self.db.execute(
+            """SELECT a.query_id, min(a.id), min(b.id) FROM traces a JOIN traces b ON b.query_id = a.query_id
+               WHERE a.system = ? AND b.system = ? GROUP BY a.query_id ORDER BY a.query_id""",
+            [system_a, system_b],
+        ).fetchall()
+
+    # ------------------------------------------------------------ the estimate's sample
+
+    def estimate_sample_size(self) -> tuple[int, str | None]:
+        """(chunks drawn for the estimate, when the first was drawn); (0, None) before any draw."""
+        count, first = self.db.execute("SELECT count(*), min(created_at) FROM estimate_samples").fetchone()
+        return count, first
+
+    def estimate_sampled_pairs(self) -> set[tuple[str, str]]:
+        """(query, chunk) of every chunk drawn for the estimate."""
+        return {
+            (q, c) for q, c in self.db.execute("SELECT query_id, chunk_id FROM estimate_samples").fetchall()
+        }
+
+    def add_estimate_sample(
+        self,
+        query_id: str,
+        chunk_id: str,
+        item_id: int,
+        *,
+        stratum: str,
+        stratum_size: int,
+        stratum_sampled: int,
+        inclusion: float,
+        design: str,
+        created_at: str,
+    ) -> None:
+        """One drawn chunk with its stratum, the stratum's size and draw, its inclusion
+        probability, and the design (JSON) it was drawn under."""
+        with self.write() as db:
+            db.execute(
+                """INSERT INTO estimate_samples (query_id, chunk_id, item_id, stratum, stratum_size, stratum_sampled,
+                       inclusion, design, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    query_id,
+                    chunk_id,
+                    item_id,
+                    stratum,
+                    stratum_size,
+                    stratum_sampled,
+                    inclusion,
+                    design,
+                    created_at,
+                ],
+            )
+
+    def estimate_samples(self) -> list[tuple[str, str, int, str, str]]:
+        """(query, stratum, stratum size, chunk, design JSON) of every drawn chunk, by query,
+        stratum and chunk."""
+        return self.db.execute(
+            """SELECT query_id, stratum, stratum_size, chunk_id, design FROM estimate_samples
+               ORDER BY query_id, stratum, chunk_id"""
+        ).fetchall()
+
+    # ------------------------------------------------------------ the weekly review's sample
+
+    def review_sample_exists(self, week: str) -> bool:
+        """Whether the ISO ``week`` has a review sample."""
+        return (
+            self.db.execute("SELECT 1 FROM review_samples WHERE week = ? LIMIT 1", [week]).fetchone()
+            is not None
+        )
+
+    def unsampled_trace_items(self) -> list[tuple[int, str | None]]:
+        """(item, system) of every trace item no week's review sample holds, by item id."""
+        return self.db.execute(
+            """SELECT i.id, t.system FROM items i JOIN traces t ON t.id = i.trace_id
+               WHERE i.kind = 'trace' AND i.id NOT IN (SELECT item_id FROM review_samples) ORDER BY i.id"""
+        ).fetchall()
+
+    def add_review_sample(self, week: str, drawn: Iterable[tuple[int, str]]) -> None:
+        """The ``week``'s sample: (item, stratum) each, in one transaction, stamped with one time."""
+        now = utc_now()
+        with self.write() as db:
+            db.conn.executemany(
+                "INSERT INTO review_samples (week, item_id, stratum, created_at) VALUES (?, ?, ?, ?)",
+                [(week, item, stratum, now) for item, stratum in drawn],
+            )
+
+    def review_sample(self, week: str) -> set[int]:
+        """The items of the ``week``'s review sample (empty when it has none)."""
+        return {
+            int(i) for (i,) in self.db.execute("SELECT item_id FROM review_samples WHERE week = ?", [week])
+        }
