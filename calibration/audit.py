@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.model import Qrels, Run
+from annotation.render import num
 from calibration.metrics import dedupe_ranking, evaluate
 
 __all__ = [
@@ -528,7 +529,7 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
 
 
 def _fmt(value: float | None) -> str:
-    return "undefined" if value is None else f"{value:.3f}"
+    return num(value, 3, "prose")
 
 
 def estimate_run(

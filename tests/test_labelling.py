@@ -6,6 +6,7 @@ import pytest
 
 from annotation.formats import Qrels, Run
 from annotation.pooling import next_item, pool, progress
+from annotation.render import plain
 from annotation.store import Store, StoreError
 from tests.conftest import EXAMPLE, page_test, page_text
 
@@ -194,7 +195,7 @@ def test_two_quick_keys_grade_one_item_once_and_names_do_not_mix(demo_db) -> Non
     at.text_input(key="label:annotator").input("bob").run()
     at.button(key="label:undo").click().run()
     assert not at.exception
-    assert "Nothing to undo in this session." in [i.value for i in at.info]
+    assert "Nothing to undo in this session." in [plain(i.value) for i in at.info]
     with Store(db) as store:
         assert store.db.execute("SELECT count(*) FROM labels WHERE value IS NULL").fetchone()[0] == 0
 
@@ -222,7 +223,7 @@ def test_data_page_imports_uploads_in_one_transaction(demo_db) -> None:
     at.text_input(key="data:labels-by").input("truth")
     at.button(key="FormSubmitter:data:import-Import").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    message = at.success[0].value
+    message = plain(at.success[0].value)
     assert "run 'second' (fetch) run.jsonl: 1 runs, 40 rankings" in message
     assert "labels truth.qrels by 'truth':" in message and "denominator-" not in message
     with Store(db) as store:
@@ -236,7 +237,7 @@ def test_data_page_imports_uploads_in_one_transaction(demo_db) -> None:
     at.text_input(key="data:run-name").input("third")
     at.button(key="FormSubmitter:data:import-Import").click().run()
     assert not at.exception
-    assert at.error[0].value.startswith("Nothing was imported: bad.qrels:2")
+    assert plain(at.error[0].value).startswith("Nothing was imported: bad.qrels:2")
     with Store(db) as store:
         assert store.counts() == before
 
@@ -257,7 +258,7 @@ def test_data_page_exports_a_download(demo_db) -> None:
     }
     at.selectbox(key="data:export-who").set_value("ann")  # ann has labelled nothing yet
     at.button(key="data:export").click().run()
-    assert "no current labels to export by 'ann'" in at.error[0].value
+    assert "no current labels to export by 'ann'" in plain(at.error[0].value)
 
 
 def test_the_queue_resumes_after_the_last_label_and_comes_back_for_skipped_items(store) -> None:
@@ -294,7 +295,7 @@ def test_data_page_samples_for_the_estimate(demo_db) -> None:
     at.text_input(key="data:est-who").input("ann")
     at.button(key="FormSubmitter:data:estimate-Sample").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    message = [m.value for m in at.success if "unjudged candidates sampled" in m.value][0]
+    message = [plain(m.value) for m in at.success if "unjudged candidates sampled" in m.value][0]
     with Store(db) as store:
         rows = store.db.execute(
             "SELECT query_id, stratum, stratum_size, stratum_sampled, inclusion FROM estimate_samples"
@@ -309,4 +310,4 @@ def test_data_page_samples_for_the_estimate(demo_db) -> None:
         assert stratum == "corpus (beyond 1000)" and sampled == 5 and inclusion == 5 / size
     at.text_input(key="data:est-strata").input("5")
     at.button(key="FormSubmitter:data:estimate-Sample").click().run()
-    assert "each bound must exceed the pool depth 10" in at.error[0].value
+    assert "each bound must exceed the pool depth 10" in plain(at.error[0].value)

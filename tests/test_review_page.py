@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.render import plain
 from annotation.store import Store
 from judge.jobs import grade_offline
 from tests.conftest import page_test, page_text
@@ -33,7 +34,7 @@ def test_review_page_shows_kappa_ci_n_verdict_ceiling_and_trend(demo) -> None:
     assert "n = 20 items" in shown and "out-of-fold" in shown
     assert "No saved review yet" in shown
     at.button(key="review:save").click().run()
-    assert "Saved the week 2026-W49 review of 1 judges." in [s.value for s in at.success]
+    assert "Saved the week 2026-W49 review of 1 judges." in [plain(s.value) for s in at.success]
     at.run()
     assert "No saved review yet" not in page_text(at)  # the trend has its first point
 
