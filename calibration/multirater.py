@@ -1,0 +1,383 @@
+"""Agreement among many raters: the long form of ratings, Fleiss' kappa, Krippendorff's alpha.
+
+Pure module: plain data in, plain data out (numpy, pandas, the ``krippendorff`` package; the ratings
+read by :mod:`calibration.kappa`). :mod:`calibration.agreement` re-exports its public names.
+References and how the figures were checked: docs/agreement.md.
+
+Definitions:
+
+- Fleiss' kappa (Fleiss 1971, "Measuring nominal scale agreement among many raters"): N items, each rated
+  by the same m >= 2 raters, n_ij raters put item i in category j;
+  P_i = (sum_j n_ij^2 - m) / (m (m - 1)), P = mean_i P_i, p_j = sum_i n_ij / (N m), P_e = sum_j p_j^2,
+  kappa = (P - P_e) / (1 - P_e); undefined when P_e = 1.
+- Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"):
+  alpha = 1 - D_o / D_e over the coincidence matrix of pairable values, with the nominal, ordinal or
+  interval difference function; computed by the ``krippendorff`` package (Castro,
+  github.com/pln-fing-udelar/fast-krippendorff). Undefined when no item has two ratings or D_e = 0.
+
+Long ratings: (item, rater, label) rows (tuples, mappings or a DataFrame with those columns); a missing
+label (None, NaN, NA, or "" as in a blank CSV cell) is not a rating; one label per (item, rater);
+labels that are all numbers or numeric strings are read as numbers. The scale: ``labels=``, else
+:func:`calibration.kappa.grade_range` of numeric labels, else the sorted distinct labels.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import krippendorff as _krippendorff
+import numpy as np
+import pandas as pd
+
+from calibration.kappa import (
+    InvalidRatings,
+    UnequalRaters,
+    check_labels,
+    grade_range,
+    is_missing,
+    is_number,
+    plain_value,
+    scale_list,
+)
+
+Level = Literal["nominal", "ordinal", "interval"]
+LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval")
+
+
+# --------------------------------------------------------------------------- long form
+
+
+def _long_rows(rows: Any) -> list[tuple[Any, Any, Any]]:
+    """(item, rater, label) rows from tuples/lists, mappings with those keys, or a DataFrame.
+
+    A missing label (None, NaN, NA, or "" as in a blank CSV cell) is kept as None.
+    """
+    if isinstance(rows, pd.DataFrame):
+        absent = [c for c in ("item", "rater", "label") if c not in rows.columns]
+        if absent:
+            raise InvalidRatings(f"long ratings: the table has no column {', '.join(map(repr, absent))}")
+        rows = zip(rows["item"].tolist(), rows["rater"].tolist(), rows["label"].tolist())
+    out = []
+    for number, row in enumerate(rows):
+        if isinstance(row, Mapping):
+            try:
+                item, rater, label = row["item"], row["rater"], row["label"]
+            except KeyError as missing:
+                raise InvalidRatings(f"long ratings, row {number}: no key {missing}") from None
+        elif isinstance(row, Sequence | np.ndarray) and not isinstance(row, str | bytes) and len(row) == 3:
+            item, rater, label = row
+        else:
+            raise InvalidRatings(f"long ratings, row {number}: expected (item, rater, label), got {row!r}")
+        item, rater, label = plain_value(item), plain_value(rater), plain_value(label)
+        if is_missing(item) or is_missing(rater):
+            raise InvalidRatings(f"long ratings, row {number}: item and rater are required, got {row!r}")
+        if is_missing(label) or (isinstance(label, str) and not label.strip()):
+            label = None
+        out.append((item, rater, label))
+    return out
+
+
+def _numeric_labels(labels: list) -> list | None:
+    """The labels as numbers if every one is a number or a numeric string ("2", "0.5"), else None."""
+    converted = []
+    for label in labels:
+        if is_number(label):
+            converted.append(label)
+            continue
+        if not isinstance(label, str):
+            return None
+        text = label.strip()
+        try:
+            converted.append(int(text))
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+            if not math.isfinite(value):
+                return None
+            converted.append(value)
+    return converted
+
+
+class LongTable:
+    """Long rows as a raters x items table of labels (None = not rated), with the scale: ``items`` (in
+    first-seen order), ``raters`` (numbers first, then by text), ``cell`` ({(item, rater): label}),
+    ``scale``, ``numeric`` (labels read as numbers), ``ordered`` (numeric or ``labels=`` given),
+    ``n_rows`` and ``n_missing`` (rows without a label)."""
+
+    def __init__(self, rows: Any, labels: Sequence | None = None):
+        parsed = _long_rows(rows)
+        self.n_rows = len(parsed)
+        self.n_missing = sum(1 for _item, _rater, label in parsed if label is None)
+        rated = [(item, rater, label) for item, rater, label in parsed if label is not None]
+        values = [label for _item, _rater, label in rated]
+        numeric = _numeric_labels(values)
+        self.numeric = numeric is not None
+        if numeric is not None:
+            rated = [(item, rater, value) for (item, rater, _), value in zip(rated, numeric)]
+        self.items: list = list(dict.fromkeys(item for item, _rater, _label in rated))
+        self.raters: list = sorted(dict.fromkeys(rater for _item, rater, _label in rated), key=_rater_key)
+        self.cell: dict[tuple, Any] = {}
+        for item, rater, label in rated:
+            if (item, rater) in self.cell:
+                raise InvalidRatings(
+                    f"long ratings: rater {rater!r} rated item {item!r} more than once; "
+                    "keep one label per (item, rater) (the newest row counts)"
+                )
+            self.cell[(item, rater)] = label
+        self.scale_given = labels is not None
+        if labels is not None:
+            scale = check_labels(labels)
+            if self.numeric and not all(is_number(v) for v in scale):
+                scale_numbers = _numeric_labels(scale)
+                scale = scale_numbers if scale_numbers is not None else scale
+            known = set(scale)
+            for item, rater, label in rated:
+                if label not in known:
+                    raise InvalidRatings(
+                        f"item {item!r}, rater {rater!r}: label {label!r} is not on the scale {scale!r}"
+                    )
+            self.scale = scale
+        elif self.numeric and values and grade_range(numeric) is not None:
+            self.scale = grade_range(numeric)
+        else:
+            try:
+                self.scale = sorted(set(numeric if numeric is not None else values))
+            except TypeError:
+                raise InvalidRatings(
+                    "long ratings: labels mix types that have no order; pass labels="
+                ) from None
+        self.ordered = self.numeric or self.scale_given
+
+    def ratings_of(self, rater: Any) -> list:
+        return [self.cell.get((item, rater)) for item in self.items]
+
+    def matrix(self) -> list[list]:
+        """raters x items, None where a rater did not rate an item."""
+        return [self.ratings_of(rater) for rater in self.raters]
+
+
+def _rater_key(rater: Any) -> tuple:
+    return (0, rater, "") if is_number(rater) else (1, 0, str(rater))
+
+
+# --------------------------------------------------------------------------- Fleiss
+
+
+def _looks_long(data: Any) -> bool:
+    if isinstance(data, pd.DataFrame):
+        return {"item", "rater", "label"} <= set(data.columns)
+    if isinstance(data, np.ndarray) or not data:
+        return False
+    return isinstance(data[0], tuple | Mapping)
+
+
+def _as_form(data: Any, form: str | None, other: str) -> tuple[Any, str]:
+    if form not in (None, "long", other):
+        raise InvalidRatings(f"form must be None, 'long' or {other!r}, got {form!r}")
+    if not isinstance(data, pd.DataFrame | np.ndarray | list):
+        data = list(data)
+    return data, form or ("long" if _looks_long(data) else other)
+
+
+def _fleiss_counts(counts: np.ndarray, categories: list, item_names: list | None = None) -> dict:
+    n_items = counts.shape[0]
+    per_item = counts.sum(axis=1)
+    if n_items and (per_item != per_item[0]).any():
+        tally = pd.Series(per_item).value_counts().sort_index()
+        odd = int(np.flatnonzero(per_item != np.bincount(per_item).argmax())[0])
+        name = item_names[odd] if item_names is not None else odd
+        raise UnequalRaters(
+            "Fleiss' kappa needs the same number of ratings on every item; ratings per item: "
+            + ", ".join(f"{int(k)} on {int(v)} item(s)" for k, v in tally.items())
+            + f" (e.g. item {name!r} has {int(per_item[odd])}); Krippendorff's alpha allows missing ratings"
+        )
+    m = int(per_item[0]) if n_items else 0
+    result: dict[str, Any] = {
+        "kappa": None,
+        "n_items": n_items,
+        "n_raters": m,
+        "categories": categories,
+        "observed_agreement": None,
+        "chance_agreement": None,
+        "item_agreement": None,
+        "category_proportions": None,
+        "undefined_reason": None,
+    }
+    if n_items == 0:
+        result["undefined_reason"] = "no items"
+        return result
+    if m < 2:
+        result["undefined_reason"] = f"each item has {m} rating(s): agreement needs at least two"
+        return result
+    item_agreement = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
+    proportions = counts.sum(axis=0) / (n_items * m)
+    observed, chance = float(item_agreement.mean()), float((proportions**2).sum())
+    result.update(
+        observed_agreement=observed,
+        chance_agreement=chance,
+        item_agreement=item_agreement.tolist(),
+        category_proportions=proportions.tolist(),
+    )
+    used = np.flatnonzero(proportions)
+    if len(used) == 1:
+        result["undefined_reason"] = (
+            f"every rating is {categories[used[0]]!r}: chance agreement is 1 and kappa is 0/0"
+        )
+        return result
+    result["kappa"] = (observed - chance) / (1.0 - chance)
+    return result
+
+
+def fleiss_of_table(table: LongTable) -> dict:
+    """:func:`fleiss`'s dict of long ratings already read; raises :class:`UnequalRaters` when items
+    have different numbers of ratings."""
+    position = {label: i for i, label in enumerate(table.scale)}
+    counts = np.zeros((len(table.items), len(table.scale)), dtype=np.int64)
+    index = {item: i for i, item in enumerate(table.items)}
+    for (item, _rater), label in table.cell.items():
+        counts[index[item], position[label]] += 1
+    return _fleiss_counts(counts, list(table.scale), table.items)
+
+
+def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = None) -> dict:
+    """Fleiss' kappa (Fleiss 1971) of N items each rated by the same number m >= 2 of raters.
+
+    Input: an items x categories table of counts (numpy array, list of lists, DataFrame), or long
+    ratings: (item, rater, label) tuples, mappings or a DataFrame with those columns (missing labels are
+    dropped). ``form`` forces the reading ("table" or "long"); by default tuples/mappings are long.
+    Raises :class:`UnequalRaters` when items have different numbers of ratings.
+
+    P_i = (sum_j n_ij^2 - m) / (m (m - 1)); P = mean P_i; p_j = sum_i n_ij / (N m); P_e = sum p_j^2;
+    kappa = (P - P_e) / (1 - P_e). Returns ``kappa`` (None with ``undefined_reason`` when P_e = 1 or
+    m < 2), ``n_items``, ``n_raters`` (m), ``categories``, ``observed_agreement`` (P),
+    ``chance_agreement`` (P_e), ``item_agreement`` (P_i), ``category_proportions`` (p_j).
+    """
+    data, form = _as_form(table_or_ratings, form, "table")
+    if form == "long":
+        return fleiss_of_table(LongTable(data))
+    try:
+        counts = np.asarray(data.to_numpy() if isinstance(data, pd.DataFrame) else data, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidRatings("Fleiss table: expected an items x categories table of counts") from None
+    if counts.size == 0:
+        return _fleiss_counts(np.zeros((0, 0), dtype=np.int64), [])
+    if counts.ndim != 2 or (counts.size and (np.isnan(counts).any() or (counts < 0).any())):
+        raise InvalidRatings(
+            f"Fleiss table: expected non-negative counts, items x categories; got shape {counts.shape}"
+        )
+    if (counts != np.round(counts)).any():
+        raise InvalidRatings("Fleiss table: counts must be whole numbers")
+    names = list(data.index) if isinstance(data, pd.DataFrame) else None
+    categories = list(data.columns) if isinstance(data, pd.DataFrame) else list(range(counts.shape[1]))
+    return _fleiss_counts(counts.astype(np.int64), [plain_value(c) for c in categories], names)
+
+
+# --------------------------------------------------------------------------- Krippendorff
+
+
+def alpha_of_matrix(matrix: list[list], level: Level, scale: list | None, numeric: bool) -> dict:
+    """:func:`krippendorff_alpha`'s dict of a raters x items ``matrix`` (None = not rated): ``numeric``
+    labels are used as they are, text is coded by its position in ``scale`` (the order; None for
+    nominal text, coded in sorted order)."""
+    n_raters = len(matrix)
+    n_items = len(matrix[0]) if matrix else 0
+    result: dict[str, Any] = {
+        "alpha": None,
+        "level": level,
+        "n_raters": n_raters,
+        "n_items": n_items,
+        "n_pairable_items": 0,
+        "n_ratings": 0,
+        "undefined_reason": None,
+    }
+    if level not in LEVELS:
+        raise InvalidRatings(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+    if level == "interval" and not numeric:
+        raise InvalidRatings("Krippendorff's interval alpha needs numeric labels; use level='nominal'")
+    if level == "ordinal" and not numeric and scale is None:
+        raise InvalidRatings(
+            "Krippendorff's ordinal alpha of text labels needs labels= with the ordered scale"
+        )
+    order: list = []
+    if numeric:
+        data = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix], dtype=float)
+    else:
+        order = (
+            scale
+            if scale is not None
+            else sorted({v for row in matrix for v in row if v is not None}, key=str)
+        )
+        position = {v: i for i, v in enumerate(order)}
+        data = np.array(
+            [[np.nan if v is None else float(position[v]) for v in row] for row in matrix], dtype=float
+        )
+    data = data.reshape(n_raters, n_items)
+    per_item = (~np.isnan(data)).sum(axis=0)
+    pairable = per_item >= 2
+    result["n_ratings"] = int(per_item.sum())
+    result["n_pairable_items"] = int(pairable.sum())
+    if not pairable.any():
+        result["undefined_reason"] = "no item has two or more ratings: nothing to compare"
+        return result
+    values = np.unique(data[:, pairable][~np.isnan(data[:, pairable])])
+    if len(values) < 2:
+        shown = scale_list(values)[0] if numeric else order[int(values[0])]
+        result["undefined_reason"] = (
+            f"every comparable rating is {shown!r}: expected disagreement is 0 and alpha is 0/0"
+        )
+        return result
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        alpha = float(_krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    if not math.isfinite(alpha):  # pragma: no cover - excluded by the checks above
+        messages = "; ".join(str(w.message) for w in caught) or "the krippendorff package returned NaN"
+        result["undefined_reason"] = f"alpha undefined: {messages}"
+        return result
+    result["alpha"] = alpha
+    return result
+
+
+def krippendorff_alpha(
+    ratings: Any,
+    level: Level = "nominal",
+    *,
+    labels: Sequence | None = None,
+    form: Literal["matrix", "long"] | None = None,
+) -> dict:
+    """Krippendorff's alpha (Krippendorff 2011) with missing ratings, through the ``krippendorff`` package.
+
+    ``ratings``: a raters x items matrix (rows = raters; None or NaN where a rater did not rate an
+    item), or long ratings ((item, rater, label) tuples, mappings or a DataFrame; ``form`` forces the
+    reading). ``level``: "nominal", "ordinal" or "interval". Text labels are mapped to codes: nominal
+    always; ordinal only with ``labels=`` (the ordered scale); interval needs numbers.
+
+    alpha = 1 - D_o / D_e (observed over expected disagreement in the coincidence matrix of pairable
+    values). Returns ``alpha`` (None with ``undefined_reason`` when no item has two ratings or all
+    comparable ratings are equal, D_e = 0), ``level``, ``n_raters``, ``n_items``, ``n_pairable_items``,
+    ``n_ratings``.
+    """
+    data, form = _as_form(ratings, form, "matrix")
+    if form == "long":
+        table = LongTable(data, labels)
+        return alpha_of_matrix(table.matrix(), level, table.scale if table.ordered else None, table.numeric)
+    if isinstance(data, pd.DataFrame):
+        data = data.to_numpy()
+    if any(isinstance(row, str | bytes) or not isinstance(row, Iterable | np.ndarray) for row in data):
+        raise InvalidRatings("Krippendorff ratings: expected a raters x items matrix (one row per rater)")
+    rows = [[None if is_missing(v) else plain_value(v) for v in row] for row in data]
+    if len({len(row) for row in rows}) > 1:
+        raise InvalidRatings("Krippendorff ratings: every rater's row must cover the same items")
+    present = [v for row in rows for v in row if v is not None]
+    numeric = all(is_number(v) for v in present)
+    scale = check_labels(labels)
+    if scale is not None:
+        known = set(scale)
+        stray = next((v for v in present if v not in known), None)
+        if stray is not None:
+            raise InvalidRatings(f"Krippendorff ratings: label {stray!r} is not on the scale {scale!r}")
+    return alpha_of_matrix(rows, level, scale, numeric)
