@@ -25,20 +25,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from annotation._base import (
-    _ASCII_SPACE,
+from annotation.formats import parse_json_line
+from annotation.textio import (
+    ASCII_SPACE,
     FormatError,
+    JudgmentLines,
     Qrels,
-    _check_text,
-    _clip,
-    _has_space,
-    _Judgments,
-    _numbered_lines,
-    _read_text,
-    _require_file,
-    _shown,
+    check_text,
+    clip_text,
+    has_space,
+    numbered_lines,
+    read_text_file,
+    require_file,
+    shown_value,
 )
-from annotation.formats import _json_line
 
 __all__ = ["InvalidBeir", "read_beir", "QRELS_HEADER"]
 
@@ -78,13 +78,13 @@ def read_beir(folder: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str
 
 def _objects(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-blank JSONL line."""
-    _require_file(path, InvalidBeir)
-    text = _read_text(path, InvalidBeir)
+    require_file(path, InvalidBeir)
+    text = read_text_file(path, InvalidBeir)
     out = []
-    for number, line in _numbered_lines(text):
-        if not line.strip(_ASCII_SPACE):
+    for number, line in numbered_lines(text):
+        if not line.strip(ASCII_SPACE):
             continue
-        obj = _json_line(line, path, number, InvalidBeir)
+        obj = parse_json_line(line, path, number, InvalidBeir)
         if not isinstance(obj, dict):
             raise InvalidBeir(path, number, None, 'expected an object {"_id": ..., "text": ...}')
         out.append((number, obj))
@@ -100,16 +100,16 @@ def _id(obj: dict[str, Any], path: Path, number: int, seen: dict[str, int]) -> s
             path,
             number,
             "_id",
-            f'expected a non-empty string (ids are text: write "1", not 1), got {_clip(json.dumps(value))}',
+            f'expected a non-empty string (ids are text: write "1", not 1), got {clip_text(json.dumps(value))}',
         )
-    if _has_space(value):
+    if has_space(value):
         raise InvalidBeir(
-            path, number, "_id", f"{_shown(value)} holds whitespace; expected an id without spaces"
+            path, number, "_id", f"{shown_value(value)} holds whitespace; expected an id without spaces"
         )
-    _check_text(value, path, number, "_id", InvalidBeir)
+    check_text(value, path, number, "_id", InvalidBeir)
     if value in seen:
         raise InvalidBeir(
-            path, number, "_id", f"{_shown(value)} already on line {seen[value]}; expected each id once"
+            path, number, "_id", f"{shown_value(value)} already on line {seen[value]}; expected each id once"
         )
     seen[value] = number
     return value
@@ -123,7 +123,7 @@ def _string(obj: dict[str, Any], key: str, path: Path, number: int, required: bo
     value = obj[key]
     if not isinstance(value, str):
         raise InvalidBeir(path, number, key, f"expected a string, got {json.dumps(value)[:40]}")
-    _check_text(value, path, number, key, InvalidBeir)
+    check_text(value, path, number, key, InvalidBeir)
     return value
 
 
@@ -170,20 +170,20 @@ def _read_queries(path: Path) -> dict[str, str]:
 
 
 def _read_qrels(path: Path) -> Qrels:
-    _require_file(path, InvalidBeir)
-    text = _read_text(path, InvalidBeir)
-    judgments = _Judgments(path, InvalidBeir, "score", "scored")
-    lines = _numbered_lines(text)
+    require_file(path, InvalidBeir)
+    text = read_text_file(path, InvalidBeir)
+    judgments = JudgmentLines(path, InvalidBeir, "score", "scored")
+    lines = numbered_lines(text)
     _, header = next(iter(lines))
     if header != QRELS_HEADER:
         raise InvalidBeir(
             path,
             1,
             None,
-            f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {_shown(header)}",
+            f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {shown_value(header)}",
         )
     for number, line in lines:
-        if not line.strip(_ASCII_SPACE):
+        if not line.strip(ASCII_SPACE):
             continue
         fields = line.split("\t")
         if len(fields) != 3:
@@ -195,9 +195,9 @@ def _read_qrels(path: Path) -> Qrels:
             )
         qid, doc, raw_score = fields
         for value, name in ((qid, "query-id"), (doc, "corpus-id")):
-            if not value or _has_space(value):
+            if not value or has_space(value):
                 raise InvalidBeir(
-                    path, number, name, f"{_shown(value)}: expected a non-empty id without spaces"
+                    path, number, name, f"{shown_value(value)}: expected a non-empty id without spaces"
                 )
         judgments.add(qid, doc, judgments.parse(raw_score, number), number)
     grades = judgments.grades

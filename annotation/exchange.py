@@ -21,12 +21,12 @@ from annotation.beir import read_beir
 from annotation.formats import (
     FormatError,
     Qrels,
-    _write_atomic,
     read_corpus,
     read_judgments,
     read_queries,
     read_ranked,
     read_traces,
+    write_atomic,
     write_golden,
     write_qrels,
 )
@@ -230,7 +230,7 @@ def export_labels(
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
         writer.writerows(rows)
-        _write_atomic(output, out.getvalue())
+        write_atomic(output, out.getvalue())
         return f"wrote {len(rows)} label rows (retractions included, value empty) to {output}"
     qrels = store.export_qrels(annotator, aggregate)
     if not qrels.grades:

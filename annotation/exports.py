@@ -45,10 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation._base import _check_trec_id
-from annotation.formats import FormatError, InvalidQrels, InvalidRun, _write_atomic
+from annotation.formats import FormatError, InvalidQrels, InvalidRun, write_atomic
 from annotation.rubrics import RELEVANCE
 from annotation.store import AGGREGATES, Store, StoreError, aggregate_grades
+from annotation.textio import check_trec_id
 
 __all__ = [
     "EXPORTS",
@@ -78,7 +78,7 @@ class NothingToExport(StoreError):
 # ---------------------------------------------------------------- shared pieces
 
 
-def _has_space(value: str) -> bool:
+def has_space(value: str) -> bool:
     return any(ch in value for ch in " \t\n\r\f\v")
 
 
@@ -208,7 +208,7 @@ def _traces(store: Store) -> list[_Trace]:
     return traces
 
 
-def _json_line(obj: Any) -> str:
+def _jsonl_record(obj: Any) -> str:
     """One JSON object per line, UTF-8 as is; the characters some readers take
     for line ends (U+2028, U+2029, NEL) escaped, so each object stays on its line."""
     text = json.dumps(obj, ensure_ascii=False)
@@ -301,8 +301,8 @@ def export_ragas(
             "reference_context_ids": reference,
             "reference_contexts": [texts.get(doc) or "" for doc in reference],
         }
-        lines.append(_json_line(sample))
-    _write_atomic(path, "".join(lines))
+        lines.append(_jsonl_record(sample))
+    write_atomic(path, "".join(lines))
     t = threshold
     parts = [
         f"wrote {counts.traces} RAGAS single-turn samples (one per trace) to {path}, "
@@ -369,7 +369,7 @@ def export_deepeval(
                 "additional_metadata": metadata,
             }
         )
-    _write_atomic(path, json.dumps(goldens, ensure_ascii=False, indent=2) + "\n")
+    write_atomic(path, json.dumps(goldens, ensure_ascii=False, indent=2) + "\n")
     t = threshold
     parts = [
         f"wrote {counts.traces} DeepEval goldens (one per trace) to {path}, relevance from "
@@ -438,7 +438,7 @@ def _write_folder(path: PathLike, files: dict[str, str]) -> None:
 
 def _check_tsv_id(value: str, path: PathLike, what: str) -> None:
     """An id BEIR's qrels reader (csv, TAB, QUOTE_MINIMAL) reads back as written."""
-    if not value or _has_space(value) or value.startswith('"'):
+    if not value or has_space(value) or value.startswith('"'):
         raise FormatError(
             path,
             None,
@@ -475,7 +475,7 @@ def export_beir(
     Grades are kept whole: the threshold is not applied, and BEIR's
     evaluator counts a score >= 1 as relevant.
     """
-    if not split or any(ch in split for ch in "/\\") or split.startswith(".") or _has_space(split):
+    if not split or any(ch in split for ch in "/\\") or split.startswith(".") or has_space(split):
         raise StoreError(f"split {split!r}; expected a file name such as test, dev or train")
     judged = _judged(store, threshold, annotator, aggregate)
     corpus_lines = []
@@ -484,10 +484,10 @@ def export_beir(
         if text is None or not text.strip():
             skipped_chunks += 1
             continue
-        corpus_lines.append(_json_line(_beir_document(chunk_id, text, source, meta_text)))
+        corpus_lines.append(_jsonl_record(_beir_document(chunk_id, text, source, meta_text)))
     queries = store.queries_in_import_order()
     with_text = {qid for qid, text in queries if text is not None and text.strip()}
-    query_lines = [_json_line({"_id": qid, "text": text}) for qid, text in queries if qid in with_text]
+    query_lines = [_jsonl_record({"_id": qid, "text": text}) for qid, text in queries if qid in with_text]
     qrels_lines = [BEIR_QRELS_HEADER + "\n"]
     dropped = dropped_queries = 0
     for qid, docs in judged.grades.items():
@@ -586,9 +586,9 @@ def export_trec(
     judged = _judged(store, threshold, annotator, aggregate)
     qrels_lines = []
     for qid, docs in judged.grades.items():  # annotation.formats.write_qrels's format and checks
-        _check_trec_id(qid, path, "qid", InvalidQrels)
+        check_trec_id(qid, path, "qid", InvalidQrels)
         for doc, grade in docs.items():
-            _check_trec_id(doc, path, "docid", InvalidQrels)
+            check_trec_id(doc, path, "docid", InvalidQrels)
             qrels_lines.append(f"{qid} 0 {doc} {int(grade)}\n")
     files = {"qrels": "".join(qrels_lines)}
     runs = store.stored_runs()
@@ -613,8 +613,8 @@ def export_trec(
             depth[qid] = max(depth.get(qid, 0), rank)
         lines = []
         for qid, rank, doc, score in rows:
-            _check_trec_id(qid, path, "qid", InvalidRun)
-            _check_trec_id(doc, path, "docid", InvalidRun)
+            check_trec_id(qid, path, "qid", InvalidRun)
+            check_trec_id(doc, path, "docid", InvalidRun)
             if score is None:
                 score = float(depth[qid] - rank + 1)
                 filled += 1
@@ -780,9 +780,9 @@ def export_phoenix(
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(PHOENIX_COLUMNS)
         writer.writerows([[row[c] for c in PHOENIX_COLUMNS] for row in rows])
-        _write_atomic(path, out.getvalue())
+        write_atomic(path, out.getvalue())
     else:
-        _write_atomic(path, "".join(_json_line(row) for row in rows))
+        write_atomic(path, "".join(_jsonl_record(row) for row in rows))
     from_id = len(traces) - from_meta
     score_words = (
         f"score 1/0 by threshold {threshold} (grades are in metadata only"

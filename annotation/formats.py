@@ -36,9 +36,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation._base import (
-    _ASCII_SPACE,
-    _NUMBER,
+from annotation.columnar import fast_table
+from annotation.columnar import simple_table as simple_table  # re-exported for tests
+from annotation.golden import DEFAULT_GRADE_SCALE, read_golden, write_golden
+from annotation.textio import (
+    ASCII_SPACE,
+    NUMBER_PATTERN,
     FormatError,
     InvalidCorpus,
     InvalidGolden,
@@ -48,26 +51,23 @@ from annotation._base import (
     InvalidRun,
     InvalidTable,
     InvalidTraces,
+    JudgmentLines,
     Qrels,
     Run,
-    _check_text,
-    _check_trec_id,
-    _clip,
-    _has_space,
-    _Judgments,
-    _lines,
-    _name,
-    _numbered_lines,
-    _parse_int,
-    _read_text,
-    _require_file,
-    _shown,
-    _write_atomic,
     as_numpy,
+    check_text,
+    check_trec_id,
+    clip_text,
+    field_label,
+    has_space,
+    numbered_lines,
+    parse_int,
+    read_text_file,
+    require_file,
+    shown_value,
+    split_fields,
+    write_atomic,
 )
-from annotation._columnar import _fast_table
-from annotation._columnar import _simple_table as _simple_table  # re-exported for tests
-from annotation._golden import DEFAULT_GRADE_SCALE, read_golden, write_golden
 
 __all__ = [
     "FormatError",
@@ -111,7 +111,7 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
     ``scale=(lo, hi)`` also refuses grades outside lo..hi (negative grades
     are always allowed: trec_eval reads them as judged, not relevant).
     """
-    _require_file(path, InvalidQrels)
+    require_file(path, InvalidQrels)
     fast = _fast_qrels(path, scale)
     if fast is not None:
         return fast
@@ -120,9 +120,9 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
 
 def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -> Qrels:
     """Line-by-line reader: the reference, and the one that names a bad line."""
-    text = _read_text(path, InvalidQrels)
-    judgments = _Judgments(path, InvalidQrels, "grade", "graded")
-    for number, fields in _lines(text):
+    text = read_text_file(path, InvalidQrels)
+    judgments = JudgmentLines(path, InvalidQrels, "grade", "graded")
+    for number, fields in split_fields(text):
         if len(fields) != 4:
             raise InvalidQrels(
                 path,
@@ -153,7 +153,7 @@ def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -
 
 def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels | None:
     """Columnar read of a clean qrels file; None sends it to the line reader."""
-    table = _fast_table(path, ["q", "i", "d", "g"], int_columns=("g",), number_columns=())
+    table = fast_table(path, ["q", "i", "d", "g"], int_columns=("g",), number_columns=())
     if table is None:
         return None
     grades_col = as_numpy(table["g"])
@@ -176,11 +176,11 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
     """TREC qrels, queries and documents in their stored order, iter 0."""
     lines = []
     for qid, docs in qrels.grades.items():
-        _check_trec_id(qid, path, "qid", InvalidQrels)
+        check_trec_id(qid, path, "qid", InvalidQrels)
         for doc, grade in docs.items():
-            _check_trec_id(doc, path, "docid", InvalidQrels)
+            check_trec_id(doc, path, "docid", InvalidQrels)
             lines.append(f"{qid} 0 {doc} {int(grade)}\n")
-    _write_atomic(path, "".join(lines))
+    write_atomic(path, "".join(lines))
 
 
 def read_judgments(path: str | os.PathLike) -> Qrels:
@@ -201,7 +201,7 @@ def read_run(path: str | os.PathLike) -> Run:
     A fast columnar reader (Arrow) handles clean files; anything it cannot
     read is re-read line by line, which names the first bad line exactly.
     """
-    _require_file(path, InvalidRun)
+    require_file(path, InvalidRun)
     table = _fast_run(path)
     if table is None:
         return _slow_run(path)
@@ -209,7 +209,7 @@ def read_run(path: str | os.PathLike) -> Run:
 
 
 def _fast_run(path: str | os.PathLike) -> Run | None:
-    table = _fast_table(path, _RUN_COLUMNS, int_columns=("r",), number_columns=("s",))
+    table = fast_table(path, _RUN_COLUMNS, int_columns=("r",), number_columns=("s",))
     if table is None:
         return None
     out = pa.table({"q": table["q"], "d": table["d"], "s": table["s"]})
@@ -222,12 +222,12 @@ def _fast_run(path: str | os.PathLike) -> Run | None:
 
 def _slow_run(path: str | os.PathLike) -> Run:
     """Line-by-line reader: the reference, and the one that names a bad line."""
-    text = _read_text(path, InvalidRun)
+    text = read_text_file(path, InvalidRun)
     q: list[str] = []
     d: list[str] = []
     s: list[float] = []
     tag = None
-    for number, fields in _lines(text):
+    for number, fields in split_fields(text):
         if len(fields) < 6:
             raise InvalidRun(
                 path,
@@ -236,10 +236,10 @@ def _slow_run(path: str | os.PathLike) -> Run:
                 f"expected 6 columns (qid Q0 docid rank score tag), got {len(fields)}",
             )
         qid, _q0, doc, rank, raw_score, run_tag = fields[:6]
-        if _parse_int(rank) is None:
-            raise InvalidRun(path, number, "rank", f"expected an integer, got {_shown(rank)}")
-        if not _NUMBER.fullmatch(raw_score):
-            raise InvalidRun(path, number, "score", f"expected a number, got {_shown(raw_score)}")
+        if parse_int(rank) is None:
+            raise InvalidRun(path, number, "rank", f"expected an integer, got {shown_value(rank)}")
+        if not NUMBER_PATTERN.fullmatch(raw_score):
+            raise InvalidRun(path, number, "score", f"expected a number, got {shown_value(raw_score)}")
         score = float(raw_score)
         if math.isnan(score):
             raise InvalidRun(
@@ -269,18 +269,18 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
     order, duplicates included.
     """
     name = tag or run.name
-    _check_trec_id(name, path, "tag", InvalidRun)
+    check_trec_id(name, path, "tag", InvalidRun)
     lines = []
     for qid, rows in run.ordered_rows().items():
-        _check_trec_id(qid, path, "qid", InvalidRun)
+        check_trec_id(qid, path, "qid", InvalidRun)
         for rank, (doc, score) in enumerate(rows, start=1):
-            _check_trec_id(doc, path, "docid", InvalidRun)
+            check_trec_id(doc, path, "docid", InvalidRun)
             if math.isnan(score):
                 raise InvalidRun(
                     path, None, "score", f"query {qid!r} document {doc!r}: expected a number, got NaN"
                 )
             lines.append(f"{qid} Q0 {doc} {rank} {score!r} {name}\n")
-    _write_atomic(path, "".join(lines))
+    write_atomic(path, "".join(lines))
 
 
 # ---------------------------------------------------------------- JSONL rankings
@@ -289,9 +289,9 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
 def _content_lines(path: str | os.PathLike, error: type[FormatError]) -> Iterator[tuple[int, str]]:
     """(line number, line) of every non-blank line of a text file; the file is
     checked first (exists, regular, UTF-8, not empty, no NUL or lone CR)."""
-    _require_file(path, error)
-    for number, line in _numbered_lines(_read_text(path, error)):
-        if line.strip(_ASCII_SPACE):
+    require_file(path, error)
+    for number, line in numbered_lines(read_text_file(path, error)):
+        if line.strip(ASCII_SPACE):
             yield number, line
 
 
@@ -310,7 +310,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _value in pairs:
             if key in seen:
-                raise _NotJson(_name(key), "given twice in one object; expected each key once")
+                raise _NotJson(field_label(key), "given twice in one object; expected each key once")
             seen.add(key)
     return obj
 
@@ -323,7 +323,7 @@ def _finite(text: str) -> float:
     value = float(text)
     if math.isinf(value):
         raise _NotJson(
-            None, f"the number {_clip(text)} is beyond what a double holds; expected a finite number"
+            None, f"the number {clip_text(text)} is beyond what a double holds; expected a finite number"
         )
     return value
 
@@ -342,7 +342,7 @@ def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
         return None
     if isinstance(value, dict):
         for key, item in value.items():
-            inner = f"{where}.{_name(key)}" if where else _name(key)
+            inner = f"{where}.{field_label(key)}" if where else field_label(key)
             found = _lone_surrogate(key, f"{inner} (the key)") or _lone_surrogate(item, inner)
             if found:
                 return found
@@ -354,7 +354,7 @@ def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
     return None
 
 
-def _json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
+def parse_json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
     """One JSONL line parsed, or the format's error naming the line (and the
     field, where one is to blame). Strict JSON: NaN, Infinity, numbers beyond
     a double, a key twice in one object and lone surrogates are refused."""
@@ -382,7 +382,7 @@ def _json_line(line: str, path: str | os.PathLike, number: int, error: type[Form
             raise error(
                 path,
                 number,
-                _clip(field_) or None,
+                clip_text(field_) or None,
                 f"holds the lone surrogate U+{ord(char):04X}; expected text that UTF-8 can encode",
             )
     return obj
@@ -393,7 +393,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
     rankings: dict[str, list[str]] = {}
     seen_line: dict[str, int] = {}
     for number, line in _content_lines(path, InvalidRankings):
-        obj = _json_line(line, path, number, InvalidRankings)
+        obj = parse_json_line(line, path, number, InvalidRankings)
         if not isinstance(obj, dict):
             raise InvalidRankings(
                 path, number, None, 'expected an object {"query_id": ..., "ranking": [...]}'
@@ -406,9 +406,9 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                 path,
                 number,
                 "query_id",
-                f'expected a non-empty string (ids are text: write "1", not 1), got {_clip(json.dumps(qid))}',
+                f'expected a non-empty string (ids are text: write "1", not 1), got {clip_text(json.dumps(qid))}',
             )
-        _check_text(qid, path, number, "query_id", InvalidRankings)
+        check_text(qid, path, number, "query_id", InvalidRankings)
         if "ranking" not in obj:
             raise InvalidRankings(
                 path, number, "ranking", "missing; expected a list of document ids, best first"
@@ -419,20 +419,20 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
                 path, number, "ranking", f"expected a list of document ids, got {_json_kind(ranking)}"
             )
         for pos, doc in enumerate(ranking):
-            if not isinstance(doc, str) or not doc or _has_space(doc):
+            if not isinstance(doc, str) or not doc or has_space(doc):
                 raise InvalidRankings(
                     path,
                     number,
                     f"ranking[{pos}]",
-                    f"expected a document id (a non-empty string without spaces), got {_clip(json.dumps(doc))}",
+                    f"expected a document id (a non-empty string without spaces), got {clip_text(json.dumps(doc))}",
                 )
-            _check_text(doc, path, number, f"ranking[{pos}]", InvalidRankings)
+            check_text(doc, path, number, f"ranking[{pos}]", InvalidRankings)
         if qid in rankings:
             raise InvalidRankings(
                 path,
                 number,
                 "query_id",
-                f"{_shown(qid)} already given on line {seen_line[qid]}; expected each query once",
+                f"{shown_value(qid)} already given on line {seen_line[qid]}; expected each query once",
             )
         rankings[qid] = ranking
         seen_line[qid] = number
@@ -467,9 +467,9 @@ def write_rankings(run: Run, path: str | os.PathLike) -> None:
         if not isinstance(qid, str) or not qid:
             raise InvalidRankings(path, None, "query_id", f"expected a non-empty string, got {qid!r}")
         for doc in docs:
-            _check_trec_id(doc, path, "docid", InvalidRankings)
+            check_trec_id(doc, path, "docid", InvalidRankings)
         lines.append(json.dumps({"query_id": qid, "ranking": docs}) + "\n")
-    _write_atomic(path, "".join(lines))
+    write_atomic(path, "".join(lines))
 
 
 def read_ranked(path: str | os.PathLike) -> Run:
@@ -488,15 +488,15 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
     chunks: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for number, line in _content_lines(path, InvalidCorpus):
-        obj = _json_line(line, path, number, InvalidCorpus)
+        obj = parse_json_line(line, path, number, InvalidCorpus)
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
             raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", "text": ...}')
-        if _has_space(obj["id"]):
+        if has_space(obj["id"]):
             raise InvalidCorpus(
                 path,
                 number,
                 "id",
-                f"{_shown(obj['id'])} holds whitespace; expected an id without spaces",
+                f"{shown_value(obj['id'])} holds whitespace; expected an id without spaces",
             )
         if not isinstance(obj.get("text"), str) or not obj["text"].strip():
             raise InvalidCorpus(
@@ -505,13 +505,13 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
         if "source" in obj and not isinstance(obj["source"], str):
             raise InvalidCorpus(path, number, "source", "expected a string")
         for key in ("id", "text"):
-            _check_text(obj[key], path, number, key, InvalidCorpus)
+            check_text(obj[key], path, number, key, InvalidCorpus)
         if obj["id"] in seen:
             raise InvalidCorpus(
                 path,
                 number,
                 "id",
-                f"{_shown(obj['id'])} already on line {seen[obj['id']]}; expected each id once",
+                f"{shown_value(obj['id'])} already on line {seen[obj['id']]}; expected each id once",
             )
         seen[obj["id"]] = number
         chunks.append(obj)
@@ -527,7 +527,7 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
     jsonl = str(path).lower().endswith(".jsonl")
     for number, line in _content_lines(path, InvalidQueries):
         if jsonl:
-            obj = _json_line(line, path, number, InvalidQueries)
+            obj = parse_json_line(line, path, number, InvalidQueries)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
                 raise InvalidQueries(path, number, "id", 'expected {"id": "<non-empty string>", "text": ...}')
             qid, query = obj["id"], obj.get("text")
@@ -544,13 +544,15 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
                 )
         if not isinstance(query, str) or not query.strip():
             raise InvalidQueries(path, number, "text", "missing or empty; expected the query text")
-        if not qid or _has_space(qid):
-            raise InvalidQueries(path, number, "id", f"{_shown(qid)}: expected a non-empty id without spaces")
+        if not qid or has_space(qid):
+            raise InvalidQueries(
+                path, number, "id", f"{shown_value(qid)}: expected a non-empty id without spaces"
+            )
         for value, name in ((qid, "id"), (query, "text")):
-            _check_text(value, path, number, name, InvalidQueries)
+            check_text(value, path, number, name, InvalidQueries)
         if qid in seen:
             raise InvalidQueries(
-                path, number, "id", f"{_shown(qid)} already on line {seen[qid]}; expected each id once"
+                path, number, "id", f"{shown_value(qid)} already on line {seen[qid]}; expected each id once"
             )
         seen[qid] = number
         queries[qid] = query
@@ -569,7 +571,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
     traces: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for number, line in _content_lines(path, InvalidTraces):
-        obj = _json_line(line, path, number, InvalidTraces)
+        obj = parse_json_line(line, path, number, InvalidTraces)
         if not isinstance(obj, dict):
             raise InvalidTraces(path, number, None, "expected an object {" + ", ".join(_TRACE_FIELDS) + "}")
         for key in _TRACE_FIELDS:
@@ -581,20 +583,20 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
                 raise InvalidTraces(
                     path, number, key, f"expected a non-empty string, got {json.dumps(value)[:40]}"
                 )
-            _check_text(value, path, number, key, InvalidTraces)
+            check_text(value, path, number, key, InvalidTraces)
         contexts = obj["contexts"]
         if not isinstance(contexts, list) or not all(isinstance(c, str) and c.strip() for c in contexts):
             raise InvalidTraces(
                 path, number, "contexts", "expected a list of chunk ids or texts (non-empty strings)"
             )
         for position, context in enumerate(contexts):
-            _check_text(context, path, number, f"contexts[{position}]", InvalidTraces)
+            check_text(context, path, number, f"contexts[{position}]", InvalidTraces)
         if obj["id"] in seen:
             raise InvalidTraces(
                 path,
                 number,
                 "id",
-                f"{_shown(obj['id'])} already on line {seen[obj['id']]}; expected each trace once",
+                f"{shown_value(obj['id'])} already on line {seen[obj['id']]}; expected each trace once",
             )
         seen[obj["id"]] = number
         traces.append({key: obj[key] for key in _TRACE_FIELDS})
@@ -610,16 +612,16 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
     jsonl = str(path).lower().endswith(".jsonl")
     for number, line in _content_lines(path, InvalidCorpus):
         if jsonl:
-            obj = _json_line(line, path, number, InvalidCorpus)
+            obj = parse_json_line(line, path, number, InvalidCorpus)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
                 raise InvalidCorpus(path, number, "id", 'expected {"id": "<non-empty string>", ...}')
             doc = obj["id"]
-            _check_text(doc, path, number, "id", InvalidCorpus)
+            check_text(doc, path, number, "id", InvalidCorpus)
         else:
-            doc = line.strip(_ASCII_SPACE)
+            doc = line.strip(ASCII_SPACE)
         if doc in seen:
             raise InvalidCorpus(
-                path, number, "id", f"{_shown(doc)} already on line {seen[doc]}; expected each id once"
+                path, number, "id", f"{shown_value(doc)} already on line {seen[doc]}; expected each id once"
             )
         seen[doc] = number
         ids.append(doc)
@@ -641,8 +643,8 @@ def read_csv_rows(
     skipped; line numbers are the file's lines, a quoted field over several
     lines included. Raises :class:`InvalidTable`.
     """
-    _require_file(path, InvalidTable)
-    text = _read_text(path, InvalidTable)
+    require_file(path, InvalidTable)
+    text = read_text_file(path, InvalidTable)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     expected = f"the columns {','.join(required)}" + (f"[,{','.join(optional)}]" if optional else "")
     done = 0  # the last line read so far: a row starts on the next one
@@ -651,7 +653,7 @@ def read_csv_rows(
         done = reader.line_num
         missing = [c for c in required if c not in header]
         if missing:
-            shown = _clip(",".join(header)) if any(header) else "(empty)"
+            shown = clip_text(",".join(header)) if any(header) else "(empty)"
             raise InvalidTable(path, 1, None, f"header {shown}; expected {expected}")
         twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
         if twice is not None:
@@ -668,7 +670,7 @@ def read_csv_rows(
                     path,
                     number,
                     None,
-                    f"{len(fields)} fields; expected {len(header)}, as the header {_clip(','.join(header))} has",
+                    f"{len(fields)} fields; expected {len(header)}, as the header {clip_text(','.join(header))} has",
                 )
             row = {column: value.strip() for column, value in zip(header, fields)}
             for column in required:
@@ -687,13 +689,13 @@ def csv_numbers(path: str | os.PathLike, rows: list[tuple[int, dict[str, str]]],
     out = []
     for number, row in rows:
         raw = row[column]
-        value = float(raw) if _NUMBER.fullmatch(raw) else None
+        value = float(raw) if NUMBER_PATTERN.fullmatch(raw) else None
         if value is None or not math.isfinite(value):
             raise InvalidTable(
                 path,
                 number,
                 column,
-                f"{_shown(raw)} is not a finite number; expected a number such as 0, 1 or 0.5",
+                f"{shown_value(raw)} is not a finite number; expected a number such as 0, 1 or 0.5",
             )
         out.append(value)
     return out
@@ -702,4 +704,4 @@ def csv_numbers(path: str | os.PathLike, rows: list[tuple[int, dict[str, str]]],
 def write_text(path: str | os.PathLike, text: str) -> None:
     """Write a text file atomically (a reader never sees half of it); :class:`FormatError` naming
     the path when it cannot be written."""
-    _write_atomic(path, text)
+    write_atomic(path, text)

@@ -21,8 +21,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent / "worked-example"
 sys.path.insert(0, str(HERE.parents[1]))
 
-from annotation._golden import write_golden  # noqa: E402
 from annotation.formats import Qrels, read_corpus_ids, read_judgments  # noqa: E402
+from annotation.golden import write_golden  # noqa: E402
 
 SAMPLE, SEED = 6, 0
 STRATUM = "unjudged corpus chunks"

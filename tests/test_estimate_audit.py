@@ -156,7 +156,7 @@ def test_the_worked_example_sample_is_reproducible(tmp_path) -> None:
     import examples.make_sampled as make
 
     qrels, sampling = make.build()
-    from annotation._golden import write_golden
+    from annotation.golden import write_golden
 
     write_golden(qrels, tmp_path / "sampled.yaml")
     assert (tmp_path / "sampled.yaml").read_bytes() == (EXAMPLE / "sampled.yaml").read_bytes()

@@ -11,20 +11,20 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotation._base import _read_text, _require_file
+from annotation import textio
 from annotation.traces.base import InvalidTraceSource
 
 
 def require_file(path: str) -> None:
     """InvalidTraceSource unless ``path`` is a readable file."""
-    _require_file(path, InvalidTraceSource)
+    textio.require_file(path, InvalidTraceSource)
 
 
 def read_values(path: str, *, lines: bool | None = None) -> list[tuple[Any, int | None, str]]:
     """Top-level JSON values of a file: (value, line or None, location)."""
     if str(path).lower().endswith(".parquet") or _is_parquet(path):
         return [(row, None, f"row {i}") for i, row in enumerate(_parquet_rows(path))]
-    text = _read_text(path, InvalidTraceSource)
+    text = textio.read_text_file(path, InvalidTraceSource)
     if lines is None:
         lines = str(path).lower().endswith((".jsonl", ".ndjson"))
     if not lines:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from annotation._base import _BOM, _INT_RE, _NUMBER_RE
+from annotation.textio import BOM, INT_RE, NUMBER_RE
 
 _NOT_SIMPLE = object()
 _ODD_BYTES = (b"\t", b"\x00", b"\r", b"\x0b", b"\x0c")
@@ -31,12 +31,12 @@ def _has_odd_bytes(path: str | os.PathLike) -> bool:
     (memchr over a memory map: a few GB/s)."""
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return mm[:3] == _BOM or any(mm.find(byte) >= 0 for byte in _ODD_BYTES)
+            return mm[:3] == BOM or any(mm.find(byte) >= 0 for byte in _ODD_BYTES)
     except (OSError, ValueError):  # ValueError: mmap of an empty file
         return True
 
 
-def _simple_table(
+def simple_table(
     path: str | os.PathLike,
     names: list[str],
     int_columns: tuple[str, ...],
@@ -130,7 +130,7 @@ def _bytes_in(chunk: pa.Array, allowed: np.ndarray) -> bool:
     return bool(allowed[data[offsets[0] : offsets[-1]]].all())
 
 
-def _fast_table(
+def fast_table(
     path: str | os.PathLike,
     names: list[str],
     int_columns: tuple[str, ...],
@@ -143,14 +143,14 @@ def _fast_table(
     text and numbers are checked with the line reader's own patterns, because
     Arrow alone would take "0x10" as 16 or keep a space inside an id.
     """
-    simple = _simple_table(path, names, int_columns, number_columns)
+    simple = simple_table(path, names, int_columns, number_columns)
     if simple is not _NOT_SIMPLE:
         return simple
     try:
         data = Path(path).read_bytes()
     except OSError:
         return None
-    if not data.strip() or data.startswith(_BOM):
+    if not data.strip() or data.startswith(BOM):
         return None
     if any(ch in data for ch in (b"\x00", b"\r", b"\x0b", b"\x0c")):
         return None
@@ -180,7 +180,7 @@ def _fast_table(
     for name in names:
         column = table[name].combine_chunks()
         if name in int_columns or name in number_columns:
-            pattern = _INT_RE if name in int_columns else _NUMBER_RE
+            pattern = INT_RE if name in int_columns else NUMBER_RE
             if not pc.all(pc.match_substring_regex(column, f"^{pad}(?:{pattern}){pad}$")).as_py():
                 return None
             trimmed = pc.utf8_trim(column, " ") if tab else column

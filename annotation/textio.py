@@ -32,22 +32,22 @@ from annotation.model import (  # noqa: F401  (re-exported: the readers raise an
 # ---------------------------------------------------------------- raw bytes
 
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 # What separates fields in TREC files: ASCII whitespace only (trec_eval splits
 # with C's isspace), so a non-breaking space or U+2028 stays inside an id.
-_ASCII_SPACE = " \t\n\r\f\v"
-_TOKEN = re.compile(r"[^ \t\n\r\f\v]+")
-_INT_RE = r"[+-]?[0-9]+"
+ASCII_SPACE = " \t\n\r\f\v"
+TOKEN_RE = re.compile(r"[^ \t\n\r\f\v]+")
+INT_RE = r"[+-]?[0-9]+"
 # "digits, then perhaps a dot and digits", never "digits, dot?, digits": that
 # form splits a run of digits in n ways, and Python's backtracking then takes
 # O(n^2) steps on a long token of digits that ends in a letter (a ReDoS).
-_NUMBER_RE = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
-_INT = re.compile(_INT_RE)
-_NUMBER = re.compile(_NUMBER_RE)
-_INT64 = (-(2**63), 2**63 - 1)
+NUMBER_RE = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
+INT_PATTERN = re.compile(INT_RE)
+NUMBER_PATTERN = re.compile(NUMBER_RE)
+INT64_RANGE = (-(2**63), 2**63 - 1)
 
 
-def _read_text(path: str | os.PathLike, error: type[FormatError]) -> str:
+def read_text_file(path: str | os.PathLike, error: type[FormatError]) -> str:
     """Whole file as text; refuses missing, empty, binary and non-UTF-8 files.
 
     A leading UTF-8 byte order mark is dropped (Windows editors write one).
@@ -62,12 +62,12 @@ def _read_text(path: str | os.PathLike, error: type[FormatError]) -> str:
         raise error(path, None, None, "permission denied; expected a readable file") from None
     except OSError as exc:
         raise error(path, None, None, f"cannot be read ({exc.strerror}); expected a readable file") from None
-    data = data.removeprefix(_BOM)
-    _check_bytes(path, data, error)
+    data = data.removeprefix(BOM)
+    check_bytes(path, data, error)
     return data.decode("utf-8")
 
 
-def _require_file(path: str | os.PathLike, error: type[FormatError]) -> None:
+def require_file(path: str | os.PathLike, error: type[FormatError]) -> None:
     """Refuse what is not a regular file before any reader touches it: a pipe
     or process substitution can be read only once, and the columnar readers
     may need a second look."""
@@ -83,7 +83,7 @@ def _require_file(path: str | os.PathLike, error: type[FormatError]) -> None:
         raise error(path, None, None, "is not a regular file (a pipe or a device?); expected a file on disk")
 
 
-def _check_text(
+def check_text(
     value: str, path: str | os.PathLike, line: int | None, field_: str, error: type[FormatError]
 ) -> None:
     """JSON and YAML escapes can spell a lone surrogate (\\ud800), which no UTF-8 file can hold."""
@@ -96,7 +96,7 @@ def _check_text(
         ) from None
 
 
-def _check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError]) -> None:
+def check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError]) -> None:
     if not data.strip():
         raise error(path, None, None, "file is empty; expected at least one line")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # never UTF-8: 0xff and 0xfe are not UTF-8 bytes
@@ -117,7 +117,7 @@ def _check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError])
         raise error(
             path, line, None, f"byte 0x{data[exc.start]:02x} is not UTF-8; expected UTF-8 text"
         ) from None
-    lone_cr = _LONE_CR.search(data)
+    lone_cr = LONE_CR.search(data)
     if lone_cr:
         line = data.count(b"\n", 0, lone_cr.start()) + 1
         raise error(
@@ -128,10 +128,10 @@ def _check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError])
         )
 
 
-_LONE_CR = re.compile(rb"\r(?!\n)")
+LONE_CR = re.compile(rb"\r(?!\n)")
 
 
-def _numbered_lines(text: str) -> Iterable[tuple[int, str]]:
+def numbered_lines(text: str) -> Iterable[tuple[int, str]]:
     """(line number, line) split on LF only, so numbers match the byte checks.
 
     str.splitlines() would also break at U+2028, U+0085, form feeds and more,
@@ -141,30 +141,30 @@ def _numbered_lines(text: str) -> Iterable[tuple[int, str]]:
         yield number, line.removesuffix("\r")
 
 
-def _lines(text: str) -> Iterable[tuple[int, list[str]]]:
+def split_fields(text: str) -> Iterable[tuple[int, list[str]]]:
     """(line number, whitespace-split fields) for each non-blank, non-comment line."""
-    for number, line in _numbered_lines(text):
-        fields = _TOKEN.findall(line)
+    for number, line in numbered_lines(text):
+        fields = TOKEN_RE.findall(line)
         if not fields or fields[0].startswith("#"):
             continue
         yield number, fields
 
 
-def _parse_int(value: str) -> int | None:
+def parse_int(value: str) -> int | None:
     """A decimal integer as trec_eval writes it; no 0x, no 1_000, no unicode digits.
 
     A number of more than 20 digits comes back as the nearest value beyond 64
     bits, not converted: Python refuses to convert more than 4300 digits, and
     every caller either refuses what is beyond 64 bits or ignores the value.
     """
-    if not _INT.fullmatch(value):
+    if not INT_PATTERN.fullmatch(value):
         return None
     if len(value.lstrip("+-").lstrip("0")) > 20:
-        return _INT64[0] - 1 if value.startswith("-") else _INT64[1] + 1
+        return INT64_RANGE[0] - 1 if value.startswith("-") else INT64_RANGE[1] + 1
     return int(value)
 
 
-def _clip(text: str, limit: int = 60) -> str:
+def clip_text(text: str, limit: int = 60) -> str:
     """Text as an error message shows it: at most ``limit`` characters, so a
     30 MB token still gives a short one-line message."""
     if len(text) <= limit:
@@ -172,29 +172,29 @@ def _clip(text: str, limit: int = 60) -> str:
     return f"{text[:limit]}... ({len(text)} characters)"
 
 
-def _name(key: str) -> str:
+def field_label(key: str) -> str:
     """A key from the file as a field name in a message: as written when it is
     printable (no line break, tab or control character), else its repr; cut short."""
-    return _clip(key if key and key.isprintable() else repr(key))
+    return clip_text(key if key and key.isprintable() else repr(key))
 
 
-def _shown(value: str, limit: int = 60) -> str:
-    """repr() of a value from the file, cut short like :func:`_clip`."""
+def shown_value(value: str, limit: int = 60) -> str:
+    """repr() of a value from the file, cut short like :func:`clip_text`."""
     if len(value) <= limit:
         return repr(value)
     return f"{value[:limit]!r}... ({len(value)} characters)"
 
 
-def _has_space(value: str) -> bool:
-    return any(ch in _ASCII_SPACE for ch in value)
+def has_space(value: str) -> bool:
+    return any(ch in ASCII_SPACE for ch in value)
 
 
-def _check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[FormatError]) -> None:
+def check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[FormatError]) -> None:
     """Writers refuse ids that would read back differently (split, or taken as a comment)."""
     if (
         not isinstance(value, str)
         or not value
-        or _has_space(value)
+        or has_space(value)
         or (what == "qid" and value.startswith("#"))
     ):
         raise error(
@@ -209,7 +209,7 @@ def _check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[F
 # ---------------------------------------------------------------- writing
 
 
-class _Judgments:
+class JudgmentLines:
     """Grades read line by line, for the line readers of qrels-like files: each an
     integer that fits in 64 bits, one per (query, doc); the same pair again with
     the same grade is taken once, with another grade refused naming both lines."""
@@ -220,15 +220,15 @@ class _Judgments:
         self.first_line: dict[tuple[str, str], int] = {}
 
     def parse(self, raw: str, number: int) -> int:
-        value = _parse_int(raw)
+        value = parse_int(raw)
         if value is None:
-            raise self.error(self.path, number, self.field, f"expected an integer, got {_shown(raw)}")
-        if not _INT64[0] <= value <= _INT64[1]:
+            raise self.error(self.path, number, self.field, f"expected an integer, got {shown_value(raw)}")
+        if not INT64_RANGE[0] <= value <= INT64_RANGE[1]:
             raise self.error(
                 self.path,
                 number,
                 self.field,
-                f"expected an integer that fits in 64 bits, got {_shown(raw)}",
+                f"expected an integer that fits in 64 bits, got {shown_value(raw)}",
             )
         return value
 
@@ -248,7 +248,7 @@ class _Judgments:
         self.first_line[(qid, doc)] = number
 
 
-def _write_atomic(path: str | os.PathLike, text: str) -> None:
+def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write to a temporary file and rename: a reader never sees half a file."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")

@@ -16,18 +16,18 @@ from typing import Any
 
 import yaml
 
-from annotation._base import (
-    _INT64,
+from annotation.model import MAX_STRATUM, SamplingDesign, Stratum
+from annotation.textio import (
+    INT64_RANGE,
     InvalidGolden,
     Qrels,
-    _check_text,
-    _name,
-    _read_text,
-    _require_file,
-    _shown,
-    _write_atomic,
+    check_text,
+    field_label,
+    read_text_file,
+    require_file,
+    shown_value,
+    write_atomic,
 )
-from annotation.model import MAX_STRATUM, SamplingDesign, Stratum
 
 # The project's own wording of TREC's 0-3 relevance scale (DESIGN.md).
 DEFAULT_GRADE_SCALE: dict[int, str] = {
@@ -55,8 +55,8 @@ def read_golden(path: str | os.PathLike) -> Qrels:
 
     Only plain YAML is read (no tags, no aliases); every error names the line.
     """
-    _require_file(path, InvalidGolden)
-    text = _read_text(path, InvalidGolden)
+    require_file(path, InvalidGolden)
+    text = read_text_file(path, InvalidGolden)
     _refuse_yaml_line_breaks(path, text)
     try:
         root = _compose(path, text)
@@ -84,7 +84,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
             raise InvalidGolden(
                 path,
                 _line(knode),
-                _name(key),
+                field_label(key),
                 f"unknown key; expected one of {', '.join(sorted(_GOLDEN_TOP_KEYS))}",
             )
     if "queries" not in top:
@@ -137,7 +137,10 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         for key, (knode, _v) in fields.items():
             if key not in ("id", "text", "grades", "notes"):
                 raise InvalidGolden(
-                    path, _line(knode), f"{where}.{_name(key)}", "unknown key; expected id, text, grades"
+                    path,
+                    _line(knode),
+                    f"{where}.{field_label(key)}",
+                    "unknown key; expected id, text, grades",
                 )
         if "id" not in fields:
             raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
@@ -149,7 +152,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
                 path,
                 _line(fields["id"][1]),
                 f"{where}.id",
-                f"query {_shown(qid)} already given on line {id_line[qid]}; expected each id once",
+                f"query {shown_value(qid)} already given on line {id_line[qid]}; expected each id once",
             )
         id_line[qid] = _line(fields["id"][1])
         if "text" in fields:
@@ -166,12 +169,12 @@ def read_golden(path: str | os.PathLike) -> Qrels:
                     raise InvalidGolden(
                         path, _line(knode), f"{where}.grades", "expected a non-empty document id"
                     )
-                grade = _scalar_int(path, vnode, f"{where}.grades.{_name(doc)}")
+                grade = _scalar_int(path, vnode, f"{where}.grades.{field_label(doc)}")
                 if grade >= 0 and not lo <= grade <= hi:
                     raise InvalidGolden(
                         path,
                         _line(vnode),
-                        f"{where}.grades.{_name(doc)}",
+                        f"{where}.grades.{field_label(doc)}",
                         f"expected a grade in the grade_scale {lo}-{hi} (or negative), got {grade}",
                     )
                 doc_grades[doc] = grade
@@ -238,7 +241,7 @@ def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, Sampl
                 path, _line(qnode), "sampling.queries", "expected a mapping query id -> strata"
             )
         for qid, (_knode, snode) in _mapping(path, qnode, "sampling.queries").items():
-            queries[qid] = _read_strata(path, snode, f"sampling.queries.{_name(qid)}")
+            queries[qid] = _read_strata(path, snode, f"sampling.queries.{field_label(qid)}")
     return value, SamplingDesign(
         queries=queries, parameters=parameters, method=method, depth=depth, corpus=bool(corpus)
     )
@@ -253,7 +256,7 @@ def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[
     strata: list[Stratum] = []
     first_line: dict[str, int] = {}  # chunk id -> the line that drew it first, in any stratum
     for name, (_knode, enode) in _mapping(path, node, where).items():
-        at = f"{where}.{_name(name)}"
+        at = f"{where}.{field_label(name)}"
         if not isinstance(enode, yaml.MappingNode):
             raise InvalidGolden(path, _line(enode), at, "expected {size, sampled}")
         entry = _mapping(path, enode, at)
@@ -281,13 +284,13 @@ def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[
             raise InvalidGolden(path, _line(snode or enode), at, "sampled: expected a list of chunk ids")
         sampled = []
         for item in snode.value:
-            _check_text(item.value, path, _line(item), f"{at}.sampled", InvalidGolden)
+            check_text(item.value, path, _line(item), f"{at}.sampled", InvalidGolden)
             if item.value in first_line:
                 raise InvalidGolden(
                     path,
                     _line(item),
                     at,
-                    f"chunk {_shown(item.value)} sampled twice (first on line {first_line[item.value]}); "
+                    f"chunk {shown_value(item.value)} sampled twice (first on line {first_line[item.value]}); "
                     "a draw without replacement",
                 )
             first_line[item.value] = _line(item)
@@ -315,7 +318,7 @@ def _stratum_size(node: yaml.Node | None) -> Any:
 
 def _plain(value: Any) -> str:
     """A plain value from the file as a message shows it: repr, cut short."""
-    return _shown(value) if isinstance(value, str) else _name(repr(value))
+    return shown_value(value) if isinstance(value, str) else field_label(repr(value))
 
 
 def _line(node: yaml.Node) -> int:
@@ -452,12 +455,12 @@ def _mapping(
             raise InvalidGolden(path, _line(knode), where or None, "expected plain keys")
         key: Any = _scalar_int(path, knode, where) if keys_as_int else knode.value
         if not keys_as_int:
-            _check_text(key, path, _line(knode), f"{where}.{key!r}" if where else "key", InvalidGolden)
+            check_text(key, path, _line(knode), f"{where}.{key!r}" if where else "key", InvalidGolden)
         if key in out:
             raise InvalidGolden(
                 path,
                 _line(knode),
-                f"{where}.{_name(str(key))}" if where else _name(str(key)),
+                f"{where}.{field_label(str(key))}" if where else field_label(str(key)),
                 f"key already given on line {_line(out[key][0])}; expected each key once",
             )
         out[key] = (knode, vnode)
@@ -469,7 +472,7 @@ def _scalar_str(path: str | os.PathLike, node: yaml.Node, where: str) -> str:
         raise InvalidGolden(path, _line(node), where, "expected a single value")
     if node.tag.endswith(":null"):
         raise InvalidGolden(path, _line(node), where, "is empty, expected a value")
-    _check_text(node.value, path, _line(node), where, InvalidGolden)
+    check_text(node.value, path, _line(node), where, InvalidGolden)
     return node.value  # the text as written: 001 stays "001"
 
 
@@ -483,17 +486,17 @@ def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
         isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value)
     ):
         if isinstance(node, yaml.ScalarNode):
-            shown = _shown(node.value)
+            shown = shown_value(node.value)
         else:
             shown = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
         raise InvalidGolden(path, _line(node), where, f"expected an integer grade, got {shown}")
     # a grade beyond 64 bits fits no array (and int() refuses more than 4300 digits)
-    if len(node.value.lstrip("+-")) > 19 or not _INT64[0] <= int(node.value) <= _INT64[1]:
+    if len(node.value.lstrip("+-")) > 19 or not INT64_RANGE[0] <= int(node.value) <= INT64_RANGE[1]:
         raise InvalidGolden(
             path,
             _line(node),
             where,
-            f"expected an integer grade that fits in 64 bits, got {_shown(node.value)}",
+            f"expected an integer grade that fits in 64 bits, got {shown_value(node.value)}",
         )
     return int(node.value)
 
@@ -518,7 +521,7 @@ def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | N
         for qid, docs in qrels.grades.items()
     ]
     text = yaml.dump(doc, Dumper=_GoldenDumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    _write_atomic(path, text)
+    write_atomic(path, text)
 
 
 class _GoldenDumper(yaml.SafeDumper):
