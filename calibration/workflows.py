@@ -27,7 +27,8 @@ from typing import Any
 
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import Qrels, Run
-from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, Gate, audit_run, estimate_run
+from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, Gate, audit_run
+from calibration.audit_estimate import estimate_run
 from calibration.metrics import Evaluation, evaluate
 from calibration.position import position_bias
 from calibration.verdict import NOISY, TRUSTED
@@ -78,9 +79,11 @@ def evaluate_run(
     gain: str = "linear",
     run_name: str = "the run",
     qrels_name: str = "the judgments",
+    action: str = "evaluate",
 ) -> Evaluation:
     """``calibration.metrics.evaluate`` with the shared defaults; refuses a run that shares no
-    query with the judgments (trec_eval too: "No queries with both results and relevance info")."""
+    query with the judgments (trec_eval too: "No queries with both results and relevance info"),
+    saying what could not be done (``action``)."""
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         result = evaluate(
             qrels,
@@ -93,8 +96,8 @@ def evaluate_run(
         )
     if not result.evaluated.any():
         raise NothingToEvaluate(
-            f"no query of {run_name} is in {qrels_name}: nothing to evaluate "
-            f"(run has {result.not_in_qrels} queries without judgments)"
+            f"no query of {run_name} is in {qrels_name}: nothing to {action}"
+            + (f" (run has {result.not_in_qrels} queries without judgments)" if action == "evaluate" else "")
         )
     return result
 
@@ -192,7 +195,7 @@ def compare_runs(
 
     grade = min_grade_of(qrels, min_grade)
     a, b = (
-        evaluate_run(qrels, run, ks, grade, run_name=name, qrels_name=qrels_name)
+        evaluate_run(qrels, run, ks, grade, run_name=name, qrels_name=qrels_name, action="compare")
         for run, name in zip((run_a, run_b), names)
     )
     if a.qids != b.qids:  # both are the judged queries, in the judgments' order

@@ -299,7 +299,8 @@ def test_one_chunk_in_two_strata_is_refused(tmp_path, capsys) -> None:
 def test_the_finding_in_words_and_counted() -> None:
     """golden.yaml's judged recall beside sampled.yaml's estimate (as the Metrics page does):
     q_broad is flagged, its finding said in words, and counted in the summary."""
-    from calibration.audit import audit, estimate_run, finding_text
+    from calibration.audit import audit, finding_text
+    from calibration.audit_estimate import estimate_run
     from calibration.report import audit_table
 
     golden = read_judgments(EXAMPLE / "golden.yaml")

@@ -26,6 +26,7 @@ PURE = [
     "annotation/render.py",
     "calibration/metrics.py",
     "calibration/audit.py",
+    "calibration/audit_estimate.py",
     "calibration/agreement.py",
     "calibration/kappa.py",
     "calibration/bootstrap.py",
