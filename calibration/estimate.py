@@ -26,10 +26,9 @@ from calibration.estimate_points import (
     LabelledStratum,
     estimate_rel,
     estimate_unjudged_relevant,
-    sample_size_for_width,
     strata_from_ids,
 )
-from calibration.estimate_recall import aggregate_recall, estimate_recall_at_k, infap
+from calibration.estimate_recall import aggregate_recall, estimate_recall_at_k
 
 __all__ = [
     "INTERVALS",
@@ -38,7 +37,5 @@ __all__ = [
     "estimate_recall_at_k",
     "estimate_rel",
     "estimate_unjudged_relevant",
-    "infap",
-    "sample_size_for_width",
     "strata_from_ids",
 ]

@@ -44,7 +44,6 @@ __all__ = [
     "is_relevant",
     "labelled_strata",
     "rel_from_unjudged",
-    "sample_size_for_width",
     "strata_from_ids",
     "unjudged_from_strata",
     "whole_number",
@@ -317,100 +316,6 @@ def rel_from_unjudged(judged: int, unjudged: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ planning
-
-
-def sample_size_for_width(
-    width: float,
-    p_guess: float | Sequence[float],
-    N: int | Sequence[int],
-    *,
-    alpha: float = 0.05,
-    allocation: str = "neyman",
-) -> dict[str, Any]:
-    """Sample sizes for a CI of full ``width`` on the unjudged relevant count (documents).
-
-    Normal approximation with finite-population correction (Cochran 1977, eq. 4.2 and 5.26):
-    the interval z * sqrt(V) each side, V = sum N_h^2 (1 - n_h/N_h) S_h^2 / n_h with
-    S_h^2 = N_h p_h (1 - p_h) / (N_h - 1) from the guessed relevant rate p_h.
-
-    - one stratum: n = n0 / (1 + n0 / N), n0 = N^2 S^2 / e^2, e = width / (2 z);
-    - several, Neyman allocation (n_h proportional to N_h S_h): n = (sum N_h S_h)^2 /
-      (e^2 + sum N_h S_h^2); proportional allocation (n_h proportional to N_h):
-      n = N sum N_h S_h^2 / (e^2 + sum N_h S_h^2); a stratum whose share exceeds N_h is
-      judged whole and the rest reallocated. Every stratum gets at least 2 (or all of it):
-      an unsampled stratum leaves |Rel| undefined.
-
-    With rare relevant documents the normal width understates the mid-p interval's:
-    ``midp_width_if_none_found`` is the width of the interval :func:`estimate_unjudged_relevant`
-    gives if the planned sample finds no relevant document, the case that decides how small
-    a count the sample can rule out. Returns ``{"n": [per stratum], "n_total", "N", "p_guess",
-    "width", "expected_width", "midp_width_if_none_found", "alpha", "allocation", "notes"}``."""
-    z = z_value(alpha)
-    if allocation not in ("neyman", "proportional"):
-        raise ValueError(f"allocation {allocation!r}; expected 'neyman' or 'proportional'")
-    if isinstance(width, bool) or not isinstance(width, (int, float)) or not width > 0 or math.isinf(width):
-        raise ValueError(f"width {width!r}; expected a positive number of documents")
-    sizes = [N] if isinstance(N, (int, np.integer)) else list(N)
-    sizes = [whole_number(v, "N") for v in sizes]
-    guesses = [p_guess] * len(sizes) if isinstance(p_guess, (int, float)) else list(p_guess)
-    if len(guesses) != len(sizes):
-        raise ValueError(f"{len(guesses)} p_guess values for {len(sizes)} strata")
-    for p in guesses:
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"p_guess {p!r}; expected a rate between 0 and 1")
-    big_n = np.array(sizes, dtype=np.float64)
-    p = np.array(guesses, dtype=np.float64)
-    s2 = np.where(big_n > 1, big_n * p * (1 - p) / np.maximum(big_n - 1, 1), 0.0)
-    s = np.sqrt(s2)
-    e2 = (width / (2 * z)) ** 2
-    n = np.zeros(len(sizes))
-    census = big_n <= 2  # tiny strata: judged whole
-    for _ in range(len(sizes) + 1):
-        free = ~census & (big_n > 0)
-        n[census] = big_n[census]
-        if not free.any():
-            break
-        nf, sf, s2f = big_n[free], s[free], s2[free]
-        if allocation == "neyman":
-            total = (nf * sf).sum() ** 2 / (e2 + (nf * s2f).sum()) if (nf * sf).sum() > 0 else 0.0
-            share = nf * sf / (nf * sf).sum() if (nf * sf).sum() > 0 else nf / nf.sum()
-        else:
-            total = nf.sum() * (nf * s2f).sum() / (e2 + (nf * s2f).sum())
-            share = nf / nf.sum()
-        want = total * share
-        over = want >= nf
-        if not over.any():
-            n[free] = want
-            break
-        census[np.flatnonzero(free)[over]] = True
-    n = np.minimum(big_n, np.maximum(np.ceil(n - 1e-9), np.minimum(2, big_n))).astype(int)
-    var = float(
-        np.sum(np.where(n > 0, big_n**2 * (1 - n / np.maximum(big_n, 1)) * s2 / np.maximum(n, 1), 0.0))
-    )
-    notes = []
-    if np.any((p == 0) & (big_n > 2)):
-        notes.append(
-            "a guessed rate of 0 plans the minimum of 2 for that stratum; see midp_width_if_none_found"
-        )
-    zero = [
-        {"stratum": f"#{i}", "N": int(a), "labels": [0] * int(b)} for i, (a, b) in enumerate(zip(big_n, n))
-    ]
-    if_none = estimate_unjudged_relevant(zero, alpha=alpha)["ci"]
-    return {
-        "n": [int(v) for v in n],
-        "n_total": int(n.sum()),
-        "N": sizes,
-        "p_guess": [float(v) for v in p],
-        "width": float(width),
-        "expected_width": 2 * z * math.sqrt(var),
-        "midp_width_if_none_found": float(if_none[1] - if_none[0]) if if_none else None,
-        "alpha": alpha,
-        "allocation": allocation,
-        "notes": notes,
-    }
-
-
-# ------------------------------------------------------------------ building strata from ids
 
 
 def strata_from_ids(

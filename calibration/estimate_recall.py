@@ -27,7 +27,7 @@ over queries. Coverage and rationale: docs/estimate.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,16 +42,14 @@ from calibration.estimate_intervals import (
 )
 from calibration.estimate_points import (
     LabelledStratum,
-    is_relevant,
     labelled_strata,
     rel_from_unjudged,
     unjudged_from_strata,
     whole_number,
 )
 
-__all__ = ["INFAP_EPSILON", "aggregate_recall", "estimate_recall_at_k", "infap"]
+__all__ = ["aggregate_recall", "estimate_recall_at_k"]
 
-INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON (m_infAP.c)
 
 
 # ------------------------------------------------------------------ one query
@@ -281,86 +279,3 @@ def aggregate_recall(
 
 
 # ------------------------------------------------------------------ infAP
-
-
-def infap(
-    ranking: Sequence[str],
-    judged: Mapping[str, Any],
-    pool: Collection[str] | None = None,
-    *,
-    min_grade: float = 1,
-) -> dict[str, Any]:
-    """Inferred AP (E. Yilmaz, J. A. Aslam, CIKM 2006), as trec_eval's infAP computes it.
-
-    Setting: ``pool`` is the depth-d pool (every document any pooled run ranked above d); the
-    ``judged`` documents (id -> grade) are a uniform random sample of it (documents judged but
-    missing from ``pool`` are added to it; ``pool=None`` means the pool is the judged set,
-    fully judged). For each judged relevant document at rank k (1-based, duplicates count at
-    their first rank) the expected precision at k is
-
-        E[prec@k] = 1/k + ((k - 1)/k) * (|pool above k| / (k - 1))
-                          * (rel_above + eps) / (rel_above + nonrel_above + 2 eps)
-
-        (1 when k = 1), rel_above / nonrel_above = judged relevant / non-relevant documents
-        above k, |pool above k| = pooled documents above k (judged or not), eps = 1e-5:
-        documents above k outside the pool count as non-relevant, pooled unjudged ones as
-        relevant in the judged proportion.
-
-    infAP = sum of E[prec@k] over the judged relevant documents retrieved / judged relevant
-    documents (retrieved or not). Fully judged, it is AP (to within eps). The computation is
-    trec_eval's te_calc_infap (m_infAP.c), whose formula Yilmaz verified. It assumes one uniform sample of the
-    pool: with a fully judged top and a stratified sample below it, weigh by stratum instead
-    (xinfAP, E. Yilmaz, E. Kanoulas, J. A. Aslam, SIGIR 2008; not implemented here).
-
-    Returns ``{"estimate", "n_sampled" (judged), "n_sampled_relevant", "n_pool",
-    "sampling_rate", "n_ranked", "reason"}``; ``estimate`` is None with the reason when
-    nothing is judged or no judged document is relevant."""
-    if isinstance(ranking, (str, bytes)):
-        raise ValueError("ranking: expected a list of document ids, not a string")
-    relevant = {d: is_relevant(g, min_grade, f"judged[{d!r}]") for d, g in judged.items()}
-    pooled = set(relevant) if pool is None else set(pool) | set(relevant)
-    n_rel = sum(relevant.values())
-    out: dict[str, Any] = {
-        "estimate": None,
-        "n_sampled": len(relevant),
-        "n_sampled_relevant": n_rel,
-        "n_pool": len(pooled),
-        "sampling_rate": len(relevant) / len(pooled) if pooled else None,
-        "n_ranked": 0,
-        "reason": None,
-    }
-    if not relevant:
-        out["reason"] = "no judged document: no sample to infer from"
-        return out
-    if not n_rel:
-        out["reason"] = "no judged document is relevant: AP is undefined"
-        return out
-    seen: set[str] = set()
-    rel_above = nonrel_above = unjudged_above = 0
-    total = 0.0
-    rank = 0
-    for doc in ranking:
-        if doc in seen:
-            continue
-        seen.add(doc)
-        rank += 1
-        j = rank - 1  # documents above
-        if doc not in pooled:
-            continue
-        if doc not in relevant:
-            unjudged_above += 1
-            continue
-        if not relevant[doc]:
-            nonrel_above += 1
-            continue
-        if j == 0:
-            total += 1.0
-        else:
-            pool_above = rel_above + nonrel_above + unjudged_above
-            total += 1.0 / (j + 1) + (j / (j + 1)) * (pool_above / j) * (
-                (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON)
-            )
-        rel_above += 1
-    out["n_ranked"] = rank
-    out["estimate"] = total / n_rel
-    return out

@@ -457,12 +457,22 @@ def position_text(result: dict[str, Any], keys: tuple[str, ...]) -> str:
 def ppi_text(result: dict[str, Any], alpha: float, tuned: bool) -> str:
     level = f"{1 - alpha:.0%}"
     human = result["human_only"]
-    return (
+    text = (
         f"PPI{'++' if tuned else ''} estimate {result['estimate']:.4f}, {level} CI "
         f"{interval(result['ci'], 4)} (lambda {result['lam']:.3f}; "
         f"{result['n_labeled']} items graded by people and the judge, {result['n_unlabeled']} by the judge alone)\n"
         f"people only: {human['estimate']:.4f}, {level} CI {interval(human['ci'], 4)} "
         f"(n = {result['n_labeled']})\n"
+    )
+    rg = result.get("rogan_gladen")
+    if rg is None:
+        return text
+    if rg["estimate"] is None:
+        return text + f"Rogan-Gladen (pass/fail): undefined: {rg['reason']}\n"
+    return text + (
+        f"Rogan-Gladen (pass/fail): {rg['estimate']:.4f}, {level} CI {interval(rg['ci'], 4)}: the judge's pass "
+        f"rate {rg['judge_pass_rate']:.4f} over {rg['n_unlabeled']} items corrected by its tpr {rg['tpr']:.3f} and "
+        f"tnr {rg['tnr']:.3f} against people on {rg['n_labeled']} items\n"
     )
 
 

@@ -287,8 +287,12 @@ def ppi_files(
     labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
 ) -> dict[str, Any]:
     """A mean by prediction-powered inference from ``human,judge`` and ``judge`` CSVs:
-    ``calibration.ppi.ppi_report`` (PPI++ unless ``lam`` is given)."""
-    from calibration.ppi import ppi_report  # start-up: scipy, ~0.6 s that metrics and audit never need
+    ``calibration.ppi.ppi_report`` (PPI++ unless ``lam`` is given). When every value is 0 or 1
+    (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
+    labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
+    estimate to hold the first against."""
+    # start-up: scipy, ~0.6 s that metrics and audit never need
+    from calibration.ppi import ppi_report, rogan_gladen_from_labels
 
     if not 0 < alpha < 1:
         raise InvalidInput(f"--alpha {alpha}; expected a number between 0 and 1")
@@ -297,7 +301,12 @@ def ppi_files(
     human, judge = csv_numbers(labeled, both, "human"), csv_numbers(labeled, both, "judge")
     judge_alone = csv_numbers(unlabeled, judge_only, "judge")
     try:
-        return ppi_report(human, judge, judge_alone, alpha=alpha, lam=lam)
+        result = ppi_report(human, judge, judge_alone, alpha=alpha, lam=lam)
+        if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
+            result["rogan_gladen"] = rogan_gladen_from_labels(
+                human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha
+            )
+        return result
     except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
         text = str(exc)
         where = unlabeled if "unlabeled" in text.lower() else labeled

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.store import Store
-from judge.client import CallFailed, JudgeClient, Prices
+from judge.client import CallFailed, JudgeClient
 from judge.prompts import InvalidReply, build_messages, parse_reply, response_format
 
 __all__ = ["Call", "Progress", "Job", "ResultWriter", "run_job"]
@@ -212,7 +212,3 @@ def run_job(job: Job) -> Progress:
             await job.client.close()
 
     return asyncio.run(main())
-
-
-def prices_line(progress: Progress, prices: Prices, model: str) -> str:
-    return prices.describe(model, progress.tokens_in, progress.tokens_out)

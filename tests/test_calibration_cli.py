@@ -183,3 +183,22 @@ def test_verdict_thresholds_are_configurable(tmp_path, capsys) -> None:
     assert json.loads(out)["pairs"][0]["verdict"] == "noisy"
     code, _, err = cli(main, capsys, "agree", path, "--trusted", "0.3", "--noisy", "0.5")
     assert code == 2 and "expected -1 <= noisy <= trusted <= 1" in err
+
+
+def test_ppi_adds_rogan_gladen_for_pass_fail_labels(tmp_path, capsys) -> None:
+    """Pass/fail labels: the judge's pass rate 7/10 corrected by its tpr 4/5 and tnr 2/3 on the
+    labelled items, (0.7 + 2/3 - 1) / (4/5 + 2/3 - 1) = 11/14, beside PPI; graded labels: no line."""
+    labeled = tmp_path / "labeled.csv"
+    labeled.write_text("human,judge\n1,1\n1,1\n0,0\n1,0\n0,1\n1,1\n0,0\n1,1\n")
+    unlabeled = tmp_path / "unlabeled.csv"
+    unlabeled.write_text("judge\n1\n1\n0\n1\n0\n1\n1\n1\n0\n1\n")
+    assert main(["ppi", str(labeled), str(unlabeled), "--format", "json"]) == 0
+    rg = json.loads(capsys.readouterr().out)["rogan_gladen"]
+    assert rg["estimate"] == pytest.approx(11 / 14) and (rg["tpr"], rg["tnr"]) == (0.8, pytest.approx(2 / 3))
+    assert (rg["n_labeled"], rg["n_unlabeled"], rg["tp"], rg["fn"], rg["fp"], rg["tn"]) == (8, 10, 4, 1, 1, 2)
+    assert main(["ppi", str(labeled), str(unlabeled)]) == 0
+    assert "Rogan-Gladen (pass/fail): 0.7857" in capsys.readouterr().out
+    graded = tmp_path / "graded.csv"
+    graded.write_text("human,judge\n2,1\n1,1\n0,0\n2,2\n")
+    assert main(["ppi", str(graded), str(unlabeled), "--format", "json"]) == 0
+    assert "rogan_gladen" not in json.loads(capsys.readouterr().out)

@@ -24,14 +24,11 @@ from calibration.estimate import (
     estimate_recall_at_k,
     estimate_rel,
     estimate_unjudged_relevant,
-    infap,
-    sample_size_for_width,
     strata_from_ids,
 )
 from calibration.estimate_intervals import bb_pmf as _bb_pmf
 from calibration.estimate_intervals import ratio_quantile as _ratio_q
 from calibration.estimate_intervals import spend_alpha as _spend
-from calibration.metrics import evaluate_query
 from tests.conftest import EXAMPLE, ROOT, shared_dir
 
 Z95 = 1.959963984540054
@@ -208,6 +205,7 @@ def test_one_stratum_matches_the_hypergeometric_intervals():
     ]
 
 
+@pytest.mark.slow  # coverage computed over every true count
 @pytest.mark.parametrize("big_n,n", [(40, 10), (167, 44), (300, 30), (1284, 30)])
 def test_exact_interval_covers_every_truth(big_n, n, figure):
     """The exact one-stratum interval is a Neyman construction: for every true count T its
@@ -470,79 +468,6 @@ def test_aggregate_by_hand_and_seeded():
 
 
 # ------------------------------------------------------------------ infAP
-
-
-def test_infap_by_hand():
-    # ranking a x b c d e f; pool {a..g} (x not pooled); judged: a, d, f, g relevant, c not.
-    # rank 1 a: relevant, first -> 1
-    # rank 2 x: outside the pool (a non-relevant document in |pool above| terms: skipped)
-    # rank 3 b: pooled, unjudged;  rank 4 c: judged non-relevant
-    # rank 5 d: 1/5 + (4/5) (3/4) (1 + e)/(2 + 2e) = 0.2 + 0.6 * 0.5 = 0.5
-    # rank 6 e: pooled, unjudged
-    # rank 7 f: 1/7 + (6/7) (5/6) (2 + e)/(3 + 2e) = 1/7 + (5/7) * 0.66666556 = 0.61904683
-    # infAP = (1 + 0.5 + 0.61904683) / 4 (judged relevant: a, d, f, g) = 0.52976171
-    judged = {"a": 2, "c": 0, "d": 1, "f": 3, "g": 1}
-    got = infap(["a", "x", "b", "c", "d", "e", "f"], judged, pool=list("abcdefg"))
-    eps = 0.00001
-    by_hand = (1 + 0.5 + (1 / 7 + (5 / 7) * (2 + eps) / (3 + 2 * eps))) / 4
-    assert got["estimate"] == pytest.approx(by_hand, abs=1e-12)
-    assert got["estimate"] == pytest.approx(0.5297617, abs=1e-7)
-    assert (got["n_sampled"], got["n_sampled_relevant"], got["n_pool"], got["n_ranked"]) == (5, 4, 7, 7)
-    assert got["sampling_rate"] == pytest.approx(5 / 7)
-    # with min_grade 2 only a and f are relevant
-    strict = infap(["a", "x", "b", "c", "d", "e", "f"], judged, pool=list("abcdefg"), min_grade=2)
-    assert strict["n_sampled_relevant"] == 2
-
-
-def test_infap_fully_judged_is_ap():
-    grades = {"d1": 1, "d2": 0, "d3": 2, "d4": 0, "d5": 1, "d9": 3}
-    ranking = ["d2", "d1", "d7", "d3", "d4", "d1", "d5", "d8"]  # d7, d8 unjudged: outside the pool
-    got = infap(ranking, grades)
-    assert got["estimate"] == pytest.approx(evaluate_query(ranking, grades)["AP"], abs=1e-4)
-
-
-def test_infap_undefined():
-    assert infap(["a", "b"], {})["estimate"] is None
-    assert infap(["a", "b"], {})["reason"] == "no judged document: no sample to infer from"
-    none_relevant = infap(["a", "b"], {"a": 0, "b": 0}, pool=["a", "b", "c"])
-    assert none_relevant["estimate"] is None and "no judged document is relevant" in none_relevant["reason"]
-    assert none_relevant["n_sampled"] == 2 and none_relevant["n_sampled_relevant"] == 0
-
-
-# ------------------------------------------------------------------ planning
-
-
-def test_sample_size_one_stratum_by_hand():
-    # N = 1000, p = 0.05, width 20 documents: S^2 = 1000 * 0.0475 / 999, e = 20 / (2 z),
-    # n0 = N^2 S^2 / e^2, n = n0 / (1 + n0 / N)
-    s2 = 1000 * 0.05 * 0.95 / 999
-    n0 = 1000**2 * s2 / (20 / (2 * Z95)) ** 2
-    want = math.ceil(n0 / (1 + n0 / 1000))
-    got = sample_size_for_width(20, 0.05, 1000)
-    assert got["n"] == [want] and got["n_total"] == want
-    assert got["expected_width"] <= 20 + 1e-9
-    assert got["midp_width_if_none_found"] > 0
-    # the planned sample, if it finds the guessed rate, gives about the asked width
-    found = round(0.05 * want)
-    width = np.diff(
-        estimate_unjudged_relevant([stratum("s", 1000, [1] * found + [0] * (want - found))])["ci"]
-    )[0]
-    assert 0.7 * 20 <= width <= 1.4 * 20
-
-
-def test_sample_size_strata():
-    ney = sample_size_for_width(30, [0.2, 0.05, 0.005], [30, 50, 1000])
-    assert len(ney["n"]) == 3 and all(2 <= n <= big for n, big in zip(ney["n"], [30, 50, 1000]))
-    assert ney["expected_width"] <= 30 + 1e-9
-    prop = sample_size_for_width(30, [0.2, 0.05, 0.005], [30, 50, 1000], allocation="proportional")
-    assert prop["expected_width"] <= 30 + 1e-9
-    assert ney["n_total"] <= prop["n_total"]  # Neyman is never worse for the same width
-    # a tiny width censuses the strata
-    assert sample_size_for_width(0.5, 0.3, [10, 20])["n"] == [10, 20]
-    zero = sample_size_for_width(10, [0.0, 0.1], [500, 100])
-    assert zero["n"][0] == 2 and zero["notes"]
-    with pytest.raises(ValueError, match="p_guess values"):
-        sample_size_for_width(10, [0.1, 0.2], [100])
 
 
 def test_strata_from_ids():
