@@ -29,7 +29,7 @@ from annotation.exchange import ImportSources, NothingToExport, NothingToImport,
 from annotation.formats import FormatError
 from annotation.pooling import check_estimate, pool, pool_report, sample_unjudged
 from annotation.store import Store, StoreError, default_db_path
-from demo import EXAMPLE_DIR, build_demo  # noqa: F401  (EXAMPLE_DIR re-exported for scripts)
+from denominator.demo import EXAMPLE_DIR, build_demo  # noqa: F401  (EXAMPLE_DIR re-exported for scripts)
 
 
 def build_parser() -> argparse.ArgumentParser:

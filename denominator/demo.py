@@ -16,7 +16,7 @@ from annotation.store import Store
 from calibration.review import review
 from judge.jobs import grade_offline
 
-EXAMPLE_DIR = Path(__file__).resolve().parent / "examples" / "worked-example"
+EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
 
 
 def _demo_unsupported_claims() -> list[str]:
