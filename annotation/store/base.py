@@ -58,6 +58,7 @@ class OffScale(StoreError):
 
 
 def default_db_path() -> str:
+    """``DENOMINATOR_DB``, else ``./denominator.db``."""
     return os.environ.get("DENOMINATOR_DB") or DEFAULT_DB
 
 
@@ -105,6 +106,7 @@ class StoreBase:
             raise StoreError(f"{self.path}: not a Denominator database ({exc})") from None
 
     def close(self) -> None:
+        """Close the connection (a write in progress is rolled back)."""
         self.db.conn.close()
 
     def __enter__(self) -> Self:
@@ -139,6 +141,7 @@ class StoreBase:
             raise StoreError(f"{self.path}: cannot write ({exc}); nothing was written") from None
 
     def counts(self) -> dict[str, int]:
+        """Rows per table: what the store holds, in one line of a summary."""
         tables = ("queries", "chunks", "runs", "rankings", "traces", "items", "annotators", "labels")
         return {t: self.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
 

@@ -24,6 +24,8 @@ class Identity(StoreBase):
     """Annotators: names, roles, access tokens."""
 
     def annotator_id(self, name: str, role: str = "annotator", create: bool = True) -> int:
+        """The id of the annotator ``name``; a new name is added with ``role`` (or refused
+        when ``create`` is false)."""
         row = self.db.execute("SELECT id FROM annotators WHERE name = ?", [name]).fetchone()
         if row:
             return int(row[0])

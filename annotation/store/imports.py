@@ -34,6 +34,7 @@ class Imports(Identity):
         return self._upsert_texts("chunks", ["id", "text", "source", "meta"], rows)
 
     def import_queries(self, queries: Mapping[str, str | None]) -> dict[str, int]:
+        """Queries ``{id: text}`` (a None text: an id known, its text to come later)."""
         return self._upsert_texts("queries", ["id", "text"], [(qid, text) for qid, text in queries.items()])
 
     def _upsert_texts(self, table: str, columns: list[str], rows: list[tuple]) -> dict[str, int]:
