@@ -44,6 +44,19 @@ def db_path() -> str:
     return os.environ.get("DENOMINATOR_DB") or default_db_path()
 
 
+def existing_db() -> str | None:
+    """The store's path when a database is there; else None, with the page saying how to get one
+    (every page that reads the store opens with this)."""
+    db = db_path()
+    if os.path.exists(db):
+        return db
+    st.error(
+        f"No database at {md(db)}: build the demo with `python -m annotation demo` "
+        "or import data with `python -m annotation import`."
+    )
+    return None
+
+
 def current(store: Store | None = None) -> Identity | None:
     """The identity of this browser session, checked against the store now; None
     when a token is needed and none (or a revoked or mistyped one) was given."""

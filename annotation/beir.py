@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from annotation.formats import parse_json_line
+from annotation.model import FormatError, Qrels
 from annotation.textio import (
     ASCII_SPACE,
-    FormatError,
     JudgmentLines,
-    Qrels,
     check_text,
     clip_text,
     has_space,

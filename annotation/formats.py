@@ -35,6 +35,20 @@ import pyarrow.compute as pc
 from annotation.columnar import fast_table
 from annotation.columnar import simple_table as simple_table  # re-exported for tests
 from annotation.golden import DEFAULT_GRADE_SCALE, read_golden, write_golden
+from annotation.model import (
+    FormatError,
+    InvalidCorpus,
+    InvalidGolden,
+    InvalidQrels,
+    InvalidQueries,
+    InvalidRankings,
+    InvalidRun,
+    InvalidTable,
+    InvalidTraces,
+    Qrels,
+    Run,
+    as_numpy,
+)
 from annotation.records import (
     csv_numbers,
     read_corpus,
@@ -45,19 +59,7 @@ from annotation.records import (
 )
 from annotation.textio import (
     NUMBER_PATTERN,
-    FormatError,
-    InvalidCorpus,
-    InvalidGolden,
-    InvalidQrels,
-    InvalidQueries,
-    InvalidRankings,
-    InvalidRun,
-    InvalidTable,
-    InvalidTraces,
     JudgmentLines,
-    Qrels,
-    Run,
-    as_numpy,
     check_text,
     check_trec_id,
     clip_text,

@@ -16,11 +16,9 @@ from typing import Any
 
 import yaml
 
-from annotation.model import MAX_STRATUM, SamplingDesign, Stratum
+from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
 from annotation.textio import (
     INT64_RANGE,
-    InvalidGolden,
-    Qrels,
     check_text,
     field_label,
     read_text_file,

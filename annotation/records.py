@@ -14,13 +14,10 @@ import math
 import os
 from typing import Any
 
+from annotation.model import InvalidCorpus, InvalidQueries, InvalidTable, InvalidTraces
 from annotation.textio import (
     ASCII_SPACE,
     NUMBER_PATTERN,
-    InvalidCorpus,
-    InvalidQueries,
-    InvalidTable,
-    InvalidTraces,
     check_text,
     clip_text,
     content_lines,

@@ -1,8 +1,8 @@
 """The ground every reader and writer stands on: the raw-bytes and text
 checks the line readers share (UTF-8, NUL, lone CR, LF-only line numbering,
-trec_eval's whitespace and number syntax) and atomic writing. The types they
-build and the errors they raise live in :mod:`annotation.model` (no IO) and
-are re-exported here; ``annotation.formats`` is the public face.
+trec_eval's whitespace and number syntax), strict JSON lines, and atomic
+writing. The types the readers build and the errors they raise live in
+:mod:`annotation.model` (no IO); ``annotation.formats`` is the public face.
 """
 
 from __future__ import annotations
@@ -16,20 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from annotation.model import (  # noqa: F401  (re-exported: the readers raise and build these)
-    FormatError,
-    InvalidCorpus,
-    InvalidGolden,
-    InvalidQrels,
-    InvalidQueries,
-    InvalidRankings,
-    InvalidRun,
-    InvalidTable,
-    InvalidTraces,
-    Qrels,
-    Run,
-    as_numpy,
-)
+from annotation.model import FormatError
 
 # ---------------------------------------------------------------- raw bytes
 

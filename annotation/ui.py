@@ -86,11 +86,7 @@ def _render_page(page: LabelPage) -> None:
     if not annotator:
         st.info("Type your name in the sidebar to start.")
         return
-    if not os.path.exists(_db_path()):
-        st.error(
-            f"No database at {md(_db_path())}: build the demo with `python -m annotation demo` "
-            "or import data with `python -m annotation import`."
-        )
+    if access.existing_db() is None:
         return
     keys = ", ".join(
         f"{key} {page.rubric.wording(value).partition(':')[0]}" for value, key in page.keys.items()
@@ -314,8 +310,7 @@ def render_data_page() -> None:
     """Counts, each annotator's progress, import, the pool and what each run found alone, export."""
     access.require_admin()
     st.title("Data")
-    if not os.path.exists(_db_path()):
-        st.error(f"No database at {md(_db_path())}: build the demo with `python -m annotation demo`.")
+    if access.existing_db() is None:
         return
     try:
         with Store(_db_path()) as store:

@@ -34,7 +34,7 @@ from collections import defaultdict
 from datetime import date
 from typing import Any
 
-from annotation.render import num
+from annotation.render import interval, num
 from annotation.store import Store, StoreError
 from calibration.agreement import bootstrap_ci, cohen
 from calibration.position import from_slots, position_bias, summarize_pairs
@@ -359,6 +359,33 @@ def _k(entry: dict[str, Any]) -> str:
     return f"{entry['kappa']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + f" (n = {entry['n']})"
 
 
+def position_text(p: dict[str, Any]) -> str:
+    """A pairwise judge's position bias in one sentence (the report's and the page's wording)."""
+
+    def f(key: str) -> str:
+        return num(p.get(key), 3, "prose")
+
+    return (
+        f"position bias over {p['n_pairs']} pairs asked in both orders: consistency "
+        f"{f('position_consistency')}, primacy {f('primacy_rate')}, recency {f('recency_rate')}, "
+        f"preference fairness {f('preference_fairness')}, repetition stability {f('repetition_stability')}, "
+        f"mean swap-averaged preference for A {f('mean_preference_A')}"
+    )
+
+
+def pass_rate_text(rate: dict[str, Any]) -> str:
+    """The faithfulness pass rate corrected by PPI beside the people-only one, with what each rests
+    on, or why it was not corrected (the report's and the page's wording)."""
+    if rate.get("estimate") is None:
+        return f"faithfulness pass rate: not corrected ({rate['undefined_reason']})"
+    human = rate["human_only"]
+    return (
+        f"faithfulness pass rate, corrected (PPI): {rate['estimate']:.3f} {interval(rate['ci'], 3, 'prose')} "
+        f"from {rate['n_labeled']} labelled and {rate['n_unlabeled']} judge-only items; people only: "
+        f"{human['estimate']:.3f} {interval(human['ci'], 3, 'prose')}; the judge alone says {rate['judge_only']:.3f}"
+    )
+
+
 def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """(heading, lines) per judge: the figures every export shows, in words."""
     out = []
@@ -380,34 +407,9 @@ def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
         for name, entry in j["annotators"].items():
             lines.append(f"kappa vs {name}: {_k(entry)}")
         if j["position"]:
-            p = j["position"]
-            lines.append(
-                "position: "
-                + ", ".join(
-                    f"{key} {value:.3f}" if isinstance(value, float) else f"{key} {value}"
-                    for key, value in p.items()
-                    if key
-                    in (
-                        "n_pairs",
-                        "position_consistency",
-                        "primacy_rate",
-                        "recency_rate",
-                        "mean_preference_A",
-                    )
-                )
-            )
-        rate = j["pass_rate"]
-        if rate:
-            if rate.get("estimate") is not None:
-                lines.append(
-                    f"faithfulness pass rate, corrected (PPI): {rate['estimate']:.3f} "
-                    f"[{rate['ci'][0]:.3f}, {rate['ci'][1]:.3f}] from {rate['n_labeled']} labelled and "
-                    f"{rate['n_unlabeled']} judge-only items; people only: {rate['human_only']['estimate']:.3f} "
-                    f"[{rate['human_only']['ci'][0]:.3f}, {rate['human_only']['ci'][1]:.3f}]; "
-                    f"the judge alone says {rate['judge_only']:.3f}"
-                )
-            else:
-                lines.append(f"faithfulness pass rate: not corrected ({rate['undefined_reason']})")
+            lines.append(position_text(j["position"]))
+        if j["pass_rate"]:
+            lines.append(pass_rate_text(j["pass_rate"]))
         out.append((f"{j['rubric']}: judge {j['fingerprint'][:16]}", lines))
     return out
 

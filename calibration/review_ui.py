@@ -9,8 +9,6 @@ records it, so the trend has a point for the week.
 
 from __future__ import annotations
 
-import os
-
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -18,7 +16,7 @@ import streamlit as st
 from annotation import access
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
-from calibration.review import current_week, review, to_html, to_markdown
+from calibration.review import current_week, pass_rate_text, position_text, review, to_html, to_markdown
 from calibration.verdict import MIN_LABELS, TRUSTED
 
 KEY = "review:"
@@ -42,9 +40,8 @@ def _ci(entry: dict) -> str:
 def render_review_page() -> None:
     access.require_admin()
     st.title("Calibration review")
-    db = access.db_path()
-    if not os.path.exists(db):
-        st.error(f"No database at {md(db)}: build the demo with `python -m annotation demo`.")
+    db = access.existing_db()
+    if db is None:
         return
     left, right = st.columns(2)
     week = left.text_input("week (ISO)", value=current_week(), key=f"{KEY}week").strip()
@@ -117,30 +114,14 @@ def render_judge(judge: dict) -> None:
             hide_index=True,
         )
     if judge.get("position"):
-        p = judge["position"]
-
-        def f(key: str) -> str:
-            return num(p.get(key), 3, "prose")
-
-        st.markdown(
-            f"**Position bias** over {p['n_pairs']} pairs asked in both orders: consistency "
-            f"{f('position_consistency')}, primacy {f('primacy_rate')}, recency {f('recency_rate')}, "
-            f"preference fairness {f('preference_fairness')}, repetition stability {f('repetition_stability')}, "
-            f"mean swap-averaged preference for A {f('mean_preference_A')}."
-        )
+        text = position_text(judge["position"])
+        st.markdown(md(text[0].upper() + text[1:]) + ".")
     rate = judge.get("pass_rate")
     if rate:
+        text = pass_rate_text(rate)
         if rate.get("estimate") is not None:
-            st.markdown(
-                f"**Faithfulness pass rate**, corrected by PPI: {rate['estimate']:.3f} "
-                f"[{rate['ci'][0]:.3f}, {rate['ci'][1]:.3f}] from {rate['n_labeled']} labelled and "
-                f"{rate['n_unlabeled']} judge-only items; people only {rate['human_only']['estimate']:.3f} "
-                f"[{rate['human_only']['ci'][0]:.3f}, {rate['human_only']['ci'][1]:.3f}]; "
-                f"the judge alone says {rate['judge_only']:.3f} (judge {judge['fingerprint'][:16]}, "
-                f"kappa {_k(consensus)})."
-            )
-        else:
-            st.caption(f"Faithfulness pass rate not corrected: {md(rate['undefined_reason'])}")
+            text += f" (judge {judge['fingerprint'][:16]}, kappa {_k(consensus)})"
+        st.markdown(md(text[0].upper() + text[1:]) + ".")
 
 
 def render_confusion(judge: dict) -> None:

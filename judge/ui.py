@@ -41,9 +41,8 @@ LLM = "LLM endpoint (OpenAI-compatible)"
 def render_judge_page() -> None:
     access.require_admin()
     st.title("Judge")
-    db = access.db_path()
-    if not os.path.exists(db):
-        st.error(f"No database at {md(db)}: build the demo with `python -m annotation demo`.")
+    db = access.existing_db()
+    if db is None:
         return
     configured = bool(os.environ.get("OPENAI_BASE_URL"))
     kind = st.radio("judge", [OFFLINE, LLM], index=1 if configured else 0, horizontal=True, key=f"{KEY}kind")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from annotation.model import FormatError
 from annotation.store import ImportConflict, Store
-from annotation.textio import FormatError
 from annotation.trace_sources import (
     ChunkConflict,
     InvalidTraceSource,
