@@ -19,17 +19,8 @@ import streamlit as st
 from annotation import access
 from annotation.render import md
 from annotation.store import Store, StoreError
+from judge import jobs
 from judge.client import Endpoint, EndpointRefused, Prices
-from judge.jobs import (
-    LLMRun,
-    agreement_line,
-    agreement_mark,
-    grade_offline,
-    llm_calls,
-    pair_summary,
-    pair_summary_text,
-    plan_llm,
-)
 from judge.prompts import SCHEMA_MODES
 from judge.runner import Progress
 
@@ -57,18 +48,18 @@ def render_offline(db: str) -> None:
     rubric = st.selectbox("rubric", ["relevance", "faithfulness"], key=f"{KEY}offline-rubric")
     try:
         with Store(db) as store:
-            plan = grade_offline(store, rubric, dry_run=True)
+            plan = jobs.grade_offline(store, rubric, dry_run=True)
     except (StoreError, ValueError) as exc:  # NotEnoughLabels is a ValueError
         st.warning(f"The offline judge cannot be fitted yet: {md(exc)}")
         return
     st.caption(
         f"Fitted on {plan['fitted_on']} human labels ({plan['features']}); "
-        f"{agreement_line(plan['agreement'])}. "
+        f"{jobs.agreement_line(plan['agreement'])}. "
         f"{plan['items'] - plan['already_done']} of {plan['items']} items left to grade."
     )
     if st.button("Fit and grade", key=f"{KEY}offline-run", type="primary"):
         with Store(db) as store:
-            report = grade_offline(store, rubric)
+            report = jobs.grade_offline(store, rubric)
         st.success(f"Graded {report['graded']} items ({report['already_done']} already done).")
 
 
@@ -101,8 +92,8 @@ def render_llm(db: str) -> None:
     prices = Prices()
     try:
         with Store(db) as store:
-            calls = llm_calls(store, rubric, limit=limit or None)
-            plan = plan_llm(store, rubric, calls, endpoint, schema)
+            calls = jobs.llm_calls(store, rubric, limit=limit or None)
+            plan = jobs.plan_llm(store, rubric, calls, endpoint, schema)
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return
@@ -124,7 +115,7 @@ def render_llm(db: str) -> None:
 
     api_key = None if _configured(base_url) else "no-key"
     try:
-        progress = LLMRun(db, plan, endpoint, schema, api_key=api_key, on_progress=on_progress).run()
+        progress = jobs.LLMRun(db, plan, endpoint, schema, api_key=api_key, on_progress=on_progress).run()
     except EndpointRefused as exc:
         st.error(md(exc))
         return
@@ -134,10 +125,10 @@ def render_llm(db: str) -> None:
     )
     if rubric == "preference":
         with Store(db) as store:
-            summary = pair_summary(store, plan.fingerprint)
-            mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
+            summary = jobs.pair_summary(store, plan.fingerprint)
+            mark = jobs.agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
         if summary["mean_preference_a"] is not None:
-            st.markdown(f"Judge `{plan.fingerprint[:16]}` ({mark}): {pair_summary_text(summary)}.")
+            st.markdown(f"Judge `{plan.fingerprint[:16]}` ({mark}): {jobs.pair_summary_text(summary)}.")
 
 
 def _configured(base_url: str) -> bool:
@@ -150,7 +141,7 @@ def render_judges(db: str) -> None:
     st.subheader("Judges in this database")
     with Store(db) as store:
         judges = store.judges()
-        marks = {j["fingerprint"]: agreement_mark(store, j) for j in judges}
+        marks = {j["fingerprint"]: jobs.agreement_mark(store, j) for j in judges}
     if not judges:
         st.info("No judge has graded anything yet.")
         return

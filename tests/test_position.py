@@ -11,20 +11,13 @@ from fractions import Fraction
 import pytest
 
 from calibration.position import from_slots, position_bias
+from calibration.workflows import POSITION_KEYS
 from judge.pairwise import summarize_pairs
 from tests.conftest import shared_dir
 
 SHARED = shared_dir()
 needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/data not found")
-KEYS = {
-    "n_pairs",
-    "position_consistency",
-    "primacy_rate",
-    "recency_rate",
-    "preference_fairness",
-    "repetition_stability",
-    "mean_preference_A",
-}
+KEYS = set(POSITION_KEYS)  # what `calibration position` prints
 
 
 def both(item, ab, ba, repeat=0):
