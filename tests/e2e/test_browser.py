@@ -58,12 +58,12 @@ def test_worked_example_in_the_browser(page):
 
     main = main_pane(page)
     expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
-    for expected in (
+    for expected in (  # at the CLI's default cutoff, k = 10
         "q_broad",
-        "0.625",  # mean recall, and q_broad's ceiling
-        "0.500 = 4/8",  # q_broad's recall with its |Rel|
+        "Per query at k = 10",
+        "1.000 = 8/8",  # q_broad's recall with its |Rel|: all 8 in the top 10
+        "0.800 = 8/10",  # and its precision with its k
         "over 4 of 4 queries, 0 undefined",
-        "would have said 0.700",  # the capped denominator, shown as inflation
         "3 hits",  # q_dupe: naive positional count
         "2 hits",  # q_dupe: distinct documents
     ):
@@ -80,10 +80,15 @@ def test_changing_k_in_the_browser(page):
     main = main_pane(page)
     expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
     k_input = page.get_by_label("k (cutoff)")
-    k_input.fill("10")
+    k_input.fill("5")
     k_input.press("Enter")
-    expect(main.get_by_text("1.000 = 8/8")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
-    expect(main).to_contain_text("Per query at k = 10")
+    expect(main.get_by_text("0.500 = 4/8")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    expect(main).to_contain_text("Per query at k = 5")
+    for expected in (
+        "0.625",  # mean recall, and q_broad's ceiling
+        "would have said 0.700",  # the capped denominator, shown as inflation
+    ):
+        expect(main).to_contain_text(expected)
 
 
 def test_label_chunks_with_the_keyboard(browser, server, make_run_db):
