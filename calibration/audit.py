@@ -40,6 +40,7 @@ from typing import Any
 from annotation.model import Qrels, Run
 from annotation.render import num
 from calibration.metrics import dedupe_ranking, evaluate
+from calibration.results import AuditReport
 
 __all__ = [
     "InvalidAudit",
@@ -257,7 +258,7 @@ def audit(
     gates: Sequence[Gate] = (),
     min_judged: float = DEFAULT_MIN_JUDGED,
     stage1_min: float = DEFAULT_STAGE1_MIN,
-) -> dict[str, Any]:
+) -> AuditReport:
     """Audit every query that has judgments and a ranking; then the gates.
 
     Returns the JSON shape of ``python -m calibration audit --format json``.
@@ -311,7 +312,7 @@ def audit_run(
     min_judged: float = DEFAULT_MIN_JUDGED,
     stage1_min: float = DEFAULT_STAGE1_MIN,
     executor: Executor | None = None,
-) -> dict[str, Any]:
+) -> AuditReport:
     """The same audit as :func:`audit`, counted by the vectorized engine
     (:func:`calibration.metrics.evaluate`, handed the caller's ``executor``) instead of one
     query at a time: what every face uses, so a 10-million-line run audits in seconds."""
@@ -432,7 +433,7 @@ def _assemble(
     missing: list[str],
     not_in_qrels: int,
     gates: Sequence[Gate],
-) -> dict[str, Any]:
+) -> AuditReport:
     """Per-query audits -> the summary (means with their undefined count), the gates."""
     recalls = [q["recall"] for q in queries.values() if q["recall"] is not None]
     capped = [q["recall_capped"] for q in queries.values() if q["recall_capped"] is not None]

@@ -31,6 +31,7 @@ from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, Gate, audi
 from calibration.audit_estimate import estimate_run
 from calibration.metrics import Evaluation, evaluate
 from calibration.position import position_bias
+from calibration.results import AuditReport
 from calibration.verdict import NOISY, TRUSTED
 
 DEFAULT_K = 10
@@ -121,7 +122,7 @@ def audit_data(
     stage1_min: float = DEFAULT_STAGE1_MIN,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
-) -> dict[str, Any]:
+) -> AuditReport:
     """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule."""
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         result = audit_run(

@@ -32,6 +32,7 @@ PURE = [
     "calibration/bootstrap.py",
     "calibration/multirater.py",
     "calibration/verdict.py",
+    "calibration/results.py",
     "calibration/position.py",
     "calibration/ppi.py",
     "calibration/significance.py",
@@ -59,9 +60,13 @@ IO_MODULES = (
     "annotation.columnar",
 )
 # faces and the demo builder: the top layer, which may import any package
-FACES = {"app.py", "denominator/demo.py", "denominator/cli.py", "denominator/__main__.py", "denominator/__init__.py"} | {
-    f"{p}/{face}" for p in PACKAGES for face in ("ui.py", "__main__.py", "review_ui.py")
-}
+FACES = {
+    "app.py",
+    "denominator/demo.py",
+    "denominator/cli.py",
+    "denominator/__main__.py",
+    "denominator/__init__.py",
+} | {f"{p}/{face}" for p in PACKAGES for face in ("ui.py", "__main__.py", "review_ui.py")}
 # a module may exceed the size only with a reason
 LONG_MODULES: dict[str, str] = {}
 MAX_LINES = 620
