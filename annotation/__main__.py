@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from annotation import exports
 from annotation.baseline import METHODS, add_baseline
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, positive_int
-from annotation.exchange import ImportSources, NothingToExport, NothingToImport, export_labels, import_files
+from annotation.exchange import ImportSources, NothingToImport, import_files
 from annotation.formats import FormatError
 from annotation.pooling import check_estimate, pool, pool_report, sample_unjudged
-from annotation.store import Store, StoreError, default_db_path
+from annotation.store import AGGREGATES, Store, StoreError, default_db_path
 from denominator.demo import EXAMPLE_DIR, build_demo  # noqa: F401  (EXAMPLE_DIR re-exported for scripts)
 
 
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_option(exp)
     exp.add_argument(
         "--format",
-        choices=["golden", "qrels", "csv", "ragas", "deepeval", "beir", "trec", "phoenix"],
+        choices=list(exports.FORMATS),
         required=True,
         help="golden.yaml, TREC qrels, every label row as CSV, or a file (folder for beir, trec) "
         "that RAGAS, DeepEval, BEIR, TREC tools or Phoenix load as it is",
@@ -162,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--judge", metavar="FINGERPRINT", help="phoenix: a judge's grades instead of people's")
     exp.add_argument(
         "--aggregate",
-        choices=["median", "majority", "mean"],
+        choices=list(AGGREGATES),
         default="median",
         help="one grade per item from several people: median (lower middle), majority, or mean rounded half up",
     )
@@ -212,22 +212,14 @@ def run_baseline(args: argparse.Namespace) -> str:
 
 
 def run_export(args: argparse.Namespace) -> str:
+    """The format's declaration (annotation.exports.FORMATS) says which options it takes;
+    NothingToExport, a StoreError, ends as one line and exit 2 like any other."""
     with Store(args.db or default_db_path()) as store:
-        try:
-            if args.format in exports.EXPORTS:
-                options = {"judge": args.judge} if args.format == "phoenix" and args.judge else {}
-                if args.judge and args.format != "phoenix":
-                    raise UsageError("--judge goes with --format phoenix")
-                export = exports.EXPORTS[args.format]
-                return (
-                    export(store, args.output, args.threshold, args.annotator, args.aggregate, **options)
-                    + "\n"
-                )
-            if args.judge:
-                raise UsageError("--judge goes with --format phoenix")
-            return export_labels(store, args.format, args.output, args.annotator, args.aggregate) + "\n"
-        except (NothingToExport, exports.NothingToExport) as exc:
-            raise UsageError(str(exc)) from None
+        fmt = exports.export_format(args.format)
+        if args.judge and "judge" not in fmt.options:
+            raise UsageError(f"--judge goes with --format {'|'.join(exports.formats_taking('judge'))}")
+        options = {option: getattr(args, option) for option in exports.OPTIONS}
+        return fmt.export(store, args.output, **options) + "\n"
 
 
 def run_annotators(args: argparse.Namespace) -> str:

@@ -1,23 +1,22 @@
-"""Files in and out of the store: the import and export workflows shared by the
-command line (``python -m annotation import|export``) and the Data page.
+"""Files into the store: the import workflow shared by the command line
+(``python -m annotation import``) and the Data page.
 
 Import reads and checks every file before the store is touched, then writes
-them all in one transaction: all of it lands, or none. Export writes a file
-atomically (a reader never sees half of it).
+them all in one transaction: all of it lands, or none. Exports (``python -m
+annotation export``) are :mod:`annotation.exports`; ``export_labels`` and
+``NothingToExport`` are importable from here too, for the callers that import them here.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
 import yaml
 
 from annotation.beir import read_beir
+from annotation.exports import NothingToExport, export_labels
 from annotation.formats import (
     FormatError,
     Qrels,
@@ -26,28 +25,18 @@ from annotation.formats import (
     read_queries,
     read_ranked,
     read_traces,
-    write_atomic,
-    write_golden,
-    write_qrels,
 )
-from annotation.pooling import sampling_design
-from annotation.rubrics import RELEVANCE
 from annotation.store import OffScale, Store, StoreError
 from annotation.trace_sources import read_trace_source, to_store
 
-__all__ = ["ImportSources", "NothingToImport", "NothingToExport", "import_files", "export_labels", "FORMATS"]
+__all__ = ["ImportSources", "NothingToImport", "NothingToExport", "import_files", "export_labels"]
 
-FORMATS = ("golden", "qrels", "csv")
 TRACE_SOURCES = ("jsonl", "openinference", "langfuse", "langsmith")
 PathLike = str | os.PathLike
 
 
 class NothingToImport(StoreError):
     """An import request that names no file, or lacks a name it needs."""
-
-
-class NothingToExport(StoreError):
-    """No current label to export."""
 
 
 @dataclass(frozen=True)
@@ -118,12 +107,7 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
             lines.append(_report(f"traces {sources.traces} ({sources.traces_from})", counts))
             lines += [f"  not imported: {problem}" for problem in traced.problems]
         if labels is not None:
-            who = sources.annotator.strip()
-            try:
-                counts = store.import_labels(labels, who)
-            except OffScale as exc:
-                raise _located(exc, sources.labels) from None
-            lines.append(_report(f"labels {sources.labels} by {who!r}", counts))
+            lines.append(_import_labels(store, labels, sources.annotator.strip(), sources.labels))
         totals = store.counts()
     lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
     return lines
@@ -142,13 +126,20 @@ def _import_beir(
     for split, qrels in splits.items():
         annotator = f"beir:{split}"
         try:
-            counts = store.import_labels(qrels, annotator)
-        except OffScale as exc:
-            raise _located(exc, qrels.path) from None
-        except StoreError as exc:
+            lines.append(_import_labels(store, qrels, annotator, qrels.path))
+        except StoreError as exc:  # not the off-scale grade: that is a FormatError naming its line
             raise StoreError(f"{qrels.path} (split {split!r}, annotator {annotator!r}): {exc}") from None
-        lines.append(_report(f"labels {qrels.path} by {annotator!r}", counts))
     return lines
+
+
+def _import_labels(store: Store, labels: Qrels, annotator: str, path: PathLike) -> str:
+    """The labels of one file under ``annotator``, as a report line; a grade off the
+    scale is refused with the file and the line that gave it."""
+    try:
+        counts = store.import_labels(labels, annotator)
+    except OffScale as exc:
+        raise _located(exc, path) from None
+    return _report(f"labels {path} by {annotator!r}", counts)
 
 
 def _located(exc: OffScale, path: PathLike) -> FormatError:
@@ -194,84 +185,3 @@ def _child(node, key: str):
 
 def _report(what: str, counts: dict[str, int]) -> str:
     return f"{what}: " + ", ".join(f"{n} {key}" for key, n in counts.items())
-
-
-CSV_COLUMNS = [
-    "label_id",
-    "item_id",
-    "kind",
-    "query_id",
-    "chunk_id",
-    "trace_id",
-    "trace_b_id",
-    "annotator",
-    "rubric",
-    "value",
-    "note",
-    "seconds",
-    "shown",
-    "created_at",
-]
-
-
-def export_labels(
-    store: Store, fmt: str, output: PathLike, annotator: str | None = None, aggregate: str = "median"
-) -> str:
-    """The current labels as golden.yaml or TREC qrels (one person's, or one grade
-    per item over everyone by ``aggregate``), or every label row as CSV; the
-    file is replaced atomically. Returns one line saying what was written."""
-    if fmt not in FORMATS:
-        raise StoreError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    if annotator:
-        store.annotator_id(annotator, create=False)
-    if fmt == "csv":
-        rows = store.label_history(annotator)
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
-        writer.writerows(rows)
-        write_atomic(output, out.getvalue())
-        return f"wrote {len(rows)} label rows (retractions included, value empty) to {output}"
-    qrels = store.export_qrels(annotator, aggregate)
-    if not qrels.grades:
-        raise NothingToExport("no current labels to export" + (f" by {annotator!r}" if annotator else ""))
-    n = qrels.n_judgments
-    if fmt == "qrels":
-        write_qrels(qrels, output)
-    else:
-        imported_meta = store.label_set_meta(annotator) if annotator else {}
-        who = [annotator] if annotator else store.annotators_with_labels()
-        meta = {
-            "name": "denominator export",
-            "description": f"{n} judgments over {len(qrels.grades)} queries; "
-            + ("one annotator's labels" if annotator else f"the {aggregate} grade over annotators"),
-            "created": date.today().isoformat(),
-            "judged_by": who,
-            "shown": "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)",
-            "grade_scale": dict(RELEVANCE.scale),
-        }
-        # one person's labels that came from a golden.yaml keep what that file said of them
-        meta.update(imported_meta)
-        design = sampling_design(store)
-        gaps = 0
-        if design:  # the estimate of what the labels missed can be reproduced from the file
-            meta["sampling"] = design
-            sampled = {
-                (q, c)
-                for q, strata in design["queries"].items()
-                for e in strata.values()
-                for c in e["sampled"]
-            }
-            gaps = sum(  # pooled chunks of the sampled queries without a label in this file
-                1
-                for _, q, c in store.chunk_items()
-                if q in design["queries"] and (q, c) not in sampled and c not in qrels.grades.get(q, {})
-            )
-        write_golden(qrels, output, meta=meta)
-        if gaps:
-            return (
-                f"wrote {n} judgments over {len(qrels.grades)} queries to {output}; warning: {gaps} pooled chunks "
-                "of the sampled queries have no label in it, so an estimate from it counts them neither judged "
-                "nor sampled (label them, or export every annotator's labels)"
-            )
-    return f"wrote {n} judgments over {len(qrels.grades)} queries to {output}"

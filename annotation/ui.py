@@ -27,12 +27,13 @@ from typing import Any
 import streamlit as st
 
 from annotation import access
-from annotation.exchange import FORMATS, ImportSources, export_labels, import_files
+from annotation.exchange import ImportSources, import_files
+from annotation.exports import FORMATS as EXPORT_FORMATS
 from annotation.formats import FormatError
 from annotation.pooling import KINDS, item_view, next_item, pool, pool_report, progress, sample_unjudged
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
-from annotation.store import Store, StoreError
+from annotation.store import AGGREGATES, Store, StoreError
 
 KEY = "label:"
 
@@ -462,20 +463,30 @@ def render_import_form() -> None:
 def render_export(names: list[str]) -> None:
     st.subheader("Export labels")
     everyone = "everyone (one grade per item)"
+    # a download is one file: the formats that write a folder (beir, trec) are the command line's
+    one_file = [name for name, fmt in EXPORT_FORMATS.items() if fmt.writes == "file"]
     left, middle, right = st.columns(3)
-    fmt = left.selectbox("format", list(FORMATS), key="data:export-format")
+    fmt = EXPORT_FORMATS[left.selectbox("format", one_file, key="data:export-format")]
     who = middle.selectbox("whose labels", [everyone, *names], key="data:export-who")
     aggregate = right.selectbox(
-        "one grade from several people", ["median", "majority", "mean"], key="data:export-aggregate"
+        "one grade from several people", list(AGGREGATES), key="data:export-aggregate"
     )
+    threshold = 1
+    if "threshold" in fmt.options:
+        threshold = st.selectbox("relevant: grade at least", [1, 2, 3], key="data:export-threshold")
+    st.caption(md(fmt.description))
     if st.button("Prepare the file", key="data:export"):
-        suffix = {"golden": "golden.yaml", "qrels": "qrels", "csv": "labels.csv"}[fmt]
+        suffix = fmt.default_name
         with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
             path = Path(tmp) / suffix
             try:
                 with Store(_db_path()) as store:
-                    summary = export_labels(
-                        store, fmt, path, annotator=None if who == everyone else who, aggregate=aggregate
+                    summary = fmt.export(
+                        store,
+                        path,
+                        annotator=None if who == everyone else who,
+                        aggregate=aggregate,
+                        threshold=threshold,
                     )
             except (FormatError, StoreError) as exc:
                 st.error(md(exc))

@@ -137,6 +137,25 @@ def test_golden_and_csv_export(tmp_path, capsys) -> None:
     assert {r["annotator"] for r in rows} == {"ann", "bob"} and rows[0]["rubric"] == "relevance"
 
 
+def test_export_takes_the_options_its_format_declares(tmp_path, capsys) -> None:
+    """--judge goes with the formats whose declaration (annotation.exports.FORMATS) takes a judge;
+    --threshold is left out of the formats that hold grades whole."""
+    db = tmp_path / "d.db"
+    cli(main, capsys, "import", "--db", db, "--labels", EXAMPLE / "truth.qrels", "--annotator", "bob")
+    for fmt in ("golden", "qrels", "csv", "ragas", "beir"):
+        code, out, err = cli(
+            main, capsys, "export", "--db", db, "--format", fmt, "--judge", "0b18", "-o", tmp_path / fmt
+        )
+        assert (code, out, err) == (2, "", "error: --judge goes with --format phoenix\n")
+        assert not (tmp_path / fmt).exists()
+    plain, any_threshold = tmp_path / "plain.qrels", tmp_path / "t3.qrels"
+    assert cli(main, capsys, "export", "--db", db, "--format", "qrels", "-o", plain)[0] == 0
+    code, out, _ = cli(
+        main, capsys, "export", "--db", db, "--format", "qrels", "--threshold", "3", "-o", any_threshold
+    )
+    assert code == 0 and plain.read_bytes() == any_threshold.read_bytes()
+
+
 def test_golden_round_trips(tmp_path, capsys) -> None:
     """golden.yaml in, golden.yaml out: the same grades, texts and metadata; and
     the exported file, imported and exported again, comes back byte for byte."""

@@ -24,22 +24,32 @@ from pathlib import Path
 
 import pytest
 
-from annotation.__main__ import EXAMPLE_DIR, build_demo
+from annotation import exchange
+from annotation.__main__ import EXAMPLE_DIR, build_demo, build_parser
 from annotation.beir import read_beir
 from annotation.exchange import ImportSources, import_files
 from annotation.exports import (
     BEIR_QRELS_HEADER,
     EXPORTS,
+    FORMATS,
+    OPTIONS,
     PHOENIX_COLUMNS,
     NothingToExport,
     export_beir,
+    export_csv,
     export_deepeval,
+    export_format,
+    export_golden,
+    export_labels,
     export_phoenix,
+    export_qrels,
     export_ragas,
     export_trec,
+    formats_taking,
 )
 from annotation.formats import FormatError, Qrels, read_judgments, read_ranked, read_run
 from annotation.store import Store, StoreError
+from tests.conftest import page_test
 
 CORPUS = {row["id"]: row for row in map(json.loads, (EXAMPLE_DIR / "corpus.jsonl").read_text().splitlines())}
 TEXT = {chunk_id: row["text"] for chunk_id, row in CORPUS.items()}
@@ -96,6 +106,86 @@ def test_registry_and_signatures() -> None:
         params = inspect.signature(fn).parameters
         assert list(params)[:5] == ["store", "path", "threshold", "annotator", "aggregate"]
         assert params["threshold"].default == 1 and params["aggregate"].default == "median"
+
+
+def test_one_registry_declares_every_format() -> None:
+    """FORMATS is the one list: each declaration's options are parameters of its function,
+    EXPORTS is the view of the formats that take a threshold, and one NothingToExport."""
+    assert list(FORMATS) == ["golden", "qrels", "csv", "ragas", "deepeval", "beir", "trec", "phoenix"]
+    for name, fmt in FORMATS.items():
+        params = inspect.signature(fmt.function).parameters
+        assert fmt.name == name and list(params)[:2] == ["store", "path"]
+        assert set(fmt.options) <= set(OPTIONS) and set(fmt.options) <= set(params), name
+        assert fmt.writes == ("folder" if name in ("beir", "trec") else "file")
+        assert fmt.description and "\n" not in fmt.description and fmt.default_name
+    assert EXPORTS == {
+        name: FORMATS[name].function for name in ("ragas", "deepeval", "beir", "trec", "phoenix")
+    }
+    assert formats_taking("judge") == ["phoenix"] and formats_taking("aggregate") == [
+        name for name in FORMATS if name != "csv"
+    ]
+    assert exchange.NothingToExport is NothingToExport and exchange.export_labels is export_labels
+    assert (FORMATS["golden"].function, FORMATS["qrels"].function, FORMATS["csv"].function) == (
+        export_golden,
+        export_qrels,
+        export_csv,
+    )
+
+
+def test_the_command_line_and_the_page_offer_the_registry() -> None:
+    export = next(
+        action.choices["export"] for action in build_parser()._actions if getattr(action, "choices", None)
+    )
+    choices = next(a.choices for a in export._actions if "--format" in a.option_strings)
+    assert list(choices) == list(FORMATS)
+
+
+def test_the_page_exports_every_one_file_format(own_demo, tmp_path, monkeypatch) -> None:
+    """The Data page lists the formats that write one file, from FORMATS, and writes what the
+    function writes; the threshold is offered to the formats that take one."""
+    monkeypatch.setenv("DENOMINATOR_DB", own_demo.path)
+    at = page_test("annotation.ui.render_data_page", state={"label:annotator": "ann"}).run()
+    picker = at.selectbox(key="data:export-format")
+    assert picker.options == [name for name, fmt in FORMATS.items() if fmt.writes == "file"]
+    assert not [box for box in at.selectbox if box.key == "data:export-threshold"]  # golden takes none
+    picker.set_value("ragas").run()
+    at.selectbox(key="data:export-threshold").set_value(2)
+    at.button(key="data:export").click().run()
+    assert not at.exception and not at.error
+    name, data, summary = at.session_state["data:export-file"]
+    export_ragas(own_demo, tmp_path / "ragas.jsonl", threshold=2)
+    assert name == "ragas.jsonl" and data == (tmp_path / "ragas.jsonl").read_bytes()
+    assert summary.startswith("wrote 40 RAGAS single-turn samples (one per trace) to ragas.jsonl")
+
+
+def test_dispatch_leaves_out_the_options_a_format_does_not_take(demo, tmp_path) -> None:
+    every = {"annotator": "cat", "aggregate": "mean", "threshold": 3, "judge": None}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    said = FORMATS["csv"].export(demo, tmp_path / "a" / "labels.csv", **every)
+    assert said == export_csv(demo, tmp_path / "b" / "labels.csv", "cat").replace("/b/", "/a/")
+    FORMATS["ragas"].export(demo, tmp_path / "a" / "r.jsonl", **every)
+    export_ragas(demo, tmp_path / "b" / "r.jsonl", threshold=3, annotator="cat", aggregate="mean")
+    for name in ("labels.csv", "r.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    with pytest.raises(TypeError, match="unknown export options binary_score"):
+        FORMATS["phoenix"].export(demo, tmp_path / "p", binary_score=True)
+    with pytest.raises(StoreError, match="format must be one of golden, qrels, csv, ragas, .*, not 'xml'"):
+        export_format("xml")
+
+
+def test_export_labels_names_the_label_files(demo, tmp_path) -> None:
+    """The callers of exchange.export_labels get the same files as the registry's functions."""
+    for fmt, function in (("golden", export_golden), ("qrels", export_qrels), ("csv", export_csv)):
+        said = export_labels(demo, fmt, tmp_path / f"a-{fmt}", annotator="cat")
+        assert said == function(demo, tmp_path / f"b-{fmt}", annotator="cat").replace("/b-", "/a-")
+        assert (tmp_path / f"a-{fmt}").read_bytes() == (tmp_path / f"b-{fmt}").read_bytes()
+    with pytest.raises(StoreError, match="format must be one of golden, qrels, csv, not 'ragas'"):
+        export_labels(demo, "ragas", tmp_path / "r")
+    with Store(tmp_path / "empty.db") as store:
+        for fmt in ("golden", "qrels"):
+            with pytest.raises(NothingToExport, match="^no current labels to export$"):
+                export_labels(store, fmt, tmp_path / "out")
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTS))
