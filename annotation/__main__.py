@@ -8,7 +8,9 @@
     python -m annotation annotators list [--db DB]
     python -m annotation annotators revoke NAME [--db DB]
     python -m annotation demo [--db DB]
-    python -m annotation export [--db DB] --format golden|qrels|csv [--annotator NAME] -o FILE
+    python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
+        [--threshold G] [--judge FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
+        golden, qrels, csv, ragas, deepeval, beir, trec, phoenix)
 
 The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db``.
 Each import lands whole or not at all and prints what it added; importing

@@ -51,7 +51,6 @@ from calibration.estimate_points import (
 __all__ = ["aggregate_recall", "estimate_recall_at_k"]
 
 
-
 # ------------------------------------------------------------------ one query
 
 
