@@ -39,6 +39,7 @@ from judge.jobs import (
     plan_llm,
 )
 from judge.prompts import SCHEMA_MODES
+from judge.report import judge_name, judge_rows, judges_text, offline_text, plan_text, run_text
 from judge.runner import Call, Progress
 
 
@@ -150,17 +151,9 @@ def run_llm(
     if args.concurrency < 1:
         raise UsageError(f"--concurrency {args.concurrency}; expected at least 1")
     plan = plan_llm(store, rubric, calls, endpoint, args.schema)
-    fp, settings, todo = plan.fingerprint, plan.settings, plan.todo
-    who = f"judge {fp[:16]} ({endpoint.model} at {settings['endpoint']}, {rubric}, prompt {settings['prompt_version']})"
+    who = judge_name(plan, endpoint.model, rubric)
     if args.dry_run:
-        tokens_in, tokens_out = plan.estimate()
-        return (
-            f"{who}: would make {len(todo)} calls ({plan.already_done} of {len(calls)} already done); "
-            f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
-            f"{prices.describe(endpoint.model, tokens_in, tokens_out)}; no call made\n",
-            fp,
-            0,
-        )
+        return f"{who}: {plan_text(plan, prices, endpoint.model)}; no call made\n", plan.fingerprint, 0
     bar = ProgressLine(prices, endpoint.model)
     llm = LLMRun(store.path, plan, endpoint, args.schema, on_progress=bar)
     interrupts = []
@@ -184,16 +177,16 @@ def run_llm(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     bar(progress, final=True)
-    cost = prices.describe(endpoint.model, progress.tokens_in, progress.tokens_out)
-    report = (
-        f"{who}: {progress.done} calls made, {len(calls) - len(todo)} of {len(calls)} already done, "
-        f"{progress.errors} errors (stored as error rows; asked again next run), {progress.retries} retries; "
-        f"{progress.tokens_in:,} tokens in, {progress.tokens_out:,} out, {cost}; {progress.elapsed:.1f} s\n"
-    )
+    report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
     if progress.stopped:
         left = progress.total - progress.done
-        return report + f"interrupted: {left} calls left; run the same command again to resume\n", fp, 130
-    return report + agreement_mark(store, {"fingerprint": fp, "settings": settings}) + "\n", fp, 0
+        return (
+            report + f"interrupted: {left} calls left; run the same command again to resume\n",
+            plan.fingerprint,
+            130,
+        )
+    mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
+    return report + mark + "\n", plan.fingerprint, 0
 
 
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
@@ -228,13 +221,7 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
 def run_lexical(
     store: Store, rubric: str, seed: int = 0, limit: int | None = None, dry_run: bool = False
 ) -> str:
-    r = grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run)
-    who = f"offline judge {r['fingerprint'][:16]} ({r['features']}, {rubric}, fitted on {r['fitted_on']} human labels)"
-    if dry_run:
-        what = f"would grade {r['items'] - r['already_done']} items ({r['already_done']} already done); no network"
-    else:
-        what = f"graded {r['graded']} items ({r['already_done']} already done)"
-    return f"{who}: {what}\n{agreement_line(r['agreement'])}\n"
+    return offline_text(grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run), dry_run) + "\n"
 
 
 def run_fit(args: argparse.Namespace) -> str:
@@ -255,19 +242,7 @@ def run_list(args: argparse.Namespace) -> str:
         marks = {j["fingerprint"]: agreement_mark(store, j) for j in judges}
     if not judges:
         return "no judges yet: python -m judge grade --db DB --rubric relevance\n"
-    lines = []
-    for j in judges:
-        cost = (
-            prices.describe(j["model"] or "", j["tokens_in"], j["tokens_out"])
-            if j["kind"] == "llm"
-            else "no cost"
-        )
-        lines.append(
-            f"{j['fingerprint'][:16]}  {j['kind']:<7}  {j['rubric']:<12}  {j['model']} at {j['endpoint']}: "
-            f"{j['labels']} answers, {j['errors']} error rows, {j['tokens_in'] + j['tokens_out']:,} tokens, {cost}; "
-            + marks[j["fingerprint"]]
-        )
-    return "\n".join(lines) + "\n"
+    return judges_text(judge_rows(judges, marks, prices))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

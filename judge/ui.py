@@ -22,6 +22,7 @@ from annotation.store import Store, StoreError
 from judge import jobs
 from judge.client import Endpoint, EndpointRefused, Prices
 from judge.prompts import SCHEMA_MODES
+from judge.report import judge_name, judge_rows, plan_text, progress_text, run_text
 from judge.runner import Progress
 
 KEY = "judge:"
@@ -97,21 +98,15 @@ def render_llm(db: str) -> None:
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return
-    tokens_in, tokens_out = plan.estimate()
     st.markdown(
-        f"**Before starting:** {len(plan.todo)} calls to make ({plan.already_done} of {len(calls)} already done), "
-        f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
-        f"{md(prices.describe(model, tokens_in, tokens_out))}. Judge `{plan.fingerprint[:16]}`."
+        f"**Before starting:** {md(judge_name(plan, model, rubric))} {md(plan_text(plan, prices, model))}."
     )
     if not plan.todo or not st.button("Run the judge", key=f"{KEY}run", type="primary"):
         return
     bar = st.progress(0.0, text=f"0 / {len(plan.todo)} calls")
 
     def on_progress(p: Progress) -> None:
-        bar.progress(
-            p.done / max(p.total, 1),
-            text=f"{p.done} / {p.total} calls, {p.errors} errors, {p.tokens_in + p.tokens_out:,} tokens",
-        )
+        bar.progress(p.done / max(p.total, 1), text=progress_text(p))
 
     api_key = None if _configured(base_url) else "no-key"
     try:
@@ -119,10 +114,7 @@ def render_llm(db: str) -> None:
     except EndpointRefused as exc:
         st.error(md(exc))
         return
-    st.success(
-        f"{progress.done} calls made, {progress.errors} errors (error rows, asked again next run), "
-        f"{progress.tokens_in + progress.tokens_out:,} tokens, {progress.elapsed:.1f} s."
-    )
+    st.success(md(run_text(progress, plan, prices, model)) + ".")
     if rubric == "preference":
         with Store(db) as store:
             summary = jobs.pair_summary(store, plan.fingerprint)
@@ -145,17 +137,4 @@ def render_judges(db: str) -> None:
     if not judges:
         st.info("No judge has graded anything yet.")
         return
-    rows = [
-        {
-            "judge": j["fingerprint"][:16],
-            "kind": j["kind"],
-            "rubric": j["rubric"],
-            "model": f"{j['model']} at {j['endpoint']}",
-            "answers": j["labels"],
-            "error rows": j["errors"],
-            "tokens": j["tokens_in"] + j["tokens_out"],
-            "agreement with people": marks[j["fingerprint"]],
-        }
-        for j in judges
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(pd.DataFrame(judge_rows(judges, marks, Prices())), hide_index=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from annotation.render import plain
 from annotation.store import Store
 from tests.conftest import page_test
 
@@ -35,14 +36,16 @@ def test_llm_judge_on_the_page_asks_pairs_in_both_orders(demo_db, monkeypatch, f
     at = judge_page().run()
     assert at.radio(key="judge:kind").value.startswith("LLM")
     at.selectbox(key="judge:rubric").set_value("preference").run()
-    text = " ".join(m.value for m in at.markdown)
-    assert "8 calls to make (0 of 8 already done)" in text and "cost unknown" in text
+    text = plain(" ".join(m.value for m in at.markdown))
+    # the CLI's own wording (judge.report): `python -m judge compare --dry-run` says the same
+    assert "would make 8 calls (0 of 8 already done)" in text and "cost unknown" in text
+    assert "judge " in text and "fake-judge at" in text
     assert sum(server.received.values()) == 0  # the estimate makes no call
     at.button(key="judge:run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     server.wait_idle()
     assert sum(server.served.values()) == 8
-    assert at.success[0].value.startswith("8 calls made, 0 errors")
+    assert plain(at.success[0].value).startswith("8 calls made, 0 of 8 already done, 0 errors")
     text = " ".join(m.value for m in at.markdown)
     assert "mean 0.500 over 4 pairs asked in both orders" in text
     table = at.dataframe[0].value

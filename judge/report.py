@@ -1,0 +1,96 @@
+"""How a judge run is said, by the command line and the Judge page alike: the plan before it
+(calls, tokens, cost), the run after it, the offline judge's fit, and the judges in a store.
+
+The faces only place these sentences (the page may add Markdown around them); a wording has one
+home. Every figure carries what it is a share of: calls of calls, tokens with their estimate
+flagged, cost from a price list or "cost unknown".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge.client import Prices
+from judge.jobs import Plan, agreement_line
+from judge.runner import Progress
+
+
+def judge_name(plan: Plan, model: str, rubric: str) -> str:
+    """``judge 0b187b4953d3d59a (gpt-x at http://..., relevance, prompt v3)``."""
+    settings = plan.settings
+    return (
+        f"judge {plan.fingerprint[:16]} ({model} at {settings['endpoint']}, {rubric}, "
+        f"prompt {settings['prompt_version']})"
+    )
+
+
+def plan_text(plan: Plan, prices: Prices, model: str) -> str:
+    """What a run would take: ``would make 8 calls (0 of 8 already done); about ... tokens, cost``."""
+    tokens_in, tokens_out = plan.estimate()
+    return (
+        f"would make {len(plan.todo)} calls ({plan.already_done} of {len(plan.calls)} already done); "
+        f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
+        f"{prices.describe(model, tokens_in, tokens_out)}"
+    )
+
+
+def run_text(progress: Progress, plan: Plan, prices: Prices, model: str) -> str:
+    """What a run did: calls made of those asked, errors (stored, asked again), retries, tokens, cost, time."""
+    cost = prices.describe(model, progress.tokens_in, progress.tokens_out)
+    return (
+        f"{progress.done} calls made, {plan.already_done} of {len(plan.calls)} already done, "
+        f"{progress.errors} errors (stored as error rows; asked again next run), {progress.retries} retries; "
+        f"{progress.tokens_in:,} tokens in, {progress.tokens_out:,} out, {cost}; {progress.elapsed:.1f} s"
+    )
+
+
+def progress_text(progress: Progress) -> str:
+    """A progress bar's label: ``12 / 40 calls, 0 errors, 3,120 tokens``."""
+    return (
+        f"{progress.done} / {progress.total} calls, {progress.errors} errors, "
+        f"{progress.tokens_in + progress.tokens_out:,} tokens"
+    )
+
+
+def offline_text(report: dict[str, Any], dry_run: bool) -> str:
+    """The offline judge: what it was fitted on, what it graded (or would), its agreement with people."""
+    who = (
+        f"offline judge {report['fingerprint'][:16]} ({report['features']}, {report['rubric']}, "
+        f"fitted on {report['fitted_on']} human labels)"
+    )
+    left = report["items"] - report["already_done"]
+    if dry_run:
+        what = f"would grade {left} items ({report['already_done']} already done); no network"
+    else:
+        what = f"graded {report['graded']} items ({report['already_done']} already done)"
+    return f"{who}: {what}\n{agreement_line(report['agreement'])}"
+
+
+def judge_rows(judges: list[dict[str, Any]], marks: dict[str, str], prices: Prices) -> list[dict[str, Any]]:
+    """One row per judge: fingerprint, kind, rubric, model and endpoint, answers, error rows, tokens,
+    cost (LLM judges), and its agreement with people (``agreement_mark``)."""
+    return [
+        {
+            "judge": j["fingerprint"][:16],
+            "kind": j["kind"],
+            "rubric": j["rubric"],
+            "model": f"{j['model']} at {j['endpoint']}",
+            "answers": j["labels"],
+            "error rows": j["errors"],
+            "tokens": j["tokens_in"] + j["tokens_out"],
+            "cost": prices.describe(j["model"] or "", j["tokens_in"], j["tokens_out"])
+            if j["kind"] == "llm"
+            else "no cost",
+            "agreement with people": marks[j["fingerprint"]],
+        }
+        for j in judges
+    ]
+
+
+def judges_text(rows: list[dict[str, Any]]) -> str:
+    """The command line's list of judges, one line each."""
+    return "".join(
+        f"{r['judge']}  {r['kind']:<7}  {r['rubric']:<12}  {r['model']}: {r['answers']} answers, "
+        f"{r['error rows']} error rows, {r['tokens']:,} tokens, {r['cost']}; {r['agreement with people']}\n"
+        for r in rows
+    )
