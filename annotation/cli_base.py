@@ -4,6 +4,8 @@ exit 2, never argparse's usage block or a traceback."""
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 
 
 class UsageError(Exception):
@@ -15,6 +17,13 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
+
+
+def say_notes(notes: Sequence[str]) -> None:
+    """What a reader wants the user told (``Qrels.notes``: e.g. queries named by their
+    text), one ``note: ...`` line each on stderr, beside the output, never in it."""
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def positive_int(text: str) -> int:

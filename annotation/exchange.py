@@ -108,6 +108,7 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
             lines += [f"  not imported: {problem}" for problem in traced.problems]
         if labels is not None:
             lines.append(_import_labels(store, labels, sources.annotator.strip(), sources.labels))
+            lines += [f"  note: {note}" for note in labels.notes]  # e.g. queries named by their text
         totals = store.counts()
     lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
     return lines
@@ -159,8 +160,11 @@ def _grade_line(path: PathLike, qid: str, doc: str) -> int | None:
             root = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError:
             return None
-        for query in getattr(_child(root, "queries"), "value", []) or []:
-            if getattr(_child(query, "id"), "value", None) == qid:
+        # a mapping's queries list, or the essay's list, whose query without an id is its text
+        items = root if isinstance(root, yaml.SequenceNode) else _child(root, "queries")
+        for query in getattr(items, "value", None) or []:
+            named = _child(query, "id") or _child(query, "query")
+            if getattr(named, "value", None) == qid:
                 grade = _child(_child(query, "grades"), doc)
                 return grade.start_mark.line + 1 if grade is not None else None
         return None

@@ -18,7 +18,12 @@ JSONL        ``{"query_id": "q1", "ranking": ["d3", "d1", ...]}`` one object
 rankings     per line, best first.
 golden.yaml  ``queries: [{id, text, grades: {doc_id: grade}}]`` plus metadata
              (``grade_scale`` with the wording of each grade, ``judged_by``,
-             ``shown``, ``created``).
+             ``shown``, ``created``, ``min_grade``); or the essay's bare list
+             ``[{query, grades: {doc_id: grade}, id?}]``, where a query without
+             an id is named by its text (:attr:`Qrels.notes` says so).
+
+The TREC writers refuse an id with whitespace (:class:`UnwritableId`, saying to
+give the queries ids): its line would split wrongly.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from annotation.model import (
     InvalidTraces,
     Qrels,
     Run,
+    UnwritableId,
     as_numpy,
 )
 from annotation.records import (
@@ -84,6 +90,7 @@ __all__ = [
     "InvalidQueries",
     "InvalidTraces",
     "InvalidTable",
+    "UnwritableId",
     "Qrels",
     "Run",
     "read_qrels",

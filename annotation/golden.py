@@ -1,7 +1,9 @@
 """golden.yaml: the strict reader (plain YAML only: no tags, anchors, aliases
-or deep nesting, decimal integer grades, every error naming its line), the
-writer (metadata first, then the queries), the YAML node helpers they share,
-and :data:`DEFAULT_GRADE_SCALE`, the wording used when a file gives none.
+or deep nesting, decimal integer grades, every error naming its line) of both
+shapes (a mapping with a ``queries`` list and metadata, or the essay's bare list
+of ``{query, grades, id?}``), the writer (metadata first, then the queries), the
+YAML node helpers they share, and :data:`DEFAULT_GRADE_SCALE`, the wording used
+when a file gives none.
 
 The ``sampling`` section is parsed here into a
 :class:`~annotation.model.SamplingDesign` and checked once (sizes, draws,
@@ -35,6 +37,9 @@ DEFAULT_GRADE_SCALE: dict[int, str] = {
     3: "perfectly relevant: devoted to the query, holds the exact answer",
 }
 
+# what every refusal of the file as a whole says it expected
+_EXPECTED = "expected a mapping with a 'queries' list, or a list of {query, grades}"
+
 _GOLDEN_TOP_KEYS = {
     "name",
     "description",
@@ -49,9 +54,16 @@ _GOLDEN_TOP_KEYS = {
 
 
 def read_golden(path: str | os.PathLike) -> Qrels:
-    """golden.yaml: ``queries: [{id, text, grades: {doc: grade}}]`` plus metadata.
+    """golden.yaml in either shape, each error naming the line:
 
-    Only plain YAML is read (no tags, no aliases); every error names the line.
+    - a mapping: ``queries: [{id, text, grades: {doc: grade}}]`` plus metadata
+      (``grade_scale``, ``judged_by``, ``shown``, ``created``, ``min_grade``, ``sampling``);
+    - a list, as the essay writes a golden set: ``[{query, grades: {doc: grade}, id?}]``,
+      no metadata (the default grade scale). A query without ``id`` is named by its text,
+      which a run's query_id must then match; :attr:`Qrels.notes` says how many.
+
+    Both give the same :class:`Qrels` for the same content. Only plain YAML is read (no tags,
+    no aliases).
     """
     require_file(path, InvalidGolden)
     text = read_text_file(path, InvalidGolden)
@@ -60,21 +72,21 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         root = _compose(path, text)
     except yaml.YAMLError as exc:
         raise InvalidGolden(
-            path,
-            _yaml_error_line(exc, text),
-            None,
-            f"not valid YAML ({_yaml_problem(exc)}); expected a mapping with a 'queries' list",
+            path, _yaml_error_line(exc, text), None, f"not valid YAML ({_yaml_problem(exc)}); {_EXPECTED}"
         ) from None
     except RecursionError:
-        raise InvalidGolden(
-            path, None, None, "nested too deeply; expected a mapping with a 'queries' list"
-        ) from None
+        raise InvalidGolden(path, None, None, f"nested too deeply; {_EXPECTED}") from None
     if root is None:
-        raise InvalidGolden(path, None, None, "no YAML content; expected a mapping with a 'queries' list")
+        raise InvalidGolden(path, None, None, f"no YAML content; {_EXPECTED}")
+    if isinstance(root, yaml.SequenceNode):
+        return _read_query_list(path, root)
     if not isinstance(root, yaml.MappingNode):
-        got = "a list" if isinstance(root, yaml.SequenceNode) else f"{root.value!r}"
         raise InvalidGolden(
-            path, _line(root), None, f"expected a mapping with a 'queries' list at the top, got {got}"
+            path,
+            _line(root),
+            None,
+            f"expected a mapping with a 'queries' list or a list of {{query, grades}} at the top, "
+            f"got {root.value!r}",
         )
     top = _mapping(path, root, "")
     for key, (knode, _v) in top.items():
@@ -96,7 +108,6 @@ def read_golden(path: str | os.PathLike) -> Qrels:
             scale[key] = _scalar_str(path, vnode, f"grade_scale.{key}")
         if not scale:
             raise InvalidGolden(path, _line(node), "grade_scale", "empty; expected grade: wording pairs")
-    lo, hi = min(scale), max(scale)
     meta["grade_scale"] = scale
     for key in ("name", "description", "shown", "created"):
         if key in top:
@@ -124,62 +135,123 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     qnode = top["queries"][1]
     if not isinstance(qnode, yaml.SequenceNode):
         raise InvalidGolden(path, _line(qnode), "queries", "expected a list of {id, text, grades}")
-    grades: dict[str, dict[str, int]] = {}
-    texts: dict[str, str] = {}
-    id_line: dict[str, int] = {}
-    for index, item in enumerate(qnode.value):
-        where = f"queries[{index}]"
-        if not isinstance(item, yaml.MappingNode):
-            raise InvalidGolden(path, _line(item), where, "expected a mapping {id, text, grades}")
-        fields = _mapping(path, item, where)
-        for key, (knode, _v) in fields.items():
-            if key not in ("id", "text", "grades", "notes"):
-                raise InvalidGolden(
-                    path,
-                    _line(knode),
-                    f"{where}.{field_label(key)}",
-                    "unknown key; expected id, text, grades",
-                )
-        if "id" not in fields:
-            raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
-        qid = _scalar_str(path, fields["id"][1], f"{where}.id")
-        if not qid:
-            raise InvalidGolden(path, _line(fields["id"][1]), f"{where}.id", "expected a non-empty query id")
-        if qid in grades:
-            raise InvalidGolden(
-                path,
-                _line(fields["id"][1]),
-                f"{where}.id",
-                f"query {shown_value(qid)} already given on line {id_line[qid]}; expected each id once",
-            )
-        id_line[qid] = _line(fields["id"][1])
-        if "text" in fields:
-            texts[qid] = _scalar_str(path, fields["text"][1], f"{where}.text")
-        if "grades" not in fields:
-            raise InvalidGolden(path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}")
-        gnode = fields["grades"][1]
-        if isinstance(gnode, yaml.ScalarNode) and gnode.tag.endswith(":null"):
-            doc_grades: dict[str, int] = {}
-        else:
-            doc_grades = {}
-            for doc, (knode, vnode) in _mapping(path, gnode, f"{where}.grades").items():
-                if not doc:
-                    raise InvalidGolden(
-                        path, _line(knode), f"{where}.grades", "expected a non-empty document id"
-                    )
-                grade = _scalar_int(path, vnode, f"{where}.grades.{field_label(doc)}")
-                if grade >= 0 and not lo <= grade <= hi:
-                    raise InvalidGolden(
-                        path,
-                        _line(vnode),
-                        f"{where}.grades.{field_label(doc)}",
-                        f"expected a grade in the grade_scale {lo}-{hi} (or negative), got {grade}",
-                    )
-                doc_grades[doc] = grade
-        grades[qid] = doc_grades
+    grades, texts, _unnamed = _read_queries(path, qnode.value, scale, essay=False)
     if not grades:
         raise InvalidGolden(path, _line(qnode), "queries", "empty; expected at least one query")
     return Qrels(grades=grades, texts=texts, meta=meta, path=str(path), sampling=sampling)
+
+
+def _read_query_list(path: str | os.PathLike, root: yaml.SequenceNode) -> Qrels:
+    """The essay's shape: a top-level list of ``{query, grades, id?}``, on the default scale."""
+    scale = dict(DEFAULT_GRADE_SCALE)
+    grades, texts, unnamed = _read_queries(path, root.value, scale, essay=True)
+    if not grades:
+        raise InvalidGolden(path, _line(root), None, "an empty list; expected at least one {query, grades}")
+    notes = []
+    if unnamed:
+        have = "has no id; its text serves" if unnamed == 1 else "have no id; their text serves"
+        notes.append(
+            f"{path}: {unnamed} of {len(grades)} queries {have} as the query id (a run's query_id "
+            "must be that text; TREC qrels and runs need an id: without spaces)"
+        )
+    return Qrels(grades=grades, texts=texts, meta={"grade_scale": scale}, path=str(path), notes=notes)
+
+
+def _read_queries(
+    path: str | os.PathLike, items: list[yaml.Node], scale: dict[int, str], essay: bool
+) -> tuple[dict[str, dict[str, int]], dict[str, str], int]:
+    """(grades, texts, how many queries are named by their text) of the query items:
+    ``{id, text?, grades}`` in the mapping's ``queries`` list, or ``{query, grades, id?}``
+    in the essay's list (each query's text given once; without an id, the text is the id)."""
+    lo, hi = min(scale), max(scale)
+    allowed = ("query", "id", "grades", "notes") if essay else ("id", "text", "grades", "notes")
+    expected = "query, grades and an optional id" if essay else "id, text, grades"
+    grades: dict[str, dict[str, int]] = {}
+    texts: dict[str, str] = {}
+    id_line: dict[str, int] = {}
+    text_line: dict[str, int] = {}
+    unnamed = 0
+    for index, item in enumerate(items):
+        where = f"[{index}]" if essay else f"queries[{index}]"
+        if not isinstance(item, yaml.MappingNode):
+            shape = "{query, grades}" if essay else "{id, text, grades}"
+            raise InvalidGolden(path, _line(item), where, f"expected a mapping {shape}")
+        fields = _mapping(path, item, where)
+        for key, (knode, _v) in fields.items():
+            if key not in allowed:
+                raise InvalidGolden(
+                    path, _line(knode), f"{where}.{field_label(key)}", f"unknown key; expected {expected}"
+                )
+        if essay:
+            if "query" not in fields:
+                raise InvalidGolden(
+                    path,
+                    _line(item),
+                    f"{where}.query",
+                    "missing; expected the query's text (a list item is {query, grades, id?}; "
+                    "or write a mapping with a 'queries' list of {id, text, grades})",
+                )
+            text_node = fields["query"][1]
+            query_text = _scalar_str(path, text_node, f"{where}.query")
+            if not query_text.strip():
+                raise InvalidGolden(path, _line(text_node), f"{where}.query", "expected the query's text")
+            if query_text in text_line:
+                raise InvalidGolden(
+                    path,
+                    _line(text_node),
+                    f"{where}.query",
+                    f"{shown_value(query_text)} already given on line {text_line[query_text]}; "
+                    "expected each query once",
+                )
+            text_line[query_text] = _line(text_node)
+        if "id" in fields:
+            id_node, id_field = fields["id"][1], f"{where}.id"
+            qid = _scalar_str(path, id_node, id_field)
+        elif essay:  # the essay's own way: the query is named by its text
+            id_node, id_field, qid = text_node, f"{where}.query", query_text
+            unnamed += 1
+        else:
+            raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
+        if not qid:
+            raise InvalidGolden(path, _line(id_node), id_field, "expected a non-empty query id")
+        if qid in grades:
+            named = " (a query without an id is named by its text)" if essay else ""
+            raise InvalidGolden(
+                path,
+                _line(id_node),
+                id_field,
+                f"query {shown_value(qid)} already given on line {id_line[qid]}; expected each id once"
+                + named,
+            )
+        id_line[qid] = _line(id_node)
+        if essay:
+            texts[qid] = query_text
+        elif "text" in fields:
+            texts[qid] = _scalar_str(path, fields["text"][1], f"{where}.text")
+        if "grades" not in fields:
+            raise InvalidGolden(path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}")
+        grades[qid] = _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi)
+    return grades, texts, unnamed
+
+
+def _read_grades(path: str | os.PathLike, node: yaml.Node, where: str, lo: int, hi: int) -> dict[str, int]:
+    """``{doc_id: grade}`` (null: none), each grade an integer on the scale lo-hi or negative."""
+    if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
+        return {}
+    doc_grades: dict[str, int] = {}
+    for doc, (knode, vnode) in _mapping(path, node, where).items():
+        if not doc:
+            raise InvalidGolden(path, _line(knode), where, "expected a non-empty document id")
+        grade = _scalar_int(path, vnode, f"{where}.{field_label(doc)}")
+        if grade >= 0 and not lo <= grade <= hi:
+            raise InvalidGolden(
+                path,
+                _line(vnode),
+                f"{where}.{field_label(doc)}",
+                f"expected a grade in the grade_scale {lo}-{hi} (or negative), got {grade}",
+            )
+        doc_grades[doc] = grade
+    return doc_grades
 
 
 def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, SamplingDesign | None]:
@@ -402,7 +474,7 @@ def _refuse_aliases_and_tags(path: str | os.PathLike, text: str, loader: Any = y
                     path,
                     line,
                     None,
-                    f"nested more than {_YAML_MAX_DEPTH} levels deep; expected a mapping with a 'queries' list",
+                    f"nested more than {_YAML_MAX_DEPTH} levels deep; {_EXPECTED}",
                 )
         elif isinstance(token, _YAML_CLOSE):
             depth -= 1

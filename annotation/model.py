@@ -1,6 +1,7 @@
 """Core types, no IO: what every layer passes around.
 
-- the :class:`FormatError` family: bad input, naming file, line and field;
+- the :class:`FormatError` family: bad input, naming file, line and field (and
+  :class:`UnwritableId`: an id a whitespace-separated format cannot hold);
 - :class:`Qrels` (judgments) and :class:`Run` (a retriever's output, columnar);
 - :func:`as_numpy`, Arrow columns to numpy without pandas;
 - :class:`SamplingDesign` and its :class:`Stratum`: golden.yaml's ``sampling``
@@ -53,6 +54,13 @@ class InvalidGolden(FormatError):
     kind = "golden.yaml"
 
 
+class UnwritableId(FormatError):
+    """An id a whitespace-separated format (TREC qrels, TREC run, BEIR's qrels TSV) cannot
+    hold: it has whitespace (a query named by its text), so its line would split wrongly."""
+
+    kind = "id"
+
+
 class InvalidCorpus(FormatError):
     kind = "corpus"
 
@@ -85,6 +93,7 @@ class Qrels:
         path: str = "",
         table: pa.Table | None = None,
         sampling: SamplingDesign | None = None,
+        notes: list[str] | None = None,
     ) -> None:
         if grades is None and table is None:
             raise ValueError("Qrels needs grades or a table")
@@ -96,6 +105,9 @@ class Qrels:
         # golden.yaml's sampling section, parsed and checked where the file was read;
         # meta["sampling"] keeps its plain values as the file wrote them
         self.sampling = sampling
+        # what the reader wants the user told, one line each (queries named by their text):
+        # the faces print them ("note: ..."); not part of equality
+        self.notes = list(notes) if notes else []
 
     def __repr__(self) -> str:
         return f"Qrels(path={self.path!r}, judgments={self.n_judgments})"

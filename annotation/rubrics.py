@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Rubric", "UnknownRubric", "RELEVANCE", "FAITHFULNESS", "PREFERENCE", "RUBRICS", "get_rubric"]
+__all__ = [
+    "Rubric",
+    "UnknownRubric",
+    "RELEVANCE",
+    "FAITHFULNESS",
+    "PREFERENCE",
+    "RUBRICS",
+    "DEFAULT_MIN_GRADE",
+    "get_rubric",
+]
 
 
 class UnknownRubric(KeyError):
@@ -65,6 +74,9 @@ PREFERENCE = Rubric(
 )
 
 RUBRICS = {rubric.name: rubric for rubric in (RELEVANCE, FAITHFULNESS, PREFERENCE)}
+
+# Relevant means grade >= 1 on RELEVANCE unless the user sets another threshold (trec_eval's -l)
+DEFAULT_MIN_GRADE = 1
 
 
 def get_rubric(name: str) -> Rubric:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from annotation.model import FormatError
+from annotation.model import FormatError, UnwritableId
 
 # ---------------------------------------------------------------- raw bytes
 
@@ -178,8 +178,29 @@ def has_space(value: str) -> bool:
     return any(ch in ASCII_SPACE for ch in value)
 
 
+# what a whitespace-separated line of each format is called, in a refusal
+_TREC_LINE = {"qrels": "a TREC qrels line", "run": "a TREC run line"}
+_ID_NAME = {"qid": "query id", "docid": "document id", "tag": "run tag"}
+_ID_ADVICE = {
+    "qid": "give the queries ids without whitespace (id: in golden.yaml)",
+    "docid": "give the documents ids without whitespace",
+    "tag": "give the run a name without whitespace",
+}
+
+
 def check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[FormatError]) -> None:
-    """Writers refuse ids that would read back differently (split, or taken as a comment)."""
+    """Writers refuse ids that would read back differently (split, or taken as a comment).
+
+    An id with whitespace in a TREC qrels or run (a query named by its text) is
+    :class:`~annotation.model.UnwritableId`, saying to give ids; other refusals are ``error``."""
+    line = _TREC_LINE.get(error.kind)
+    if isinstance(value, str) and value and has_space(value) and line and what in _ID_NAME:
+        raise UnwritableId(
+            path,
+            None,
+            what,
+            f"{_ID_NAME[what]} {shown_value(value)} has whitespace; {line} cannot hold it: {_ID_ADVICE[what]}",
+        )
     if (
         not isinstance(value, str)
         or not value

@@ -165,7 +165,8 @@ def test_golden_round_trips(tmp_path, capsys) -> None:
     cli(main, capsys, "export", "--db", first_db, "--format", "golden", "--annotator", "ann", "-o", once)
     original, exported = read_golden(EXAMPLE / "golden.yaml"), read_golden(once)
     assert exported.grades == original.grades and exported.texts == original.texts
-    assert exported.meta == original.meta  # name, description, created, judged_by, shown, grade scale
+    # name, description, created, judged_by, shown, grade scale; and the threshold, 1 where it gave none
+    assert exported.meta == {**original.meta, "min_grade": 1}
     cli(main, capsys, "import", "--db", second_db, "--labels", once, "--annotator", "ann")
     twice = tmp_path / "twice.yaml"
     cli(main, capsys, "export", "--db", second_db, "--format", "golden", "--annotator", "ann", "-o", twice)

@@ -196,14 +196,19 @@ GOLDEN_CASES = [
         "not YAML",
         "queries: [\n",
         ":2: not valid YAML (expected the node content, but found '<stream end>'); "
-        "expected a mapping with a 'queries' list",
+        "expected a mapping with a 'queries' list, or a list of {query, grades}",
     ),
     (
-        "top-level list",
+        "top-level list of ids",  # a list is the essay's shape: each item needs its query's text
         "- id: q1\n- id: q2\n",
-        ":1: expected a mapping with a 'queries' list at the top, got a list",
+        ":1: [0].query: missing; expected the query's text (a list item is {query, grades, id?}; "
+        "or write a mapping with a 'queries' list of {id, text, grades})",
     ),
-    ("top-level scalar", "hello\n", ":1: expected a mapping with a 'queries' list at the top, got 'hello'"),
+    (
+        "top-level scalar",
+        "hello\n",
+        ":1: expected a mapping with a 'queries' list or a list of {query, grades} at the top, got 'hello'",
+    ),
     ("missing queries", "name: demo\n", ": queries: missing; expected a list of {id, text, grades}"),
     (
         "unknown top key",
@@ -304,13 +309,18 @@ GOLDEN_CASES = [
         "control character",
         'queries:\n  - id: q1\n    grades: {d1: 1}\nname: "\x07"\n',
         ":4: not valid YAML (unacceptable character #x0007: special characters are not allowed); "
-        "expected a mapping with a 'queries' list",
+        "expected a mapping with a 'queries' list, or a list of {query, grades}",
     ),
-    ("only a comment", "# nothing yet\n", ": no YAML content; expected a mapping with a 'queries' list"),
+    (
+        "only a comment",
+        "# nothing yet\n",
+        ": no YAML content; expected a mapping with a 'queries' list, or a list of {query, grades}",
+    ),
     (
         "nested too deeply",
         "queries:\n  - " + "[" * 100_000,
-        ":2: nested more than 64 levels deep; expected a mapping with a 'queries' list",
+        ":2: nested more than 64 levels deep; expected a mapping with a 'queries' list, "
+        "or a list of {query, grades}",
     ),
     # the top mapping is one level, so 63 brackets are still read (and refused as a query)
     (
@@ -731,8 +741,8 @@ def test_rankings_round_trip(tmp_path) -> None:
         (
             lambda p: write_qrels(Qrels(grades={"q 1": {"d1": 1}}), p),
             "qid",
-            "'q 1' cannot be written as a TREC column; expected a non-empty string without spaces "
-            "that does not start with '#'",
+            "query id 'q 1' has whitespace; a TREC qrels line cannot hold it: give the queries ids "
+            "without whitespace (id: in golden.yaml)",
         ),
         (
             lambda p: write_qrels(Qrels(grades={"#q": {"d1": 1}}), p),
@@ -743,12 +753,14 @@ def test_rankings_round_trip(tmp_path) -> None:
         (
             lambda p: write_run(Run.from_rankings({"q1": ["d\t1"]}), p),
             "docid",
-            "'d\\t1' cannot be written as a TREC column; expected a non-empty string without spaces",
+            "document id 'd\\t1' has whitespace; a TREC run line cannot hold it: give the documents ids "
+            "without whitespace",
         ),
         (
             lambda p: write_run(Run.from_rankings({"q1": ["d1"]}), p, tag="my run"),
             "tag",
-            "'my run' cannot be written as a TREC column; expected a non-empty string without spaces",
+            "run tag 'my run' has whitespace; a TREC run line cannot hold it: give the run a name "
+            "without whitespace",
         ),
         (
             lambda p: write_rankings(Run.from_rankings({"q1": [""]}), p),

@@ -144,7 +144,9 @@ CASES = [
     Bad(
         "golden-python-tag.yaml", "labels", 2, None, "YAML tag !!python/object/apply:os.system is not allowed"
     ),
-    Bad("golden-top-level-list.yaml", "labels", 1, None, "expected a mapping with a 'queries' list"),
+    Bad(
+        "golden-list-item-without-query.yaml", "labels", 1, "[0].query", "missing; expected the query's text"
+    ),
     Bad("golden-grade-not-an-integer.yaml", "labels", 5, "queries[0].grades.d2", "expected an integer grade"),
     Bad("golden-duplicate-query.yaml", "labels", 4, "queries[1].id", "already given on line 2"),
     Bad("golden-duplicate-document.yaml", "labels", 5, "queries[0].grades.d1", "key already given on line 4"),

@@ -21,8 +21,9 @@ from typing import Any
 
 from annotation.exports.common import NothingToExport, PathLike, jsonl_record, judged_grades
 from annotation.formats import FormatError, InvalidQrels, InvalidRun
+from annotation.model import UnwritableId
 from annotation.store import Store, StoreError
-from annotation.textio import check_trec_id, has_space
+from annotation.textio import check_trec_id, has_space, shown_value
 
 __all__ = ["BEIR_QRELS_HEADER", "write_folder", "export_beir", "export_trec"]
 
@@ -81,7 +82,19 @@ def write_folder(path: PathLike, files: dict[str, str]) -> None:
 
 def _check_tsv_id(value: str, path: PathLike, what: str) -> None:
     """An id BEIR's qrels reader (csv, TAB, QUOTE_MINIMAL) reads back as written."""
-    if not value or has_space(value) or value.startswith('"'):
+    if value and has_space(value):  # e.g. a query named by its text
+        named, advice = (
+            ("query id", "give the queries ids without whitespace (id: in golden.yaml)")
+            if what == "query-id"
+            else ("document id", "give the documents ids without whitespace")
+        )
+        raise UnwritableId(
+            path,
+            None,
+            what,
+            f"{named} {shown_value(value)} has whitespace; BEIR's qrels TSV cannot hold it: {advice}",
+        )
+    if not value or value.startswith('"'):
         raise FormatError(
             path,
             None,

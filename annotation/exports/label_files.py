@@ -6,11 +6,12 @@ returns one line saying what was written."""
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from annotation.exports.common import PathLike, check_annotator, current_qrels, write_csv
 from annotation.formats import Qrels, write_golden, write_qrels
 from annotation.pooling import sampling_design
-from annotation.rubrics import RELEVANCE
+from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
 from annotation.store import Store
 
 __all__ = ["CSV_COLUMNS", "export_golden", "export_qrels", "export_csv"]
@@ -47,29 +48,42 @@ def export_qrels(
     return _written(qrels, path)
 
 
+# what the labelling pages show a person (DESIGN principle 4): said of the labels made here
+MADE_HERE_SHOWN = "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)"
+UNKNOWN = "unknown"  # what an import did not say
+
+
 def export_golden(
     store: Store, path: PathLike, annotator: str | None = None, aggregate: str = "median"
 ) -> str:
-    """golden.yaml of the current labels, with who judged, what they were shown and the
-    grade scale; one person's labels imported from a golden.yaml keep what that file said
-    of them; the sampling design, if the store has one, so an estimate can be reproduced
-    from the file (the summary warns of pooled chunks of the sampled queries left unlabelled)."""
+    """golden.yaml of the current labels, with who judged, what they were shown, the grade
+    scale and ``min_grade`` (the relevance threshold), as far as the store knows them:
+
+    - labels made in this app's labelling pages: what those pages show, the project's scale,
+      min_grade 1;
+    - imported labels: what their file said (a golden.yaml's ``shown``, ``grade_scale``,
+      ``min_grade``), else ``shown: unknown``, each grade's wording ``unknown``, min_grade 1;
+      labels that all came from one file keep all it said (name, description, who, when);
+    - both, or files that said different things: ``mixed: ...``, each value with the labels it
+      is true of (min_grade 1 when they differ, and the summary says so).
+
+    And the sampling design, if the store has one, so an estimate can be reproduced from the
+    file (the summary warns of pooled chunks of the sampled queries left unlabelled)."""
     check_annotator(store, annotator)
     qrels = current_qrels(store, annotator, aggregate, "labels")
     n = qrels.n_judgments
-    imported_meta = store.label_set_meta(annotator) if annotator else {}
-    who = [annotator] if annotator else store.annotators_with_labels()
+    origins = store.label_origins(annotator)
     meta = {
         "name": "denominator export",
         "description": f"{n} judgments over {len(qrels.grades)} queries; "
         + ("one annotator's labels" if annotator else f"the {aggregate} grade over annotators"),
         "created": date.today().isoformat(),
-        "judged_by": who,
-        "shown": "query text and chunk text only (blind: no ranks, scores, retriever names or other labels)",
-        "grade_scale": dict(RELEVANCE.scale),
+        "judged_by": [annotator] if annotator else store.annotators_with_labels(),
     }
-    # one person's labels that came from a golden.yaml keep what that file said of them
-    meta.update(imported_meta)
+    meta.update(_provenance(origins))
+    if len(origins) == 1 and origins[0]["imported"]:  # one file's labels keep all it said of them
+        meta.update(origins[0]["meta"])
+    min_grades = sorted({_min_grade(origin) for origin in origins})
     design = sampling_design(store)
     gaps = 0
     if design:  # the estimate of what the labels missed can be reproduced from the file
@@ -83,13 +97,95 @@ def export_golden(
             if q in design["queries"] and (q, c) not in sampled and c not in qrels.grades.get(q, {})
         )
     write_golden(qrels, path, meta=meta)
+    summary = _written(qrels, path)
+    summary += _imported_said(origins)
+    if len(min_grades) > 1:
+        summary += (
+            f"; warning: its labels come with min_grade {' and '.join(map(str, min_grades))} "
+            f"({DEFAULT_MIN_GRADE} where made here or imported without one); wrote min_grade {meta['min_grade']}"
+        )
     if gaps:
-        return (
-            f"{_written(qrels, path)}; warning: {gaps} pooled chunks "
+        summary += (
+            f"; warning: {gaps} pooled chunks "
             "of the sampled queries have no label in it, so an estimate from it counts them neither judged "
             "nor sampled (label them, or export every annotator's labels)"
         )
-    return _written(qrels, path)
+    return summary
+
+
+def _imported_said(origins: list[dict[str, Any]]) -> str:
+    """The summary's clause on imported labels: how many, and what their files did not say."""
+    imported = [o for o in origins if o["imported"]]
+    if not imported:
+        return ""
+    names = ", ".join(dict.fromkeys(o["annotator"] for o in imported))
+    head = f"; {sum(o['labels'] for o in imported)} of {sum(o['labels'] for o in origins)} labels imported ({names})"
+    silent = {
+        key: sum(o["labels"] for o in imported if key not in o["meta"]) for key in ("shown", "grade_scale")
+    }
+    unknown = [
+        text
+        for key, text in (
+            ("shown", f"what {silent['shown']} of them were shown (shown)"),
+            ("grade_scale", f"what the grades of {silent['grade_scale']} mean (grade_scale)"),
+        )
+        if silent[key]
+    ]
+    if not unknown:
+        return head + ": shown and grade_scale as their files said"
+    return head + "; unknown, as their files did not say: " + ", ".join(unknown)
+
+
+def _said(origin: dict[str, Any]) -> str:
+    """Where some current labels came from, in words."""
+    labels = f"{origin['labels']} label{'' if origin['labels'] == 1 else 's'} by {origin['annotator']}"
+    if not origin["imported"]:
+        return f"{labels} made in this app"
+    source = f" from {origin['source']}" if origin["source"] else ""
+    return f"{labels} imported{source}"
+
+
+def _min_grade(origin: dict[str, Any]) -> int:
+    return (
+        int(origin["meta"].get("min_grade", DEFAULT_MIN_GRADE)) if origin["imported"] else DEFAULT_MIN_GRADE
+    )
+
+
+def _provenance(origins: list[dict[str, Any]]) -> dict[str, Any]:
+    """``shown``, ``grade_scale`` and ``min_grade`` of the labels of ``origins``
+    (:meth:`Store.label_origins`): each value as every origin says it, else ``mixed: ...``."""
+    shown: list[tuple[str, str]] = []
+    scales: list[tuple[dict[int, str], str]] = []
+    for origin in origins:
+        said = _said(origin)
+        if origin["imported"]:
+            shown.append((origin["meta"].get("shown", UNKNOWN), said))
+            scale = origin["meta"].get("grade_scale") or dict.fromkeys(RELEVANCE.scale, UNKNOWN)
+        else:
+            shown.append((MADE_HERE_SHOWN, said))
+            scale = dict(RELEVANCE.scale)
+        scales.append((scale, said))
+    grades = sorted({grade for scale, _ in scales for grade in scale})
+    min_grades = {_min_grade(origin) for origin in origins}
+    return {
+        "shown": _combined(shown),
+        "grade_scale": {
+            grade: _combined([(scale.get(grade, UNKNOWN), said) for scale, said in scales])
+            for grade in grades
+        },
+        "min_grade": min_grades.pop() if len(min_grades) == 1 else DEFAULT_MIN_GRADE,
+    }
+
+
+def _combined(values: list[tuple[str, str]]) -> str:
+    """One value said of several origins' labels: the value when all say it, else
+    ``mixed: A for <origins>; B for <origins>``."""
+    distinct = list(dict.fromkeys(value for value, _ in values))
+    if len(distinct) == 1:
+        return distinct[0]
+    return "mixed: " + "; ".join(
+        f"{value} for " + " and ".join(said for v, said in values if v == value) for value in distinct
+    )
 
 
 def export_csv(store: Store, path: PathLike, annotator: str | None = None) -> str:

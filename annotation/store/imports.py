@@ -121,7 +121,7 @@ class Imports(Identity):
                 for qid, text in qrels.texts.items():
                     db.execute("UPDATE queries SET text = ? WHERE id = ? AND text IS NULL", [text, qid])
             self.ensure_ids("chunks", {d for docs in qrels.grades.values() for d in docs})
-            now = utc_now()
+            now = utc_now()  # the label set's time and its rows': what ties them (Labels.label_origins)
             meta = json.dumps(qrels.meta, sort_keys=True, ensure_ascii=False) if qrels.meta else None
             # a label file imported once is never imported again: a second import
             # would bring its grades back over later corrections and undos

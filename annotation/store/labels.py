@@ -113,19 +113,34 @@ class Labels(Identity):
             if r[4] is not None
         ]
 
-    def label_set_meta(self, annotator: str) -> dict[str, Any]:
-        """The metadata of the newest label file imported under this annotator ({} if none)."""
-        row = self.db.execute(
-            """SELECT s.meta FROM label_sets s JOIN annotators a ON a.id = s.annotator_id
-               WHERE a.name = ? ORDER BY s.id DESC LIMIT 1""",
-            [annotator],
-        ).fetchone()
-        if not row or not row[0]:
-            return {}
-        meta = json.loads(row[0])
-        if "grade_scale" in meta:  # JSON keys are text; grades are integers
-            meta["grade_scale"] = {int(k): v for k, v in meta["grade_scale"].items()}
-        return meta
+    def label_origins(self, annotator: str | None = None) -> list[dict[str, Any]]:
+        """Where the current chunk labels (one person's or everyone's) came from: one entry per
+        annotator and origin, ``{"annotator", "labels": how many, "imported": bool, "source":
+        the file imported (None if made here), "meta": the metadata it carried ({} if none)}``,
+        by annotator, then the labels made here, then imports in order.
+
+        ``imported`` False: made in this app (the labelling pages). A row an import wrote has
+        the time and annotator of its ``label_sets`` row (:meth:`Imports.import_labels` writes
+        both in one transaction with one time, to the microsecond); no other row does."""
+        rows = self.db.execute(
+            """SELECT a.name, s.id, s.source, s.meta, count(*)
+               FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
+               LEFT JOIN label_sets s ON s.annotator_id = l.annotator_id AND s.created_at = l.created_at
+               WHERE i.kind = 'chunk' AND l.value IS NOT NULL AND (? IS NULL OR a.name = ?) AND l.id = (
+                   SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id)
+               GROUP BY a.name, s.id ORDER BY a.name, s.id IS NOT NULL, s.id""",
+            [annotator, annotator],
+        ).fetchall()
+        return [
+            {
+                "annotator": name,
+                "labels": count,
+                "imported": set_id is not None,
+                "source": source if set_id is not None else None,
+                "meta": _label_set_meta(meta),
+            }
+            for name, set_id, source, meta, count in rows
+        ]
 
     def export_qrels(self, annotator: str | None = None, aggregate: str = "median") -> Qrels:
         """Current labels as judgments: one annotator's, or one grade per item from
@@ -200,3 +215,13 @@ class Labels(Identity):
                ORDER BY l.item_id""",
             [kind, rubric],
         ).fetchall()
+
+
+def _label_set_meta(text: str | None) -> dict[str, Any]:
+    """A label set's stored metadata ({} if none), grade scale keys as the integers they are."""
+    if not text:
+        return {}
+    meta = json.loads(text)
+    if "grade_scale" in meta:  # JSON keys are text; grades are integers
+        meta["grade_scale"] = {int(k): v for k, v in meta["grade_scale"].items()}
+    return meta
