@@ -40,7 +40,7 @@ from annotation.cli_base import (
     positive_int,
 )
 from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked, write_text
-from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, InvalidAudit, parse_gate
+from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, REPEAT_RULE, InvalidAudit, parse_gate
 from calibration.metrics import InvalidMeasure
 from calibration.report import (
     agree_table,
@@ -245,8 +245,7 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
         if result.duplicates:
             n = sum(len(v) for v in result.duplicates.values())
             print(
-                f"warning: {n} repeated document ids counted once at their first rank "
-                "(trec_eval refuses such runs)",
+                f"warning: {n} repeated document ids: {REPEAT_RULE} (trec_eval refuses such runs)",
                 file=sys.stderr,
             )
         return metrics_trec(result), 0

@@ -1,8 +1,9 @@
 """The audit: what a recall, a precision and a ranking are fractions of.
 
 Per query at cutoff k (relevant = grade >= ``min_grade``; |Rel| = judged
-relevant documents of the query; a repeated document counts once, at its
-first rank):
+relevant documents of the query; a repeated document keeps its slot and
+scores nothing the second time, so "the top k" is the first k positions,
+repeats included, and a hit is a distinct relevant document among them):
 
 - ``recall``            = distinct relevant in the top k / |Rel|   (None if |Rel| = 0)
 - ``recall_ceiling``    = min(1, k / |Rel|): the best recall any ranking can reach
@@ -13,11 +14,12 @@ first rank):
                           denominator some tools use, shown only to measure the
                           inflation it causes
 - ``label_coverage``    = judged documents of the query / corpus size
-- ``judged_at_k``       = share of the top k (or of all retrieved, when fewer)
-                          that has any judgment
+- ``retrieved``         = positions (lines) retrieved, repeats included
+- ``judged_at_k``       = distinct judged documents in the top k / min(k, retrieved)
 - ``positional_hits``   = relevant positions among the first k lines, repeats
                           counted each time (what a naive count reports);
-                          ``distinct_hits`` counts each document once
+                          ``distinct_hits`` counts each document once (the
+                          hits of recall and precision)
 - ``recall_at_fetch``   = recall of stage 1 (the same run at ``fetch_depth``,
                           or a separate fetch run); ``lost_after_fetch`` =
                           recall_at_fetch - recall, what the cut to k lost
@@ -39,7 +41,7 @@ from typing import Any
 
 from annotation.model import Qrels, Run
 from annotation.render import num
-from calibration.metrics import dedupe_ranking, evaluate
+from calibration.metrics import blank_repeats, evaluate
 from calibration.results import AuditReport
 
 __all__ = [
@@ -51,6 +53,8 @@ __all__ = [
     "audit",
     "audit_run",
     "finding_text",
+    "repeats_text",
+    "REPEAT_RULE",
     "FINDINGS",
 ]
 
@@ -64,6 +68,9 @@ FINDINGS = (
     "stage1_recall_low",
     "labels_incomplete",
 )
+
+REPEAT_RULE = "each repeat keeps its slot and scores nothing"
+"""How a repeated document id is counted, in the words every face uses."""
 
 DEFAULT_MIN_JUDGED = 0.25
 DEFAULT_STAGE1_MIN = 0.95
@@ -151,20 +158,20 @@ def audit_query(
     ``corpus_ids`` label coverage counts only judged documents of the corpus
     (the others are counted in ``judged_outside_corpus``)."""
     relevant = {doc for doc, g in grades.items() if g >= min_grade}
-    distinct, repeated = dedupe_ranking(ranking)
-    top = distinct[:k]
+    slots, repeated = blank_repeats(ranking)  # a repeat is None: it keeps its slot, matches nothing
+    top = slots[:k]
     stage1_hits = None
     if fetch_ranking is not None or fetch_depth is not None:
-        fetched, _ = dedupe_ranking(list(fetch_ranking) if fetch_ranking is not None else list(ranking))
+        fetched, _ = blank_repeats(list(fetch_ranking) if fetch_ranking is not None else list(ranking))
         stage1_hits = sum(1 for doc in fetched[:fetch_depth] if doc in relevant)
     true_relevant = {doc for doc, g in truth.items() if g >= min_grade} if truth is not None else None
     return _query_report(
         k,
         n_rel=len(relevant),
-        retrieved=len(distinct),
+        retrieved=len(slots),
         distinct_hits=sum(1 for doc in top if doc in relevant),
         positional_hits=sum(1 for doc in ranking[:k] if doc in relevant),
-        judged_in_top=sum(1 for doc in top if doc in grades),
+        judged_in_top=sum(1 for doc in top if doc is not None and doc in grades),
         repeated=repeated,
         stage1_hits=stage1_hits,
         true_hits=sum(1 for doc in top if doc in true_relevant) if true_relevant is not None else None,
@@ -494,7 +501,7 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
     if code == "recall_undefined":
         return "no judged relevant document: recall is undefined (left out of the mean)"
     if code == "duplicate_ids":
-        return f"repeated ids {', '.join(q['duplicates'])}: each counted once, at its first rank"
+        return repeats_text(q["duplicates"])
     if code == "positional_mismatch":
         return (
             f"a naive positional count finds {q['positional_hits']} hits in the top {k}, "
@@ -527,6 +534,12 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
             f"[{_fmt(low)}, {_fmt(high)}] (|Rel| estimated {est.get('rel', 0):.1f}, judged {rel})"
         )
     return code
+
+
+def repeats_text(ids: Sequence[str]) -> str:
+    """The repeated ids of a ranking and how they count (the duplicate_ids finding,
+    the metrics' notes on the CLI and on the page)."""
+    return f"repeated ids {', '.join(ids)}: {REPEAT_RULE}"
 
 
 def _fmt(value: float | None) -> str:

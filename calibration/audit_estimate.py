@@ -56,7 +56,8 @@ def estimate_run(
         grades = qrels.grades.get(qid, {})
         drawn = design.strata(qid)
         sampled = {doc for stratum in drawn for doc in stratum.sampled}
-        top = list(dict.fromkeys(rankings.get(qid, [])))[:k]
+        # the distinct documents of the first k positions: a repeat keeps its slot, scores nothing
+        top = list(dict.fromkeys(rankings.get(qid, [])[:k]))
         pool_relevant = [d for d, g in grades.items() if d not in sampled and g >= min_grade]
         # Unjudged chunks in the top k that nobody sampled: in a corpus-wide design whose
         # query has one stratum, that stratum holds every unjudged chunk, so they are its

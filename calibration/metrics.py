@@ -15,9 +15,13 @@ judged grades of one query; relevant = grade >= ``min_grade``, default 1;
                   >= 1 sorted descending, cut at k (independent of ``min_grade``)
                   (undefined when IDCG = 0)
 
-A document repeated in a ranking counts once, at its first rank (trec_eval
-refuses such runs; the audit reports them). Unjudged documents count as not
-relevant. Negative grades are judged and never relevant.
+A document repeated in a ranking keeps its slot and scores nothing the second
+time: each repeat is a non-relevant position with no gain. Ranks are positions
+in the ranking, repeats included; "relevant in the top k" counts distinct
+documents among the first k positions; ``num_ret`` counts positions (lines),
+repeats included. (trec_eval refuses such runs; the audit reports them.)
+Unjudged documents count as not relevant. Negative grades are judged and never
+relevant.
 
 trec_eval prints 0 for what is undefined here and averages it in; the
 ``trec`` view of an :class:`Evaluation` does exactly that, so its output can
@@ -52,7 +56,7 @@ __all__ = [
     "evaluate_query",
     "evaluate",
     "Evaluation",
-    "dedupe_ranking",
+    "blank_repeats",
 ]
 
 
@@ -101,19 +105,24 @@ def _gain(grade: int, gain: Gain) -> float:
     return float(grade) if gain == "linear" else float(2**grade - 1)
 
 
-def dedupe_ranking(ranking: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(ranking with each document at its first rank only, the repeated ids)."""
+def blank_repeats(ranking: Sequence[str]) -> tuple[list[str | None], list[str]]:
+    """(the ranking with every repeat of a document blanked to ``None``, the repeated ids).
+
+    The blank keeps its slot (the positions below do not move up) and, matching no
+    judgment, scores nothing: the rule of this module, in one place for the reference paths.
+    """
     seen: set[str] = set()
-    kept: list[str] = []
+    slots: list[str | None] = []
     repeated: list[str] = []
     for doc in ranking:
         if doc in seen:
             if doc not in repeated:
                 repeated.append(doc)
+            slots.append(None)
             continue
         seen.add(doc)
-        kept.append(doc)
-    return kept, repeated
+        slots.append(doc)
+    return slots, repeated
 
 
 def evaluate_query(
@@ -126,12 +135,13 @@ def evaluate_query(
     """Reference implementation for one query; ``None`` means undefined.
 
     Returns P@k, R@k, nDCG@k, Success@k for each k, RR, AP, and the counts
-    ``rel`` (|Rel|) and ``num_ret`` (distinct documents retrieved).
+    ``rel`` (|Rel|) and ``num_ret`` (positions retrieved: lines, repeats included).
+    A repeated document keeps its slot and scores nothing (see :func:`blank_repeats`).
     """
-    docs, _ = dedupe_ranking(ranking)
+    docs, _ = blank_repeats(ranking)
     _check_exp_grades(max(grades.values(), default=0), gain)
     n_rel = sum(1 for g in grades.values() if g >= min_grade)
-    relevant = [grades.get(doc, -(10**9)) >= min_grade for doc in docs]
+    relevant = [doc is not None and grades.get(doc, -(10**9)) >= min_grade for doc in docs]
     out: dict[str, float | int | None] = {"rel": n_rel, "num_ret": len(docs)}
     ideal = sorted((_gain(g, gain) for g in grades.values() if g >= 1), reverse=True)
     for k in ks:
@@ -142,7 +152,7 @@ def evaluate_query(
         dcg = sum(
             _gain(grades[doc], gain) / math.log2(rank + 1)
             for rank, doc in enumerate(docs[:k], start=1)
-            if grades.get(doc, 0) >= 1
+            if doc is not None and grades.get(doc, 0) >= 1
         )
         idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal[:k], start=1))
         out[f"nDCG@{k}"] = dcg / idcg if idcg > 0 else None
@@ -175,9 +185,9 @@ class Evaluation:
     gain: Gain
     qids: list[str]
     values: dict[str, np.ndarray]  # measure name -> float64 per query
-    num_ret: np.ndarray
+    num_ret: np.ndarray  # positions retrieved (lines), repeats included
     num_rel: np.ndarray
-    num_rel_ret: np.ndarray
+    num_rel_ret: np.ndarray  # distinct relevant documents retrieved
     num_judged: np.ndarray  # judgments of the query (0: a golden.yaml query with no grades)
     evaluated: np.ndarray  # bool: query is in the run
     missing_from_run: list[str]  # qrels queries absent from the run (not scored unless zero)
@@ -235,10 +245,13 @@ def evaluate(
     ``executor``: where to hash the document ids (twice) while the run is sorted; the caller
     owns it (``calibration.workflows`` hands in two threads). Without one the work runs in turn.
 
-    Besides the measures, ``Evaluation.counts`` holds per query and k the
-    ``hits@k`` (distinct relevant in the top k) and ``judged@k`` (distinct
-    judged documents in the top k), and with ``with_positional`` the
-    ``positional@k`` hits a naive count of the first k lines would give.
+    A repeated document keeps its slot and scores nothing; ``num_ret`` counts
+    positions (lines), repeats included. Besides the measures,
+    ``Evaluation.counts`` holds per query and k the ``hits@k`` (distinct relevant
+    documents among the first k positions) and ``judged@k`` (distinct judged
+    documents among the first k positions), and with ``with_positional`` the
+    ``positional@k`` hits a naive count of the first k lines would give
+    (repeats counted each time).
     """
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:
@@ -289,7 +302,7 @@ def evaluate(
         doc_index = doc_index[order]
         dup_keys = dup_keys[order]
 
-    drop, duplicates_idx = _duplicates(qi, dup_keys, docs, order)
+    repeat, duplicates_idx = _duplicates(qi, dup_keys, docs, order)
     del dup_keys
     duplicates = {qids_all[q]: ids for q, ids in duplicates_idx.items()}
 
@@ -302,24 +315,19 @@ def evaluate(
     found = j_key[pos] == key
     rows, row_q, pos = rows[found], row_q[found], pos[found]
     grade = j_grade_np[pos]
-    counts: dict[str, np.ndarray] = {}
-    if with_positional:
-        # what a naive count over the first k lines finds: repeats counted each time
-        raw_starts = np.concatenate([[0], np.cumsum(np.bincount(qi, minlength=nq))[:-1]])
-        raw_rank = rows - raw_starts[row_q] + 1
-        for k in ks:
-            hit = (grade >= min_grade) & (raw_rank <= k)
-            counts[f"positional@{k}"] = np.bincount(row_q[hit], minlength=nq)
-    if drop is not None:  # a repeated document counts once, at its first rank
-        keep_rows = ~drop
-        kept_position = np.cumsum(keep_rows) - 1
-        kept = keep_rows[rows]
-        rows, row_q, grade = kept_position[rows[kept]], row_q[kept], grade[kept]
-        qi = qi[keep_rows]
-
+    # ranks are positions in the ranking, repeats included
     num_ret = np.bincount(qi, minlength=nq).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]])
     rank = rows - starts[row_q] + 1
+    counts: dict[str, np.ndarray] = {}
+    if with_positional:
+        # what a naive count over the first k lines finds: repeats counted each time
+        for k in ks:
+            hit = (grade >= min_grade) & (rank <= k)
+            counts[f"positional@{k}"] = np.bincount(row_q[hit], minlength=nq)
+    if repeat is not None:  # a repeat keeps its slot (no rank moves up) and scores nothing
+        first = ~repeat[rows]
+        row_q, rank, grade = row_q[first], rank[first], grade[first]
     is_rel = grade >= min_grade
     for k in ks:
         counts[f"judged@{k}"] = np.bincount(row_q[rank <= k], minlength=nq)
@@ -547,10 +555,10 @@ def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
 def _duplicates(
     qi: np.ndarray, keys: np.ndarray, docs: pa.Array, order: np.ndarray | None
 ) -> tuple[np.ndarray | None, dict[int, list[str]]]:
-    """Rows to drop (a document seen before in the same query) and the repeated ids.
+    """The repeat rows (a document seen before in the same query) and the repeated ids.
 
     ``qi`` and ``keys`` are in trec order; so is ``docs[order]``. The first
-    occurrence in trec order is the one kept.
+    occurrence in trec order is the one that scores; each later one is a repeat.
     """
     if len(qi) < 2:
         return None, {}
@@ -575,17 +583,17 @@ def _duplicates(
     rows = candidates if order is None else order[candidates]
     candidate_docs = docs.take(pa.array(rows)).to_pylist()
     seen: set[tuple[int, str]] = set()
-    drop = np.zeros(len(qi), dtype=bool)
+    repeat = np.zeros(len(qi), dtype=bool)
     repeated: dict[int, list[str]] = {}
     for row, doc in zip(candidates.tolist(), candidate_docs):  # ascending rows = trec order
         pair = (int(qi[row]), doc)
         if pair in seen:
-            drop[row] = True
+            repeat[row] = True
             ids = repeated.setdefault(pair[0], [])
             if doc not in ids:
                 ids.append(doc)
         else:
             seen.add(pair)
-    if not drop.any():
+    if not repeat.any():
         return None, {}
-    return drop, repeated
+    return repeat, repeated

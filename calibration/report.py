@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from annotation.render import align, interval, num, signed
-from calibration.audit import finding_text, precision_ceiling, recall_ceiling
+from calibration.audit import REPEAT_RULE, finding_text, precision_ceiling, recall_ceiling, repeats_text
 from calibration.metrics import Evaluation
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
@@ -158,7 +158,7 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
         + (f" ({run_path})" if run_path else "")
         + (f" against {qrels_path}" if qrels_path else ""),
         f"relevant = grade >= {result.min_grade}; nDCG gain {result.gain}; "
-        f"k = {', '.join(map(str, ks))}; a repeated document counts once",
+        f"k = {', '.join(map(str, ks))}; repeated ids: {REPEAT_RULE}",
         "",
         align([header] + rows + [mean_row, undef_row]),
         "",
@@ -174,7 +174,7 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
     if result.not_in_qrels:
         notes.append(f"{result.not_in_qrels} queries of the run have no judgments: ignored")
     for qid, ids in result.duplicates.items():
-        notes.append(f"{qid}: repeated ids {', '.join(ids)} counted once, at their first rank")
+        notes.append(f"{qid}: {repeats_text(ids)}")
     out += notes
     return "\n".join(out) + "\n"
 

@@ -26,7 +26,14 @@ from annotation import access
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
 from annotation.render import interval, md, md_list, over, signed
 from annotation.render import num as _render_num
-from calibration.audit import InvalidAudit, finding_text, precision_ceiling, recall_ceiling
+from calibration.audit import (
+    REPEAT_RULE,
+    InvalidAudit,
+    finding_text,
+    precision_ceiling,
+    recall_ceiling,
+    repeats_text,
+)
 from calibration.metrics import Evaluation, InvalidMeasure
 from calibration.report import estimate_summary_line, sampled_labels
 from calibration.workflows import (
@@ -403,7 +410,7 @@ def render_duplicate_example(data: DataSet, settings: Settings) -> None:
             st.caption(f"recall {naive}/{rel} = {fmt(naive / rel if rel else None)}: a repeat counted again")
         with right:
             st.metric(f"distinct documents in the top {k}", f"{distinct} hits")
-            st.caption(f"recall {distinct}/{rel} = {fmt(q['recall'])}: each chunk once, at its first rank")
+            st.caption(f"recall {distinct}/{rel} = {fmt(q['recall'])}: distinct chunks; {REPEAT_RULE}")
         for code in q["findings"]:
             if code in ("duplicate_ids", "positional_mismatch"):
                 st.markdown(f"- {md(finding_text(code, q, k))}")
@@ -566,4 +573,4 @@ def render_data_warnings(evaluation: Evaluation) -> None:
     if evaluation.not_in_qrels:
         st.warning(f"{evaluation.not_in_qrels} queries of the run have no judgments: ignored.")
     for qid, ids in evaluation.duplicates.items():
-        st.warning(f"{md(qid)}: repeated ids {md_list(ids)} counted once, at their first rank.")
+        st.warning(f"{md(qid)}: {md(repeats_text(ids))}.")

@@ -91,6 +91,7 @@ def test_duplicate_example_positional_three_distinct_two():
     assert metrics["naive positional count in the top 5"] == "3 hits"
     assert metrics["distinct documents in the top 5"] == "2 hits"
     assert "a naive positional count finds 3 hits in the top 5, distinct documents give 2" in shown(at)
+    assert "recall 2/3 = 0.667: distinct chunks; each repeat keeps its slot and scores nothing" in shown(at)
 
 
 def test_recall_chart_is_drawn():
@@ -202,3 +203,21 @@ def test_metrics_page_compares_a_second_run(tmp_path):
     assert table.loc["R@5", "A"] == "0.625" and table.loc["R@5", "B"] == "0.375"
     assert table.loc["R@5", "wins / losses / ties"] == "0 / 3 / 1"
     assert table.loc["Success@5", "p (randomization)"] == "undefined"
+
+
+def test_a_repeat_takes_its_slot_on_the_page():
+    """Issue #14, as the CLI says it: d1 d1 x3 x2 x1 d2 at k = 5 shows d1 twice and never d2."""
+    at = choose_own_files(run_app())
+    golden = b"queries:\n  - id: q1\n    grades: {d1: 3, d2: 2, d3: 1}\n"
+    run = b'{"query_id": "q1", "ranking": ["d1", "d1", "x3", "x2", "x1", "d2"]}\n'
+    at.file_uploader(key="metrics:qrels_upload").set_value(("r.yaml", golden, "text/plain"))
+    at.file_uploader(key="metrics:run_upload").set_value(("r.jsonl", run, "application/jsonl"))
+    at.run()
+    assert not at.exception and not at.error
+    assert metrics_table(at).loc["q1", "R@5"] == "0.333 = 1/3"
+    audit_table = at.table[1].value.map(plain).set_index("query")
+    assert audit_table.loc["q1", "hits in top 5: positional / distinct"] == "2 / 1"
+    assert audit_table.loc["q1", "judged@5"] == "0.200 = 1/5"
+    text = shown(at)
+    assert "q1: repeated ids d1: each repeat keeps its slot and scores nothing." in text
+    assert "a naive positional count finds 2 hits in the top 5, distinct documents give 1" in text

@@ -85,3 +85,34 @@ def test_batch_audit_equals_reference(data, k, extra_depth, min_grade, use_fetch
         **common,
     )
     assert got == expected
+
+
+def test_a_repeat_takes_its_slot_in_both_audits() -> None:
+    """Issue #14: d1 d1 x3 x2 x1 d2 at k = 5 shows d1 twice and never d2 (rank 6).
+    recall = 1/3 (d2 does not move up), precision = 1/5; a naive count finds 2 hits, distinct
+    documents 1: positional_mismatch. judged@5 = 1 distinct judged (d1) / 5 positions."""
+    grades = {"q": {"d1": 3, "d2": 2, "d3": 1}}
+    ranking = ["d1", "d1", "x3", "x2", "x1", "d2"]
+    reference = audit(grades, {"q": ranking}, 5, fetch_depth=6, gates=[parse_gate("duplicates")])
+    batch = audit_run(
+        Qrels(grades=grades),
+        Run.from_rankings({"q": ranking}),
+        5,
+        fetch_depth=6,
+        gates=[parse_gate("duplicates")],
+    )
+    assert batch == reference
+    q = reference["queries"]["q"]
+    assert q["recall"] == pytest.approx(1 / 3) and q["precision"] == pytest.approx(1 / 5)
+    assert (q["positional_hits"], q["distinct_hits"]) == (2, 1)
+    assert q["retrieved"] == 6 and q["judged_at_k"] == pytest.approx(1 / 5)
+    assert q["recall_at_fetch"] == pytest.approx(2 / 3)  # stage 1 read to 6 positions finds d2
+    assert q["duplicates"] == ["d1"]
+    assert q["findings"] == [
+        "duplicate_ids",
+        "positional_mismatch",
+        "rel_below_k",
+        "low_judged_at_k",
+        "stage1_recall_low",  # 2/3 < 0.95
+    ]
+    assert reference["gates"] == [{"rule": "duplicates", "passed": False, "queries": ["q"]}]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -390,3 +391,41 @@ def test_lone_carriage_return_is_refused(tmp_path, capsys) -> None:
         err
         == f"error: {run}:1: carriage return inside a line (old Mac line ends?); expected LF or CRLF line ends\n"
     )
+
+
+def test_a_repeat_takes_its_slot_on_the_cli(tmp_path, capsys) -> None:
+    """Issue #14: d1 d1 x3 x2 x1 d2 at k = 5: d1 twice in the top 5, d2 at rank 6.
+    R@5 = 1/3 (d2 does not move up); the audit finds 2 positional hits, 1 distinct."""
+    golden = write(tmp_path, "r.yaml", "queries:\n  - id: q1\n    grades: {d1: 3, d2: 2, d3: 1}\n")
+    run = write(tmp_path, "r.jsonl", '{"query_id":"q1","ranking":["d1","d1","x3","x2","x1","d2"]}\n')
+    code, out, _ = cli(main, capsys, "metrics", golden, run, "-k", "5")
+    assert code == 0
+    assert "k = 5; repeated ids: each repeat keeps its slot and scores nothing" in out
+    row = next(line.split() for line in out.splitlines() if line.startswith("q1 "))
+    # query |Rel| ret P@5 (ceil) R@5 (ceil) RR nDCG@5 AP Success@5: 6 positions retrieved
+    assert row[1:4] == ["3", "6", "0.200"] and row[5] == "0.333" and row[7] == "1.000"
+    assert row[8:10] == [f"{3 / (3.5 + 2 / math.log2(3)):.3f}", f"{4 / 9:.3f}"]
+    assert "q1: repeated ids d1: each repeat keeps its slot and scores nothing" in out
+    code, out, _ = cli(main, capsys, "metrics", golden, run, "-k", "5", "--format", "json")
+    data = json.loads(out)
+    assert data["queries"]["q1"]["R@5"] == pytest.approx(1 / 3) and data["queries"]["q1"]["retrieved"] == 6
+    assert data["duplicates"] == {"q1": ["d1"]}
+    code, out, err = cli(main, capsys, "metrics", golden, run, "-k", "5", "--format", "trec")
+    assert "recall_5              \tq1\t0.3333\n" in out
+    assert err == (
+        "warning: 1 repeated document ids: each repeat keeps its slot and scores nothing "
+        "(trec_eval refuses such runs)\n"
+    )
+    code, out, _ = cli(main, capsys, "audit", golden, run, "-k", "5")
+    assert code == 0
+    row = next(line.split() for line in out.splitlines() if line.startswith("q1 "))
+    assert row[1:3] == ["3", "0.333"] and row[8] == "0.200" and row[10] == "2/1"  # judged@k, hits pos/dist
+    assert "q1: [duplicate_ids] repeated ids d1: each repeat keeps its slot and scores nothing" in out
+    assert (
+        "q1: [positional_mismatch] a naive positional count finds 2 hits in the top 5, "
+        "distinct documents give 1" in out
+    )
+    code, out, _ = cli(main, capsys, "audit", golden, run, "-k", "5", "--format", "json")
+    q = json.loads(out)["queries"]["q1"]
+    assert q["recall"] == pytest.approx(1 / 3) and (q["positional_hits"], q["distinct_hits"]) == (2, 1)
+    assert {"duplicate_ids", "positional_mismatch"} <= set(q["findings"])

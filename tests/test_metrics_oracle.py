@@ -9,7 +9,10 @@
 2. ``evaluate`` (vectorized batch engine) vs ``evaluate_query`` (plain
    reference) on each query's trec-ordered ranking, with repeated documents,
    exponential gain, any cutoffs, and runs laid out in trec order (the
-   engine's no-sort fast path), shuffled, chunked or sliced.
+   engine's no-sort fast path), shuffled, chunked or sliced. A repeated
+   document keeps its slot and scores nothing: both agree with counts taken
+   straight from the ranking, and with the same ranking where every repeat
+   is replaced by a fresh unjudged document.
 3. Hand-computed fixtures, with the arithmetic beside each.
 """
 
@@ -25,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.formats import Qrels, Run
-from calibration.metrics import dedupe_ranking, evaluate, evaluate_query
+from calibration.metrics import evaluate, evaluate_query
 
 ORACLE_KS = (1, 3, 5, 10)
 TOL = 1e-12
@@ -109,6 +112,16 @@ def run_from_rows(rows: list[tuple[str, str, float]]) -> Run:
 
 def bytewise(qids) -> list[str]:
     return sorted(qids, key=lambda q: q.encode("utf-8"))
+
+
+def repeated_ids(ranking: list[str]) -> list[str]:
+    """The ids seen earlier in the ranking (written independently of the engine's helpers)."""
+    return sorted({doc for i, doc in enumerate(ranking) if doc in ranking[:i]})
+
+
+def filled(ranking: list[str]) -> list[str]:
+    """The ranking with every repeat replaced by a fresh, never judged document in its slot."""
+    return [doc if doc not in ranking[:i] else f"filler-{i}" for i, doc in enumerate(ranking)]
 
 
 def trec_rankings(rows) -> dict[str, list[str]]:
@@ -286,20 +299,22 @@ def test_batch_engine_matches_reference(case):
         assert ev.not_in_qrels == len(set(rankings) - set(grades))
         assert list(ev.evaluated) == [q in retrieved for q in ev.qids]
 
-        expected_dups = {}
-        for q in retrieved:
-            repeated = dedupe_ranking(rankings[q])[1]
-            if repeated:
-                expected_dups[q] = sorted(repeated)
+        expected_dups = {q: repeated_ids(rankings[q]) for q in retrieved if repeated_ids(rankings[q])}
         assert {q: sorted(ids) for q, ids in ev.duplicates.items()} == expected_dups
 
         for i, qid in enumerate(ev.qids):
             ranking = rankings.get(qid, [])
             ref = evaluate_query(ranking, grades[qid], ks=ks, min_grade=min_grade, gain=gain)
-            distinct = dedupe_ranking(ranking)[0]
-            assert ev.num_ret[i] == ref["num_ret"] == len(distinct)
+            relevant = {d for d, g in grades[qid].items() if g >= min_grade}
+            # a repeat keeps its slot: num_ret counts positions, hits distinct documents
+            assert ev.num_ret[i] == ref["num_ret"] == len(ranking)
             assert ev.num_rel[i] == ref["rel"]
-            assert ev.num_rel_ret[i] == sum(1 for d in distinct if grades[qid].get(d, -1) >= min_grade)
+            assert ev.num_rel_ret[i] == len(relevant & set(ranking))
+            for k in ks:
+                hits = len(relevant & set(ranking[:k]))
+                assert ev.values[f"P@{k}"][i] == pytest.approx(hits / k, abs=TOL)
+                if relevant:
+                    assert ev.values[f"R@{k}"][i] == pytest.approx(hits / len(relevant), abs=TOL)
             for name in ev.measures:
                 got, want = ev.values[name][i], ref[name]
                 where = f"{qid!r} {name} ({layout}, {missing}): got {got}, reference {want}"
@@ -317,6 +332,31 @@ def test_batch_engine_matches_reference(case):
                 assert ev.mean(name) == pytest.approx(float(defined.mean()), abs=TOL)
             else:
                 assert ev.mean(name) is None
+
+
+@pytest.mark.slow  # oracle property test: 300 cases
+@HYPOTHESIS
+@given(engine_cases())
+def test_a_repeat_scores_as_a_fresh_unjudged_document_in_its_slot(case):
+    """The rule as a relation: the engine on a run with repeats gives exactly what it gives
+    on the same rankings with every repeat replaced by a never judged document."""
+    grades, rows, _layout, _split, ks, min_grade, gain = case
+    rankings = trec_rankings(rows)
+    qrels = Qrels(grades=grades)
+    with_repeats = evaluate(qrels, Run.from_rankings(rankings), ks=ks, min_grade=min_grade, gain=gain)
+    without = evaluate(
+        qrels,
+        Run.from_rankings({q: filled(r) for q, r in rankings.items()}),
+        ks=ks,
+        min_grade=min_grade,
+        gain=gain,
+    )
+    assert without.duplicates == {}
+    assert with_repeats.qids == without.qids
+    for name in with_repeats.measures:
+        np.testing.assert_allclose(with_repeats.values[name], without.values[name], rtol=0, atol=TOL)
+    np.testing.assert_array_equal(with_repeats.num_ret, without.num_ret)
+    np.testing.assert_array_equal(with_repeats.num_rel_ret, without.num_rel_ret)
 
 
 @pytest.mark.slow  # oracle property test: 300 cases
@@ -450,25 +490,58 @@ def test_undefined_left_out_of_the_mean():
     assert ev.mean("P@3") == approx(1 / 6) and ev.undefined("P@3") == 0
 
 
-def test_duplicated_chunk_counts_once():
+def test_duplicated_chunk_keeps_its_slot():
     # ranking a a a b (from_rankings scores 4 3 2 1); grades a1 b1
-    # deduplicated: a b.  P@3 = 2/3 (a naive positional count: 3/3 and R@3 = 3/2),
-    # R@3 = 2/2, RR = 1, AP = (1/1 + 2/2)/2 = 1, num_ret = 2 distinct
+    # positions: a, repeat, repeat, b (rank 4; nothing moves up).  Top 3 holds one distinct
+    # relevant document: P@3 = 1/3 (a naive positional count: 3/3 and R@3 = 3/2), R@3 = 1/2,
+    # RR = 1, AP = (1/1 + 2/4)/2 = 3/4;  num_ret = 4 positions, num_rel_ret = 2
     run = Run.from_rankings({"q": ["a", "a", "a", "b"]})
     v = both({"a": 1, "b": 1}, run, ks=(3,))
-    assert v["P@3"] == approx(2 / 3) and v["R@3"] == 1.0
-    assert v["RR"] == 1.0 and v["AP"] == approx(1.0)
-    assert (v["num_ret"], v["num_rel_ret"]) == (2, 2)
+    assert v["P@3"] == approx(1 / 3) and v["R@3"] == 0.5
+    assert v["RR"] == 1.0 and v["AP"] == approx(3 / 4)
+    assert (v["num_ret"], v["num_rel_ret"]) == (4, 2)
     ev = evaluate(Qrels(grades={"q": {"a": 1, "b": 1}}), run, ks=(3,))
     assert ev.duplicates == {"q": ["a"]}
 
 
-def test_duplicate_counts_at_its_first_rank_in_score_order():
-    # rows (a 1.0) (b 3.0) (a 5.0): trec order a(5) b(3) a(1) -> deduplicated a b
-    # grades b1: RR = 1/2 (not 1/1 from line order, not 1/3 from keeping the last a); P@2 = 1/2
+def test_repeat_takes_the_slot_of_a_relevant_document_below():
+    # issue #14: ranking d1 d1 x3 x2 x1 d2, grades d1 3, d2 2, d3 1 (|Rel| = 3), k = 5.
+    # The user sees d1 twice in the top 5 and never d2 (rank 6): one distinct relevant.
+    # R@5 = 1/3 (not 2/3 from moving d2 up);  P@5 = 1/5;  RR = 1/1;  Success@5 = 1
+    # AP = (1/1 + 2/6) / 3 = 4/9  (d2 at rank 6, where 2 of 6 are relevant)
+    # nDCG@5 = 3/log2 2 / IDCG@5, IDCG@5 = 3/1 + 2/log2 3 + 1/log2 4 = 3.5 + 2/log2 3
+    # nDCG@6 = (3 + 2/log2 7) / (3.5 + 2/log2 3);  exp gain: (7 + 3/log2 7) / (7 + 3/log2 3 + 1/2)
+    # num_ret = 6 positions, num_rel_ret = 2
+    grades = {"d1": 3, "d2": 2, "d3": 1}
+    ranking = ["d1", "d1", "x3", "x2", "x1", "d2"]
+    v = both(grades, ranking, ks=(5, 6))
+    assert v["R@5"] == approx(1 / 3) and v["P@5"] == approx(1 / 5) and v["RR"] == 1.0
+    assert v["Success@5"] == 1.0 and v["AP"] == approx(4 / 9)
+    idcg = 3.5 + 2 / LOG2_3
+    assert v["nDCG@5"] == approx(3 / idcg)
+    assert v["nDCG@6"] == approx((3 + 2 / math.log2(7)) / idcg)
+    assert v["R@6"] == approx(2 / 3) and v["P@6"] == approx(2 / 6)
+    assert (v["num_ret"], v["num_rel_ret"]) == (6, 2)
+    exp = both(grades, ranking, ks=(6,), gain="exp")
+    assert exp["nDCG@6"] == approx((7 + 3 / math.log2(7)) / (7 + 3 / LOG2_3 + 0.5))
+    ev = evaluate(
+        Qrels(grades={"q": grades}), Run.from_rankings({"q": ranking}), ks=(5,), with_positional=True
+    )
+    assert ev.duplicates == {"q": ["d1"]}
+    assert ev.counts["positional@5"][0] == 2 and ev.counts["hits@5"][0] == 1
+    assert ev.counts["judged@5"][0] == 1  # d1 once; x1 x2 x3 unjudged
+
+
+def test_duplicate_scores_at_its_first_rank_in_score_order():
+    # rows (a 1.0) (b 3.0) (a 5.0): trec order a(5) b(3) a(1): the repeat is the last a (rank 3)
+    # grades b1: RR = 1/2 (not 1/1 from line order, not 1/3 from scoring the last a); P@2 = 1/2;
+    # num_ret = 3 positions
     run = run_from_rows([("q", "a", 1.0), ("q", "b", 3.0), ("q", "a", 5.0)])
     v = both({"b": 1}, run, ks=(2,))
-    assert v["RR"] == 0.5 and v["P@2"] == 0.5 and v["num_ret"] == 2
+    assert v["RR"] == 0.5 and v["P@2"] == 0.5 and v["num_ret"] == 3
+    # grades a1: the a at rank 1 scores, its repeat at rank 3 does not: AP = (1/1) / 1, P@3 = 1/3
+    w = both({"a": 1}, run, ks=(3,))
+    assert w["AP"] == 1.0 and w["P@3"] == approx(1 / 3) and w["num_rel_ret"] == 1
 
 
 def test_fingerprint_collision_is_not_a_duplicate():
@@ -477,7 +550,7 @@ def test_fingerprint_collision_is_not_a_duplicate():
     v = both({x: 1, y: 1}, [x, y], ks=(2,))
     assert v["P@2"] == 1.0 and v["num_ret"] == 2
     ev = evaluate(Qrels(grades={"q": {x: 1, y: 1}}), Run.from_rankings({"q": [x, y, x]}), ks=(2,))
-    assert ev.duplicates == {"q": [x]} and ev.num_ret[0] == 2
+    assert ev.duplicates == {"q": [x]} and ev.num_ret[0] == 3 and ev.num_rel_ret[0] == 2
 
 
 def test_ties_by_docid_descending_bytewise():
@@ -554,14 +627,14 @@ def test_empty_run():
 def test_run_longer_than_one_hashing_chunk():
     # the engine hashes docids in chunks of 2**20 rows; a repeat whose two copies
     # fall in different chunks is still one document.  Ranking d0 .. d(n-1), then d0
-    # again at the lowest score; grades d0 1, d(n-1) 1.
-    # deduplicated length n;  RR = 1;  AP = (1/1 + 2/n) / 2;  P@10 = 1/10
+    # again at the lowest score (rank n + 1, a repeat: it scores nothing); grades d0 1, d(n-1) 1.
+    # num_ret = n + 1 positions;  RR = 1;  AP = (1/1 + 2/n) / 2;  P@10 = 1/10
     n = (1 << 20) + 5
     docs = [f"d{i}" for i in range(n)] + ["d0"]
     grades = {"d0": 1, f"d{n - 1}": 1}
     run = run_from_rows([("q", d, float(len(docs) - i)) for i, d in enumerate(docs)])
     ev = evaluate(Qrels(grades={"q": grades}), run, ks=(10,))
     assert ev.duplicates == {"q": ["d0"]}
-    assert ev.num_ret[0] == n and ev.num_rel_ret[0] == 2
+    assert ev.num_ret[0] == n + 1 and ev.num_rel_ret[0] == 2
     assert ev.values["AP"][0] == approx((1 + 2 / n) / 2)
     assert ev.values["RR"][0] == 1.0 and ev.values["P@10"][0] == approx(0.1)
