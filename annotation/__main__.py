@@ -312,6 +312,8 @@ def run_pool(args: argparse.Namespace) -> str:
             f"{row['relevant_found']} of the {row['relevant_judged']} judged-relevant chunks, "
             f"{row['found_only_here']} of them found by no other run"
         )
+    for warning in report["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
     return text + "\n"
 
 

@@ -35,6 +35,16 @@ __all__ = [
 ]
 
 
+def one_run_warning(runs: Sequence[str]) -> str | None:
+    """The one wording of "a pool of one system": recall against it is recall against that run's finds."""
+    if len(runs) != 1:
+        return None
+    return (
+        f"the pool holds one run ({runs[0]}): recall against these labels is recall against what that run "
+        "itself found; pool several systems (import another run, or python -m annotation baseline for BM25)"
+    )
+
+
 def pool(
     store: Store,
     depth: int,
@@ -99,6 +109,7 @@ def pool(
         "assignments": assigned,
         "doubly_assigned": doubled,
         "batch": batch,
+        "warnings": [w for w in (one_run_warning(chosen),) if w],
     }
 
 

@@ -385,6 +385,8 @@ def render_data_page() -> None:
                     f"{result['items_added']} new items from {result['pooled']} pooled pairs "
                     f"({result['already_judged']} already judged); {result['assignments']} assignments."
                 )
+                for warning in result["warnings"]:
+                    st.warning(md(warning))
             except StoreError as exc:
                 st.error(md(exc))
     render_estimate_form(depth)

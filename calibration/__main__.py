@@ -5,6 +5,10 @@
     python -m calibration audit QRELS RUN -k K [--fetch-depth D | --fetch-run RUN]
         [--corpus-size N | --corpus FILE] [--truth QRELS] [--min-grade G]
         [--min-judged X] [--stage1-min X] [--fail-on RULE]... [--format table|json]
+    python -m calibration check GOLDEN RUN -k K [--fetch-run RUN | --fetch-depth D]
+        [--corpus FILE | --corpus-size N] [--db DB] [--policy FILE] [--rule RULE]...
+        [--record [--name NAME]] [--format table|json|markdown]
+    python -m calibration history [--name NAME] [--db DB] [--format table|json]
     python -m calibration compare QRELS RUN_A RUN_B [-k K]... [--min-grade G]
         [--permutations N] [--seed S] [--format table|json]
     python -m calibration agree LABELS.csv | --qrels A B [--bootstrap N] [--seed S] [--format table|json]
@@ -20,6 +24,7 @@ input (one line on stderr, no traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -41,7 +46,9 @@ from annotation.cli_base import (
 )
 from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked, write_text
 from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, REPEAT_RULE, InvalidAudit, parse_gate
+from calibration.check_text import check_markdown, check_table, diff_table, history_table, policy_help
 from calibration.metrics import InvalidMeasure
+from calibration.policy import InvalidPolicy
 from calibration.report import (
     agree_table,
     audit_table,
@@ -68,11 +75,17 @@ from calibration.workflows import (
     NothingToEvaluate,
     agree_files,
     audit_data,
+    check_data,
     compare_runs,
+    diff_checks,
     estimate_data,
     evaluate_run,
+    file_digest,
+    history_data,
+    load_policy,
     position_file,
     ppi_files,
+    record_check,
 )
 
 
@@ -151,6 +164,68 @@ def build_parser() -> argparse.ArgumentParser:
         "(at least 95%% for every truth of one stratum, wider)",
     )
     add_format_option(a, "table", "json")
+    ch = sub.add_parser(
+        "check",
+        help="one report per run held to the policy: the seven figures per query, the findings, every rule",
+        description="The run's seven figures per query (fetch recall, keep recall, RR, nDCG@k, |Rel|, k, "
+        "label coverage), the findings and the diagnosis in words, and every rule of the policy with "
+        "passed / failed / not evaluated. Exit 0: no rule failed; 1: a rule failed; 2: bad input.",
+        epilog="the policy (denominator.yaml, --policy FILE, else ./denominator.yaml, else these defaults):\n\n"
+        + policy_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ch.add_argument("qrels", metavar="GOLDEN", help="golden.yaml or TREC qrels")
+    ch.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
+    add_k_option(ch, one=True)
+    fetch = ch.add_mutually_exclusive_group()
+    fetch.add_argument(
+        "--fetch-depth", type=positive_int, metavar="D", help="stage 1 = the same run read to depth D"
+    )
+    fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
+    corpus = ch.add_mutually_exclusive_group()
+    corpus.add_argument("--corpus-size", type=positive_int, metavar="N", help="documents in the corpus")
+    corpus.add_argument(
+        "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
+    )
+    add_min_grade_option(ch)
+    add_db_option(ch)
+    ch.add_argument(
+        "--with-store",
+        action="store_true",
+        help="read the faithfulness grades and the judges' calibration from the store (implied by --db)",
+    )
+    ch.add_argument(
+        "--policy", metavar="FILE", help="the policy file (default: ./denominator.yaml when present)"
+    )
+    ch.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="override one bar: 'stage1_recall>0.9', 'label_coverage>=0.01', 'kappa=off', 'corpus=broad'",
+    )
+    ch.add_argument(
+        "--record",
+        action="store_true",
+        help="keep the report in the store (--db) under --name, for `history` and the Metrics page",
+    )
+    ch.add_argument(
+        "--name", metavar="NAME", help="with --record: the run's name (default: the run file's name)"
+    )
+    add_format_option(ch, "table", "json", "markdown")
+
+    hi = sub.add_parser("history", help="the recorded checks of a run over time, or two of them per query")
+    hi.add_argument("--name", metavar="NAME", help="only this run name")
+    hi.add_argument(
+        "--diff",
+        nargs=2,
+        type=positive_int,
+        metavar=("FIRST", "SECOND"),
+        help="two recorded checks, per query",
+    )
+    add_db_option(hi)
+    add_format_option(hi, "table", "json")
+
     c = sub.add_parser("compare", help="two runs on the same judgments: per-query deltas and paired tests")
     c.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     c.add_argument("run_a", metavar="RUN_A", help="the baseline run (TREC run or .jsonl rankings)")
@@ -290,6 +365,65 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     return table + (estimate_table(estimates) if estimates is not None else ""), code
 
 
+def run_check(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: the store (sqlite-utils), only when the check reads it
+    from annotation.store import Store, StoreError, default_db_path
+
+    policy = load_policy(args.policy, args.rule)
+    qrels = read_judgments(args.qrels)
+    run = read_ranked(args.run)
+    inputs = dict(
+        policy=policy,
+        fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
+        fetch_depth=args.fetch_depth,
+        corpus_size=args.corpus_size,
+        corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
+        run_name=args.run,
+        qrels_name=args.qrels,
+    )
+    if args.name and not args.record:
+        raise UsageError("python -m calibration check: --name goes with --record")
+    recorded = None
+    try:
+        if args.db or args.with_store or args.record:
+            with Store(args.db or default_db_path()) as store:
+                with_store = bool(args.db or args.with_store)
+                report = check_data(
+                    qrels, run, args.k[0], args.min_grade, store=store if with_store else None, **inputs
+                )
+                if args.record:
+                    name = args.name or os.path.basename(args.run)
+                    recorded = record_check(store, report, name, qrels, file_digest(args.run))
+                    print(f"recorded check {recorded} of {name!r} in {store.path}", file=sys.stderr)
+        else:
+            report = check_data(qrels, run, args.k[0], args.min_grade, **inputs)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    code = 0 if report["passed"] else 1
+    if args.format == "json":
+        return dumps(report), code
+    if args.format == "markdown":
+        return check_markdown(report, args.qrels, args.run), code
+    return check_table(report, args.qrels, args.run), code
+
+
+def run_history(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: the store (sqlite-utils), only for this command
+    from annotation.store import Store, StoreError, default_db_path
+
+    try:
+        with Store(args.db or default_db_path()) as store:
+            if args.diff:
+                diff = diff_checks(store, *args.diff)
+                return (dumps(diff) if args.format == "json" else diff_table(diff)), 0
+            entries = history_data(store, args.name)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        return dumps({"checks": entries}), 0
+    return history_table(entries), 0
+
+
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
     comparison = compare_runs(
         read_judgments(args.qrels),
@@ -417,6 +551,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler: Any = {
             "metrics": run_metrics,
             "audit": run_audit,
+            "check": run_check,
+            "history": run_history,
             "compare": run_compare,
             "agree": run_agree,
             "position": run_position,
@@ -429,6 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         FormatError,
         InvalidAudit,
         InvalidMeasure,
+        InvalidPolicy,
         InvalidInput,
         NothingToEvaluate,
     ) as exc:

@@ -176,9 +176,17 @@ def test_golden_round_trips(tmp_path, capsys) -> None:
 def test_pool_prints_what_each_run_found_alone(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
     assert cli(main, capsys, "demo", "--db", db)[0] == 0
-    code, out, _ = cli(main, capsys, "pool", "--db", db, "--depth", "5")
+    code, out, err = cli(main, capsys, "pool", "--db", db, "--depth", "5")
     assert code == 0
     assert out.splitlines() == [
         "pool of depth 5 over runs retriever: 20 (query, chunk) pairs, 10 already judged, 0 new items",
         "  retriever: 20 pairs in its top 5; found 4 of the 5 judged-relevant chunks, 4 of them found by no other run",
     ]
+    # one run pooled: recall against these labels is recall against that run's own finds
+    assert err.splitlines() == [
+        "warning: the pool holds one run (retriever): recall against these labels is recall against what that "
+        "run itself found; pool several systems (import another run, or python -m annotation baseline for BM25)"
+    ]
+    assert cli(main, capsys, "baseline", "--db", db, "--name", "bm25")[0] == 0
+    code, _, err = cli(main, capsys, "pool", "--db", db, "--depth", "5")
+    assert code == 0 and err == ""

@@ -22,7 +22,8 @@ The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``
 - ``judges``: judges, their answers, what they are asked, their calibrations;
 - ``pools``: pools, samples, answer pairs, assignments;
 - ``queue``: the labelling queue and what an item shows;
-- ``corpus``: chunks, queries, traces, rankings and items read back whole.
+- ``corpus``: chunks, queries, traces, rankings and items read back whole;
+- ``history``: recorded ``check`` reports of a run over time.
 
 Everything else asks the store: no SQL lives outside this package
 (``tests/test_sql_home.py``).
@@ -45,6 +46,7 @@ from annotation.store.base import (
     utc_now,
 )
 from annotation.store.corpus import Corpus
+from annotation.store.history import History
 from annotation.store.identity import REVOKED, ROLES, Identity, token_hash
 from annotation.store.imports import Imports
 from annotation.store.judges import CALIBRATION_COLUMNS, JUDGE_COLUMNS, Judges
@@ -78,7 +80,7 @@ __all__ = [
 ]
 
 
-class Store(Imports, Labels, Judges, Pools, Queue, Corpus, Identity, StoreBase):
+class Store(Imports, Labels, Judges, Pools, Queue, Corpus, History, Identity, StoreBase):
     """A handle on the SQLite file; one per script run (or per session)."""
 
 

@@ -119,3 +119,21 @@ def _m007_estimate_samples(db: sqlite_utils.Database) -> None:
             stratum_sampled INTEGER NOT NULL, inclusion REAL NOT NULL, design TEXT NOT NULL, created_at TEXT NOT NULL,
             PRIMARY KEY (query_id, chunk_id))"""
     )
+
+
+@MIGRATIONS(name="m008_check_history")
+def _m008_check_history(db: sqlite_utils.Database) -> None:
+    """Every recorded ``check`` report of a run name: the figures, the policy, the label file's
+    hash and label count, the run's hash and when, so a figure can be followed over time and a
+    change of labels is never read as a change of system. Append-only, like the labels."""
+    db.execute(
+        """CREATE TABLE check_reports (id INTEGER PRIMARY KEY, name TEXT NOT NULL, k INTEGER NOT NULL,
+            golden_hash TEXT NOT NULL, golden_labels INTEGER NOT NULL, run_hash TEXT NOT NULL,
+            passed INTEGER NOT NULL, report TEXT NOT NULL, created_at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX check_reports_name ON check_reports (name, id)")
+    for action in ("UPDATE", "DELETE"):
+        db.execute(
+            f"""CREATE TRIGGER check_reports_no_{action.lower()} BEFORE {action} ON check_reports
+            BEGIN SELECT RAISE(ABORT, 'check reports are append-only: record a new one instead'); END"""
+        )

@@ -1,0 +1,264 @@
+"""The Metrics page's check and history views (admins).
+
+``render_check``: the run held to the policy (``./denominator.yaml`` when
+present, else the essay's table, as ``python -m calibration check``): every
+rule with passed / FAILED / not evaluated and why, the seven figures per query,
+the findings and the diagnosis in words, and a button that records the report
+in the store. ``render_history``: each figure of a run name over time with the
+policy's bars drawn and a mark where the labels changed, and the per-query
+difference between any two recorded reports. Both render what
+``calibration.workflows`` and ``calibration.check_text`` return, so the page
+and the CLI say the same; every data string goes through ``md``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from annotation import access
+from annotation.model import Qrels, Run
+from annotation.render import md, num, signed
+from annotation.store import Store, StoreError
+from calibration.check_text import FIGURE_HEADER, figure_rows, finding_line, rule_status
+from calibration.policy import InvalidPolicy, Policy
+from calibration.workflows import check_data, diff_checks, history_data, load_policy, record_check
+
+KEY = "check:"
+STATUS = {True: "passed", False: "FAILED", None: "not evaluated"}
+# the figure of a history chart -> the rule whose bar is drawn on it
+BARS = {"fetch_recall": "stage1_recall", "judged_at_k": "judged_at_k", "label_coverage": "label_coverage"}
+LABELS = {
+    "keep_recall": "R@k",
+    "fetch_recall": "R@fetch (stage 1)",
+    "rr": "MRR",
+    "ndcg": "nDCG@k",
+    "label_coverage": "label coverage",
+    "judged_at_k": "judged@k",
+}
+
+
+def _db() -> str | None:
+    """The store's path when there is one (the page never creates a database by reading)."""
+    db = access.db_path()
+    return db if os.path.exists(db) else None
+
+
+def _policy() -> Policy | None:
+    try:
+        return load_policy()
+    except (InvalidPolicy, ValueError) as exc:
+        st.error(md(exc))
+        return None
+
+
+def render_check(
+    qrels: Qrels,
+    run: Run,
+    k: int,
+    min_grade: int | None,
+    fetch_depth: int,
+    corpus_size: int | None,
+    run_digest: str,
+    run_label: str,
+) -> None:
+    st.header("Check against the policy")
+    policy = _policy()
+    if policy is None:
+        return
+    db = _db()
+    inputs: dict[str, Any] = dict(policy=policy, fetch_depth=fetch_depth, corpus_size=corpus_size)
+    try:
+        if db is None:
+            report = check_data(qrels, run, k, min_grade, **inputs)
+        else:
+            with Store(db) as store:
+                report = check_data(qrels, run, k, min_grade, store=store, **inputs)
+    except (StoreError, ValueError) as exc:
+        st.error(md(exc))
+        return
+    failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
+    st.caption(
+        f"Policy: {md(report['policy']['source'])} (corpus: {report['policy']['corpus']}); "
+        f"k = {k}; stage 1 = the run read to depth {fetch_depth}; the same report as "
+        "`python -m calibration check`."
+    )
+    if failed:
+        st.error("FAILED: " + ", ".join(failed) + " (the CLI exits 1)")
+    else:
+        st.success("No rule failed.")
+    rules = pd.DataFrame(
+        [
+            {"rule": r["rule"], "bar": r["bar"], "result": STATUS[r["passed"]], "detail": md(rule_status(r))}
+            for r in report["rules"]
+        ]
+    )
+    st.table(rules, hide_index=True)
+    rows = [[md(row[0]), *row[1:]] for row in figure_rows(report)]
+    st.table(pd.DataFrame(rows, columns=FIGURE_HEADER), hide_index=True)
+    for note in report["summary"]["notes"]:
+        st.caption(f"Note: {md(note)}")
+    findings = [
+        f"- {md(qid)} [{code}] {md(finding_line(code, q, report))}"
+        for qid, q in report["queries"].items()
+        for code in q["findings"]
+    ]
+    if findings:
+        st.markdown("**Findings**\n\n" + "\n".join(findings))
+    if db is None:
+        st.caption(f"No database at {md(access.db_path())}: nothing to record into.")
+        return
+    with st.form(f"{KEY}record"):
+        name = st.text_input("run name", value=run_label, key=f"{KEY}name")
+        if st.form_submit_button("Record this check"):
+            try:
+                with Store(db) as store:
+                    report_id = record_check(store, report, name, qrels, run_digest)
+                st.success(f"Recorded check {report_id} of {md(name)}.")
+            except (StoreError, ValueError) as exc:
+                st.error(md(exc))
+
+
+def history_frame(entries: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per (recorded check, figure): the long form the chart draws."""
+    rows = []
+    for e in entries:
+        for figure, label in LABELS.items():
+            value = e["means"].get(figure)
+            if value is None:
+                continue
+            rows.append(
+                {
+                    "check": e["id"],
+                    "recorded": e["created_at"][:19].replace("T", " "),
+                    "figure": label,
+                    "value": value,
+                    "labels": f"{e['golden_hash'][:8]} ({e['golden_labels']})"
+                    + (" changed" if e["labels_changed"] else ""),
+                    "labels changed": e["labels_changed"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def history_chart(entries: list[dict[str, Any]]) -> alt.Chart | None:
+    frame = history_frame(entries)
+    if frame.empty:
+        return None
+    x = alt.X("check:O", title="recorded check (id)", axis=alt.Axis(labelAngle=0))
+    base = alt.Chart(frame)
+    lines = base.mark_line(point=True).encode(
+        x=x,
+        y=alt.Y("value:Q", title="mean over queries", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("figure:N", legend=alt.Legend(orient="bottom", columns=3, labelLimit=0)),
+        tooltip=["check", "recorded", "figure", alt.Tooltip("value:Q", format=".3f"), "labels"],
+    )
+    layers: list[alt.Chart] = [lines]
+    changed = frame[frame["labels changed"]].drop_duplicates("check")
+    if not changed.empty:
+        layers.append(
+            alt.Chart(changed)
+            .mark_rule(strokeDash=[2, 2], color="gray")
+            .encode(x=x, tooltip=[alt.Tooltip("labels:N", title="labels changed here")])
+        )
+    bars = []
+    last = entries[-1]["bars"]
+    for figure, rule in BARS.items():
+        text = last.get(rule)
+        if text and any(op in text for op in (">", "<")):
+            value = float(text.split()[-1])
+            bars.append({"figure": LABELS[figure], "bar": value, "rule": f"{rule} {text}"})
+    if bars:
+        layers.append(
+            alt.Chart(pd.DataFrame(bars))
+            .mark_rule(strokeDash=[6, 3])
+            .encode(y="bar:Q", color=alt.Color("figure:N"), tooltip=["rule"])
+        )
+    return alt.layer(*layers).properties(height=320)
+
+
+def render_history() -> None:
+    st.header("History of recorded checks")
+    db = _db()
+    if db is None:
+        st.info(f"No database at {md(access.db_path())}: recorded checks live in the store.")
+        return
+    try:
+        with Store(db) as store:
+            entries = history_data(store)
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    if not entries:
+        st.info(
+            "No recorded check yet: record one above, or `python -m calibration check ... --record --name NAME`."
+        )
+        return
+    names = sorted({e["name"] for e in entries})
+    name = st.selectbox("run name", names, key=f"{KEY}history_name")
+    mine = [e for e in entries if e["name"] == name]
+    chart = history_chart(mine)
+    if chart is not None:
+        st.altair_chart(chart, width="stretch")
+    st.caption(
+        "Means over the queries of each recorded check; dashed lines: the policy's bars; a dotted vertical "
+        "line: the labels changed there (a new label hash), so a difference may be the labels', not the system's."
+    )
+    table = pd.DataFrame(
+        [
+            {
+                "check": str(e["id"]),
+                "run": md(e["name"]),
+                "recorded (UTC)": e["created_at"][:19].replace("T", " "),
+                "k": e["k"],
+                "queries": e["n_queries"],
+                **{LABELS[f]: num(e["means"][f], 3, "prose") for f in LABELS},
+                "labels": f"{e['golden_hash'][:8]} ({e['golden_labels']})"
+                + (" changed" if e["labels_changed"] else ""),
+                "result": "passed" if not e["failed"] else "FAILED: " + ", ".join(e["failed"]),
+            }
+            for e in mine
+        ]
+    )
+    st.table(table, hide_index=True)
+    if len(entries) < 2:
+        return
+    ids = [e["id"] for e in entries]
+    left, right = st.columns(2)
+    first = left.selectbox("first check", ids, index=max(len(ids) - 2, 0), key=f"{KEY}diff_first")
+    second = right.selectbox("second check", ids, index=len(ids) - 1, key=f"{KEY}diff_second")
+    if first == second:
+        st.caption("Choose two different checks to see what changed per query.")
+        return
+    try:
+        with Store(db) as store:
+            diff = diff_checks(store, int(first), int(second))
+    except (StoreError, ValueError) as exc:
+        st.error(md(exc))
+        return
+    if diff["labels_changed"]:
+        st.warning(
+            f"The labels changed between check {first} and check {second}: a difference may be the labels', "
+            "not the system's."
+        )
+    rows = []
+    for qid, row in diff["queries"].items():
+        entry: dict[str, Any] = {"query": md(qid)}
+        for key, label in (
+            ("keep_recall", "R@k"),
+            ("fetch_recall", "R@fetch"),
+            ("rr", "RR"),
+            ("ndcg", "nDCG@k"),
+        ):
+            entry[f"{label} first"] = num(row[key]["first"], 3, "prose")
+            entry[f"{label} second"] = num(row[key]["second"], 3, "prose")
+            entry[f"{label} Δ"] = signed(row[key]["delta"], 3, "prose")
+        entry["findings"] = " ".join(
+            [f"+{c}" for c in row["findings_gained"]] + [f"-{c}" for c in row["findings_lost"]]
+        )
+        rows.append(entry)
+    st.table(pd.DataFrame(rows), hide_index=True)

@@ -1,0 +1,392 @@
+"""The policy (the essay's thresholds table as gates) and ``python -m calibration check``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from calibration.check import decisive, faithfulness_entry, wilson
+from calibration.policy import (
+    DEFAULT_POLICY,
+    Bar,
+    InvalidPolicy,
+    override,
+    parse_bar,
+    policy_from_mapping,
+    rules_table,
+)
+from calibration.__main__ import main
+from calibration.workflows import load_policy
+from tests.conftest import cli
+
+EX = "examples/worked-example"
+
+
+def run(capsys, *argv, expect=0, stream="stdout"):
+    """``python -m calibration ARGV``: its stdout (or stderr), after checking the exit code."""
+    code, out, err = cli(main, capsys, *argv)
+    assert code == expect, (code, out, err)
+    return out if stream == "stdout" else err
+
+
+# ---------------------------------------------------------------- the policy
+
+
+def test_the_default_policy_is_the_essays_table_with_its_strictness():
+    table = {name: bar for name, bar, _source in rules_table(every_corpus=True)}
+    assert table == {
+        "stage1_recall": "> 0.95",
+        "recall_at_20": ">= 0.8 (broad corpora)",
+        "faithfulness": ">= 0.7 narrow, >= 0.5 broad",
+        "kappa": ">= 0.6",
+        "rel_at_least_k": ">= k",
+        "no_duplicates": "= 0",
+        "label_coverage": "off",
+        "judged_at_k": ">= 0.25",
+    }
+
+
+def test_stage1_is_strict_exactly_095_fails():
+    bar = DEFAULT_POLICY.bar("stage1_recall")
+    assert not bar.holds(19 / 20)  # exactly 0.95
+    assert bar.holds(0.9500001)
+    assert DEFAULT_POLICY.bar("judged_at_k").holds(0.25)  # >= lets the bar itself pass
+
+
+def test_corpus_decides_the_faithfulness_bar_and_recall_at_20():
+    broad = policy_from_mapping({"corpus": "broad"})
+    assert broad.bar("faithfulness") == Bar(">=", 0.5)
+    assert broad.bar("recall_at_20") == Bar(">=", 0.8)
+    assert DEFAULT_POLICY.bar("faithfulness") == Bar(">=", 0.7)
+    assert DEFAULT_POLICY.bar("recall_at_20") is None  # narrow: does not apply
+
+
+def test_policy_file_and_command_line_overrides(tmp_path):
+    path = tmp_path / "denominator.yaml"
+    path.write_text(
+        "corpus: broad\nrules:\n  stage1_recall: '>= 0.9'\n  label_coverage: '>= 0.01'\n"
+        "  faithfulness: {narrow: '>= 0.8', broad: '> 0.6'}\ndiagnosis:\n  ndcg: 0.4\n"
+    )
+    policy = load_policy(path)
+    assert policy.corpus == "broad"
+    assert policy.bar("stage1_recall") == Bar(">=", 0.9)
+    assert policy.bar("label_coverage") == Bar(">=", 0.01)
+    assert policy.bar("faithfulness") == Bar(">", 0.6)
+    assert policy.diagnosis.ndcg == 0.4
+    # ./denominator.yaml is read when no --policy is given
+    assert load_policy(cwd=tmp_path).corpus == "broad"
+    assert load_policy(cwd=tmp_path / "nowhere") == DEFAULT_POLICY
+    changed = override(policy, ["corpus=narrow", "kappa=off", "stage1_recall>0.99", "no_duplicates=off"])
+    assert changed.corpus == "narrow" and changed.bar("faithfulness") == Bar(">=", 0.8)
+    assert changed.bar("kappa") is None and changed.bar("no_duplicates") is None
+    assert changed.bar("stage1_recall") == Bar(">", 0.99)
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"rules": {"stage_one": 0.9}}, "unknown rule 'stage_one'"),
+        ({"rules": {"stage1_recall": "about 0.9"}}, "expected a bar such as"),
+        ({"rules": {"kappa": 1.5}}, "between 0 and 1"),
+        ({"corpus": "medium"}, "expected narrow or broad"),
+        ({"colour": 1}, "unknown key 'colour'"),
+        ({"rules": {"no_duplicates": 0.5}}, "expected true (on) or false (off)"),
+    ],
+)
+def test_a_bad_policy_is_refused_in_one_line(data, message):
+    with pytest.raises(InvalidPolicy, match=message.replace("(", r"\(").replace(")", r"\)")):
+        policy_from_mapping(data, "denominator.yaml")
+
+
+def test_parse_bar_off_and_bare_numbers():
+    assert parse_bar("off", "x") is None and parse_bar(None, "x") is None
+    assert parse_bar(0.8, "x") == Bar(">=", 0.8)
+    assert parse_bar("> 0.95", "x") == Bar(">", 0.95)
+
+
+# ---------------------------------------------------------------- small print
+
+
+def test_decisive_prints_enough_digits_to_explain_the_verdict():
+    bar = Bar(">=", 0.6)
+    assert decisive(0.5996, bar) == "0.5996"
+    assert decisive(0.59999, bar) == "0.59999"
+    assert decisive(0.6, bar) == "0.600"
+    assert decisive(0.71, bar) == "0.710"
+
+
+def test_wilson_matches_the_published_interval():
+    low, high = wilson(8, 10)  # the textbook example: 8 of 10, 95%: [0.490, 0.943]
+    assert (round(low, 3), round(high, 3)) == (0.490, 0.943)
+    assert wilson(0, 0) is None
+    low, high = wilson(0, 20)
+    assert low == 0.0 and math.isclose(high, 0.16112, abs_tol=1e-4)
+
+
+def test_faithfulness_passes_only_when_the_interval_clears_the_bar():
+    bar = Bar(">=", 0.7)
+    ok = faithfulness_entry("people", 0.9, wilson(90, 100), 100, bar, "")
+    assert ok["passed"] is True
+    below = faithfulness_entry("people", 0.6, wilson(6, 10), 10, bar, "")
+    assert below["passed"] is False and "0.600 is not >= 0.7" in below["reason"]
+    unsure = faithfulness_entry("people", 0.8, wilson(8, 10), 10, bar, "")
+    assert unsure["passed"] is None and "reaches 0.490" in unsure["reason"]
+
+
+# ---------------------------------------------------------------- check on the worked example
+
+
+def test_check_prints_the_seven_figures_and_fails_rel_at_least_k(capsys):
+    out = run(
+        capsys,
+        "check",
+        f"{EX}/golden.yaml",
+        f"{EX}/run.jsonl",
+        "-k",
+        "5",
+        "--fetch-depth",
+        "10",
+        "--corpus",
+        f"{EX}/corpus.jsonl",
+        "--format",
+        "json",
+        expect=1,
+    )
+    report = json.loads(out)
+    assert report["k"] == 5
+    q = report["queries"]
+    assert set(q) == {"q_faw", "q_store", "q_milk", "q_broad"}
+    # the seeds's expected values, at k = 5
+    assert q["q_faw"]["keep_recall"] == pytest.approx(2 / 3)
+    assert q["q_faw"]["rr"] == 1.0 and q["q_store"]["rr"] == 0.5
+    assert q["q_faw"]["ndcg"] == pytest.approx(0.7350069851)
+    assert q["q_store"]["ndcg"] == pytest.approx(0.5363218250)
+    assert q["q_milk"]["ndcg"] == pytest.approx(0.8108918607)
+    assert q["q_broad"]["ndcg"] == pytest.approx(0.8798281569)
+    assert q["q_broad"]["keep_recall"] == 0.5 and q["q_broad"]["rel"] == 8
+    assert all(v["fetch_recall"] == 1.0 for v in q.values())
+    assert q["q_faw"]["label_coverage"] == pytest.approx(3 / 24)
+    assert q["q_broad"]["label_coverage"] == pytest.approx(8 / 24)
+    for v in q.values():
+        assert set(v) >= {"fetch_recall", "keep_recall", "rr", "ndcg", "rel", "k", "label_coverage", "findings"}
+    assert report["summary"]["keep_recall"]["mean"] == pytest.approx(0.625)
+    assert report["summary"]["ndcg"]["mean"] == pytest.approx(0.7405122069)
+    rules = {r["rule"]: r for r in report["rules"]}
+    assert rules["rel_at_least_k"]["passed"] is False
+    assert rules["rel_at_least_k"]["queries"] == ["q_faw", "q_milk", "q_store"]
+    assert rules["stage1_recall"]["passed"] is True
+    assert rules["no_duplicates"]["passed"] is True
+    assert rules["faithfulness"]["passed"] is None and "give --db" in rules["faithfulness"]["reason"]
+    assert rules["kappa"]["passed"] is None
+    assert rules["label_coverage"]["passed"] is None and rules["label_coverage"]["reason"].startswith("off")
+    assert rules["recall_at_20"]["passed"] is None
+    assert report["passed"] is False
+    # stage 1 finds everything, the cut at 5 keeps 2 of 3: the loss is at the cut
+    assert "loss_at_cut" in q["q_faw"]["findings"]
+    assert "rel_below_k" in q["q_faw"]["findings"]
+    assert report["summary"]["notes"] and "30-50" in report["summary"]["notes"][0]
+
+
+def test_check_table_says_the_rules_and_findings_in_words(capsys):
+    out = run(
+        capsys,
+        "check",
+        f"{EX}/golden.yaml",
+        f"{EX}/run.jsonl",
+        "-k",
+        "5",
+        "--fetch-depth",
+        "10",
+        expect=1,
+    )
+    assert "R@fetch" in out and "coverage" in out and "unknown" in out
+    assert "rel_at_least_k >= k (5)" in out
+    assert "FAILED for 3 of 4 queries: q_faw, q_milk, q_store" in out
+    assert "stage1_recall > 0.95" in out
+    assert "the reranker or keep-n drops what fetch found" in out
+    assert "result: FAILED: rel_at_least_k (exit 1)" in out
+
+
+def test_check_fails_no_duplicates_on_the_dupe_example(capsys):
+    out = run(
+        capsys, "check", f"{EX}/dupe.yaml", f"{EX}/dupe.jsonl", "-k", "5", "--format", "json", expect=1
+    )
+    rules = {r["rule"]: r for r in json.loads(out)["rules"]}
+    assert rules["no_duplicates"]["passed"] is False
+    assert "q_dupe" in rules["no_duplicates"]["queries"]
+
+
+def test_check_stage1_exactly_095_fails(capsys, tmp_path):
+    # 20 relevant documents, stage 1 finds 19 of them: 0.95, which "> 0.95" does not let pass
+    grades = "\n".join(f"q 0 d{i} 1" for i in range(20))
+    (tmp_path / "q.qrels").write_text(grades + "\n")
+    ranking = [f"d{i}" for i in range(19)] + ["x"]
+    (tmp_path / "run.jsonl").write_text(json.dumps({"query_id": "q", "ranking": ranking}) + "\n")
+    out = run(
+        capsys,
+        "check",
+        str(tmp_path / "q.qrels"),
+        str(tmp_path / "run.jsonl"),
+        "-k",
+        "20",
+        "--fetch-depth",
+        "20",
+        "--format",
+        "json",
+        expect=1,
+    )
+    report = json.loads(out)
+    stage1 = next(r for r in report["rules"] if r["rule"] == "stage1_recall")
+    assert report["queries"]["q"]["fetch_recall"] == 0.95
+    assert stage1["passed"] is False and stage1["queries"] == ["q"]
+    # a user who means ">= 0.95" says so, and it passes
+    out = run(
+        capsys,
+        "check",
+        str(tmp_path / "q.qrels"),
+        str(tmp_path / "run.jsonl"),
+        "-k",
+        "20",
+        "--fetch-depth",
+        "20",
+        "--rule",
+        "stage1_recall>=0.95",
+        "--format",
+        "json",
+    )
+    stage1 = next(r for r in json.loads(out)["rules"] if r["rule"] == "stage1_recall")
+    assert stage1["passed"] is True and stage1["bar"] == ">= 0.95"
+
+
+def test_check_help_prints_the_thresholds_table(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "stage1_recall   > 0.95" in out
+    assert "faithfulness    >= 0.7 narrow, >= 0.5 broad" in out
+    assert "label_coverage  off" in out
+
+
+def test_check_bad_policy_exits_2_in_one_line(capsys, tmp_path):
+    bad = tmp_path / "p.yaml"
+    bad.write_text("rules:\n  stage_one: 0.9\n")
+    err = run(
+        capsys,
+        "check",
+        f"{EX}/golden.yaml",
+        f"{EX}/run.jsonl",
+        "-k",
+        "5",
+        "--policy",
+        str(bad),
+        expect=2,
+        stream="stderr",
+    )
+    assert err.count("\n") == 1 and "unknown rule 'stage_one'" in err
+
+
+def test_check_markdown_is_a_pull_request_comment(capsys):
+    out = run(
+        capsys,
+        "check",
+        f"{EX}/golden.yaml",
+        f"{EX}/run.jsonl",
+        "-k",
+        "5",
+        "--format",
+        "markdown",
+        expect=1,
+    )
+    assert out.startswith("### Denominator check: FAILED: rel_at_least_k")
+    assert "| rel_at_least_k | >= k (5) | FAILED for 3 of 4 queries: `q_faw`, `q_milk`, `q_store` |" in out
+
+
+# ---------------------------------------------------------------- history
+
+
+def test_record_twice_then_history_lists_both_and_the_diff(capsys, tmp_path):
+    db = tmp_path / "h.db"
+    first = tmp_path / "run.jsonl"
+    first.write_text(open(f"{EX}/run.jsonl").read())
+    second = tmp_path / "run2.jsonl"  # q_faw's top 3 reordered: m1 first
+    second.write_text(open(f"{EX}/run.jsonl").read().replace('"m2", "x3", "m1"', '"m1", "m2", "x3"'))
+    assert first.read_text() != second.read_text()
+    for path in (first, second):
+        err = run(
+            capsys,
+            "check",
+            f"{EX}/golden.yaml",
+            path,
+            "-k",
+            "5",
+            "--fetch-depth",
+            "10",
+            "--record",
+            "--name",
+            "bm25",
+            "--db",
+            db,
+            expect=1,
+            stream="stderr",
+        )
+        assert "recorded check" in err and "'bm25'" in err
+    history = json.loads(run(capsys, "history", "--db", db, "--format", "json"))["checks"]
+    assert [h["id"] for h in history] == [1, 2] and {h["name"] for h in history} == {"bm25"}
+    assert history[0]["run_hash"] != history[1]["run_hash"]
+    assert history[0]["golden_hash"] == history[1]["golden_hash"] and history[0]["golden_labels"] == 17
+    assert history[1]["labels_changed"] is False
+    assert history[0]["means"]["ndcg"] == pytest.approx(0.7405122069)
+    assert history[1]["means"]["ndcg"] > history[0]["means"]["ndcg"]
+    assert history[0]["failed"] == ["rel_at_least_k"]
+    table = run(capsys, "history", "--db", db)
+    assert "bm25" in table and "FAILED: rel_at_least_k" in table
+    diff = json.loads(run(capsys, "history", "--db", db, "--diff", "1", "2", "--format", "json"))
+    faw = diff["queries"]["q_faw"]
+    # m1 (grade 3) moves from rank 3 to rank 1: nDCG@5 of q_faw = (3 + 2/log2 3) / IDCG
+    idcg = 3 + 2 / math.log2(3) + 1 / 2
+    assert faw["ndcg"]["second"] == pytest.approx((3 + 2 / math.log2(3)) / idcg)
+    assert faw["ndcg"]["delta"] == pytest.approx((3 + 2 / math.log2(3)) / idcg - 0.7350069851)
+    assert faw["keep_recall"]["delta"] == 0.0
+    assert diff["queries"]["q_milk"]["ndcg"]["delta"] == 0.0
+    assert diff["labels_changed"] is False
+
+
+def test_history_marks_a_change_of_labels(capsys, tmp_path):
+    db = tmp_path / "h.db"
+    golden = tmp_path / "golden.yaml"
+    text = open(f"{EX}/golden.yaml").read()
+    golden.write_text(text)
+    args = ["check", golden, f"{EX}/run.jsonl", "-k", "5", "--record", "--name", "r", "--db", db]
+    run(capsys, *args, expect=1)
+    qrels = tmp_path / "more.qrels"  # the same queries, one more relevant chunk for q_faw
+    from annotation.formats import read_judgments
+
+    grades = read_judgments(golden).grades
+    lines = [f"{q} 0 {d} {g}" for q, docs in grades.items() for d, g in docs.items()] + ["q_faw 0 x3 1"]
+    qrels.write_text("\n".join(lines) + "\n")
+    run(capsys, "check", qrels, f"{EX}/run.jsonl", "-k", "5", "--record", "--name", "r", "--db", db, expect=1)
+    history = json.loads(run(capsys, "history", "--db", db, "--name", "r", "--format", "json"))["checks"]
+    assert [h["labels_changed"] for h in history] == [False, True]
+    assert [h["golden_labels"] for h in history] == [17, 18]
+    assert "changed" in run(capsys, "history", "--db", db)
+    assert "the labels changed between the two" in run(capsys, "history", "--db", db, "--diff", "1", "2")
+
+
+def test_labels_digest_ignores_the_file_format(tmp_path):
+    from annotation.formats import read_judgments
+    from calibration.workflows import labels_digest
+
+    golden = read_judgments(f"{EX}/golden.yaml")
+    lines = [f"{q} 0 {d} {g}" for q, docs in reversed(golden.grades.items()) for d, g in docs.items()]
+    (tmp_path / "same.qrels").write_text("\n".join(lines) + "\n")
+    digest, n = labels_digest(golden)
+    assert n == 17 and (digest, n) == labels_digest(read_judgments(tmp_path / "same.qrels"))
+    (tmp_path / "other.qrels").write_text("\n".join(lines[1:]) + "\n")
+    assert labels_digest(read_judgments(tmp_path / "other.qrels"))[0] != digest
+
+
+def test_history_of_an_unknown_check_exits_2(capsys, tmp_path):
+    err = run(capsys, "history", "--db", tmp_path / "h.db", "--diff", "1", "2", expect=2, stream="stderr")
+    assert "no recorded check with id 1" in err and err.count("\n") == 1
