@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from calibration.__main__ import main
 from calibration.check import decisive, faithfulness_entry, wilson
 from calibration.policy import (
     DEFAULT_POLICY,
@@ -17,7 +18,6 @@ from calibration.policy import (
     policy_from_mapping,
     rules_table,
 )
-from calibration.__main__ import main
 from calibration.workflows import load_policy
 from tests.conftest import cli
 
@@ -170,7 +170,16 @@ def test_check_prints_the_seven_figures_and_fails_rel_at_least_k(capsys):
     assert q["q_faw"]["label_coverage"] == pytest.approx(3 / 24)
     assert q["q_broad"]["label_coverage"] == pytest.approx(8 / 24)
     for v in q.values():
-        assert set(v) >= {"fetch_recall", "keep_recall", "rr", "ndcg", "rel", "k", "label_coverage", "findings"}
+        assert set(v) >= {
+            "fetch_recall",
+            "keep_recall",
+            "rr",
+            "ndcg",
+            "rel",
+            "k",
+            "label_coverage",
+            "findings",
+        }
     assert report["summary"]["keep_recall"]["mean"] == pytest.approx(0.625)
     assert report["summary"]["ndcg"]["mean"] == pytest.approx(0.7405122069)
     rules = {r["rule"]: r for r in report["rules"]}
@@ -210,9 +219,7 @@ def test_check_table_says_the_rules_and_findings_in_words(capsys):
 
 
 def test_check_fails_no_duplicates_on_the_dupe_example(capsys):
-    out = run(
-        capsys, "check", f"{EX}/dupe.yaml", f"{EX}/dupe.jsonl", "-k", "5", "--format", "json", expect=1
-    )
+    out = run(capsys, "check", f"{EX}/dupe.yaml", f"{EX}/dupe.jsonl", "-k", "5", "--format", "json", expect=1)
     rules = {r["rule"]: r for r in json.loads(out)["rules"]}
     assert rules["no_duplicates"]["passed"] is False
     assert "q_dupe" in rules["no_duplicates"]["queries"]
