@@ -45,6 +45,18 @@ def num(value: float | None, digits: int = 3, medium: Medium = "table") -> str:
     return f"{value:.{digits}f}"
 
 
+def decisive(value: float | None, *bars: float, digits: int = 3, medium: Medium = "table") -> str:
+    """The figure with enough digits that its comparison with each bar reads right: 0.5996 against
+    a bar of 0.6 prints ``0.5996``, not ``0.600`` (a verdict compares the unrounded value)."""
+    if is_undefined(value):
+        return UNDEFINED[medium]
+    text = f"{value:.{digits}f}"
+    while digits < 12 and any(value != bar and float(text) == bar for bar in bars):
+        digits += 1
+        text = f"{value:.{digits}f}"
+    return text
+
+
 def signed(value: float | None, digits: int = 3, medium: Medium = "table") -> str:
     """A difference with its sign (``+0.125``), or undefined."""
     if is_undefined(value):

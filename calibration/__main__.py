@@ -45,7 +45,7 @@ from annotation.cli_base import (
     positive_int,
 )
 from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked, write_text
-from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, REPEAT_RULE, InvalidAudit, parse_gate
+from calibration.audit import JUDGED_BAR, REPEAT_RULE, STAGE1_BAR, InvalidAudit, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table, policy_help
 from calibration.metrics import InvalidMeasure
 from calibration.policy import InvalidPolicy
@@ -132,24 +132,27 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--min-judged",
         type=fraction,
-        default=DEFAULT_MIN_JUDGED,
         metavar="X",
-        help=f"finding low_judged_at_k below this share (default {DEFAULT_MIN_JUDGED})",
+        help=f"finding low_judged_at_k when judged@k is not {JUDGED_BAR.op} X "
+        f"(default: the policy's judged_at_k, {JUDGED_BAR})",
     )
     a.add_argument(
         "--stage1-min",
         type=fraction,
-        default=DEFAULT_STAGE1_MIN,
         metavar="X",
-        help=f"finding stage1_recall_low below this recall (default {DEFAULT_STAGE1_MIN})",
+        help=f"finding stage1_recall_low when stage-1 recall is not {STAGE1_BAR.op} X "
+        f"(default: the policy's stage1_recall, {STAGE1_BAR}: exactly 0.95 is low)",
     )
     a.add_argument(
         "--fail-on",
         action="append",
         default=[],
         metavar="RULE",
-        help="gate: duplicates, undefined-recall, rel-above-k, rel-below-k, "
-        "judged-at-k<X, stage1-recall<X, label-coverage<X; repeatable",
+        help="gate: duplicates, undefined-recall, rel-above-k, rel-below-k, stage1-recall (the policy's rule), "
+        "judged-at-k<X, stage1-recall<X (the policy's strictness at X), label-coverage<X; repeatable",
+    )
+    a.add_argument(
+        "--policy", metavar="FILE", help="the policy file (default: ./denominator.yaml when present)"
     )
     a.add_argument(
         "--estimate",
@@ -348,6 +351,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
         truth=read_judgments(args.truth) if args.truth else None,
         gates=gates,
+        policy=load_policy(args.policy),
         min_judged=args.min_judged,
         stage1_min=args.stage1_min,
         run_name=args.run,

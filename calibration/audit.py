@@ -42,6 +42,7 @@ from typing import Any
 from annotation.model import Qrels, Run
 from annotation.render import num
 from calibration.metrics import blank_repeats, evaluate
+from calibration.policy import DEFAULT_POLICY, Bar
 from calibration.results import AuditReport
 
 __all__ = [
@@ -72,8 +73,11 @@ FINDINGS = (
 REPEAT_RULE = "each repeat keeps its slot and scores nothing"
 """How a repeated document id is counted, in the words every face uses."""
 
-DEFAULT_MIN_JUDGED = 0.25
-DEFAULT_STAGE1_MIN = 0.95
+# the bars of the findings low_judged_at_k and stage1_recall_low: the policy's rules (calibration.policy)
+STAGE1_BAR: Bar = DEFAULT_POLICY.bar("stage1_recall") or Bar(">", 0.95)
+JUDGED_BAR: Bar = DEFAULT_POLICY.bar("judged_at_k") or Bar(">=", 0.25)
+DEFAULT_MIN_JUDGED = JUDGED_BAR.value
+DEFAULT_STAGE1_MIN = STAGE1_BAR.value
 
 
 class InvalidAudit(ValueError):
@@ -95,7 +99,7 @@ class Gate:
 
 
 _GATE_RE = re.compile(r"^(judged-at-k|stage1-recall|label-coverage)<(.+)$")
-_PLAIN_GATES = ("duplicates", "undefined-recall", "rel-above-k", "rel-below-k")
+_PLAIN_GATES = ("duplicates", "undefined-recall", "rel-above-k", "rel-below-k", "stage1-recall")
 
 
 def parse_gate(rule: str) -> Gate:
@@ -150,8 +154,8 @@ def audit_query(
     corpus_size: int | None = None,
     corpus_ids: AbstractSet[str] | None = None,
     truth: Mapping[str, int] | None = None,
-    min_judged: float = DEFAULT_MIN_JUDGED,
-    stage1_min: float = DEFAULT_STAGE1_MIN,
+    min_judged: Bar = JUDGED_BAR,
+    stage1_min: Bar = STAGE1_BAR,
 ) -> dict[str, Any]:
     """Audit of one query. ``fetch_ranking`` is stage 1 (defaults to ``ranking``
     itself); it is read to ``fetch_depth`` (default: all of it). With
@@ -199,8 +203,8 @@ def _query_report(
     truth_incomplete: bool,
     coverage: float | None,
     outside_corpus: int | None,
-    min_judged: float,
-    stage1_min: float,
+    min_judged: Bar,
+    stage1_min: Bar,
 ) -> dict[str, Any]:
     """One query's audit from its counts: the figures, then the findings.
     Shared by the per-query reference and the batch path, so both say the same."""
@@ -222,9 +226,9 @@ def _query_report(
         findings.append("rel_above_k")
     if 0 < n_rel < k:
         findings.append("rel_below_k")
-    if judged_at_k is not None and judged_at_k < min_judged:
+    if judged_at_k is not None and not min_judged.holds(judged_at_k):
         findings.append("low_judged_at_k")
-    if stage1 is not None and stage1 < stage1_min:
+    if stage1 is not None and not stage1_min.holds(stage1):
         findings.append("stage1_recall_low")
     if truth_incomplete:
         findings.append("labels_incomplete")
@@ -263,8 +267,8 @@ def audit(
     corpus_ids: AbstractSet[str] | None = None,
     truth: Mapping[str, Mapping[str, int]] | None = None,
     gates: Sequence[Gate] = (),
-    min_judged: float = DEFAULT_MIN_JUDGED,
-    stage1_min: float = DEFAULT_STAGE1_MIN,
+    min_judged: Bar = JUDGED_BAR,
+    stage1_min: Bar = STAGE1_BAR,
 ) -> AuditReport:
     """Audit every query that has judgments and a ranking; then the gates.
 
@@ -279,6 +283,7 @@ def audit(
         corpus_ids,
         gates,
         fetch_rankings is not None or fetch_depth is not None,
+        stage1_min,
     )
     qids = sorted((q for q in grades if q in rankings), key=lambda q: q.encode("utf-8"))
     missing = sorted((q for q in grades if q not in rankings), key=lambda q: q.encode("utf-8"))
@@ -301,7 +306,9 @@ def audit(
             stage1_min=stage1_min,
         )
     not_in_qrels = sum(1 for q in rankings if q not in grades)
-    return _assemble(k, min_grade, fetch_depth, corpus_size, queries, missing, not_in_qrels, gates)
+    return _assemble(
+        k, min_grade, fetch_depth, corpus_size, queries, missing, not_in_qrels, gates, stage1_min
+    )
 
 
 def audit_run(
@@ -316,8 +323,8 @@ def audit_run(
     corpus_ids: AbstractSet[str] | None = None,
     truth: Qrels | None = None,
     gates: Sequence[Gate] = (),
-    min_judged: float = DEFAULT_MIN_JUDGED,
-    stage1_min: float = DEFAULT_STAGE1_MIN,
+    min_judged: Bar = JUDGED_BAR,
+    stage1_min: Bar = STAGE1_BAR,
     executor: Executor | None = None,
 ) -> AuditReport:
     """The same audit as :func:`audit`, counted by the vectorized engine
@@ -332,6 +339,7 @@ def audit_run(
         corpus_ids,
         gates,
         fetch_run is not None or fetch_depth is not None,
+        stage1_min,
     )
     ks = sorted({k, fetch_depth} - {None})
     result = evaluate(qrels, run, ks=ks, min_grade=min_grade, with_positional=True, executor=executor)
@@ -394,7 +402,15 @@ def audit_run(
             stage1_min=stage1_min,
         )
     return _assemble(
-        k, min_grade, fetch_depth, corpus_size, queries, result.missing_from_run, result.not_in_qrels, gates
+        k,
+        min_grade,
+        fetch_depth,
+        corpus_size,
+        queries,
+        result.missing_from_run,
+        result.not_in_qrels,
+        gates,
+        stage1_min,
     )
 
 
@@ -406,6 +422,7 @@ def _check_inputs(
     corpus_ids: AbstractSet[str] | None,
     gates: Sequence[Gate],
     has_stage1: bool,
+    stage1: Bar = STAGE1_BAR,
 ) -> int | None:
     """Refuse inputs that cannot give honest figures; the corpus size to use."""
     if k < 1:
@@ -424,6 +441,15 @@ def _check_inputs(
                 f"judged for query {widest!r}; expected the size of the whole corpus"
             )
     for gate in gates:
+        if (
+            gate.name == "stage1-recall"
+            and gate.threshold is not None
+            and not Bar(stage1.op, gate.threshold).holds(1.0)
+        ):
+            raise InvalidGate(
+                f"gate {gate.rule!r}: stage-1 recall {Bar(stage1.op, gate.threshold)} (the policy's strictness "
+                "at that bar) can never hold; give a lower bar"
+            )
         if gate.name == "stage1-recall" and not has_stage1:
             raise InvalidGate(f"gate {gate.rule!r} needs --fetch-depth or --fetch-run")
         if gate.name == "label-coverage" and not corpus_size:
@@ -440,6 +466,7 @@ def _assemble(
     missing: list[str],
     not_in_qrels: int,
     gates: Sequence[Gate],
+    stage1: Bar = STAGE1_BAR,
 ) -> AuditReport:
     """Per-query audits -> the summary (means with their undefined count), the gates."""
     recalls = [q["recall"] for q in queries.values() if q["recall"] is not None]
@@ -457,7 +484,7 @@ def _assemble(
         "not_in_qrels": not_in_qrels,
         "findings": {code: n for code, n in counts.items() if n},
     }
-    gate_results = [_check_gate(gate, queries) for gate in gates]
+    gate_results = [_check_gate(gate, queries, stage1) for gate in gates]
     return {
         "k": k,
         "min_grade": min_grade,
@@ -471,8 +498,14 @@ def _assemble(
     }
 
 
-def _check_gate(gate: Gate, queries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _check_gate(
+    gate: Gate, queries: Mapping[str, Mapping[str, Any]], stage1: Bar = STAGE1_BAR
+) -> dict[str, Any]:
+    """Which queries fail a gate. ``stage1-recall`` holds stage 1 to the policy's rule (``stage1``,
+    ``> 0.95`` by default); ``stage1-recall<X`` to the same rule's strictness at bar X, so with the
+    default ``>`` exactly X fails: no two commands disagree on 0.95."""
     failing: list[str] = []
+    stage1_bar = stage1 if gate.threshold is None else Bar(stage1.op, gate.threshold)
     for qid, q in queries.items():
         if gate.name == "duplicates":
             bad = bool(q["duplicates"])
@@ -485,14 +518,17 @@ def _check_gate(gate: Gate, queries: Mapping[str, Mapping[str, Any]]) -> dict[st
         elif gate.name == "judged-at-k":
             bad = q["judged_at_k"] is not None and q["judged_at_k"] < gate.threshold
         elif gate.name == "stage1-recall":
-            bad = q["recall_at_fetch"] is not None and q["recall_at_fetch"] < gate.threshold
+            bad = q["recall_at_fetch"] is not None and not stage1_bar.holds(q["recall_at_fetch"])
         elif gate.name == "label-coverage":
             bad = q["label_coverage"] is not None and q["label_coverage"] < gate.threshold
         else:  # parse_gate admits no other name
             raise InvalidGate(f"unknown gate {gate.rule!r}")
         if bad:
             failing.append(qid)
-    return {"rule": gate.rule, "passed": not failing, "queries": failing}
+    out: dict[str, Any] = {"rule": gate.rule, "passed": not failing, "queries": failing}
+    if gate.name == "stage1-recall":  # the comparison it was held to, with its strictness
+        out["bar"] = f"stage-1 recall {stage1_bar}"
+    return out
 
 
 def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.render import decisive as render_decisive
 from annotation.render import num
 from calibration.metrics import Evaluation
 from calibration.policy import MIN_QUERIES, Bar, Policy, few_queries_note
@@ -55,13 +56,9 @@ def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float,
 
 
 def decisive(value: float, bar: Bar, digits: int = 3) -> str:
-    """The figure with enough digits that its comparison with the bar reads right:
-    0.59964 against ``>= 0.6`` prints ``0.5996``, not ``0.600``."""
-    text = f"{value:.{digits}f}"
-    while digits < 12 and value != bar.value and float(text) == bar.value:
-        digits += 1
-        text = f"{value:.{digits}f}"
-    return text
+    """The figure with enough digits that its comparison with the bar reads right
+    (``annotation.render.decisive``): 0.59964 against ``>= 0.6`` prints ``0.5996``, not ``0.600``."""
+    return render_decisive(value, bar.value, digits=digits)
 
 
 def _value(column: np.ndarray, i: int) -> float | None:

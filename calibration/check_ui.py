@@ -87,10 +87,10 @@ def render_check(
         f"k = {k}; stage 1 = the run read to depth {fetch_depth}; the same report as "
         "`python -m calibration check`."
     )
-    if failed:
-        st.error("FAILED: " + ", ".join(failed) + " (the CLI exits 1)")
+    if failed:  # a verdict, not an error of the page: coloured text, not an alert box
+        st.markdown(f"**Result:** :red[FAILED: {', '.join(failed)}] (the CLI exits 1)")
     else:
-        st.success("No rule failed.")
+        st.markdown("**Result:** :green[no rule failed]")
     rules = pd.DataFrame(
         [
             {"rule": r["rule"], "bar": r["bar"], "result": STATUS[r["passed"]], "detail": md(rule_status(r))}
@@ -108,7 +108,7 @@ def render_check(
         for code in q["findings"]
     ]
     if findings:
-        st.markdown("**Findings**\n\n" + "\n".join(findings))
+        st.markdown("**What the check found, per query**\n\n" + "\n".join(findings))
     if db is None:
         st.caption(f"No database at {md(access.db_path())}: nothing to record into.")
         return
@@ -185,7 +185,7 @@ def render_history() -> None:
     st.header("History of recorded checks")
     db = _db()
     if db is None:
-        st.info(f"No database at {md(access.db_path())}: recorded checks live in the store.")
+        st.caption(f"No database at {md(access.db_path())}: recorded checks live in the store.")
         return
     try:
         with Store(db) as store:
@@ -194,7 +194,7 @@ def render_history() -> None:
         st.error(md(exc))
         return
     if not entries:
-        st.info(
+        st.caption(
             "No recorded check yet: record one above, or `python -m calibration check ... --record --name NAME`."
         )
         return

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.render import align, interval, num, signed
+from annotation.render import align, decisive, interval, num, signed
 from calibration.audit import REPEAT_RULE, finding_text, precision_ceiling, recall_ceiling, repeats_text
 from calibration.metrics import Evaluation
 
@@ -182,6 +182,27 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
 # ---------------------------------------------------------------- audit
 
 
+def inflation_text(report: Mapping[str, Any]) -> str:
+    """What the capped denominator min(|Rel|, k) would have said, and whether that is an inflation:
+    "inflated" only when it differs (the CLI's and the page's sentence)."""
+    k = report["k"]
+    honest, capped = report["summary"]["mean_recall"], report["summary"]["mean_recall_capped"]
+    if honest is None or capped is None:
+        return f"mean R@{k} is undefined (no query has a judged relevant document)"
+    if abs(capped - honest) < 1e-12:
+        return (
+            f"the capped denominator min(|Rel|, k) gives the same mean R@{k} here, {num(honest, 3)}: "
+            f"no query has more relevant chunks than k = {k}"
+        )
+    above = [qid for qid, q in report["queries"].items() if "rel_above_k" in q["findings"]]
+    return (
+        f"with the capped denominator min(|Rel|, k) mean R@{k} would read {num(capped, 3)} instead of "
+        f"{num(honest, 3)} (+{capped - honest:.3f}, inflated), by hiding that {', '.join(above)} "
+        f"{'has' if len(above) == 1 else 'have'} more relevant chunks than k = {k}: shown only to measure "
+        "the inflation, it is not a recall"
+    )
+
+
 def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
     k = result["k"]
     header = [
@@ -232,8 +253,7 @@ def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str =
         "",
         f"mean recall@{k} = {_num(s['mean_recall'], 3)} over {n - s['undefined']} of {n} queries "
         f"({s['undefined']} undefined, left out)",
-        f"with the capped denominator min(|Rel|, k) it would read {_num(s['mean_recall_capped'], 3)} "
-        "(inflated: shown only to measure the inflation)",
+        inflation_text(result),
     ]
     if s["missing_from_run"]:
         lines.append(f"{s['missing_from_run']} queries of the qrels are missing from the run: not audited")
@@ -251,7 +271,8 @@ def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str =
         lines.append("gates:")
         for gate in result["gates"]:
             status = "passed" if gate["passed"] else f"FAILED for {', '.join(gate['queries'])}"
-            lines.append(f"  {gate['rule']}: {status}")
+            bar = f" ({gate['bar']})" if gate.get("bar") else ""
+            lines.append(f"  {gate['rule']}{bar}: {status}")
         lines.append("result: " + ("all gates passed" if result["passed"] else "a gate failed (exit 1)"))
     return "\n".join(lines) + "\n"
 
@@ -355,6 +376,7 @@ def compare_json(comparison: Any, qrels_path: str, run_a: str, run_b: str) -> di
         "min_grade": comparison.min_grade,
         "measures": comparison.measures,
         "queries": comparison.queries,
+        "notes": comparison.notes,
     }
 
 
@@ -388,6 +410,7 @@ def compare_table(comparison: Any, qrels_path: str, run_a: str, run_b: str) -> s
         "",
         align(rows),
         *notes,
+        *[f"note: {note}" for note in comparison.notes],
         "",
         "per query, B - A:",
         align(per_query),
@@ -411,7 +434,7 @@ def agree_table(report: dict[str, Any]) -> str:
                 " vs ".join(map(str, pair["raters"])),
                 str(pair["n"]),
                 num(pair["observed_agreement"]),
-                num(pair["kappa"]),
+                decisive(pair["kappa"], *report["verdict_thresholds"].values()),
                 interval(pair.get("kappa_ci")),
                 num(pair["kappa_linear"]),
                 num(pair["kappa_quadratic"]),

@@ -43,10 +43,11 @@ class AuditSummary(TypedDict):
     findings: dict[str, int]
 
 
-class GateResult(TypedDict):
+class GateResult(TypedDict, total=False):
     rule: str
     passed: bool
     queries: list[str]
+    bar: str  # stage1-recall: the comparison it was held to (the policy's strictness)
 
 
 class AuditReport(TypedDict):

@@ -34,8 +34,10 @@ from calibration.audit import (
     recall_ceiling,
     repeats_text,
 )
+from calibration.check_ui import render_check, render_history
 from calibration.metrics import Evaluation, InvalidMeasure
-from calibration.report import estimate_summary_line, sampled_labels
+from calibration.policy import InvalidPolicy
+from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.workflows import (
     DEFAULT_K,
     DEFAULT_MIN_GRADE,
@@ -46,6 +48,8 @@ from calibration.workflows import (
     compare_runs,
     estimate_data,
     evaluate_run,
+    file_digest,
+    load_policy,
     min_grade_of,
 )
 
@@ -73,6 +77,7 @@ class DataSet:
     truth: Qrels | None = None
     dupe: tuple[Qrels, Run] | None = None  # the worked example's q_dupe
     sampled: Qrels | None = None  # the same labels plus a sample of unjudged chunks (a sampling section)
+    run_digest: str = ""  # sha256 of the run file, for a recorded check
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
         truth=read_judgments(base / "truth.qrels"),
         dupe=(read_judgments(base / "dupe.yaml"), dupe_run),
         sampled=read_judgments(base / "sampled.yaml"),
+        run_digest=file_digest(base / "run.jsonl"),
     )
 
 
@@ -125,7 +131,13 @@ def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
 def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: bytes) -> DataSet:
     qrels = read_upload(qrels_name, qrels_data, read_judgments)
     run = read_upload(run_name, run_data, read_ranked)
-    return DataSet(label=f"{qrels_name} and {run_name}", qrels=qrels, run=run, rankings=run.rankings())
+    return DataSet(
+        label=f"{qrels_name} and {run_name}",
+        qrels=qrels,
+        run=run,
+        rankings=run.rankings(),
+        run_digest=file_digest(run_data),
+    )
 
 
 # ---------------------------------------------------------------- formatting
@@ -339,25 +351,8 @@ def render_recall_chart(evaluation: Evaluation) -> None:
 
 
 def render_inflation(report: Mapping[str, Any]) -> None:
-    k = report["k"]
-    summary = report["summary"]
-    honest, capped = summary["mean_recall"], summary["mean_recall_capped"]
-    if honest is None or capped is None:
-        st.markdown(f"Mean R@{k} is **undefined** (no query has a judged relevant document).")
-        return
-    above = [qid for qid, q in report["queries"].items() if "rel_above_k" in q["findings"]]
-    if abs(capped - honest) < 1e-12:
-        st.markdown(
-            f"The capped denominator min(|Rel|, k) gives the same mean R@{k} here, **{fmt(honest)}**: "
-            f"no query has more relevant chunks than k = {k}."
-        )
-        return
-    st.markdown(
-        f"With the capped denominator min(|Rel|, k), mean R@{k} would have said **{fmt(capped)}** "
-        f"instead of **{fmt(honest)}** (+{capped - honest:.3f}), by hiding that "
-        f"{md_list(above)} {'has' if len(above) == 1 else 'have'} more relevant chunks than k = {k}. "
-        "Shown only to measure the inflation: it is not a recall."
-    )
+    text = inflation_text(report)
+    st.markdown(md(text[0].upper() + text[1:] + "."))
 
 
 def render_audit(report: Mapping[str, Any], data: DataSet) -> None:
@@ -435,8 +430,9 @@ def render_metrics_page() -> None:
             fetch_depth=settings.fetch_depth,
             corpus_size=data.corpus_size,
             truth=data.truth,
+            policy=load_policy(),
         )
-    except (UploadError, FormatError, InvalidMeasure, InvalidAudit, NothingToEvaluate) as exc:
+    except (UploadError, FormatError, InvalidMeasure, InvalidAudit, InvalidPolicy, NothingToEvaluate) as exc:
         st.error(md(exc))
         return
     min_grade = min_grade_of(data.qrels, settings.min_grade)
@@ -445,6 +441,8 @@ def render_metrics_page() -> None:
         + (" (the file's min_grade)" if settings.min_grade is None and "min_grade" in data.qrels.meta else "")
         + "."
     )
+    for note in data.qrels.notes:
+        st.info(md(note))
     render_data_warnings(evaluation)
     render_summary(evaluation)
     render_metrics_table(evaluation, report)
@@ -454,6 +452,17 @@ def render_metrics_page() -> None:
     render_duplicate_example(data, settings)
     render_estimate(data, report)
     render_comparison(data, settings)
+    render_check(
+        data.qrels,
+        data.run,
+        settings.k,
+        settings.min_grade,
+        settings.fetch_depth,
+        data.corpus_size,
+        data.run_digest,
+        data.run.name if data.run.name != "run" else data.label.split(" (")[0],
+    )
+    render_history()
 
 
 def render_estimate(data: DataSet, report: Mapping[str, Any]) -> None:
@@ -556,6 +565,8 @@ def render_comparison(data: DataSet, settings: Settings) -> None:
         for name, t in comparison.measures.items()
     ]
     st.table(pd.DataFrame(rows), hide_index=True)
+    for note in comparison.notes:
+        st.warning(md(note[0].upper() + note[1:] + "."))
     st.caption(
         f"A = {md(name_a)}, B = {md(upload.name)}; relevant = grade >= {comparison.min_grade}; wins = queries "
         "where B is higher; paired, two-sided tests over the queries where the measure is defined for both "

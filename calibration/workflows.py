@@ -32,11 +32,20 @@ from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import FormatError, Qrels, Run
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from annotation.textio import read_text_file
-from calibration.audit import DEFAULT_MIN_JUDGED, DEFAULT_STAGE1_MIN, Gate, audit_run
+from calibration.audit import Gate, audit_run
 from calibration.audit_estimate import estimate_run
 from calibration.check import check_report, faithfulness_entry, kappa_entry, wilson
 from calibration.metrics import Evaluation, evaluate
-from calibration.policy import DEFAULT_POLICY, Bar, InvalidPolicy, Policy, override, policy_from_mapping
+from calibration.policy import (
+    DEFAULT_POLICY,
+    MIN_QUERIES,
+    Bar,
+    InvalidPolicy,
+    Policy,
+    few_queries_note,
+    override,
+    policy_from_mapping,
+)
 from calibration.position import position_bias
 from calibration.results import AuditReport
 from calibration.verdict import NOISY, TRUSTED
@@ -50,6 +59,7 @@ DEFAULT_BOOTSTRAP = 2000
 ENGINE_THREADS = 2
 
 PathLike = str | os.PathLike
+_NO_BAR = Bar(">=", float("-inf"))
 
 
 class NothingToEvaluate(ValueError):
@@ -124,12 +134,15 @@ def audit_data(
     corpus_ids: set[str] | None = None,
     truth: Qrels | None = None,
     gates: Sequence[Gate] = (),
-    min_judged: float = DEFAULT_MIN_JUDGED,
-    stage1_min: float = DEFAULT_STAGE1_MIN,
+    policy: Policy = DEFAULT_POLICY,
+    min_judged: float | None = None,
+    stage1_min: float | None = None,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
 ) -> AuditReport:
-    """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule."""
+    """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
+    of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
+    policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept."""
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         result = audit_run(
             qrels,
@@ -142,13 +155,22 @@ def audit_data(
             corpus_ids=corpus_ids,
             truth=truth,
             gates=gates,
-            min_judged=min_judged,
-            stage1_min=stage1_min,
+            min_judged=_bar(policy, "judged_at_k", min_judged),
+            stage1_min=_bar(policy, "stage1_recall", stage1_min),
             executor=pool,
         )
     if not result["queries"]:
         raise NothingToEvaluate(f"no query of {run_name} is in {qrels_name}: nothing to audit")
     return result
+
+
+def _bar(policy: Policy, rule: str, value: float | None) -> Bar:
+    """The policy's bar of ``rule``, at ``value`` when one is given (its strictness kept); a rule
+    turned off never fires (a bar every figure meets)."""
+    bar = policy.bar(rule)
+    if bar is None:
+        return _NO_BAR
+    return bar if value is None else Bar(bar.op, value)
 
 
 def estimate_data(
@@ -222,8 +244,7 @@ def check_data(
         fetch_depth=fetch_depth,
         corpus_size=corpus_size,
         corpus_ids=corpus_ids,
-        min_judged=(policy.bar("judged_at_k") or _NO_BAR).value,
-        stage1_min=(policy.bar("stage1_recall") or _NO_BAR).value,
+        policy=policy,
         run_name=run_name,
         qrels_name=qrels_name,
     )
@@ -234,9 +255,6 @@ def check_data(
     if store is not None:
         faithfulness, judges = _store_rules(store, policy)
     return check_report(audit, ev, policy, faithfulness=faithfulness, judges=judges)
-
-
-_NO_BAR = Bar(">=", 0.0)
 
 
 def _store_rules(store: Any, policy: Policy) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -394,6 +412,7 @@ class Comparison:
     seed: int
     measures: dict[str, dict[str, Any]] = field(default_factory=dict)
     queries: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # e.g. too few queries to compare systems
 
 
 def compare_runs(
@@ -430,7 +449,8 @@ def compare_runs(
             x, y = a.values[name][i], b.values[name][i]
             row[name] = None if x != x or y != y else float(y - x)
         deltas[qid] = row
-    return Comparison(grade, cutoffs(ks), permutations, seed, tests, deltas)
+    notes = [few_queries_note(len(deltas))] if len(deltas) < MIN_QUERIES else []
+    return Comparison(grade, cutoffs(ks), permutations, seed, tests, deltas, notes)
 
 
 # ---------------------------------------------------------------- agreement, position, PPI

@@ -72,7 +72,10 @@ def test_summary_says_what_each_mean_is_over():
 
 def test_capped_denominator_shown_only_as_inflation():
     text = shown(run_app())
-    assert "would have said **0.700** instead of **0.625**" in text
+    assert "would read 0.700 instead of 0.625 (+0.075, inflated), by hiding that q_broad" in text
+    # at k = 10 no query has |Rel| > k: the same value, and no word of inflation
+    text = shown(rerun_with(run_app(), "metrics:k", 10))
+    assert "gives the same mean R@10 here, 1.000" in text and "inflated" not in text
 
 
 def test_audit_findings_in_words():
@@ -199,7 +202,8 @@ def test_metrics_page_compares_a_second_run(tmp_path):
         ("reversed.jsonl", reversed_run, "text/plain")
     ).run()
     assert not at.exception and not at.error
-    table = at.table[-1].value.map(plain).set_index("measure")
+    table = next(t.value for t in at.table if "wins / losses / ties" in t.value.columns)
+    table = table.map(plain).set_index("measure")
     assert table.loc["R@5", "A"] == "0.625" and table.loc["R@5", "B"] == "0.375"
     assert table.loc["R@5", "wins / losses / ties"] == "0 / 3 / 1"
     assert table.loc["Success@5", "p (randomization)"] == "undefined"

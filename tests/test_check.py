@@ -397,3 +397,89 @@ def test_labels_digest_ignores_the_file_format(tmp_path):
 def test_history_of_an_unknown_check_exits_2(capsys, tmp_path):
     err = run(capsys, "history", "--db", tmp_path / "h.db", "--diff", "1", "2", expect=2, stream="stderr")
     assert "no recorded check with id 1" in err and err.count("\n") == 1
+
+
+def test_audit_reads_the_same_stage1_rule(capsys, tmp_path):
+    """audit's finding and gate hold stage 1 to the policy's `> 0.95`: 19 of 20 is low, as in check."""
+    (tmp_path / "q.qrels").write_text("\n".join(f"q 0 d{i} 1" for i in range(20)) + "\n")
+    ranking = [f"d{i}" for i in range(19)] + ["x"]
+    (tmp_path / "run.jsonl").write_text(json.dumps({"query_id": "q", "ranking": ranking}) + "\n")
+    base = ["audit", tmp_path / "q.qrels", tmp_path / "run.jsonl", "-k", "20", "--fetch-depth", "20"]
+    report = json.loads(
+        run(
+            capsys,
+            *base,
+            "--fail-on",
+            "stage1-recall",
+            "--fail-on",
+            "stage1-recall<0.95",
+            "--format",
+            "json",
+            expect=1,
+        )
+    )
+    assert "stage1_recall_low" in report["queries"]["q"]["findings"]
+    assert [(g["rule"], g["passed"], g["bar"]) for g in report["gates"]] == [
+        ("stage1-recall", False, "stage-1 recall > 0.95"),
+        ("stage1-recall<0.95", False, "stage-1 recall > 0.95"),
+    ]
+    # a gate at 0.9 keeps the strictness and passes; a policy that says >= 0.95 lets 0.95 pass everywhere
+    assert json.loads(run(capsys, *base, "--fail-on", "stage1-recall<0.9", "--format", "json"))["passed"]
+    policy = tmp_path / "denominator.yaml"
+    policy.write_text("rules:\n  stage1_recall: '>= 0.95'\n")
+    report = json.loads(
+        run(capsys, *base, "--policy", policy, "--fail-on", "stage1-recall", "--format", "json")
+    )
+    assert report["passed"] and "stage1_recall_low" not in report["queries"]["q"]["findings"]
+    err = run(capsys, *base, "--fail-on", "stage1-recall<1", expect=2, stream="stderr")
+    assert "can never hold" in err
+
+
+def test_agree_prints_the_digits_that_explain_a_noisy_verdict(capsys, tmp_path):
+    """Cohen's kappa 0.5996 (45/39 agree, 13/8 disagree: sklearn 0.59960...) is noisy at the 0.6 bar;
+    the table must not print it as 0.600 beside "noisy"."""
+    from sklearn.metrics import cohen_kappa_score
+
+    pairs = [(0, 0)] * 45 + [(1, 1)] * 39 + [(0, 1)] * 13 + [(1, 0)] * 8
+    a, b = zip(*pairs)
+    assert 0.5995 < cohen_kappa_score(a, b) < 0.6
+    rows = ["item,rater,label"] + [f"i{i},ann,{x}" for i, (x, _) in enumerate(pairs)]
+    rows += [f"i{i},bob,{y}" for i, (_, y) in enumerate(pairs)]
+    (tmp_path / "labels.csv").write_text("\n".join(rows) + "\n")
+    out = run(capsys, "agree", tmp_path / "labels.csv", "--bootstrap", "50")
+    line = next(line for line in out.splitlines() if line.startswith("ann vs bob"))
+    # the verdict's statistic (the kappa column) shows its fourth digit; the weighted ones are context
+    assert "0.800  0.5996  [0.397, 0.704]" in line and line.rstrip().endswith("noisy")
+
+
+def test_audit_says_inflated_only_when_the_capped_value_differs(capsys):
+    at5 = run(capsys, "audit", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5")
+    assert "would read 0.700 instead of 0.625 (+0.075, inflated)" in at5
+    at10 = run(capsys, "audit", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "10")
+    assert "gives the same mean R@10 here, 1.000" in at10 and "inflated" not in at10
+
+
+def test_compare_notes_a_golden_set_under_30_queries(capsys, tmp_path):
+    out = json.loads(
+        run(
+            capsys,
+            "compare",
+            f"{EX}/golden.yaml",
+            f"{EX}/run.jsonl",
+            f"{EX}/run.jsonl",
+            "-k",
+            "5",
+            "--format",
+            "json",
+        )
+    )
+    assert out["notes"] == [
+        "4 queries: the essay asks for 30-50 before comparing systems; a difference over so few queries is an anecdote"
+    ]
+    (tmp_path / "q.qrels").write_text("\n".join(f"q{i} 0 d{i} 1" for i in range(30)) + "\n")
+    (tmp_path / "r.jsonl").write_text(
+        "\n".join(json.dumps({"query_id": f"q{i}", "ranking": [f"d{i}", "x"]}) for i in range(30)) + "\n"
+    )
+    args = ["compare", tmp_path / "q.qrels", tmp_path / "r.jsonl", tmp_path / "r.jsonl", "-k", "2"]
+    assert json.loads(run(capsys, *args, "--format", "json"))["notes"] == []
+    assert "note:" not in run(capsys, *args)

@@ -38,7 +38,7 @@ RUN = str(EXAMPLE / "run.jsonl")
         (
             ["audit", GOLDEN, RUN, "-k", "5", "--fail-on", "everything"],
             "error: unknown gate 'everything'; expected one of duplicates, undefined-recall, rel-above-k, rel-below-k, "
-            "judged-at-k<X, stage1-recall<X, label-coverage<X (X a number in 0..1)",
+            "stage1-recall, judged-at-k<X, stage1-recall<X, label-coverage<X (X a number in 0..1)",
         ),
         (
             ["audit", GOLDEN, RUN, "-k", "5", "--fail-on", "stage1-recall<0.9"],
@@ -132,6 +132,7 @@ def test_gates_pass_and_fail(capsys) -> None:
         "rule": "stage1-recall<0.9",
         "passed": False,
         "queries": ["q_broad", "q_faw", "q_milk", "q_store"],
+        "bar": "stage-1 recall > 0.9",
     }
     assert data["gates"][1] == {
         "rule": "label-coverage<0.2",

@@ -86,7 +86,7 @@ def test_changing_k_in_the_browser(page):
     expect(main).to_contain_text("Per query at k = 5")
     for expected in (
         "0.625",  # mean recall, and q_broad's ceiling
-        "would have said 0.700",  # the capped denominator, shown as inflation
+        "would read 0.700 instead of 0.625",  # the capped denominator, shown as inflation
     ):
         expect(main).to_contain_text(expected)
 
@@ -137,3 +137,43 @@ def test_label_chunks_with_the_keyboard(browser, server, make_run_db):
             )
         ]
     assert values == [3, 2, 1, None, 0]  # the undo is a retraction row; nothing was overwritten
+
+
+def test_check_history_in_the_browser(browser, tmp_path):
+    """Two recorded checks of one run name (the second with q_faw reordered): the Metrics page
+    draws the trend with the policy's bars and shows the per-query diff (screenshot kept)."""
+    import subprocess
+    import sys
+
+    from playwright.sync_api import expect
+
+    from tests.conftest import EXAMPLE, ROOT, build_demo_as_make_run
+
+    db = build_demo_as_make_run(tmp_path / "demo.db")
+    second = tmp_path / "run.jsonl"
+    second.write_text((EXAMPLE / "run.jsonl").read_text().replace('"m2", "x3", "m1"', '"m1", "m2", "x3"'))
+    for run in (EXAMPLE / "run.jsonl", second):
+        command = [sys.executable, "-m", "calibration", "check", str(EXAMPLE / "golden.yaml"), str(run)]
+        command += ["-k", "5", "--fetch-depth", "10", "--record", "--name", "bm25", "--db", str(db)]
+        assert subprocess.run(command, cwd=ROOT, capture_output=True).returncode == 1
+    with running_app(db) as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        try:
+            page.goto(url)
+            main = main_pane(page)
+            heading = main.get_by_text("History of recorded checks")
+            expect(heading).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            heading.scroll_into_view_if_needed()
+            chart = main.locator("[data-testid='stVegaLiteChart']").last
+            expect(chart).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            expect(chart.locator("canvas, svg").first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            expect(main).to_contain_text("nDCG@k Δ")
+            expect(main).to_contain_text("+0.160")  # q_faw's nDCG@5, m1 moved to rank 1
+            expect(main).to_contain_text("FAILED: faithfulness, rel_at_least_k")
+            expect(page.get_by_test_id("stException")).to_have_count(0)
+            ARTIFACTS.mkdir(exist_ok=True)
+            chart.screenshot(path=str(ARTIFACTS / "check-history.png"))
+            page.screenshot(path=str(ARTIFACTS / "check-history-page.png"), full_page=True)
+        finally:
+            context.close()
