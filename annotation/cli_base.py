@@ -105,14 +105,24 @@ def add_format_option(parser: argparse.ArgumentParser, *choices: str) -> None:
     parser.add_argument("--format", choices=list(choices), default=choices[0])
 
 
+def add_corpus_options(parser: argparse.ArgumentParser) -> None:
+    """``--corpus-size N`` or ``--corpus FILE`` (one of them): what label coverage divides by."""
+    corpus = parser.add_mutually_exclusive_group()
+    corpus.add_argument("--corpus-size", type=positive_int, metavar="N", help="documents in the corpus")
+    corpus.add_argument(
+        "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
+    )
+
+
 def add_verdict_options(parser: argparse.ArgumentParser, trusted: float, noisy: float) -> None:
-    """``--trusted K`` and ``--noisy K``, the kappa verdict's thresholds."""
+    """``--trusted K`` and ``--noisy K``, the kappa verdict's thresholds, and ``--policy FILE``:
+    ``--trusted`` left out is the policy's kappa bar (``trusted`` when the policy says nothing)."""
     parser.add_argument(
         "--trusted",
         type=float,
-        default=trusted,
+        default=None,
         metavar="K",
-        help=f"verdict: kappa >= K is trusted (default {trusted})",
+        help=f"verdict: kappa >= K is trusted (default: the policy's kappa bar, {trusted})",
     )
     parser.add_argument(
         "--noisy",
@@ -120,6 +130,9 @@ def add_verdict_options(parser: argparse.ArgumentParser, trusted: float, noisy: 
         default=noisy,
         metavar="K",
         help=f"verdict: kappa >= K is noisy, below not trusted (default {noisy})",
+    )
+    parser.add_argument(
+        "--policy", metavar="FILE", help="the policy file (default: ./denominator.yaml when present)"
     )
 
 

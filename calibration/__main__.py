@@ -35,6 +35,7 @@ import pyarrow as pa
 from annotation.cli_base import (
     OneLineParser,
     UsageError,
+    add_corpus_options,
     add_db_option,
     add_format_option,
     add_k_option,
@@ -43,8 +44,9 @@ from annotation.cli_base import (
     check_verdict_options,
     fraction,
     positive_int,
+    say_notes,
 )
-from annotation.formats import FormatError, read_corpus_ids, read_judgments, read_ranked, write_text
+from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
 from calibration.audit import JUDGED_BAR, REPEAT_RULE, STAGE1_BAR, InvalidAudit, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table, policy_help
 from calibration.metrics import InvalidMeasure
@@ -77,11 +79,13 @@ from calibration.workflows import (
     audit_data,
     check_data,
     compare_runs,
+    coverage_of,
     diff_checks,
     estimate_data,
     evaluate_run,
     file_digest,
     history_data,
+    kappa_bar,
     load_policy,
     position_file,
     ppi_files,
@@ -111,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="linear",
         help="nDCG gain: the grade (trec_eval) or 2^grade - 1",
     )
+    add_corpus_options(m)
     add_format_option(m, "table", "json", "trec")
 
     a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
@@ -122,11 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--fetch-depth", type=positive_int, metavar="D", help="stage 1 = the same run read to depth D"
     )
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
-    corpus = a.add_mutually_exclusive_group()
-    corpus.add_argument("--corpus-size", type=positive_int, metavar="N", help="documents in the corpus")
-    corpus.add_argument(
-        "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
-    )
+    add_corpus_options(a)
     a.add_argument("--truth", metavar="QRELS", help="a fuller label set to compare recall with")
     add_min_grade_option(a)
     a.add_argument(
@@ -185,11 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--fetch-depth", type=positive_int, metavar="D", help="stage 1 = the same run read to depth D"
     )
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
-    corpus = ch.add_mutually_exclusive_group()
-    corpus.add_argument("--corpus-size", type=positive_int, metavar="N", help="documents in the corpus")
-    corpus.add_argument(
-        "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
-    )
+    add_corpus_options(ch)
     add_min_grade_option(ch)
     add_db_option(ch)
     ch.add_argument(
@@ -305,8 +302,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _trusted(args: argparse.Namespace) -> float:
+    """``--trusted``, else the policy's kappa bar (the rule ``kappa`` of ``check``), else the default."""
+    return float(args.trusted) if args.trusted is not None else kappa_bar(load_policy(args.policy))
+
+
+def _judgments(path: str) -> Qrels:
+    """A label file, its notes (e.g. queries named by their text) said on stderr."""
+    qrels = read_judgments(path)
+    say_notes(qrels.notes)
+    return qrels
+
+
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
-    qrels = read_judgments(args.qrels)
+    qrels = _judgments(args.qrels)
     result = evaluate_run(
         qrels,
         read_ranked(args.run),
@@ -317,8 +326,11 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
         run_name=args.run,
         qrels_name=args.qrels,
     )
+    coverage = coverage_of(
+        qrels, result.qids, args.corpus_size, set(read_corpus_ids(args.corpus)) if args.corpus else None
+    )
     if args.format == "json":
-        return dumps(metrics_json(result)), 0
+        return dumps(metrics_json(result, coverage)), 0
     if args.format == "trec":
         if result.duplicates:
             n = sum(len(v) for v in result.duplicates.values())
@@ -327,7 +339,7 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
                 file=sys.stderr,
             )
         return metrics_trec(result), 0
-    return metrics_table(result, qrels_path=args.qrels, run_path=args.run), 0
+    return metrics_table(result, qrels_path=args.qrels, run_path=args.run, coverage=coverage), 0
 
 
 def run_audit(args: argparse.Namespace) -> tuple[str, int]:
@@ -338,7 +350,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     if args.interval != "midp" and not args.estimate:
         raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
     gates = [parse_gate(rule) for rule in args.fail_on]
-    qrels = read_judgments(args.qrels)
+    qrels = _judgments(args.qrels)
     run = read_ranked(args.run)
     result = audit_data(
         qrels,
@@ -349,7 +361,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         fetch_depth=args.fetch_depth,
         corpus_size=args.corpus_size,
         corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
-        truth=read_judgments(args.truth) if args.truth else None,
+        truth=_judgments(args.truth) if args.truth else None,
         gates=gates,
         policy=load_policy(args.policy),
         min_judged=args.min_judged,
@@ -374,7 +386,7 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
     from annotation.store import Store, StoreError, default_db_path
 
     policy = load_policy(args.policy, args.rule)
-    qrels = read_judgments(args.qrels)
+    qrels = _judgments(args.qrels)
     run = read_ranked(args.run)
     inputs = dict(
         policy=policy,
@@ -430,7 +442,7 @@ def run_history(args: argparse.Namespace) -> tuple[str, int]:
 
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
     comparison = compare_runs(
-        read_judgments(args.qrels),
+        _judgments(args.qrels),
         read_ranked(args.run_a),
         read_ranked(args.run_b),
         args.k,
@@ -446,6 +458,7 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_agree(args: argparse.Namespace) -> tuple[str, int]:
+    args.trusted = _trusted(args)
     check_verdict_options(args.trusted, args.noisy)
     if bool(args.labels) == bool(args.qrels):
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
@@ -483,6 +496,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     from annotation.store import Store, StoreError, default_db_path
     from calibration.review import draw_sample, review, summary_lines, to_html, to_json, to_markdown
 
+    args.trusted = _trusted(args)
     check_verdict_options(args.trusted, args.noisy)
     if args.annotators and not args.sample:
         raise UsageError("--annotators goes with --sample")

@@ -46,6 +46,8 @@ from calibration.policy import DEFAULT_POLICY, Bar
 from calibration.results import AuditReport
 
 __all__ = [
+    "label_coverage",
+    "corpus_size_of",
     "InvalidAudit",
     "InvalidGate",
     "Gate",
@@ -135,7 +137,7 @@ def precision_ceiling(k: int, n_rel: int) -> float:
     return min(1.0, n_rel / k)
 
 
-def _coverage(
+def label_coverage(
     grades: Mapping[str, int], corpus_size: int | None, corpus_ids: AbstractSet[str] | None
 ) -> float | None:
     if corpus_ids is not None:
@@ -181,7 +183,7 @@ def audit_query(
         true_hits=sum(1 for doc in top if doc in true_relevant) if true_relevant is not None else None,
         n_true=len(true_relevant) if true_relevant is not None else None,
         truth_incomplete=bool(true_relevant - relevant) if true_relevant is not None else False,
-        coverage=_coverage(grades, corpus_size, corpus_ids),
+        coverage=label_coverage(grades, corpus_size, corpus_ids),
         outside_corpus=sum(1 for doc in grades if doc not in corpus_ids) if corpus_ids is not None else None,
         min_judged=min_judged,
         stage1_min=stage1_min,
@@ -394,7 +396,7 @@ def audit_run(
             true_hits=true_hits,
             n_true=n_true,
             truth_incomplete=truth_incomplete,
-            coverage=_coverage(judged_grades, corpus_size, corpus_ids),
+            coverage=label_coverage(judged_grades, corpus_size, corpus_ids),
             outside_corpus=(
                 sum(1 for doc in judged_grades if doc not in corpus_ids) if corpus_ids is not None else None
             ),
@@ -414,6 +416,23 @@ def audit_run(
     )
 
 
+def corpus_size_of(
+    grades: Mapping[str, Mapping[str, int]], corpus_size: int | None, corpus_ids: AbstractSet[str] | None
+) -> int | None:
+    """What label coverage divides by: the corpus's ids, else the size given, refused when a query
+    judged more documents than that (:class:`InvalidAudit`)."""
+    if corpus_ids is not None:
+        return len(corpus_ids)
+    if corpus_size is not None:
+        widest = max(grades, key=lambda q: len(grades[q]), default=None)
+        if widest is not None and len(grades[widest]) > corpus_size:
+            raise InvalidAudit(
+                f"corpus size {corpus_size} is smaller than the {len(grades[widest])} documents "
+                f"judged for query {widest!r}; expected the size of the whole corpus"
+            )
+    return corpus_size
+
+
 def _check_inputs(
     grades: Mapping[str, Mapping[str, int]],
     k: int,
@@ -431,15 +450,7 @@ def _check_inputs(
         raise InvalidAudit(
             f"fetch depth {fetch_depth} is below k = {k}; expected stage 1 to read at least as deep as the cut"
         )
-    if corpus_ids is not None:
-        corpus_size = len(corpus_ids)
-    elif corpus_size is not None:
-        widest = max(grades, key=lambda q: len(grades[q]), default=None)
-        if widest is not None and len(grades[widest]) > corpus_size:
-            raise InvalidAudit(
-                f"corpus size {corpus_size} is smaller than the {len(grades[widest])} documents "
-                f"judged for query {widest!r}; expected the size of the whole corpus"
-            )
+    corpus_size = corpus_size_of(grades, corpus_size, corpus_ids)
     for gate in gates:
         if (
             gate.name == "stage1-recall"

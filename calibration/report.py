@@ -34,7 +34,7 @@ def _num(value: float | None, digits: int = 4) -> str:
 # ---------------------------------------------------------------- metrics
 
 
-def metrics_json(result: Evaluation) -> dict[str, Any]:
+def metrics_json(result: Evaluation, coverage: Mapping[str, float | None] | None = None) -> dict[str, Any]:
     columns = {
         name: [None if v != v else v for v in result.values[name].tolist()]  # NaN -> None
         for name in result.measures
@@ -44,6 +44,8 @@ def metrics_json(result: Evaluation) -> dict[str, Any]:
     queries: dict[str, Any] = {}
     for i, qid in enumerate(result.qids):
         row: dict[str, Any] = {"rel": rel[i], "retrieved": retrieved[i]}
+        if coverage is not None:
+            row["label_coverage"] = coverage.get(qid)
         for name in result.measures:
             row[name] = columns[name][i]
         queries[qid] = row
@@ -121,10 +123,19 @@ def metrics_trec(result: Evaluation) -> str:
     return "".join(lines)
 
 
-def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") -> str:
-    """Aligned per-query table; every recall with |Rel| and its ceiling."""
+COVERAGE_UNKNOWN = "label coverage unknown: give --corpus FILE or --corpus-size N"
+
+
+def metrics_table(
+    result: Evaluation,
+    qrels_path: str = "",
+    run_path: str = "",
+    coverage: Mapping[str, float | None] | None = None,
+) -> str:
+    """Aligned per-query table; every recall with |Rel| and its ceiling; label coverage when the
+    corpus size is known (``coverage``), else a line saying it is unknown."""
     ks = result.ks
-    header = ["query", "|Rel|", "ret"]
+    header = ["query", "|Rel|", "ret"] + (["coverage"] if coverage is not None else [])
     for k in ks:
         header += [f"P@{k}", "(ceil)", f"R@{k}", "(ceil)"]
     header += ["RR"] + [f"nDCG@{k}" for k in ks] + ["AP"] + [f"Success@{k}" for k in ks]
@@ -132,6 +143,8 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
     for i, qid in enumerate(result.qids):
         n_rel = int(result.num_rel[i])
         row = [qid, str(n_rel), str(int(result.num_ret[i]))]
+        if coverage is not None:
+            row.append(_num(coverage.get(qid), 3))
         for k in ks:
             row += [
                 _num(result.values[f"P@{k}"][i], 3),
@@ -147,6 +160,10 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
     n = len(result.qids)
     mean_row = ["mean", "", ""]
     undef_row = ["undefined", "", ""]
+    if coverage is not None:
+        defined = [v for v in coverage.values() if v is not None]
+        mean_row.append(_num(sum(defined) / len(defined) if defined else None, 3))
+        undef_row.append(f"{len(coverage) - len(defined)}/{n}")
     for k in ks:
         mean_row += [_num(result.mean(f"P@{k}"), 3), "", _num(result.mean(f"R@{k}"), 3), ""]
         undef_row += [f"{result.undefined(f'P@{k}')}/{n}", "", f"{result.undefined(f'R@{k}')}/{n}", ""]
@@ -165,7 +182,7 @@ def metrics_table(result: Evaluation, qrels_path: str = "", run_path: str = "") 
         f"means are over the queries where each measure is defined; 'undefined' = queries "
         f"left out of that mean (no judged relevant document) of {n} evaluated",
     ]
-    notes = []
+    notes = [] if coverage is not None else [COVERAGE_UNKNOWN]
     if result.missing_from_run:
         verb = (
             "scored 0" if result.missing == "zero" else "not evaluated (use --missing zero to score them 0)"

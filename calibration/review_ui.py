@@ -17,7 +17,8 @@ from annotation import access
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration.review import current_week, pass_rate_text, position_text, review, to_html, to_markdown
-from calibration.verdict import MIN_LABELS, TRUSTED
+from calibration.verdict import MIN_LABELS, NOISY
+from calibration.workflows import kappa_bar, load_policy
 
 KEY = "review:"
 BADGE = {
@@ -51,9 +52,10 @@ def render_review_page() -> None:
         )
     )
     try:
+        trusted = kappa_bar(load_policy())
         with Store(db) as store:
-            report = review(store, week, min_labels=min_labels, save=False)
-    except StoreError as exc:
+            report = review(store, week, min_labels=min_labels, save=False, thresholds=(trusted, NOISY))
+    except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
         return
     if not report["judges"]:
@@ -178,10 +180,11 @@ def render_trend(report: dict) -> None:
         )
     )
     band = alt.Chart(frame).mark_errorbar().encode(x="week:O", y="low:Q", y2="high:Q", color="judge:N")
-    rule = alt.Chart(pd.DataFrame({"y": [TRUSTED]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
+    trusted = report["thresholds"]["trusted"]
+    rule = alt.Chart(pd.DataFrame({"y": [trusted]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
     st.altair_chart(
         line + band + rule, width="stretch", alt="Kappa against people per judge and week, with its CI"
     )
     st.caption(
-        f"The dashed line is the trusted threshold, kappa {TRUSTED}; each point carries its n in the tooltip."
+        f"The dashed line is the trusted threshold, kappa {trusted}; each point carries its n in the tooltip."
     )

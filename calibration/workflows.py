@@ -32,7 +32,7 @@ from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import FormatError, Qrels, Run
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from annotation.textio import read_text_file
-from calibration.audit import Gate, audit_run
+from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
 from calibration.audit_estimate import estimate_run
 from calibration.check import check_report, faithfulness_entry, kappa_entry, wilson
 from calibration.metrics import Evaluation, evaluate
@@ -117,6 +117,17 @@ def evaluate_run(
             + (f" (run has {result.not_in_qrels} queries without judgments)" if action == "evaluate" else "")
         )
     return result
+
+
+def coverage_of(
+    qrels: Qrels, qids: Sequence[str], corpus_size: int | None = None, corpus_ids: set[str] | None = None
+) -> dict[str, float | None] | None:
+    """Label coverage (judged documents / corpus size) of each query, as the audit counts it;
+    None when the corpus size is not known ("coverage unknown", never a made-up figure)."""
+    size = corpus_size_of(qrels.grades, corpus_size, corpus_ids)
+    if size is None:
+        return None
+    return {qid: label_coverage(qrels.grades.get(qid, {}), size, corpus_ids) for qid in qids}
 
 
 # ---------------------------------------------------------------- audit
@@ -213,6 +224,13 @@ def load_policy(
     return override(policy, overrides)
 
 
+def kappa_bar(policy: Policy) -> float:
+    """The kappa a judge needs for the verdict ``trusted``: the policy's ``kappa`` rule, else
+    :data:`~calibration.verdict.TRUSTED` (what ``agree``, ``review``, ``check`` and the pages use)."""
+    bar = policy.bar("kappa")
+    return bar.value if bar is not None else TRUSTED
+
+
 class PolicyFileError(FormatError):
     """A policy file that cannot be read (missing, not text)."""
 
@@ -265,7 +283,7 @@ def _store_rules(store: Any, policy: Policy) -> tuple[list[dict[str, Any]], list
 
     bar_f = policy.bar("faithfulness")
     bar_k = policy.bar("kappa")
-    report = review(store, save=False, thresholds=(bar_k.value if bar_k else TRUSTED, NOISY))
+    report = review(store, save=False, thresholds=(kappa_bar(policy), NOISY))
     faithfulness: list[dict[str, Any]] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")

@@ -450,6 +450,22 @@ def test_agree_prints_the_digits_that_explain_a_noisy_verdict(capsys, tmp_path):
     line = next(line for line in out.splitlines() if line.startswith("ann vs bob"))
     # the verdict's statistic (the kappa column) shows its fourth digit; the weighted ones are context
     assert "0.800  0.5996  [0.397, 0.704]" in line and line.rstrip().endswith("noisy")
+    # the kappa bar is the policy's: a team that sets 0.55 gets "trusted" from agree as from check
+    (tmp_path / "denominator.yaml").write_text("rules:\n  kappa: '>= 0.55'\n")
+    report = json.loads(
+        run(
+            capsys,
+            "agree",
+            tmp_path / "labels.csv",
+            "--bootstrap",
+            "50",
+            "--policy",
+            tmp_path / "denominator.yaml",
+            "--format",
+            "json",
+        )
+    )
+    assert report["verdict_thresholds"]["trusted"] == 0.55 and report["pairs"][0]["verdict"] == "trusted"
 
 
 def test_audit_says_inflated_only_when_the_capped_value_differs(capsys):
@@ -483,3 +499,43 @@ def test_compare_notes_a_golden_set_under_30_queries(capsys, tmp_path):
     args = ["compare", tmp_path / "q.qrels", tmp_path / "r.jsonl", tmp_path / "r.jsonl", "-k", "2"]
     assert json.loads(run(capsys, *args, "--format", "json"))["notes"] == []
     assert "note:" not in run(capsys, *args)
+
+
+def test_metrics_prints_label_coverage_or_says_it_is_unknown(capsys):
+    base = ["metrics", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5"]
+    report = json.loads(run(capsys, *base, "--corpus", f"{EX}/corpus.jsonl", "--format", "json"))
+    assert report["queries"]["q_broad"]["label_coverage"] == pytest.approx(8 / 24)
+    assert report["queries"]["q_faw"]["label_coverage"] == pytest.approx(3 / 24)
+    table = run(capsys, *base, "--corpus-size", "24")
+    assert "coverage" in table.splitlines()[3] and "0.177" in table  # mean of 8, 3, 3, 3 of 24
+    assert "label coverage unknown" not in table
+    assert "label coverage unknown: give --corpus FILE or --corpus-size N" in run(capsys, *base)
+    assert "label_coverage" not in json.loads(run(capsys, *base, "--format", "json"))["queries"]["q_faw"]
+    err = run(capsys, *base, "--corpus-size", "5", expect=2, stream="stderr")
+    assert "corpus size 5 is smaller than the 8 documents judged for query 'q_broad'" in err
+
+
+def test_the_duplicate_case_in_check(capsys, tmp_path):
+    """[d1, d1, x3, x2, x1, d2] at k = 5, relevant {d1, d2, d3}: check says what metrics and audit say."""
+    (tmp_path / "g.qrels").write_text("q 0 d1 3\nq 0 d2 2\nq 0 d3 1\n")
+    ranking = ["d1", "d1", "x3", "x2", "x1", "d2"]
+    (tmp_path / "r.jsonl").write_text(json.dumps({"query_id": "q", "ranking": ranking}) + "\n")
+    report = json.loads(
+        run(
+            capsys,
+            "check",
+            tmp_path / "g.qrels",
+            tmp_path / "r.jsonl",
+            "-k",
+            "5",
+            "--format",
+            "json",
+            expect=1,
+        )
+    )
+    q = report["queries"]["q"]
+    assert q["keep_recall"] == pytest.approx(1 / 3)
+    assert (q["positional_hits"], q["distinct_hits"]) == (2, 1)
+    assert {"duplicate_ids", "positional_mismatch"} <= set(q["findings"])
+    rules = {r["rule"]: r for r in report["rules"]}
+    assert rules["no_duplicates"]["passed"] is False and rules["no_duplicates"]["queries"] == ["q"]

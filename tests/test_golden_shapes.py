@@ -162,11 +162,6 @@ def test_the_essay_shape_through_calibration_metrics(tmp_path, capsys) -> None:
     assert result["mean"]["MRR"] == 0.75 and result["mean"]["R@2"] == 0.75
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="calibration/__main__.py does not print Qrels.notes yet (issue #14 item 6, reported): "
-    "remove this mark with that change",
-)
 def test_calibration_metrics_says_on_stderr_that_texts_name_queries(tmp_path, capsys) -> None:
     golden, run = tmp_path / "golden.yaml", tmp_path / "run.jsonl"
     golden.write_text(ESSAY)
