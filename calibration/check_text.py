@@ -81,6 +81,10 @@ def rule_status(rule: Mapping[str, Any]) -> str:
         n = rule.get("evaluated")
         return "passed" + (f" ({queries(n)})" if n is not None else "")
     if rule["passed"] is None:
+        judges = rule.get("judges") or []
+        if judges:  # each judge's reason is on its own line below
+            open_ = sum(1 for j in judges if j["passed"] is None)
+            return f"not shown for {open_} of {len(judges)} (the reasons below)"
         return f"not evaluated: {rule.get('reason')}"
     if rule["scope"] == "judge":
         return "FAILED: " + "; ".join(
@@ -138,7 +142,7 @@ def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str =
 
 
 def _judge_line(rule: str, j: Mapping[str, Any]) -> str:
-    status = {True: "passed", False: "FAILED", None: "not shown"}[j["passed"]]
+    status = {True: "passed", False: "FAILED", None: "undecided"}[j["passed"]]
     if rule == "faithfulness":
         ci = j.get("ci")
         ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""

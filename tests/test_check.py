@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from annotation.store import Store
 from calibration.__main__ import main
 from calibration.check import decisive, faithfulness_entry, wilson
 from calibration.policy import (
@@ -539,3 +540,105 @@ def test_the_duplicate_case_in_check(capsys, tmp_path):
     assert {"duplicate_ids", "positional_mismatch"} <= set(q["findings"])
     rules = {r["rule"]: r for r in report["rules"]}
     assert rules["no_duplicates"]["passed"] is False and rules["no_duplicates"]["queries"] == ["q"]
+
+
+# ---------------------------------------------------------------- the rules read from the store
+
+
+def judged_store(db, disagree: int = 0, new: int = 16, values=(2, 2, 2, 1)) -> list[int]:
+    """The demo store plus a faithfulness judge. The demo's people-labelled traces (cat's 16) get
+    the judge's agreement; person "ann" grades ``new`` more (cycling ``values``), the judge agreeing
+    except on the first ``disagree`` of them (it says 0); every other trace the judge alone grades 2.
+    Returns (the trace items, the people-labelled ones)."""
+    from calibration.review import consensus, human_labels
+
+    with Store(db) as store:
+        traces = [row[0] for row in store.gradable_trace_items()]
+        people = human_labels(store, "faithfulness")
+        store.annotator_id("ann")
+        store.register_judge(
+            "fp-faith", {"model": "m", "endpoint": "e", "rubric": "faithfulness", "kind": "llm"}
+        )
+        rows, added = [], 0
+        for item in traces:
+            if item in people:
+                value = consensus(list(people[item].values()), "faithfulness")
+            elif added < new:
+                value = values[added % len(values)]
+                store.add_label(item, "ann", value, "faithfulness")
+                value = 0 if added < disagree else value
+                added += 1
+            else:
+                value = 2
+            rows.append({"item_id": item, "fingerprint": "fp-faith", "repeat": 0, "value": value})
+        store.add_judge_labels(rows)
+    return traces
+
+
+def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
+    traces = judged_store(demo_db)
+    assert len(traces) == 40
+    report = json.loads(
+        run(
+            capsys,
+            "check",
+            f"{EX}/golden.yaml",
+            f"{EX}/run.jsonl",
+            "-k",
+            "5",
+            "--db",
+            demo_db,
+            "--rule",
+            "rel_at_least_k=off",
+            "--format",
+            "json",
+        )
+    )
+    rules = {r["rule"]: r for r in report["rules"]}
+    kappa = {j["fingerprint"]: j for j in rules["kappa"]["judges"]}
+    judge = kappa["fp-faith"]
+    assert (judge["verdict"], judge["n"], judge["passed"]) == ("trusted", 32, True)
+    assert judge["kappa"] == pytest.approx(1.0)
+    faith = {j["judge"].split(" ")[0]: j for j in rules["faithfulness"]["judges"]}
+    # people: cat's 16 traces (11 pass) and ann's 16 (12 pass): 23 of 32, Wilson 95%
+    people = faith["people"]
+    assert (people["n"], people["rate"]) == (32, pytest.approx(23 / 32))
+    assert people["ci"] == pytest.approx(list(wilson(23, 32)))
+    assert people["passed"] is None  # 0.719 meets >= 0.7, its interval does not
+    # the trusted judge: PPI++ over 32 labelled and 8 judge-only traces (all 8 pass); it agrees with
+    # people on every labelled one, so the estimate is 23/32 + lambda * (8/8 - 23/32), lambda in [0, 1]
+    from calibration.ppi import ppi_mean
+
+    judged = faith["judge"]
+    assert judged["how"] == "trusted judge, corrected by PPI from 32 labelled and 8 judge-only traces"
+    y = [1.0] * 23 + [0.0] * 9
+    expected = ppi_mean(y, y, [1.0] * 8)
+    assert judged["rate"] == pytest.approx(expected["estimate"]) and judged["ci"] == pytest.approx(
+        expected["ci"]
+    )
+    assert 23 / 32 < judged["rate"] < 1.0
+
+
+def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
+    judged_store(demo_db, disagree=12)  # 12 of ann's 16 answered 0 where she said 1 or 2
+    report = json.loads(
+        run(
+            capsys,
+            "check",
+            f"{EX}/golden.yaml",
+            f"{EX}/run.jsonl",
+            "-k",
+            "5",
+            "--db",
+            demo_db,
+            "--format",
+            "json",
+            expect=1,
+        )
+    )
+    kappa = next(r for r in report["rules"] if r["rule"] == "kappa")
+    judge = next(j for j in kappa["judges"] if j["fingerprint"] == "fp-faith")
+    assert judge["passed"] is False and judge["kappa"] < 0.4 and "is not >= 0.6" in judge["reason"]
+    assert kappa["passed"] is False and "kappa" in [
+        r["rule"] for r in report["rules"] if r["passed"] is False
+    ]
