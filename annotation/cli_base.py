@@ -114,29 +114,32 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_verdict_options(parser: argparse.ArgumentParser, trusted: float, noisy: float) -> None:
-    """``--trusted K`` and ``--noisy K``, the kappa verdict's thresholds, and ``--policy FILE``:
-    ``--trusted`` left out is the policy's kappa bar (``trusted`` when the policy says nothing)."""
+def add_verdict_options(parser: argparse.ArgumentParser, trusted: float, statistics: Sequence[str]) -> None:
+    """``--trusted K`` (the verdict's one bar; left out: the policy's kappa bar, ``trusted`` when the
+    policy says nothing), ``--statistic`` (the kappa the bar applies to; left out: the policy's,
+    unweighted by default), ``--policy FILE``, and ``--noisy``, kept only to be refused in one line."""
     parser.add_argument(
         "--trusted",
         type=float,
         default=None,
         metavar="K",
-        help=f"verdict: kappa >= K is trusted (default: the policy's kappa bar, {trusted})",
+        help=f"verdict: trusted when the kappa's interval reaches K (default: the policy's kappa bar, {trusted})",
     )
     parser.add_argument(
-        "--noisy",
-        type=float,
-        default=noisy,
-        metavar="K",
-        help=f"verdict: kappa >= K is noisy, below not trusted (default {noisy})",
+        "--statistic",
+        choices=list(statistics),
+        default=None,
+        help=f"the kappa the bar applies to (default: the policy's kappa_statistic, {statistics[0]})",
     )
+    parser.add_argument("--noisy", type=float, default=None, metavar="K", help=argparse.SUPPRESS)
     parser.add_argument(
         "--policy", metavar="FILE", help="the policy file (default: ./denominator.yaml when present)"
     )
 
 
-def check_verdict_options(trusted: float, noisy: float) -> None:
-    """-1 <= noisy <= trusted <= 1, else one line."""
-    if not -1 <= noisy <= trusted <= 1:
-        raise UsageError(f"--noisy {noisy} and --trusted {trusted}; expected -1 <= noisy <= trusted <= 1")
+def check_verdict_options(trusted: float, noisy: float | None, noisy_gone: str) -> None:
+    """-1 <= trusted <= 1, else one line; ``--noisy`` given: ``noisy_gone`` (why it went)."""
+    if noisy is not None:
+        raise UsageError(noisy_gone)
+    if not -1 <= trusted <= 1:
+        raise UsageError(f"--trusted {trusted}; expected a kappa between -1 and 1")

@@ -66,7 +66,15 @@ from calibration.report import (
     ppi_text,
     review_text,
 )
-from calibration.verdict import MIN_LABELS, NOISY, TRUSTED
+from calibration.verdict import (
+    DEFAULT_OVERLAP,
+    MIN_LABELS,
+    NOISY_GONE,
+    SAMPLE_ADVICE,
+    SAMPLE_SIZE,
+    STATISTICS,
+    TRUSTED,
+)
 from calibration.workflows import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_K,
@@ -263,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, help=f"seed of the bootstrap (default {DEFAULT_SEED})"
     )
-    add_verdict_options(ag, TRUSTED, NOISY)
+    add_verdict_options(ag, TRUSTED, STATISTICS)
     add_format_option(ag, "table", "json")
 
     po = sub.add_parser("position", help="position bias of pairwise judgments asked in both orders")
@@ -283,7 +291,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_option(rv)
     rv.add_argument("--week", metavar="YYYY-Www", help="the ISO week (default: this week)")
     rv.add_argument(
-        "--sample", type=positive_int, metavar="N", help="first draw this week's sample of N traces"
+        "--sample",
+        type=positive_int,
+        nargs="?",
+        const=SAMPLE_SIZE,
+        metavar="N",
+        help=f"first draw this week's sample of N traces (default {SAMPLE_SIZE}: {SAMPLE_ADVICE})",
+    )
+    rv.add_argument(
+        "--overlap",
+        type=fraction,
+        default=DEFAULT_OVERLAP,
+        metavar="SHARE",
+        help=f"with --annotators: the share of the sample two or more of them label, for the ceiling "
+        f"(default {DEFAULT_OVERLAP}: everyone labels every item)",
     )
     rv.add_argument("--annotators", metavar="X,Y", help="with --sample: assign the sample to these people")
     rv.add_argument(
@@ -296,15 +317,18 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, help="seed of the sample and the bootstrap (default 0)"
     )
-    add_verdict_options(rv, TRUSTED, NOISY)
+    add_verdict_options(rv, TRUSTED, STATISTICS)
     add_format_option(rv, "table", "json", "markdown", "html")
     rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")
     return parser
 
 
-def _trusted(args: argparse.Namespace) -> float:
-    """``--trusted``, else the policy's kappa bar (the rule ``kappa`` of ``check``), else the default."""
-    return float(args.trusted) if args.trusted is not None else kappa_bar(load_policy(args.policy))
+def _verdict_settings(args: argparse.Namespace) -> tuple[float, str]:
+    """The verdict's bar and statistic: ``--trusted`` / ``--statistic``, else the policy's
+    (the rule ``kappa`` of ``check`` and its ``kappa_statistic``), else the defaults."""
+    policy = load_policy(args.policy)
+    bar = float(args.trusted) if args.trusted is not None else kappa_bar(policy)
+    return bar, args.statistic or policy.kappa_statistic
 
 
 def _judgments(path: str) -> Qrels:
@@ -458,8 +482,8 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_agree(args: argparse.Namespace) -> tuple[str, int]:
-    args.trusted = _trusted(args)
-    check_verdict_options(args.trusted, args.noisy)
+    args.trusted, args.statistic = _verdict_settings(args)
+    check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if bool(args.labels) == bool(args.qrels):
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
     if args.qrels and args.qrels[0] == args.qrels[1]:
@@ -470,7 +494,7 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
         bootstrap=args.bootstrap,
         seed=args.seed,
         trusted=args.trusted,
-        noisy=args.noisy,
+        statistic=args.statistic,
     )
     if args.format == "json":
         return dumps(report, one_line=()), 0
@@ -494,10 +518,11 @@ def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
 def run_review(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s) and the store, only for this command
     from annotation.store import Store, StoreError, default_db_path
-    from calibration.review import draw_sample, review, summary_lines, to_html, to_json, to_markdown
+    from calibration.review import draw_sample, review
+    from calibration.review_report import summary_lines, to_html, to_json, to_markdown
 
-    args.trusted = _trusted(args)
-    check_verdict_options(args.trusted, args.noisy)
+    args.trusted, args.statistic = _verdict_settings(args)
+    check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if args.annotators and not args.sample:
         raise UsageError("--annotators goes with --sample")
     try:
@@ -505,13 +530,16 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
             drawn = None
             if args.sample:
                 names = [a for a in (args.annotators or "").split(",") if a]
-                drawn = draw_sample(store, args.week, n=args.sample, annotators=names, seed=args.seed)
+                drawn = draw_sample(
+                    store, args.week, n=args.sample, annotators=names, seed=args.seed, overlap=args.overlap
+                )
             report = review(
                 store,
                 args.week,
                 min_labels=args.min_labels,
                 seed=args.seed,
-                thresholds=(args.trusted, args.noisy),
+                bar=args.trusted,
+                statistic=args.statistic,
             )
     except StoreError as exc:
         raise UsageError(str(exc)) from None

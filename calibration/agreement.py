@@ -13,7 +13,7 @@ with the formulas it implements in its docstring:
 
 This module holds the report of long ratings (:func:`from_long`, :func:`agreement_report`: what
 ``python -m calibration agree`` prints) and re-exports the public names of the three, with
-:func:`verdict`, :data:`TRUSTED` and :data:`NOISY` of :mod:`calibration.verdict`: ``from
+:func:`verdict` and :data:`TRUSTED` of :mod:`calibration.verdict`: ``from
 calibration.agreement import X`` serves the rest of the product. References, how the figures were
 checked, and timings: docs/agreement.md.
 
@@ -66,7 +66,13 @@ from calibration.multirater import (
     krippendorff_alpha,
 )
 from calibration.multirater import Level as Level  # re-exported
-from calibration.verdict import NOISY, TRUSTED, verdict  # re-exported: agreement's verdict
+from calibration.verdict import (  # re-exported: agreement's verdict
+    DEFAULT_STATISTIC,
+    TRUSTED,
+    advice,
+    labels_to_decide,
+    verdict,
+)
 
 __all__ = [
     "InvalidRatings",
@@ -82,7 +88,6 @@ __all__ = [
     "binarised",
     "verdict",
     "TRUSTED",
-    "NOISY",
     "from_long",
     "agreement_report",
 ]
@@ -162,9 +167,11 @@ def _report_pair(
     bootstrap: int,
     seed: int,
     alpha: float,
-    thresholds: tuple[float, float],
+    bar: float,
+    statistic: str,
 ) -> dict:
-    """One pair of raters in the report: kappas, their CIs from one set of resamples, the verdict."""
+    """One pair of raters in the report: kappas, their CIs from one set of resamples, the verdict
+    (:func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``)."""
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
     cis: dict[Weights, BootstrapCI | None] = dict.fromkeys(WEIGHTINGS)
@@ -184,11 +191,17 @@ def _report_pair(
         "kappa_ci": _ci_list(cis[None]),
         "kappa_linear_ci": _ci_list(cis["linear"]),
         "kappa_quadratic_ci": _ci_list(cis["quadratic"]),
-        "verdict": verdict(unweighted["kappa"], *thresholds),
         "undefined_reason": unweighted["undefined_reason"],
         "ci_undefined_resamples": cis[None].n_undefined if cis[None] is not None else None,
         "confusion": unweighted["confusion"],
     }
+    chosen = statistic if ordered else "unweighted"
+    key = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}[chosen]
+    kappa, ci = estimates[key]["kappa"], _ci_list(cis[key])
+    entry["statistic"] = chosen
+    entry["verdict"] = verdict(kappa, ci, bar)
+    entry["more_labels"] = labels_to_decide(kappa, ci, pair.n, bar)
+    entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=pair.n, min_labels=0)
     if not ordered:
         entry["weighted_undefined_reason"] = _UNORDERED
     return entry
@@ -202,7 +215,7 @@ def agreement_report(
     labels: Sequence | None = None,
     alpha: float = 0.05,
     trusted: float = TRUSTED,
-    noisy: float = NOISY,
+    statistic: str = DEFAULT_STATISTIC,
 ) -> dict:
     """The JSON-able agreement report of long ratings (what ``python -m calibration agree`` prints).
 
@@ -211,13 +224,15 @@ def agreement_report(
     "ordinal", "interval"}, ...}``: plain floats, None where undefined (with ``*_undefined_reason``
     beside it). ``kappa_ci`` is the percentile bootstrap CI of the unweighted kappa (``bootstrap``
     resamples, ``seed``; None when kappa is undefined or ``bootstrap`` is 0); ``kappa_linear_ci`` and
-    ``kappa_quadratic_ci`` come from the same resamples. ``verdict`` judges the unweighted kappa.
+    ``kappa_quadratic_ci`` come from the same resamples. ``verdict`` reads ``statistic``'s kappa (the
+    unweighted one by default) and its interval against the bar ``trusted``: trusted, undecided, not
+    trusted (:mod:`calibration.verdict`).
     """
     if bootstrap:
         check_resamples(bootstrap, alpha)
     table = LongTable(rows, labels)
     pairs = [
-        _report_pair(first, second, pair, table.ordered, bootstrap, seed, alpha, (trusted, noisy))
+        _report_pair(first, second, pair, table.ordered, bootstrap, seed, alpha, trusted, statistic)
         for first, second, pair in _pairs(table)
     ]
     fleiss_result = _fleiss_or_reason(table)
@@ -239,5 +254,6 @@ def agreement_report(
             for level, r in alphas.items()
         },
         "bootstrap": {"n_resamples": bootstrap, "seed": seed, "alpha": alpha},
-        "verdict_thresholds": {"trusted": trusted, "noisy": noisy},
+        "verdict_thresholds": {"trusted": trusted},
+        "statistic": statistic,
     }

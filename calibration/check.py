@@ -242,10 +242,20 @@ def kappa_entry(judge: Mapping[str, Any], bar: Bar) -> dict[str, Any]:
         "ci": ci,
         "n": n,
         "weights": consensus.get("weights"),
+        "statistic": consensus.get("statistic"),
         "verdict": judge["verdict"],
     }
     if judge["verdict"] == "trusted":
         return {**out, "passed": True, "reason": None}
+    if judge["verdict"] == "undecided":
+        more = judge.get("more_labels")
+        low = ci[0] if ci else None
+        return {
+            **out,
+            "passed": None,
+            "reason": f"undecided: kappa {num(kappa, 3, 'prose')} but its interval reaches {num(low, 3, 'prose')}"
+            + (f"; about {more} more human-labelled items would decide it" if more else ""),
+        }
     if judge["verdict"] in ("uncalibrated", "undefined"):
         reason = judge.get("status_reason") or consensus.get("undefined_reason") or judge["verdict"]
         return {**out, "passed": None, "reason": f"{judge['verdict']}: {reason}"}

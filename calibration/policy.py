@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from calibration.verdict import TRUSTED
+from calibration.verdict import DEFAULT_STATISTIC, STATISTICS, TRUSTED
 
 __all__ = [
     "InvalidPolicy",
@@ -237,6 +237,7 @@ class Policy:
     rules: tuple[Rule, ...] = RULES
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
     source: str = "the defaults (the essay's table)"
+    kappa_statistic: str = DEFAULT_STATISTIC  # what the kappa bar applies to (the essay: unweighted)
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
@@ -251,6 +252,7 @@ class Policy:
         return {
             "source": self.source,
             "corpus": self.corpus,
+            "kappa_statistic": self.kappa_statistic,
             "rules": {
                 r.name: (None if r.bar_for(self.corpus) is None else r.bar_text(self.corpus))
                 for r in self.rules
@@ -301,10 +303,16 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         return replace(DEFAULT_POLICY, source=source)
     if not isinstance(data, Mapping):
         raise InvalidPolicy(f"{source}: expected a mapping with corpus, rules and diagnosis")
-    unknown = set(data) - {"corpus", "rules", "diagnosis"}
+    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic"}
     if unknown:
         raise InvalidPolicy(
-            f"{source}: unknown key {sorted(map(str, unknown))[0]!r}; expected corpus, rules, diagnosis"
+            f"{source}: unknown key {sorted(map(str, unknown))[0]!r}; "
+            "expected corpus, kappa_statistic, rules, diagnosis"
+        )
+    statistic = data.get("kappa_statistic", DEFAULT_STATISTIC)
+    if statistic not in STATISTICS:
+        raise InvalidPolicy(
+            f"{source}: kappa_statistic: {statistic!r}; expected one of {', '.join(STATISTICS)}"
         )
     corpus = data.get("corpus", "narrow")
     if corpus not in CORPORA:
@@ -329,7 +337,7 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise InvalidPolicy(f"{source}: diagnosis.{key}: {value!r}; expected a number between 0 and 1")
         diagnosis = replace(diagnosis, **{key: float(value)})
-    return Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source)
+    return Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic)
 
 
 _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
@@ -345,6 +353,11 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
                 f"--rule {text!r}; expected NAME OP BAR, e.g. 'stage1_recall>0.95' or 'kappa=off'"
             )
         name, op, value = match.groups()
+        if name == "kappa_statistic":
+            if op != "=" or value not in STATISTICS:
+                raise InvalidPolicy(f"--rule {text!r}; expected kappa_statistic={'|'.join(STATISTICS)}")
+            policy = replace(policy, kappa_statistic=value)
+            continue
         if name == "corpus":
             if op != "=" or value not in CORPORA:
                 raise InvalidPolicy(f"--rule {text!r}; expected corpus=narrow or corpus=broad")

@@ -444,28 +444,32 @@ def scale_text(labels: list[Any]) -> str:
 
 
 def agree_table(report: dict[str, Any]) -> str:
+    bar = report["verdict_thresholds"]["trusted"]
     rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
+    notes = []
     for pair in report["pairs"]:
         rows.append(
             [
                 " vs ".join(map(str, pair["raters"])),
                 str(pair["n"]),
                 num(pair["observed_agreement"]),
-                decisive(pair["kappa"], *report["verdict_thresholds"].values()),
+                decisive(pair["kappa"], bar),
                 interval(pair.get("kappa_ci")),
-                num(pair["kappa_linear"]),
-                num(pair["kappa_quadratic"]),
+                decisive(pair["kappa_linear"], bar),
+                decisive(pair["kappa_quadratic"], bar),
                 pair["verdict"],
             ]
         )
+        if pair["verdict"] in ("undecided", "not trusted"):
+            notes.append(f"{' vs '.join(map(str, pair['raters']))}: {pair['verdict']}: {pair['advice']}")
     alpha = report["krippendorff_alpha"]
-    thresholds = report["verdict_thresholds"]
     lines = [
-        f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's (unweighted), CI by "
-        f"bootstrap over items; verdict: >= {thresholds['trusted']} trusted, "
-        f"{thresholds['noisy']}-{thresholds['trusted']} noisy, < {thresholds['noisy']} not trusted",
+        f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's, CI by bootstrap over "
+        f"items; verdict on the {report['statistic']} kappa against the bar {bar}: trusted when its interval's "
+        "lower end reaches the bar, not trusted when its upper end is below it, else undecided",
         f"scale: {scale_text(report['labels'])}",
         align(rows),
+        *notes,
         *[
             f"{' vs '.join(map(str, p['raters']))}: kappa undefined: {p['undefined_reason']}"
             for p in report["pairs"]

@@ -76,7 +76,10 @@ class AgreementPair(TypedDict, total=False):
     kappa_ci: list[float] | None  # percentile bootstrap CI of the unweighted kappa
     kappa_linear_ci: list[float] | None
     kappa_quadratic_ci: list[float] | None
-    verdict: str  # trusted, noisy, not trusted, undefined
+    verdict: str  # trusted, undecided, not trusted, undefined (calibration.verdict)
+    statistic: str  # the kappa the verdict read: unweighted (default), linear or quadratic
+    more_labels: int | None  # undecided: about how many more items would decide it
+    advice: str
     undefined_reason: str | None
     ci_undefined_resamples: int | None
     confusion: list[list[int]]
@@ -90,6 +93,10 @@ class KappaEntry(TypedDict, total=False):
     ci: list[float] | None
     n: int
     weights: str | None
+    statistic: str  # the kappa the verdict reads: unweighted (default), linear or quadratic
+    bar: float
+    kappas: dict[str, dict[str, Any]]  # every statistic: {"kappa", "ci"}
+    observed_agreement: float | None
     labels: list[Any]
     confusion: list[list[int]]
     undefined_reason: str | None
@@ -104,8 +111,10 @@ class ReviewJudge(TypedDict, total=False):
     endpoint: str
     rubric: str
     scope: str
-    verdict: str  # trusted, noisy, not trusted, uncalibrated, undefined
+    verdict: str  # trusted, undecided, not trusted, uncalibrated, undefined
     status_reason: str | None
+    more_labels: int | None  # undecided: about how many more human-labelled items would decide it
+    advice: str  # what to do about the verdict
     consensus: KappaEntry  # against the people's consensus
     ceiling: KappaEntry  # human-human, on doubly labelled items
     annotators: dict[str, KappaEntry]

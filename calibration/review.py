@@ -6,17 +6,20 @@
    and assigns the items to the annotators who will label them, blind, on the
    same rubric as the judge.
 2. :func:`review` then computes, for every judge fingerprint and its rubric:
-   kappa of the judge against the people's consensus (quadratic weights for
-   the ordinal grades of relevance and faithfulness; unweighted for
-   preferences) with a bootstrap CI and n; kappa against each annotator; the
-   human-human kappa on doubly labelled items beside it as the ceiling; the
-   verdict (>= 0.6 trusted, 0.4-0.6 noisy, < 0.4 not trusted); position-bias
-   figures for pairwise judges; for faithfulness, the pass rate (grade 2)
-   corrected by prediction-powered inference next to the human-only one. A
-   judge with fewer human-labelled items than ``min_labels`` is
-   ``uncalibrated``, whatever its kappa. Each review is saved
-   (``calibrations``), so a trend across weeks can be shown.
-3. :func:`to_markdown` and :func:`to_html` export the report.
+   Cohen's kappa of the judge against the people's consensus, unweighted (the essay's statistic,
+   which the verdict reads unless the policy or ``statistic`` says otherwise) and, for the ordinal
+   grades of relevance and faithfulness, linear and quadratic beside it, each with its interval
+   and n; kappa against each annotator; the human-human kappa on doubly labelled items as the
+   ceiling (undefined below two such items); the verdict (:mod:`calibration.verdict`: trusted when
+   the interval's lower end reaches the bar, not trusted when its upper end is below it, else
+   undecided, with about how many more labels would decide it, and what to do); position-bias
+   figures for pairwise judges; for faithfulness, the pass rate (grade 2) corrected by
+   prediction-powered inference next to the human-only one. A judge with fewer human-labelled
+   items than ``min_labels`` is ``uncalibrated``, whatever its kappa. A weekly sample is of traces:
+   it scopes the judges of trace rubrics only; within one judge, kappa, the ceiling and the PPI line
+   rest on the same population. Each review is saved (``calibrations``), so a trend across weeks
+   can be shown.
+3. ``calibration.review_report`` says it (text, Markdown, HTML, JSON).
 
 Honesty rules: the offline judge is fitted on human labels, so the items it
 was fitted on are left out of its review (counted); a pairwise judge's
@@ -27,25 +30,34 @@ with the reason, never 0.
 
 from __future__ import annotations
 
-import html
-import json
 import random
 from collections import defaultdict
 from datetime import date
 from typing import Any
 
-from annotation.render import interval, num
 from annotation.store import Store, StoreError
 from calibration.agreement import bootstrap_ci, cohen
 from calibration.position import from_slots, position_bias, summarize_pairs
 from calibration.ppi import ppi_mean
-from calibration.verdict import MIN_LABELS, NOISY, TRUSTED, verdict
+from calibration.verdict import (
+    DEFAULT_OVERLAP,
+    DEFAULT_STATISTIC,
+    MIN_LABELS,
+    SAMPLE_SIZE,
+    STATISTICS,
+    TRUSTED,
+    advice,
+    labels_to_decide,
+    verdict,
+)
 
-__all__ = ["draw_sample", "review", "to_markdown", "to_html", "current_week", "MIN_LABELS"]
+__all__ = ["draw_sample", "review", "current_week", "MIN_LABELS"]
 
 RUBRIC_KIND = {"relevance": "chunk", "faithfulness": "trace", "preference": "pair"}
 SCALES = {"relevance": [0, 1, 2, 3], "faithfulness": [0, 1, 2], "preference": [0, 1, 2]}
-WEIGHTS = {"relevance": "quadratic", "faithfulness": "quadratic", "preference": None}
+ORDINAL = ("relevance", "faithfulness")  # grades with an order: weighted kappas are printed beside
+SAMPLE_KIND = "trace"  # what the weekly sample draws
+RULE = "interval"  # how verdicts are reached (saved with each calibration): the interval against one bar
 CHOICES = ("A", "B", "tie")  # preference values, by candidate: 0 = A (the pair's first trace), 1 = B, 2 = tie
 PASS = 2  # faithfulness: fully supported
 
@@ -111,29 +123,41 @@ def consensus(values: list[int], rubric: str) -> int:
 # ---------------------------------------------------------------- sampling
 
 
+def sample_judge(store: Store) -> str | None:
+    """The faithfulness judge a sample is stratified by: the newest one registered."""
+    judges = [j for j in store.judges() if j["rubric"] == "faithfulness"]
+    return judges[-1]["fingerprint"] if judges else None
+
+
 def draw_sample(
     store: Store,
     week: str | None = None,
-    n: int = 60,
+    n: int = SAMPLE_SIZE,
     annotators: list[str] | tuple[str, ...] = (),
     seed: int = 0,
     fingerprint: str | None = None,
+    overlap: float = DEFAULT_OVERLAP,
 ) -> dict[str, Any]:
-    """This week's sample of ``n`` trace items not sampled in an earlier week,
-    stratified (proportional allocation, at least one per stratum) by the
-    judge's grade when ``fingerprint`` is given, else by system."""
+    """This week's sample of ``n`` trace items not sampled in an earlier week, stratified
+    (proportional allocation, at least one per stratum) by the judge's grade and the trace's system
+    (``fingerprint``, default :func:`sample_judge`; by system alone when no judge graded them), and
+    assigned to ``annotators``: each item to one of them in turn, and a share ``overlap`` of the
+    items to two (the items the human-human ceiling rests on; 1.0: every annotator labels all)."""
     week = _check_week(week or current_week())
     if n < 1:
         raise StoreError(f"sample size {n}; expected at least 1")
+    if not 0.0 <= overlap <= 1.0:
+        raise StoreError(f"overlap {overlap}; expected a share between 0 and 1")
     if store.review_sample_exists(week):
         raise StoreError(f"week {week} already has a review sample; review it, or choose another week")
     rows = store.unsampled_trace_items()
     if not rows:
         raise StoreError("no trace left to sample: every trace was in an earlier week's sample")
+    fingerprint = fingerprint or sample_judge(store)
     answers = judge_answers(store, fingerprint, "faithfulness") if fingerprint else {}
     strata: dict[str, list[int]] = defaultdict(list)
     for item, system in rows:
-        key = f"judge={answers[item]}" if fingerprint and item in answers else f"system={system}"
+        key = (f"judge={answers[item]}, " if item in answers else "") + f"system={system}"
         strata[key].append(int(item))
     rng = random.Random(seed)
     total = len(rows)
@@ -151,11 +175,22 @@ def draw_sample(
         members = sorted(strata[key])
         rng.shuffle(members)
         chosen += [(item, key) for item in members[: min(quotas[key], len(members))]]
+    doubled = 0
     with store.write():
         store.add_review_sample(week, chosen)
-        for name in annotators:
-            annotator_id = store.annotator_id(name)
-            store.assign_many([(item, annotator_id, rng.getrandbits(48)) for item, _ in chosen])
+        ids = [store.annotator_id(name) for name in annotators]
+        if ids:
+            order = [item for item, _ in chosen]
+            rng.shuffle(order)
+            n_double = len(order) if overlap >= 1.0 else round(overlap * len(order))
+            assignments = []
+            for position, item in enumerate(order):
+                people = {ids[position % len(ids)]}
+                if position < n_double:
+                    people = set(ids) if overlap >= 1.0 else people | {ids[(position + 1) % len(ids)]}
+                    doubled += len(people) > 1
+                assignments += [(item, person, rng.getrandbits(48)) for person in sorted(people)]
+            store.assign_many(assignments)
     counts: dict[str, int] = defaultdict(int)
     for _, key in chosen:
         counts[key] += 1
@@ -165,69 +200,117 @@ def draw_sample(
         "of": total,
         "strata": dict(counts),
         "annotators": list(annotators),
+        "doubly_assigned": doubled,
+        "stratified_by": fingerprint,
+    }
+
+
+def sample_progress(store: Store, week: str) -> dict[str, Any]:
+    """How far people are with this week's sample: items labelled by one person or more, by two
+    or more (the ceiling's), of the sample's size."""
+    sample = store.review_sample(_check_week(week))
+    people = human_labels(store, "faithfulness")
+    labelled = [i for i in sample if i in people]
+    return {
+        "week": week,
+        "size": len(sample),
+        "labelled": len(labelled),
+        "doubly": sum(1 for i in labelled if len(people[i]) >= 2),
     }
 
 
 # ---------------------------------------------------------------- the review
 
 
-def _kappa(judge: list[int], people: list[int], rubric: str, bootstrap: int, seed: int) -> dict[str, Any]:
-    result = cohen(judge, people, labels=SCALES[rubric], weights=WEIGHTS[rubric])
-    kappa = result.get("kappa")
-    ci = None
-    if kappa is not None and bootstrap:
-        low, high = bootstrap_ci(
-            judge, people, weights=WEIGHTS[rubric], labels=SCALES[rubric], n_resamples=bootstrap, seed=seed
-        )
-        ci = None if low is None or high is None else [float(low), float(high)]
+def _kappas(
+    judge: list[int], people: list[int], rubric: str, bootstrap: int, seed: int, statistic: str, bar: float
+) -> dict[str, Any]:
+    """Every Cohen's kappa of the pair (unweighted; for ordinal grades linear and quadratic too),
+    each with its interval, and which one the verdict reads (``statistic``; preferences are nominal:
+    unweighted only). The flat keys (``kappa``, ``ci``, ``weights``) are the verdict's statistic."""
+    names = STATISTICS if rubric in ORDINAL else ("unweighted",)
+    chosen = statistic if statistic in names else "unweighted"
+    kappas: dict[str, dict[str, Any]] = {}
+    first: dict[str, Any] = {}
+    for name in names:
+        weights = None if name == "unweighted" else name
+        result = cohen(judge, people, labels=SCALES[rubric], weights=weights)
+        first = first or result
+        ci = None
+        if result.get("kappa") is not None and bootstrap:
+            low, high = bootstrap_ci(
+                judge, people, weights=weights, labels=SCALES[rubric], n_resamples=bootstrap, seed=seed
+            )
+            ci = None if low is None or high is None else [float(low), float(high)]
+        kappas[name] = {"kappa": result.get("kappa"), "ci": ci}
+    main = kappas[chosen]
     return {
-        "n": int(result.get("n", len(judge))),
-        "kappa": kappa,
-        "ci": ci,
-        "weights": WEIGHTS[rubric] or "none",
-        "observed_agreement": result.get("observed_agreement"),
-        "undefined_reason": result.get("undefined_reason"),
-        "confusion": result.get("confusion"),
+        "n": int(first.get("n", len(judge))),
+        "kappa": main["kappa"],
+        "ci": main["ci"],
+        "weights": "none" if chosen == "unweighted" else chosen,
+        "statistic": chosen,
+        "bar": bar,
+        "kappas": kappas,
+        "observed_agreement": first.get("observed_agreement"),
+        "undefined_reason": first.get("undefined_reason"),
+        "confusion": first.get("confusion"),
         "labels": SCALES[rubric],
     }
 
 
-def _ceiling(humans: dict[int, dict[str, int]], rubric: str, bootstrap: int, seed: int) -> dict[str, Any]:
-    """Human-human kappa on the items two or more people labelled (the first two by name)."""
+def _ceiling(
+    humans: dict[int, dict[str, int]], rubric: str, bootstrap: int, seed: int, statistic: str, bar: float
+) -> dict[str, Any]:
+    """Human-human kappa on the items two or more people labelled (the first two by name);
+    undefined, with its reason, below two such items (an interval of one item is no interval)."""
     a, b = [], []
     for votes in humans.values():
         if len(votes) >= 2:
             first, second = sorted(votes)[:2]
             a.append(votes[first])
             b.append(votes[second])
-    if not a:
-        return {"n": 0, "kappa": None, "ci": None, "undefined_reason": "no item labelled by two people"}
-    return _kappa(a, b, rubric, bootstrap, seed)
+    if len(a) < 2:
+        return {
+            "n": len(a),
+            "kappa": None,
+            "ci": None,
+            "statistic": statistic,
+            "undefined_reason": f"{len(a)} item{'' if len(a) == 1 else 's'} labelled by two people: "
+            "a ceiling needs at least 2",
+        }
+    return _kappas(a, b, rubric, bootstrap, seed, statistic, bar)
 
 
 def _position(store: Store, fingerprint: str) -> dict[str, Any]:
-
     return position_bias(from_slots(store.judge_values(fingerprint)))
 
 
 def _pass_rate(
-    humans: dict[int, dict[str, int]], answers: dict[int, int], rubric: str, alpha: float = 0.05
+    humans: dict[int, dict[str, int]],
+    answers: dict[int, int],
+    rubric: str,
+    scope: str,
+    alpha: float = 0.05,
 ) -> dict[str, Any] | None:
+    """The faithfulness pass rate by PPI over the labelled items of the judge's population
+    (``humans``, already scoped) and every item the judge alone graded."""
     if rubric != "faithfulness":
         return None
-
     labelled = [i for i in humans if i in answers]
     unlabelled = [i for i in answers if i not in humans]
     if len(labelled) < 2 or not unlabelled:
         return {
-            "undefined_reason": f"{len(labelled)} items graded by both people and the judge, "
-            f"{len(unlabelled)} by the judge alone: too few for a corrected estimate"
+            "undefined_reason": f"{len(labelled)} items graded by both people and the judge ({scope}), "
+            f"{len(unlabelled)} by the judge alone: too few for a corrected estimate",
+            "scope": scope,
         }
     y = [float(consensus(list(humans[i].values()), rubric) == PASS) for i in labelled]
     yhat = [float(answers[i] == PASS) for i in labelled]
     yhat_u = [float(answers[i] == PASS) for i in unlabelled]
     result = ppi_mean(y, yhat, yhat_u, alpha=alpha)
     result["judge_only"] = sum(yhat_u) / len(yhat_u)
+    result["scope"] = scope
     return result
 
 
@@ -238,10 +321,13 @@ def review(
     bootstrap: int = 2000,
     seed: int = 0,
     save: bool = True,
-    thresholds: tuple[float, float] = (TRUSTED, NOISY),
+    bar: float = TRUSTED,
+    statistic: str = DEFAULT_STATISTIC,
 ) -> dict[str, Any]:
-    """Every judge's agreement with people this week (see the module docstring);
-    ``thresholds``: (trusted, noisy) kappa of the verdict."""
+    """Every judge's agreement with people this week (see the module docstring): the verdict is
+    :func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``."""
+    if statistic not in STATISTICS:
+        raise StoreError(f"verdict statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
     week = _check_week(week or current_week())
     sample = store.review_sample(week)
     judges = []
@@ -256,7 +342,13 @@ def review(
         out_of_fold = {int(i): int(v) for i, v in (judge["settings"].get("out_of_fold") or {}).items()}
         answers.update(out_of_fold)
         trained = set(judge["settings"].get("trained_on") or []) - set(out_of_fold)
-        items = sorted(i for i in humans if i in answers and i not in trained and (not sample or i in sample))
+        # this week's sample is of traces: it scopes the judges of trace rubrics only, never another's
+        scoped = bool(sample) and RUBRIC_KIND[rubric] == SAMPLE_KIND
+        scope = f"this week's sample ({len(sample)} items)" if scoped else "every labelled item"
+        people_in_scope = {
+            i: v for i, v in humans.items() if (not scoped or i in sample) and i not in trained
+        }
+        items = sorted(i for i in people_in_scope if i in answers)
         people = [consensus(list(humans[i].values()), rubric) for i in items]
         entry: dict[str, Any] = {
             "fingerprint": judge["fingerprint"],
@@ -264,36 +356,50 @@ def review(
             "rubric": rubric,
             "model": judge["model"],
             "endpoint": judge["endpoint"],
-            "scope": f"this week's sample ({len(sample)} items)" if sample else "every labelled item",
+            "scope": scope,
             "left_out_fitted_on": len(trained & set(humans)),
             "out_of_fold": len(set(out_of_fold) & set(items)),
-            "consensus": _kappa([answers[i] for i in items], people, rubric, bootstrap, seed),
+            "consensus": _kappas(
+                [answers[i] for i in items], people, rubric, bootstrap, seed, statistic, bar
+            ),
             "annotators": {},
             "ceiling": _ceiling(
-                {i: humans[i] for i in humans if not sample or i in sample}, rubric, bootstrap, seed
+                {i: humans[i] for i in humans if not scoped or i in sample},
+                rubric,
+                bootstrap,
+                seed,
+                statistic,
+                bar,
             ),
         }
         names = sorted({name for i in items for name in humans[i]})
         for name in names:
             mine = [i for i in items if name in humans[i]]
-            entry["annotators"][name] = _kappa(
-                [answers[i] for i in mine], [humans[i][name] for i in mine], rubric, 0, seed
+            entry["annotators"][name] = _kappas(
+                [answers[i] for i in mine], [humans[i][name] for i in mine], rubric, 0, seed, statistic, bar
             )
         n = entry["consensus"]["n"]
-        kappa = entry["consensus"]["kappa"]
-        entry["verdict"] = "uncalibrated" if n < min_labels else verdict(kappa, *thresholds)
+        kappa, ci = entry["consensus"]["kappa"], entry["consensus"]["ci"]
+        entry["verdict"] = "uncalibrated" if n < min_labels else verdict(kappa, ci, bar)
         entry["status_reason"] = (
             f"{n} human-labelled items, fewer than the {min_labels} needed" if n < min_labels else None
         )
+        entry["more_labels"] = (
+            labels_to_decide(kappa, ci, n, bar) if entry["verdict"] == "undecided" else None
+        )
+        entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=n, min_labels=min_labels)
         entry["position"] = _position(store, judge["fingerprint"]) if rubric == "preference" else None
-        entry["pass_rate"] = _pass_rate({i: humans[i] for i in humans if i not in trained}, answers, rubric)
+        entry["pass_rate"] = _pass_rate(people_in_scope, answers, rubric, scope)
         judges.append(entry)
     report = {
         "week": week,
         "min_labels": min_labels,
         "bootstrap": bootstrap,
         "seed": seed,
-        "thresholds": {"trusted": thresholds[0], "noisy": thresholds[1]},
+        "rule": RULE,
+        "statistic": statistic,
+        "bar": bar,
+        "thresholds": {"trusted": bar},
         "judges": judges,
     }
     if save:
@@ -347,122 +453,3 @@ def latest_calibration(store: Store, fingerprint: str) -> dict[str, Any] | None:
         if row["fingerprint"] == fingerprint:
             return row
     return None
-
-
-# ---------------------------------------------------------------- export
-
-
-def _k(entry: dict[str, Any]) -> str:
-    if entry.get("kappa") is None:
-        return f"undefined ({entry.get('undefined_reason') or 'no items'})"
-    ci = entry.get("ci")
-    return f"{entry['kappa']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + f" (n = {entry['n']})"
-
-
-def position_text(p: dict[str, Any]) -> str:
-    """A pairwise judge's position bias in one sentence (the report's and the page's wording)."""
-
-    def f(key: str) -> str:
-        return num(p.get(key), 3, "prose")
-
-    return (
-        f"position bias over {p['n_pairs']} pairs asked in both orders: consistency "
-        f"{f('position_consistency')}, primacy {f('primacy_rate')}, recency {f('recency_rate')}, "
-        f"preference fairness {f('preference_fairness')}, repetition stability {f('repetition_stability')}, "
-        f"mean swap-averaged preference for A {f('mean_preference_A')}"
-    )
-
-
-def pass_rate_text(rate: dict[str, Any]) -> str:
-    """The faithfulness pass rate corrected by PPI beside the people-only one, with what each rests
-    on, or why it was not corrected (the report's and the page's wording)."""
-    if rate.get("estimate") is None:
-        return f"faithfulness pass rate: not corrected ({rate['undefined_reason']})"
-    human = rate["human_only"]
-    return (
-        f"faithfulness pass rate, corrected (PPI): {rate['estimate']:.3f} {interval(rate['ci'], 3, 'prose')} "
-        f"from {rate['n_labeled']} labelled and {rate['n_unlabeled']} judge-only items; people only: "
-        f"{human['estimate']:.3f} {interval(human['ci'], 3, 'prose')}; the judge alone says {rate['judge_only']:.3f}"
-    )
-
-
-def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """(heading, lines) per judge: the figures every export shows, in words."""
-    out = []
-    for j in report["judges"]:
-        lines = [
-            f"judge {j['fingerprint'][:16]} ({j['kind']}, {j['model']} at {j['endpoint']}), rubric {j['rubric']}, "
-            f"{j['scope']}",
-            f"verdict: {j['verdict']}" + (f" ({j['status_reason']})" if j["status_reason"] else ""),
-            f"kappa vs the people's consensus ({j['consensus']['weights']} weights): {_k(j['consensus'])}",
-            f"human-human kappa (the ceiling): {_k(j['ceiling'])}",
-        ]
-        if j["left_out_fitted_on"]:
-            lines.append(f"left out: {j['left_out_fitted_on']} items this judge was fitted on")
-        if j["out_of_fold"]:
-            lines.append(
-                f"on the {j['out_of_fold']} items this offline judge was fitted on, its out-of-fold "
-                "(cross-validated) answers are compared, not its in-sample ones"
-            )
-        for name, entry in j["annotators"].items():
-            lines.append(f"kappa vs {name}: {_k(entry)}")
-        if j["position"]:
-            lines.append(position_text(j["position"]))
-        if j["pass_rate"]:
-            lines.append(pass_rate_text(j["pass_rate"]))
-        out.append((f"{j['rubric']}: judge {j['fingerprint'][:16]}", lines))
-    return out
-
-
-def to_markdown(report: dict[str, Any]) -> str:
-    parts = [f"# Judge review, week {report['week']}", ""]
-    if not report["judges"]:
-        parts.append("No judge has graded anything yet.")
-    for heading, lines in summary_lines(report):
-        parts += [f"## {heading}", "", *[f"- {line}" for line in lines], ""]
-    if report.get("trend"):
-        parts += [
-            "## Trend",
-            "",
-            "| week | judge | rubric | n | kappa | CI | verdict |",
-            "|---|---|---|---:|---:|---|---|",
-        ]
-        for t in report["trend"]:
-            kappa = num(t["kappa"], 3, "prose")
-            ci = "" if not t["ci"] else f"[{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"
-            parts.append(
-                f"| {t['week']} | {t['fingerprint'][:16]} | {t['rubric']} | {t['n']} | {kappa} | {ci} | {t['verdict']} |"
-            )
-    return "\n".join(parts).rstrip() + "\n"
-
-
-def to_html(report: dict[str, Any]) -> str:
-    body = [f"<h1>Judge review, week {html.escape(report['week'])}</h1>"]
-    for heading, lines in summary_lines(report):
-        body.append(f"<h2>{html.escape(heading)}</h2><ul>")
-        body += [f"<li>{html.escape(line)}</li>" for line in lines]
-        body.append("</ul>")
-    if report.get("trend"):
-        body.append(
-            "<h2>Trend</h2><table><tr><th>week</th><th>judge</th><th>rubric</th><th>n</th>"
-            "<th>kappa</th><th>verdict</th></tr>"
-        )
-        for t in report["trend"]:
-            kappa = num(t["kappa"], 3, "prose")
-            body.append(
-                "<tr>"
-                + "".join(
-                    f"<td>{html.escape(str(c))}</td>"
-                    for c in (t["week"], t["fingerprint"][:16], t["rubric"], t["n"], kappa, t["verdict"])
-                )
-                + "</tr>"
-            )
-        body.append("</table>")
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>Judge review "
-        f"{html.escape(report['week'])}</title></head><body>" + "\n".join(body) + "</body></html>\n"
-    )
-
-
-def to_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=1, default=str) + "\n"

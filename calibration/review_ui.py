@@ -16,14 +16,22 @@ import streamlit as st
 from annotation import access
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
-from calibration.review import current_week, pass_rate_text, position_text, review, to_html, to_markdown
-from calibration.verdict import MIN_LABELS, NOISY
+from calibration.review import current_week, review
+from calibration.review_report import (
+    pass_rate_text,
+    position_text,
+    to_html,
+    to_markdown,
+    verdict_text,
+    weighted_text,
+)
+from calibration.verdict import MIN_LABELS
 from calibration.workflows import kappa_bar, load_policy
 
 KEY = "review:"
 BADGE = {
     "trusted": "green",
-    "noisy": "orange",
+    "undecided": "orange",
     "not trusted": "red",
     "uncalibrated": "gray",
     "undefined": "gray",
@@ -52,9 +60,12 @@ def render_review_page() -> None:
         )
     )
     try:
-        trusted = kappa_bar(load_policy())
+        policy = load_policy()
+        trusted = kappa_bar(policy)
         with Store(db) as store:
-            report = review(store, week, min_labels=min_labels, save=False, thresholds=(trusted, NOISY))
+            report = review(
+                store, week, min_labels=min_labels, save=False, bar=trusted, statistic=policy.kappa_statistic
+            )
     except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
         return
@@ -67,7 +78,9 @@ def render_review_page() -> None:
     left, middle, right = st.columns(3)
     if left.button("Save this week's review", key=f"{KEY}save"):
         with Store(db) as store:
-            review(store, week, min_labels=min_labels, save=True)
+            review(
+                store, week, min_labels=min_labels, save=True, bar=trusted, statistic=policy.kappa_statistic
+            )
         st.success(f"Saved the week {md(week)} review of {len(report['judges'])} judges.")
     middle.download_button(
         "Download Markdown", to_markdown(report), file_name=f"review-{week}.md", key=f"{KEY}md"
@@ -83,17 +96,23 @@ def render_judge(judge: dict) -> None:
         f"{judge['kind']} judge, {md(judge['model'])} at {md(judge['endpoint'])}; {md(judge['scope'])}"
         + (f"; {md(judge['status_reason'])}" if judge["status_reason"] else "")
     )
+    st.markdown(md(verdict_text(judge)))
+    st.caption(f"What to do: {md(judge['advice'])}")
     left, right = st.columns(2)
     left.metric(
-        f"kappa vs people ({consensus['weights']} weights)",
+        f"kappa vs people ({consensus['statistic']}, the verdict's)",
         _k(consensus),
-        help="Cohen's kappa of the judge against the people's consensus (median grade, majority choice)",
+        help="Cohen's kappa of the judge against the people's consensus (median grade, majority choice); "
+        f"the verdict reads it against the bar {consensus['bar']}",
     )
-    left.caption(f"95% CI {_ci(consensus)}, n = {consensus['n']} items")
+    left.caption(
+        f"95% CI {_ci(consensus)}, n = {consensus['n']} items"
+        + (f"; beside it: {md(weighted_text(consensus))}" if weighted_text(consensus) else "")
+    )
     right.metric("human-human kappa (the ceiling)", _k(ceiling))
     right.caption(
         f"95% CI {_ci(ceiling)}, n = {ceiling['n']} doubly labelled items"
-        if ceiling["n"]
+        if ceiling.get("kappa") is not None
         else f"undefined: {md(ceiling.get('undefined_reason'))}"
     )
     if consensus.get("kappa") is None and consensus.get("undefined_reason"):

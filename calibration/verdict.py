@@ -1,28 +1,103 @@
-"""The kappa verdict and its thresholds: their one home (DESIGN.md, "Kappa verdict").
+"""The kappa verdict: one rule, used by ``agree``, ``review``, the Judge and Review pages and the
+``kappa`` rule of the policy (DESIGN.md, "Kappa verdict").
 
-Light on purpose (no numpy, scipy or scikit-learn): the CLIs declare their
-``--trusted``, ``--noisy`` and ``--min-labels`` defaults from here without
-paying for the statistics they may not run.
+A verdict respects the interval, not only the point estimate:
+
+- ``trusted``: the interval's lower end reaches the bar (kappa >= bar has been shown);
+- ``not trusted``: the interval's upper end is below the bar (kappa < bar has been shown);
+- ``undecided``: the interval holds the bar; with about how many more human-labelled items
+  would decide it (:func:`labels_to_decide`);
+- ``uncalibrated``: fewer human-labelled items than :data:`MIN_LABELS` (the review says so
+  whatever the interval);
+- ``undefined``: kappa itself is undefined (one class only, no item), with its reason.
+
+The statistic the bar applies to is the essay's unweighted Cohen's kappa unless a user chooses
+another (:data:`STATISTICS`); the weighted kappas are always printed beside it.
+
+The old middle verdict ``noisy`` (0.4 <= kappa < 0.6 by the point estimate) is gone: a point
+estimate between two bars says nothing its interval does not say better.
+
+Light on purpose (no numpy, scipy or scikit-learn): the CLIs declare their defaults from here
+without paying for the statistics they may not run.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-TRUSTED = 0.6  # kappa >= this: trusted
-NOISY = 0.4  # kappa >= this (and below TRUSTED): noisy; below: not trusted
+TRUSTED = 0.6  # the bar: kappa >= this, shown by the interval's lower end, is trusted
 MIN_LABELS = 30  # human-labelled items a judge needs before the review gives it a verdict
+STATISTICS = ("unweighted", "linear", "quadratic")  # what the bar may apply to
+DEFAULT_STATISTIC = "unweighted"  # the essay's "Cohen's kappa >= 0.6"
+VERDICTS = ("trusted", "undecided", "not trusted", "uncalibrated", "undefined")
+
+# the weekly sample (calibration.review.draw_sample): one default for the CLI and the page
+SAMPLE_SIZE = 60
+SAMPLE_ADVICE = (
+    "50-100 traces a week, as the essay says: at 60 items a kappa's 95% interval is roughly +-0.15, "
+    "narrow enough to tell 0.6 from 0.8 over a few weeks, and an afternoon's labelling for two people"
+)
+DEFAULT_OVERLAP = 1.0  # the share of the sample that two or more of the chosen annotators label
+
+NOISY_GONE = (
+    "--noisy is gone: a verdict is now trusted (the interval's lower end reaches the bar), "
+    "not trusted (its upper end is below it) or undecided; --trusted sets the one bar"
+)
 
 
-def verdict(kappa: float | None, trusted: float = TRUSTED, noisy: float = NOISY) -> str:
-    """The verdict on a kappa: "trusted" (kappa >= trusted), "noisy" (noisy <= kappa < trusted),
-    "not trusted" (below noisy), or "undefined" when kappa is None or NaN."""
-    if noisy > trusted:
-        raise ValueError(f"verdict thresholds: noisy ({noisy}) must not exceed trusted ({trusted})")
-    if kappa is None or math.isnan(float(kappa)):
+def _undefined(value: float | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def verdict(kappa: float | None, ci: Sequence[float | None] | None = None, bar: float = TRUSTED) -> str:
+    """``trusted``, ``not trusted`` or ``undecided`` from the interval ``ci`` against ``bar``;
+    ``undefined`` when kappa is; ``undecided`` when there is no interval (nothing is shown)."""
+    if _undefined(kappa):
         return "undefined"
-    if kappa >= trusted:
+    if not ci or _undefined(ci[0]) or _undefined(ci[1]):
+        return "undecided"
+    low, high = float(ci[0]), float(ci[1])  # type: ignore[arg-type]
+    if low >= bar:
         return "trusted"
-    if kappa >= noisy:
-        return "noisy"
-    return "not trusted"
+    if high < bar:
+        return "not trusted"
+    return "undecided"
+
+
+def labels_to_decide(
+    kappa: float | None, ci: Sequence[float | None] | None, n: int, bar: float = TRUSTED
+) -> int | None:
+    """About how many more human-labelled items would decide an ``undecided`` verdict.
+
+    Rule: the interval's half-width on the side of the bar shrinks like 1/sqrt(n) around the
+    estimate (the same kappa, more items); the answer is the smallest n' >= n at which that side no
+    longer reaches the bar, minus n: n' = ceil(n * (w / d)^2), w the side's current width
+    (kappa - low when kappa >= bar, high - kappa when below), d = |kappa - bar|. None when the
+    verdict is not undecided or kappa equals the bar (no number of items decides it)."""
+    if verdict(kappa, ci, bar) != "undecided" or not ci or ci[0] is None or ci[1] is None or n < 1:
+        return None
+    k, low, high = float(kappa), float(ci[0]), float(ci[1])  # type: ignore[arg-type]
+    distance = abs(k - bar)
+    if distance == 0:
+        return None
+    width = (k - low) if k >= bar else (high - k)
+    needed = math.ceil(n * (width / distance) ** 2)
+    return max(needed - n, 1)
+
+
+def advice(verdict_: str, *, more: int | None = None, n: int = 0, min_labels: int = MIN_LABELS) -> str:
+    """What to do about a verdict, from the essay's table (one wording for every face)."""
+    if verdict_ == "trusted":
+        return "use it; keep the weekly sample going to catch drift"
+    if verdict_ == "undecided":
+        about = f"label about {more} more items" if more else "label more items"
+        return f"{about} (same sample design) and review again; until then, treat its figures as unshown"
+    if verdict_ == "not trusted":
+        return (
+            "do not use its figures: re-tune the prompt (show it the rubric's examples), swap the judge, "
+            "or compare with the offline judge fitted on your labels"
+        )
+    if verdict_ == "uncalibrated":
+        return f"label {max(min_labels - n, 1)} more items to reach the {min_labels} a verdict needs"
+    return "nothing to measure: the people or the judge used one grade only; label items of other grades"

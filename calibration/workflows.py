@@ -9,7 +9,7 @@ differently. The defaults live here, once:
   label file's own ``min_grade`` (golden.yaml), else :data:`DEFAULT_MIN_GRADE` (1);
 - the randomization test of a comparison: :data:`DEFAULT_PERMUTATIONS` sign
   flips, seed :data:`DEFAULT_SEED`;
-- the agreement verdict's thresholds: :data:`TRUSTED` and :data:`NOISY`
+- the agreement verdict's bar and statistic: :data:`TRUSTED`, :data:`DEFAULT_STATISTIC`
   (``calibration.agreement``).
 
 Errors are named: :class:`NothingToEvaluate` when no query of a run is in the
@@ -48,7 +48,7 @@ from calibration.policy import (
 )
 from calibration.position import position_bias
 from calibration.results import AuditReport
-from calibration.verdict import NOISY, TRUSTED
+from calibration.verdict import DEFAULT_STATISTIC, TRUSTED
 
 DEFAULT_K = 10
 DEFAULT_PERMUTATIONS = 10_000
@@ -283,7 +283,7 @@ def _store_rules(store: Any, policy: Policy) -> tuple[list[dict[str, Any]], list
 
     bar_f = policy.bar("faithfulness")
     bar_k = policy.bar("kappa")
-    report = review(store, save=False, thresholds=(kappa_bar(policy), NOISY))
+    report = review(store, save=False, bar=kappa_bar(policy), statistic=policy.kappa_statistic)
     faithfulness: list[dict[str, Any]] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")
@@ -481,7 +481,7 @@ def agree_files(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     trusted: float = TRUSTED,
-    noisy: float = NOISY,
+    statistic: str = DEFAULT_STATISTIC,
 ) -> dict[str, Any]:
     """Every pair of raters of a long CSV (``item,rater,label``), or of two qrels files (raters
     named after the files): ``calibration.agreement.agreement_report``."""
@@ -506,7 +506,7 @@ def agree_files(
         ]
         where = str(labels_csv)
     try:
-        return agreement_report(rows, bootstrap=bootstrap, seed=seed, trusted=trusted, noisy=noisy)
+        return agreement_report(rows, bootstrap=bootstrap, seed=seed, trusted=trusted, statistic=statistic)
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
 

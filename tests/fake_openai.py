@@ -21,6 +21,13 @@ enum) is pointwise: the grade is picked from the enum by a hash of the last user
 message and ``seed``. A schema with ``winner`` is pairwise: ``"A"`` with
 ``bias="first"``, ``"B"`` with ``bias="second"``, else picked by the same hash.
 
+Served model: a reply's ``model`` is the one asked for (``fake-judge`` when none), with no
+``system_fingerprint`` unless ``system_fingerprint="fp_..."`` is given. A provider alias that
+moves to a new model mid-run: ``served_model_after={"n": 5, "model": "gpt-x-2026-06"}`` (and
+optionally ``"system_fingerprint"``, default ``fp_`` + 10 hex digits of the model's sha256):
+the first 5 answers (200 replies, in the order they are composed) report the usual pair, every
+later one the new model and fingerprint.
+
 Faults (``faults`` is a list consumed in arrival order, None entries normal, or a
 callable ``faults(index, key, body)``): ``("429", retry_after)``, ``"500"``,
 ``"503"``, ``"drop"`` (connection closed, no response), ``"invalid_json"``,
@@ -127,9 +134,21 @@ class FakeOpenAI:
         seed: int = 0,
         port: int = 0,
         log: str | Path | None = None,
+        system_fingerprint: str | None = None,
+        served_model_after: dict[str, Any] | None = None,
     ):
         if bias not in (None, "first", "second"):
             raise ValueError(f"bias must be None, 'first' or 'second', not {bias!r}")
+        if served_model_after is not None and not (
+            isinstance(served_model_after.get("n"), int)
+            and served_model_after["n"] >= 0
+            and isinstance(served_model_after.get("model"), str)
+        ):
+            raise ValueError(
+                f'served_model_after must be {{"n": int >= 0, "model": str}}, not {served_model_after!r}'
+            )
+        self.system_fingerprint, self.served_model_after = system_fingerprint, served_model_after
+        self._answers = 0  # 200 replies composed: when the served model changes
         self.latency, self.policy, self.faults, self.bias, self.seed = latency, policy, faults, bias, seed
         self.log_path = Path(log) if log else None
         self.received: Counter[str] = Counter()
@@ -218,6 +237,18 @@ class FakeOpenAI:
         if self.faults and index < len(self.faults):
             return self.faults[index]
         return None
+
+    def _served(self, body: dict) -> tuple[str, str | None]:
+        """(model, system fingerprint) this answer reports; counts the answer (takes the lock)."""
+        with self._lock:
+            index = self._answers
+            self._answers += 1
+        after = self.served_model_after
+        if after is not None and index >= after["n"]:
+            model = after["model"]
+            default = "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10]
+            return model, after.get("system_fingerprint") or default
+        return body.get("model") or MODEL, self.system_fingerprint
 
     def _content(self, body: dict, fault: str | tuple | None) -> str:
         """The reply text for a 200: a faulty one, the policy's, or the default from the schema."""
@@ -379,11 +410,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
         prompt, completion = max(1, chars // 4), max(1, len(content) // 4)
+        served_model, system_fingerprint = fake._served(body)
         payload = {
             "id": "chatcmpl-" + hashlib.sha256(f"{key}/{index}".encode()).hexdigest()[:24],
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model") or MODEL,
+            "model": served_model,
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
             ],
@@ -391,6 +423,8 @@ class _Handler(BaseHTTPRequestHandler):
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
             ),
         }
+        if system_fingerprint is not None:
+            payload["system_fingerprint"] = system_fingerprint
         record["status"] = 200
         let_through = self._through_gate(fake)
         if let_through is False:

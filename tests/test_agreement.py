@@ -537,13 +537,13 @@ def test_binarised_maps_grades_at_the_threshold() -> None:
 
 
 def test_verdict_thresholds() -> None:
-    assert verdict(0.6) == "trusted" and verdict(0.95) == "trusted"
-    assert verdict(0.4) == "noisy" and verdict(0.5999) == "noisy"
-    assert verdict(0.3999) == "not trusted" and verdict(-0.2) == "not trusted"
-    assert verdict(None) == "undefined" and verdict(float("nan")) == "undefined"
-    assert verdict(0.7, trusted=0.8, noisy=0.5) == "noisy"
-    with pytest.raises(ValueError, match="noisy"):
-        verdict(0.5, trusted=0.4, noisy=0.6)
+    # the interval decides: its lower end at or above the bar, its upper end below it, or neither
+    assert verdict(0.8, [0.6, 0.9]) == "trusted" and verdict(0.95, [0.61, 1.0]) == "trusted"
+    assert verdict(0.716, [0.286, 1.0]) == "undecided"  # the n = 18 case
+    assert verdict(0.3, [0.1, 0.5999]) == "not trusted"
+    assert verdict(0.7, None) == "undecided"  # no interval: nothing is shown
+    assert verdict(None, None) == "undefined" and verdict(float("nan"), [0, 1]) == "undefined"
+    assert verdict(0.85, [0.75, 0.95], bar=0.8) == "undecided"
 
 
 # --------------------------------------------------------------------------- long form and report
@@ -588,7 +588,7 @@ def test_agreement_report_shape_and_values() -> None:
         assert entry["kappa_quadratic"] == pytest.approx(quadratic, abs=1e-12)
         ci = bootstrap_ci(a, b, labels=[0, 1, 2, 3], n_resamples=500, seed=0)
         assert entry["kappa_ci"] == [ci.low, ci.high]
-        assert entry["verdict"] == verdict(entry["kappa"])
+        assert entry["verdict"] == verdict(entry["kappa"], entry["kappa_ci"])
     matrix = [by_rater[r] for r in report["raters"]]
     for level in ("nominal", "ordinal", "interval"):
         assert report["krippendorff_alpha"][level] == pytest.approx(

@@ -129,9 +129,16 @@ def test_review_on_the_demo(demo_db, tmp_path, capsys) -> None:
         grade_offline(store, "relevance")
     code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--min-labels", "10")
     assert code == 0
-    assert "kappa vs the people's consensus (quadratic weights): 0.491" in out
-    assert "human-human kappa (the ceiling): 0.976" in out and "(n = 20)" in out
-    assert "verdict: noisy" in out and "verdict: trusted" in out
+    # the verdict reads the unweighted kappa and its interval; the weighted ones stand beside it
+    assert (
+        "verdict: not trusted: unweighted kappa 0.145 [-0.176, 0.429] (n = 20) against the bar 0.6: "
+        "its upper end is below the bar" in out
+    )
+    assert "beside it (not the verdict's statistic): linear 0.342 [-0.149, 0.639]; quadratic 0.491" in out
+    assert "human-human kappa (the ceiling, unweighted): 0.889 [0.531, 1.000] (n = 20)" in out
+    assert "verdict: trusted: unweighted kappa 1.000" in out
+    # one doubly labelled item or none: the ceiling is undefined with its reason, never 0.000
+    assert "undefined (0 items labelled by two people: a ceiling needs at least 2)" in out
     code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--format", "json")
     report = json.loads(out)
     assert {j["verdict"] for j in report["judges"]} == {"uncalibrated"}  # 20 and 16 labels < the default 30
@@ -168,24 +175,23 @@ def test_verdict_thresholds_are_configurable(tmp_path, capsys) -> None:
     path = tmp_path / "l.csv"
     path.write_text("item,rater,label\n1,x,1\n1,y,1\n2,x,0\n2,y,1\n3,x,2\n3,y,2\n4,x,3\n4,y,3\n")
     code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--bootstrap", "100")
-    assert json.loads(out)["pairs"][0]["verdict"] == "trusted"  # kappa 0.667 >= 0.6
+    pair = json.loads(out)["pairs"][0]
+    # kappa 0.667 on 4 items: its interval [0.000, 1.000] holds the bar: nothing is shown either way
+    assert pair["kappa"] == pytest.approx(2 / 3) and pair["kappa_ci"] == [0.0, 1.0]
+    assert pair["verdict"] == "undecided" and pair["more_labels"] > 100
     code, out, _ = cli(
-        main,
-        capsys,
-        "agree",
-        path,
-        "--format",
-        "json",
-        "--bootstrap",
-        "100",
-        "--trusted",
-        "0.7",
-        "--noisy",
-        "0.5",
+        main, capsys, "agree", path, "--format", "json", "--bootstrap", "100", "--trusted", "0.0"
     )
-    assert json.loads(out)["pairs"][0]["verdict"] == "noisy"
-    code, _, err = cli(main, capsys, "agree", path, "--trusted", "0.3", "--noisy", "0.5")
-    assert code == 2 and "expected -1 <= noisy <= trusted <= 1" in err
+    assert json.loads(out)["pairs"][0]["verdict"] == "trusted"  # the lower end 0.000 reaches a bar of 0
+    code, out, _ = cli(
+        main, capsys, "agree", path, "--format", "json", "--bootstrap", "100", "--statistic", "quadratic"
+    )
+    report = json.loads(out)
+    assert report["statistic"] == "quadratic" and report["pairs"][0]["statistic"] == "quadratic"
+    code, _, err = cli(main, capsys, "agree", path, "--trusted", "0.7", "--noisy", "0.5")
+    assert code == 2 and err.startswith("error: --noisy is gone: a verdict is now trusted")
+    code, _, err = cli(main, capsys, "agree", path, "--trusted", "1.5")
+    assert code == 2 and "expected a kappa between -1 and 1" in err
 
 
 def test_ppi_adds_rogan_gladen_for_pass_fail_labels(tmp_path, capsys) -> None:

@@ -436,9 +436,9 @@ def test_audit_reads_the_same_stage1_rule(capsys, tmp_path):
     assert "can never hold" in err
 
 
-def test_agree_prints_the_digits_that_explain_a_noisy_verdict(capsys, tmp_path):
-    """Cohen's kappa 0.5996 (45/39 agree, 13/8 disagree: sklearn 0.59960...) is noisy at the 0.6 bar;
-    the table must not print it as 0.600 beside "noisy"."""
+def test_agree_prints_the_digits_that_explain_a_verdict(capsys, tmp_path):
+    """Cohen's kappa 0.5996 (45/39 agree, 13/8 disagree: sklearn 0.59960...) sits just under the 0.6
+    bar; the table must not print it as 0.600."""
     from sklearn.metrics import cohen_kappa_score
 
     pairs = [(0, 0)] * 45 + [(1, 1)] * 39 + [(0, 1)] * 13 + [(1, 0)] * 8
@@ -450,9 +450,10 @@ def test_agree_prints_the_digits_that_explain_a_noisy_verdict(capsys, tmp_path):
     out = run(capsys, "agree", tmp_path / "labels.csv", "--bootstrap", "50")
     line = next(line for line in out.splitlines() if line.startswith("ann vs bob"))
     # the verdict's statistic (the kappa column) shows its fourth digit; the weighted ones are context
-    assert "0.800  0.5996  [0.397, 0.704]" in line and line.rstrip().endswith("noisy")
-    # the kappa bar is the policy's: a team that sets 0.55 gets "trusted" from agree as from check
-    (tmp_path / "denominator.yaml").write_text("rules:\n  kappa: '>= 0.55'\n")
+    assert "0.800  0.5996  [0.397, 0.704]" in line and line.rstrip().endswith("undecided")
+    # the kappa bar is the policy's: a team that sets 0.35 gets "trusted" (the interval's lower end
+    # 0.397 reaches it) from agree as from check
+    (tmp_path / "denominator.yaml").write_text("rules:\n  kappa: '>= 0.35'\n")
     report = json.loads(
         run(
             capsys,
@@ -466,7 +467,7 @@ def test_agree_prints_the_digits_that_explain_a_noisy_verdict(capsys, tmp_path):
             "json",
         )
     )
-    assert report["verdict_thresholds"]["trusted"] == 0.55 and report["pairs"][0]["verdict"] == "trusted"
+    assert report["verdict_thresholds"]["trusted"] == 0.35 and report["pairs"][0]["verdict"] == "trusted"
 
 
 def test_audit_says_inflated_only_when_the_capped_value_differs(capsys):
@@ -620,7 +621,7 @@ def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
 
 
 def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
-    judged_store(demo_db, disagree=12)  # 12 of ann's 16 answered 0 where she said 1 or 2
+    judged_store(demo_db, disagree=16)  # all of ann's 16 answered 0 where she said 1 or 2
     report = json.loads(
         run(
             capsys,
@@ -638,7 +639,9 @@ def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
     )
     kappa = next(r for r in report["rules"] if r["rule"] == "kappa")
     judge = next(j for j in kappa["judges"] if j["fingerprint"] == "fp-faith")
-    assert judge["passed"] is False and judge["kappa"] < 0.4 and "is not >= 0.6" in judge["reason"]
+    # the interval's upper end is below the bar: not trusted, shown
+    assert judge["verdict"] == "not trusted" and judge["ci"][1] < 0.6
+    assert judge["passed"] is False and "is not >= 0.6" in judge["reason"]
     assert kappa["passed"] is False and "kappa" in [
         r["rule"] for r in report["rules"] if r["passed"] is False
     ]

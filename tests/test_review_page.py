@@ -29,8 +29,13 @@ def test_review_page_shows_kappa_ci_n_verdict_ceiling_and_trend(demo) -> None:
     at.text_input(key="review:week").set_value("2026-W49")
     at.number_input(key="review:min").set_value(10).run()
     shown = page_text(at)
-    assert "kappa vs people (quadratic weights) 0.491" in shown
-    assert "human-human kappa (the ceiling) 0.976" in shown and "n = 20 doubly labelled items" in shown
+    # the verdict reads the unweighted kappa (the essay's); the weighted ones stand beside it
+    assert "kappa vs people (unweighted, the verdict's) 0.145" in shown
+    assert "quadratic 0.491" in shown
+    assert (
+        "verdict: not trusted: unweighted kappa 0.145" in shown and "its upper end is below the bar" in shown
+    )
+    assert "human-human kappa (the ceiling) 0.889" in shown and "n = 20 doubly labelled items" in shown
     assert "n = 20 items" in shown and "out-of-fold" in shown
     assert "No saved review yet" in shown
     at.button(key="review:save").click().run()
@@ -60,4 +65,4 @@ def test_a_changed_judge_is_uncalibrated(demo) -> None:
     assert shown.count("relevance: judge") == 2
     assert "5 human-labelled items, fewer than the 10 needed" in shown
     badges = [m.value for m in at.markdown if "-badge[" in m.value]
-    assert badges == [":orange-badge[noisy]", ":gray-badge[uncalibrated]"]
+    assert badges == [":red-badge[not trusted]", ":gray-badge[uncalibrated]"]

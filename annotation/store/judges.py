@@ -1,5 +1,18 @@
-"""Judges: their fingerprints and answers, what they are asked, and how far they were
-trusted (:class:`Judges`).
+"""Judges: their fingerprints, names and versions, their answers and the models that served
+them, what they are asked, and how far they were trusted (:class:`Judges`).
+
+A judge is its fingerprint (DESIGN principle 5). A *name*, chosen by a person (default:
+:func:`default_judge_name`, e.g. ``gpt-4.1-mini/relevance``, ``offline-lexical/relevance``), holds
+the fingerprints that are one judge over time: each is a *version*, numbered 1, 2, ... in the order
+they were registered; the newest is *current*. A fingerprint keeps the name it was first registered
+under, and the judges of one name grade one rubric. ``changed`` says which settings differ from the
+version before (:func:`changed_settings`): an offline judge refitted on new labels is the next
+version of its name with ``changed == ["trained_on"]``, not a new judge.
+
+Every judge label keeps the model the endpoint said it served (``served_model``, the reply's
+``model``) and its ``system_fingerprint`` when the endpoint sends one: a provider alias that moves
+to another model keeps the fingerprint (which hashes the model *asked for*) but shows up in
+:meth:`Judges.served_models` as a new segment.
 
 ``judge_labels`` is append-only (triggers refuse UPDATE and DELETE): a failed call is a
 row with ``error`` set and no value, never a made-up grade; the newest value per (item,
@@ -12,9 +25,18 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from annotation.store.base import StoreBase, utc_now
+from annotation.store.base import StoreBase, StoreError, utc_now
 
-__all__ = ["Judges", "JUDGE_COLUMNS", "CALIBRATION_COLUMNS"]
+__all__ = [
+    "Judges",
+    "JUDGE_COLUMNS",
+    "CALIBRATION_COLUMNS",
+    "NAME_MAX",
+    "RESULT_KEYS",
+    "default_judge_name",
+    "check_judge_name",
+    "changed_settings",
+]
 
 
 JUDGE_COLUMNS = (
@@ -29,6 +51,8 @@ JUDGE_COLUMNS = (
     "tokens_out",
     "latency_ms",
     "error",
+    "served_model",  # the reply's ``model``: what the endpoint says it served (None: not said)
+    "system_fingerprint",  # the reply's ``system_fingerprint``, when the endpoint sends one
 )
 
 
@@ -46,18 +70,126 @@ CALIBRATION_COLUMNS = (
 )
 
 
+NAME_MAX = 120  # characters of a judge name
+# what a judge measured or was fitted to produce, not what it is: never a reason for a new version
+RESULT_KEYS = frozenset(
+    {"fingerprint", "agreement", "out_of_fold", "n_labels", "class_counts", "grades_predicted"}
+)
+# a digest is reported as the setting it digests (the training labels' grades and texts)
+REPORTED_AS = {"trained_on_sha": "trained_on"}
+
+
+def default_judge_name(settings: Mapping[str, Any]) -> str:
+    """``offline-lexical/<rubric>`` for the offline judge (the same across refits), else
+    ``<model>/<rubric>`` (``gpt-4.1-mini/relevance``). Migration m009 gave existing judges the same."""
+    rubric = settings.get("rubric") or "unknown"
+    if settings.get("kind") == "lexical" or settings.get("endpoint") == "offline":
+        return f"offline-lexical/{rubric}"
+    return f"{settings.get('model') or 'judge'}/{rubric}"
+
+
+def check_judge_name(name: str) -> str:
+    """The name without surrounding spaces; StoreError for an empty one, one longer than
+    :data:`NAME_MAX` characters, or one holding a control character (a line break)."""
+    stripped = str(name).strip()
+    if not stripped:
+        raise StoreError("a judge name cannot be empty")
+    if len(stripped) > NAME_MAX:
+        raise StoreError(f"judge name of {len(stripped)} characters; at most {NAME_MAX}")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in stripped):
+        raise StoreError(f"judge name {stripped!r} holds a control character (a line break?)")
+    return stripped
+
+
+def changed_settings(previous: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
+    """The setting keys whose values differ between two versions of a judge, sorted, leaving out
+    what a judge measured rather than what it is (:data:`RESULT_KEYS`); the digest of the training
+    labels is reported as ``trained_on``. A key missing on one side differs from a value."""
+    keys = (set(previous) | set(settings)) - RESULT_KEYS
+    return sorted(
+        {
+            REPORTED_AS.get(k, k)
+            for k in keys
+            if (k in previous, previous.get(k)) != (k in settings, settings.get(k))
+        }
+    )
+
+
+def _as_stored(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as they read back from the store (JSON), so that old and new compare alike."""
+    return json.loads(json.dumps(dict(settings), sort_keys=True))
+
+
+def _lineage(rows: list[dict[str, Any]]) -> None:
+    """Mark each row (with name, version and settings) ``current`` (the newest version of its
+    name) and with ``changed`` against the version before it ([] for the first)."""
+    by_name: dict[str, dict[int, dict[str, Any]]] = {}
+    for row in rows:
+        by_name.setdefault(row["name"], {})[row["version"]] = row
+    for versions in by_name.values():
+        ordered = sorted(versions)
+        for before, version in zip([None, *ordered], ordered):
+            row = versions[version]
+            row["current"] = version == ordered[-1]
+            row["changed"] = (
+                [] if before is None else changed_settings(versions[before]["settings"], row["settings"])
+            )
+
+
 class Judges(StoreBase):
     """Judges, their answers, the items they are asked about, and their calibrations."""
 
-    def register_judge(self, fingerprint: str, settings: Mapping[str, Any]) -> None:
-        """A judge, once: its fingerprint and the settings it was computed from."""
+    def judge_identity(
+        self, fingerprint: str, settings: Mapping[str, Any], name: str | None = None
+    ) -> dict[str, Any]:
+        """``{"name", "version", "current", "changed", "registered"}`` of a judge: those it has when
+        its fingerprint is registered, else those :meth:`register_judge` would give it (the next
+        version of ``name``, default :func:`default_judge_name`; ``current`` True). StoreError: a
+        name that is not one (:func:`check_judge_name`), another name than the one this fingerprint
+        has, or a name whose judges grade another rubric."""
+        chosen = None if name is None else check_judge_name(name)
+        known = self.db.execute("SELECT name FROM judges WHERE fingerprint = ?", [fingerprint]).fetchone()
+        if known is not None:
+            if chosen is not None and chosen != known[0]:
+                raise StoreError(
+                    f"this judge ({fingerprint[:16]}) is named {known[0]!r}; a judge keeps its first name "
+                    f"(its settings are those of a version of {known[0]!r}, not a new judge {chosen!r})"
+                )
+            (row,) = [r for r in self._judge_rows(known[0]) if r["fingerprint"] == fingerprint]
+            return {k: row[k] for k in ("name", "version", "current", "changed")} | {"registered": True}
+        chosen = chosen or default_judge_name(settings)
+        versions = self._judge_rows(chosen)
+        new = _as_stored(settings)
+        if versions and versions[-1]["rubric"] != new.get("rubric"):
+            raise StoreError(
+                f"judge name {chosen!r} grades {versions[-1]['rubric']}; a {new.get('rubric')} judge needs another name"
+            )
+        return {
+            "name": chosen,
+            "version": versions[-1]["version"] + 1 if versions else 1,
+            "current": True,
+            "changed": changed_settings(versions[-1]["settings"], new) if versions else [],
+            "registered": False,
+        }
+
+    def register_judge(
+        self, fingerprint: str, settings: Mapping[str, Any], name: str | None = None
+    ) -> dict[str, Any]:
+        """A judge, once: its fingerprint, the settings it was computed from, and its name and
+        version (the next of ``name``, default :func:`default_judge_name`). Registering a known
+        fingerprint again changes nothing. Returns :meth:`judge_identity` (``registered`` True)."""
         with self.write():
+            identity = self.judge_identity(fingerprint, settings, name)
+            if identity["registered"]:
+                return identity
             self.db.execute(
-                """INSERT OR IGNORE INTO judges (fingerprint, model, endpoint, prompt_version, prompt_sha,
+                """INSERT INTO judges (fingerprint, name, version, model, endpoint, prompt_version, prompt_sha,
                        temperature, seed, rubric, kind, settings, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
                     fingerprint,
+                    identity["name"],
+                    identity["version"],
                     settings.get("model"),
                     settings.get("endpoint"),
                     settings.get("prompt_version"),
@@ -70,6 +202,7 @@ class Judges(StoreBase):
                     utc_now(),
                 ],
             )
+        return identity | {"registered": True}
 
     def judge_done(self, fingerprint: str) -> set[tuple[int, str | None, int]]:
         """(item, order, repeat) this judge has a value for: a re-run skips them.
@@ -96,18 +229,33 @@ class Judges(StoreBase):
         return len(rows)
 
     def judges(self) -> list[dict[str, Any]]:
-        """Every judge with its settings and counts: labels (current values), errors, tokens."""
+        """Every judge, oldest first, with its settings, name, ``version`` (int), ``current`` (the
+        newest version of its name), ``changed`` (setting keys that differ from the version before;
+        [] for version 1) and counts: labels (current values), errors, tokens, rows."""
+        return self._judge_rows()
+
+    def judge_versions(self, name: str) -> list[dict[str, Any]]:
+        """The versions of one judge name, oldest first, with the fields of :meth:`judges`
+        ([] for a name no judge has)."""
+        return self._judge_rows(name)
+
+    def _judge_rows(self, name: str | None = None) -> list[dict[str, Any]]:
+        where, params = ("WHERE j.name = ?", [name]) if name is not None else ("", [])
         rows = self.db.execute(
-            """SELECT j.fingerprint, j.kind, j.rubric, j.model, j.endpoint, j.settings, j.created_at,
+            f"""SELECT j.fingerprint, j.name, j.version, j.kind, j.rubric, j.model, j.endpoint, j.settings,
+                      j.created_at,
                       count(DISTINCT CASE WHEN l.value IS NOT NULL
                             THEN l.item_id || '/' || ifnull(l.ab_order, '') || '/' || l.repeat END),
                       sum(l.error IS NOT NULL), sum(l.tokens_in), sum(l.tokens_out), count(l.id)
-               FROM judges j LEFT JOIN judge_labels l ON l.fingerprint = j.fingerprint
-               GROUP BY j.fingerprint ORDER BY j.created_at"""
+               FROM judges j LEFT JOIN judge_labels l ON l.fingerprint = j.fingerprint {where}
+               GROUP BY j.fingerprint ORDER BY j.created_at, j.rowid""",
+            params,
         ).fetchall()
-        return [
+        judges = [
             {
                 "fingerprint": fp,
+                "name": judge_name,
+                "version": int(version),
                 "kind": kind,
                 "rubric": rubric,
                 "model": model,
@@ -120,13 +268,19 @@ class Judges(StoreBase):
                 "tokens_out": int(tout or 0),
                 "rows": int(n or 0),
             }
-            for fp, kind, rubric, model, endpoint, settings, created, done, errors, tin, tout, n in rows
+            for fp, judge_name, version, kind, rubric, model, endpoint, settings, created, done, errors, tin, tout, n in rows
         ]
+        _lineage(judges)
+        if name is not None:
+            judges.sort(key=lambda j: j["version"])
+        return judges
 
     def judge_values(self, fingerprint: str) -> list[dict[str, Any]]:
-        """The newest value per (item, order, repeat) of one judge (errors left out)."""
+        """The newest value per (item, order, repeat) of one judge (errors left out), with the model
+        the endpoint said it served and its system fingerprint (None: not said or not recorded)."""
         rows = self.db.execute(
-            """SELECT l.item_id, l.ab_order, l.repeat, l.value, l.reason FROM judge_labels l
+            """SELECT l.item_id, l.ab_order, l.repeat, l.value, l.reason, l.served_model, l.system_fingerprint
+               FROM judge_labels l
                WHERE l.fingerprint = ? AND l.value IS NOT NULL AND l.id = (
                    SELECT max(id) FROM judge_labels m WHERE m.fingerprint = l.fingerprint
                    AND m.item_id = l.item_id AND m.ab_order IS l.ab_order AND m.repeat IS l.repeat
@@ -135,8 +289,47 @@ class Judges(StoreBase):
             [fingerprint],
         ).fetchall()
         return [
-            {"item_id": i, "ab_order": o, "repeat": r, "value": v, "reason": why} for i, o, r, v, why in rows
+            {
+                "item_id": i,
+                "ab_order": o,
+                "repeat": r,
+                "value": v,
+                "reason": why,
+                "served_model": served,
+                "system_fingerprint": system,
+            }
+            for i, o, r, v, why, served, system in rows
         ]
+
+    def served_models(self, fingerprint: str) -> list[dict[str, Any]]:
+        """What served one judge's answers, in label order: one segment per run of labels with the
+        same (served model, system fingerprint), a new one each time the pair changes:
+        ``{"served_model", "system_fingerprint", "first_at", "last_at", "n", "from_label_id",
+        "to_label_id"}``. Counted: every label the endpoint answered (a value, or an unusable
+        reply); a call that failed without a reply is left out. ``served_model`` None: not recorded
+        (the offline judge; labels stored before migration m009)."""
+        rows = self.db.execute(
+            """SELECT id, served_model, system_fingerprint, created_at FROM judge_labels
+               WHERE fingerprint = ? AND (served_model IS NOT NULL OR error IS NULL) ORDER BY id""",
+            [fingerprint],
+        ).fetchall()
+        segments: list[dict[str, Any]] = []
+        for label_id, served, system, created in rows:
+            last = segments[-1] if segments else None
+            if last is None or (last["served_model"], last["system_fingerprint"]) != (served, system):
+                last = {
+                    "served_model": served,
+                    "system_fingerprint": system,
+                    "first_at": created,
+                    "last_at": created,
+                    "n": 0,
+                    "from_label_id": label_id,
+                    "to_label_id": label_id,
+                }
+                segments.append(last)
+            last["last_at"], last["to_label_id"] = created, label_id
+            last["n"] += 1
+        return segments
 
     # ------------------------------------------------------------ what a judge is asked
 

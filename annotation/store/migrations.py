@@ -137,3 +137,29 @@ def _m008_check_history(db: sqlite_utils.Database) -> None:
             f"""CREATE TRIGGER check_reports_no_{action.lower()} BEFORE {action} ON check_reports
             BEGIN SELECT RAISE(ABORT, 'check reports are append-only: record a new one instead'); END"""
         )
+
+
+@MIGRATIONS(name="m009_judge_names")
+def _m009_judge_names(db: sqlite_utils.Database) -> None:
+    """A judge's name (chosen by a person; one name, many fingerprints) and its version under that
+    name (1, 2, ... in creation order), so a refitted or re-prompted judge continues a line instead
+    of starting a new one; and on every judge label the model the endpoint said it served and its
+    ``system_fingerprint`` (NULL when not said, and on labels stored before this migration), so a
+    provider alias that moves to a new model is seen. Existing judges get the default name
+    (``offline-lexical/<rubric>`` for the offline judge, ``<model>/<rubric>`` otherwise), numbered
+    by creation time."""
+    db.execute("ALTER TABLE judges ADD COLUMN name TEXT")
+    db.execute("ALTER TABLE judges ADD COLUMN version INTEGER")
+    db.execute(
+        """UPDATE judges SET name = CASE WHEN kind = 'lexical' OR endpoint = 'offline'
+                THEN 'offline-lexical/' || ifnull(rubric, 'unknown')
+                ELSE ifnull(nullif(model, ''), 'judge') || '/' || ifnull(rubric, 'unknown') END"""
+    )
+    db.execute(
+        """WITH numbered AS (SELECT fingerprint,
+                row_number() OVER (PARTITION BY name ORDER BY created_at, rowid) AS version FROM judges)
+           UPDATE judges SET version = (SELECT n.version FROM numbered n WHERE n.fingerprint = judges.fingerprint)"""
+    )
+    db.execute("CREATE UNIQUE INDEX judges_name_version ON judges (name, version)")
+    db.execute("ALTER TABLE judge_labels ADD COLUMN served_model TEXT")
+    db.execute("ALTER TABLE judge_labels ADD COLUMN system_fingerprint TEXT")

@@ -1,0 +1,167 @@
+"""How the weekly review is said: the lines every export shows, Markdown, HTML and JSON (one
+wording for the CLI, the page and the files)."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from annotation.render import decisive, interval, num
+
+__all__ = ["position_text", "pass_rate_text", "summary_lines", "to_markdown", "to_html", "to_json"]
+
+
+def _k(entry: dict[str, Any]) -> str:
+    """``0.716 [0.286, 1.000] (n = 18)``, or undefined with its reason (never 0.000)."""
+    if entry.get("kappa") is None:
+        return f"undefined ({entry.get('undefined_reason') or 'no items'})"
+    ci = entry.get("ci")
+    shown = (
+        decisive(entry["kappa"], entry["bar"]) if entry.get("bar") is not None else f"{entry['kappa']:.3f}"
+    )
+    return shown + (f" {interval(ci, 3, 'prose')}" if ci else "") + f" (n = {entry['n']})"
+
+
+def weighted_text(entry: dict[str, Any]) -> str:
+    """The kappas the verdict did not read, beside it: ``quadratic 0.820 [0.700, 0.900]``."""
+    parts = []
+    for name, k in (entry.get("kappas") or {}).items():
+        if name == entry.get("statistic"):
+            continue
+        parts.append(f"{name} {num(k['kappa'], 3, 'prose')} {interval(k['ci'], 3, 'prose')}")
+    return "; ".join(parts)
+
+
+def verdict_text(j: dict[str, Any]) -> str:
+    """The verdict with the evidence that decides it: the statistic, its interval, n and the bar."""
+    c = j["consensus"]
+    head = f"verdict: {j['verdict']}"
+    if j["verdict"] == "uncalibrated":
+        return head + f" ({j['status_reason']})"
+    if c.get("kappa") is None:
+        return head + f" ({c.get('undefined_reason')})"
+    rule = {
+        "trusted": "its lower end reaches the bar",
+        "not trusted": "its upper end is below the bar",
+        "undecided": "it holds the bar",
+    }.get(j["verdict"], "")
+    more = (
+        f"; about {j['more_labels']} more human-labelled items would decide it"
+        if j.get("more_labels")
+        else ""
+    )
+    return f"{head}: {c['statistic']} kappa {_k(c)} against the bar {c['bar']}: {rule}{more}"
+
+
+def position_text(p: dict[str, Any]) -> str:
+    """A pairwise judge's position bias in one sentence (the report's and the page's wording)."""
+
+    def f(key: str) -> str:
+        return num(p.get(key), 3, "prose")
+
+    return (
+        f"position bias over {p['n_pairs']} pairs asked in both orders: consistency "
+        f"{f('position_consistency')}, primacy {f('primacy_rate')}, recency {f('recency_rate')}, "
+        f"preference fairness {f('preference_fairness')}, repetition stability {f('repetition_stability')}, "
+        f"mean swap-averaged preference for A {f('mean_preference_A')}"
+    )
+
+
+def pass_rate_text(rate: dict[str, Any]) -> str:
+    """The faithfulness pass rate corrected by PPI beside the people-only one, with what each rests
+    on, or why it was not corrected (the report's and the page's wording)."""
+    if rate.get("estimate") is None:
+        return f"faithfulness pass rate: not corrected ({rate['undefined_reason']})"
+    human = rate["human_only"]
+    return (
+        f"faithfulness pass rate, corrected (PPI): {rate['estimate']:.3f} {interval(rate['ci'], 3, 'prose')} "
+        f"from {rate['n_labeled']} labelled ({rate.get('scope', 'every labelled item')}) and "
+        f"{rate['n_unlabeled']} judge-only items; people only: "
+        f"{human['estimate']:.3f} {interval(human['ci'], 3, 'prose')}; the judge alone says {rate['judge_only']:.3f}"
+    )
+
+
+def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(heading, lines) per judge: the figures every export shows, in words."""
+    out = []
+    for j in report["judges"]:
+        lines = [
+            f"judge {j['fingerprint'][:16]} ({j['kind']}, {j['model']} at {j['endpoint']}), rubric {j['rubric']}, "
+            f"{j['scope']}",
+            verdict_text(j),
+            f"what to do: {j['advice']}",
+        ]
+        beside = weighted_text(j["consensus"])
+        if beside:
+            lines.append(f"beside it (not the verdict's statistic): {beside}")
+        lines.append(f"human-human kappa (the ceiling, {j['consensus']['statistic']}): {_k(j['ceiling'])}")
+        if j["left_out_fitted_on"]:
+            lines.append(f"left out: {j['left_out_fitted_on']} items this judge was fitted on")
+        if j["out_of_fold"]:
+            lines.append(
+                f"on the {j['out_of_fold']} items this offline judge was fitted on, its out-of-fold "
+                "(cross-validated) answers are compared, not its in-sample ones"
+            )
+        for name, entry in j["annotators"].items():
+            lines.append(f"kappa vs {name}: {_k(entry)}")
+        if j["position"]:
+            lines.append(position_text(j["position"]))
+        if j["pass_rate"]:
+            lines.append(pass_rate_text(j["pass_rate"]))
+        out.append((f"{j['rubric']}: judge {j['fingerprint'][:16]}", lines))
+    return out
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    parts = [f"# Judge review, week {report['week']}", ""]
+    if not report["judges"]:
+        parts.append("No judge has graded anything yet.")
+    for heading, lines in summary_lines(report):
+        parts += [f"## {heading}", "", *[f"- {line}" for line in lines], ""]
+    if report.get("trend"):
+        parts += [
+            "## Trend",
+            "",
+            "| week | judge | rubric | n | kappa | CI | verdict |",
+            "|---|---|---|---:|---:|---|---|",
+        ]
+        for t in report["trend"]:
+            kappa = num(t["kappa"], 3, "prose")
+            ci = "" if not t["ci"] else f"[{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"
+            parts.append(
+                f"| {t['week']} | {t['fingerprint'][:16]} | {t['rubric']} | {t['n']} | {kappa} | {ci} | {t['verdict']} |"
+            )
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def to_html(report: dict[str, Any]) -> str:
+    body = [f"<h1>Judge review, week {html.escape(report['week'])}</h1>"]
+    for heading, lines in summary_lines(report):
+        body.append(f"<h2>{html.escape(heading)}</h2><ul>")
+        body += [f"<li>{html.escape(line)}</li>" for line in lines]
+        body.append("</ul>")
+    if report.get("trend"):
+        body.append(
+            "<h2>Trend</h2><table><tr><th>week</th><th>judge</th><th>rubric</th><th>n</th>"
+            "<th>kappa</th><th>verdict</th></tr>"
+        )
+        for t in report["trend"]:
+            kappa = num(t["kappa"], 3, "prose")
+            body.append(
+                "<tr>"
+                + "".join(
+                    f"<td>{html.escape(str(c))}</td>"
+                    for c in (t["week"], t["fingerprint"][:16], t["rubric"], t["n"], kappa, t["verdict"])
+                )
+                + "</tr>"
+            )
+        body.append("</table>")
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Judge review "
+        f"{html.escape(report['week'])}</title></head><body>" + "\n".join(body) + "</body></html>\n"
+    )
+
+
+def to_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=1, default=str) + "\n"

@@ -1,0 +1,94 @@
+"""The weekly review a team can trust (#15): verdicts that respect their interval, a ceiling that is
+undefined rather than 0.000, a trace sample that scopes only the trace rubrics."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from annotation.store import Store
+from calibration.__main__ import main
+from calibration.review import draw_sample, human_labels, review, sample_progress
+from calibration.verdict import advice, labels_to_decide, verdict
+from judge.jobs import grade_offline
+from tests.conftest import cli
+
+
+def test_the_issues_case_is_undecided_with_a_label_count() -> None:
+    """kappa 0.716 [0.286, 1.000] with n = 18 was "trusted" by its point estimate; its interval
+    reaches far below 0.6, so nothing has been shown."""
+    assert verdict(0.716, [0.286, 1.000]) == "undecided"
+    # the lower side is 0.716 - 0.286 = 0.430 wide, the bar 0.116 away: n' = ceil(18 (0.430/0.116)^2)
+    expected = math.ceil(18 * (0.430 / 0.116) ** 2) - 18
+    assert labels_to_decide(0.716, [0.286, 1.000], 18) == expected == 230
+    text = advice("undecided", more=230, n=18)
+    assert text.startswith("label about 230 more items")
+
+
+def test_not_trusted_needs_the_upper_end_below_the_bar() -> None:
+    assert verdict(0.45, [0.30, 0.59]) == "not trusted"
+    assert verdict(0.45, [0.30, 0.61]) == "undecided"
+    assert verdict(0.62, [0.60, 0.70]) == "trusted"  # the lower end reaches the bar exactly
+    assert labels_to_decide(0.62, [0.60, 0.70], 50) is None  # decided: nothing to add
+    assert labels_to_decide(0.6, [0.5, 0.7], 50) is None  # on the bar: no number of items decides it
+    assert "re-tune the prompt" in advice("not trusted") and "swap the judge" in advice("not trusted")
+    assert advice("uncalibrated", n=12, min_labels=30).startswith("label 18 more items")
+
+
+def judged_demo(db) -> None:
+    with Store(db) as store:
+        grade_offline(store, "relevance")
+        grade_offline(store, "faithfulness")
+
+
+def test_a_trace_sample_leaves_the_relevance_judges_n_unchanged(demo_db) -> None:
+    judged_demo(demo_db)
+    with Store(demo_db) as store:
+        before = {j["rubric"]: j for j in review(store, "2026-W49", save=False, bootstrap=200)["judges"]}
+        drawn = draw_sample(store, "2026-W50", n=10, annotators=["eve", "fay"])
+        after = {j["rubric"]: j for j in review(store, "2026-W50", save=False, bootstrap=200)["judges"]}
+    assert drawn["sampled"] == 10
+    relevance = before["relevance"]["consensus"]["n"]
+    assert relevance > 0
+    assert after["relevance"]["consensus"]["n"] == relevance
+    assert after["relevance"]["scope"] == "every labelled item"
+    assert after["faithfulness"]["scope"] == "this week's sample (10 items)"
+    # within the faithfulness judge's block, kappa, the ceiling and PPI rest on the same population
+    assert after["faithfulness"]["pass_rate"]["scope"] == after["faithfulness"]["scope"]
+
+
+def test_a_ceiling_of_one_item_is_undefined_with_its_reason(demo_db) -> None:
+    judged_demo(demo_db)
+    with Store(demo_db) as store:
+        faithful = sorted(human_labels(store, "faithfulness"))
+        store.annotator_id("zoe")
+        store.add_label(faithful[0], "zoe", 2, "faithfulness")  # one item labelled by two people
+        report = review(store, "2026-W49", save=False, bootstrap=200)
+    ceiling = next(j for j in report["judges"] if j["rubric"] == "faithfulness")["ceiling"]
+    assert ceiling["kappa"] is None and ceiling["ci"] is None and ceiling["n"] == 1
+    assert ceiling["undefined_reason"] == "1 item labelled by two people: a ceiling needs at least 2"
+
+
+def test_review_sample_defaults_to_60_and_reports_progress(demo_db, capsys) -> None:
+    judged_demo(demo_db)
+    code, out, _ = cli(main, capsys, "review", "--db", demo_db, "--week", "2026-W51", "--sample")
+    assert code == 0
+    # 40 traces in the demo: the default 60 takes all of them, stratified by the judge's grade and system
+    assert "sampled 40 of 40 traces for week 2026-W51" in out
+    assert "judge=" in out and "system=" in out
+    with Store(demo_db) as store:
+        progress = sample_progress(store, "2026-W51")
+    assert progress["size"] == 40 and progress["labelled"] == 16 and progress["doubly"] == 0
+
+
+def test_noisy_is_refused_with_the_reason(demo_db, capsys) -> None:
+    code, _, err = cli(main, capsys, "review", "--db", demo_db, "--noisy", "0.4")
+    assert code == 2 and err.count("\n") == 1 and "--noisy is gone" in err
+
+
+@pytest.mark.parametrize("overlap, doubled", [(1.0, 10), (0.3, 3), (0.0, 0)])
+def test_the_sample_is_shared_with_an_overlap_for_the_ceiling(demo_db, overlap, doubled) -> None:
+    with Store(demo_db) as store:
+        drawn = draw_sample(store, "2026-W50", n=10, annotators=["eve", "fay"], overlap=overlap)
+    assert drawn["doubly_assigned"] == doubled
