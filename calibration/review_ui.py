@@ -16,7 +16,7 @@ import streamlit as st
 from annotation import access
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
-from calibration.review import current_week, review
+from calibration.review import current_week, draw_sample, review, sample_progress
 from calibration.review_report import (
     pass_rate_text,
     position_text,
@@ -25,7 +25,7 @@ from calibration.review_report import (
     verdict_text,
     weighted_text,
 )
-from calibration.verdict import MIN_LABELS
+from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE
 from calibration.workflows import kappa_bar, load_policy
 
 KEY = "review:"
@@ -59,6 +59,7 @@ def render_review_page() -> None:
             "human-labelled items a judge needs for a verdict", 1, 100_000, MIN_LABELS, key=f"{KEY}min"
         )
     )
+    render_sample(db, week)
     try:
         policy = load_policy()
         trusted = kappa_bar(policy)
@@ -86,6 +87,54 @@ def render_review_page() -> None:
         "Download Markdown", to_markdown(report), file_name=f"review-{week}.md", key=f"{KEY}md"
     )
     right.download_button("Download HTML", to_html(report), file_name=f"review-{week}.html", key=f"{KEY}html")
+
+
+def render_sample(db: str, week: str) -> None:
+    """This week's sample: its progress when drawn, else a form to draw it (the CLI's
+    ``review --sample``, the same defaults)."""
+    try:
+        with Store(db) as store:
+            progress = sample_progress(store, week)
+            people = [a["name"] for a in store.annotators()]
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    st.subheader("This week's sample")
+    if progress["size"]:
+        st.progress(
+            progress["labelled"] / progress["size"],
+            text=f"{progress['labelled']} of {progress['size']} sampled traces labelled by people, "
+            f"{progress['doubly']} by two or more (the ceiling's items)",
+        )
+        st.caption(
+            "The review below reads the sample for the faithfulness judges once it is labelled; a judge "
+            f"needs {MIN_LABELS} human-labelled items for a verdict by default."
+        )
+        return
+    with st.form(f"{KEY}sample"):
+        st.caption(f"No sample for week {md(week)} yet. {SAMPLE_ADVICE[0].upper()}{SAMPLE_ADVICE[1:]}.")
+        left, middle, right = st.columns(3)
+        size = left.number_input("traces to sample", 1, 10_000, SAMPLE_SIZE, key=f"{KEY}sample_size")
+        who = middle.multiselect("annotators", people, key=f"{KEY}sample_who", format_func=str)
+        overlap = right.number_input(
+            "share labelled by two or more (the ceiling)",
+            0.0,
+            1.0,
+            DEFAULT_OVERLAP,
+            key=f"{KEY}sample_overlap",
+        )
+        if st.form_submit_button("Draw this week's sample"):
+            try:
+                with Store(db) as store:
+                    drawn = draw_sample(store, week, n=int(size), annotators=who, overlap=float(overlap))
+            except StoreError as exc:
+                st.error(md(exc))
+                return
+            strata = ", ".join(f"{md(k)}: {v}" for k, v in sorted(drawn["strata"].items()))
+            st.success(
+                f"Sampled {drawn['sampled']} of {drawn['of']} traces for week {md(week)} ({strata}); "
+                f"assigned to {len(who)} annotators, {drawn['doubly_assigned']} items to two or more."
+            )
 
 
 def render_judge(judge: dict) -> None:

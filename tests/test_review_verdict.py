@@ -92,3 +92,27 @@ def test_the_sample_is_shared_with_an_overlap_for_the_ceiling(demo_db, overlap, 
     with Store(demo_db) as store:
         drawn = draw_sample(store, "2026-W50", n=10, annotators=["eve", "fay"], overlap=overlap)
     assert drawn["doubly_assigned"] == doubled
+
+
+def test_the_review_page_draws_the_sample_and_shows_its_progress(demo_db) -> None:
+    from annotation.render import plain
+    from tests.conftest import page_test, page_text
+
+    judged_demo(demo_db)
+    at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
+    at.text_input(key="review:week").set_value("2026-W51").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="review:sample_size").value == 60  # the CLI's default
+    at.number_input(key="review:sample_size").set_value(10)
+    at.multiselect(key="review:sample_who").set_value(["ann", "bob"])
+    at.number_input(key="review:sample_overlap").set_value(0.5)
+    next(b for b in at.button if b.label == "Draw this week's sample").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    success = [plain(s.value) for s in at.success]
+    assert any(s.startswith("Sampled 10 of 40 traces for week 2026-W51") for s in success), success
+    assert any("assigned to 2 annotators, 5 items to two or more" in s for s in success)
+    at.run()
+    text = page_text(at)
+    assert "of 10 sampled traces labelled by people" in text
+    with Store(demo_db) as store:
+        assert len(store.review_sample("2026-W51")) == 10
