@@ -172,7 +172,11 @@ def render_judge(judge: dict) -> None:
             "(cross-validated) answers are compared, not its in-sample ones."
         )
     if consensus.get("confusion") and consensus["n"]:
-        render_confusion(judge)
+        left, right = st.columns(2)
+        with left:
+            render_confusion(judge)
+        with right:
+            render_against_ceiling(judge)
     if judge["annotators"]:
         st.table(
             pd.DataFrame(
@@ -204,7 +208,10 @@ def render_confusion(judge: dict) -> None:
     ]
     frame = pd.DataFrame(rows)
     base = alt.Chart(frame).encode(
-        x=alt.X("judge:O", title="judge's grade"), y=alt.Y("people:O", title="people's grade")
+        x=alt.X("judge:O", title="judge's grade", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y(
+            "people:O", title="people's grade", axis=alt.Axis(labelAngle=0, titleAngle=0, titleAlign="right")
+        ),
     )
     heat = base.mark_rect().encode(
         color=alt.Color("items:Q", scale=alt.Scale(scheme="blues"), legend=None),
@@ -217,42 +224,121 @@ def render_confusion(judge: dict) -> None:
     )
 
 
-def render_trend(report: dict) -> None:
-    points = report.get("trend") or []
-    st.subheader("Trend over weeks")
-    if not points:
-        st.caption("No saved review yet: save this week's to start the trend.")
+def against_ceiling_frame(judge: dict) -> pd.DataFrame:
+    """The judge's kappa and the human-human ceiling, each with its interval (rows without a
+    defined kappa are left out: never drawn as 0)."""
+    rows = []
+    for what, entry in (
+        ("judge vs people", judge["consensus"]),
+        ("people vs people (ceiling)", judge["ceiling"]),
+    ):
+        if entry.get("kappa") is None:
+            continue
+        ci = entry.get("ci") or [entry["kappa"], entry["kappa"]]
+        rows.append({"what": what, "kappa": entry["kappa"], "low": ci[0], "high": ci[1], "n": entry["n"]})
+    return pd.DataFrame(rows)
+
+
+def render_against_ceiling(judge: dict) -> None:
+    """The judge's kappa beside the ceiling, both with their intervals, and the bar."""
+    frame = against_ceiling_frame(judge)
+    if frame.empty:
         return
-    frame = pd.DataFrame(
+    bar = judge["consensus"]["bar"]
+    y = alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=0))
+    x = alt.X("kappa:Q", title=f"{judge['consensus']['statistic']} kappa", scale=alt.Scale(domain=[-0.2, 1]))
+    points = (
+        alt.Chart(frame)
+        .mark_point(filled=True, size=80)
+        .encode(x=x, y=y, tooltip=["what", alt.Tooltip("kappa:Q", format=".3f"), "n"])
+    )
+    bars = alt.Chart(frame).mark_rule(strokeWidth=2).encode(x="low:Q", x2="high:Q", y=y)
+    rule = (
+        alt.Chart(pd.DataFrame({"bar": [bar]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="bar:Q")
+    )
+    st.altair_chart(
+        (bars + points + rule).properties(height=120),
+        width="stretch",
+        alt=f"kappa of the judge and of people with each other, with 95% intervals, against the bar {bar}",
+    )
+    st.caption(f"Dashed: the bar {bar}. The judge cannot be expected to agree with people more than they do.")
+
+
+def trend_frame(points: list[dict]) -> pd.DataFrame:
+    """One row per saved review of a judge and week: the judge's name (its versions connect),
+    the version, kappa with its interval, n, the verdict, and whether it was saved under the old
+    rule (a point estimate on quadratic weights: drawn apart, never mixed in silently)."""
+    return pd.DataFrame(
         [
             {
                 "week": t["week"],
-                "judge": f"{t['fingerprint'][:16]} ({t['rubric']})",
+                "judge": f"{t.get('name') or t['fingerprint'][:16]} ({t['rubric']})",
+                "version": f"v{t['version']}" if t.get("version") else t["fingerprint"][:8],
                 "kappa": t["kappa"],
                 "low": t["ci"][0] if t["ci"] else None,
                 "high": t["ci"][1] if t["ci"] else None,
                 "n": t["n"],
                 "verdict": t["verdict"],
+                "rule": "old rule (point, quadratic)" if t.get("old_rule") else "interval rule",
             }
             for t in points
+            if t["kappa"] is not None
         ]
     )
-    line = (
-        alt.Chart(frame)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("week:O"),
-            y=alt.Y("kappa:Q", scale=alt.Scale(domain=[-0.2, 1])),
-            color="judge:N",
-            tooltip=["week", "judge", "kappa", "n", "verdict"],
-        )
+
+
+def render_trend(report: dict) -> None:
+    points = report.get("trend") or []
+    st.subheader("Trend over weeks")
+    frame = trend_frame(points)
+    if frame.empty:
+        st.caption("No saved review yet: save this week's to start the trend.")
+        return
+    x = alt.X("week:O", title="ISO week", axis=alt.Axis(labelAngle=0))
+    color = alt.Color("judge:N", legend=alt.Legend(orient="bottom", columns=2, labelLimit=0, title="judge"))
+    offset = alt.XOffset("judge:N")  # one week's judges side by side, not piled on one position
+    tooltip = [
+        "week",
+        "judge",
+        "version",
+        alt.Tooltip("kappa:Q", format=".3f"),
+        "low",
+        "high",
+        "n",
+        "verdict",
+        "rule",
+    ]
+    base = alt.Chart(frame)
+    line = base.mark_line(opacity=0.7).encode(x=x, xOffset=offset, y=alt.Y("kappa:Q"), color=color)
+    points_ = base.mark_point(filled=True, size=70).encode(
+        x=x,
+        xOffset=offset,
+        y=alt.Y(
+            "kappa:Q",
+            title=f"{report.get('statistic', 'unweighted')} kappa vs people",
+            scale=alt.Scale(domain=[-0.2, 1]),
+        ),
+        color=color,
+        shape=alt.Shape("rule:N", legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=tooltip,
     )
-    band = alt.Chart(frame).mark_errorbar().encode(x="week:O", y="low:Q", y2="high:Q", color="judge:N")
+    band = base.mark_rule(strokeWidth=2, opacity=0.6).encode(
+        x=x, xOffset=offset, y="low:Q", y2="high:Q", color=color
+    )
+    labels = base.mark_text(dy=-12, fontSize=10).encode(
+        x=x, xOffset=offset, y="kappa:Q", text="version:N", color=color
+    )
     trusted = report["thresholds"]["trusted"]
-    rule = alt.Chart(pd.DataFrame({"y": [trusted]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
+    rule = (
+        alt.Chart(pd.DataFrame({"y": [trusted]})).mark_rule(strokeDash=[4, 4], color="gray").encode(y="y:Q")
+    )
     st.altair_chart(
-        line + band + rule, width="stretch", alt="Kappa against people per judge and week, with its CI"
+        alt.layer(line, band, points_, labels, rule).properties(height=320),
+        width="stretch",
+        alt="Kappa against people per judge and week, with its 95% interval, the bar, and the judge's versions",
     )
     st.caption(
-        f"The dashed line is the trusted threshold, kappa {trusted}; each point carries its n in the tooltip."
+        f"Each point: a saved weekly review, its 95% interval as a vertical line and the judge's version above it; "
+        f"dashed: the bar, kappa {trusted}. A version change is a new judge to calibrate; points saved under "
+        "the old rule (point estimate, quadratic weights) have their own shape."
     )
