@@ -1,7 +1,7 @@
 """``python -m judge``: the judge from the command line.
 
-    python -m judge grade --db DB --rubric relevance|faithfulness [--judge openai|lexical] [options]
-    python -m judge compare --db DB [--repeats R] [options]
+    python -m judge grade --db DB --rubric relevance|faithfulness [--judge openai|lexical] [--name NAME] [options]
+    python -m judge compare --db DB [--repeats R] [--name NAME] [options]
     python -m judge fit-lexical --db DB --rubric relevance|faithfulness [--seed S]
     python -m judge list --db DB [--prices FILE]
 
@@ -9,7 +9,10 @@ The LLM judge is any OpenAI-compatible endpoint: ``--base-url`` or
 ``OPENAI_BASE_URL``, the key only from ``OPENAI_API_KEY``. Without an
 endpoint the offline (lexical) judge grades. A run stores every answer as it
 comes and skips what an earlier run did: run the same command again to
-resume. Ctrl-C (or SIGTERM) stops starting calls and stores the ones in
+resume. A judge has a name (``--name``; default MODEL/RUBRIC, or
+offline-lexical/RUBRIC for the offline judge): a run whose settings are new to
+that name (another prompt, temperature or model; the offline judge refitted on
+other labels) is its next version. Ctrl-C (or SIGTERM) stops starting calls and stores the ones in
 flight; a second Ctrl-C abandons them. Exit codes: 0 done, 2 bad usage or
 input or an endpoint that refuses, 130 interrupted.
 """
@@ -51,6 +54,11 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="openai: an OpenAI-compatible endpoint; lexical: the offline judge "
         "(default: openai when --base-url or OPENAI_BASE_URL is set, else lexical)",
+    )
+    p.add_argument(
+        "--name",
+        help="the judge's name (default: MODEL/RUBRIC, or offline-lexical/RUBRIC for the offline judge); "
+        "new settings under a name are its next version",
     )
     p.add_argument("--model", help="the model name the endpoint serves (or OPENAI_MODEL)")
     p.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8000/v1 (or OPENAI_BASE_URL)")
@@ -150,7 +158,7 @@ def run_llm(
         raise UsageError("no model: pass --model NAME (or set OPENAI_MODEL)")
     if args.concurrency < 1:
         raise UsageError(f"--concurrency {args.concurrency}; expected at least 1")
-    plan = plan_llm(store, rubric, calls, endpoint, args.schema)
+    plan = plan_llm(store, rubric, calls, endpoint, args.schema, name=args.name)
     who = judge_name(plan, endpoint.model, rubric)
     if args.dry_run:
         return f"{who}: {plan_text(plan, prices, endpoint.model)}; no call made\n", plan.fingerprint, 0
@@ -177,6 +185,7 @@ def run_llm(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     bar(progress, final=True)
+    who = judge_name(plan, endpoint.model, rubric)  # registered now: its version is no longer "new"
     report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
     if progress.stopped:
         left = progress.total - progress.done
@@ -192,7 +201,10 @@ def run_llm(
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
     with Store(args.db or default_db_path()) as store:
         if _use_lexical(args):
-            return run_lexical(store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run), 0
+            text = run_lexical(
+                store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run, name=args.name
+            )
+            return text, 0
         calls = llm_calls(store, args.rubric, limit=args.limit)
         if not calls:
             raise UsageError(f"no items to grade for {args.rubric}")
@@ -219,9 +231,15 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_lexical(
-    store: Store, rubric: str, seed: int = 0, limit: int | None = None, dry_run: bool = False
+    store: Store,
+    rubric: str,
+    seed: int = 0,
+    limit: int | None = None,
+    dry_run: bool = False,
+    name: str | None = None,
 ) -> str:
-    return offline_text(grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run), dry_run) + "\n"
+    report = grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run, name=name)
+    return offline_text(report, dry_run) + "\n"
 
 
 def run_fit(args: argparse.Namespace) -> str:

@@ -12,6 +12,9 @@ server, a LiteLLM proxy) through the ``openai`` async client.
 - A refusal that no retry can fix (400, 401, 403, 404, 422) raises
   :class:`EndpointRefused`: a run stops instead of writing thousands of
   identical error rows.
+- Every call reports the model the endpoint says it served (the reply's ``model``, which
+  can differ from the one asked for when the name is an alias) and its
+  ``system_fingerprint`` when sent: a judge's drift shows in the labels.
 - Every call reports its token usage and latency; :class:`Prices` turns
   tokens into a cost when the model's price is known, and says "unknown"
   otherwise (never a made-up 0).
@@ -88,6 +91,8 @@ class CallResult:
     tokens_out: int | None
     latency_ms: float
     attempts: int
+    served_model: str | None = None  # the reply's ``model``: what the endpoint says it served
+    system_fingerprint: str | None = None  # the reply's ``system_fingerprint``, when sent
 
 
 @dataclass
@@ -234,6 +239,7 @@ class JudgeClient:
                     try:
                         usage = reply.usage
                         text = reply.choices[0].message.content if reply.choices else None
+                        served, system = reply.model, reply.system_fingerprint
                     except AttributeError:  # a 200 that is not a chat completion (a proxy's HTML page)
                         raise CallFailed("a reply that is not a chat completion") from None
                     else:
@@ -243,6 +249,8 @@ class JudgeClient:
                             tokens_out=usage.completion_tokens if usage else None,
                             latency_ms=latency,
                             attempts=attempt,
+                            served_model=served if isinstance(served, str) and served else None,
+                            system_fingerprint=system if isinstance(system, str) and system else None,
                         )
                 if attempt > ep.max_retries:
                     raise CallFailed(f"{reason} after {attempt} attempts")

@@ -4,12 +4,16 @@ tokens), run it (:class:`LLMRun`: register the judge, store every answer as it
 comes, close the writer whatever happens), summarise a pairwise judge's
 swap-and-average, and grade with the offline judge. Both faces call these and
 only render; neither holds judge logic.
+
+A run takes the judge's ``name`` (None: the store's default, ``<model>/<rubric>`` or
+``offline-lexical/<rubric>``); a fingerprint new to that name is its next version
+(:meth:`annotation.store.Store.judge_identity`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.render import num
@@ -41,6 +45,8 @@ class Plan:
     settings: dict[str, Any]
     calls: list[Call]  # every call of the job
     todo: list[Call]  # those not done by an earlier run
+    # name, version, current, changed, registered (Store.judge_identity; updated when the run registers it)
+    identity: dict[str, Any] = field(default_factory=dict)
 
     @property
     def already_done(self) -> int:
@@ -63,13 +69,23 @@ def llm_calls(store: Store, rubric: str, *, limit: int | None = None, repeats: i
     return pointwise_calls(store, rubric, limit=limit)
 
 
-def plan_llm(store: Store, rubric: str, calls: list[Call], endpoint: Endpoint, schema_mode: str) -> Plan:
+def plan_llm(
+    store: Store,
+    rubric: str,
+    calls: list[Call],
+    endpoint: Endpoint,
+    schema_mode: str,
+    name: str | None = None,
+) -> Plan:
+    """The judge's fingerprint and settings, its name and version (``name`` None: the default;
+    StoreError for a name it cannot have), and the calls left to make."""
     settings = judge_settings(
         rubric, endpoint.model, endpoint.base_url, endpoint.temperature, endpoint.seed, schema_mode
     )
     fp = fingerprint(settings)
+    identity = store.judge_identity(fp, settings, name)
     done = store.judge_done(fp)
-    return Plan(fp, settings, calls, [c for c in calls if c.done_key not in done])
+    return Plan(fp, settings, calls, [c for c in calls if c.done_key not in done], identity)
 
 
 _DEFAULT_KEY = object()  # JudgeClient's own default: OPENAI_API_KEY
@@ -108,7 +124,9 @@ class LLMRun:
     def run(self) -> Progress:
         """Run the calls left to their end (``EndpointRefused`` when the endpoint refuses)."""
         with Store(self.db_path) as store:
-            store.register_judge(self.plan.fingerprint, self.plan.settings)
+            self.plan.identity = store.register_judge(
+                self.plan.fingerprint, self.plan.settings, self.plan.identity.get("name")
+            )
         client = (
             JudgeClient(self.endpoint)
             if self.api_key is _DEFAULT_KEY
@@ -156,11 +174,18 @@ def pair_summary_text(summary: dict[str, Any]) -> str:
 
 
 def grade_offline(
-    store: Store, rubric: str, seed: int = 0, limit: int | None = None, dry_run: bool = False
+    store: Store,
+    rubric: str,
+    seed: int = 0,
+    limit: int | None = None,
+    dry_run: bool = False,
+    name: str | None = None,
 ) -> dict[str, Any]:
     """Fit the offline judge on the human labels, report its cross-validated
     agreement with them, and (unless ``dry_run``) store its grade of every item
-    of the rubric not graded by this same judge before."""
+    of the rubric not graded by this same judge before. A fit on other labels is
+    the next version of ``name`` (default ``offline-lexical/<rubric>``); the report
+    holds its ``identity`` (name, version, current, changed, registered)."""
     # start-up: scikit-learn, ~1.1 s, only when the offline judge runs
     from judge.lexical import FEATURES_VERSION, LexicalJudge, cross_validate, item_texts, training_data
 
@@ -175,19 +200,6 @@ def grade_offline(
         items = items[:limit]
     done = store.judge_done(fp)
     todo = [row for row in items if (row[0], None, 0) not in done]
-    report = {
-        "fingerprint": fp,
-        "features": FEATURES_VERSION,
-        "rubric": rubric,
-        "fitted_on": len(y),
-        "items": len(items),
-        "already_done": len(items) - len(todo),
-        "graded": 0,
-        "agreement": cv,
-    }
-    if dry_run or not todo:
-        return report
-    grades = judge.predict([r[1] for r in todo], [r[2] for r in todo])
     plain = {k: v for k, v in cv.items() if isinstance(v, (int, float, str, type(None)))}
     described = judge.describe()
     settings = {
@@ -203,7 +215,21 @@ def grade_offline(
         # on the items it was fitted on, the review reads its out-of-fold answers (in-sample ones flatter)
         "out_of_fold": {str(int(r[0])): int(p) for r, p in zip(data, cv["predictions"])},
     }
-    store.register_judge(fp, settings)
+    report = {
+        "fingerprint": fp,
+        "identity": store.judge_identity(fp, settings, name),
+        "features": FEATURES_VERSION,
+        "rubric": rubric,
+        "fitted_on": len(y),
+        "items": len(items),
+        "already_done": len(items) - len(todo),
+        "graded": 0,
+        "agreement": cv,
+    }
+    if dry_run or not todo:
+        return report
+    grades = judge.predict([r[1] for r in todo], [r[2] for r in todo])
+    report["identity"] = store.register_judge(fp, settings, name)
     store.add_judge_labels(
         [
             {"item_id": row[0], "fingerprint": fp, "repeat": 0, "value": int(g), "reason": FEATURES_VERSION}

@@ -285,6 +285,8 @@ class LexicalJudge:
             "n_labels": state["n"],
             "class_counts": dict(state["class_counts"]),
             "grades_predicted": [int(g) for g in state["seen"]],
+            # the training rows' digest: a correction of a grade on the same items is a new version too
+            "trained_on_sha": state["digest"],
         }
 
 

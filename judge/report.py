@@ -3,7 +3,9 @@
 
 The faces only place these sentences (the page may add Markdown around them); a wording has one
 home. Every figure carries what it is a share of: calls of calls, tokens with their estimate
-flagged, cost from a price list or "cost unknown".
+flagged, cost from a price list or "cost unknown". A judge is named by its name and version, the
+current version marked, with its fingerprint beside it: ``offline-lexical/relevance v3 (current),
+fingerprint 0b187b4953d3d59a``.
 """
 
 from __future__ import annotations
@@ -15,12 +17,29 @@ from judge.jobs import Plan, agreement_line
 from judge.runner import Progress
 
 
+def version_label(judge: dict[str, Any]) -> str:
+    """A judge's name and version, the current one marked: ``gpt-4.1-mini/relevance v3 (current)``."""
+    return f"{judge['name']} v{judge['version']}" + (" (current)" if judge.get("current") else "")
+
+
+def identity_text(identity: dict[str, Any]) -> str:
+    """A judge about to run or just run (:meth:`Store.judge_identity`): its name and version, and
+    whether it is new (what changed from the version before), current, or an earlier version."""
+    head = f"{identity['name']} v{identity['version']}"
+    if not identity.get("registered"):
+        if identity["version"] == 1:
+            return f"{head} (new)"
+        return f"{head} (new version; changed: {', '.join(identity['changed']) or 'nothing named'})"
+    return f"{head} (current)" if identity.get("current") else f"{head} (an earlier version, not current)"
+
+
 def judge_name(plan: Plan, model: str, rubric: str) -> str:
-    """``judge 0b187b4953d3d59a (gpt-x at http://..., relevance, prompt v3)``."""
+    """``judge gpt-x/relevance v2 (current), fingerprint 0b187b4953d3d59a (gpt-x at http://...,
+    relevance, prompt v1)``."""
     settings = plan.settings
     return (
-        f"judge {plan.fingerprint[:16]} ({model} at {settings['endpoint']}, {rubric}, "
-        f"prompt {settings['prompt_version']})"
+        f"judge {identity_text(plan.identity)}, fingerprint {plan.fingerprint[:16]} "
+        f"({model} at {settings['endpoint']}, {rubric}, prompt {settings['prompt_version']})"
     )
 
 
@@ -55,8 +74,8 @@ def progress_text(progress: Progress) -> str:
 def offline_text(report: dict[str, Any], dry_run: bool) -> str:
     """The offline judge: what it was fitted on, what it graded (or would), its agreement with people."""
     who = (
-        f"offline judge {report['fingerprint'][:16]} ({report['features']}, {report['rubric']}, "
-        f"fitted on {report['fitted_on']} human labels)"
+        f"offline judge {identity_text(report['identity'])}, fingerprint {report['fingerprint'][:16]} "
+        f"({report['features']}, {report['rubric']}, fitted on {report['fitted_on']} human labels)"
     )
     left = report["items"] - report["already_done"]
     if dry_run:
@@ -66,12 +85,25 @@ def offline_text(report: dict[str, Any], dry_run: bool) -> str:
     return f"{who}: {what}\n{agreement_line(report['agreement'])}"
 
 
+FIRST = "first version"
+
+
+def changed_text(judge: dict[str, Any]) -> str:
+    """What changed from the version before: ``temperature, prompt_sha``, or ``first version``."""
+    if judge["version"] == 1:
+        return FIRST
+    return ", ".join(judge["changed"]) or "nothing named"
+
+
 def judge_rows(judges: list[dict[str, Any]], marks: dict[str, str], prices: Prices) -> list[dict[str, Any]]:
-    """One row per judge: fingerprint, kind, rubric, model and endpoint, answers, error rows, tokens,
-    cost (LLM judges), and its agreement with people (``agreement_mark``)."""
+    """One row per judge: name and version (the current one marked), fingerprint, what changed from
+    the version before, kind, rubric, model and endpoint, answers, error rows, tokens, cost (LLM
+    judges), and its agreement with people (``agreement_mark``)."""
     return [
         {
-            "judge": j["fingerprint"][:16],
+            "judge": version_label(j),
+            "fingerprint": j["fingerprint"][:16],
+            "changed": changed_text(j),
             "kind": j["kind"],
             "rubric": j["rubric"],
             "model": f"{j['model']} at {j['endpoint']}",
@@ -90,7 +122,9 @@ def judge_rows(judges: list[dict[str, Any]], marks: dict[str, str], prices: Pric
 def judges_text(rows: list[dict[str, Any]]) -> str:
     """The command line's list of judges, one line each."""
     return "".join(
-        f"{r['judge']}  {r['kind']:<7}  {r['rubric']:<12}  {r['model']}: {r['answers']} answers, "
-        f"{r['error rows']} error rows, {r['tokens']:,} tokens, {r['cost']}; {r['agreement with people']}\n"
+        f"{r['judge']}, fingerprint {r['fingerprint']}, "
+        f"{r['changed'] if r['changed'] == FIRST else 'changed: ' + r['changed']}  {r['kind']:<7}  {r['rubric']:<12}  "
+        f"{r['model']}: {r['answers']} answers, {r['error rows']} error rows, {r['tokens']:,} tokens, "
+        f"{r['cost']}; {r['agreement with people']}\n"
         for r in rows
     )

@@ -176,6 +176,8 @@ class Job:
             "tokens_out": 0,
             "latency_ms": 0.0,
             "error": None,
+            "served_model": None,  # what the endpoint says it served: drift under one fingerprint
+            "system_fingerprint": None,
         }
         for attempt in range(self.reply_retries + 1):
             try:
@@ -193,6 +195,7 @@ class Job:
             row["tokens_out"] += result.tokens_out or 0
             row["latency_ms"] += result.latency_ms
             row["raw"] = result.text
+            row["served_model"], row["system_fingerprint"] = result.served_model, result.system_fingerprint
             try:
                 row["value"], row["reason"] = parse_reply(self.rubric, result.text)
                 row["error"] = None

@@ -1,7 +1,11 @@
 """The Judge page (admins): choose a judge, see what a run would cost before
-starting it, run it with a progress bar, and see every judge with its
-fingerprint, answers, errors and tokens, marked *uncalibrated* until its
+starting it, run it with a progress bar, and see every judge by name and
+version (the current one marked) with its fingerprint, what changed from the
+version before, answers, errors and tokens, marked *uncalibrated* until its
 agreement with people has been measured.
+
+A judge is given a name in the name box (blank: the default, ``MODEL/RUBRIC`` or
+``offline-lexical/RUBRIC``); settings new to that name make its next version.
 
 With no endpoint configured the offline judge is the default: it needs no
 network and is fitted on the human labels. With ``OPENAI_BASE_URL`` set the
@@ -18,11 +22,11 @@ import streamlit as st
 
 from annotation import access
 from annotation.render import md
-from annotation.store import Store, StoreError
+from annotation.store import Store, StoreError, default_judge_name
 from judge import jobs
 from judge.client import Endpoint, EndpointRefused, Prices
 from judge.prompts import SCHEMA_MODES
-from judge.report import judge_name, judge_rows, plan_text, progress_text, run_text
+from judge.report import identity_text, judge_name, judge_rows, plan_text, progress_text, run_text
 from judge.runner import Progress
 
 KEY = "judge:"
@@ -46,22 +50,32 @@ def render_judge_page() -> None:
 
 
 def render_offline(db: str) -> None:
-    rubric = st.selectbox("rubric", ["relevance", "faithfulness"], key=f"{KEY}offline-rubric")
+    left, right = st.columns(2)
+    rubric = left.selectbox("rubric", ["relevance", "faithfulness"], key=f"{KEY}offline-rubric")
+    default = default_judge_name({"kind": "lexical", "rubric": rubric})
+    name = right.text_input("judge name", placeholder=default, key=f"{KEY}offline-name").strip() or None
     try:
         with Store(db) as store:
-            plan = jobs.grade_offline(store, rubric, dry_run=True)
-    except (StoreError, ValueError) as exc:  # NotEnoughLabels is a ValueError
+            plan = jobs.grade_offline(store, rubric, dry_run=True, name=name)
+    except StoreError as exc:  # a name this judge cannot have
+        st.error(md(exc))
+        return
+    except ValueError as exc:  # NotEnoughLabels
         st.warning(f"The offline judge cannot be fitted yet: {md(exc)}")
         return
     st.caption(
-        f"Fitted on {plan['fitted_on']} human labels ({plan['features']}); "
+        f"Fitted on {plan['fitted_on']} human labels ({plan['features']}): judge "
+        f"{md(identity_text(plan['identity']))}, fingerprint {plan['fingerprint'][:16]}; "
         f"{jobs.agreement_line(plan['agreement'])}. "
         f"{plan['items'] - plan['already_done']} of {plan['items']} items left to grade."
     )
     if st.button("Fit and grade", key=f"{KEY}offline-run", type="primary"):
         with Store(db) as store:
-            report = jobs.grade_offline(store, rubric)
-        st.success(f"Graded {report['graded']} items ({report['already_done']} already done).")
+            report = jobs.grade_offline(store, rubric, name=name)
+        st.success(
+            f"Graded {report['graded']} items ({report['already_done']} already done) as "
+            f"{md(identity_text(report['identity']))}."
+        )
 
 
 def render_llm(db: str) -> None:
@@ -75,6 +89,8 @@ def render_llm(db: str) -> None:
     concurrency = int(left.number_input("concurrency", 1, 256, 8, key=f"{KEY}concurrency"))
     limit = int(middle.number_input("items (0: all)", 0, 10_000_000, 0, key=f"{KEY}limit"))
     schema = right.selectbox("reply format", list(SCHEMA_MODES), key=f"{KEY}schema")
+    default = default_judge_name({"kind": "llm", "model": model or "MODEL", "rubric": rubric})
+    name = st.text_input("judge name", placeholder=default, key=f"{KEY}name").strip() or None
     if not os.environ.get("OPENAI_API_KEY"):
         key = "not set."
     elif _configured(base_url):
@@ -94,7 +110,7 @@ def render_llm(db: str) -> None:
     try:
         with Store(db) as store:
             calls = jobs.llm_calls(store, rubric, limit=limit or None)
-            plan = jobs.plan_llm(store, rubric, calls, endpoint, schema)
+            plan = jobs.plan_llm(store, rubric, calls, endpoint, schema, name=name)
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return
@@ -114,13 +130,16 @@ def render_llm(db: str) -> None:
     except EndpointRefused as exc:
         st.error(md(exc))
         return
-    st.success(md(run_text(progress, plan, prices, model)) + ".")
+    st.success(f"{md(run_text(progress, plan, prices, model))} (judge {md(identity_text(plan.identity))}).")
     if rubric == "preference":
         with Store(db) as store:
             summary = jobs.pair_summary(store, plan.fingerprint)
             mark = jobs.agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
         if summary["mean_preference_a"] is not None:
-            st.markdown(f"Judge `{plan.fingerprint[:16]}` ({mark}): {jobs.pair_summary_text(summary)}.")
+            st.markdown(
+                f"Judge {md(identity_text(plan.identity))}, fingerprint `{plan.fingerprint[:16]}` ({md(mark)}): "
+                f"{jobs.pair_summary_text(summary)}."
+            )
 
 
 def _configured(base_url: str) -> bool:

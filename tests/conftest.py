@@ -121,7 +121,8 @@ def plant_secrets(db: Path, reason: str) -> None:
     with Store(db) as store, store.write():
         store.db.execute("UPDATE rankings SET score = 0.987654")
         store.db.execute(
-            "INSERT INTO judges (fingerprint, model, endpoint, created_at) VALUES ('fp', 'gpt-x', 'http://h', 'now')"
+            "INSERT INTO judges (fingerprint, name, version, model, endpoint, created_at) "
+            "VALUES ('fp', 'gpt-x/relevance', 1, 'gpt-x', 'http://h', 'now')"
         )
         store.db.execute(
             """INSERT INTO judge_labels (item_id, fingerprint, value, reason, created_at)

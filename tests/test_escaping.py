@@ -68,3 +68,14 @@ def test_a_value_quoted_in_an_error_is_text_on_the_metrics_page() -> None:
     assert not at.exception
     (error,) = [str(e.value) for e in at.error]
     assert "![r](http" in plain(error) and not ACTIVE.search(error)
+
+
+def test_a_hostile_judge_name_is_text_on_the_judge_page(demo_db) -> None:
+    at = page_test("judge.ui.render_judge_page", timeout=60).run()
+    at.text_input(key="judge:offline-name").set_value(HOSTILE).run()
+    at.button(key="judge:offline-run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = rendered(at)
+    assert any(f"as {HOSTILE} v1 (current)." in plain(t) for t in texts), "the name is shown"
+    assert not [t for t in texts if ACTIVE.search(t)]
+    assert list(at.dataframe[0].value["judge"]) == [f"{HOSTILE} v1 (current)"]  # a table cell: not Markdown

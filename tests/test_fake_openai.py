@@ -1,6 +1,7 @@
 """The fake OpenAI server (tests/fake_openai.py), driven by the real openai client over HTTP."""
 
 import asyncio
+import hashlib
 import json
 import time
 
@@ -111,6 +112,20 @@ def test_pairwise_bias_and_default(fake_openai):
             for i in range(30)
         }
         assert winners == {"A", "B", "tie"}
+
+
+def test_the_served_model_moves_after_n_answers(fake_openai):
+    server = fake_openai()
+    with client(server) as c:
+        reply = ask(c, pointwise_format())
+        assert (reply.model, reply.system_fingerprint) == ("judge-model", None)  # none sent by default
+    server = fake_openai(system_fingerprint="fp_old", served_model_after={"n": 2, "model": "gpt-x-2026-06"})
+    with client(server) as c:
+        served = [(r.model, r.system_fingerprint) for r in (ask(c, pointwise_format()) for _ in range(4))]
+    moved = ("gpt-x-2026-06", "fp_" + hashlib.sha256(b"gpt-x-2026-06").hexdigest()[:10])
+    assert served == [("judge-model", "fp_old")] * 2 + [moved] * 2
+    with pytest.raises(ValueError, match="served_model_after"):
+        fake_openai(served_model_after={"n": "5", "model": "m"})
 
 
 def test_policy_overrides_the_default(fake_openai):

@@ -19,7 +19,8 @@ The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``
 - ``identity``: annotators, roles, access tokens;
 - ``imports``: corpora, queries, runs, label files, traces;
 - ``labels``: people's labels, appended and read back;
-- ``judges``: judges, their answers, what they are asked, their calibrations;
+- ``judges``: judges, their names and versions, their answers and the models that served them,
+  what they are asked, their calibrations;
 - ``pools``: pools, samples, answer pairs, assignments;
 - ``queue``: the labelling queue and what an item shows;
 - ``corpus``: chunks, queries, traces, rankings and items read back whole;
@@ -49,7 +50,14 @@ from annotation.store.corpus import Corpus
 from annotation.store.history import History
 from annotation.store.identity import REVOKED, ROLES, Identity, token_hash
 from annotation.store.imports import Imports
-from annotation.store.judges import CALIBRATION_COLUMNS, JUDGE_COLUMNS, Judges
+from annotation.store.judges import (
+    CALIBRATION_COLUMNS,
+    JUDGE_COLUMNS,
+    Judges,
+    changed_settings,
+    check_judge_name,
+    default_judge_name,
+)
 from annotation.store.labels import AGGREGATES, Labels, aggregate_grades
 from annotation.store.migrations import MIGRATIONS
 from annotation.store.pools import Pools
@@ -77,6 +85,9 @@ __all__ = [
     "JUDGE_COLUMNS",
     "CALIBRATION_COLUMNS",
     "StoreBase",
+    "default_judge_name",
+    "check_judge_name",
+    "changed_settings",
 ]
 
 
