@@ -70,7 +70,11 @@ FACES = {
     "denominator/cli.py",
     "denominator/__main__.py",
     "denominator/__init__.py",
-} | {f"{p}/{face}" for p in PACKAGES for face in ("ui.py", "__main__.py", "review_ui.py", "check_ui.py")}
+} | {
+    f"{p}/{face}"
+    for p in PACKAGES
+    for face in ("ui.py", "__main__.py", "cli_args.py", "review_ui.py", "check_ui.py")
+}
 # a module may exceed the size only with a reason
 LONG_MODULES: dict[str, str] = {}
 MAX_LINES = 620
