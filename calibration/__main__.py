@@ -11,7 +11,7 @@
     python -m calibration history [--name NAME] [--db DB] [--format table|json]
     python -m calibration compare QRELS RUN_A RUN_B [-k K]... [--min-grade G]
         [--permutations N] [--seed S] [--format table|json]
-    python -m calibration agree LABELS.csv | --qrels A B [--bootstrap N] [--seed S] [--format table|json]
+    python -m calibration agree LABELS.csv | --qrels A B [--statistic S] [--trusted X] [--format table|json]
     python -m calibration position JUDGMENTS.csv [--format table|json]
     python -m calibration ppi LABELED.csv UNLABELED.csv [--alpha A] [--lam L] [--format table|json]
     python -m calibration review [--db DB] [--week YYYY-Www] [--sample N [--annotators X,Y]]
@@ -41,6 +41,7 @@ from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgmen
 from calibration.audit import REPEAT_RULE, InvalidAudit, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.cli_args import build_parser
+from calibration.kappa_interval import BOOTSTRAP_GONE
 from calibration.metrics import InvalidMeasure
 from calibration.policy import InvalidPolicy
 from calibration.report import (
@@ -244,6 +245,8 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
 def run_agree(args: argparse.Namespace) -> tuple[str, int]:
     args.trusted, args.statistic = _verdict_settings(args)
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
+    if args.bootstrap is not None or args.seed is not None:
+        raise UsageError(BOOTSTRAP_GONE)
     if bool(args.labels) == bool(args.qrels):
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
     if args.qrels and args.qrels[0] == args.qrels[1]:
@@ -251,8 +254,6 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
     report = agree_files(
         args.labels,
         args.qrels,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
         trusted=args.trusted,
         statistic=args.statistic,
     )
@@ -279,7 +280,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s) and the store, only for this command
     from annotation.store import Store, StoreError, default_db_path
     from calibration.review import draw_sample, review
-    from calibration.review_report import summary_lines, to_html, to_json, to_markdown
+    from calibration.review_report import summary_lines, superseded_text, to_html, to_json, to_markdown
 
     args.trusted, args.statistic = _verdict_settings(args)
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
@@ -297,7 +298,6 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
                 store,
                 args.week,
                 min_labels=args.min_labels,
-                seed=args.seed,
                 bar=args.trusted,
                 statistic=args.statistic,
             )
@@ -307,7 +307,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
         "json": to_json,
         "markdown": to_markdown,
         "html": to_html,
-        "table": lambda r: review_text(r, drawn, summary_lines(r)),
+        "table": lambda r: review_text(r, drawn, summary_lines(r), superseded_text(r)),
     }[args.format](report)
     if args.output:
         write_text(args.output, text)

@@ -1,4 +1,4 @@
-"""Agreement between raters: Cohen's kappa (weighted), its bootstrap CI, Fleiss' kappa, Krippendorff's alpha.
+"""Agreement between raters: Cohen's kappa (weighted), its score interval, Fleiss' kappa, Krippendorff's alpha.
 
 Pure module: plain data in, plain data out. The statistics live in three modules, lowest first, each
 with the formulas it implements in its docstring:
@@ -6,8 +6,13 @@ with the formulas it implements in its docstring:
 - :mod:`calibration.kappa`: the ratings (missing values, the scale rule :func:`grade_range`, their
   encoding), Cohen's kappa unweighted, linear and quadratic (:func:`cohen`, :func:`cohen_all`,
   :func:`binarised`), the errors :class:`InvalidRatings` and :class:`UnequalRaters`;
-- :mod:`calibration.bootstrap`: the percentile bootstrap CI of kappa (:func:`bootstrap_ci`,
-  :class:`BootstrapCI`, :func:`bootstrap_kappas`, :func:`resample_indices`);
+- :mod:`calibration.kappa_interval`: the score interval of kappa that every face prints
+  (:func:`kappa_ci`, :class:`KappaCI`, :func:`score_interval`): it does not collapse to a point at
+  perfect agreement, and covered the true kappa in 94-97% of samples at n = 20-300 (docs/agreement.md);
+- :mod:`calibration.bootstrap`: the percentile bootstrap of kappa (:func:`bootstrap_ci`,
+  :class:`BootstrapCI`, :func:`bootstrap_kappas`, :func:`resample_indices`), kept for comparison and
+  for the estimates that resample queries; it is not kappa's interval (it covered a true kappa of
+  0.95 in half the samples of 20 items);
 - :mod:`calibration.multirater`: long ratings (item, rater, label), Fleiss' kappa (:func:`fleiss`),
   Krippendorff's alpha (:func:`krippendorff_alpha`).
 
@@ -18,14 +23,13 @@ calibration.agreement import X`` serves the rest of the product. References, how
 checked, and timings: docs/agreement.md.
 
 The report, per pair of raters over the items both rated: Cohen's kappa unweighted, linear and
-quadratic (weighted only when the labels have an order: numbers, or ``labels=``), each with the
-percentile bootstrap CI from one set of multinomial resamples (``bootstrap``, ``seed``), and the
-verdict on the unweighted kappa; over all raters, Fleiss' kappa (when every item has the same number
+quadratic (weighted only when the labels have an order: numbers, or ``labels=``), each with its
+score interval, and the verdict on the unweighted kappa (or the statistic chosen); over all raters, Fleiss' kappa (when every item has the same number
 of ratings) and Krippendorff's alpha (nominal; ordinal and interval when the labels allow). An
 undefined figure is None with its reason, never 0.
 
-The verdict thresholds (>= 0.6 trusted, 0.4 to 0.6 noisy, < 0.4 not trusted) are the product's defaults
-(DESIGN.md, "Kappa verdict").
+The verdict (:mod:`calibration.verdict`): trusted when the interval's lower end reaches the bar
+(0.6 by default), not trusted when its upper end is below it, else undecided.
 """
 
 from __future__ import annotations
@@ -34,16 +38,7 @@ from collections.abc import Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
-from calibration.bootstrap import (
-    BootstrapCI,
-    bootstrap_ci,
-    bootstrap_kappas,
-    check_resamples,
-    kappas_of_confusions,
-    multinomial_confusions,
-    percentile_ci,
-    resample_indices,
-)
+from calibration.bootstrap import BootstrapCI, bootstrap_ci, bootstrap_kappas, resample_indices
 from calibration.kappa import MAX_GRADE_RANGE as MAX_GRADE_RANGE  # re-exported
 from calibration.kappa import (
     WEIGHTINGS,
@@ -57,6 +52,8 @@ from calibration.kappa import (
     cohen_of_pair,
 )
 from calibration.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
+from calibration.kappa_interval import METHOD as INTERVAL_METHOD
+from calibration.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_ci_of_pair, score_interval
 from calibration.multirater import (
     LEVELS,
     LongTable,
@@ -80,6 +77,10 @@ __all__ = [
     "BootstrapCI",
     "cohen",
     "cohen_all",
+    "KappaCI",
+    "kappa_ci",
+    "score_interval",
+    "INTERVAL_METHOD",
     "bootstrap_ci",
     "bootstrap_kappas",
     "resample_indices",
@@ -155,31 +156,18 @@ def from_long(rows: Any, *, labels: Sequence | None = None) -> dict:
     }
 
 
-def _ci_list(ci: BootstrapCI | None) -> list | None:
-    return None if ci is None or ci[0] is None else [ci[0], ci[1]]
-
-
 def _report_pair(
-    first: Any,
-    second: Any,
-    pair: RaterPair,
-    ordered: bool,
-    bootstrap: int,
-    seed: int,
-    alpha: float,
-    bar: float,
-    statistic: str,
+    first: Any, second: Any, pair: RaterPair, ordered: bool, alpha: float, bar: float, statistic: str
 ) -> dict:
-    """One pair of raters in the report: kappas, their CIs from one set of resamples, the verdict
+    """One pair of raters in the report: kappas, each with its score interval
+    (:func:`calibration.kappa_interval.kappa_ci`), and the verdict
     (:func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``)."""
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
-    cis: dict[Weights, BootstrapCI | None] = dict.fromkeys(WEIGHTINGS)
-    if bootstrap and any(e["kappa"] is not None for e in estimates.values()):
-        confusions = multinomial_confusions(pair, bootstrap, seed)
-        for w in weightings:
-            if estimates[w]["kappa"] is not None:
-                cis[w] = percentile_ci(kappas_of_confusions(confusions, w), alpha, {})
+    cis: dict[Weights, list | None] = dict.fromkeys(WEIGHTINGS)
+    for w in weightings:
+        ci = kappa_ci_of_pair(pair, w, alpha)
+        cis[w] = None if ci.low is None else [ci.low, ci.high]
     unweighted = estimates[None]
     entry: dict[str, Any] = {
         "raters": [first, second],
@@ -188,16 +176,15 @@ def _report_pair(
         "kappa": unweighted["kappa"],
         "kappa_linear": estimates["linear"]["kappa"] if ordered else None,
         "kappa_quadratic": estimates["quadratic"]["kappa"] if ordered else None,
-        "kappa_ci": _ci_list(cis[None]),
-        "kappa_linear_ci": _ci_list(cis["linear"]),
-        "kappa_quadratic_ci": _ci_list(cis["quadratic"]),
+        "kappa_ci": cis[None],
+        "kappa_linear_ci": cis["linear"],
+        "kappa_quadratic_ci": cis["quadratic"],
         "undefined_reason": unweighted["undefined_reason"],
-        "ci_undefined_resamples": cis[None].n_undefined if cis[None] is not None else None,
         "confusion": unweighted["confusion"],
     }
     chosen = statistic if ordered else "unweighted"
     key = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}[chosen]
-    kappa, ci = estimates[key]["kappa"], _ci_list(cis[key])
+    kappa, ci = estimates[key]["kappa"], cis[key]
     entry["statistic"] = chosen
     entry["verdict"] = verdict(kappa, ci, bar)
     entry["more_labels"] = labels_to_decide(kappa, ci, pair.n, bar)
@@ -209,8 +196,6 @@ def _report_pair(
 
 def agreement_report(
     rows: Any,
-    bootstrap: int = 2000,
-    seed: int = 0,
     *,
     labels: Sequence | None = None,
     alpha: float = 0.05,
@@ -222,17 +207,16 @@ def agreement_report(
     ``{"n_items", "raters", "pairs": [{"raters", "n", "observed_agreement", "kappa", "kappa_linear",
     "kappa_quadratic", "kappa_ci", "verdict", ...}], "fleiss_kappa", "krippendorff_alpha": {"nominal",
     "ordinal", "interval"}, ...}``: plain floats, None where undefined (with ``*_undefined_reason``
-    beside it). ``kappa_ci`` is the percentile bootstrap CI of the unweighted kappa (``bootstrap``
-    resamples, ``seed``; None when kappa is undefined or ``bootstrap`` is 0); ``kappa_linear_ci`` and
-    ``kappa_quadratic_ci`` come from the same resamples. ``verdict`` reads ``statistic``'s kappa (the
+    beside it). ``kappa_ci``, ``kappa_linear_ci`` and ``kappa_quadratic_ci`` are the (1 - ``alpha``)
+    score intervals of :mod:`calibration.kappa_interval` (deterministic; None when kappa is undefined
+    or fewer than 2 items were rated by both). ``verdict`` reads ``statistic``'s kappa (the
     unweighted one by default) and its interval against the bar ``trusted``: trusted, undecided, not
     trusted (:mod:`calibration.verdict`).
     """
-    if bootstrap:
-        check_resamples(bootstrap, alpha)
+    check_alpha(alpha)
     table = LongTable(rows, labels)
     pairs = [
-        _report_pair(first, second, pair, table.ordered, bootstrap, seed, alpha, trusted, statistic)
+        _report_pair(first, second, pair, table.ordered, alpha, trusted, statistic)
         for first, second, pair in _pairs(table)
     ]
     fleiss_result = _fleiss_or_reason(table)
@@ -253,7 +237,7 @@ def agreement_report(
             )
             for level, r in alphas.items()
         },
-        "bootstrap": {"n_resamples": bootstrap, "seed": seed, "alpha": alpha},
+        "interval": {"method": INTERVAL_METHOD, "alpha": alpha},
         "verdict_thresholds": {"trusted": trusted},
         "statistic": statistic,
     }

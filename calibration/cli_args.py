@@ -20,7 +20,7 @@ from annotation.cli_base import (
 from calibration.audit import JUDGED_BAR, STAGE1_BAR
 from calibration.check_text import policy_help
 from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE, STATISTICS, TRUSTED
-from calibration.workflows import DEFAULT_BOOTSTRAP, DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
+from calibration.workflows import DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
 
 DESCRIPTION = "``python -m calibration``: retrieval metrics and the denominator audit."
 
@@ -185,16 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument(
         "--qrels", nargs=2, metavar=("A", "B"), help="compare two qrels files (raters named by file)"
     )
-    ag.add_argument(
-        "--bootstrap",
-        type=positive_int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="N",
-        help=f"resamples of the CI (default {DEFAULT_BOOTSTRAP})",
-    )
-    ag.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of the bootstrap (default {DEFAULT_SEED})"
-    )
+    # gone (kappa's interval is the score interval): refused with the reason, not "unrecognized"
+    ag.add_argument("--bootstrap", help=argparse.SUPPRESS)
+    ag.add_argument("--seed", help=argparse.SUPPRESS)
     add_verdict_options(ag, TRUSTED, STATISTICS)
     add_format_option(ag, "table", "json")
 
@@ -238,9 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"human-labelled items a judge needs before it gets a verdict (default {MIN_LABELS})",
     )
-    rv.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help="seed of the sample and the bootstrap (default 0)"
-    )
+    rv.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sample (default 0)")
     add_verdict_options(rv, TRUSTED, STATISTICS)
     add_format_option(rv, "table", "json", "markdown", "html")
     rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")

@@ -464,8 +464,8 @@ def agree_table(report: dict[str, Any]) -> str:
             notes.append(f"{' vs '.join(map(str, pair['raters']))}: {pair['verdict']}: {pair['advice']}")
     alpha = report["krippendorff_alpha"]
     lines = [
-        f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's, CI by bootstrap over "
-        f"items; verdict on the {report['statistic']} kappa against the bar {bar}: trusted when its interval's "
+        f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's, 95% CI by the score "
+        f"interval (deterministic; it does not collapse at perfect agreement); verdict on the {report['statistic']} kappa against the bar {bar}: trusted when its interval's "
         "lower end reaches the bar, not trusted when its upper end is below it, else undecided",
         f"scale: {scale_text(report['labels'])}",
         align(rows),
@@ -524,7 +524,10 @@ def ppi_text(result: dict[str, Any], alpha: float, tuned: bool) -> str:
 
 
 def review_text(
-    report: dict[str, Any], drawn: dict[str, Any] | None, summary: list[tuple[str, list[str]]]
+    report: dict[str, Any],
+    drawn: dict[str, Any] | None,
+    summary: list[tuple[str, list[str]]],
+    superseded: str = "",
 ) -> str:
     lines = [f"judge review, week {report['week']}"]
     if drawn:
@@ -537,4 +540,6 @@ def review_text(
         lines.append("no judge has graded anything yet")
     for heading, body in summary:
         lines += ["", heading, *[f"  {line}" for line in body]]
+    if superseded:
+        lines += ["", superseded]
     return "\n".join(lines) + "\n"

@@ -73,7 +73,7 @@ class AgreementPair(TypedDict, total=False):
     kappa: float | None  # unweighted Cohen's kappa: the verdict's statistic
     kappa_linear: float | None
     kappa_quadratic: float | None
-    kappa_ci: list[float] | None  # percentile bootstrap CI of the unweighted kappa
+    kappa_ci: list[float] | None  # the score interval of the unweighted kappa (calibration.kappa_interval)
     kappa_linear_ci: list[float] | None
     kappa_quadratic_ci: list[float] | None
     verdict: str  # trusted, undecided, not trusted, undefined (calibration.verdict)
@@ -81,7 +81,6 @@ class AgreementPair(TypedDict, total=False):
     more_labels: int | None  # undecided: about how many more items would decide it
     advice: str
     undefined_reason: str | None
-    ci_undefined_resamples: int | None
     confusion: list[list[int]]
     weighted_undefined_reason: str
 
@@ -106,6 +105,13 @@ class ReviewJudge(TypedDict, total=False):
     """One judge and rubric in the weekly review (``calibration.review.review``)."""
 
     fingerprint: str
+    name: str  # the judge's name (one name, many fingerprints: its versions)
+    version: int
+    current: bool  # the newest version of its name
+    changed: list[str]  # settings that differ from the version before ([] for version 1)
+    served_model: str | None  # what the endpoint says it serves now (None: not said)
+    served_model_changed: list[dict[str, Any]]  # {"from", "to", "last_before", "first_after", "since_label"}
+    left_out_served_before: int  # items answered only before the served model changed
     kind: str
     model: str
     endpoint: str

@@ -17,8 +17,15 @@
    prediction-powered inference next to the human-only one. A judge with fewer human-labelled
    items than ``min_labels`` is ``uncalibrated``, whatever its kappa. A weekly sample is of traces:
    it scopes the judges of trace rubrics only; within one judge, kappa, the ceiling and the PPI line
-   rest on the same population. Each review is saved (``calibrations``), so a trend across weeks
-   can be shown.
+   rest on the same population. Each review is saved (``calibrations``, with its rule, statistic
+   and served model), so a trend across weeks can be shown: one line per judge name, its versions
+   marked where they change; reviews saved under the old rule (before m010) are marked, never mixed
+   in silently.
+
+   A judge is reviewed in its current version (the newest of its name; earlier ones are listed as
+   superseded). When the model its endpoint says it served changed under one fingerprint (a
+   provider alias moved), ``served_model_changed`` says from what to what and when, and the review
+   rests on the answers since the change only: they are a new version for calibration.
 3. ``calibration.review_report`` says it (text, Markdown, HTML, JSON).
 
 Honesty rules: the offline judge is fitted on human labels, so the items it
@@ -36,7 +43,7 @@ from datetime import date
 from typing import Any
 
 from annotation.store import Store, StoreError
-from calibration.agreement import bootstrap_ci, cohen
+from calibration.agreement import INTERVAL_METHOD, cohen, kappa_ci
 from calibration.position import from_slots, position_bias, summarize_pairs
 from calibration.ppi import ppi_mean
 from calibration.verdict import (
@@ -94,10 +101,11 @@ def human_labels(store: Store, rubric: str) -> dict[int, dict[str, int]]:
     return dict(out)
 
 
-def judge_answers(store: Store, fingerprint: str, rubric: str) -> dict[int, int]:
+def judge_answers(store: Store, fingerprint: str, rubric: str, since: int | None = None) -> dict[int, int]:
     """item -> the judge's answer: its grade (first repeat), or for pairs the candidate its
-    swap-averaged preference favours (only pairs answered in both orders)."""
-    rows = store.judge_values(fingerprint)
+    swap-averaged preference favours (only pairs answered in both orders). ``since``: only labels
+    stored from that label id on (those served by the model the endpoint serves now)."""
+    rows = [r for r in store.judge_values(fingerprint) if since is None or r["id"] >= since]
     if rubric != "preference":
         return {r["item_id"]: r["value"] for r in rows if (r["repeat"] or 0) == 0}
     out = {}
@@ -222,9 +230,33 @@ def sample_progress(store: Store, week: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- the review
 
 
-def _kappas(
-    judge: list[int], people: list[int], rubric: str, bootstrap: int, seed: int, statistic: str, bar: float
-) -> dict[str, Any]:
+def served_model_changes(store: Store, fingerprint: str) -> list[dict[str, Any]]:
+    """Each time the model the endpoint said it served changed under one judge fingerprint (a
+    provider alias moved): ``{"from", "to", "last_before", "first_after", "since_label"}``, oldest
+    first; [] when it never changed. Labels without a served model (the offline judge, labels
+    stored before m009) neither start nor end a change. Answers from ``since_label`` on are the new
+    model's: the review calibrates them apart, as a new version."""
+    segments = [s for s in store.served_models(fingerprint) if s["served_model"] is not None]
+    return [
+        {
+            "from": before["served_model"],
+            "to": after["served_model"],
+            "last_before": before["last_at"],
+            "first_after": after["first_at"],
+            "since_label": after["from_label_id"],
+        }
+        for before, after in zip(segments, segments[1:])
+        if before["served_model"] != after["served_model"]
+    ]
+
+
+def _served_now(store: Store, fingerprint: str) -> str | None:
+    """The model the endpoint says it serves this judge now (its newest label's), None when not said."""
+    segments = [s for s in store.served_models(fingerprint) if s["served_model"] is not None]
+    return segments[-1]["served_model"] if segments else None
+
+
+def _kappas(judge: list[int], people: list[int], rubric: str, statistic: str, bar: float) -> dict[str, Any]:
     """Every Cohen's kappa of the pair (unweighted; for ordinal grades linear and quadratic too),
     each with its interval, and which one the verdict reads (``statistic``; preferences are nominal:
     unweighted only). The flat keys (``kappa``, ``ci``, ``weights``) are the verdict's statistic."""
@@ -236,12 +268,8 @@ def _kappas(
         weights = None if name == "unweighted" else name
         result = cohen(judge, people, labels=SCALES[rubric], weights=weights)
         first = first or result
-        ci = None
-        if result.get("kappa") is not None and bootstrap:
-            low, high = bootstrap_ci(
-                judge, people, weights=weights, labels=SCALES[rubric], n_resamples=bootstrap, seed=seed
-            )
-            ci = None if low is None or high is None else [float(low), float(high)]
+        low, high = kappa_ci(judge, people, weights=weights, labels=SCALES[rubric])
+        ci = None if low is None or high is None else [float(low), float(high)]
         kappas[name] = {"kappa": result.get("kappa"), "ci": ci}
     main = kappas[chosen]
     return {
@@ -259,9 +287,7 @@ def _kappas(
     }
 
 
-def _ceiling(
-    humans: dict[int, dict[str, int]], rubric: str, bootstrap: int, seed: int, statistic: str, bar: float
-) -> dict[str, Any]:
+def _ceiling(humans: dict[int, dict[str, int]], rubric: str, statistic: str, bar: float) -> dict[str, Any]:
     """Human-human kappa on the items two or more people labelled (the first two by name);
     undefined, with its reason, below two such items (an interval of one item is no interval)."""
     a, b = [], []
@@ -279,7 +305,7 @@ def _ceiling(
             "undefined_reason": f"{len(a)} item{'' if len(a) == 1 else 's'} labelled by two people: "
             "a ceiling needs at least 2",
         }
-    return _kappas(a, b, rubric, bootstrap, seed, statistic, bar)
+    return _kappas(a, b, rubric, statistic, bar)
 
 
 def _position(store: Store, fingerprint: str) -> dict[str, Any]:
@@ -318,8 +344,6 @@ def review(
     store: Store,
     week: str | None = None,
     min_labels: int = MIN_LABELS,
-    bootstrap: int = 2000,
-    seed: int = 0,
     save: bool = True,
     bar: float = TRUSTED,
     statistic: str = DEFAULT_STATISTIC,
@@ -330,13 +354,19 @@ def review(
         raise StoreError(f"verdict statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
     week = _check_week(week or current_week())
     sample = store.review_sample(week)
-    judges = []
+    judges, superseded = [], []
     for judge in store.judges():
         rubric = judge["rubric"]
         if rubric not in RUBRIC_KIND:
             continue
+        if not judge["current"]:  # a later version of its name replaced it: the trend keeps its weeks
+            superseded.append(judge)
+            continue
         humans = human_labels(store, rubric)
-        answers = judge_answers(store, judge["fingerprint"], rubric)
+        drift = served_model_changes(store, judge["fingerprint"])
+        since = drift[-1]["since_label"] if drift else None
+        answers = judge_answers(store, judge["fingerprint"], rubric, since)
+        before = len(judge_answers(store, judge["fingerprint"], rubric)) - len(answers) if drift else 0
         # an offline judge is fitted on human labels: on those items its own answers are in-sample,
         # so the review reads its out-of-fold (cross-validated) answers there instead
         out_of_fold = {int(i): int(v) for i, v in (judge["settings"].get("out_of_fold") or {}).items()}
@@ -352,6 +382,13 @@ def review(
         people = [consensus(list(humans[i].values()), rubric) for i in items]
         entry: dict[str, Any] = {
             "fingerprint": judge["fingerprint"],
+            "name": judge["name"],
+            "version": judge["version"],
+            "current": judge["current"],
+            "changed": judge["changed"],
+            "served_model": drift[-1]["to"] if drift else _served_now(store, judge["fingerprint"]),
+            "served_model_changed": drift,
+            "left_out_served_before": before,
             "kind": judge["kind"],
             "rubric": rubric,
             "model": judge["model"],
@@ -359,15 +396,11 @@ def review(
             "scope": scope,
             "left_out_fitted_on": len(trained & set(humans)),
             "out_of_fold": len(set(out_of_fold) & set(items)),
-            "consensus": _kappas(
-                [answers[i] for i in items], people, rubric, bootstrap, seed, statistic, bar
-            ),
+            "consensus": _kappas([answers[i] for i in items], people, rubric, statistic, bar),
             "annotators": {},
             "ceiling": _ceiling(
                 {i: humans[i] for i in humans if not scoped or i in sample},
                 rubric,
-                bootstrap,
-                seed,
                 statistic,
                 bar,
             ),
@@ -376,7 +409,7 @@ def review(
         for name in names:
             mine = [i for i in items if name in humans[i]]
             entry["annotators"][name] = _kappas(
-                [answers[i] for i in mine], [humans[i][name] for i in mine], rubric, 0, seed, statistic, bar
+                [answers[i] for i in mine], [humans[i][name] for i in mine], rubric, statistic, bar
             )
         n = entry["consensus"]["n"]
         kappa, ci = entry["consensus"]["kappa"], entry["consensus"]["ci"]
@@ -394,13 +427,21 @@ def review(
     report = {
         "week": week,
         "min_labels": min_labels,
-        "bootstrap": bootstrap,
-        "seed": seed,
+        "interval": INTERVAL_METHOD,
         "rule": RULE,
         "statistic": statistic,
         "bar": bar,
         "thresholds": {"trusted": bar},
         "judges": judges,
+        "superseded": [
+            {
+                "name": j["name"],
+                "version": j["version"],
+                "fingerprint": j["fingerprint"],
+                "rubric": j["rubric"],
+            }
+            for j in superseded
+        ],
     }
     if save:
         _save(store, report)
@@ -425,31 +466,36 @@ def _save(store: Store, report: dict[str, Any]) -> None:
                 "weights": c["weights"],
                 "verdict": j["verdict"],
                 "sample": j["scope"],
+                "rule": report["rule"],
+                "statistic": c["statistic"],
+                "served_model": j["served_model"],
             }
         )
     store.add_calibrations(rows)
 
 
 def trend(store: Store) -> list[dict[str, Any]]:
-    """The newest review per (judge, week), oldest week first."""
-    rows = store.calibration_trend()
-    return [
-        {
-            "fingerprint": fp,
-            "rubric": r,
-            "week": w,
-            "n": n,
-            "kappa": k,
-            "ci": [lo, hi] if lo is not None else None,
-            "verdict": v,
-        }
-        for fp, r, w, n, k, lo, hi, v in rows
-    ]
+    """The newest review per (judge name, week), oldest week first (:meth:`Store.calibration_trend`;
+    of two versions reviewed in one week, the later version's), each marked ``new_version`` when it is the first point of its judge name or its version or
+    served model differs from the point before of the same name (where the line changes judge)."""
+    newest: dict[tuple, dict[str, Any]] = {}
+    for point in store.calibration_trend():  # one point per judge name and week: its newest version's
+        key = (point["name"] or point["fingerprint"], point["week"])
+        if key not in newest or (point["version"] or 0) >= (newest[key]["version"] or 0):
+            newest[key] = point
+    points = sorted(newest.values(), key=lambda p: (p["week"], p["name"] or p["fingerprint"]))
+    last: dict[str, tuple] = {}
+    for point in points:
+        key = point["name"] or point["fingerprint"]
+        now = (point["version"], point["served_model"])
+        point["new_version"] = last.get(key) != now
+        last[key] = now
+    return points
 
 
 def latest_calibration(store: Store, fingerprint: str) -> dict[str, Any] | None:
     """A judge's newest saved review: what every judge-derived figure must carry beside it."""
-    for row in reversed(trend(store)):
+    for row in reversed(store.calibration_trend()):
         if row["fingerprint"] == fingerprint:
             return row
     return None

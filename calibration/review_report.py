@@ -9,7 +9,51 @@ from typing import Any
 
 from annotation.render import decisive, interval, num
 
-__all__ = ["position_text", "pass_rate_text", "summary_lines", "to_markdown", "to_html", "to_json"]
+__all__ = [
+    "version_label",
+    "judge_title",
+    "drift_text",
+    "superseded_text",
+    "position_text",
+    "pass_rate_text",
+    "summary_lines",
+    "to_markdown",
+    "to_html",
+    "to_json",
+]
+
+
+def version_label(judge: dict[str, Any]) -> str:
+    """A judge's name and version, the current one marked: ``gpt-4.1-mini/relevance v3 (current)``
+    (the Judge page's, the judge list's and the review's wording)."""
+    return f"{judge['name']} v{judge['version']}" + (" (current)" if judge.get("current") else "")
+
+
+def judge_title(j: dict[str, Any]) -> str:
+    """How the review names a judge: its name and version, and the served model when it moved
+    (``gpt-x/relevance v1 (current), served gpt-x-0613 since 2026-12-01``)."""
+    title = version_label(j) if j.get("name") else f"judge {j['fingerprint'][:16]}"
+    drift = j.get("served_model_changed")
+    if drift:
+        title += f", served {drift[-1]['to']} since {drift[-1]['first_after'][:10]}"
+    return title
+
+
+def drift_text(j: dict[str, Any]) -> str:
+    """``served_model_changed``: what the endpoint served before and after, when, and what this
+    review rests on ("" when it never changed)."""
+    drift = j.get("served_model_changed")
+    if not drift:
+        return ""
+    moves = "; ".join(
+        f"{d['from']} until {d['last_before'][:19]}, then {d['to']} from {d['first_after'][:19]}"
+        for d in drift
+    )
+    return (
+        f"served_model_changed: the endpoint served {moves} (same fingerprint: the model asked for did not "
+        f"change); the answers since the change are calibrated as a new version, "
+        f"{j.get('left_out_served_before', 0)} items answered only before it are left out"
+    )
 
 
 def _k(entry: dict[str, Any]) -> str:
@@ -54,6 +98,16 @@ def verdict_text(j: dict[str, Any]) -> str:
     return f"{head}: {c['statistic']} kappa {_k(c)} against the bar {c['bar']}: {rule}{more}"
 
 
+def superseded_text(report: dict[str, Any]) -> str:
+    """The earlier versions the review leaves out ("" when none)."""
+    old = report.get("superseded") or []
+    if not old:
+        return ""
+    return "not reviewed, a later version replaced them (their weeks stay in the trend): " + ", ".join(
+        f"{j['name']} v{j['version']}" for j in old
+    )
+
+
 def position_text(p: dict[str, Any]) -> str:
     """A pairwise judge's position bias in one sentence (the report's and the page's wording)."""
 
@@ -86,12 +140,19 @@ def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """(heading, lines) per judge: the figures every export shows, in words."""
     out = []
     for j in report["judges"]:
+        changed = (
+            f"; changed from v{j['version'] - 1}: {', '.join(j['changed']) or 'nothing named'}"
+            if j.get("version", 1) > 1
+            else ""
+        )
         lines = [
-            f"judge {j['fingerprint'][:16]} ({j['kind']}, {j['model']} at {j['endpoint']}), rubric {j['rubric']}, "
-            f"{j['scope']}",
+            f"fingerprint {j['fingerprint'][:16]} ({j['kind']}, {j['model']} at {j['endpoint']}), "
+            f"rubric {j['rubric']}, {j['scope']}{changed}",
             verdict_text(j),
             f"what to do: {j['advice']}",
         ]
+        if drift_text(j):
+            lines.append(drift_text(j))
         beside = weighted_text(j["consensus"])
         if beside:
             lines.append(f"beside it (not the verdict's statistic): {beside}")
@@ -109,8 +170,23 @@ def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
             lines.append(position_text(j["position"]))
         if j["pass_rate"]:
             lines.append(pass_rate_text(j["pass_rate"]))
-        out.append((f"{j['rubric']}: judge {j['fingerprint'][:16]}", lines))
+        out.append((f"{j['rubric']}: {judge_title(j)}", lines))
     return out
+
+
+def trend_judge(t: dict[str, Any]) -> str:
+    """A trend point's judge: ``offline-lexical/relevance v2`` (its fingerprint when unnamed), with
+    the served model when the endpoint said one."""
+    who = f"{t['name']} v{t['version']}" if t.get("name") else t["fingerprint"][:16]
+    return who + (f", served {t['served_model']}" if t.get("served_model") else "")
+
+
+def rule_text(t: dict[str, Any]) -> str:
+    """How a saved review reached its verdict: the interval rule on its statistic, or the old rule
+    (a point estimate on quadratic weights) for reviews saved before it."""
+    if t.get("old_rule"):
+        return "old rule (point estimate, quadratic weights)"
+    return f"interval, {t.get('statistic') or 'unweighted'}"
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -119,18 +195,21 @@ def to_markdown(report: dict[str, Any]) -> str:
         parts.append("No judge has graded anything yet.")
     for heading, lines in summary_lines(report):
         parts += [f"## {heading}", "", *[f"- {line}" for line in lines], ""]
+    if superseded_text(report):
+        parts += [superseded_text(report)[0].upper() + superseded_text(report)[1:] + ".", ""]
     if report.get("trend"):
         parts += [
             "## Trend",
             "",
-            "| week | judge | rubric | n | kappa | CI | verdict |",
-            "|---|---|---|---:|---:|---|---|",
+            "| week | judge | rubric | n | kappa | CI | verdict | rule |",
+            "|---|---|---|---:|---:|---|---|---|",
         ]
         for t in report["trend"]:
             kappa = num(t["kappa"], 3, "prose")
             ci = "" if not t["ci"] else f"[{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"
             parts.append(
-                f"| {t['week']} | {t['fingerprint'][:16]} | {t['rubric']} | {t['n']} | {kappa} | {ci} | {t['verdict']} |"
+                f"| {t['week']} | {trend_judge(t)} | {t['rubric']} | {t['n']} | {kappa} | {ci} | {t['verdict']} "
+                f"| {rule_text(t)} |"
             )
     return "\n".join(parts).rstrip() + "\n"
 
@@ -141,10 +220,12 @@ def to_html(report: dict[str, Any]) -> str:
         body.append(f"<h2>{html.escape(heading)}</h2><ul>")
         body += [f"<li>{html.escape(line)}</li>" for line in lines]
         body.append("</ul>")
+    if superseded_text(report):
+        body.append(f"<p>{html.escape(superseded_text(report))}</p>")
     if report.get("trend"):
         body.append(
             "<h2>Trend</h2><table><tr><th>week</th><th>judge</th><th>rubric</th><th>n</th>"
-            "<th>kappa</th><th>verdict</th></tr>"
+            "<th>kappa</th><th>verdict</th><th>rule</th></tr>"
         )
         for t in report["trend"]:
             kappa = num(t["kappa"], 3, "prose")
@@ -152,7 +233,15 @@ def to_html(report: dict[str, Any]) -> str:
                 "<tr>"
                 + "".join(
                     f"<td>{html.escape(str(c))}</td>"
-                    for c in (t["week"], t["fingerprint"][:16], t["rubric"], t["n"], kappa, t["verdict"])
+                    for c in (
+                        t["week"],
+                        trend_judge(t),
+                        t["rubric"],
+                        t["n"],
+                        kappa,
+                        t["verdict"],
+                        rule_text(t),
+                    )
                 )
                 + "</tr>"
             )

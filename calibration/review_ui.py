@@ -18,8 +18,11 @@ from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration.review import current_week, draw_sample, review, sample_progress
 from calibration.review_report import (
+    drift_text,
+    judge_title,
     pass_rate_text,
     position_text,
+    superseded_text,
     to_html,
     to_markdown,
     verdict_text,
@@ -75,6 +78,8 @@ def render_review_page() -> None:
         return
     for judge in report["judges"]:
         render_judge(judge)
+    if superseded_text(report):
+        st.caption(md(superseded_text(report)[0].upper() + superseded_text(report)[1:]) + ".")
     render_trend(report)
     left, middle, right = st.columns(3)
     if left.button("Save this week's review", key=f"{KEY}save"):
@@ -139,12 +144,19 @@ def render_sample(db: str, week: str) -> None:
 
 def render_judge(judge: dict) -> None:
     consensus, ceiling = judge["consensus"], judge["ceiling"]
-    st.subheader(f"{judge['rubric']}: judge {judge['fingerprint'][:16]}")
+    st.subheader(md(f"{judge['rubric']}: {judge_title(judge)}"))
     st.badge(judge["verdict"], color=BADGE.get(judge["verdict"], "gray"))
     st.caption(
         f"{judge['kind']} judge, {md(judge['model'])} at {md(judge['endpoint'])}; {md(judge['scope'])}"
         + (f"; {md(judge['status_reason'])}" if judge["status_reason"] else "")
     )
+    if judge.get("version", 1) > 1:
+        st.caption(
+            f"Fingerprint {judge['fingerprint'][:16]}; changed from v{judge['version'] - 1}: "
+            f"{md(', '.join(judge['changed']) or 'nothing named')}."
+        )
+    if drift_text(judge):
+        st.warning(md(drift_text(judge)))
     st.markdown(md(verdict_text(judge)))
     st.caption(f"What to do: {md(judge['advice'])}")
     left, right = st.columns(2)
@@ -274,6 +286,13 @@ def trend_frame(points: list[dict]) -> pd.DataFrame:
                 "week": t["week"],
                 "judge": f"{t.get('name') or t['fingerprint'][:16]} ({t['rubric']})",
                 "version": f"v{t['version']}" if t.get("version") else t["fingerprint"][:8],
+                # the label above a point: only where the judge's line changes version or served model
+                "mark": (
+                    (f"v{t['version']}" if t.get("version") else t["fingerprint"][:8])
+                    + (f" {t['served_model']}" if t.get("served_model") else "")
+                )
+                if t.get("new_version", True)
+                else "",
                 "kappa": t["kappa"],
                 "low": t["ci"][0] if t["ci"] else None,
                 "high": t["ci"][1] if t["ci"] else None,
@@ -326,7 +345,7 @@ def render_trend(report: dict) -> None:
         x=x, xOffset=offset, y="low:Q", y2="high:Q", color=color
     )
     labels = base.mark_text(dy=-12, fontSize=10).encode(
-        x=x, xOffset=offset, y="kappa:Q", text="version:N", color=color
+        x=x, xOffset=offset, y="kappa:Q", text="mark:N", color=color
     )
     trusted = report["thresholds"]["trusted"]
     rule = (
@@ -338,7 +357,8 @@ def render_trend(report: dict) -> None:
         alt="Kappa against people per judge and week, with its 95% interval, the bar, and the judge's versions",
     )
     st.caption(
-        f"Each point: a saved weekly review, its 95% interval as a vertical line and the judge's version above it; "
+        f"Each point: a saved weekly review, its 95% interval as a vertical line; the judge's version is written "
+        "above the first point of each version (and the served model when the endpoint said it); "
         f"dashed: the bar, kappa {trusted}. A version change is a new judge to calibrate; points saved under "
         "the old rule (point estimate, quadratic weights) have their own shape."
     )

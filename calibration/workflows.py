@@ -53,7 +53,6 @@ from calibration.verdict import DEFAULT_STATISTIC, TRUSTED
 DEFAULT_K = 10
 DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_SEED = 0
-DEFAULT_BOOTSTRAP = 2000
 # The engine hashes document ids in two threads while it sorts (calibration.metrics.evaluate);
 # the workflow owns them, the pure module only uses what it is handed.
 ENGINE_THREADS = 2
@@ -478,8 +477,6 @@ def agree_files(
     labels_csv: PathLike | None = None,
     qrels_pair: Sequence[PathLike] | None = None,
     *,
-    bootstrap: int = DEFAULT_BOOTSTRAP,
-    seed: int = DEFAULT_SEED,
     trusted: float = TRUSTED,
     statistic: str = DEFAULT_STATISTIC,
 ) -> dict[str, Any]:
@@ -506,7 +503,7 @@ def agree_files(
         ]
         where = str(labels_csv)
     try:
-        return agreement_report(rows, bootstrap=bootstrap, seed=seed, trusted=trusted, statistic=statistic)
+        return agreement_report(rows, trusted=trusted, statistic=statistic)
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
 

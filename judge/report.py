@@ -12,14 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from calibration.review_report import version_label
 from judge.client import Prices
 from judge.jobs import Plan, agreement_line
 from judge.runner import Progress
-
-
-def version_label(judge: dict[str, Any]) -> str:
-    """A judge's name and version, the current one marked: ``gpt-4.1-mini/relevance v3 (current)``."""
-    return f"{judge['name']} v{judge['version']}" + (" (current)" if judge.get("current") else "")
 
 
 def identity_text(identity: dict[str, Any]) -> str:

@@ -39,6 +39,7 @@ from calibration.agreement import (
     cohen_all,
     fleiss,
     from_long,
+    kappa_ci,
     krippendorff_alpha,
     resample_indices,
     verdict,
@@ -573,7 +574,7 @@ def plain_json(value) -> None:
 
 
 def test_agreement_report_shape_and_values() -> None:
-    report = agreement_report(LONG, bootstrap=500, seed=0)
+    report = agreement_report(LONG)
     plain_json(report)
     json.dumps(report, allow_nan=False)
     assert report["n_items"] == 6 and report["raters"] == ["ann", "bob", "judge"]
@@ -586,8 +587,8 @@ def test_agreement_report_shape_and_values() -> None:
         assert entry["kappa"] == pytest.approx(cohen_kappa_score(a, b, labels=[0, 1, 2, 3]), abs=1e-12)
         quadratic = cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights="quadratic")
         assert entry["kappa_quadratic"] == pytest.approx(quadratic, abs=1e-12)
-        ci = bootstrap_ci(a, b, labels=[0, 1, 2, 3], n_resamples=500, seed=0)
-        assert entry["kappa_ci"] == [ci.low, ci.high]
+        ci = kappa_ci(a, b, labels=[0, 1, 2, 3])  # the score interval, tested in test_kappa_interval
+        assert entry["kappa_ci"] == [ci.low, ci.high] and ci.low < entry["kappa"] < ci.high
         assert entry["verdict"] == verdict(entry["kappa"], entry["kappa_ci"])
     matrix = [by_rater[r] for r in report["raters"]]
     for level in ("nominal", "ordinal", "interval"):
@@ -606,12 +607,12 @@ def test_report_from_csv_like_rows_text_labels_and_gaps() -> None:
         {"item": "q7", "rater": "ann", "label": ""},
         {"item": "q7", "rater": "bob", "label": "1"},
     ]
-    report = agreement_report(pd.DataFrame(rows), bootstrap=200)
+    report = agreement_report(pd.DataFrame(rows))
     assert report["labels"] == [0, 1, 2, 3] and report["n_missing"] == 1
     assert report["fleiss_kappa"] is None and "same number of ratings" in report["fleiss_undefined_reason"]
     assert report["krippendorff_alpha"]["interval"] is not None
     text = [(i, r, {0: "none", 1: "some", 2: "most", 3: "all"}[g]) for i, r, g in LONG]
-    text_report = agreement_report(text, bootstrap=200)
+    text_report = agreement_report(text)
     pair = text_report["pairs"][0]
     assert pair["kappa"] is not None and pair["kappa_linear"] is None and pair["kappa_quadratic"] is None
     assert "weighted kappa needs numeric labels" in pair["weighted_undefined_reason"]
@@ -620,16 +621,16 @@ def test_report_from_csv_like_rows_text_labels_and_gaps() -> None:
     assert text_report["krippendorff_alpha"]["nominal"] == pytest.approx(
         report["krippendorff_alpha"]["nominal"], abs=1e-9
     )
-    ordered = agreement_report(text, bootstrap=0, labels=["none", "some", "most", "all"])
+    ordered = agreement_report(text, labels=["none", "some", "most", "all"])
     assert ordered["pairs"][0]["kappa_quadratic"] == pytest.approx(
-        agreement_report(LONG, bootstrap=0)["pairs"][0]["kappa_quadratic"]
+        agreement_report(LONG)["pairs"][0]["kappa_quadratic"]
     )
-    assert ordered["pairs"][0]["kappa_ci"] is None
+    assert ordered["pairs"][0]["kappa_ci"] == agreement_report(LONG)["pairs"][0]["kappa_ci"]
 
 
 def test_report_undefined_pairs_and_bad_rows() -> None:
     rows = [("q1", "ann", 2), ("q2", "ann", 2), ("q1", "bob", 2), ("q2", "bob", 2), ("q3", "cy", 1)]
-    report = agreement_report(rows, bootstrap=100)
+    report = agreement_report(rows)
     ann_bob, ann_cy, _ = report["pairs"]
     assert ann_bob["kappa"] is None and ann_bob["kappa_ci"] is None and ann_bob["verdict"] == "undefined"
     assert "same label 2" in ann_bob["undefined_reason"]
@@ -714,7 +715,7 @@ def test_trec_rag_2025_nist_vs_umbrela() -> None:
 # --------------------------------------------------------------------------- layering
 
 
-AGREEMENT_MODULES = ("agreement", "kappa", "bootstrap", "multirater")
+AGREEMENT_MODULES = ("agreement", "kappa", "kappa_interval", "bootstrap", "multirater")
 
 
 @pytest.mark.parametrize("module", AGREEMENT_MODULES)
@@ -730,7 +731,7 @@ def test_agreement_module_is_pure(module: str) -> None:
             if node.module.split(".")[0] == "calibration":
                 calibration_modules.add(node.module)
     third_party = imported - {
-        "__future__", "collections", "concurrent", "itertools", "math", "numbers", "os", "threading", "typing", "warnings"
+        "__future__", "collections", "concurrent", "itertools", "math", "numbers", "os", "statistics", "threading", "typing", "warnings"
     }  # fmt: skip
     assert third_party <= {"numpy", "pandas", "scipy", "sklearn", "krippendorff", "calibration"}, third_party
     # of the product, only the agreement modules and the light pure module of the verdict's thresholds

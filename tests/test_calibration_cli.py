@@ -29,7 +29,7 @@ def test_agree_json_contract_against_sklearn(tmp_path, capsys) -> None:
     )
     lines.append("i200,ann,2")  # a rating bob never gave: a missing rating is a missing row
     path.write_text("\n".join(lines) + "\n")
-    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--bootstrap", "500")
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json")
     assert code == 0
     report = json.loads(out)
     assert {"n_items", "raters", "pairs", "fleiss_kappa", "krippendorff_alpha"} <= set(report)
@@ -56,7 +56,7 @@ def test_agree_json_contract_against_sklearn(tmp_path, capsys) -> None:
 def test_agree_text_labels_have_no_ordinal_alpha(tmp_path, capsys) -> None:
     path = tmp_path / "text.csv"
     path.write_text("item,rater,label\n1,x,cat\n1,y,cat\n2,x,dog\n2,y,cat\n3,x,dog\n3,y,dog\n")
-    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--bootstrap", "100")
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json")
     alpha = json.loads(out)["krippendorff_alpha"]
     assert (
         code == 0 and alpha["ordinal"] is None and alpha["interval"] is None and alpha["nominal"] is not None
@@ -66,7 +66,7 @@ def test_agree_text_labels_have_no_ordinal_alpha(tmp_path, capsys) -> None:
 @pytest.mark.skipif(UMBRELA is None, reason="../shared/data not found")
 def test_agree_qrels_nist_vs_umbrela(capsys) -> None:
     nist, llm = UMBRELA / "qrels.rag25.test.txt", UMBRELA / "qrels.rag25.test-umbrela2.txt"
-    code, out, _ = cli(main, capsys, "agree", "--qrels", nist, llm, "--format", "json", "--bootstrap", "200")
+    code, out, _ = cli(main, capsys, "agree", "--qrels", nist, llm, "--format", "json")
     assert code == 0
     pair = json.loads(out)["pairs"][0]
     grades = {}
@@ -131,12 +131,16 @@ def test_review_on_the_demo(demo_db, tmp_path, capsys) -> None:
     assert code == 0
     # the verdict reads the unweighted kappa and its interval; the weighted ones stand beside it
     assert (
-        "verdict: not trusted: unweighted kappa 0.145 [-0.176, 0.429] (n = 20) against the bar 0.6: "
+        "verdict: not trusted: unweighted kappa 0.145 [-0.152, 0.478] (n = 20) against the bar 0.6: "
         "its upper end is below the bar" in out
     )
-    assert "beside it (not the verdict's statistic): linear 0.342 [-0.149, 0.639]; quadratic 0.491" in out
-    assert "human-human kappa (the ceiling, unweighted): 0.889 [0.531, 1.000] (n = 20)" in out
-    assert "verdict: trusted: unweighted kappa 1.000" in out
+    assert "beside it (not the verdict's statistic): linear 0.342 [-0.025, 0.649]; quadratic 0.491" in out
+    assert "human-human kappa (the ceiling, unweighted): 0.889 [0.506, 0.980] (n = 20)" in out
+    # perfect agreement on 16 items is not yet shown: its score interval reaches below the bar
+    assert (
+        "verdict: undecided: unweighted kappa 1.000 [0.562, 1.000] (n = 16) against the bar 0.6: it holds the "
+        "bar; about 4 more human-labelled items would decide it" in out
+    )
     # one doubly labelled item or none: the ceiling is undefined with its reason, never 0.000
     assert "undefined (0 items labelled by two people: a ceiling needs at least 2)" in out
     code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--format", "json")
@@ -174,17 +178,18 @@ def test_review_sample_is_stratified_and_assigned(demo_db, capsys) -> None:
 def test_verdict_thresholds_are_configurable(tmp_path, capsys) -> None:
     path = tmp_path / "l.csv"
     path.write_text("item,rater,label\n1,x,1\n1,y,1\n2,x,0\n2,y,1\n3,x,2\n3,y,2\n4,x,3\n4,y,3\n")
-    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--bootstrap", "100")
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json")
     pair = json.loads(out)["pairs"][0]
-    # kappa 0.667 on 4 items: its interval [0.000, 1.000] holds the bar: nothing is shown either way
-    assert pair["kappa"] == pytest.approx(2 / 3) and pair["kappa_ci"] == [0.0, 1.0]
+    # kappa 0.667 on 4 items: its score interval [0.053, 0.941] holds the bar: nothing is shown either way
+    assert pair["kappa"] == pytest.approx(2 / 3)
+    assert pair["kappa_ci"] == pytest.approx([0.0525, 0.9406], abs=5e-4)
     assert pair["verdict"] == "undecided" and pair["more_labels"] > 100
     code, out, _ = cli(
-        main, capsys, "agree", path, "--format", "json", "--bootstrap", "100", "--trusted", "0.0"
+        main, capsys, "agree", path, "--format", "json", "--trusted", "0.0"
     )
-    assert json.loads(out)["pairs"][0]["verdict"] == "trusted"  # the lower end 0.000 reaches a bar of 0
+    assert json.loads(out)["pairs"][0]["verdict"] == "trusted"  # the lower end 0.053 reaches a bar of 0
     code, out, _ = cli(
-        main, capsys, "agree", path, "--format", "json", "--bootstrap", "100", "--statistic", "quadratic"
+        main, capsys, "agree", path, "--format", "json", "--statistic", "quadratic"
     )
     report = json.loads(out)
     assert report["statistic"] == "quadratic" and report["pairs"][0]["statistic"] == "quadratic"

@@ -447,20 +447,18 @@ def test_agree_prints_the_digits_that_explain_a_verdict(capsys, tmp_path):
     rows = ["item,rater,label"] + [f"i{i},ann,{x}" for i, (x, _) in enumerate(pairs)]
     rows += [f"i{i},bob,{y}" for i, (_, y) in enumerate(pairs)]
     (tmp_path / "labels.csv").write_text("\n".join(rows) + "\n")
-    out = run(capsys, "agree", tmp_path / "labels.csv", "--bootstrap", "50")
+    out = run(capsys, "agree", tmp_path / "labels.csv")
     line = next(line for line in out.splitlines() if line.startswith("ann vs bob"))
     # the verdict's statistic (the kappa column) shows its fourth digit; the weighted ones are context
-    assert "0.800  0.5996  [0.397, 0.704]" in line and line.rstrip().endswith("undecided")
+    assert "0.800  0.5996  [0.427, 0.730]" in line and line.rstrip().endswith("undecided")
     # the kappa bar is the policy's: a team that sets 0.35 gets "trusted" (the interval's lower end
-    # 0.397 reaches it) from agree as from check
+    # 0.427 reaches it) from agree as from check
     (tmp_path / "denominator.yaml").write_text("rules:\n  kappa: '>= 0.35'\n")
     report = json.loads(
         run(
             capsys,
             "agree",
             tmp_path / "labels.csv",
-            "--bootstrap",
-            "50",
             "--policy",
             tmp_path / "denominator.yaml",
             "--format",

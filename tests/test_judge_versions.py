@@ -179,6 +179,7 @@ def test_an_old_store_gets_the_default_names_in_creation_order(tmp_path) -> None
         ]
         assert store.judge_values("fp-llm-1") == [
             {
+                "id": 1,
                 "item_id": 1,
                 "ab_order": None,
                 "repeat": 0,

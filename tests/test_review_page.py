@@ -62,7 +62,9 @@ def test_a_changed_judge_is_uncalibrated(demo) -> None:
     at.number_input(key="review:min").set_value(10).run()
     assert not at.exception
     shown = page_text(at)
-    assert shown.count("relevance: judge") == 2
+    # two judges of relevance, each by its name and version
+    assert "relevance: offline-lexical/relevance v1 (current)" in shown
+    assert "relevance: m2/relevance v1 (current)" in shown
     assert "5 human-labelled items, fewer than the 10 needed" in shown
     badges = [m.value for m in at.markdown if "-badge[" in m.value]
     assert badges == [":red-badge[not trusted]", ":gray-badge[uncalibrated]"]

@@ -45,9 +45,9 @@ def judged_demo(db) -> None:
 def test_a_trace_sample_leaves_the_relevance_judges_n_unchanged(demo_db) -> None:
     judged_demo(demo_db)
     with Store(demo_db) as store:
-        before = {j["rubric"]: j for j in review(store, "2026-W49", save=False, bootstrap=200)["judges"]}
+        before = {j["rubric"]: j for j in review(store, "2026-W49", save=False)["judges"]}
         drawn = draw_sample(store, "2026-W50", n=10, annotators=["eve", "fay"])
-        after = {j["rubric"]: j for j in review(store, "2026-W50", save=False, bootstrap=200)["judges"]}
+        after = {j["rubric"]: j for j in review(store, "2026-W50", save=False)["judges"]}
     assert drawn["sampled"] == 10
     relevance = before["relevance"]["consensus"]["n"]
     assert relevance > 0
@@ -64,7 +64,7 @@ def test_a_ceiling_of_one_item_is_undefined_with_its_reason(demo_db) -> None:
         faithful = sorted(human_labels(store, "faithfulness"))
         store.annotator_id("zoe")
         store.add_label(faithful[0], "zoe", 2, "faithfulness")  # one item labelled by two people
-        report = review(store, "2026-W49", save=False, bootstrap=200)
+        report = review(store, "2026-W49", save=False)
     ceiling = next(j for j in report["judges"] if j["rubric"] == "faithfulness")["ceiling"]
     assert ceiling["kappa"] is None and ceiling["ci"] is None and ceiling["n"] == 1
     assert ceiling["undefined_reason"] == "1 item labelled by two people: a ceiling needs at least 2"

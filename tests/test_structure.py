@@ -29,6 +29,7 @@ PURE = [
     "calibration/audit_estimate.py",
     "calibration/agreement.py",
     "calibration/kappa.py",
+    "calibration/kappa_interval.py",
     "calibration/bootstrap.py",
     "calibration/multirater.py",
     "calibration/verdict.py",

@@ -67,6 +67,9 @@ CALIBRATION_COLUMNS = (
     "weights",
     "verdict",
     "sample",
+    "rule",  # how the verdict was reached (m010; NULL: the old rule, a point estimate on quadratic weights)
+    "statistic",  # the kappa the verdict read (unweighted, linear, quadratic)
+    "served_model",  # the model the endpoint served the answers this review rests on (None: not said)
 )
 
 
@@ -276,10 +279,12 @@ class Judges(StoreBase):
         return judges
 
     def judge_values(self, fingerprint: str) -> list[dict[str, Any]]:
-        """The newest value per (item, order, repeat) of one judge (errors left out), with the model
-        the endpoint said it served and its system fingerprint (None: not said or not recorded)."""
+        """The newest value per (item, order, repeat) of one judge (errors left out), with its label
+        ``id`` (the order labels were stored in), the model the endpoint said it served and its system
+        fingerprint (None: not said or not recorded)."""
         rows = self.db.execute(
-            """SELECT l.item_id, l.ab_order, l.repeat, l.value, l.reason, l.served_model, l.system_fingerprint
+            """SELECT l.id, l.item_id, l.ab_order, l.repeat, l.value, l.reason, l.served_model,
+                      l.system_fingerprint
                FROM judge_labels l
                WHERE l.fingerprint = ? AND l.value IS NOT NULL AND l.id = (
                    SELECT max(id) FROM judge_labels m WHERE m.fingerprint = l.fingerprint
@@ -290,6 +295,7 @@ class Judges(StoreBase):
         ).fetchall()
         return [
             {
+                "id": label_id,
                 "item_id": i,
                 "ab_order": o,
                 "repeat": r,
@@ -298,7 +304,7 @@ class Judges(StoreBase):
                 "served_model": served,
                 "system_fingerprint": system,
             }
-            for i, o, r, v, why, served, system in rows
+            for label_id, i, o, r, v, why, served, system in rows
         ]
 
     def served_models(self, fingerprint: str) -> list[dict[str, Any]]:
@@ -391,17 +397,39 @@ class Judges(StoreBase):
         with self.write():
             for row in rows:
                 self.db.execute(
-                    """INSERT INTO calibrations (fingerprint, rubric, window, n, kappa, ci_low, ci_high, weights,
-                           verdict, sample, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                    [*(row[c] for c in CALIBRATION_COLUMNS), now],
+                    f"INSERT INTO calibrations ({', '.join(CALIBRATION_COLUMNS)}, created_at) "
+                    f"VALUES ({', '.join('?' * len(CALIBRATION_COLUMNS))}, ?)",
+                    [*(row.get(c) for c in CALIBRATION_COLUMNS), now],
                 )
 
-    def calibration_trend(self) -> list[tuple]:
-        """(fingerprint, rubric, week, n, kappa, ci low, ci high, verdict) of the newest
-        review per (judge, week), oldest week first."""
-        return self.db.execute(
-            """SELECT c.fingerprint, c.rubric, c.window, c.n, c.kappa, c.ci_low, c.ci_high, c.verdict FROM calibrations c
+    def calibration_trend(self) -> list[dict[str, Any]]:
+        """The newest review per (judge, week), oldest week first: ``{"fingerprint", "name",
+        "version", "rubric", "week", "n", "kappa", "ci", "verdict", "rule", "statistic",
+        "served_model", "old_rule"}``; ``old_rule`` True for a review saved before m010 (a point
+        estimate on quadratic weights), never to be read as one of today's."""
+        rows = self.db.execute(
+            """SELECT c.fingerprint, j.name, j.version, c.rubric, c.window, c.n, c.kappa, c.ci_low, c.ci_high,
+                      c.verdict, c.rule, c.statistic, c.served_model, c.weights
+               FROM calibrations c LEFT JOIN judges j ON j.fingerprint = c.fingerprint
                WHERE c.id = (SELECT max(id) FROM calibrations d WHERE d.fingerprint = c.fingerprint
                              AND d.window = c.window)
-               ORDER BY c.window, c.fingerprint"""
+               ORDER BY c.window, j.name, j.version, c.fingerprint"""
         ).fetchall()
+        return [
+            {
+                "fingerprint": fp,
+                "name": name,
+                "version": int(version) if version is not None else None,
+                "rubric": rubric,
+                "week": week,
+                "n": n,
+                "kappa": kappa,
+                "ci": [low, high] if low is not None and high is not None else None,
+                "verdict": verdict,
+                "rule": rule,
+                "statistic": statistic or ({"none": "unweighted"}.get(weights, weights) if weights else None),
+                "served_model": served,
+                "old_rule": rule is None,
+            }
+            for fp, name, version, rubric, week, n, kappa, low, high, verdict, rule, statistic, served, weights in rows
+        ]

@@ -163,3 +163,13 @@ def _m009_judge_names(db: sqlite_utils.Database) -> None:
     db.execute("CREATE UNIQUE INDEX judges_name_version ON judges (name, version)")
     db.execute("ALTER TABLE judge_labels ADD COLUMN served_model TEXT")
     db.execute("ALTER TABLE judge_labels ADD COLUMN system_fingerprint TEXT")
+
+
+@MIGRATIONS(name="m010_calibration_rule")
+def _m010_calibration_rule(db: sqlite_utils.Database) -> None:
+    """How each saved review reached its verdict: ``rule`` (``interval``: the interval against one
+    bar), the ``statistic`` it read, and the ``served_model`` of the answers it rests on. Reviews
+    saved before keep NULL: the old rule (a point estimate on quadratic weights), which the trend
+    marks and never mixes in silently."""
+    for column in ("rule", "statistic", "served_model"):
+        db.execute(f"ALTER TABLE calibrations ADD COLUMN {column} TEXT")

@@ -177,3 +177,35 @@ def test_check_history_in_the_browser(browser, tmp_path):
             page.screenshot(path=str(ARTIFACTS / "check-history-page.png"), full_page=True)
         finally:
             context.close()
+
+
+def test_review_trend_of_a_refitted_judge_in_the_browser(browser, tmp_path):
+    """The offline judge refitted three times over three weeks: the Review page draws one line for
+    its name with v1, v2, v3 marked (screenshot kept)."""
+    from playwright.sync_api import expect
+
+    from tests.conftest import build_demo_as_make_run
+    from tests.test_review_versions import OFFLINE, refit_three_times
+
+    db = build_demo_as_make_run(tmp_path / "demo.db")
+    refit_three_times(db)
+    with running_app(db) as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        try:
+            page.goto(f"{url}/review")
+            main = main_pane(page)
+            heading = main.get_by_text("Trend over weeks")
+            expect(heading).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            expect(main).to_contain_text(f"relevance: {OFFLINE} v3 (current)")
+            expect(main).to_contain_text(f"{OFFLINE} v1, {OFFLINE} v2")
+            heading.scroll_into_view_if_needed()
+            chart = main.locator("[data-testid='stVegaLiteChart']").last
+            expect(chart).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            expect(chart.locator("canvas, svg").first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            expect(page.get_by_test_id("stException")).to_have_count(0)
+            ARTIFACTS.mkdir(exist_ok=True)
+            chart.screenshot(path=str(ARTIFACTS / "review-trend-versions.png"))
+            page.screenshot(path=str(ARTIFACTS / "review-page.png"), full_page=True)
+        finally:
+            context.close()

@@ -1,0 +1,212 @@
+"""The confidence interval of Cohen's kappa (unweighted and weighted) that every face prints.
+
+Pure module: plain data in, plain data out (numpy, scipy; the ratings read by :mod:`calibration.kappa`;
+the verdict's rule of :mod:`calibration.verdict`). :mod:`calibration.agreement` re-exports its public
+names. Why this interval, the references and the coverage simulation: docs/agreement.md.
+
+Why not the percentile bootstrap. A bootstrap resamples the items seen: at perfect agreement every
+resample agrees perfectly, so the interval is the point [1, 1] whatever n (and near-perfect agreement
+at small n nearly so: 95% intervals covered a true kappa of 0.95 in about half the samples of 20 items,
+docs/agreement.md). Wald intervals from the asymptotic variance (Fleiss, Cohen & Everitt 1969;
+statsmodels' ``cohens_kappa``, R vcd's ``Kappa``, SAS) collapse the same way, because that variance is 0
+at perfect agreement.
+
+The interval: a score (Wilson-type) interval. Wilson (1927) inverts the test of each candidate value
+with the variance the candidate implies, not the variance of the estimate; Donner & Eliasziw (1992,
+"A goodness-of-fit approach to inference procedures for the kappa statistic", Statistics in
+Medicine 11) did this for kappa of two binary ratings. Here, for K classes and any weights:
+
+- n items rated by both raters, p_ij their shares (rows: rater a), r and c the margins, m = (r + c) / 2
+  the pooled margin, d_ij the disagreement weights of :mod:`calibration.kappa`, O = sum d_ij p_ij,
+  E = sum_ij d_ij r_i c_j, kappa = 1 - O / E.
+- V(p), n times the delta-method variance of kappa at the table p (multinomial sampling of items):
+  g_ij = d kappa / d p_ij = -(d_ij E - O (sum_l d_il c_l + sum_l r_l d_lj)) / E^2, and
+  V = sum p_ij g_ij^2 - (sum p_ij g_ij)^2. It is the large-sample variance of Fleiss, Cohen & Everitt
+  (1969, "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72(5)):
+  it gives SAS's printed ASE (0.138, weighted 0.1457) for statsmodels' 3 x 3 test table.
+- The tables a candidate kappa k0 is tested against lie on two segments from the observed table p:
+  below kappa-hat, toward chance, (1 - t) p + t m m^T (kappa 0: the raters' pooled grades given
+  independently); above, toward perfect agreement, (1 - u) p + u diag(m) (kappa 1).
+- The interval: the k0 connected to kappa-hat with (kappa-hat - k0)^2 <= z^2 V(table of k0) / n,
+  z the normal 1 - alpha / 2 quantile. Each end is the first crossing along its segment, found on a
+  grid of 64 steps and refined by Brent's method. Below chance (k0 < min(kappa-hat, 0)) the variance is
+  held at the larger of V(p) and V(m m^T), so that end is kappa-hat - z sqrt(V / n); the interval is
+  clipped to [-1, 1].
+
+What it does at the edges. Perfect agreement gives [L, 1], L < 1: with the raters' margins equal, L is
+Wilson's lower bound on the observed agreement carried through the chance correction, (W - p_e) / (1 -
+p_e), W = n / (n + z^2) (6 items over grades 0, 0, 1, 1, 2, 3: [0.460, 1]). At large n the
+variance at the candidate tends to the variance at the estimate and the interval to the Wald interval,
+which the percentile bootstrap matches too (n = 2,000: the three agree to about 0.005).
+At a true kappa of 0.2-0.95, n = 20-300, four relevance grades, its 95% intervals covered the true
+kappa in 93-98% of samples, unweighted and quadratic (docs/agreement.md, the table).
+
+Contract: deterministic (no resampling, no seed), about 0.3 ms an interval; undefined (None, None) with
+the reason when kappa is undefined (one shared class, no item) or fewer than 2 items were rated by both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+
+from calibration.kappa import (
+    InvalidRatings,
+    RaterPair,
+    Weights,
+    check_weights,
+    cohen_of_pair,
+    disagreement_weights,
+)
+from calibration.verdict import TRUSTED, labels_to_decide
+
+METHOD = "score"  # the short name printed beside every kappa interval
+BOOTSTRAP_GONE = (
+    "--bootstrap and --seed are gone from agree: kappa's interval is now the score interval, "
+    "deterministic (no resamples, no seed), which holds at small n where the bootstrap collapsed "
+    "(docs/agreement.md)"
+)
+MIN_ITEMS = 2  # an interval of one item is no interval
+_STEPS = 64  # grid steps along each segment before Brent's method refines the crossing
+
+
+class KappaCI(tuple):
+    """``(low, high)`` of a kappa interval; ``(None, None)`` when undefined. Attributes: ``method``
+    (:data:`METHOD`, printed beside the interval), ``estimate`` (kappa), ``n`` (items rated by both),
+    ``alpha``, ``weights``, ``undefined_reason`` (None when defined)."""
+
+    def __new__(cls, low: float | None, high: float | None, **details: Any) -> KappaCI:
+        ci = super().__new__(cls, (low, high))
+        ci.__dict__.update(details)
+        return ci
+
+    @property
+    def low(self) -> float | None:
+        return self[0]
+
+    @property
+    def high(self) -> float | None:
+        return self[1]
+
+    def as_dict(self) -> dict:
+        return {"low": self[0], "high": self[1], **self.__dict__}
+
+    def labels_to_decide(self, bar: float = TRUSTED) -> int | None:
+        """About how many more human-labelled items would decide the verdict at ``bar``:
+        :func:`calibration.verdict.labels_to_decide` of this interval (its half-width on the bar's
+        side shrinks like 1/sqrt(n) around the estimate; None unless the interval holds the bar)."""
+        return labels_to_decide(self.estimate, self, self.n, bar)
+
+
+def check_alpha(alpha: float) -> float:
+    """``alpha`` itself when 0 < alpha < 1; else raises :class:`InvalidRatings`."""
+    if not isinstance(alpha, int | float) or isinstance(alpha, bool) or not 0 < alpha < 1:
+        raise InvalidRatings(f"alpha must be between 0 and 1, got {alpha!r}")
+    return float(alpha)
+
+
+def kappa_and_variance(tables: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kappa and V (n times its delta-method variance, module docstring) of a stack of tables of
+    shares ``(..., K, K)`` (rows: rater a) with disagreement weights ``d``; NaN where E = 0."""
+    p = np.asarray(tables, dtype=float)
+    rows, cols = p.sum(axis=-1), p.sum(axis=-2)
+    observed = np.einsum("...ij,ij->...", p, d)
+    expected = np.einsum("...i,ij,...j->...", rows, d, cols)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = expected[..., None, None]
+        row_part = np.einsum("ij,...j->...i", d, cols)[..., :, None]
+        col_part = np.einsum("ij,...i->...j", d, rows)[..., None, :]
+        gradient = -(d * scale - observed[..., None, None] * (row_part + col_part)) / scale**2
+        mean = (p * gradient).sum(axis=(-2, -1))
+        variance = np.maximum((p * gradient**2).sum(axis=(-2, -1)) - mean**2, 0.0)
+        kappa = 1.0 - observed / expected
+    undefined = ~(expected > 0)
+    return np.where(undefined, np.nan, kappa), np.where(undefined, np.nan, variance)
+
+
+def _end(p: np.ndarray, target: np.ndarray, d: np.ndarray, estimate: float, z2n: float) -> float | None:
+    """Kappa at the first point of the segment p -> target where (estimate - kappa)^2 > z2n * V;
+    None when the whole segment stays inside."""
+
+    def excess(step: np.ndarray | float) -> np.ndarray:
+        step = np.asarray(step, dtype=float)[..., None, None]
+        kappa, variance = kappa_and_variance((1.0 - step) * p + step * target, d)
+        return (estimate - kappa) ** 2 - z2n * variance
+
+    steps = np.linspace(0.0, 1.0, _STEPS + 1)
+    outside = np.flatnonzero(excess(steps) > 0)
+    if len(outside) == 0:
+        return None
+    j = int(outside[0])
+    if j == 0:  # pragma: no cover - the observed table is always inside (excess <= 0 there)
+        return estimate
+    step = brentq(lambda s: float(excess(s)), steps[j - 1], steps[j], xtol=1e-13)
+    kappa, _ = kappa_and_variance((1.0 - step) * p + step * target, d)
+    return float(kappa)
+
+
+def score_interval(confusion: Any, weights: Weights = None, alpha: float = 0.05) -> tuple[float, float]:
+    """The score interval (module docstring) of the kappa of a K x K ``confusion`` matrix of counts
+    (rows: rater a): ``(low, high)``. Raises :class:`InvalidRatings` when kappa is undefined there
+    (no item, or both raters in one single class) or fewer than :data:`MIN_ITEMS` items."""
+    counts = np.asarray(confusion, dtype=float)
+    if counts.ndim != 2 or counts.shape[0] != counts.shape[1] or (counts < 0).any():
+        raise InvalidRatings(f"confusion: expected a square matrix of counts, got shape {counts.shape}")
+    n = float(counts.sum())
+    if n < MIN_ITEMS:
+        raise InvalidRatings(f"an interval needs at least {MIN_ITEMS} items rated by both raters (n = {n:g})")
+    d = disagreement_weights(len(counts), check_weights(weights))
+    p = counts / n
+    pooled = (p.sum(axis=1) + p.sum(axis=0)) / 2
+    chance, perfect = np.outer(pooled, pooled), np.diag(pooled)
+    estimate, observed_variance = (float(x) for x in kappa_and_variance(p, d))
+    if math.isnan(estimate):
+        raise InvalidRatings("kappa is undefined: both raters put every item in one and the same class")
+    z = NormalDist().inv_cdf(1.0 - check_alpha(alpha) / 2)
+    z2n = z * z / n
+    high = 1.0 if estimate >= 1.0 else _end(p, perfect, d, estimate, z2n)
+    low = _end(p, chance, d, estimate, z2n) if estimate > 0 else None
+    if low is None:  # below chance: the larger variance of the observed table and of chance
+        chance_variance = float(kappa_and_variance(chance, d)[1])
+        low = estimate - math.sqrt(z2n * max(observed_variance, chance_variance))
+    high = 1.0 if high is None else high
+    return max(-1.0, min(low, estimate)), min(1.0, max(high, estimate))
+
+
+def kappa_ci_of_pair(pair: RaterPair, weights: Weights = None, alpha: float = 0.05) -> KappaCI:
+    """:func:`kappa_ci` of ratings already encoded (:class:`calibration.kappa.RaterPair`)."""
+    weights = check_weights(weights)
+    alpha = check_alpha(alpha)
+    result = cohen_of_pair(pair, weights)
+    details = {"method": METHOD, "estimate": result["kappa"], "n": pair.n, "alpha": alpha, "weights": weights}
+    if result["kappa"] is None:
+        return KappaCI(None, None, **details, undefined_reason=result["undefined_reason"])
+    if pair.n < MIN_ITEMS:
+        reason = f"{pair.n} item rated by both raters: an interval needs at least {MIN_ITEMS}"
+        return KappaCI(None, None, **details, undefined_reason=reason)
+    low, high = score_interval(pair.confusion(), weights, alpha)
+    return KappaCI(low, high, **details, undefined_reason=None)
+
+
+def kappa_ci(
+    a: Sequence,
+    b: Sequence,
+    *,
+    weights: Weights = None,
+    labels: Sequence | None = None,
+    alpha: float = 0.05,
+) -> KappaCI:
+    """The (1 - alpha) score interval of Cohen's kappa of two raters: ``(low, high)``, deterministic.
+
+    ``a``, ``b``, ``labels`` and ``weights`` as :func:`calibration.kappa.cohen` (missing ratings drop
+    their item; the scale rule :func:`calibration.kappa.grade_range`). The estimate is
+    scikit-learn's kappa (``.estimate``); the interval is :func:`score_interval` (module docstring).
+    ``(None, None)`` with ``.undefined_reason`` when kappa is undefined (one shared class, no item)
+    or fewer than 2 items were rated by both.
+    """
+    return kappa_ci_of_pair(RaterPair(a, b, labels), weights, alpha)
