@@ -79,6 +79,9 @@ def test_kappa_0716_on_18_items_reaches_below_the_bar() -> None:
     assert ci.low < 0.6 < ci.high  # 18 items cannot show kappa >= 0.6
     assert ci.low == pytest.approx(0.3487, abs=1e-4) and ci.high == pytest.approx(0.9010, abs=1e-4)
     assert verdict(ci.estimate, ci, 0.6) == "undecided"
+    # with a label count: the lower side, 0.367 wide and 0.116 above the bar, narrows like 1/sqrt(n)
+    more = ci.labels_to_decide(0.6)
+    assert more == math.ceil(18 * ((ci.estimate - ci.low) / (ci.estimate - 0.6)) ** 2) - 18 == 163
 
 
 def test_labels_to_decide_by_hand() -> None:

@@ -131,11 +131,12 @@ compare usage: one run             |      | calibration compare {GR}
 compare input: no shared query     |      | calibration compare {GR} {W}/dupe.jsonl
 [agree-position-ppi]
 agree table                        |      | calibration agree {T}/labels.csv
-agree json                         | json | calibration agree {T}/labels.csv --bootstrap 500 --seed 1 --format json
-agree qrels table                  |      | calibration agree --qrels {W}/golden.yaml {W}/truth.qrels --trusted 0.7 --noisy 0.5
+agree json                         | json | calibration agree {T}/labels.csv --format json
+agree qrels table                  |      | calibration agree --qrels {W}/golden.yaml {W}/truth.qrels --trusted 0.7
 agree qrels json                   | json | calibration agree --qrels {W}/golden.yaml {W}/truth.qrels --format json
 agree usage: nothing               |      | calibration agree
 agree input: missing column        |      | calibration agree {BAD}/agree-missing-column.csv
+agree usage: bootstrap gone        |      | calibration agree {T}/labels.csv --bootstrap 500
 position table                     |      | calibration position {T}/position.csv
 position json                      | json | calibration position {T}/position.csv --format json
 position input: bad order          |      | calibration position {BAD}/position-bad-order.csv
@@ -149,7 +150,7 @@ review table                       |      | calibration review --db {T}/demo.db 
 review json                        | json | calibration review --db {T}/demo.db --week 2026-W01 --format json
 review markdown                    |      | calibration review --db {T}/demo.db --week 2026-W01 --format markdown
 review html                        |      | calibration review --db {T}/demo.db --week 2026-W01 --format html
-review to file                     |      | calibration review --db {T}/demo.db --week 2026-W01 --min-labels 10 --trusted 0.5 --noisy 0.3 --format markdown -o {T}/review.md
+review to file                     |      | calibration review --db {T}/demo.db --week 2026-W01 --min-labels 10 --trusted 0.5 --format markdown -o {T}/review.md
 review sample                      |      | calibration review --db {T}/demo.db --week 2026-W02 --sample 4 --annotators ann,bob
 review usage: bad format           |      | calibration review --db {T}/demo.db --format pdf
 review input: bad week             |      | calibration review --db {T}/demo.db --week 2026-49

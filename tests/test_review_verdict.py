@@ -116,3 +116,12 @@ def test_the_review_page_draws_the_sample_and_shows_its_progress(demo_db) -> Non
     assert "of 10 sampled traces labelled by people" in text
     with Store(demo_db) as store:
         assert len(store.review_sample("2026-W51")) == 10
+
+
+def test_agree_refuses_bootstrap_and_seed_with_the_reason(tmp_path, capsys) -> None:
+    path = tmp_path / "l.csv"
+    path.write_text("item,rater,label\n1,x,1\n1,y,1\n2,x,0\n2,y,1\n")
+    for option in ("--bootstrap", "--seed"):
+        code, _, err = cli(main, capsys, "agree", path, option, "100")
+        assert code == 2 and err.count("\n") == 1
+        assert "kappa's interval is now the score interval" in err
