@@ -31,6 +31,9 @@ __all__ = [
     "sampling_design",
     "next_item",
     "item_view",
+    "item_summary",
+    "is_open",
+    "my_work",
     "progress",
 ]
 
@@ -330,6 +333,55 @@ def pool_pairs(store: Store, system_a: str, system_b: str) -> dict[str, int]:
                 store.ensure_item("pair", query_id=query_id, trace_id=trace_a, trace_b_id=trace_b)
                 added += 1
     return {"pairs": len(rows), "added": added}
+
+
+SUMMARY_CHARS = 90  # how much of an item's text the "your work" list shows
+
+
+def _short(text: str | None, chars: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
+
+
+def item_summary(view: dict[str, Any] | None) -> str:
+    """One line that says which item it is (:func:`item_view`'s texts, never more): the query and
+    the chunk's opening for a chunk, the question for a trace or a pair."""
+    if view is None:
+        return "an item no longer stored"
+    if "chunk" in view:
+        return f"“{_short(view['query'], 40)}” / “{_short(view['chunk'], SUMMARY_CHARS - 40)}”"
+    return f"“{_short(view['question'], SUMMARY_CHARS)}”"
+
+
+def is_open(store: Store, item_id: int, annotator: str) -> bool:
+    """Whether the item has no current label of this annotator (a skipped item still to label)."""
+    current = store.current_value(item_id, store.annotator_id(annotator))
+    return current is None or current == (None,)
+
+
+def my_work(
+    store: Store, annotator: str, kind: str, skipped: Sequence[int] = (), limit: int = 20
+) -> dict[str, Any]:
+    """What an annotator has left aside and done on ``kind`` items, and nothing of anyone else:
+    ``{"skipped": [{"item_id", "summary"}], "past": [{"item_id", "value", "rubric", "when",
+    "summary"}]}``, the skipped items still open in their order, the past labels newest first
+    (at most ``limit``)."""
+    open_skipped = [i for i in skipped if is_open(store, i, annotator)]
+    return {
+        "skipped": [
+            {"item_id": i, "summary": item_summary(item_view(store, i, annotator))} for i in open_skipped
+        ],
+        "past": [
+            {
+                "item_id": row["item_id"],
+                "value": row["value"],
+                "rubric": row["rubric"],
+                "when": row["created_at"][:16].replace("T", " "),
+                "summary": item_summary(item_view(store, row["item_id"], annotator)),
+            }
+            for row in store.my_labels(annotator, kind, limit)
+        ],
+    }
 
 
 def progress(store: Store, annotator: str, kind: str = "chunk") -> tuple[int, int]:

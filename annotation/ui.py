@@ -6,7 +6,10 @@
 - *Compare answers*: two answers to one question in a random order (recorded
   with the label); keys ``a``, ``b``, ``t`` (tie).
 
-On every page ``s`` skips and ``u`` undoes the last label of this session.
+On every page ``s`` skips and ``u`` undoes the last label of this session (and says what it
+took back). Skipped items come back at the end of the queue in the same session. "Show my work"
+lists the annotator's skipped items (to label now) and their own past labels, newest first, each
+of which can be changed (a new row; the old one stays in the history).
 Only the item's texts, the rubric and the annotator's own progress are shown:
 no run, rank, score, system name, judge label or other person's label (the
 queue never reads them: annotation.pooling). The pane is an ``st.fragment``,
@@ -30,7 +33,18 @@ from annotation import access
 from annotation.exchange import ImportSources, import_files
 from annotation.exports import FORMATS as EXPORT_FORMATS
 from annotation.formats import FormatError
-from annotation.pooling import KINDS, item_view, next_item, pool, pool_report, progress, sample_unjudged
+from annotation.pooling import (
+    KINDS,
+    is_open,
+    item_summary,
+    item_view,
+    my_work,
+    next_item,
+    pool,
+    pool_report,
+    progress,
+    sample_unjudged,
+)
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import AGGREGATES, Store, StoreError
@@ -151,6 +165,31 @@ def _skip(page: LabelPage, item_id: int) -> None:
     _set(page, "current", None)
 
 
+def _grade_name(page: LabelPage, value: int) -> str:
+    """``2 · Relevant``: a grade as the page's buttons say it."""
+    return f"{page.keys[value]} · {page.rubric.wording(value).partition(':')[0]}"
+
+
+def _revisit(page: LabelPage, annotator: str, item_id: int, value: int | None) -> None:
+    """Put an item from "my work" on screen: a skipped one to label now, or a past label to change
+    (``value``: the label it has)."""
+    if annotator != _who():
+        return
+    skipped = _state(page, "skipped", [])
+    if item_id in skipped:
+        skipped.remove(item_id)
+    _set(page, "current", item_id)
+    _set(page, "shown_at", None)
+    _set(
+        page,
+        "message",
+        "An item you skipped: label it now (s skips it again)."
+        if value is None
+        else f"Your label on this item is {_grade_name(page, value)}: press the new grade to change it "
+        "(a new label; the old one stays in the history).",
+    )
+
+
 def _undo(page: LabelPage, annotator: str) -> None:
     history = _state(page, "history", [])
     if not history:
@@ -169,11 +208,15 @@ def _undo(page: LabelPage, annotator: str) -> None:
                     "Your access token is no longer valid: nothing was undone. Sign in again.",
                 )
                 return
+            current = store.current_value(item_id, store.annotator_id(annotator))
+            summary = item_summary(item_view(store, item_id, annotator))
             history.pop()
             store.undo(item_id, annotator)
     except StoreError as exc:
         _set(page, "message", str(exc))
         return
+    took = _grade_name(page, current[0]) if current and current[0] is not None else "label"
+    _set(page, "message", f"Took back your {took} on {summary}: it is on screen again.")
     _set(page, "current", item_id)  # the undone item comes back at once
     _set(page, "shown_at", None)
 
@@ -193,7 +236,13 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
             current = _get(page, "current")
             item = item_view(store, current, annotator) if current is not None else None
             if item is None:
-                item = next_item(store, annotator, skipped=_state(page, "skipped", []), kind=page.kind)
+                skipped = _state(page, "skipped", [])
+                item = next_item(store, annotator, skipped=skipped, kind=page.kind)
+                while item is None and skipped:  # the queue is done: the skipped items come back, in order
+                    back = skipped.pop(0)
+                    if is_open(store, back, annotator):
+                        item = item_view(store, back, annotator)
+                        _set(page, "message", f"Back to an item you skipped ({len(skipped)} more after it).")
                 _set(page, "current", item["item_id"] if item else None)
     except StoreError as exc:
         st.error(md(exc))
@@ -206,12 +255,9 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         st.info(md(message))
     undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
     if item is None:
-        skipped = len(_state(page, "skipped", []))
-        st.success(
-            f"Nothing left to label: {done} of {total} done"
-            + (f", {skipped} skipped in this session." if skipped else ".")
-        )
+        st.success(f"Nothing left to label: {done} of {total} done.")
         st.button("Undo the last label (u)", **undo)
+        render_my_work(page, annotator)
         return
     if _get(page, "shown_at") is None:
         _set(page, "shown_at", time.monotonic())
@@ -235,6 +281,45 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         "Skip (s)", key=f"{page.prefix}skip", shortcut="s", on_click=_skip, args=(page, item["item_id"])
     )
     right.button("Undo the last label (u)", **undo)
+    render_my_work(page, annotator)
+
+
+def render_my_work(page: LabelPage, annotator: str) -> None:
+    """The annotator's skipped items and their own past labels, only when asked for (the list is
+    not drawn on every key press). Widget keys hold positions, never item ids (ids follow import
+    order and would hint at the system)."""
+    if not st.toggle("Show my work: skipped items and past labels", key=f"{page.prefix}mywork"):
+        return
+    try:
+        with Store(_db_path()) as store:
+            work = my_work(store, annotator, page.kind, _state(page, "skipped", []))
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    st.markdown(f"**Skipped in this session, {len(work['skipped'])} to label**")
+    for position, entry in enumerate(work["skipped"]):
+        text, button = st.columns([6, 1], vertical_alignment="center")
+        text.markdown(md(entry["summary"]))
+        button.button(
+            "Label now",
+            key=f"{page.prefix}now:{position}",
+            on_click=_revisit,
+            args=(page, annotator, entry["item_id"], None),
+        )
+    st.markdown(f"**Your labels, newest first ({len(work['past'])} shown)**")
+    if not work["past"]:
+        st.caption("None yet.")
+    for position, entry in enumerate(work["past"]):
+        when, text, grade, button = st.columns([2, 6, 2, 1], vertical_alignment="center")
+        when.caption(md(entry["when"]))
+        text.markdown(md(entry["summary"]))
+        grade.markdown(md(_grade_name(page, entry["value"])))
+        button.button(
+            "Change",
+            key=f"{page.prefix}change:{position}",
+            on_click=_revisit,
+            args=(page, annotator, entry["item_id"], entry["value"]),
+        )
 
 
 def _text(label: str, text: str) -> None:

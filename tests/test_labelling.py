@@ -311,3 +311,61 @@ def test_data_page_samples_for_the_estimate(demo_db) -> None:
     at.text_input(key="data:est-strata").input("5")
     at.button(key="FormSubmitter:data:estimate-Sample").click().run()
     assert "each bound must exceed the pool depth 10" in plain(at.error[0].value)
+
+
+def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took_back(demo_db) -> None:
+    """#16: skip two, label the rest: the two come back; change a past label from "my work";
+    undo names the grade and the item it retracted."""
+    at = run_function_page("render_label_chunks_page").run()
+    assert "0 / 24 in this batch labelled by ann" in page_text(at)
+    skipped = []
+    for _ in range(2):
+        skipped.append(at.code[1].value)
+        at.button(key="label:skip").click().run()
+    # the two skipped are listed under "my work", to label now
+    at.toggle(key="label:mywork").set_value(True).run()
+    text = page_text(at)
+    assert "Skipped in this session, 2 to label" in text and "Your labels, newest first (0 shown)" in text
+    at.toggle(key="label:mywork").set_value(False).run()
+    seen = []
+    for _ in range(22):
+        seen.append(at.code[1].value)
+        at.button(key="label:grade2").click().run()
+    assert not set(skipped) & set(seen)
+    assert "22 / 24 in this batch" in page_text(at)
+    # the queue is done: the skipped items come back, in the order they were skipped
+    assert at.code[1].value == skipped[0]
+    assert "Back to an item you skipped (1 more after it)." in page_text(at)
+    at.button(key="label:grade0").click().run()
+    assert at.code[1].value == skipped[1]
+    at.button(key="label:grade1").click().run()
+    assert "Nothing left to label: 24 of 24 done." in page_text(at)
+
+    # undo says what it took back, and the item is on screen again
+    at.button(key="label:undo").click().run()
+    text = page_text(at)
+    assert "Took back your 1 · related on" in text and "it is on screen again" in text
+    assert at.code[1].value == skipped[1]
+    at.button(key="label:grade3").click().run()
+
+    # change a past label: the newest is the 3 just given; the one before is skipped[0]'s 0
+    at.toggle(key="label:mywork").set_value(True).run()
+    text = page_text(at)
+    assert "Your labels, newest first (20 shown)" in text
+    assert "Skipped in this session, 0 to label" in text
+    at.button(key="label:change:1").click().run()
+    assert at.code[1].value == skipped[0]
+    assert "Your label on this item is 0 · irrelevant" in page_text(at)
+    at.button(key="label:grade3").click().run()
+    with Store(demo_db) as store:
+        ann = store.annotator_id("ann")
+        history = store.db.execute(
+            "SELECT value FROM labels l JOIN items i ON i.id = l.item_id WHERE l.annotator_id = ? "
+            "AND i.kind = 'chunk' ORDER BY l.id",
+            [ann],
+        ).fetchall()
+        assert len([r for r in history if r[0] is not None]) >= 26  # 24 + the undone one + the change
+        mine = store.my_labels("ann", "chunk", limit=30)
+        assert len(mine) == 24 and mine[0]["value"] == 3
+        assert sorted(r["value"] for r in mine).count(3) == 2  # skipped[1] and the changed skipped[0]
+    assert not at.exception

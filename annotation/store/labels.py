@@ -87,6 +87,23 @@ class Labels(Identity):
             )
         return int(cursor.lastrowid)
 
+    def my_labels(self, annotator: str, kind: str, limit: int = 20) -> list[dict[str, Any]]:
+        """One annotator's current labels on ``kind`` items, newest first (retracted ones left
+        out): ``{"label_id", "item_id", "value", "rubric", "created_at"}``, at most ``limit``.
+        Only their own rows: what the "your work" list of a labelling page may show."""
+        annotator_id = self.annotator_id(annotator, create=False)
+        rows = self.db.execute(
+            """SELECT l.id, l.item_id, l.value, l.rubric, l.created_at
+               FROM labels l JOIN items i ON i.id = l.item_id
+               WHERE l.annotator_id = ? AND i.kind = ? AND l.value IS NOT NULL AND l.id = (
+                   SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id)
+               ORDER BY l.id DESC LIMIT ?""",
+            [annotator_id, kind, int(limit)],
+        ).fetchall()
+        return [
+            {"label_id": r[0], "item_id": r[1], "value": r[2], "rubric": r[3], "created_at": r[4]} for r in rows
+        ]
+
     def current_labels(self, annotator: str | None = None, kind: str = "chunk") -> list[dict[str, Any]]:
         """The label that counts per (item, annotator): the newest row, retractions dropped.
         Items in insertion order, then annotators by name."""
