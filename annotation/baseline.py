@@ -27,7 +27,7 @@ import pyarrow as pa
 from annotation.model import Run
 from annotation.store import Store, StoreError
 
-__all__ = ["METHODS", "bm25_run", "add_baseline", "BM25_PARAMS"]
+__all__ = ["METHODS", "bm25_run", "add_baseline", "baseline_text", "BM25_PARAMS"]
 
 METHODS = ("bm25",)
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
@@ -123,3 +123,14 @@ def add_baseline(
         "depth": min(depth, len(chunks)),
         **counts,
     }
+
+
+def baseline_text(report: dict[str, Any]) -> str:
+    """What :func:`add_baseline` did, in one line (the command line's and the Data page's words)."""
+    skipped = report["queries_without_text"]
+    return (
+        f"baseline run {report['name']!r} ({report['engine']}, fetch): top {report['depth']} of "
+        f"{report['chunks']} chunks for {report['queries']} queries"
+        + (f" ({skipped} {'query' if skipped == 1 else 'queries'} without text skipped)" if skipped else "")
+        + f": {report['rankings']} rankings stored, {report['unchanged']} unchanged"
+    )

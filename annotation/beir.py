@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from annotation.formats import parse_json_line
@@ -39,7 +40,7 @@ from annotation.textio import (
     shown_value,
 )
 
-__all__ = ["InvalidBeir", "read_beir", "QRELS_HEADER"]
+__all__ = ["InvalidBeir", "read_beir", "unpack_beir_zip", "QRELS_HEADER", "ZIP_LIMIT_BYTES"]
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
 
@@ -205,3 +206,51 @@ def _read_qrels(path: Path) -> Qrels:
             path, None, None, "no judgments after the header; expected query-id, corpus-id, score lines"
         )
     return Qrels(grades=grades, path=str(path))
+
+
+ZIP_LIMIT_BYTES = 2 * 1024**3  # what a zipped BEIR folder may unpack to (the Data page's upload)
+
+
+def unpack_beir_zip(archive: str | os.PathLike, dest: str | os.PathLike, name: str | None = None) -> Path:
+    """A BEIR folder uploaded as a .zip, unpacked into ``dest``: the folder that holds
+    ``corpus.jsonl`` (the zip's root, or its one top folder). Refused, before anything is
+    unpacked, with :class:`InvalidBeir` naming the upload (``name``): not a zip, a member
+    whose path leaves ``dest`` (absolute, ``..``), a link, more than :data:`ZIP_LIMIT_BYTES`
+    unpacked, or no ``corpus.jsonl``."""
+    shown = name or str(archive)
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            members = zipped.infolist()
+            total = 0
+            for member in members:
+                parts = PurePosixPath(member.filename).parts
+                if member.filename.startswith(("/", "\\")) or ".." in parts or ":" in member.filename:
+                    raise InvalidBeir(shown, None, None, f"member {member.filename!r} leaves the folder")
+                if (member.external_attr >> 16) & 0o170000 == 0o120000:
+                    raise InvalidBeir(shown, None, None, f"member {member.filename!r} is a link")
+                total += member.file_size
+            if total > ZIP_LIMIT_BYTES:
+                raise InvalidBeir(
+                    shown, None, None, f"unpacks to {total:,} bytes; the limit is {ZIP_LIMIT_BYTES:,}"
+                )
+            corpora = sorted(
+                PurePosixPath(m.filename).parent
+                for m in members
+                if PurePosixPath(m.filename).name == "corpus.jsonl"
+            )
+            if not corpora:
+                raise InvalidBeir(
+                    shown,
+                    None,
+                    None,
+                    "no corpus.jsonl; expected a zipped BEIR folder (corpus.jsonl, "
+                    "queries.jsonl, qrels/*.tsv)",
+                )
+            if len(corpora) > 1:
+                raise InvalidBeir(
+                    shown, None, None, f"{len(corpora)} corpus.jsonl files; expected one BEIR folder"
+                )
+            zipped.extractall(dest)
+    except zipfile.BadZipFile as exc:
+        raise InvalidBeir(shown, None, None, f"not a zip file ({exc})") from None
+    return Path(dest).joinpath(*corpora[0].parts)

@@ -30,8 +30,11 @@ from typing import Any
 import streamlit as st
 
 from annotation import access
+from annotation.baseline import add_baseline, baseline_text
+from annotation.beir import unpack_beir_zip
 from annotation.exchange import ImportSources, import_files
 from annotation.exports import FORMATS as EXPORT_FORMATS
+from annotation.exports.download import export_download
 from annotation.formats import FormatError
 from annotation.pooling import (
     KINDS,
@@ -355,6 +358,7 @@ UPLOADS = {
     "run": ("Run: TREC run or .jsonl rankings", None),
     "traces": ("Traces: JSONL {id, query_id, system, question, contexts, answer}", ["jsonl"]),
     "labels": ("Labels: TREC qrels or golden.yaml (grades 0-3)", None),
+    "beir": ("A BEIR folder, zipped: corpus.jsonl, queries.jsonl, qrels/*.tsv", ["zip"]),
 }
 
 
@@ -376,9 +380,11 @@ def import_uploads(
                 paths[field].write_bytes(data)
             except OSError as exc:
                 raise FormatError(filename, None, None, f"cannot be read ({exc.strerror})") from None
+            if field == "beir":  # the zip's folder is what the BEIR reader reads
+                paths[field] = unpack_beir_zip(paths[field], folder / "unpacked", name=filename)
 
         def named(text: str) -> str:
-            for field, path in paths.items():
+            for field, path in sorted(paths.items(), key=lambda kv: -len(str(kv[1]))):
                 text = text.replace(str(path), uploads[field][0])
             return text
 
@@ -398,6 +404,17 @@ def render_data_page() -> None:
     st.title("Data")
     if access.existing_db() is None:
         return
+    overview = st.container()  # drawn last, so its counts include what this run imported or pooled
+    render_import_form()
+    depth = render_pool_section()
+    render_estimate_form(depth)
+    with overview:
+        people = render_overview()
+    render_export([p["name"] for p in people])
+
+
+def render_overview() -> list[dict[str, Any]]:
+    """The store's counts and each annotator's progress, as they are now; the annotators."""
     try:
         with Store(_db_path()) as store:
             counts = store.counts()
@@ -411,7 +428,7 @@ def render_data_page() -> None:
                 rows.append(row)
     except StoreError as exc:
         st.error(md(exc))
-        return
+        return []
     st.caption(f"Database: {md(_db_path())}")
     st.subheader("What the store holds")
     st.table([{"table": table, "rows": n} for table, n in counts.items()])
@@ -420,7 +437,11 @@ def render_data_page() -> None:
         st.table(rows)
     else:
         st.info("No annotator yet.")
-    render_import_form()
+    return people
+
+
+def render_pool_section() -> int:
+    """What each run's pool found alone, a baseline run, building a pool; the pool depth chosen."""
     st.subheader("The pool: what each run found")
     depth = int(st.number_input("pool depth", min_value=1, max_value=10_000, value=10, key="data:depth"))
     try:
@@ -428,7 +449,7 @@ def render_data_page() -> None:
             report = pool_report(store, depth)
     except StoreError as exc:
         st.error(md(exc))
-        return
+        return depth
     if report:
         st.table(
             [
@@ -447,12 +468,16 @@ def render_data_page() -> None:
         for r in lonely:
             st.warning(
                 f"{md(r['run'])} alone found {r['found_only_here']} of the {r['relevant_judged']} judged-relevant chunks: "
-                "the labels lean toward it; pool a second, different system (python -m annotation baseline)."
+                "the labels lean toward it; pool a second, different system (a BM25 baseline below)."
             )
     else:
-        st.info(
-            "No runs yet: import one above, or with `python -m annotation import --run FILE --name NAME`."
-        )
+        st.info("No runs yet: import one above (Import files: a run and its name), or add a BM25 baseline.")
+    if st.button("Add a BM25 baseline run over the stored corpus", key="data:baseline"):
+        try:
+            with Store(_db_path()) as store:
+                st.success(md(baseline_text(add_baseline(store))))
+        except StoreError as exc:
+            st.error(md(exc))
     with st.form("data:pool"):
         st.markdown("**Add a pool to the labelling queue**")
         annotators = st.text_input(
@@ -474,8 +499,7 @@ def render_data_page() -> None:
                     st.warning(md(warning))
             except StoreError as exc:
                 st.error(md(exc))
-    render_estimate_form(depth)
-    render_export([p["name"] for p in people])
+    return depth
 
 
 def render_estimate_form(depth: int) -> None:
@@ -533,8 +557,7 @@ def render_import_form() -> None:
         submitted = st.form_submit_button("Import")
     st.caption(
         "Every file is read and checked before anything is written; then all of them land in one "
-        "transaction, or none does. Importing the same file again changes nothing. "
-        "A BEIR folder: `python -m annotation import --beir DIR`."
+        "transaction, or none does. Importing the same file again changes nothing."
     )
     if not submitted:
         return
@@ -550,10 +573,8 @@ def render_import_form() -> None:
 def render_export(names: list[str]) -> None:
     st.subheader("Export labels")
     everyone = "everyone (one grade per item)"
-    # a download is one file: the formats that write a folder (beir, trec) are the command line's
-    one_file = [name for name, fmt in EXPORT_FORMATS.items() if fmt.writes == "file"]
     left, middle, right = st.columns(3)
-    fmt = EXPORT_FORMATS[left.selectbox("format", one_file, key="data:export-format")]
+    fmt = EXPORT_FORMATS[left.selectbox("format", list(EXPORT_FORMATS), key="data:export-format")]
     who = middle.selectbox("whose labels", [everyone, *names], key="data:export-who")
     aggregate = right.selectbox(
         "one grade from several people", list(AGGREGATES), key="data:export-aggregate"
@@ -561,30 +582,28 @@ def render_export(names: list[str]) -> None:
     threshold = 1
     if "threshold" in fmt.options:
         threshold = st.selectbox("relevant: grade at least", [1, 2, 3], key="data:export-threshold")
-    st.caption(md(fmt.description))
+    st.caption(md(fmt.description) + (" (a .zip of the folder)" if fmt.writes == "folder" else ""))
     if st.button("Prepare the file", key="data:export"):
-        suffix = fmt.default_name
-        with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
-            path = Path(tmp) / suffix
-            try:
-                with Store(_db_path()) as store:
-                    summary = fmt.export(
-                        store,
-                        path,
-                        annotator=None if who == everyone else who,
-                        aggregate=aggregate,
-                        threshold=threshold,
-                    )
-            except (FormatError, StoreError) as exc:
-                st.error(md(exc))
-                return
-            st.session_state["data:export-file"] = (
-                suffix,
-                path.read_bytes(),
-                summary.replace(str(path), suffix),
-            )
+        try:
+            with Store(_db_path()) as store:
+                prepared = export_download(
+                    store,
+                    fmt.name,
+                    annotator=None if who == everyone else who,
+                    aggregate=aggregate,
+                    threshold=threshold,
+                )
+        except (FormatError, StoreError) as exc:
+            st.error(md(exc))
+            return
+        st.session_state["data:export-file"] = prepared
     prepared = st.session_state.get("data:export-file")
     if prepared:
-        filename, data, summary = prepared
-        st.caption(md(summary))
-        st.download_button(f"Download {filename}", data=data, file_name=filename, key="data:download")
+        st.caption(md(prepared.summary))
+        st.download_button(
+            f"Download {prepared.filename}",
+            data=prepared.data,
+            file_name=prepared.filename,
+            mime=prepared.mime,
+            key="data:download",
+        )

@@ -246,3 +246,71 @@ def test_a_malformed_folder_through_the_cli(tmp_path, capsys) -> None:
     code, out, err = cli(main, capsys, "import", "--db", tmp_path / "d.db", "--beir", root)
     assert code == 2 and out == ""
     assert err == f"error: {root}/qrels/test.tsv:2: score: expected an integer, got 'one'\n"
+
+
+def zipped(root: Path, top: str = "") -> bytes:
+    """A BEIR folder as the bytes of a zip, its files under ``top`` (or at the root)."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            archive.write(path, str(Path(top) / path.relative_to(root)))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("top", ["", "scifact"])
+def test_a_zipped_folder_unpacks_to_the_folder_holding_the_corpus(tmp_path, top) -> None:
+    from annotation.beir import unpack_beir_zip
+
+    (tmp_path / "up.zip").write_bytes(zipped(write_beir(tmp_path / "b"), top))
+    folder = unpack_beir_zip(tmp_path / "up.zip", tmp_path / "out", name="up.zip")
+    assert folder == tmp_path / "out" / top if top else folder == tmp_path / "out"
+    chunks, queries, splits = read_beir(folder)
+    assert (len(chunks), sorted(queries), sorted(splits)) == (3, ["007", "q1"], ["dev", "test"])
+
+
+def test_a_zip_that_leaves_its_folder_or_holds_no_corpus_is_refused_before_unpacking(tmp_path) -> None:
+    import zipfile
+
+    from annotation.beir import unpack_beir_zip
+
+    cases = {
+        "slip.zip": ([("corpus.jsonl", "{}"), ("../evil.txt", "x")], "member '../evil.txt' leaves the folder"),
+        "abs.zip": ([("/etc/evil", "x")], "member '/etc/evil' leaves the folder"),
+        "none.zip": ([("readme.txt", "x")], "no corpus.jsonl; expected a zipped BEIR folder"),
+        "two.zip": ([("a/corpus.jsonl", "{}"), ("b/corpus.jsonl", "{}")], "2 corpus.jsonl files"),
+    }
+    for name, (members, message) in cases.items():
+        with zipfile.ZipFile(tmp_path / name, "w") as archive:
+            for member, text in members:
+                archive.writestr(member, text)
+        with pytest.raises(InvalidBeir, match=message.replace("(", r"\(").replace(".", r"\.")) as caught:
+            unpack_beir_zip(tmp_path / name, tmp_path / f"out-{name}", name=name)
+        assert str(caught.value).startswith(name) and not (tmp_path / f"out-{name}").exists()
+    (tmp_path / "text.zip").write_text("not a zip")
+    with pytest.raises(InvalidBeir, match="text.zip: not a zip file"):
+        unpack_beir_zip(tmp_path / "text.zip", tmp_path / "o", name="text.zip")
+
+
+def test_the_data_page_imports_a_zipped_beir_folder(tmp_path, monkeypatch) -> None:
+    from annotation.render import plain
+    from tests.conftest import page_test
+
+    monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "d.db"))
+    Store(tmp_path / "d.db").close()
+    at = page_test("annotation.ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at.file_uploader(key="data:up:beir").set_value(
+        ("scifact.zip", zipped(write_beir(tmp_path / "b"), "scifact"), "application/zip")
+    )
+    at.button(key="FormSubmitter:data:import-Import").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    message = plain(at.success[0].value)
+    assert "corpus scifact.zip/corpus.jsonl: 3 added" in message and "denominator-" not in message
+    assert "labels scifact.zip/qrels/test.tsv by 'beir:test': 3 labels" in message
+    # the counts at the top of the page are the store's after the import, not before it
+    table = {row["table"]: row["rows"] for row in at.table[0].value.to_dict("records")}
+    assert (table["queries"], table["chunks"], table["labels"]) == (2, 3, 4)
+    with Store(tmp_path / "d.db") as store:
+        assert store.export_qrels("beir:dev").grades == {"007": {"1": 3}}

@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import csv
 import inspect
+import io
 import json
 import math
 import shutil
 import warnings
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -140,22 +142,35 @@ def test_the_command_line_and_the_page_offer_the_registry() -> None:
     assert list(choices) == list(FORMATS)
 
 
-def test_the_page_exports_every_one_file_format(own_demo, tmp_path, monkeypatch) -> None:
-    """The Data page lists the formats that write one file, from FORMATS, and writes what the
-    function writes; the threshold is offered to the formats that take one."""
+def test_the_page_exports_every_format(own_demo, tmp_path, monkeypatch) -> None:
+    """The Data page lists every format of FORMATS (the command line's), and writes what the
+    function writes; the threshold is offered to the formats that take one; a folder comes as a
+    .zip of the folder, every file with its extension (#16)."""
     monkeypatch.setenv("DENOMINATOR_DB", own_demo.path)
     at = page_test("annotation.ui.render_data_page", state={"label:annotator": "ann"}).run()
     picker = at.selectbox(key="data:export-format")
-    assert picker.options == [name for name, fmt in FORMATS.items() if fmt.writes == "file"]
+    assert picker.options == list(FORMATS) and len(picker.options) == 8
     assert not [box for box in at.selectbox if box.key == "data:export-threshold"]  # golden takes none
     picker.set_value("ragas").run()
     at.selectbox(key="data:export-threshold").set_value(2)
     at.button(key="data:export").click().run()
     assert not at.exception and not at.error
-    name, data, summary = at.session_state["data:export-file"]
+    name, data, summary, _ = vars(at.session_state["data:export-file"]).values()
     export_ragas(own_demo, tmp_path / "ragas.jsonl", threshold=2)
     assert name == "ragas.jsonl" and data == (tmp_path / "ragas.jsonl").read_bytes()
     assert summary.startswith("wrote 40 RAGAS single-turn samples (one per trace) to ragas.jsonl")
+    # a folder format: its folder, zipped under one top folder, byte for byte what the CLI writes
+    at.selectbox(key="data:export-format").set_value("trec").run()
+    at.button(key="data:export").click().run()
+    assert not at.exception and not at.error
+    prepared = at.session_state["data:export-file"]
+    assert prepared.filename == "trec.zip" and prepared.mime == "application/zip"
+    export_trec(own_demo, tmp_path / "trec", threshold=2)
+    with zipfile.ZipFile(io.BytesIO(prepared.data)) as archive:
+        names = sorted(archive.namelist())
+        assert names == sorted(f"trec/{p.name}" for p in (tmp_path / "trec").iterdir())
+        assert all(archive.read(n) == (tmp_path / n).read_bytes() for n in names)
+    assert "trec.zip" in prepared.summary and "denominator-export" not in prepared.summary
 
 
 def test_dispatch_leaves_out_the_options_a_format_does_not_take(demo, tmp_path) -> None:

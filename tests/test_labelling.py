@@ -248,10 +248,12 @@ def test_data_page_exports_a_download(demo_db) -> None:
     at.selectbox(key="data:export-who").set_value("cat")
     at.button(key="data:export").click().run()
     assert not at.exception and not at.error
-    assert "wrote 20 judgments over 2 queries to qrels" in [c.value for c in at.caption]
+    assert "wrote 20 judgments over 2 queries to qrels.txt" in [plain(c.value) for c in at.caption]
     with Store(db) as store:
         expected = store.export_qrels("cat")
-    data = at.session_state["data:export-file"][1].decode()
+    prepared = at.session_state["data:export-file"]
+    assert prepared.filename == "qrels.txt" and prepared.mime == "text/plain"
+    data = prepared.data.decode()
     lines = [line.split() for line in data.splitlines()]
     assert {(q, d): int(g) for q, _, d, g in lines} == {
         (q, d): g for q, docs in expected.grades.items() for d, g in docs.items()

@@ -48,7 +48,7 @@ class ExportFormat:
     # export_phoenix's binary_score and export_beir's split, are not offered by the faces)
     options: tuple[str, ...]
     description: str  # one line, for a reader choosing a format
-    default_name: str  # the name of what it writes when none is given (the page's download)
+    default_name: str  # the name of what it writes when none is given (the page's download; a folder: + .zip)
 
     def export(self, store: Store, path: PathLike, **options: Any) -> str:
         """Write this format to ``path``. Of the given ``options`` (names from :data:`OPTIONS`),
@@ -82,7 +82,7 @@ FORMATS: dict[str, ExportFormat] = {
             "file",
             ("annotator", "aggregate"),
             "TREC qrels of the current labels",
-            "qrels",
+            "qrels.txt",
         ),
         ExportFormat(
             "csv",
