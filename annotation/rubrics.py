@@ -70,7 +70,11 @@ FAITHFULNESS = Rubric(
 PREFERENCE = Rubric(
     name="preference",
     question="Which answer is better?",
-    scale={0: "A: the answer shown first is better", 1: "B: the answer shown second is better", 2: "tie"},
+    scale={
+        0: "A: the answer shown first is better",
+        1: "B: the answer shown second is better",
+        2: "tie: neither answer is better than the other",
+    },
 )
 
 RUBRICS = {rubric.name: rubric for rubric in (RELEVANCE, FAITHFULNESS, PREFERENCE)}

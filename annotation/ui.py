@@ -508,7 +508,7 @@ def render_estimate_form(depth: int) -> None:
     with st.form("data:estimate"):
         st.markdown(
             f"**Sample what the pool of depth {depth} did not judge** (for an estimate of the relevant "
-            "chunks the labels missed: `calibration audit --estimate`, or the Metrics page)"
+            "chunks the labels missed, on the Metrics page)"
         )
         left, middle, right = st.columns(3)
         n = int(
