@@ -156,4 +156,21 @@ def render_judges(db: str) -> None:
     if not judges:
         st.info("No judge has graded anything yet.")
         return
-    st.dataframe(pd.DataFrame(judge_rows(judges, marks, Prices())), hide_index=True)
+    # two tables of few columns, each fitting the page's width (one of eleven ran off its right edge)
+    rows = pd.DataFrame(judge_rows(judges, marks, Prices()))
+    st.dataframe(rows[list(SUMMARY_COLUMNS)], hide_index=True, width="stretch")
+    st.caption("Each judge's fingerprint, what changed from its version before, its model and endpoint:")
+    st.dataframe(rows[list(IDENTITY_COLUMNS)], hide_index=True, width="stretch")
+
+
+SUMMARY_COLUMNS = (
+    "judge",
+    "kind",
+    "rubric",
+    "answers",
+    "error rows",
+    "tokens",
+    "cost",
+    "agreement with people",
+)
+IDENTITY_COLUMNS = ("judge", "fingerprint", "changed", "model")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from annotation.render import plain
 from annotation.store import Store
+from judge.ui import IDENTITY_COLUMNS, SUMMARY_COLUMNS
 from tests.conftest import page_test
 
 
@@ -28,7 +29,9 @@ def test_offline_judge_by_default_fits_and_grades(demo_db) -> None:
     table = at.dataframe[0].value
     assert list(table["kind"]) == ["lexical"] and list(table["answers"]) == [40]
     assert list(table["judge"]) == ["offline-lexical/relevance v1 (current)"]
-    assert list(table["changed"]) == ["first version"] and len(table["fingerprint"][0]) == 16
+    identity = at.dataframe[1].value  # the second table: fingerprint, what changed, model
+    assert list(identity["changed"]) == ["first version"] and len(identity["fingerprint"][0]) == 16
+    assert list(table.columns) == list(SUMMARY_COLUMNS) and list(identity.columns) == list(IDENTITY_COLUMNS)
     with Store(demo_db) as store:
         assert (
             store.db.execute("SELECT count(*) FROM judge_labels WHERE value IS NOT NULL").fetchone()[0] == 40
@@ -78,7 +81,7 @@ def test_a_refit_on_new_labels_is_the_next_version_and_current(demo_db) -> None:
     assert not at.exception, [e.value for e in at.exception]
     table = at.dataframe[0].value
     assert list(table["judge"]) == ["offline-lexical/relevance v1", "offline-lexical/relevance v2 (current)"]
-    assert list(table["changed"]) == ["first version", "trained_on"]
+    assert list(at.dataframe[1].value["changed"]) == ["first version", "trained_on"]
     assert list(table["answers"]) == [40, 40]
 
 
