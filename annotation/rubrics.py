@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "Rubric",
+    "NO_PREFERENCE",
     "UnknownRubric",
     "RELEVANCE",
     "FAITHFULNESS",
@@ -66,7 +67,9 @@ FAITHFULNESS = Rubric(
     },
 )
 
-# A pair is stored as the candidate that won, in the order the two were shown.
+# A pair is stored as the candidate that won, in the order the two were shown. "both bad"
+# is no preference between them, as a tie is (position bias and the swap-averaged
+# preference count it as a tie: calibration.position), and says more: neither answer will do.
 PREFERENCE = Rubric(
     name="preference",
     question="Which answer is better?",
@@ -74,8 +77,10 @@ PREFERENCE = Rubric(
         0: "A: the answer shown first is better",
         1: "B: the answer shown second is better",
         2: "tie: neither answer is better than the other",
+        3: "both bad: neither answer is acceptable",
     },
 )
+NO_PREFERENCE = (2, 3)  # the preference values that prefer neither answer: tie, both bad
 
 RUBRICS = {rubric.name: rubric for rubric in (RELEVANCE, FAITHFULNESS, PREFERENCE)}
 

@@ -4,7 +4,7 @@
 - *Label traces*: the question, the contexts the system was shown, its
   answer; faithfulness 0-2, keys ``0``-``2``, an optional note.
 - *Compare answers*: two answers to one question in a random order (recorded
-  with the label); keys ``a``, ``b``, ``t`` (tie).
+  with the label); keys ``a``, ``b``, ``t`` (tie), ``x`` (both bad).
 
 On every page ``s`` skips and ``u`` undoes the last label of this session (and says what it
 took back). Skipped items come back at the end of the queue in the same session. "Show my work"
@@ -69,7 +69,7 @@ class LabelPage:
 
 CHUNKS = LabelPage("chunk", "Label chunks", RELEVANCE, {0: "0", 1: "1", 2: "2", 3: "3"})
 TRACES = LabelPage("trace", "Label traces", FAITHFULNESS, {0: "0", 1: "1", 2: "2"})
-PAIRS = LabelPage("pair", "Compare answers", PREFERENCE, {0: "a", 1: "b", 2: "t"})
+PAIRS = LabelPage("pair", "Compare answers", PREFERENCE, {0: "a", 1: "b", 2: "t", 3: "x"})
 
 
 def render_label_chunks_page() -> None:

@@ -79,9 +79,11 @@ _SLOT_TO_CHOICE = {
     ("AB", 0): "A",
     ("AB", 1): "B",
     ("AB", 2): "tie",
+    ("AB", 3): "tie",  # both bad: no preference, counted as a tie (annotation.rubrics.PREFERENCE)
     ("BA", 0): "B",
     ("BA", 1): "A",
     ("BA", 2): "tie",
+    ("BA", 3): "tie",
 }
 # (order, candidate chosen) -> slot: F first shown won, S second shown won, T tie
 _SLOT = {
@@ -139,7 +141,8 @@ def from_slots(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The product's stored judge values -> candidate choices.
 
     Each row has ``item_id``, ``ab_order`` ("AB" = candidate A shown first, "BA"),
-    ``value`` (0 = the answer shown first won, 1 = the second, 2 = tie; None = a failed
+    ``value`` (0 = the answer shown first won, 1 = the second, 2 = tie, 3 = both bad, counted
+    as a tie; None = a failed
     call, kept as choice None) and optional ``repeat`` (default 0). Returns rows
     ``{"item", "order", "choice", "repeat"}`` for :func:`position_bias`.
     """
@@ -153,10 +156,10 @@ def from_slots(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if _is_missing(value):
             choice = None
         else:
-            if isinstance(value, bool) or value not in (0, 1, 2):
+            if isinstance(value, bool) or value not in (0, 1, 2, 3):
                 raise ValueError(
                     f"row {i}: field 'value' is {value!r}; expected 0 (first shown won), "
-                    "1 (second shown won), 2 (tie) or None (failed call)"
+                    "1 (second shown won), 2 (tie), 3 (both bad) or None (failed call)"
                 )
             choice = _SLOT_TO_CHOICE[(order, int(value))]
         repeat = _repeat(_field(row, ("repeat",), i, required=False), i)
@@ -288,14 +291,17 @@ def position_bias(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- swap-and-average of a judge's pairs
 
-# (order, value) -> the preference for candidate A: value 0 = shown first won, 1 = second, 2 = tie
+# (order, value) -> the preference for candidate A: value 0 = shown first won, 1 = second,
+# 2 = tie, 3 = both bad (no preference: as a tie)
 _SLOT_VALUE_FOR_A = {
     ("AB", 0): 1.0,
     ("AB", 1): 0.0,
     ("AB", 2): 0.5,
+    ("AB", 3): 0.5,
     ("BA", 0): 0.0,
     ("BA", 1): 1.0,
     ("BA", 2): 0.5,
+    ("BA", 3): 0.5,
 }
 
 

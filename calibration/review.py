@@ -42,6 +42,7 @@ from collections import defaultdict
 from datetime import date
 from typing import Any
 
+from annotation.rubrics import NO_PREFERENCE
 from annotation.store import Store, StoreError
 from calibration.agreement import INTERVAL_METHOD, cohen, kappa_ci
 from calibration.position import from_slots, position_bias, summarize_pairs
@@ -89,7 +90,8 @@ def _check_week(week: str) -> str:
 
 def human_labels(store: Store, rubric: str) -> dict[int, dict[str, int]]:
     """item -> annotator -> current value. Preferences are mapped from the slot shown
-    first to the candidate (0 = A, the pair's first trace; 1 = B; 2 = tie)."""
+    first to the candidate (0 = A, the pair's first trace; 1 = B; 2 = tie, "both bad" counting
+    as a tie: the judge's answer is a swap-averaged preference, which cannot say more)."""
     rows = store.newest_labels_shown(rubric, RUBRIC_KIND[rubric])
     out: dict[int, dict[str, int]] = defaultdict(dict)
     for item, who, value, shown in rows:
@@ -97,6 +99,8 @@ def human_labels(store: Store, rubric: str) -> dict[int, dict[str, int]]:
             continue
         if rubric == "preference" and shown == "BA" and value in (0, 1):
             value = 1 - value
+        if rubric == "preference" and value in NO_PREFERENCE:
+            value = NO_PREFERENCE[0]
         out[int(item)][who] = int(value)
     return dict(out)
 

@@ -48,7 +48,7 @@ __all__ = [
 
 PROMPT_VERSION = "v1"
 SCHEMA_MODES = ("json_schema", "json_object", "prompt")
-WINNERS = ("A", "B", "tie")  # stored as 0, 1, 2: the PREFERENCE scale (0 = shown first)
+WINNERS = ("A", "B", "tie", "both bad")  # stored as 0, 1, 2, 3: the PREFERENCE scale (0 = shown first)
 
 
 class InvalidReply(ValueError):
@@ -103,7 +103,8 @@ def _system(rubric: Rubric) -> str:
             for value, winner in enumerate(WINNERS)
         )
         reply = (
-            'Reply with one JSON object: {"reason": "<one or two sentences>", "winner": "A" | "B" | "tie"}.'
+            'Reply with one JSON object: {"reason": "<one or two sentences>", '
+            '"winner": "A" | "B" | "tie" | "both bad"}.'
         )
     else:
         scale = "\n".join(f"- {value}: {rubric.wording(value)}" for value in sorted(rubric.scale))
@@ -160,7 +161,7 @@ _FENCE = re.compile(r"\A```(?:json)?\s*\n(.*)\n```\Z", re.DOTALL)
 
 def parse_reply(rubric: Rubric | str, text: str | None) -> tuple[int, str]:
     """(value, reason) of a reply, or InvalidReply. The value is on the rubric's
-    scale; for preference 0 = A (shown first), 1 = B, 2 = tie. One fenced
+    scale; for preference 0 = A (shown first), 1 = B, 2 = tie, 3 = both bad. One fenced
     ```json block around the object is accepted (models without schema support
     add it); nothing else is repaired."""
     rubric = get_rubric(rubric) if isinstance(rubric, str) else rubric
@@ -182,7 +183,7 @@ def parse_reply(rubric: Rubric | str, text: str | None) -> tuple[int, str]:
     if rubric.name == PREFERENCE.name:
         winner = reply.get("winner")
         if winner not in WINNERS:
-            raise InvalidReply(f'"winner" is {winner!r}; expected "A", "B" or "tie"')
+            raise InvalidReply(f'"winner" is {winner!r}; expected "A", "B", "tie" or "both bad"')
         return WINNERS.index(winner), reason
     grade = reply.get("grade")
     if grade is None:

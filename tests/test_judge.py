@@ -56,6 +56,7 @@ def test_replies_are_parsed_strictly() -> None:
     assert parse_reply("relevance", '```json\n{"reason": "r", "grade": 0}\n```') == (0, "r")
     assert parse_reply("preference", '{"reason": "r", "winner": "B"}') == (1, "r")
     assert parse_reply("preference", '{"reason": "r", "winner": "tie"}') == (2, "r")
+    assert parse_reply("preference", '{"reason": "r", "winner": "both bad"}') == (3, "r")
     for rubric, text, message in [
         ("relevance", "Sure! The grade is 3.", "not JSON"),
         ("relevance", '{"reason": "x", "grade": 7}', "7 is not on the relevance scale"),

@@ -7,7 +7,9 @@ import pytest
 from annotation.formats import Qrels, Run
 from annotation.pooling import next_item, pool, progress
 from annotation.render import plain
+from annotation.rubrics import PREFERENCE
 from annotation.store import Store, StoreError
+from annotation.ui import PAIRS
 from tests.conftest import EXAMPLE, page_test, page_text
 
 
@@ -124,12 +126,28 @@ def test_compare_page_records_the_order_shown(demo_db) -> None:
     at.button(key="label:pair:grade0").click().run()  # 'a': the answer shown first
     at.button(key="label:pair:grade2").click().run()  # 't': a tie
     assert "2 / 4 in this batch" in page_text(at)
+    # each key says what it means, in the rubric's words, "both bad" among them (#16)
+    captions = [c.value for c in at.caption]
+    for value, meaning in PREFERENCE.scale.items():
+        key = at.button(key=f"label:pair:grade{value}")
+        assert key.label == f"{PAIRS.keys[value]} · {meaning.partition(': ')[0]}"
+        assert meaning.partition(": ")[2] in captions
+    assert at.button(key="label:pair:grade3").label == "x · both bad"
+    at.button(key="label:pair:grade3").click().run()  # 'x': both bad
+    assert "3 / 4 in this batch" in page_text(at)
     with Store(db) as store:
         rows = store.db.execute(
             """SELECT l.value, l.shown, t.answer, tb.answer FROM labels l JOIN items i ON i.id = l.item_id
                JOIN traces t ON t.id = i.trace_id JOIN traces tb ON tb.id = i.trace_b_id ORDER BY l.id"""
         ).fetchall()
-    assert [r[0] for r in rows] == [0, 2] and all(r[1] in ("AB", "BA") for r in rows)
+    assert [r[0] for r in rows] == [0, 2, 3] and all(r[1] in ("AB", "BA") for r in rows)
+    with Store(db) as store:  # the review compares preferences: both bad is no preference, a tie
+        from calibration.review import human_labels
+
+        assert sorted(v["ann"] for v in human_labels(store, "preference").values() if "ann" in v)[1:] == [
+            2,
+            2,
+        ]
     value, shown, answer_a, answer_b = rows[0]
     assert first_answer == (answer_a if shown == "AB" else answer_b)  # the order recorded is the order seen
 

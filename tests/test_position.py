@@ -182,7 +182,7 @@ def test_bad_rows_are_loud():
     with pytest.raises(ValueError, match="field 'repeat'"):
         position_bias([{"item": 1, "order": "AB", "choice": "A", "repeat": -1}])
     with pytest.raises(ValueError, match="field 'value'"):
-        from_slots([{"item_id": 1, "ab_order": "AB", "value": 3}])
+        from_slots([{"item_id": 1, "ab_order": "AB", "value": 4}])
     with pytest.raises(ValueError, match="field 'ab_order'"):
         from_slots([{"item_id": 1, "ab_order": "ba", "value": 0}])
 
@@ -207,6 +207,25 @@ def test_from_slots_maps_positions_to_candidates():
     out = position_bias(from_slots(stored))
     assert out["primacy_rate"] == 0.5 and out["recency_rate"] == 0.5
     assert out["n_failed"] == 1 and out["incomplete_pairs"] == 1
+
+
+def test_both_bad_is_no_preference_like_a_tie():
+    """ "both bad" (value 3) prefers neither answer: the candidate choice is a tie, the
+    swap-averaged preference for A is 0.5, and both orders saying it are consistent (#16)."""
+    from calibration.position import preference_for_a
+
+    stored = [
+        {"item_id": 1, "ab_order": "AB", "value": 3},
+        {"item_id": 1, "ab_order": "BA", "value": 3},
+        {"item_id": 2, "ab_order": "AB", "value": 0},  # the first shown in AB (A) ...
+        {"item_id": 2, "ab_order": "BA", "value": 3},  # ... and both bad in BA: primacy-preferred
+    ]
+    assert [r["choice"] for r in from_slots(stored)] == ["tie", "tie", "A", "tie"]
+    assert preference_for_a("AB", 3) == preference_for_a("BA", 3) == 0.5
+    out = position_bias(from_slots(stored))
+    assert out["position_consistency"] == 0.5 and out["preference_fairness"] == -0.5
+    with pytest.raises(ValueError, match=r"3 \(both bad\)"):
+        from_slots([{"item_id": 1, "ab_order": "AB", "value": 4}])
 
 
 def test_dataframe_rows():
