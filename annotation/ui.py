@@ -140,7 +140,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
         return  # a second key before the rerun, or a stale screen: the item on screen was already graded
     started = _get(page, "shown_at")
     seconds = round(time.monotonic() - started, 3) if started else None
-    note = (st.session_state.get(f"{page.prefix}note:{item['item_id']}") or "").strip() or None
+    note = (st.session_state.get(_note_key(page)) or "").strip() or None
     with Store(_db_path()) as store:
         identity = access.current(store)  # a token revoked since the page was drawn writes nothing
         if identity is None or (identity.mode == "token" and identity.name != annotator):
@@ -166,6 +166,13 @@ def _skip(page: LabelPage, item_id: int) -> None:
     _state(page, "skipped", []).append(item_id)
     _set(page, "shown_at", None)
     _set(page, "current", None)
+
+
+def _note_key(page: LabelPage) -> str:
+    """The note box's key: the count of items shown in this session, never the item's id (ids
+    follow import order, and a widget's key is in the page's HTML, where it would hint at the
+    system that wrote the answer)."""
+    return f"{page.prefix}note:{_state(page, 'screen', 0)}"
 
 
 def _grade_name(page: LabelPage, value: int) -> str:
@@ -264,6 +271,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         return
     if _get(page, "shown_at") is None:
         _set(page, "shown_at", time.monotonic())
+        _set(page, "screen", _state(page, "screen", 0) + 1)  # a new item on screen: a fresh note box
     with st.container(key=f"item-{page.kind}"):  # the item's texts (class st-key-item-<kind>)
         _render_item(page, item)
     columns = st.columns(len(page.rubric.scale))
@@ -340,7 +348,7 @@ def _render_item(page: LabelPage, item: dict[str, Any]) -> None:
         for number, context in enumerate(item["contexts"], start=1):
             _text(f"Context {number} of {len(item['contexts'])}", context)
         _text("Answer", item["answer"])
-        st.text_input("note (optional)", key=f"{page.prefix}note:{item['item_id']}")
+        st.text_input("note (optional)", key=_note_key(page))
     else:
         _text("Question", item["question"])
         first, second = st.columns(2)

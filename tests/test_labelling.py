@@ -106,9 +106,14 @@ def test_label_traces_page_grades_faithfulness_with_a_note(demo_db) -> None:
     shown = [c.value for c in at.code]
     assert not set(shown) & set(corpus) and sum(value in corpus.values() for value in shown) >= 2
     item_id = at.session_state["label:trace:ann:current"]
-    at.text_input(key=f"label:trace:note:{item_id}").input("the burning claim is not in the contexts").run()
+    # the note box's key counts the items shown in this session: never the item's id (#17)
+    assert [box.key for box in at.text_input if "note" in box.key] == ["label:trace:note:1"]
+    at.text_input(key="label:trace:note:1").input("the burning claim is not in the contexts").run()
     at.button(key="label:trace:grade1").click().run()
     assert "1 / 40 in this batch" in page_text(at)
+    assert at.session_state["label:trace:ann:current"] != item_id
+    assert [box.key for box in at.text_input if "note" in box.key] == ["label:trace:note:2"]
+    assert at.text_input(key="label:trace:note:2").value == ""  # a fresh box for the next item
     with Store(db) as store:
         row = store.db.execute(
             """SELECT rubric, value, note FROM labels l JOIN annotators a ON a.id = l.annotator_id
