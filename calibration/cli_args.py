@@ -22,7 +22,11 @@ from calibration.check_text import policy_help
 from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE, STATISTICS, TRUSTED
 from calibration.workflows import DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
 
-DESCRIPTION = "``python -m calibration``: retrieval metrics and the denominator audit."
+DESCRIPTION = (
+    "Retrieval metrics with the audit of their denominators, a run checked against the policy, "
+    "two runs compared, agreement between raters, position bias, prediction-powered means and "
+    "the weekly judge review."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
