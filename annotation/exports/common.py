@@ -36,6 +36,7 @@ __all__ = [
     "check_args",
     "current_qrels",
     "judged_grades",
+    "settled_words",
     "jsonl_record",
     "write_csv",
 ]
@@ -57,6 +58,7 @@ class Judged:
     threshold: int
     annotator: str | None
     aggregate: str
+    settled: int = 0  # items an admin settled: their settled grade, not the aggregate (Store.export_qrels)
 
     @property
     def count(self) -> int:
@@ -76,12 +78,13 @@ class Judged:
         names = self.names.get(pair, []) if pair else self.who
         if self.annotator:
             return f"{self.annotator}'s label" if pair else f"{self.annotator}'s current labels"
+        settled = f", {settled_words(self.settled)}" if self.settled and not pair else ""
         if len(names) == 1:
-            return f"{names[0]}'s label" if pair else f"the current labels of {names[0]}"
+            return f"{names[0]}'s label" if pair else f"the current labels of {names[0]}{settled}"
         return (
             f"the {self.aggregate} of {', '.join(names)}"
             if pair
-            else (f"the {self.aggregate} grade over {len(names)} annotators ({', '.join(names)})")
+            else (f"the {self.aggregate} grade over {len(names)} annotators ({', '.join(names)}){settled}")
         )
 
     def meta(self) -> dict[str, Any]:
@@ -128,7 +131,12 @@ def judged_grades(store: Store, threshold: int, annotator: str | None, aggregate
     for label in store.current_labels(annotator):
         names.setdefault((label["query_id"], label["chunk_id"]), []).append(label["annotator"])
     who = sorted({name for group in names.values() for name in group})
-    return Judged(qrels.grades, names, who, threshold, annotator, aggregate)
+    return Judged(qrels.grades, names, who, threshold, annotator, aggregate, qrels.meta.get("settled", 0))
+
+
+def settled_words(n: int) -> str:
+    """How many items of an export an admin settled, in words ("1 item settled by an admin")."""
+    return f"{n} item{'' if n == 1 else 's'} settled by an admin (the settled grade, not the aggregate)"
 
 
 def jsonl_record(obj: Any) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from annotation.exports.common import PathLike, check_annotator, current_qrels, write_csv
+from annotation.exports.common import PathLike, check_annotator, current_qrels, settled_words, write_csv
 from annotation.formats import Qrels, write_golden, write_qrels
 from annotation.pooling import sampling_design
 from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
@@ -35,7 +35,10 @@ CSV_COLUMNS = [
 
 
 def _written(qrels: Qrels, path: PathLike) -> str:
-    return f"wrote {qrels.n_judgments} judgments over {len(qrels.grades)} queries to {path}"
+    settled = qrels.meta.get("settled", 0)
+    return f"wrote {qrels.n_judgments} judgments over {len(qrels.grades)} queries to {path}" + (
+        f"; {settled_words(settled)}" if settled else ""
+    )
 
 
 def export_qrels(

@@ -24,7 +24,8 @@ The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``
 - ``pools``: pools, samples, answer pairs, assignments;
 - ``queue``: the labelling queue and what an item shows;
 - ``corpus``: chunks, queries, traces, rankings and items read back whole;
-- ``history``: recorded ``check`` reports of a run over time.
+- ``history``: recorded ``check`` reports of a run over time;
+- ``browse``: the admin's item browser, one item's history, settlements (adjudication).
 
 Everything else asks the store: no SQL lives outside this package
 (``tests/test_sql_home.py``).
@@ -46,6 +47,7 @@ from annotation.store.base import (
     random_position,
     utc_now,
 )
+from annotation.store.browse import Browse
 from annotation.store.corpus import Corpus
 from annotation.store.history import History
 from annotation.store.identity import REVOKED, ROLES, Identity, token_hash
@@ -91,7 +93,7 @@ __all__ = [
 ]
 
 
-class Store(Imports, Labels, Judges, Pools, Queue, Corpus, History, Identity, StoreBase):
+class Store(Imports, Labels, Judges, Pools, Queue, Corpus, History, Browse, Identity, StoreBase):
     """A handle on the SQLite file; one per script run (or per session)."""
 
 

@@ -161,19 +161,30 @@ class Labels(Identity):
 
     def export_qrels(self, annotator: str | None = None, aggregate: str = "median") -> Qrels:
         """Current labels as judgments: one annotator's, or one grade per item from
-        all annotators' current labels (:func:`aggregate_grades`)."""
+        all annotators' current labels (:func:`aggregate_grades`).
+
+        Adjudication: in the grade from all annotators, an item with a current settlement takes
+        its settled grade, whatever the method (:meth:`Browse.settled_chunk_grades`, the store's
+        ``browse`` part); ``meta["settled"]`` says how many items did (absent when none). One
+        annotator's export is theirs alone: no settlement changes it."""
         by_item: dict[tuple[str, str], list[int]] = {}
         for label in self.current_labels(annotator):
             by_item.setdefault((label["query_id"], label["chunk_id"]), []).append(label["value"])
+        settled = {} if annotator else self.settled_chunk_grades()  # type: ignore[attr-defined]
         grades: dict[str, dict[str, int]] = {}
         for (qid, doc), values in by_item.items():
-            grades.setdefault(qid, {})[doc] = aggregate_grades(values, aggregate)
+            grade = aggregate_grades(values, aggregate)
+            grades.setdefault(qid, {})[doc] = settled.get((qid, doc), grade)
         texts = {
             qid: text
             for qid, text in self.db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL").fetchall()
             if qid in grades
         }
-        return Qrels(grades=grades, texts=texts, path=self.path)
+        qrels = Qrels(grades=grades, texts=texts, path=self.path)
+        n_settled = sum(1 for key in by_item if key in settled)
+        if n_settled:
+            qrels.meta["settled"] = n_settled
+        return qrels
 
     # ------------------------------------------------------------ what the workflows read of labels
 

@@ -173,3 +173,22 @@ def _m010_calibration_rule(db: sqlite_utils.Database) -> None:
     marks and never mixes in silently."""
     for column in ("rule", "statistic", "served_model"):
         db.execute(f"ALTER TABLE calibrations ADD COLUMN {column} TEXT")
+
+
+@MIGRATIONS(name="m013_settlements")
+def _m013_settlements(db: sqlite_utils.Database) -> None:
+    """Adjudication: an admin's label row (``label_id``) marked as the settled one for its item, by
+    whom (``annotator_id``) and when. Append-only, like the labels: the newest row per item counts,
+    a newer one supersedes, and a row without a label withdraws the settlement
+    (:mod:`annotation.store.browse`)."""
+    db.execute(
+        """CREATE TABLE settlements (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id),
+            label_id INTEGER REFERENCES labels(id), annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            created_at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX settlements_item ON settlements (item_id, id)")
+    for action in ("UPDATE", "DELETE"):
+        db.execute(
+            f"""CREATE TRIGGER settlements_no_{action.lower()} BEFORE {action} ON settlements
+            BEGIN SELECT RAISE(ABORT, 'settlements are append-only: settle again instead'); END"""
+        )
