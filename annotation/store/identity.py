@@ -1,17 +1,82 @@
-"""Who labels: annotators, their roles and access tokens (:class:`Identity`)."""
+"""Who labels: annotators, their roles, access tokens and sign-in sessions (:class:`Identity`).
+
+A *session* is what lets a browser stay signed in without keeping the token: the token is traded
+once (:meth:`Identity.start_session`) for a session that expires after :func:`session_hours` hours
+(default :data:`DEFAULT_SESSION_HOURS`, ``DENOMINATOR_SESSION_HOURS``), ends at sign-out
+(:meth:`Identity.end_session`) and dies with the token it was started with (a revoked or
+replaced token matches no session). The session id lives in the browser's cookie only; the
+store keeps its SHA-256, like a token's. The id is born in :meth:`Identity.claim_session`, which
+the HTTP response that sets the cookie calls with a one-time code: no page script ever holds it.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from annotation.store.base import StoreBase, StoreError
+from annotation.store.base import StoreBase, StoreError, utc_now
 
-__all__ = ["Identity", "token_hash", "ROLES", "REVOKED"]
+__all__ = [
+    "Identity",
+    "token_hash",
+    "ROLES",
+    "REVOKED",
+    "DEFAULT_SESSION_HOURS",
+    "HANDOFF_SECONDS",
+    "SESSION_HOURS_ENV",
+    "session_hours",
+    "SignIn",
+    "Claimed",
+]
 
 ROLES = ("annotator", "admin")
 REVOKED = "revoked"
+DEFAULT_SESSION_HOURS = 12.0  # a working day and its evening; the one place this default lives
+SESSION_HOURS_ENV = "DENOMINATOR_SESSION_HOURS"
+HANDOFF_SECONDS = 120  # the one-time code is traded by the page at once; slow machines get slack
+
+
+def session_hours() -> float:
+    """How long a sign-in lasts: ``DENOMINATOR_SESSION_HOURS`` (a positive number), else 12."""
+    raw = os.environ.get(SESSION_HOURS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SESSION_HOURS
+    try:
+        hours = float(raw)
+    except ValueError:
+        hours = float("nan")
+    if not hours > 0 or hours == float("inf"):
+        raise StoreError(f"{SESSION_HOURS_ENV} must be a positive number of hours, not {raw!r}")
+    return hours
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """A session just started: its row, and the one-time code the browser trades for its cookie."""
+
+    session: int
+    handoff: str
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The cookie's value (the session id, shown to nobody else) and its lifetime in seconds."""
+
+    session_id: str
+    max_age: int
+
+
+def _later(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="microseconds")
+
+
+# a live session: not ended, not expired, and its token still the annotator's active token
+_LIVE = """SELECT s.id, a.name, a.role, s.expires_at FROM sessions s JOIN annotators a ON a.id = s.annotator_id
+           WHERE {which} AND s.revoked_at IS NULL AND s.expires_at > ? AND a.token_hash = s.token_hash"""
 
 
 def token_hash(token: str) -> str:
@@ -73,6 +138,11 @@ class Identity(StoreBase):
             if row[0] in (None, REVOKED):
                 raise StoreError(f"annotator {name!r} has no active token")
             self.db.execute("UPDATE annotators SET token_hash = ? WHERE name = ?", [REVOKED, name])
+            self.db.execute(  # its sessions end with it (they no longer match a token anyway)
+                """UPDATE sessions SET revoked_at = ? WHERE revoked_at IS NULL
+                   AND annotator_id = (SELECT id FROM annotators WHERE name = ?)""",
+                [utc_now(), name],
+            )
 
     def identify(self, token: str | None) -> dict[str, str] | None:
         """``{"name", "role"}`` of the active token, else None."""
@@ -108,3 +178,81 @@ class Identity(StoreBase):
             }
             for name, role, th, n in rows
         ]
+
+    # Sign-in sessions (m011). ``start_session`` checks the token and records a session with a
+    # one-time code; ``claim_session`` trades the code for the session id (once); the id is then
+    # looked up by its hash on every page load. Ending a session sets ``revoked_at``; rows stay.
+
+    def start_session(self, token: str | None, hours: float | None = None) -> SignIn | None:
+        """A new session for the holder of the active ``token`` (None when it is not one),
+        lasting ``hours`` (default :func:`session_hours`)."""
+        if not token:
+            return None
+        lifetime = (session_hours() if hours is None else hours) * 3600
+        handoff = secrets.token_urlsafe(32)
+        with self.write():
+            row = self.db.execute(
+                "SELECT id, token_hash FROM annotators WHERE token_hash = ?", [token_hash(token)]
+            ).fetchone()
+            if row is None:
+                return None
+            cursor = self.db.execute(
+                """INSERT INTO sessions (annotator_id, token_hash, handoff_hash, handoff_expires_at,
+                   created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)""",
+                [row[0], row[1], token_hash(handoff), _later(HANDOFF_SECONDS), utc_now(), _later(lifetime)],
+            )
+        return SignIn(int(cursor.lastrowid), handoff)
+
+    def claim_session(self, handoff: str | None) -> Claimed | None:
+        """The session id for the one-time ``handoff`` code of a live session, made now and
+        stored as a hash; None when the code is unknown, used, too old or its session is over."""
+        if not handoff:
+            return None
+        now = utc_now()
+        session_id = secrets.token_urlsafe(32)
+        with self.write():
+            row = self.db.execute(
+                _LIVE.format(
+                    which="s.handoff_hash = ? AND s.claimed_at IS NULL AND s.handoff_expires_at > ?"
+                ),
+                [token_hash(handoff), now, now],
+            ).fetchone()
+            if row is None:
+                return None
+            self.db.execute(
+                "UPDATE sessions SET session_hash = ?, claimed_at = ? WHERE id = ?",
+                [token_hash(session_id), now, row[0]],
+            )
+        left = datetime.fromisoformat(row[3]) - datetime.fromisoformat(now)
+        return Claimed(session_id, max(1, int(left.total_seconds())))
+
+    def session_identity(
+        self, *, session: int | None = None, session_id: str | None = None
+    ) -> dict[str, Any] | None:
+        """``{"session", "name", "role", "expires_at"}`` of a live session, found by its row
+        (``session``, what a page keeps in its server-side state) or by the cookie's id; else None."""
+        if session is not None:
+            which, key = "s.id = ?", session
+        elif session_id:
+            which, key = "s.session_hash = ?", token_hash(session_id)
+        else:
+            return None
+        row = self.db.execute(_LIVE.format(which=which), [key, utc_now()]).fetchone()
+        if row is None:
+            return None
+        return {"session": int(row[0]), "name": row[1], "role": row[2], "expires_at": row[3]}
+
+    def end_session(self, *, session: int | None = None, session_id: str | None = None) -> bool:
+        """Sign out: the session (by row or by the cookie's id) ends now; False when there was
+        no such session running."""
+        if session is not None:
+            which, key = "id = ?", session
+        elif session_id:
+            which, key = "session_hash = ?", token_hash(session_id)
+        else:
+            return False
+        with self.write():
+            cursor = self.db.execute(
+                f"UPDATE sessions SET revoked_at = ? WHERE {which} AND revoked_at IS NULL", [utc_now(), key]
+            )
+        return cursor.rowcount > 0

@@ -175,6 +175,23 @@ def _m010_calibration_rule(db: sqlite_utils.Database) -> None:
         db.execute(f"ALTER TABLE calibrations ADD COLUMN {column} TEXT")
 
 
+@MIGRATIONS(name="m011_sessions")
+def _m011_sessions(db: sqlite_utils.Database) -> None:
+    """The app's sign-in sessions: who (``annotator_id``), under which token (``token_hash``: the
+    session dies with it), when it began, when it expires and when it was ended (``revoked_at``:
+    sign-out or the token's revocation). Only hashes are kept: of the session id the browser's
+    cookie holds (``session_hash``, NULL until the browser claimed it) and of the one-time code
+    that the browser trades for that cookie (``handoff_hash``, good once, until
+    ``handoff_expires_at``)."""
+    db.execute(
+        """CREATE TABLE sessions (id INTEGER PRIMARY KEY,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id), token_hash TEXT NOT NULL,
+            session_hash TEXT UNIQUE, handoff_hash TEXT NOT NULL UNIQUE, handoff_expires_at TEXT NOT NULL,
+            created_at TEXT NOT NULL, expires_at TEXT NOT NULL, claimed_at TEXT, revoked_at TEXT)"""
+    )
+    db.execute("CREATE INDEX sessions_annotator ON sessions (annotator_id)")
+
+
 @MIGRATIONS(name="m013_settlements")
 def _m013_settlements(db: sqlite_utils.Database) -> None:
     """Adjudication: an admin's label row (``label_id``) marked as the settled one for its item, by
