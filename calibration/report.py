@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from annotation.render import align, decisive, interval, num, signed
-from calibration.audit import REPEAT_RULE, finding_text, precision_ceiling, recall_ceiling, repeats_text
+from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
+from calibration.findings import group_findings, group_text, repeats_group
 from calibration.metrics import Evaluation
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
@@ -131,9 +132,11 @@ def metrics_table(
     qrels_path: str = "",
     run_path: str = "",
     coverage: Mapping[str, float | None] | None = None,
+    verbose: bool = False,
 ) -> str:
     """Aligned per-query table; every recall with |Rel| and its ceiling; label coverage when the
-    corpus size is known (``coverage``), else a line saying it is unknown."""
+    corpus size is known (``coverage``), else a line saying it is unknown; the run's repeated ids
+    as one line with a few of its queries (every one when ``verbose``)."""
     ks = result.ks
     header = ["query", "|Rel|", "ret"] + (["coverage"] if coverage is not None else [])
     for k in ks:
@@ -190,13 +193,17 @@ def metrics_table(
         notes.append(f"{len(result.missing_from_run)} queries of the qrels are missing from the run: {verb}")
     if result.not_in_qrels:
         notes.append(f"{result.not_in_qrels} queries of the run have no judgments: ignored")
-    for qid, ids in result.duplicates.items():
-        notes.append(f"{qid}: {repeats_text(ids)}")
+    repeats = repeats_group(result.duplicates, int(result.evaluated.sum()) + result.not_in_qrels, ks[0])
+    if repeats is not None:
+        notes += group_text(repeats, verbose, tag=False, indent="")
     out += notes
     return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------- audit
+
+
+NAMED = 5  # queries a sentence names before it says how many more
 
 
 def inflation_text(report: Mapping[str, Any]) -> str:
@@ -212,15 +219,22 @@ def inflation_text(report: Mapping[str, Any]) -> str:
             f"no query has more relevant chunks than k = {k}"
         )
     above = [qid for qid, q in report["queries"].items() if "rel_above_k" in q["findings"]]
+    named = ", ".join(above[:NAMED]) + (
+        f" and {len(above) - NAMED:,} more queries" if len(above) > NAMED else ""
+    )
     return (
         f"with the capped denominator min(|Rel|, k) mean R@{k} would read {num(capped, 3)} instead of "
-        f"{num(honest, 3)} (+{capped - honest:.3f}, inflated), by hiding that {', '.join(above)} "
+        f"{num(honest, 3)} (+{capped - honest:.3f}, inflated), by hiding that {named} "
         f"{'has' if len(above) == 1 else 'have'} more relevant chunks than k = {k}: shown only to measure "
         "the inflation, it is not a recall"
     )
 
 
-def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
+def audit_table(
+    result: Mapping[str, Any], qrels_path: str = "", run_path: str = "", verbose: bool = False
+) -> str:
+    """The audit's table, its means, then the findings one line per kind with a few of its
+    queries (every one when ``verbose``), then the gates."""
     k = result["k"]
     header = [
         "query",
@@ -275,13 +289,11 @@ def audit_table(result: Mapping[str, Any], qrels_path: str = "", run_path: str =
     if s["missing_from_run"]:
         lines.append(f"{s['missing_from_run']} queries of the qrels are missing from the run: not audited")
     lines.append("")
-    lines.append("findings:")
-    any_finding = False
-    for qid, q in result["queries"].items():
-        for code in q["findings"]:
-            any_finding = True
-            lines.append(f"  {qid}: [{code}] {finding_text(code, q, k)}")
-    if not any_finding:
+    groups = group_findings(result)
+    lines.append("findings, by kind:" if groups else "findings:")
+    for group in groups:
+        lines += group_text(group, verbose)
+    if not groups:
         lines.append("  none")
     if result["gates"]:
         lines.append("")
