@@ -38,6 +38,7 @@ from annotation.cli_base import (
     say_notes,
 )
 from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
+from annotation.model import Run
 from calibration.audit import REPEAT_RULE, InvalidAudit, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.cli_args import build_parser
@@ -99,21 +100,55 @@ def _judgments(path: str) -> Qrels:
     return qrels
 
 
+def _scored(args: argparse.Namespace) -> tuple[Qrels, Run, str, str, set[str] | None]:
+    """What metrics and audit score: QRELS and RUN, or a stored run and label set (--stored-run,
+    --labels, --db: calibration.stored.stored_data, as the Metrics page); their names; the corpus ids
+    (--corpus, else with --stored-run the store's chunks unless --corpus-size is given)."""
+    corpus = set(read_corpus_ids(args.corpus)) if args.corpus else None
+    if args.stored_run is None:
+        for option in ("labels", "db"):
+            if getattr(args, option):
+                raise UsageError(f"python -m calibration {args.command}: --{option} goes with --stored-run")
+        if not args.run:  # argparse's words, as when both were required
+            missing = "RUN" if args.qrels else "QRELS, RUN (or --stored-run NAME)"
+            raise UsageError(
+                f"python -m calibration {args.command}: the following arguments are required: {missing}"
+            )
+        return _judgments(args.qrels), read_ranked(args.run), args.qrels, args.run, corpus
+    if args.qrels:
+        raise UsageError(
+            f"python -m calibration {args.command}: --stored-run replaces QRELS and RUN (--labels names the labels)"
+        )
+    # start-up: the store (sqlite-utils), only with --stored-run
+    from annotation.store import Store, StoreError, default_db_path
+    from calibration.stored import DEFAULT_LABELS, stored_data
+
+    path = args.db or default_db_path()
+    if not os.path.exists(path):
+        raise UsageError(f"no such database: {path}")
+    try:
+        with Store(path) as store:
+            data = stored_data(store, args.stored_run, args.labels or DEFAULT_LABELS)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if corpus is None and args.corpus_size is None:
+        corpus = data.corpus_ids
+    return data.qrels, data.run, data.labels_name, data.run_name, corpus
+
+
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
-    qrels = _judgments(args.qrels)
+    qrels, run, qrels_name, run_name, corpus = _scored(args)
     result = evaluate_run(
         qrels,
-        read_ranked(args.run),
+        run,
         args.k,
         args.min_grade,
         missing=args.missing,
         gain=args.gain,
-        run_name=args.run,
-        qrels_name=args.qrels,
+        run_name=run_name,
+        qrels_name=qrels_name,
     )
-    coverage = coverage_of(
-        qrels, result.qids, args.corpus_size, set(read_corpus_ids(args.corpus)) if args.corpus else None
-    )
+    coverage = coverage_of(qrels, result.qids, args.corpus_size, corpus)
     if args.format == "json":
         return dumps(metrics_json(result, coverage)), 0
     if args.format == "trec":
@@ -124,7 +159,7 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
                 file=sys.stderr,
             )
         return metrics_trec(result), 0
-    return metrics_table(result, qrels_path=args.qrels, run_path=args.run, coverage=coverage), 0
+    return metrics_table(result, qrels_name, run_name, coverage, verbose=args.verbose), 0
 
 
 def run_audit(args: argparse.Namespace) -> tuple[str, int]:
@@ -135,8 +170,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     if args.interval != "midp" and not args.estimate:
         raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
     gates = [parse_gate(rule) for rule in args.fail_on]
-    qrels = _judgments(args.qrels)
-    run = read_ranked(args.run)
+    qrels, run, qrels_name, run_name, corpus = _scored(args)
     result = audit_data(
         qrels,
         run,
@@ -145,14 +179,14 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
         fetch_depth=args.fetch_depth,
         corpus_size=args.corpus_size,
-        corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
+        corpus_ids=corpus,
         truth=_judgments(args.truth) if args.truth else None,
         gates=gates,
         policy=load_policy(args.policy),
         min_judged=args.min_judged,
         stage1_min=args.stage1_min,
-        run_name=args.run,
-        qrels_name=args.qrels,
+        run_name=run_name,
+        qrels_name=qrels_name,
     )
     code = 0 if result["passed"] else 1
     estimates = None
@@ -162,7 +196,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         if estimates is not None:
             result["estimate"] = estimates
         return dumps(result), code
-    table = audit_table(result, qrels_path=args.qrels, run_path=args.run)
+    table = audit_table(result, qrels_name, run_name, verbose=args.verbose)
     return table + (estimate_table(estimates) if estimates is not None else ""), code
 
 

@@ -19,6 +19,7 @@ from annotation.cli_base import (
 )
 from calibration.audit import JUDGED_BAR, STAGE1_BAR
 from calibration.check_text import policy_help
+from calibration.findings import EXAMPLES
 from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE, STATISTICS, TRUSTED
 from calibration.workflows import DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
 
@@ -29,13 +30,39 @@ DESCRIPTION = (
 )
 
 
+def add_stored_options(parser: argparse.ArgumentParser) -> None:
+    """--stored-run NAME, --labels SET, --db: score a run of the store instead of QRELS RUN."""
+    parser.add_argument(
+        "--stored-run",
+        metavar="NAME",
+        help="score the run stored under NAME instead of QRELS RUN (label coverage: the store's chunks)",
+    )
+    parser.add_argument(
+        "--labels",
+        metavar="SET",
+        help="with --stored-run, the store's labels to score against: median (the default), majority or mean "
+        "of everyone's current labels, annotator:NAME (one person's), or judge:NAME (a judge's grades)",
+    )
+    add_db_option(parser)
+
+
+def add_verbose_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """--verbose: every query under each kind of finding, not the first few."""
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help=f"list every query of {what} (default: one line per kind and its first {EXAMPLES} queries)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m calibration", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     m = sub.add_parser("metrics", help="P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run")
-    m.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
-    m.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
+    m.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels or golden.yaml")
+    m.add_argument("run", metavar="RUN", nargs="?", help="TREC run, or .jsonl rankings")
+    add_stored_options(m)
     add_k_option(m, default=DEFAULT_K)
     add_min_grade_option(m)
     m.add_argument(
@@ -52,11 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="nDCG gain: the grade (trec_eval) or 2^grade - 1",
     )
     add_corpus_options(m)
+    add_verbose_option(m, "the run's repeated ids")
     add_format_option(m, "table", "json", "trec")
 
     a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
-    a.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
-    a.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
+    a.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels or golden.yaml")
+    a.add_argument("run", metavar="RUN", nargs="?", help="TREC run, or .jsonl rankings")
+    add_stored_options(a)
     add_k_option(a, one=True)
     fetch = a.add_mutually_exclusive_group()
     fetch.add_argument(
@@ -103,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --estimate: midp (95%% on average over truths, the default) or exact "
         "(at least 95%% for every truth of one stratum, wider)",
     )
+    add_verbose_option(a, "each kind of finding")
     add_format_option(a, "table", "json")
     ch = sub.add_parser(
         "check",

@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 from annotation.store import Store
 from calibration.__main__ import main
 from judge.jobs import grade_offline
-from tests.conftest import cli, shared_dir
+from tests.conftest import EXAMPLE, cli, shared_dir
 
 SHARED = shared_dir()
 UMBRELA = (SHARED / "data" / "trec_rag_umbrela") if SHARED is not None else None
@@ -184,13 +184,9 @@ def test_verdict_thresholds_are_configurable(tmp_path, capsys) -> None:
     assert pair["kappa"] == pytest.approx(2 / 3)
     assert pair["kappa_ci"] == pytest.approx([0.0525, 0.9406], abs=5e-4)
     assert pair["verdict"] == "undecided" and pair["more_labels"] > 100
-    code, out, _ = cli(
-        main, capsys, "agree", path, "--format", "json", "--trusted", "0.0"
-    )
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--trusted", "0.0")
     assert json.loads(out)["pairs"][0]["verdict"] == "trusted"  # the lower end 0.053 reaches a bar of 0
-    code, out, _ = cli(
-        main, capsys, "agree", path, "--format", "json", "--statistic", "quadratic"
-    )
+    code, out, _ = cli(main, capsys, "agree", path, "--format", "json", "--statistic", "quadratic")
     report = json.loads(out)
     assert report["statistic"] == "quadratic" and report["pairs"][0]["statistic"] == "quadratic"
     code, _, err = cli(main, capsys, "agree", path, "--trusted", "0.7", "--noisy", "0.5")
@@ -216,3 +212,123 @@ def test_ppi_adds_rogan_gladen_for_pass_fail_labels(tmp_path, capsys) -> None:
     graded.write_text("human,judge\n2,1\n1,1\n0,0\n2,2\n")
     assert main(["ppi", str(graded), str(unlabeled), "--format", "json"]) == 0
     assert "rogan_gladen" not in json.loads(capsys.readouterr().out)
+
+
+# ---------------------------------------------------------------- metrics and audit: findings by kind
+
+
+def repeated_run(tmp_path, n_queries: int = 40, repeated: int = 25):
+    """Queries q00.. with 3 relevant chunks each; the first ``repeated`` rank their first chunk twice."""
+    qrels, run = [], []
+    for i in range(n_queries):
+        qid = f"q{i:02d}"
+        qrels += [f"{qid} 0 {qid}-d{j} 1\n" for j in range(3)]
+        second = f"{qid}-d0" if i < repeated else f"{qid}-x"
+        run.append(json.dumps({"query_id": qid, "ranking": [f"{qid}-d0", second, f"{qid}-d1"]}) + "\n")
+    (tmp_path / "r.qrels").write_text("".join(qrels))
+    (tmp_path / "r.jsonl").write_text("".join(run))
+    return tmp_path / "r.qrels", tmp_path / "r.jsonl"
+
+
+def test_audit_groups_findings_by_kind(tmp_path, capsys) -> None:
+    qrels, run = repeated_run(tmp_path)
+    code, out, _ = cli(main, capsys, "audit", qrels, run, "-k", "5")
+    assert code == 0
+    findings = out[out.index("findings, by kind:") :].splitlines()
+    assert findings[1:6] == [
+        "  duplicate chunk ids in 25 of 40 queries: each repeat keeps its slot and scores nothing",
+        "    q00: [duplicate_ids] repeated ids q00-d0: each repeat keeps its slot and scores nothing",
+        "    q01: [duplicate_ids] repeated ids q01-d0: each repeat keeps its slot and scores nothing",
+        "    q02: [duplicate_ids] repeated ids q02-d0: each repeat keeps its slot and scores nothing",
+        "    ... and 22 more (--verbose lists them)",
+    ]
+    assert (
+        "  more hits by a naive positional count than distinct relevant chunks in 25 of 40 queries: "
+        "a repeated relevant chunk counted again" in findings
+    )
+    assert "  fewer relevant chunks than k = 5 in 40 of 40 queries: precision can never reach 1" in findings
+    assert "    ... and 37 more (--verbose lists them)" in findings
+    assert sum("[duplicate_ids]" in line for line in findings) == 3
+    # --verbose: every finding, one line each, as before the grouping
+    code, out, _ = cli(main, capsys, "audit", qrels, run, "-k", "5", "--verbose")
+    assert code == 0
+    assert sum("[duplicate_ids]" in line for line in out.splitlines()) == 25
+    assert sum("[rel_below_k]" in line for line in out.splitlines()) == 40
+    assert "more (--verbose lists them)" not in out
+    # JSON is unchanged: every query with its findings
+    code, out, _ = cli(main, capsys, "audit", qrels, run, "-k", "5", "--format", "json")
+    report = json.loads(out)
+    assert report["summary"]["findings"] == {
+        "duplicate_ids": 25,
+        "positional_mismatch": 25,
+        "rel_below_k": 40,
+    }
+    assert report["queries"]["q24"]["findings"] == ["duplicate_ids", "positional_mismatch", "rel_below_k"]
+
+
+def test_metrics_groups_the_repeated_ids(tmp_path, capsys) -> None:
+    qrels, run = repeated_run(tmp_path)
+    code, out, _ = cli(main, capsys, "metrics", qrels, run, "-k", "5")
+    assert code == 0
+    lines = out.splitlines()
+    start = lines.index(
+        "duplicate chunk ids in 25 of 40 queries of the run: each repeat keeps its slot and scores nothing"
+    )
+    assert lines[start + 1] == "  q00: repeated ids q00-d0: each repeat keeps its slot and scores nothing"
+    assert lines[start + 4] == "  ... and 22 more (--verbose lists them)"
+    assert sum("repeated ids q" in line for line in lines) == 3
+    code, out, _ = cli(main, capsys, "metrics", qrels, run, "-k", "5", "--verbose")
+    assert sum("repeated ids q" in line for line in out.splitlines()) == 25
+    code, out, _ = cli(main, capsys, "metrics", qrels, run, "-k", "5", "--format", "json")
+    assert len(json.loads(out)["duplicates"]) == 25
+
+
+# ---------------------------------------------------------------- metrics and audit of a stored run
+
+
+def test_metrics_of_a_stored_run(demo_db, capsys) -> None:
+    code, out, err = cli(main, capsys, "metrics", "--stored-run", "retriever", "--db", demo_db)
+    assert code == 0, err
+    assert out.splitlines()[0] == (
+        f"metrics of run 'retriever' (run 'retriever' of the store {demo_db}) against everyone's current "
+        "labels, the median per chunk (cat, dan)"
+    )
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[3:7]}
+    # query |Rel| ret coverage P@10 (ceil) R@10 (ceil) RR nDCG@10: coverage over the store's 24 chunks
+    assert rows["q_faw"][1:9] == ["2", "10", "0.417", "0.200", "(0.200)", "1.000", "(1.000)", "1.000"]
+    assert rows["mean"][1:2] == ["0.417"] and "0.716" in rows["mean"]
+    assert "2 queries of the run have no judgments: ignored" in out
+    code, out, err = cli(
+        main,
+        capsys,
+        "audit",
+        "--stored-run",
+        "retriever",
+        "--db",
+        demo_db,
+        "-k",
+        "10",
+        "--labels",
+        "annotator:cat",
+    )
+    assert code == 0, err
+    q_faw = next(line.split() for line in out.splitlines() if line.startswith("q_faw"))
+    assert q_faw[1:3] == ["3", "1.000"] and q_faw[9] == "0.417"  # |Rel|, R@10, coverage
+
+
+def test_a_stored_run_refused_with_one_line(demo_db, tmp_path, capsys) -> None:
+    for argv, message in (
+        (["--stored-run", "nope"], "error: no run named 'nope' in the store"),
+        (["--stored-run", "retriever", "--labels", "nope"], "error: no label set 'nope' in the store"),
+        (["--labels", "median"], "--labels goes with --stored-run"),
+        (["--db", str(demo_db)], "--db goes with --stored-run"),
+        ([str(EXAMPLE / "golden.yaml"), "--stored-run", "retriever"], "--stored-run replaces QRELS and RUN"),
+        ([], "the following arguments are required: QRELS, RUN (or --stored-run NAME)"),
+    ):
+        code, _, err = cli(main, capsys, "metrics", *argv)
+        assert code == 2 and message in err and len(err.splitlines()) == 1, (argv, err)
+    code, _, err = cli(
+        main, capsys, "audit", "--stored-run", "retriever", "-k", "5", "--db", tmp_path / "none.db"
+    )
+    assert code == 2 and err == f"error: no such database: {tmp_path / 'none.db'}\n"
+    assert not (tmp_path / "none.db").exists()

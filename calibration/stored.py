@@ -1,0 +1,120 @@
+"""A run already in the store, scored against a label set of the store: the one workflow that
+``python -m calibration metrics|audit --stored-run NAME`` and the Metrics page's "the store"
+source both call, so the two faces answer the same.
+
+A label set is named by a short spec, the same on both faces:
+
+- ``median``, ``majority``, ``mean``: everyone's current human labels, one grade per
+  (query, chunk) by that aggregate (``Store.export_qrels``, as the exports give them);
+- ``annotator:NAME``: one person's current labels;
+- ``judge:NAME``: the relevance grades of judge NAME's current version (its newest answer per
+  item, first repeat; errors left out).
+
+The corpus for label coverage is the store's chunks (every chunk id it knows). The store is
+passed in (:class:`annotation.store.Store`); no SQL here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from annotation.model import Qrels, Run
+from annotation.store import AGGREGATES
+from calibration.workflows import InvalidInput, NothingToEvaluate
+
+DEFAULT_LABELS = "median"
+
+
+@dataclass
+class StoredData:
+    """A stored run and a stored label set, as the metrics and the audit take them."""
+
+    qrels: Qrels
+    run: Run
+    corpus_ids: set[str]  # the store's chunks: what label coverage divides by
+    run_name: str  # ``run 'retriever' of the store demo.db``
+    labels_name: str  # ``the median of everyone's current labels (cat, dan)``
+
+
+def stored_label_sets(store: Any) -> dict[str, str]:
+    """spec -> what it holds in words, for every label set the store can give (a judge only when
+    it graded relevance): the aggregates first, then each annotator, then each judge."""
+    people = store.annotators_with_labels()
+    sets = {
+        method: f"everyone's current labels, the {method} per chunk ({', '.join(people) or 'nobody yet'})"
+        for method in AGGREGATES
+    }
+    sets |= {f"annotator:{name}": f"{name}'s current labels" for name in people}
+    reviews = {row["fingerprint"]: row for row in store.calibration_trend()}  # the newest week last
+    for judge in store.judges():
+        if judge["rubric"] == "relevance" and judge["current"] and judge["labels"]:
+            sets[f"judge:{judge['name']}"] = (
+                f"judge {judge['name']} v{judge['version']} ({judge['model'] or judge['kind']}): "
+                f"its {judge['labels']} grades; {calibration_text(reviews.get(judge['fingerprint']))}"
+            )
+    return sets
+
+
+def calibration_text(review: dict[str, Any] | None) -> str:
+    """A judge's agreement with people in words: its newest review's kappa, n and verdict."""
+    if review is None:
+        return "uncalibrated (never reviewed against people)"
+    kappa = "undefined" if review["kappa"] is None else f"{review['kappa']:.3f}"
+    return f"kappa {kappa} with people (n = {review['n']}, week {review['week']}): {review['verdict']}"
+
+
+def stored_runs(store: Any) -> list[str]:
+    """The names of the stored runs, in import order."""
+    return [name for _run_id, name in store.stored_runs()]
+
+
+def stored_qrels(store: Any, labels: str = DEFAULT_LABELS) -> tuple[Qrels, str]:
+    """The label set ``labels`` (a spec, see the module) and its name in words."""
+    sets = stored_label_sets(store)
+    if labels not in sets:
+        raise InvalidInput(
+            f"no label set {labels!r} in the store {store.path}; expected one of {', '.join(sets)}"
+        )
+    kind, _, who = labels.partition(":")
+    if kind == "judge":
+        judge = next(j for j in store.judges() if j["name"] == who and j["current"])
+        items = {item: (qid, chunk) for item, qid, chunk in store.chunk_items()}
+        grades: dict[str, dict[str, int]] = {}
+        for row in store.judge_values(judge["fingerprint"]):
+            if row["item_id"] in items and (row["repeat"] or 0) == 0:
+                qid, chunk = items[row["item_id"]]
+                grades.setdefault(qid, {})[chunk] = int(row["value"])
+        qrels = Qrels(grades=grades, path=store.path)
+    else:
+        qrels = store.export_qrels(who or None, kind if kind in AGGREGATES else DEFAULT_LABELS)
+    if not qrels.grades:
+        raise NothingToEvaluate(f"the store {store.path} holds no {sets[labels]}: nothing to score")
+    return qrels, sets[labels]
+
+
+def stored_run(store: Any, name: str) -> Run:
+    """The stored run ``name``, its rankings in their stored order (rank 1 first)."""
+    known = dict((run_name, run_id) for run_id, run_name in store.stored_runs())
+    if name not in known:
+        raise InvalidInput(
+            f"no run named {name!r} in the store {store.path}; stored runs: "
+            + (", ".join(known) or "none (python -m annotation import --run FILE adds one)")
+        )
+    ranked: dict[str, list[tuple[int, str]]] = {}
+    for qid, rank, chunk, _score in store.run_rankings(known[name]):
+        ranked.setdefault(qid, []).append((rank, chunk))
+    # the stored rank is trec_eval's order at import; Run.from_rankings keeps it (scores n..1)
+    return Run.from_rankings({qid: [c for _, c in sorted(rows)] for qid, rows in ranked.items()}, name=name)
+
+
+def stored_data(store: Any, run: str, labels: str = DEFAULT_LABELS) -> StoredData:
+    """The stored run ``run`` and the label set ``labels``, with the store's chunks as corpus."""
+    qrels, labels_name = stored_qrels(store, labels)
+    return StoredData(
+        qrels=qrels,
+        run=stored_run(store, run),
+        corpus_ids=set(store.chunk_ids()),
+        run_name=f"run {run!r} of the store {store.path}",
+        labels_name=labels_name,
+    )
