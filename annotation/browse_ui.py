@@ -31,7 +31,7 @@ KEY = "browse:"
 HANDED = f"{KEY}handed"  # filters another page hands over (open_items), applied on the next run
 TITLE = "Items"
 URL_PATH = "items"  # app.py registers the page under this path: open_items switches to it
-ANY = None  # the "any" choice of a filter
+ANY = ""  # the "any" choice of a filter (None would read as no choice made)
 FILTERS: dict[str, Any] = {  # every filter's widget key and its default
     "query": "",
     "rubric": ANY,
@@ -64,7 +64,16 @@ def open_items(**filters: Any) -> NoReturn:
 
 
 def _any(value: Any) -> str:
-    return "any" if value is ANY else str(value)
+    return "any" if _is_any(value) else str(value)
+
+
+def _is_any(value: Any) -> bool:
+    return isinstance(value, str) and value == ANY
+
+
+def _chosen(value: Any) -> Any:
+    """A filter's value, None for "any"."""
+    return None if _is_any(value) else value
 
 
 def render_items_page() -> None:
@@ -86,7 +95,8 @@ def render_items_page() -> None:
         st.error(md(exc))
         return
     st.caption(
-        f"{len(rows)} items match. People disagree: two or more people's current labels differ (by any "
+        (f"{len(rows)} items match" if len(rows) != 1 else "1 item matches")
+        + ". People disagree: two or more people's current labels differ (by any "
         "amount). Judge and people disagree: a judge's grade differs from the people's grade (the median "
         "of their current labels); without a chosen judge, the current version of every judge counts. "
         "Pairs are compared by people only. Choose a row to open its item."
@@ -99,6 +109,10 @@ def render_items_page() -> None:
         on_select="rerun",
         selection_mode="single-row",
         hide_index=True,
+        column_config={
+            name: st.column_config.Column(width="small")
+            for name in ("item", "rubric", "labels", "people's grade", "disagree", "settled")
+        },
     )
     chosen = list(event.selection.rows) if event is not None else []
     if chosen and chosen[0] < len(rows):
@@ -123,7 +137,7 @@ def render_filters(store: Store) -> dict[str, Any]:
         "labelled by",
         [ANY, *people],
         key=f"{KEY}annotator",
-        format_func=lambda a: "anyone" if a is ANY else a,
+        format_func=lambda a: "anyone" if _is_any(a) else a,
     )
     second = st.columns(4)
     judge = second[0].selectbox(
@@ -132,7 +146,7 @@ def render_filters(store: Store) -> dict[str, Any]:
         key=f"{KEY}judge",
         format_func=lambda fp: (
             "every judge (current versions)"
-            if fp is ANY
+            if _is_any(fp)
             else f"{judges[fp]['name']} v{judges[fp]['version']} ({judges[fp]['rubric']})"
         ),
     )
@@ -152,16 +166,16 @@ def render_filters(store: Store) -> dict[str, Any]:
     week = third[2].text_input("in the review sample of week (ISO, e.g. 2026-W49)", key=f"{KEY}week").strip()
     return {
         "query": query or None,
-        "rubric": rubric,
-        "run": run,
-        "annotator": annotator,
-        "judge": judge,
+        "rubric": _chosen(rubric),
+        "run": _chosen(run),
+        "annotator": _chosen(annotator),
+        "judge": _chosen(judge),
         "people_disagree": people_disagree,
         "judge_disagrees": judge_disagrees,
-        "judge_grade": judge_grade,
-        "people_grade": people_grade,
+        "judge_grade": _chosen(judge_grade),
+        "people_grade": _chosen(people_grade),
         "week": week or None,
-        "settled": settled,
+        "settled": _chosen(settled),
     }
 
 
@@ -178,8 +192,7 @@ def items_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "people": ", ".join(f"{name} {value}" for name, value in r["people"].items()),
                 "people's grade": _grade(r["people_grade"]),
                 "judges": ", ".join(f"{name}: {value}" for name, value in r["judges"].items()),
-                "people disagree": r["people_disagree"],
-                "judge disagrees": _flag(r["judge_disagrees"]),
+                "disagree": _disagree(r),
                 "settled": _grade(r["settled"]) + (f" by {r['settled_by']}" if r["settled_by"] else ""),
             }
             for r in rows
@@ -191,8 +204,11 @@ def _grade(value: int | None) -> str:
     return "" if value is None else str(value)
 
 
-def _flag(value: bool | None) -> str:
-    return "not compared" if value is None else ("yes" if value else "no")
+def _disagree(row: dict[str, Any]) -> str:
+    """Who disagrees on the item: "people", "judge" (with people), both, or "" (no one)."""
+    return ", ".join(
+        who for who, flag in (("people", row["people_disagree"]), ("judge", row["judge_disagrees"])) if flag
+    )
 
 
 def admin_name(identity: access.Identity) -> str:

@@ -14,9 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from annotation import access
+from annotation.browse_ui import open_items
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
-from calibration.review import current_week, draw_sample, review, sample_progress
+from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, review, sample_progress
 from calibration.review_report import (
     drift_text,
     judge_title,
@@ -70,6 +71,7 @@ def render_review_page() -> None:
             report = review(
                 store, week, min_labels=min_labels, save=False, bar=trusted, statistic=policy.kappa_statistic
             )
+            sampled = bool(store.review_sample(week))
     except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
         return
@@ -77,7 +79,9 @@ def render_review_page() -> None:
         st.info("No judge has graded anything yet: run one on the Judge page, or `python -m judge grade`.")
         return
     for judge in report["judges"]:
-        render_judge(judge)
+        # the review reads a trace judge on this week's sample when there is one (calibration.review)
+        scoped = sampled and RUBRIC_KIND.get(judge["rubric"]) == SAMPLE_KIND
+        render_judge(judge, week if scoped else None)
     if superseded_text(report):
         st.caption(md(superseded_text(report)[0].upper() + superseded_text(report)[1:]) + ".")
     render_trend(report)
@@ -142,7 +146,9 @@ def render_sample(db: str, week: str) -> None:
             )
 
 
-def render_judge(judge: dict) -> None:
+def render_judge(judge: dict, sample_week: str | None = None) -> None:
+    """One judge's review; ``sample_week``: the week whose sample it was reviewed on (None: every
+    labelled item), which the confusion matrix's link to the Items page keeps."""
     consensus, ceiling = judge["consensus"], judge["ceiling"]
     st.subheader(md(f"{judge['rubric']}: {judge_title(judge)}"))
     st.badge(judge["verdict"], color=BADGE.get(judge["verdict"], "gray"))
@@ -189,6 +195,7 @@ def render_judge(judge: dict) -> None:
             render_confusion(judge)
         with right:
             render_against_ceiling(judge)
+        render_cell_link(judge, sample_week)
     if judge["annotators"]:
         st.table(
             pd.DataFrame(
@@ -210,15 +217,22 @@ def render_judge(judge: dict) -> None:
         st.markdown(md(text[0].upper() + text[1:]) + ".")
 
 
-def render_confusion(judge: dict) -> None:
+def confusion_cells(judge: dict) -> list[dict]:
+    """The confusion matrix as cells ``{"judge", "people", "items"}`` (grades as text), in the
+    scale's order: rows are the judge's grades, columns the people's (the review's kappa is
+    ``cohen(judge, people)``, whose confusion has the first rater in its rows)."""
     consensus = judge["consensus"]
     labels = consensus["labels"]
-    rows = [
-        {"people": str(labels[i]), "judge": str(labels[j]), "items": int(n)}
+    return [
+        {"judge": str(labels[i]), "people": str(labels[j]), "items": int(n)}
         for i, row in enumerate(consensus["confusion"])
         for j, n in enumerate(row)
     ]
-    frame = pd.DataFrame(rows)
+
+
+def render_confusion(judge: dict) -> None:
+    consensus = judge["consensus"]
+    frame = pd.DataFrame(confusion_cells(judge))
     base = alt.Chart(frame).encode(
         x=alt.X("judge:O", title="judge's grade", axis=alt.Axis(labelAngle=0)),
         y=alt.Y(
@@ -233,6 +247,44 @@ def render_confusion(judge: dict) -> None:
     st.altair_chart(
         (heat + text).properties(height=180, width=220),
         alt=f"Confusion matrix of judge {judge['fingerprint'][:16]} against people, {consensus['n']} items",
+    )
+
+
+def render_cell_link(judge: dict, sample_week: str | None) -> None:
+    """Open the items behind a cell of the confusion matrix on the Items page (graded judges only:
+    a pairwise judge's answer is its swap-averaged preference, which the Items page does not
+    compute)."""
+    if judge["rubric"] == "preference":
+        return
+    cells = [c for c in confusion_cells(judge) if c["items"]]
+    if not cells:
+        return
+    key = f"{KEY}cell:{judge['fingerprint']}"
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    cell = left.selectbox(
+        "open the items behind a cell",
+        range(len(cells)),
+        key=key,
+        format_func=lambda i: (
+            f"judge said {cells[i]['judge']}, people said {cells[i]['people']}: "
+            f"{cells[i]['items']} item{'' if cells[i]['items'] == 1 else 's'}"
+            + (" (they agree)" if cells[i]["judge"] == cells[i]["people"] else "")
+        ),
+    )
+    if right.button("Open these items", key=f"{key}:open"):
+        chosen = cells[cell]
+        open_items(
+            rubric=judge["rubric"],
+            judge=judge["fingerprint"],
+            judge_grade=int(chosen["judge"]),
+            people_grade=int(chosen["people"]),
+            week=sample_week or "",
+        )
+    st.caption(
+        "The Items page finds them by this judge's grade and the people's median"
+        + (f" in week {md(sample_week)}'s sample" if sample_week else "")
+        + ". Where the review reads other answers (an offline judge's out-of-fold answers on the items it was "
+        "fitted on, or only the answers since its served model changed) its count can differ."
     )
 
 

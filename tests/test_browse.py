@@ -304,9 +304,9 @@ def test_the_items_page_filters_opens_and_settles(hand, tokens) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert "7 items match" in page_text(at)
     at.checkbox(key="browse:people_disagree").check().run()
-    assert "1 items match" in page_text(at)
+    assert "1 item matches" in page_text(at)
     frame = at.dataframe[0].value
-    assert frame["item"].tolist() == [items["c1"]]
+    assert frame["item"].tolist() == [items["c1"]] and frame["disagree"].tolist() == ["people, judge"]
     assert frame["people"].tolist() == ["ann 1, bob 3"] and frame["judges"].tolist() == [
         "gpt-x/relevance v1: 3"
     ]
@@ -356,3 +356,33 @@ def test_the_labelling_pages_never_reach_the_browser() -> None:
         text = (root / path).read_text(encoding="utf-8")
         for name in ("browse_items", "item_labels", "item_detail", "browse_ui", "settle"):
             assert name not in text, f"{path} uses {name}"
+
+
+def test_a_confusion_matrix_cell_opens_its_items(hand, tokens) -> None:
+    """The review page lists the non-empty cells, judge's grade first (the matrix's rows are the
+    judge's grades: cohen(judge, people)); opening one hands its filters to the Items page."""
+    db, items = hand
+    review = page_test(
+        "calibration.review_ui.render_review_page", state={"access:token": tokens["root"]}, timeout=60
+    ).run()
+    assert not review.exception, [e.value for e in review.exception]
+    cells = review.selectbox(key=f"review:cell:{FP}")
+    assert cells.options == [
+        "judge said 0, people said 0: 1 item (they agree)",
+        "judge said 0, people said 2: 1 item",
+        "judge said 3, people said 1: 1 item",
+        "judge said 3, people said 3: 1 item (they agree)",
+    ]
+    cells.set_value(2).run()
+    review.button(key=f"review:cell:{FP}:open").click().run()
+    assert not review.exception, [e.value for e in review.exception]
+    handed = review.session_state["browse:handed"]  # AppTest has no navigation to switch to
+    assert (handed["judge"], handed["judge_grade"], handed["people_grade"]) == (FP, 3, 1)
+    at = items_page(tokens["root"])
+    at.session_state["browse:handed"] = handed
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "1 item matches" in page_text(at)
+    assert at.dataframe[0].value["item"].tolist() == [items["c1"]]
+    assert at.selectbox(key="browse:judge_grade").value == 3
+    assert at.selectbox(key="browse:people_grade").value == 1
