@@ -5,6 +5,12 @@ access rules in ``annotation/access.py``. Pages are functions given to
 ``st.navigation`` (no ``pages/`` folder: a deep link after a restart would run
 such a page without this file). An annotator's navigation holds the labelling
 pages only; admin pages also check the role themselves on every run.
+
+``streamlit run app.py`` finds the ``app = st.App(...)`` below and serves this file
+through it, with the sign-in session routes beside Streamlit's (annotation/access.py
+says why: they set the HttpOnly session cookie). Served that way, the file is first
+imported as a module (``__name__ != "__main__"``: only the App is built), then run as
+the script of every page view (``__name__ == "__main__"``, as in AppTest).
 """
 
 import streamlit as st
@@ -20,29 +26,37 @@ from calibration.review_ui import render_review_page
 from calibration.ui import render_metrics_page
 from judge.ui import render_judge_page
 
-st.set_page_config(page_title="Denominator", layout="wide")
 
-identity = access.current()
-if identity is None:
-    st.navigation([st.Page(access.render_sign_in, title="Sign in", url_path="sign-in")]).run()
-    st.stop()
+def main() -> None:
+    st.set_page_config(page_title="Denominator", layout="wide")
 
-admin = identity.role == "admin"
-labelling = [
-    st.Page(render_label_chunks_page, title="Label chunks", url_path="label", default=not admin),
-    st.Page(render_label_traces_page, title="Label traces", url_path="traces"),
-    st.Page(render_compare_page, title="Compare answers", url_path="compare"),
-]
-pages = labelling
-if admin:
-    pages = [
-        st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
-        *labelling,
-        st.Page(render_judge_page, title="Judge", url_path="judge"),
-        st.Page(render_review_page, title="Calibration review", url_path="review"),
-        st.Page(render_data_page, title="Data", url_path="data"),
+    identity = access.current()
+    if identity is None:
+        st.navigation([st.Page(access.render_sign_in, title="Sign in", url_path="sign-in")]).run()
+        st.stop()
+
+    admin = identity.role == "admin"
+    labelling = [
+        st.Page(render_label_chunks_page, title="Label chunks", url_path="label", default=not admin),
+        st.Page(render_label_traces_page, title="Label traces", url_path="traces"),
+        st.Page(render_compare_page, title="Compare answers", url_path="compare"),
     ]
-if identity.mode == "local":
-    access.render_local_banner()
-access.render_identity(identity)
-st.navigation(pages).run()
+    pages = labelling
+    if admin:
+        pages = [
+            st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
+            *labelling,
+            st.Page(render_judge_page, title="Judge", url_path="judge"),
+            st.Page(render_review_page, title="Calibration review", url_path="review"),
+            st.Page(render_data_page, title="Data", url_path="data"),
+        ]
+    if identity.mode == "local":
+        access.render_local_banner()
+    access.render_identity(identity)
+    st.navigation(pages).run()
+
+
+if __name__ == "__main__":
+    main()
+else:
+    app = st.App(__file__, routes=access.ROUTES, middleware=access.MIDDLEWARE)

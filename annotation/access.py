@@ -4,11 +4,12 @@ Two modes, decided by the store:
 
 - **Token mode**, once any annotator has been given a token
   (``python -m annotation annotators add NAME --role annotator|admin``). The
-  app asks for the token (or takes ``?token=...`` from the address, then
-  removes it from the address bar) and keeps it for the browser session. The
-  token is checked against the store on every script run, so a revoked token
-  stops working at the next click. An *annotator* reaches the labelling pages
-  and their own progress only; an *admin* reaches every page.
+  app asks for the token (or takes it from a ``?token=...`` link) and trades
+  it at once for a *session* (the store's ``sessions``, m011), then forgets
+  the token. The session is checked against the store on every script run, so
+  a revoked token or an ended session stops working at the next click. An
+  *annotator* reaches the labelling pages and their own progress only; an
+  *admin* reaches every page.
 - **Single-user local mode**, while no token has ever been given: whoever
   opens the app is its admin, so the app refuses to serve in this mode unless
   the server listens on a loopback address only (``make run`` and
@@ -17,20 +18,74 @@ Two modes, decided by the store:
 Admin pages call :func:`require_admin` at their top: the role is checked on
 the server for every run of the page, not only by leaving the page out of the
 navigation.
+
+**How a browser stays signed in** (across a refresh and new tabs, until sign-out,
+expiry after ``DENOMINATOR_SESSION_HOURS``, default 12, or the token's revocation):
+a cookie ``denominator_session`` holds a random session id, never the token; the
+store keeps only its SHA-256. The cookie is ``HttpOnly; SameSite=Strict; Path=/``
+(``Secure`` over HTTPS), so no script on the page can read it and no other site's
+request carries it.
+
+Streamlit 1.67 offers no way for a script run to *set* a cookie (``st.context.cookies``
+is read-only, the snapshot the browser sent when the page connected; ``st.login``'s
+cookie machinery needs an OpenID Connect provider). JavaScript could write one
+(``st.html(..., unsafe_allow_javascript=True)``, a component) but could not make it
+HttpOnly, leaving the id to any injected script. What 1.67 does offer is ``st.App``:
+``streamlit run app.py`` finds the ``app = st.App(...)`` in app.py and serves it,
+with our own Starlette routes and middleware beside Streamlit's. So:
+
+- Signing in on the page (:func:`render_sign_in`) starts a session in the store and
+  gives the page a one-time code (good once, for two minutes). A two-line script
+  (:func:`render_identity`) posts the code to :data:`SESSION_ROUTE`; that HTTP
+  response makes the session id and sets the HttpOnly cookie. The id never passes
+  through the page; the code is worthless once traded.
+- A ``?token=...`` link is handled before Streamlit sees it
+  (:class:`TokenLinkMiddleware`): a valid token becomes a session and a cookie, and
+  the answer is a redirect to the same address without the token, so the token
+  stays in no address bar, back/forward entry, page or log line (uvicorn's access
+  log is off in ``streamlit run``). A wrong token falls through to the page, which
+  says it is not valid and drops it from the address.
+- Sign-out ends the session in the store (every tab of the browser is signed out at
+  its next click) and posts to :data:`SIGN_OUT_ROUTE`, which expires the cookie.
+- Served without the routes (AppTest, or an ASGI host that mounts only the script),
+  the same code signs the tab in for its browser session only: the cookie post fails
+  and nothing else changes.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from annotation.render import md
 from annotation.store import Store, StoreError, default_db_path
+from annotation.store.identity import Claimed
 
-TOKEN = "access:token"
+TOKEN = "access:token"  # a token given on this tab, traded for a session at the next check
+SESSION = "access:session"  # the store row of this tab's session (server-side state only)
+HANDOFF = "access:handoff"  # the one-time code the page trades for the cookie
+FAILED = "access:failed"  # the last token given was not valid
+FORGET = "access:forget-cookie"  # signed out: the page asks the server to expire the cookie
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+COOKIE = "denominator_session"
+SESSION_ROUTE = "/_denominator/session"
+SIGN_OUT_ROUTE = "/_denominator/sign-out"
+SIGN_IN_HINT = (
+    "Ask your admin for an access token (they create it with "
+    "`python -m annotation annotators add NAME --role annotator`)."
+)
 
 
 @dataclass(frozen=True)
@@ -71,15 +126,42 @@ def current(store: Store | None = None) -> Identity | None:
     _take_token_from_address()
     if not store.tokens_required():
         return Identity(None, "admin", "local")
-    found = store.identify(st.session_state.get(TOKEN))
+    found = _session(store)
     if found is None:
         return None
     return Identity(found["name"], found["role"], "token")
 
 
+def _session(store: Store) -> dict | None:
+    """This tab's live session: a token just given is traded for a new one; else the one this
+    tab holds; else the one the browser's cookie names (a refresh, a new tab)."""
+    token = (st.session_state.pop(TOKEN, None) or "").strip()
+    if token:
+        started = store.start_session(token)
+        if started is None:
+            st.session_state[FAILED] = True
+        else:
+            st.session_state.pop(FAILED, None)
+            st.session_state[SESSION], st.session_state[HANDOFF] = started.session, started.handoff
+    row = st.session_state.get(SESSION)
+    found = store.session_identity(session=row) if row is not None else None
+    if found is None:
+        found = store.session_identity(session_id=_cookie())
+        if found is not None:
+            st.session_state[SESSION] = found["session"]
+    return found
+
+
+def _cookie() -> str | None:
+    """The session id the browser sent when this page connected (Streamlit reads cookies then only)."""
+    value = st.context.cookies.get(COOKIE)
+    return value if isinstance(value, str) else None  # AppTest's context holds no real cookies
+
+
 def _take_token_from_address() -> None:
-    """``?token=...``: kept for the session, then dropped from the address bar
-    (so it does not stay in the browser history or a shared screenshot)."""
+    """``?token=...`` that reached the page (a wrong token, or no :class:`TokenLinkMiddleware`):
+    traded at the next check, and dropped from the address bar at once (so it does not stay in
+    the browser history or a shared screenshot)."""
     token = st.query_params.get("token")
     if token:
         st.session_state[TOKEN] = token.strip()
@@ -110,23 +192,53 @@ def render_local_banner() -> None:
 def render_sign_in() -> None:
     """The only page a session without a valid token can open."""
     st.title("Sign in")
-    if st.session_state.get(TOKEN):
+    st.info(SIGN_IN_HINT)
+    if st.session_state.get(FAILED):
         st.error("That access token is not valid: it was mistyped or has been revoked. Ask an admin.")
     with st.form("access:sign-in"):
         token = st.text_input("access token", type="password", help="given by an admin, shown to them once")
         if st.form_submit_button("Sign in"):
             st.session_state[TOKEN] = token.strip()
             st.rerun()
+    if st.session_state.pop(FORGET, False):
+        _post(SIGN_OUT_ROUTE, "")
 
 
 def render_identity(identity: Identity) -> None:
-    """Who is signed in, in the sidebar, with a way out."""
+    """Who is signed in, in the sidebar, with a way out; right after a sign-in, the page trades
+    its one-time code for the session cookie (see the module's docstring)."""
     if identity.mode != "token":
         return
-    st.sidebar.caption(f"Signed in as **{md(identity.name)}** ({identity.role})")
-    if st.sidebar.button("Sign out", key="access:sign-out"):
-        st.session_state.pop(TOKEN, None)
-        st.rerun()
+    st.sidebar.caption(f"Signed in as **{md(identity.name)}** ({md(identity.role)})")
+    st.sidebar.button("Sign out", key="access:sign-out", on_click=sign_out)
+    handoff = st.session_state.pop(HANDOFF, None)
+    if handoff:
+        _post(SESSION_ROUTE, handoff)
+
+
+def sign_out() -> None:
+    """End this tab's session and the one the browser's cookie names (every tab of this browser
+    is signed out at its next click); the page then asks the server to expire the cookie."""
+    row = st.session_state.pop(SESSION, None)
+    for key in (TOKEN, HANDOFF, FAILED):
+        st.session_state.pop(key, None)
+    st.session_state[FORGET] = True
+    if not os.path.exists(db_path()):
+        return
+    with Store(db_path()) as store:
+        if row is not None:
+            store.end_session(session=row)
+        store.end_session(session_id=_cookie())
+
+
+def _post(route: str, body: str) -> None:
+    """A same-origin POST from the page, no more: its answer sets or expires the HttpOnly cookie.
+    The body is a one-time code (or nothing), written as a JSON string literal."""
+    st.sidebar.html(
+        f"<script>fetch({json.dumps(route)}, {{method: 'POST', body: {json.dumps(body)}, "
+        "credentials: 'same-origin', cache: 'no-store'});</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 def require_admin() -> Identity:
@@ -137,3 +249,117 @@ def require_admin() -> Identity:
         st.error(f"This page is for admins only; you are {who}.")
         st.stop()
     return identity
+
+
+# ---------------------------------------------------------------- served beside Streamlit (st.App)
+
+NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def _https(request: Request) -> bool:
+    return request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
+
+
+def _same_origin(request: Request) -> bool:
+    """The POST comes from a page of this server (another site cannot sign a browser in or out)."""
+    origin = request.headers.get("origin")
+    return bool(origin) and urlsplit(origin).netloc == request.headers.get("host")
+
+
+def _set_cookie(response: Response, request: Request, claimed: Claimed) -> None:
+    response.set_cookie(
+        COOKIE,
+        claimed.session_id,
+        max_age=claimed.max_age,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=_https(request),
+    )
+
+
+def _in_store(action: Callable[..., Any], *args: Any) -> Any:
+    """``action(store, *args)`` on the app's database; None when there is none (or it cannot be read)."""
+    if not os.path.exists(db_path()):
+        return None
+    try:
+        with Store(db_path()) as store:
+            return action(store, *args)
+    except StoreError:
+        return None
+
+
+def _end_by_cookie(store: Store, session_id: str) -> bool:
+    return store.end_session(session_id=session_id)
+
+
+def _sign_in_by_link(store: Store, token: str, previous: str | None) -> Claimed | None:
+    started = store.start_session(token)
+    if started is None:
+        return None
+    if previous:  # a link for someone else replaces the session this browser had
+        store.end_session(session_id=previous)
+    return store.claim_session(started.handoff)
+
+
+async def claim_route(request: Request) -> Response:
+    """``POST /_denominator/session`` with a one-time code: the session cookie, or 403."""
+    if not _same_origin(request):
+        return Response(status_code=403, headers=NO_STORE)
+    code = (await request.body())[:256].decode("ascii", errors="replace")
+    claimed = await run_in_threadpool(_in_store, Store.claim_session, code)
+    if claimed is None:
+        return Response(status_code=403, headers=NO_STORE)
+    response = Response(status_code=204, headers=NO_STORE)
+    _set_cookie(response, request, claimed)
+    return response
+
+
+async def sign_out_route(request: Request) -> Response:
+    """``POST /_denominator/sign-out``: ends the cookie's session and expires the cookie."""
+    if not _same_origin(request):
+        return Response(status_code=403, headers=NO_STORE)
+    session_id = request.cookies.get(COOKIE)
+    if session_id:
+        await run_in_threadpool(_in_store, _end_by_cookie, session_id)
+    response = Response(status_code=204, headers=NO_STORE)
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict", secure=_https(request))
+    return response
+
+
+class TokenLinkMiddleware:
+    """``GET /any/page?token=...``: a valid token becomes a session cookie and the answer is a
+    redirect (303) to the same address without the token, before Streamlit sees the request.
+    Anything else passes through untouched."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] in ("GET", "HEAD")
+            and b"token=" in scope["query_string"]
+        ):
+            request = Request(scope)
+            token = (request.query_params.get("token") or "").strip()
+            if token and not request.url.path.startswith("/_stcore/"):
+                claimed = await run_in_threadpool(
+                    _in_store, _sign_in_by_link, token, request.cookies.get(COOKIE)
+                )
+                if claimed is not None:
+                    rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
+                    # one leading slash: "//host" would leave this site
+                    location = "/" + request.url.path.lstrip("/") + (f"?{rest}" if rest else "")
+                    response = RedirectResponse(location, status_code=303, headers=NO_STORE)
+                    _set_cookie(response, request, claimed)
+                    await response(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
+ROUTES = [
+    Route(SESSION_ROUTE, claim_route, methods=["POST"]),
+    Route(SIGN_OUT_ROUTE, sign_out_route, methods=["POST"]),
+]
+MIDDLEWARE = [Middleware(TokenLinkMiddleware)]

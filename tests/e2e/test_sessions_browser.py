@@ -1,0 +1,295 @@
+"""Sign-in sessions in a real browser (`streamlit run app.py`, Debian's Chromium): a person
+signs in (with the form, and with a ``?token=`` link), labels with a key press, reloads and
+keeps labelling, opens a new tab of the same browser and is still signed in, signs out, and
+a reload shows the sign-in page. The token is in no address the browser visited after sign-in
+and in no line the server printed; the cookie holds a session id, HttpOnly and SameSite=Strict.
+
+Skipped when /usr/bin/chromium is missing, unless CI=true (then it fails).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from annotation.access import COOKIE
+from annotation.store import Store, token_hash
+from tests.conftest import (
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    ROOT,
+    START_TIMEOUT,
+    add_tokens,
+    main_pane,
+    wait_for_script_run,
+)
+
+pytestmark = pytest.mark.slow  # a real server and a real browser
+
+TOTAL = 24  # chunk items in ann's batch of the demo
+
+
+class Server:
+    """`make run`'s command on a free port, its output kept in a file to be read."""
+
+    def __init__(self, url: str, log) -> None:
+        self.url, self._log = url, log
+
+    def output(self) -> str:
+        self._log.flush()
+        self._log.seek(0)
+        return self._log.read()
+
+
+@contextlib.contextmanager
+def serving(db: Path) -> Iterator[Server]:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
+    command += [
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.fileWatcherType",
+        "none",
+    ]
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        server = Server(f"http://127.0.0.1:{port}", log)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:
+                if process.poll() is not None:
+                    pytest.fail(f"the server exited with {process.returncode}:\n{server.output()}")
+                try:
+                    with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2):
+                        break
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"the server did not answer:\n{server.output()}")
+                    time.sleep(0.2)
+            yield server
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def _db(make_run_db: Path, folder: Path) -> tuple[Path, dict[str, str]]:
+    db = folder / "sessions.db"
+    shutil.copy(make_run_db, db)
+    return db, add_tokens(db)
+
+
+def _labels(db: Path, name: str) -> int:
+    with Store(db) as store:
+        return store.db.execute(
+            """SELECT count(*) FROM labels l JOIN annotators a ON a.id = l.annotator_id
+               WHERE a.name = ? AND l.value IS NOT NULL""",
+            [name],
+        ).fetchone()[0]
+
+
+def _label_one(page, done: int) -> None:
+    """One key press on the labelling page: grade 2; the count moves to ``done``."""
+    from playwright.sync_api import expect
+
+    main = main_pane(page)
+    expect(main.get_by_text(f"{done - 1} / {TOTAL} in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    expect(main.get_by_text("Undo the last label (u)")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    wait_for_script_run(page)
+    page.mouse.click(650, 30)  # focus the page, not an input
+    page.keyboard.press("2")
+    expect(main.get_by_text(f"{done} / {TOTAL} in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+
+
+def _signed_in(page, name: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text(f"Signed in as {name}")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+
+
+def _session_cookie(context, timeout: float = 30.0) -> dict:
+    """The session cookie once the page has traded its one-time code for it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [c for c in context.cookies() if c["name"] == COOKIE]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no {COOKIE} cookie within {timeout:.0f} s: {context.cookies()}")
+
+
+def _watch(context, seen: list[str]) -> None:
+    """Every address any page of the context asks for (navigations, fetches, websockets)."""
+    context.on("request", lambda request: seen.append(request.url))
+    context.on("page", lambda page: page.on("websocket", lambda ws: seen.append(ws.url)))
+
+
+def _history(page) -> list[str]:
+    """The tab's back/forward entries' addresses, as far as the page can see (the current
+    entry and its state; Chromium gives scripts no list of past entries)."""
+    return [page.url, page.evaluate("JSON.stringify(history.state)") or ""]
+
+
+@pytest.fixture
+def browser(chromium):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def _session_rows(db: Path) -> list[tuple]:
+    with Store(db) as store:
+        return store.db.execute(
+            """SELECT a.name, s.session_hash IS NOT NULL, s.revoked_at IS NOT NULL
+               FROM sessions s JOIN annotators a ON a.id = s.annotator_id ORDER BY s.id"""
+        ).fetchall()
+
+
+def test_signed_in_through_refresh_and_new_tab_until_sign_out(browser, make_run_db, tmp_path) -> None:
+    from playwright.sync_api import expect
+
+    db, tokens = _db(make_run_db, tmp_path)
+    token = tokens["ann"]
+    with serving(db) as server:
+        context = browser.new_context(viewport={"width": 1300, "height": 1000})
+        seen: list[str] = []
+        page = context.new_page()
+        page.goto(server.url)
+        expect(page.get_by_text("Ask your admin for an access token")).to_be_visible(
+            timeout=CONTENT_TIMEOUT_MS
+        )
+        _watch(context, seen)  # from here on, after the token was typed
+        page.get_by_test_id("stTextInputField").fill(token)
+        page.get_by_role("button", name="Sign in").click()
+        _signed_in(page, "ann")
+        cookie = _session_cookie(context)
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/"
+        assert cookie["value"] != token and token not in cookie["value"]
+        with Store(db) as store:  # the store holds the id's hash, the browser the id
+            assert (
+                store.db.execute(
+                    "SELECT count(*) FROM sessions WHERE session_hash = ?", [token_hash(cookie["value"])]
+                ).fetchone()[0]
+                == 1
+            )
+        assert page.evaluate("document.cookie").find(COOKIE) == -1  # no script can read it
+
+        page.goto(f"{server.url}/label")
+        _label_one(page, 1)
+        page.reload()  # F5
+        _signed_in(page, "ann")
+        _label_one(page, 2)
+        assert _labels(db, "ann") == 2
+
+        second = context.new_page()  # a new tab of the same browser
+        second.goto(f"{server.url}/label")
+        _signed_in(second, "ann")
+        _label_one(second, 3)
+        history = _history(page) + _history(second)
+        second.close()
+
+        page.get_by_role("button", name="Sign out").click()
+        expect(page.get_by_text("Ask your admin for an access token")).to_be_visible(
+            timeout=CONTENT_TIMEOUT_MS
+        )
+        deadline = time.monotonic() + 30
+        while any(c["name"] == COOKIE for c in context.cookies()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [c for c in context.cookies() if c["name"] == COOKIE]  # expired by the server
+        page.reload()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+        wait_for_script_run(page)
+        assert page.get_by_text("Signed in as").count() == 0
+        # the cookie's old value, put back, is refused: the session ended in the store, not only here
+        context.add_cookies([{"name": COOKIE, "value": cookie["value"], "url": server.url}])
+        page.reload()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+        assert _session_rows(db) == [("ann", 1, 1)]  # one session: claimed, then ended
+        assert _labels(db, "ann") == 3
+        context.close()
+
+        addresses = seen + history
+        assert addresses and all(token not in a for a in addresses), [a for a in addresses if token in a]
+        assert all(cookie["value"] not in a for a in addresses)
+        output = server.output()
+        assert token not in output and cookie["value"] not in output, output
+
+
+def test_a_token_link_becomes_a_cookie_and_leaves_no_trace(browser, make_run_db, tmp_path) -> None:
+    from playwright.sync_api import expect
+
+    db, tokens = _db(make_run_db, tmp_path)
+    token = tokens["ann"]
+    with serving(db) as server:
+        context = browser.new_context(viewport={"width": 1300, "height": 1000})
+        seen: list[str] = []
+        _watch(context, seen)
+        redirects: list[tuple[int, str]] = []
+        context.on(
+            "response",
+            lambda response: (
+                redirects.append((response.status, response.headers.get("location", "")))
+                if token in response.url
+                else None
+            ),
+        )
+        page = context.new_page()
+        page.goto(f"{server.url}/label?token={token}")
+        _signed_in(page, "ann")
+        assert page.url == f"{server.url}/"  # the labelling page is an annotator's default: served at /
+        # the one request that carried the token was answered with a redirect, before any page
+        assert [a for a in seen if token in a] == [f"{server.url}/label?token={token}"]
+        assert redirects == [(303, "/label")]
+        after = seen[seen.index(f"{server.url}/label?token={token}") + 1 :]
+        assert after and all(token not in a for a in after)
+        cookie = _session_cookie(context)
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        _label_one(page, 1)
+        page.reload()
+        _signed_in(page, "ann")
+        _label_one(page, 2)
+        assert token not in page.evaluate("location.href + JSON.stringify(history.state)")
+
+        # a wrong token reaches the page, which says so and drops it from the address
+        other = browser.new_context()
+        wrong = other.new_page()
+        wrong.goto(f"{server.url}/?token=not-a-token")
+        expect(wrong.get_by_text("That access token is not valid")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+        wait_for_script_run(wrong)
+        assert "token" not in wrong.url
+        other.close()
+
+        # revoking the token ends the session: the next load of the same browser is signed out
+        with Store(db) as store:
+            store.revoke_annotator("ann")
+        page.reload()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+        context.close()
+        output = server.output()
+        assert token not in output and cookie["value"] not in output, output
