@@ -72,6 +72,7 @@ def test_tokens_are_shown_once_and_stored_as_hashes(tmp_path) -> None:
 
 def test_annotators_command_line(tmp_path, capsys) -> None:
     db = str(tmp_path / "c.db")
+    Store(db).close()  # an empty store (a missing file is no store to list)
     assert main(["annotators", "list", "--db", db]) == 0
     assert capsys.readouterr().out == "no annotators yet\n"
     assert main(["annotators", "add", "ann", "--role", "annotator", "--db", db]) == 0
