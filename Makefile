@@ -17,13 +17,16 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 venv: $(STAMP)
 
-DEMO_DB ?= demo.db
 PORT    ?= 8501
 
-run: $(STAMP)  ## start the app on the offline demo data (http://127.0.0.1:$(PORT))
-	test -f $(DEMO_DB) || $(PY) -m annotation demo --db $(DEMO_DB)
-	DENOMINATOR_DB=$(DEMO_DB) STREAMLIT_BROWSER_GATHER_USAGE_STATS=false $(PY) -m streamlit run app.py \
-		--server.headless true --server.address 127.0.0.1 --server.port $(PORT) --server.fileWatcherType none
+# One database for the app and every command line: $$DENOMINATOR_DB, else ./denominator.db. The demo
+# is built into it when it is missing or holds no data (annotation.store.base.holds_nothing), so
+# `python -m annotation annotators add NAME` in another terminal gives a token this app accepts.
+run: $(STAMP)  ## start the app on the default database, the demo in it when empty (http://127.0.0.1:$(PORT))
+	$(PY) -m annotation demo --if-empty
+	STREAMLIT_BROWSER_GATHER_USAGE_STATS=false $(PY) -m streamlit run app.py \
+		--server.headless true --server.address 127.0.0.1 --server.port $(PORT) --server.fileWatcherType none \
+		--client.toolbarMode viewer
 
 test: $(STAMP) $(INTEROP)/.installed  ## the whole suite, then the exports read by the destination libraries
 	$(PY) -m pytest -q

@@ -7,12 +7,14 @@
     python -m annotation annotators add NAME --role annotator|admin [--db DB]
     python -m annotation annotators list [--db DB]
     python -m annotation annotators revoke NAME [--db DB]
-    python -m annotation demo [--db DB]
+    python -m annotation demo [--db DB] [--if-empty]
     python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
         [--threshold G] [--judge FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
         golden, qrels, csv, ragas, deepeval, beir, trec, phoenix)
 
-The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db``.
+The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db`` (what the app
+and ``make run`` use too). A command that writes names it on stderr; one that only reads
+refuses a missing file (``no such database``) instead of creating it.
 Each import lands whole or not at all and prints what it added; importing
 the same file again changes nothing. Exit codes: 0 success, 2 bad usage or
 input (one line on stderr, nothing written).
@@ -26,19 +28,37 @@ from collections.abc import Sequence
 
 from annotation import exports
 from annotation.baseline import METHODS, add_baseline
-from annotation.cli_base import OneLineParser, UsageError, add_db_option, positive_int
+from annotation.cli_base import (
+    OneLineParser,
+    UsageError,
+    add_db_option,
+    open_store,
+    plural,
+    positive_int,
+    shown_db,
+)
 from annotation.exchange import ImportSources, NothingToImport, import_files
 from annotation.formats import FormatError
 from annotation.pooling import check_estimate, pool, pool_report, sample_unjudged
-from annotation.store import AGGREGATES, Store, StoreError, default_db_path
+from annotation.store import AGGREGATES, StoreError, default_db_path
+from annotation.store.base import holds_nothing
 from denominator.demo import EXAMPLE_DIR, build_demo  # noqa: F401  (EXAMPLE_DIR re-exported for scripts)
+
+DESCRIPTION = (
+    "The label store: import data, pool it into items to label, hand out access tokens, "
+    "export the labels. Every command works on --db, else $DENOMINATOR_DB, else ./denominator.db."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m annotation", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m annotation", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
-    imp = sub.add_parser("import", help="add a corpus, queries, a run or existing labels to the store")
+    imp = sub.add_parser(
+        "import",
+        help="add a corpus, queries, a run, RAG traces (JSONL, Phoenix, Langfuse or LangSmith), "
+        "a BEIR folder or existing labels to the store",
+    )
     add_db_option(imp)
     imp.add_argument("--corpus", metavar="FILE", help='chunks, JSONL {"id", "text", "source"?, ...}')
     imp.add_argument("--queries", metavar="FILE", help='queries, JSONL {"id", "text"} or TSV id<TAB>text')
@@ -144,8 +164,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
     add_db_option(dm)
+    dm.add_argument(
+        "--if-empty",
+        action="store_true",
+        help="only when the database is missing or holds no data (what make run does)",
+    )
 
-    exp = sub.add_parser("export", help="write the current labels as golden.yaml, qrels or CSV")
+    exp = sub.add_parser(
+        "export",
+        help="write the current labels as "
+        + ", ".join(
+            f"{f.name} (a folder)" if f.writes == "folder" else f.name for f in exports.FORMATS.values()
+        ),
+    )
     add_db_option(exp)
     exp.add_argument(
         "--format",
@@ -194,12 +225,12 @@ def run_import(args: argparse.Namespace) -> str:
         sources.check()
     except NothingToImport as exc:
         raise UsageError(f"python -m annotation import: {exc}") from None
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "create") as store:
         return "\n".join(import_files(store, sources)) + "\n"
 
 
 def run_baseline(args: argparse.Namespace) -> str:
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "write") as store:
         report = add_baseline(store, method=args.method, depth=args.depth, name=args.name)
     return (
         f"baseline run {report['name']!r} ({report['engine']}, fetch): top {report['depth']} of "
@@ -209,14 +240,15 @@ def run_baseline(args: argparse.Namespace) -> str:
             if report["queries_without_text"]
             else ""
         )
-        + f": {report['runs']} runs, {report['rankings']} rankings, {report['unchanged']} unchanged\n"
+        + f": {plural(report['runs'], 'run')}, {plural(report['rankings'], 'ranking')}, "
+        f"{report['unchanged']} unchanged\n"
     )
 
 
 def run_export(args: argparse.Namespace) -> str:
     """The format's declaration (annotation.exports.FORMATS) says which options it takes;
     NothingToExport, a StoreError, ends as one line and exit 2 like any other."""
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "read") as store:
         fmt = exports.export_format(args.format)
         if args.judge and "judge" not in fmt.options:
             raise UsageError(f"--judge goes with --format {'|'.join(exports.formats_taking('judge'))}")
@@ -225,7 +257,8 @@ def run_export(args: argparse.Namespace) -> str:
 
 
 def run_annotators(args: argparse.Namespace) -> str:
-    with Store(args.db or default_db_path()) as store:
+    mode = {"add": "create", "revoke": "write"}.get(args.action, "read")  # list only reads
+    with open_store(args.db, mode) as store:
         if args.action == "add":
             token = store.add_annotator(args.name, args.role)
             return (
@@ -239,9 +272,13 @@ def run_annotators(args: argparse.Namespace) -> str:
         required = store.tokens_required()
     if not rows:
         return "no annotators yet\n"
-    width = max(len(r["name"]) for r in rows)
-    lines = [f"{'name':<{width}}  role       access   current labels"]
-    lines += [f"{r['name']:<{width}}  {r['role']:<9}  {r['access']:<7}  {r['labels']}" for r in rows]
+    width = max(len("name"), *(len(r["name"]) for r in rows))
+
+    def line(name: str, role: str, access: str, labels: object) -> str:  # the header's layout is the rows'
+        return f"{name:<{width}}  {role:<9}  {access:<7}  {labels}"
+
+    lines = [line("name", "role", "access", "current labels")]
+    lines += [line(r["name"], r["role"], r["access"], r["labels"]) for r in rows]
     lines.append(
         "the app asks for a token"
         if required
@@ -263,7 +300,7 @@ def run_pool(args: argparse.Namespace) -> str:
             ) from None
     elif args.corpus_stratum or args.strata != "50,100,1000":
         raise UsageError("--strata and --corpus-stratum go with --estimate N")
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "write") as store:
         if args.estimate:  # refused before anything is written
             check_estimate(store, args.depth, args.estimate, strata, annotators=annotators)
         report = pool(
@@ -289,7 +326,7 @@ def run_pool(args: argparse.Namespace) -> str:
     )
     if annotators:
         text += (
-            f"; {report['assignments']} assignments to {len(annotators)} annotators, "
+            f"; {plural(report['assignments'], 'assignment')} to {plural(len(annotators), 'annotator')}, "
             f"{report['doubly_assigned']} of {report['items_added']} items given to two people"
         )
     if sample is not None and sample["sampled"]:
@@ -317,6 +354,16 @@ def run_pool(args: argparse.Namespace) -> str:
     return text + "\n"
 
 
+def run_demo(args: argparse.Namespace) -> str:
+    """The demo into the database; with ``--if-empty`` only when it is missing or holds no data
+    (``make run``: a database that holds anything is served as it is)."""
+    path = args.db or default_db_path()
+    if args.if_empty and not holds_nothing(path):
+        return f"database {shown_db(path)} already holds data: the demo is not added\n"
+    with open_store(path, "create"):  # said on stderr once the demo is built
+        return build_demo(path, with_judge=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -330,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "annotators":
             text = run_annotators(args)
         elif args.command == "demo":
-            text = build_demo(args.db or default_db_path(), with_judge=True)
+            text = run_demo(args)
         else:
             text = run_export(args)
     except (UsageError, FormatError, StoreError) as exc:

@@ -96,7 +96,7 @@ class Identity:
 
 
 def db_path() -> str:
-    return os.environ.get("DENOMINATOR_DB") or default_db_path()
+    return default_db_path()  # the one rule of the app, make run and every command line
 
 
 def existing_db() -> str | None:

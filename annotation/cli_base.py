@@ -4,8 +4,15 @@ exit 2, never argparse's usage block or a traceback."""
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:  # the store (sqlite-utils) is imported only by the commands that open it
+    from annotation.store import Store
 
 
 class UsageError(Exception):
@@ -43,6 +50,63 @@ DB_HELP = "SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     """``--db DB``, the same on every command that opens the store."""
     parser.add_argument("--db", default=None, help=DB_HELP)
+
+
+Access = Literal["read", "write", "create"]
+_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def shown_db(path: str) -> str:
+    """The database as a person reads it: a bare file name as ``./name`` (so it is plainly a
+    file of the current folder), the user and password of a URL replaced by ``***``."""
+    if "://" in path:
+        return _CREDENTIALS.sub("***@", path)
+    return path if os.path.dirname(path) else os.path.join(".", path)
+
+
+@contextmanager
+def open_store(db: str | None, access: Access) -> Iterator[Store]:
+    """The store a command works on, closed at the end: ``db`` (its ``--db``), else
+    ``$DENOMINATOR_DB``, else ``./denominator.db``, the default the app and ``make run`` use too.
+
+    - ``read``: the file must exist (else :class:`UsageError` ``no such database: PATH``, exit 2;
+      nothing is created); nothing is said.
+    - ``write``: the file must exist too (the command needs data a new file would not hold);
+      once the command has succeeded, ``database: PATH`` on stderr.
+    - ``create``: a missing file is created: ``database: PATH (created)``. If the command then
+      fails with the new file still empty, the file is removed: a refused command leaves nothing.
+
+    A failed command says nothing more than its error (one line on stderr).
+    """
+    # start-up: the store (sqlite-utils, ~0.3 s), only for the commands that open it
+    from annotation.store import Store, default_db_path
+
+    path = str(db or default_db_path())
+    existed = os.path.exists(path)
+    if not existed and access != "create":
+        raise UsageError(
+            f"no such database: {shown_db(path)} (python -m annotation demo or import creates one; "
+            "--db or DENOMINATOR_DB names another)"
+        )
+    store = Store(path)
+    try:
+        yield store
+    except BaseException:
+        empty = not existed and not any(store.counts().values())
+        store.close()
+        if empty:
+            for leftover in (path, f"{path}-wal", f"{path}-shm"):
+                with suppress(FileNotFoundError):
+                    os.remove(leftover)
+        raise
+    store.close()
+    if access != "read":
+        print(f"database: {shown_db(path)}{'' if existed else ' (created)'}", file=sys.stderr)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 run``, ``3 runs``; ``many`` where adding an s is wrong (``query``, ``queries``)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def fraction(text: str) -> float:

@@ -35,6 +35,8 @@ import pyarrow as pa
 from annotation.cli_base import (
     UsageError,
     check_verdict_options,
+    open_store,
+    plural,
     say_notes,
 )
 from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
@@ -202,7 +204,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
 
 def run_check(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the store (sqlite-utils), only when the check reads it
-    from annotation.store import Store, StoreError, default_db_path
+    from annotation.store import StoreError
 
     policy = load_policy(args.policy, args.rule)
     qrels = _judgments(args.qrels)
@@ -221,7 +223,8 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
     recorded = None
     try:
         if args.db or args.with_store or args.record:
-            with Store(args.db or default_db_path()) as store:
+            # --record keeps the report (a missing file is created); --db, --with-store only read
+            with open_store(args.db, "create" if args.record else "read") as store:
                 with_store = bool(args.db or args.with_store)
                 report = check_data(
                     qrels, run, args.k[0], args.min_grade, store=store if with_store else None, **inputs
@@ -244,10 +247,10 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
 
 def run_history(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the store (sqlite-utils), only for this command
-    from annotation.store import Store, StoreError, default_db_path
+    from annotation.store import StoreError
 
     try:
-        with Store(args.db or default_db_path()) as store:
+        with open_store(args.db, "read") as store:
             if args.diff:
                 diff = diff_checks(store, *args.diff)
                 return (dumps(diff) if args.format == "json" else diff_table(diff)), 0
@@ -312,7 +315,7 @@ def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
 
 def run_review(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s) and the store, only for this command
-    from annotation.store import Store, StoreError, default_db_path
+    from annotation.store import StoreError
     from calibration.review import draw_sample, review
     from calibration.review_report import summary_lines, superseded_text, to_html, to_json, to_markdown
 
@@ -321,7 +324,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     if args.annotators and not args.sample:
         raise UsageError("--annotators goes with --sample")
     try:
-        with Store(args.db or default_db_path()) as store:
+        with open_store(args.db, "write") as store:  # the review is saved (the trend's next point)
             drawn = None
             if args.sample:
                 names = [a for a in (args.annotators or "").split(",") if a]
@@ -346,7 +349,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     if args.output:
         write_text(args.output, text)
         return (
-            f"wrote the week {report['week']} review of {len(report['judges'])} judges to {args.output}\n",
+            f"wrote the week {report['week']} review of {plural(len(report['judges']), 'judge')} to {args.output}\n",
             0,
         )
     return text, 0
@@ -369,7 +372,9 @@ class _QueryProgress:
             return
         self.last = now
         end = "\n" if done == total else ""
-        self.stream.write(f"\restimating what the labels missed: {done} of {total} queries{end}")
+        self.stream.write(
+            f"\restimating what the labels missed: {done} of {plural(total, 'query', 'queries')}{end}"
+        )
         self.stream.flush()
 
 

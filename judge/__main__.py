@@ -27,9 +27,9 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from annotation.cli_base import OneLineParser, UsageError, add_db_option
+from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_store, plural
 from annotation.cli_base import positive_int as _positive
-from annotation.store import Store, StoreError, default_db_path
+from annotation.store import Store, StoreError
 from judge.client import Endpoint, EndpointRefused, InvalidPrices, Prices
 from judge.jobs import (
     LLMRun,
@@ -79,8 +79,14 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
 
 
+DESCRIPTION = (
+    "The judge: grade items or compare answer pairs with an LLM behind any OpenAI-compatible "
+    "endpoint, or with the offline judge fitted on people's labels; list every judge and its cost."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m judge", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m judge", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     grade = sub.add_parser(
         "grade", help="grade every item of a rubric: relevance (chunks) or faithfulness (traces)"
@@ -124,7 +130,8 @@ class ProgressLine:
         filled = width * p.done // max(p.total, 1)
         eta = p.eta()
         line = (
-            f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total} calls, {p.errors} errors, "
+            f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{plural(p.total, 'call')}, "
+            f"{plural(p.errors, 'error')}, "
             f"{p.tokens_in + p.tokens_out:,} tokens, {self.prices.describe(self.model, p.tokens_in, p.tokens_out)}"
             + (f", ETA {eta:.0f} s" if eta is not None and not final else f", {p.elapsed:.1f} s")
         )
@@ -190,7 +197,7 @@ def run_llm(
     if progress.stopped:
         left = progress.total - progress.done
         return (
-            report + f"interrupted: {left} calls left; run the same command again to resume\n",
+            report + f"interrupted: {plural(left, 'call')} left; run the same command again to resume\n",
             plan.fingerprint,
             130,
         )
@@ -199,7 +206,7 @@ def run_llm(
 
 
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "read" if args.dry_run else "write") as store:
         if _use_lexical(args):
             text = run_lexical(
                 store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run, name=args.name
@@ -219,7 +226,7 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
         )
     if args.repeats < 1:
         raise UsageError(f"--repeats {args.repeats}; expected at least 1")
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "read" if args.dry_run else "write") as store:
         calls = llm_calls(store, "preference", repeats=args.repeats, limit=args.limit)
         if not calls:
             raise UsageError("no answer pairs to compare (python -m annotation demo builds some)")
@@ -245,7 +252,7 @@ def run_lexical(
 def run_fit(args: argparse.Namespace) -> str:
     from judge.lexical import cross_validate, training_data  # start-up: scikit-learn, ~1.1 s
 
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "read") as store:
         data = training_data(store, args.rubric)
     cv = cross_validate(
         [r[1] for r in data], [r[2] for r in data], [r[3] for r in data], args.rubric, seed=args.seed
@@ -255,7 +262,7 @@ def run_fit(args: argparse.Namespace) -> str:
 
 def run_list(args: argparse.Namespace) -> str:
     prices = Prices.load(args.prices)
-    with Store(args.db or default_db_path()) as store:
+    with open_store(args.db, "read") as store:
         judges = store.judges()
         marks = {j["fingerprint"]: agreement_mark(store, j) for j in judges}
     if not judges:

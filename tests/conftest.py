@@ -407,6 +407,8 @@ def running_app(db: Path, kill: bool = False) -> Iterator[str]:
         str(port),
         "--server.fileWatcherType",
         "none",
+        "--client.toolbarMode",
+        "viewer",
     ]
     # a file, not a pipe: a full pipe would block the server
     with tempfile.TemporaryFile(mode="w+") as log:

@@ -78,6 +78,7 @@ def test_a_bad_file_or_grade_writes_nothing(tmp_path, capsys) -> None:
 
 def test_usage_errors(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
+    Store(db).close()  # an empty store: export says what it lacks (a missing file: no such database)
     for argv, message in [
         (["import", "--db", db], "nothing to import"),
         (["import", "--db", db, "--run", EXAMPLE / "run.jsonl"], "a run needs a name (--name)"),
@@ -184,9 +185,10 @@ def test_pool_prints_what_each_run_found_alone(tmp_path, capsys) -> None:
     ]
     # one run pooled: recall against these labels is recall against that run's own finds
     assert err.splitlines() == [
+        f"database: {db}",
         "warning: the pool holds one run (retriever): recall against these labels is recall against what that "
         "run itself found; pool several systems (import another run, or python -m annotation baseline for BM25)"
     ]
     assert cli(main, capsys, "baseline", "--db", db, "--name", "bm25")[0] == 0
     code, _, err = cli(main, capsys, "pool", "--db", db, "--depth", "5")
-    assert code == 0 and err == ""
+    assert code == 0 and err == f"database: {db}\n"  # two runs pooled: no warning

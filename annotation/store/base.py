@@ -28,6 +28,7 @@ __all__ = [
     "ImportConflict",
     "OffScale",
     "default_db_path",
+    "holds_nothing",
     "random_position",
     "utc_now",
     "DEFAULT_DB",
@@ -58,8 +59,23 @@ class OffScale(StoreError):
 
 
 def default_db_path() -> str:
-    """``DENOMINATOR_DB``, else ``./denominator.db``."""
+    """``DENOMINATOR_DB``, else ``./denominator.db``: the one default of the app, ``make run``
+    and every command line."""
     return os.environ.get("DENOMINATOR_DB") or DEFAULT_DB
+
+
+DATA_TABLES = ("queries", "chunks", "runs", "traces", "labels")
+
+
+def holds_nothing(path: str | os.PathLike) -> bool:
+    """True when ``path`` is missing or holds no data: no query, chunk, run, trace or label
+    (annotators alone are no data: a team may hand out tokens first). Opening a file that
+    exists applies the migrations; a file that is no Denominator database is a StoreError."""
+    if not os.path.exists(path):
+        return True
+    with StoreBase(path) as store:
+        counts = store.counts()
+    return not any(counts[table] for table in DATA_TABLES)
 
 
 RANDOM = random.SystemRandom()
