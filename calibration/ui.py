@@ -12,18 +12,16 @@ traceback.
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from annotation import access
-from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
+from annotation.formats import FormatError, read_ranked
 from annotation.render import interval, md, md_list, over, signed
 from annotation.render import num as _render_num
 from calibration.audit import (
@@ -32,10 +30,22 @@ from calibration.audit import (
     finding_text,
     precision_ceiling,
     recall_ceiling,
-    repeats_text,
 )
 from calibration.check_ui import render_check, render_history
+from calibration.findings import FindingGroup, group_findings
 from calibration.metrics import Evaluation, InvalidMeasure
+from calibration.metrics_data_ui import (
+    EXAMPLE_DIR,
+    KEY,
+    OWN_FILES,
+    SOURCES,
+    STORE,
+    WORKED_EXAMPLE,
+    DataSet,
+    UploadError,
+    read_upload,
+    render_data_source,
+)
 from calibration.policy import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.workflows import (
@@ -48,36 +58,16 @@ from calibration.workflows import (
     compare_runs,
     estimate_data,
     evaluate_run,
-    file_digest,
     load_policy,
     min_grade_of,
 )
 
-EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
-KEY = "metrics:"  # namespace of this page's session-state keys
-WORKED_EXAMPLE = "worked example"
-OWN_FILES = "your files"
+__all__ = ["render_metrics_page", "EXAMPLE_DIR", "OWN_FILES", "STORE", "WORKED_EXAMPLE", "recall_chart"]
 
-T = TypeVar("T")
-
-
-class UploadError(ValueError):
-    """An uploaded file that a reader refused; the message names the uploaded file."""
-
-
-@dataclass
-class DataSet:
-    """What the page evaluates: judgments, one run, and what the audit may add."""
-
-    label: str
-    qrels: Qrels
-    run: Run
-    rankings: dict[str, list[str]]
-    corpus_size: int | None = None
-    truth: Qrels | None = None
-    dupe: tuple[Qrels, Run] | None = None  # the worked example's q_dupe
-    sampled: Qrels | None = None  # the same labels plus a sample of unjudged chunks (a sampling section)
-    run_digest: str = ""  # sha256 of the run file, for a recorded check
+FINDINGS_LISTED = 200  # queries an expander lists under one kind of finding; a line says how many more
+TABLE_ROWS = 200  # a per-query table longer than this is a scrolling grid (st.dataframe), not HTML rows
+CHART_QUERIES = 40  # the recall chart draws at most this many queries: those furthest below their ceiling
+CHECK_QUERIES = 500  # above this many queries the policy check (its per-query table) is drawn on request
 
 
 @dataclass(frozen=True)
@@ -86,58 +76,6 @@ class Settings:
     min_grade: int | None  # None: the label file's own min_grade, else 1 (calibration.workflows.min_grade_of)
     fetch_depth: int
     source: str
-
-
-# ---------------------------------------------------------------- loading
-
-
-@st.cache_data(show_spinner=False)
-def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
-    """The worked example: golden.yaml + run.jsonl, its truth set, corpus and q_dupe."""
-    base = Path(folder)
-    run = read_ranked(base / "run.jsonl")
-    dupe_run = read_ranked(base / "dupe.jsonl")
-    return DataSet(
-        label="the worked example (examples/worked-example: golden.yaml, run.jsonl)",
-        qrels=read_judgments(base / "golden.yaml"),
-        run=run,
-        rankings=run.rankings(),
-        corpus_size=len(read_corpus_ids(base / "corpus.jsonl")),
-        truth=read_judgments(base / "truth.qrels"),
-        dupe=(read_judgments(base / "dupe.yaml"), dupe_run),
-        sampled=read_judgments(base / "sampled.yaml"),
-        run_digest=file_digest(base / "run.jsonl"),
-    )
-
-
-def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
-    """Write the bytes to a temporary file named like the upload, then read it.
-
-    The name keeps its extension (the readers choose the format by it); a
-    reader's error is re-raised as :class:`UploadError` naming the upload,
-    not the temporary path.
-    """
-    safe_name = Path(name).name or "upload"
-    with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
-        path = Path(tmp) / safe_name
-        path.write_bytes(data)
-        try:
-            return reader(path)
-        except FormatError as exc:
-            raise UploadError(str(exc).replace(str(path), safe_name)) from None
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: bytes) -> DataSet:
-    qrels = read_upload(qrels_name, qrels_data, read_judgments)
-    run = read_upload(run_name, run_data, read_ranked)
-    return DataSet(
-        label=f"{qrels_name} and {run_name}",
-        qrels=qrels,
-        run=run,
-        rankings=run.rankings(),
-        run_digest=file_digest(run_data),
-    )
 
 
 # ---------------------------------------------------------------- formatting
@@ -157,8 +95,9 @@ def _over(evaluation: Evaluation, name: str) -> str:
     return over(len(evaluation.qids), evaluation.undefined(name))
 
 
-def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataFrame:
-    """Per-query table of strings, each figure beside its denominator, then the means."""
+def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any], escape: bool = True) -> pd.DataFrame:
+    """Per-query table of strings, each figure beside its denominator, then the means; query ids
+    escaped for Markdown (``st.table``) unless ``escape`` is False (``st.dataframe`` shows text)."""
     k = evaluation.ks[0]
     rows: list[dict[str, str]] = []
     for i, qid in enumerate(evaluation.qids):
@@ -170,7 +109,7 @@ def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataF
         share = f"{recall / ceiling:.0%}" if recall is not None and ceiling else "undefined"
         rows.append(
             {
-                "query": md(qid),
+                "query": md(qid) if escape else qid,
                 "|Rel|": str(n_rel),
                 f"P@{k}": f"{fmt(_value(evaluation, f'P@{k}', i))} = {hits}/{k}",
                 f"P@{k} ceiling": fmt(precision_ceiling(k, n_rel)),
@@ -194,7 +133,9 @@ def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any]) -> pd.DataF
     return pd.DataFrame(rows + [mean_row, over_row])
 
 
-def audit_frame(report: Mapping[str, Any], truth_rel: Mapping[str, int] | None) -> pd.DataFrame:
+def audit_frame(
+    report: Mapping[str, Any], truth_rel: Mapping[str, int] | None, escape: bool = True
+) -> pd.DataFrame:
     """Per-query audit figures: judged@k, label coverage, hits, stage-1 recall, truth recall."""
     k = report["k"]
     rows = []
@@ -203,7 +144,7 @@ def audit_frame(report: Mapping[str, Any], truth_rel: Mapping[str, int] | None) 
         judged = q["judged_at_k"]
         coverage = q["label_coverage"]
         row = {
-            "query": md(qid),
+            "query": md(qid) if escape else qid,
             f"judged@{k}": "undefined"
             if judged is None
             else f"{fmt(judged)} = {round(judged * shown)}/{shown}",
@@ -222,15 +163,28 @@ def audit_frame(report: Mapping[str, Any], truth_rel: Mapping[str, int] | None) 
     return pd.DataFrame(rows)
 
 
+def charted(evaluation: Evaluation, most: int = CHART_QUERIES) -> list[int]:
+    """The queries the recall chart draws: every one with a defined recall, or when there are more
+    than ``most``, the ``most`` furthest below their ceiling (lowest share), in the run's order."""
+    k = evaluation.ks[0]
+    defined = [i for i in range(len(evaluation.qids)) if _value(evaluation, f"R@{k}", i) is not None]
+    if len(defined) <= most:
+        return defined
+
+    def share(i: int) -> float:
+        ceiling = recall_ceiling(k, int(evaluation.num_rel[i])) or 1.0
+        return float(evaluation.values[f"R@{k}"][i]) / ceiling
+
+    return sorted(sorted(defined, key=share)[:most])
+
+
 def recall_chart(evaluation: Evaluation) -> alt.Chart | None:
-    """Per query, recall@k beside its ceiling min(1, k/|Rel|); undefined queries left out."""
+    """Per query, recall@k beside its ceiling min(1, k/|Rel|); undefined queries left out (at most
+    :data:`CHART_QUERIES` of them: :func:`charted`)."""
     k = evaluation.ks[0]
     records = []
-    for i, qid in enumerate(evaluation.qids):
-        recall = _value(evaluation, f"R@{k}", i)
-        n_rel = int(evaluation.num_rel[i])
-        if recall is None:
-            continue
+    for i in charted(evaluation):
+        qid, recall, n_rel = evaluation.qids[i], _value(evaluation, f"R@{k}", i), int(evaluation.num_rel[i])
         for series, value in ((f"ceiling min(1, {k}/|Rel|)", recall_ceiling(k, n_rel)), (f"R@{k}", recall)):
             records.append(
                 {"query": f"{qid} (|Rel|={n_rel})", "series": series, "value": value, "label": f"{value:.3f}"}
@@ -267,7 +221,7 @@ def recall_chart(evaluation: Evaluation) -> alt.Chart | None:
 def render_controls() -> Settings:
     with st.sidebar:
         st.header("Settings")
-        source = st.radio("Data", [WORKED_EXAMPLE, OWN_FILES], key=f"{KEY}source")
+        source = st.radio("Data", SOURCES, key=f"{KEY}source")
         k = st.number_input(
             "k (cutoff)", min_value=1, max_value=10_000, value=DEFAULT_K, step=1, key=f"{KEY}k"
         )
@@ -297,19 +251,6 @@ def render_controls() -> Settings:
     )
 
 
-def render_data_source(settings: Settings) -> DataSet | None:
-    """The chosen data; None (with a message on the page) when there is none."""
-    if settings.source == WORKED_EXAMPLE:
-        return load_worked_example()
-    with st.sidebar:
-        qrels_file = st.file_uploader("Judgments: golden.yaml or TREC qrels", key=f"{KEY}qrels_upload")
-        run_file = st.file_uploader("Run: TREC run or .jsonl rankings", key=f"{KEY}run_upload")
-    if qrels_file is None or run_file is None:
-        st.info("Upload a judgments file and a run (in the sidebar) to see their metrics and audit.")
-        return None
-    return load_uploads(qrels_file.name, qrels_file.getvalue(), run_file.name, run_file.getvalue())
-
-
 def render_summary(evaluation: Evaluation) -> None:
     k = evaluation.ks[0]
     tiles = [
@@ -327,7 +268,7 @@ def render_summary(evaluation: Evaluation) -> None:
 def render_metrics_table(evaluation: Evaluation, report: Mapping[str, Any]) -> None:
     k = evaluation.ks[0]
     st.subheader(f"Per query at k = {k}")
-    st.table(metrics_frame(evaluation, report), hide_index=True)
+    render_frame(lambda escape: metrics_frame(evaluation, report, escape), len(evaluation.qids))
     st.caption(
         f"R@{k} = distinct relevant in the top {k} / |Rel|, its ceiling min(1, {k}/|Rel|); "
         f"P@{k} = relevant in the top {k} / {k}, its ceiling min(1, |Rel|/{k}). "
@@ -345,9 +286,22 @@ def render_recall_chart(evaluation: Evaluation) -> None:
     st.altair_chart(chart, width="stretch", alt=f"Per query, R@{k} beside its ceiling min(1, {k}/|Rel|)")
     left_out = evaluation.undefined(f"R@{k}")
     note = f"; {left_out} queries with undefined recall left out" if left_out else ""
+    drawn, defined = len(charted(evaluation)), len(evaluation.qids) - left_out
+    if drawn < defined:
+        note += f"; drawn: the {drawn} of {defined:,} queries furthest below their ceiling"
     st.caption(
         f"A query with more relevant chunks than k cannot reach recall 1: the grey bar is its best{note}."
     )
+
+
+def render_frame(frame: Callable[[bool], pd.DataFrame], n_queries: int) -> None:
+    """A per-query table: HTML rows (``st.table``, ids escaped) up to :data:`TABLE_ROWS` queries,
+    else a scrolling grid (``st.dataframe``, which shows text as text): 6,000 HTML rows freeze
+    the browser."""
+    if n_queries <= TABLE_ROWS:
+        st.table(frame(True), hide_index=True)
+    else:
+        st.dataframe(frame(False), hide_index=True, height=420)
 
 
 def render_inflation(report: Mapping[str, Any]) -> None:
@@ -364,7 +318,11 @@ def render_audit(report: Mapping[str, Any], data: DataSet) -> None:
         f"stage 1 = the same run read to depth {report['fetch_depth']}",
     ]
     if report["corpus_size"]:
-        parts.append(f"corpus of {report['corpus_size']} chunks")
+        parts.append(
+            f"corpus: {md(data.corpus_label)}"
+            if data.corpus_label
+            else f"corpus of {report['corpus_size']} chunks"
+        )
     if data.truth is not None:
         parts.append("truth set: a fuller label set to compare recall with")
     st.caption("; ".join(parts))
@@ -374,16 +332,27 @@ def render_audit(report: Mapping[str, Any], data: DataSet) -> None:
             qid: sum(1 for g in grades.values() if g >= min_grade)
             for qid, grades in data.truth.grades.items()
         }
-    st.table(audit_frame(report, truth_rel), hide_index=True)
-    lines = [
-        f"- **{md(qid)}**: {md(finding_text(code, q, k))}"
-        for qid, q in report["queries"].items()
-        for code in q["findings"]
-    ]
-    if lines:
-        st.markdown("**Findings**\n\n" + "\n".join(lines))
-    else:
+    render_frame(lambda escape: audit_frame(report, truth_rel, escape), len(report["queries"]))
+    st.caption("The findings of these queries are grouped by kind under the summary, above.")
+
+
+def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -> None:
+    """One line per kind of finding with its count over the queries, each an expander listing
+    the queries (the first ``listed``, then how many more): a run of 6,000 queries stays one
+    screen. The same groups as the CLI's table (``calibration.findings.group_findings``)."""
+    st.subheader("Findings")
+    if not groups:
         st.success("No findings: every denominator is as it should be.")
+        return
+    for group in groups:
+        with st.expander(md(group.line), key=f"metrics_finding_{group.code}"):
+            shown = group.queries[:listed]
+            st.markdown("\n".join(f"- **{md(qid)}**: {md(text)}" for qid, text in shown))
+            if len(group.queries) > len(shown):
+                st.caption(
+                    f"… and {len(group.queries) - len(shown):,} more queries with this finding (the "
+                    f"first {len(shown):,} are listed; the audit table above has every query)."
+                )
 
 
 def render_duplicate_example(data: DataSet, settings: Settings) -> None:
@@ -418,7 +387,7 @@ def render_metrics_page() -> None:
     st.title("Metrics and audit")
     settings = render_controls()
     try:
-        data = render_data_source(settings)
+        data = render_data_source(settings.source)
         if data is None:
             return
         evaluation = evaluate_run(data.qrels, data.run, [settings.k], settings.min_grade)
@@ -429,6 +398,7 @@ def render_metrics_page() -> None:
             settings.min_grade,
             fetch_depth=settings.fetch_depth,
             corpus_size=data.corpus_size,
+            corpus_ids=data.corpus_ids,
             truth=data.truth,
             policy=load_policy(),
         )
@@ -441,10 +411,11 @@ def render_metrics_page() -> None:
         + (" (the file's min_grade)" if settings.min_grade is None and "min_grade" in data.qrels.meta else "")
         + "."
     )
+    render_summary(evaluation)  # first: above the fold, whatever the findings
     for note in data.qrels.notes:
         st.info(md(note))
     render_data_warnings(evaluation)
-    render_summary(evaluation)
+    render_findings(group_findings(report))
     render_metrics_table(evaluation, report)
     render_inflation(report)
     render_recall_chart(evaluation)
@@ -452,13 +423,19 @@ def render_metrics_page() -> None:
     render_duplicate_example(data, settings)
     render_estimate(data, report)
     render_comparison(data, settings)
+    n = len(evaluation.qids)
+    if n > CHECK_QUERIES and not st.toggle(
+        f"Check against the policy ({n:,} queries: drawn on request)", key=f"{KEY}check_big"
+    ):
+        render_history()
+        return
     render_check(
         data.qrels,
         data.run,
         settings.k,
         settings.min_grade,
         settings.fetch_depth,
-        data.corpus_size,
+        len(data.corpus_ids) if data.corpus_ids is not None else data.corpus_size,
         data.run_digest,
         data.run.name if data.run.name != "run" else data.label.split(" (")[0],
     )
@@ -575,13 +552,15 @@ def render_comparison(data: DataSet, settings: Settings) -> None:
     )
 
 
-def render_data_warnings(evaluation: Evaluation) -> None:
-    if evaluation.missing_from_run:
+def render_data_warnings(evaluation: Evaluation, listed: int = 20) -> None:
+    """What the run and the judgments do not share, one line each (the run's repeated ids are a
+    kind of finding: :func:`render_findings`)."""
+    missing = evaluation.missing_from_run
+    if missing:
+        more = f" and {len(missing) - listed:,} more" if len(missing) > listed else ""
         st.warning(
-            f"{len(evaluation.missing_from_run)} queries of the judgments are missing from the run and "
-            f"not evaluated: {md_list(evaluation.missing_from_run)}"
+            f"{len(missing):,} queries of the judgments are missing from the run and "
+            f"not evaluated: {md_list(missing[:listed])}{more}."
         )
     if evaluation.not_in_qrels:
-        st.warning(f"{evaluation.not_in_qrels} queries of the run have no judgments: ignored.")
-    for qid, ids in evaluation.duplicates.items():
-        st.warning(f"{md(qid)}: {md(repeats_text(ids))}.")
+        st.warning(f"{evaluation.not_in_qrels:,} queries of the run have no judgments: ignored.")

@@ -223,5 +223,9 @@ def test_a_repeat_takes_its_slot_on_the_page():
     assert audit_table.loc["q1", "hits in top 5: positional / distinct"] == "2 / 1"
     assert audit_table.loc["q1", "judged@5"] == "0.200 = 1/5"
     text = shown(at)
-    assert "q1: repeated ids d1: each repeat keeps its slot and scores nothing." in text
+    # one line per kind of finding, its queries in the expander under it
+    kinds = [plain(e.label) for e in at.expander]
+    assert "duplicate chunk ids in 1 of 1 queries: each repeat keeps its slot and scores nothing" in kinds
+    assert "q1**: repeated ids d1: each repeat keeps its slot and scores nothing" in text
     assert "a naive positional count finds 2 hits in the top 5, distinct documents give 1" in text
+    assert not at.warning  # the repeat is a finding, not a warning box per query

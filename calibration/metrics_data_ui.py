@@ -1,0 +1,211 @@
+"""What the Metrics page scores: the worked example, uploaded files, or a run already in the
+store against one of the store's label sets; and the corpus label coverage divides by (an
+uploaded corpus file or the store's chunks).
+
+The store source calls :func:`calibration.stored.stored_data`, the function ``python -m
+calibration metrics|audit --stored-run NAME --labels SET`` calls, so the page and the CLI answer
+the same. Session keys are namespaced ``metrics:``; data strings are escaped with
+:func:`annotation.render.md`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import streamlit as st
+
+from annotation import access
+from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
+from annotation.render import md
+from annotation.store import Store
+from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
+from calibration.workflows import file_digest
+
+EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
+KEY = "metrics:"  # namespace of the page's session-state keys
+WORKED_EXAMPLE = "worked example"
+OWN_FILES = "your files"
+STORE = "a run in the store"
+SOURCES = [WORKED_EXAMPLE, OWN_FILES, STORE]
+NO_CORPUS = "none (coverage unknown)"
+CORPUS_UPLOAD = "upload a corpus file"
+CORPUS_STORE = "the store's chunks"
+
+T = TypeVar("T")
+
+
+class UploadError(ValueError):
+    """An uploaded file that a reader refused; the message names the uploaded file."""
+
+
+@dataclass
+class DataSet:
+    """What the page evaluates: judgments, one run, and what the audit may add."""
+
+    label: str
+    qrels: Qrels
+    run: Run
+    corpus_size: int | None = None
+    corpus_ids: set[str] | None = None  # the corpus's chunk ids: label coverage counts judged ones in it
+    corpus_label: str = ""  # where the corpus came from, in words
+    truth: Qrels | None = None
+    dupe: tuple[Qrels, Run] | None = None  # the worked example's q_dupe
+    sampled: Qrels | None = None  # the same labels plus a sample of unjudged chunks (a sampling section)
+    run_digest: str = ""  # sha256 of the run file (or of a stored run's rankings), for a recorded check
+
+
+# ---------------------------------------------------------------- loading
+
+
+@st.cache_data(show_spinner=False)
+def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
+    """The worked example: golden.yaml + run.jsonl, its truth set, corpus and q_dupe."""
+    base = Path(folder)
+    run = read_ranked(base / "run.jsonl")
+    return DataSet(
+        label="the worked example (examples/worked-example: golden.yaml, run.jsonl)",
+        qrels=read_judgments(base / "golden.yaml"),
+        run=run,
+        corpus_size=len(read_corpus_ids(base / "corpus.jsonl")),
+        truth=read_judgments(base / "truth.qrels"),
+        dupe=(read_judgments(base / "dupe.yaml"), read_ranked(base / "dupe.jsonl")),
+        sampled=read_judgments(base / "sampled.yaml"),
+        run_digest=file_digest(base / "run.jsonl"),
+    )
+
+
+def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
+    """Write the bytes to a temporary file named like the upload, then read it.
+
+    The name keeps its extension (the readers choose the format by it); a
+    reader's error is re-raised as :class:`UploadError` naming the upload,
+    not the temporary path.
+    """
+    safe_name = Path(name).name or "upload"
+    with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
+        path = Path(tmp) / safe_name
+        path.write_bytes(data)
+        try:
+            return reader(path)
+        except FormatError as exc:
+            raise UploadError(str(exc).replace(str(path), safe_name)) from None
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: bytes) -> DataSet:
+    return DataSet(
+        label=f"{qrels_name} and {run_name}",
+        qrels=read_upload(qrels_name, qrels_data, read_judgments),
+        run=read_upload(run_name, run_data, read_ranked),
+        run_digest=file_digest(run_data),
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def load_stored(db: str, run: str, labels: str, version: tuple) -> DataSet:
+    """A stored run and label set (:func:`calibration.stored.stored_data`); ``version`` (the
+    store's row counts) only keys the cache, so a new label or import reads the store again."""
+    with Store(db) as store:
+        data = stored_data(store, run, labels)
+    ranked = "".join(f"{q}\t{d}\n" for q, docs in data.run.rankings().items() for d in docs)
+    return DataSet(
+        label=f"{data.run_name} against {data.labels_name}",
+        qrels=data.qrels,
+        run=data.run,
+        corpus_ids=data.corpus_ids,
+        corpus_label=f"the store's {len(data.corpus_ids):,} chunks",
+        run_digest=file_digest(ranked.encode()),
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def load_corpus_upload(name: str, data: bytes) -> set[str]:
+    return set(read_upload(name, data, read_corpus_ids))
+
+
+def store_version(store: Store) -> tuple:
+    """What changes when the store's runs, labels or judges' answers change (append-only tables)."""
+    judges = tuple((j["fingerprint"], j["rows"]) for j in store.judges())
+    return tuple(store.counts().items()) + judges
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def render_data_source(source: str) -> DataSet | None:
+    """The chosen data with its corpus; None (with a message on the page) when there is none."""
+    if source == WORKED_EXAMPLE:
+        return load_worked_example()
+    data = render_store_source() if source == STORE else render_uploads()
+    if data is None:
+        return None
+    return render_corpus(data, default_store=source == STORE)
+
+
+def render_uploads() -> DataSet | None:
+    with st.sidebar:
+        qrels_file = st.file_uploader("Judgments: golden.yaml or TREC qrels", key=f"{KEY}qrels_upload")
+        run_file = st.file_uploader("Run: TREC run or .jsonl rankings", key=f"{KEY}run_upload")
+    if qrels_file is None or run_file is None:
+        st.info("Upload a judgments file and a run (in the sidebar) to see their metrics and audit.")
+        return None
+    return load_uploads(qrels_file.name, qrels_file.getvalue(), run_file.name, run_file.getvalue())
+
+
+def render_store_source() -> DataSet | None:
+    """A stored run and a label set of the store, chosen in the sidebar."""
+    db = access.existing_db()
+    if db is None:
+        return None
+    with Store(db) as store:
+        runs, sets, version = stored_runs(store), stored_label_sets(store), store_version(store)
+    if not runs:
+        st.info("The store holds no run yet: import one on the Data page, or upload files here.")
+        return None
+    with st.sidebar:
+        run = st.selectbox("Stored run", runs, key=f"{KEY}stored_run")
+        specs = list(sets)
+        labels = st.selectbox(
+            "Label set",
+            specs,
+            index=specs.index(DEFAULT_LABELS),
+            format_func=lambda spec: sets.get(spec, spec),
+            key=f"{KEY}stored_labels",
+            help="Everyone's current labels by an aggregate, one person's, or a judge's grades.",
+        )
+    with st.spinner(f"Reading run {md(run)} from the store…"):
+        return load_stored(db, run, labels, version)
+
+
+def render_corpus(data: DataSet, default_store: bool) -> DataSet:
+    """The corpus label coverage divides by: none, an uploaded file, or the store's chunks."""
+    db = access.db_path()
+    choices = [NO_CORPUS, CORPUS_UPLOAD] + ([CORPUS_STORE] if Path(db).exists() else [])
+    with st.sidebar:
+        chosen = st.radio(
+            "Corpus for label coverage",
+            choices,
+            index=choices.index(CORPUS_STORE) if default_store and CORPUS_STORE in choices else 0,
+            key=f"{KEY}corpus_source",
+            help="Label coverage = judged chunks of a query / the chunks of the corpus.",
+        )
+        upload = (
+            st.file_uploader('Corpus: JSONL {"id": ...} or one id per line', key=f"{KEY}corpus_upload")
+            if chosen == CORPUS_UPLOAD
+            else None
+        )
+    if chosen == CORPUS_STORE:
+        if data.corpus_ids is None:
+            with Store(db) as store:
+                data.corpus_ids = set(store.chunk_ids())
+            data.corpus_label = f"the store's {len(data.corpus_ids):,} chunks"
+        return data
+    data.corpus_ids, data.corpus_label = None, ""
+    if upload is not None:
+        data.corpus_ids = load_corpus_upload(upload.name, upload.getvalue())
+        data.corpus_label = f"{upload.name} ({len(data.corpus_ids):,} chunks)"
+    return data
