@@ -16,12 +16,9 @@ the script of every page view (``__name__ == "__main__"``, as in AppTest).
 import streamlit as st
 
 from annotation import access
-from annotation.ui import (
-    render_compare_page,
-    render_data_page,
-    render_label_chunks_page,
-    render_label_traces_page,
-)
+from annotation.browse_ui import items_page
+from annotation.data_ui import render_data_page
+from annotation.ui import render_compare_page, render_label_chunks_page, render_label_traces_page
 from calibration.review_ui import render_review_page
 from calibration.ui import render_metrics_page
 from judge.ui import render_judge_page
@@ -48,6 +45,7 @@ def main() -> None:
             *labelling,
             st.Page(render_judge_page, title="Judge", url_path="judge"),
             st.Page(render_review_page, title="Calibration review", url_path="review"),
+            items_page(),
             st.Page(render_data_page, title="Data", url_path="data"),
         ]
     if identity.mode == "local":

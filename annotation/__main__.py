@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 
 from annotation import exports
-from annotation.baseline import METHODS, add_baseline
+from annotation.baseline import METHODS, add_baseline, baseline_text
 from annotation.cli_base import (
     OneLineParser,
     UsageError,
@@ -37,8 +37,16 @@ from annotation.cli_base import (
     positive_int,
     shown_db,
 )
-from annotation.exchange import ImportSources, NothingToImport, import_files
+from annotation.exchange import ImportSources, NothingToImport
 from annotation.formats import FormatError
+from annotation.imports_cli import (
+    add_import_options,
+    add_imports_parser,
+    cli_import,
+    cli_words,
+    import_options,
+    run_imports,
+)
 from annotation.pooling import check_estimate, pool, pool_report, sample_unjudged
 from annotation.store import AGGREGATES, StoreError, default_db_path
 from annotation.store.base import holds_nothing
@@ -98,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--labels", metavar="FILE", help="existing judgments: TREC qrels or golden.yaml (needs --annotator)"
     )
     imp.add_argument("--annotator", help="who made the imported labels")
+    add_import_options(imp)
+    add_imports_parser(sub)
 
     pl = sub.add_parser("pool", help="the union of every run's top D per query becomes items to label")
     add_db_option(pl)
@@ -220,29 +230,20 @@ def run_import(args: argparse.Namespace) -> str:
         traces_from=args.traces_from,
         mapping=tuple(args.map),
         run_prefix=args.run_prefix,
+        **import_options(args),
     )
     try:
         sources.check()
     except NothingToImport as exc:
-        raise UsageError(f"python -m annotation import: {exc}") from None
+        raise UsageError(f"python -m annotation import: {cli_words(exc)}") from None
     with open_store(args.db, "create") as store:
-        return "\n".join(import_files(store, sources)) + "\n"
+        return "\n".join(cli_import(store, sources)) + "\n"
 
 
 def run_baseline(args: argparse.Namespace) -> str:
     with open_store(args.db, "write") as store:
         report = add_baseline(store, method=args.method, depth=args.depth, name=args.name)
-    return (
-        f"baseline run {report['name']!r} ({report['engine']}, fetch): top {report['depth']} of "
-        f"{report['chunks']} chunks for {report['queries']} queries"
-        + (
-            f" ({report['queries_without_text']} queries without text skipped)"
-            if report["queries_without_text"]
-            else ""
-        )
-        + f": {plural(report['runs'], 'run')}, {plural(report['rankings'], 'ranking')}, "
-        f"{report['unchanged']} unchanged\n"
-    )
+    return baseline_text(report) + "\n"
 
 
 def run_export(args: argparse.Namespace) -> str:
@@ -376,6 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = run_baseline(args)
         elif args.command == "annotators":
             text = run_annotators(args)
+        elif args.command == "imports":
+            text = run_imports(args)
         elif args.command == "demo":
             text = run_demo(args)
         else:

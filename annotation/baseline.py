@@ -101,13 +101,11 @@ def add_baseline(
     without_text = store.queries_without_text()
     if not chunks:
         raise StoreError(
-            f"{store.path}: no chunks with text to rank; import a corpus first "
-            "(python -m annotation import --corpus FILE or --beir DIR)"
+            f"{store.path}: no chunks with text to rank; import a corpus (or a BEIR folder) first"
         )
     if not queries:
         raise StoreError(
-            f"{store.path}: no queries with text to rank for; import queries first "
-            "(python -m annotation import --queries FILE or --beir DIR)"
+            f"{store.path}: no queries with text to rank for; import queries (or a BEIR folder) first"
         )
     import bm25s  # start-up: ~0.27 s (see above)
 
@@ -127,10 +125,15 @@ def add_baseline(
 
 def baseline_text(report: dict[str, Any]) -> str:
     """What :func:`add_baseline` did, in one line (the command line's and the Data page's words)."""
+
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
     skipped = report["queries_without_text"]
     return (
         f"baseline run {report['name']!r} ({report['engine']}, fetch): top {report['depth']} of "
-        f"{report['chunks']} chunks for {report['queries']} queries"
-        + (f" ({skipped} {'query' if skipped == 1 else 'queries'} without text skipped)" if skipped else "")
-        + f": {report['rankings']} rankings stored, {report['unchanged']} unchanged"
+        f"{count(report['chunks'], 'chunk', 'chunks')} for {count(report['queries'], 'query', 'queries')}"
+        + (f" ({count(skipped, 'query', 'queries')} without text skipped)" if skipped else "")
+        + f": {count(report['runs'], 'run', 'runs')}, {count(report['rankings'], 'ranking', 'rankings')}, "
+        f"{report['unchanged']} unchanged"
     )

@@ -5,11 +5,20 @@ Import reads and checks every file before the store is touched, then writes
 them all in one transaction: all of it lands, or none. Exports (``python -m
 annotation export``) are :mod:`annotation.exports`; ``export_labels`` and
 ``NothingToExport`` are importable from here too, for the callers that import them here.
+
+Each call is one *import*: an id, a name, who ran it (:meth:`Store.recording`); it can be
+taken back whole (``python -m annotation imports retire ID``, the Data page's imports table:
+:mod:`annotation.store.retirements`). Before anything is written, a queries or corpus file whose
+shape matches the other slot is refused with what it looks like (:class:`WrongSlot`,
+:func:`slot_findings`) unless the import is ``confirmed``.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,14 +38,103 @@ from annotation.formats import (
 from annotation.store import OffScale, Store, StoreError
 from annotation.trace_sources import read_trace_source, to_store
 
-__all__ = ["ImportSources", "NothingToImport", "NothingToExport", "import_files", "export_labels"]
+__all__ = [
+    "ImportSources",
+    "NothingToImport",
+    "NothingToExport",
+    "WrongSlot",
+    "import_files",
+    "export_labels",
+    "slot_findings",
+    "PASSAGE_CHARS",
+    "ROWS_FACTOR",
+    "login_name",
+    "rows_text",
+    "import_state_text",
+    "retirement_text",
+]
 
 TRACE_SOURCES = ("jsonl", "openinference", "langfuse", "langsmith")
 PathLike = str | os.PathLike
 
 
 class NothingToImport(StoreError):
-    """An import request that names no file, or lacks a name it needs."""
+    """An import request that names no file, or lacks a name it needs. ``field`` is the
+    :class:`ImportSources` field the message is about (``name``, ``annotator``, ``stage``,
+    ``traces_from``, ``mapping``, ``files``; "" for none): each face names it in its own words (the CLI
+    its flag, the Data page its box), so the sentence here names neither."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class WrongSlot(NothingToImport):
+    """A file whose shape matches another slot than the one it was given in (nothing written);
+    ``confirmed`` imports it as given."""
+
+    def __init__(self, path: PathLike, slot: str, looks_like: str, findings: Sequence[str]) -> None:
+        self.path, self.slot, self.looks_like, self.findings = str(path), slot, looks_like, list(findings)
+        super().__init__(
+            f"{Path(path).name}, given as {slot}, looks like {looks_like}: {'; '.join(findings)}; "
+            "nothing was imported"
+        )
+
+
+# The shape rules (slot_findings). A query is a sentence; a chunk is a passage.
+PASSAGE_CHARS = 200  # a queries file whose median text is this long or longer holds passages
+ROWS_FACTOR = 3  # a queries file with more than 3x the rows of the store's queries, mostly new ids
+QUESTION_SHARE = 0.5  # a corpus file more than half of whose texts end with "?" holds questions
+
+
+def slot_findings(store: Store, slot: str, rows: Mapping[str, str | None]) -> tuple[str, list[str]]:
+    """What a file given in the ``queries`` or ``corpus`` slot looks like, when its shape matches
+    the other slot: (what it looks like, the findings that say so); ([]: it looks like its slot).
+    ``rows`` is id -> text. The rules, any one of which is enough:
+
+    queries slot, looks like a corpus:
+      1. the median text is ``PASSAGE_CHARS`` (200) characters or more (queries are sentences);
+      2. at least half its ids are chunk ids the store holds, and more of them than query ids;
+      3. the store holds Q >= 1 queries, the file has more than ``ROWS_FACTOR`` x Q rows (3x), and
+         fewer than half its ids are among the store's queries.
+
+    corpus slot, looks like queries:
+      1. at least half its ids are query ids the store holds, and more of them than chunk ids;
+      2. more than half its texts (``QUESTION_SHARE``) end with a question mark.
+
+    Counts are of live rows (:mod:`annotation.store.retirements`)."""
+    if not rows:
+        return "", []
+    ids = list(rows)
+    n = len(ids)
+    as_queries = store.known_ids("queries", ids)
+    as_chunks = store.known_ids("chunks", ids)
+    texts = [t for t in rows.values() if t]
+    findings: list[str] = []
+    if slot == "queries":
+        median = statistics.median(len(t) for t in texts) if texts else 0
+        if median >= PASSAGE_CHARS:
+            findings.append(
+                f"its texts are passages: median {median:g} characters (a query is a sentence, "
+                f"under {PASSAGE_CHARS})"
+            )
+        if as_chunks * 2 >= n and as_chunks > as_queries:
+            findings.append(f"{as_chunks} of its {n} ids are chunk ids of the store")
+        held = store.count_live("queries")
+        if held and n > ROWS_FACTOR * held and as_queries * 2 < n:
+            findings.append(
+                f"{n} rows, more than {ROWS_FACTOR}x the {held} queries the store holds, "
+                f"and {as_queries} of its ids among them"
+            )
+        return "a corpus (chunks)", findings
+    if slot == "corpus":
+        if as_queries * 2 >= n and as_queries > as_chunks:
+            findings.append(f"{as_queries} of its {n} ids are query ids of the store")
+        questions = sum(1 for t in texts if t.rstrip().endswith("?"))
+        if questions > QUESTION_SHARE * n:
+            findings.append(f"{questions} of its {n} texts end with a question mark")
+        return "queries", findings
+    return "", []
 
 
 @dataclass(frozen=True)
@@ -53,25 +151,27 @@ class ImportSources:
     traces_from: str = "jsonl"  # or openinference, langfuse, langsmith (annotation.trace_sources)
     mapping: tuple[str, ...] = ()  # --map KEY=PATH for those sources
     run_prefix: str = ""  # before each imported system's run name
+    import_name: str = ""  # the import's name (default: what it holds, e.g. "run 'bm25' (run.trec)")
+    who: str = ""  # who ran the import (default "unknown")
+    confirmed: bool = False  # import a file whose shape matches another slot (WrongSlot) as given
 
     def check(self) -> None:
         if not any((self.corpus, self.queries, self.beir, self.run, self.traces, self.labels)):
-            raise NothingToImport(
-                "nothing to import; give a corpus, queries, a BEIR folder, a run, traces or labels"
-            )
+            raise NothingToImport("nothing to import: no file was given", "files")
         if self.run and not (self.name or "").strip():
-            raise NothingToImport("a run needs a name (--name)")
+            raise NothingToImport("a run needs a name", "name")
         if self.labels and not (self.annotator or "").strip():
-            raise NothingToImport("labels need the name of who made them (--annotator)")
+            raise NothingToImport("labels need the name of who made them", "annotator")
         if self.stage not in ("fetch", "keep"):
-            raise NothingToImport(f"stage must be fetch or keep, not {self.stage!r}")
+            raise NothingToImport(f"a run's stage is fetch or keep, not {self.stage!r}", "stage")
         if self.traces_from not in TRACE_SOURCES:
             raise NothingToImport(
-                f"--from must be one of {', '.join(TRACE_SOURCES)}, not {self.traces_from!r}"
+                f"traces come from one of {', '.join(TRACE_SOURCES)}, not {self.traces_from!r}", "traces_from"
             )
         if (self.mapping or self.run_prefix) and (not self.traces or self.traces_from == "jsonl"):
             raise NothingToImport(
-                "--map and --run-prefix go with --traces FILE --from openinference|langfuse|langsmith"
+                "a field mapping and a run prefix go with traces from openinference, langfuse or langsmith",
+                "mapping",
             )
 
 
@@ -89,8 +189,18 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
         traced = read_trace_source(sources.traces, sources.traces_from, list(sources.mapping) or None)
     traces = read_traces(sources.traces) if sources.traces and traced is None else None
     labels = read_judgments(sources.labels) if sources.labels else None
+    if not sources.confirmed:
+        for slot, path, rows in (
+            ("queries", sources.queries, queries),
+            ("corpus", sources.corpus, {c["id"]: c.get("text") for c in corpus or []}),
+        ):
+            looks_like, findings = slot_findings(store, slot, rows or {})
+            if findings:
+                raise WrongSlot(path, slot, looks_like, findings)
+    name, kind = _import_name(sources)
+    who = (sources.who or "").strip() or login_name()
     lines = []
-    with store.write():
+    with store.write(), store.recording(name, kind, who, source=_file_names(sources)) as import_id:
         if corpus is not None:
             lines.append(_report(f"corpus {sources.corpus}", store.import_corpus(corpus)))
         if queries is not None:
@@ -109,9 +219,80 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
         if labels is not None:
             lines.append(_import_labels(store, labels, sources.annotator.strip(), sources.labels))
             lines += [f"  note: {note}" for note in labels.notes]  # e.g. queries named by their text
-        totals = store.counts()
-    lines.append("store now: " + ", ".join(f"{n} {table}" for table, n in totals.items()))
+        totals = store.live_counts()
+    lines.append(f"import {import_id}: {name}, by {who}")
+    lines.append("store now: " + rows_text(totals))
     return lines
+
+
+IMPORT_FIELDS = ("corpus", "queries", "beir", "run", "traces", "labels")
+ROW_WORDS = {"queries": ("query", "queries"), "chunks": ("chunk", "chunks"), "runs": ("run", "runs")}
+
+
+def login_name() -> str:
+    """The person at this machine (who runs an import or a retirement when no one signed in):
+    the login name, else ``unknown``."""
+    try:
+        return getpass.getuser() or "unknown"
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        return "unknown"
+
+
+def rows_text(rows: Mapping[str, int]) -> str:
+    """What an import holds: ``4 queries, 24 chunks, 1 run, 30 labels`` (``no rows``)."""
+    words = []
+    for table, n in rows.items():
+        one, many = ROW_WORDS.get(table, (table[:-1], table))
+        words.append(f"{n} {one if n == 1 else many}")
+    return ", ".join(words) or "no rows"
+
+
+def import_state_text(row: Mapping[str, object]) -> str:
+    """``live``, ``retired (by sam, wrong slot)``: an import's state and its newest change."""
+    state = str(row["state"])
+    if row.get("changed_by"):
+        state += f" (by {row['changed_by']}{', ' + str(row['reason']) if row.get('reason') else ''})"
+    return state
+
+
+def retirement_text(done: Mapping[str, object], action: str) -> str:
+    """What a retire or restore did, in one sentence (every face says this; the CLI adds its
+    command to undo it): ``retired import 2 (queries q.jsonl; 30 queries): its rows are out of
+    queues, metrics, exports and reviews``."""
+    head = f"import {done['id']} ({done['name']}; {rows_text(done['rows'])})"  # type: ignore[arg-type]
+    if not done["changed"]:
+        when = f" (by {done['changed_by']}, {done['changed_at']})" if done.get("changed_by") else ""
+        return f"{head} is already {done['state']}{when}; nothing changed"
+    if action == "retire":
+        return f"retired {head}: its rows are out of queues, metrics, exports and reviews"
+    return f"restored {head}: its rows count again in queues, metrics, exports and reviews"
+
+
+def _import_name(sources: ImportSources) -> tuple[str, str]:
+    """The import's name (``import_name``, else what it holds: ``run 'bm25' (run.trec) + labels
+    qrels.txt by 'sam'``) and its kind (the slots given, e.g. ``run+labels``)."""
+    parts, kinds = [], []
+    for field in IMPORT_FIELDS:
+        path = getattr(sources, field)
+        if not path:
+            continue
+        kinds.append(field)
+        base = Path(path).name
+        if field == "run":
+            parts.append(f"run {(sources.name or '').strip()!r} ({base})")
+        elif field == "labels":
+            parts.append(f"labels {base} by {(sources.annotator or '').strip()!r}")
+        elif field == "beir":
+            parts.append(f"BEIR {base}")
+        else:
+            parts.append(f"{field} {base}")
+    return (sources.import_name or "").strip() or " + ".join(parts), "+".join(kinds)
+
+
+def _file_names(sources: ImportSources) -> str:
+    """The files an import read, by their names (not their folders: a page's upload is a
+    temporary file named like the upload)."""
+    return ", ".join(Path(getattr(sources, f)).name for f in IMPORT_FIELDS if getattr(sources, f))
 
 
 def _import_beir(
@@ -188,4 +369,8 @@ def _child(node, key: str):
 
 
 def _report(what: str, counts: dict[str, int]) -> str:
-    return f"{what}: " + ", ".join(f"{n} {key}" for key, n in counts.items())
+    """``run 'bm25' (run.trec): 1 run, 40 rankings, 0 unchanged``: a noun is singular for 1."""
+    nouns = ("labels", "runs", "rankings", "traces")
+    return f"{what}: " + ", ".join(
+        f"{n} {key[:-1] if n == 1 and key in nouns else key}" for key, n in counts.items()
+    )

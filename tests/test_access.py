@@ -147,6 +147,7 @@ PAGES = {
     "render_metrics_page": "calibration.ui",
     "render_judge_page": "judge.ui",
     "render_review_page": "calibration.review_ui",
+    "render_data_page": "annotation.data_ui",
 }
 
 

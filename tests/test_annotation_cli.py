@@ -31,11 +31,17 @@ def test_import_then_again_changes_nothing(tmp_path, capsys) -> None:
     assert code == 0
     assert "corpus" in out and "24 added" in out and "17 labels, 0 unchanged" in out and "40 rankings" in out
     assert out.splitlines()[-1] == (
-        "store now: 4 queries, 24 chunks, 1 runs, 40 rankings, 0 traces, 17 items, 1 annotators, 17 labels"
+        "store now: 4 queries, 24 chunks, 1 run, 40 rankings, 0 traces, 17 items, 1 annotator, 17 labels"
+    )
+    assert out.splitlines()[-2].startswith(
+        "import 1: corpus corpus.jsonl + run 'bm25' (run.jsonl) + labels golden.yaml by 'ann', by "
     )
     code, out, _ = cli(main, capsys, *args)
     assert code == 0 and "0 labels, 17 unchanged" in out and "24 unchanged" in out and "40 unchanged" in out
-    assert out.splitlines()[-1].endswith("17 items, 1 annotators, 17 labels")
+    assert out.splitlines()[-1].endswith("17 items, 1 annotator, 17 labels")
+    assert out.splitlines()[-2].startswith(
+        "import 2: "
+    )  # an import again is recorded, and holds the same rows
 
 
 def test_the_db_path_comes_from_the_environment(tmp_path, capsys, monkeypatch) -> None:
@@ -187,7 +193,7 @@ def test_pool_prints_what_each_run_found_alone(tmp_path, capsys) -> None:
     assert err.splitlines() == [
         f"database: {db}",
         "warning: the pool holds one run (retriever): recall against these labels is recall against what that "
-        "run itself found; pool several systems (import another run, or python -m annotation baseline for BM25)"
+        "run itself found; pool several systems (import another run, or python -m annotation baseline for BM25)",
     ]
     assert cli(main, capsys, "baseline", "--db", db, "--name", "bm25")[0] == 0
     code, _, err = cli(main, capsys, "pool", "--db", db, "--depth", "5")

@@ -101,9 +101,9 @@ def test_worked_example_baseline(demo_db, capsys, monkeypatch) -> None:
     with Store(demo_db) as store:
         before = store.counts()
     code, out, err = cli(main, capsys, "baseline", "--db", demo_db)
-    assert code == 0 and err == ""
+    assert code == 0 and err == f"database: {demo_db}\n"  # a command that writes names its database
     assert out.startswith("baseline run 'bm25-baseline' (bm25s ")
-    assert out.endswith(", fetch): top 24 of 24 chunks for 4 queries: 1 runs, 96 rankings, 0 unchanged\n")
+    assert out.endswith(", fetch): top 24 of 24 chunks for 4 queries: 1 run, 96 rankings, 0 unchanged\n")
     ranked = rankings(demo_db)
     assert sorted(ranked) == ["q_broad", "q_faw", "q_milk", "q_store"]
     assert all(len(rows) == 24 for rows in ranked.values())  # min(depth 100, 24 chunks)
@@ -127,7 +127,7 @@ def test_worked_example_baseline(demo_db, capsys, monkeypatch) -> None:
     code, out, _ = cli(
         main, capsys, "baseline", "--db", demo_db, "--method", "bm25", "--depth", "5", "--name", "bm25-5"
     )
-    assert code == 0 and "top 5 of 24 chunks for 4 queries: 1 runs, 20 rankings" in out
+    assert code == 0 and "top 5 of 24 chunks for 4 queries: 1 run, 20 rankings" in out
     short = rankings(demo_db, "bm25-5")
     assert short == {qid: rows[:5] for qid, rows in ranked.items()}
 
@@ -162,19 +162,19 @@ def test_same_run_under_any_hash_seed(demo_db, capsys, tmp_path) -> None:
 
 def test_an_empty_store_is_a_clear_error(tmp_path, capsys) -> None:
     db = tmp_path / "empty.db"
+    code, out, err = cli(main, capsys, "baseline", "--db", db)  # no file: refused, none created
+    assert code == 2 and out == "" and err.startswith(f"error: no such database: {db} ")
+    assert not db.exists()
+    Store(db).close()
     code, out, err = cli(main, capsys, "baseline", "--db", db)
     assert code == 2 and out == ""
-    assert err == (
-        f"error: {db}: no chunks with text to rank; import a corpus first "
-        "(python -m annotation import --corpus FILE or --beir DIR)\n"
-    )
+    assert err == f"error: {db}: no chunks with text to rank; import a corpus (or a BEIR folder) first\n"
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "a", "text": "maize"}\n')
     assert cli(main, capsys, "import", "--db", db, "--corpus", corpus)[0] == 0
     code, out, err = cli(main, capsys, "baseline", "--db", db)
     assert code == 2 and err == (
-        f"error: {db}: no queries with text to rank for; import queries first "
-        "(python -m annotation import --queries FILE or --beir DIR)\n"
+        f"error: {db}: no queries with text to rank for; import queries (or a BEIR folder) first\n"
     )
     with Store(db) as store:
         assert store.counts()["runs"] == 0
@@ -192,7 +192,7 @@ def test_queries_without_text_are_skipped_and_said(tmp_path, capsys) -> None:
     assert cli(main, capsys, *args, "--annotator", "ann")[0] == 0
     code, out, _ = cli(main, capsys, "baseline", "--db", db, "--depth", "1")
     assert code == 0 and out.endswith(
-        "top 1 of 2 chunks for 1 queries (1 queries without text skipped): 1 runs, 1 rankings, 0 unchanged\n"
+        "top 1 of 2 chunks for 1 query (1 query without text skipped): 1 run, 1 ranking, 0 unchanged\n"
     )
     ranked = rankings(db)
     assert list(ranked) == ["q1"] and ranked["q1"][0][0] == "a" and ranked["q1"][0][1] > 0

@@ -10,6 +10,7 @@ import pytest
 
 from annotation.__main__ import main
 from annotation.beir import InvalidBeir, read_beir
+from annotation.exchange import login_name
 from annotation.store import Store
 from tests.conftest import cli
 
@@ -203,17 +204,18 @@ def test_import_beir_lands_everything_once(tmp_path, capsys) -> None:
     root = write_beir(tmp_path / "b")
     db = tmp_path / "d.db"
     code, out, err = cli(main, capsys, "import", "--db", db, "--beir", root)
-    assert code == 0 and err == ""
+    assert code == 0 and err == f"database: {db} (created)\n"
     assert out == (
         f"corpus {root}/corpus.jsonl: 3 added, 0 filled, 0 unchanged\n"
         f"queries {root}/queries.jsonl: 2 added, 0 filled, 0 unchanged\n"
-        f"labels {root}/qrels/dev.tsv by 'beir:dev': 1 labels, 0 unchanged\n"
+        f"labels {root}/qrels/dev.tsv by 'beir:dev': 1 label, 0 unchanged\n"
         f"labels {root}/qrels/test.tsv by 'beir:test': 3 labels, 0 unchanged\n"
+        f"import 1: BEIR b, by {login_name()}\n"
         "store now: 2 queries, 3 chunks, 0 runs, 0 rankings, 0 traces, 3 items, 2 annotators, 4 labels\n"
     )
     code, out, _ = cli(main, capsys, "import", "--db", db, "--beir", root)  # again: nothing changes
     assert code == 0
-    assert "3 unchanged" in out.splitlines()[0] and "1 labels" not in out and "3 labels" not in out
+    assert "3 unchanged" in out.splitlines()[0] and "1 label," not in out and "3 labels" not in out
     assert out.splitlines()[-1].endswith("3 items, 2 annotators, 4 labels")
     with Store(db) as store:
         assert store.export_qrels("beir:test").grades == {"q1": {"001": 2, "d3": 0}, "007": {"1": 1}}
@@ -277,7 +279,10 @@ def test_a_zip_that_leaves_its_folder_or_holds_no_corpus_is_refused_before_unpac
     from annotation.beir import unpack_beir_zip
 
     cases = {
-        "slip.zip": ([("corpus.jsonl", "{}"), ("../evil.txt", "x")], "member '../evil.txt' leaves the folder"),
+        "slip.zip": (
+            [("corpus.jsonl", "{}"), ("../evil.txt", "x")],
+            "member '../evil.txt' leaves the folder",
+        ),
         "abs.zip": ([("/etc/evil", "x")], "member '/etc/evil' leaves the folder"),
         "none.zip": ([("readme.txt", "x")], "no corpus.jsonl; expected a zipped BEIR folder"),
         "two.zip": ([("a/corpus.jsonl", "{}"), ("b/corpus.jsonl", "{}")], "2 corpus.jsonl files"),
@@ -300,7 +305,7 @@ def test_the_data_page_imports_a_zipped_beir_folder(tmp_path, monkeypatch) -> No
 
     monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "d.db"))
     Store(tmp_path / "d.db").close()
-    at = page_test("annotation.ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
     at.file_uploader(key="data:up:beir").set_value(
         ("scifact.zip", zipped(write_beir(tmp_path / "b"), "scifact"), "application/zip")
     )

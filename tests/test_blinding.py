@@ -79,6 +79,6 @@ def test_the_instrument_catches_a_leak(demo, statements) -> None:
     db, _ = demo
     with Store(db) as store:
         admin = store.add_annotator("root", "admin")
-    at = page_test("annotation.ui.render_data_page", timeout=60, state={"access:token": admin}).run()
+    at = page_test("annotation.data_ui.render_data_page", timeout=60, state={"access:token": admin}).run()
     assert not at.exception and at.title[0].value == "Data"
     assert any(_check(sql) for sql in statements)

@@ -397,6 +397,10 @@ def test_labels_digest_ignores_the_file_format(tmp_path):
 
 def test_history_of_an_unknown_check_exits_2(capsys, tmp_path):
     err = run(capsys, "history", "--db", tmp_path / "h.db", "--diff", "1", "2", expect=2, stream="stderr")
+    assert f"no such database: {tmp_path / 'h.db'}" in err and err.count("\n") == 1  # never created
+    assert not (tmp_path / "h.db").exists()
+    Store(tmp_path / "h.db").close()
+    err = run(capsys, "history", "--db", tmp_path / "h.db", "--diff", "1", "2", expect=2, stream="stderr")
     assert "no recorded check with id 1" in err and err.count("\n") == 1
 
 

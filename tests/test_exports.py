@@ -147,7 +147,7 @@ def test_the_page_exports_every_format(own_demo, tmp_path, monkeypatch) -> None:
     function writes; the threshold is offered to the formats that take one; a folder comes as a
     .zip of the folder, every file with its extension (#16)."""
     monkeypatch.setenv("DENOMINATOR_DB", own_demo.path)
-    at = page_test("annotation.ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
     picker = at.selectbox(key="data:export-format")
     assert picker.options == list(FORMATS) and len(picker.options) == 8
     assert not [box for box in at.selectbox if box.key == "data:export-threshold"]  # golden takes none

@@ -176,7 +176,7 @@ def test_import_says_once_that_texts_name_queries(tmp_path, capsys) -> None:
     code, out, err = cli(
         annotation_main, capsys, "import", "--db", db, "--labels", golden, "--annotator", "e"
     )
-    assert code == 0 and err == ""
+    assert code == 0 and err == f"database: {db} (created)\n"
     assert out.splitlines()[:2] == [
         f"labels {golden} by 'e': 4 labels, 0 unchanged",
         f"  note: {note_of(golden, 1, 2)}",

@@ -290,6 +290,7 @@ def test_cli_errors_are_one_line(demo, capsys) -> None:
     )
     assert "no model" in capsys.readouterr().err
     empty = demo.with_name("empty.db")
+    Store(empty).close()  # an empty store (a missing file is 'no such database')
     assert main(["grade", "--db", str(empty), "--rubric", "relevance"]) == 2  # the offline judge, no labels
     err = capsys.readouterr().err
     assert err.startswith("error: found 0 relevance labels") and err.count("\n") == 1

@@ -244,7 +244,9 @@ def test_coverage_of_95_intervals(figure) -> None:
     for weights, name in ((None, "unweighted"), ("quadratic", "quadratic")):
         lines.append(f"{name:10} {'kappa':>5} | " + " | ".join(f"n = {n:<3} score (pct)" for n in SIZES))
         for truth in TRUE_KAPPAS:
-            copy = brentq(lambda c: population_kappa(joint(c), weights) - truth, 0.0, 1.0, xtol=1e-14)
+            copy = brentq(
+                lambda c, w=weights, t=truth: population_kappa(joint(c), w) - t, 0.0, 1.0, xtol=1e-14
+            )
             table = joint(copy)
             assert population_kappa(table, weights) == pytest.approx(truth, abs=1e-9)
             cells = []

@@ -48,8 +48,9 @@ def test_queue_is_blind_and_per_annotator(demo_db) -> None:
 
 
 def run_function_page(render_name: str):
-    """A labelling page, in local mode, for ann."""
-    return page_test(f"annotation.ui.{render_name}", state={"label:annotator": "ann"})
+    """A labelling page (or the Data page), in local mode, for ann."""
+    module = "annotation.data_ui" if render_name == "render_data_page" else "annotation.ui"
+    return page_test(f"{module}.{render_name}", state={"label:annotator": "ann"})
 
 
 def test_label_page_grades_skips_and_undoes(demo_db) -> None:
@@ -247,7 +248,7 @@ def test_data_page_imports_uploads_in_one_transaction(demo_db) -> None:
     at.button(key="FormSubmitter:data:import-Import").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     message = plain(at.success[0].value)
-    assert "run 'second' (fetch) run.jsonl: 1 runs, 40 rankings" in message
+    assert "run 'second' (fetch) run.jsonl: 1 run, 40 rankings" in message
     assert "labels truth.qrels by 'truth':" in message and "denominator-" not in message
     with Store(db) as store:
         assert store.db.execute("SELECT count(*) FROM runs").fetchone()[0] == 2

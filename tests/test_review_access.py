@@ -44,12 +44,12 @@ def test_review_a_revoked_token_cannot_undo(demo) -> None:
 
 
 def test_review_upload_name_dotdot_is_an_input_error(demo, monkeypatch) -> None:
-    """annotation/ui.py import_uploads: the upload's name comes from the browser.
+    """annotation/data_ui.py import_uploads: the upload's name comes from the browser.
     A name of '..' makes Path(name).name == '..', the file is written to the
     upload folder's parent (a directory): IsADirectoryError, which the Data page
     does not catch (it catches FormatError/StoreError), so the page crashes
     with a traceback that shows the server's temporary path."""
-    from annotation.ui import import_uploads
+    from annotation.data_ui import import_uploads
 
     try:
         import_uploads({"corpus": ("..", b'{"id": "c1", "text": "t"}\n')})

@@ -56,7 +56,9 @@ def test_three_refits_are_one_name_three_versions_and_one_trend_line(demo_db) ->
         (WEEKS[1], OFFLINE, 2, True),
         (WEEKS[2], OFFLINE, 3, True),
     ]
-    assert all(p["rule"] == "interval" and p["statistic"] == "unweighted" and not p["old_rule"] for p in points)
+    assert all(
+        p["rule"] == "interval" and p["statistic"] == "unweighted" and not p["old_rule"] for p in points
+    )
     assert [n for n in (p["n"] for p in points)] == [20, 22, 24]  # out-of-fold on every labelled item
     frame = trend_frame(points)
     assert frame["judge"].unique().tolist() == [f"{OFFLINE} (relevance)"]

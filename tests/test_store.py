@@ -39,7 +39,7 @@ def test_schema_wal_and_migrations_once(tmp_path) -> None:
     } <= tables
     with Store(path) as again:  # opening again applies nothing twice
         applied = again.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == 11  # m001 schema ... m010 calibration rule, m013 settlements: each applied once
+    assert applied == 13  # m001 schema ... m011 sessions, m012 imports, m013 settlements: each applied once
 
 
 def test_labels_are_append_only(store) -> None:

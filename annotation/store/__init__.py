@@ -18,6 +18,7 @@ The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``
 - ``migrations``: the schema;
 - ``identity``: annotators, roles, access tokens;
 - ``imports``: corpora, queries, runs, label files, traces;
+- ``retirements``: imports as records, retired and restored, and what a live row is;
 - ``labels``: people's labels, appended and read back;
 - ``judges``: judges, their names and versions, their answers and the models that served them,
   what they are asked, their calibrations;
@@ -64,12 +65,14 @@ from annotation.store.labels import AGGREGATES, Labels, aggregate_grades
 from annotation.store.migrations import MIGRATIONS
 from annotation.store.pools import Pools
 from annotation.store.queue import Queue
+from annotation.store.retirements import UnknownImport
 
 __all__ = [
     "Store",
     "StoreError",
     "ImportConflict",
     "OffScale",
+    "UnknownImport",
     "default_db_path",
     "AGGREGATES",
     "aggregate_grades",

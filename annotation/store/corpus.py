@@ -1,11 +1,14 @@
 """What is judged, read back whole: chunks, queries, traces, runs' rankings and items
-as the exports, the baseline and the demo read them (:class:`Corpus`)."""
+as the exports, the baseline and the demo read them (:class:`Corpus`).
+
+Live rows only (:mod:`annotation.store.retirements`): what a retired import holds is in no export."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from annotation.store.base import StoreBase
+from annotation.store.retirements import live, live_item, live_ranking
 
 __all__ = ["Corpus"]
 
@@ -25,36 +28,52 @@ class Corpus(StoreBase):
             batch = wanted[start : start + ID_BATCH]
             marks = ", ".join("?" * len(batch))
             out.update(
-                self.db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", batch).fetchall()
+                self.db.execute(
+                    f"SELECT id, text FROM chunks WHERE id IN ({marks}) AND {live('id', 'chunks')}", batch
+                ).fetchall()
             )
         return out
 
     def chunks_with_text(self, by_id: bool = False) -> dict[str, str]:
         """chunk id -> text of every chunk stored with a text: in the table's order, or by id."""
         order = " ORDER BY id" if by_id else ""
-        return dict(self.db.execute(f"SELECT id, text FROM chunks WHERE text IS NOT NULL{order}").fetchall())
+        return dict(
+            self.db.execute(
+                f"SELECT id, text FROM chunks WHERE text IS NOT NULL AND {live('id', 'chunks')}{order}"
+            ).fetchall()
+        )
 
     def chunk_ids(self) -> list[str]:
         """Every stored chunk id, sorted."""
-        return [c for (c,) in self.db.execute("SELECT id FROM chunks ORDER BY id")]
+        return [
+            c for (c,) in self.db.execute(f"SELECT id FROM chunks WHERE {live('id', 'chunks')} ORDER BY id")
+        ]
 
     def chunks_in_import_order(self) -> list[tuple[str, str | None, str | None, str | None]]:
         """(id, text, source, meta JSON) of every chunk, in the order they were stored."""
-        return self.db.execute("SELECT id, text, source, meta FROM chunks ORDER BY rowid").fetchall()
+        return self.db.execute(
+            f"SELECT id, text, source, meta FROM chunks WHERE {live('id', 'chunks')} ORDER BY rowid"
+        ).fetchall()
 
     def queries_with_text(self) -> dict[str, str]:
         """query id -> text of every query stored with a text, by id."""
         return dict(
-            self.db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL ORDER BY id").fetchall()
+            self.db.execute(
+                f"SELECT id, text FROM queries WHERE text IS NOT NULL AND {live('id', 'queries')} ORDER BY id"
+            ).fetchall()
         )
 
     def queries_without_text(self) -> int:
         """How many stored queries have no text (known only from a run or a label file)."""
-        return self.db.execute("SELECT count(*) FROM queries WHERE text IS NULL").fetchone()[0]
+        return self.db.execute(
+            f"SELECT count(*) FROM queries WHERE text IS NULL AND {live('id', 'queries')}"
+        ).fetchone()[0]
 
     def queries_in_import_order(self) -> list[tuple[str, str | None]]:
         """(id, text) of every query, in the order they were stored."""
-        return self.db.execute("SELECT id, text FROM queries ORDER BY rowid").fetchall()
+        return self.db.execute(
+            f"SELECT id, text FROM queries WHERE {live('id', 'queries')} ORDER BY rowid"
+        ).fetchall()
 
     # ------------------------------------------------------------ traces, rankings, items
 
@@ -65,22 +84,27 @@ class Corpus(StoreBase):
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(traces)").fetchall()}
         meta_column = next((c for c in ("meta", "metadata") if c in columns), "NULL")
         return self.db.execute(
-            f"SELECT id, query_id, system, question, contexts, answer, {meta_column} FROM traces ORDER BY rowid"
+            f"SELECT id, query_id, system, question, contexts, answer, {meta_column} FROM traces "
+            f"WHERE {live('id', 'traces')} AND {live('query_id', 'queries')} ORDER BY rowid"
         ).fetchall()
 
     def run_rankings(self, run_id: int) -> list[tuple[str, int, str, float | None]]:
         """(query, rank, chunk, score) of a run's rankings, in the order they were stored."""
         return self.db.execute(
-            "SELECT query_id, rank, chunk_id, score FROM rankings WHERE run_id = ? ORDER BY rowid", [run_id]
+            f"SELECT query_id, rank, chunk_id, score FROM rankings k WHERE run_id = ? AND {live_ranking('k')} "
+            "ORDER BY rowid",
+            [run_id],
         ).fetchall()
 
     def chunk_items(self) -> list[tuple[int, str, str]]:
         """(item, query, chunk) of every chunk item."""
-        return self.db.execute("SELECT id, query_id, chunk_id FROM items WHERE kind = 'chunk'").fetchall()
+        return self.db.execute(
+            f"SELECT id, query_id, chunk_id FROM items i WHERE kind = 'chunk' AND {live_item('i')}"
+        ).fetchall()
 
     def trace_items(self) -> list[tuple[int, str, str | None]]:
         """(item, trace id, answer) of every trace item, by trace id."""
         return self.db.execute(
-            """SELECT i.id, t.id, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
-               WHERE i.kind = 'trace' ORDER BY t.id"""
+            f"""SELECT i.id, t.id, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
+               WHERE i.kind = 'trace' AND {live_item("i")} ORDER BY t.id"""
         ).fetchall()

@@ -3,6 +3,11 @@
 Each import is one transaction: it lands whole or not at all. The same input again
 changes nothing; an input that would change what is stored is refused
 (:class:`ImportConflict`): stored texts, rankings and traces are never overwritten.
+
+Inside :meth:`Retirements.recording` (``annotation.exchange.import_files``), every method
+here says which rows the import holds (:meth:`Retirements.hold`): the rows it added, and the
+rows it names that another import holds already; the rules are in
+:mod:`annotation.store.retirements`.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ from annotation.model import Qrels, Run
 from annotation.rubrics import get_rubric
 from annotation.store.base import ImportConflict, OffScale, StoreError, utc_now
 from annotation.store.identity import Identity
+from annotation.store.retirements import Retirements
 
 __all__ = ["Imports"]
 
 
-class Imports(Identity):
+class Imports(Retirements, Identity):
     """Imports of what is judged (chunks, queries, traces), of runs, and of existing labels."""
 
     def import_corpus(self, chunks: list[Mapping[str, Any]]) -> dict[str, int]:
@@ -40,6 +46,8 @@ class Imports(Identity):
     def _upsert_texts(self, table: str, columns: list[str], rows: list[tuple]) -> dict[str, int]:
         """Insert new ids; fill a stored NULL text; refuse a different text."""
         added = filled = unchanged = 0
+        new: list[str] = []
+        named: list[str] = []
         with self.write() as db:
             for row in rows:
                 stored = db.execute(
@@ -51,20 +59,44 @@ class Imports(Identity):
                         row,
                     )
                     added += 1
+                    new.append(row[0])
                 elif tuple(stored) == tuple(row):
                     unchanged += 1
+                    named.append(row[0])
                 elif stored[1] is None and all(s is None or s == r for s, r in zip(stored[2:], row[2:])):
                     sets = ", ".join(f"{c} = ?" for c in columns[1:])
                     db.execute(f"UPDATE {table} SET {sets} WHERE id = ?", [*row[1:], row[0]])
                     filled += 1
+                    new.append(row[0])  # the text is this import's
                 elif row[1] is None:
                     unchanged += 1  # a label file naming a known id: nothing new
+                    named.append(row[0])
                 else:
                     raise ImportConflict(
                         f"{table[:-1]} {row[0]!r} is stored with other text; expected the same text "
                         "(stored texts are never overwritten)"
                     )
+            self.hold(table, new, named)
         return {"added": added, "filled": filled, "unchanged": unchanged}
+
+    def _ensure_held_ids(self, table: str, ids: set[str]) -> None:
+        """:meth:`ensure_ids`, and the import being recorded holds the rows it created and
+        names the others."""
+        if self._import_id is None:
+            self.ensure_ids(table, ids)
+            return
+        wanted = sorted(ids)
+        stored: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            stored.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(batch))})", batch
+                )
+            )
+        self.ensure_ids(table, ids)
+        self.hold(table, [i for i in wanted if i not in stored], [i for i in wanted if i in stored])
 
     def import_run(self, run: Run, name: str, stage: str = "fetch") -> dict[str, int]:
         """A run's rankings in trec order (rank 1..n per query); the same run again changes nothing."""
@@ -83,16 +115,20 @@ class Imports(Identity):
                     [existing[0]],
                 ).fetchall()
                 if existing[1] == stage and sorted(map(tuple, stored)) == sorted(rows):
+                    self.hold("runs", named=[existing[0]])
+                    self._ensure_held_ids("queries", {r[0] for r in rows} | set(run.empty_queries))
+                    self._ensure_held_ids("chunks", {r[2] for r in rows})
                     return {"runs": 0, "rankings": 0, "unchanged": len(rows)}
                 raise ImportConflict(
                     f"run {name!r} is stored with other rankings or stage; expected a new --name"
                 )
-            self.ensure_ids("queries", {r[0] for r in rows} | set(run.empty_queries))
-            self.ensure_ids("chunks", {r[2] for r in rows})
+            self._ensure_held_ids("queries", {r[0] for r in rows} | set(run.empty_queries))
+            self._ensure_held_ids("chunks", {r[2] for r in rows})
             run_id = db.execute(
                 "INSERT INTO runs (name, stage, meta) VALUES (?, ?, ?)",
                 [name, stage, json.dumps({"source": run.path, "tag": run.name})],
             ).lastrowid
+            self.hold("runs", added=[run_id])
             db.conn.executemany(
                 "INSERT INTO rankings (run_id, query_id, rank, chunk_id, score) VALUES (?, ?, ?, ?, ?)",
                 [(run_id, *row) for row in rows],
@@ -116,11 +152,11 @@ class Imports(Identity):
         added = unchanged = 0
         with self.write() as db:
             annotator_id = self.annotator_id(annotator)
-            self.ensure_ids("queries", set(qrels.qids))
+            self._ensure_held_ids("queries", set(qrels.qids))
             if qrels.texts:
                 for qid, text in qrels.texts.items():
                     db.execute("UPDATE queries SET text = ? WHERE id = ? AND text IS NULL", [text, qid])
-            self.ensure_ids("chunks", {d for docs in qrels.grades.values() for d in docs})
+            self._ensure_held_ids("chunks", {d for docs in qrels.grades.values() for d in docs})
             now = utc_now()  # the label set's time and its rows': what ties them (Labels.label_origins)
             meta = json.dumps(qrels.meta, sort_keys=True, ensure_ascii=False) if qrels.meta else None
             # a label file imported once is never imported again: a second import
@@ -131,31 +167,57 @@ class Imports(Identity):
             if db.execute(
                 "SELECT 1 FROM label_sets WHERE annotator_id = ? AND digest = ?", [annotator_id, digest]
             ).fetchone():
+                self.hold("labels", named=self._current_rows_saying(qrels, annotator_id))
                 return {"labels": 0, "unchanged": qrels.n_judgments}
             db.execute(
                 "INSERT INTO label_sets (annotator_id, source, meta, digest, created_at) VALUES (?, ?, ?, ?, ?)",
                 [annotator_id, qrels.path, meta, digest, now],
             )
+            new: list[int] = []
             for qid, docs in qrels.grades.items():
                 for doc, grade in docs.items():
                     item_id = self.ensure_item("chunk", query_id=qid, chunk_id=doc)
                     if self.current_value(item_id, annotator_id) == (grade,):
                         unchanged += 1
                         continue
-                    db.execute(
-                        "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at) VALUES (?, ?, ?, ?, ?)",
-                        [item_id, annotator_id, rubric, int(grade), now],
+                    new.append(
+                        db.execute(
+                            "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at)"
+                            " VALUES (?, ?, ?, ?, ?)",
+                            [item_id, annotator_id, rubric, int(grade), now],
+                        ).lastrowid
                     )
                     added += 1
+            self.hold("labels", new, self._current_rows_saying(qrels, annotator_id) if unchanged else ())
         return {"labels": added, "unchanged": unchanged}
+
+    def _current_rows_saying(self, qrels: Qrels, annotator_id: int) -> list[int]:
+        """The ids of the annotator's newest label rows that give the file's grade (what an
+        identical re-import names)."""
+        if self._import_id is None:
+            return []
+        rows = []
+        for qid, docs in qrels.grades.items():
+            for doc, grade in docs.items():
+                row = self.db.execute(
+                    """SELECT l.id, l.value FROM labels l JOIN items i ON i.id = l.item_id
+                       WHERE i.kind = 'chunk' AND i.query_id = ? AND i.chunk_id = ? AND l.annotator_id = ?
+                       ORDER BY l.id DESC LIMIT 1""",
+                    [qid, doc, annotator_id],
+                ).fetchone()
+                if row is not None and row[1] == grade:
+                    rows.append(row[0])
+        return rows
 
     def import_traces(self, traces: list[Mapping[str, Any]]) -> dict[str, int]:
         """Traces as read by :func:`annotation.formats.read_traces`; each also
         becomes a ``trace`` item (faithfulness). The same trace again changes
         nothing; the same id with other content is refused."""
         added = unchanged = 0
+        new: list[str] = []
+        named: list[str] = []
         with self.write() as db:
-            self.ensure_ids("queries", {t["query_id"] for t in traces})
+            self._ensure_held_ids("queries", {t["query_id"] for t in traces})
             for trace in traces:
                 row = (
                     trace["id"],
@@ -175,7 +237,9 @@ class Imports(Identity):
                             f"trace {trace['id']!r} is stored with other content; expected a new id"
                         )
                     unchanged += 1
+                    named.append(trace["id"])
                     continue
+                new.append(trace["id"])
                 db.execute(
                     "INSERT INTO traces (id, query_id, system, question, contexts, answer, created_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -183,4 +247,5 @@ class Imports(Identity):
                 )
                 self.ensure_item("trace", query_id=trace["query_id"], trace_id=trace["id"])
                 added += 1
+            self.hold("traces", new, named)
         return {"traces": added, "unchanged": unchanged}

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotation.store.base import StoreBase, StoreError, utc_now
+from annotation.store.retirements import live_item
 
 __all__ = [
     "Judges",
@@ -281,12 +282,13 @@ class Judges(StoreBase):
     def judge_values(self, fingerprint: str) -> list[dict[str, Any]]:
         """The newest value per (item, order, repeat) of one judge (errors left out), with its label
         ``id`` (the order labels were stored in), the model the endpoint said it served and its system
-        fingerprint (None: not said or not recorded)."""
+        fingerprint (None: not said or not recorded). Live items only (a retired import's items
+        are in no review: :mod:`annotation.store.retirements`)."""
         rows = self.db.execute(
-            """SELECT l.id, l.item_id, l.ab_order, l.repeat, l.value, l.reason, l.served_model,
+            f"""SELECT l.id, l.item_id, l.ab_order, l.repeat, l.value, l.reason, l.served_model,
                       l.system_fingerprint
-               FROM judge_labels l
-               WHERE l.fingerprint = ? AND l.value IS NOT NULL AND l.id = (
+               FROM judge_labels l JOIN items i ON i.id = l.item_id
+               WHERE l.fingerprint = ? AND l.value IS NOT NULL AND {live_item("i")} AND l.id = (
                    SELECT max(id) FROM judge_labels m WHERE m.fingerprint = l.fingerprint
                    AND m.item_id = l.item_id AND m.ab_order IS l.ab_order AND m.repeat IS l.repeat
                    AND m.value IS NOT NULL)
@@ -348,7 +350,7 @@ class Judges(StoreBase):
             f"""SELECT i.id, q.text, c.text FROM items i
                 JOIN queries q ON q.id = i.query_id JOIN chunks c ON c.id = i.chunk_id
                 WHERE i.kind = 'chunk' AND ifnull(q.text, '') != '' AND ifnull(c.text, '') != ''
-                ORDER BY i.id {cap}"""
+                  AND {live_item("i")} ORDER BY i.id {cap}"""
         ).fetchall()
 
     def gradable_trace_items(self, limit: int | None = None) -> list[tuple[int, str, str | None, str]]:
@@ -358,7 +360,7 @@ class Judges(StoreBase):
         return self.db.execute(
             f"""SELECT i.id, t.question, t.contexts, t.answer FROM items i JOIN traces t ON t.id = i.trace_id
                 WHERE i.kind = 'trace' AND ifnull(t.question, '') != '' AND ifnull(t.answer, '') != ''
-                ORDER BY i.id {cap}"""
+                  AND {live_item("i")} ORDER BY i.id {cap}"""
         ).fetchall()
 
     def gradable_pair_items(self, limit: int | None = None) -> list[tuple[int, str, str, str]]:
@@ -369,23 +371,23 @@ class Judges(StoreBase):
             f"""SELECT i.id, a.question, a.answer, b.answer FROM items i
                 JOIN traces a ON a.id = i.trace_id JOIN traces b ON b.id = i.trace_b_id
                 WHERE i.kind = 'pair' AND ifnull(a.question, '') != '' AND ifnull(a.answer, '') != ''
-                  AND ifnull(b.answer, '') != '' ORDER BY i.id {cap}"""
+                  AND ifnull(b.answer, '') != '' AND {live_item("i")} ORDER BY i.id {cap}"""
         ).fetchall()
 
     def chunk_item_texts(self) -> list[tuple[int, str | None, str | None]]:
         """(item, query text, chunk text) of every chunk item, by item id; a text not
         imported (yet) is None."""
         return self.db.execute(
-            """SELECT i.id, q.text, c.text FROM items i
+            f"""SELECT i.id, q.text, c.text FROM items i
                LEFT JOIN queries q ON q.id = i.query_id LEFT JOIN chunks c ON c.id = i.chunk_id
-               WHERE i.kind = 'chunk' ORDER BY i.id"""
+               WHERE i.kind = 'chunk' AND {live_item("i")} ORDER BY i.id"""
         ).fetchall()
 
     def trace_item_answers(self) -> list[tuple[int, str | None, str | None]]:
         """(item, answer, contexts as stored (a JSON list)) of every trace item, by item id."""
         return self.db.execute(
-            """SELECT i.id, t.answer, t.contexts FROM items i JOIN traces t ON t.id = i.trace_id
-               WHERE i.kind = 'trace' ORDER BY i.id"""
+            f"""SELECT i.id, t.answer, t.contexts FROM items i JOIN traces t ON t.id = i.trace_id
+               WHERE i.kind = 'trace' AND {live_item("i")} ORDER BY i.id"""
         ).fetchall()
 
     # ------------------------------------------------------------ calibrations

@@ -3,6 +3,10 @@
 Labels are never lost or overwritten (DESIGN principle 3): ``labels`` is append-only
 (triggers refuse UPDATE and DELETE); a correction is a new row; undo appends a
 retraction (a row whose value is NULL); the newest row per (item, annotator) counts.
+
+Every read here counts live rows only (:mod:`annotation.store.retirements`): a label row of a
+retired import, or on an item standing on a retired import's rows, is left out, and the newest
+*live* row per (item, annotator) counts (the grade a retired label file had covered is back).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from annotation.model import Qrels
 from annotation.rubrics import get_rubric
 from annotation.store.base import StoreError, utc_now
 from annotation.store.identity import Identity
+from annotation.store.retirements import live, live_item
 
 __all__ = ["Labels", "AGGREGATES", "aggregate_grades"]
 
@@ -71,16 +76,19 @@ class Labels(Identity):
         return int(cursor.lastrowid)
 
     def undo(self, item_id: int, annotator: str) -> int:
-        """Retract this annotator's current label on the item by appending a NULL row."""
+        """Retract this annotator's current label on the item by appending a NULL row. The current
+        label is their newest *live* row: a grade of a retired label file is none (a retraction
+        appended over it would cover it again when the file is restored)."""
         annotator_id = self.annotator_id(annotator, create=False)
         with self.write() as db:
-            current = self.current_value(item_id, annotator_id)
-            if current is None or current == (None,):
-                raise StoreError(f"{annotator!r} has no label on item {item_id} to undo")
-            rubric = db.execute(
-                "SELECT rubric FROM labels WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+            current = db.execute(
+                f"""SELECT value, rubric FROM labels WHERE item_id = ? AND annotator_id = ?
+                    AND {live("id", "labels")} ORDER BY id DESC LIMIT 1""",
                 [item_id, annotator_id],
-            ).fetchone()[0]
+            ).fetchone()
+            if current is None or current[0] is None:
+                raise StoreError(f"{annotator!r} has no label on item {item_id} to undo")
+            rubric = current[1]
             cursor = db.execute(
                 "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at) VALUES (?, ?, ?, NULL, ?)",
                 [item_id, annotator_id, rubric, utc_now()],
@@ -93,15 +101,17 @@ class Labels(Identity):
         Only their own rows: what the "your work" list of a labelling page may show."""
         annotator_id = self.annotator_id(annotator, create=False)
         rows = self.db.execute(
-            """SELECT l.id, l.item_id, l.value, l.rubric, l.created_at
+            f"""SELECT l.id, l.item_id, l.value, l.rubric, l.created_at
                FROM labels l JOIN items i ON i.id = l.item_id
-               WHERE l.annotator_id = ? AND i.kind = ? AND l.value IS NOT NULL AND l.id = (
-                   SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id)
+               WHERE l.annotator_id = ? AND i.kind = ? AND l.value IS NOT NULL AND {live_item("i")} AND l.id = (
+                   SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id
+                   AND {live("id", "labels")})
                ORDER BY l.id DESC LIMIT ?""",
             [annotator_id, kind, int(limit)],
         ).fetchall()
         return [
-            {"label_id": r[0], "item_id": r[1], "value": r[2], "rubric": r[3], "created_at": r[4]} for r in rows
+            {"label_id": r[0], "item_id": r[1], "value": r[2], "rubric": r[3], "created_at": r[4]}
+            for r in rows
         ]
 
     def current_labels(self, annotator: str | None = None, kind: str = "chunk") -> list[dict[str, Any]]:
@@ -112,8 +122,9 @@ class Labels(Identity):
         rows = self.db.execute(
             f"""SELECT i.id, i.query_id, i.chunk_id, a.name, l.value, l.rubric
                 FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
-                WHERE i.kind = ? {where} AND l.id = (
-                    SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id)
+                WHERE i.kind = ? {where} AND {live_item("i")} AND l.id = (
+                    SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id
+                    AND {live("id", "labels")})
                 ORDER BY i.id, a.name""",
             params,
         ).fetchall()
@@ -140,11 +151,12 @@ class Labels(Identity):
         the time and annotator of its ``label_sets`` row (:meth:`Imports.import_labels` writes
         both in one transaction with one time, to the microsecond); no other row does."""
         rows = self.db.execute(
-            """SELECT a.name, s.id, s.source, s.meta, count(*)
+            f"""SELECT a.name, s.id, s.source, s.meta, count(*)
                FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
                LEFT JOIN label_sets s ON s.annotator_id = l.annotator_id AND s.created_at = l.created_at
-               WHERE i.kind = 'chunk' AND l.value IS NOT NULL AND (? IS NULL OR a.name = ?) AND l.id = (
-                   SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id)
+               WHERE i.kind = 'chunk' AND l.value IS NOT NULL AND (? IS NULL OR a.name = ?) AND {live_item("i")}
+                 AND l.id = (SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id
+                             AND {live("id", "labels")})
                GROUP BY a.name, s.id ORDER BY a.name, s.id IS NOT NULL, s.id""",
             [annotator, annotator],
         ).fetchall()
@@ -177,7 +189,9 @@ class Labels(Identity):
             grades.setdefault(qid, {})[doc] = settled.get((qid, doc), grade)
         texts = {
             qid: text
-            for qid, text in self.db.execute("SELECT id, text FROM queries WHERE text IS NOT NULL").fetchall()
+            for qid, text in self.db.execute(
+                f"SELECT id, text FROM queries WHERE text IS NOT NULL AND {live('id', 'queries')}"
+            ).fetchall()
             if qid in grades
         }
         qrels = Qrels(grades=grades, texts=texts, path=self.path)
@@ -193,10 +207,10 @@ class Labels(Identity):
         row id: (label id, item id, kind, query id, chunk id, trace id, trace B id, annotator,
         rubric, value, note, seconds, shown, created at). The CSV export writes them as they are."""
         return self.db.execute(
-            """SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
+            f"""SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
                       a.name, l.rubric, l.value, l.note, l.seconds, l.shown, l.created_at
                FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
-               WHERE ? IS NULL OR a.name = ? ORDER BY l.id""",
+               WHERE (? IS NULL OR a.name = ?) AND {live("l.id", "labels")} AND {live_item("i")} ORDER BY l.id""",
             [annotator, annotator],
         ).fetchall()
 
@@ -205,7 +219,8 @@ class Labels(Identity):
         return [
             r[0]
             for r in self.db.execute(
-                "SELECT DISTINCT a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id ORDER BY a.name"
+                f"""SELECT DISTINCT a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id
+                    JOIN items i ON i.id = l.item_id WHERE {live("l.id", "labels")} AND {live_item("i")} ORDER BY a.name"""
             )
         ]
 
@@ -215,8 +230,8 @@ class Labels(Identity):
         return {
             (q, c)
             for q, c in self.db.execute(
-                """SELECT DISTINCT i.query_id, i.chunk_id FROM items i JOIN labels l ON l.item_id = i.id
-                   WHERE i.kind = 'chunk' AND l.value IS NOT NULL"""
+                f"""SELECT DISTINCT i.query_id, i.chunk_id FROM items i JOIN labels l ON l.item_id = i.id
+                   WHERE i.kind = 'chunk' AND l.value IS NOT NULL AND {live("l.id", "labels")} AND {live_item("i")}"""
             ).fetchall()
         }
 
@@ -225,10 +240,11 @@ class Labels(Identity):
         ``kind`` items, where that row is of ``rubric``; a retraction has value None. ``shown``
         is the order a pair was shown in (AB or BA)."""
         return self.db.execute(
-            """SELECT l.item_id, a.name, l.value, l.shown FROM labels l
+            f"""SELECT l.item_id, a.name, l.value, l.shown FROM labels l
                JOIN annotators a ON a.id = l.annotator_id JOIN items i ON i.id = l.item_id
-               WHERE l.rubric = ? AND i.kind = ? AND l.id = (
-                   SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id)""",
+               WHERE l.rubric = ? AND i.kind = ? AND {live_item("i")} AND l.id = (
+                   SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id
+                   AND {live("id", "labels")})""",
             [rubric, kind],
         ).fetchall()
 
@@ -236,10 +252,11 @@ class Labels(Identity):
         """(item, value) of each annotator's newest ``rubric`` row on ``kind`` items (a
         retraction has value None), by item id."""
         return self.db.execute(
-            """SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id
-               WHERE i.kind = ? AND l.rubric = ? AND l.id = (
+            f"""SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id
+               WHERE i.kind = ? AND l.rubric = ? AND {live_item("i")} AND l.id = (
                    SELECT max(id) FROM labels
-                   WHERE item_id = l.item_id AND annotator_id = l.annotator_id AND rubric = l.rubric)
+                   WHERE item_id = l.item_id AND annotator_id = l.annotator_id AND rubric = l.rubric
+                   AND {live("id", "labels")})
                ORDER BY l.item_id""",
             [kind, rubric],
         ).fetchall()

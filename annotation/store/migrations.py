@@ -192,6 +192,38 @@ def _m011_sessions(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX sessions_annotator ON sessions (annotator_id)")
 
 
+@MIGRATIONS(name="m012_imports")
+def _m012_imports(db: sqlite_utils.Database) -> None:
+    """Imports that can be taken back: each import (``imports``: a name, its kind, who ran it,
+    from where, when), the rows it holds (``import_rows``: table and key; ``row_key`` has no type
+    so a text id stays text and an integer id an integer), and ``retirements``: each retire or
+    restore of an import, the newest row per import deciding (:mod:`annotation.store.retirements`).
+    All three are append-only. Rows stored before this migration belong to no import: never
+    retired."""
+    db.execute(
+        """CREATE TABLE imports (id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL,
+            who TEXT NOT NULL, source TEXT, created_at TEXT NOT NULL, meta TEXT)"""
+    )
+    db.execute(
+        """CREATE TABLE import_rows (import_id INTEGER NOT NULL REFERENCES imports(id),
+            tbl TEXT NOT NULL CHECK (tbl IN ('queries', 'chunks', 'runs', 'traces', 'labels')),
+            row_key NOT NULL, PRIMARY KEY (import_id, tbl, row_key)) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX import_rows_row ON import_rows (tbl, row_key, import_id)")
+    db.execute(
+        """CREATE TABLE retirements (id INTEGER PRIMARY KEY, import_id INTEGER NOT NULL REFERENCES imports(id),
+            action TEXT NOT NULL CHECK (action IN ('retire', 'restore')), who TEXT NOT NULL,
+            created_at TEXT NOT NULL, reason TEXT)"""
+    )
+    db.execute("CREATE INDEX retirements_import ON retirements (import_id, id)")
+    for table in ("imports", "import_rows", "retirements"):
+        for action in ("UPDATE", "DELETE"):
+            db.execute(
+                f"""CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table}
+                BEGIN SELECT RAISE(ABORT, '{table} are append-only: add a new row instead'); END"""
+            )
+
+
 @MIGRATIONS(name="m013_settlements")
 def _m013_settlements(db: sqlite_utils.Database) -> None:
     """Adjudication: an admin's label row (``label_id``) marked as the settled one for its item, by

@@ -5,6 +5,9 @@ unjudged candidates, answer pairs, the weekly review's sample, and who is assign
 The workflows (``annotation.pooling``, ``calibration.review``) decide what to add and in
 what order; these methods read and write the rows, inside the workflow's ``write()`` when
 it has one (a write inside a write is part of it).
+
+Reads give live rows only (:mod:`annotation.store.retirements`): a retired run is not a
+candidate, a retired import's queries, chunks and traces are in no pool, pair or sample.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from annotation.store.base import StoreBase, utc_now
+from annotation.store.retirements import live, live_item, live_ranking
 
 __all__ = ["Pools"]
 
@@ -22,16 +26,16 @@ class Pools(StoreBase):
     # ------------------------------------------------------------ runs as candidates
 
     def stored_runs(self) -> list[tuple[int, str]]:
-        """(run id, name) of every stored run, by id (import order)."""
-        return self.db.execute("SELECT id, name FROM runs ORDER BY id").fetchall()
+        """(run id, name) of every live stored run, by id (import order)."""
+        return self.db.execute(f"SELECT id, name FROM runs WHERE {live('id', 'runs')} ORDER BY id").fetchall()
 
     def pooled_pairs(self, run_ids: Sequence[int], depth: int) -> list[tuple[str, str]]:
         """The depth-``depth`` pool of these runs: distinct (query, chunk) in any one's top
         ``depth``, by query and chunk."""
         placeholders = ", ".join("?" * len(run_ids))
         return self.db.execute(
-            f"""SELECT DISTINCT query_id, chunk_id FROM rankings
-                WHERE run_id IN ({placeholders}) AND rank <= ? ORDER BY query_id, chunk_id""",
+            f"""SELECT DISTINCT query_id, chunk_id FROM rankings k
+                WHERE run_id IN ({placeholders}) AND rank <= ? AND {live_ranking("k")} ORDER BY query_id, chunk_id""",
             [*run_ids, depth],
         ).fetchall()
 
@@ -39,15 +43,16 @@ class Pools(StoreBase):
         """(query, chunk, best rank over these runs) of every chunk they rank."""
         placeholders = ", ".join("?" * len(run_ids))
         return self.db.execute(
-            f"""SELECT query_id, chunk_id, min(rank) FROM rankings WHERE run_id IN ({placeholders})
-                GROUP BY query_id, chunk_id""",
+            f"""SELECT query_id, chunk_id, min(rank) FROM rankings k WHERE run_id IN ({placeholders})
+                AND {live_ranking("k")} GROUP BY query_id, chunk_id""",
             list(run_ids),
         ).fetchall()
 
     def top_ranked(self, depth: int) -> list[tuple[str, str, str]]:
         """(run name, query, chunk) of every ranking row within the top ``depth``."""
         return self.db.execute(
-            "SELECT r.name, k.query_id, k.chunk_id FROM rankings k JOIN runs r ON r.id = k.run_id WHERE k.rank <= ?",
+            "SELECT r.name, k.query_id, k.chunk_id FROM rankings k JOIN runs r ON r.id = k.run_id"
+            f" WHERE k.rank <= ? AND {live_ranking('k')}",
             [depth],
         ).fetchall()
 
@@ -106,8 +111,9 @@ class Pools(StoreBase):
         """(query, trace A, trace B) per query both systems answered: each system's first
         trace (lowest id) of the query, by query."""
         return self.db.execute(
-            """SELECT a.query_id, min(a.id), min(b.id) FROM traces a JOIN traces b ON b.query_id = a.query_id
-               WHERE a.system = ? AND b.system = ? GROUP BY a.query_id ORDER BY a.query_id""",
+            f"""SELECT a.query_id, min(a.id), min(b.id) FROM traces a JOIN traces b ON b.query_id = a.query_id
+               WHERE a.system = ? AND b.system = ? AND {live("a.id", "traces")} AND {live("b.id", "traces")}
+                 AND {live("a.query_id", "queries")} GROUP BY a.query_id ORDER BY a.query_id""",
             [system_a, system_b],
         ).fetchall()
 
@@ -160,8 +166,9 @@ class Pools(StoreBase):
         """(query, stratum, stratum size, chunk, design JSON) of every drawn chunk, by query,
         stratum and chunk."""
         return self.db.execute(
-            """SELECT query_id, stratum, stratum_size, chunk_id, design FROM estimate_samples
-               ORDER BY query_id, stratum, chunk_id"""
+            f"""SELECT e.query_id, e.stratum, e.stratum_size, e.chunk_id, e.design FROM estimate_samples e
+               JOIN items i ON i.id = e.item_id WHERE {live_item("i")}
+               ORDER BY e.query_id, e.stratum, e.chunk_id"""
         ).fetchall()
 
     # ------------------------------------------------------------ the weekly review's sample
@@ -176,8 +183,9 @@ class Pools(StoreBase):
     def unsampled_trace_items(self) -> list[tuple[int, str | None]]:
         """(item, system) of every trace item no week's review sample holds, by item id."""
         return self.db.execute(
-            """SELECT i.id, t.system FROM items i JOIN traces t ON t.id = i.trace_id
-               WHERE i.kind = 'trace' AND i.id NOT IN (SELECT item_id FROM review_samples) ORDER BY i.id"""
+            f"""SELECT i.id, t.system FROM items i JOIN traces t ON t.id = i.trace_id
+               WHERE i.kind = 'trace' AND i.id NOT IN (SELECT item_id FROM review_samples) AND {live_item("i")}
+               ORDER BY i.id"""
         ).fetchall()
 
     def add_review_sample(self, week: str, drawn: Iterable[tuple[int, str]]) -> None:
@@ -190,7 +198,12 @@ class Pools(StoreBase):
             )
 
     def review_sample(self, week: str) -> set[int]:
-        """The items of the ``week``'s review sample (empty when it has none)."""
+        """The live items of the ``week``'s review sample (empty when it has none)."""
         return {
-            int(i) for (i,) in self.db.execute("SELECT item_id FROM review_samples WHERE week = ?", [week])
+            int(i)
+            for (i,) in self.db.execute(
+                f"""SELECT s.item_id FROM review_samples s JOIN items i ON i.id = s.item_id
+                    WHERE s.week = ? AND {live_item("i")}""",
+                [week],
+            )
         }

@@ -3,6 +3,10 @@
 Blind by construction: these queries read only items, assignments, queries, chunks,
 traces' question/contexts/answer and the annotator's own labels; never runs, rankings,
 system names, judge labels or other people's labels.
+
+A queue holds live items only, and an annotator's label that counts is their newest live row
+(:mod:`annotation.store.retirements`): an item standing on a retired import's rows leaves every
+queue, and a retired label file's grades no longer mark an item done.
 """
 
 from __future__ import annotations
@@ -10,13 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from annotation.store.base import ITEM_KINDS, StoreBase, StoreError
+from annotation.store.retirements import live, live_item
 
 __all__ = ["Queue", "CURRENT_LABEL"]
 
-# The newest label of this annotator on the item: NULL when there is none or
+# The newest live label of this annotator on the item: NULL when there is none or
 # when the newest row is a retraction (undo), i.e. the item still needs a grade.
 CURRENT_LABEL = (
-    "(SELECT value FROM labels WHERE item_id = i.id AND annotator_id = :annotator ORDER BY id DESC LIMIT 1)"
+    "(SELECT value FROM labels WHERE item_id = i.id AND annotator_id = :annotator "
+    f"AND {live('id', 'labels')} ORDER BY id DESC LIMIT 1)"
 )
 
 
@@ -41,9 +47,10 @@ class Queue(StoreBase):
         if kind not in ITEM_KINDS:
             raise StoreError(f"item kind {kind!r}; expected one of {', '.join(ITEM_KINDS)}")
         if not self.has_assignments(kind):
-            return f"FROM items i WHERE i.kind = '{kind}'", "i.position"
+            return f"FROM items i WHERE i.kind = '{kind}' AND {live_item('i')}", "i.position"
         return (
-            f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = '{kind}'",
+            f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = '{kind}'"
+            f" AND {live_item('i')}",
             "a.position",
         )
 

@@ -1,0 +1,336 @@
+"""The Data page (admins): what the store holds and each annotator's progress, importing files
+(and taking an import back), the pool, a sample of what the pool did not judge, and every export
+format as a download.
+
+Every action goes through the function the command line calls (``import_files``, ``pool``,
+``sample_unjudged``, ``add_baseline``, ``export_download``, ``Store.retire_import``); the counts
+at the top are drawn last, so they include what this run just did. Every string from the data is
+escaped (:func:`annotation.render.md`); messages name the page's boxes, never a command's flags.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from annotation import access
+from annotation.baseline import add_baseline, baseline_text
+from annotation.beir import unpack_beir_zip
+from annotation.exchange import ImportSources, NothingToImport, WrongSlot, import_files
+from annotation.exports import FORMATS as EXPORT_FORMATS
+from annotation.exports.download import export_download
+from annotation.formats import FormatError
+from annotation.imports_ui import (
+    PENDING_IMPORT,
+    page_words,
+    render_imports_section,
+    render_wrong_slot,
+    who_acts,
+)
+from annotation.pooling import KINDS, pool, pool_report, progress, sample_unjudged
+from annotation.render import md, md_list
+from annotation.store import AGGREGATES, Store, StoreError
+
+__all__ = ["render_data_page", "import_uploads", "UPLOADS"]
+
+
+def _db_path() -> str:
+    return access.db_path()
+
+
+UPLOADS = {
+    "corpus": ("Corpus: chunks, JSONL {id, text, ...}", ["jsonl"]),
+    "queries": ("Queries: JSONL {id, text} or TSV id<TAB>text", ["jsonl", "tsv", "txt"]),
+    "run": ("Run: TREC run or .jsonl rankings", None),
+    "traces": ("Traces: JSONL {id, query_id, system, question, contexts, answer}", ["jsonl"]),
+    "labels": ("Labels: TREC qrels or golden.yaml (grades 0-3)", None),
+    "beir": ("A BEIR folder, zipped: corpus.jsonl, queries.jsonl, qrels/*.tsv", ["zip"]),
+}
+
+
+def import_uploads(
+    uploads: dict[str, tuple[str, bytes]],
+    name: str = "",
+    stage: str = "fetch",
+    annotator: str = "",
+    who: str = "",
+    confirmed: bool = False,
+) -> list[str]:
+    """Uploaded files (field -> (file name, bytes)) into the store in one
+    transaction, through the same workflow as ``python -m annotation import``.
+    Each is written to a temporary file named like the upload (the readers
+    choose the format by its extension); messages name the upload."""
+    with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
+        paths: dict[str, Path] = {}
+        for field, (filename, data) in uploads.items():
+            folder = Path(tmp) / field  # one folder each: two uploads may share a name
+            folder.mkdir()
+            base = Path(filename).name
+            paths[field] = folder / (base if base not in ("", ".", "..") else "upload")
+            try:
+                paths[field].write_bytes(data)
+            except OSError as exc:
+                raise FormatError(filename, None, None, f"cannot be read ({exc.strerror})") from None
+            if field == "beir":  # the zip's folder is what the BEIR reader reads
+                paths[field] = unpack_beir_zip(paths[field], folder / "unpacked", name=filename)
+
+        def named(text: str) -> str:
+            for field, path in sorted(paths.items(), key=lambda kv: -len(str(kv[1]))):
+                text = text.replace(str(path), uploads[field][0])
+            return text
+
+        sources = ImportSources(
+            **paths, name=name, stage=stage, annotator=annotator, who=who, confirmed=confirmed
+        )
+        try:
+            with Store(_db_path()) as store:
+                return [named(line) for line in import_files(store, sources)]
+        except FormatError as exc:
+            raise type(exc)(named(exc.path), exc.line, exc.field, named(exc.message)) from None
+        except WrongSlot as exc:
+            raise WrongSlot(named(exc.path), exc.slot, exc.looks_like, exc.findings) from None
+        except NothingToImport as exc:
+            raise NothingToImport(named(str(exc)), exc.field) from None
+        except StoreError as exc:
+            raise type(exc)(named(str(exc))) from None
+
+
+def render_data_page() -> None:
+    """Counts, each annotator's progress, import, the pool and what each run found alone, export."""
+    identity = access.require_admin()
+    st.title("Data")
+    db = access.existing_db()
+    if db is None:
+        return
+    overview = st.container()  # drawn last, so its counts include what this run imported or pooled
+    render_import_form(who_acts(identity.name))
+    render_imports_section(db, who_acts(identity.name))
+    depth = render_pool_section()
+    render_estimate_form(depth)
+    with overview:
+        people = render_overview()
+    render_export([p["name"] for p in people])
+
+
+def render_overview() -> list[dict[str, Any]]:
+    """The store's counts and each annotator's progress, as they are now; the annotators."""
+    try:
+        with Store(_db_path()) as store:
+            counts = store.live_counts()
+            retired = [row for row in store.imports() if row["state"] == "retired"]
+            people = store.annotators()
+            rows = []
+            for person in people:
+                row = {"annotator": md(person["name"]), "role": person["role"], "access": person["access"]}
+                for kind in KINDS:
+                    done, total = progress(store, person["name"], kind)
+                    row[f"{kind} items"] = f"{done} / {total}"
+                rows.append(row)
+    except StoreError as exc:
+        st.error(md(exc))
+        return []
+    st.caption(f"Database: {md(_db_path())}")
+    st.subheader("What the store holds")
+    st.table([{"table": table, "rows": n} for table, n in counts.items()])
+    if retired:
+        st.caption(
+            f"Not counted: the rows of {len(retired)} retired import{'s' if len(retired) != 1 else ''} "
+            f"({md_list(row['id'] for row in retired)}; Imports, below)."
+        )
+    st.subheader("Progress per annotator (labelled / in their queue)")
+    if rows:
+        st.table(rows)
+    else:
+        st.info("No annotator yet.")
+    return people
+
+
+def render_pool_section() -> int:
+    """What each run's pool found alone, a baseline run, building a pool; the pool depth chosen."""
+    st.subheader("The pool: what each run found")
+    depth = int(st.number_input("pool depth", min_value=1, max_value=10_000, value=10, key="data:depth"))
+    try:
+        with Store(_db_path()) as store:
+            report = pool_report(store, depth)
+    except StoreError as exc:
+        st.error(md(exc))
+        return depth
+    if report:
+        st.table(
+            [
+                {
+                    "run": md(r["run"]),
+                    f"(query, chunk) pairs in its top {depth}": r["pooled"],
+                    "judged relevant it found": f"{r['relevant_found']} of {r['relevant_judged']}",
+                    "found by this run only": r["found_only_here"],
+                }
+                for r in report
+            ]
+        )
+        lonely = [
+            r for r in report if r["relevant_judged"] and r["found_only_here"] > r["relevant_judged"] / 2
+        ]
+        for r in lonely:
+            st.warning(
+                f"{md(r['run'])} alone found {r['found_only_here']} of the {r['relevant_judged']} judged-relevant chunks: "
+                "the labels lean toward it; pool a second, different system (a BM25 baseline below)."
+            )
+    else:
+        st.info("No runs yet: import one above (Import files: a run and its name), or add a BM25 baseline.")
+    if st.button("Add a BM25 baseline run over the stored corpus", key="data:baseline"):
+        try:
+            with Store(_db_path()) as store:
+                st.success(md(baseline_text(add_baseline(store))))
+        except StoreError as exc:
+            st.error(md(exc))
+    with st.form("data:pool"):
+        st.markdown("**Add a pool to the labelling queue**")
+        annotators = st.text_input(
+            "annotators (comma-separated; empty: everyone labels everything)", key="data:who"
+        )
+        overlap = st.number_input(
+            "share given to two people", min_value=0.0, max_value=1.0, value=0.2, key="data:overlap"
+        )
+        if st.form_submit_button("Build the pool"):
+            names = [a.strip() for a in annotators.split(",") if a.strip()]
+            try:
+                with Store(_db_path()) as store:
+                    result = pool(store, depth, annotators=names, overlap=overlap if len(names) > 1 else 0.0)
+                st.success(
+                    f"{result['items_added']} new items from {result['pooled']} pooled pairs "
+                    f"({result['already_judged']} already judged); {result['assignments']} assignments."
+                )
+                for warning in result["warnings"]:
+                    st.warning(md(warning))
+            except StoreError as exc:
+                st.error(md(exc))
+    return depth
+
+
+def render_estimate_form(depth: int) -> None:
+    """A random sample of the unjudged candidates beyond the pool, mixed blind into the queues,
+    so that what the labels missed can be estimated (``pool --estimate`` of the command line)."""
+    with st.form("data:estimate"):
+        st.markdown(
+            f"**Sample what the pool of depth {depth} did not judge** (for an estimate of the relevant "
+            "chunks the labels missed, on the Metrics page)"
+        )
+        left, middle, right = st.columns(3)
+        n = int(
+            left.number_input("sampled per query", min_value=1, max_value=10_000, value=20, key="data:est-n")
+        )
+        bounds = middle.text_input("strata: bounds of best rank", value="50,100,1000", key="data:est-strata")
+        corpus = right.checkbox("and a stratum of every other chunk", key="data:est-corpus")
+        who = st.text_input("annotators (comma-separated; empty: everyone)", key="data:est-who")
+        if not st.form_submit_button("Sample"):
+            return
+    try:
+        strata = [int(b) for b in bounds.split(",") if b.strip()]
+    except ValueError:
+        st.error(f"Strata {md(repr(bounds))}: expected comma-separated ranks, e.g. 50,100,1000.")
+        return
+    names = [a.strip() for a in who.split(",") if a.strip()]
+    try:
+        with Store(_db_path()) as store:
+            sample = sample_unjudged(store, depth, n, strata=strata, corpus=corpus, annotators=names)
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    if not sample["sampled"]:
+        st.warning(f"No unjudged candidate beyond depth {depth}: nothing sampled.")
+        return
+    st.success(
+        f"{sample['sampled']} unjudged candidates sampled over {sample['queries']} queries ("
+        + ", ".join(
+            f"{md(name)}: {k} of {sample['candidates'][name]}" for name, k in sorted(sample["strata"].items())
+        )
+        + "), mixed into the queues; export golden.yaml once they are labelled: it records the design."
+    )
+
+
+def render_import_form(who: str) -> None:
+    """The import form; ``who`` is recorded as who ran the import."""
+    st.subheader("Import files")
+    with st.form("data:import", clear_on_submit=False):
+        files = {
+            field: st.file_uploader(label, type=types, key=f"data:up:{field}")
+            for field, (label, types) in UPLOADS.items()
+        }
+        left, middle, right = st.columns(3)
+        name = left.text_input("the run's name", key="data:run-name")
+        stage = middle.selectbox("the run's stage", ["fetch", "keep"], key="data:stage")
+        annotator = right.text_input("who made the labels", key="data:labels-by")
+        submitted = st.form_submit_button("Import")
+    st.caption(
+        "Every file is read and checked before anything is written; then all of them land in one "
+        "transaction, or none does. Importing the same file again changes nothing."
+    )
+    if submitted:
+        st.session_state.pop(PENDING_IMPORT, None)
+        uploads = {field: (f.name, f.getvalue()) for field, f in files.items() if f is not None}
+        options = {"name": name, "stage": stage, "annotator": annotator, "who": who}
+        confirmed = False
+    elif PENDING_IMPORT in st.session_state:  # refused for its shape: the page asks before importing it
+        uploads, options, refused = st.session_state[PENDING_IMPORT]
+        asking = st.empty()
+        with asking.container():
+            if not render_wrong_slot(refused):
+                return
+        asking.empty()  # answered: the question goes, what the import did takes its place
+        confirmed = True
+    else:
+        return
+    try:
+        lines = import_uploads(uploads, **options, confirmed=confirmed)
+    except WrongSlot as exc:
+        st.session_state[PENDING_IMPORT] = (uploads, options, exc)
+        render_wrong_slot(exc)
+        return
+    except (FormatError, StoreError) as exc:
+        st.session_state.pop(PENDING_IMPORT, None)
+        st.error(f"Nothing was imported: {md(page_words(exc))}")
+        return
+    st.session_state.pop(PENDING_IMPORT, None)
+    st.success("Imported:\n\n" + "\n\n".join(f"- {md(line)}" for line in lines))
+
+
+def render_export(names: list[str]) -> None:
+    st.subheader("Export labels")
+    everyone = "everyone (one grade per item)"
+    left, middle, right = st.columns(3)
+    fmt = EXPORT_FORMATS[left.selectbox("format", list(EXPORT_FORMATS), key="data:export-format")]
+    who = middle.selectbox("whose labels", [everyone, *names], key="data:export-who")
+    aggregate = right.selectbox(
+        "one grade from several people", list(AGGREGATES), key="data:export-aggregate"
+    )
+    threshold = 1
+    if "threshold" in fmt.options:
+        threshold = st.selectbox("relevant: grade at least", [1, 2, 3], key="data:export-threshold")
+    st.caption(md(fmt.description) + (" (a .zip of the folder)" if fmt.writes == "folder" else ""))
+    if st.button("Prepare the file", key="data:export"):
+        try:
+            with Store(_db_path()) as store:
+                prepared = export_download(
+                    store,
+                    fmt.name,
+                    annotator=None if who == everyone else who,
+                    aggregate=aggregate,
+                    threshold=threshold,
+                )
+        except (FormatError, StoreError) as exc:
+            st.error(md(exc))
+            return
+        st.session_state["data:export-file"] = prepared
+    prepared = st.session_state.get("data:export-file")
+    if prepared:
+        st.caption(md(prepared.summary))
+        st.download_button(
+            f"Download {prepared.filename}",
+            data=prepared.data,
+            file_name=prepared.filename,
+            mime=prepared.mime,
+            key="data:download",
+        )

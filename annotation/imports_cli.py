@@ -1,0 +1,136 @@
+"""``python -m annotation imports list|retire ID|restore ID`` and the import options that name an
+import (``--import-name``, ``--by``, ``--yes``): thin faces over :meth:`Store.imports`,
+:meth:`Store.retire_import`, :meth:`Store.restore_import` and
+:func:`annotation.exchange.import_files` (the rules: :mod:`annotation.store.retirements`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_store, plural, positive_int
+from annotation.exchange import (
+    ImportSources,
+    NothingToImport,
+    WrongSlot,
+    import_files,
+    import_state_text,
+    login_name,
+    retirement_text,
+    rows_text,
+)
+
+if TYPE_CHECKING:
+    from annotation.store import Store
+
+__all__ = [
+    "add_import_options",
+    "import_options",
+    "cli_import",
+    "cli_words",
+    "add_imports_parser",
+    "run_imports",
+]
+
+
+def add_import_options(imp: argparse.ArgumentParser) -> None:
+    """``import``'s options that name the import and confirm a file that looks like another slot."""
+    imp.add_argument(
+        "--import-name", metavar="TEXT", default="", help="the import's name (default: the files it holds)"
+    )
+    imp.add_argument("--by", metavar="NAME", help="who runs the import (default: your login name)")
+    imp.add_argument(
+        "--yes",
+        action="store_true",
+        help="import a queries or corpus file even when its shape looks like the other slot",
+    )
+
+
+def import_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`ImportSources` fields of :func:`add_import_options`."""
+    return {"import_name": args.import_name, "who": args.by or login_name(), "confirmed": args.yes}
+
+
+# what a NothingToImport is about, as this command names it (the Data page names its boxes)
+FLAGS = {
+    "name": "--name",
+    "annotator": "--annotator",
+    "stage": "--stage",
+    "traces_from": "--from",
+    "mapping": "--traces FILE --from ...",
+    "files": "--corpus, --queries, --beir, --run, --traces or --labels",
+}
+
+
+def cli_words(exc: NothingToImport) -> str:
+    """The refusal with the flag it is about: ``a run needs a name (--name)``."""
+    flag = FLAGS.get(exc.field)
+    return f"{exc} ({flag})" if flag else str(exc)
+
+
+def cli_import(store: Store, sources: ImportSources) -> list[str]:
+    """:func:`import_files`; a file that looks like another slot is refused with the flag that
+    imports it anyway (exit 2)."""
+    try:
+        return import_files(store, sources)
+    except WrongSlot as exc:
+        raise UsageError(f"{exc} (--yes imports it as {exc.slot} anyway)") from None
+
+
+def add_imports_parser(sub: Any) -> None:
+    """The ``imports`` command and its actions."""
+    imports = sub.add_parser(
+        "imports", help="what was imported, by whom; take an import back (retire) or bring it back (restore)"
+    )
+    acts = imports.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
+    ls = acts.add_parser(
+        "list", help="every import: id, when, kind, who, rows it holds, live or retired, name"
+    )
+    rt = acts.add_parser(
+        "retire", help="take an import back: its rows leave queues, metrics, exports and reviews"
+    )
+    rs = acts.add_parser("restore", help="bring a retired import back")
+    for act in (rt, rs):
+        act.add_argument("id", type=positive_int, help="the import's id (imports list)")
+        act.add_argument("--by", metavar="NAME", help="who does it (default: your login name)")
+        act.add_argument("--reason", metavar="TEXT", help="why, kept with the record")
+    for act in (ls, rt, rs):
+        add_db_option(act)
+
+
+def run_imports(args: argparse.Namespace) -> str:
+    with open_store(args.db, "read" if args.action == "list" else "write") as store:
+        if args.action == "list":
+            return _list(store.imports())
+        who = args.by or login_name()
+        if args.action == "retire":
+            done = store.retire_import(args.id, who, args.reason)
+        else:
+            done = store.restore_import(args.id, who, args.reason)
+    text = retirement_text(done, args.action)
+    if done["changed"] and args.action == "retire":
+        text += f"; python -m annotation imports restore {done['id']} brings them back"
+    return text + "\n"
+
+
+def _list(imports: list[dict[str, Any]]) -> str:
+    if not imports:
+        return "no imports yet\n"
+    table = [("id", "when (UTC)", "kind", "who", "state", "rows", "name")]
+    for row in imports:
+        table.append(
+            (
+                str(row["id"]),
+                row["created_at"][:19],
+                row["kind"],
+                row["who"],
+                import_state_text(row),
+                rows_text(row["rows"]),
+                row["name"],
+            )
+        )
+    widths = [max(len(r[c]) for r in table) for c in range(len(table[0]) - 1)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] for r in table]
+    retired = sum(1 for r in imports if r["state"] == "retired")
+    lines.append(f"{plural(len(imports), 'import')}, {retired} retired")
+    return "\n".join(lines) + "\n"
