@@ -247,7 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         const=SAMPLE_SIZE,
         metavar="N",
-        help=f"first draw this week's sample of N traces (default {SAMPLE_SIZE}: {SAMPLE_ADVICE})",
+        # argparse expands %-formats in help: the advice's "95%" would crash --help
+        help=f"first draw this week's sample of N traces (default {SAMPLE_SIZE}: {SAMPLE_ADVICE.replace('%', '%%')})",
     )
     rv.add_argument(
         "--overlap",
