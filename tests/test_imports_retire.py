@@ -278,6 +278,24 @@ def test_retire_b_leaves_a_whole(two) -> None:
     assert store.live_counts() == LIVE_BOTH
 
 
+def test_the_admins_item_browser_counts_what_the_review_counts(two) -> None:
+    """The Items page lists live items only: a confusion-matrix cell of the review opens the items
+    the review counted, not a retired import's."""
+    store, items = two
+    every = {row["item_id"] for row in store.browse_items(rubric="relevance")}
+    assert every == set(items.values())
+    disagree = {row["item_id"] for row in store.browse_items(judge=JUDGE, judge_disagrees=True)}
+    assert disagree == {items[("qa2", "a2")]}  # the judge's 0 against the people's 2
+    store.retire_import(1, "eve")
+    assert {row["item_id"] for row in store.browse_items(rubric="relevance")} == {
+        items[("qb1", "b1")],
+        items[("qb1", "b2")],
+    }
+    assert store.browse_items(judge=JUDGE, judge_disagrees=True) == []
+    store.restore_import(1, "eve")
+    assert {row["item_id"] for row in store.browse_items(rubric="relevance")} == every
+
+
 # ---------------------------------------------------------------- 2. the grade a label file covered
 
 

@@ -39,6 +39,7 @@ from typing import Any
 from annotation.rubrics import get_rubric
 from annotation.store.base import StoreBase, StoreError, utc_now
 from annotation.store.labels import aggregate_grades
+from annotation.store.retirements import live, live_item
 
 __all__ = [
     "Browse",
@@ -55,8 +56,10 @@ KIND_OF_RUBRIC = {rubric: kind for kind, rubric in RUBRIC_OF_KIND.items()}
 SHOWN_CHARS = 100  # characters of a chunk or an answer in a row of the browser's table
 
 # the newest row per (item, annotator): the label that counts (a retraction has value NULL)
+# its newest live row (annotation.store.retirements): a retired label file's grade is not counted
 _NEWEST_LABEL = (
-    "l.id = (SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id)"
+    "l.id = (SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id"
+    f" AND {live('m.id', 'labels')})"
 )
 # the current settlement of an item: its newest settlements row
 _NEWEST_SETTLEMENT = "s.id = (SELECT max(id) FROM settlements n WHERE n.item_id = s.item_id)"
@@ -111,7 +114,7 @@ class Browse(StoreBase):
     ) -> tuple[str, list[Any]]:
         """WHERE over ``items i`` (with ``queries q`` and ``traces t`` joined) and its parameters;
         StoreError for a rubric, run, annotator or judge the store does not have."""
-        clauses, params = ["1"], []
+        clauses, params = [live_item("i")], []  # the items the queues, exports and reviews count
         if rubric:
             if rubric not in KIND_OF_RUBRIC:
                 raise StoreError(f"rubric {rubric!r}; expected one of {', '.join(KIND_OF_RUBRIC)}")
