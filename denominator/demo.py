@@ -32,7 +32,13 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
     the retriever's run, a depth-10 pool shared by two annotators."""
     golden = read_judgments(EXAMPLE_DIR / "golden.yaml")
     with Store(db_path) as store:
-        with store.write():
+        # recorded as imports (python -m annotation imports list, the Data page), as a user's would be
+        with store.recording(
+            "the worked example: corpus, queries, run 'retriever', traces",
+            "corpus+queries+run+traces",
+            "demo",
+            source="corpus.jsonl, golden.yaml, run.jsonl, traces.jsonl",
+        ):
             store.import_corpus(read_corpus(EXAMPLE_DIR / "corpus.jsonl"))
             store.import_queries(golden.texts)
             store.import_run(read_ranked(EXAMPLE_DIR / "run.jsonl"), name="retriever", stage="fetch")
@@ -43,10 +49,12 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
         # golden file does not list is irrelevant, 0); they disagree on one chunk
         top = read_ranked(EXAMPLE_DIR / "run.jsonl").rankings()
         earlier = {q: {c: golden.grades[q].get(c, 0) for c in top[q][:10]} for q in ("q_faw", "q_store")}
-        store.import_labels(Qrels(grades=earlier), annotator="cat")
-        store.import_labels(
-            Qrels(grades={**earlier, "q_faw": {**earlier["q_faw"], "m3": 0}}), annotator="dan"
-        )
+        with store.recording("an earlier round's labels by 'cat'", "labels", "demo"):
+            store.import_labels(Qrels(grades=earlier), annotator="cat")
+        with store.recording("an earlier round's labels by 'dan'", "labels", "demo"):
+            store.import_labels(
+                Qrels(grades={**earlier, "q_faw": {**earlier["q_faw"], "m3": 0}}), annotator="dan"
+            )
         # and cat graded the faithfulness of 16 traces (versions 0 and 1 of each query and system):
         # an answer with a claim no context holds is unsupported (0), else fully supported (2)
         unsupported = _demo_unsupported_claims()

@@ -278,6 +278,16 @@ def test_retire_b_leaves_a_whole(two) -> None:
     assert store.live_counts() == LIVE_BOTH
 
 
+def test_the_annotators_list_counts_live_labels(two) -> None:
+    store, _ = two
+    labels = lambda: {a["name"]: a["labels"] for a in store.annotators()}  # noqa: E731
+    assert labels() == {"ann": 3, "cat": 2, "dan": 0}
+    store.retire_import(1, "eve")
+    assert labels() == {"ann": 0, "cat": 2, "dan": 0}
+    store.restore_import(1, "eve")
+    assert labels() == {"ann": 3, "cat": 2, "dan": 0}
+
+
 def test_the_admins_item_browser_counts_what_the_review_counts(two) -> None:
     """The Items page lists live items only: a confusion-matrix cell of the review opens the items
     the review counted, not a retired import's."""

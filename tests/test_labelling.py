@@ -190,7 +190,9 @@ def test_data_page_counts_progress_and_pool(demo_db) -> None:
         "cat": "0 / 0",
         "dan": "0 / 0",
     }  # cat, dan: an earlier round, no queue
-    pool_rows = tables[2].to_dict("records")
+    imports = next(t for t in tables if "rows it holds" in t.columns).to_dict("records")
+    assert [(r["id"], r["who"], r["state"]) for r in imports] == [(str(i), "demo", "live") for i in (3, 2, 1)]
+    pool_rows = next(t for t in tables if "run" in t.columns).to_dict("records")
     # the earlier round judged q_faw and q_store; cat says m3 is 1, dan 0: the median (lower middle) is 0,
     # so 5 chunks are relevant, all in the run's top 10
     assert pool_rows[0]["run"] == "retriever" and pool_rows[0]["judged relevant it found"] == "5 of 5"

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from annotation.store.base import StoreBase, StoreError, utc_now
+from annotation.store.retirements import live, live_item
 
 __all__ = [
     "Identity",
@@ -160,12 +161,15 @@ class Identity(StoreBase):
         )
 
     def annotators(self) -> list[dict[str, Any]]:
-        """Every annotator: name, role, access (token, revoked, none), current labels."""
+        """Every annotator: name, role, access (token, revoked, none), current labels (their newest
+        live label per live item: :mod:`annotation.store.retirements`)."""
         rows = self.db.execute(
-            """SELECT a.name, a.role, a.token_hash,
-                      (SELECT count(*) FROM labels l WHERE l.annotator_id = a.id
+            f"""SELECT a.name, a.role, a.token_hash,
+                      (SELECT count(*) FROM labels l JOIN items i ON i.id = l.item_id
+                        WHERE l.annotator_id = a.id AND {live_item("i")}
                         AND l.id = (SELECT max(id) FROM labels m
-                                    WHERE m.item_id = l.item_id AND m.annotator_id = a.id)
+                                    WHERE m.item_id = l.item_id AND m.annotator_id = a.id
+                                    AND {live("m.id", "labels")})
                         AND l.value IS NOT NULL)
                FROM annotators a ORDER BY a.name"""
         ).fetchall()
