@@ -213,7 +213,7 @@ judge fit-lexical faithfulness     |      | judge fit-lexical --db {T}/demo.db -
 judge grade faithfulness           |      | judge grade --db {T}/demo.db --rubric faithfulness
 judge grade lexical limit          |      | judge grade --db {T}/demo.db --rubric relevance --judge lexical --limit 5
 judge list                         | -stdout | judge list --db {T}/demo.db
-judge list empty store             |      | judge list --db {T}/empty.db
+judge list missing store           |      | judge list --db {T}/empty.db
 judge compare dry-run              | env:OPENAI_BASE_URL=http://127.0.0.1:8000/v1 | judge compare --db {T}/demo.db --model my-model --dry-run
 judge grade dry-run                |      | judge grade --db {T}/demo.db --rubric relevance --model my-model --dry-run --base-url http://127.0.0.1:8000/v1 --schema prompt --limit 3
 judge compare offline              |      | judge compare --db {T}/demo.db
