@@ -13,6 +13,8 @@ imported as a module (``__name__ != "__main__"``: only the App is built), then r
 the script of every page view (``__name__ == "__main__"``, as in AppTest).
 """
 
+import gc
+
 import streamlit as st
 
 from annotation import access
@@ -24,8 +26,21 @@ from calibration.ui import render_metrics_page
 from judge.ui import render_judge_page
 
 
+@st.cache_resource(show_spinner=False)
+def freeze_imports() -> bool:
+    """Once per server process, after the first run's imports: move every object alive now (the
+    ~230,000 of the imported libraries) to the collector's permanent generation. Streamlit runs
+    a full ``gc.collect(2)`` after every script run, fragment reruns included
+    (``runner.postScriptGC``); over those objects it held the GIL ~110 ms per key press, the
+    next item's deltas waiting behind it (README, Benchmark: key press). Frozen objects are
+    still freed by reference counting; only cycles among them wait for ``gc.unfreeze()``."""
+    gc.freeze()
+    return True
+
+
 def main() -> None:
     st.set_page_config(page_title="Denominator", layout="wide")
+    freeze_imports()
 
     identity = access.current()
     if identity is None:
