@@ -68,6 +68,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
 
 from annotation.render import md
 from annotation.store import Store, StoreError, default_db_path
@@ -358,8 +359,37 @@ class TokenLinkMiddleware:
         await self.app(scope, receive, send)
 
 
+class HostCheckMiddleware:
+    """Every request, page or WebSocket, whose ``Host`` is not in ``server.allowedHosts``
+    (``.streamlit/config.toml``: the loopback names) is refused before anything else sees it: a
+    DNS-rebinding page (``http://rebind.example:PORT/`` resolving to 127.0.0.1) gets neither the
+    page, nor the session routes, nor the app's WebSocket. The rule is Streamlit's own
+    (``is_host_allowed``, which its WebSocket applies too); an empty list allows every host."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1") or None
+            if not is_host_allowed(host):
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                allowed = ", ".join(st.get_option("server.allowedHosts"))
+                response = Response(
+                    f"This server answers to {allowed} only (server.allowedHosts).\n",
+                    status_code=403,
+                    media_type="text/plain",
+                    headers=NO_STORE,
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 ROUTES = [
     Route(SESSION_ROUTE, claim_route, methods=["POST"]),
     Route(SIGN_OUT_ROUTE, sign_out_route, methods=["POST"]),
 ]
-MIDDLEWARE = [Middleware(TokenLinkMiddleware)]
+MIDDLEWARE = [Middleware(HostCheckMiddleware), Middleware(TokenLinkMiddleware)]
