@@ -211,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--annotator", help="only this person's labels (default: all, aggregated)")
     exp.add_argument(
+        "--anonymize",
+        action="store_true",
+        help="name people by stable pseudonyms (annotator-N, N by the order they were added to the "
+        "store) in the file and the summary, in every format",
+    )
+    exp.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="file to write (replaced atomically)"
     )
     return parser

@@ -309,6 +309,12 @@ def render_export(names: list[str]) -> None:
     threshold = 1
     if "threshold" in fmt.options:
         threshold = st.selectbox("relevant: grade at least", [1, 2, 3], key="data:export-threshold")
+    anonymize = st.checkbox(
+        "anonymize",
+        key="data:export-anonymize",
+        help="name people by stable pseudonyms (annotator-1, annotator-2, ... by the order they were "
+        "added), in the file and its summary",
+    )
     st.caption(md(fmt.description) + (" (a .zip of the folder)" if fmt.writes == "folder" else ""))
     if st.button("Prepare the file", key="data:export"):
         try:
@@ -319,6 +325,7 @@ def render_export(names: list[str]) -> None:
                     annotator=None if who == everyone else who,
                     aggregate=aggregate,
                     threshold=threshold,
+                    anonymize=anonymize,
                 )
         except (FormatError, StoreError) as exc:
             st.error(md(exc))

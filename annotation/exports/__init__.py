@@ -19,7 +19,10 @@ A file is written to a temporary file and renamed; a folder is built beside
 the target and swapped in by renames. Every relevance export records its
 threshold and who labelled: in the file's metadata where the format has a
 place for it (DeepEval's ``additional_metadata``, Phoenix's ``metadata`` and
-``explanation``), else in the summary line.
+``explanation``), else in the summary line. A file that names people says so in
+its summary line; ``anonymize`` (every format) writes stable pseudonyms instead
+(:func:`~annotation.exports.common.export_names`). Every CSV is spreadsheet-safe
+(:func:`~annotation.exports.common.spreadsheet_safe`).
 """
 
 from __future__ import annotations

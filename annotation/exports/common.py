@@ -12,6 +12,8 @@ threshold  the lowest grade that counts as relevant (1-3, default 1, like
 annotator  one person's current labels; default: every annotator's, one
            grade per (query, chunk) by ``aggregate`` (median, majority or
            mean), exactly as :meth:`Store.export_qrels` gives them.
+anonymize  (every format) people named by stable pseudonyms, ``annotator-N``
+           (:func:`export_names`), in the file and the summary line.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.formats import Qrels, write_atomic
@@ -31,6 +34,9 @@ from annotation.store import AGGREGATES, Store, StoreError
 __all__ = [
     "PathLike",
     "NothingToExport",
+    "Names",
+    "export_names",
+    "naming_clause",
     "Judged",
     "check_annotator",
     "check_args",
@@ -38,6 +44,8 @@ __all__ = [
     "judged_grades",
     "settled_words",
     "jsonl_record",
+    "FORMULA_STARTS",
+    "spreadsheet_safe",
     "write_csv",
 ]
 
@@ -46,6 +54,60 @@ PathLike = str | os.PathLike
 
 class NothingToExport(StoreError):
     """Nothing in the store that this format could hold."""
+
+
+@dataclass(frozen=True)
+class Names:
+    """How an export names people: as they are (``pseudonyms`` None), or by pseudonym."""
+
+    pseudonyms: dict[str, str] | None = None  # name -> pseudonym, in annotator id order
+
+    @property
+    def anonymized(self) -> bool:
+        return self.pseudonyms is not None
+
+    def __call__(self, name: str) -> str:
+        # every annotator of the store has a pseudonym: a name without one is a bug, not a name to leak
+        return name if self.pseudonyms is None else self.pseudonyms[name]
+
+    def sorted(self, names: Iterable[str]) -> list[str]:
+        """Names as written (each once): real ones by name, pseudonyms by their number."""
+        if self.pseudonyms is None:
+            return sorted(set(names))
+        order = {pseudonym: n for n, pseudonym in enumerate(self.pseudonyms.values())}
+        return sorted(set(names), key=order.__getitem__)
+
+
+PSEUDONYM = "annotator-{}"
+
+
+def export_names(store: Store, anonymize: bool) -> Names:
+    """Real names, or with ``anonymize`` each annotator of the store as ``annotator-N``, N their
+    place in the order they were added (annotator id). Stable: an annotator is never removed and
+    ids only grow, so one person has one pseudonym in every export of a store, whoever joins
+    later; the pseudonyms say nothing of the names (a hash of a name could be reversed by trying
+    names, a keyed one would need a secret kept beside the store). Other stores number their own."""
+    if not anonymize:
+        return Names()
+    people = sorted(
+        (store.annotator_id(person["name"], create=False), person["name"]) for person in store.annotators()
+    )
+    return Names({name: PSEUDONYM.format(n) for n, (_, name) in enumerate(people, 1)})
+
+
+def naming_clause(names: Names, who: Sequence[str], where: str, free_text: str = "") -> str:
+    """The summary's clause for a file that names people (``who``, as written) in ``where``:
+    that it does, or that the names are pseudonyms; "" when it names no one. ``free_text``:
+    what anonymize leaves as people typed it."""
+    if not who:
+        return ""
+    if names.anonymized:
+        return (
+            f"annotators are named by pseudonyms ({', '.join(who)}) in {where}, annotator-N by the order "
+            "people were added to this store, the same in every export of it"
+            + (f" ({free_text} written as typed: read them before sharing)" if free_text else "")
+        )
+    return f"the file names annotators ({', '.join(who)}) in {where}: anonymize to write pseudonyms instead"
 
 
 @dataclass
@@ -59,6 +121,7 @@ class Judged:
     annotator: str | None
     aggregate: str
     settled: int = 0  # items an admin settled: their settled grade, not the aggregate (Store.export_qrels)
+    naming: Names = field(default_factory=Names)  # names, annotator and who are already as written
 
     @property
     def count(self) -> int:
@@ -123,15 +186,30 @@ def current_qrels(store: Store, annotator: str | None, aggregate: str, what: str
     return qrels
 
 
-def judged_grades(store: Store, threshold: int, annotator: str | None, aggregate: str) -> Judged:
-    """The current human relevance grades (Store.export_qrels) and who gave each."""
+def judged_grades(
+    store: Store, threshold: int, annotator: str | None, aggregate: str, anonymize: bool = False
+) -> Judged:
+    """The current human relevance grades (Store.export_qrels) and who gave each, named as the
+    export writes them (pseudonyms with ``anonymize``)."""
     check_args(store, threshold, annotator, aggregate)
     qrels = current_qrels(store, annotator, aggregate, "relevance labels")
+    naming = export_names(store, anonymize)
     names: dict[tuple[str, str], list[str]] = {}
     for label in store.current_labels(annotator):
-        names.setdefault((label["query_id"], label["chunk_id"]), []).append(label["annotator"])
-    who = sorted({name for group in names.values() for name in group})
-    return Judged(qrels.grades, names, who, threshold, annotator, aggregate, qrels.meta.get("settled", 0))
+        names.setdefault((label["query_id"], label["chunk_id"]), []).append(naming(label["annotator"]))
+    if naming.anonymized:  # in pseudonym order, as judged_by lists are
+        names = {pair: naming.sorted(group) for pair, group in names.items()}
+    who = naming.sorted(name for group in names.values() for name in group)
+    return Judged(
+        qrels.grades,
+        names,
+        who,
+        threshold,
+        naming(annotator) if annotator else None,
+        aggregate,
+        qrels.meta.get("settled", 0),
+        naming,
+    )
 
 
 def settled_words(n: int) -> str:
@@ -148,10 +226,30 @@ def jsonl_record(obj: Any) -> str:
     return text + "\n"
 
 
+# OWASP's advice on CSV injection: a spreadsheet runs a cell that begins with one of these
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(cell: Any) -> Any:
+    """A CSV cell that a spreadsheet shows and does not run: text beginning with ``= + - @``,
+    TAB or CR gets a leading ``'`` (OWASP), which spreadsheets hide and other readers keep.
+    Numbers are left as they are (-1 stays a number), and so is text that is a plain number
+    ("-1", "+2.5e3"): no formula can be in it, and an id stays as it was."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
 def write_csv(path: PathLike, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """A header and rows as CSV (``\\n`` line ends), written atomically."""
+    """A header and rows as CSV (``\\n`` line ends), written atomically, every cell
+    :func:`spreadsheet_safe`. A row with a CR in a text cell has its text cells quoted (Python's
+    csv quotes only the line terminator's characters, and a bare CR ends a row for readers)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writerow(header)
-    writer.writerows(rows)
+    for row in rows:
+        safe = [spreadsheet_safe(cell) for cell in row]
+        (quoted if any(isinstance(c, str) and "\r" in c for c in safe) else writer).writerow(safe)
     write_atomic(path, out.getvalue())

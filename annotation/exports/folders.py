@@ -114,6 +114,7 @@ def export_beir(
     annotator: str | None = None,
     aggregate: str = "median",
     split: str = "test",
+    anonymize: bool = False,
 ) -> str:
     """A BEIR folder: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
 
@@ -129,11 +130,12 @@ def export_beir(
     BEIR's loader needs every qrels query in queries.jsonl, so the grades of
     a query stored without text are left out (the summary counts them).
     Grades are kept whole: the threshold is not applied, and BEIR's
-    evaluator counts a score >= 1 as relevant.
+    evaluator counts a score >= 1 as relevant. The folder names no one; the summary names
+    who labelled (by pseudonym with ``anonymize``).
     """
     if not split or any(ch in split for ch in "/\\") or split.startswith(".") or has_space(split):
         raise StoreError(f"split {split!r}; expected a file name such as test, dev or train")
-    judged = judged_grades(store, threshold, annotator, aggregate)
+    judged = judged_grades(store, threshold, annotator, aggregate, anonymize)
     corpus_lines = []
     skipped_chunks = 0
     for chunk_id, text, source, meta_text in store.chunks_in_import_order():
@@ -226,7 +228,12 @@ def _run_file_name(name: str) -> str:
 
 
 def export_trec(
-    store: Store, path: PathLike, threshold: int = 1, annotator: str | None = None, aggregate: str = "median"
+    store: Store,
+    path: PathLike,
+    threshold: int = 1,
+    annotator: str | None = None,
+    aggregate: str = "median",
+    anonymize: bool = False,
 ) -> str:
     """A folder with ``qrels`` (TREC qrels ``qid 0 docid grade``, every current
     grade 0-3) and, per stored run, ``<run name>.run`` (``qid Q0 docid rank
@@ -238,8 +245,9 @@ def export_trec(
     slashes, a leading '.') is written with '_' in their place; a stored
     ranking without a score gets the score ``n - rank + 1`` (n: the query's
     deepest rank), so trec_eval's order (score descending) is the stored rank order.
+    The folder names no one; the summary names who labelled (by pseudonym with ``anonymize``).
     """
-    judged = judged_grades(store, threshold, annotator, aggregate)
+    judged = judged_grades(store, threshold, annotator, aggregate, anonymize)
     qrels_lines = []
     for qid, docs in judged.grades.items():  # annotation.formats.write_qrels's format and checks
         check_trec_id(qid, path, "qid", InvalidQrels)

@@ -5,10 +5,19 @@ returns one line saying what was written."""
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from typing import Any
 
-from annotation.exports.common import PathLike, check_annotator, current_qrels, settled_words, write_csv
+from annotation.exports.common import (
+    PathLike,
+    check_annotator,
+    current_qrels,
+    export_names,
+    naming_clause,
+    settled_words,
+    write_csv,
+)
 from annotation.formats import Qrels, write_golden, write_qrels
 from annotation.pooling import sampling_design
 from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
@@ -42,9 +51,14 @@ def _written(qrels: Qrels, path: PathLike) -> str:
 
 
 def export_qrels(
-    store: Store, path: PathLike, annotator: str | None = None, aggregate: str = "median"
+    store: Store,
+    path: PathLike,
+    annotator: str | None = None,
+    aggregate: str = "median",
+    anonymize: bool = False,
 ) -> str:
-    """TREC qrels ``qid 0 docid grade`` of the current labels (:func:`annotation.formats.write_qrels`)."""
+    """TREC qrels ``qid 0 docid grade`` of the current labels (:func:`annotation.formats.write_qrels`).
+    It names no one: ``anonymize`` changes nothing."""
     check_annotator(store, annotator)
     qrels = current_qrels(store, annotator, aggregate, "labels")
     write_qrels(qrels, path)
@@ -57,10 +71,19 @@ UNKNOWN = "unknown"  # what an import did not say
 
 
 def export_golden(
-    store: Store, path: PathLike, annotator: str | None = None, aggregate: str = "median"
+    store: Store,
+    path: PathLike,
+    annotator: str | None = None,
+    aggregate: str = "median",
+    anonymize: bool = False,
 ) -> str:
     """golden.yaml of the current labels, with who judged, what they were shown, the grade
     scale and ``min_grade`` (the relevance threshold), as far as the store knows them:
+
+    - ``judged_by``: those whose labels are in the file (current relevance labels: not who
+      graded only traces, nor whose labels are all taken back), or what the one file all of
+      them were imported from said; with ``anonymize`` their pseudonyms (the imported file's
+      names dropped, its path cut to the file's name), here and in ``shown``/``grade_scale``;
 
     - labels made in this app's labelling pages: what those pages show, the project's scale,
       min_grade 1;
@@ -75,17 +98,30 @@ def export_golden(
     check_annotator(store, annotator)
     qrels = current_qrels(store, annotator, aggregate, "labels")
     n = qrels.n_judgments
-    origins = store.label_origins(annotator)
+    names = export_names(store, anonymize)
+    origins = [
+        {
+            **origin,
+            "annotator": names(origin["annotator"]),
+            # a path may hold a person's name (/home/NAME/...): its file name only
+            "source": os.path.basename(origin["source"])
+            if anonymize and origin["source"]
+            else origin["source"],
+            "meta": {k: v for k, v in origin["meta"].items() if not (anonymize and k == "judged_by")},
+        }
+        for origin in store.label_origins(annotator)
+    ]
     meta = {
         "name": "denominator export",
         "description": f"{n} judgments over {len(qrels.grades)} queries; "
         + ("one annotator's labels" if annotator else f"the {aggregate} grade over annotators"),
         "created": date.today().isoformat(),
-        "judged_by": [annotator] if annotator else store.annotators_with_labels(),
+        "judged_by": names.sorted(origin["annotator"] for origin in origins),
     }
     meta.update(_provenance(origins))
     if len(origins) == 1 and origins[0]["imported"]:  # one file's labels keep all it said of them
         meta.update(origins[0]["meta"])
+    judged_by = meta["judged_by"] if isinstance(meta["judged_by"], list) else [str(meta["judged_by"])]
     min_grades = sorted({_min_grade(origin) for origin in origins})
     design = sampling_design(store)
     gaps = 0
@@ -100,7 +136,12 @@ def export_golden(
             if q in design["queries"] and (q, c) not in sampled and c not in qrels.grades.get(q, {})
         )
     write_golden(qrels, path, meta=meta)
-    summary = _written(qrels, path)
+    named = naming_clause(
+        names,
+        [str(name) for name in judged_by],
+        "judged_by" + (" and what shown and grade_scale say of each origin" if _mixed(meta) else ""),
+    )
+    summary = _written(qrels, path) + (f"; {named}" if named else "")
     summary += _imported_said(origins)
     if len(min_grades) > 1:
         summary += (
@@ -114,6 +155,12 @@ def export_golden(
             "nor sampled (label them, or export every annotator's labels)"
         )
     return summary
+
+
+def _mixed(meta: dict[str, Any]) -> bool:
+    """Whether shown or a grade's wording says ``mixed: ... by NAME ...`` (names in them)."""
+    values = [meta.get("shown"), *meta.get("grade_scale", {}).values()]
+    return any(isinstance(value, str) and value.startswith("mixed: ") for value in values)
 
 
 def _imported_said(origins: list[dict[str, Any]]) -> str:
@@ -191,10 +238,24 @@ def _combined(values: list[tuple[str, str]]) -> str:
     )
 
 
-def export_csv(store: Store, path: PathLike, annotator: str | None = None) -> str:
+_ANNOTATOR = CSV_COLUMNS.index("annotator")
+
+
+def export_csv(store: Store, path: PathLike, annotator: str | None = None, anonymize: bool = False) -> str:
     """Every label row, one person's or everyone's, retractions included (value
-    empty), in row order: :data:`CSV_COLUMNS` (:meth:`Store.label_history`)."""
+    empty), in row order: :data:`CSV_COLUMNS` (:meth:`Store.label_history`); the annotator
+    column a pseudonym with ``anonymize`` (notes are written as typed). Spreadsheet-safe:
+    a text cell that would start a formula begins with ``'`` (:func:`spreadsheet_safe`)."""
     check_annotator(store, annotator)
-    rows = store.label_history(annotator)
+    names = export_names(store, anonymize)
+    rows = [
+        (*row[:_ANNOTATOR], names(row[_ANNOTATOR]), *row[_ANNOTATOR + 1 :])
+        for row in store.label_history(annotator)
+    ]
     write_csv(path, CSV_COLUMNS, rows)
-    return f"wrote {len(rows)} label rows (retractions included, value empty) to {path}"
+    named = naming_clause(
+        names, names.sorted(row[_ANNOTATOR] for row in rows), "the annotator column", "notes"
+    )
+    return f"wrote {len(rows)} label rows (retractions included, value empty) to {path}" + (
+        f"; {named}" if named else ""
+    )

@@ -12,6 +12,7 @@ from annotation.exports.common import (
     check_args,
     jsonl_record,
     judged_grades,
+    naming_clause,
     write_csv,
 )
 from annotation.exports.stored_traces import StoredTrace, stored_traces
@@ -77,6 +78,7 @@ def export_phoenix(
     aggregate: str = "median",
     judge: str | None = None,
     binary_score: bool = False,
+    anonymize: bool = False,
 ) -> str:
     """Arize Phoenix document annotations: one row per judged (retriever span,
     document position) of every stored trace, as JSONL (``.csv``: CSV).
@@ -105,7 +107,8 @@ def export_phoenix(
     unjudged document gets no row: Phoenix scores that position NaN, so the
     span's nDCG and precision are undefined, not a miss. Phoenix keeps one annotation per (name, span,
     position), so people's grades are one per document: one annotator's, or
-    the ``aggregate`` over everyone's.
+    the ``aggregate`` over everyone's. People are named in ``metadata.judged_by`` and the
+    explanation: by pseudonym with ``anonymize``.
     """
     check_args(store, threshold, annotator, aggregate)
     if judge and annotator:
@@ -116,12 +119,13 @@ def export_phoenix(
         if not grades:
             raise NothingToExport(f"{source} has no relevance grade of a (query, chunk) to export")
     else:
-        judged = judged_grades(store, threshold, annotator, aggregate)
+        judged = judged_grades(store, threshold, annotator, aggregate, anonymize)
         kind = "HUMAN"
     traces = stored_traces(store)
     rows = []
     from_meta = not_span_ids = unjudged = 0
     spans_with_rows = set()
+    named: set[str] = set()  # the people the rows name
     for trace in traces:
         span_id, origin = _span_id(trace)
         from_meta += origin == "metadata"
@@ -134,6 +138,8 @@ def export_phoenix(
             relevant = grade >= threshold
             pair = (trace.query_id, context.chunk_id)
             who = source if judge else judged.source(pair)
+            if not judge:
+                named.update(judged.names.get(pair, []))
             explanation = (
                 f"grade {grade} of 0-3 ({RELEVANCE.scale[grade]}); "
                 f"relevant means grade >= {threshold}; by {who}"
@@ -202,9 +208,14 @@ def export_phoenix(
     if judge:
         parts.append(f"the judge's grades only, its repeats aggregated by {aggregate}")
     elif annotator:
-        parts.append(f"{annotator}'s grades only")
+        parts.append(f"{judged.annotator}'s grades only")
     else:
         parts.append(
             "Phoenix keeps one annotation per (name, span, position): individual people's grades are not kept"
         )
-    return "; ".join(parts)
+    clause = naming_clause(
+        judged.naming,
+        judged.naming.sorted(named),
+        "the explanation" if as_csv else "metadata.judged_by and the explanation",
+    )
+    return "; ".join(parts + ([clause] if clause else []))

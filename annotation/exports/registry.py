@@ -33,8 +33,9 @@ __all__ = [
 ]
 
 # what the faces may give a format: whose labels, how several people's become one
-# grade, the lowest relevant grade, and a relevance judge's fingerprint instead of people
-OPTIONS = ("annotator", "aggregate", "threshold", "judge")
+# grade, the lowest relevant grade, a relevance judge's fingerprint instead of people,
+# and people named by stable pseudonyms (every format takes it)
+OPTIONS = ("annotator", "aggregate", "threshold", "judge", "anonymize")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class ExportFormat:
         )
 
 
-RELEVANCE_OPTIONS = ("threshold", "annotator", "aggregate")
+RELEVANCE_OPTIONS = ("threshold", "annotator", "aggregate", "anonymize")
 
 FORMATS: dict[str, ExportFormat] = {
     fmt.name: fmt
@@ -72,7 +73,7 @@ FORMATS: dict[str, ExportFormat] = {
             "golden",
             export_golden,
             "file",
-            ("annotator", "aggregate"),
+            ("annotator", "aggregate", "anonymize"),
             "golden.yaml: the current labels, who judged, what they saw, the grade scale and sampling design",
             "golden.yaml",
         ),
@@ -80,7 +81,7 @@ FORMATS: dict[str, ExportFormat] = {
             "qrels",
             export_qrels,
             "file",
-            ("annotator", "aggregate"),
+            ("annotator", "aggregate", "anonymize"),
             "TREC qrels of the current labels",
             "qrels.txt",
         ),
@@ -88,7 +89,7 @@ FORMATS: dict[str, ExportFormat] = {
             "csv",
             export_csv,
             "file",
-            ("annotator",),
+            ("annotator", "anonymize"),
             "every label row as CSV, retractions included",
             "labels.csv",
         ),
@@ -154,11 +155,16 @@ def formats_taking(option: str) -> list[str]:
 
 
 def export_labels(
-    store: Store, fmt: str, output: PathLike, annotator: str | None = None, aggregate: str = "median"
+    store: Store,
+    fmt: str,
+    output: PathLike,
+    annotator: str | None = None,
+    aggregate: str = "median",
+    anonymize: bool = False,
 ) -> str:
     """One of the store's own label files by name (golden, qrels, csv: the formats
     without a relevance threshold), as :data:`FORMATS` declares it."""
     label_files = [name for name in FORMATS if name not in EXPORTS]
     if fmt not in label_files:
         raise StoreError(f"format must be one of {', '.join(label_files)}, not {fmt!r}")
-    return FORMATS[fmt].export(store, output, annotator=annotator, aggregate=aggregate)
+    return FORMATS[fmt].export(store, output, annotator=annotator, aggregate=aggregate, anonymize=anonymize)

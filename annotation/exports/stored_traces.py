@@ -130,11 +130,12 @@ class ReferenceSample:
 
 
 def reference_samples(
-    store: Store, threshold: int, annotator: str | None, aggregate: str
+    store: Store, threshold: int, annotator: str | None, aggregate: str, anonymize: bool = False
 ) -> tuple[Judged, TraceCounts, list[ReferenceSample]]:
     """Every stored trace with its reference chunks and their texts (RAGAS's and
-    DeepEval's samples), the grades they come from, and the counts of what is left out."""
-    judged = judged_grades(store, threshold, annotator, aggregate)
+    DeepEval's samples), the grades they come from (people named by pseudonym with
+    ``anonymize``), and the counts of what is left out."""
+    judged = judged_grades(store, threshold, annotator, aggregate, anonymize)
     traces = stored_traces(store)
     texts = store.chunk_texts(d for t in traces for d in judged.relevant(t.query_id))
     counts = TraceCounts()

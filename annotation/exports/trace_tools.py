@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from annotation.exports.common import PathLike, jsonl_record
+from annotation.exports.common import PathLike, jsonl_record, naming_clause
 from annotation.exports.stored_traces import reference_samples
 from annotation.formats import write_atomic
 from annotation.store import Store
@@ -15,7 +15,12 @@ __all__ = ["export_ragas", "export_deepeval"]
 
 
 def export_ragas(
-    store: Store, path: PathLike, threshold: int = 1, annotator: str | None = None, aggregate: str = "median"
+    store: Store,
+    path: PathLike,
+    threshold: int = 1,
+    annotator: str | None = None,
+    aggregate: str = "median",
+    anonymize: bool = False,
 ) -> str:
     """RAGAS single-turn samples, JSONL, one per stored trace, in import order.
 
@@ -28,9 +33,10 @@ def export_ragas(
     Lists are JSON lists. A query with no chunk graded >= threshold gets
     empty reference lists: RAGAS's ID-based context recall is then NaN
     (undefined), never 0. RAGAS samples have no metadata field: the grades,
-    the threshold and who labelled are only in the returned summary line.
+    the threshold and who labelled are only in the returned summary line (by pseudonym with
+    ``anonymize``).
     """
-    judged, counts, samples = reference_samples(store, threshold, annotator, aggregate)
+    judged, counts, samples = reference_samples(store, threshold, annotator, aggregate, anonymize)
     lines = []
     for sample in samples:
         trace = sample.trace
@@ -57,7 +63,12 @@ def export_ragas(
 
 
 def export_deepeval(
-    store: Store, path: PathLike, threshold: int = 1, annotator: str | None = None, aggregate: str = "median"
+    store: Store,
+    path: PathLike,
+    threshold: int = 1,
+    annotator: str | None = None,
+    aggregate: str = "median",
+    anonymize: bool = False,
 ) -> str:
     """DeepEval goldens, one JSON list, one golden per stored trace.
 
@@ -71,16 +82,18 @@ def export_deepeval(
     ``additional_metadata``: trace, query and system ids, the chunk ids and
     grades of both lists (``null`` = unjudged), the threshold, who labelled,
     the aggregate and the grade scale. No ``expected_output``: the store holds
-    no reference answers.
+    no reference answers. ``anonymize``: who labelled by pseudonym.
     """
-    judged, counts, samples = reference_samples(store, threshold, annotator, aggregate)
+    judged, counts, samples = reference_samples(store, threshold, annotator, aggregate, anonymize)
     goldens = []
+    named: set[str] = set()
     for sample in samples:
         trace, reference = sample.trace, sample.reference
         qid = trace.query_id
         judged_here = bool(judged.grades.get(qid))
         pairs = [(qid, c.chunk_id) for c in trace.contexts if c.chunk_id] + [(qid, d) for d in reference]
-        who = sorted({name for pair in pairs for name in judged.names.get(pair, [])})
+        who = judged.naming.sorted(name for pair in pairs for name in judged.names.get(pair, []))
+        named.update(who)
         metadata = {
             "trace_id": trace.id,
             "query_id": qid,
@@ -113,4 +126,5 @@ def export_deepeval(
         *counts.clauses(t, "context []"),
         "no expected_output (the store holds no reference answers)",
     ]
-    return "; ".join(parts)
+    clause = naming_clause(judged.naming, judged.naming.sorted(named), "additional_metadata.judged_by")
+    return "; ".join(parts + ([clause] if clause else []))
