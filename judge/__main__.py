@@ -12,15 +12,20 @@ comes and skips what an earlier run did: run the same command again to
 resume. A judge has a name (``--name``; default MODEL/RUBRIC, or
 offline-lexical/RUBRIC for the offline judge): a run whose settings are new to
 that name (another prompt, temperature or model; the offline judge refitted on
-other labels) is its next version. Ctrl-C (or SIGTERM) stops starting calls and stores the ones in
-flight; a second Ctrl-C abandons them. Exit codes: 0 done, 2 bad usage or
-input or an endpoint that refuses, 130 interrupted.
+other labels) is its next version. Ctrl-C (or SIGTERM) starts no new call and
+ends every retry's wait at once; the calls in flight have 2 s to answer (stored),
+then are stored as not answered; a second Ctrl-C abandons them at once. Every
+number is bounded (the bound is in the error): ``--timeout`` is a call's whole
+deadline, retries included. Exit codes: 0 done, 2 bad usage or input or an
+endpoint that refuses, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import resource
 import signal
 import sys
 import time
@@ -28,9 +33,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_store, plural
-from annotation.cli_base import positive_int as _positive
 from annotation.store import Store, StoreError
-from judge.client import Endpoint, EndpointRefused, InvalidPrices, Prices
+from judge.client import MAX_REPLY_BYTES, MAX_RETRY_AFTER, Endpoint, EndpointRefused, InvalidPrices, Prices
 from judge.jobs import (
     LLMRun,
     agreement_line,
@@ -43,7 +47,51 @@ from judge.jobs import (
 )
 from judge.prompts import SCHEMA_MODES
 from judge.report import judge_name, judge_rows, judges_text, offline_text, plan_text, run_text
-from judge.runner import Call, Progress
+from judge.runner import STOP_GRACE, Call, Progress
+
+INT64 = 2**63 - 1  # what SQLite stores and an endpoint's seed holds
+SEED32 = 2**32 - 1  # the offline judge's seed: scikit-learn's random_state
+MAX_SECONDS = 86_400.0  # a day: no call waits longer
+MAX_REPLY_CAP = 100_000_000  # a reply is held in memory several times over while parsed
+MAX_REPEATS = 1_000_000
+
+
+def _max_concurrency() -> int:
+    """A connection (an open file) per call in flight: half the process's open-file limit, at most 1024."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(1, min(1024, soft // 2 if soft != resource.RLIM_INFINITY else 1024))
+
+
+def bounded_int(low: int, high: int, why: str = ""):
+    """An argparse type: an integer from ``low`` to ``high`` (the bound said in the error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected an integer from {low:,} to {high:,}{why}")
+        return value
+
+    return parse
+
+
+def bounded_float(low: float, high: float, low_open: bool = False):
+    """An argparse type: a finite number from ``low`` (excluded when ``low_open``) to ``high``;
+    nan and inf refused."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not (low < value if low_open else low <= value) or value > high:
+            above = f"above {low:g}" if low_open else f"from {low:g}"
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number {above} to {high:g}")
+        return value
+
+    return parse
 
 
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
@@ -62,9 +110,19 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--model", help="the model name the endpoint serves (or OPENAI_MODEL)")
     p.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8000/v1 (or OPENAI_BASE_URL)")
-    p.add_argument("--concurrency", type=int, default=8, help="calls at once (default 8)")
+    most = _max_concurrency()
     p.add_argument(
-        "--limit", type=_positive, default=None, metavar="N", help="only the first N items (N >= 1)"
+        "--concurrency",
+        type=bounded_int(1, most, " (a connection each; half this process's open-file limit, at most 1024)"),
+        default=min(8, most),
+        help=f"calls at once (default 8, at most {most})",
+    )
+    p.add_argument(
+        "--limit",
+        type=bounded_int(1, INT64),
+        default=None,
+        metavar="N",
+        help="only the first N items (N >= 1)",
     )
     p.add_argument("--dry-run", action="store_true", help="say how many calls, tokens and cost; make none")
     p.add_argument(
@@ -73,9 +131,38 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         default="json_schema",
         help="how the JSON reply is requested: json_schema (default), json_object, or prompt only",
     )
-    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed sent to the endpoint (default 0)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per call before a retry (default 60)")
+    p.add_argument(
+        "--temperature",
+        type=bounded_float(0.0, 2.0),
+        default=0.0,
+        help="sampling temperature, 0 to 2 (default 0)",
+    )
+    p.add_argument(
+        "--seed",
+        type=bounded_int(-(2**63), INT64, " (a 64-bit integer)"),
+        default=0,
+        help="sampling seed sent to the endpoint (default 0; the offline judge's: 0 to 4294967295)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=bounded_float(0.0, MAX_SECONDS, low_open=True),
+        default=60.0,
+        help="seconds a call may take in all: connect, every read, retries and their waits (default 60)",
+    )
+    p.add_argument(
+        "--max-retry-after",
+        type=bounded_float(0.0, MAX_SECONDS),
+        default=MAX_RETRY_AFTER,
+        metavar="S",
+        help=f"the longest Retry-After honoured; a longer one makes the call an error row (default {MAX_RETRY_AFTER:g})",
+    )
+    p.add_argument(
+        "--max-reply-bytes",
+        type=bounded_int(1024, MAX_REPLY_CAP),
+        default=MAX_REPLY_BYTES,
+        metavar="N",
+        help=f"the largest reply read; a longer one is an error row with its first KB (default {MAX_REPLY_BYTES:,})",
+    )
     p.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
 
 
@@ -95,7 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_llm_options(grade)
     compare = sub.add_parser("compare", help="compare every answer pair, in both orders")
     compare.add_argument(
-        "--repeats", type=int, default=1, metavar="R", help="ask each order R times (default 1)"
+        "--repeats",
+        type=bounded_int(1, MAX_REPEATS),
+        default=1,
+        metavar="R",
+        help=f"ask each order R times (default 1, at most {MAX_REPEATS:,})",
     )
     _add_llm_options(compare)
     fit = sub.add_parser(
@@ -103,7 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_db_option(fit)
     fit.add_argument("--rubric", choices=["relevance", "faithfulness"], required=True)
-    fit.add_argument("--seed", type=int, default=0, help="seed of the folds and the model (default 0)")
+    fit.add_argument(
+        "--seed",
+        type=bounded_int(0, SEED32, " (scikit-learn's seed)"),
+        default=0,
+        help="seed of the folds and the model (default 0)",
+    )
     listing = sub.add_parser("list", help="every judge: fingerprint, labels, errors, tokens, cost")
     add_db_option(listing)
     listing.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
@@ -149,9 +245,9 @@ def _use_lexical(args: argparse.Namespace) -> bool:
 
 
 def run_llm(
-    args: argparse.Namespace, rubric: str, calls: list[Call], store: Store
+    args: argparse.Namespace, rubric: str, calls: list[Call], store: Store, repeats: int = 1
 ) -> tuple[str, str | None, int]:
-    """(report, fingerprint, exit code) of an LLM judge run over ``calls``."""
+    """(report, fingerprint, exit code) of an LLM judge run over ``calls`` x ``repeats``."""
     prices = Prices.load(args.prices)
     endpoint = Endpoint.from_env(
         model=args.model,
@@ -160,12 +256,16 @@ def run_llm(
         seed=args.seed,
         timeout=args.timeout,
         concurrency=args.concurrency,
+        max_retry_after=args.max_retry_after,
+        max_reply_bytes=args.max_reply_bytes,
     )
     if not endpoint.model:
         raise UsageError("no model: pass --model NAME (or set OPENAI_MODEL)")
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency {args.concurrency}; expected at least 1")
-    plan = plan_llm(store, rubric, calls, endpoint, args.schema, name=args.name)
+    if args.seed + repeats - 1 > INT64:  # repeat r asks with seed + r
+        raise UsageError(
+            f"--seed {args.seed} with --repeats {repeats}: seed + repeats - 1 must be at most {INT64:,}"
+        )
+    plan = plan_llm(store, rubric, calls, endpoint, args.schema, name=args.name, repeats=repeats)
     who = judge_name(plan, endpoint.model, rubric)
     if args.dry_run:
         return f"{who}: {plan_text(plan, prices, endpoint.model)}; no call made\n", plan.fingerprint, 0
@@ -173,11 +273,15 @@ def run_llm(
     llm = LLMRun(store.path, plan, endpoint, args.schema, on_progress=bar)
     interrupts = []
 
-    def on_signal(signum, frame) -> None:  # first: finish the calls in flight; second: abandon them
+    def on_signal(signum, frame) -> None:  # first: a grace for the calls in flight; second: abandon them
         interrupts.append(signum)
         if len(interrupts) > 1:
             raise KeyboardInterrupt
-        sys.stderr.write("\nstopping: finishing the calls in flight (Ctrl-C again to abandon them)\n")
+        sys.stderr.write(
+            f"\nstopping: no new call, no retry; the calls in flight have {STOP_GRACE:g} s to answer, "
+            "then are stored as not answered (Ctrl-C again to abandon them now)\n"
+        )
+        sys.stderr.flush()
         llm.stop()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -195,7 +299,7 @@ def run_llm(
     who = judge_name(plan, endpoint.model, rubric)  # registered now: its version is no longer "new"
     report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
     if progress.stopped:
-        left = progress.total - progress.done
+        left = progress.total - progress.done + progress.unanswered
         return (
             report + f"interrupted: {plural(left, 'call')} left; run the same command again to resume\n",
             plan.fingerprint,
@@ -208,6 +312,10 @@ def run_llm(
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
     with open_store(args.db, "read" if args.dry_run else "write") as store:
         if _use_lexical(args):
+            if not 0 <= args.seed <= SEED32:
+                raise UsageError(
+                    f"--seed {args.seed}: the offline judge's seed is an integer from 0 to {SEED32:,}"
+                )
             text = run_lexical(
                 store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run, name=args.name
             )
@@ -224,13 +332,11 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError(
             "the offline judge grades; it does not compare answers: give --base-url (or OPENAI_BASE_URL)"
         )
-    if args.repeats < 1:
-        raise UsageError(f"--repeats {args.repeats}; expected at least 1")
     with open_store(args.db, "read" if args.dry_run else "write") as store:
-        calls = llm_calls(store, "preference", repeats=args.repeats, limit=args.limit)
+        calls = llm_calls(store, "preference", limit=args.limit)  # each order once; the plan repeats them
         if not calls:
             raise UsageError("no answer pairs to compare (python -m annotation demo builds some)")
-        text, fp, code = run_llm(args, "preference", calls, store)
+        text, fp, code = run_llm(args, "preference", calls, store, repeats=args.repeats)
         if args.dry_run or fp is None:
             return text, code
         summary = pair_summary(store, fp)

@@ -7,8 +7,16 @@ server, a LiteLLM proxy) through the ``openai`` async client.
 - Concurrency is bounded by a semaphore (``--concurrency``, default 8).
 - Transient failures are retried with exponential backoff and jitter: 429,
   5xx, timeouts and dropped connections; a ``Retry-After`` header (seconds or
-  an HTTP date) sets the wait. The ``openai`` client's own retries are off so
-  that these rules are the only ones.
+  an HTTP date) sets the wait, up to ``max_retry_after`` seconds (default 60):
+  a longer one, or one past the call's deadline, makes the call an error row.
+  The ``openai`` client's own retries are off so that these rules are the only ones.
+- Bounds (#17): ``timeout`` is the call's whole deadline (connect, every read,
+  every retry and its wait; not per read, so an endpoint that drips a byte a
+  second cannot hold a call); a reply (or error body) over ``max_reply_bytes``
+  (default 1,000,000) is not read further: an error row holding its first KB;
+  a redirect is not followed (it would store another endpoint's answers under
+  this one's fingerprint): :class:`EndpointRefused` naming the target. A
+  ``stopping`` event (the run's Ctrl-C or SIGTERM) ends a retry's wait at once.
 - A refusal that no retry can fix (400, 401, 403, 404, 422) raises
   :class:`EndpointRefused`: a run stops instead of writing thousands of
   identical error rows.
@@ -34,6 +42,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import openai
 
 from judge.prompts import redact
@@ -43,6 +52,7 @@ __all__ = [
     "JudgeClient",
     "CallResult",
     "CallFailed",
+    "CallStopped",
     "EndpointRefused",
     "InvalidPrices",
     "Prices",
@@ -50,11 +60,65 @@ __all__ = [
 
 RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx (a gateway's 520-529 too)
 PER_CALL_STATUS = {400, 413, 422}  # this request refused (too long, filtered): an error row, not a retry
-MAX_WAIT = 60.0
+MAX_WAIT = 60.0  # the longest backoff between two attempts
+MAX_RETRY_AFTER = 60.0  # the longest Retry-After honoured by default
+MAX_REPLY_BYTES = 1_000_000  # the largest reply read by default
+KEPT_BYTES = 1024  # of a reply over the cap, what the error row keeps
 
 
 class CallFailed(Exception):
-    """A call that still failed after its retries (becomes an error row)."""
+    """A call that still failed after its retries (becomes an error row); ``raw``: what
+    was received of it, when anything was worth keeping (the first KB of a reply too large)."""
+
+    def __init__(self, message: str, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class CallStopped(CallFailed):
+    """A call not answered because the run was stopped (Ctrl-C, SIGTERM, the page's button)."""
+
+
+class ReplyTooLarge(Exception):
+    """Raised while a reply is read, once it passes the cap; ``head``: its first KB."""
+
+    def __init__(self, head: bytes) -> None:
+        super().__init__("reply too large")
+        self.head = head
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, cap: int) -> None:
+        self._inner, self._cap = inner, cap
+
+    async def __aiter__(self):
+        seen, head = 0, b""
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if len(head) < KEPT_BYTES:
+                head += chunk[: KEPT_BYTES - len(head)]
+            if seen > self._cap:
+                raise ReplyTooLarge(head)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _CappedTransport(httpx2.AsyncBaseTransport):
+    """The HTTP transport with every response body capped at ``cap`` bytes as it is read."""
+
+    def __init__(self, cap: int) -> None:
+        self._inner = httpx2.AsyncHTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
+        self._cap = cap
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        response.stream = _CappedStream(response.stream, self._cap)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 class EndpointRefused(Exception):
@@ -71,10 +135,12 @@ class Endpoint:
     model: str
     temperature: float = 0.0
     seed: int | None = 0
-    timeout: float = 60.0
+    timeout: float = 60.0  # the call's whole deadline: connect, every read, retries and their waits
     max_retries: int = 6
     concurrency: int = 8
     backoff: float = 0.5  # first wait, doubled per retry, with jitter
+    max_retry_after: float = MAX_RETRY_AFTER  # a longer Retry-After makes the call an error row
+    max_reply_bytes: int = MAX_REPLY_BYTES  # a longer reply is not read: an error row with its first KB
 
     @staticmethod
     def from_env(model: str | None = None, base_url: str | None = None, **settings: Any) -> Endpoint:
@@ -179,6 +245,13 @@ class JudgeClient:
             api_key=api_key if api_key is not None else (os.environ.get("OPENAI_API_KEY") or "no-key"),
             max_retries=0,
             timeout=endpoint.timeout,
+            # Redirects are not followed: another host's answer would be stored under this
+            # endpoint's fingerprint. Replies are read up to max_reply_bytes, uncompressed.
+            http_client=openai.DefaultAsyncHttpxClient(
+                transport=_CappedTransport(endpoint.max_reply_bytes),
+                follow_redirects=False,
+                headers={"Accept-Encoding": "identity"},
+            ),
         )
         self._limit = asyncio.Semaphore(endpoint.concurrency)
         self._rng = rng or random.Random()
@@ -193,71 +266,138 @@ class JudgeClient:
         response_format: Mapping[str, Any] | None,
         call_id: str,
         seed: int | None = None,
+        stopping: asyncio.Event | None = None,
     ) -> CallResult:
-        """One chat completion, retried on transient failures. ``call_id`` is sent
-        as ``X-Denominator-Call`` (servers and proxies may log it); ``seed``
-        overrides the endpoint's (a pair's repeat r asks with seed + r)."""
+        """One chat completion, retried on transient failures, within ``endpoint.timeout``
+        seconds in all (from the moment the call may start: a free concurrency slot).
+        ``call_id`` is sent as ``X-Denominator-Call`` (servers and proxies may log it);
+        ``seed`` overrides the endpoint's (a pair's repeat r asks with seed + r); ``stopping``
+        set ends a retry's wait at once (:class:`CallStopped`)."""
+        async with self._limit:
+            attempts = [0]
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.endpoint.timeout
+            try:
+                async with asyncio.timeout_at(deadline):
+                    return await self._attempts(
+                        messages, response_format, call_id, seed, stopping, deadline, attempts
+                    )
+            except TimeoutError:
+                raise CallFailed(
+                    f"no complete reply within the call's deadline of {self.endpoint.timeout:g} s "
+                    f"(connect, reads, retries; {_attempts_text(attempts[0])})"
+                ) from None
+
+    async def _attempts(
+        self,
+        messages: list[dict[str, str]],
+        response_format: Mapping[str, Any] | None,
+        call_id: str,
+        seed: int | None,
+        stopping: asyncio.Event | None,
+        deadline: float,
+        attempts: list[int],
+    ) -> CallResult:
         ep = self.endpoint
         extra: dict[str, Any] = {}
         if response_format is not None:
             extra["response_format"] = response_format
         if seed is not None or ep.seed is not None:
             extra["seed"] = seed if seed is not None else ep.seed
-        attempt = 0
-        async with self._limit:
-            while True:
-                attempt += 1
-                started = time.monotonic()
-                try:
-                    reply = await self._client.chat.completions.create(
-                        model=ep.model,
-                        messages=messages,
-                        temperature=ep.temperature,
-                        extra_headers={"X-Denominator-Call": call_id},
-                        **extra,
-                    )
-                except openai.APIStatusError as exc:
-                    status = exc.status_code
-                    if status == 429 and _error_code(exc) == "insufficient_quota":
-                        raise EndpointRefused(
-                            f"{redact(ep.base_url)}: HTTP 429: the account's quota is used up"
-                        ) from None
-                    if status in PER_CALL_STATUS:
-                        raise CallFailed(_refusal(exc, ep)) from None
-                    if status not in RETRYABLE_STATUS and status < 500:
-                        raise EndpointRefused(_refusal(exc, ep)) from None
-                    wait = _retry_after(exc)
-                    reason = f"HTTP {status}"
-                except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                    wait, reason = None, type(exc).__name__
-                except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
-                    raise CallFailed(
-                        f"a reply that is not a chat completion ({type(exc).__name__})"
+        loop = asyncio.get_running_loop()
+        while True:
+            attempts[0] += 1
+            attempt = attempts[0]
+            started = time.monotonic()
+            try:
+                reply = await self._client.chat.completions.create(
+                    model=ep.model,
+                    messages=messages,
+                    temperature=ep.temperature,
+                    extra_headers={"X-Denominator-Call": call_id},
+                    **extra,
+                )
+            except ReplyTooLarge as exc:
+                raise CallFailed(
+                    f"a reply over {ep.max_reply_bytes:,} bytes (--max-reply-bytes), not read further; "
+                    f"its first {len(exc.head):,} bytes kept",
+                    raw=exc.head.decode("utf-8", errors="replace"),
+                ) from None
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if 300 <= status < 400:
+                    target = exc.response.headers.get("location") if exc.response is not None else None
+                    raise EndpointRefused(
+                        f"{redact(ep.base_url)}: HTTP {status}: a redirect to {redact(target or 'nowhere named')}, "
+                        "not followed (its answers would be stored as this endpoint's); give the endpoint "
+                        "meant as --base-url"
                     ) from None
-                else:
-                    latency = (time.monotonic() - started) * 1000
-                    try:
-                        usage = reply.usage
-                        text = reply.choices[0].message.content if reply.choices else None
-                        served, system = reply.model, reply.system_fingerprint
-                    except AttributeError:  # a 200 that is not a chat completion (a proxy's HTML page)
-                        raise CallFailed("a reply that is not a chat completion") from None
-                    else:
-                        return CallResult(
-                            text=text,
-                            tokens_in=usage.prompt_tokens if usage else None,
-                            tokens_out=usage.completion_tokens if usage else None,
-                            latency_ms=latency,
-                            attempts=attempt,
-                            served_model=served if isinstance(served, str) and served else None,
-                            system_fingerprint=system if isinstance(system, str) and system else None,
-                        )
-                if attempt > ep.max_retries:
-                    raise CallFailed(f"{reason} after {attempt} attempts")
-                self.retries += 1
-                if wait is None:
-                    wait = ep.backoff * 2 ** (attempt - 1) * (0.5 + self._rng.random())
-                await asyncio.sleep(min(wait, MAX_WAIT))
+                if status == 429 and _error_code(exc) == "insufficient_quota":
+                    raise EndpointRefused(
+                        f"{redact(ep.base_url)}: HTTP 429: the account's quota is used up"
+                    ) from None
+                if status in PER_CALL_STATUS:
+                    raise CallFailed(_refusal(exc, ep)) from None
+                if status not in RETRYABLE_STATUS and status < 500:
+                    raise EndpointRefused(_refusal(exc, ep)) from None
+                wait = _retry_after(exc)
+                reason = f"HTTP {status}"
+                if wait is not None and wait > ep.max_retry_after:
+                    raise CallFailed(
+                        f"{reason} with Retry-After {wait:,.0f} s, over the {ep.max_retry_after:g} s "
+                        f"honoured (--max-retry-after); {_attempts_text(attempt)}"
+                    ) from None
+                if wait is not None and loop.time() + wait > deadline:
+                    raise CallFailed(
+                        f"{reason} with Retry-After {wait:,.0f} s, past the call's deadline of "
+                        f"{ep.timeout:g} s (--timeout); {_attempts_text(attempt)}"
+                    ) from None
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                wait, reason = None, type(exc).__name__
+            except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+                raise CallFailed(f"a reply that is not a chat completion ({type(exc).__name__})") from None
+            else:
+                latency = (time.monotonic() - started) * 1000
+                try:
+                    usage = reply.usage
+                    text = reply.choices[0].message.content if reply.choices else None
+                    served, system = reply.model, reply.system_fingerprint
+                except AttributeError:  # a 200 that is not a chat completion (a proxy's HTML page)
+                    raise CallFailed("a reply that is not a chat completion") from None
+                return CallResult(
+                    text=text,
+                    tokens_in=usage.prompt_tokens if usage else None,
+                    tokens_out=usage.completion_tokens if usage else None,
+                    latency_ms=latency,
+                    attempts=attempt,
+                    served_model=served if isinstance(served, str) and served else None,
+                    system_fingerprint=system if isinstance(system, str) and system else None,
+                )
+            if attempt > ep.max_retries:
+                raise CallFailed(f"{reason} after {attempt} attempts")
+            if stopping is not None and stopping.is_set():
+                raise CallStopped(f"not answered: stopped before retrying ({reason})")
+            self.retries += 1
+            if wait is None:
+                wait = ep.backoff * 2 ** (attempt - 1) * (0.5 + self._rng.random())
+            await _wait(min(wait, MAX_WAIT), stopping, reason)
+
+
+def _attempts_text(n: int) -> str:
+    return f"{n} attempt" + ("" if n == 1 else "s")
+
+
+async def _wait(seconds: float, stopping: asyncio.Event | None, reason: str) -> None:
+    """Sleep ``seconds``; a ``stopping`` event set meanwhile ends the wait at once (CallStopped)."""
+    if stopping is None:
+        await asyncio.sleep(seconds)
+        return
+    try:
+        async with asyncio.timeout(seconds):
+            await stopping.wait()
+    except TimeoutError:
+        return
+    raise CallStopped(f"not answered: stopped while waiting to retry ({reason})")
 
 
 def _refusal(exc: openai.APIStatusError, ep: Endpoint) -> str:

@@ -12,8 +12,8 @@ A run takes the judge's ``name`` (None: the store's default, ``<model>/<rubric>`
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from annotation.render import num
@@ -41,29 +41,66 @@ OUT_TOKENS_ESTIMATE = 80  # a reason of one or two sentences and the grade
 
 @dataclass
 class Plan:
+    """A run's plan. ``calls`` are the base calls (for pairs: each order once); the job asks
+    each ``repeats`` times (repeat r of a base call is its repeat + r), so a plan is counted,
+    estimated and run without ever building the repeated list (#17: a dry run of 10^20
+    repeats counts, it does not fill memory)."""
+
     fingerprint: str
     settings: dict[str, Any]
-    calls: list[Call]  # every call of the job
-    todo: list[Call]  # those not done by an earlier run
+    calls: list[Call]  # the base calls
+    done: set = field(default_factory=set)  # (item, order, repeat) this judge has a value for
     # name, version, current, changed, registered (Store.judge_identity; updated when the run registers it)
     identity: dict[str, Any] = field(default_factory=dict)
+    repeats: int = 1
+
+    @property
+    def total(self) -> int:
+        """Calls of the job: base calls x repeats."""
+        return len(self.calls) * self.repeats
+
+    def _done_per_call(self) -> list[int]:
+        """Per base call, how many of its repeats are done (from the done keys, not the repeats)."""
+        per_key: dict[tuple[int, str | None], list[int]] = {}
+        for item, order, repeat in self.done:
+            per_key.setdefault((item, order), []).append(repeat)
+        return [
+            sum(
+                1 for r in per_key.get((c.item_id, c.ab_order), ()) if c.repeat <= r < c.repeat + self.repeats
+            )
+            for c in self.calls
+        ]
 
     @property
     def already_done(self) -> int:
-        return len(self.calls) - len(self.todo)
+        return sum(self._done_per_call())
+
+    @property
+    def left(self) -> int:
+        return self.total - self.already_done
+
+    def todo(self) -> Iterator[Call]:
+        """The calls left, repeat by repeat (every base call's first repeat before any second)."""
+        for r in range(self.repeats):
+            for c in self.calls:
+                call = c if r == 0 else replace(c, repeat=c.repeat + r)
+                if call.done_key not in self.done:
+                    yield call
 
     def estimate(self) -> tuple[int, int]:
         """(input, output) tokens of the calls left: characters / 4, and a short reply each."""
         rubric = self.settings["rubric"]
         tokens_in = sum(
-            sum(len(m["content"]) for m in build_messages(rubric, c.data)) // 4 for c in self.todo
+            sum(len(m["content"]) for m in build_messages(rubric, c.data)) // 4 * (self.repeats - done)
+            for c, done in zip(self.calls, self._done_per_call())
         )
-        return tokens_in, OUT_TOKENS_ESTIMATE * len(self.todo)
+        return tokens_in, OUT_TOKENS_ESTIMATE * self.left
 
 
 def llm_calls(store: Store, rubric: str, *, limit: int | None = None, repeats: int = 1) -> list[Call]:
     """The calls of a rubric: both orders of every answer pair for ``preference`` (``repeats``
-    times), one call per chunk or trace otherwise; ``limit``: the first N items."""
+    times), one call per chunk or trace otherwise; ``limit``: the first N items. A run gives
+    the base calls (``repeats`` 1) and the repeats to :func:`plan_llm` instead."""
     if rubric == "preference":
         return pairwise_calls(store, repeats=repeats, limit=limit)
     return pointwise_calls(store, rubric, limit=limit)
@@ -76,16 +113,16 @@ def plan_llm(
     endpoint: Endpoint,
     schema_mode: str,
     name: str | None = None,
+    repeats: int = 1,
 ) -> Plan:
     """The judge's fingerprint and settings, its name and version (``name`` None: the default;
-    StoreError for a name it cannot have), and the calls left to make."""
+    StoreError for a name it cannot have), and what is done of ``calls`` x ``repeats``."""
     settings = judge_settings(
         rubric, endpoint.model, endpoint.base_url, endpoint.temperature, endpoint.seed, schema_mode
     )
     fp = fingerprint(settings)
     identity = store.judge_identity(fp, settings, name)
-    done = store.judge_done(fp)
-    return Plan(fp, settings, calls, [c for c in calls if c.done_key not in done], identity)
+    return Plan(fp, settings, calls, store.judge_done(fp), identity, repeats)
 
 
 _DEFAULT_KEY = object()  # JudgeClient's own default: OPENAI_API_KEY
@@ -119,7 +156,7 @@ class LLMRun:
 
     @property
     def progress(self) -> Progress:
-        return self.job.progress if self.job is not None else Progress(total=len(self.plan.todo))
+        return self.job.progress if self.job is not None else Progress(total=self.plan.left)
 
     def run(self) -> Progress:
         """Run the calls left to their end (``EndpointRefused`` when the endpoint refuses)."""
@@ -140,16 +177,19 @@ class LLMRun:
             rubric,
             self.plan.fingerprint,
             self.schema_mode,
-            self.plan.todo,
+            self.plan.todo(),
             writer,
             on_progress=self.on_progress,
+            total=self.plan.left,
         )
         if self._stopped:
             self.job.stop()
         try:
-            return run_job(self.job)
+            progress = run_job(self.job)
         finally:
-            writer.close()  # whatever happened, every answer received is stored
+            writer.close()  # whatever happened, every answer received is stored (or AnswersNotStored)
+        progress.lock_delayed, progress.lock_seconds = writer.delayed, writer.longest_wait
+        return progress
 
 
 def pair_summary(store: Store, fingerprint: str) -> dict[str, Any]:

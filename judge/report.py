@@ -43,7 +43,7 @@ def plan_text(plan: Plan, prices: Prices, model: str) -> str:
     """What a run would take: ``would make 8 calls (0 of 8 already done); about ... tokens, cost``."""
     tokens_in, tokens_out = plan.estimate()
     return (
-        f"would make {len(plan.todo)} calls ({plan.already_done} of {len(plan.calls)} already done); "
+        f"would make {plan.left:,} calls ({plan.already_done:,} of {plan.total:,} already done); "
         f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
         f"{prices.describe(model, tokens_in, tokens_out)}"
     )
@@ -52,11 +52,22 @@ def plan_text(plan: Plan, prices: Prices, model: str) -> str:
 def run_text(progress: Progress, plan: Plan, prices: Prices, model: str) -> str:
     """What a run did: calls made of those asked, errors (stored, asked again), retries, tokens, cost, time."""
     cost = prices.describe(model, progress.tokens_in, progress.tokens_out)
-    return (
-        f"{progress.done} calls made, {plan.already_done} of {len(plan.calls)} already done, "
+    text = (
+        f"{progress.done} calls made, {plan.already_done} of {plan.total} already done, "
         f"{progress.errors} errors (stored as error rows; asked again next run), {progress.retries} retries; "
         f"{progress.tokens_in:,} tokens in, {progress.tokens_out:,} out, {cost}; {progress.elapsed:.1f} s"
     )
+    if progress.unanswered:
+        text += (
+            f"; {progress.unanswered} of {progress.done} calls were in flight when the run was stopped "
+            "(stored as not answered)"
+        )
+    if progress.lock_delayed:
+        text += (
+            f"; {progress.lock_delayed} of {progress.done} answers waited up to {progress.lock_seconds:.1f} s "
+            "for the database's write lock (another process held it), every one stored"
+        )
+    return text
 
 
 def progress_text(progress: Progress) -> str:

@@ -7,11 +7,20 @@ interrupt resumes where it stopped, and a second run of the same job makes
 no call. Each answer is committed the moment it arrives (:class:`ResultWriter`).
 
 Stopping: :meth:`Job.stop` (the CLI calls it on Ctrl-C or SIGTERM) starts no
-new call, lets the calls in flight finish and stores them: a stopped run
-loses no answer it paid for, and its resumption repeats none. A process
+new call and ends every retry's wait at once; a call whose request is in
+flight has ``stop_grace`` seconds (default 2) to deliver its answer, which is
+stored (an answer paid for is not lost, and the resumed run does not ask it
+again), then it is abandoned and stored as not answered (an error row: asked
+again next run). An endpoint that drips its reply holds a stop for at most
+that grace. A process
 killed outright (SIGKILL) can lose the replies in flight at that moment (at
 most ``concurrency`` calls, plus those received and not yet committed); the
 resumed run asks them again.
+
+The store's write lock held by another process does not lose an answer: the
+:class:`ResultWriter` queues what it cannot write and retries (every 0.25 s,
+never blocking the calls), for at most ``lock_wait`` seconds at the end of
+the run, then raises :class:`AnswersNotStored` saying how many.
 
 A reply that is not the JSON asked for is asked again (``reply_retries``
 times), then stored as an error row with the raw reply: never a grade. An
@@ -27,11 +36,22 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.store import Store
-from judge.client import CallFailed, JudgeClient
+from annotation.store import Store, StoreError
+from judge.client import CallFailed, CallStopped, JudgeClient
 from judge.prompts import InvalidReply, build_messages, parse_reply, response_format
 
-__all__ = ["Call", "Progress", "Job", "ResultWriter", "run_job"]
+__all__ = ["Call", "Progress", "Job", "ResultWriter", "AnswersNotStored", "run_job", "STOP_GRACE"]
+
+STOP_GRACE = 2.0  # seconds a call in flight may still deliver its answer once a run is stopped
+LOCK_RETRY_EVERY = 0.25  # seconds between two tries of a write the lock refused
+WRITE_LOCK_WAIT = 120.0  # seconds the end of a run waits for the write lock before giving up
+LOCK_PROBE_MS = 20  # the writer's busy timeout: a held lock costs the calls at most this per try
+UNANSWERED = "not answered:"  # how the error of a call the stop cut short begins
+NOT_ANSWERED = f"{UNANSWERED} the run was stopped with the call in flight"
+
+
+class AnswersNotStored(StoreError):
+    """Answers received that the store's write lock kept out for longer than the writer waits."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,9 @@ class Progress:
     retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    unanswered: int = 0  # stored as not answered: the run was stopped with them in flight
+    lock_delayed: int = 0  # answers that waited for the store's write lock (another process held it)
+    lock_seconds: float = 0.0  # the longest such wait
     started: float = field(default_factory=time.monotonic)
     stopped: bool = False
 
@@ -80,23 +103,72 @@ class ResultWriter:
     worst, the answers of the last millisecond. A writer thread was measured first:
     waiting for the thread to be scheduled left answers unstored for several
     milliseconds, and SIGKILLs at random moments repeated 4-15 of 40 calls.
+
+    When another process holds the write lock, an answer is queued, not lost: the
+    writer tries again every ``LOCK_RETRY_EVERY`` seconds (each try waits at most
+    ``LOCK_PROBE_MS``, so the calls go on), and :meth:`close` waits up to ``lock_wait``
+    seconds for the rest, then raises :class:`AnswersNotStored`.
     """
 
-    def __init__(self, db_path: str) -> None:
+    def __init__(self, db_path: str, lock_wait: float = WRITE_LOCK_WAIT) -> None:
         self.db_path = db_path
+        self.lock_wait = lock_wait
         self._store: Store | None = None
         self.written = 0
+        self.received = 0
+        self.pending: list[tuple[float, dict[str, Any]]] = []  # (received at, row), oldest first
+        self.delayed = 0  # answers that waited for the lock
+        self.longest_wait = 0.0
+        self._next_try = 0.0
 
     def start(self) -> None:
         self._store = Store(self.db_path)
+        self._store.db.execute(f"PRAGMA busy_timeout = {LOCK_PROBE_MS}")
 
     def put(self, row: dict[str, Any]) -> None:
         if self._store is None:
             self.start()
-        self.written += self._store.add_judge_labels([row])
+        self.received += 1
+        self.pending.append((time.monotonic(), row))
+        self.flush()
+
+    def flush(self, force: bool = False) -> bool:
+        """Write the queued answers (not before the next try is due, unless ``force``); True
+        when none is left. A lock held elsewhere leaves them queued; any other error raises."""
+        if not self.pending:
+            return True
+        now = time.monotonic()
+        if not force and now < self._next_try:
+            return False
+        try:
+            self.written += self._store.add_judge_labels([row for _, row in self.pending])
+        except StoreError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            self._next_try = now + LOCK_RETRY_EVERY
+            return False
+        waited = [now - at for at, _ in self.pending]
+        late = [w for w in waited if w > LOCK_RETRY_EVERY]
+        self.delayed += len(late)
+        self.longest_wait = max([self.longest_wait, *late])
+        self.pending.clear()
+        return True
 
     def close(self) -> None:
-        if self._store is not None:
+        """Write what is queued (waiting up to ``lock_wait`` seconds for the lock), then close."""
+        if self._store is None:
+            return
+        try:
+            give_up = time.monotonic() + self.lock_wait
+            while not self.flush(force=True):
+                if time.monotonic() > give_up:
+                    raise AnswersNotStored(
+                        f"{len(self.pending)} of {self.received} answers received could not be stored: "
+                        f"{self.db_path} stayed locked by another process for {self.lock_wait:g} s; "
+                        f"{self.written} stored; run the same command again to ask the rest again"
+                    )
+                time.sleep(LOCK_RETRY_EVERY)
+        finally:
             self._store.close()
             self._store = None
 
@@ -114,27 +186,59 @@ class Job:
         writer: ResultWriter,
         reply_retries: int = 2,
         on_progress: Callable[[Progress], None] | None = None,
+        total: int | None = None,
+        stop_grace: float = STOP_GRACE,
     ) -> None:
+        """``calls``: any iterable, read as the workers go (a run of a million repeats is not
+        built in memory); ``total``: how many it holds (None: counted by making it a list)."""
         self.client = client
         self.rubric = rubric
         self.fingerprint = fingerprint
         self.format = response_format(rubric, schema_mode)
-        self.calls = list(calls)
+        if total is None:
+            calls = list(calls)
+            total = len(calls)
+        self.calls = calls
         self.writer = writer
         self.reply_retries = reply_retries
         self.on_progress = on_progress
-        self.progress = Progress(total=len(self.calls))
+        self.stop_grace = stop_grace
+        self.progress = Progress(total=total)
         self._stop = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._in_flight: set[asyncio.Task] = set()
 
     def stop(self) -> None:
-        """Start no new call; the calls in flight finish and are stored."""
+        """Start no new call, end every retry's wait now, give the calls in flight
+        ``stop_grace`` seconds, then store them as not answered. Safe from a signal
+        handler or another thread."""
         self._stop.set()
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self._on_stop)
+            except RuntimeError:  # the loop has just ended
+                pass
+
+    def _on_stop(self) -> None:
+        if self._stopping is not None and not self._stopping.is_set():
+            self._stopping.set()
+            self._loop.call_later(self.stop_grace, self._abandon)
+
+    def _abandon(self) -> None:
+        for task in list(self._in_flight):
+            task.cancel()
 
     async def run(self) -> Progress:
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        if self._stop.is_set():
+            self._on_stop()
         pending = iter(self.calls)
-        workers = [
-            asyncio.create_task(self._worker(pending)) for _ in range(self.client.endpoint.concurrency)
-        ]
+        n_workers = max(1, min(self.client.endpoint.concurrency, self.progress.total))
+        workers = [asyncio.create_task(self._worker(pending)) for _ in range(n_workers)]
+        flusher = asyncio.create_task(self._keep_flushing())
         try:
             await asyncio.gather(*workers)
         except BaseException:
@@ -143,28 +247,51 @@ class Job:
             await asyncio.gather(*workers, return_exceptions=True)
             raise
         finally:
+            flusher.cancel()
             self.progress.retries = self.client.retries
-        self.progress.stopped = self._stop.is_set() and self.progress.done < self.progress.total
-        return self.progress
+        p = self.progress
+        p.stopped = self._stop.is_set() and (p.done < p.total or p.unanswered > 0)
+        return p
+
+    async def _keep_flushing(self) -> None:
+        """Answers queued behind another process's write lock go in as soon as it is free."""
+        while True:
+            await asyncio.sleep(LOCK_RETRY_EVERY)
+            self.writer.flush()
 
     async def _worker(self, pending) -> None:
         for call in pending:
             if self._stop.is_set():
                 return
-            row = await self._one(call)
-            self.writer.put(row)
-            p = self.progress
-            p.done += 1
-            p.errors += row["error"] is not None
-            p.tokens_in += row["tokens_in"] or 0
-            p.tokens_out += row["tokens_out"] or 0
-            p.retries = self.client.retries
-            if self.on_progress:
-                self.on_progress(p)
+            task = asyncio.create_task(self._one(call))
+            self._in_flight.add(task)
+            try:
+                row = await task
+            except asyncio.CancelledError:
+                if asyncio.current_task().cancelling():  # the run itself is cancelled: abandoned
+                    raise
+                row = self._row(call)  # cut short by the stop's grace: stored as not answered
+                row["error"] = NOT_ANSWERED
+                self._record(row)
+                continue
+            finally:
+                self._in_flight.discard(task)
+            self._record(row)
 
-    async def _one(self, call: Call) -> dict[str, Any]:
-        messages = build_messages(self.rubric, call.data)
-        row: dict[str, Any] = {
+    def _record(self, row: dict[str, Any]) -> None:
+        self.writer.put(row)
+        p = self.progress
+        p.done += 1
+        p.unanswered += (row["error"] or "").startswith(UNANSWERED)
+        p.errors += row["error"] is not None
+        p.tokens_in += row["tokens_in"] or 0
+        p.tokens_out += row["tokens_out"] or 0
+        p.retries = self.client.retries
+        if self.on_progress:
+            self.on_progress(p)
+
+    def _row(self, call: Call) -> dict[str, Any]:
+        return {
             "item_id": call.item_id,
             "fingerprint": self.fingerprint,
             "ab_order": call.ab_order,
@@ -179,7 +306,13 @@ class Job:
             "served_model": None,  # what the endpoint says it served: drift under one fingerprint
             "system_fingerprint": None,
         }
+
+    async def _one(self, call: Call) -> dict[str, Any]:
+        messages = build_messages(self.rubric, call.data)
+        row = self._row(call)
         for attempt in range(self.reply_retries + 1):
+            if attempt and self._stop.is_set():
+                return row  # the invalid reply stays an error row; not asked again
             try:
                 seed = self.client.endpoint.seed
                 result = await self.client.complete(
@@ -187,9 +320,14 @@ class Job:
                     self.format,
                     call.call_id(self.fingerprint),
                     seed=None if seed is None else seed + call.repeat,  # a repeat is a new draw
+                    stopping=self._stopping,
                 )
+            except CallStopped as exc:
+                row["error"] = str(exc)
+                return row
             except CallFailed as exc:
                 row["error"] = f"call failed: {exc}"
+                row["raw"] = exc.raw
                 return row
             row["tokens_in"] += result.tokens_in or 0
             row["tokens_out"] += result.tokens_out or 0

@@ -117,9 +117,9 @@ def render_llm(db: str) -> None:
     st.markdown(
         f"**Before starting:** {md(judge_name(plan, model, rubric))} {md(plan_text(plan, prices, model))}."
     )
-    if not plan.todo or not st.button("Run the judge", key=f"{KEY}run", type="primary"):
+    if not plan.left or not st.button("Run the judge", key=f"{KEY}run", type="primary"):
         return
-    bar = st.progress(0.0, text=f"0 / {len(plan.todo)} calls")
+    bar = st.progress(0.0, text=f"0 / {plan.left} calls")
 
     def on_progress(p: Progress) -> None:
         bar.progress(p.done / max(p.total, 1), text=progress_text(p))

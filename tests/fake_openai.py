@@ -33,6 +33,14 @@ callable ``faults(index, key, body)``): ``("429", retry_after)``, ``"500"``,
 ``"503"``, ``"drop"`` (connection closed, no response), ``"invalid_json"``,
 ``"out_of_range"``, ``"missing_field"`` (the last three are 200s that count as served).
 
+Hostile modes (what an attacker's endpoint does; each applies to every chat request):
+``drip=S`` writes a 200 reply one byte every S seconds (status line and headers too), until
+the client leaves; ``huge_reply=N`` pads a 200 reply's content to N bytes, written in 64 KB
+pieces (with a Content-Length, or chunked with ``huge_chunked=True``) and never built whole in
+memory; ``redirect_to=URL`` answers 307 with ``Location: URL`` + the request's path (URL a
+second FakeOpenAI's base without ``/v1``). A huge ``Retry-After`` is the fault
+``("429", 999999)``.
+
 Call key: the ``X-Denominator-Call`` header, else the sha256 of the canonical JSON
 of ``messages``. Kept under a lock: ``received`` and ``served`` (Counters of keys;
 served = a 200 fully written to a client still connected), ``requests`` (one dict
@@ -136,6 +144,10 @@ class FakeOpenAI:
         log: str | Path | None = None,
         system_fingerprint: str | None = None,
         served_model_after: dict[str, Any] | None = None,
+        drip: float | None = None,
+        huge_reply: int | None = None,
+        huge_chunked: bool = False,
+        redirect_to: str | None = None,
     ):
         if bias not in (None, "first", "second"):
             raise ValueError(f"bias must be None, 'first' or 'second', not {bias!r}")
@@ -148,6 +160,9 @@ class FakeOpenAI:
                 f'served_model_after must be {{"n": int >= 0, "model": str}}, not {served_model_after!r}'
             )
         self.system_fingerprint, self.served_model_after = system_fingerprint, served_model_after
+        self.drip, self.huge_reply, self.huge_chunked = drip, huge_reply, huge_chunked
+        self.redirect_to = redirect_to.rstrip("/") if redirect_to else None
+        self.bytes_sent = 0  # bytes of dripped or huge replies written (under the lock)
         self._answers = 0  # 200 replies composed: when the served model changes
         self.latency, self.policy, self.faults, self.bias, self.seed = latency, policy, faults, bias, seed
         self.log_path = Path(log) if log else None
@@ -319,6 +334,73 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return False
 
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str]) -> bool:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except OSError:
+            self.close_connection = True
+            return False
+
+    def _count(self, n: int) -> None:
+        with self.fake._lock:
+            self.fake.bytes_sent += n
+
+    def _drip(self, data: bytes, every: float) -> bool:
+        """The whole response (status line, headers, body), one byte per ``every`` seconds."""
+        head = (
+            f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+        ).encode()
+        self.close_connection = True
+        for i, byte in enumerate(head + data):
+            if i and (time.sleep(every) or self._peer_gone()):
+                return False
+            try:
+                self.connection.sendall(bytes([byte]))
+            except OSError:
+                return False
+            self._count(1)
+        return True
+
+    def _huge(self, payload: dict, size: int, chunked: bool) -> bool:
+        """``payload`` with its content padded to ``size`` bytes, in 64 KB pieces."""
+        marker = "@@PAD@@"
+        payload["choices"][0]["message"]["content"] = marker
+        before, after = (part.encode() for part in json.dumps(payload).split(marker))
+        piece = b"x" * 65536
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(len(before) + size + len(after)))
+            self.end_headers()
+
+            def write(data: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+                self._count(len(data))
+
+            write(before)
+            left = size
+            while left > 0:
+                write(piece[: min(left, len(piece))])
+                left -= len(piece)
+            write(after)
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            return True
+        except OSError:
+            self.close_connection = True
+            return False
+
     def _peer_gone(self) -> bool:
         """True when the client has closed its end (it timed out or died while we waited)."""
         try:
@@ -382,6 +464,10 @@ class _Handler(BaseHTTPRequestHandler):
             fake._arrivals += 1
             fake.requests.append(record)
         fake._event(key, "received")
+        if fake.redirect_to is not None:
+            record["status"] = 307
+            self._send_raw(307, b"", {"Location": fake.redirect_to + self.path})
+            return
         if fake.latency > 0:
             time.sleep(fake.latency)
         try:
@@ -430,7 +516,13 @@ class _Handler(BaseHTTPRequestHandler):
         if let_through is False:
             self.close_connection = True
             return
-        if self._send_json(200, payload):
+        if fake.drip is not None:
+            sent = self._drip(json.dumps(payload).encode(), fake.drip)
+        elif fake.huge_reply is not None:
+            sent = self._huge(payload, fake.huge_reply, fake.huge_chunked)
+        else:
+            sent = self._send_json(200, payload)
+        if sent:
             record["served"] = True
             fake._event(key, "served")
         elif let_through:  # not delivered: the reply it was let through for is still owed

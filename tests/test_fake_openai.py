@@ -284,3 +284,50 @@ def test_cli_gate_holds_replies_until_allowed(tmp_path):
         received, served = server.events()
         assert received == {"let-through": 1, "held": 1, "after": 1}
         assert served == {"let-through": 1, "after": 1}
+
+
+# ---------------------------------------------------------------- hostile modes (#17)
+
+
+def test_drip_writes_the_reply_one_byte_at_a_time(fake_openai):
+    server = fake_openai(drip=0.002)
+    started = time.monotonic()
+    with client(server) as c:
+        reply = ask(c, pointwise_format())
+    seconds = time.monotonic() - started
+    assert json.loads(reply.choices[0].message.content)["grade"] in GRADES
+    assert server.bytes_sent > 200 and seconds >= server.bytes_sent * 0.002
+
+
+def test_a_huge_reply_is_padded_to_its_size_with_or_without_a_length(fake_openai):
+    import httpx2
+
+    for chunked in (False, True):
+        server = fake_openai(huge_reply=3_000_000, huge_chunked=chunked)
+        with client(server) as c:
+            raw = c.chat.completions.with_raw_response.create(
+                model="m", messages=messages(), response_format=pointwise_format()
+            )
+        assert ("content-length" in raw.headers) is not chunked
+        assert len(raw.parse().choices[0].message.content) == 3_000_000
+        assert isinstance(raw.http_response, httpx2.Response)
+
+
+def test_a_redirect_names_its_target_and_a_huge_retry_after_is_sent(fake_openai):
+    other = fake_openai()
+    server = fake_openai(redirect_to=f"http://127.0.0.1:{other.port}")
+    with openai.OpenAI(
+        base_url=server.base_url,
+        api_key="t",
+        max_retries=0,
+        http_client=openai.DefaultHttpxClient(follow_redirects=False),
+    ) as c:
+        with pytest.raises(openai.APIStatusError) as caught:
+            ask(c, pointwise_format())
+    assert caught.value.status_code == 307
+    assert caught.value.response.headers["location"] == f"http://127.0.0.1:{other.port}/v1/chat/completions"
+    assert sum(other.received.values()) == 0
+    huge = fake_openai(faults=[("429", 999999)])
+    with client(huge) as c, pytest.raises(openai.RateLimitError) as caught:
+        ask(c, pointwise_format())
+    assert caught.value.response.headers["retry-after"] == "999999"
