@@ -71,7 +71,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
 
 from annotation.render import md
-from annotation.store import Store, StoreError, default_db_path
+from annotation.store import Store, StoreBusy, StoreError, default_db_path
 from annotation.store.identity import Claimed
 
 TOKEN = "access:token"  # a token given on this tab, traded for a session at the next check
@@ -83,6 +83,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 COOKIE = "denominator_session"
 SESSION_ROUTE = "/_denominator/session"
 SIGN_OUT_ROUTE = "/_denominator/sign-out"
+# the store held by a long write (an import): said as such, never as a bad token
+BUSY = "The store is busy (an import is running); try again in a moment (reload the page)."
 SIGN_IN_HINT = (
     "Ask your admin for an access token (they create it with "
     "`python -m annotation annotators add NAME --role annotator`)."
@@ -115,13 +117,18 @@ def existing_db() -> str | None:
 
 def current(store: Store | None = None) -> Identity | None:
     """The identity of this browser session, checked against the store now; None
-    when a token is needed and none (or a revoked or mistyped one) was given."""
+    when a token is needed and none (or a revoked or mistyped one) was given. A store held by a
+    long write is not a bad token: with ``store`` given, :class:`StoreBusy` is raised (the token
+    just given kept for the next check); without, the page says the store is busy and stops."""
     if store is None:
         if not os.path.exists(db_path()):
             return Identity(None, "admin", "local")  # nothing to protect yet; the pages say so
         try:
             with Store(db_path()) as opened:
                 return current(opened)
+        except StoreBusy:
+            st.error(BUSY)
+            st.stop()
         except StoreError:
             return None
     _take_token_from_address()
@@ -138,7 +145,11 @@ def _session(store: Store) -> dict | None:
     tab holds; else the one the browser's cookie names (a refresh, a new tab)."""
     token = (st.session_state.pop(TOKEN, None) or "").strip()
     if token:
-        started = store.start_session(token)
+        try:
+            started = store.start_session(token)
+        except StoreBusy:
+            st.session_state[TOKEN] = token  # not traded yet: tried again at the next check
+            raise
         if started is None:
             st.session_state[FAILED] = True
         else:

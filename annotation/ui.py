@@ -38,9 +38,12 @@ from annotation.pooling import (
 )
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
-from annotation.store import Store, StoreError
+from annotation.store import Store, StoreBusy, StoreError
 
 KEY = "label:"
+# a key press that met a long write (an import): said in the page's words, the item stays on screen
+BUSY_LABEL = "The store is busy (an import is running); your label was not saved, press the key again."
+BUSY_UNDO = "The store is busy (an import is running); nothing was undone, press u again."
 
 
 @dataclass(frozen=True)
@@ -129,20 +132,29 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
     started = _get(page, "shown_at")
     seconds = round(time.monotonic() - started, 3) if started else None
     note = (st.session_state.get(_note_key(page)) or "").strip() or None
-    with Store(_db_path()) as store:
-        identity = access.current(store)  # a token revoked since the page was drawn writes nothing
-        if identity is None or (identity.mode == "token" and identity.name != annotator):
-            _set(page, "message", "Your access token is no longer valid: nothing was saved. Sign in again.")
-            return
-        store.add_label(
-            item["item_id"],
-            annotator,
-            value,
-            page.rubric.name,
-            note=note,
-            seconds=seconds,
-            shown=item.get("shown"),
-        )
+    try:
+        with Store(_db_path()) as store:
+            identity = access.current(store)  # a token revoked since the page was drawn writes nothing
+            if identity is None or (identity.mode == "token" and identity.name != annotator):
+                _set(
+                    page, "message", "Your access token is no longer valid: nothing was saved. Sign in again."
+                )
+                return
+            store.add_label(
+                item["item_id"],
+                annotator,
+                value,
+                page.rubric.name,
+                note=note,
+                seconds=seconds,
+                shown=item.get("shown"),
+            )
+    except StoreBusy:  # waited the bounded time: nothing stored, the same item stays on screen
+        _set(page, "message", BUSY_LABEL)
+        return
+    except StoreError as exc:  # a callback's exception would show a traceback with server paths
+        _set(page, "message", f"Your label was not saved: {exc}")
+        return
     _state(page, "history", []).append(item["item_id"])
     _set(page, "shown_at", None)
     _set(page, "current", None)
@@ -208,8 +220,11 @@ def _undo(page: LabelPage, annotator: str) -> None:
                 return
             current = store.current_value(item_id, store.annotator_id(annotator))
             summary = item_summary(item_view(store, item_id, annotator))
-            history.pop()
             store.undo(item_id, annotator)
+            history.pop()  # only once undone: a busy store keeps it to undo at the next press
+    except StoreBusy:
+        _set(page, "message", BUSY_UNDO)
+        return
     except StoreError as exc:
         _set(page, "message", str(exc))
         return

@@ -1,9 +1,13 @@
 """The label store: one SQLite file (WAL) through sqlite-utils, and the home of all SQL.
 
+Readers never wait for writers: opening and reading start no transaction (WAL snapshots).
 Write discipline: every write is one short ``BEGIN IMMEDIATE`` transaction
-(:meth:`Store.write`), so a second process waits (busy timeout) instead of
-failing, and an import lands whole or not at all. Migrations run once, at
-open, inside such a transaction.
+(:meth:`Store.write`), so a second writer waits, for a bounded time (``DENOMINATOR_BUSY_SECONDS``,
+default 10; then :class:`StoreBusy`, nothing written), and an import lands whole or not at all.
+The schema is checked once per process and file; migrations run, inside such a transaction, only
+when one is pending. A foreign file, a newer schema or a missing append-only guard is refused
+before anything is written (:class:`NotADenominatorDatabase`, :class:`SchemaRefused`); a full
+disk is :class:`DiskFull`, a disk I/O error :class:`DiskError`.
 
 Labels are never lost or overwritten (DESIGN principle 3): ``labels`` and
 ``judge_labels`` are append-only (triggers refuse UPDATE and DELETE); a
@@ -36,14 +40,21 @@ from __future__ import annotations
 
 from annotation.model import Qrels, Run
 from annotation.store.base import (
+    BUSY_ENV,
     BUSY_TIMEOUT_MS,
     DEFAULT_DB,
     ITEM_KINDS,
     RANDOM,
+    DiskError,
+    DiskFull,
     ImportConflict,
+    NotADenominatorDatabase,
     OffScale,
+    SchemaRefused,
     StoreBase,
+    StoreBusy,
     StoreError,
+    busy_seconds,
     default_db_path,
     random_position,
     utc_now,
@@ -70,6 +81,11 @@ from annotation.store.retirements import UnknownImport
 __all__ = [
     "Store",
     "StoreError",
+    "StoreBusy",
+    "DiskFull",
+    "DiskError",
+    "NotADenominatorDatabase",
+    "SchemaRefused",
     "ImportConflict",
     "OffScale",
     "UnknownImport",
@@ -81,7 +97,9 @@ __all__ = [
     "utc_now",
     "Qrels",
     "Run",
+    "BUSY_ENV",
     "BUSY_TIMEOUT_MS",
+    "busy_seconds",
     "DEFAULT_DB",
     "ITEM_KINDS",
     "REVOKED",

@@ -1,15 +1,25 @@
 """The store's base: the connection, the write discipline, the errors, and the
 item rows every concern shares.
 
+Readers never wait for writers: an open reads (the file's first bytes, then the schema) and
+starts no transaction, so under WAL every read sees a snapshot while an import writes. The schema
+is checked once per process and file (again only when its ``schema_version`` changes); the
+migrations run, inside one ``BEGIN IMMEDIATE`` transaction, only when one is pending. A file that
+is no Denominator database, a schema newer than this code (an unknown migration) or one missing an
+append-only guard is refused, with the schema version named, before anything is written to it
+(a refused file is not even switched to WAL).
+
 Write discipline: every write is one short ``BEGIN IMMEDIATE`` transaction
-(:meth:`StoreBase.write`), so a second process waits (busy timeout) instead of
-failing, and an import lands whole or not at all. A write inside another write
-is part of the enclosing one. Migrations run once, at open, inside such a
-transaction.
+(:meth:`StoreBase.write`), so a second writer waits politely, for at most
+:func:`busy_seconds` (then :class:`StoreBusy`, nothing written), and an import lands whole
+or not at all. A write inside another write is part of the enclosing one. A full disk
+(:class:`DiskFull`) and a disk I/O error (:class:`DiskError`) are named as such; the
+transaction is rolled back once (SQLite may have rolled it back already).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sqlite3
@@ -20,30 +30,60 @@ from typing import Self
 
 import sqlite_utils
 
-from annotation.store.migrations import MIGRATIONS
+from annotation.store.migrations import APPEND_ONLY, MIGRATIONS, migration_names
 
 __all__ = [
     "StoreBase",
     "StoreError",
+    "StoreBusy",
+    "DiskFull",
+    "DiskError",
+    "NotADenominatorDatabase",
+    "SchemaRefused",
     "ImportConflict",
     "OffScale",
+    "busy_seconds",
     "default_db_path",
     "holds_nothing",
     "random_position",
     "utc_now",
     "DEFAULT_DB",
+    "BUSY_ENV",
     "BUSY_TIMEOUT_MS",
     "ITEM_KINDS",
 ]
 
 DEFAULT_DB = "denominator.db"
-BUSY_TIMEOUT_MS = 10_000
+BUSY_TIMEOUT_MS = 10_000  # the default bound on a write's wait for another write
+BUSY_ENV = "DENOMINATOR_BUSY_SECONDS"
+SQLITE_HEADER = b"SQLite format 3\x00"
 ITEM_KINDS = ("chunk", "trace", "pair")
 ITEM_KEYS = ("query_id", "chunk_id", "trace_id", "trace_b_id")
 
 
 class StoreError(Exception):
     """A store operation that cannot be done as asked."""
+
+
+class StoreBusy(StoreError):
+    """Another write held the store for longer than :func:`busy_seconds`; nothing was written."""
+
+
+class DiskFull(StoreError):
+    """The disk (or the database's page limit) is full; nothing was written."""
+
+
+class DiskError(StoreError):
+    """The operating system reported a disk I/O error."""
+
+
+class NotADenominatorDatabase(StoreError):
+    """The file is not a Denominator database (it was left as it was)."""
+
+
+class SchemaRefused(StoreError):
+    """A Denominator database this code must not write: a newer schema, or an append-only guard
+    missing (it was left as it was)."""
 
 
 class ImportConflict(StoreError):
@@ -62,6 +102,43 @@ def default_db_path() -> str:
     """``DENOMINATOR_DB``, else ``./denominator.db``: the one default of the app, ``make run``
     and every command line."""
     return os.environ.get("DENOMINATOR_DB") or DEFAULT_DB
+
+
+def busy_seconds() -> float:
+    """How long a write waits for another write to end before :class:`StoreBusy`:
+    ``DENOMINATOR_BUSY_SECONDS``, else 10."""
+    raw = os.environ.get(BUSY_ENV, "").strip()
+    if not raw:
+        return BUSY_TIMEOUT_MS / 1000
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 86_400:
+        raise StoreError(f"{BUSY_ENV} must be a number of seconds from 0 to 86400, not {raw!r}")
+    return value
+
+
+def cause(exc: sqlite3.Error) -> str:
+    """What an SQLite error means for a person: ``busy``, ``disk full``, ``disk I/O error``,
+    ``not a database``, ``read-only`` or ``""`` (say the error itself)."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    text = str(exc).lower()
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text or "busy" in text:
+        return "busy"
+    if name.startswith("SQLITE_FULL") or "disk is full" in text:
+        return "disk full"
+    if name.startswith("SQLITE_IOERR") or "disk i/o error" in text:
+        return "disk I/O error"
+    if (
+        name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT"))
+        or "not a database" in text
+        or "malformed" in text
+    ):
+        return "not a database"
+    if name.startswith("SQLITE_READONLY") or "readonly" in text:
+        return "read-only"
+    return ""
 
 
 DATA_TABLES = ("queries", "chunks", "runs", "traces", "labels")
@@ -91,35 +168,141 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class StoreBase:
-    """A handle on the SQLite file; one per script run (or per session)."""
+# Files whose schema this process has checked (and migrated), by StoreBase._checked_key: a later
+# open of the same file at the same schema version and migrations checks nothing and writes nothing.
+_CHECKED: set[tuple] = set()
 
-    def __init__(self, path: str | os.PathLike | None = None) -> None:
+
+def _read_header(path: str) -> None:
+    """Refuse a file that is not SQLite by its first bytes, before SQLite opens it."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return  # a new database
+    except IsADirectoryError:
+        raise StoreError(f"{path}: cannot open the database (it is a directory)") from None
+    except OSError as exc:
+        if exc.errno == 5:  # EIO
+            raise DiskError(f"{path}: cannot open the database: disk I/O error ({exc.strerror})") from None
+        raise StoreError(f"{path}: cannot open the database ({exc.strerror})") from None
+    if head and head != SQLITE_HEADER:
+        raise NotADenominatorDatabase(
+            f"{path}: not a Denominator database (not an SQLite file); it was left as it was"
+        )
+
+
+def _open_error(path: str, exc: sqlite3.Error) -> StoreError:
+    what = cause(exc)
+    if what == "busy":
+        return StoreBusy(f"{path}: the database is busy ({exc}); try again")
+    if what == "disk full":
+        return DiskFull(f"{path}: cannot open the database: disk full ({exc})")
+    if what == "disk I/O error":
+        return DiskError(f"{path}: cannot open the database: disk I/O error ({exc})")
+    if what == "not a database":
+        return NotADenominatorDatabase(f"{path}: not a Denominator database ({exc})")
+    return StoreError(f"{path}: cannot open the database ({exc})")
+
+
+class StoreBase:
+    """A handle on the SQLite file; one per script run (or per session). ``wait``: how long a
+    write waits for another write (default :func:`busy_seconds`)."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, wait: float | None = None) -> None:
         self.path = str(path or default_db_path())
+        self.wait = busy_seconds() if wait is None else wait
+        _read_header(self.path)
         try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=self.wait, isolation_level=None)
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot open the database ({exc})") from None
-        self.db = sqlite_utils.Database(conn)
+            raise _open_error(self.path, exc) from None
         try:
-            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = FULL")  # a submitted label survives a crash
-            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db = sqlite_utils.Database(conn)
+            # settings of this connection only: nothing here writes to the file
+            conn.execute(f"PRAGMA busy_timeout = {int(self.wait * 1000)}")
+            conn.execute("PRAGMA synchronous = FULL")  # a submitted label survives a crash
+            conn.execute("PRAGMA foreign_keys = ON")
             # reads through a memory map and a 64 MB page cache: the labelling loop
             # stays as fast with a million chunks as with a thousand (bench/labelling.py)
-            self.db.execute("PRAGMA mmap_size = 268435456")
-            self.db.execute("PRAGMA cache_size = -65536")
-            with self.write():
-                MIGRATIONS.apply(self.db)
+            conn.execute("PRAGMA mmap_size = 268435456")
+            conn.execute("PRAGMA cache_size = -65536")
+            self._check_schema()
         except StoreError:
             conn.close()
             raise
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             conn.close()
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise StoreError(f"{self.path}: the database is busy ({exc}); try again") from None
-            raise StoreError(f"{self.path}: not a Denominator database ({exc})") from None
+            raise _open_error(self.path, exc) from None
+
+    def _check_schema(self) -> None:
+        """Refuse a foreign file or a schema this code must not write (reading only), then switch
+        to WAL and apply pending migrations; once per process and schema version of the file."""
+        conn = self.db.conn
+        applied = self._applied()
+        if self._checked_key(applied) in _CHECKED:
+            return
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and not applied:
+            shown = ", ".join(sorted(tables)[:3]) + (", ..." if len(tables) > 3 else "")
+            raise NotADenominatorDatabase(
+                f"{self.path}: not a Denominator database (it holds other tables: {shown}); "
+                "it was left as it was"
+            )
+        known = migration_names()
+        newer = [name for name in applied if name not in known]
+        if newer:
+            raise SchemaRefused(
+                f"{self.path}: written by a newer Denominator (schema {', '.join(newer)}; this version "
+                f"knows up to {known[-1]}); refused, it was left as it was: upgrade Denominator to open it"
+            )
+        self._check_guards(applied)
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        if set(known) - set(applied):
+            with self.write():
+                MIGRATIONS.apply(self.db)
+            applied = self._applied()
+        _CHECKED.add(self._checked_key(applied))
+
+    def _applied(self) -> tuple[str, ...]:
+        """The names of the Denominator migrations applied to the file, in order (a read)."""
+        try:
+            rows = self.db.conn.execute(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY rowid",
+                [MIGRATIONS.name],
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such" in str(exc):  # a new file, or another tool's table of that name
+                return ()
+            raise
+        return tuple(row[0] for row in rows)
+
+    def _checked_key(self, applied: tuple[str, ...]) -> tuple:
+        """What a schema check holds for: this file (device, inode), its schema version (any
+        change of table, index or trigger moves it) and its applied migrations."""
+        stat = os.stat(self.path)
+        version = self.db.conn.execute("PRAGMA schema_version").fetchone()[0]
+        return (stat.st_dev, stat.st_ino, version, applied)
+
+    def _check_guards(self, applied: tuple[str, ...]) -> None:
+        """Every append-only trigger the applied migrations made is there."""
+        present = {
+            r[0] for r in self.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+        missing = [
+            f"{table}_no_{action}"
+            for name in applied
+            for table in APPEND_ONLY.get(name, ())
+            for action in ("update", "delete")
+            if f"{table}_no_{action}" not in present
+        ]
+        if missing:
+            raise SchemaRefused(
+                f"{self.path}: the append-only guard{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                f"{'are' if len(missing) > 1 else 'is'} missing (schema {applied[-1]}): its labels could "
+                "have been changed in place; refused, it was left as it was"
+            )
 
     def close(self) -> None:
         """Close the connection (a write in progress is rolled back)."""
@@ -133,28 +316,57 @@ class StoreBase:
 
     @contextmanager
     def write(self) -> Iterator[sqlite_utils.Database]:
-        """One short ``BEGIN IMMEDIATE`` transaction: all of it lands, or none."""
+        """One short ``BEGIN IMMEDIATE`` transaction: all of it lands, or none. Waits at most
+        ``self.wait`` seconds for another write (then :class:`StoreBusy`)."""
         conn = self.db.conn
         if conn.in_transaction:  # nested: part of the enclosing write
             yield self.db
             return
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"{self.path}: cannot write ({exc})") from None
+        self._begin()
         try:
             yield self.db
-        except sqlite3.OperationalError as exc:  # read-only file, full disk, lock held too long
-            conn.execute("ROLLBACK")
-            raise StoreError(f"{self.path}: cannot write ({exc}); nothing was written") from None
+        except sqlite3.OperationalError as exc:  # read-only file, full disk, I/O error
+            self._rollback()
+            raise self._write_error(exc) from None
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._rollback()
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
-            conn.execute("ROLLBACK")
-            raise StoreError(f"{self.path}: cannot write ({exc}); nothing was written") from None
+            self._rollback()
+            raise self._write_error(exc) from None
+
+    def _begin(self) -> None:
+        """``BEGIN IMMEDIATE``: SQLite's busy handler tries again, with growing sleeps, for the
+        connection's busy timeout (``self.wait``, unless a caller set ``PRAGMA busy_timeout``)."""
+        try:
+            self.db.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._write_error(exc) from None
+
+    def _rollback(self) -> None:
+        """Roll back what is still open: after a full disk or an I/O error SQLite may have rolled
+        the transaction back itself, and a second ROLLBACK would only hide the first error."""
+        if self.db.conn.in_transaction:
+            # a ROLLBACK that fails leaves a hot journal, which SQLite rolls back at the next open;
+            # the error being reported is the one that says what happened
+            with contextlib.suppress(sqlite3.OperationalError):
+                self.db.conn.execute("ROLLBACK")
+
+    def _write_error(self, exc: sqlite3.Error) -> StoreError:
+        what = cause(exc)
+        if what == "busy":
+            waited = self.db.conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
+            return StoreBusy(
+                f"{self.path}: the store is busy: another write (an import?) held it for more than "
+                f"{waited:g} s; nothing was written, try again"
+            )
+        if what == "disk full":
+            return DiskFull(f"{self.path}: cannot write: disk full ({exc}); nothing was written")
+        if what == "disk I/O error":
+            return DiskError(f"{self.path}: cannot write: disk I/O error ({exc}); nothing was written")
+        return StoreError(f"{self.path}: cannot write ({exc}); nothing was written")
 
     def counts(self) -> dict[str, int]:
         """Rows per table: what the store holds, in one line of a summary."""

@@ -1,5 +1,5 @@
-"""The store's schema: sqlite-utils migrations, applied once at open (:class:`StoreBase`),
-in order, each recorded in ``_sqlite_migrations``. A migration is never edited once
+"""The store's schema: sqlite-utils migrations, applied in order at the first open that finds
+one pending (:class:`StoreBase`), each recorded in ``_sqlite_migrations``. A migration is never edited once
 released: a change of schema is a new migration."""
 
 from __future__ import annotations
@@ -7,9 +7,18 @@ from __future__ import annotations
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-__all__ = ["MIGRATIONS"]
+__all__ = ["MIGRATIONS", "APPEND_ONLY", "migration_names"]
 
 MIGRATIONS = Migrations("denominator")
+
+# The append-only guards (triggers refusing UPDATE and DELETE), by the migration that makes them:
+# a store whose applied migrations should have made one that is missing is refused at open.
+APPEND_ONLY = {
+    "m001_schema": ("labels", "judge_labels"),
+    "m008_check_history": ("check_reports",),
+    "m012_imports": ("imports", "import_rows", "retirements"),
+    "m013_settlements": ("settlements",),
+}
 
 
 @MIGRATIONS(name="m001_schema")
@@ -241,3 +250,12 @@ def _m013_settlements(db: sqlite_utils.Database) -> None:
             f"""CREATE TRIGGER settlements_no_{action.lower()} BEFORE {action} ON settlements
             BEGIN SELECT RAISE(ABORT, 'settlements are append-only: settle again instead'); END"""
         )
+
+
+def migration_names() -> list[str]:
+    """Every migration this code knows, in order (what an empty database has pending)."""
+    empty = sqlite_utils.Database(memory=True)
+    try:
+        return [migration.name for migration in MIGRATIONS.pending(empty)]
+    finally:
+        empty.close()
