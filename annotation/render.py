@@ -15,7 +15,9 @@ and HTML reports) formats through these, so a wording has one home:
   mark is backslash-escaped (CommonMark lets any of them be escaped), so a
   link, an image, a Streamlit directive (``:red[...]``), LaTeX (``$``), HTML
   or a table pipe in the data stays text; line breaks become spaces, so a
-  value cannot start a block of its own.
+  value cannot start a block of its own; a bare URL or e-mail address gets an invisible
+  word joiner (U+2060) after its scheme, ``www`` or ``@``, since GitHub-flavoured Markdown
+  links those in the rendered text whatever was escaped.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ UNDEFINED: dict[str, str] = {"table": "undef", "prose": "undefined"}
 
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 _BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
+# GitHub-flavoured Markdown turns a bare URL (``http://``, ``www.``) or e-mail address in the
+# *rendered* text into a link, escapes or not; an invisible word joiner after the scheme, the
+# ``www`` or the ``@`` breaks the pattern and leaves the text as it reads
+WORD_JOINER = "\u2060"
+_AUTOLINKED = re.compile(r"(?i)(\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|@)")
 
 
 def is_undefined(value: float | None) -> bool:
@@ -89,7 +96,7 @@ def over(n: int, undefined: int) -> str:
 
 def md(value: object) -> str:
     """A data string made inert for Streamlit's Markdown (see the module docstring)."""
-    text = _BREAKS.sub(" ", str(value))
+    text = _AUTOLINKED.sub(rf"\1{WORD_JOINER}", _BREAKS.sub(" ", str(value)))
     return _PUNCTUATION.sub(r"\\\1", text)
 
 
@@ -113,4 +120,4 @@ _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 def plain(text: str) -> str:
     """What a reader sees of a string escaped by :func:`md` (the inverse on escaped text)."""
-    return _ESCAPED.sub(r"\1", text)
+    return _ESCAPED.sub(r"\1", text).replace(WORD_JOINER, "")

@@ -150,7 +150,7 @@ def render_judge(judge: dict, sample_week: str | None = None) -> None:
     """One judge's review; ``sample_week``: the week whose sample it was reviewed on (None: every
     labelled item), which the confusion matrix's link to the Items page keeps."""
     consensus, ceiling = judge["consensus"], judge["ceiling"]
-    st.subheader(md(f"{judge['rubric']}: {judge_title(judge)}"))
+    st.subheader(md(f"{judge['rubric']}: {judge_title(judge)}"), anchor=False)  # no data in an element id
     st.badge(judge["verdict"], color=BADGE.get(judge["verdict"], "gray"))
     st.caption(
         f"{judge['kind']} judge, {md(judge['model'])} at {md(judge['endpoint'])}; {md(judge['scope'])}"

@@ -363,7 +363,7 @@ def render_duplicate_example(data: DataSet, settings: Settings) -> None:
     report = audit_data(qrels, dupe_run, settings.k, settings.min_grade)
     k = settings.k
     for qid, q in report["queries"].items():
-        st.subheader(f"A repeated chunk: {md(qid)}")
+        st.subheader(f"A repeated chunk: {md(qid)}", anchor=False)  # no data in an element id
         text = qrels.texts.get(qid)
         st.caption((f"Query: {md(text)}. " if text else "") + f"Ranking: {md_list(rankings[qid])}.")
         rel = q["rel"]

@@ -267,7 +267,8 @@ def test_an_export_of_imported_qrels_says_shown_unknown(tmp_path) -> None:
     text = out.read_text()
     assert MADE_HERE_SHOWN not in text and not any(wording in text for wording in RELEVANCE.scale.values())
     assert summary == (
-        f"wrote 3 judgments over 2 queries to {out}; 3 of 3 labels imported (nist); unknown, as their "
+        f"wrote 3 judgments over 2 queries to {out}; the file names annotators (nist) in judged_by: anonymize to write pseudonyms instead; "
+        "3 of 3 labels imported (nist); unknown, as their "
         "files did not say: what 3 of them were shown (shown), what the grades of 3 mean (grade_scale)"
     )
     back = read_golden(out)  # the file reads back, its grades whole
@@ -297,7 +298,10 @@ def test_an_export_of_labels_made_here_keeps_the_pages_wording(tmp_path) -> None
     assert written["judged_by"] == ["ann"] and written["queries"] == [
         {"id": "q1", "grades": {"d1": 3, "d2": 0}}
     ]
-    assert summary == f"wrote 2 judgments over 1 queries to {out}"
+    assert (
+        summary
+        == f"wrote 2 judgments over 1 queries to {out}; the file names annotators (ann) in judged_by: anonymize to write pseudonyms instead"
+    )
 
 
 def test_an_export_of_labels_made_here_and_imported_says_both(tmp_path) -> None:
@@ -316,7 +320,9 @@ def test_an_export_of_labels_made_here_and_imported_says_both(tmp_path) -> None:
     )
     assert written["min_grade"] == 1 and written["judged_by"] == ["ann", "nist"]
     assert summary == (
-        f"wrote 3 judgments over 2 queries to {out}; 1 of 3 labels imported (nist); unknown, as their "
+        f"wrote 3 judgments over 2 queries to {out}; the file names annotators (ann, nist) in judged_by "
+        "and what shown and grade_scale say of each origin: anonymize to write pseudonyms instead; "
+        "1 of 3 labels imported (nist); unknown, as their "
         "files did not say: what 1 of them were shown (shown), what the grades of 1 mean (grade_scale)"
     )
     assert read_golden(out).grades == {"q1": {"d1": 3, "d2": 0}, "q2": {"d3": 1}}
@@ -373,7 +379,8 @@ def test_the_worked_example_round_trips_with_its_min_grade(tmp_path, capsys) -> 
     out = tmp_path / "g.yaml"
     code, stdout, _ = cli(annotation_main, capsys, "export", "--db", db, "--format", "golden", "-o", out)
     assert code == 0 and stdout == (
-        f"wrote 17 judgments over 4 queries to {out}; 17 of 17 labels imported (w): shown and "
+        f"wrote 17 judgments over 4 queries to {out}; the file names annotators (worked-example) in judged_by: anonymize to write pseudonyms instead; "
+        "17 of 17 labels imported (w): shown and "
         "grade_scale as their files said\n"
     )
     original, exported = read_golden(EXAMPLE / "golden.yaml"), read_golden(out)

@@ -9,7 +9,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from annotation.render import plain
+from annotation.render import md, plain
 from calibration.metrics_data_ui import CORPUS_STORE, CORPUS_UPLOAD, NO_CORPUS, OWN_FILES, STORE
 from calibration.ui import FINDINGS_LISTED
 from tests.conftest import EXAMPLE, app_test, page_text
@@ -98,7 +98,7 @@ def test_a_finding_from_the_data_is_escaped() -> None:
     run = b'{"query_id": "q[x](http://e)", "ranking": ["d1", "d1"]}\n'
     at = ok(upload(with_source(OWN_FILES), ("h.qrels", qrels), ("h.jsonl", run)))
     markdown = [m.value for m in at.markdown if "repeated ids" in m.value]
-    assert markdown and r"q\[x\]\(http\:\/\/e\)" in markdown[0]
+    assert markdown and md("q[x](http://e)") in markdown[0]
 
 
 # ---------------------------------------------------------------- a run already in the store

@@ -229,10 +229,10 @@ def client(db_path, monkeypatch) -> TestClient:
         return PlainTextResponse(f"page {request.url.path}?{request.url.query}")
 
     app = Starlette(routes=[*access.ROUTES, Route("/{path:path}", page)], middleware=access.MIDDLEWARE)
-    return TestClient(app, base_url="http://app.test")
+    return TestClient(app, base_url="http://localhost")
 
 
-ORIGIN = {"origin": "http://app.test"}
+ORIGIN = {"origin": "http://localhost"}
 
 
 def test_the_code_buys_an_httponly_strict_cookie(demo, monkeypatch) -> None:
@@ -303,9 +303,9 @@ def test_the_redirect_stays_on_this_site(demo, monkeypatch) -> None:
         "path": "//evil.test/x",
         "raw_path": b"//evil.test/x",
         "query_string": f"token={tokens['ann']}".encode(),
-        "headers": [(b"host", b"app.test")],
+        "headers": [(b"host", b"localhost")],
         "scheme": "http",
-        "server": ("app.test", 80),
+        "server": ("localhost", 80),
         "root_path": "",
     }
     asyncio.run(access.TokenLinkMiddleware(inner)(scope, receive, send))
