@@ -32,6 +32,8 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
+    fraction,
+    int64,
     open_store,
     plural,
     positive_int,
@@ -112,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("pool", help="the union of every run's top D per query becomes items to label")
     add_db_option(pl)
     pl.add_argument(
-        "--depth", type=int, required=True, metavar="D", help="pool depth: each run's top D per query"
+        "--depth",
+        type=positive_int,
+        required=True,
+        metavar="D",
+        help="pool depth: each run's top D per query",
     )
     pl.add_argument("--runs", metavar="A,B", help="runs to pool, comma-separated (default: all)")
     pl.add_argument(
@@ -120,13 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.add_argument(
         "--overlap",
-        type=float,
+        type=fraction,
         default=0.0,
         metavar="SHARE",
         help="share of items also given to a second person, for agreement (default 0)",
     )
     pl.add_argument(
-        "--seed", type=int, default=0, help="seed of the assignment order and the sample (default 0)"
+        "--seed", type=int64, default=0, help="seed of the assignment order and the sample (default 0)"
     )
     pl.add_argument(
         "--estimate",

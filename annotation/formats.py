@@ -66,6 +66,7 @@ from annotation.records import (
 from annotation.textio import (
     NUMBER_PATTERN,
     JudgmentLines,
+    check_file_size,
     check_text,
     check_trec_id,
     clip_text,
@@ -124,6 +125,7 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
     are always allowed: trec_eval reads them as judged, not relevant).
     """
     require_file(path, InvalidQrels)
+    check_file_size(path, InvalidQrels)
     fast = _fast_qrels(path, scale)
     if fast is not None:
         return fast
@@ -234,7 +236,7 @@ def _fast_run(path: str | os.PathLike) -> Run | None:
 
 def _slow_run(path: str | os.PathLike) -> Run:
     """Line-by-line reader: the reference, and the one that names a bad line."""
-    text = read_text_file(path, InvalidRun)
+    text = read_text_file(path, InvalidRun, limited=False)  # runs: metrics' own scale targets
     q: list[str] = []
     d: list[str] = []
     s: list[float] = []
@@ -302,7 +304,7 @@ def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
     """JSONL ``{"query_id": str, "ranking": [docid, ...]}``, best first."""
     rankings: dict[str, list[str]] = {}
     seen_line: dict[str, int] = {}
-    for number, line in content_lines(path, InvalidRankings):
+    for number, line in content_lines(path, InvalidRankings, limited=False):  # as runs
         obj = parse_json_line(line, path, number, InvalidRankings)
         if not isinstance(obj, dict):
             raise InvalidRankings(

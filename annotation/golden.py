@@ -12,6 +12,7 @@ shapes); the estimate takes the type as it is.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Any
@@ -22,6 +23,7 @@ from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, 
 from annotation.textio import (
     INT64_RANGE,
     check_text,
+    clip_text,
     field_label,
     read_text_file,
     require_file,
@@ -256,7 +258,9 @@ def _read_grades(path: str | os.PathLike, node: yaml.Node, where: str, lo: int, 
 
 def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, SamplingDesign | None]:
     """The ``sampling`` section: its plain values (kept in meta, written back as they are)
-    and the design they record, checked once; None when the section is empty."""
+    and the design they record, checked once; None when the section is empty. Only what JSON
+    holds is taken (the store keeps the section as JSON): text keys, and values that are text,
+    finite numbers, true/false, null, lists and mappings; a date or a number as a key is refused."""
     try:
         value = _construct(node)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
@@ -265,6 +269,7 @@ def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, Sampl
         if "integer string conversion" in problem:  # Python's limit of 4300 digits
             problem = "a number with thousands of digits"
         raise InvalidGolden(path, _line(node), "sampling", f"expected plain values ({problem})") from None
+    _refuse_non_json(path, node, "sampling")
     if not value:  # null or empty: no design
         return value, None
     if not isinstance(node, yaml.MappingNode):
@@ -374,6 +379,72 @@ def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[
             )
         strata.append(Stratum(name=name, size=size, sampled=tuple(sampled)))
     return tuple(strata)
+
+
+_JSON_SCALARS = {"str", "int", "float", "bool", "null"}
+
+
+def _refuse_non_json(path: str | os.PathLike, node: yaml.Node, where: str) -> None:
+    """Refuse, naming the line, what JSON cannot hold: a key that is not text (``1:``, ``true:``,
+    a date), a date or time value, NaN or infinity. Iterative: the tree is at most
+    :data:`_YAML_MAX_DEPTH` deep, but no recursion is needed."""
+    stack: list[tuple[yaml.Node, str]] = [(node, where)]
+    while stack:
+        current, at = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            for knode, vnode in current.value:
+                kind = knode.tag.rsplit(":", 1)[-1] if isinstance(knode, yaml.ScalarNode) else "mapping"
+                if kind != "str":
+                    shown = clip_text(knode.value) if isinstance(knode, yaml.ScalarNode) else kind
+                    raise InvalidGolden(
+                        path,
+                        _line(knode),
+                        at,
+                        f"the key {shown} is {_KIND_NAMES.get(kind, kind)}; expected text keys "
+                        f"(quote it: '{shown}')",
+                    )
+                stack.append((vnode, f"{at}.{field_label(knode.value)}"))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend((item, f"{at}[{i}]") for i, item in enumerate(current.value))
+        elif isinstance(current, yaml.ScalarNode):
+            kind = current.tag.rsplit(":", 1)[-1]
+            if kind not in _JSON_SCALARS:
+                raise InvalidGolden(
+                    path,
+                    _line(current),
+                    at,
+                    f"{clip_text(current.value)} is {_KIND_NAMES.get(kind, 'a YAML ' + kind)}; expected "
+                    f"text, a number, true/false or null (quote it: '{clip_text(current.value)}')",
+                )
+            if kind == "float" and not math.isfinite(_float_of(current.value)):
+                raise InvalidGolden(
+                    path, _line(current), at, f"{clip_text(current.value)}; expected a finite number"
+                )
+
+
+_KIND_NAMES = {
+    "timestamp": "a date or time to YAML",
+    "int": "a number",
+    "float": "a number",
+    "bool": "true/false",
+    "null": "null",
+    "mapping": "a mapping",
+}
+
+
+def _float_of(text: str) -> float:
+    """A YAML 1.1 float as PyYAML reads it (``1_000.5``, ``.inf``, ``.nan``, ``1:30``)."""
+    value = text.replace("_", "").lower()
+    if value in (".inf", "+.inf"):
+        return math.inf
+    if value == "-.inf":
+        return -math.inf
+    if value == ".nan":
+        return math.nan
+    try:
+        return float(value)
+    except ValueError:  # base 60 (1:30.5): finite
+        return 0.0
 
 
 def _stratum_size(node: yaml.Node | None) -> Any:

@@ -19,6 +19,7 @@ from annotation.textio import (
     ASCII_SPACE,
     NUMBER_PATTERN,
     check_text,
+    check_text_size,
     clip_text,
     content_lines,
     has_space,
@@ -53,6 +54,7 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
             raise InvalidCorpus(path, number, "source", "expected a string")
         for key in ("id", "text"):
             check_text(obj[key], path, number, key, InvalidCorpus)
+        check_text_size(obj["text"], path, number, "text", InvalidCorpus)
         if obj["id"] in seen:
             raise InvalidCorpus(
                 path,
@@ -97,6 +99,7 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
             )
         for value, name in ((qid, "id"), (query, "text")):
             check_text(value, path, number, name, InvalidQueries)
+        check_text_size(query, path, number, "text", InvalidQueries)
         if qid in seen:
             raise InvalidQueries(
                 path, number, "id", f"{shown_value(qid)} already on line {seen[qid]}; expected each id once"
@@ -131,6 +134,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
                     path, number, key, f"expected a non-empty string, got {json.dumps(value)[:40]}"
                 )
             check_text(value, path, number, key, InvalidTraces)
+            check_text_size(value, path, number, key, InvalidTraces)
         contexts = obj["contexts"]
         if not isinstance(contexts, list) or not all(isinstance(c, str) and c.strip() for c in contexts):
             raise InvalidTraces(
@@ -138,6 +142,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
             )
         for position, context in enumerate(contexts):
             check_text(context, path, number, f"contexts[{position}]", InvalidTraces)
+            check_text_size(context, path, number, f"contexts[{position}]", InvalidTraces)
         if obj["id"] in seen:
             raise InvalidTraces(
                 path,
@@ -157,7 +162,8 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
     ids: list[str] = []
     seen: dict[str, int] = {}
     jsonl = str(path).lower().endswith(".jsonl")
-    for number, line in content_lines(path, InvalidCorpus):
+    # the corpus an audit counts: exempt from the limits, as runs are (only ids are kept)
+    for number, line in content_lines(path, InvalidCorpus, limited=False):
         if jsonl:
             obj = parse_json_line(line, path, number, InvalidCorpus)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:

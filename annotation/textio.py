@@ -13,8 +13,11 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+import numpy as np
 
 from annotation.model import FormatError, UnwritableId
 
@@ -36,13 +39,115 @@ NUMBER_PATTERN = re.compile(NUMBER_RE)
 INT64_RANGE = (-(2**63), 2**63 - 1)
 
 
-def read_text_file(path: str | os.PathLike, error: type[FormatError]) -> str:
-    """Whole file as text; refuses missing, empty, binary and non-UTF-8 files.
+# ---------------------------------------------------------------- size limits
 
-    A leading UTF-8 byte order mark is dropped (Windows editors write one).
-    """
+# The environment variables that set the readers' limits, and their defaults.
+MAX_FILE_BYTES_ENV = "DENOMINATOR_MAX_FILE_BYTES"
+MAX_LINE_BYTES_ENV = "DENOMINATOR_MAX_LINE_BYTES"
+MAX_TEXT_BYTES_ENV = "DENOMINATOR_MAX_TEXT_BYTES"
+MAX_ROWS_ENV = "DENOMINATOR_MAX_ROWS"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a reader takes before it refuses, checked before the bytes are held: a file's size
+    (``file_bytes``, from the file system), a JSON line's length (``line_bytes``, while the lines
+    are scanned), one text (``text_bytes``: a chunk's, a query's, a trace's question, answer or
+    context, in UTF-8 bytes), and the rows of a Parquet file (``rows``, from its metadata).
+    Run files (TREC runs, JSONL rankings) are exempt: ``metrics`` and ``audit`` have their own
+    scale targets."""
+
+    file_bytes: int = 2 << 30
+    line_bytes: int = 64 << 20
+    text_bytes: int = 1 << 20
+    rows: int = 1_000_000
+
+
+DEFAULT_LIMITS = Limits()
+_LIMIT_ENV = {
+    "file_bytes": MAX_FILE_BYTES_ENV,
+    "line_bytes": MAX_LINE_BYTES_ENV,
+    "text_bytes": MAX_TEXT_BYTES_ENV,
+    "rows": MAX_ROWS_ENV,
+}
+
+
+class LimitSetting(FormatError):
+    """A limit's environment variable holds something other than a whole number >= 1."""
+
+    kind = "limit"
+
+
+def limits() -> Limits:
+    """The limits in force: each ``DENOMINATOR_MAX_*`` variable that is set, else its default
+    (read at each call, so a test or a server can change them)."""
+    values = {}
+    for name, env in _LIMIT_ENV.items():
+        raw = os.environ.get(env, "").strip()
+        if not raw:
+            continue
+        if not re.fullmatch(r"[0-9]{1,19}", raw) or not 1 <= int(raw) <= INT64_RANGE[1]:
+            raise LimitSetting(
+                env,
+                None,
+                None,
+                f"{shown_value(raw)}; expected a whole number >= 1 (default {getattr(DEFAULT_LIMITS, name)})",
+            )
+        values[name] = int(raw)
+    return Limits(**values)
+
+
+def size_text(count: int) -> str:
+    """A byte count as a message gives it: exact, and in MiB or GiB when that is shorter to read."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if count >= 1 << shift:
+            scaled = count / (1 << shift)
+            shown = f"{scaled:.0f}" if scaled == int(scaled) else f"{scaled:.1f}"
+            return f"{count:,} bytes ({shown} {unit})"
+    return f"{count:,} bytes"
+
+
+def check_file_size(path: str | os.PathLike, error: type[FormatError]) -> None:
+    """Refuse a file larger than :attr:`Limits.file_bytes` from its size alone, before reading it."""
+    limit = limits().file_bytes
     try:
-        data = Path(path).read_bytes()
+        size = os.stat(path).st_size
+    except OSError:
+        return  # the reader says what is wrong with it
+    if size > limit:
+        raise error(
+            path,
+            None,
+            None,
+            f"{size_text(size)}; the readers take files of at most {size_text(limit)} "
+            f"(set {MAX_FILE_BYTES_ENV} to raise the limit)",
+        )
+
+
+def check_text_size(
+    value: str, path: str | os.PathLike, line: int | None, field_: str, error: type[FormatError]
+) -> None:
+    """Refuse one text (a chunk's, a query's, ...) longer than :attr:`Limits.text_bytes` in UTF-8."""
+    limit = limits().text_bytes
+    if len(value) * 4 <= limit:  # a character is at most 4 UTF-8 bytes
+        return
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise error(
+            path,
+            line,
+            field_,
+            f"{size_text(size)} of text; at most {size_text(limit)} a text "
+            f"(set {MAX_TEXT_BYTES_ENV} to raise the limit)",
+        )
+
+
+_BLOCK = 4 << 20  # what the streaming checks read at a time
+
+
+def _open_bytes(path: str | os.PathLike, error: type[FormatError]) -> BinaryIO:
+    try:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
     except FileNotFoundError:
         raise error(path, None, None, "no such file; expected a readable file") from None
     except IsADirectoryError:
@@ -51,7 +156,41 @@ def read_text_file(path: str | os.PathLike, error: type[FormatError]) -> str:
         raise error(path, None, None, "permission denied; expected a readable file") from None
     except OSError as exc:
         raise error(path, None, None, f"cannot be read ({exc.strerror}); expected a readable file") from None
-    data = data.removeprefix(BOM)
+
+
+def _nul_error(path: str | os.PathLike, line: int, error: type[FormatError]) -> FormatError:
+    return error(path, line, None, "NUL byte: this looks like a binary file; expected UTF-8 text")
+
+
+def read_text_file(path: str | os.PathLike, error: type[FormatError], *, limited: bool = True) -> str:
+    """Whole file as text; refuses missing, empty, binary and non-UTF-8 files.
+
+    A leading UTF-8 byte order mark is dropped (Windows editors write one). ``limited``: a file
+    larger than :attr:`Limits.file_bytes` is refused from its size, before it is read (run files
+    are read with ``limited=False``). A NUL byte is refused as soon as the block holding it is read.
+    """
+    if limited:
+        check_file_size(path, error)
+    data = bytearray()
+    lines = 1
+    with _open_bytes(path, error) as handle:
+        try:
+            while block := handle.read(_BLOCK if data else max(_BLOCK, 4)):  # a BOM whole
+                if not data and block.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    check_bytes(path, block[:2], error)  # UTF-16: named before its NUL bytes
+                nul = block.find(b"\x00")
+                if nul >= 0:
+                    raise _nul_error(path, lines + block.count(b"\n", 0, nul), error)
+                lines += block.count(b"\n")
+                data += block
+        except IsADirectoryError:
+            raise error(path, None, None, "is a directory; expected a file") from None
+        except OSError as exc:
+            raise error(
+                path, None, None, f"cannot be read ({exc.strerror}); expected a readable file"
+            ) from None
+    if data.startswith(BOM):
+        del data[: len(BOM)]
     check_bytes(path, data, error)
     return data.decode("utf-8")
 
@@ -274,13 +413,139 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
 # ---------------------------------------------------------------- JSON lines
 
 
-def content_lines(path: str | os.PathLike, error: type[FormatError]) -> Iterator[tuple[int, str]]:
-    """(line number, line) of every non-blank line of a text file; the file is
-    checked first (exists, regular, UTF-8, not empty, no NUL or lone CR)."""
+def content_lines(
+    path: str | os.PathLike, error: type[FormatError], *, limited: bool = True
+) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every non-blank line of a text file, read a line at a time.
+
+    The file is checked first, as :func:`read_text_file` checks it (exists, regular, UTF-8, not
+    empty, no NUL or lone CR), in one streaming pass that holds a block at a time; ``limited``
+    also refuses a file over :attr:`Limits.file_bytes` (from its size) and a line over
+    :attr:`Limits.line_bytes` (from the scan), so no line is held that the limits refuse."""
     require_file(path, error)
-    for number, line in numbered_lines(read_text_file(path, error)):
-        if line.strip(ASCII_SPACE):
-            yield number, line
+    if limited:
+        check_file_size(path, error)
+    scan_bytes(path, error, limits().line_bytes if limited else None)
+    with _open_bytes(path, error) as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(BOM)
+            try:
+                line = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+            except UnicodeDecodeError:  # the file changed since it was checked
+                raise error(
+                    path, number, None, "not UTF-8 any more: the file changed while it was read"
+                ) from None
+            if line.strip(ASCII_SPACE):
+                yield number, line
+
+
+def scan_bytes(path: str | os.PathLike, error: type[FormatError], max_line: int | None = None) -> None:
+    """:func:`check_bytes` of a file, streamed: a block at a time, the same refusals with the
+    same lines and the same precedence (a NUL byte anywhere first, then bad UTF-8, then a lone
+    CR), refusing at once at a NUL byte or at a line longer than ``max_line`` bytes."""
+    lines = 1  # the line the next block starts on
+    line_length = 0  # bytes of the current line before the next block
+    started = False  # the first block is read
+    carry = b""  # the bytes of a UTF-8 character cut by the block's end
+    bad_utf8: tuple[int, int] | None = None  # (line, byte)
+    lone_cr: int | None = None
+    pending_cr = False  # the previous block ended in CR
+    blank = True
+    first = b""
+    with _open_bytes(path, error) as handle:
+        while block := handle.read(_BLOCK if started else max(_BLOCK, 4)):  # a BOM whole
+            if not started:
+                started = True
+                first = block[:3]
+                if block.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    break  # check_bytes names it
+                block = block.removeprefix(BOM)
+            nul = block.find(b"\x00")
+            if nul >= 0:
+                raise _nul_error(path, lines + block.count(b"\n", 0, nul), error)
+            if blank and block.strip():
+                blank = False
+            if max_line is not None:
+                line_length = _check_line_lengths(path, error, block, lines, line_length, max_line)
+            if bad_utf8 is None and (carry or not block.isascii()):
+                bad_utf8, carry = _utf8_problem(carry + block, lines)  # carry holds no LF
+            if lone_cr is None:
+                if pending_cr and not block.startswith(b"\n"):
+                    lone_cr = lines
+                match = LONE_CR.search(block)
+                if lone_cr is None and match and match.start() < len(block) - 1:
+                    lone_cr = lines + block.count(b"\n", 0, match.start())
+                pending_cr = block.endswith(b"\r")
+            lines += block.count(b"\n")
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        check_bytes(path, first, error)
+    if blank:
+        raise error(path, None, None, "file is empty; expected at least one line")
+    if bad_utf8 is None and carry:
+        bad_utf8 = (lines - carry.count(b"\n"), carry[0])
+    if bad_utf8 is not None:
+        raise error(path, bad_utf8[0], None, f"byte 0x{bad_utf8[1]:02x} is not UTF-8; expected UTF-8 text")
+    if lone_cr is None and pending_cr:
+        lone_cr = lines
+    if lone_cr is not None:
+        raise error(
+            path,
+            lone_cr,
+            None,
+            "carriage return inside a line (old Mac line ends?); expected LF or CRLF line ends",
+        )
+
+
+def _utf8_problem(data: bytes, line: int) -> tuple[tuple[int, int] | None, bytes]:
+    """((line, byte) of the first byte of ``data`` that is not UTF-8, or None; the unfinished
+    character at its end, to be read with the next block). ``line``: the line ``data`` starts on."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.end == len(data) and exc.reason == "unexpected end of data":
+            return None, data[exc.start :]
+        return (line + data.count(b"\n", 0, exc.start), data[exc.start]), b""
+    return None, b""
+
+
+def _check_line_lengths(
+    path: str | os.PathLike,
+    error: type[FormatError],
+    block: bytes,
+    line: int,
+    before: int,
+    max_line: int,
+) -> int:
+    """Refuse a line of more than ``max_line`` bytes; the length of the line still open at the
+    block's end (``before``: its length when the block began)."""
+    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+    if len(ends) == 0:
+        length = before + len(block)
+        if length > max_line:
+            _line_too_long(path, error, line, length, max_line)
+        return length
+    lengths = np.diff(ends, prepend=-1)  # each line's bytes before its LF, plus 1
+    lengths[0] += before
+    longest = int(np.argmax(lengths))
+    if lengths[longest] - 1 > max_line:
+        _line_too_long(path, error, line + longest, int(lengths[longest]) - 1, max_line)
+    tail = len(block) - int(ends[-1]) - 1
+    if tail > max_line:
+        _line_too_long(path, error, line + len(ends), tail, max_line)
+    return tail
+
+
+def _line_too_long(
+    path: str | os.PathLike, error: type[FormatError], line: int, length: int, max_line: int
+) -> None:
+    raise error(
+        path,
+        line,
+        None,
+        f"a line of more than {size_text(max_line)}; the readers take lines of at most that "
+        f"(set {MAX_LINE_BYTES_ENV} to raise the limit)",
+    )
 
 
 class _NotJson(ValueError):

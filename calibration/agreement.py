@@ -38,6 +38,8 @@ from collections.abc import Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
+import numpy as np
+
 from calibration.bootstrap import BootstrapCI, bootstrap_ci, bootstrap_kappas, resample_indices
 from calibration.kappa import MAX_GRADE_RANGE as MAX_GRADE_RANGE  # re-exported
 from calibration.kappa import (
@@ -57,7 +59,7 @@ from calibration.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_ci_
 from calibration.multirater import (
     LEVELS,
     LongTable,
-    alpha_of_matrix,
+    alpha_of_table,
     fleiss,
     fleiss_of_table,
     krippendorff_alpha,
@@ -97,25 +99,97 @@ __all__ = [
 # --------------------------------------------------------------------------- report
 
 
-def _pairs(table: LongTable) -> Iterator[tuple[Any, Any, RaterPair]]:
-    for first, second in combinations(table.raters, 2):
-        a, b = table.ratings_of(first), table.ratings_of(second)
-        both = [i for i, (x, y) in enumerate(zip(a, b)) if x is not None and y is not None]
-        pair = RaterPair([a[i] for i in both], [b[i] for i in both], table.scale, (str(first), str(second)))
-        yield first, second, pair
+MAX_PAIRS = 200  # pairs of raters the report lists, each with its kappas and intervals (~6 ms a pair)
+
+
+def pairs_note(listed: int, overlapping: int, possible: int) -> str:
+    """The line that says the pairwise table was cut short, and which pairs it kept."""
+    return (
+        f"{overlapping:,} of the {possible:,} pairs of raters rated items in common; the {listed:,} with the "
+        f"most items in common are listed (then in rater order); Fleiss' kappa and Krippendorff's alpha use "
+        "every rating"
+    )
+
+
+class RaterPairs:
+    """The pairs of raters the report lists: every pair, in rater order, as long as there are at
+    most ``max_pairs``; else the ``max_pairs`` pairs with the most items rated by both (then in
+    rater order), with :attr:`note` saying so.
+
+    Cost: linear in the ratings, plus what the raters' overlaps cost: finding the overlapping
+    pairs takes sum over items of (raters of the item)^2 / 2 steps, done in numpy; then each listed
+    pair costs the items its two raters share."""
+
+    def __init__(self, table: LongTable, max_pairs: int = MAX_PAIRS) -> None:
+        if max_pairs < 1:
+            raise InvalidRatings(f"max_pairs {max_pairs}; expected at least 1")
+        self.table = table
+        n_raters = len(table.raters)
+        self.possible = n_raters * (n_raters - 1) // 2
+        rater_index = {rater: i for i, rater in enumerate(table.raters)}
+        item_index = {item: i for i, item in enumerate(table.items)}
+        # each rater's labels by item position: a pair's items come out in the table's item order
+        self.labels: list[dict[int, Any]] = [{} for _ in table.raters]
+        for (item, rater), label in table.cell.items():
+            self.labels[rater_index[rater]][item_index[item]] = label
+        self.note: str | None = None
+        if self.possible <= max_pairs:
+            self.chosen: list[tuple[int, int]] = list(combinations(range(n_raters), 2))
+            self.overlapping = None
+            return
+        codes, shared = self._overlaps(table, rater_index, n_raters)
+        self.overlapping = len(codes)
+        keep = np.lexsort((codes, -shared))[:max_pairs]  # most items in common, then rater order
+        self.chosen = [(int(code // n_raters), int(code % n_raters)) for code in codes[keep]]
+        self.note = pairs_note(len(self.chosen), self.overlapping, self.possible)
+
+    @staticmethod
+    def _overlaps(table: LongTable, rater_index: dict, n_raters: int) -> tuple[np.ndarray, np.ndarray]:
+        """(pair codes first * n_raters + second, items both rated) of the pairs that share an item."""
+        by_item: dict[Any, list[int]] = {}
+        for item, rater in table.cell:
+            by_item.setdefault(item, []).append(rater_index[rater])
+        parts = []
+        for raters in by_item.values():
+            if len(raters) < 2:
+                continue
+            ordered = np.sort(np.asarray(raters, dtype=np.int64))
+            first, second = np.triu_indices(len(ordered), 1)
+            parts.append(ordered[first] * n_raters + ordered[second])
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate(parts), return_counts=True)
+
+    def __len__(self) -> int:
+        return len(self.chosen)
+
+    def __iter__(self) -> Iterator[tuple[Any, Any, RaterPair]]:
+        raters, scale = self.table.raters, self.table.scale
+        for a, b in self.chosen:
+            first, second = self.labels[a], self.labels[b]
+            both = sorted(first.keys() & second.keys())
+            yield (
+                raters[a],
+                raters[b],
+                RaterPair(
+                    [first[i] for i in both],
+                    [second[i] for i in both],
+                    scale,
+                    (str(raters[a]), str(raters[b])),
+                ),
+            )
 
 
 _UNORDERED = "labels are text without an order: weighted kappa needs numeric labels or labels= (the scale)"
 
 
 def _krippendorff_all(table: LongTable) -> dict:
-    matrix = table.matrix()
     out = {}
     for level in LEVELS:
         if (level == "interval" and not table.numeric) or (level == "ordinal" and not table.ordered):
             out[level] = None
             continue
-        out[level] = alpha_of_matrix(matrix, level, table.scale if table.ordered else None, table.numeric)
+        out[level] = alpha_of_table(table, level)
     return out
 
 
@@ -126,7 +200,7 @@ def _fleiss_or_reason(table: LongTable) -> dict:
         return {"kappa": None, "undefined_reason": str(unequal)}
 
 
-def from_long(rows: Any, *, labels: Sequence | None = None) -> dict:
+def from_long(rows: Any, *, labels: Sequence | None = None, max_pairs: int = MAX_PAIRS) -> dict:
     """Every agreement figure of long ratings ((item, rater, label) rows), in full detail.
 
     Pairwise Cohen's kappa (unweighted, linear, quadratic) for every pair of raters over the items both
@@ -135,10 +209,13 @@ def from_long(rows: Any, *, labels: Sequence | None = None) -> dict:
     are all numbers or numeric strings ("0".."3" from a CSV) are read as numbers. The scale: ``labels``,
     else for whole-number grades every integer from the lowest to the highest grade seen, else the
     sorted distinct labels. Duplicate (item, rater) rows are refused (:class:`InvalidRatings`).
+    More than ``max_pairs`` pairs of raters: the ``max_pairs`` with the most items in common are
+    listed, ``pairs_note`` says so (:class:`RaterPairs`).
     """
     table = LongTable(rows, labels)
+    chosen = RaterPairs(table, max_pairs)
     pairs = []
-    for first, second, pair in _pairs(table):
+    for first, second, pair in chosen:
         entry: dict[str, Any] = {"raters": [first, second], "unweighted": cohen_of_pair(pair, None)}
         for weights in ("linear", "quadratic"):
             entry[weights] = cohen_of_pair(pair, weights) if table.ordered else None
@@ -151,6 +228,8 @@ def from_long(rows: Any, *, labels: Sequence | None = None) -> dict:
         "labels": list(table.scale),
         "numeric": table.numeric,
         "pairs": pairs,
+        "pairs_possible": chosen.possible,
+        "pairs_note": chosen.note,
         "fleiss": _fleiss_or_reason(table),
         "krippendorff": _krippendorff_all(table),
     }
@@ -201,6 +280,7 @@ def agreement_report(
     alpha: float = 0.05,
     trusted: float = TRUSTED,
     statistic: str = DEFAULT_STATISTIC,
+    max_pairs: int = MAX_PAIRS,
 ) -> dict:
     """The JSON-able agreement report of long ratings (what ``python -m calibration agree`` prints).
 
@@ -211,13 +291,16 @@ def agreement_report(
     score intervals of :mod:`calibration.kappa_interval` (deterministic; None when kappa is undefined
     or fewer than 2 items were rated by both). ``verdict`` reads ``statistic``'s kappa (the
     unweighted one by default) and its interval against the bar ``trusted``: trusted, undecided, not
-    trusted (:mod:`calibration.verdict`).
+    trusted (:mod:`calibration.verdict`). At most ``max_pairs`` pairs are listed (:class:`RaterPairs`:
+    every pair while there are no more, else those with the most items in common); ``pairs_possible``
+    counts every pair of raters and ``pairs_note`` says when the list was cut (None when it was not).
     """
     check_alpha(alpha)
     table = LongTable(rows, labels)
+    chosen = RaterPairs(table, max_pairs)
     pairs = [
         _report_pair(first, second, pair, table.ordered, alpha, trusted, statistic)
-        for first, second, pair in _pairs(table)
+        for first, second, pair in chosen
     ]
     fleiss_result = _fleiss_or_reason(table)
     alphas = _krippendorff_all(table)
@@ -225,6 +308,8 @@ def agreement_report(
         "n_items": len(table.items),
         "raters": list(table.raters),
         "pairs": pairs,
+        "pairs_possible": chosen.possible,
+        "pairs_note": chosen.note,
         "fleiss_kappa": fleiss_result["kappa"],
         "krippendorff_alpha": {level: (r["alpha"] if r else None) for level, r in alphas.items()},
         "labels": list(table.scale),

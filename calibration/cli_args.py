@@ -14,8 +14,10 @@ from annotation.cli_base import (
     add_k_option,
     add_min_grade_option,
     add_verdict_options,
+    finite_float,
     fraction,
     positive_int,
+    seed,
 )
 from calibration.audit import JUDGED_BAR, STAGE1_BAR
 from calibration.check_text import policy_help
@@ -207,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=DEFAULT_SEED,
         help=f"seed of the randomization test (default {DEFAULT_SEED})",
     )
@@ -232,9 +234,15 @@ def build_parser() -> argparse.ArgumentParser:
     pp = sub.add_parser("ppi", help="a mean corrected by prediction-powered inference (PPI++ by default)")
     pp.add_argument("labeled", metavar="LABELED.csv", help="header human,judge: items both graded")
     pp.add_argument("unlabeled", metavar="UNLABELED.csv", help="header judge: items only the judge graded")
-    pp.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the interval (default 0.05)")
     pp.add_argument(
-        "--lam", type=float, default=None, metavar="L", help="lambda: 1 = classical PPI (default: tuned)"
+        "--alpha", type=finite_float, default=0.05, help="1 - confidence of the interval (default 0.05)"
+    )
+    pp.add_argument(
+        "--lam",
+        type=finite_float,
+        default=None,
+        metavar="L",
+        help="lambda: 1 = classical PPI (default: tuned)",
     )
     add_format_option(pp, "table", "json")
 
@@ -266,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"human-labelled items a judge needs before it gets a verdict (default {MIN_LABELS})",
     )
-    rv.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sample (default 0)")
+    rv.add_argument("--seed", type=seed, default=DEFAULT_SEED, help="seed of the sample (default 0)")
     add_verdict_options(rv, TRUSTED, STATISTICS)
     add_format_option(rv, "table", "json", "markdown", "html")
     rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")

@@ -280,6 +280,80 @@ def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = Non
 # --------------------------------------------------------------------------- Krippendorff
 
 
+def alpha_of_table(table: LongTable, level: Level) -> dict:
+    """:func:`krippendorff_alpha`'s dict of long ratings already read, in time and memory linear in
+    the ratings (plus items x distinct values): the per-item value counts go to the ``krippendorff``
+    package as they are, where :func:`alpha_of_matrix` builds a raters x items matrix first. The
+    same counts in the same item order, so the same alpha, bit for bit."""
+    scale = table.scale if table.ordered else None
+    _check_level(level, table.numeric, scale)
+    index = {item: i for i, item in enumerate(table.items)}
+    items = np.fromiter((index[item] for item, _rater in table.cell), dtype=np.int64, count=len(table.cell))
+    if table.numeric:
+        values = np.fromiter((float(v) for v in table.cell.values()), dtype=float, count=len(table.cell))
+        order: list = []
+    else:
+        order = scale if scale is not None else sorted(set(table.cell.values()), key=str)
+        position = {v: i for i, v in enumerate(order)}
+        values = np.fromiter(
+            (float(position[v]) for v in table.cell.values()), dtype=float, count=len(table.cell)
+        )
+    domain = np.unique(values)
+    counts = np.zeros((len(table.items), len(domain)), dtype=np.int_)
+    np.add.at(counts, (items, np.searchsorted(domain, values)), 1)
+    return _alpha_of_counts(counts, domain, level, len(table.raters), table.numeric, order)
+
+
+def _check_level(level: Level, numeric: bool, scale: list | None) -> None:
+    if level not in LEVELS:
+        raise InvalidRatings(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+    if level == "interval" and not numeric:
+        raise InvalidRatings("Krippendorff's interval alpha needs numeric labels; use level='nominal'")
+    if level == "ordinal" and not numeric and scale is None:
+        raise InvalidRatings(
+            "Krippendorff's ordinal alpha of text labels needs labels= with the ordered scale"
+        )
+
+
+def _alpha_of_counts(
+    counts: np.ndarray, domain: np.ndarray, level: Level, n_raters: int, numeric: bool, order: list
+) -> dict:
+    """Alpha of items x values ``counts`` over the sorted values ``domain`` (numbers, or codes into
+    ``order`` for text): what the ``krippendorff`` package computes from a raters x items matrix."""
+    per_item = counts.sum(axis=1)
+    pairable = per_item >= 2
+    result: dict[str, Any] = {
+        "alpha": None,
+        "level": level,
+        "n_raters": n_raters,
+        "n_items": counts.shape[0],
+        "n_pairable_items": int(pairable.sum()),
+        "n_ratings": int(per_item.sum()),
+        "undefined_reason": None,
+    }
+    if not pairable.any():
+        result["undefined_reason"] = "no item has two or more ratings: nothing to compare"
+        return result
+    seen = domain[counts[pairable].sum(axis=0) > 0]
+    if len(seen) < 2:
+        shown = scale_list(seen)[0] if numeric else order[int(seen[0])]
+        result["undefined_reason"] = (
+            f"every comparable rating is {shown!r}: expected disagreement is 0 and alpha is 0/0"
+        )
+        return result
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        alpha = float(
+            _krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
+        )
+    if not math.isfinite(alpha):  # pragma: no cover - excluded by the checks above
+        messages = "; ".join(str(w.message) for w in caught) or "the krippendorff package returned NaN"
+        result["undefined_reason"] = f"alpha undefined: {messages}"
+        return result
+    result["alpha"] = alpha
+    return result
+
+
 def alpha_of_matrix(matrix: list[list], level: Level, scale: list | None, numeric: bool) -> dict:
     """:func:`krippendorff_alpha`'s dict of a raters x items ``matrix`` (None = not rated): ``numeric``
     labels are used as they are, text is coded by its position in ``scale`` (the order; None for
@@ -295,14 +369,7 @@ def alpha_of_matrix(matrix: list[list], level: Level, scale: list | None, numeri
         "n_ratings": 0,
         "undefined_reason": None,
     }
-    if level not in LEVELS:
-        raise InvalidRatings(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
-    if level == "interval" and not numeric:
-        raise InvalidRatings("Krippendorff's interval alpha needs numeric labels; use level='nominal'")
-    if level == "ordinal" and not numeric and scale is None:
-        raise InvalidRatings(
-            "Krippendorff's ordinal alpha of text labels needs labels= with the ordered scale"
-        )
+    _check_level(level, numeric, scale)
     order: list = []
     if numeric:
         data = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix], dtype=float)
@@ -363,8 +430,7 @@ def krippendorff_alpha(
     """
     data, form = _as_form(ratings, form, "matrix")
     if form == "long":
-        table = LongTable(data, labels)
-        return alpha_of_matrix(table.matrix(), level, table.scale if table.ordered else None, table.numeric)
+        return alpha_of_table(LongTable(data, labels), level)
     if isinstance(data, pd.DataFrame):
         data = data.to_numpy()
     if any(isinstance(row, str | bytes) or not isinstance(row, Iterable | np.ndarray) for row in data):

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from annotation.model import InvalidTraces
+from annotation.textio import check_text_size
 
 # a path that leads nowhere (None is a value a record can hold)
 MISSING = object()
@@ -149,13 +150,15 @@ def ident(value: Any, path: str, line: int | None, loc: str, name: str, required
 
 
 def utf8(value: str, path: str, line: int | None, at: str) -> None:
-    """InvalidTraceSource if ``value`` holds a lone surrogate (cannot be stored as UTF-8)."""
+    """InvalidTraceSource if ``value`` holds a lone surrogate (cannot be stored as UTF-8) or is
+    longer than a text may be (:func:`annotation.textio.check_text_size`)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidTraceSource(
             path, line, at, f"holds the lone surrogate U+{ord(value[exc.start]):04X}; expected UTF-8 text"
         ) from None
+    check_text_size(value, path, line, at, InvalidTraceSource)
 
 
 def root(nodes: list[Node]) -> Node | None:

@@ -29,7 +29,11 @@ def read_values(path: str, *, lines: bool | None = None) -> list[tuple[Any, int 
         lines = str(path).lower().endswith((".jsonl", ".ndjson"))
     if not lines:
         try:
-            return [(json.loads(text), None, "")]
+            value = json.loads(text)
+            _check_depth(value, path, None)
+            return [(value, None, "")]
+        except RecursionError:
+            raise InvalidTraceSource(path, None, None, _TOO_DEEP) from None
         except json.JSONDecodeError as exc:
             if exc.msg != "Extra data":
                 raise InvalidTraceSource(
@@ -43,7 +47,9 @@ def read_values(path: str, *, lines: bool | None = None) -> list[tuple[Any, int 
         if not line.strip():
             continue
         try:
-            values.append((json.loads(line), number, ""))
+            value = json.loads(line)
+        except RecursionError:
+            raise InvalidTraceSource(path, number, None, _TOO_DEEP) from None
         except json.JSONDecodeError as exc:
             raise InvalidTraceSource(
                 path,
@@ -51,9 +57,28 @@ def read_values(path: str, *, lines: bool | None = None) -> list[tuple[Any, int 
                 None,
                 f"not JSON ({exc.msg}, column {exc.colno}); expected one JSON value per line",
             ) from None
+        _check_depth(value, path, number)
+        values.append((value, number, ""))
     if not values:
         raise InvalidTraceSource(path, None, None, "no JSON values; expected spans, observations or runs")
     return values
+
+
+MAX_DEPTH = 128  # JSON nesting an export may have: OTLP's deepest is about 20 levels
+_TOO_DEEP = f"JSON nested more than {MAX_DEPTH} levels deep; expected spans, observations or runs"
+
+
+def _check_depth(value: Any, path: str, line: int | None) -> None:
+    """Refuse JSON nested deeper than :data:`MAX_DEPTH` (the readers below recurse), without recursing."""
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InvalidTraceSource(path, line, None, _TOO_DEEP)
+        if isinstance(current, dict):
+            stack.extend((item, depth + 1) for item in current.values() if isinstance(item, dict | list))
+        elif isinstance(current, list):
+            stack.extend((item, depth + 1) for item in current if isinstance(item, dict | list))
 
 
 def _is_parquet(path: str) -> bool:
@@ -65,9 +90,23 @@ def _is_parquet(path: str) -> bool:
 
 
 def _parquet_rows(path: str) -> list[dict[str, Any]]:
+    """The rows of a Parquet file, refused from its size and its metadata's row count before any
+    row is read (a few KB of dictionary-encoded rows can hold millions)."""
     require_file(path)
+    textio.check_file_size(path, InvalidTraceSource)
+    limit = textio.limits().rows
     try:
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as parquet:
+            rows = parquet.metadata.num_rows
+            if rows > limit:
+                raise InvalidTraceSource(
+                    path,
+                    None,
+                    None,
+                    f"{rows:,} rows (its metadata says); the readers take at most {limit:,} "
+                    f"(set {textio.MAX_ROWS_ENV} to raise the limit)",
+                )
+            table = parquet.read()
     except (pa.ArrowException, OSError) as exc:
         raise InvalidTraceSource(path, None, None, f"not a readable Parquet file ({exc})") from None
     return table.to_pylist()

@@ -56,14 +56,19 @@ def read_trace_source(
         )
     require_file(path)
     parse, spec = _PARSERS[source]
-    raw = parse(path)
-    if not raw:
+    try:
+        raw = parse(path)
+        if not raw:
+            raise InvalidTraceSource(
+                path, None, None, "no traces; expected at least one span, observation or run"
+            )
+        builder = Builder(source, path, spec, mapping)
+        for trace in raw:
+            builder.add(trace)
+    except RecursionError:  # files.MAX_DEPTH keeps the readers far from it: the last guard
         raise InvalidTraceSource(
-            path, None, None, "no traces; expected at least one span, observation or run"
-        )
-    builder = Builder(source, path, spec, mapping)
-    for trace in raw:
-        builder.add(trace)
+            path, None, None, "nested too deeply to read; expected spans, observations or runs"
+        ) from None
     return builder.result()
 
 
