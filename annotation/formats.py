@@ -57,6 +57,7 @@ from annotation.model import (
 )
 from annotation.records import (
     csv_numbers,
+    parse_json_line,
     read_corpus,
     read_corpus_ids,
     read_csv_rows,
@@ -73,7 +74,6 @@ from annotation.textio import (
     content_lines,
     has_space,
     parse_int,
-    parse_json_line,
     read_text_file,
     require_file,
     shown_value,

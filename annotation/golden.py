@@ -22,10 +22,12 @@ import yaml
 from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
 from annotation.textio import (
     INT64_RANGE,
+    YAML_BREAK,
     check_text,
     clip_text,
     field_label,
     read_text_file,
+    refuse_yaml_line_breaks,
     require_file,
     shown_value,
     write_atomic,
@@ -69,7 +71,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     """
     require_file(path, InvalidGolden)
     text = read_text_file(path, InvalidGolden)
-    _refuse_yaml_line_breaks(path, text)
+    refuse_yaml_line_breaks(path, text, InvalidGolden)
     try:
         root = _compose(path, text)
     except yaml.YAMLError as exc:
@@ -381,70 +383,36 @@ def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[
     return tuple(strata)
 
 
-_JSON_SCALARS = {"str", "int", "float", "bool", "null"}
-
-
 def _refuse_non_json(path: str | os.PathLike, node: yaml.Node, where: str) -> None:
-    """Refuse, naming the line, what JSON cannot hold: a key that is not text (``1:``, ``true:``,
-    a date), a date or time value, NaN or infinity. Iterative: the tree is at most
-    :data:`_YAML_MAX_DEPTH` deep, but no recursion is needed."""
+    """Refuse, naming the line, what JSON (the store's copy of the section) cannot hold: a key
+    that is not text (``1:``, ``true:``, a date), a date or time, NaN or infinity."""
     stack: list[tuple[yaml.Node, str]] = [(node, where)]
-    while stack:
+    while stack:  # the tree is at most _YAML_MAX_DEPTH deep, but no recursion is needed
         current, at = stack.pop()
         if isinstance(current, yaml.MappingNode):
             for knode, vnode in current.value:
-                kind = knode.tag.rsplit(":", 1)[-1] if isinstance(knode, yaml.ScalarNode) else "mapping"
-                if kind != "str":
-                    shown = clip_text(knode.value) if isinstance(knode, yaml.ScalarNode) else kind
+                if not (isinstance(knode, yaml.ScalarNode) and knode.tag.endswith(":str")):
+                    shown = clip_text(knode.value) if isinstance(knode, yaml.ScalarNode) else "{...}"
+                    kind = knode.tag.rsplit(":", 1)[-1]
                     raise InvalidGolden(
                         path,
                         _line(knode),
                         at,
-                        f"the key {shown} is {_KIND_NAMES.get(kind, kind)}; expected text keys "
-                        f"(quote it: '{shown}')",
+                        f"the key {shown} is not text (YAML type {kind}); expected text keys (quote it)",
                     )
                 stack.append((vnode, f"{at}.{field_label(knode.value)}"))
         elif isinstance(current, yaml.SequenceNode):
             stack.extend((item, f"{at}[{i}]") for i, item in enumerate(current.value))
-        elif isinstance(current, yaml.ScalarNode):
-            kind = current.tag.rsplit(":", 1)[-1]
-            if kind not in _JSON_SCALARS:
-                raise InvalidGolden(
-                    path,
-                    _line(current),
-                    at,
-                    f"{clip_text(current.value)} is {_KIND_NAMES.get(kind, 'a YAML ' + kind)}; expected "
-                    f"text, a number, true/false or null (quote it: '{clip_text(current.value)}')",
-                )
-            if kind == "float" and not math.isfinite(_float_of(current.value)):
-                raise InvalidGolden(
-                    path, _line(current), at, f"{clip_text(current.value)}; expected a finite number"
-                )
-
-
-_KIND_NAMES = {
-    "timestamp": "a date or time to YAML",
-    "int": "a number",
-    "float": "a number",
-    "bool": "true/false",
-    "null": "null",
-    "mapping": "a mapping",
-}
-
-
-def _float_of(text: str) -> float:
-    """A YAML 1.1 float as PyYAML reads it (``1_000.5``, ``.inf``, ``.nan``, ``1:30``)."""
-    value = text.replace("_", "").lower()
-    if value in (".inf", "+.inf"):
-        return math.inf
-    if value == "-.inf":
-        return -math.inf
-    if value == ".nan":
-        return math.nan
-    try:
-        return float(value)
-    except ValueError:  # base 60 (1:30.5): finite
-        return 0.0
+        elif not current.tag.endswith((":str", ":int", ":bool", ":null")) and not (
+            current.tag.endswith(":float") and math.isfinite(_construct(current))
+        ):
+            raise InvalidGolden(
+                path,
+                _line(current),
+                at,
+                f"{clip_text(current.value)} (YAML type {current.tag.rsplit(':', 1)[-1]}); expected text, "
+                "a finite number, true/false or null (a date is written quoted)",
+            )
 
 
 def _stratum_size(node: yaml.Node | None) -> Any:
@@ -464,33 +432,6 @@ def _plain(value: Any) -> str:
 
 def _line(node: yaml.Node) -> int:
     return node.start_mark.line + 1
-
-
-# YAML 1.1 breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too: written
-# raw, they cut an id short or fold into a space, and put YAML's line numbers out of
-# step with the file's (LF) lines. The writer escapes them (\N, \L, \P).
-_YAML_BREAKS = {
-    "\x85": ("NEL", "\\N"),
-    "\u2028": ("LINE SEPARATOR", "\\L"),
-    "\u2029": ("PARAGRAPH SEPARATOR", "\\P"),
-}
-_YAML_BREAK = re.compile("[\x85\u2028\u2029]")
-
-
-def _refuse_yaml_line_breaks(path: str | os.PathLike, text: str) -> None:
-    found = _YAML_BREAK.search(text)
-    if found:
-        char = found.group()
-        line = text.count("\n", 0, found.start()) + 1
-        column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
-        name, escape = _YAML_BREAKS[char]
-        raise InvalidGolden(
-            path,
-            line,
-            None,
-            f"column {column}: U+{ord(char):04X} ({name}) is a line break to YAML; expected "
-            f'LF line ends only (inside double quotes, write it as "{escape}")',
-        )
 
 
 _YAML_MAX_DEPTH = 64
@@ -672,7 +613,7 @@ class _GoldenDumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if _YAML_BREAK.search(value) else None
+    style = '"' if YAML_BREAK.search(value) else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

@@ -1,5 +1,6 @@
 """The record files beside the rankings: corpus, queries and traces (JSON lines, or a corpus
-as one id per line, queries as TSV), and the CSV tables of ``calibration agree|position|ppi``.
+as one id per line, queries as TSV), and the CSV tables of ``calibration agree|position|ppi``;
+and strict JSON lines (:func:`parse_json_line`), which the JSONL readers share.
 
 Every reader is strict, as :mod:`annotation.formats` (which re-exports them) says: bad input
 raises a :class:`FormatError` subclass naming the file, the line and the field.
@@ -12,9 +13,10 @@ import io
 import json
 import math
 import os
+import re
 from typing import Any
 
-from annotation.model import InvalidCorpus, InvalidQueries, InvalidTable, InvalidTraces
+from annotation.model import FormatError, InvalidCorpus, InvalidQueries, InvalidTable, InvalidTraces
 from annotation.textio import (
     ASCII_SPACE,
     NUMBER_PATTERN,
@@ -22,8 +24,9 @@ from annotation.textio import (
     check_text_size,
     clip_text,
     content_lines,
+    field_label,
     has_space,
-    parse_json_line,
+    limits,
     read_text_file,
     require_file,
     shown_value,
@@ -35,6 +38,7 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
     each a dict, in file order; ids unique, texts non-empty strings."""
     chunks: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
+    text_limit = limits().text_bytes
     for number, line in content_lines(path, InvalidCorpus):
         obj = parse_json_line(line, path, number, InvalidCorpus)
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
@@ -54,7 +58,7 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
             raise InvalidCorpus(path, number, "source", "expected a string")
         for key in ("id", "text"):
             check_text(obj[key], path, number, key, InvalidCorpus)
-        check_text_size(obj["text"], path, number, "text", InvalidCorpus)
+        check_text_size(obj["text"], path, number, "text", InvalidCorpus, text_limit)
         if obj["id"] in seen:
             raise InvalidCorpus(
                 path,
@@ -73,6 +77,7 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
     """Query texts: JSONL ``{"id": str, "text": str}`` (.jsonl) or TSV ``id<TAB>text``."""
     queries: dict[str, str] = {}
     seen: dict[str, int] = {}
+    text_limit = limits().text_bytes
     jsonl = str(path).lower().endswith(".jsonl")
     for number, line in content_lines(path, InvalidQueries):
         if jsonl:
@@ -99,7 +104,7 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
             )
         for value, name in ((qid, "id"), (query, "text")):
             check_text(value, path, number, name, InvalidQueries)
-        check_text_size(query, path, number, "text", InvalidQueries)
+        check_text_size(query, path, number, "text", InvalidQueries, text_limit)
         if qid in seen:
             raise InvalidQueries(
                 path, number, "id", f"{shown_value(qid)} already on line {seen[qid]}; expected each id once"
@@ -120,6 +125,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
     contexts it was shown, the answer it gave."""
     traces: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
+    text_limit = limits().text_bytes
     for number, line in content_lines(path, InvalidTraces):
         obj = parse_json_line(line, path, number, InvalidTraces)
         if not isinstance(obj, dict):
@@ -134,7 +140,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
                     path, number, key, f"expected a non-empty string, got {json.dumps(value)[:40]}"
                 )
             check_text(value, path, number, key, InvalidTraces)
-            check_text_size(value, path, number, key, InvalidTraces)
+            check_text_size(value, path, number, key, InvalidTraces, text_limit)
         contexts = obj["contexts"]
         if not isinstance(contexts, list) or not all(isinstance(c, str) and c.strip() for c in contexts):
             raise InvalidTraces(
@@ -142,7 +148,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
             )
         for position, context in enumerate(contexts):
             check_text(context, path, number, f"contexts[{position}]", InvalidTraces)
-            check_text_size(context, path, number, f"contexts[{position}]", InvalidTraces)
+            check_text_size(context, path, number, f"contexts[{position}]", InvalidTraces, text_limit)
         if obj["id"] in seen:
             raise InvalidTraces(
                 path,
@@ -179,6 +185,102 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
         seen[doc] = number
         ids.append(doc)
     return ids
+
+
+# ---------------------------------------------------------------- JSON lines
+
+
+class _NotJson(ValueError):
+    """What Python's json module takes but JSON is not (RFC 8259): NaN and
+    Infinity, a number beyond a double, a key given twice in one object."""
+
+    def __init__(self, field_: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field, self.message = field_, message
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _NotJson(field_label(key), "given twice in one object; expected each key once")
+            seen.add(key)
+    return obj
+
+
+def _no_constant(name: str) -> None:
+    raise _NotJson(None, f"{name} is not JSON; expected a number, a string or null")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotJson(
+            None, f"the number {clip_text(text)} is beyond what a double holds; expected a finite number"
+        )
+    return value
+
+
+# a \uD800-\uDFFF escape: JSON can spell a lone surrogate, which no UTF-8 text can hold
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
+    """(field, the surrogate) of the first string in a parsed JSON value that UTF-8 cannot encode."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where, value[exc.start]
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{field_label(key)}" if where else field_label(key)
+            found = _lone_surrogate(key, f"{inner} (the key)") or _lone_surrogate(item, inner)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def parse_json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
+    """One JSONL line parsed, or the format's error naming the line (and the
+    field, where one is to blame). Strict JSON: NaN, Infinity, numbers beyond
+    a double, a key twice in one object and lone surrogates are refused."""
+    try:
+        obj = json.loads(
+            line, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite
+        )
+    except json.JSONDecodeError as exc:
+        raise error(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
+    except _NotJson as exc:
+        raise error(path, number, exc.field, exc.message) from None
+    except ValueError:  # int() refuses more than 4300 digits
+        raise error(
+            path, number, None, "a number with thousands of digits; expected one object per line"
+        ) from None
+    except RecursionError:
+        raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
+    if _SURROGATE_ESCAPE.search(line):
+        try:
+            found = _lone_surrogate(obj, "")
+        except RecursionError:
+            raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
+        if found:
+            field_, char = found
+            raise error(
+                path,
+                number,
+                clip_text(field_) or None,
+                f"holds the lone surrogate U+{ord(char):04X}; expected text that UTF-8 can encode",
+            )
+    return obj
 
 
 # ---------------------------------------------------------------- CSV tables (agree, position, ppi)

@@ -1,14 +1,15 @@
 """The ground every reader and writer stands on: the raw-bytes and text
 checks the line readers share (UTF-8, NUL, lone CR, LF-only line numbering,
-trec_eval's whitespace and number syntax), strict JSON lines, and atomic
-writing. The types the readers build and the errors they raise live in
+trec_eval's whitespace and number syntax; streamed, a block at a time), the
+size limits every reader checks before it holds a file (:class:`Limits`, set
+by ``DENOMINATOR_MAX_*``), golden.yaml's line-break check, and atomic writing.
+Strict JSON lines are :func:`annotation.records.parse_json_line`. The types
+the readers build and the errors they raise live in
 :mod:`annotation.model` (no IO); ``annotation.formats`` is the public face.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 import stat
@@ -125,10 +126,17 @@ def check_file_size(path: str | os.PathLike, error: type[FormatError]) -> None:
 
 
 def check_text_size(
-    value: str, path: str | os.PathLike, line: int | None, field_: str, error: type[FormatError]
+    value: str,
+    path: str | os.PathLike,
+    line: int | None,
+    field_: str,
+    error: type[FormatError],
+    limit: int | None = None,
 ) -> None:
-    """Refuse one text (a chunk's, a query's, ...) longer than :attr:`Limits.text_bytes` in UTF-8."""
-    limit = limits().text_bytes
+    """Refuse one text (a chunk's, a query's, ...) longer than ``limit`` bytes in UTF-8 (default
+    :attr:`Limits.text_bytes`; a reader of many texts reads the limit once and passes it)."""
+    if limit is None:
+        limit = limits().text_bytes
     if len(value) * 4 <= limit:  # a character is at most 4 UTF-8 bytes
         return
     size = len(value.encode("utf-8", "surrogatepass"))
@@ -548,94 +556,31 @@ def _line_too_long(
     )
 
 
-class _NotJson(ValueError):
-    """What Python's json module takes but JSON is not (RFC 8259): NaN and
-    Infinity, a number beyond a double, a key given twice in one object."""
+# ---------------------------------------------------------------- YAML text
 
-    def __init__(self, field_: str | None, message: str) -> None:
-        super().__init__(message)
-        self.field, self.message = field_, message
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _value in pairs:
-            if key in seen:
-                raise _NotJson(field_label(key), "given twice in one object; expected each key once")
-            seen.add(key)
-    return obj
+# YAML 1.1 breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too: written
+# raw, they cut an id short or fold into a space, and put YAML's line numbers out of
+# step with the file's (LF) lines. The writer escapes them (\N, \L, \P).
+YAML_BREAKS = {
+    "\x85": ("NEL", "\\N"),
+    "\u2028": ("LINE SEPARATOR", "\\L"),
+    "\u2029": ("PARAGRAPH SEPARATOR", "\\P"),
+}
+YAML_BREAK = re.compile("[\x85\u2028\u2029]")
 
 
-def _no_constant(name: str) -> None:
-    raise _NotJson(None, f"{name} is not JSON; expected a number, a string or null")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise _NotJson(
-            None, f"the number {clip_text(text)} is beyond what a double holds; expected a finite number"
-        )
-    return value
-
-
-# a \uD800-\uDFFF escape: JSON can spell a lone surrogate, which no UTF-8 text can hold
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
-    """(field, the surrogate) of the first string in a parsed JSON value that UTF-8 cannot encode."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return where, value[exc.start]
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            inner = f"{where}.{field_label(key)}" if where else field_label(key)
-            found = _lone_surrogate(key, f"{inner} (the key)") or _lone_surrogate(item, inner)
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _lone_surrogate(item, f"{where}[{index}]")
-            if found:
-                return found
-    return None
-
-
-def parse_json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
-    """One JSONL line parsed, or the format's error naming the line (and the
-    field, where one is to blame). Strict JSON: NaN, Infinity, numbers beyond
-    a double, a key twice in one object and lone surrogates are refused."""
-    try:
-        obj = json.loads(
-            line, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite
-        )
-    except json.JSONDecodeError as exc:
-        raise error(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
-    except _NotJson as exc:
-        raise error(path, number, exc.field, exc.message) from None
-    except ValueError:  # int() refuses more than 4300 digits
+def refuse_yaml_line_breaks(path: str | os.PathLike, text: str, error: type[FormatError]) -> None:
+    """golden.yaml's check: NEL, U+2028 and U+2029 break lines to YAML 1.1 (see YAML_BREAKS)."""
+    found = YAML_BREAK.search(text)
+    if found:
+        char = found.group()
+        line = text.count("\n", 0, found.start()) + 1
+        column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+        name, escape = YAML_BREAKS[char]
         raise error(
-            path, number, None, "a number with thousands of digits; expected one object per line"
-        ) from None
-    except RecursionError:
-        raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
-    if _SURROGATE_ESCAPE.search(line):
-        try:
-            found = _lone_surrogate(obj, "")
-        except RecursionError:
-            raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
-        if found:
-            field_, char = found
-            raise error(
-                path,
-                number,
-                clip_text(field_) or None,
-                f"holds the lone surrogate U+{ord(char):04X}; expected text that UTF-8 can encode",
-            )
-    return obj
+            path,
+            line,
+            None,
+            f"column {column}: U+{ord(char):04X} ({name}) is a line break to YAML; expected "
+            f'LF line ends only (inside double quotes, write it as "{escape}")',
+        )

@@ -80,11 +80,35 @@ def import_labels(db: Path, path: Path) -> list:
 GOLDEN_HEAD = "queries:\n  - id: q_milk\n    text: milk\n    grades: {d1: 1}\nsampling:\n"
 SAMPLING_CASES = [
     # (what, the section's body, line, field, a piece of the message); each was a traceback at import
-    ("a date", "  drawn: 2024-01-01\n  queries: {}\n", 6, "sampling.drawn", "is a date or time to YAML"),
-    ("a number key beside a text key", "  1: x\n  b: y\n", 6, "sampling", "the key 1 is a number"),
-    ("a date in a list", "  log: [2024-01-01T10:00:00]\n", 6, "sampling.log[0]", "a date or time"),
-    ("a key true", "  design:\n    true: 1\n", 7, "sampling.design", "the key true is true/false"),
-    ("NaN", "  design:\n    rate: .nan\n", 7, "sampling.design.rate", "expected a finite number"),
+    (
+        "a date",
+        "  drawn: 2024-01-01\n  queries: {}\n",
+        6,
+        "sampling.drawn",
+        "2024-01-01 (YAML type timestamp); expected text, a finite number",
+    ),
+    (
+        "a number key beside a text key",
+        "  1: x\n  b: y\n",
+        6,
+        "sampling",
+        "the key 1 is not text (YAML type int); expected text keys",
+    ),
+    ("a date in a list", "  log: [2024-01-01T10:00:00]\n", 6, "sampling.log[0]", "(YAML type timestamp)"),
+    (
+        "a key true",
+        "  design:\n    true: 1\n",
+        7,
+        "sampling.design",
+        "the key true is not text (YAML type bool)",
+    ),
+    (
+        "NaN",
+        "  design:\n    rate: .nan\n",
+        7,
+        "sampling.design.rate",
+        ".nan (YAML type float); expected text, a finite number",
+    ),
 ]
 
 
@@ -214,8 +238,8 @@ def test_run_files_are_exempt_and_a_nul_byte_is_refused_at_its_block(tmp_path, c
     assert (code, out) == (2, "") and "NUL byte" in err, err
 
 
-def test_a_nul_byte_after_a_gigabyte_is_found_streaming(tmp_path, monkeypatch) -> None:
-    """Under a raised limit, the NUL check streams: a block held at a time."""
+def test_a_nul_byte_in_a_1_gib_file_is_refused_at_its_block(tmp_path, monkeypatch) -> None:
+    """Under a raised size limit, the NUL check streams: refused at the block that holds it."""
     monkeypatch.setenv("DENOMINATOR_MAX_FILE_BYTES", str(4 * GIB))
     path = tmp_path / "late-nul.qrels"
     with open(path, "wb") as handle:
