@@ -378,6 +378,27 @@ def test_the_row_limit_is_configurable(tmp_path, monkeypatch) -> None:
         read_trace_source(path, "openinference")
 
 
+def test_a_parquet_file_that_expands_past_the_size_limit(tmp_path, monkeypatch) -> None:
+    """Under the row limit, a dictionary can still repeat one big value in every row (1,000 rows
+    of a 4 MB value: 197 KB on disk, 4.4 GB RSS before); a compressed page can hide its size."""
+    monkeypatch.setenv("DENOMINATOR_MAX_FILE_BYTES", str(10 << 20))
+    path = tmp_path / "expands.parquet"
+    values = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(100, dtype=np.int32)), pa.array(["x" * (1 << 20)])
+    )
+    pq.write_table(pa.table({"name": values}), path)
+    with pytest.raises(
+        InvalidTraceSource, match="104,857,600 bytes of text once its dictionaries are expanded"
+    ):
+        read_trace_source(path, "openinference")
+    pq.write_table(pa.table({"name": ["x" * (20 << 20)]}), path, compression="zstd", use_dictionary=False)
+    assert path.stat().st_size < 100_000
+    with pytest.raises(
+        InvalidTraceSource, match=r"bytes uncompressed \(its metadata says\); the readers take at most"
+    ):
+        read_trace_source(path, "openinference")
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "1e6", "lots", "99999999999999999999", "1_000"])
 def test_a_bad_limit_setting_is_one_line(value, tmp_path, demo_db, capsys, monkeypatch) -> None:
     monkeypatch.setenv("DENOMINATOR_MAX_TEXT_BYTES", value)

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from annotation import textio
@@ -90,26 +91,75 @@ def _is_parquet(path: str) -> bool:
 
 
 def _parquet_rows(path: str) -> list[dict[str, Any]]:
-    """The rows of a Parquet file, refused from its size and its metadata's row count before any
-    row is read (a few KB of dictionary-encoded rows can hold millions)."""
+    """The rows of a Parquet file, refused before any row becomes Python objects when the file, its
+    metadata's row count, or its decoded size (its pages uncompressed, its dictionaries expanded)
+    is over the limits: a few KB of dictionary-encoded rows can hold millions of rows or gigabytes."""
     require_file(path)
     textio.check_file_size(path, InvalidTraceSource)
-    limit = textio.limits().rows
+    limit = textio.limits()
     try:
         with pq.ParquetFile(path) as parquet:
-            rows = parquet.metadata.num_rows
-            if rows > limit:
-                raise InvalidTraceSource(
+            meta = parquet.metadata
+            if meta.num_rows > limit.rows:
+                _too_big(
                     path,
-                    None,
-                    None,
-                    f"{rows:,} rows (its metadata says); the readers take at most {limit:,} "
-                    f"(set {textio.MAX_ROWS_ENV} to raise the limit)",
+                    f"{meta.num_rows:,} rows (its metadata says)",
+                    f"{limit.rows:,}",
+                    textio.MAX_ROWS_ENV,
                 )
+            size = sum(
+                meta.row_group(g).column(c).total_uncompressed_size
+                for g in range(meta.num_row_groups)
+                for c in range(meta.num_columns)
+            )
+            texts = [f.name for f in parquet.schema_arrow if _is_text(f.type)]
+        if size > limit.file_bytes:
+            _too_big(
+                path,
+                f"{size:,} bytes uncompressed (its metadata says)",
+                textio.size_text(limit.file_bytes),
+                textio.MAX_FILE_BYTES_ENV,
+            )
+        with pq.ParquetFile(path, read_dictionary=texts) as parquet:  # dictionaries kept: measured first
             table = parquet.read()
     except (pa.ArrowException, OSError) as exc:
         raise InvalidTraceSource(path, None, None, f"not a readable Parquet file ({exc})") from None
+    decoded = sum(_expanded_bytes(table[name]) for name in texts)
+    if decoded > limit.file_bytes:
+        _too_big(
+            path,
+            f"{decoded:,} bytes of text once its dictionaries are expanded",
+            textio.size_text(limit.file_bytes),
+            textio.MAX_FILE_BYTES_ENV,
+        )
     return table.to_pylist()
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+
+
+def _expanded_bytes(column: pa.ChunkedArray) -> int:
+    """The bytes a text column takes once each row holds its own copy of its value."""
+    total = 0
+    for chunk in column.chunks:
+        if isinstance(chunk, pa.DictionaryArray):
+            lengths = pc.fill_null(pc.binary_length(chunk.dictionary), 0)
+            total += pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0
+        else:
+            total += chunk.nbytes
+    return total
+
+
+def _too_big(path: str, what: str, most: str, env: str) -> None:
+    raise InvalidTraceSource(
+        path,
+        None,
+        None,
+        f"{what}; the readers take at most {most} (set {env} to raise the limit)",
+    )
 
 
 def list_items(value: Any, line: int | None, loc: str) -> Iterable[tuple[Any, int | None, str]]:
