@@ -481,6 +481,7 @@ def agree_table(report: dict[str, Any]) -> str:
         "lower end reaches the bar, not trusted when its upper end is below it, else undecided",
         f"scale: {scale_text(report['labels'])}",
         align(rows),
+        *([report["pairs_note"]] if report.get("pairs_note") else []),
         *notes,
         *[
             f"{' vs '.join(map(str, p['raters']))}: kappa undefined: {p['undefined_reason']}"

@@ -555,6 +555,16 @@ def test_agree_with_1000_raters_finishes_in_seconds(tmp_path, capsys) -> None:
     assert seconds < 20, seconds
 
 
+def test_the_table_says_when_the_pairs_were_cut() -> None:
+    """The text table carries the same line as the JSON's pairs_note (30 raters: 435 pairs)."""
+    from calibration.report import agree_table
+
+    report = agreement_report(many_raters(30, 2))
+    assert report["pairs_possible"] == 435 and len(report["pairs"]) == 200
+    assert report["pairs_note"] in agree_table(report).splitlines()
+    assert agreement_report(many_raters(8, 2))["pairs_note"] is None  # 28 pairs: all listed, no line
+
+
 def test_listed_pairs_are_those_with_most_items_in_common() -> None:
     rows = many_raters(30, 2)  # 435 pairs, each sharing 2 items
     rows += [(f"x{i}", r, 1) for i in range(3) for r in ("r0003", "r0017")]  # the pair 3-17 shares 5
