@@ -87,8 +87,8 @@ def bounded_float(low: float, high: float, low_open: bool = False):
         except ValueError:
             value = math.nan
         if not math.isfinite(value) or not (low < value if low_open else low <= value) or value > high:
-            above = f"above {low:g}" if low_open else f"from {low:g}"
-            raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number {above} to {high:g}")
+            span = f"above {low:g} and at most {high:g}" if low_open else f"from {low:g} to {high:g}"
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number {span}")
         return value
 
     return parse
