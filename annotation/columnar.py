@@ -9,6 +9,7 @@ that names a bad line.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -81,6 +82,14 @@ def simple_table(
             table = None
         if odd.result() or table is None or table.num_rows == 0:
             return _NOT_SIMPLE
+    return lean_columns(table, names, int_columns, number_columns)
+
+
+def lean_columns(
+    table: pa.Table, names: list[str], int_columns: tuple[str, ...], number_columns: tuple[str, ...]
+) -> pa.Table | None | object:  # object: _NOT_SIMPLE
+    """The checks of :func:`simple_table` on a table Arrow read from a clean file (or a piece
+    of one): the kept columns, or None (the line reader must judge), or _NOT_SIMPLE."""
     out: dict[str, pa.ChunkedArray] = {}
     for name in names:
         column = table[name]
@@ -110,6 +119,88 @@ def simple_table(
     tag = out.pop("t", None)
     result = pa.table(out)
     return result.replace_schema_metadata({"tag": tag}) if tag is not None else result
+
+
+class NotStreamable(Exception):
+    """A file the lean reader cannot take piece by piece: the caller reads it whole (and the
+    whole-file readers accept it or name the bad line)."""
+
+
+_PIECE_BYTES = 32 << 20
+
+
+def lean_pieces(
+    path: str | os.PathLike,
+    names: list[str],
+    int_columns: tuple[str, ...],
+    number_columns: tuple[str, ...],
+    piece_bytes: int = _PIECE_BYTES,
+) -> Iterator[pa.Table]:
+    """:func:`simple_table` in pieces of whole lines, about ``piece_bytes`` each (Arrow parses
+    each piece on every core), so a file of any size is held one piece at a time.
+
+    Each piece passes the same checks as the whole file would (odd bytes, empty fields,
+    integer columns, NaN scores, comment lines); the first that fails raises
+    :class:`NotStreamable` (pieces already yielded stay valid, the file as a whole is not lean).
+    """
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise NotStreamable(str(exc)) from None
+    with fh:
+        rest = b""
+        first = True
+        while True:
+            block = fh.read(piece_bytes)
+            if not block:
+                break
+            data = rest + block if rest else block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            piece, rest = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
+            if first and piece.startswith(BOM):
+                raise NotStreamable("a byte-order mark")
+            first = False
+            yield _lean_piece(piece, names, int_columns, number_columns)
+        if rest:
+            if first and rest.startswith(BOM):
+                raise NotStreamable("a byte-order mark")
+            first = False
+            yield _lean_piece(rest, names, int_columns, number_columns)
+        if first:
+            raise NotStreamable("an empty file")
+
+
+def _lean_piece(
+    piece: bytes, names: list[str], int_columns: tuple[str, ...], number_columns: tuple[str, ...]
+) -> pa.Table:
+    if any(piece.find(byte) >= 0 for byte in _ODD_BYTES):
+        raise NotStreamable("a tab, NUL, CR, VT or FF byte")
+    types = {name: pa.float64() if name in number_columns else pa.string() for name in names}
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(piece),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 21),
+            parse_options=pcsv.ParseOptions(
+                delimiter=" ", quote_char=False, escape_char=False, double_quote=False
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types=types,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+        raise NotStreamable(str(exc)) from None
+    if table.num_rows == 0:
+        raise NotStreamable("a piece with no lines")
+    result = lean_columns(table, names, int_columns, number_columns)
+    if not isinstance(result, pa.Table):
+        raise NotStreamable("a line the lean reader leaves to others")
+    return result
 
 
 def _string_parts(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:

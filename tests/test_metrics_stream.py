@@ -1,0 +1,129 @@
+"""Streaming evaluation of grouped runs (#19): the same Evaluation as reading the run whole."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from annotation.columnar import NotStreamable, lean_pieces
+from annotation.formats import read_qrels, read_run
+from calibration.metrics import NotGrouped, evaluate, evaluate_grouped, evaluate_query
+from calibration.workflows import InvalidInput, evaluate_run_file
+
+RUN_COLUMNS = ["q", "q0", "d", "r", "s", "t"]
+
+
+def write_collection(tmp_path: Path, seed: int, grouped: bool = True) -> tuple[Path, Path]:
+    """A run with ties, repeats, queries the qrels lack, and qrels queries the run lacks."""
+    rng = random.Random(seed)
+    run_lines: list[str] = []
+    qrels_lines: list[str] = []
+    for q in range(60):
+        qid = f"q{rng.randrange(10**6):06d}"  # queries in no particular order
+        depth = rng.randrange(1, 40)
+        docs = [f"D{rng.randrange(80)}" for _ in range(depth)]  # repeats happen
+        if q % 7 != 3:  # some run queries have no judgments
+            for doc in {f"D{rng.randrange(80)}" for _ in range(rng.randrange(1, 15))}:
+                qrels_lines.append(f"{qid} 0 {doc} {rng.randrange(-1, 4)}\n")
+        if q % 11 == 5:  # judged but never retrieved
+            continue
+        for rank, doc in enumerate(docs, start=1):
+            score = rng.choice([1.0, 2.0, 2.5, rng.random()])  # ties
+            run_lines.append(f"{qid} Q0 {doc} {rank} {score} tag{seed}\n")
+    if not grouped:
+        rng.shuffle(run_lines)
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("".join(qrels_lines))
+    run.write_text("".join(run_lines))
+    return qrels, run
+
+
+def assert_same(streamed, whole) -> None:
+    assert streamed.qids == whole.qids
+    assert streamed.measures == whole.measures
+    for name in whole.measures:
+        np.testing.assert_array_equal(streamed.values[name], whole.values[name], err_msg=name)
+    for name in ("num_ret", "num_rel", "num_rel_ret", "num_judged", "evaluated"):
+        np.testing.assert_array_equal(getattr(streamed, name), getattr(whole, name), err_msg=name)
+    assert sorted(streamed.counts) == sorted(whole.counts)
+    for name in whole.counts:
+        np.testing.assert_array_equal(streamed.counts[name], whole.counts[name], err_msg=name)
+    assert streamed.missing_from_run == whole.missing_from_run
+    assert streamed.not_in_qrels == whole.not_in_qrels
+    assert streamed.duplicates == whole.duplicates
+    assert streamed.run_name == whole.run_name
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("piece_bytes", [64, 1000, 1 << 20])
+def test_grouped_run_in_pieces_equals_the_whole_run(tmp_path: Path, seed: int, piece_bytes: int) -> None:
+    qrels_path, run_path = write_collection(tmp_path, seed)
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    for missing in ("drop", "zero"):
+        for gain in ("linear", "exp"):
+            pieces = lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=piece_bytes)
+            streamed = evaluate_grouped(
+                qrels, pieces, [1, 5, 20], 2, missing, gain, with_positional=True, run_name="x"
+            )
+            whole = evaluate(qrels, run, [1, 5, 20], 2, missing, gain, with_positional=True)
+            assert_same(streamed, whole)
+    if piece_bytes == 64:
+        assert len(streamed.notes) == 1 and "pieces" in streamed.notes[0]
+
+
+def test_streamed_values_match_the_reference(tmp_path: Path) -> None:
+    """Independent of the batch engine: the per-query reference on every query."""
+    qrels_path, run_path = write_collection(tmp_path, 42)
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    pieces = lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=200)
+    streamed = evaluate_grouped(qrels, pieces, [3, 10], 1)
+    rankings = run.rankings()
+    for i, qid in enumerate(streamed.qids):
+        expected = evaluate_query(rankings[qid], qrels.grades[qid], [3, 10], 1)
+        for name in streamed.measures:
+            value = streamed.values[name][i]
+            if expected[name] is None:
+                assert np.isnan(value), (qid, name)
+            else:
+                assert value == pytest.approx(expected[name], abs=1e-12), (qid, name)
+
+
+def test_an_ungrouped_run_is_refused_by_the_stream_and_read_whole_by_the_workflow(tmp_path: Path) -> None:
+    qrels_path, run_path = write_collection(tmp_path, 3, grouped=False)
+    qrels = read_qrels(qrels_path)
+    with pytest.raises(NotGrouped, match="not grouped by query"):
+        evaluate_grouped(qrels, lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=100), [5])
+    result = evaluate_run_file(qrels, run_path, [5])
+    assert any(note.startswith("run read whole: query") for note in result.notes)
+    assert_same(result, evaluate(qrels, read_run(run_path), [5]))
+    with pytest.raises(InvalidInput, match="--grouped"):
+        evaluate_run_file(qrels, run_path, [5], grouped=True)
+
+
+def test_workflow_streams_a_grouped_run_and_reads_whole_on_request(tmp_path: Path) -> None:
+    qrels_path, run_path = write_collection(tmp_path, 5)
+    qrels = read_qrels(qrels_path)
+    streamed = evaluate_run_file(qrels, run_path, [5, 10], grouped=True)
+    whole = evaluate_run_file(qrels, run_path, [5, 10], grouped=False)
+    assert "pieces" in streamed.notes[0] and whole.notes == ["run read whole"]
+    assert_same(streamed, whole)
+
+
+def test_a_file_the_lean_reader_leaves_to_others_is_read_whole(tmp_path: Path) -> None:
+    qrels_path, run_path = write_collection(tmp_path, 7)
+    run_path.write_text(run_path.read_text().replace(" Q0 ", "\tQ0\t", 1))
+    with pytest.raises(NotStreamable):
+        list(lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",)))
+    result = evaluate_run_file(read_qrels(qrels_path), run_path, [5])
+    assert result.notes[-1].startswith("run read whole: a tab")
+
+
+def test_last_line_without_a_newline(tmp_path: Path) -> None:
+    qrels_path, run_path = write_collection(tmp_path, 8)
+    run_path.write_text(run_path.read_text().rstrip("\n"))
+    qrels = read_qrels(qrels_path)
+    pieces = lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=128)
+    assert_same(evaluate_grouped(qrels, pieces, [5], run_name="x"), evaluate(qrels, read_run(run_path), [5]))
