@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.store import Store, StoreError
+from annotation.store import Store, StoreBusy, StoreError
 from judge.client import CallFailed, CallStopped, JudgeClient
 from judge.prompts import InvalidReply, build_messages, parse_reply, response_format
 
@@ -122,8 +122,7 @@ class ResultWriter:
         self._next_try = 0.0
 
     def start(self) -> None:
-        self._store = Store(self.db_path)
-        self._store.db.execute(f"PRAGMA busy_timeout = {LOCK_PROBE_MS}")
+        self._store = Store(self.db_path, wait=LOCK_PROBE_MS / 1000)  # a probe: a held lock queues
 
     def put(self, row: dict[str, Any]) -> None:
         if self._store is None:
@@ -142,9 +141,7 @@ class ResultWriter:
             return False
         try:
             self.written += self._store.add_judge_labels([row for _, row in self.pending])
-        except StoreError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
-                raise
+        except StoreBusy:  # another process's write: the answers stay queued
             self._next_try = now + LOCK_RETRY_EVERY
             return False
         waited = [now - at for at, _ in self.pending]
