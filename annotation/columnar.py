@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -147,41 +148,58 @@ def lean_pieces(
         fh = open(path, "rb")
     except OSError as exc:
         raise NotStreamable(str(exc)) from None
-    with fh:
-        rest = b""
-        first = True
-        while True:
-            block = fh.read(piece_bytes)
-            if not block:
-                break
-            data = rest + block if rest else block
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            piece, rest = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
-            if first and piece.startswith(BOM):
-                raise NotStreamable("a byte-order mark")
-            first = False
-            yield _lean_piece(piece, names, int_columns, number_columns)
-        if rest:
-            if first and rest.startswith(BOM):
-                raise NotStreamable("a byte-order mark")
-            first = False
-            yield _lean_piece(rest, names, int_columns, number_columns)
-        if first:
+    # the next piece is parsed in a thread while the caller works on this one
+    with fh, ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None
+        for block, end in _line_blocks(fh, piece_bytes):
+            job = pool.submit(_lean_piece, block, end, names, int_columns, number_columns)
+            if pending is not None:
+                yield pending.result()
+            pending = job
+        if pending is None:
             raise NotStreamable("an empty file")
+        yield pending.result()
+
+
+def _line_blocks(fh: BinaryIO, piece_bytes: int) -> Iterator[tuple[bytearray, int]]:
+    """(buffer, end): whole lines in ``buffer[:end]``, about ``piece_bytes`` a time; a fresh
+    buffer each time (the pieces are parsed from it without a copy)."""
+    rest = b""
+    first = True
+    while True:
+        block = bytearray(len(rest) + piece_bytes)
+        block[: len(rest)] = rest
+        n = len(rest) + fh.readinto(memoryview(block)[len(rest) :])
+        if n == len(rest):
+            break
+        if first and block.startswith(BOM):
+            raise NotStreamable("a byte-order mark")
+        first = False
+        cut = block.rfind(b"\n", 0, n) + 1
+        if cut == 0:  # a line longer than a piece: read on
+            rest = bytes(block[:n])
+            continue
+        rest = bytes(block[cut:n])
+        yield block, cut
+    if rest:
+        if first and rest.startswith(BOM):
+            raise NotStreamable("a byte-order mark")
+        yield bytearray(rest), len(rest)
 
 
 def _lean_piece(
-    piece: bytes, names: list[str], int_columns: tuple[str, ...], number_columns: tuple[str, ...]
+    block: bytearray,
+    end: int,
+    names: list[str],
+    int_columns: tuple[str, ...],
+    number_columns: tuple[str, ...],
 ) -> pa.Table:
-    if any(piece.find(byte) >= 0 for byte in _ODD_BYTES):
+    if any(block.find(byte, 0, end) >= 0 for byte in _ODD_BYTES):
         raise NotStreamable("a tab, NUL, CR, VT or FF byte")
     types = {name: pa.float64() if name in number_columns else pa.string() for name in names}
     try:
         table = pcsv.read_csv(
-            pa.py_buffer(piece),
+            pa.BufferReader(pa.py_buffer(memoryview(block)[:end])),
             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 21),
             parse_options=pcsv.ParseOptions(
                 delimiter=" ", quote_char=False, escape_char=False, double_quote=False

@@ -2,6 +2,7 @@
 
     python bench/run.py [--queries N] [--depth D] [--judged J] [--seed S]
                         [--rounds R] [--out FILE]
+    python bench/run.py --large [--rounds R]    (10M against 100M lines, ours only)
 
 Seeded synthetic data (bench/make_data.py, written once into bench/data/).
 Each contender is a fresh interpreter, so imports, parsing and evaluation all
@@ -10,7 +11,18 @@ count; the contenders alternate within every round. Wall time is
 ``os.wait4``. Medians are reported; the means of the peers must equal ours.
 
 Acceptance (exit 1 if any fails): ours >= 3x faster than pytrec_eval, peak
-memory no higher than pytrec_eval's, every mean within 1e-9 of each peer's.
+memory no higher than pytrec_eval's and at most 0.8 GB, every mean within 1e-9
+of each peer's.
+
+"ours" is ``python -m calibration metrics`` when it streams grouped runs (its help lists
+``--grouped``); until then the stand-in ``bench/run.py --ours QRELS RUN -k ..`` runs
+the same workflow (``calibration.workflows.evaluate_run_file``) and prints the same JSON,
+and the CLI as it is today runs beside it as "ours, whole read".
+
+``--large``: the same collection at 10x the queries (100M lines, ~3.5 GB, generated
+in ``bench/data/`` and deleted afterwards unless ``--keep``), ours alone on the 10M and
+the 100M file alternating; acceptance: peak RSS under 2 GB on the 100M file and its
+median wall time 8x-12x the 10M file's.
 """
 
 from __future__ import annotations
@@ -34,6 +46,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 MIN_SPEEDUP = 3.0
 TOLERANCE = 1e-9
+MAX_PEAK_MIB = 800 * 1000**2 / 1024**2  # 0.8 GB
+LARGE_MAX_PEAK_MIB = 2 * 1000**3 / 1024**2  # 2 GB
+LARGE_RATIO = (8.0, 12.0)
 MEASURES = "P@10 P@100 R@10 R@100 MRR nDCG@10 nDCG@100 MAP Success@10 Success@100".split()
 
 
@@ -132,6 +147,11 @@ def report(
         ratio = statistics.median(c.seconds) / time_ours
         if c is ours:
             diff = "-"
+        elif c.name == WHOLE:
+            same = c.output["mean"] == ours.output["mean"] and c.output["queries"] == ours.output["queries"]
+            diff = "identical output" if same else "DIFFERENT output"
+            if not same:
+                mean_failures.append(f"{WHOLE}: its JSON differs from ours")
         else:
             theirs = peer_means(c, ours)
             worst = max(MEASURES, key=lambda m: abs(theirs[m] - ours.output["mean"][m]))
@@ -140,6 +160,7 @@ def report(
         lines.append(
             f"| {c.name} | {wall:.2f} | {runs} | {ratio:.2f}x | {cpu:.2f} | {mib[c.name]:.0f} | {diff} |"
         )
+    peers = [p for p in peers if "mean" in p.output and p.name != WHOLE]
     lines += ["", "| mean | ours | " + " | ".join(f"ours - {p.name}" for p in peers) + " |"]
     lines.append("|---|---:|" + "---:|" * len(peers))
     for m in MEASURES:
@@ -152,7 +173,7 @@ def report(
                     f"{m}: ours {value!r} != {p.name} {peer_means(p, ours)[m]!r} (diff {d:.3e})"
                 )
 
-    pytrec = contenders[1]
+    pytrec = next(c for c in contenders if c.name == "pytrec_eval")
     speedup = statistics.median(pytrec.seconds) / time_ours
     checks = [
         (
@@ -160,8 +181,9 @@ def report(
             speedup >= MIN_SPEEDUP,
         ),
         (
-            f"memory: ours {mib[ours.name]:.0f} MiB, pytrec_eval {mib[pytrec.name]:.0f} MiB (need <=)",
-            mib[ours.name] <= mib[pytrec.name],
+            f"memory: ours {mib[ours.name]:.0f} MiB, pytrec_eval {mib[pytrec.name]:.0f} MiB "
+            f"(need <= and <= {MAX_PEAK_MIB:.0f} MiB = 0.8 GB)",
+            mib[ours.name] <= min(mib[pytrec.name], MAX_PEAK_MIB),
         ),
         (f"means: every mean within {TOLERANCE:g} of every peer's", not mean_failures),
     ]
@@ -173,25 +195,51 @@ def report(
     return "\n".join(lines) + "\n", failures
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=10_000)
-    parser.add_argument("--depth", type=int, default=1_000)
-    parser.add_argument("--judged", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=BENCH / "results" / "latest.md")
-    args = parser.parse_args()
+WHOLE = "ours, whole read (CLI today)"
 
-    qrels, run = ensure_data(args.queries, args.depth, args.judged, args.seed)
+
+def cli_streams() -> bool:
+    """Whether ``python -m calibration metrics`` takes ``--grouped`` (reads grouped runs in pieces)."""
+    argv = [sys.executable, "-m", "calibration", "metrics", "--help"]
+    return "--grouped" in subprocess.run(argv, cwd=ROOT, capture_output=True, text=True).stdout
+
+
+def ours_argv() -> list[Contender]:
     py = sys.executable
-    contenders = [
-        Contender("ours", [py, "-m", "calibration", "metrics", "-k", "10", "-k", "100", "--format", "json"]),
-        Contender("pytrec_eval", [py, "bench/peer_pytrec_eval.py"]),
-        Contender("ir_measures", [py, "bench/peer_ir_measures.py"]),
-    ]
-    for r in range(args.rounds):
-        for c in contenders:
+    cli = [py, "-m", "calibration", "metrics", "-k", "10", "-k", "100", "--format", "json"]
+    if cli_streams():
+        return [Contender("ours", cli)]
+    stand_in = [py, "bench/run.py", "--ours", "-k", "10", "-k", "100"]
+    return [Contender("ours", stand_in), Contender(WHOLE, cli)]
+
+
+def run_ours(argv: list[str]) -> int:
+    """The stand-in: what ``python -m calibration metrics QRELS RUN -k .. --format json`` prints,
+    through ``calibration.workflows.evaluate_run_file`` (streams a grouped run)."""
+    import pyarrow as pa
+
+    from annotation.formats import read_judgments
+    from calibration.report import dumps, metrics_json
+    from calibration.workflows import coverage_of, evaluate_run_file
+
+    parser = argparse.ArgumentParser(prog="bench/run.py --ours")
+    parser.add_argument("qrels")
+    parser.add_argument("run")
+    parser.add_argument("-k", type=int, action="append")
+    args = parser.parse_args(argv)
+    pa.set_memory_pool(pa.jemalloc_memory_pool())  # as the CLI does
+    qrels = read_judgments(args.qrels)
+    result = evaluate_run_file(qrels, args.run, args.k)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    sys.stdout.write(dumps(metrics_json(result, coverage_of(qrels, result.qids))))
+    return 0
+
+
+def run_rounds(contenders: list[Contender], files: list[tuple[Path, Path]], rounds: int) -> None:
+    """Every contender on every (qrels, run), alternating within each round."""
+    for r in range(rounds):
+        for c, (qrels, run) in [(c, f) for f in files for c in contenders]:
             seconds, cpu, peak_kib, stdout = measure([*c.argv, display(str(qrels)), display(str(run))])
             output = json.loads(stdout)
             if c.output and output["mean"] != c.output["mean"]:
@@ -201,10 +249,93 @@ def main() -> int:
             c.cpu.append(cpu)
             c.peak_kib.append(peak_kib)
             print(
-                f"round {r + 1}/{args.rounds} {c.name}: {seconds:.2f} s ({cpu:.2f} s CPU), "
-                f"{peak_kib / 1024:.0f} MiB",
+                f"round {r + 1}/{rounds} {c.name}: {seconds:.2f} s ({cpu:.2f} s CPU), {peak_kib / 1024:.0f} MiB",
                 file=sys.stderr,
             )
+
+
+def large(args: argparse.Namespace) -> int:
+    """Ours on the 10M-line and the 100M-line collection, alternating; the 100M one deleted after."""
+    import shutil
+
+    small = ensure_data(args.queries, args.depth, args.judged, args.seed)
+    big = ensure_data(args.queries * 10, args.depth, args.judged, args.seed)
+    try:
+        base = ours_argv()[0].argv
+        contenders = [Contender("10M", base), Contender("100M", base)]
+        for _ in range(args.rounds):
+            for c, files in zip(contenders, (small, big)):
+                run_rounds([c], [files], 1)
+        lines_small, lines_big = args.queries * args.depth, args.queries * 10 * args.depth
+        t_small, t_big = (statistics.median(c.seconds) for c in contenders)
+        mib_big = statistics.median(contenders[1].peak_kib) / 1024
+        ratio = t_big / t_small
+        lines = [
+            "# Benchmark --large: ours on 10M and 100M grouped lines",
+            "",
+            f"- command: `{shlex.join([display(sys.executable), *sys.argv])}`",
+            f"- date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')}, load average "
+            f"{os.getloadavg()[0]:.2f} at the end; ours: `{shlex.join([display(base[0]), *base[1:]])}`",
+            "",
+            "| file | lines | median wall (s) | runs (s) | median CPU (s) | peak RSS (MiB), runs |",
+            "|---|---:|---:|---|---:|---|",
+        ]
+        for c, n in zip(contenders, (lines_small, lines_big)):
+            lines.append(
+                f"| {c.name} | {n:,} | {statistics.median(c.seconds):.2f} | "
+                + ", ".join(f"{s:.2f}" for s in c.seconds)
+                + f" | {statistics.median(c.cpu):.2f} | "
+                + ", ".join(f"{k / 1024:.0f}" for k in c.peak_kib)
+                + " |"
+            )
+        checks = [
+            (
+                f"memory: 100M-line peak {mib_big:.0f} MiB (need < {LARGE_MAX_PEAK_MIB:.0f} MiB = 2 GB)",
+                mib_big < LARGE_MAX_PEAK_MIB,
+            ),
+            (
+                f"linear: 100M / 10M median wall = {t_big:.2f} / {t_small:.2f} = {ratio:.2f}x "
+                f"(need {LARGE_RATIO[0]:g}x-{LARGE_RATIO[1]:g}x)",
+                LARGE_RATIO[0] <= ratio <= LARGE_RATIO[1],
+            ),
+        ]
+        lines += ["", "Acceptance:", ""] + [f"- {'PASS' if ok else 'FAIL'} {text}" for text, ok in checks]
+        text = "\n".join(lines) + "\n"
+        print(text)
+        out = args.out.with_name("large.md") if args.out.name == "latest.md" else args.out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        return 0 if all(ok for _, ok in checks) else 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(big[1].parent, ignore_errors=True)
+            print(f"deleted {display(str(big[1].parent))}", file=sys.stderr)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--depth", type=int, default=1_000)
+    parser.add_argument("--judged", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=BENCH / "results" / "latest.md")
+    parser.add_argument("--large", action="store_true", help="10M against 100M lines, ours only")
+    parser.add_argument("--keep", action="store_true", help="keep the --large collection")
+    if sys.argv[1:2] == ["--ours"]:
+        return run_ours(sys.argv[2:])
+    args = parser.parse_args()
+    if args.large:
+        return large(args)
+
+    qrels, run = ensure_data(args.queries, args.depth, args.judged, args.seed)
+    py = sys.executable
+    contenders = [
+        *ours_argv(),
+        Contender("pytrec_eval", [py, "bench/peer_pytrec_eval.py"]),
+        Contender("ir_measures", [py, "bench/peer_ir_measures.py"]),
+    ]
+    run_rounds(contenders, [(qrels, run)], args.rounds)
 
     ours = contenders[0].output
     if ours["missing_from_run"] or ours["not_in_qrels"]:
@@ -212,10 +343,9 @@ def main() -> int:
             f"the run and the qrels do not cover the same queries: {ours['missing_from_run']} "
             f"missing from the run, {ours['not_in_qrels']} not in the qrels"
         )
-    if contenders[1].output["n_queries"] != ours["n_queries"]:
-        sys.exit(
-            f"pytrec_eval evaluated {contenders[1].output['n_queries']} queries, ours {ours['n_queries']}"
-        )
+    pytrec = next(c for c in contenders if c.name == "pytrec_eval").output
+    if pytrec["n_queries"] != ours["n_queries"]:
+        sys.exit(f"pytrec_eval evaluated {pytrec['n_queries']} queries, ours {ours['n_queries']}")
 
     text, failures = report(args, contenders, qrels, run)
     print(text)
