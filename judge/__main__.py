@@ -34,6 +34,7 @@ from typing import TextIO
 
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_store, plural
 from annotation.store import Store, StoreError
+from judge.batch import BatchError, batch_state, collect_batch, submit_batch
 from judge.client import MAX_REPLY_BYTES, MAX_RETRY_AFTER, Endpoint, EndpointRefused, InvalidPrices, Prices
 from judge.jobs import (
     LLMRun,
@@ -164,6 +165,12 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         help=f"the largest reply read; a longer one is an error row with its first KB (default {MAX_REPLY_BYTES:,})",
     )
     p.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="submit the calls left as an OpenAI Batch API job and return at once with its id "
+        "(collect with: python -m judge batch collect ID)",
+    )
 
 
 DESCRIPTION = (
@@ -200,6 +207,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="seed of the folds and the model (default 0)",
     )
+    batch = sub.add_parser("batch", help="a batch submitted with --batch: its status, or collect its answers")
+    batch_sub = batch.add_subparsers(dest="batch_command", required=True, parser_class=OneLineParser)
+    status = batch_sub.add_parser("status", help="a batch's status and counts")
+    collect = batch_sub.add_parser("collect", help="store a finished batch's answers as a live run would")
+    for p in (status, collect):
+        p.add_argument("batch_id", metavar="ID", help="the batch id printed by --batch")
+        p.add_argument("--base-url", help="the endpoint the batch was submitted to (or OPENAI_BASE_URL)")
+    add_db_option(collect)
+    collect.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
     listing = sub.add_parser("list", help="every judge: fingerprint, labels, errors, tokens, cost")
     add_db_option(listing)
     listing.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
@@ -269,6 +285,8 @@ def run_llm(
     who = judge_name(plan, endpoint.model, rubric)
     if args.dry_run:
         return f"{who}: {plan_text(plan, prices, endpoint.model)}; no call made\n", plan.fingerprint, 0
+    if args.batch:
+        return run_submit(store, plan, endpoint, args.schema), None, 0
     bar = ProgressLine(prices, endpoint.model)
     llm = LLMRun(store.path, plan, endpoint, args.schema, on_progress=bar)
     interrupts = []
@@ -309,9 +327,53 @@ def run_llm(
     return report + mark + "\n", plan.fingerprint, 0
 
 
+def run_submit(store: Store, plan, endpoint: Endpoint, schema: str) -> str:
+    """``grade|compare --batch``: the calls left submitted as one batch."""
+    done = submit_batch(store, plan, endpoint, schema)
+    who = judge_name(plan, endpoint.model, plan.settings["rubric"])
+    if done.batch_id is None:
+        return f"{who}: nothing left to ask ({plan.already_done} of {plan.total} already done); no batch submitted\n"
+    return (
+        f"{who}: batch {done.batch_id} submitted: {plural(done.lines, 'request')} "
+        f"({plan.already_done} of {plan.total} already done), {done.status}\n"
+        f"collect it with: python -m judge batch collect {done.batch_id} --db {store.path}\n"
+    )
+
+
+def _batch_url(args: argparse.Namespace) -> str:
+    url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if not url:
+        raise UsageError("no endpoint: pass --base-url URL (or set OPENAI_BASE_URL)")
+    return url.rstrip("/")
+
+
+def run_batch(args: argparse.Namespace) -> str:
+    """``batch status ID`` and ``batch collect ID``."""
+    url = _batch_url(args)
+    if args.batch_command == "status":
+        return batch_state(url, args.batch_id).text() + "\n"
+    prices = Prices.load(args.prices)
+    with open_store(args.db, "write") as store:
+        got = collect_batch(store, url, args.batch_id)
+        if not got.state.ended:
+            return f"{got.state.text()}: nothing to collect yet; run the same command again later\n"
+        cost = prices.describe(got.model or "", got.tokens_in, got.tokens_out, batch=True)
+        text = (
+            f"{got.state.text()}: {plural(got.stored, 'row')} stored ({got.values} answers, "
+            f"{got.errors} error rows: asked again next run), {got.already} lines already stored"
+            + (f", {got.unknown} lines not of this judge left out" if got.unknown else "")
+            + f"; {got.tokens_in:,} tokens in, {got.tokens_out:,} out, {cost}\n"
+        )
+        if got.state.rubric == "preference":
+            text += pair_summary_text(pair_summary(store, got.state.fingerprint)) + "\n"
+    return text
+
+
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
     with open_store(args.db, "read" if args.dry_run else "write") as store:
         if _use_lexical(args):
+            if args.batch:
+                raise UsageError("--batch is for an LLM judge: give --base-url (or OPENAI_BASE_URL)")
             if not 0 <= args.seed <= SEED32:
                 raise UsageError(
                     f"--seed {args.seed}: the offline judge's seed is an integer from 0 to {SEED32:,}"
@@ -385,11 +447,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             text, code = run_grade(args)
         elif args.command == "compare":
             text, code = run_compare(args)
+        elif args.command == "batch":
+            text = run_batch(args)
         elif args.command == "fit-lexical":
             text = run_fit(args)
         else:
             text = run_list(args)
-    except (UsageError, StoreError, EndpointRefused, InvalidPrices) as exc:
+    except (UsageError, StoreError, EndpointRefused, InvalidPrices, BatchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:  # the offline judge's NotEnoughLabels (imported only when it runs)

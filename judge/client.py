@@ -56,6 +56,7 @@ __all__ = [
     "EndpointRefused",
     "InvalidPrices",
     "Prices",
+    "request_body",
 ]
 
 RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx (a gateway's 520-529 too)
@@ -163,7 +164,8 @@ class CallResult:
 
 @dataclass
 class Prices:
-    """US dollars per million tokens, per model: ``{"model": {"input": 0.15, "output": 0.6}}``."""
+    """US dollars per million tokens, per model: ``{"model": {"input": 0.15, "output": 0.6}}``, and
+    optionally the Batch API's price, ``"batch_input"`` and ``"batch_output"`` (both or neither)."""
 
     table: dict[str, dict[str, float]] = field(default_factory=dict)
 
@@ -181,25 +183,58 @@ class Prices:
                 raise InvalidPrices(
                     f'{path}: {model!r}: expected {{"input": $/1M tokens, "output": $/1M tokens}}'
                 )
+            if ("batch_input" in price) != ("batch_output" in price):
+                raise InvalidPrices(
+                    f'{path}: {model!r}: a batch price needs both "batch_input" and "batch_output"'
+                )
+            keys = [k for k in ("input", "output", "batch_input", "batch_output") if k in price]
             try:
-                table[model] = {"input": float(price["input"]), "output": float(price["output"])}
+                table[model] = {k: float(price[k]) for k in keys}
             except (TypeError, ValueError):
                 raise InvalidPrices(
                     f"{path}: {model!r}: prices must be numbers (dollars per million tokens)"
                 ) from None
         return Prices(table)
 
-    def cost(self, model: str, tokens_in: int, tokens_out: int) -> float | None:
+    def cost(self, model: str, tokens_in: int, tokens_out: int, batch: bool = False) -> float | None:
+        """The cost in dollars (None: no price for ``model``); ``batch``: at the batch price
+        when the table has one, else at the live price."""
         price = self.table.get(model)
         if price is None:
             return None
-        return (tokens_in * price["input"] + tokens_out * price["output"]) / 1e6
+        kind = "batch_" if batch and "batch_input" in price else ""
+        return (tokens_in * price[kind + "input"] + tokens_out * price[kind + "output"]) / 1e6
 
-    def describe(self, model: str, tokens_in: int, tokens_out: int) -> str:
-        cost = self.cost(model, tokens_in, tokens_out)
+    def describe(self, model: str, tokens_in: int, tokens_out: int, batch: bool = False) -> str:
+        """``$0.0123``, ``$0.0061 at the batch price``, or ``cost unknown (...)``: never a made-up 0."""
+        cost = self.cost(model, tokens_in, tokens_out, batch)
         if cost is None:
             return f"cost unknown (no price for {model!r}; give --prices FILE)"
-        return f"${cost:.4f}"
+        if not batch:
+            return f"${cost:.4f}"
+        if "batch_input" in self.table[model]:
+            return f"${cost:.4f} at the batch price"
+        return f"${cost:.4f} at the live price (no batch price for {model!r} in the price table)"
+
+
+def request_body(
+    endpoint: Endpoint,
+    messages: list[dict[str, str]],
+    response_format: Mapping[str, Any] | None,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The body of one chat completion, as a live call sends it and a batch line holds it
+    (``seed`` overrides the endpoint's)."""
+    body: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "temperature": endpoint.temperature,
+    }
+    if response_format is not None:
+        body["response_format"] = response_format
+    if seed is not None or endpoint.seed is not None:
+        body["seed"] = seed if seed is not None else endpoint.seed
+    return body
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -299,11 +334,7 @@ class JudgeClient:
         attempts: list[int],
     ) -> CallResult:
         ep = self.endpoint
-        extra: dict[str, Any] = {}
-        if response_format is not None:
-            extra["response_format"] = response_format
-        if seed is not None or ep.seed is not None:
-            extra["seed"] = seed if seed is not None else ep.seed
+        body = request_body(ep, messages, response_format, seed)
         loop = asyncio.get_running_loop()
         while True:
             attempts[0] += 1
@@ -311,11 +342,7 @@ class JudgeClient:
             started = time.monotonic()
             try:
                 reply = await self._client.chat.completions.create(
-                    model=ep.model,
-                    messages=messages,
-                    temperature=ep.temperature,
-                    extra_headers={"X-Denominator-Call": call_id},
-                    **extra,
+                    **body, extra_headers={"X-Denominator-Call": call_id}
                 )
             except ReplyTooLarge as exc:
                 raise CallFailed(

@@ -37,10 +37,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.store import Store, StoreBusy, StoreError
-from judge.client import CallFailed, CallStopped, JudgeClient
+from judge.client import CallFailed, CallResult, CallStopped, JudgeClient
 from judge.prompts import InvalidReply, build_messages, parse_reply, response_format
 
-__all__ = ["Call", "Progress", "Job", "ResultWriter", "AnswersNotStored", "run_job", "STOP_GRACE"]
+__all__ = [
+    "Call",
+    "Progress",
+    "Job",
+    "ResultWriter",
+    "AnswersNotStored",
+    "run_job",
+    "call_row",
+    "call_seed",
+    "take_reply",
+    "STOP_GRACE",
+]
 
 STOP_GRACE = 2.0  # seconds a call in flight may still deliver its answer once a run is stopped
 LOCK_RETRY_EVERY = 0.25  # seconds between two tries of a write the lock refused
@@ -288,21 +299,7 @@ class Job:
             self.on_progress(p)
 
     def _row(self, call: Call) -> dict[str, Any]:
-        return {
-            "item_id": call.item_id,
-            "fingerprint": self.fingerprint,
-            "ab_order": call.ab_order,
-            "repeat": call.repeat,
-            "value": None,
-            "reason": None,
-            "raw": None,
-            "tokens_in": 0,
-            "tokens_out": 0,
-            "latency_ms": 0.0,
-            "error": None,
-            "served_model": None,  # what the endpoint says it served: drift under one fingerprint
-            "system_fingerprint": None,
-        }
+        return call_row(call, self.fingerprint)
 
     async def _one(self, call: Call) -> dict[str, Any]:
         messages = build_messages(self.rubric, call.data)
@@ -311,12 +308,11 @@ class Job:
             if attempt and self._stop.is_set():
                 return row  # the invalid reply stays an error row; not asked again
             try:
-                seed = self.client.endpoint.seed
                 result = await self.client.complete(
                     messages,
                     self.format,
                     call.call_id(self.fingerprint),
-                    seed=None if seed is None else seed + call.repeat,  # a repeat is a new draw
+                    seed=call_seed(self.client.endpoint.seed, call),
                     stopping=self._stopping,
                 )
             except CallStopped as exc:
@@ -326,18 +322,52 @@ class Job:
                 row["error"] = f"call failed: {exc}"
                 row["raw"] = exc.raw
                 return row
-            row["tokens_in"] += result.tokens_in or 0
-            row["tokens_out"] += result.tokens_out or 0
-            row["latency_ms"] += result.latency_ms
-            row["raw"] = result.text
-            row["served_model"], row["system_fingerprint"] = result.served_model, result.system_fingerprint
-            try:
-                row["value"], row["reason"] = parse_reply(self.rubric, result.text)
-                row["error"] = None
+            if take_reply(row, self.rubric, result, attempt + 1):
                 return row
-            except InvalidReply as exc:
-                row["error"] = f"invalid reply after {attempt + 1} attempts: {exc}"
         return row
+
+
+def call_row(call: Call, fingerprint: str) -> dict[str, Any]:
+    """A call's row before its answer: no value, no error, no tokens (the live run and a batch's
+    collection fill it the same way, :func:`take_reply`)."""
+    return {
+        "item_id": call.item_id,
+        "fingerprint": fingerprint,
+        "ab_order": call.ab_order,
+        "repeat": call.repeat,
+        "value": None,
+        "reason": None,
+        "raw": None,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "latency_ms": 0.0,
+        "error": None,
+        "served_model": None,  # what the endpoint says it served: drift under one fingerprint
+        "system_fingerprint": None,
+    }
+
+
+def call_seed(seed: int | None, call: Call) -> int | None:
+    """The seed a call is asked with: the endpoint's + the call's repeat (a repeat is a new draw)."""
+    return None if seed is None else seed + call.repeat
+
+
+def take_reply(row: dict[str, Any], rubric: str, result: CallResult, attempts: int = 1) -> bool:
+    """Put a reply in its call's row (tokens and latency added, the raw text, the model the
+    endpoint said it served) and parse it with :func:`judge.prompts.parse_reply`: True with the
+    value and reason set, False with the row's error saying why the reply is not usable."""
+    row["tokens_in"] += result.tokens_in or 0
+    row["tokens_out"] += result.tokens_out or 0
+    row["latency_ms"] += result.latency_ms
+    row["raw"] = result.text
+    row["served_model"], row["system_fingerprint"] = result.served_model, result.system_fingerprint
+    try:
+        row["value"], row["reason"] = parse_reply(rubric, result.text)
+    except InvalidReply as exc:
+        row["error"] = f"invalid reply after {attempts} attempt{'' if attempts == 1 else 's'}: {exc}"
+        return False
+    row["error"] = None
+    return True
 
 
 def run_job(job: Job) -> Progress:

@@ -12,7 +12,18 @@ In a test::
         assert server.served["fp/item-1/AB/0"] == 1
 
 Endpoints: ``POST /v1/chat/completions`` and ``GET /v1/models`` (one model,
-``fake-judge``); anything else is a 404 with an OpenAI-style error body.
+``fake-judge``); the Batch API: ``POST /v1/files`` (multipart, kept in ``files``),
+``GET /v1/files/ID[/content]``, ``POST /v1/batches`` and ``GET /v1/batches/ID`` (kept in
+``batches``); anything else is a 404 with an OpenAI-style error body.
+
+A batch is ``validating`` when created, ``in_progress`` for its first ``batch_polls`` - 1
+retrieves, then answered whole at the next: every line as the chat endpoint answers its body
+(``batch_lines`` counts them by ``custom_id``), ``completed``. ``batch_faults`` (a list by
+line index, or ``batch_faults(index, custom_id)``): ``"error"`` (a failed line in the error
+file), ``"500"`` (a line answered HTTP 500, in the error file), or a chat fault
+(``"invalid_json"``, ``"out_of_range"``, ``"missing_field"``: a 200 in the output file).
+``batch_expire=N``: the first N lines answered, the rest ``batch_expired`` in the error file,
+status ``expired``.
 
 Reply content: ``policy(body) -> str`` when given, else derived from the reply
 schema, taken from ``response_format`` (``json_schema``) or, failing that, from
@@ -73,6 +84,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import email.parser
+import email.policy
 import hashlib
 import json
 import select
@@ -148,6 +161,9 @@ class FakeOpenAI:
         huge_reply: int | None = None,
         huge_chunked: bool = False,
         redirect_to: str | None = None,
+        batch_polls: int = 2,
+        batch_faults: Callable[[int, str], str | None] | list | None = None,
+        batch_expire: int | None = None,
     ):
         if bias not in (None, "first", "second"):
             raise ValueError(f"bias must be None, 'first' or 'second', not {bias!r}")
@@ -162,6 +178,10 @@ class FakeOpenAI:
         self.system_fingerprint, self.served_model_after = system_fingerprint, served_model_after
         self.drip, self.huge_reply, self.huge_chunked = drip, huge_reply, huge_chunked
         self.redirect_to = redirect_to.rstrip("/") if redirect_to else None
+        self.batch_polls, self.batch_faults, self.batch_expire = batch_polls, batch_faults, batch_expire
+        self.files: dict[str, dict] = {}  # id -> file object + "content" (bytes)
+        self.batches: dict[str, dict] = {}  # id -> batch object + "polls"
+        self.batch_lines: Counter[str] = Counter()  # custom_id -> times a batch answered it
         self.bytes_sent = 0  # bytes of dripped or huge replies written (under the lock)
         self._answers = 0  # 200 replies composed: when the served model changes
         self.latency, self.policy, self.faults, self.bias, self.seed = latency, policy, faults, bias, seed
@@ -264,6 +284,139 @@ class FakeOpenAI:
             default = "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10]
             return model, after.get("system_fingerprint") or default
         return body.get("model") or MODEL, self.system_fingerprint
+
+    def _add_file(self, content: bytes, filename: str, purpose: str) -> dict:
+        with self._lock:
+            file_id = f"file-{len(self.files) + 1:04d}"
+            self.files[file_id] = {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(content),
+                "created_at": int(time.time()),
+                "filename": filename,
+                "purpose": purpose,
+                "status": "processed",
+                "content": content,
+            }
+            return self.files[file_id]
+
+    def _create_batch(self, body: dict) -> dict:
+        file = self.files.get(str(body.get("input_file_id")))
+        if file is None:
+            raise _Reply(404, f"no file {body.get('input_file_id')!r}", "not_found")
+        if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
+            raise _Reply(
+                400, "endpoint must be /v1/chat/completions, completion_window 24h", "invalid_request_error"
+            )
+        lines = [json.loads(line) for line in file["content"].decode().splitlines() if line.strip()]
+        ids = [line.get("custom_id") for line in lines]
+        if len(set(ids)) != len(ids) or any(line.get("url") != "/v1/chat/completions" for line in lines):
+            raise _Reply(
+                400, "custom_id must be unique and url /v1/chat/completions", "invalid_request_error"
+            )
+        with self._lock:
+            batch_id = f"batch_{len(self.batches) + 1:04d}"
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body["endpoint"],
+                "errors": None,
+                "input_file_id": file["id"],
+                "completion_window": "24h",
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": int(time.time()),
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "metadata": body.get("metadata"),
+                "polls": 0,
+                "lines": lines,
+            }
+        return self._batch_view(batch_id)
+
+    def _batch_view(self, batch_id: str) -> dict:
+        return {k: v for k, v in self.batches[batch_id].items() if k not in ("polls", "lines")}
+
+    def _poll_batch(self, batch_id: str) -> dict:
+        """One retrieve: in_progress for ``batch_polls`` - 1 polls, then completed (or expired)."""
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            raise _Reply(404, f"no batch {batch_id!r}", "not_found")
+        batch["polls"] += 1
+        if batch["status"] in ("validating", "in_progress"):
+            if batch["polls"] < self.batch_polls:
+                batch["status"] = "in_progress"
+            else:
+                self._run_batch(batch)
+        return self._batch_view(batch_id)
+
+    def _run_batch(self, batch: dict) -> None:
+        """Answer every line as the chat endpoint would; faults and expiry go to the error file."""
+        out, errors = [], []
+        for index, line in enumerate(batch["lines"]):
+            custom_id = line["custom_id"]
+            request_id = f"batch_req_{batch['id']}_{index}"
+            if self.batch_expire is not None and index >= self.batch_expire:
+                message = "This request could not be executed before the completion window expired."
+                error = {"code": "batch_expired", "message": message}
+                errors.append({"id": request_id, "custom_id": custom_id, "response": None, "error": error})
+                continue
+            if callable(self.batch_faults):
+                fault = self.batch_faults(index, custom_id)
+            else:
+                fault = (
+                    self.batch_faults[index] if self.batch_faults and index < len(self.batch_faults) else None
+                )
+            if fault == "error":
+                error = {"code": "server_error", "message": "fake failed line"}
+                errors.append({"id": request_id, "custom_id": custom_id, "response": None, "error": error})
+                continue
+            if fault == "500":
+                response = {
+                    "status_code": 500,
+                    "request_id": request_id,
+                    "body": {"error": {"message": "fake 500"}},
+                }
+                errors.append({"id": request_id, "custom_id": custom_id, "response": response, "error": None})
+                continue
+            content = self._content(line["body"], fault)
+            payload = self._payload(custom_id, index, line["body"], content)
+            response = {"status_code": 200, "request_id": request_id, "body": payload}
+            out.append({"id": request_id, "custom_id": custom_id, "response": response, "error": None})
+            with self._lock:
+                self.batch_lines[custom_id] += 1
+
+        def jsonl(rows: list[dict]) -> bytes:
+            return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+        if out:
+            batch["output_file_id"] = self._add_file(jsonl(out), "batch_output.jsonl", "batch_output")["id"]
+        if errors:
+            batch["error_file_id"] = self._add_file(jsonl(errors), "batch_errors.jsonl", "batch_output")["id"]
+        batch["request_counts"] = {"total": len(batch["lines"]), "completed": len(out), "failed": len(errors)}
+        batch["status"] = "expired" if self.batch_expire is not None else "completed"
+
+    def _payload(self, key: str, index: int, body: dict, content: str) -> dict:
+        """A chat completion answering ``body`` with ``content`` (a live reply and a batch line's)."""
+        messages = body.get("messages") or []
+        chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
+        prompt, completion = max(1, chars // 4), max(1, len(content) // 4)
+        served_model, system_fingerprint = self._served(body)
+        payload = {
+            "id": "chatcmpl-" + hashlib.sha256(f"{key}/{index}".encode()).hexdigest()[:24],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": served_model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
+            "usage": dict(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            ),
+        }
+        if system_fingerprint is not None:
+            payload["system_fingerprint"] = system_fingerprint
+        return payload
 
     def _content(self, body: dict, fault: str | tuple | None) -> str:
         """The reply text for a 200: a faulty one, the policy's, or the default from the schema."""
@@ -426,15 +579,65 @@ class _Handler(BaseHTTPRequestHandler):
         return self._send_json(status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
 
     def do_GET(self) -> None:
-        if self.path.split("?")[0].rstrip("/") == "/v1/models":
-            model = {"id": MODEL, "object": "model", "created": 0, "owned_by": "denominator-tests"}
-            self._send_json(200, {"object": "list", "data": [model]})
-        else:
-            self._error(404, f"no route GET {self.path}", "not_found")
+        path = self.path.split("?")[0].rstrip("/")
+        parts = path.split("/")
+        try:
+            if path == "/v1/models":
+                model = {"id": MODEL, "object": "model", "created": 0, "owned_by": "denominator-tests"}
+                self._send_json(200, {"object": "list", "data": [model]})
+            elif len(parts) == 4 and parts[2] == "batches":
+                self._send_json(200, self.fake._poll_batch(parts[3]))
+            elif len(parts) in (4, 5) and parts[2] == "files" and parts[3] in self.fake.files:
+                file = self.fake.files[parts[3]]
+                if len(parts) == 5 and parts[4] == "content":
+                    self._send_raw(200, file["content"], {"Content-Type": "application/octet-stream"})
+                else:
+                    self._send_json(200, {k: v for k, v in file.items() if k != "content"})
+            else:
+                raise _Reply(404, f"no route GET {self.path}", "not_found")
+        except _Reply as reply:
+            self._error(reply.status, reply.message, reply.kind)
+
+    def _post_file(self, raw: bytes) -> None:
+        """``POST /v1/files``: a multipart form with ``purpose`` and ``file``."""
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b"Content-Type: " + (self.headers.get("Content-Type") or "").encode() + b"\r\n\r\n" + raw
+        )
+        fields = {}
+        for part in message.iter_parts() if message.is_multipart() else []:
+            fields[part.get_param("name", header="content-disposition")] = (
+                part.get_filename(),
+                part.get_payload(decode=True),
+            )
+        if "file" not in fields or "purpose" not in fields:
+            raise _Reply(400, "a multipart form with 'file' and 'purpose' expected", "invalid_request_error")
+        purpose = fields["purpose"][1].decode()
+        self._send_json(
+            200,
+            {
+                k: v
+                for k, v in self.fake._add_file(
+                    fields["file"][1], fields["file"][0] or "file", purpose
+                ).items()
+                if k != "content"
+            },
+        )
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
+        path = self.path.split("?")[0].rstrip("/")
+        if path in ("/v1/files", "/v1/batches"):
+            try:
+                if path == "/v1/files":
+                    self._post_file(raw)
+                else:
+                    self._send_json(200, self.fake._create_batch(json.loads(raw or b"{}")))
+            except (_Reply, json.JSONDecodeError) as reply:
+                if not isinstance(reply, _Reply):
+                    reply = _Reply(400, "the body is not JSON", "invalid_request_error")
+                self._error(reply.status, reply.message, reply.kind)
+            return
+        if path != "/v1/chat/completions":
             self._error(404, f"no route POST {self.path}", "not_found")
             return
         fake = self.fake
@@ -494,23 +697,7 @@ class _Handler(BaseHTTPRequestHandler):
             record["status"] = 500
             self._error(500, f"fake server error: {e!r}", "server_error")
             return
-        chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
-        prompt, completion = max(1, chars // 4), max(1, len(content) // 4)
-        served_model, system_fingerprint = fake._served(body)
-        payload = {
-            "id": "chatcmpl-" + hashlib.sha256(f"{key}/{index}".encode()).hexdigest()[:24],
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": served_model,
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-            ],
-            "usage": dict(
-                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-            ),
-        }
-        if system_fingerprint is not None:
-            payload["system_fingerprint"] = system_fingerprint
+        payload = fake._payload(key, index, body, content)
         record["status"] = 200
         let_through = self._through_gate(fake)
         if let_through is False:

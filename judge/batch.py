@@ -1,0 +1,351 @@
+"""Batch judging through the OpenAI Batch API: the calls a live run would make, sent as one
+JSONL file and answered within 24 hours, at the batch price.
+
+- :func:`submit_batch` registers the judge (its fingerprint and settings, as a live run
+  does), writes one line per call left (``custom_id`` = the live call id,
+  ``<fingerprint[:16]>/<item>/<order or ->/<repeat>``; the body is the live request's,
+  :func:`judge.client.request_body`, seed + repeat included), uploads it
+  (``files.create(purpose="batch")``), creates the batch (``/v1/chat/completions``,
+  ``24h``) and returns at once with its id.
+- Where the batch lives between submit and collect: at the endpoint. Its ``metadata``
+  holds the judge's full fingerprint and rubric; the database is given again to
+  :func:`collect_batch` (``--db``), where the judge was registered at submit. No file,
+  no table of our own.
+- :func:`collect_batch` reads the batch's output and error files once it has ended
+  (completed, expired, cancelled) and stores every line as the live run stores a call:
+  the same rows (:func:`judge.runner.call_row`), the same parsing
+  (:func:`judge.runner.take_reply`: a reply that is not the JSON asked for is an error
+  row, asked again next run), the model the endpoint said it served; a failed or expired
+  line is an error row. Resumable: a call this judge already has a value for is skipped,
+  and a batch whose answered lines are all stored already is taken as collected, so its
+  error rows are not stored twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from annotation.store import Store
+from judge.client import CallResult, Endpoint, request_body
+from judge.jobs import Plan
+from judge.prompts import build_messages, redact, response_format
+from judge.runner import Call, call_row, call_seed, take_reply
+
+__all__ = [
+    "BatchError",
+    "Submitted",
+    "BatchState",
+    "Collected",
+    "submit_batch",
+    "batch_state",
+    "collect_batch",
+    "batch_lines",
+    "MAX_LINES",
+]
+
+MAX_LINES = 50_000  # the Batch API's most requests in one file
+MAX_BYTES = 200_000_000  # and its largest file
+TAG = "denominator-judge"  # metadata["made_by"]: a batch this tool submitted
+ENDED = {"completed", "expired", "cancelled"}  # may have output to collect
+REFUSED = {"failed"}  # the input was refused: nothing to collect
+WAITING = {"validating", "in_progress", "finalizing", "cancelling"}
+
+
+class BatchError(Exception):
+    """A batch that cannot be submitted, read or collected (said in one line)."""
+
+
+@dataclass
+class Submitted:
+    batch_id: str | None  # None: nothing left to ask
+    lines: int
+    status: str | None = None
+
+
+@dataclass
+class BatchState:
+    batch_id: str
+    status: str
+    total: int
+    completed: int
+    failed: int
+    fingerprint: str | None
+    rubric: str | None
+    errors: list[str] = field(default_factory=list)  # why a batch failed (validation)
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    def text(self) -> str:
+        """``batch_0001: in_progress, 3 of 40 requests answered, 1 failed (judge 0b187b4953d3d59a, relevance)``."""
+        judge = (
+            f" (judge {self.fingerprint[:16]}, {self.rubric})" if self.fingerprint else " (not a judge batch)"
+        )
+        why = f": {'; '.join(self.errors)}" if self.errors else ""
+        return (
+            f"{self.batch_id}: {self.status}, {self.completed} of {self.total} requests answered, "
+            f"{self.failed} failed{judge}{why}"
+        )
+
+
+@dataclass
+class Collected:
+    state: BatchState
+    stored: int = 0  # rows stored now (values and error rows)
+    values: int = 0
+    errors: int = 0  # error rows stored now: failed, expired or unusable lines
+    already: int = (
+        0  # lines skipped: a value this judge already has (or this batch's error rows stored before)
+    )
+    unknown: int = 0  # lines whose custom_id is not one of this judge's calls
+    tokens_in: int = 0
+    tokens_out: int = 0
+    model: str | None = None
+
+
+_DEFAULT_KEY = object()
+
+
+def _client(base_url: str, timeout: float, api_key: Any = _DEFAULT_KEY) -> openai.OpenAI:
+    """The synchronous client for files and batches: redirects not followed (as live calls)."""
+    key = os.environ.get("OPENAI_API_KEY") or "no-key" if api_key is _DEFAULT_KEY else api_key
+    return openai.OpenAI(
+        base_url=base_url,
+        api_key=key,
+        max_retries=2,
+        timeout=timeout,
+        http_client=openai.DefaultHttpxClient(follow_redirects=False),
+    )
+
+
+def _fail(what: str, base_url: str, exc: Exception) -> BatchError:
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        message = inner.get("message") if isinstance(inner, dict) else None
+        detail = f"HTTP {exc.status_code}" + (f": {message}" if message else "")
+    else:
+        detail = type(exc).__name__
+    return BatchError(f"{redact(base_url)}: {what}: {detail}")
+
+
+def batch_lines(plan: Plan, endpoint: Endpoint, schema_mode: str) -> list[dict[str, Any]]:
+    """One Batch API request per call left of ``plan``: the live call's id and body."""
+    rubric = plan.settings["rubric"]
+    fmt = response_format(rubric, schema_mode)
+    return [
+        {
+            "custom_id": call.call_id(plan.fingerprint),
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": request_body(
+                endpoint, build_messages(rubric, call.data), fmt, call_seed(endpoint.seed, call)
+            ),
+        }
+        for call in plan.todo()
+    ]
+
+
+def submit_batch(
+    store: Store, plan: Plan, endpoint: Endpoint, schema_mode: str, *, api_key: Any = _DEFAULT_KEY
+) -> Submitted:
+    """Register the judge, upload the calls left as a batch file and create the batch; return
+    at once with its id (``batch_id`` None when nothing is left to ask). BatchError: too many
+    calls for one batch, or the endpoint refused the file or the batch."""
+    if plan.left > MAX_LINES:
+        raise BatchError(
+            f"{plan.left:,} calls left, over the Batch API's {MAX_LINES:,} requests a batch: "
+            "submit them in parts with --limit"
+        )
+    lines = batch_lines(plan, endpoint, schema_mode)
+    if not lines:
+        return Submitted(None, 0)
+    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+    if len(data) > MAX_BYTES:
+        raise BatchError(
+            f"a batch file of {len(data):,} bytes, over the Batch API's {MAX_BYTES:,}: submit in parts with --limit"
+        )
+    plan.identity = store.register_judge(plan.fingerprint, plan.settings, plan.identity.get("name"))
+    metadata = {"made_by": TAG, "fingerprint": plan.fingerprint, "rubric": plan.settings["rubric"]}
+    with _client(endpoint.base_url, endpoint.timeout, api_key) as client:
+        try:
+            file = client.files.create(file=("judge-batch.jsonl", data, "application/jsonl"), purpose="batch")
+        except openai.OpenAIError as exc:
+            raise _fail("the batch file was not uploaded", endpoint.base_url, exc) from None
+        try:
+            batch = client.batches.create(
+                input_file_id=file.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata=metadata,
+            )
+        except openai.OpenAIError as exc:
+            raise _fail("the batch was not created", endpoint.base_url, exc) from None
+    return Submitted(batch.id, len(lines), batch.status)
+
+
+def _state(batch: Any) -> BatchState:
+    meta = batch.metadata or {}
+    ours = meta.get("made_by") == TAG
+    counts = batch.request_counts
+    errors = [e.message or e.code or "" for e in (batch.errors.data or [])] if batch.errors else []
+    return BatchState(
+        batch_id=batch.id,
+        status=batch.status,
+        total=counts.total if counts else 0,
+        completed=counts.completed if counts else 0,
+        failed=counts.failed if counts else 0,
+        fingerprint=meta.get("fingerprint") if ours else None,
+        rubric=meta.get("rubric") if ours else None,
+        errors=[e for e in errors if e],
+    )
+
+
+def batch_state(
+    base_url: str, batch_id: str, *, timeout: float = 60.0, api_key: Any = _DEFAULT_KEY
+) -> BatchState:
+    """A batch's status and counts, and the judge it was submitted for."""
+    with _client(base_url, timeout, api_key) as client:
+        try:
+            return _state(client.batches.retrieve(batch_id))
+        except openai.OpenAIError as exc:
+            raise _fail(f"batch {batch_id!r} not read", base_url, exc) from None
+
+
+def _parse_custom_id(custom_id: Any, fingerprint: str) -> tuple[int, str | None, int] | None:
+    """(item, order, repeat) of a line this judge asked (:meth:`Call.call_id`), else None."""
+    parts = custom_id.split("/") if isinstance(custom_id, str) else []
+    if len(parts) != 4 or parts[0] != fingerprint[:16] or parts[2] not in ("-", "AB", "BA"):
+        return None
+    try:
+        item, repeat = int(parts[1]), int(parts[3])
+    except ValueError:
+        return None
+    return item, None if parts[2] == "-" else parts[2], repeat
+
+
+def _line_row(
+    line: dict[str, Any], key: tuple, fingerprint: str, rubric: str, batch_id: str
+) -> dict[str, Any]:
+    """A batch line as the live run's row: a reply parsed by take_reply, else an error row."""
+    row = call_row(Call(key[0], {}, key[1], key[2]), fingerprint)
+    response = line.get("response") if isinstance(line.get("response"), dict) else None
+    body = response.get("body") if response else None
+    if response and response.get("status_code") == 200 and isinstance(body, dict):
+        try:
+            choices = body.get("choices") or []
+            text = choices[0]["message"]["content"] if choices else None
+            usage = body.get("usage") or {}
+            served, system = body.get("model"), body.get("system_fingerprint")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            row["error"] = f"batch {batch_id}: a line that is not a chat completion"
+            row["raw"] = json.dumps(body)[:1024]
+            return row
+        result = CallResult(
+            text=text if isinstance(text, str) else None,
+            tokens_in=usage.get("prompt_tokens"),
+            tokens_out=usage.get("completion_tokens"),
+            latency_ms=0.0,  # a batch line has no latency of its own
+            attempts=1,
+            served_model=served if isinstance(served, str) and served else None,
+            system_fingerprint=system if isinstance(system, str) and system else None,
+        )
+        take_reply(row, rubric, result)
+        return row
+    error = line.get("error") if isinstance(line.get("error"), dict) else {}
+    if response:
+        detail = f"HTTP {response.get('status_code')}"
+        inner = (body or {}).get("error") if isinstance(body, dict) else None
+        if isinstance(inner, dict) and inner.get("message"):
+            detail += f": {inner['message']}"
+    else:
+        detail = ": ".join(str(x) for x in (error.get("code"), error.get("message")) if x) or "no response"
+    row["error"] = f"call failed: batch {batch_id}: {detail}"
+    return row
+
+
+def _read_lines(client: openai.OpenAI, file_id: str | None, base_url: str) -> list[dict[str, Any]]:
+    if not file_id:
+        return []
+    try:
+        text = client.files.content(file_id).text
+    except openai.OpenAIError as exc:
+        raise _fail(f"batch file {file_id!r} not read", base_url, exc) from None
+    lines = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError:
+            raise BatchError(f"batch file {file_id}: line {n} is not JSON") from None
+        if isinstance(line, dict):
+            lines.append(line)
+    return lines
+
+
+def collect_batch(
+    store: Store, base_url: str, batch_id: str, *, timeout: float = 60.0, api_key: Any = _DEFAULT_KEY
+) -> Collected:
+    """Store a batch's answers as a live run would (see the module's docstring); a batch still
+    running stores nothing (``Collected.state`` says where it is). BatchError: not a judge
+    batch, a judge not in this database, another endpoint than the judge's, or the batch
+    refused."""
+    with _client(base_url, timeout, api_key) as client:
+        try:
+            state = _state(client.batches.retrieve(batch_id))
+        except openai.OpenAIError as exc:
+            raise _fail(f"batch {batch_id!r} not read", base_url, exc) from None
+        fp = state.fingerprint
+        if fp is None:
+            raise BatchError(
+                f"{batch_id} was not submitted by python -m judge (no judge fingerprint in its metadata)"
+            )
+        judge = next((j for j in store.judges() if j["fingerprint"] == fp), None)
+        if judge is None:
+            raise BatchError(
+                f"{batch_id} is for judge {fp[:16]}, not in {store.path}: give the --db it was submitted from"
+            )
+        settings = judge["settings"]
+        if settings.get("endpoint") != redact(base_url.rstrip("/")):
+            raise BatchError(
+                f"{batch_id} is for judge {fp[:16]} of {settings.get('endpoint')}, not {redact(base_url)}: "
+                "give that endpoint as --base-url"
+            )
+        if state.status in REFUSED:
+            raise BatchError(state.text())
+        collected = Collected(state, model=settings.get("model"))
+        if not state.ended:
+            return collected
+        full = client.batches.retrieve(batch_id)
+        answered = _read_lines(client, full.output_file_id, base_url)
+        failed = _read_lines(client, full.error_file_id, base_url)
+    rubric = settings["rubric"]
+    done = store.judge_done(fp)
+    rows, error_rows = [], []
+    for line in answered + failed:
+        key = _parse_custom_id(line.get("custom_id"), fp)
+        if key is None:
+            collected.unknown += 1
+            continue
+        if key in done:
+            collected.already += 1
+            continue
+        row = _line_row(line, key, fp, rubric, batch_id)
+        (rows if row["value"] is not None else error_rows).append(row)
+    if not rows and collected.already:
+        # no new answer and some stored already: collected before, its error rows with them
+        collected.already += len(error_rows)
+        error_rows = []
+    store.add_judge_labels(rows + error_rows)
+    collected.values, collected.errors = len(rows), len(error_rows)
+    collected.stored = len(rows) + len(error_rows)
+    collected.tokens_in = sum(r["tokens_in"] or 0 for r in rows + error_rows)
+    collected.tokens_out = sum(r["tokens_out"] or 0 for r in rows + error_rows)
+    return collected
