@@ -284,7 +284,8 @@ def run_llm(
     plan = plan_llm(store, rubric, calls, endpoint, args.schema, name=args.name, repeats=repeats)
     who = judge_name(plan, endpoint.model, rubric)
     if args.dry_run:
-        return f"{who}: {plan_text(plan, prices, endpoint.model)}; no call made\n", plan.fingerprint, 0
+        text = plan_text(plan, prices, endpoint.model, batch=args.batch)
+        return f"{who}: {text}; no call made\n", plan.fingerprint, 0
     if args.batch:
         return run_submit(store, plan, endpoint, args.schema), None, 0
     bar = ProgressLine(prices, endpoint.model)

@@ -16,9 +16,8 @@ JSONL file and answered within 24 hours, at the batch price.
   the same rows (:func:`judge.runner.call_row`), the same parsing
   (:func:`judge.runner.take_reply`: a reply that is not the JSON asked for is an error
   row, asked again next run), the model the endpoint said it served; a failed or expired
-  line is an error row. Resumable: a call this judge already has a value for is skipped,
-  and a batch whose answered lines are all stored already is taken as collected, so its
-  error rows are not stored twice.
+  line is an error row naming the batch. Resumable: a call this judge already has a value
+  for is skipped, and so is an error row this batch's collection stored before.
 """
 
 from __future__ import annotations
@@ -114,7 +113,7 @@ _DEFAULT_KEY = object()
 
 def _client(base_url: str, timeout: float, api_key: Any = _DEFAULT_KEY) -> openai.OpenAI:
     """The synchronous client for files and batches: redirects not followed (as live calls)."""
-    key = os.environ.get("OPENAI_API_KEY") or "no-key" if api_key is _DEFAULT_KEY else api_key
+    key = (os.environ.get("OPENAI_API_KEY") or "no-key") if api_key is _DEFAULT_KEY else api_key
     return openai.OpenAI(
         base_url=base_url,
         api_key=key,
@@ -256,7 +255,8 @@ def _line_row(
             served_model=served if isinstance(served, str) and served else None,
             system_fingerprint=system if isinstance(system, str) and system else None,
         )
-        take_reply(row, rubric, result)
+        if not take_reply(row, rubric, result):  # the live run's parsing; its error names the batch
+            row["error"] = f"batch {batch_id}: {row['error']}"
         return row
     error = line.get("error") if isinstance(line.get("error"), dict) else {}
     if response:
@@ -288,6 +288,21 @@ def _read_lines(client: openai.OpenAI, file_id: str | None, base_url: str) -> li
         if isinstance(line, dict):
             lines.append(line)
     return lines
+
+
+def _batch_errors_stored(
+    store: Store, fingerprint: str, batch_id: str, items: set[int]
+) -> set[tuple[int, str | None, int]]:
+    """(item, order, repeat) of the error rows this batch's collection stored already (their
+    error names the batch): read item by item through the store's public
+    :meth:`Store.item_labels`, only for the items with a failed line."""
+    mark = f"batch {batch_id}:"
+    return {
+        (item, row["ab_order"], int(row["repeat"] or 0))
+        for item in sorted(items)
+        for row in store.item_labels(item)["judge_labels"]
+        if row["fingerprint"] == fingerprint and mark in (row["error"] or "")
+    }
 
 
 def collect_batch(
@@ -339,10 +354,10 @@ def collect_batch(
             continue
         row = _line_row(line, key, fp, rubric, batch_id)
         (rows if row["value"] is not None else error_rows).append(row)
-    if not rows and collected.already:
-        # no new answer and some stored already: collected before, its error rows with them
-        collected.already += len(error_rows)
-        error_rows = []
+    stored_before = _batch_errors_stored(store, fp, batch_id, {r["item_id"] for r in error_rows})
+    kept = [r for r in error_rows if (r["item_id"], r["ab_order"], r["repeat"]) not in stored_before]
+    collected.already += len(error_rows) - len(kept)
+    error_rows = kept
     store.add_judge_labels(rows + error_rows)
     collected.values, collected.errors = len(rows), len(error_rows)
     collected.stored = len(rows) + len(error_rows)

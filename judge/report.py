@@ -39,13 +39,15 @@ def judge_name(plan: Plan, model: str, rubric: str) -> str:
     )
 
 
-def plan_text(plan: Plan, prices: Prices, model: str) -> str:
-    """What a run would take: ``would make 8 calls (0 of 8 already done); about ... tokens, cost``."""
+def plan_text(plan: Plan, prices: Prices, model: str, batch: bool = False) -> str:
+    """What a run would take: ``would make 8 calls (0 of 8 already done); about ... tokens, cost``
+    (``batch``: as one batch, at the batch price when the price table has one)."""
     tokens_in, tokens_out = plan.estimate()
+    what = f"would submit a batch of {plan.left:,} requests" if batch else f"would make {plan.left:,} calls"
     return (
-        f"would make {plan.left:,} calls ({plan.already_done:,} of {plan.total:,} already done); "
+        f"{what} ({plan.already_done:,} of {plan.total:,} already done); "
         f"about {tokens_in:,} input and {tokens_out:,} output tokens (estimated), "
-        f"{prices.describe(model, tokens_in, tokens_out)}"
+        f"{prices.describe(model, tokens_in, tokens_out, batch=batch)}"
     )
 
 

@@ -124,6 +124,16 @@ def test_an_expired_batch_stores_what_was_answered(demo, fake_openai, capsys):
     assert all("batch_expired" in e for e in errors) and len(errors) == 2
 
 
+def test_a_batch_with_no_answer_stores_its_error_rows_once(demo, fake_openai, capsys):
+    server = fake_openai(batch_polls=1, batch_expire=0)
+    batch_id = submit(capsys, "compare", demo, server, "--limit", "2")
+    assert "4 rows stored (0 answers, 4 error rows" in collect(capsys, demo, server, batch_id)
+    assert "0 rows stored (0 answers, 0 error rows: asked again next run), 4 lines already stored" in collect(
+        capsys, demo, server, batch_id
+    )
+    assert labels(demo)[2] == (4, 0, 4)
+
+
 def test_the_batch_file_holds_the_live_requests(demo, fake_openai, capsys):
     server = fake_openai()
     batch_id = submit(capsys, "compare", demo, server, "--limit", "2", "--repeats", "2")
@@ -146,6 +156,13 @@ def test_batch_cost_uses_the_batch_price(demo, tmp_path, fake_openai, capsys):
         json.dumps({"gpt-test": {"input": 1, "output": 2, "batch_input": 0.5, "batch_output": 1}})
     )
     server = fake_openai(batch_polls=1)
+    assert (
+        main([*argv("grade", demo, server, "--limit", "3", "--prices", str(prices)), "--batch", "--dry-run"])
+        == 0
+    )
+    planned = capsys.readouterr().out
+    assert "would submit a batch of 3 requests" in planned and "at the batch price" in planned, planned
+    assert server.files == {} and server.batches == {}
     batch_id = submit(capsys, "grade", demo, server, "--limit", "3")
     out = collect(capsys, demo, server, batch_id, "--prices", str(prices))
     assert "at the batch price" in out, out
