@@ -360,8 +360,8 @@ def run_batch(args: argparse.Namespace) -> str:
             return f"{got.state.text()}: nothing to collect yet; run the same command again later\n"
         cost = prices.describe(got.model or "", got.tokens_in, got.tokens_out, batch=True)
         text = (
-            f"{got.state.text()}: {plural(got.stored, 'row')} stored ({got.values} answers, "
-            f"{got.errors} error rows: asked again next run), {got.already} lines already stored"
+            f"{got.state.text()}: {plural(got.stored, 'row')} stored ({plural(got.values, 'answer')}, "
+            f"{plural(got.errors, 'error row')}: asked again next run), {plural(got.already, 'line')} already stored"
             + (f", {got.unknown} lines not of this judge left out" if got.unknown else "")
             + f"; {got.tokens_in:,} tokens in, {got.tokens_out:,} out, {cost}\n"
         )
