@@ -127,7 +127,7 @@ class NotStreamable(Exception):
     whole-file readers accept it or name the bad line)."""
 
 
-_PIECE_BYTES = 32 << 20
+_PIECE_BYTES = 16 << 20
 
 
 def lean_pieces(
@@ -138,7 +138,7 @@ def lean_pieces(
     piece_bytes: int = _PIECE_BYTES,
 ) -> Iterator[pa.Table]:
     """:func:`simple_table` in pieces of whole lines, about ``piece_bytes`` each (Arrow parses
-    each piece on every core), so a file of any size is held one piece at a time.
+    each piece on every core, the next piece while the caller works on this one), so a file of any size is held one piece at a time.
 
     Each piece passes the same checks as the whole file would (odd bytes, empty fields,
     integer columns, NaN scores, comment lines); the first that fails raises

@@ -442,6 +442,7 @@ def evaluate_grouped(
     judged = qrels.to_table()
     qids_all = sorted(qrels.qids, key=lambda q: q.encode("utf-8"))
     qid_array = pa.array(qids_all, pa.string())
+    position = {qid: i for i, qid in enumerate(qids_all)}  # one lookup table for every batch
     j_qi = as_numpy(pc.index_in(judged["q"], value_set=qid_array)).astype(np.int64)
     j_order = np.argsort(j_qi, kind="stable")
     j_counts = np.bincount(j_qi, minlength=len(qids_all))
@@ -461,13 +462,12 @@ def evaluate_grouped(
         return Qrels(table=judged.take(pa.array(rows)), meta=qrels.meta)
 
     def score(batch: pa.Table, number: int) -> None:
-        batch_qids = pc.unique(batch["q"])
-        index = pc.index_in(batch_qids, value_set=qid_array)
-        known = as_numpy(index.drop_null()).astype(np.int64)
+        batch_qids = pc.unique(batch["q"]).to_pylist()
+        known = np.array([position[q] for q in batch_qids if q in position], dtype=np.int64)
         if seen[known].any():
             raise NotGrouped(_comes_back(qids_all[int(known[seen[known]][0])], number))
         seen[known] = True
-        others = batch_qids.filter(pc.is_null(index)).to_pylist()
+        others = [q for q in batch_qids if q not in position]
         if seen_elsewhere.intersection(others):
             raise NotGrouped(_comes_back(sorted(seen_elsewhere.intersection(others))[0], number))
         seen_elsewhere.update(others)
