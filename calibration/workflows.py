@@ -140,8 +140,8 @@ def evaluate_run_file(
     ``calibration.metrics.evaluate_grouped``: memory bounded by a piece, not by the run) and,
     when a query comes back after other queries or the file is not lean, reads it whole as
     :func:`evaluate_run` does, saying so in ``Evaluation.notes``; True: the run must be
-    grouped (an ungrouped run is an :class:`InvalidInput`, never read twice); False: read
-    whole. JSONL rankings are always read whole. The values are the same on every path.
+    grouped (an ungrouped run is an :class:`InvalidInput`, never read twice; a file the lean
+    reader leaves to others, e.g. tab-separated, is still read whole); False: read whole. JSONL rankings are always read whole. The values are the same on every path.
     """
     run_name = str(path)
     if grouped is not False and not run_name.lower().endswith(".jsonl"):
@@ -159,7 +159,7 @@ def evaluate_run_file(
                     run_name=run_name,
                 )
         except (NotGrouped, NotStreamable) as exc:
-            if grouped:
+            if grouped and isinstance(exc, NotGrouped):
                 raise InvalidInput(f"{path}: --grouped: {exc}") from None
             note = f"run read whole: {exc}"
         else:

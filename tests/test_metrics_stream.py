@@ -117,8 +117,9 @@ def test_a_file_the_lean_reader_leaves_to_others_is_read_whole(tmp_path: Path) -
     run_path.write_text(run_path.read_text().replace(" Q0 ", "\tQ0\t", 1))
     with pytest.raises(NotStreamable):
         list(lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",)))
-    result = evaluate_run_file(read_qrels(qrels_path), run_path, [5])
-    assert result.notes[-1].startswith("run read whole: a tab")
+    for grouped in (None, True):
+        result = evaluate_run_file(read_qrels(qrels_path), run_path, [5], grouped=grouped)
+        assert result.notes[-1].startswith("run read whole: a tab")
 
 
 def test_last_line_without_a_newline(tmp_path: Path) -> None:
