@@ -176,9 +176,8 @@ def _line_blocks(fh: BinaryIO, piece_bytes: int) -> Iterator[tuple[bytearray, in
             raise NotStreamable("a byte-order mark")
         first = False
         cut = block.rfind(b"\n", 0, n) + 1
-        if cut == 0:  # a line longer than a piece: read on
-            rest = bytes(block[:n])
-            continue
+        if cut == 0:  # a line longer than a piece: no run line is; the whole-file reader says what it is
+            raise NotStreamable(f"a line longer than {piece_bytes:,} bytes")
         rest = bytes(block[cut:n])
         yield block, cut
     if rest:

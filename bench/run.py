@@ -16,7 +16,7 @@ of each peer's.
 
 "ours" is ``python -m calibration metrics`` when it streams grouped runs (its help lists
 ``--grouped``); until then the stand-in ``bench/run.py --ours QRELS RUN -k ..`` runs
-the same workflow (``calibration.workflows.evaluate_run_file``) and prints the same JSON,
+the same workflow (``calibration.run_file.evaluate_run_file``) and prints the same JSON,
 and the CLI as it is today runs beside it as "ours, whole read".
 
 ``--large``: the same collection at 10x the queries (100M lines, ~3.5 GB, generated
@@ -215,12 +215,13 @@ def ours_argv() -> list[Contender]:
 
 def run_ours(argv: list[str]) -> int:
     """The stand-in: what ``python -m calibration metrics QRELS RUN -k .. --format json`` prints,
-    through ``calibration.workflows.evaluate_run_file`` (streams a grouped run)."""
+    through ``calibration.run_file.evaluate_run_file`` (streams a grouped run)."""
     import pyarrow as pa
 
     from annotation.formats import read_judgments
     from calibration.report import dumps, metrics_json
-    from calibration.workflows import coverage_of, evaluate_run_file
+    from calibration.run_file import evaluate_run_file
+    from calibration.workflows import coverage_of
 
     parser = argparse.ArgumentParser(prog="bench/run.py --ours")
     parser.add_argument("qrels")

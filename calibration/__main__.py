@@ -44,7 +44,6 @@ from annotation.model import Run
 from calibration.audit import REPEAT_RULE, InvalidAudit, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.cli_args import build_parser
-from calibration.kappa_interval import BOOTSTRAP_GONE
 from calibration.metrics import InvalidMeasure
 from calibration.policy import InvalidPolicy
 from calibration.report import (
@@ -62,6 +61,7 @@ from calibration.report import (
     ppi_text,
     review_text,
 )
+from calibration.run_file import evaluate_run_file
 from calibration.verdict import (
     NOISY_GONE,
 )
@@ -102,7 +102,9 @@ def _judgments(path: str) -> Qrels:
     return qrels
 
 
-def _scored(args: argparse.Namespace) -> tuple[Qrels, Run, str, str, set[str] | None]:
+def _scored(
+    args: argparse.Namespace, read_run: bool = True
+) -> tuple[Qrels, Run | None, str, str, set[str] | None]:
     """What metrics and audit score: QRELS and RUN, or a stored run and label set (--stored-run,
     --labels, --db: calibration.stored.stored_data, as the Metrics page); their names; the corpus ids
     (--corpus, else with --stored-run the store's chunks unless --corpus-size is given)."""
@@ -116,7 +118,13 @@ def _scored(args: argparse.Namespace) -> tuple[Qrels, Run, str, str, set[str] | 
             raise UsageError(
                 f"python -m calibration {args.command}: the following arguments are required: {missing}"
             )
-        return _judgments(args.qrels), read_ranked(args.run), args.qrels, args.run, corpus
+        return (
+            _judgments(args.qrels),
+            read_ranked(args.run) if read_run else None,
+            args.qrels,
+            args.run,
+            corpus,
+        )
     if args.qrels:
         raise UsageError(
             f"python -m calibration {args.command}: --stored-run replaces QRELS and RUN (--labels names the labels)"
@@ -139,17 +147,34 @@ def _scored(args: argparse.Namespace) -> tuple[Qrels, Run, str, str, set[str] | 
 
 
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
-    qrels, run, qrels_name, run_name, corpus = _scored(args)
-    result = evaluate_run(
-        qrels,
-        run,
-        args.k,
-        args.min_grade,
-        missing=args.missing,
-        gain=args.gain,
-        run_name=run_name,
-        qrels_name=qrels_name,
-    )
+    if args.stored_run is None and args.run:  # a run file: read in pieces when grouped by query
+        qrels, _, qrels_name, run_name, corpus = _scored(args, read_run=False)
+        result = evaluate_run_file(
+            qrels,
+            args.run,
+            args.k,
+            args.min_grade,
+            missing=args.missing,
+            gain=args.gain,
+            grouped=args.grouped,
+            qrels_name=qrels_name,
+        )
+        # how the run was read: with --verbose, or when a TREC run could not be read in pieces
+        say_notes([n for n in result.notes if args.verbose or n.startswith("run read whole: ")])
+    else:
+        if args.grouped:
+            raise UsageError("python -m calibration metrics: --grouped goes with a RUN file")
+        qrels, run, qrels_name, run_name, corpus = _scored(args)
+        result = evaluate_run(
+            qrels,
+            run,
+            args.k,
+            args.min_grade,
+            missing=args.missing,
+            gain=args.gain,
+            run_name=run_name,
+            qrels_name=qrels_name,
+        )
     coverage = coverage_of(qrels, result.qids, args.corpus_size, corpus)
     if args.format == "json":
         return dumps(metrics_json(result, coverage)), 0
@@ -283,6 +308,9 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
     args.trusted, args.statistic = _verdict_settings(args)
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if args.bootstrap is not None or args.seed is not None:
+        # start-up: scipy, scikit-learn and pandas (~0.9 s), only for this refusal
+        from calibration.kappa_interval import BOOTSTRAP_GONE
+
         raise UsageError(BOOTSTRAP_GONE)
     if bool(args.labels) == bool(args.qrels):
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")

@@ -80,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="linear",
         help="nDCG gain: the grade (trec_eval) or 2^grade - 1",
     )
+    m.add_argument(
+        "--grouped",
+        action="store_true",
+        default=None,
+        help="the run is grouped by query: read it in pieces (memory bounded by a piece); a query "
+        "that comes back after others is an error, not a second, whole read (default: a grouped "
+        "TREC run is read in pieces anyway, any other run whole, with a note)",
+    )
     add_corpus_options(m)
     add_verbose_option(m, "the run's repeated ids")
     add_format_option(m, "table", "json", "trec")

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Literal
@@ -57,8 +57,6 @@ __all__ = [
     "evaluate",
     "Evaluation",
     "blank_repeats",
-    "NotGrouped",
-    "evaluate_grouped",
 ]
 
 
@@ -411,179 +409,6 @@ def evaluate(
         run_name=run.name,
         missing=missing,
         measures=names,
-    )
-
-
-class NotGrouped(ValueError):
-    """The run cannot be scored batch by batch: a query's lines come back after other
-    queries' (the run is not grouped by query), or a label file query has no grades."""
-
-
-def evaluate_grouped(
-    qrels: Qrels,
-    pieces: Iterable[pa.Table],
-    ks: Sequence[int] = (5,),
-    min_grade: int = 1,
-    missing: Literal["drop", "zero"] = "drop",
-    gain: Gain = "linear",
-    with_positional: bool = False,
-    executor: Executor | None = None,
-    run_name: str = "run",
-) -> Evaluation:
-    """:func:`evaluate` over a run given in pieces (tables q, d, s in file order), holding one
-    batch of whole queries at a time; the same values, queries, counts and duplicates.
-
-    The run must be grouped by query (each query's lines together, in any order of queries):
-    the rows of a piece's last query wait for the next piece, every batch ends at a query
-    boundary, and each batch is scored by :func:`evaluate` against its queries' judgments
-    only. A query that comes back after its batch raises :class:`NotGrouped` (read the run
-    whole). Memory: one piece, one batch and the per-query results.
-    """
-    judged = qrels.to_table()
-    qids_all = sorted(qrels.qids, key=lambda q: q.encode("utf-8"))
-    qid_array = pa.array(qids_all, pa.string())
-    position = {qid: i for i, qid in enumerate(qids_all)}  # one lookup table for every batch
-    j_qi = as_numpy(pc.index_in(judged["q"], value_set=qid_array)).astype(np.int64)
-    j_order = np.argsort(j_qi, kind="stable")
-    j_counts = np.bincount(j_qi, minlength=len(qids_all))
-    j_starts = np.concatenate([[0], np.cumsum(j_counts)[:-1]]).astype(np.int64)
-    # a golden.yaml query with no grades has no row to hand a batch: such labels go whole
-    if (j_counts == 0).any():
-        raise NotGrouped(f"query {qids_all[int(np.flatnonzero(j_counts == 0)[0])]!r} has no grades")
-    seen = np.zeros(len(qids_all), dtype=bool)
-    seen_elsewhere: set[str] = set()  # run queries without judgments
-    parts: list[Evaluation] = []
-    tag: str | None = None
-
-    def judged_of(indices: np.ndarray) -> Qrels:
-        lengths = j_counts[indices]
-        starts = np.repeat(j_starts[indices] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        rows = j_order[starts + np.arange(int(lengths.sum()))]
-        return Qrels(table=judged.take(pa.array(rows)), meta=qrels.meta)
-
-    def score(batch: pa.Table, number: int) -> None:
-        batch_qids = pc.unique(batch["q"]).to_pylist()
-        known = np.array([position[q] for q in batch_qids if q in position], dtype=np.int64)
-        if seen[known].any():
-            raise NotGrouped(_comes_back(qids_all[int(known[seen[known]][0])], number))
-        seen[known] = True
-        others = [q for q in batch_qids if q not in position]
-        if seen_elsewhere.intersection(others):
-            raise NotGrouped(_comes_back(sorted(seen_elsewhere.intersection(others))[0], number))
-        seen_elsewhere.update(others)
-        if not len(known):
-            parts.append(_empty_part(ks, min_grade, gain, len(others), run_name, missing))
-            return
-        run = Run(table=batch, name=run_name)
-        part = evaluate(judged_of(known), run, ks, min_grade, "drop", gain, with_positional, executor)
-        part.not_in_qrels = len(others)
-        parts.append(part)
-
-    carry: pa.Table | None = None
-    number = 0
-    for piece in pieces:
-        number += 1
-        if tag is None and piece.schema.metadata and b"tag" in piece.schema.metadata:
-            tag = piece.schema.metadata[b"tag"].decode("utf-8")
-        piece = piece.select(["q", "d", "s"]).replace_schema_metadata(None)
-        q = piece["q"]
-        last = q[len(q) - 1]
-        tail = as_numpy(pc.equal(q, last))
-        cut = len(tail) - int(np.argmin(tail[::-1])) if not tail.all() else 0
-        head = piece.slice(0, cut)
-        if carry is not None and cut:
-            batch = pa.concat_tables([carry, head])
-            carry = piece.slice(cut)
-        elif carry is not None:
-            batch, carry = None, pa.concat_tables([carry, piece])
-        else:
-            batch, carry = head, piece.slice(cut)
-        if batch is not None and batch.num_rows:
-            score(batch, number)
-    if carry is not None and carry.num_rows:
-        score(carry, number)
-
-    unseen = np.flatnonzero(~seen)
-    if len(unseen):  # the judged queries the run never asked: missing, or zero with missing="zero"
-        empty = pa.table(
-            {"q": pa.array([], pa.string()), "d": pa.array([], pa.string()), "s": pa.array([], pa.float64())}
-        )
-        parts.append(
-            evaluate(judged_of(unseen), Run(table=empty), ks, min_grade, missing, gain, with_positional)
-        )
-    return _merge(parts, ks, min_grade, gain, missing, tag if tag is not None else run_name, number)
-
-
-def _comes_back(qid: str, piece: int) -> str:
-    return f"query {qid!r} comes back in piece {piece} after other queries: the run is not grouped by query"
-
-
-def _empty_part(
-    ks: Sequence[int], min_grade: int, gain: Gain, not_in_qrels: int, run_name: str, missing: str
-) -> Evaluation:
-    ks = sorted(set(int(k) for k in ks))
-    return Evaluation(
-        ks=list(ks),
-        min_grade=min_grade,
-        gain=gain,
-        qids=[],
-        values={},
-        num_ret=np.zeros(0, np.int64),
-        num_rel=np.zeros(0, np.int64),
-        num_rel_ret=np.zeros(0, np.int64),
-        num_judged=np.zeros(0, np.int64),
-        evaluated=np.zeros(0, bool),
-        missing_from_run=[],
-        not_in_qrels=not_in_qrels,
-        duplicates={},
-        run_name=run_name,
-        missing=missing,
-    )
-
-
-def _merge(
-    parts: list[Evaluation],
-    ks: Sequence[int],
-    min_grade: int,
-    gain: Gain,
-    missing: str,
-    run_name: str,
-    pieces: int,
-) -> Evaluation:
-    """One :class:`Evaluation` from the batches' (each query in one of them), in qid order."""
-    ks = sorted(set(int(k) for k in ks))
-    names = measure_names(ks)
-    qids = [qid for part in parts for qid in part.qids]
-    order = np.array(sorted(range(len(qids)), key=lambda i: qids[i].encode("utf-8")), dtype=np.int64)
-
-    def joined(get: Callable[[Evaluation], np.ndarray], dtype: type) -> np.ndarray:
-        columns = [get(part) for part in parts if len(part.qids)]
-        return np.concatenate(columns)[order] if columns else np.zeros(0, dtype)
-
-    counts_names = [name for name in (parts[0].counts if parts else {}) if parts]
-    duplicates = {qid: ids for part in parts for qid, ids in part.duplicates.items()}
-    missing_from_run = sorted(
-        (qid for part in parts for qid in part.missing_from_run), key=lambda q: q.encode("utf-8")
-    )
-    return Evaluation(
-        ks=list(ks),
-        min_grade=min_grade,
-        gain=gain,
-        qids=[qids[i] for i in order.tolist()],
-        values={name: joined(lambda p, n=name: p.values[n], np.float64) for name in names},
-        num_ret=joined(lambda p: p.num_ret, np.int64),
-        num_rel=joined(lambda p: p.num_rel, np.int64),
-        num_rel_ret=joined(lambda p: p.num_rel_ret, np.int64),
-        num_judged=joined(lambda p: p.num_judged, np.int64),
-        counts={name: joined(lambda p, n=name: p.counts[n], np.int64) for name in counts_names},
-        evaluated=joined(lambda p: p.evaluated, bool),
-        missing_from_run=missing_from_run,
-        not_in_qrels=sum(part.not_in_qrels for part in parts),
-        duplicates={qid: duplicates[qid] for qid in sorted(duplicates, key=lambda q: q.encode("utf-8"))},
-        run_name=run_name,
-        missing=missing,
-        measures=names,
-        notes=[f"run read in {pieces} pieces, scored in {len(parts)} batches of whole queries"],
     )
 
 

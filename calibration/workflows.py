@@ -28,15 +28,14 @@ from typing import Any
 
 import yaml
 
-from annotation.columnar import NotStreamable, lean_pieces
-from annotation.formats import csv_numbers, read_csv_rows, read_judgments, read_ranked
+from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import FormatError, Qrels, Run
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from annotation.textio import read_text_file
 from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
 from calibration.audit_estimate import estimate_run
 from calibration.check import check_report, faithfulness_entry, kappa_entry, wilson
-from calibration.metrics import Evaluation, NotGrouped, evaluate, evaluate_grouped
+from calibration.metrics import Evaluation, evaluate
 from calibration.policy import (
     DEFAULT_POLICY,
     MIN_QUERIES,
@@ -116,72 +115,6 @@ def evaluate_run(
             f"no query of {run_name} is in {qrels_name}: nothing to {action}"
             + (f" (run has {result.not_in_qrels} queries without judgments)" if action == "evaluate" else "")
         )
-    return result
-
-
-# a TREC run's columns as the lean reader names them (annotation.formats reads the same)
-_RUN_COLUMNS = ["q", "q0", "d", "r", "s", "t"]
-
-
-def evaluate_run_file(
-    qrels: Qrels,
-    path: PathLike,
-    ks: Sequence[int] | None = None,
-    min_grade: int | None = None,
-    *,
-    missing: str = "drop",
-    gain: str = "linear",
-    grouped: bool | None = None,
-    qrels_name: str = "the judgments",
-) -> Evaluation:
-    """:func:`evaluate_run` over a run file, read in pieces when it is grouped by query.
-
-    ``grouped``: None (default) streams a clean TREC run (``annotation.columnar.lean_pieces``,
-    ``calibration.metrics.evaluate_grouped``: memory bounded by a piece, not by the run) and,
-    when a query comes back after other queries or the file is not lean, reads it whole as
-    :func:`evaluate_run` does, saying so in ``Evaluation.notes``; True: the run must be
-    grouped (an ungrouped run is an :class:`InvalidInput`, never read twice; a file the lean
-    reader leaves to others, e.g. tab-separated, is still read whole); False: read whole. JSONL rankings are always read whole. The values are the same on every path.
-    """
-    run_name = str(path)
-    if grouped is not False and not run_name.lower().endswith(".jsonl"):
-        pieces = lean_pieces(path, _RUN_COLUMNS, ("r",), ("s",))
-        try:
-            with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
-                result = evaluate_grouped(
-                    qrels,
-                    pieces,
-                    ks=cutoffs(ks),
-                    min_grade=min_grade_of(qrels, min_grade),
-                    missing=missing,  # type: ignore[arg-type]
-                    gain=gain,  # type: ignore[arg-type]
-                    executor=pool,
-                    run_name=run_name,
-                )
-        except (NotGrouped, NotStreamable) as exc:
-            if grouped and isinstance(exc, NotGrouped):
-                raise InvalidInput(f"{path}: --grouped: {exc}") from None
-            note = f"run read whole: {exc}"
-        else:
-            if not result.evaluated.any():
-                raise NothingToEvaluate(
-                    f"no query of {run_name} is in {qrels_name}: nothing to evaluate"
-                    f" (run has {result.not_in_qrels} queries without judgments)"
-                )
-            return result
-    else:
-        note = "run read whole"
-    result = evaluate_run(
-        qrels,
-        read_ranked(path),
-        ks,
-        min_grade,
-        missing=missing,
-        gain=gain,
-        run_name=run_name,
-        qrels_name=qrels_name,
-    )
-    result.notes.append(note)
     return result
 
 

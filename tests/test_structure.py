@@ -25,6 +25,7 @@ PURE = [
     "annotation/rubrics.py",
     "annotation/render.py",
     "calibration/metrics.py",
+    "calibration/metrics_grouped.py",
     "calibration/audit.py",
     "calibration/audit_estimate.py",
     "calibration/agreement.py",
