@@ -32,11 +32,13 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +62,8 @@ class Contender:
     cpu: list[float] = field(default_factory=list)  # user + system seconds
     peak_kib: list[int] = field(default_factory=list)
     output: dict[str, Any] = field(default_factory=dict)
+    parse: Callable[[str], dict[str, Any]] = json.loads  # its stdout as {"n_queries", "mean"}
+    tolerance: float = 1e-9  # how far its means may be from ours (trec_eval prints 4 decimals)
 
 
 def display(path: str) -> str:
@@ -135,7 +139,7 @@ def report(
         f"- data: {args.queries:,} queries x {args.depth:,} documents, {args.judged} judgments per query, "
         f"seed {args.seed} (`{qrels.relative_to(ROOT)}`, `{run.name}`); "
         f"{ours.output['n_queries']:,} queries evaluated, {undefined} undefined values",
-        f"- {args.rounds} rounds, contenders alternating; each run a fresh interpreter "
+        f"- {args.rounds} round{'s' * (args.rounds != 1)}, contenders alternating; each run a fresh interpreter "
         "(import + parse + evaluate)",
         "",
         "| contender | median wall (s) | runs (s) | median time / ours | median CPU (s) "
@@ -168,7 +172,7 @@ def report(
         deltas = [value - peer_means(p, ours)[m] for p in peers]
         lines.append(f"| {m} | {value:.6f} | " + " | ".join(f"{d:.1e}" for d in deltas) + " |")
         for p, d in zip(peers, deltas):
-            if not abs(d) <= TOLERANCE:  # also catches NaN
+            if not abs(d) <= p.tolerance:  # also catches NaN
                 mean_failures.append(
                     f"{m}: ours {value!r} != {p.name} {peer_means(p, ours)[m]!r} (diff {d:.3e})"
                 )
@@ -185,8 +189,26 @@ def report(
             f"(need <= and <= {MAX_PEAK_MIB:.0f} MiB = 0.8 GB)",
             mib[ours.name] <= min(mib[pytrec.name], MAX_PEAK_MIB),
         ),
-        (f"means: every mean within {TOLERANCE:g} of every peer's", not mean_failures),
+        (
+            "means: every mean within "
+            + ", ".join(f"{p.tolerance:g} of {p.name}'s" for p in peers)
+            + " (trec_eval prints 4 decimals)" * any(p.name == "trec_eval" for p in peers),
+            not mean_failures,
+        ),
     ]
+    trec = next((c for c in contenders if c.name == "trec_eval"), None)
+    if trec is not None:
+        versus = statistics.median(trec.seconds) / time_ours
+        checks += [
+            (
+                f"speed: ours {versus:.2f}x faster than trec_eval (need >= {MIN_VS_TREC_EVAL:g}x)",
+                versus >= MIN_VS_TREC_EVAL,
+            ),
+            (
+                f"memory: ours {mib[ours.name]:.0f} MiB, trec_eval {mib[trec.name]:.0f} MiB (need <=)",
+                mib[ours.name] <= mib[trec.name],
+            ),
+        ]
     failures = [text for text, ok in checks if not ok] + mean_failures
     lines += ["", "Acceptance:", ""] + [f"- {'PASS' if ok else 'FAIL'} {text}" for text, ok in checks]
     lines += ["", "Contenders (+ QRELS RUN):", ""] + [
@@ -196,6 +218,47 @@ def report(
 
 
 WHOLE = "ours, whole read (CLI today)"
+MIN_VS_TREC_EVAL = 2.5
+TREC_EVAL_MEASURES = ["P.10,100", "recall.10,100", "recip_rank", "ndcg_cut.10,100", "map", "success.10,100"]
+TREC_EVAL_NAMES = {
+    "P_10": "P@10",
+    "P_100": "P@100",
+    "recall_10": "R@10",
+    "recall_100": "R@100",
+    "recip_rank": "MRR",
+    "ndcg_cut_10": "nDCG@10",
+    "ndcg_cut_100": "nDCG@100",
+    "map": "MAP",
+    "success_10": "Success@10",
+    "success_100": "Success@100",
+}
+
+
+def trec_eval_output(stdout: str) -> dict[str, Any]:
+    """trec_eval's summary lines (``measure<TAB>all<TAB>value``) as the peers' JSON."""
+    values = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "all":
+            values[parts[0]] = parts[2]
+    return {
+        "n_queries": int(values["num_q"]),
+        "mean": {ours: float(values[theirs]) for theirs, ours in TREC_EVAL_NAMES.items()},
+    }
+
+
+def trec_eval_contender() -> Contender | None:
+    """trec_eval's own C program when a ``trec_eval`` binary is on PATH (README: Benchmark says
+    how to build it); None, with a line saying so, when there is none."""
+    binary = shutil.which("trec_eval")
+    if binary is None:
+        print(
+            "trec_eval: skipped: no trec_eval binary on PATH (README, Benchmark: how to build it)",
+            file=sys.stderr,
+        )
+        return None
+    argv = [binary] + [a for m in TREC_EVAL_MEASURES for a in ("-m", m)]
+    return Contender("trec_eval", argv, parse=trec_eval_output, tolerance=5e-5)
 
 
 def cli_streams() -> bool:
@@ -242,7 +305,7 @@ def run_rounds(contenders: list[Contender], files: list[tuple[Path, Path]], roun
     for r in range(rounds):
         for c, (qrels, run) in [(c, f) for f in files for c in contenders]:
             seconds, cpu, peak_kib, stdout = measure([*c.argv, display(str(qrels)), display(str(run))])
-            output = json.loads(stdout)
+            output = c.parse(stdout)
             if c.output and output["mean"] != c.output["mean"]:
                 sys.exit(f"{c.name}: means changed between runs")
             c.output = output
@@ -257,7 +320,6 @@ def run_rounds(contenders: list[Contender], files: list[tuple[Path, Path]], roun
 
 def large(args: argparse.Namespace) -> int:
     """Ours on the 10M-line and the 100M-line collection, alternating; the 100M one deleted after."""
-    import shutil
 
     small = ensure_data(args.queries, args.depth, args.judged, args.seed)
     big = ensure_data(args.queries * 10, args.depth, args.judged, args.seed)
@@ -335,6 +397,7 @@ def main() -> int:
         *ours_argv(),
         Contender("pytrec_eval", [py, "bench/peer_pytrec_eval.py"]),
         Contender("ir_measures", [py, "bench/peer_ir_measures.py"]),
+        *filter(None, [trec_eval_contender()]),
     ]
     run_rounds(contenders, [(qrels, run)], args.rounds)
 
