@@ -94,6 +94,11 @@ def over(n: int, undefined: int) -> str:
     return f"over {n - undefined} of {n} queries, {undefined} undefined"
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """``1 query``, ``3 queries``: a count with its noun, singular for one."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def md(value: object) -> str:
     """A data string made inert for Streamlit's Markdown (see the module docstring)."""
     text = _AUTOLINKED.sub(rf"\1{WORD_JOINER}", _BREAKS.sub(" ", str(value)))

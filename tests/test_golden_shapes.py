@@ -300,7 +300,7 @@ def test_an_export_of_labels_made_here_keeps_the_pages_wording(tmp_path) -> None
     ]
     assert (
         summary
-        == f"wrote 2 judgments over 1 queries to {out}; the file names annotators (ann) in judged_by: anonymize to write pseudonyms instead"
+        == f"wrote 2 judgments over 1 query to {out}; the file names annotators (ann) in judged_by: anonymize to write pseudonyms instead"
     )
 
 

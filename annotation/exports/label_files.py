@@ -20,6 +20,7 @@ from annotation.exports.common import (
 )
 from annotation.formats import Qrels, write_golden, write_qrels
 from annotation.pooling import sampling_design
+from annotation.render import counted
 from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
 from annotation.store import Store
 
@@ -45,9 +46,11 @@ CSV_COLUMNS = [
 
 def _written(qrels: Qrels, path: PathLike) -> str:
     settled = qrels.meta.get("settled", 0)
-    return f"wrote {qrels.n_judgments} judgments over {len(qrels.grades)} queries to {path}" + (
-        f"; {settled_words(settled)}" if settled else ""
-    )
+    judgments, queries = qrels.n_judgments, len(qrels.grades)
+    return (
+        f"wrote {counted(judgments, 'judgment', 'judgments')} over {counted(queries, 'query', 'queries')}"
+        f" to {path}"
+    ) + (f"; {settled_words(settled)}" if settled else "")
 
 
 def export_qrels(
