@@ -49,11 +49,21 @@ def main() -> None:
 
     admin = identity.role == "admin"
     labelling = [
-        st.Page(render_label_chunks_page, title="Label chunks", url_path="label", default=not admin),
+        # an annotator's home: "/" (a default page answers there only); /label, the admins'
+        # address of the page, reaches it too, through a hidden page below
+        st.Page(
+            render_label_chunks_page,
+            title="Label chunks",
+            url_path="label" if admin else "home",
+            default=not admin,
+        ),
         st.Page(render_label_traces_page, title="Label traces", url_path="traces"),
         st.Page(render_compare_page, title="Compare answers", url_path="compare"),
     ]
-    pages = labelling
+    pages = [
+        *labelling,
+        st.Page(render_label_chunks_page, title="Label chunks", url_path="label", visibility="hidden"),
+    ]
     if admin:
         pages = [
             st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),

@@ -65,10 +65,15 @@ def test_the_annotators_dom_holds_no_store_id(chromium: Path, make_run_db: Path)
             page.goto(f"{url}/?token={tokens['ann']}")
             wait_for_script_run(page)
             seen_keys: set[str] = set()
-            for path, key in (("", "2"), ("traces", "1"), ("compare", "a")):  # "": an annotator's home
+            for path, key in (
+                ("label", "2"),
+                ("traces", "1"),
+                ("compare", "a"),
+            ):  # /label: the admins' address too
                 page.goto(f"{url}/{path}")
                 wait_for_script_run(page)
                 expect(main_pane(page)).to_contain_text("labelled by ann")
+                expect(page.get_by_text("Page not found")).to_have_count(0)  # /label was, for an annotator
                 for press in (key, "s", key, "u", key):  # label, skip, label, undo, label
                     page.keyboard.press(press)
                     wait_for_script_run(page)
