@@ -262,7 +262,8 @@ def test_a_token_link_becomes_a_cookie_and_leaves_no_trace(browser, make_run_db,
         page = context.new_page()
         page.goto(f"{server.url}/label?token={token}")
         _signed_in(page, "ann")
-        assert page.url == f"{server.url}/label"  # the address stays: an annotator reaches the page at /label too
+        # the address stays: an annotator reaches the page at /label too
+        assert page.url == f"{server.url}/label"
         # the one request that carried the token was answered with a redirect, before any page
         assert [a for a in seen if token in a] == [f"{server.url}/label?token={token}"]
         assert redirects == [(303, "/label")]
