@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -66,19 +66,7 @@ def simple_table(
     with ThreadPoolExecutor(max_workers=1) as pool:
         odd = pool.submit(_has_odd_bytes, path)
         try:
-            table = pcsv.read_csv(
-                path,
-                read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 21),
-                parse_options=pcsv.ParseOptions(
-                    delimiter=" ", quote_char=False, escape_char=False, double_quote=False
-                ),
-                convert_options=pcsv.ConvertOptions(
-                    column_types=types,
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                    null_values=[],
-                ),
-            )
+            table = _read_lean(path, names, types)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             table = None
         if odd.result() or table is None or table.num_rows == 0:
@@ -197,19 +185,7 @@ def _lean_piece(
         raise NotStreamable("a tab, NUL, CR, VT or FF byte")
     types = {name: pa.float64() if name in number_columns else pa.string() for name in names}
     try:
-        table = pcsv.read_csv(
-            pa.BufferReader(pa.py_buffer(memoryview(block)[:end])),
-            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 21),
-            parse_options=pcsv.ParseOptions(
-                delimiter=" ", quote_char=False, escape_char=False, double_quote=False
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types=types,
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                null_values=[],
-            ),
-        )
+        table = _read_lean(pa.BufferReader(pa.py_buffer(memoryview(block)[:end])), names, types)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise NotStreamable(str(exc)) from None
     if table.num_rows == 0:
@@ -314,3 +290,18 @@ def fast_table(
     if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
         return None  # comment lines: the line reader skips them
     return pa.table(out)
+
+
+def _read_lean(source: Any, names: list[str], types: dict[str, pa.DataType]) -> pa.Table:
+    """Arrow's CSV reader as the lean format wants it, for a whole file and for a piece alike:
+    single spaces, no quoting or escapes, no nulls, the given column types."""
+    return pcsv.read_csv(
+        source,
+        read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 21),
+        parse_options=pcsv.ParseOptions(
+            delimiter=" ", quote_char=False, escape_char=False, double_quote=False
+        ),
+        convert_options=pcsv.ConvertOptions(
+            column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
+        ),
+    )

@@ -219,23 +219,12 @@ def report(
 
 WHOLE = "ours, whole read (CLI today)"
 MIN_VS_TREC_EVAL = 2.5
-TREC_EVAL_MEASURES = ["P.10,100", "recall.10,100", "recip_rank", "ndcg_cut.10,100", "map", "success.10,100"]
-TREC_EVAL_NAMES = {
-    "P_10": "P@10",
-    "P_100": "P@100",
-    "recall_10": "R@10",
-    "recall_100": "R@100",
-    "recip_rank": "MRR",
-    "ndcg_cut_10": "nDCG@10",
-    "ndcg_cut_100": "nDCG@100",
-    "map": "MAP",
-    "success_10": "Success@10",
-    "success_100": "Success@100",
-}
 
 
 def trec_eval_output(stdout: str) -> dict[str, Any]:
     """trec_eval's summary lines (``measure<TAB>all<TAB>value``) as the peers' JSON."""
+    from peer_pytrec_eval import NAMES  # trec_eval's measure names are pytrec_eval's
+
     values = {}
     for line in stdout.splitlines():
         parts = line.split()
@@ -243,7 +232,7 @@ def trec_eval_output(stdout: str) -> dict[str, Any]:
             values[parts[0]] = parts[2]
     return {
         "n_queries": int(values["num_q"]),
-        "mean": {ours: float(values[theirs]) for theirs, ours in TREC_EVAL_NAMES.items()},
+        "mean": {ours: float(values[theirs]) for theirs, ours in NAMES.items()},
     }
 
 
@@ -257,7 +246,9 @@ def trec_eval_contender() -> Contender | None:
             file=sys.stderr,
         )
         return None
-    argv = [binary] + [a for m in TREC_EVAL_MEASURES for a in ("-m", m)]
+    from peer_pytrec_eval import MEASURES  # the same measures, by the same names
+
+    argv = [binary] + [a for m in sorted(MEASURES) for a in ("-m", m)]
     return Contender("trec_eval", argv, parse=trec_eval_output, tolerance=5e-5)
 
 
