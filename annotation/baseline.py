@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from annotation.model import Run
+from annotation.render import counted
 from annotation.store import Store, StoreError
 
 __all__ = ["METHODS", "bm25_run", "add_baseline", "baseline_text", "BM25_PARAMS"]
@@ -126,14 +127,11 @@ def add_baseline(
 def baseline_text(report: dict[str, Any]) -> str:
     """What :func:`add_baseline` did, in one line (the command line's and the Data page's words)."""
 
-    def count(n: int, one: str, many: str) -> str:
-        return f"{n} {one if n == 1 else many}"
-
     skipped = report["queries_without_text"]
     return (
         f"baseline run {report['name']!r} ({report['engine']}, fetch): top {report['depth']} of "
-        f"{count(report['chunks'], 'chunk', 'chunks')} for {count(report['queries'], 'query', 'queries')}"
-        + (f" ({count(skipped, 'query', 'queries')} without text skipped)" if skipped else "")
-        + f": {count(report['runs'], 'run', 'runs')}, {count(report['rankings'], 'ranking', 'rankings')}, "
+        f"{counted(report['chunks'], 'chunk', 'chunks')} for {counted(report['queries'], 'query', 'queries')}"
+        + (f" ({counted(skipped, 'query', 'queries')} without text skipped)" if skipped else "")
+        + f": {counted(report['runs'], 'run', 'runs')}, {counted(report['rankings'], 'ranking', 'rankings')}, "
         f"{report['unchanged']} unchanged"
     )

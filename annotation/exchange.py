@@ -35,6 +35,7 @@ from annotation.formats import (
     read_ranked,
     read_traces,
 )
+from annotation.render import counted
 from annotation.store import OffScale, Store, StoreError
 from annotation.trace_sources import read_trace_source, to_store
 
@@ -240,10 +241,7 @@ def login_name() -> str:
 
 def rows_text(rows: Mapping[str, int]) -> str:
     """What an import holds: ``4 queries, 24 chunks, 1 run, 30 labels`` (``no rows``)."""
-    words = []
-    for table, n in rows.items():
-        one, many = ROW_WORDS.get(table, (table[:-1], table))
-        words.append(f"{n} {one if n == 1 else many}")
+    words = [counted(n, *ROW_WORDS.get(table, (table[:-1], table))) for table, n in rows.items()]
     return ", ".join(words) or "no rows"
 
 
