@@ -57,7 +57,7 @@ def test_worked_example_in_the_browser(page):
     from playwright.sync_api import expect
 
     main = main_pane(page)
-    expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    expect(main.get_by_text("Findings", exact=True)).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
     for expected in (  # at the CLI's default cutoff, k = 10
         "q_broad",
         "Per query at k = 10",
@@ -78,7 +78,7 @@ def test_changing_k_in_the_browser(page):
     from playwright.sync_api import expect
 
     main = main_pane(page)
-    expect(main.get_by_text("Findings")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    expect(main.get_by_text("Findings", exact=True)).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
     k_input = page.get_by_label("k (cutoff)")
     k_input.fill("5")
     k_input.press("Enter")
