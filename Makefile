@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 INTEROP := .venv-interop
 
-.PHONY: run test test-fast interop bench lint venv clean
+.PHONY: run test test-fast interop bench lint venv clean postgres
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,8 +40,8 @@ test: $(STAMP) $(INTEROP)/.installed  ## the whole suite, then the exports read 
 # (test_metrics_oracle, test_audit, test_agreement's kappa). Measured 2026-12-01 on the 2 shared cores
 # (load 2-7), `time .venv/bin/python -m pytest -q [-m 'not slow'] -p no:cacheprovider`:
 # all 1001 tests 338 s (393 s CPU); the 923 not slow 45 s (47 s CPU).
-test-fast: $(STAMP)  ## the suite without the slow tests, for the edit-test loop (`make test` runs them all)
-	$(PY) -m pytest -q -m 'not slow'
+test-fast: $(STAMP)  ## the suite without the slow tests and the PostgreSQL runs, for the edit-test loop (`make test` runs them all)
+	$(PY) -m pytest -q -m 'not slow and not postgres'
 
 $(INTEROP)/.installed: requirements-interop.txt
 	test -x $(INTEROP)/bin/python || $(PYTHON) -m venv $(INTEROP)
@@ -64,6 +64,15 @@ bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labe
 	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py || fail=1; \
 	else echo "bench/browser.py skipped: /usr/bin/chromium missing"; fi; \
 	if [ $$fail = 1 ]; then echo "make bench: a target was missed (see above)"; fi; exit $$fail
+
+# The PostgreSQL tests (marker postgres, in `make test`) start their own server from Debian's
+# postgresql package (tests/postgres_server.py: initdb + pg_ctl on a free port on 127.0.0.1, run as the
+# unprivileged postgres user when the tests run as root). This installs the package; .ci/run does too.
+postgres:  ## install Debian's postgresql package for the PostgreSQL tests (they start and stop their own server)
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then echo "postgresql is installed"; else \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; fi
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

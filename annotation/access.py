@@ -55,7 +55,6 @@ with our own Starlette routes and middleware beside Streamlit's. So:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -71,7 +70,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
 
 from annotation.render import md
-from annotation.store import Store, StoreBusy, StoreError, default_db_path
+from annotation.store import Store, StoreBusy, StoreError, database_exists, default_db_path
 from annotation.store.identity import Claimed
 
 TOKEN = "access:token"  # a token given on this tab, traded for a session at the next check
@@ -106,7 +105,7 @@ def existing_db() -> str | None:
     """The store's path when a database is there; else None, with the page saying how to get one
     (every page that reads the store opens with this)."""
     db = db_path()
-    if os.path.exists(db):
+    if database_exists(db):
         return db
     st.error(
         f"No database at {md(db)}: build the demo with `python -m annotation demo` "
@@ -121,7 +120,7 @@ def current(store: Store | None = None) -> Identity | None:
     long write is not a bad token: with ``store`` given, :class:`StoreBusy` is raised (the token
     just given kept for the next check); without, the page says the store is busy and stops."""
     if store is None:
-        if not os.path.exists(db_path()):
+        if not database_exists(db_path()):
             return Identity(None, "admin", "local")  # nothing to protect yet; the pages say so
         try:
             with Store(db_path()) as opened:
@@ -235,7 +234,7 @@ def sign_out() -> None:
     for key in (TOKEN, HANDOFF, FAILED):
         st.session_state.pop(key, None)
     st.session_state[FORGET] = True
-    if not os.path.exists(db_path()):
+    if not database_exists(db_path()):
         return
     with Store(db_path()) as store:
         if row is not None:
@@ -292,7 +291,7 @@ def _set_cookie(response: Response, request: Request, claimed: Claimed) -> None:
 
 def _in_store(action: Callable[..., Any], *args: Any) -> Any:
     """``action(store, *args)`` on the app's database; None when there is none (or it cannot be read)."""
-    if not os.path.exists(db_path()):
+    if not database_exists(db_path()):
         return None
     try:
         with Store(db_path()) as store:

@@ -127,10 +127,10 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
     A failed command says nothing more than its error (one line on stderr).
     """
     # start-up: the store (sqlite-utils, ~0.3 s), only for the commands that open it
-    from annotation.store import Store, default_db_path
+    from annotation.store import Store, database_exists, default_db_path
 
     path = str(db or default_db_path())
-    existed = os.path.exists(path)
+    existed = database_exists(path)
     if not existed and access != "create":
         raise UsageError(
             f"no such database: {shown_db(path)} (python -m annotation demo or import creates one; "

@@ -130,11 +130,11 @@ def _scored(
             f"python -m calibration {args.command}: --stored-run replaces QRELS and RUN (--labels names the labels)"
         )
     # start-up: the store (sqlite-utils), only with --stored-run
-    from annotation.store import Store, StoreError, default_db_path
+    from annotation.store import Store, StoreError, database_exists, default_db_path
     from calibration.stored import DEFAULT_LABELS, stored_data
 
     path = args.db or default_db_path()
-    if not os.path.exists(path):
+    if not database_exists(path):
         raise UsageError(f"no such database: {path}")
     try:
         with Store(path) as store:

@@ -13,7 +13,6 @@ and the CLI say the same; every data string goes through ``md``.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import altair as alt
@@ -23,7 +22,7 @@ import streamlit as st
 from annotation import access
 from annotation.model import Qrels, Run
 from annotation.render import md, num, signed
-from annotation.store import Store, StoreError
+from annotation.store import Store, StoreError, database_exists
 from calibration.check_text import FIGURE_HEADER, figure_rows, finding_line, rule_status
 from calibration.policy import InvalidPolicy, Policy
 from calibration.workflows import check_data, diff_checks, history_data, load_policy, record_check
@@ -45,7 +44,7 @@ LABELS = {
 def _db() -> str | None:
     """The store's path when there is one (the page never creates a database by reading)."""
     db = access.db_path()
-    return db if os.path.exists(db) else None
+    return db if database_exists(db) else None
 
 
 def _policy() -> Policy | None:

@@ -21,7 +21,7 @@ import streamlit as st
 from annotation import access
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
 from annotation.render import md
-from annotation.store import Store
+from annotation.store import Store, database_exists
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
 from calibration.workflows import file_digest
 
@@ -184,7 +184,7 @@ def render_store_source() -> DataSet | None:
 def render_corpus(data: DataSet, default_store: bool) -> DataSet:
     """The corpus label coverage divides by: none, an uploaded file, or the store's chunks."""
     db = access.db_path()
-    choices = [NO_CORPUS, CORPUS_UPLOAD] + ([CORPUS_STORE] if Path(db).exists() else [])
+    choices = [NO_CORPUS, CORPUS_UPLOAD] + ([CORPUS_STORE] if database_exists(db) else [])
     with st.sidebar:
         chosen = st.radio(
             "Corpus for label coverage",

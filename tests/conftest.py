@@ -86,17 +86,114 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(line)
 
 
+# ---------------------------------------------------------------- the two backends
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One PostgreSQL server for the whole run (tests/postgres_server.py); skipped with the
+    reason when it cannot start here, a failure under CI=true."""
+    from tests.postgres_server import PostgresServer, missing_reason
+
+    reason = missing_reason()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and no PostgreSQL server: {reason}")
+        pytest.skip(reason)
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(postgres_server) -> str:
+    """A new empty PostgreSQL database on the tests' server: its URL."""
+    return postgres_server.database()
+
+
+def integrity_errors() -> tuple[type[Exception], ...]:
+    """What a broken constraint or an append-only guard raises, on either backend's driver."""
+    import sqlite3
+
+    import psycopg
+
+    return (sqlite3.IntegrityError, psycopg.errors.IntegrityError)
+
+
+class HeldWriteLock:
+    """Another connection holding the store's write lock, as a long import does: SQLite's
+    ``BEGIN IMMEDIATE`` on the file, or on PostgreSQL a transaction holding the advisory lock every
+    write takes (annotation.store.postgres.WRITE_LOCK). :meth:`release` commits and closes."""
+
+    def __init__(self, db: Path | str) -> None:
+        from annotation.store import postgres
+
+        if postgres.is_url(str(db)):
+            import psycopg
+
+            self.conn = psycopg.connect(str(db), autocommit=True)
+            self.conn.execute("BEGIN")
+            self.conn.execute(f"SELECT pg_advisory_xact_lock({postgres.WRITE_LOCK})")
+        else:
+            import sqlite3
+
+            self.conn = sqlite3.connect(db, isolation_level=None)
+            self.conn.execute("BEGIN IMMEDIATE")
+
+    def release(self, commit: bool = True) -> None:
+        self.conn.execute("COMMIT" if commit else "ROLLBACK")
+        self.conn.close()
+
+
+def stored_bytes(db: Path | str) -> bytes:
+    """Everything the store holds, as bytes to search: the SQLite file and its WAL, or on
+    PostgreSQL every row of every table as text."""
+    from annotation.store import Store, postgres
+
+    if postgres.is_url(str(db)):
+        with Store(db) as store:
+            return "\n".join(
+                str(row[0])
+                for table in sorted(store._tables())
+                for row in store.db.execute(f"SELECT t::text FROM {table} t").fetchall()
+            ).encode()
+    path = Path(db)
+    wal = path.with_name(path.name + "-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """The store's backend under test: each test that takes it runs on SQLite and on PostgreSQL."""
+    return request.param
+
+
+@pytest.fixture
+def db_at(backend, tmp_path, request) -> str:
+    """Where a new empty store is, on the backend under test: a file path (SQLite) or a URL
+    (a new database on the tests' PostgreSQL server)."""
+    if backend == "postgresql":
+        return request.getfixturevalue("postgres_server").database()
+    return str(tmp_path / "store.db")
+
+
 # ---------------------------------------------------------------- the demo database
 
 
 @pytest.fixture
-def demo_db(tmp_path, monkeypatch) -> Path:
+def demo_db(backend, tmp_path, monkeypatch, request) -> Path | str:
     """The demo database (build_demo: the worked example as a labelling project, no judge
-    labels) at tmp_path/demo.db, the app pointed at it (DENOMINATOR_DB); no annotator name or
-    OpenAI setting comes in from the environment."""
+    labels) on each backend: at tmp_path/demo.db (SQLite), or in a new PostgreSQL database (its
+    URL); the app pointed at it (DENOMINATOR_DB); no annotator name or OpenAI setting comes in
+    from the environment."""
     from annotation.__main__ import build_demo
 
-    db = tmp_path / "demo.db"
+    db = request.getfixturevalue("pg_url") if backend == "postgresql" else tmp_path / "demo.db"
     build_demo(str(db))
     monkeypatch.setenv("DENOMINATOR_DB", str(db))
     for name in ("DENOMINATOR_ANNOTATOR", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY"):

@@ -5,12 +5,12 @@ polls and stores the answers as a live run would."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import openai
 import pytest
 
 from annotation.store import Store
+from annotation.store.transfer import copy_store
 from judge.__main__ import main
 
 
@@ -58,10 +58,11 @@ def collect(capsys, db, server, batch_id, *extra):
 
 @pytest.mark.parametrize("command", ["grade", "compare"])
 def test_a_batch_stores_the_labels_a_live_run_stores_and_collecting_twice_stores_nothing(
-    demo, tmp_path, fake_openai, capsys, command
+    demo, db_at, fake_openai, capsys, command
 ):
-    live_db = tmp_path / "live.db"
-    shutil.copy(demo, live_db)
+    live_db = db_at  # a copy of the demo on the same backend (python -m annotation migrate's copy)
+    with Store(demo) as source, Store(live_db) as target:
+        copy_store(source, target)
     server = fake_openai(batch_polls=3)
     extra = ("--repeats", "2") if command == "compare" else ()
     assert main(argv(command, live_db, server, *extra)) == 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import sqlite3
 import threading
 import time
 
@@ -18,7 +17,7 @@ import pytest
 from annotation.store import Store
 from judge.__main__ import main
 from judge.runner import NOT_ANSWERED
-from tests.conftest import cli, wait_until
+from tests.conftest import HeldWriteLock, cli, wait_until
 
 
 @pytest.fixture
@@ -211,12 +210,10 @@ def test_a_held_write_lock_loses_no_answer(demo, capsys, fake_openai, figure, mo
 
     def hold_the_lock() -> None:
         wait_until(lambda: sum(server.served.values()) >= 5, "5 answers served")
-        conn = sqlite3.connect(demo, isolation_level=None)
-        conn.execute("BEGIN IMMEDIATE")
+        lock = HeldWriteLock(demo)
         held["at"] = sum(server.served.values())
         time.sleep(3)
-        conn.execute("COMMIT")
-        conn.close()
+        lock.release()
 
     locker = threading.Thread(target=hold_the_lock, daemon=True)
     locker.start()
@@ -238,8 +235,7 @@ def test_a_lock_held_past_the_writers_wait_says_how_many_answers(demo, fake_open
 
     writer = ResultWriter(str(demo), lock_wait=0.5)
     writer.start()
-    conn = sqlite3.connect(demo, isolation_level=None)
-    conn.execute("BEGIN IMMEDIATE")
+    lock = HeldWriteLock(demo)
     try:
         row = {"item_id": 1, "fingerprint": "fp", "repeat": 0, "value": 1}
         writer.put(row)
@@ -249,5 +245,4 @@ def test_a_lock_held_past_the_writers_wait_says_how_many_answers(demo, fake_open
         ):
             writer.close()
     finally:
-        conn.execute("ROLLBACK")
-        conn.close()
+        lock.release(commit=False)

@@ -10,14 +10,13 @@ DENOMINATOR_BUSY_SECONDS, 1 s). The issue's case by hand:
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
 from annotation.store import Store, StoreError
-from tests.conftest import add_tokens, page_test, page_text
+from tests.conftest import HeldWriteLock, add_tokens, page_test, page_text
 
 LOCK_SECONDS = float(os.environ.get("DENOMINATOR_TEST_LOCK_SECONDS", "3"))
 BUSY_SECONDS = float(os.environ.get("DENOMINATOR_TEST_BUSY_SECONDS", "1"))
@@ -30,11 +29,9 @@ def bounded(monkeypatch) -> float:
     return BUSY_SECONDS
 
 
-def held(path: Path) -> sqlite3.Connection:
-    """A second connection holding the write lock (BEGIN IMMEDIATE), as a long import does."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("BEGIN IMMEDIATE")
-    return conn
+def held(path: Path | str) -> HeldWriteLock:
+    """A second connection holding the write lock, as a long import does (either backend)."""
+    return HeldWriteLock(path)
 
 
 def labels_of(db: Path, name: str) -> list[int | None]:
@@ -48,8 +45,8 @@ def labels_of(db: Path, name: str) -> list[int | None]:
         ]
 
 
-def test_a_write_under_a_held_lock_is_store_busy_within_the_bound(tmp_path, bounded) -> None:
-    path = tmp_path / "b.db"
+def test_a_write_under_a_held_lock_is_store_busy_within_the_bound(db_at, bounded) -> None:
+    path = db_at
     Store(path).close()
     lock = held(path)
     try:
@@ -59,8 +56,7 @@ def test_a_write_under_a_held_lock_is_store_busy_within_the_bound(tmp_path, boun
                 store.import_queries({"q": "text"})
             took = time.monotonic() - started
     finally:
-        lock.execute("ROLLBACK")
-        lock.close()
+        lock.release(commit=False)
     assert type(info.value).__name__ == "StoreBusy"
     assert bounded * 0.9 <= took <= bounded + 1.0
 
@@ -83,8 +79,7 @@ def _press_under_lock(at, db: Path, figure, who: str) -> None:
         assert labels_of(db, "ann") == before  # nothing stored (the other write holds the lock)
         time.sleep(max(0.0, LOCK_SECONDS - (time.monotonic() - locked_at)))
     finally:
-        lock.execute("ROLLBACK")
-        lock.close()
+        lock.release(commit=False)
     figure(
         f"key press under a {LOCK_SECONDS:g} s write lock ({who}): the busy message after "
         f"{to_message:.2f} s (bound {BUSY_SECONDS:g} s)"
@@ -130,8 +125,7 @@ def test_signing_in_under_a_long_write_says_busy_and_keeps_the_token(demo_db, bo
         text = page_text(at)
         assert "busy" in text and "not valid" not in text and "revoked" not in text
     finally:
-        lock.execute("ROLLBACK")
-        lock.close()
+        lock.release(commit=False)
     at.run()  # the lock is gone: the same token signs in
     assert not at.exception
     assert "0 / 24 in this batch labelled by ann" in page_text(at)
@@ -147,7 +141,6 @@ def test_undo_under_a_long_write_says_busy_and_can_be_pressed_again(demo_db, bou
         assert not at.exception
         assert "busy" in page_text(at) and "nothing was undone" in page_text(at)
     finally:
-        lock.execute("ROLLBACK")
-        lock.close()
+        lock.release(commit=False)
     at.button(key="label:undo").click().run()  # the undo stack kept the label
     assert labels_of(demo_db, "ann") == [3, None]

@@ -1,4 +1,6 @@
-"""The label store: one SQLite file (WAL) through sqlite-utils, and the home of all SQL.
+"""The label store: one SQLite file (WAL) through sqlite-utils, the default, or one PostgreSQL
+database through psycopg 3 (a ``postgresql://`` URL: :mod:`annotation.store.postgres`, the same
+schema, guards and write discipline); and the home of all SQL.
 
 Readers never wait for writers: opening and reading start no transaction (WAL snapshots).
 Write discipline: every write is one short ``BEGIN IMMEDIATE`` transaction
@@ -14,12 +16,14 @@ Labels are never lost or overwritten (DESIGN principle 3): ``labels`` and
 correction is a new row; undo appends a retraction (a row whose value is
 NULL); the newest row per (item, annotator) counts.
 
-The path comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``).
+The path (or URL) comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denominator.db``).
 
 :class:`Store` is one class assembled from one part per concern, each in its module:
 
 - ``base``: the connection, :meth:`Store.write`, the errors, the item rows all share;
-- ``migrations``: the schema;
+- ``migrations``: the schema (one list, run on either backend);
+- ``postgres``: the PostgreSQL backend (the dialect translated, migrations recorded);
+- ``transfer``: a whole store copied to another, verified (``python -m annotation migrate``);
 - ``identity``: annotators, roles, access tokens;
 - ``imports``: corpora, queries, runs, label files, traces;
 - ``retirements``: imports as records, retired and restored, and what a live row is;
@@ -55,6 +59,7 @@ from annotation.store.base import (
     StoreBusy,
     StoreError,
     busy_seconds,
+    database_exists,
     default_db_path,
     random_position,
     utc_now,
@@ -90,6 +95,7 @@ __all__ = [
     "OffScale",
     "UnknownImport",
     "default_db_path",
+    "database_exists",
     "AGGREGATES",
     "aggregate_grades",
     "token_hash",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +31,8 @@ from typing import Self
 
 import sqlite_utils
 
-from annotation.store.migrations import APPEND_ONLY, MIGRATIONS, migration_names
+from annotation.store import postgres as pg
+from annotation.store.migrations import APPEND_ONLY, MIGRATIONS, migration_functions, migration_names
 
 __all__ = [
     "StoreBase",
@@ -44,6 +46,8 @@ __all__ = [
     "OffScale",
     "busy_seconds",
     "default_db_path",
+    "database_exists",
+    "sqlite_path",
     "holds_nothing",
     "random_position",
     "utc_now",
@@ -100,8 +104,23 @@ class OffScale(StoreError):
 
 def default_db_path() -> str:
     """``DENOMINATOR_DB``, else ``./denominator.db``: the one default of the app, ``make run``
-    and every command line."""
+    and every command line. A ``postgresql://`` URL names a PostgreSQL database
+    (:mod:`annotation.store.postgres`); ``sqlite:PATH`` or a path, an SQLite file."""
     return os.environ.get("DENOMINATOR_DB") or DEFAULT_DB
+
+
+def sqlite_path(path: str) -> str:
+    """The file of an SQLite store: ``sqlite:PATH`` (or ``sqlite:///PATH``) or a plain path."""
+    for prefix in ("sqlite:///", "sqlite://", "sqlite:"):
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
+def database_exists(path: str | os.PathLike) -> bool:
+    """True when the store is there to open: a PostgreSQL URL (its server says at open), an
+    SQLite file that exists."""
+    return pg.is_url(str(path)) or os.path.exists(sqlite_path(str(path)))
 
 
 def busy_seconds() -> float:
@@ -148,7 +167,7 @@ def holds_nothing(path: str | os.PathLike) -> bool:
     """True when ``path`` is missing or holds no data: no query, chunk, run, trace or label
     (annotators alone are no data: a team may hand out tokens first). Opening a file that
     exists applies the migrations; a file that is no Denominator database is a StoreError."""
-    if not os.path.exists(path):
+    if not database_exists(path):
         return True
     with StoreBase(path) as store:
         counts = store.counts()
@@ -192,6 +211,24 @@ def _read_header(path: str) -> None:
         )
 
 
+def _pg_reason(exc: Exception) -> str:
+    """A psycopg error in one line, without the password a connection string may hold."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return re.sub(r"(postgres(?:ql)?://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
+
+
+def _pg_cause(exc: Exception) -> str:
+    """What a PostgreSQL error means for a person, as :func:`cause` says SQLite's."""
+    code = getattr(exc, "sqlstate", None) or ""
+    if code in ("55P03", "40P01"):  # lock_not_available (lock_timeout), deadlock
+        return "busy"
+    if code == "53100":
+        return "disk full"
+    if code.startswith("58"):
+        return "disk I/O error"
+    return ""
+
+
 def _open_error(path: str, exc: sqlite3.Error) -> StoreError:
     what = cause(exc)
     if what == "busy":
@@ -209,9 +246,15 @@ class StoreBase:
     """A handle on the SQLite file; one per script run (or per session). ``wait``: how long a
     write waits for another write (default :func:`busy_seconds`)."""
 
+    dialect = "sqlite"
+
     def __init__(self, path: str | os.PathLike | None = None, *, wait: float | None = None) -> None:
         self.path = str(path or default_db_path())
         self.wait = busy_seconds() if wait is None else wait
+        if pg.is_url(self.path):
+            self._open_postgres(self.path)
+            return
+        self.path = sqlite_path(self.path)
         _read_header(self.path)
         try:
             conn = sqlite3.connect(self.path, timeout=self.wait, isolation_level=None)
@@ -242,7 +285,7 @@ class StoreBase:
         applied = self._applied()
         if self._checked_key(applied) in _CHECKED:
             return
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = self._tables()
         if tables and not applied:
             shown = ", ".join(sorted(tables)[:3]) + (", ..." if len(tables) > 3 else "")
             raise NotADenominatorDatabase(
@@ -257,16 +300,64 @@ class StoreBase:
                 f"knows up to {known[-1]}); refused, it was left as it was: upgrade Denominator to open it"
             )
         self._check_guards(applied)
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        if self.dialect == "sqlite" and conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         if set(known) - set(applied):
             with self.write():
-                MIGRATIONS.apply(self.db)
+                self._migrate()
             applied = self._applied()
         _CHECKED.add(self._checked_key(applied))
 
+    def _open_postgres(self, url: str) -> None:
+        """Connect to PostgreSQL (:mod:`annotation.store.postgres`), then the same checks as a
+        file's: a schema of another application, a newer schema or a missing guard is refused;
+        pending migrations run inside one write."""
+        # start-up: psycopg (~150 ms) only for a PostgreSQL store
+        import psycopg
+
+        self.dialect = "postgresql"
+        self.path = pg.shown_url(url)  # what messages print: never the password
+        self._url = url
+        try:
+            self.db = pg.connect(url, self.wait)
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.path}: cannot connect to the database ({_pg_reason(exc)})") from None
+        try:
+            self._check_schema()
+        except StoreError:
+            self.db.close()
+            raise
+        except psycopg.Error as exc:
+            self.db.close()
+            raise StoreError(f"{self.path}: cannot open the database ({_pg_reason(exc)})") from None
+
+    def _tables(self) -> set[str]:
+        if self.dialect == "postgresql":
+            return pg.tables(self.db)
+        return {r[0] for r in self.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def _migrate(self) -> None:
+        """Apply the pending migrations (inside :meth:`write`)."""
+        if self.dialect == "postgresql":
+            pg.apply(self.db, MIGRATIONS.name, migration_functions(), utc_now())
+        else:
+            MIGRATIONS.apply(self.db)
+
+    def columns(self, table: str) -> set[str]:
+        """The column names of ``table`` (a table of the store's schema)."""
+        if self.dialect == "postgresql":
+            rows = self.db.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND table_name = ?",
+                [table],
+            ).fetchall()
+            return {row[0] for row in rows}
+        return {row[1] for row in self.db.execute(f"PRAGMA table_info({table})").fetchall()}
+
     def _applied(self) -> tuple[str, ...]:
         """The names of the Denominator migrations applied to the file, in order (a read)."""
+        if self.dialect == "postgresql":
+            return pg.applied(self.db, MIGRATIONS.name)
         try:
             rows = self.db.conn.execute(
                 "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY rowid",
@@ -280,16 +371,22 @@ class StoreBase:
 
     def _checked_key(self, applied: tuple[str, ...]) -> tuple:
         """What a schema check holds for: this file (device, inode), its schema version (any
-        change of table, index or trigger moves it) and its applied migrations."""
+        change of table, index or trigger moves it) and its applied migrations. On PostgreSQL: the
+        database's URL and its applied migrations."""
+        if self.dialect == "postgresql":
+            return (self._url, applied)
         stat = os.stat(self.path)
         version = self.db.conn.execute("PRAGMA schema_version").fetchone()[0]
         return (stat.st_dev, stat.st_ino, version, applied)
 
     def _check_guards(self, applied: tuple[str, ...]) -> None:
         """Every append-only trigger the applied migrations made is there."""
-        present = {
-            r[0] for r in self.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-        }
+        if self.dialect == "postgresql":
+            present = pg.triggers(self.db)
+        else:
+            present = {
+                r[0] for r in self.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+            }
         missing = [
             f"{table}_no_{action}"
             for name in applied
@@ -322,10 +419,11 @@ class StoreBase:
         if conn.in_transaction:  # nested: part of the enclosing write
             yield self.db
             return
+        failures = self._failures()
         self._begin()
         try:
             yield self.db
-        except sqlite3.OperationalError as exc:  # read-only file, full disk, I/O error
+        except failures as exc:  # read-only file, full disk, I/O error, a lost server
             self._rollback()
             raise self._write_error(exc) from None
         except BaseException:
@@ -333,16 +431,30 @@ class StoreBase:
             raise
         try:
             conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
+        except failures as exc:
             self._rollback()
             raise self._write_error(exc) from None
+
+    def _failures(self) -> tuple[type[BaseException], ...]:
+        """The driver's errors a write reports as a StoreError (busy, disk full, I/O)."""
+        if self.dialect == "postgresql":
+            import psycopg  # start-up: loaded by the PostgreSQL open already
+
+            return (psycopg.OperationalError,)
+        return (sqlite3.OperationalError,)
 
     def _begin(self) -> None:
         """``BEGIN IMMEDIATE``: SQLite's busy handler tries again, with growing sleeps, for the
         connection's busy timeout (``self.wait``, unless a caller set ``PRAGMA busy_timeout``)."""
+        failures = self._failures()
         try:
-            self.db.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
+            if self.dialect == "postgresql":
+                self.db.execute("BEGIN")
+                self.db.execute(f"SELECT pg_advisory_xact_lock({pg.WRITE_LOCK})")
+            else:
+                self.db.conn.execute("BEGIN IMMEDIATE")
+        except failures as exc:
+            self._rollback()
             raise self._write_error(exc) from None
 
     def _rollback(self) -> None:
@@ -351,13 +463,13 @@ class StoreBase:
         if self.db.conn.in_transaction:
             # a ROLLBACK that fails leaves a hot journal, which SQLite rolls back at the next open;
             # the error being reported is the one that says what happened
-            with contextlib.suppress(sqlite3.OperationalError):
+            with contextlib.suppress(*self._failures()):
                 self.db.conn.execute("ROLLBACK")
 
-    def _write_error(self, exc: sqlite3.Error) -> StoreError:
-        what = cause(exc)
+    def _write_error(self, exc: Exception) -> StoreError:
+        what = _pg_cause(exc) if self.dialect == "postgresql" else cause(exc)
         if what == "busy":
-            waited = self.db.conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
+            waited = self.wait if self.dialect == "postgresql" else self._busy_timeout()
             return StoreBusy(
                 f"{self.path}: the store is busy: another write (an import?) held it for more than "
                 f"{waited:g} s; nothing was written, try again"
@@ -367,6 +479,9 @@ class StoreBase:
         if what == "disk I/O error":
             return DiskError(f"{self.path}: cannot write: disk I/O error ({exc}); nothing was written")
         return StoreError(f"{self.path}: cannot write ({exc}); nothing was written")
+
+    def _busy_timeout(self) -> float:
+        return self.db.conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
 
     def counts(self) -> dict[str, int]:
         """Rows per table: what the store holds, in one line of a summary."""

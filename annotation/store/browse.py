@@ -122,8 +122,8 @@ class Browse(StoreBase):
             params.append(KIND_OF_RUBRIC[rubric])
         if query:
             clauses.append(
-                "(instr(lower(ifnull(i.query_id, '')), lower(?)) OR instr(lower(ifnull(q.text, '')), lower(?))"
-                " OR instr(lower(ifnull(t.question, '')), lower(?)))"
+                "(instr(lower(ifnull(i.query_id, '')), lower(?)) > 0 OR instr(lower(ifnull(q.text, '')), lower(?)) > 0"
+                " OR instr(lower(ifnull(t.question, '')), lower(?)) > 0)"
             )
             params += [query] * 3
         if run:
@@ -218,7 +218,7 @@ class Browse(StoreBase):
                   AND j.id = (SELECT max(id) FROM judge_labels m WHERE m.fingerprint = j.fingerprint
                       AND m.item_id = j.item_id AND m.ab_order IS NULL AND ifnull(m.repeat, 0) = 0
                       AND m.value IS NOT NULL)
-                  AND (g.fingerprint = ? OR (? IS NULL
+                  AND (g.fingerprint = ? OR (CAST(? AS TEXT) IS NULL
                       AND g.version = (SELECT max(version) FROM judges h WHERE h.name = g.name)))
                 ORDER BY g.name, g.version""",
             [*params, judge, judge],

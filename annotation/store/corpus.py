@@ -81,7 +81,7 @@ class Corpus(StoreBase):
         """(id, query id, system, question, contexts JSON, answer, meta) of every trace, in the
         order they were stored; meta is the text of a ``meta`` (or ``metadata``) column where
         the table has one, else None."""
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(traces)").fetchall()}
+        columns = self.columns("traces")
         meta_column = next((c for c in ("meta", "metadata") if c in columns), "NULL")
         return self.db.execute(
             f"SELECT id, query_id, system, question, contexts, answer, {meta_column} FROM traces "

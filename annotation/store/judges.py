@@ -250,7 +250,7 @@ class Judges(StoreBase):
                       j.created_at,
                       count(DISTINCT CASE WHEN l.value IS NOT NULL
                             THEN l.item_id || '/' || ifnull(l.ab_order, '') || '/' || l.repeat END),
-                      sum(l.error IS NOT NULL), sum(l.tokens_in), sum(l.tokens_out), count(l.id)
+                      count(l.error), sum(l.tokens_in), sum(l.tokens_out), count(l.id)
                FROM judges j LEFT JOIN judge_labels l ON l.fingerprint = j.fingerprint {where}
                GROUP BY j.fingerprint ORDER BY j.created_at, j.rowid""",
             params,

@@ -154,7 +154,7 @@ class Labels(Identity):
             f"""SELECT a.name, s.id, s.source, s.meta, count(*)
                FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
                LEFT JOIN label_sets s ON s.annotator_id = l.annotator_id AND s.created_at = l.created_at
-               WHERE i.kind = 'chunk' AND l.value IS NOT NULL AND (? IS NULL OR a.name = ?) AND {live_item("i")}
+               WHERE i.kind = 'chunk' AND l.value IS NOT NULL AND (CAST(? AS TEXT) IS NULL OR a.name = ?) AND {live_item("i")}
                  AND l.id = (SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id
                              AND {live("id", "labels")})
                GROUP BY a.name, s.id ORDER BY a.name, s.id IS NOT NULL, s.id""",
@@ -210,7 +210,7 @@ class Labels(Identity):
             f"""SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
                       a.name, l.rubric, l.value, l.note, l.seconds, l.shown, l.created_at
                FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
-               WHERE (? IS NULL OR a.name = ?) AND {live("l.id", "labels")} AND {live_item("i")} ORDER BY l.id""",
+               WHERE (CAST(? AS TEXT) IS NULL OR a.name = ?) AND {live("l.id", "labels")} AND {live_item("i")} ORDER BY l.id""",
             [annotator, annotator],
         ).fetchall()
 

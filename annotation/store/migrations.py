@@ -1,13 +1,20 @@
-"""The store's schema: sqlite-utils migrations, applied in order at the first open that finds
-one pending (:class:`StoreBase`), each recorded in ``_sqlite_migrations``. A migration is never edited once
-released: a change of schema is a new migration."""
+"""The store's schema: one list of migrations, applied in order at the first open that finds one
+pending (:class:`StoreBase`). On SQLite they are sqlite-utils migrations, recorded in
+``_sqlite_migrations``; on PostgreSQL the same functions run through
+:class:`annotation.store.postgres.PgDatabase`, recorded in ``_migrations``
+(:func:`annotation.store.postgres.apply`). The SQL is written once; it differs per dialect only
+where the engines do (:func:`postgres`): the append-only triggers (:func:`append_only`) and m002's
+random positions. A migration is never edited once released: a change of schema is a new
+migration (SQLite runs exactly the SQL it ran before PostgreSQL came)."""
 
 from __future__ import annotations
 
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-__all__ = ["MIGRATIONS", "APPEND_ONLY", "migration_names"]
+from annotation.store.postgres import append_only_sql
+
+__all__ = ["MIGRATIONS", "APPEND_ONLY", "migration_names", "migration_functions", "append_only", "postgres"]
 
 MIGRATIONS = Migrations("denominator")
 
@@ -19,6 +26,25 @@ APPEND_ONLY = {
     "m012_imports": ("imports", "import_rows", "retirements"),
     "m013_settlements": ("settlements",),
 }
+
+
+def postgres(db: object) -> bool:
+    """True when the migration runs on PostgreSQL (:class:`annotation.store.postgres.PgDatabase`)."""
+    return getattr(db, "dialect", "sqlite") == "postgresql"
+
+
+def append_only(db: sqlite_utils.Database, table: str, message: str) -> None:
+    """The triggers refusing UPDATE and DELETE on ``table`` (``<table>_no_update``,
+    ``<table>_no_delete``; on PostgreSQL also ``<table>_no_truncate``), raising ``message``."""
+    if postgres(db):
+        for statement in append_only_sql(table, message):
+            db.execute(statement)
+        return
+    for action in ("UPDATE", "DELETE"):
+        db.execute(
+            f"""CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table}
+                BEGIN SELECT RAISE(ABORT, '{message}'); END"""
+        )
 
 
 @MIGRATIONS(name="m001_schema")
@@ -58,14 +84,10 @@ def _m001_schema(db: sqlite_utils.Database) -> None:
             window TEXT, n INTEGER, kappa REAL, ci_low REAL, ci_high REAL, weights TEXT,
             verdict TEXT, sample TEXT, created_at TEXT)""",
     ]
-    for table in ("labels", "judge_labels"):
-        for action in ("UPDATE", "DELETE"):
-            statements.append(
-                f"""CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table}
-                BEGIN SELECT RAISE(ABORT, '{table} are append-only: add a new row instead'); END"""
-            )
     for statement in statements:
         db.execute(statement)
+    for table in ("labels", "judge_labels"):
+        append_only(db, table, f"{table} are append-only: add a new row instead")
 
 
 @MIGRATIONS(name="m002_queue_positions")
@@ -75,8 +97,9 @@ def _m002_queue_positions(db: sqlite_utils.Database) -> None:
     index, so the next item costs the same with a thousand or a million chunks."""
     db.execute("ALTER TABLE items ADD COLUMN position INTEGER")
     db.execute("ALTER TABLE assignments ADD COLUMN position INTEGER")
-    db.execute("UPDATE items SET position = abs(random()) % 281474976710656")
-    db.execute("UPDATE assignments SET position = abs(random()) % 281474976710656")
+    draw = "floor(random() * 281474976710656)" if postgres(db) else "abs(random()) % 281474976710656"
+    db.execute(f"UPDATE items SET position = {draw}")
+    db.execute(f"UPDATE assignments SET position = {draw}")
     db.execute("CREATE INDEX items_queue ON items (kind, position)")
     db.execute("CREATE INDEX assignments_queue ON assignments (annotator_id, position, item_id)")
 
@@ -141,11 +164,7 @@ def _m008_check_history(db: sqlite_utils.Database) -> None:
             passed INTEGER NOT NULL, report TEXT NOT NULL, created_at TEXT NOT NULL)"""
     )
     db.execute("CREATE INDEX check_reports_name ON check_reports (name, id)")
-    for action in ("UPDATE", "DELETE"):
-        db.execute(
-            f"""CREATE TRIGGER check_reports_no_{action.lower()} BEFORE {action} ON check_reports
-            BEGIN SELECT RAISE(ABORT, 'check reports are append-only: record a new one instead'); END"""
-        )
+    append_only(db, "check_reports", "check reports are append-only: record a new one instead")
 
 
 @MIGRATIONS(name="m009_judge_names")
@@ -226,11 +245,7 @@ def _m012_imports(db: sqlite_utils.Database) -> None:
     )
     db.execute("CREATE INDEX retirements_import ON retirements (import_id, id)")
     for table in ("imports", "import_rows", "retirements"):
-        for action in ("UPDATE", "DELETE"):
-            db.execute(
-                f"""CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table}
-                BEGIN SELECT RAISE(ABORT, '{table} are append-only: add a new row instead'); END"""
-            )
+        append_only(db, table, f"{table} are append-only: add a new row instead")
 
 
 @MIGRATIONS(name="m013_settlements")
@@ -245,11 +260,16 @@ def _m013_settlements(db: sqlite_utils.Database) -> None:
             created_at TEXT NOT NULL)"""
     )
     db.execute("CREATE INDEX settlements_item ON settlements (item_id, id)")
-    for action in ("UPDATE", "DELETE"):
-        db.execute(
-            f"""CREATE TRIGGER settlements_no_{action.lower()} BEFORE {action} ON settlements
-            BEGIN SELECT RAISE(ABORT, 'settlements are append-only: settle again instead'); END"""
-        )
+    append_only(db, "settlements", "settlements are append-only: settle again instead")
+
+
+def migration_functions() -> list[tuple[str, object]]:
+    """Every migration this code knows, in order, as (name, function): what PostgreSQL runs."""
+    empty = sqlite_utils.Database(memory=True)
+    try:
+        return [(migration.name, migration.fn) for migration in MIGRATIONS.pending(empty)]
+    finally:
+        empty.close()
 
 
 def migration_names() -> list[str]:

@@ -62,8 +62,9 @@ def retired_keys(table: str) -> str:
     correlated: SQLite computes it once per statement (nothing when nothing is retired)."""
     if table not in HELD_TABLES:
         raise StoreError(f"table {table!r}; expected one of {', '.join(HELD_TABLES)}")
+    key = "CAST(h.row_key AS BIGINT)" if table in ("runs", "labels") else "h.row_key"  # PostgreSQL keeps text
     return (
-        f"SELECT h.row_key FROM import_rows h WHERE h.tbl = '{table}' AND h.import_id IN ({RETIRED_IMPORTS}) "
+        f"SELECT {key} FROM import_rows h WHERE h.tbl = '{table}' AND h.import_id IN ({RETIRED_IMPORTS}) "
         f"AND NOT EXISTS (SELECT 1 FROM import_rows o WHERE o.tbl = h.tbl AND o.row_key = h.row_key "
         f"AND o.import_id NOT IN ({RETIRED_IMPORTS}))"
     )
@@ -71,7 +72,7 @@ def retired_keys(table: str) -> str:
 
 def live(column: str, table: str) -> str:
     """SQL: true when ``column`` (an id of ``table``) is NULL or names no retired row."""
-    return f"ifnull({column} IN ({retired_keys(table)}), 0) = 0"
+    return f"NOT coalesce({column} IN ({retired_keys(table)}), FALSE)"
 
 
 def live_item(alias: str = "i") -> str:
@@ -146,15 +147,17 @@ class Retirements(StoreBase):
             return
         if table not in HELD_TABLES:
             raise StoreError(f"table {table!r}; expected one of {', '.join(HELD_TABLES)}")
+        # PostgreSQL keeps every key as text (SQLite's row_key has no type: an integer id stays one)
+        key = str if self.dialect == "postgresql" else (lambda value: value)
         with self.write() as db:
             db.conn.executemany(
                 "INSERT OR IGNORE INTO import_rows (import_id, tbl, row_key) VALUES (?, ?, ?)",
-                [(self._import_id, table, key) for key in added],
+                [(self._import_id, table, key(k)) for k in added],
             )
             db.conn.executemany(
                 """INSERT OR IGNORE INTO import_rows (import_id, tbl, row_key)
-                   SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM import_rows WHERE tbl = ?2 AND row_key = ?3)""",
-                [(self._import_id, table, key) for key in named],
+                   SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM import_rows WHERE tbl = ? AND row_key = ?)""",
+                [(self._import_id, table, key(k), table, key(k)) for k in named],
             )
 
     # ------------------------------------------------------------ the record
@@ -233,7 +236,7 @@ class Retirements(StoreBase):
             "rankings": live_ranking("k"),
             "traces": f"{live('id', 'traces')} AND {live('query_id', 'queries')}",
             "items": live_item("i"),
-            "annotators": "1",
+            "annotators": "TRUE",
             "labels": f"{live('l.id', 'labels')} AND l.item_id IN (SELECT i.id FROM items i WHERE {live_item('i')})",
         }
         alias = {"rankings": "k", "items": "i", "labels": "l"}
