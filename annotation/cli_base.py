@@ -101,14 +101,16 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 
 Access = Literal["read", "write", "create"]
-_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 
 
 def shown_db(path: str) -> str:
     """The database as a person reads it: a bare file name as ``./name`` (so it is plainly a
     file of the current folder), the user and password of a URL replaced by ``***``."""
     if "://" in path:
-        return _CREDENTIALS.sub("***@", path)
+        # start-up: the store's package, which the command is about to open anyway
+        from annotation.store.postgres import shown_url
+
+        return shown_url(path)
     return path if os.path.dirname(path) else os.path.join(".", path)
 
 

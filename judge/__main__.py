@@ -289,7 +289,7 @@ def run_llm(
     if args.batch:
         return run_submit(store, plan, endpoint, args.schema), None, 0
     bar = ProgressLine(prices, endpoint.model)
-    llm = LLMRun(store.path, plan, endpoint, args.schema, on_progress=bar)
+    llm = LLMRun(store.location, plan, endpoint, args.schema, on_progress=bar)
     interrupts = []
 
     def on_signal(signum, frame) -> None:  # first: a grace for the calls in flight; second: abandon them

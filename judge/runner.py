@@ -172,7 +172,7 @@ class ResultWriter:
                 if time.monotonic() > give_up:
                     raise AnswersNotStored(
                         f"{len(self.pending)} of {self.received} answers received could not be stored: "
-                        f"{self.db_path} stayed locked by another process for {self.lock_wait:g} s; "
+                        f"{self._store.path} stayed locked by another process for {self.lock_wait:g} s; "
                         f"{self.written} stored; run the same command again to ask the rest again"
                     )
                 time.sleep(LOCK_RETRY_EVERY)

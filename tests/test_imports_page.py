@@ -14,8 +14,7 @@ from tests.conftest import page_test
 SUBMIT = "FormSubmitter:data:import-Import"
 
 
-def data_page(tmp_path, monkeypatch):
-    db = tmp_path / "d.db"
+def data_page(db, monkeypatch):
     monkeypatch.setenv("DENOMINATOR_DB", str(db))
     Store(db).close()
     return page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run(), db
@@ -39,8 +38,8 @@ def upload(at, field: str, name: str, data: bytes):
     return at
 
 
-def test_wrong_slot_asks_then_retire_and_restore_from_the_page(tmp_path, monkeypatch) -> None:
-    at, db = data_page(tmp_path, monkeypatch)
+def test_wrong_slot_asks_then_retire_and_restore_from_the_page(db_at, monkeypatch) -> None:
+    at, db = data_page(db_at, monkeypatch)
     upload(at, "queries", "queries.jsonl", QUERIES).button(key=SUBMIT).click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "import 1: queries queries.jsonl, by " in plain(at.success[0].value)
@@ -104,8 +103,8 @@ def test_wrong_slot_asks_then_retire_and_restore_from_the_page(tmp_path, monkeyp
     assert actions == [(2, "retire"), (2, "restore")]  # both are rows; nothing was updated
 
 
-def test_a_refused_import_names_the_pages_boxes(tmp_path, monkeypatch) -> None:
-    at, _ = data_page(tmp_path, monkeypatch)
+def test_a_refused_import_names_the_pages_boxes(db_at, monkeypatch) -> None:
+    at, _ = data_page(db_at, monkeypatch)
     run = b"q1 Q0 c1 1 1.0 sys\n"
     upload(at, "run", "run.trec", run).button(key=SUBMIT).click().run()
     assert [plain(e.value) for e in at.error] == [

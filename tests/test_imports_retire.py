@@ -17,20 +17,20 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from annotation.__main__ import main
+from annotation.cli_base import shown_db
 from annotation.exchange import ImportSources, WrongSlot, import_files
 from annotation.exports import export_csv, export_qrels, export_trec
 from annotation.formats import read_judgments
-from annotation.store import Store, StoreError, UnknownImport
+from annotation.store import Store, StoreError, UnknownImport, postgres
 from calibration.review import review
 from calibration.stored import stored_data, stored_label_sets, stored_qrels, stored_runs
 from calibration.workflows import InvalidInput, evaluate_run
-from tests.conftest import cli
+from tests.conftest import cli, integrity_errors
 
 WEEK = "2026-W49"
 JUDGE = "f" * 64
@@ -122,10 +122,10 @@ def sources_b(folder: Path) -> ImportSources:
 
 
 @pytest.fixture
-def two(tmp_path):
+def two(db_at, tmp_path):
     """The store with imports A (id 1) and B (id 2), a relevance judge's answers on its 5 items
-    (3 0 0 1 0 against the people's 3 0 2 1 0), and dan, who has labelled nothing."""
-    store = Store(tmp_path / "two.db")
+    (3 0 0 1 0 against the people's 3 0 2 1 0), and dan, who has labelled nothing; on each backend."""
+    store = Store(db_at)
     import_files(store, sources_a(tmp_path / "in"))
     import_files(store, sources_b(tmp_path / "in"))
     items = {(q, c): i for i, q, c in store.chunk_items()}
@@ -137,6 +137,22 @@ def two(tmp_path):
     )
     yield store, items
     store.close()
+
+
+def another_db(db_at: str, request, tmp_path: Path) -> str:
+    """A second new store on db_at's backend: another PostgreSQL database, or another file."""
+    if postgres.is_url(db_at):
+        return request.getfixturevalue("postgres_server").database()
+    return str(tmp_path / "other.db")
+
+
+def leaves_nothing(db: str) -> bool:
+    """A refused command left no store: no SQLite file, or (a PostgreSQL database being there
+    before the command) no row in it."""
+    if not postgres.is_url(db):
+        return not Path(db).exists()
+    with Store(db) as store:
+        return not any(store.counts().values())
 
 
 # ---------------------------------------------------------------- what each face counts
@@ -309,8 +325,8 @@ def test_the_admins_item_browser_counts_what_the_review_counts(two) -> None:
 # ---------------------------------------------------------------- 2. the grade a label file covered
 
 
-def test_a_retired_label_file_brings_back_the_grade_it_covered(tmp_path) -> None:
-    with Store(tmp_path / "s.db") as store:
+def test_a_retired_label_file_brings_back_the_grade_it_covered(db_at, tmp_path) -> None:
+    with Store(db_at) as store:
         import_files(
             store,
             ImportSources(
@@ -357,10 +373,10 @@ def test_a_retired_label_file_brings_back_the_grade_it_covered(tmp_path) -> None
         assert state()[:4] == with_file
 
 
-def test_undo_does_not_reach_a_retired_grade(tmp_path) -> None:
+def test_undo_does_not_reach_a_retired_grade(db_at, tmp_path) -> None:
     """ann's only grade of c2 is a label file's: with the file retired there is nothing to undo
     (a retraction appended then would cover the grade again once the file is restored)."""
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         import_files(
             store,
             ImportSources(
@@ -382,7 +398,7 @@ def test_undo_does_not_reach_a_retired_grade(tmp_path) -> None:
         assert store.export_qrels("ann").grades == {}
 
 
-def test_a_retired_trace_import_leaves_the_trace_queue(tmp_path) -> None:
+def test_a_retired_trace_import_leaves_the_trace_queue(db_at, tmp_path) -> None:
     traces = jsonl(
         tmp_path / "t.jsonl",
         [
@@ -397,7 +413,7 @@ def test_a_retired_trace_import_leaves_the_trace_queue(tmp_path) -> None:
             for n, a in ((1, "one"), (2, "two"))
         ],
     )
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         import_files(store, ImportSources(queries=queries(tmp_path / "q.jsonl", {"q1": "what"}), who="alice"))
         import_files(store, ImportSources(traces=traces, who="bob"))
         assert store.get_import(2)["rows"] == {"queries": 1, "traces": 2}
@@ -433,9 +449,9 @@ def test_a_retired_trace_import_leaves_the_trace_queue(tmp_path) -> None:
 # ---------------------------------------------------------------- 3. a row held by two imports
 
 
-def test_an_identical_re_import_keeps_its_rows_live_while_either_is(tmp_path) -> None:
+def test_an_identical_re_import_keeps_its_rows_live_while_either_is(db_at, tmp_path) -> None:
     sources = sources_a(tmp_path / "in")
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         import_files(store, sources)
         said = import_files(store, sources)  # the same files again: nothing added, all of it named
         assert "import 2: A, by alice" in said
@@ -452,8 +468,8 @@ def test_an_identical_re_import_keeps_its_rows_live_while_either_is(tmp_path) ->
         assert store.export_qrels("ann").grades == GRADES_A
 
 
-def test_two_imports_naming_one_query(tmp_path) -> None:
-    with Store(tmp_path / "s.db") as store:
+def test_two_imports_naming_one_query(db_at, tmp_path) -> None:
+    with Store(db_at) as store:
         import_files(store, sources_a(tmp_path / "in"))
         # import 2: cat grades qa1 (A's query) on a new chunk n1 and on A's chunk a3
         import_files(
@@ -489,8 +505,8 @@ def test_two_imports_naming_one_query(tmp_path) -> None:
         assert store.export_qrels().grades == GRADES_A
 
 
-def test_rows_no_import_holds_are_never_retired(tmp_path) -> None:
-    with Store(tmp_path / "s.db") as store:
+def test_rows_no_import_holds_are_never_retired(db_at, tmp_path) -> None:
+    with Store(db_at) as store:
         store.import_queries({"q1": "what is c"})  # outside an import: held by none
         store.import_corpus([{"id": "c1", "text": "a passage"}])
         import_files(
@@ -525,13 +541,13 @@ def test_the_record_is_append_only(two) -> None:
         "UPDATE retirements SET action = 'restore'",
         "DELETE FROM retirements",
     ):
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(integrity_errors(), match="append-only"):
             store.db.execute(sql)
     assert store.db.execute("SELECT count(*) FROM retirements").fetchone()[0] == 1
     assert store.get_import(1)["state"] == "retired"
 
 
-def test_retire_twice_adds_no_row_and_unknown_ids_are_refused(two) -> None:
+def test_retire_twice_adds_no_row_and_unknown_ids_are_refused(two, db_at, request, tmp_path) -> None:
     store, _ = two
 
     def rows() -> list[tuple]:
@@ -551,7 +567,7 @@ def test_retire_twice_adds_no_row_and_unknown_ids_are_refused(two) -> None:
         store.retire_import(9, "eve")
     with pytest.raises(UnknownImport, match=r"^no import 9;"):
         store.restore_import(9, "eve")
-    with Store(Path(store.path).with_name("empty.db")) as empty:
+    with Store(another_db(db_at, request, tmp_path)) as empty:
         with pytest.raises(UnknownImport, match="^no import 9; nothing has been imported yet$"):
             empty.get_import(9)
     with pytest.raises(StoreError, match="to retire an import, say who does it"):
@@ -564,9 +580,9 @@ def test_retire_twice_adds_no_row_and_unknown_ids_are_refused(two) -> None:
 LONG = "A passage of a corpus: " + "words " * 40 + "{}."  # 268 characters and the id: a chunk
 
 
-def test_a_corpus_given_as_queries_is_refused_with_nothing_written(tmp_path) -> None:
+def test_a_corpus_given_as_queries_is_refused_with_nothing_written(db_at, tmp_path) -> None:
     passages = corpus(tmp_path / "passages.jsonl", ["p1", "p2", "p3"], LONG)
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         empty = store.counts()
         with pytest.raises(WrongSlot) as refused:
             import_files(
@@ -585,8 +601,8 @@ def test_a_corpus_given_as_queries_is_refused_with_nothing_written(tmp_path) -> 
         assert store.live_counts()["queries"] == 3 and len(store.imports()) == 1
 
 
-def test_chunk_ids_or_too_many_rows_given_as_queries_are_refused(tmp_path) -> None:
-    with Store(tmp_path / "s.db") as store:
+def test_chunk_ids_or_too_many_rows_given_as_queries_are_refused(db_at, tmp_path) -> None:
+    with Store(db_at) as store:
         import_files(store, ImportSources(corpus=corpus(tmp_path / "c.jsonl", ["c1", "c2"]), who="bob"))
         import_files(store, ImportSources(queries=queries(tmp_path / "q.jsonl", {"q1": "what"}), who="bob"))
         counts = store.counts()
@@ -603,9 +619,9 @@ def test_chunk_ids_or_too_many_rows_given_as_queries_are_refused(tmp_path) -> No
         assert store.counts() == counts and len(store.imports()) == 2
 
 
-def test_queries_given_as_corpus_are_refused(tmp_path) -> None:
+def test_queries_given_as_corpus_are_refused(db_at, tmp_path) -> None:
     asked = corpus(tmp_path / "asked.jsonl", ["x1", "x2", "x3"], "Why is {} here?")
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         with pytest.raises(WrongSlot) as refused:
             import_files(store, ImportSources(corpus=asked, who="bob"))
         assert str(refused.value) == (
@@ -633,16 +649,16 @@ def test_queries_given_as_corpus_are_refused(tmp_path) -> None:
 # ---------------------------------------------------------------- 6. the command line
 
 
-def test_imports_list_retire_restore_on_the_command_line(tmp_path, capsys) -> None:
-    db = tmp_path / "c.db"
-    code, out, err = cli(main, capsys, "imports", "list", "--db", db)
-    assert (code, out) == (2, "") and err.startswith("error: no such database: ") and not db.exists()
+def test_imports_list_retire_restore_on_the_command_line(db_at, tmp_path, capsys) -> None:
+    missing = tmp_path / "c.db"  # a missing file: a URL names a server's database, never missing here
+    code, out, err = cli(main, capsys, "imports", "list", "--db", missing)
+    assert (code, out) == (2, "") and err.startswith("error: no such database: ") and not missing.exists()
     assert len(err.splitlines()) == 1
     src = sources_a(tmp_path / "in")
     code, out, _ = cli(
         main,
         capsys,
-        *("import", "--db", db, "--corpus", src.corpus, "--queries", src.queries, "--run", src.run),
+        *("import", "--db", db_at, "--corpus", src.corpus, "--queries", src.queries, "--run", src.run),
         *(
             "--name",
             "bm25",
@@ -657,10 +673,12 @@ def test_imports_list_retire_restore_on_the_command_line(tmp_path, capsys) -> No
         ),
     )
     assert code == 0 and "import 1: A, by alice" in out.splitlines()
-    code, out, _ = cli(main, capsys, "import", "--db", db, "--corpus", corpus(tmp_path / "b.jsonl", ["b1"]))
+    code, out, _ = cli(
+        main, capsys, "import", "--db", db_at, "--corpus", corpus(tmp_path / "b.jsonl", ["b1"])
+    )
     assert code == 0 and any(line.startswith("import 2: corpus b.jsonl, by ") for line in out.splitlines())
 
-    code, out, err = cli(main, capsys, "imports", "list", "--db", db)
+    code, out, err = cli(main, capsys, "imports", "list", "--db", db_at)
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0].split() == ["id", "when", "(UTC)", "kind", "who", "state", "rows", "name"]
@@ -672,53 +690,53 @@ def test_imports_list_retire_restore_on_the_command_line(tmp_path, capsys) -> No
     assert lines[3] == "2 imports, 0 retired" and len(lines) == 4
 
     code, out, err = cli(
-        main, capsys, "imports", "retire", "1", "--db", db, "--by", "eve", "--reason", "wrong run"
+        main, capsys, "imports", "retire", "1", "--db", db_at, "--by", "eve", "--reason", "wrong run"
     )
-    assert code == 0 and err == f"database: {db}\n"
+    assert code == 0 and err == f"database: {shown_db(db_at)}\n"
     assert out == (
         "retired import 1 (A; 2 queries, 3 chunks, 1 run, 3 labels): its rows are out of queues, metrics, "
         "exports and reviews; python -m annotation imports restore 1 brings them back\n"
     )
-    with Store(db) as store:
+    with Store(db_at) as store:
         assert store.live_counts()["chunks"] == 1 and store.live_counts()["labels"] == 0
-    code, out, _ = cli(main, capsys, "imports", "retire", "1", "--db", db, "--by", "zoe")
+    code, out, _ = cli(main, capsys, "imports", "retire", "1", "--db", db_at, "--by", "zoe")
     assert code == 0 and out.startswith(
         "import 1 (A; 2 queries, 3 chunks, 1 run, 3 labels) is already retired (by eve, "
     )
     assert out.endswith("); nothing changed\n")
-    code, out, _ = cli(main, capsys, "imports", "list", "--db", db)
+    code, out, _ = cli(main, capsys, "imports", "list", "--db", db_at)
     assert "retired (by eve, wrong run)" in out.splitlines()[1]
     assert out.splitlines()[-1] == "2 imports, 1 retired"
 
-    code, out, err = cli(main, capsys, "imports", "retire", "7", "--db", db, "--by", "eve")
+    code, out, err = cli(main, capsys, "imports", "retire", "7", "--db", db_at, "--by", "eve")
     assert (code, out, err) == (2, "", "error: no import 7; the imports are 1, 2\n")
-    code, out, err = cli(main, capsys, "imports", "restore", "7", "--db", db)
+    code, out, err = cli(main, capsys, "imports", "restore", "7", "--db", db_at)
     assert (code, out, err) == (2, "", "error: no import 7; the imports are 1, 2\n")
-    code, out, err = cli(main, capsys, "imports", "retire", "0", "--db", db)
+    code, out, err = cli(main, capsys, "imports", "retire", "0", "--db", db_at)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and "Traceback" not in err
     code, out, err = cli(main, capsys, "imports", "restore", "1", "--db", tmp_path / "missing.db")
     assert code == 2 and err.startswith("error: no such database: ") and len(err.splitlines()) == 1
 
-    code, out, _ = cli(main, capsys, "imports", "restore", "1", "--db", db, "--by", "eve")
+    code, out, _ = cli(main, capsys, "imports", "restore", "1", "--db", db_at, "--by", "eve")
     assert code == 0 and out.startswith(
         "restored import 1 (A; 2 queries, 3 chunks, 1 run, 3 labels): its rows count again"
     )
-    with Store(db) as store:
+    with Store(db_at) as store:
         assert store.live_counts() == store.counts()
-    code, out, _ = cli(main, capsys, "imports", "restore", "1", "--db", db, "--by", "zoe")
+    code, out, _ = cli(main, capsys, "imports", "restore", "1", "--db", db_at, "--by", "zoe")
     assert code == 0 and out.startswith(
         "import 1 (A; 2 queries, 3 chunks, 1 run, 3 labels) is already live (by eve, "
     )
     assert out.endswith("); nothing changed\n")
-    with Store(db) as store:  # the two no-ops added no row
+    with Store(db_at) as store:  # the two no-ops added no row
         assert store.db.execute("SELECT action, who FROM retirements ORDER BY id").fetchall() == [
             ("retire", "eve"),
             ("restore", "eve"),
         ]
 
 
-def test_import_refuses_a_file_in_the_wrong_slot_unless_yes(tmp_path, capsys) -> None:
-    db = tmp_path / "w.db"
+def test_import_refuses_a_file_in_the_wrong_slot_unless_yes(db_at, tmp_path, capsys) -> None:
+    db = db_at
     passages = corpus(tmp_path / "passages.jsonl", ["p1", "p2"], LONG)
     code, out, err = cli(main, capsys, "import", "--db", db, "--queries", passages)
     assert code == 2 and out == "" and len(err.splitlines()) == 1
@@ -726,7 +744,7 @@ def test_import_refuses_a_file_in_the_wrong_slot_unless_yes(tmp_path, capsys) ->
         "error: passages.jsonl, given as queries, looks like a corpus (chunks): its texts are passages"
     )
     assert err.endswith("nothing was imported (--yes imports it as queries anyway)\n")
-    assert not db.exists()  # a refused command leaves nothing
+    assert leaves_nothing(db)  # a refused command leaves nothing
     code, out, _ = cli(main, capsys, "import", "--db", db, "--queries", passages, "--yes", "--by", "bob")
     assert code == 0 and f"queries {passages}: 2 added" in out
     assert "import 1: queries passages.jsonl, by bob" in out.splitlines()

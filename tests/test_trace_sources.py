@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from annotation.model import FormatError
-from annotation.store import ImportConflict, Store
+from annotation.store import ImportConflict, Store, postgres
 from annotation.trace_sources import (
     ChunkConflict,
     InvalidTraceSource,
@@ -647,6 +647,13 @@ def test_not_a_parquet_file_and_unknown_source(tmp_path):
 # ---------------------------------------------------------------- the store
 
 
+def another_db(db_at: str, request, tmp_path: Path) -> str:
+    """A second new store on db_at's backend: another PostgreSQL database, or another file."""
+    if postgres.is_url(db_at):
+        return request.getfixturevalue("postgres_server").database()
+    return str(tmp_path / "other.db")
+
+
 def snapshot(store: Store) -> dict[str, list[tuple]]:
     return {
         "queries": rows(store, "SELECT id, text FROM queries ORDER BY id"),
@@ -664,9 +671,9 @@ def snapshot(store: Store) -> dict[str, list[tuple]]:
     }
 
 
-def test_round_trip_through_a_store_and_reimport_changes_nothing(tmp_path):
+def test_round_trip_through_a_store_and_reimport_changes_nothing(db_at):
     imp = read_trace_source(DATA / "openinference-phoenix-df.jsonl", "openinference")
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         counts = to_store(store, imp)
         assert counts == {
             "queries": 3,
@@ -708,8 +715,8 @@ def test_round_trip_through_a_store_and_reimport_changes_nothing(tmp_path):
         assert snapshot(store) == first
 
 
-def test_two_sources_share_queries_and_chunks_in_one_store(tmp_path):
-    with Store(tmp_path / "s.db") as store:
+def test_two_sources_share_queries_and_chunks_in_one_store(db_at):
+    with Store(db_at) as store:
         to_store(store, read_trace_source(DATA / "openinference-otlp.json", "openinference"))
         to_store(store, read_trace_source(DATA / "langfuse-blob.jsonl", "langfuse"))
         snap = snapshot(store)
@@ -723,10 +730,10 @@ def test_two_sources_share_queries_and_chunks_in_one_store(tmp_path):
         assert len(snap["traces"]) == 4
 
 
-def test_unscored_or_unordered_rankings_keep_their_rank_order_in_the_store(tmp_path):
+def test_unscored_or_unordered_rankings_keep_their_rank_order_in_the_store(db_at):
     imp = read_trace_source(DATA / "langsmith-runs.json", "langsmith")
     imp.runs[("rag-git-3f9a2c1", "keep")][Q_A] = [("d2", 0.1), ("d1", 0.7)]  # distances: lower is better
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         counts = to_store(store, imp)
         assert counts["positional"] == 4  # three unscored fetch rankings and the distances
         snap = snapshot(store)
@@ -736,8 +743,8 @@ def test_unscored_or_unordered_rankings_keep_their_rank_order_in_the_store(tmp_p
     assert keep_a == [(1, "d2", 2.0), (2, "d1", 1.0)]
 
 
-def test_a_store_conflict_writes_nothing_and_a_run_prefix_takes_a_later_export(tmp_path):
-    with Store(tmp_path / "s.db") as store:
+def test_a_store_conflict_writes_nothing_and_a_run_prefix_takes_a_later_export(db_at, request, tmp_path):
+    with Store(db_at) as store:
         store.import_corpus([{"id": "d1", "text": "Another text for d1."}])
         before = snapshot(store)
         imp = read_trace_source(DATA / "openinference-phoenix-df.jsonl", "openinference")
@@ -745,7 +752,7 @@ def test_a_store_conflict_writes_nothing_and_a_run_prefix_takes_a_later_export(t
             to_store(store, imp)
         assert snapshot(store) == before  # one transaction: nothing of the import landed
 
-    with Store(tmp_path / "t.db") as store:
+    with Store(another_db(db_at, request, tmp_path)) as store:
         to_store(store, read_trace_source(DATA / "openinference-nested.json", "openinference"))
         later = read_trace_source(DATA / "openinference-phoenix-df.jsonl", "openinference")  # adds query C
         with pytest.raises(ImportConflict, match="openinference:fetch"):
@@ -785,17 +792,18 @@ def test_synthetic_openinference(tmp_path, form):
     )
 
 
-def test_synthetic_import_speed(tmp_path, figure):
+def test_synthetic_import_speed(db_at, tmp_path, figure):
     n = 1000
     path = synthetic_openinference(n, tmp_path / "spans.jsonl")
     start = time.perf_counter()
     imp = read_trace_source(path, "openinference")
     read = time.perf_counter() - start
-    with Store(tmp_path / "s.db") as store:
+    with Store(db_at) as store:
         start = time.perf_counter()
         counts = to_store(store, imp)
         write = time.perf_counter() - start
     assert counts["traces"] == n and counts["rankings"] == n * 13
     figure(
-        f"trace_sources: {n} synthetic OpenInference traces read in {read:.2f} s, written in {write:.2f} s"
+        f"trace_sources: {n} synthetic OpenInference traces read in {read:.2f} s, "
+        f"written in {write:.2f} s ({store.dialect})"
     )

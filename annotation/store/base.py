@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -213,8 +212,7 @@ def _read_header(path: str) -> None:
 
 def _pg_reason(exc: Exception) -> str:
     """A psycopg error in one line, without the password a connection string may hold."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return re.sub(r"(postgres(?:ql)?://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
+    return pg.shown_url(" ".join(str(exc).split()) or type(exc).__name__)
 
 
 def _pg_cause(exc: Exception) -> str:
@@ -250,11 +248,14 @@ class StoreBase:
 
     def __init__(self, path: str | os.PathLike | None = None, *, wait: float | None = None) -> None:
         self.path = str(path or default_db_path())
+        # where the store is, to open it again (another process, a writer thread): the file, or
+        # the URL with its credentials; ``path`` is what messages print (no credentials)
+        self.location = self.path
         self.wait = busy_seconds() if wait is None else wait
         if pg.is_url(self.path):
             self._open_postgres(self.path)
             return
-        self.path = sqlite_path(self.path)
+        self.path = self.location = sqlite_path(self.path)
         _read_header(self.path)
         try:
             conn = sqlite3.connect(self.path, timeout=self.wait, isolation_level=None)
@@ -322,6 +323,7 @@ class StoreBase:
             self.db = pg.connect(url, self.wait)
         except psycopg.Error as exc:
             raise StoreError(f"{self.path}: cannot connect to the database ({_pg_reason(exc)})") from None
+        self.db.read_error = lambda exc: StoreError(f"{self.path}: cannot read ({_pg_reason(exc)})")
         try:
             self._check_schema()
         except StoreError:

@@ -26,10 +26,10 @@ Readers never wait: a read runs in autocommit and sees the last committed state.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "is_url",
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 SCHEMES = ("postgresql://", "postgres://")
+_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 WRITE_LOCK = 0x44656E6F  # 'Deno': the advisory lock every write takes first
 MIGRATIONS_TABLE = "_migrations"
 
@@ -52,12 +53,8 @@ def is_url(path: str) -> bool:
 
 
 def shown_url(url: str) -> str:
-    """The URL as it may be printed: the password, if any, replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL as it may be printed: its user and password, if any, replaced by ``***``."""
+    return _CREDENTIALS.sub("***@", url)
 
 
 # ------------------------------------------------------------------ the dialect, translated
@@ -169,17 +166,33 @@ class PgDatabase:
     def __init__(self, connection: Any) -> None:
         self._connection = connection
         self.conn = self
+        # what a read's operational error (a server gone, a connection lost) becomes: the store
+        # sets it to one of its named errors; inside a write, the write names it
+        self.read_error: Callable[[Exception], Exception] | None = None
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> PgCursor:
         statement = translate(sql, params is not None)
         if params is not None and not isinstance(params, Mapping):
             params = list(params)
-        return PgCursor(self._connection.execute(statement, params))
+        with self._named_errors():
+            return PgCursor(self._connection.execute(statement, params))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
-        cursor = self._connection.cursor()
-        cursor.executemany(translate(sql, True), [list(row) for row in rows])
-        return PgCursor(cursor)
+        with self._named_errors():
+            cursor = self._connection.cursor()
+            cursor.executemany(translate(sql, True), [list(row) for row in rows])
+            return PgCursor(cursor)
+
+    @contextmanager
+    def _named_errors(self) -> Iterator[None]:
+        import psycopg  # start-up: loaded by the PostgreSQL open already
+
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if self.read_error is None or self.in_transaction:
+                raise
+            raise self.read_error(exc) from None
 
     @property
     def in_transaction(self) -> bool:

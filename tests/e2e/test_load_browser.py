@@ -4,12 +4,12 @@ key press is one label row, stored once, under the right person."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from collections import Counter
 
 import pytest
 
 from annotation.store import Store
+from annotation.store.transfer import copy_store
 from tests.conftest import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, running_app
 
 pytestmark = pytest.mark.slow  # six browser sessions on one real server
@@ -18,11 +18,16 @@ PEOPLE = 6
 PRESSES = 8
 
 
-def test_six_browser_sessions_label_at_once(chromium, make_run_db, tmp_path, figure):
+def test_six_browser_sessions_label_at_once(chromium, make_run_db, backend, tmp_path, request, figure):
     from playwright.sync_api import expect, sync_playwright
 
-    db = tmp_path / "six.db"
-    shutil.copy(make_run_db, db)
+    if backend == "postgresql":  # make run's demo, copied into PostgreSQL (python -m annotation migrate)
+        db = request.getfixturevalue("postgres_server").database()
+        with Store(make_run_db) as source, Store(db) as target:
+            copy_store(source, target)
+    else:
+        db = tmp_path / "six.db"
+        shutil.copy(make_run_db, db)
     with Store(db) as store:
         tokens = {f"p{i}": store.add_annotator(f"p{i}", "annotator") for i in range(PEOPLE)}
     with running_app(db) as url, sync_playwright() as playwright:
@@ -47,8 +52,8 @@ def test_six_browser_sessions_label_at_once(chromium, make_run_db, tmp_path, fig
                     )
         finally:
             browser.close()
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
+    with Store(db) as store:
+        rows = store.db.execute(
             """SELECT a.name, l.item_id, l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id
                WHERE a.name LIKE 'p%' ORDER BY l.id"""
         ).fetchall()
@@ -58,6 +63,6 @@ def test_six_browser_sessions_label_at_once(chromium, make_run_db, tmp_path, fig
         len({item for n, item, _ in rows if n == name}) == PRESSES for name in tokens
     )  # distinct items
     figure(
-        f"browser load: {PEOPLE} sessions x {PRESSES} key presses = {PEOPLE * PRESSES} labels pressed, "
+        f"browser load ({backend}): {PEOPLE} sessions x {PRESSES} key presses = {PEOPLE * PRESSES} labels pressed, "
         f"{len(rows)} stored, each once, under the right person"
     )
