@@ -182,6 +182,24 @@ def db_at(backend, tmp_path, request) -> str:
     return str(tmp_path / "store.db")
 
 
+def store_copy(source: Path, backend: str, tmp_path: Path, request, name: str = "copy.db") -> Path | str:
+    """A copy of the SQLite store ``source`` on the backend under test: a copied file, or a new
+    PostgreSQL database it was copied into (annotation.store.transfer, what ``migrate`` runs)."""
+    import shutil
+
+    from annotation.store import Store
+    from annotation.store.transfer import copy_store
+
+    if backend == "postgresql":
+        url = request.getfixturevalue("postgres_server").database()
+        with Store(source) as lite, Store(url) as target:
+            copy_store(lite, target)
+        return url
+    copied = tmp_path / name
+    shutil.copy(source, copied)
+    return copied
+
+
 # ---------------------------------------------------------------- the demo database
 
 

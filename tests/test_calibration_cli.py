@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from annotation.cli_base import shown_db
 from annotation.store import Store
 from calibration.__main__ import main
 from judge.jobs import grade_offline
@@ -290,7 +291,7 @@ def test_metrics_of_a_stored_run(demo_db, capsys) -> None:
     code, out, err = cli(main, capsys, "metrics", "--stored-run", "retriever", "--db", demo_db)
     assert code == 0, err
     assert out.splitlines()[0] == (
-        f"metrics of run 'retriever' (run 'retriever' of the store {demo_db}) against everyone's current "
+        f"metrics of run 'retriever' (run 'retriever' of the store {shown_db(str(demo_db))}) against everyone's current "
         "labels, the median per chunk (cat, dan)"
     )
     rows = {line.split()[0]: line.split() for line in out.splitlines()[3:7]}

@@ -13,30 +13,29 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CONCURRENCY, ROOT, judge_values, start_judge, wait_until
+from annotation.store import Store, postgres
+from annotation.store.transfer import TABLES, table_checksum
+from tests.conftest import CONCURRENCY, ROOT, judge_values, start_judge, store_copy, wait_until
 
 pytestmark = pytest.mark.slow  # real processes killed and resumed
 KILLS = 10
 
 
 def test_ten_sigkills_and_resumes_end_with_the_uninterrupted_labels(
-    judge_server, uninterrupted, tmp_path, figure
+    judge_server, uninterrupted, backend, tmp_path, request, figure
 ):
     server = judge_server
     expected, pristine = uninterrupted
-    db = tmp_path / "killed.db"
-    shutil.copy(pristine, db)
+    db = store_copy(pristine, backend, tmp_path, request, "killed.db")
     rng = random.Random(20261130)
     started = time.monotonic()
     kills = 0
@@ -66,14 +65,49 @@ def test_ten_sigkills_and_resumes_end_with_the_uninterrupted_labels(
     # at most the answers on their way at each kill (in flight, or received and not yet committed)
     assert repeated <= kills * 2 * CONCURRENCY, (repeated, kills)
     figure(
-        f"judge run, {kills} SIGKILLs at random moments and resumes: 40 calls, {len(served)} answered, "
+        f"judge run ({backend}), {kills} SIGKILLs at random moments and resumes: 40 calls, {len(served)} answered, "
         f"{repeated} answers served twice (on their way at a kill), labels equal to an uninterrupted run"
     )
 
 
-def _dump(db: Path) -> list[str]:
+def _dump(db: Path | str) -> list:
+    """Everything the store holds: SQLite's dump, or on PostgreSQL every table's rows and checksum."""
+    if postgres.is_url(str(db)):
+        with Store(db) as store:
+            return [(table, table_checksum(store, table)) for table in TABLES]
     with sqlite3.connect(db) as conn:
         return list(conn.iterdump())
+
+
+class WriteLockProbe:
+    """Whether another process holds the store's write lock, asked without waiting."""
+
+    def __init__(self, db: Path | str) -> None:
+        self.pg = postgres.is_url(str(db))
+        if self.pg:
+            import psycopg
+
+            self.conn = psycopg.connect(str(db), autocommit=True)
+        else:
+            self.conn = sqlite3.connect(db)
+            self.conn.execute("PRAGMA busy_timeout = 0")
+
+    def locked(self) -> bool:
+        if self.pg:
+            with self.conn.transaction():
+                got = self.conn.execute(
+                    f"SELECT pg_try_advisory_xact_lock({postgres.WRITE_LOCK})"
+                ).fetchone()[0]
+            return not got
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("ROLLBACK")
+        except sqlite3.OperationalError:  # locked: the import is inside its transaction
+            return True
+        return False
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def test_an_import_killed_mid_way_leaves_the_database_as_it_was(demo_db, tmp_path, figure):
@@ -91,16 +125,9 @@ def test_an_import_killed_mid_way_leaves_the_database_as_it_was(demo_db, tmp_pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    with sqlite3.connect(db) as conn:  # wait until the import holds the write lock: it is writing
-        conn.execute("PRAGMA busy_timeout = 0")
-
-        def locked() -> bool:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.execute("ROLLBACK")
-            except sqlite3.OperationalError:  # locked: the import is inside its transaction
-                return True
-            return False
+    probe = WriteLockProbe(db)  # wait until the import holds the write lock: it is writing
+    locked = probe.locked
+    try:
 
         def writing() -> bool:
             assert process.poll() is None, "the import ended before it could be killed"
@@ -111,8 +138,15 @@ def test_an_import_killed_mid_way_leaves_the_database_as_it_was(demo_db, tmp_pat
         assert locked(), "the import committed before it could be killed"
         process.send_signal(signal.SIGKILL)  # inside its transaction, for certain
         assert process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        probe.close()
     assert _dump(db) == before  # nothing of the import, the rest intact
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert Counter(r[0] for r in conn.execute("SELECT id FROM chunks WHERE id LIKE 'big%'")) == Counter()
-    figure("import of 300,000 chunks killed with SIGKILL mid-transaction: database dump identical to before")
+    with Store(db) as store:
+        if store.dialect == "sqlite":
+            assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert store.db.execute("SELECT id FROM chunks WHERE id LIKE 'big%'").fetchall() == []
+        assert not store.db.conn.in_transaction
+    backend = "postgresql" if postgres.is_url(str(db)) else "sqlite"
+    figure(
+        f"import of 300,000 chunks killed with SIGKILL mid-transaction ({backend}): database dump identical to before"
+    )

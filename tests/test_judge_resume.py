@@ -11,14 +11,13 @@ each stored once.
 
 from __future__ import annotations
 
-import shutil
 import signal
 import time
 from collections import Counter
 
 import pytest
 
-from tests.conftest import CONCURRENCY, FakeOpenAIProcess, judge_values, start_judge
+from tests.conftest import CONCURRENCY, FakeOpenAIProcess, judge_values, start_judge, store_copy
 
 pytestmark = pytest.mark.slow  # real processes stopped and resumed
 
@@ -54,11 +53,10 @@ def interrupt_and_resume(
 
 
 def test_sigterm_mid_run_resumes_without_a_repeated_or_missing_call(
-    judge_server, uninterrupted, tmp_path, figure
+    judge_server, uninterrupted, backend, tmp_path, request, figure
 ):
     expected, pristine = uninterrupted
-    db = tmp_path / "term.db"
-    shutil.copy(pristine, db)
+    db = store_copy(pristine, backend, tmp_path, request, "term.db")
     (code, out), out2, received, served = interrupt_and_resume(db, judge_server, signal.SIGTERM)
     assert code == 130 and "interrupted:" in out and "run the same command again to resume" in out
     assert len(received) == 40 and set(received.values()) == {1}  # none repeated
@@ -67,15 +65,16 @@ def test_sigterm_mid_run_resumes_without_a_repeated_or_missing_call(
     assert 12 <= done_before < 40
     assert judge_values(db) == expected
     figure(
-        f"judge run, SIGTERM after {done_before} of 40 calls and a resume: {sum(received.values())} calls received, "
+        f"judge run ({backend}), SIGTERM after {done_before} of 40 calls and a resume: {sum(received.values())} calls received, "
         f"{len(served)} answered, {sum(n - 1 for n in received.values())} repeated"
     )
 
 
-def test_sigkill_mid_run_loses_at_most_the_calls_in_flight(judge_server, uninterrupted, tmp_path):
+def test_sigkill_mid_run_loses_at_most_the_calls_in_flight(
+    judge_server, uninterrupted, backend, tmp_path, request
+):
     expected, pristine = uninterrupted
-    db = tmp_path / "kill.db"
-    shutil.copy(pristine, db)
+    db = store_copy(pristine, backend, tmp_path, request, "kill.db")
     (code, _), _, received, served = interrupt_and_resume(db, judge_server, signal.SIGKILL)
     assert code == -signal.SIGKILL
     repeated = [key for key, n in received.items() if n > 1]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from annotation.store import Store, StoreError
+from tests.conftest import HeldWriteLock
 
 
 def digest(path: Path) -> str:
@@ -155,3 +156,57 @@ def test_a_disk_io_error_at_open_is_reported_as_such(tmp_path, monkeypatch) -> N
         Store(path)
     assert "disk I/O error" in str(info.value)
     assert "not a Denominator database" not in str(info.value)
+
+
+# ---------------------------------------------------------------- the same on PostgreSQL
+
+
+@pytest.mark.postgres
+def test_postgresql_reads_never_wait_for_a_writer(postgres_server) -> None:
+    url = postgres_server.database()
+    with Store(url) as store:
+        store.import_queries({"q1": "what"})
+    lock = HeldWriteLock(url)
+    try:
+        started = time.monotonic()
+        with Store(url) as store:
+            counts = store.counts()
+        took = time.monotonic() - started
+    finally:
+        lock.release(commit=False)
+    assert counts["queries"] == 1
+    assert took < 1.0
+
+
+@pytest.mark.postgres
+def test_a_foreign_postgresql_database_is_refused_untouched(postgres_server) -> None:
+    import psycopg
+
+    url = postgres_server.database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE notes (id SERIAL PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO notes (body) VALUES ('keep me')")
+    with pytest.raises(StoreError, match="not a Denominator database .*notes"):
+        Store(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+        assert tables == {"notes"}  # nothing created
+        assert conn.execute("SELECT body FROM notes").fetchall() == [("keep me",)]
+
+
+@pytest.mark.postgres
+def test_a_newer_postgresql_schema_and_a_missing_guard_are_refused(postgres_server) -> None:
+    newer, guardless = postgres_server.database(), postgres_server.database()
+    for url in (newer, guardless):
+        Store(url).close()
+    with Store(newer) as store:
+        store.db.execute(
+            "INSERT INTO _migrations (migration_set, name, applied_at) VALUES ('denominator', 'm014_future', 'now')"
+        )
+    with pytest.raises(StoreError, match="newer Denominator.*m014_future"):
+        Store(newer)
+    with Store(guardless) as store:
+        store.db.execute("DROP TRIGGER labels_no_update ON labels")
+    with pytest.raises(StoreError, match="labels_no_update") as info:
+        Store(guardless)  # seen at once by this process, which had checked the schema before
+    assert "m013_settlements" in str(info.value)

@@ -224,11 +224,13 @@ def connect(url: str, wait: float) -> PgDatabase:
     by ``lock_timeout`` = ``wait``. Raises psycopg's errors (the store names them)."""
     import psycopg  # start-up: psycopg (~150 ms) only for a PostgreSQL store
 
-    connection = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(wait) or 1))
-    connection.adapters.register_loader("numeric", _number_loader())
+    # the session's settings travel with the connection request: no round trip of their own.
     # lock_timeout 0 means "wait forever" in PostgreSQL: the shortest wait is 1 ms
-    connection.execute(f"SET lock_timeout = {max(1, int(wait * 1000))}")
-    connection.execute("SET client_min_messages = warning")
+    options = f"-c lock_timeout={max(1, int(wait * 1000))} -c client_min_messages=warning"
+    connection = psycopg.connect(
+        url, autocommit=True, connect_timeout=max(1, int(wait) or 1), options=options
+    )
+    connection.adapters.register_loader("numeric", _number_loader())
     return PgDatabase(connection)
 
 
@@ -255,12 +257,16 @@ def triggers(db: PgDatabase) -> set[str]:
 
 def applied(db: PgDatabase, migration_set: str) -> tuple[str, ...]:
     """The migrations applied, in order; () when the table is not there."""
-    if MIGRATIONS_TABLE not in tables(db):
+    if not _exists(db, MIGRATIONS_TABLE):
         return ()
     rows = db.execute(
         f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? ORDER BY id", [migration_set]
     ).fetchall()
     return tuple(row[0] for row in rows)
+
+
+def _exists(db: PgDatabase, table: str) -> bool:
+    return db.execute("SELECT to_regclass(?) IS NOT NULL", [table]).fetchone()[0]
 
 
 def apply(db: PgDatabase, migration_set: str, migrations: Sequence[tuple[str, Any]], now: str) -> None:
