@@ -61,6 +61,7 @@ bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labe
 	$(PY) bench/agreement.py || fail=1; \
 	$(PY) bench/trace_import.py || fail=1; \
 	$(PY) bench/estimate.py || fail=1; \
+	$(PY) bench/store_load.py || fail=1; \
 	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py || fail=1; \
 	else echo "bench/browser.py skipped: /usr/bin/chromium missing"; fi; \
 	if [ $$fail = 1 ]; then echo "make bench: a target was missed (see above)"; fi; exit $$fail

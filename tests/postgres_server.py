@@ -52,7 +52,11 @@ def _free_port() -> int:
 class PostgresServer:
     """One server; :meth:`database` makes a new empty database and gives its URL."""
 
-    def __init__(self) -> None:
+    def __init__(self, durable: bool = False) -> None:
+        """``durable``: PostgreSQL's default fsync and commit settings (benchmarks); the tests run
+        without them (fsync, synchronous_commit and full_page_writes off: faster, no crash safety
+        needed for a throwaway server)."""
+        self.durable = durable
         self.root = Path(tempfile.mkdtemp(prefix="denominator-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
@@ -79,10 +83,9 @@ class PostgresServer:
             "UTF8",
             "--no-sync",
         )
-        options = (
-            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=300 "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=300"
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run(
             find_bin("pg_ctl"),
             "-D",

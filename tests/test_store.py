@@ -192,3 +192,23 @@ def test_write_errors_are_store_errors(tmp_path) -> None:
             store.import_queries({"q": "text"})
     with Store(path) as store:
         assert store.counts()["queries"] == 0
+
+
+@pytest.mark.postgres
+def test_the_tables_whose_insert_returns_its_id_are_the_schemas(pg_url) -> None:
+    """postgres.ID_TABLES (a one-row INSERT into them returns its id) is every table keyed by an
+    identity ``id`` column, and a returned id is the row's."""
+    from annotation.store import postgres
+
+    with Store(pg_url) as store:
+        rows = store.db.execute(
+            "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND column_name = 'id' AND is_identity = 'YES' AND table_name <> '_migrations'"
+        ).fetchall()
+        assert {r[0] for r in rows} == postgres.ID_TABLES
+        store.annotator_id("ann")
+        first = store.add_label(store.ensure_item("chunk", query_id=None, chunk_id=None), "ann", 2)
+        store.ensure_ids("queries", {"q"})
+        second = store.add_label(store.ensure_item("chunk", query_id="q"), "ann", 1)
+        assert (first, second) == (1, 2)
+        assert store.db.execute("SELECT id, value FROM labels ORDER BY id").fetchall() == [(1, 2), (2, 1)]

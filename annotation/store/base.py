@@ -451,8 +451,8 @@ class StoreBase:
         failures = self._failures()
         try:
             if self.dialect == "postgresql":
-                self.db.execute("BEGIN")
-                self.db.execute(f"SELECT pg_advisory_xact_lock({pg.WRITE_LOCK})")
+                # one round trip: the transaction and its turn (every write takes the one lock)
+                self.db.execute(f"BEGIN; SELECT pg_advisory_xact_lock({pg.WRITE_LOCK})")
             else:
                 self.db.conn.execute("BEGIN IMMEDIATE")
         except failures as exc:

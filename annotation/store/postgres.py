@@ -64,6 +64,25 @@ _IS_NOT = re.compile(r"\bIS\s+NOT\s+(?!NULL\b|DISTINCT\b|TRUE\b|FALSE\b)", re.IG
 _IS = re.compile(r"\bIS\s+(?!NOT\b|NULL\b|DISTINCT\b|TRUE\b|FALSE\b)", re.IGNORECASE)
 _LITERAL = re.compile(r"('(?:[^']|'')*')")
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+_INSERT_VALUES = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)\s*\([^)]*\)\s*VALUES\b", re.IGNORECASE)
+# the tables whose key is ``id INTEGER PRIMARY KEY`` (an identity column here): a one-row INSERT
+# into them returns its id (tests/test_store.py checks the list against the schema)
+ID_TABLES = frozenset(
+    (
+        "runs",
+        "items",
+        "annotators",
+        "labels",
+        "judge_labels",
+        "calibrations",
+        "label_sets",
+        "check_reports",
+        "sessions",
+        "imports",
+        "retirements",
+        "settlements",
+    )
+)
 _CREATE_TABLE = re.compile(r"^\s*(CREATE\s+TABLE|ALTER\s+TABLE)\b", re.IGNORECASE)
 
 
@@ -94,6 +113,9 @@ def translate(sql: str, with_params: bool) -> str:
     out = "".join(parts)
     if ignore:
         out = out.rstrip().rstrip(";") + " ON CONFLICT DO NOTHING"
+    insert = _INSERT_VALUES.match(out)
+    if insert and insert.group(1) in ID_TABLES and "RETURNING" not in out.upper():
+        out = out.rstrip().rstrip(";") + " RETURNING id"  # lastrowid, in the same round trip
     if _CREATE_TABLE.match(out):
         out = _column_types(out)
     return out
@@ -127,20 +149,23 @@ def _column_types(sql: str) -> str:
 
 
 class PgCursor:
-    """What the store reads of a cursor, as sqlite3's: rows as tuples, ``lastrowid`` (the
-    identity value the statement's INSERT drew, read only when asked), ``rowcount``."""
+    """What the store reads of a cursor, as sqlite3's: rows as tuples, ``lastrowid`` (the id a
+    one-row INSERT returned, else the identity value the statement drew, asked only when read),
+    ``rowcount``."""
 
-    def __init__(self, cursor: Any) -> None:
+    def __init__(self, cursor: Any, returns_id: bool = False) -> None:
         self._cursor = cursor
+        self._returned: tuple | None = cursor.fetchone() if returns_id else None
+        self._returns_id = returns_id
 
     def fetchone(self) -> tuple | None:
-        return self._cursor.fetchone() if self._cursor.description else None
+        return self._cursor.fetchone() if self._cursor.description and not self._returns_id else None
 
     def fetchall(self) -> list[tuple]:
-        return self._cursor.fetchall() if self._cursor.description else []
+        return self._cursor.fetchall() if self._cursor.description and not self._returns_id else []
 
     def __iter__(self) -> Iterator[tuple]:
-        return iter(self._cursor) if self._cursor.description else iter(())
+        return iter(self._cursor) if self._cursor.description and not self._returns_id else iter(())
 
     @property
     def rowcount(self) -> int:
@@ -148,10 +173,12 @@ class PgCursor:
 
     @property
     def description(self) -> Any:
-        return self._cursor.description
+        return None if self._returns_id else self._cursor.description
 
     @property
     def lastrowid(self) -> int | None:
+        if self._returns_id:  # None when an INSERT OR IGNORE added nothing
+            return int(self._returned[0]) if self._returned else None
         row = self._cursor.connection.execute("SELECT lastval()").fetchone()
         return int(row[0]) if row else None
 
@@ -175,7 +202,12 @@ class PgDatabase:
         if params is not None and not isinstance(params, Mapping):
             params = list(params)
         with self._named_errors():
-            return PgCursor(self._connection.execute(statement, params))
+            cursor = self._connection.execute(statement, params)
+            return PgCursor(
+                cursor,
+                returns_id=statement.endswith(" RETURNING id")
+                and not sql.rstrip().upper().endswith("RETURNING ID"),
+            )
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
         with self._named_errors():
