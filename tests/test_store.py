@@ -212,3 +212,12 @@ def test_the_tables_whose_insert_returns_its_id_are_the_schemas(pg_url) -> None:
         second = store.add_label(store.ensure_item("chunk", query_id="q"), "ann", 1)
         assert (first, second) == (1, 2)
         assert store.db.execute("SELECT id, value FROM labels ORDER BY id").fetchall() == [(1, 2), (2, 1)]
+
+
+def test_a_sqlite_prefix_names_the_same_file(tmp_path) -> None:
+    path = tmp_path / "p.db"
+    with Store(f"sqlite:{path}") as store:
+        store.import_queries({"q1": "one"})
+        assert store.path == str(path) and store.dialect == "sqlite"
+    with Store(f"sqlite:///{path}") as again, Store(path) as plain:
+        assert again.counts()["queries"] == plain.counts()["queries"] == 1
