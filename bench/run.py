@@ -248,7 +248,8 @@ def trec_eval_contender() -> Contender | None:
         return None
     from peer_pytrec_eval import MEASURES  # the same measures, by the same names
 
-    argv = [binary] + [a for m in sorted(MEASURES) for a in ("-m", m)]
+    # num_q: how many queries it averaged over (printed only when asked for, with -m)
+    argv = [binary] + [a for m in [*sorted(MEASURES), "num_q"] for a in ("-m", m)]
     return Contender("trec_eval", argv, parse=trec_eval_output, tolerance=5e-5)
 
 

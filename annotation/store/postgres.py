@@ -118,7 +118,71 @@ def translate(sql: str, with_params: bool) -> str:
         out = out.rstrip().rstrip(";") + " RETURNING id"  # lastrowid, in the same round trip
     if _CREATE_TABLE.match(out):
         out = _column_types(out)
+    elif _ORDER_BY.search(out):
+        out = _nulls_as_sqlite(out)
     return out
+
+
+_ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.IGNORECASE)
+_ENDS_ORDER = re.compile(
+    r"\b(LIMIT|OFFSET|FETCH|UNION|EXCEPT|INTERSECT|ON\s+CONFLICT|RETURNING)\b", re.IGNORECASE
+)
+
+
+def _nulls_as_sqlite(sql: str) -> str:
+    """Every ORDER BY term places NULL where SQLite does: first when ascending, last when
+    descending (PostgreSQL does the opposite). Terms are split at commas outside parentheses
+    and quotes; a term that says NULLS already, and a key that is never NULL, are left as they are."""
+    literals = [m.span() for m in _LITERAL.finditer(sql)]
+    out: list[str] = []
+    i = 0
+    while True:
+        found = _ORDER_BY.search(sql, i)
+        while found and any(a <= found.start() < b for a, b in literals):
+            found = _ORDER_BY.search(sql, found.end())
+        if not found:
+            out.append(sql[i:])
+            return "".join(out)
+        out.append(sql[i : found.end()])
+        depth, quoted, start, j = 0, False, found.end(), found.end()
+        terms: list[str] = []
+        while j < len(sql):
+            char = sql[j]
+            if char == "'":
+                quoted = not quoted
+            elif not quoted:
+                if char == "(":
+                    depth += 1
+                elif char == ")":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif char == ";" and depth == 0:
+                    break
+                elif char == "," and depth == 0:
+                    terms.append(sql[start:j])
+                    start = j + 1
+                elif depth == 0 and _ENDS_ORDER.match(sql, j) and (j == 0 or not sql[j - 1].isalnum()):
+                    break
+            j += 1
+        terms.append(sql[start:j])
+        out.append(",".join(_nulls_term(term) for term in terms))
+        i = j
+
+
+# keys that are never NULL: ordered by them, the order is the index's (a NULLS clause would
+# keep PostgreSQL from reading an index in order: the queue's next item by position, the newest
+# label by id)
+_NEVER_NULL = re.compile(r"^\s*(?:\w+\.)?(?:id|rowid|position)(?:\s+(?:ASC|DESC))?\s*$", re.IGNORECASE)
+
+
+def _nulls_term(term: str) -> str:
+    stripped = term.rstrip()
+    words = stripped.upper().split()
+    if not words or "NULLS" in words or _NEVER_NULL.match(stripped):
+        return term
+    tail = term[len(stripped) :]
+    return stripped + (" NULLS LAST" if words[-1] == "DESC" else " NULLS FIRST") + tail
 
 
 def _column_types(sql: str) -> str:
