@@ -33,6 +33,7 @@ from annotation.imports_ui import (
 from annotation.pooling import KINDS, pool, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, Store, StoreError
+from annotation.store.postgres import shown_url
 
 __all__ = ["render_data_page", "import_uploads", "UPLOADS"]
 
@@ -132,7 +133,7 @@ def render_overview() -> list[dict[str, Any]]:
     except StoreError as exc:
         st.error(md(exc))
         return []
-    st.caption(f"Database: {md(_db_path())}")
+    st.caption(f"Database: {md(shown_url(_db_path()))}")  # a URL without its credentials
     st.subheader("What the store holds")
     st.table([{"table": table, "rows": n} for table, n in counts.items()])
     if retired:

@@ -89,3 +89,20 @@ def test_null_order_text_order_and_numbers_match_sqlite(db_at) -> None:
         assert texts == ["x", "x", "x", "x", "x", None]
         total, mean = store.db.execute("SELECT sum(length(id)), avg(length(id)) FROM queries").fetchone()
         assert (total, type(total), mean, type(mean)) == (6, int, 1.0, float)
+
+
+@pytest.mark.postgres
+def test_the_data_page_never_shows_the_databases_password(postgres_server, monkeypatch) -> None:
+    """The tests' server trusts local connections, so a URL with any password opens it: the Data
+    page names the database without the credentials."""
+    from annotation.__main__ import build_demo
+    from tests.conftest import page_test, page_text
+
+    url = postgres_server.database().replace("postgres@", "postgres:s3cret-pw@")
+    build_demo(url)
+    monkeypatch.setenv("DENOMINATOR_DB", url)
+    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    assert not at.exception
+    text = page_text(at)
+    assert "Database: postgresql://***@127.0.0.1:" in text
+    assert "s3cret" not in text and "s3cret" not in str(at)
