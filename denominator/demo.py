@@ -72,8 +72,9 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
                 + f", reviewed for week {reviewed['week']}"
             )
         counts = store.counts()
+        shown = store.path  # a URL without its credentials
     return (
-        f"demo database {db_path}: {counts['chunks']} chunks, {counts['queries']} queries, "
+        f"demo database {shown}: {counts['chunks']} chunks, {counts['queries']} queries, "
         f"{report['items_added']} new chunk items for ann and bob ({report['doubly_assigned']} shared), "
         f"{counts['traces']} traces to grade, {pairs['added']} new answer pairs to compare; "
         "earlier labels by cat and dan on the top 10 of q_faw and q_store, and cat's faithfulness "
