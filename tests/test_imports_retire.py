@@ -270,6 +270,22 @@ def test_retire_a_takes_it_out_of_counts_queues_metrics_exports_and_review(two, 
     assert (n, answers) == (5, 5) and kappa == pytest.approx(12 / 17)
 
 
+def test_the_judge_list_counts_answers_on_live_items(two) -> None:
+    """judge list (store.judges) counts a judge's current answers on live items, as the review
+    does; the rows stored (paid for) stay."""
+    store, _ = two
+
+    def counts():
+        (judge,) = [j for j in store.judges() if j["fingerprint"] == JUDGE]
+        return judge["labels"], judge["rows"]
+
+    assert counts() == (5, 5)
+    store.retire_import(1, "eve", "wrong corpus")
+    assert counts() == (2, 5)  # A's 3 items left the count, as they left the review
+    store.restore_import(1, "eve")
+    assert counts() == (5, 5)
+
+
 def test_retire_b_leaves_a_whole(two) -> None:
     store, items = two
     store.retire_import(2, "eve")

@@ -235,7 +235,9 @@ class Judges(StoreBase):
     def judges(self) -> list[dict[str, Any]]:
         """Every judge, oldest first, with its settings, name, ``version`` (int), ``current`` (the
         newest version of its name), ``changed`` (setting keys that differ from the version before;
-        [] for version 1) and counts: labels (current values), errors, tokens, rows."""
+        [] for version 1) and counts: labels (current values on live items: a retired import's
+        items are in no review), errors, tokens, rows (every row stored: errors and tokens were
+        paid for, retired or not)."""
         return self._judge_rows()
 
     def judge_versions(self, name: str) -> list[dict[str, Any]]:
@@ -248,10 +250,11 @@ class Judges(StoreBase):
         rows = self.db.execute(
             f"""SELECT j.fingerprint, j.name, j.version, j.kind, j.rubric, j.model, j.endpoint, j.settings,
                       j.created_at,
-                      count(DISTINCT CASE WHEN l.value IS NOT NULL
+                      count(DISTINCT CASE WHEN l.value IS NOT NULL AND {live_item("i")}
                             THEN l.item_id || '/' || ifnull(l.ab_order, '') || '/' || l.repeat END),
                       count(l.error), sum(l.tokens_in), sum(l.tokens_out), count(l.id)
-               FROM judges j LEFT JOIN judge_labels l ON l.fingerprint = j.fingerprint {where}
+               FROM judges j LEFT JOIN judge_labels l ON l.fingerprint = j.fingerprint
+               LEFT JOIN items i ON i.id = l.item_id {where}
                GROUP BY j.fingerprint ORDER BY j.created_at, j.rowid""",
             params,
         ).fetchall()
