@@ -21,10 +21,15 @@ from annotation.store.postgres import shown_url, translate
         ),
         (
             "INSERT INTO labels (item_id, value) VALUES (?, ?)",
-            "INSERT INTO labels (item_id, value) VALUES (%s, %s) RETURNING id",
+            # the next id as SQLite's rowid (max + 1, under the write lock), returned at once
+            "INSERT INTO labels (id, item_id, value) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM labels), %s, %s)"
+            " RETURNING id",
         ),
         ("SELECT ifnull(a, '') FROM t", "SELECT coalesce(a, '') FROM t"),
-        ("SELECT 1 WHERE instr(lower(a), lower(?)) > 0", "SELECT 1 WHERE strpos(lower(a), lower(%s)) > 0"),
+        (  # lower() of a parameter changes ASCII letters only, as SQLite's and the C-collated columns'
+            "SELECT 1 WHERE instr(lower(a), lower(?)) > 0",
+            'SELECT 1 WHERE strpos(lower(a), lower(CAST(%s AS TEXT) COLLATE "C")) > 0',
+        ),
         (
             "SELECT 1 WHERE m.ab_order IS l.ab_order",
             "SELECT 1 WHERE m.ab_order IS NOT DISTINCT FROM l.ab_order",

@@ -36,7 +36,7 @@ class Corpus(StoreBase):
 
     def chunks_with_text(self, by_id: bool = False) -> dict[str, str]:
         """chunk id -> text of every chunk stored with a text: in the table's order, or by id."""
-        order = " ORDER BY id" if by_id else ""
+        order = " ORDER BY id" if by_id else " ORDER BY rowid"  # said: both backends the same order
         return dict(
             self.db.execute(
                 f"SELECT id, text FROM chunks WHERE text IS NOT NULL AND {live('id', 'chunks')}{order}"

@@ -83,6 +83,7 @@ ID_TABLES = frozenset(
         "settlements",
     )
 )
+_LOWER_PARAM = re.compile(r"\blower\(\s*\?\s*\)", re.IGNORECASE)
 _CREATE_TABLE = re.compile(r"^\s*(CREATE\s+TABLE|ALTER\s+TABLE)\b", re.IGNORECASE)
 
 
@@ -94,6 +95,7 @@ def translate(sql: str, with_params: bool) -> str:
     literals are left as they are; a statement holding a ``$$`` body (a function) is run as written."""
     if "$$" in sql:
         return sql
+    sql = _LOWER_PARAM.sub('lower(CAST(? AS TEXT) COLLATE "C")', sql)  # ASCII letters only, as SQLite
     parts = _LITERAL.split(sql)
     ignore = bool(_INSERT_OR_IGNORE.match(parts[0]))
     for i in range(0, len(parts), 2):  # the parts outside string literals
@@ -115,7 +117,7 @@ def translate(sql: str, with_params: bool) -> str:
         out = out.rstrip().rstrip(";") + " ON CONFLICT DO NOTHING"
     insert = _INSERT_VALUES.match(out)
     if insert and insert.group(1) in ID_TABLES and "RETURNING" not in out.upper():
-        out = out.rstrip().rstrip(";") + " RETURNING id"  # lastrowid, in the same round trip
+        out = _next_id(out, insert.group(1)).rstrip().rstrip(";") + " RETURNING id"  # lastrowid, same trip
     if _CREATE_TABLE.match(out):
         out = _column_types(out)
     elif _ORDER_BY.search(out):
@@ -183,6 +185,24 @@ def _nulls_term(term: str) -> str:
         return term
     tail = term[len(stripped) :]
     return stripped + (" NULLS LAST" if words[-1] == "DESC" else " NULLS FIRST") + tail
+
+
+def _next_id(sql: str, table: str) -> str:
+    """A new row's id as SQLite's rowid gives it, the highest id plus one, drawn under the write
+    lock every write holds (a sequence would leave a gap behind a rolled-back write or an upsert
+    that updated: an import refused, then the next import numbered 2 on PostgreSQL and 1 on
+    SQLite). An INSERT that names its id (``migrate``) is left as it is."""
+    columns = sql[sql.index("(") + 1 : sql.index(")")]
+    if re.search(r"(^|,)\s*id\s*(,|$)", columns):
+        return sql
+    head = re.sub(r"^(\s*INSERT\s+INTO\s+\w+\s*)\(", r"\1(id, ", sql, count=1, flags=re.IGNORECASE)
+    return re.sub(
+        r"\bVALUES\s*\(",
+        f"VALUES ((SELECT coalesce(max(id), 0) + 1 FROM {table}), ",
+        head,
+        count=1,
+        flags=re.IGNORECASE,
+    )
 
 
 def _column_types(sql: str) -> str:
