@@ -318,7 +318,6 @@ class StoreBase:
 
         self.dialect = "postgresql"
         self.path = pg.shown_url(url)  # what messages print: never the password
-        self._url = url
         try:
             self.db = pg.connect(url, self.wait)
         except psycopg.Error as exc:
@@ -376,7 +375,7 @@ class StoreBase:
         change of table, index or trigger moves it) and its applied migrations. On PostgreSQL: the
         database's URL and its applied migrations."""
         if self.dialect == "postgresql":  # no schema version: the guards present stand in for it
-            return (self._url, applied, frozenset(pg.triggers(self.db)))
+            return (self.location, applied, frozenset(pg.triggers(self.db)))
         stat = os.stat(self.path)
         version = self.db.conn.execute("PRAGMA schema_version").fetchone()[0]
         return (stat.st_dev, stat.st_ino, version, applied)
