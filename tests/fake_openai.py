@@ -108,6 +108,14 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # the default listen backlog of 5 resets bursts of concurrent connects
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up mid-reply (a judge that stopped at a 307, or was killed) is not
+        the server's error: say nothing (socketserver would print a traceback on stderr, where a
+        test reads the CLI's one line). Anything else is printed as before."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Reply(Exception):
     """An HTTP error reply, raised inside the handler."""
