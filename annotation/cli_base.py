@@ -104,14 +104,12 @@ Access = Literal["read", "write", "create"]
 
 
 def shown_db(path: str) -> str:
-    """The database as a person reads it: a bare file name as ``./name`` (so it is plainly a
-    file of the current folder), the user and password of a URL replaced by ``***``."""
-    if "://" in path:
-        # start-up: the store's package, which the command is about to open anyway
-        from annotation.store.postgres import shown_url
+    """The database as a person reads it (:func:`annotation.store.shown_location`): ``./name`` for a
+    bare file name, the user and password of a URL replaced by ``***``."""
+    # start-up: the store's package, which the command is about to open anyway
+    from annotation.store import shown_location
 
-        return shown_url(path)
-    return path if os.path.dirname(path) else os.path.join(".", path)
+    return shown_location(path)
 
 
 @contextmanager

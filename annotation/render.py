@@ -54,11 +54,16 @@ def num(value: float | None, digits: int = 3, medium: Medium = "table") -> str:
 
 def decisive(value: float | None, *bars: float, digits: int = 3, medium: Medium = "table") -> str:
     """The figure with enough digits that its comparison with each bar reads right: 0.5996 against
-    a bar of 0.6 prints ``0.5996``, not ``0.600`` (a verdict compares the unrounded value)."""
+    a bar of 0.6 prints ``0.5996``, not ``0.600`` (a verdict compares the unrounded value); a figure
+    equal to its bar prints as the bar does (0.6875 against 0.6875, not ``0.688``)."""
     if is_undefined(value):
         return UNDEFINED[medium]
+
+    def side(x: float, bar: float) -> int:
+        return (x > bar) - (x < bar)
+
     text = f"{value:.{digits}f}"
-    while digits < 12 and any(value != bar and float(text) == bar for bar in bars):
+    while digits < 12 and any(side(float(text), bar) != side(value, bar) for bar in bars):
         digits += 1
         text = f"{value:.{digits}f}"
     return text

@@ -28,6 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import pyarrow as pa
@@ -44,6 +45,17 @@ from annotation.model import Run
 from calibration.audit import REPEAT_RULE, InvalidAudit, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.cli_args import build_parser
+from calibration.gate import (
+    NoStore,
+    check_data,
+    check_store,
+    diff_checks,
+    file_digest,
+    history_data,
+    load_policy,
+    record_check,
+    verdict_settings,
+)
 from calibration.metrics import InvalidMeasure
 from calibration.policy import InvalidPolicy
 from calibration.report import (
@@ -62,37 +74,25 @@ from calibration.report import (
     review_text,
 )
 from calibration.run_file import evaluate_run_file
-from calibration.verdict import (
-    NOISY_GONE,
-)
+from calibration.verdict import NOISY_GONE, sample_note
 from calibration.workflows import (
     POSITION_KEYS,
     InvalidInput,
     NothingToEvaluate,
     agree_files,
     audit_data,
-    check_data,
     compare_runs,
     coverage_of,
-    diff_checks,
     estimate_data,
     evaluate_run,
-    file_digest,
-    history_data,
-    kappa_bar,
-    load_policy,
     position_file,
     ppi_files,
-    record_check,
 )
 
 
 def _verdict_settings(args: argparse.Namespace) -> tuple[float, str]:
-    """The verdict's bar and statistic: ``--trusted`` / ``--statistic``, else the policy's
-    (the rule ``kappa`` of ``check`` and its ``kappa_statistic``), else the defaults."""
-    policy = load_policy(args.policy)
-    bar = float(args.trusted) if args.trusted is not None else kappa_bar(policy)
-    return bar, args.statistic or policy.kappa_statistic
+    """The verdict's bar and statistic (:func:`calibration.gate.verdict_settings`)."""
+    return verdict_settings(load_policy(args.policy), args.trusted, args.statistic)
 
 
 def _judgments(path: str) -> Qrels:
@@ -229,9 +229,14 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
 
 def run_check(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the store (sqlite-utils), only when the check reads it
-    from annotation.store import StoreError
+    from annotation.store import Store, StoreError
 
     policy = load_policy(args.policy, args.rule)
+    if args.name and not args.record:
+        raise UsageError("python -m calibration check: --name goes with --record")
+    if args.no_store and (args.db or args.with_store or args.record):
+        given = "--db" if args.db else ("--with-store" if args.with_store else "--record")
+        raise UsageError(f"python -m calibration check: --no-store leaves the store out; {given} needs it")
     qrels = _judgments(args.qrels)
     run = read_ranked(args.run)
     inputs = dict(
@@ -240,26 +245,33 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
         fetch_depth=args.fetch_depth,
         corpus_size=args.corpus_size,
         corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
+        missing=args.missing,
         run_name=args.run,
         qrels_name=args.qrels,
     )
-    if args.name and not args.record:
-        raise UsageError("python -m calibration check: --name goes with --record")
-    recorded = None
+    # one rule with the page: --db, else $DENOMINATOR_DB, else ./denominator.db when it is there
     try:
-        if args.db or args.with_store or args.record:
-            # --record keeps the report (a missing file is created); --db, --with-store only read
-            with open_store(args.db, "create" if args.record else "read") as store:
-                with_store = bool(args.db or args.with_store)
-                report = check_data(
-                    qrels, run, args.k[0], args.min_grade, store=store if with_store else None, **inputs
-                )
-                if args.record:
-                    name = args.name or os.path.basename(args.run)
-                    recorded = record_check(store, report, name, qrels, file_digest(args.run))
-                    print(f"recorded check {recorded} of {name!r} in {store.path}", file=sys.stderr)
-        else:
-            report = check_data(qrels, run, args.k[0], args.min_grade, **inputs)
+        path = check_store(args.db, no_store=args.no_store)
+    except NoStore:
+        if not args.record:  # --record creates the store it names
+            raise
+        path = None
+    if path is not None:
+        opened: Any = Store(path)
+    elif args.with_store or args.record:  # --record creates the default file; --with-store needs one
+        opened = open_store(args.db, "create" if args.record else "read")
+    else:
+        opened = nullcontext(None)
+    try:
+        with opened as store:
+            why = "no store: --no-store" if args.no_store else None
+            report = check_data(
+                qrels, run, args.k[0], args.min_grade, store=store, store_reason=why, **inputs
+            )
+            if args.record:
+                name = args.name or os.path.basename(args.run)
+                recorded = record_check(store, report, name, qrels, file_digest(args.run))
+                print(f"recorded check {recorded} of {name!r} in {report['store']}", file=sys.stderr)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     code = 0 if report["passed"] else 1
@@ -355,6 +367,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
         with open_store(args.db, "write") as store:  # the review is saved (the trend's next point)
             drawn = None
             if args.sample:
+                say_notes([sample_note(args.sample)] if sample_note(args.sample) else [])
                 names = [a for a in (args.annotators or "").split(",") if a]
                 drawn = draw_sample(
                     store, args.week, n=args.sample, annotators=names, seed=args.seed, overlap=args.overlap

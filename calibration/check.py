@@ -3,21 +3,29 @@
 Per query, the seven figures the essay names (fetch recall, keep recall, RR,
 nDCG@k, |Rel|, k, label coverage) with the audit's findings and the
 diagnosis in words; the summary over queries; every rule of the policy
-(:mod:`calibration.policy`) with passed / failed and the queries or judges that
-failed it. A rule that cannot be evaluated (no stage-1 figure, no corpus, no
-store, no judge) is listed with ``passed: None`` and its reason, never as
-passed; the report passes when no rule failed.
+(:mod:`calibration.policy`) with passed / failed / warning and the queries or
+judges behind it. A rule that cannot be evaluated (no stage-1 figure, no
+corpus, no store, no judge) is listed with ``passed: None`` and its reason,
+never as passed; the report passes when no rule failed.
 
-Diagnosis (bars in the policy's ``diagnosis`` section; keep recall is read as
-a share of its ceiling min(1, k/|Rel|), so a query with more relevant
-documents than k is not blamed for what no ranking can reach):
+Judge rules (``kappa``, ``faithfulness``) read an interval one way: passed
+when its lower end meets the bar, failed when its upper end does not; a figure
+not shown (undecided between the two, uncalibrated, undefined) fails the rule
+too, with about how many more human-labelled items would decide it, unless the
+policy says ``undecided: warn`` (a warning, listed, that fails no build).
 
-- ``loss_at_cut``: stage-1 recall meets its bar, keep recall does not: the
-  reranker or keep-n drops what fetch found;
-- ``ranking_weak``: keep recall meets its bar, nDCG@k or RR is low: the order
-  within the kept set;
-- ``retrieval_weak``: keep recall low and the order low too, or stage 1 itself
-  below its bar: chunking, embeddings or fetch depth;
+Diagnosis: a query carries every code that applies, each with its own
+evidence in words.
+
+- ``loss_at_cut``: the kept top k holds fewer relevant documents than stage 1
+  found and k could hold (keep hits < min(stage-1 hits, k), i.e. keep recall <
+  min(stage-1 recall, the ceiling min(1, k/|Rel|))): the reranker or keep-n drops
+  what fetch found;
+- ``ranking_weak``: nDCG@k or RR below the policy's ``diagnosis`` bars, whatever
+  the recall: the order;
+- ``retrieval_weak``: stage 1 is known and its recall is not what
+  ``stage1_recall`` asks: chunking, embeddings or fetch depth. Without a
+  stage-1 figure no code claims the cause is retrieval;
 - ``labels_thin``: judged@k or label coverage below its bar: the numbers rest
   on few labels.
 
@@ -38,8 +46,18 @@ from annotation.render import num
 from calibration.metrics import Evaluation
 from calibration.policy import MIN_QUERIES, Bar, Policy, few_queries_note
 from calibration.results import AuditReport
+from calibration.verdict import labels_to_decide
 
-__all__ = ["DIAGNOSES", "check_report", "diagnosis_text", "wilson", "decisive"]
+__all__ = [
+    "DIAGNOSES",
+    "check_report",
+    "diagnosis_text",
+    "wilson",
+    "decisive",
+    "judge_name",
+    "kappa_entry",
+    "faithfulness_entry",
+]
 
 DIAGNOSES = ("loss_at_cut", "ranking_weak", "retrieval_weak", "labels_thin")
 FIGURES = ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "k", "label_coverage")
@@ -72,30 +90,29 @@ def _mean(values: Sequence[float | None]) -> tuple[float | None, int]:
     return (sum(defined) / len(defined) if defined else None), len(values) - len(defined)
 
 
+def _defined(value: float | None) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
 def _diagnose(q: Mapping[str, Any], policy: Policy) -> list[str]:
+    """Every code of :data:`DIAGNOSES` that applies to one query (see the module docstring)."""
     d = policy.diagnosis
     codes: list[str] = []
-    share = q.get("share_of_ceiling")
-    stage1_bar = policy.bar("stage1_recall")
-    fetch = q.get("fetch_recall")
-    stage1_ok = None if fetch is None or stage1_bar is None else stage1_bar.holds(fetch)
-    if share is not None:
-        recall_low = share < d.recall_share
-        order_low = (q.get("ndcg") is not None and q["ndcg"] < d.ndcg) or (
-            q.get("rr") is not None and q["rr"] < d.rr
-        )
-        if recall_low and stage1_ok:
-            codes.append("loss_at_cut")
-        elif recall_low and (order_low or stage1_ok is False):
-            codes.append("retrieval_weak")
-        elif not recall_low and order_low:
-            codes.append("ranking_weak")
+    fetch_hits, hits, rel, k = q.get("fetch_hits"), q.get("distinct_hits"), q.get("rel", 0), q["k"]
+    if fetch_hits is not None and hits is not None and rel > 0 and hits < min(fetch_hits, k):
+        codes.append("loss_at_cut")
+    ndcg, rr = q.get("ndcg"), q.get("rr")
+    if (_defined(ndcg) and ndcg < d.ndcg) or (_defined(rr) and rr < d.rr):
+        codes.append("ranking_weak")
+    stage1_bar, fetch = policy.bar("stage1_recall"), q.get("fetch_recall")
+    if stage1_bar is not None and _defined(fetch) and not stage1_bar.holds(fetch):
+        codes.append("retrieval_weak")
     judged_bar, coverage_bar = policy.bar("judged_at_k"), policy.bar("label_coverage")
     thin = (
-        judged_bar is not None and q.get("judged_at_k") is not None and not judged_bar.holds(q["judged_at_k"])
+        judged_bar is not None and _defined(q.get("judged_at_k")) and not judged_bar.holds(q["judged_at_k"])
     ) or (
         coverage_bar is not None
-        and q.get("label_coverage") is not None
+        and _defined(q.get("label_coverage"))
         and not coverage_bar.holds(q["label_coverage"])
     )
     if thin:
@@ -103,40 +120,68 @@ def _diagnose(q: Mapping[str, Any], policy: Policy) -> list[str]:
     return codes
 
 
-def diagnosis_text(code: str, q: Mapping[str, Any], policy: Policy) -> str:
-    """The diagnosis in words, with its figures and what the essay says to try next."""
+def _bar_of(policy_json: Mapping[str, Any], rule: str) -> Bar | None:
+    """A rule's bar back from a report's policy (``"> 0.95"``), None when off or not a figure."""
+    text = (policy_json.get("rules") or {}).get(rule)
+    if not text:
+        return None
+    op, _, value = str(text).partition(" ")
+    try:
+        return Bar(op, float(value))
+    except ValueError:
+        return None
+
+
+def diagnosis_text(code: str, q: Mapping[str, Any], policy_json: Mapping[str, Any]) -> str:
+    """One code of one query in words, with the figures that put it there and what the essay says
+    to try next. ``policy_json``: the report's ``policy`` (the bars it was held to)."""
     k = q.get("k")
     f = lambda v: num(v, 3, "prose")  # noqa: E731
     if code == "loss_at_cut":
+        fit = min(q["fetch_hits"], k)
         return (
-            f"stage-1 recall {f(q['fetch_recall'])} meets its bar ({policy.bar('stage1_recall')}), recall@{k} "
-            f"{f(q['keep_recall'])} is {f(q['share_of_ceiling'])} of its ceiling {f(q['recall_ceiling'])} "
-            f"(bar {policy.diagnosis.recall_share:g}): the reranker or keep-n drops what fetch found; "
-            "try a stronger reranker or keep more than k"
+            f"the kept top {k} holds {q['distinct_hits']} of the {q['fetch_hits']} relevant chunks stage 1 "
+            f"found, and {fit} would fit (recall@{k} {f(q['keep_recall'])} against stage-1 recall "
+            f"{f(q['fetch_recall'])}, ceiling {f(q['recall_ceiling'])}): the reranker or keep-n drops what "
+            "fetch found; try a stronger reranker or keep more than k"
         )
     if code == "ranking_weak":
-        return (
-            f"recall@{k} {f(q['keep_recall'])} meets its bar but nDCG@{k} {f(q['ndcg'])} or RR {f(q['rr'])} "
-            f"is low (bars {policy.diagnosis.ndcg:g} / {policy.diagnosis.rr:g}): the order within the kept set; "
-            "look at the reranker"
-        )
+        d = policy_json.get("diagnosis") or {}
+        low = []
+        for name, key, bar in ((f"nDCG@{k}", "ndcg", d.get("ndcg", 0.5)), ("RR", "rr", d.get("rr", 0.5))):
+            value = q.get(key)
+            if _defined(value) and value < bar:
+                low.append(f"{name} {render_decisive(value, bar, medium='prose')} is below {bar:g}")
+        return " and ".join(low) + ": the order within the kept set; look at the reranker"
     if code == "retrieval_weak":
+        bar = _bar_of(policy_json, "stage1_recall")
+        shown = decisive(q["fetch_recall"], bar) if bar is not None else f(q["fetch_recall"])
+        hits = f" ({q['fetch_hits']} of {q['rel']})" if q.get("fetch_hits") is not None else ""
         return (
-            f"recall@{k} {f(q['keep_recall'])} ({f(q['share_of_ceiling'])} of its ceiling) and nDCG@{k} "
-            f"{f(q['ndcg'])} are both low"
-            + (f", stage 1 finds {f(q['fetch_recall'])}" if q.get("fetch_recall") is not None else "")
-            + ": look at chunking, embeddings or fetch depth"
+            f"stage-1 recall {shown}{hits} is not {bar}: what the fetch misses no reranker can recover; "
+            "look at chunking, embeddings or fetch depth"
         )
     if code == "labels_thin":
-        return (
-            f"judged@{k} {f(q.get('judged_at_k'))}, label coverage {f(q.get('label_coverage'))}: the numbers rest "
-            "on few labels; label more (pool several systems)"
-        )
+        parts = []
+        for figure, rule, name in (
+            ("judged_at_k", "judged_at_k", f"judged@{k}"),
+            ("label_coverage", "label_coverage", "label coverage"),
+        ):
+            bar, value = _bar_of(policy_json, rule), q.get(figure)
+            if bar is not None and _defined(value) and not bar.holds(value):
+                parts.append(f"{name} {decisive(value, bar)} is not {bar}")
+        return " and ".join(parts) + ": the numbers rest on few labels; label more (pool several systems)"
     return code
 
 
 def _query_rule(
-    name: str, policy: Policy, queries: Mapping[str, Mapping[str, Any]], figure: str, k: int
+    name: str,
+    policy: Policy,
+    queries: Mapping[str, Mapping[str, Any]],
+    figure: str,
+    k: int,
+    missing: Sequence[str] = (),
+    scored_zero: bool = False,
 ) -> dict[str, Any]:
     rule = policy.rule(name)
     entry: dict[str, Any] = {
@@ -155,6 +200,14 @@ def _query_rule(
         }
     if bar is None:
         return {**entry, "passed": None, "queries": [], "reason": "off (no bar set)"}
+    if name == "all_queries":
+        evaluated = len(queries) + (0 if scored_zero else len(missing))
+        out = {**entry, "passed": not missing, "queries": list(missing), "evaluated": evaluated}
+        if scored_zero and missing:
+            out["passed"] = True
+            out["queries"] = []
+            out["scored_zero"] = list(missing)
+        return out
     failing: list[str] = []
     evaluated = 0
     for qid, q in queries.items():
@@ -171,7 +224,7 @@ def _query_rule(
             failing.append(qid)
     if not evaluated:
         reasons = {
-            "stage1_recall": "no stage-1 figure: give --fetch-run or --fetch-depth",
+            "stage1_recall": "no stage-1 figure: the run is no deeper than k; give --fetch-run or --fetch-depth",
             "label_coverage": "label coverage unknown: give --corpus or --corpus-size",
         }
         return {
@@ -186,8 +239,15 @@ def _query_rule(
     return out
 
 
+OUTCOME_PASSED = {"passed": True, "failed": False, "warning": None}
+
+
 def _judge_rule(
-    name: str, policy: Policy, entries: Sequence[Mapping[str, Any]] | None, why_none: str
+    name: str,
+    policy: Policy,
+    entries: Sequence[Mapping[str, Any]] | None,
+    why_none: str,
+    superseded: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     rule = policy.rule(name)
     bar = rule.bar_for(policy.corpus)
@@ -197,45 +257,93 @@ def _judge_rule(
         "scope": "judge",
         "source": rule.source,
         "queries": [],
+        "superseded": [dict(s) for s in superseded],
     }
     if bar is None:
-        return {**entry, "passed": None, "judges": [], "reason": "off (no bar set)"}
+        return {
+            **entry,
+            "passed": None,
+            "status": "not evaluated",
+            "judges": [],
+            "reason": "off (no bar set)",
+        }
     if entries is None or not entries:
-        return {**entry, "passed": None, "judges": [], "reason": why_none}
+        return {**entry, "passed": None, "status": "not evaluated", "judges": [], "reason": why_none}
     judged = [dict(e) for e in entries]
-    verdicts = [e["passed"] for e in judged]
-    passed = False if False in verdicts else (True if all(v is True for v in verdicts) else None)
-    out = {**entry, "passed": passed, "judges": judged}
-    if passed is None:
-        out["reason"] = "; ".join(f"{e['judge']}: {e['reason']}" for e in judged if e["passed"] is None)
-    return out
+    outcomes = [e["outcome"] for e in judged]
+    status = "failed" if "failed" in outcomes else ("warning" if "warning" in outcomes else "passed")
+    return {**entry, "passed": OUTCOME_PASSED[status], "status": status, "judges": judged}
+
+
+def _unshown(policy_undecided: str) -> str:
+    """The outcome of a figure not shown: ``failed`` unless the policy says ``undecided: warn``."""
+    return "warning" if policy_undecided == "warn" else "failed"
 
 
 def faithfulness_entry(
-    name: str, rate: float | None, ci: Sequence[float] | None, n: int, bar: Bar, how: str
+    name: str,
+    rate: float | None,
+    ci: Sequence[float] | None,
+    n: int,
+    bar: Bar,
+    how: str,
+    undecided: str = "fail",
 ) -> dict[str, Any]:
-    """One source of a faithfulness pass rate held to its bar: passed when the interval's lower end
-    meets the bar, failed when the estimate does not, undecided (None) in between."""
+    """One source of a faithfulness pass rate held to its bar, read as ``kappa`` reads its interval:
+    passed when the interval's lower end meets the bar, failed when its upper end does not; in between
+    it is undecided (not shown): failed, or a warning under ``undecided: warn``, with about how many
+    more human-labelled items would decide it."""
     out: dict[str, Any] = {"judge": name, "rate": rate, "ci": list(ci) if ci else None, "n": n, "how": how}
-    if rate is None:
-        return {**out, "passed": None, "reason": f"no pass rate ({how})"}
-    if not bar.holds(rate):
-        return {**out, "passed": False, "reason": f"{decisive(rate, bar)} is not {bar}"}
-    if ci is None or bar.holds(ci[0]):
-        return {**out, "passed": True, "reason": None}
+    if rate is None or not ci:
+        return {
+            **out,
+            "outcome": _unshown(undecided),
+            "verdict": "undefined",
+            "reason": f"no pass rate with an interval ({how}): not shown",
+        }
+    shown = decisive(rate, bar)
+    low, high = decisive(ci[0], bar), decisive(ci[1], bar)
+    if bar.holds(ci[0]):
+        return {**out, "outcome": "passed", "verdict": "shown above", "reason": None}
+    if not bar.holds(ci[1]):
+        return {
+            **out,
+            "outcome": "failed",
+            "verdict": "shown below",
+            "reason": f"{shown}, its interval [{low}, {high}] is below {bar}",
+        }
+    more = labels_to_decide(rate, ci, n, bar.value)
     return {
         **out,
-        "passed": None,
-        "reason": f"{decisive(rate, bar)} meets {bar} but its interval reaches {ci[0]:.3f}: not shown, label more",
+        "outcome": _unshown(undecided),
+        "verdict": "undecided",
+        "more_labels": more,
+        "reason": f"undecided: {shown} but its interval [{low}, {high}] reaches {bar}"
+        + (f"; about {more} more human-labelled items would decide it" if more else ""),
     }
 
 
-def kappa_entry(judge: Mapping[str, Any], bar: Bar) -> dict[str, Any]:
-    """One judge's calibration verdict held to the kappa rule (the review's verdict at the bar)."""
+def judge_name(judge: Mapping[str, Any]) -> str:
+    """How a report names a judge: name and version, the fingerprint beside (and the rubric when the
+    name does not say it): ``gpt-4o-mini/relevance v2 (0b187b4953d3d59a)``; an unnamed one by
+    fingerprint."""
+    fingerprint = str(judge.get("fingerprint") or "")[:16]
+    if judge.get("name"):
+        rubric = "" if judge["rubric"] in judge["name"] else f", {judge['rubric']}"
+        return f"{judge['name']} v{judge.get('version', 1)} ({fingerprint}{rubric})"
+    return f"judge {fingerprint} ({judge.get('model') or judge.get('kind')}, {judge['rubric']})"
+
+
+def kappa_entry(judge: Mapping[str, Any], bar: Bar, undecided: str = "fail") -> dict[str, Any]:
+    """One judge's calibration verdict held to the kappa rule (the review's verdict at the bar):
+    trusted passes, not trusted fails; undecided, uncalibrated and undefined are not shown: they fail,
+    or warn under ``undecided: warn``, with the deciding kappa, its interval and n beside."""
     consensus = judge.get("consensus") or {}
     kappa, n, ci = consensus.get("kappa"), consensus.get("n", 0), consensus.get("ci")
     out: dict[str, Any] = {
-        "judge": judge.get("name") or judge["fingerprint"][:16],
+        "judge": judge_name(judge),
+        "name": judge.get("name"),
+        "version": judge.get("version"),
         "fingerprint": judge["fingerprint"],
         "rubric": judge["rubric"],
         "kappa": kappa,
@@ -244,23 +352,27 @@ def kappa_entry(judge: Mapping[str, Any], bar: Bar) -> dict[str, Any]:
         "weights": consensus.get("weights"),
         "statistic": consensus.get("statistic"),
         "verdict": judge["verdict"],
+        "more_labels": judge.get("more_labels"),
     }
+    shown = decisive(kappa, bar) if kappa is not None else "undefined"
     if judge["verdict"] == "trusted":
-        return {**out, "passed": True, "reason": None}
+        return {**out, "outcome": "passed", "reason": None}
     if judge["verdict"] == "undecided":
         more = judge.get("more_labels")
-        low = ci[0] if ci else None
         return {
             **out,
-            "passed": None,
-            "reason": f"undecided: kappa {num(kappa, 3, 'prose')} but its interval reaches {num(low, 3, 'prose')}"
+            "outcome": _unshown(undecided),
+            "reason": f"undecided: kappa {shown}, its interval reaches {bar}: not shown"
             + (f"; about {more} more human-labelled items would decide it" if more else ""),
         }
     if judge["verdict"] in ("uncalibrated", "undefined"):
-        reason = judge.get("status_reason") or consensus.get("undefined_reason") or judge["verdict"]
-        return {**out, "passed": None, "reason": f"{judge['verdict']}: {reason}"}
-    shown = decisive(kappa, bar) if kappa is not None else "undefined"
-    return {**out, "passed": False, "reason": f"kappa {shown} is not {bar} (verdict: {judge['verdict']})"}
+        why = judge.get("status_reason") or consensus.get("undefined_reason") or judge["verdict"]
+        return {**out, "outcome": _unshown(undecided), "reason": f"{judge['verdict']}: {why}: not shown"}
+    return {
+        **out,
+        "outcome": "failed",
+        "reason": f"kappa {shown} is not {bar}: its interval's upper end is below the bar",
+    }
 
 
 def check_report(
@@ -270,12 +382,17 @@ def check_report(
     *,
     faithfulness: Sequence[Mapping[str, Any]] | None = None,
     judges: Sequence[Mapping[str, Any]] | None = None,
-    store_reason: str = "no store: give --db",
+    superseded: Sequence[Mapping[str, Any]] = (),
+    store: str | None = None,
+    store_reason: str = "no store: ./denominator.db is not there; give --db",
 ) -> dict[str, Any]:
-    """The check report (the JSON of ``python -m calibration check --format json``)."""
+    """The check report (the JSON of ``python -m calibration check --format json``). ``store``: the
+    store the judge rules read, as printed (no credentials); None: ``store_reason`` says why none."""
     k = audit["k"]
     index = {qid: i for i, qid in enumerate(ev.qids)}
     r20 = ev.values.get("R@20")
+    scored_zero = ev.missing == "zero"
+    missing = list(audit.get("missing_relevant", audit["missing_from_run"]))
     queries: dict[str, dict[str, Any]] = {}
     for qid, a in audit["queries"].items():
         i = index[qid]
@@ -294,7 +411,10 @@ def check_report(
             "duplicates": a["duplicates"],
             "positional_hits": a["positional_hits"],
             "distinct_hits": a["distinct_hits"],
+            "fetch_hits": a.get("fetch_hits"),
         }
+        if scored_zero and qid in audit["missing_from_run"]:
+            q["scored_zero"] = True  # not in the run: scored as retrieving nothing (--missing zero)
         q["findings"] = list(a["findings"]) + _diagnose(q, policy)
         queries[qid] = q
 
@@ -311,9 +431,8 @@ def check_report(
     ):
         mean, undefined = _mean([q[figure] for q in queries.values()])
         summary[figure] = {"mean": mean, "undefined": undefined}
-    means = {figure: summary[figure]["mean"] for figure in summary if figure != "n_queries"}
-    summary["rel"] = sum(q["rel"] for q in queries.values())
-    summary["diagnosis"] = _diagnose(means, policy)
+    total_rel = sum(q["rel"] for q in queries.values())
+    summary["rel"] = {"mean": total_rel / len(queries) if queries else None, "total": total_rel}
     counts: dict[str, int] = {}
     for q in queries.values():
         for code in q["findings"]:
@@ -325,6 +444,7 @@ def check_report(
     summary["notes"] = notes
 
     figures = {
+        "all_queries": "",
         "stage1_recall": "fetch_recall",
         "recall_at_20": "recall_at_20",
         "label_coverage": "label_coverage",
@@ -335,7 +455,8 @@ def check_report(
     rules = []
     for rule in policy.rules:
         if rule.scope == "query":
-            rules.append(_query_rule(rule.name, policy, queries, figures[rule.name], k))
+            rules.append(_query_rule(rule.name, policy, queries, figures[rule.name], k, missing, scored_zero))
+            rules[-1]["status"] = _status(rules[-1]["passed"])
         elif rule.name == "faithfulness":
             rules.append(
                 _judge_rule(
@@ -351,18 +472,29 @@ def check_report(
                     rule.name,
                     policy,
                     judges,
-                    store_reason if judges is None else "no judge has graded anything",
+                    store_reason
+                    if judges is None
+                    else f"the store {store} holds no judge: nothing is claimed",
+                    superseded,
                 )
             )
     return {
         "k": k,
         "min_grade": audit["min_grade"],
         "fetch_depth": audit["fetch_depth"],
+        "stage1": audit.get("stage1"),
         "corpus_size": audit["corpus_size"],
+        "store": store,
         "policy": policy.to_json(),
         "queries": queries,
         "missing_from_run": audit["missing_from_run"],
+        "missing": "zero" if scored_zero else "drop",
         "summary": summary,
         "rules": rules,
+        "warnings": [r["rule"] for r in rules if r["status"] == "warning"],
         "passed": not any(r["passed"] is False for r in rules),
     }
+
+
+def _status(passed: bool | None) -> str:
+    return {True: "passed", False: "failed", None: "not evaluated"}[passed]

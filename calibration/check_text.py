@@ -9,7 +9,7 @@ from typing import Any
 from annotation.render import align, num, signed
 from calibration.audit import finding_text
 from calibration.check import DIAGNOSES, diagnosis_text
-from calibration.policy import DEFAULT_POLICY, Policy, policy_from_mapping, rules_table
+from calibration.policy import DEFAULT_POLICY, Policy, rules_table
 
 __all__ = ["check_table", "check_markdown", "policy_help", "rule_status", "finding_line", "FIGURE_HEADER"]
 
@@ -53,7 +53,7 @@ def figure_rows(report: Mapping[str, Any]) -> list[list[str]]:
             _cell(s["keep_recall"]["mean"]),
             _cell(s["rr"]["mean"]),
             _cell(s["ndcg"]["mean"]),
-            str(s["rel"]),
+            _mean_rel(s["rel"]),
             str(report["k"]),
             _cell(s["label_coverage"]["mean"], "coverage"),
         ]
@@ -61,11 +61,17 @@ def figure_rows(report: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _mean_rel(rel: Any) -> str:
+    """The mean |Rel| of the summary row (a report recorded before it was a mean held the total)."""
+    if isinstance(rel, Mapping):
+        return num(rel["mean"], 2)
+    return f"total {rel}"
+
+
 def finding_line(code: str, q: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     """One finding of a query in words (the audit's wording, or the diagnosis's)."""
-    policy = _policy(report)
     if code in DIAGNOSES:
-        return diagnosis_text(code, q, policy)
+        return diagnosis_text(code, q, report["policy"])
     audit_like = {
         **q,
         "recall": q["keep_recall"],
@@ -76,28 +82,78 @@ def finding_line(code: str, q: Mapping[str, Any], report: Mapping[str, Any]) -> 
 
 
 def rule_status(rule: Mapping[str, Any]) -> str:
-    """``passed``, ``FAILED for q_faw, q_milk``, ``not evaluated: no store: give --db``."""
-    if rule["passed"] is True:
+    """``passed``, ``FAILED for q_faw, q_milk``, ``warning for 2 of 2 judges``, ``not evaluated: ...``."""
+    status = rule.get("status") or {True: "passed", False: "failed", None: "not evaluated"}[rule["passed"]]
+    judges = rule.get("judges") or []
+    if rule["rule"] == "all_queries" and rule["passed"] is not None:
         n = rule.get("evaluated")
+        if rule.get("scored_zero"):
+            return f"passed ({queries(n)}; not in the run, scored 0: {', '.join(rule['scored_zero'])})"
+        if rule["passed"]:
+            return f"passed (all {queries(n)} with judged relevant documents are in the run)"
+        return (
+            f"FAILED: {len(rule['queries'])} of {queries(n)} with judged relevant documents "
+            f"not in the run: {', '.join(rule['queries'])} (--missing zero scores them 0)"
+        )
+    if status == "passed":
+        n = rule.get("evaluated")
+        if judges:
+            return f"passed ({len(judges)} of {len(judges)})"
         return "passed" + (f" ({queries(n)})" if n is not None else "")
-    if rule["passed"] is None:
-        judges = rule.get("judges") or []
-        if judges:  # each judge's reason is on its own line below
-            open_ = sum(1 for j in judges if j["passed"] is None)
-            return f"not shown for {open_} of {len(judges)} (the reasons below)"
+    if status == "warning":
+        warned = [j["judge"] for j in judges if j.get("outcome") == "warning"]
+        return (
+            f"warning for {len(warned)} of {len(judges)}: {', '.join(warned)} "
+            "(not shown; the policy says undecided: warn)"
+        )
+    if status == "not evaluated":
         return f"not evaluated: {rule.get('reason')}"
     if rule["scope"] == "judge":
-        return "FAILED: " + "; ".join(
-            f"{j['judge']}: {j['reason']}" for j in rule["judges"] if j["passed"] is False
-        )
+        failed = [j["judge"] for j in judges if j.get("outcome") == "failed"]
+        return f"FAILED for {len(failed)} of {len(judges)}: {', '.join(failed)}"
     return (
         f"FAILED for {len(rule['queries'])} of {rule.get('evaluated')} queries: {', '.join(rule['queries'])}"
     )
 
 
-def _policy(report: Mapping[str, Any]) -> Policy:
-    p = report["policy"]
-    return policy_from_mapping({"corpus": p["corpus"], "diagnosis": p["diagnosis"]}, p["source"])
+def _header(report: Mapping[str, Any]) -> list[str]:
+    """What the report read: stage 1, the store (without credentials), the queries left out."""
+    lines = []
+    if report.get("stage1"):
+        lines.append(report["stage1"])
+    lines.append(
+        f"store: {report['store']} (the judge rules read it)"
+        if report.get("store")
+        else f"store: none ({_store_reason(report)})"
+    )
+    return lines
+
+
+def _store_reason(report: Mapping[str, Any]) -> str:
+    rule = next((r for r in report["rules"] if r["scope"] == "judge" and r.get("reason")), None)
+    reason = rule["reason"] if rule else "not read"
+    return reason.removeprefix("no store: ")
+
+
+def missing_line(report: Mapping[str, Any]) -> str | None:
+    missing = report["missing_from_run"]
+    if not missing:
+        return None
+    if report.get("missing") == "zero":
+        return f"{queries(len(missing))} of the golden set not in the run: scored 0 (--missing zero)"
+    return f"{queries(len(missing))} of the golden set not in the run: {', '.join(missing[:10])}" + (
+        f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+    )
+
+
+def findings_summary(report: Mapping[str, Any]) -> str | None:
+    """``findings over 4 queries: loss_at_cut 4, ranking_weak 1``: each code with how many queries
+    carry it, over how many (None when no query has one)."""
+    counts = report["summary"]["findings"]
+    if not counts:
+        return None
+    n = report["summary"]["n_queries"]
+    return f"findings over {queries(n)}: " + ", ".join(f"{code} {c} of {n}" for code, c in counts.items())
 
 
 def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
@@ -109,16 +165,15 @@ def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str =
         + (f" of {run_path}" if run_path else "")
         + (f" against {qrels_path}" if qrels_path else "")
         + f"; relevant = grade >= {report['min_grade']}; policy: {p['source']} (corpus: {p['corpus']})",
+        *_header(report),
         "",
         align([FIGURE_HEADER] + figure_rows(report)),
         "",
     ]
     for note in s["notes"]:
         lines.append(f"note: {note}")
-    if report["missing_from_run"]:
-        lines.append(
-            f"{len(report['missing_from_run'])} queries of the qrels are missing from the run: not checked"
-        )
+    if missing_line(report):
+        lines.append(missing_line(report))
     lines.append("findings:")
     any_finding = False
     for qid, q in report["queries"].items():
@@ -127,30 +182,42 @@ def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str =
             lines.append(f"  {qid}: [{code}] {finding_line(code, q, report)}")
     if not any_finding:
         lines.append("  none")
-    if s["diagnosis"]:
-        lines.append("over all queries (the means): " + ", ".join(s["diagnosis"]))
+    if findings_summary(report):
+        lines.append(findings_summary(report))
     lines += ["", "rules:"]
     width = max(len(r["rule"]) + len(r["bar"]) for r in report["rules"]) + 1
     for rule in report["rules"]:
         head = f"{rule['rule']} {rule['bar']}"
         lines.append(f"  {head.ljust(width)}  {rule_status(rule)}")
         for judge in rule.get("judges") or []:
-            lines.append("    " + _judge_line(rule["rule"], judge))
-    failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
-    lines.append("result: " + (f"FAILED: {', '.join(failed)} (exit 1)" if failed else "no rule failed"))
+            lines.append("    " + judge_line(rule["rule"], judge))
+        for old in rule.get("superseded") or []:
+            lines.append(f"    {old['judge']}: {old['reason']}")
+    lines.append("result: " + result_text(report))
     return "\n".join(lines) + "\n"
 
 
-def _judge_line(rule: str, j: Mapping[str, Any]) -> str:
-    status = {True: "passed", False: "FAILED", None: "undecided"}[j["passed"]]
+def result_text(report: Mapping[str, Any]) -> str:
+    """``FAILED: kappa (exit 1)``, ``no rule failed; warnings: kappa``, ``no rule failed``."""
+    failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
+    warned = report.get("warnings") or []
+    if failed:
+        return f"FAILED: {', '.join(failed)} (exit 1)"
+    return "no rule failed" + (f"; warnings: {', '.join(warned)}" if warned else "")
+
+
+def judge_line(rule: str, j: Mapping[str, Any]) -> str:
+    outcome = j.get("outcome") or {True: "passed", False: "failed", None: "undecided"}[j.get("passed")]
+    status = {"passed": "passed", "failed": "FAILED", "warning": "warning"}.get(outcome, outcome)
+    ci = j.get("ci")
+    ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
     if rule == "faithfulness":
-        ci = j.get("ci")
-        ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
         figure = f"pass rate {num(j['rate'], 3, 'prose')}{ci_text}, n = {j['n']} ({j['how']})"
     else:
-        ci = j.get("ci")
-        ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-        figure = f"kappa ({j.get('weights')}) {num(j['kappa'], 3, 'prose')}{ci_text}, n = {j['n']}, verdict {j['verdict']}"
+        figure = (
+            f"{j.get('statistic') or 'unweighted'} kappa {num(j['kappa'], 3, 'prose')}{ci_text}, n = {j['n']}, "
+            f"verdict {j['verdict']}"
+        )
     return f"{j['judge']}: {figure}: {status}" + (f" ({j['reason']})" if j.get("reason") else "")
 
 
@@ -163,14 +230,15 @@ def check_markdown(report: Mapping[str, Any], qrels_path: str = "", run_path: st
         return f"`{value}`"
 
     k = report["k"]
-    failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
     lines = [
-        "### Denominator check: " + ("FAILED: " + ", ".join(failed) if failed else "no rule failed"),
+        "### Denominator check: " + result_text(report).replace(" (exit 1)", ""),
         "",
         f"k = {k}; relevant = grade >= {report['min_grade']}"
         + (f"; run {code(run_path)}" if run_path else "")
         + (f"; labels {code(qrels_path)}" if qrels_path else "")
         + f"; corpus: {report['policy']['corpus']}",
+        "",
+        *[f"{line}  " for line in _header(report)],
         "",
         "| rule | bar | result |",
         "|---|---|---|",
@@ -182,6 +250,13 @@ def check_markdown(report: Mapping[str, Any], qrels_path: str = "", run_path: st
                 code(q) for q in rule["queries"]
             )
         lines.append(f"| {rule['rule']} | {rule['bar']} | {status.replace('|', '/')} |")
+    judge_lines = [
+        f"- {rule['rule']}: {judge_line(rule['rule'], j)}"
+        for rule in report["rules"]
+        for j in rule.get("judges") or []
+    ]
+    if judge_lines:
+        lines += ["", *judge_lines]
     lines += [
         "",
         "| " + " | ".join(h.replace("|", "\\|") for h in FIGURE_HEADER) + " |",
@@ -198,6 +273,8 @@ def check_markdown(report: Mapping[str, Any], qrels_path: str = "", run_path: st
     ]
     if findings:
         lines += ["", "Findings:", ""] + findings
+    if missing_line(report):
+        lines += ["", f"_{missing_line(report)}_"]
     for note in report["summary"]["notes"]:
         lines += ["", f"_Note: {note}_"]
     return "\n".join(lines) + "\n"
@@ -222,6 +299,7 @@ HISTORY_HEADER = [
     "nDCG@k",
     "coverage",
     "labels",
+    "queries held",
     "result",
 ]
 
@@ -248,10 +326,19 @@ def history_rows(entries: list[Mapping[str, Any]]) -> list[list[str]]:
                 num(m["ndcg"], 3),
                 num(m["label_coverage"], 3),
                 labels,
+                held_text(e),
                 "passed" if not e["failed"] else "FAILED: " + ", ".join(e["failed"]),
             ]
         )
     return rows
+
+
+def held_text(e: Mapping[str, Any]) -> str:
+    """``4``, ``1 (3 missing) changed``: the queries the run held, marked when the set changed."""
+    text = str(e.get("queries_held", e["n_queries"]))
+    if e.get("missing_from_run"):
+        text += f" ({e['missing_from_run']} missing)"
+    return text + (" changed" if e.get("queries_changed") else "")
 
 
 def history_table(entries: list[Mapping[str, Any]]) -> str:
@@ -262,6 +349,11 @@ def history_table(entries: list[Mapping[str, Any]]) -> str:
         lines.append(
             "labels: the hash of the judgments (how many); 'changed' = not the labels of the run's previous "
             "report: a difference there may be the labels', not the system's"
+        )
+    if any(e.get("queries_changed") for e in entries):
+        lines.append(
+            "queries held: the golden queries the run answered; 'changed' = not the query set of the run's "
+            "previous report: its means are over other queries (a changed denominator, not a better system)"
         )
     return "\n".join(lines) + "\n"
 
@@ -294,10 +386,16 @@ def diff_table(diff: Mapping[str, Any]) -> str:
         rows.append(cells)
     lines = [
         f"check {b['id']} ({b['name']}, {b['created_at'][:19]}) minus check {a['id']} ({a['name']}, "
-        f"{a['created_at'][:19]}), per query; Δ = second - first",
+        f"{a['created_at'][:19]}), per query held by both; Δ = second - first",
         "",
         align(rows),
     ]
+    for key, what in (
+        ("dropped", "in the first, not in the second"),
+        ("added", "in the second, not in the first"),
+    ):
+        if diff.get(key):
+            lines += ["", f"{key}: {', '.join(diff[key])} ({what}: the query set changed, not its figures)"]
     if diff["labels_changed"]:
         lines += [
             "",

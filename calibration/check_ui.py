@@ -23,12 +23,20 @@ from annotation import access
 from annotation.model import Qrels, Run
 from annotation.render import md, num, signed
 from annotation.store import Store, StoreError, database_exists
-from calibration.check_text import FIGURE_HEADER, figure_rows, finding_line, rule_status
+from calibration.check_text import (
+    FIGURE_HEADER,
+    figure_rows,
+    finding_line,
+    held_text,
+    judge_line,
+    missing_line,
+    rule_status,
+)
+from calibration.gate import check_data, check_store, diff_checks, history_data, load_policy, record_check
 from calibration.policy import InvalidPolicy, Policy
-from calibration.workflows import check_data, diff_checks, history_data, load_policy, record_check
 
 KEY = "check:"
-STATUS = {True: "passed", False: "FAILED", None: "not evaluated"}
+STATUS = {"passed": "passed", "failed": "FAILED", "warning": "warning", "not evaluated": "not evaluated"}
 # the figure of a history chart -> the rule whose bar is drawn on it
 BARS = {"fetch_recall": "stage1_recall", "judged_at_k": "judged_at_k", "label_coverage": "label_coverage"}
 LABELS = {
@@ -60,7 +68,7 @@ def render_check(
     run: Run,
     k: int,
     min_grade: int | None,
-    fetch_depth: int,
+    fetch_depth: int | None,
     corpus_size: int | None,
     run_digest: str,
     run_label: str,
@@ -69,9 +77,9 @@ def render_check(
     policy = _policy()
     if policy is None:
         return
-    db = _db()
     inputs: dict[str, Any] = dict(policy=policy, fetch_depth=fetch_depth, corpus_size=corpus_size)
     try:
+        db = check_store()  # the CLI's rule: $DENOMINATOR_DB, else ./denominator.db when it is there
         if db is None:
             report = check_data(qrels, run, k, min_grade, **inputs)
         else:
@@ -83,24 +91,35 @@ def render_check(
     failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
     st.caption(
         f"Policy: {md(report['policy']['source'])} (corpus: {report['policy']['corpus']}); "
-        f"k = {k}; stage 1 = the run read to depth {fetch_depth}; the same report as "
-        "`python -m calibration check`."
+        f"k = {k}; {md(report['stage1'] or '')}; store: {md(report['store'] or 'none')}; "
+        "the same report as `python -m calibration check`."
     )
     if failed:  # a verdict, not an error of the page: coloured text, not an alert box
         st.markdown(f"**Result:** :red[FAILED: {', '.join(failed)}] (the CLI exits 1)")
+    elif report["warnings"]:
+        st.markdown(f"**Result:** :orange[no rule failed; warnings: {', '.join(report['warnings'])}]")
     else:
         st.markdown("**Result:** :green[no rule failed]")
     rules = pd.DataFrame(
         [
-            {"rule": r["rule"], "bar": r["bar"], "result": STATUS[r["passed"]], "detail": md(rule_status(r))}
+            {"rule": r["rule"], "bar": r["bar"], "result": STATUS[r["status"]], "detail": md(rule_status(r))}
             for r in report["rules"]
         ]
     )
     st.table(rules, hide_index=True)
+    judges = [
+        f"- {r['rule']}: {md(judge_line(r['rule'], j))}"
+        for r in report["rules"]
+        for j in r.get("judges") or []
+    ]
+    if judges:
+        st.markdown("**Each judge and rubric**\n\n" + "\n".join(judges))
     rows = [[md(row[0]), *row[1:]] for row in figure_rows(report)]
     st.table(pd.DataFrame(rows, columns=FIGURE_HEADER), hide_index=True)
     for note in report["summary"]["notes"]:
         st.caption(f"Note: {md(note)}")
+    if missing_line(report):
+        st.caption(md(missing_line(report)))
     findings = [
         f"- {md(qid)} [{code}] {md(finding_line(code, q, report))}"
         for qid, q in report["queries"].items()
@@ -205,7 +224,8 @@ def render_history() -> None:
         st.altair_chart(chart, width="stretch")
     st.caption(
         "Means over the queries of each recorded check; dashed lines: the policy's bars; a dotted vertical "
-        "line: the labels changed there (a new label hash), so a difference may be the labels', not the system's."
+        "line: the labels changed there (a new label hash), so a difference may be the labels', not the system's; "
+        "'changed' beside the queries held: the run answered another query set (a changed denominator)."
     )
     table = pd.DataFrame(
         [
@@ -214,7 +234,7 @@ def render_history() -> None:
                 "run": md(e["name"]),
                 "recorded (UTC)": e["created_at"][:19].replace("T", " "),
                 "k": e["k"],
-                "queries": e["n_queries"],
+                "queries held": held_text(e),
                 **{LABELS[f]: num(e["means"][f], 3, "prose") for f in LABELS},
                 "labels": f"{e['golden_hash'][:8]} ({e['golden_labels']})"
                 + (" changed" if e["labels_changed"] else ""),
@@ -244,6 +264,15 @@ def render_history() -> None:
             f"The labels changed between check {first} and check {second}: a difference may be the labels', "
             "not the system's."
         )
+    for key, what in (
+        ("dropped", "in the first check, not in the second"),
+        ("added", "in the second, not the first"),
+    ):
+        if diff[key]:
+            st.warning(
+                f"{key.capitalize()}: {md(', '.join(diff[key]))} ({what}): the query set changed, so the means "
+                "are over other queries; these are not fixes or losses."
+            )
     rows = []
     for qid, row in diff["queries"].items():
         entry: dict[str, Any] = {"query": md(qid)}

@@ -99,7 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_k_option(a, one=True)
     fetch = a.add_mutually_exclusive_group()
     fetch.add_argument(
-        "--fetch-depth", type=positive_int, metavar="D", help="stage 1 = the same run read to depth D"
+        "--fetch-depth",
+        type=positive_int,
+        metavar="D",
+        help="stage 1 = the same run read to depth D (default: the run's own depth when deeper than k)",
     )
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
     add_corpus_options(a)
@@ -159,17 +162,32 @@ def build_parser() -> argparse.ArgumentParser:
     add_k_option(ch, one=True)
     fetch = ch.add_mutually_exclusive_group()
     fetch.add_argument(
-        "--fetch-depth", type=positive_int, metavar="D", help="stage 1 = the same run read to depth D"
+        "--fetch-depth",
+        type=positive_int,
+        metavar="D",
+        help="stage 1 = the same run read to depth D (default: the run's own depth when deeper than k)",
     )
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
     add_corpus_options(ch)
     add_min_grade_option(ch)
-    add_db_option(ch)
     ch.add_argument(
-        "--with-store",
-        action="store_true",
-        help="read the faithfulness grades and the judges' calibration from the store (implied by --db)",
+        "--missing",
+        choices=["drop", "zero"],
+        default="drop",
+        help="golden queries absent from the run: the rule all_queries fails naming them (drop, the "
+        "default), or they are scored 0 (zero, as metrics --missing zero)",
     )
+    ch.add_argument(
+        "--db",
+        default=None,
+        help="the store whose faithfulness grades and judges the rules read (default: $DENOMINATOR_DB, "
+        "else ./denominator.db when it exists, as the Metrics page)",
+    )
+    ch.add_argument(
+        "--no-store", action="store_true", help="leave the store out: the judge rules are not evaluated"
+    )
+    # the store is read by default now; kept so old scripts run (it still needs a store to be there)
+    ch.add_argument("--with-store", action="store_true", help=argparse.SUPPRESS)
     ch.add_argument(
         "--policy", metavar="FILE", help="the policy file (default: ./denominator.yaml when present)"
     )
@@ -183,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument(
         "--record",
         action="store_true",
-        help="keep the report in the store (--db) under --name, for `history` and the Metrics page",
+        help="keep the report in the store it read (created when missing) under --name, for `history` "
+        "and the Metrics page",
     )
     ch.add_argument(
         "--name", metavar="NAME", help="with --record: the run's name (default: the run file's name)"

@@ -99,7 +99,7 @@ class KappaCI(tuple):
     def labels_to_decide(self, bar: float = TRUSTED) -> int | None:
         """About how many more human-labelled items would decide the verdict at ``bar``:
         :func:`calibration.verdict.labels_to_decide` of this interval (its half-width on the bar's
-        side shrinks like 1/sqrt(n) around the estimate; None unless the interval holds the bar)."""
+        side shrinks like 1/sqrt(n) around the estimate; None unless the interval reaches the bar)."""
         return labels_to_decide(self.estimate, self, self.n, bar)
 
 

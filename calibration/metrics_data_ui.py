@@ -22,8 +22,8 @@ from annotation import access
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
 from annotation.render import md
 from annotation.store import Store, database_exists
+from calibration.gate import file_digest
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
-from calibration.workflows import file_digest
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
 KEY = "metrics:"  # namespace of the page's session-state keys

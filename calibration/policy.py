@@ -4,20 +4,29 @@ The defaults are the thresholds table of the essay this product is built on,
 each rule with the sentence it comes from. A rule has a name, a comparison
 (its strictness is part of it: ``> 0.95`` lets 0.95 fail) and a scope:
 
-- rules about **queries** (``stage1_recall``, ``recall_at_20``,
+- rules about **queries** (``all_queries``, ``stage1_recall``, ``recall_at_20``,
   ``rel_at_least_k``, ``no_duplicates``, ``label_coverage``, ``judged_at_k``)
   are judged per query and fail when any query fails (the failing queries are
-  listed);
+  listed); ``all_queries`` fails when a golden query with judged relevant
+  documents is not in the run (a smaller run is a changed denominator, never an
+  improvement);
 - rules about **judges** (``faithfulness``, ``kappa``) are judged per judge and
-  rubric.
+  rubric on one reading of an interval: passed when its lower end meets the bar,
+  failed when its upper end does not; in between (undecided), or with too few
+  labels (uncalibrated), or undefined, the figure is not shown and the rule
+  fails, unless the policy says ``undecided: warn`` (a warning, listed, that
+  fails no build).
 
 ``corpus: narrow | broad`` (default narrow) decides which faithfulness bar
 applies and whether ``recall_at_20`` applies at all. A rule with no bar
 (``label_coverage`` until a team sets one: the essay names none) is off.
 
-The ``diagnosis`` section holds the product's own bars for the findings in
-words (``loss_at_cut``, ``ranking_weak``, ``retrieval_weak``, ``labels_thin``;
-:mod:`calibration.check`); they are not the essay's, and say so.
+The ``diagnosis`` section holds the product's own bars for ``ranking_weak``
+(nDCG@k and RR; :mod:`calibration.check`); they are not the essay's, and say
+so. ``loss_at_cut`` needs no bar (the kept top k holds fewer relevant chunks
+than stage 1 found and k could hold), ``retrieval_weak`` reads
+``stage1_recall`` and ``labels_thin`` reads ``judged_at_k`` and
+``label_coverage``.
 
 Pure: :func:`policy_from_mapping` takes what a YAML file or a page gave; the
 file is read by :func:`calibration.workflows.load_policy`.
@@ -44,11 +53,13 @@ __all__ = [
     "policy_from_mapping",
     "override",
     "rules_table",
+    "UNDECIDED",
 ]
 
 Corpus = Literal["narrow", "broad"]
 CORPORA: tuple[Corpus, ...] = ("narrow", "broad")
-OPS = (">=", "<=", ">", "<", "=")
+# what a judge rule does with a figure that is not shown (undecided, uncalibrated, undefined)
+UNDECIDED = ("fail", "warn")
 
 
 class InvalidPolicy(ValueError):
@@ -144,11 +155,21 @@ class Rule:
             return ">= k" + (f" ({k})" if k is not None else "")
         if self.name == "no_duplicates":
             return "= 0"
+        if self.name == "all_queries":
+            return "every query"
         return str(bar)
 
 
 ESSAY = "the essay's thresholds table"
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "all_queries",
+        "query",
+        "golden queries with |Rel| > 0 that the run holds",
+        Bar("=", 0.0),  # queries missing from the run: none
+        "every query of the golden set counts: a run that leaves one out changes the denominator "
+        "(check --missing zero scores it 0 instead)",
+    ),
     Rule(
         "stage1_recall",
         "query",
@@ -222,13 +243,21 @@ def few_queries_note(n: int) -> str:
     )
 
 
+ON_OFF_RULES = ("all_queries", "rel_at_least_k", "no_duplicates")  # on or off, no bar to set
+
+
 @dataclass(frozen=True)
 class Diagnosis:
-    """The product's bars for the findings in words (not the essay's)."""
+    """The product's bars for ``ranking_weak`` (not the essay's): nDCG@k or RR below them."""
 
-    recall_share: float = 0.8  # keep recall as a share of its ceiling min(1, k/|Rel|)
     ndcg: float = 0.5
     rr: float = 0.5
+
+
+RECALL_SHARE_GONE = (
+    "diagnosis.recall_share is gone: loss_at_cut now needs no bar (the kept top k holds fewer relevant "
+    "chunks than stage 1 found and k could hold); remove it"
+)
 
 
 @dataclass(frozen=True)
@@ -238,6 +267,7 @@ class Policy:
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
     source: str = "the defaults (the essay's table)"
     kappa_statistic: str = DEFAULT_STATISTIC  # what the kappa bar applies to (the essay: unweighted)
+    undecided: str = "fail"  # a judge figure not shown (undecided, uncalibrated): fail, or warn
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
@@ -253,12 +283,12 @@ class Policy:
             "source": self.source,
             "corpus": self.corpus,
             "kappa_statistic": self.kappa_statistic,
+            "undecided": self.undecided,
             "rules": {
                 r.name: (None if r.bar_for(self.corpus) is None else r.bar_text(self.corpus))
                 for r in self.rules
             },
             "diagnosis": {
-                "recall_share": self.diagnosis.recall_share,
                 "ndcg": self.diagnosis.ndcg,
                 "rr": self.diagnosis.rr,
             },
@@ -269,7 +299,7 @@ DEFAULT_POLICY = Policy()
 
 
 def _with_bar(rule: Rule, value: Any, where: str, corpus: Corpus | None = None) -> Rule:
-    if rule.name in ("rel_at_least_k", "no_duplicates"):
+    if rule.name in ON_OFF_RULES:
         if value in (True, "on", "true"):
             return replace(rule, bar=_default(rule.name).bar)
         if value in (False, None, "off", "false"):
@@ -303,12 +333,15 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         return replace(DEFAULT_POLICY, source=source)
     if not isinstance(data, Mapping):
         raise InvalidPolicy(f"{source}: expected a mapping with corpus, rules and diagnosis")
-    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic"}
+    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", "undecided"}
     if unknown:
         raise InvalidPolicy(
             f"{source}: unknown key {sorted(map(str, unknown))[0]!r}; "
-            "expected corpus, kappa_statistic, rules, diagnosis"
+            "expected corpus, kappa_statistic, undecided, rules, diagnosis"
         )
+    undecided = data.get("undecided", "fail")
+    if undecided not in UNDECIDED:
+        raise InvalidPolicy(f"{source}: undecided: {undecided!r}; expected fail or warn")
     statistic = data.get("kappa_statistic", DEFAULT_STATISTIC)
     if statistic not in STATISTICS:
         raise InvalidPolicy(
@@ -332,12 +365,14 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
     if not isinstance(given_d, Mapping):
         raise InvalidPolicy(f"{source}: diagnosis: expected a mapping")
     for key, value in given_d.items():
-        if key not in ("recall_share", "ndcg", "rr"):
-            raise InvalidPolicy(f"{source}: diagnosis: unknown key {key!r}; expected recall_share, ndcg, rr")
+        if key == "recall_share":
+            raise InvalidPolicy(f"{source}: {RECALL_SHARE_GONE}")
+        if key not in ("ndcg", "rr"):
+            raise InvalidPolicy(f"{source}: diagnosis: unknown key {key!r}; expected ndcg, rr")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise InvalidPolicy(f"{source}: diagnosis.{key}: {value!r}; expected a number between 0 and 1")
         diagnosis = replace(diagnosis, **{key: float(value)})
-    return Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic)
+    return Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic, undecided)
 
 
 _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
@@ -345,7 +380,7 @@ _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
 
 def override(policy: Policy, texts: Sequence[str]) -> Policy:
     """Command-line overrides: ``stage1_recall>0.9``, ``label_coverage>=0.01``, ``kappa=off``,
-    ``corpus=broad``, ``no_duplicates=off``."""
+    ``corpus=broad``, ``no_duplicates=off``, ``undecided=warn``."""
     for text in texts:
         match = _OVERRIDE_RE.match(text)
         if not match:
@@ -358,6 +393,11 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
                 raise InvalidPolicy(f"--rule {text!r}; expected kappa_statistic={'|'.join(STATISTICS)}")
             policy = replace(policy, kappa_statistic=value)
             continue
+        if name == "undecided":
+            if op != "=" or value not in UNDECIDED:
+                raise InvalidPolicy(f"--rule {text!r}; expected undecided=fail or undecided=warn")
+            policy = replace(policy, undecided=value)
+            continue
         if name == "corpus":
             if op != "=" or value not in CORPORA:
                 raise InvalidPolicy(f"--rule {text!r}; expected corpus=narrow or corpus=broad")
@@ -367,7 +407,7 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
         where = f"--rule {text!r}"
         if op == "=" and value.lower() in ("off", "on", "true", "false"):
             given: Any = value.lower()
-            if name not in ("rel_at_least_k", "no_duplicates"):
+            if name not in ON_OFF_RULES:
                 if given == "off":
                     given = None
                 else:

@@ -7,7 +7,7 @@ is an undefined value (principle 2), never 0.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class AuditQuery(TypedDict):
@@ -28,6 +28,7 @@ class AuditQuery(TypedDict):
     positional_hits: int
     distinct_hits: int
     recall_at_fetch: float | None  # stage 1
+    fetch_hits: int | None  # distinct relevant documents stage 1 found
     lost_after_fetch: float | None
     recall_true: float | None  # against a fuller truth set
     findings: list[str]
@@ -59,9 +60,11 @@ class AuditReport(TypedDict):
     corpus_size: int | None
     queries: dict[str, AuditQuery]
     missing_from_run: list[str]
+    missing_relevant: NotRequired[list[str]]  # of those, the ones with |Rel| > 0 (audit_run)
     summary: AuditSummary
     gates: list[GateResult]
     passed: bool
+    stage1: NotRequired[str]  # how stage 1 was taken, in words (calibration.workflows.audit_data)
 
 
 class AgreementPair(TypedDict, total=False):

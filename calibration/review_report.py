@@ -81,14 +81,18 @@ def verdict_text(j: dict[str, Any]) -> str:
     """The verdict with the evidence that decides it: the statistic, its interval, n and the bar."""
     c = j["consensus"]
     head = f"verdict: {j['verdict']}"
-    if j["verdict"] == "uncalibrated":
-        return head + f" ({j['status_reason']})"
     if c.get("kappa") is None:
-        return head + f" ({c.get('undefined_reason')})"
+        reason = j["status_reason"] if j["verdict"] == "uncalibrated" else c.get("undefined_reason")
+        return head + f" ({reason})"
+    if j["verdict"] == "uncalibrated":  # the deciding kappa is printed, calibrated or not
+        return (
+            head + f" ({j['status_reason']}): {c['statistic']} kappa {_k(c)} against the bar {c['bar']}, "
+            "not shown until the labels reach the minimum"
+        )
     rule = {
         "trusted": "its lower end reaches the bar",
         "not trusted": "its upper end is below the bar",
-        "undecided": "it holds the bar",
+        "undecided": "its interval reaches the bar",
     }.get(j["verdict"], "")
     more = (
         f"; about {j['more_labels']} more human-labelled items would decide it"

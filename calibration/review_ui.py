@@ -17,6 +17,7 @@ from annotation import access
 from annotation.browse_ui import open_items
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
+from calibration.gate import load_policy, verdict_settings
 from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, review, sample_progress
 from calibration.review_report import (
     drift_text,
@@ -29,8 +30,7 @@ from calibration.review_report import (
     verdict_text,
     weighted_text,
 )
-from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE
-from calibration.workflows import kappa_bar, load_policy
+from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE, sample_note
 
 KEY = "review:"
 BADGE = {
@@ -65,12 +65,9 @@ def render_review_page() -> None:
     )
     render_sample(db, week)
     try:
-        policy = load_policy()
-        trusted = kappa_bar(policy)
+        trusted, statistic = verdict_settings(load_policy())
         with Store(db) as store:
-            report = review(
-                store, week, min_labels=min_labels, save=False, bar=trusted, statistic=policy.kappa_statistic
-            )
+            report = review(store, week, min_labels=min_labels, save=False, bar=trusted, statistic=statistic)
             sampled = bool(store.review_sample(week))
     except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
@@ -88,9 +85,7 @@ def render_review_page() -> None:
     left, middle, right = st.columns(3)
     if left.button("Save this week's review", key=f"{KEY}save"):
         with Store(db) as store:
-            review(
-                store, week, min_labels=min_labels, save=True, bar=trusted, statistic=policy.kappa_statistic
-            )
+            review(store, week, min_labels=min_labels, save=True, bar=trusted, statistic=statistic)
         st.success(f"Saved the week {md(week)} review of {len(report['judges'])} judges.")
     middle.download_button(
         "Download Markdown", to_markdown(report), file_name=f"review-{week}.md", key=f"{KEY}md"
@@ -139,6 +134,8 @@ def render_sample(db: str, week: str) -> None:
             except StoreError as exc:
                 st.error(md(exc))
                 return
+            if sample_note(int(size)):
+                st.warning(md(sample_note(int(size))[0].upper() + sample_note(int(size))[1:]) + ".")
             strata = ", ".join(f"{md(k)}: {v}" for k, v in sorted(drawn["strata"].items()))
             st.success(
                 f"Sampled {drawn['sampled']} of {drawn['of']} traces for week {md(week)} ({strata}); "

@@ -33,6 +33,7 @@ from calibration.audit import (
 )
 from calibration.check_ui import render_check, render_history
 from calibration.findings import FindingGroup, group_findings
+from calibration.gate import load_policy
 from calibration.metrics import Evaluation, InvalidMeasure
 from calibration.metrics_data_ui import (
     EXAMPLE_DIR,
@@ -58,7 +59,6 @@ from calibration.workflows import (
     compare_runs,
     estimate_data,
     evaluate_run,
-    load_policy,
     min_grade_of,
 )
 
@@ -74,7 +74,7 @@ CHECK_QUERIES = 500  # above this many queries the policy check (its per-query t
 class Settings:
     k: int
     min_grade: int | None  # None: the label file's own min_grade, else 1 (calibration.workflows.min_grade_of)
-    fetch_depth: int
+    fetch_depth: int | None  # None: the run's own depth when deeper than k (calibration.workflows.stage1_of)
     source: str
 
 
@@ -154,7 +154,7 @@ def audit_frame(
                 else f"{fmt(coverage)} of {report['corpus_size']} chunks"
             ),
             f"hits in top {k}: positional / distinct": f"{q['positional_hits']} / {q['distinct_hits']}",
-            f"R@{report['fetch_depth']} (stage 1)": fmt(q["recall_at_fetch"]),
+            f"R@{report['fetch_depth'] or 'fetch'} (stage 1)": fmt(q["recall_at_fetch"]),
             f"lost by the cut to {k}": fmt(q["lost_after_fetch"]),
         }
         if truth_rel is not None:
@@ -239,14 +239,17 @@ def render_controls() -> Settings:
             "fetch depth (stage 1 = the run read this deep)",
             min_value=1,
             max_value=100_000,
-            value=10,
+            value=None,
             step=1,
+            placeholder="the run's own depth",
             key=f"{KEY}fetch_depth",
+            help="Empty: a run deeper than k is its own stage 1, read to its full depth; a run no deeper "
+            "than k has no stage 1 (as the CLI without --fetch-depth).",
         )
     return Settings(
         k=int(k),
         min_grade=None if min_grade is None else int(min_grade),
-        fetch_depth=int(fetch_depth),
+        fetch_depth=None if fetch_depth is None else int(fetch_depth),
         source=str(source),
     )
 
@@ -315,7 +318,7 @@ def render_audit(report: Mapping[str, Any], data: DataSet) -> None:
     st.subheader(f"Audit at k = {k}")
     parts = [
         f"relevant = grade >= {min_grade}",
-        f"stage 1 = the same run read to depth {report['fetch_depth']}",
+        md(report.get("stage1") or ""),
     ]
     if report["corpus_size"]:
         parts.append(

@@ -5,7 +5,7 @@ A verdict respects the interval, not only the point estimate:
 
 - ``trusted``: the interval's lower end reaches the bar (kappa >= bar has been shown);
 - ``not trusted``: the interval's upper end is below the bar (kappa < bar has been shown);
-- ``undecided``: the interval holds the bar; with about how many more human-labelled items
+- ``undecided``: the interval reaches the bar from both sides; with about how many more human-labelled items
   would decide it (:func:`labels_to_decide`);
 - ``uncalibrated``: fewer human-labelled items than :data:`MIN_LABELS` (the review says so
   whatever the interval);
@@ -38,6 +38,23 @@ SAMPLE_ADVICE = (
     "50-100 traces a week, as the essay says: at 60 items a kappa's 95% interval is roughly +-0.15, "
     "narrow enough to tell 0.6 from 0.8 over a few weeks, and an afternoon's labelling for two people"
 )
+SAMPLE_RANGE = (50, 100)  # what the essay asks a week
+
+
+def sample_note(n: int) -> str | None:
+    """What the essay asks when a weekly sample of ``n`` is outside 50-100 (None inside): said beside
+    the draw, which goes on."""
+    low, high = SAMPLE_RANGE
+    if low <= n <= high:
+        return None
+    why = (
+        "fewer items give a kappa interval too wide to decide a verdict"
+        if n < low
+        else "more is more labelling than a weekly review needs"
+    )
+    return f"a sample of {n}: the essay asks for {low}-{high} traces a week ({why}); drawn as asked"
+
+
 DEFAULT_OVERLAP = 1.0  # the share of the sample that two or more of the chosen annotators label
 
 NOISY_GONE = (

@@ -19,32 +19,26 @@ files, :class:`InvalidInput` for inputs the pure modules refuse.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+import pyarrow.compute as pc
 
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
-from annotation.model import FormatError, Qrels, Run
+from annotation.model import Qrels, Run
 from annotation.rubrics import DEFAULT_MIN_GRADE
-from annotation.textio import read_text_file
 from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
 from calibration.audit_estimate import estimate_run
-from calibration.check import check_report, faithfulness_entry, kappa_entry, wilson
 from calibration.metrics import Evaluation, evaluate
 from calibration.policy import (
     DEFAULT_POLICY,
     MIN_QUERIES,
     Bar,
-    InvalidPolicy,
     Policy,
     few_queries_note,
-    override,
-    policy_from_mapping,
 )
 from calibration.position import position_bias
 from calibration.results import AuditReport
@@ -134,6 +128,30 @@ def coverage_of(
 # ---------------------------------------------------------------- audit
 
 
+def run_depth(run: Run) -> int:
+    """The deepest ranking of a run (lines of its longest query; 0 for an empty run)."""
+    if run.n_rows == 0:
+        return 0
+    counts = pc.value_counts(run.table["q"]).field("counts")
+    return int(pc.max(counts).as_py())
+
+
+def stage1_of(run: Run, k: int, fetch_run: Run | None, fetch_depth: int | None) -> tuple[int | None, str]:
+    """Stage 1, the one rule of the CLI and the pages: ``--fetch-run``, else ``--fetch-depth``, else a
+    run deeper than k is its own stage 1 (read to its full depth); a run no deeper than k has none.
+    Returns (the depth to read the run to, or None; how stage 1 was taken, in words)."""
+    if fetch_run is not None:
+        return None, f"stage 1 = the fetch run {fetch_run.name!r} (all of it)"
+    if fetch_depth is not None:
+        return fetch_depth, f"stage 1 = the run read to depth {fetch_depth}"
+    depth = run_depth(run)
+    if depth > k:
+        return depth, f"stage 1 taken as the run's depth {depth} (no --fetch-depth or --fetch-run)"
+    return None, (
+        f"stage 1 unknown: the run is no deeper than k = {k} and no --fetch-depth or --fetch-run was given"
+    )
+
+
 def audit_data(
     qrels: Qrels,
     run: Run,
@@ -149,30 +167,36 @@ def audit_data(
     policy: Policy = DEFAULT_POLICY,
     min_judged: float | None = None,
     stage1_min: float | None = None,
+    missing: str = "drop",
     run_name: str = "the run",
     qrels_name: str = "the judgments",
 ) -> AuditReport:
     """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
     of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
-    policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept."""
+    policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept.
+    Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``)."""
+    k = k or DEFAULT_K
+    depth, said = stage1_of(run, k, fetch_run, fetch_depth)
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         result = audit_run(
             qrels,
             run,
-            k or DEFAULT_K,
+            k,
             min_grade=min_grade_of(qrels, min_grade),
             fetch_run=fetch_run,
-            fetch_depth=fetch_depth,
+            fetch_depth=depth,
             corpus_size=corpus_size,
             corpus_ids=corpus_ids,
             truth=truth,
             gates=gates,
             min_judged=_bar(policy, "judged_at_k", min_judged),
             stage1_min=_bar(policy, "stage1_recall", stage1_min),
+            missing="zero" if missing == "zero" else "drop",
             executor=pool,
         )
     if not result["queries"]:
         raise NothingToEvaluate(f"no query of {run_name} is in {qrels_name}: nothing to audit")
+    result["stage1"] = said
     return result
 
 
@@ -198,224 +222,6 @@ def estimate_data(
     return estimate_run(
         labels, run, report["k"], report["min_grade"], report, on_query=on_query, interval=interval
     )
-
-
-# ---------------------------------------------------------------- policy and check
-
-POLICY_FILE = "denominator.yaml"
-
-
-def load_policy(
-    path: PathLike | None = None, overrides: Sequence[str] = (), *, cwd: PathLike = "."
-) -> Policy:
-    """The policy in force: ``path``, else ``./denominator.yaml`` when present, else the defaults
-    (the essay's table); then the command line's ``overrides`` (``stage1_recall>0.9``)."""
-    where = path if path is not None else os.path.join(cwd, POLICY_FILE)
-    if path is None and not os.path.exists(where):
-        policy = DEFAULT_POLICY
-    else:
-        text = read_text_file(where, PolicyFileError)
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark is not None else ""
-            raise InvalidPolicy(f"{where}{line}: not valid YAML; expected corpus, rules, diagnosis") from None
-        policy = policy_from_mapping(data, str(where))
-    return override(policy, overrides)
-
-
-def kappa_bar(policy: Policy) -> float:
-    """The kappa a judge needs for the verdict ``trusted``: the policy's ``kappa`` rule, else
-    :data:`~calibration.verdict.TRUSTED` (what ``agree``, ``review``, ``check`` and the pages use)."""
-    bar = policy.bar("kappa")
-    return bar.value if bar is not None else TRUSTED
-
-
-class PolicyFileError(FormatError):
-    """A policy file that cannot be read (missing, not text)."""
-
-
-def check_data(
-    qrels: Qrels,
-    run: Run,
-    k: int | None = None,
-    min_grade: int | None = None,
-    *,
-    policy: Policy = DEFAULT_POLICY,
-    fetch_run: Run | None = None,
-    fetch_depth: int | None = None,
-    corpus_size: int | None = None,
-    corpus_ids: set[str] | None = None,
-    store: Any = None,
-    run_name: str = "the run",
-    qrels_name: str = "the judgments",
-) -> dict[str, Any]:
-    """``check``: the audit and the metrics of one run held to ``policy``; with a ``store``
-    (:class:`annotation.store.Store`) the faithfulness pass rate and each judge's calibration too."""
-    k = k or DEFAULT_K
-    audit = audit_data(
-        qrels,
-        run,
-        k,
-        min_grade,
-        fetch_run=fetch_run,
-        fetch_depth=fetch_depth,
-        corpus_size=corpus_size,
-        corpus_ids=corpus_ids,
-        policy=policy,
-        run_name=run_name,
-        qrels_name=qrels_name,
-    )
-    ev = evaluate_run(
-        qrels, run, sorted({k, 20}), audit["min_grade"], run_name=run_name, qrels_name=qrels_name
-    )
-    faithfulness = judges = None
-    if store is not None:
-        faithfulness, judges = _store_rules(store, policy)
-    return check_report(audit, ev, policy, faithfulness=faithfulness, judges=judges)
-
-
-def _store_rules(store: Any, policy: Policy) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The faithfulness pass rate (people: the consensus grade 2 of each labelled trace, Wilson
-    95%; each trusted faithfulness judge: its PPI-corrected rate) and every judge's verdict."""
-    # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only with --db
-    from calibration.review import PASS, consensus, human_labels, review
-
-    bar_f = policy.bar("faithfulness")
-    bar_k = policy.bar("kappa")
-    report = review(store, save=False, bar=kappa_bar(policy), statistic=policy.kappa_statistic)
-    faithfulness: list[dict[str, Any]] = []
-    if bar_f is not None:
-        people = human_labels(store, "faithfulness")
-        if people:
-            passes = sum(consensus(list(v.values()), "faithfulness") == PASS for v in people.values())
-            faithfulness.append(
-                faithfulness_entry(
-                    "people",
-                    passes / len(people),
-                    wilson(passes, len(people)),
-                    len(people),
-                    bar_f,
-                    f"{passes} of {len(people)} labelled traces fully supported (grade {PASS}); Wilson 95%",
-                )
-            )
-        for judge in report["judges"]:
-            rate = judge.get("pass_rate") or {}
-            if (
-                judge["rubric"] != "faithfulness"
-                or judge["verdict"] != "trusted"
-                or rate.get("estimate") is None
-            ):
-                continue
-            faithfulness.append(
-                faithfulness_entry(
-                    judge_label(judge),
-                    rate["estimate"],
-                    rate["ci"],
-                    rate["n_labeled"] + rate["n_unlabeled"],
-                    bar_f,
-                    f"trusted judge, corrected by PPI from {rate['n_labeled']} labelled and "
-                    f"{rate['n_unlabeled']} judge-only traces",
-                )
-            )
-    judges = [kappa_entry({**j, "name": judge_label(j)}, bar_k) for j in report["judges"]] if bar_k else []
-    return faithfulness, judges
-
-
-def judge_label(judge: dict[str, Any]) -> str:
-    """``judge 0b187b4953d3d59a (gpt-4o-mini, relevance)``: how a judge is named in a report."""
-    return f"judge {judge['fingerprint'][:16]} ({judge.get('model') or judge.get('kind')}, {judge['rubric']})"
-
-
-# ---------------------------------------------------------------- history of checks
-
-HISTORY_FIGURES = ("keep_recall", "fetch_recall", "rr", "ndcg", "label_coverage", "judged_at_k")
-
-
-def labels_digest(qrels: Qrels) -> tuple[str, int]:
-    """(sha256 of the judgments, sorted; how many): the same labels give the same hash whatever
-    file or face they came through, so a new hash means the labels changed."""
-    digest = hashlib.sha256()
-    n = 0
-    for qid in sorted(qrels.grades):
-        for doc, grade in sorted(qrels.grades[qid].items()):
-            digest.update(f"{qid}\t{doc}\t{grade}\n".encode())
-            n += 1
-    return digest.hexdigest(), n
-
-
-def file_digest(source: PathLike | bytes) -> str:
-    """sha256 of a run file (a path, or the bytes a page received)."""
-    if isinstance(source, bytes):
-        return hashlib.sha256(source).hexdigest()
-    digest = hashlib.sha256()
-    with open(source, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def record_check(store: Any, report: dict[str, Any], name: str, qrels: Qrels, run_digest: str) -> int:
-    """Keep a check report in the store under the run's ``name``; its id."""
-    if not name.strip():
-        raise InvalidInput("a recorded check needs a run name (--name)")
-    golden_hash, golden_labels = labels_digest(qrels)
-    return store.record_check(
-        name, report, golden_hash=golden_hash, golden_labels=golden_labels, run_hash=run_digest
-    )
-
-
-def history_data(store: Any, name: str | None = None) -> list[dict[str, Any]]:
-    """The recorded checks (of one run name, or all), oldest first: per report its means, the
-    rules it failed, and ``labels_changed`` when its label hash differs from the previous report
-    of the same name (a change of labels is never to be read as a change of system)."""
-    out = []
-    previous: dict[str, str] = {}
-    for entry in store.check_reports(name, with_report=True):
-        report = entry.pop("report")
-        summary = report["summary"]
-        entry["labels_changed"] = (
-            entry["name"] in previous and previous[entry["name"]] != entry["golden_hash"]
-        )
-        previous[entry["name"]] = entry["golden_hash"]
-        entry["n_queries"] = summary["n_queries"]
-        entry["means"] = {figure: summary[figure]["mean"] for figure in HISTORY_FIGURES}
-        entry["failed"] = [r["rule"] for r in report["rules"] if r["passed"] is False]
-        entry["bars"] = report["policy"]["rules"]
-        out.append(entry)
-    return out
-
-
-def diff_checks(store: Any, first: int, second: int) -> dict[str, Any]:
-    """Per query, the figures of two recorded reports and second - first; the findings each has
-    that the other lacks; whether the labels changed between them."""
-    a, b = store.check_report(first), store.check_report(second)
-    for report_id, entry in ((first, a), (second, b)):
-        if entry is None:
-            raise InvalidInput(
-                f"no recorded check with id {report_id}; `python -m calibration history` lists them"
-            )
-    qa, qb = a["report"]["queries"], b["report"]["queries"]
-    queries: dict[str, dict[str, Any]] = {}
-    for qid in sorted(set(qa) | set(qb), key=lambda q: q.encode("utf-8")):
-        row: dict[str, Any] = {}
-        for figure in ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "label_coverage"):
-            x = qa.get(qid, {}).get(figure)
-            y = qb.get(qid, {}).get(figure)
-            row[figure] = {"first": x, "second": y, "delta": None if x is None or y is None else y - x}
-        fa, fb = set(qa.get(qid, {}).get("findings", [])), set(qb.get(qid, {}).get("findings", []))
-        row["findings_gained"] = sorted(fb - fa)
-        row["findings_lost"] = sorted(fa - fb)
-        row["in"] = "both" if qid in qa and qid in qb else ("first" if qid in qa else "second")
-        queries[qid] = row
-    meta = ("id", "name", "created_at", "golden_hash", "golden_labels", "run_hash", "passed", "k")
-    return {
-        "first": {key: a[key] for key in meta},
-        "second": {key: b[key] for key in meta},
-        "labels_changed": a["golden_hash"] != b["golden_hash"],
-        "queries": queries,
-    }
 
 
 # ---------------------------------------------------------------- compare

@@ -139,14 +139,20 @@ def test_review_on_the_demo(demo_db, tmp_path, capsys) -> None:
     assert "human-human kappa (the ceiling, unweighted): 0.889 [0.506, 0.980] (n = 20)" in out
     # perfect agreement on 16 items is not yet shown: its score interval reaches below the bar
     assert (
-        "verdict: undecided: unweighted kappa 1.000 [0.562, 1.000] (n = 16) against the bar 0.6: it holds the "
-        "bar; about 4 more human-labelled items would decide it" in out
+        "verdict: undecided: unweighted kappa 1.000 [0.562, 1.000] (n = 16) against the bar 0.6: its interval "
+        "reaches the bar; about 4 more human-labelled items would decide it" in out
     )
     # one doubly labelled item or none: the ceiling is undefined with its reason, never 0.000
     assert "undefined (0 items labelled by two people: a ceiling needs at least 2)" in out
     code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--format", "json")
     report = json.loads(out)
     assert {j["verdict"] for j in report["judges"]} == {"uncalibrated"}  # 20 and 16 labels < the default 30
+    # uncalibrated, its deciding kappa is printed all the same
+    code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49")
+    assert (
+        "verdict: uncalibrated (20 human-labelled items, fewer than the 30 needed): unweighted kappa 0.145 "
+        "[-0.152, 0.478] (n = 20) against the bar 0.6, not shown until the labels reach the minimum" in out
+    )
     assert [t["week"] for t in report["trend"]] == ["2026-W49", "2026-W49"]
     html_file = tmp_path / "review.html"
     code, out, _ = cli(

@@ -10,6 +10,7 @@ import pytest
 from annotation.store import Store
 from calibration.__main__ import main
 from calibration.check import decisive, faithfulness_entry, wilson
+from calibration.gate import load_policy
 from calibration.policy import (
     DEFAULT_POLICY,
     Bar,
@@ -19,7 +20,6 @@ from calibration.policy import (
     policy_from_mapping,
     rules_table,
 )
-from calibration.workflows import load_policy
 from tests.conftest import cli
 
 EX = "examples/worked-example"
@@ -38,6 +38,7 @@ def run(capsys, *argv, expect=0, stream="stdout"):
 def test_the_default_policy_is_the_essays_table_with_its_strictness():
     table = {name: bar for name, bar, _source in rules_table(every_corpus=True)}
     assert table == {
+        "all_queries": "every query",
         "stage1_recall": "> 0.95",
         "recall_at_20": ">= 0.8 (broad corpora)",
         "faithfulness": ">= 0.7 narrow, >= 0.5 broad",
@@ -129,11 +130,24 @@ def test_wilson_matches_the_published_interval():
 def test_faithfulness_passes_only_when_the_interval_clears_the_bar():
     bar = Bar(">=", 0.7)
     ok = faithfulness_entry("people", 0.9, wilson(90, 100), 100, bar, "")
-    assert ok["passed"] is True
-    below = faithfulness_entry("people", 0.6, wilson(6, 10), 10, bar, "")
-    assert below["passed"] is False and "0.600 is not >= 0.7" in below["reason"]
+    assert ok["outcome"] == "passed" and ok["reason"] is None
+    # 30 of 100: Wilson [0.219, 0.396], the whole interval below 0.7: shown below, failed
+    below = faithfulness_entry("people", 0.3, wilson(30, 100), 100, bar, "")
+    assert below["outcome"] == "failed" and below["verdict"] == "shown below"
+    assert "0.300, its interval [0.219, 0.396] is below >= 0.7" in below["reason"]
+    # 8 of 10: 0.8 meets the bar, its interval [0.490, 0.943] reaches below it: not shown, so it
+    # fails as kappa's undecided does; the same reading whichever side the estimate is on
     unsure = faithfulness_entry("people", 0.8, wilson(8, 10), 10, bar, "")
-    assert unsure["passed"] is None and "reaches 0.490" in unsure["reason"]
+    assert unsure["outcome"] == "failed" and unsure["verdict"] == "undecided"
+    assert "undecided: 0.800 but its interval [0.490, 0.943] reaches >= 0.7" in unsure["reason"]
+    # the interval's lower side 0.8 - 0.4902 = 0.3098 shrinks like 1/sqrt(n) to |0.8 - 0.7| = 0.1:
+    # n' = ceil(10 * (0.3098 / 0.1)^2) = 96, 86 more
+    low = wilson(8, 10)[0]
+    assert unsure["more_labels"] == math.ceil(10 * ((0.8 - low) / 0.1) ** 2) - 10 == 86
+    also = faithfulness_entry("people", 0.6, wilson(6, 10), 10, bar, "")
+    assert also["outcome"] == "failed" and also["verdict"] == "undecided"
+    warned = faithfulness_entry("people", 0.8, wilson(8, 10), 10, bar, "", undecided="warn")
+    assert warned["outcome"] == "warning"
 
 
 # ---------------------------------------------------------------- check on the worked example
@@ -384,7 +398,7 @@ def test_history_marks_a_change_of_labels(capsys, tmp_path):
 
 def test_labels_digest_ignores_the_file_format(tmp_path):
     from annotation.formats import read_judgments
-    from calibration.workflows import labels_digest
+    from calibration.gate import labels_digest
 
     golden = read_judgments(f"{EX}/golden.yaml")
     lines = [f"{q} 0 {d} {g}" for q, docs in reversed(golden.grades.items()) for d, g in docs.items()]
@@ -581,38 +595,35 @@ def judged_store(db, disagree: int = 0, new: int = 16, values=(2, 2, 2, 1)) -> l
 def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
     traces = judged_store(demo_db)
     assert len(traces) == 40
-    report = json.loads(
-        run(
-            capsys,
-            "check",
-            f"{EX}/golden.yaml",
-            f"{EX}/run.jsonl",
-            "-k",
-            "5",
-            "--db",
-            demo_db,
-            "--rule",
-            "rel_at_least_k=off",
-            "--format",
-            "json",
-        )
-    )
+    args = ["check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", demo_db]
+    args += ["--rule", "rel_at_least_k=off", "--format", "json"]
+    report = json.loads(run(capsys, *args, expect=1))
     rules = {r["rule"]: r for r in report["rules"]}
     kappa = {j["fingerprint"]: j for j in rules["kappa"]["judges"]}
     judge = kappa["fp-faith"]
-    assert (judge["verdict"], judge["n"], judge["passed"]) == ("trusted", 32, True)
+    assert (judge["verdict"], judge["n"], judge["outcome"]) == ("trusted", 32, "passed")
     assert judge["kappa"] == pytest.approx(1.0)
+    assert judge["judge"] == "m/faithfulness v1 (fp-faith)"  # name and version, the fingerprint beside
+    assert rules["kappa"]["passed"] is True and rules["kappa"]["status"] == "passed"
     faith = {j["judge"].split(" ")[0]: j for j in rules["faithfulness"]["judges"]}
     # people: cat's 16 traces (11 pass) and ann's 16 (12 pass): 23 of 32, Wilson 95%
     people = faith["people"]
     assert (people["n"], people["rate"]) == (32, pytest.approx(23 / 32))
     assert people["ci"] == pytest.approx(list(wilson(23, 32)))
-    assert people["passed"] is None  # 0.719 meets >= 0.7, its interval does not
+    # 0.719 meets >= 0.7, its interval does not: undecided, failed by default
+    assert people["verdict"] == "undecided" and people["outcome"] == "failed"
+    assert people["more_labels"] > 0
+    assert rules["faithfulness"]["status"] == "failed"
+    # undecided: warn turns a figure not shown into a warning, listed; it fails no build
+    warned = json.loads(run(capsys, *args, "--rule", "undecided=warn"))
+    assert warned["passed"] is True and warned["warnings"] == ["faithfulness"]
+    outcomes = {j["judge"]: j["outcome"] for r in warned["rules"] for j in r.get("judges") or []}
+    assert outcomes["people"] == "warning" and outcomes["m/faithfulness v1 (fp-faith)"] == "passed"
     # the trusted judge: PPI++ over 32 labelled and 8 judge-only traces (all 8 pass); it agrees with
     # people on every labelled one, so the estimate is 23/32 + lambda * (8/8 - 23/32), lambda in [0, 1]
     from calibration.ppi import ppi_mean
 
-    judged = faith["judge"]
+    judged = faith["m/faithfulness"]
     assert judged["how"] == "trusted judge, corrected by PPI from 32 labelled and 8 judge-only traces"
     y = [1.0] * 23 + [0.0] * 9
     expected = ppi_mean(y, y, [1.0] * 8)
@@ -643,7 +654,7 @@ def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
     judge = next(j for j in kappa["judges"] if j["fingerprint"] == "fp-faith")
     # the interval's upper end is below the bar: not trusted, shown
     assert judge["verdict"] == "not trusted" and judge["ci"][1] < 0.6
-    assert judge["passed"] is False and "is not >= 0.6" in judge["reason"]
+    assert judge["outcome"] == "failed" and "is not >= 0.6" in judge["reason"]
     assert kappa["passed"] is False and "kappa" in [
         r["rule"] for r in report["rules"] if r["passed"] is False
     ]

@@ -41,7 +41,8 @@ RUN = str(EXAMPLE / "run.jsonl")
             "stage1-recall, judged-at-k<X, stage1-recall<X, label-coverage<X (X a number in 0..1)",
         ),
         (
-            ["audit", GOLDEN, RUN, "-k", "5", "--fail-on", "stage1-recall<0.9"],
+            # at k = 10 the 10-deep run is no deeper than k: no stage 1 (at k = 5 it is its own)
+            ["audit", GOLDEN, RUN, "-k", "10", "--fail-on", "stage1-recall<0.9"],
             "error: gate 'stage1-recall<0.9' needs --fetch-depth or --fetch-run",
         ),
         (

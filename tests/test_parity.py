@@ -116,9 +116,10 @@ def test_audit_same_numbers_at_both_faces_defaults(capsys) -> None:
         EXAMPLE / "run.jsonl",
         "-k",
         DEFAULT_K,
-        "--fetch-depth",
-        "10",
     )
+    # the same stage-1 default on both faces: the worked example's run is 10 deep, no deeper than
+    # k = 10, so stage 1 is unknown on both (never a depth one face assumes)
+    assert result["fetch_depth"] is None and "stage 1 unknown" in result["stage1"]
     frame = table(at, f"judged@{DEFAULT_K}")
     for qid, q in result["queries"].items():
         judged = frame.loc[qid, f"judged@{DEFAULT_K}"]
@@ -126,7 +127,7 @@ def test_audit_same_numbers_at_both_faces_defaults(capsys) -> None:
         assert frame.loc[qid, f"hits in top {DEFAULT_K}: positional / distinct"] == (
             f"{q['positional_hits']} / {q['distinct_hits']}"
         )
-        assert frame.loc[qid, "R@10 (stage 1)"] == shown(q["recall_at_fetch"])
+        assert frame.loc[qid, "R@fetch (stage 1)"] == shown(q["recall_at_fetch"]) == "undefined"
 
 
 def test_compare_same_numbers_on_the_cli_and_the_page(capsys, tmp_path) -> None:

@@ -62,6 +62,7 @@ from annotation.store.base import (
     database_exists,
     default_db_path,
     random_position,
+    shown_location,
     utc_now,
 )
 from annotation.store.browse import Browse
@@ -96,6 +97,7 @@ __all__ = [
     "UnknownImport",
     "default_db_path",
     "database_exists",
+    "shown_location",
     "AGGREGATES",
     "aggregate_grades",
     "token_hash",

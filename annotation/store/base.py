@@ -116,6 +116,15 @@ def sqlite_path(path: str) -> str:
     return path
 
 
+def shown_location(path: str) -> str:
+    """The database as a person reads it: a bare file name as ``./name`` (so it is plainly a file of
+    the current folder), the user and password of a URL replaced by ``***``."""
+    if "://" in path:  # any URL: its user and password are never printed
+        return pg.shown_url(path)
+    path = sqlite_path(path)
+    return path if os.path.dirname(path) else os.path.join(".", path)
+
+
 def database_exists(path: str | os.PathLike) -> bool:
     """True when the store is there to open: a PostgreSQL URL (its server says at open), an
     SQLite file that exists."""

@@ -1,0 +1,347 @@
+"""The policy as a build gate: which policy and which store ``check`` reads, the check itself, the
+verdict settings every face resolves the same way, and the history of recorded checks.
+
+One rule each, for the CLI and the pages alike:
+
+- the policy: ``--policy FILE``, else ``./denominator.yaml`` when present, else the essay's table
+  (:func:`load_policy`), then ``--rule`` overrides;
+- the verdict's bar and statistic: the option given, else the policy's (:func:`verdict_settings`);
+- the store ``check`` reads: ``--db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it
+  exists; ``--no-store`` leaves it out (:func:`check_store`);
+- stage 1: ``--fetch-run``, else ``--fetch-depth``, else the run's own depth when deeper than k
+  (:func:`calibration.workflows.stage1_of`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from annotation.model import FormatError, Qrels, Run
+from annotation.textio import read_text_file
+from calibration.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
+from calibration.policy import DEFAULT_POLICY, InvalidPolicy, Policy, override, policy_from_mapping
+from calibration.verdict import TRUSTED
+from calibration.workflows import DEFAULT_K, InvalidInput, PathLike, audit_data, evaluate_run
+
+# ---------------------------------------------------------------- policy and check
+
+POLICY_FILE = "denominator.yaml"
+
+
+def load_policy(
+    path: PathLike | None = None, overrides: Sequence[str] = (), *, cwd: PathLike = "."
+) -> Policy:
+    """The policy in force: ``path``, else ``./denominator.yaml`` when present, else the defaults
+    (the essay's table); then the command line's ``overrides`` (``stage1_recall>0.9``)."""
+    where = path if path is not None else os.path.join(cwd, POLICY_FILE)
+    if path is None and not os.path.exists(where):
+        policy = DEFAULT_POLICY
+    else:
+        text = read_text_file(where, PolicyFileError)
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise InvalidPolicy(f"{where}{line}: not valid YAML; expected corpus, rules, diagnosis") from None
+        policy = policy_from_mapping(data, str(where))
+    return override(policy, overrides)
+
+
+def kappa_bar(policy: Policy) -> float:
+    """The kappa a judge needs for the verdict ``trusted``: the policy's ``kappa`` rule, else
+    :data:`~calibration.verdict.TRUSTED` (what ``agree``, ``review``, ``check`` and the pages use)."""
+    bar = policy.bar("kappa")
+    return bar.value if bar is not None else TRUSTED
+
+
+def verdict_settings(
+    policy: Policy, trusted: float | None = None, statistic: str | None = None
+) -> tuple[float, str]:
+    """The verdict's bar and statistic, the one resolution every face and ``check`` call: the option
+    given (``--trusted``, ``--statistic``, a page's widget), else the policy's (its ``kappa`` rule and
+    ``kappa_statistic``), else the defaults (:data:`~calibration.verdict.TRUSTED`, unweighted)."""
+    bar = float(trusted) if trusted is not None else kappa_bar(policy)
+    return bar, statistic or policy.kappa_statistic
+
+
+class PolicyFileError(FormatError):
+    """A policy file that cannot be read (missing, not text)."""
+
+
+class NoStore(InvalidInput):
+    """A store named by ``--db`` or ``DENOMINATOR_DB`` that is not there."""
+
+
+def check_store(db: str | None = None, *, no_store: bool = False) -> str | None:
+    """The store ``check`` reads, one rule for the CLI and the page: ``db`` (``--db``), else
+    ``$DENOMINATOR_DB``, else ``./denominator.db``; a named one (``--db`` or the variable) must be there
+    (:class:`NoStore`), the default file may be missing (then no store). ``no_store``: None."""
+    # start-up: the store (sqlite-utils, ~0.3 s), only for check, which is about to open it
+    from annotation.store import database_exists, default_db_path, shown_location
+
+    if no_store:
+        return None
+    named = db or os.environ.get("DENOMINATOR_DB")
+    path = named or default_db_path()
+    if database_exists(path):
+        return path
+    if named:
+        where = "--db" if db else "DENOMINATOR_DB"
+        raise NoStore(
+            f"no such database: {shown_location(path)} (named by {where}); --no-store leaves the store out"
+        )
+    return None
+
+
+def check_data(
+    qrels: Qrels,
+    run: Run,
+    k: int | None = None,
+    min_grade: int | None = None,
+    *,
+    policy: Policy = DEFAULT_POLICY,
+    fetch_run: Run | None = None,
+    fetch_depth: int | None = None,
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
+    store: Any = None,
+    store_reason: str | None = None,
+    missing: str = "drop",
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+) -> dict[str, Any]:
+    """``check``: the audit and the metrics of one run held to ``policy``; with a ``store``
+    (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
+    each judge's calibration too. ``store_reason``: why there is none (said in the report)."""
+    k = k or DEFAULT_K
+    audit = audit_data(
+        qrels,
+        run,
+        k,
+        min_grade,
+        fetch_run=fetch_run,
+        fetch_depth=fetch_depth,
+        corpus_size=corpus_size,
+        corpus_ids=corpus_ids,
+        policy=policy,
+        missing=missing,
+        run_name=run_name,
+        qrels_name=qrels_name,
+    )
+    ev = evaluate_run(
+        qrels,
+        run,
+        sorted({k, 20}),
+        audit["min_grade"],
+        missing=missing,
+        run_name=run_name,
+        qrels_name=qrels_name,
+    )
+    if store is None:
+        return check_report(
+            audit,
+            ev,
+            policy,
+            store_reason=store_reason or "no store: ./denominator.db is not there; give --db",
+        )
+    faithfulness, judges, superseded = _store_rules(store, policy)
+    return check_report(
+        audit,
+        ev,
+        policy,
+        faithfulness=faithfulness,
+        judges=judges,
+        superseded=superseded,
+        store=shown_location_of(store),
+    )
+
+
+def shown_location_of(store: Any) -> str:
+    """The store as the report names it (no credentials)."""
+    # start-up: the store's package, already loaded by whoever opened ``store``
+    from annotation.store import shown_location
+
+    return shown_location(store.location)
+
+
+def _store_rules(
+    store: Any, policy: Policy
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The faithfulness pass rate (people: the consensus grade 2 of each labelled trace, Wilson
+    95%; each trusted faithfulness judge: its PPI-corrected rate), every current judge's verdict, and
+    the superseded versions (listed, not gated)."""
+    # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only with a store
+    from calibration.review import PASS, consensus, human_labels, review
+
+    bar_f = policy.bar("faithfulness")
+    bar_k = policy.bar("kappa")
+    bar, statistic = verdict_settings(policy)
+    report = review(store, save=False, bar=bar, statistic=statistic)
+    faithfulness: list[dict[str, Any]] = []
+    if bar_f is not None:
+        people = human_labels(store, "faithfulness")
+        if people:
+            passes = sum(consensus(list(v.values()), "faithfulness") == PASS for v in people.values())
+            faithfulness.append(
+                faithfulness_entry(
+                    "people",
+                    passes / len(people),
+                    wilson(passes, len(people)),
+                    len(people),
+                    bar_f,
+                    f"{passes} of {len(people)} labelled traces fully supported (grade {PASS}); Wilson 95%",
+                    policy.undecided,
+                )
+            )
+        for judge in report["judges"]:
+            rate = judge.get("pass_rate") or {}
+            if (
+                judge["rubric"] != "faithfulness"
+                or judge["verdict"] != "trusted"
+                or rate.get("estimate") is None
+            ):
+                continue
+            faithfulness.append(
+                faithfulness_entry(
+                    judge_name(judge),
+                    rate["estimate"],
+                    rate["ci"],
+                    rate["n_labeled"] + rate["n_unlabeled"],
+                    bar_f,
+                    f"trusted judge, corrected by PPI from {rate['n_labeled']} labelled and "
+                    f"{rate['n_unlabeled']} judge-only traces",
+                    policy.undecided,
+                )
+            )
+    judges = [kappa_entry(j, bar_k, policy.undecided) for j in report["judges"]] if bar_k else []
+    superseded = [
+        {
+            **j,
+            "judge": judge_name(j),
+            "reason": "superseded by a later version of its name: listed, not gated",
+        }
+        for j in report["superseded"]
+    ]
+    return faithfulness, judges, superseded
+
+
+# ---------------------------------------------------------------- history of checks
+
+HISTORY_FIGURES = ("keep_recall", "fetch_recall", "rr", "ndcg", "label_coverage", "judged_at_k")
+
+
+def labels_digest(qrels: Qrels) -> tuple[str, int]:
+    """(sha256 of the judgments, sorted; how many): the same labels give the same hash whatever
+    file or face they came through, so a new hash means the labels changed."""
+    digest = hashlib.sha256()
+    n = 0
+    for qid in sorted(qrels.grades):
+        for doc, grade in sorted(qrels.grades[qid].items()):
+            digest.update(f"{qid}\t{doc}\t{grade}\n".encode())
+            n += 1
+    return digest.hexdigest(), n
+
+
+def file_digest(source: PathLike | bytes) -> str:
+    """sha256 of a run file (a path, or the bytes a page received)."""
+    if isinstance(source, bytes):
+        return hashlib.sha256(source).hexdigest()
+    digest = hashlib.sha256()
+    with open(source, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def record_check(store: Any, report: dict[str, Any], name: str, qrels: Qrels, run_digest: str) -> int:
+    """Keep a check report in the store under the run's ``name``; its id."""
+    if not name.strip():
+        raise InvalidInput("a recorded check needs a run name (--name)")
+    golden_hash, golden_labels = labels_digest(qrels)
+    return store.record_check(
+        name, report, golden_hash=golden_hash, golden_labels=golden_labels, run_hash=run_digest
+    )
+
+
+def query_set(report: dict[str, Any]) -> list[str]:
+    """The queries a recorded report was asked about: those it scored and those missing from the run
+    (a smaller run is a different query set, never a better score over the same one)."""
+    asked = set(report.get("queries") or {}) | set(report.get("missing_from_run") or [])
+    return sorted(asked, key=lambda q: q.encode("utf-8"))
+
+
+def query_digest(report: dict[str, Any]) -> tuple[str, int]:
+    """(sha256 of the queries the run held, sorted; how many): a new hash means the run answered
+    another set of queries, a change of the denominator."""
+    held = sorted(report.get("queries") or {}, key=lambda q: q.encode("utf-8"))
+    zero = {q for q, v in (report.get("queries") or {}).items() if v.get("scored_zero")}
+    held = [q for q in held if q not in zero]
+    return hashlib.sha256("\n".join(held).encode()).hexdigest(), len(held)
+
+
+def history_data(store: Any, name: str | None = None) -> list[dict[str, Any]]:
+    """The recorded checks (of one run name, or all), oldest first: per report its means, the
+    rules it failed, ``labels_changed`` when its label hash differs from the previous report of the
+    same name and ``queries_changed`` when the queries the run held did (a change of labels or of
+    the query set is never to be read as a change of system)."""
+    out = []
+    previous: dict[str, tuple[str, str]] = {}
+    for entry in store.check_reports(name, with_report=True):
+        report = entry.pop("report")
+        summary = report["summary"]
+        queries_hash, held = query_digest(report)
+        before = previous.get(entry["name"])
+        entry["labels_changed"] = before is not None and before[0] != entry["golden_hash"]
+        entry["queries_changed"] = before is not None and before[1] != queries_hash
+        previous[entry["name"]] = (entry["golden_hash"], queries_hash)
+        entry["queries_hash"] = queries_hash
+        entry["queries_held"] = held
+        entry["n_queries"] = summary["n_queries"]
+        entry["missing_from_run"] = len(report.get("missing_from_run") or [])
+        entry["means"] = {figure: summary[figure]["mean"] for figure in HISTORY_FIGURES}
+        entry["failed"] = [r["rule"] for r in report["rules"] if r["passed"] is False]
+        entry["bars"] = report["policy"]["rules"]
+        out.append(entry)
+    return out
+
+
+def diff_checks(store: Any, first: int, second: int) -> dict[str, Any]:
+    """Per query held by both reports, the figures of each and second - first, the findings each has
+    that the other lacks; the queries one report held and the other did not, as ``dropped`` and
+    ``added`` (never as findings gained or lost); whether the labels changed between them."""
+    a, b = store.check_report(first), store.check_report(second)
+    for report_id, entry in ((first, a), (second, b)):
+        if entry is None:
+            raise InvalidInput(
+                f"no recorded check with id {report_id}; `python -m calibration history` lists them"
+            )
+    qa, qb = a["report"]["queries"], b["report"]["queries"]
+    held_a = {q for q, v in qa.items() if not v.get("scored_zero")}
+    held_b = {q for q, v in qb.items() if not v.get("scored_zero")}
+    queries: dict[str, dict[str, Any]] = {}
+    for qid in sorted(held_a & held_b, key=lambda q: q.encode("utf-8")):
+        row: dict[str, Any] = {}
+        for figure in ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "label_coverage"):
+            x = qa[qid].get(figure)
+            y = qb[qid].get(figure)
+            row[figure] = {"first": x, "second": y, "delta": None if x is None or y is None else y - x}
+        fa, fb = set(qa[qid].get("findings", [])), set(qb[qid].get("findings", []))
+        row["findings_gained"] = sorted(fb - fa)
+        row["findings_lost"] = sorted(fa - fb)
+        queries[qid] = row
+    order = lambda ids: sorted(ids, key=lambda q: q.encode("utf-8"))  # noqa: E731
+    meta = ("id", "name", "created_at", "golden_hash", "golden_labels", "run_hash", "passed", "k")
+    return {
+        "first": {key: a[key] for key in meta},
+        "second": {key: b[key] for key in meta},
+        "labels_changed": a["golden_hash"] != b["golden_hash"],
+        "dropped": order(held_a - held_b),
+        "added": order(held_b - held_a),
+        "queries": queries,
+    }
