@@ -3,7 +3,7 @@
     python -m annotation import [--db DB] [--corpus FILE] [--queries FILE] [--beir DIR]
         [--run FILE --name NAME [--stage fetch|keep]] [--labels FILE --annotator NAME]
     python -m annotation baseline [--db DB] [--method bm25] [--depth 100] [--name bm25-baseline]
-    python -m annotation pool [--db DB] --depth D [--runs A,B] [--annotators X,Y --overlap SHARE] [--seed S]
+    python -m annotation pool [--db DB] [--depth D] [--runs A,B] [--annotators X,Y --overlap SHARE] [--seed S]
     python -m annotation annotators add NAME --role annotator|admin [--db DB]
     python -m annotation annotators list [--db DB]
     python -m annotation annotators revoke NAME [--db DB]
@@ -32,8 +32,6 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
-    fraction,
-    int64,
     open_store,
     plural,
     positive_int,
@@ -49,6 +47,7 @@ from annotation.imports_cli import (
     import_options,
     run_imports,
 )
+from annotation.options import add_option, option
 from annotation.pooling import check_estimate, pool, pool_report, sample_unjudged
 from annotation.store import AGGREGATES, StoreError, default_db_path
 from annotation.store.base import holds_nothing
@@ -113,27 +112,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("pool", help="the union of every run's top D per query becomes items to label")
     add_db_option(pl)
-    pl.add_argument(
-        "--depth",
-        type=positive_int,
-        required=True,
-        metavar="D",
-        help="pool depth: each run's top D per query",
-    )
+    add_option(pl, "pool_depth")
     pl.add_argument("--runs", metavar="A,B", help="runs to pool, comma-separated (default: all)")
     pl.add_argument(
         "--annotators", metavar="X,Y", help="assign the new items to these people, comma-separated"
     )
-    pl.add_argument(
-        "--overlap",
-        type=fraction,
-        default=0.0,
-        metavar="SHARE",
-        help="share of items also given to a second person, for agreement (default 0)",
+    add_option(
+        pl,
+        "pool_overlap",
+        default=None,
+        help=option("pool_overlap").help + " (with two or more --annotators)",
     )
-    pl.add_argument(
-        "--seed", type=int64, default=0, help="seed of the assignment order and the sample (default 0)"
-    )
+    add_option(pl, "pool_seed")
     pl.add_argument(
         "--estimate",
         type=positive_int,

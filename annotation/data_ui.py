@@ -30,6 +30,7 @@ from annotation.imports_ui import (
     render_wrong_slot,
     who_acts,
 )
+from annotation.options import option
 from annotation.pooling import KINDS, pool, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, Store, StoreError
@@ -152,7 +153,16 @@ def render_overview() -> list[dict[str, Any]]:
 def render_pool_section() -> int:
     """What each run's pool found alone, a baseline run, building a pool; the pool depth chosen."""
     st.subheader("The pool: what each run found")
-    depth = int(st.number_input("pool depth", min_value=1, max_value=10_000, value=10, key="data:depth"))
+    pool_depth = option("pool_depth")
+    depth = int(
+        st.number_input(
+            "pool depth",
+            min_value=pool_depth.minimum,
+            max_value=pool_depth.maximum,
+            value=pool_depth.default,
+            key="data:depth",
+        )
+    )
     try:
         with Store(_db_path()) as store:
             report = pool_report(store, depth)
@@ -192,14 +202,19 @@ def render_pool_section() -> int:
         annotators = st.text_input(
             "annotators (comma-separated; empty: everyone labels everything)", key="data:who"
         )
+        share = option("pool_overlap")
         overlap = st.number_input(
-            "share given to two people", min_value=0.0, max_value=1.0, value=0.2, key="data:overlap"
+            "share given to two people (with two or more annotators)",
+            min_value=share.minimum,
+            max_value=share.maximum,
+            value=share.default,
+            key="data:overlap",
         )
         if st.form_submit_button("Build the pool"):
             names = [a.strip() for a in annotators.split(",") if a.strip()]
             try:
                 with Store(_db_path()) as store:
-                    result = pool(store, depth, annotators=names, overlap=overlap if len(names) > 1 else 0.0)
+                    result = pool(store, depth, annotators=names, overlap=overlap if len(names) > 1 else None)
                 st.success(
                     f"{result['items_added']} new items from {result['pooled']} pooled pairs "
                     f"({result['already_judged']} already judged); {result['assignments']} assignments."

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from annotation.options import default
+from annotation.rubrics import DEFAULT_MIN_GRADE
 from annotation.store import ITEM_KINDS, Store, StoreError
 
 __all__ = [
@@ -53,10 +55,13 @@ def pool(
     depth: int,
     runs: Sequence[str] | None = None,
     annotators: Sequence[str] = (),
-    overlap: float = 0.0,
-    seed: int = 0,
+    overlap: float | None = None,
+    seed: int = default("pool_seed"),
 ) -> dict[str, Any]:
-    """Add the depth-``depth`` pool of ``runs`` (default: all) as items; assign them."""
+    """Add the depth-``depth`` pool of ``runs`` (default: all) as items; assign them. ``overlap``
+    None: the options table's share (0.2) when two or more annotators are given, else none."""
+    if overlap is None:
+        overlap = default("pool_overlap") if len(annotators) >= 2 else 0.0
     if depth < 1:
         raise StoreError(f"pool depth {depth}; expected an integer >= 1")
     if not 0.0 <= overlap <= 1.0:
@@ -390,7 +395,7 @@ def progress(store: Store, annotator: str, kind: str = "chunk") -> tuple[int, in
     return store.queue_progress(annotator_id, kind)
 
 
-def pool_report(store: Store, depth: int, min_grade: int = 1) -> list[dict[str, Any]]:
+def pool_report(store: Store, depth: int, min_grade: int = DEFAULT_MIN_GRADE) -> list[dict[str, Any]]:
     """Per run: pairs in its top ``depth``, judged-relevant chunks among them
     (current labels, median over annotators), and how many of those only this
     run found. If one run finds most relevant chunks alone, the labels lean

@@ -35,25 +35,21 @@ import pyarrow as pa
 
 from annotation.cli_base import (
     UsageError,
-    check_verdict_options,
     open_store,
     plural,
     say_notes,
 )
 from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
 from annotation.model import Run
+from calibration import actions
 from calibration.audit import REPEAT_RULE, InvalidAudit, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table
-from calibration.cli_args import build_parser
+from calibration.cli_args import build_parser, check_verdict_options
 from calibration.gate import (
     NoStore,
-    check_data,
     check_store,
-    diff_checks,
     file_digest,
-    history_data,
     load_policy,
-    record_check,
     verdict_settings,
 )
 from calibration.metrics import InvalidMeasure
@@ -73,20 +69,13 @@ from calibration.report import (
     ppi_text,
     review_text,
 )
-from calibration.run_file import evaluate_run_file
 from calibration.verdict import NOISY_GONE, sample_note
 from calibration.workflows import (
     POSITION_KEYS,
     InvalidInput,
     NothingToEvaluate,
-    agree_files,
-    audit_data,
-    compare_runs,
     coverage_of,
     estimate_data,
-    evaluate_run,
-    position_file,
-    ppi_files,
 )
 
 
@@ -149,7 +138,7 @@ def _scored(
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
     if args.stored_run is None and args.run:  # a run file: read in pieces when grouped by query
         qrels, _, qrels_name, run_name, corpus = _scored(args, read_run=False)
-        result = evaluate_run_file(
+        result = actions.metrics(
             qrels,
             args.run,
             args.k,
@@ -165,7 +154,7 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
         if args.grouped:
             raise UsageError("python -m calibration metrics: --grouped goes with a RUN file")
         qrels, run, qrels_name, run_name, corpus = _scored(args)
-        result = evaluate_run(
+        result = actions.metrics(
             qrels,
             run,
             args.k,
@@ -198,7 +187,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
     gates = [parse_gate(rule) for rule in args.fail_on]
     qrels, run, qrels_name, run_name, corpus = _scored(args)
-    result = audit_data(
+    result = actions.audit(
         qrels,
         run,
         args.k[0],
@@ -229,7 +218,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
 
 def run_check(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the store (sqlite-utils), only when the check reads it
-    from annotation.store import Store, StoreError
+    from annotation.store import StoreError
 
     policy = load_policy(args.policy, args.rule)
     if args.name and not args.record:
@@ -253,25 +242,32 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
     try:
         path = check_store(args.db, no_store=args.no_store)
     except NoStore:
-        if not args.record:  # --record creates the store it names
+        if not args.record:
             raise
         path = None
-    if path is not None:
-        opened: Any = Store(path)
-    elif args.with_store or args.record:  # --record creates the default file; --with-store needs one
-        opened = open_store(args.db, "create" if args.record else "read")
-    else:
-        opened = nullcontext(None)
+    created = None
+    if path is None and (args.record or args.with_store):
+        # --record creates the store it names (removed again if the check fails); --with-store needs one
+        created = open_store(args.db, "create" if args.record else "read")
+    name = (args.name or os.path.basename(args.run)) if args.record else None
     try:
-        with opened as store:
-            why = "no store: --no-store" if args.no_store else None
-            report = check_data(
-                qrels, run, args.k[0], args.min_grade, store=store, store_reason=why, **inputs
+        with created if created is not None else nullcontext(None) as new:
+            report = actions.check(
+                qrels,
+                run,
+                args.k[0],
+                args.min_grade,
+                db=args.db,
+                no_store=args.no_store,
+                store_path=new.location if new is not None else path,
+                record_as=name,
+                run_digest=file_digest(args.run) if args.record else "",
+                **inputs,
             )
-            if args.record:
-                name = args.name or os.path.basename(args.run)
-                recorded = record_check(store, report, name, qrels, file_digest(args.run))
-                print(f"recorded check {recorded} of {name!r} in {report['store']}", file=sys.stderr)
+            if name is not None:  # before a created store says "database: ... (created)"
+                print(
+                    f"recorded check {report['recorded']} of {name!r} in {report['store']}", file=sys.stderr
+                )
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     code = 0 if report["passed"] else 1
@@ -289,9 +285,9 @@ def run_history(args: argparse.Namespace) -> tuple[str, int]:
     try:
         with open_store(args.db, "read") as store:
             if args.diff:
-                diff = diff_checks(store, *args.diff)
+                diff = actions.history(store, diff=args.diff)
                 return (dumps(diff) if args.format == "json" else diff_table(diff)), 0
-            entries = history_data(store, args.name)
+            entries = actions.history(store, name=args.name)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     if args.format == "json":
@@ -300,7 +296,7 @@ def run_history(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
-    comparison = compare_runs(
+    comparison = actions.compare(
         _judgments(args.qrels),
         read_ranked(args.run_a),
         read_ranked(args.run_b),
@@ -328,56 +324,49 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
     if args.qrels and args.qrels[0] == args.qrels[1]:
         raise UsageError("python -m calibration agree --qrels: the two files are the same file")
-    report = agree_files(
-        args.labels,
-        args.qrels,
-        trusted=args.trusted,
-        statistic=args.statistic,
-    )
+    report = actions.agree(args.labels, args.qrels, trusted=args.trusted, statistic=args.statistic)
     if args.format == "json":
         return dumps(report, one_line=()), 0
     return agree_table(report), 0
 
 
 def run_position(args: argparse.Namespace) -> tuple[str, int]:
-    result = position_file(args.judgments)
+    result = actions.position(args.judgments)
     if args.format == "json":
         return dumps(position_json(result, POSITION_KEYS), one_line=()), 0
     return position_text(result, POSITION_KEYS), 0
 
 
 def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
-    result = ppi_files(args.labeled, args.unlabeled, alpha=args.alpha, lam=args.lam)
+    result = actions.ppi(args.labeled, args.unlabeled, alpha=args.alpha, lam=args.lam)
     if args.format == "json":
         return dumps(result, one_line=()), 0
     return ppi_text(result, args.alpha, tuned=args.lam is None), 0
 
 
 def run_review(args: argparse.Namespace) -> tuple[str, int]:
-    # start-up: the review's statistics (scikit-learn, scipy: ~1 s) and the store, only for this command
+    # start-up: the review's words and the store, only for this command
     from annotation.store import StoreError
-    from calibration.review import draw_sample, review
     from calibration.review_report import summary_lines, superseded_text, to_html, to_json, to_markdown
 
     args.trusted, args.statistic = _verdict_settings(args)
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if args.annotators and not args.sample:
         raise UsageError("--annotators goes with --sample")
+    if args.sample and sample_note(args.sample):
+        say_notes([sample_note(args.sample)])
     try:
         with open_store(args.db, "write") as store:  # the review is saved (the trend's next point)
-            drawn = None
-            if args.sample:
-                say_notes([sample_note(args.sample)] if sample_note(args.sample) else [])
-                names = [a for a in (args.annotators or "").split(",") if a]
-                drawn = draw_sample(
-                    store, args.week, n=args.sample, annotators=names, seed=args.seed, overlap=args.overlap
-                )
-            report = review(
+            report, drawn = actions.review(
                 store,
                 args.week,
-                min_labels=args.min_labels,
-                bar=args.trusted,
+                trusted=args.trusted,
                 statistic=args.statistic,
+                min_labels=args.min_labels,
+                sample=args.sample,
+                annotators=[a for a in (args.annotators or "").split(",") if a],
+                seed=args.seed,
+                overlap=args.overlap,
             )
     except StoreError as exc:
         raise UsageError(str(exc)) from None

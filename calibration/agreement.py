@@ -265,8 +265,8 @@ def _report_pair(
     key = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}[chosen]
     kappa, ci = estimates[key]["kappa"], cis[key]
     entry["statistic"] = chosen
-    entry["verdict"] = verdict(kappa, ci, bar)
-    entry["more_labels"] = labels_to_decide(kappa, ci, pair.n, bar)
+    entry["verdict"] = verdict(kappa, ci, bar=bar)
+    entry["more_labels"] = labels_to_decide(kappa, ci, pair.n, bar=bar)
     entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=pair.n, min_labels=0)
     if not ordered:
         entry["weighted_undefined_reason"] = _UNORDERED
@@ -278,7 +278,7 @@ def agreement_report(
     *,
     labels: Sequence | None = None,
     alpha: float = 0.05,
-    trusted: float = TRUSTED,
+    trusted: float,
     statistic: str = DEFAULT_STATISTIC,
     max_pairs: int = MAX_PAIRS,
 ) -> dict:

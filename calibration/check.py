@@ -312,7 +312,7 @@ def faithfulness_entry(
             "verdict": "shown below",
             "reason": f"{shown}, its interval [{low}, {high}] is below {bar}",
         }
-    more = labels_to_decide(rate, ci, n, bar.value)
+    more = labels_to_decide(rate, ci, n, bar=bar.value)
     return {
         **out,
         "outcome": _unshown(undecided),

@@ -23,6 +23,7 @@ from annotation import access
 from annotation.model import Qrels, Run
 from annotation.render import md, num, signed
 from annotation.store import Store, StoreError, database_exists
+from calibration import actions
 from calibration.check_text import (
     FIGURE_HEADER,
     figure_rows,
@@ -32,7 +33,7 @@ from calibration.check_text import (
     missing_line,
     rule_status,
 )
-from calibration.gate import check_data, check_store, diff_checks, history_data, load_policy, record_check
+from calibration.gate import check_store, load_policy, record_check
 from calibration.policy import InvalidPolicy, Policy
 
 KEY = "check:"
@@ -80,11 +81,7 @@ def render_check(
     inputs: dict[str, Any] = dict(policy=policy, fetch_depth=fetch_depth, corpus_size=corpus_size)
     try:
         db = check_store()  # the CLI's rule: $DENOMINATOR_DB, else ./denominator.db when it is there
-        if db is None:
-            report = check_data(qrels, run, k, min_grade, **inputs)
-        else:
-            with Store(db) as store:
-                report = check_data(qrels, run, k, min_grade, store=store, **inputs)
+        report = actions.check(qrels, run, k, min_grade, store_path=db, **inputs)
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return
@@ -207,7 +204,7 @@ def render_history() -> None:
         return
     try:
         with Store(db) as store:
-            entries = history_data(store)
+            entries = actions.history(store)
     except StoreError as exc:
         st.error(md(exc))
         return
@@ -255,7 +252,7 @@ def render_history() -> None:
         return
     try:
         with Store(db) as store:
-            diff = diff_checks(store, int(first), int(second))
+            diff = actions.history(store, diff=(int(first), int(second)))
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return

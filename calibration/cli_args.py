@@ -1,6 +1,6 @@
 """The arguments of ``python -m calibration`` (its parser; the commands run in
-:mod:`calibration.__main__`, which re-exports :func:`build_parser`). Defaults come from their one
-home (:mod:`calibration.workflows`, :mod:`calibration.verdict`, :mod:`calibration.audit`)."""
+:mod:`calibration.__main__`, which re-exports :func:`build_parser`). Every default comes from the
+one options table (:mod:`annotation.options`), which the pages read too."""
 
 from __future__ import annotations
 
@@ -8,28 +8,73 @@ import argparse
 
 from annotation.cli_base import (
     OneLineParser,
-    add_corpus_options,
+    UsageError,
     add_db_option,
     add_format_option,
-    add_k_option,
-    add_min_grade_option,
-    add_verdict_options,
     finite_float,
     fraction,
     positive_int,
-    seed,
 )
+from annotation.options import add_option, default
+from annotation.options import option as table_option
 from calibration.audit import JUDGED_BAR, STAGE1_BAR
 from calibration.check_text import policy_help
 from calibration.findings import EXAMPLES
-from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE, STATISTICS, TRUSTED
-from calibration.workflows import DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
+from calibration.verdict import SAMPLE_ADVICE
 
 DESCRIPTION = (
     "Retrieval metrics with the audit of their denominators, a run checked against the policy, "
     "two runs compared, agreement between raters, position bias, prediction-powered means and "
     "the weekly judge review."
 )
+
+
+def option_help(name: str) -> str:
+    return table_option(name).help
+
+
+def add_k_option(parser: argparse.ArgumentParser, *, one: bool = False) -> None:
+    """``-k K``: repeatable cutoffs (the table's default), or exactly one (``one``, required)."""
+    if one:
+        parser.add_argument(
+            "-k",
+            dest="k",
+            type=positive_int,
+            action="append",
+            required=True,
+            metavar="K",
+            help="cutoff (one)",
+        )
+        return
+    add_option(parser, "k", dest="k", action="append", default=None, help="cutoff; repeat for several")
+
+
+def add_corpus_options(parser: argparse.ArgumentParser) -> None:
+    """``--corpus-size N`` or ``--corpus FILE`` (one of them): what label coverage divides by."""
+    corpus = parser.add_mutually_exclusive_group()
+    corpus.add_argument("--corpus-size", type=positive_int, metavar="N", help="documents in the corpus")
+    corpus.add_argument(
+        "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
+    )
+
+
+def add_verdict_options(parser: argparse.ArgumentParser) -> None:
+    """``--trusted K`` and ``--statistic`` (left out: the policy's, :func:`calibration.gate.verdict_settings`),
+    ``--policy FILE``, and ``--noisy``, kept only to be refused in one line."""
+    add_option(parser, "trusted")
+    add_option(parser, "statistic")
+    parser.add_argument("--noisy", type=float, default=None, metavar="K", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--policy", metavar="FILE", help="the policy file (default: ./denominator.yaml when present)"
+    )
+
+
+def check_verdict_options(trusted: float, noisy: float | None, noisy_gone: str) -> None:
+    """-1 <= trusted <= 1, else one line; ``--noisy`` given: ``noisy_gone`` (why it went)."""
+    if noisy is not None:
+        raise UsageError(noisy_gone)
+    if not -1 <= trusted <= 1:
+        raise UsageError(f"--trusted {trusted}; expected a kappa between -1 and 1")
 
 
 def add_stored_options(parser: argparse.ArgumentParser) -> None:
@@ -65,14 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels or golden.yaml")
     m.add_argument("run", metavar="RUN", nargs="?", help="TREC run, or .jsonl rankings")
     add_stored_options(m)
-    add_k_option(m, default=DEFAULT_K)
-    add_min_grade_option(m)
-    m.add_argument(
-        "--missing",
-        choices=["drop", "zero"],
-        default="drop",
-        help="queries of the qrels absent from the run: drop and count them "
-        "(default) or score them 0 (trec_eval -c)",
+    add_k_option(m)
+    add_option(m, "min_grade")
+    add_option(
+        m,
+        "missing",
+        help="queries of the qrels absent from the run: drop and count them, or score them 0 (trec_eval -c)",
     )
     m.add_argument(
         "--gain",
@@ -98,16 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_stored_options(a)
     add_k_option(a, one=True)
     fetch = a.add_mutually_exclusive_group()
-    fetch.add_argument(
-        "--fetch-depth",
-        type=positive_int,
-        metavar="D",
-        help="stage 1 = the same run read to depth D (default: the run's own depth when deeper than k)",
-    )
+    add_option(fetch, "fetch_depth")
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
     add_corpus_options(a)
     a.add_argument("--truth", metavar="QRELS", help="a fuller label set to compare recall with")
-    add_min_grade_option(a)
+    add_option(a, "min_grade")
     a.add_argument(
         "--min-judged",
         type=fraction,
@@ -161,21 +199,15 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
     add_k_option(ch, one=True)
     fetch = ch.add_mutually_exclusive_group()
-    fetch.add_argument(
-        "--fetch-depth",
-        type=positive_int,
-        metavar="D",
-        help="stage 1 = the same run read to depth D (default: the run's own depth when deeper than k)",
-    )
+    add_option(fetch, "fetch_depth")
     fetch.add_argument("--fetch-run", metavar="RUN", help="stage 1 = this run (all of it)")
     add_corpus_options(ch)
-    add_min_grade_option(ch)
-    ch.add_argument(
-        "--missing",
-        choices=["drop", "zero"],
-        default="drop",
-        help="golden queries absent from the run: the rule all_queries fails naming them (drop, the "
-        "default), or they are scored 0 (zero, as metrics --missing zero)",
+    add_option(ch, "min_grade")
+    add_option(
+        ch,
+        "missing",
+        help="golden queries absent from the run: the rule all_queries fails naming them (drop), or they "
+        "are scored 0 (zero, as metrics --missing zero)",
     )
     ch.add_argument(
         "--db",
@@ -225,21 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     c.add_argument("run_a", metavar="RUN_A", help="the baseline run (TREC run or .jsonl rankings)")
     c.add_argument("run_b", metavar="RUN_B", help="the run compared with it")
-    add_k_option(c, default=DEFAULT_K)
-    add_min_grade_option(c)
-    c.add_argument(
-        "--permutations",
-        type=positive_int,
-        default=DEFAULT_PERMUTATIONS,
-        metavar="N",
-        help=f"random sign flips of the randomization test (default {DEFAULT_PERMUTATIONS})",
-    )
-    c.add_argument(
-        "--seed",
-        type=seed,
-        default=DEFAULT_SEED,
-        help=f"seed of the randomization test (default {DEFAULT_SEED})",
-    )
+    add_k_option(c)
+    add_option(c, "min_grade")
+    add_option(c, "permutations")
+    add_option(c, "compare_seed")
     add_format_option(c, "table", "json")
     ag = sub.add_parser(
         "agree", help="agreement between raters: Cohen's kappa (weighted), CI, Fleiss, Krippendorff"
@@ -251,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     # gone (kappa's interval is the score interval): refused with the reason, not "unrecognized"
     ag.add_argument("--bootstrap", help=argparse.SUPPRESS)
     ag.add_argument("--seed", help=argparse.SUPPRESS)
-    add_verdict_options(ag, TRUSTED, STATISTICS)
+    add_verdict_options(ag)
     add_format_option(ag, "table", "json")
 
     po = sub.add_parser("position", help="position bias of pairwise judgments asked in both orders")
@@ -276,33 +297,19 @@ def build_parser() -> argparse.ArgumentParser:
     rv = sub.add_parser("review", help="the weekly judge review: kappa with CI and ceiling, verdict, trend")
     add_db_option(rv)
     rv.add_argument("--week", metavar="YYYY-Www", help="the ISO week (default: this week)")
-    rv.add_argument(
-        "--sample",
-        type=positive_int,
+    add_option(
+        rv,
+        "sample",
         nargs="?",
-        const=SAMPLE_SIZE,
-        metavar="N",
-        # argparse expands %-formats in help: the advice's "95%" would crash --help
-        help=f"first draw this week's sample of N traces (default {SAMPLE_SIZE}: {SAMPLE_ADVICE.replace('%', '%%')})",
+        const=default("sample"),
+        default=None,
+        help=f"first draw this week's sample of N traces ({SAMPLE_ADVICE}); N left out",
     )
-    rv.add_argument(
-        "--overlap",
-        type=fraction,
-        default=DEFAULT_OVERLAP,
-        metavar="SHARE",
-        help=f"with --annotators: the share of the sample two or more of them label, for the ceiling "
-        f"(default {DEFAULT_OVERLAP}: everyone labels every item)",
-    )
+    add_option(rv, "review_overlap", help="with --annotators: " + option_help("review_overlap"))
     rv.add_argument("--annotators", metavar="X,Y", help="with --sample: assign the sample to these people")
-    rv.add_argument(
-        "--min-labels",
-        type=positive_int,
-        default=MIN_LABELS,
-        metavar="N",
-        help=f"human-labelled items a judge needs before it gets a verdict (default {MIN_LABELS})",
-    )
-    rv.add_argument("--seed", type=seed, default=DEFAULT_SEED, help="seed of the sample (default 0)")
-    add_verdict_options(rv, TRUSTED, STATISTICS)
+    add_option(rv, "min_labels")
+    add_option(rv, "review_seed")
+    add_verdict_options(rv)
     add_format_option(rv, "table", "json", "markdown", "html")
     rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")
     return parser

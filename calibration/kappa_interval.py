@@ -63,7 +63,7 @@ from calibration.kappa import (
     cohen_of_pair,
     disagreement_weights,
 )
-from calibration.verdict import TRUSTED, labels_to_decide
+from calibration.verdict import labels_to_decide
 
 METHOD = "score"  # the short name printed beside every kappa interval
 BOOTSTRAP_GONE = (
@@ -96,11 +96,11 @@ class KappaCI(tuple):
     def as_dict(self) -> dict:
         return {"low": self[0], "high": self[1], **self.__dict__}
 
-    def labels_to_decide(self, bar: float = TRUSTED) -> int | None:
+    def labels_to_decide(self, *, bar: float) -> int | None:
         """About how many more human-labelled items would decide the verdict at ``bar``:
         :func:`calibration.verdict.labels_to_decide` of this interval (its half-width on the bar's
         side shrinks like 1/sqrt(n) around the estimate; None unless the interval reaches the bar)."""
-        return labels_to_decide(self.estimate, self, self.n, bar)
+        return labels_to_decide(self.estimate, self, self.n, bar=bar)
 
 
 def check_alpha(alpha: float) -> float:

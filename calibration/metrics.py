@@ -128,8 +128,9 @@ def blank_repeats(ranking: Sequence[str]) -> tuple[list[str | None], list[str]]:
 def evaluate_query(
     ranking: Sequence[str],
     grades: Mapping[str, int],
-    ks: Iterable[int] = (5,),
-    min_grade: int = 1,
+    *,
+    ks: Iterable[int],
+    min_grade: int,
     gain: Gain = "linear",
 ) -> dict[str, float | int | None]:
     """Reference implementation for one query; ``None`` means undefined.
@@ -234,8 +235,9 @@ def measure_names(ks: Sequence[int]) -> list[str]:
 def evaluate(
     qrels: Qrels,
     run: Run,
-    ks: Sequence[int] = (5,),
-    min_grade: int = 1,
+    *,
+    ks: Sequence[int],
+    min_grade: int,
     missing: Literal["drop", "zero"] = "drop",
     gain: Gain = "linear",
     with_positional: bool = False,

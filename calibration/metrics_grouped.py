@@ -30,8 +30,9 @@ class NotGrouped(ValueError):
 def evaluate_grouped(
     qrels: Qrels,
     pieces: Iterable[pa.Table],
-    ks: Sequence[int] = (5,),
-    min_grade: int = 1,
+    *,
+    ks: Sequence[int],
+    min_grade: int,
     missing: Literal["drop", "zero"] = "drop",
     gain: Gain = "linear",
     with_positional: bool = False,
@@ -83,7 +84,16 @@ def evaluate_grouped(
             parts.append(_empty_part(ks, min_grade, gain, len(others), run_name, missing))
             return
         run = Run(table=batch, name=run_name)
-        part = evaluate(judged_of(known), run, ks, min_grade, "drop", gain, with_positional, executor)
+        part = evaluate(
+            judged_of(known),
+            run,
+            ks=ks,
+            min_grade=min_grade,
+            missing="drop",
+            gain=gain,
+            with_positional=with_positional,
+            executor=executor,
+        )
         part.not_in_qrels = len(others)
         parts.append(part)
 
@@ -117,7 +127,15 @@ def evaluate_grouped(
             {"q": pa.array([], pa.string()), "d": pa.array([], pa.string()), "s": pa.array([], pa.float64())}
         )
         parts.append(
-            evaluate(judged_of(unseen), Run(table=empty), ks, min_grade, missing, gain, with_positional)
+            evaluate(
+                judged_of(unseen),
+                Run(table=empty),
+                ks=ks,
+                min_grade=min_grade,
+                missing=missing,
+                gain=gain,
+                with_positional=with_positional,
+            )
         )
     return _merge(parts, ks, min_grade, gain, missing, tag if tag is not None else run_name, number)
 

@@ -49,11 +49,9 @@ from calibration.position import from_slots, position_bias, summarize_pairs
 from calibration.ppi import ppi_mean
 from calibration.verdict import (
     DEFAULT_OVERLAP,
-    DEFAULT_STATISTIC,
     MIN_LABELS,
     SAMPLE_SIZE,
     STATISTICS,
-    TRUSTED,
     advice,
     labels_to_decide,
     verdict,
@@ -349,8 +347,9 @@ def review(
     week: str | None = None,
     min_labels: int = MIN_LABELS,
     save: bool = True,
-    bar: float = TRUSTED,
-    statistic: str = DEFAULT_STATISTIC,
+    *,
+    bar: float,
+    statistic: str,
 ) -> dict[str, Any]:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
     :func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``."""
@@ -417,12 +416,12 @@ def review(
             )
         n = entry["consensus"]["n"]
         kappa, ci = entry["consensus"]["kappa"], entry["consensus"]["ci"]
-        entry["verdict"] = "uncalibrated" if n < min_labels else verdict(kappa, ci, bar)
+        entry["verdict"] = "uncalibrated" if n < min_labels else verdict(kappa, ci, bar=bar)
         entry["status_reason"] = (
             f"{n} human-labelled items, fewer than the {min_labels} needed" if n < min_labels else None
         )
         entry["more_labels"] = (
-            labels_to_decide(kappa, ci, n, bar) if entry["verdict"] == "undecided" else None
+            labels_to_decide(kappa, ci, n, bar=bar) if entry["verdict"] == "undecided" else None
         )
         entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=n, min_labels=min_labels)
         entry["position"] = _position(store, judge["fingerprint"]) if rubric == "preference" else None

@@ -15,10 +15,12 @@ import streamlit as st
 
 from annotation import access
 from annotation.browse_ui import open_items
+from annotation.options import option
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
-from calibration.gate import load_policy, verdict_settings
-from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, review, sample_progress
+from calibration import actions
+from calibration.gate import load_policy
+from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, sample_progress
 from calibration.review_report import (
     drift_text,
     judge_title,
@@ -30,7 +32,7 @@ from calibration.review_report import (
     verdict_text,
     weighted_text,
 )
-from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_ADVICE, SAMPLE_SIZE, sample_note
+from calibration.verdict import MIN_LABELS, SAMPLE_ADVICE, sample_note
 
 KEY = "review:"
 BADGE = {
@@ -60,14 +62,18 @@ def render_review_page() -> None:
     week = left.text_input("week (ISO)", value=current_week(), key=f"{KEY}week").strip()
     min_labels = int(
         right.number_input(
-            "human-labelled items a judge needs for a verdict", 1, 100_000, MIN_LABELS, key=f"{KEY}min"
+            "human-labelled items a judge needs for a verdict",
+            option("min_labels").minimum,
+            option("min_labels").maximum,
+            option("min_labels").default,
+            key=f"{KEY}min",
         )
     )
     render_sample(db, week)
     try:
-        trusted, statistic = verdict_settings(load_policy())
+        policy = load_policy()
         with Store(db) as store:
-            report = review(store, week, min_labels=min_labels, save=False, bar=trusted, statistic=statistic)
+            report, _ = actions.review(store, week, policy=policy, min_labels=min_labels, save=False)
             sampled = bool(store.review_sample(week))
     except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
@@ -85,7 +91,7 @@ def render_review_page() -> None:
     left, middle, right = st.columns(3)
     if left.button("Save this week's review", key=f"{KEY}save"):
         with Store(db) as store:
-            review(store, week, min_labels=min_labels, save=True, bar=trusted, statistic=statistic)
+            actions.review(store, week, policy=policy, min_labels=min_labels, save=True)
         st.success(f"Saved the week {md(week)} review of {len(report['judges'])} judges.")
     middle.download_button(
         "Download Markdown", to_markdown(report), file_name=f"review-{week}.md", key=f"{KEY}md"
@@ -118,13 +124,17 @@ def render_sample(db: str, week: str) -> None:
     with st.form(f"{KEY}sample"):
         st.caption(f"No sample for week {md(week)} yet. {SAMPLE_ADVICE[0].upper()}{SAMPLE_ADVICE[1:]}.")
         left, middle, right = st.columns(3)
-        size = left.number_input("traces to sample", 1, 10_000, SAMPLE_SIZE, key=f"{KEY}sample_size")
+        sample = option("sample")
+        size = left.number_input(
+            "traces to sample", sample.minimum, sample.maximum, sample.default, key=f"{KEY}sample_size"
+        )
         who = middle.multiselect("annotators", people, key=f"{KEY}sample_who", format_func=str)
+        share = option("review_overlap")
         overlap = right.number_input(
             "share labelled by two or more (the ceiling)",
-            0.0,
-            1.0,
-            DEFAULT_OVERLAP,
+            share.minimum,
+            share.maximum,
+            share.default,
             key=f"{KEY}sample_overlap",
         )
         if st.form_submit_button("Draw this week's sample"):

@@ -22,8 +22,10 @@ import streamlit as st
 
 from annotation import access
 from annotation.formats import FormatError, read_ranked
+from annotation.options import option
 from annotation.render import interval, md, md_list, over, signed
 from annotation.render import num as _render_num
+from calibration import actions
 from calibration.audit import (
     REPEAT_RULE,
     InvalidAudit,
@@ -50,15 +52,10 @@ from calibration.metrics_data_ui import (
 from calibration.policy import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.workflows import (
-    DEFAULT_K,
-    DEFAULT_MIN_GRADE,
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
     NothingToEvaluate,
-    audit_data,
-    compare_runs,
     estimate_data,
-    evaluate_run,
     min_grade_of,
 )
 
@@ -222,29 +219,34 @@ def render_controls() -> Settings:
     with st.sidebar:
         st.header("Settings")
         source = st.radio("Data", SOURCES, key=f"{KEY}source")
+        k_option, grade_option, fetch_option = option("k"), option("min_grade"), option("fetch_depth")
         k = st.number_input(
-            "k (cutoff)", min_value=1, max_value=10_000, value=DEFAULT_K, step=1, key=f"{KEY}k"
+            "k (cutoff)",
+            min_value=k_option.minimum,
+            max_value=k_option.maximum,
+            value=k_option.default,
+            step=1,
+            key=f"{KEY}k",
         )
         min_grade = st.number_input(
             "min grade (relevant = grade >= this)",
-            min_value=0,
-            max_value=100,
+            min_value=grade_option.minimum,
+            max_value=grade_option.maximum,
             value=None,
             step=1,
-            placeholder=f"the file's min_grade, else {DEFAULT_MIN_GRADE}",
+            placeholder=grade_option.rule,
             key=f"{KEY}min_grade",
-            help="Empty: the label file's own min_grade (golden.yaml), else 1, as in the CLI.",
+            help=f"Empty: {grade_option.rule}, as in the CLI.",
         )
         fetch_depth = st.number_input(
             "fetch depth (stage 1 = the run read this deep)",
-            min_value=1,
-            max_value=100_000,
+            min_value=fetch_option.minimum,
+            max_value=fetch_option.maximum,
             value=None,
             step=1,
-            placeholder="the run's own depth",
+            placeholder=fetch_option.rule,
             key=f"{KEY}fetch_depth",
-            help="Empty: a run deeper than k is its own stage 1, read to its full depth; a run no deeper "
-            "than k has no stage 1 (as the CLI without --fetch-depth).",
+            help=f"Empty: {fetch_option.rule} (as the CLI without --fetch-depth).",
         )
     return Settings(
         k=int(k),
@@ -363,7 +365,7 @@ def render_duplicate_example(data: DataSet, settings: Settings) -> None:
         return
     qrels, dupe_run = data.dupe
     rankings = dupe_run.rankings()
-    report = audit_data(qrels, dupe_run, settings.k, settings.min_grade)
+    report = actions.audit(qrels, dupe_run, settings.k, settings.min_grade)
     k = settings.k
     for qid, q in report["queries"].items():
         st.subheader(f"A repeated chunk: {md(qid)}", anchor=False)  # no data in an element id
@@ -393,8 +395,8 @@ def render_metrics_page() -> None:
         data = render_data_source(settings.source)
         if data is None:
             return
-        evaluation = evaluate_run(data.qrels, data.run, [settings.k], settings.min_grade)
-        report = audit_data(
+        evaluation = actions.metrics(data.qrels, data.run, [settings.k], settings.min_grade)
+        report = actions.audit(
             data.qrels,
             data.run,
             settings.k,
@@ -525,7 +527,7 @@ def render_comparison(data: DataSet, settings: Settings) -> None:
     name_a = data.label.split(" (")[0]
     try:
         other = read_upload(upload.name, upload.getvalue(), read_ranked)
-        comparison = compare_runs(
+        comparison = actions.compare(
             data.qrels, data.run, other, [settings.k], settings.min_grade, names=(name_a, upload.name)
         )
     except (UploadError, FormatError, InvalidMeasure, NothingToEvaluate) as exc:

@@ -26,14 +26,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from annotation.options import default
+
 TRUSTED = 0.6  # the bar: kappa >= this, shown by the interval's lower end, is trusted
-MIN_LABELS = 30  # human-labelled items a judge needs before the review gives it a verdict
+# the options table's defaults (annotation.options: the CLI and the pages read the same)
+MIN_LABELS: int = default(
+    "min_labels"
+)  # human-labelled items a judge needs before the review gives it a verdict
 STATISTICS = ("unweighted", "linear", "quadratic")  # what the bar may apply to
 DEFAULT_STATISTIC = "unweighted"  # the essay's "Cohen's kappa >= 0.6"
 VERDICTS = ("trusted", "undecided", "not trusted", "uncalibrated", "undefined")
 
 # the weekly sample (calibration.review.draw_sample): one default for the CLI and the page
-SAMPLE_SIZE = 60
+SAMPLE_SIZE: int = default("sample")
 SAMPLE_ADVICE = (
     "50-100 traces a week, as the essay says: at 60 items a kappa's 95% interval is roughly +-0.15, "
     "narrow enough to tell 0.6 from 0.8 over a few weeks, and an afternoon's labelling for two people"
@@ -55,7 +60,9 @@ def sample_note(n: int) -> str | None:
     return f"a sample of {n}: the essay asks for {low}-{high} traces a week ({why}); drawn as asked"
 
 
-DEFAULT_OVERLAP = 1.0  # the share of the sample that two or more of the chosen annotators label
+DEFAULT_OVERLAP: float = default(
+    "review_overlap"
+)  # the share of the sample that two or more of the chosen annotators label
 
 NOISY_GONE = (
     "--noisy is gone: a verdict is now trusted (the interval's lower end reaches the bar), "
@@ -67,7 +74,7 @@ def _undefined(value: float | None) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def verdict(kappa: float | None, ci: Sequence[float | None] | None = None, bar: float = TRUSTED) -> str:
+def verdict(kappa: float | None, ci: Sequence[float | None] | None, *, bar: float) -> str:
     """``trusted``, ``not trusted`` or ``undecided`` from the interval ``ci`` against ``bar``;
     ``undefined`` when kappa is; ``undecided`` when there is no interval (nothing is shown)."""
     if _undefined(kappa):
@@ -83,7 +90,7 @@ def verdict(kappa: float | None, ci: Sequence[float | None] | None = None, bar: 
 
 
 def labels_to_decide(
-    kappa: float | None, ci: Sequence[float | None] | None, n: int, bar: float = TRUSTED
+    kappa: float | None, ci: Sequence[float | None] | None, n: int, *, bar: float
 ) -> int | None:
     """About how many more human-labelled items would decide an ``undecided`` verdict.
 
@@ -92,7 +99,7 @@ def labels_to_decide(
     longer reaches the bar, minus n: n' = ceil(n * (w / d)^2), w the side's current width
     (kappa - low when kappa >= bar, high - kappa when below), d = |kappa - bar|. None when the
     verdict is not undecided or kappa equals the bar (no number of items decides it)."""
-    if verdict(kappa, ci, bar) != "undecided" or not ci or ci[0] is None or ci[1] is None or n < 1:
+    if verdict(kappa, ci, bar=bar) != "undecided" or not ci or ci[0] is None or ci[1] is None or n < 1:
         return None
     k, low, high = float(kappa), float(ci[0]), float(ci[1])  # type: ignore[arg-type]
     distance = abs(k - bar)

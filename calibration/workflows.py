@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import Qrels, Run
+from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
 from calibration.audit_estimate import estimate_run
@@ -42,11 +43,11 @@ from calibration.policy import (
 )
 from calibration.position import position_bias
 from calibration.results import AuditReport
-from calibration.verdict import DEFAULT_STATISTIC, TRUSTED
 
-DEFAULT_K = 10
-DEFAULT_PERMUTATIONS = 10_000
-DEFAULT_SEED = 0
+# from the one options table (annotation.options), which the argparse options and the pages read
+DEFAULT_K: int = default("k")
+DEFAULT_PERMUTATIONS: int = default("permutations")
+DEFAULT_SEED: int = default("compare_seed")
 # The engine hashes document ids in two threads while it sorts (calibration.metrics.evaluate);
 # the workflow owns them, the pure module only uses what it is handed.
 ENGINE_THREADS = 2
@@ -285,8 +286,8 @@ def agree_files(
     labels_csv: PathLike | None = None,
     qrels_pair: Sequence[PathLike] | None = None,
     *,
-    trusted: float = TRUSTED,
-    statistic: str = DEFAULT_STATISTIC,
+    trusted: float,
+    statistic: str,
 ) -> dict[str, Any]:
     """Every pair of raters of a long CSV (``item,rater,label``), or of two qrels files (raters
     named after the files): ``calibration.agreement.agreement_report``."""

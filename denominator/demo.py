@@ -13,6 +13,8 @@ from pathlib import Path
 from annotation.formats import Qrels, read_corpus, read_judgments, read_ranked, read_traces
 from annotation.pooling import pool, pool_pairs
 from annotation.store import Store
+from calibration.gate import verdict_settings
+from calibration.policy import DEFAULT_POLICY
 from calibration.review import review
 from judge.jobs import grade_offline
 
@@ -65,7 +67,8 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
         judged = ""
         if with_judge:  # the offline judge, fitted on those labels, grades every chunk and trace
             graded = [grade_offline(store, rubric) for rubric in ("relevance", "faithfulness")]
-            reviewed = review(store)  # this week's review, saved: the first point of the trend
+            bar, statistic = verdict_settings(DEFAULT_POLICY)  # the essay's bar: the demo is its example
+            reviewed = review(store, bar=bar, statistic=statistic)  # saved: the first point of the trend
             judged = (
                 "; the offline judge graded "
                 + " and ".join(f"{r['graded']} items for {r['rubric']}" for r in graded)

@@ -326,7 +326,7 @@ def test_one_shared_class_is_undefined_never_zero(weights) -> None:
     assert result["undefined_reason"].startswith("both raters gave all 4 items the same label 2")
     assert result["chance_agreement"] == 1.0 and result["observed_agreement"] == 1.0
     assert tuple(ci) == (None, None) and "same label" in ci.undefined_reason
-    assert verdict(result["kappa"]) == "undefined"
+    assert verdict(result["kappa"], ci=None, bar=0.6) == "undefined"
     # Two different single classes are defined: total disagreement at chance level, kappa 0.
     assert cohen([1, 1, 1], [2, 2, 2], weights=weights)["kappa"] == 0.0
 
@@ -539,11 +539,13 @@ def test_binarised_maps_grades_at_the_threshold() -> None:
 
 def test_verdict_thresholds() -> None:
     # the interval decides: its lower end at or above the bar, its upper end below it, or neither
-    assert verdict(0.8, [0.6, 0.9]) == "trusted" and verdict(0.95, [0.61, 1.0]) == "trusted"
-    assert verdict(0.716, [0.286, 1.0]) == "undecided"  # the n = 18 case
-    assert verdict(0.3, [0.1, 0.5999]) == "not trusted"
-    assert verdict(0.7, None) == "undecided"  # no interval: nothing is shown
-    assert verdict(None, None) == "undefined" and verdict(float("nan"), [0, 1]) == "undefined"
+    assert verdict(0.8, [0.6, 0.9], bar=0.6) == "trusted" and verdict(0.95, [0.61, 1.0], bar=0.6) == "trusted"
+    assert verdict(0.716, [0.286, 1.0], bar=0.6) == "undecided"  # the n = 18 case
+    assert verdict(0.3, [0.1, 0.5999], bar=0.6) == "not trusted"
+    assert verdict(0.7, None, bar=0.6) == "undecided"  # no interval: nothing is shown
+    assert (
+        verdict(None, None, bar=0.6) == "undefined" and verdict(float("nan"), [0, 1], bar=0.6) == "undefined"
+    )
     assert verdict(0.85, [0.75, 0.95], bar=0.8) == "undecided"
 
 
@@ -574,7 +576,7 @@ def plain_json(value) -> None:
 
 
 def test_agreement_report_shape_and_values() -> None:
-    report = agreement_report(LONG)
+    report = agreement_report(LONG, trusted=0.6)
     plain_json(report)
     json.dumps(report, allow_nan=False)
     assert report["n_items"] == 6 and report["raters"] == ["ann", "bob", "judge"]
@@ -589,7 +591,7 @@ def test_agreement_report_shape_and_values() -> None:
         assert entry["kappa_quadratic"] == pytest.approx(quadratic, abs=1e-12)
         ci = kappa_ci(a, b, labels=[0, 1, 2, 3])  # the score interval, tested in test_kappa_interval
         assert entry["kappa_ci"] == [ci.low, ci.high] and ci.low < entry["kappa"] < ci.high
-        assert entry["verdict"] == verdict(entry["kappa"], entry["kappa_ci"])
+        assert entry["verdict"] == verdict(entry["kappa"], entry["kappa_ci"], bar=0.6)
     matrix = [by_rater[r] for r in report["raters"]]
     for level in ("nominal", "ordinal", "interval"):
         assert report["krippendorff_alpha"][level] == pytest.approx(
@@ -607,12 +609,12 @@ def test_report_from_csv_like_rows_text_labels_and_gaps() -> None:
         {"item": "q7", "rater": "ann", "label": ""},
         {"item": "q7", "rater": "bob", "label": "1"},
     ]
-    report = agreement_report(pd.DataFrame(rows))
+    report = agreement_report(pd.DataFrame(rows), trusted=0.6)
     assert report["labels"] == [0, 1, 2, 3] and report["n_missing"] == 1
     assert report["fleiss_kappa"] is None and "same number of ratings" in report["fleiss_undefined_reason"]
     assert report["krippendorff_alpha"]["interval"] is not None
     text = [(i, r, {0: "none", 1: "some", 2: "most", 3: "all"}[g]) for i, r, g in LONG]
-    text_report = agreement_report(text)
+    text_report = agreement_report(text, trusted=0.6)
     pair = text_report["pairs"][0]
     assert pair["kappa"] is not None and pair["kappa_linear"] is None and pair["kappa_quadratic"] is None
     assert "weighted kappa needs numeric labels" in pair["weighted_undefined_reason"]
@@ -621,16 +623,16 @@ def test_report_from_csv_like_rows_text_labels_and_gaps() -> None:
     assert text_report["krippendorff_alpha"]["nominal"] == pytest.approx(
         report["krippendorff_alpha"]["nominal"], abs=1e-9
     )
-    ordered = agreement_report(text, labels=["none", "some", "most", "all"])
+    ordered = agreement_report(text, labels=["none", "some", "most", "all"], trusted=0.6)
     assert ordered["pairs"][0]["kappa_quadratic"] == pytest.approx(
-        agreement_report(LONG)["pairs"][0]["kappa_quadratic"]
+        agreement_report(LONG, trusted=0.6)["pairs"][0]["kappa_quadratic"]
     )
-    assert ordered["pairs"][0]["kappa_ci"] == agreement_report(LONG)["pairs"][0]["kappa_ci"]
+    assert ordered["pairs"][0]["kappa_ci"] == agreement_report(LONG, trusted=0.6)["pairs"][0]["kappa_ci"]
 
 
 def test_report_undefined_pairs_and_bad_rows() -> None:
     rows = [("q1", "ann", 2), ("q2", "ann", 2), ("q1", "bob", 2), ("q2", "bob", 2), ("q3", "cy", 1)]
-    report = agreement_report(rows)
+    report = agreement_report(rows, trusted=0.6)
     ann_bob, ann_cy, _ = report["pairs"]
     assert ann_bob["kappa"] is None and ann_bob["kappa_ci"] is None and ann_bob["verdict"] == "undefined"
     assert "same label 2" in ann_bob["undefined_reason"]

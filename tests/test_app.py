@@ -109,7 +109,12 @@ def test_recall_chart_data_is_recall_beside_ceiling():
     from calibration.metrics import evaluate
     from calibration.ui import EXAMPLE_DIR, recall_chart
 
-    evaluation = evaluate(read_judgments(EXAMPLE_DIR / "golden.yaml"), read_ranked(EXAMPLE_DIR / "run.jsonl"))
+    evaluation = evaluate(
+        read_judgments(EXAMPLE_DIR / "golden.yaml"),
+        read_ranked(EXAMPLE_DIR / "run.jsonl"),
+        ks=(5,),
+        min_grade=1,
+    )
     data = recall_chart(evaluation).data
     broad = data[data["query"] == "q_broad (|Rel|=8)"].set_index("series")["value"]
     assert broad.to_dict() == {"ceiling min(1, 5/|Rel|)": 0.625, "R@5": 0.5}

@@ -93,13 +93,14 @@ def test_a_repeat_takes_its_slot_in_both_audits() -> None:
     documents 1: positional_mismatch. judged@5 = 1 distinct judged (d1) / 5 positions."""
     grades = {"q": {"d1": 3, "d2": 2, "d3": 1}}
     ranking = ["d1", "d1", "x3", "x2", "x1", "d2"]
-    reference = audit(grades, {"q": ranking}, 5, fetch_depth=6, gates=[parse_gate("duplicates")])
+    reference = audit(grades, {"q": ranking}, 5, fetch_depth=6, gates=[parse_gate("duplicates")], min_grade=1)
     batch = audit_run(
         Qrels(grades=grades),
         Run.from_rankings({"q": ranking}),
         5,
         fetch_depth=6,
         gates=[parse_gate("duplicates")],
+        min_grade=1,
     )
     assert batch == reference
     q = reference["queries"]["q"]

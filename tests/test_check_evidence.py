@@ -253,7 +253,7 @@ def findings_on_page(at) -> dict[str, set[str]]:
 
 
 def test_the_page_gives_the_same_codes(capsys, demo_db, tmp_path):
-    at = app_test().run()
+    at = app_test(timeout=60).run()
     at.number_input(key="metrics:k").set_value(5).run()
     assert not at.exception, [e.value for e in at.exception]
     page = findings_on_page(at)
@@ -286,7 +286,7 @@ def test_check_reads_the_default_store_as_the_page_does(capsys, tmp_path, monkey
     assert report["store"] == "./denominator.db"
     assert rules_of(report)["kappa"]["status"] == "failed" and rules_of(report)["faithfulness"]["judges"]
     # the page, in the same folder, reads the same store and says the same
-    at = app_test().run()
+    at = app_test(timeout=60).run()
     at.number_input(key="metrics:k").set_value(5).run()
     assert not at.exception, [e.value for e in at.exception]
     frame = next(t.value.astype(str).map(plain) for t in at.table if "rule" in t.value.columns).set_index(

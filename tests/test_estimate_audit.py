@@ -305,7 +305,7 @@ def test_the_finding_in_words_and_counted() -> None:
 
     golden = read_judgments(EXAMPLE / "golden.yaml")
     run = read_ranked(EXAMPLE / "run.jsonl")
-    report = audit(golden.grades, run.rankings(), 5)
+    report = audit(golden.grades, run.rankings(), 5, min_grade=1)
     estimate_run(read_judgments(EXAMPLE / "sampled.yaml"), run, 5, 1, report)
     broad = report["queries"]["q_broad"]
     assert "labels_incomplete_estimated" in broad["findings"]

@@ -559,10 +559,12 @@ def test_the_table_says_when_the_pairs_were_cut() -> None:
     """The text table carries the same line as the JSON's pairs_note (30 raters: 435 pairs)."""
     from calibration.report import agree_table
 
-    report = agreement_report(many_raters(30, 2))
+    report = agreement_report(many_raters(30, 2), trusted=0.6)
     assert report["pairs_possible"] == 435 and len(report["pairs"]) == 200
     assert report["pairs_note"] in agree_table(report).splitlines()
-    assert agreement_report(many_raters(8, 2))["pairs_note"] is None  # 28 pairs: all listed, no line
+    assert (
+        agreement_report(many_raters(8, 2), trusted=0.6)["pairs_note"] is None
+    )  # 28 pairs: all listed, no line
 
 
 def test_listed_pairs_are_those_with_most_items_in_common() -> None:
@@ -581,7 +583,7 @@ def test_listed_pairs_are_those_with_most_items_in_common() -> None:
 def test_below_the_cap_every_pair_is_listed_as_before() -> None:
     rows = [(i, r, g) for i, r, g in many_raters(8, 6) if not (r == "r0001" and i != "i0")]
     rows = [(i, r, g) for i, r, g in rows if not (r == "r0002" and i == "i0")]  # r1 and r2 share nothing
-    report = agreement_report(rows)
+    report = agreement_report(rows, trusted=0.6)
     assert [p["raters"] for p in report["pairs"]] == [
         list(p) for p in itertools.combinations(sorted({r for _i, r, _g in rows}), 2)
     ]
@@ -608,7 +610,7 @@ def test_krippendorff_from_counts_equals_the_matrix_bit_for_bit(level) -> None:
     matrix = np.array([[cell.get((i, r), np.nan) for i in items] for r in raters], dtype=float)
     expected = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
     assert krippendorff_alpha(rows, level, form="long")["alpha"] == expected
-    assert agreement_report(rows)["krippendorff_alpha"][level] == expected
+    assert agreement_report(rows, trusted=0.6)["krippendorff_alpha"][level] == expected
 
 
 def test_krippendorff_and_fleiss_are_linear_in_ratings() -> None:
@@ -622,7 +624,7 @@ def test_krippendorff_and_fleiss_are_linear_in_ratings() -> None:
             (f"i{item}", f"r{(first + 1) % 20_000}", rng.randint(0, 3)),
         ]
     start = time.perf_counter()
-    report = agreement_report(rows)
+    report = agreement_report(rows, trusted=0.6)
     seconds = time.perf_counter() - start
     assert report["fleiss_kappa"] is not None and report["krippendorff_alpha"]["interval"] is not None
     assert len(report["pairs"]) == 200 and "rated items in common" in report["pairs_note"]

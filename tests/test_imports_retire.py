@@ -183,7 +183,7 @@ def exported(store: Store, folder: Path) -> dict:
 
 def reviewed(store: Store) -> tuple[int, float | None, int]:
     """The relevance judge's review: n, unweighted kappa; and how many answers judge_values gives."""
-    (entry,) = review(store, WEEK, min_labels=1, save=False)["judges"]
+    (entry,) = review(store, WEEK, min_labels=1, save=False, bar=0.6, statistic="unweighted")["judges"]
     return entry["consensus"]["n"], entry["consensus"]["kappa"], len(store.judge_values(JUDGE))
 
 

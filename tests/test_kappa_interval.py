@@ -78,9 +78,9 @@ def test_kappa_0716_on_18_items_reaches_below_the_bar() -> None:
     assert round(ci.estimate, 3) == 0.716
     assert ci.low < 0.6 < ci.high  # 18 items cannot show kappa >= 0.6
     assert ci.low == pytest.approx(0.3487, abs=1e-4) and ci.high == pytest.approx(0.9010, abs=1e-4)
-    assert verdict(ci.estimate, ci, 0.6) == "undecided"
+    assert verdict(ci.estimate, ci, bar=0.6) == "undecided"
     # with a label count: the lower side, 0.367 wide and 0.116 above the bar, narrows like 1/sqrt(n)
-    more = ci.labels_to_decide(0.6)
+    more = ci.labels_to_decide(bar=0.6)
     assert more == math.ceil(18 * ((ci.estimate - ci.low) / (ci.estimate - 0.6)) ** 2) - 18 == 163
 
 
@@ -92,14 +92,14 @@ def test_labels_to_decide_by_hand() -> None:
         0.45, 0.88, method=METHOD, estimate=0.716, n=18, alpha=0.05, weights=None, undefined_reason=None
     )
     assert math.ceil(18 * (0.266 / 0.116) ** 2) == 95
-    assert ci.labels_to_decide(0.6) == labels_to_decide(0.716, ci, 18, 0.6) == 77
-    assert ci.labels_to_decide(0.4) is None  # decided: the lower end is above 0.4
+    assert ci.labels_to_decide(bar=0.6) == labels_to_decide(0.716, ci, 18, bar=0.6) == 77
+    assert ci.labels_to_decide(bar=0.4) is None  # decided: the lower end is above 0.4
     equal = KappaCI(
         0.45, 0.88, method=METHOD, estimate=0.6, n=18, alpha=0.05, weights=None, undefined_reason=None
     )
-    assert equal.labels_to_decide(0.6) is None  # no number of items moves an estimate on the bar
+    assert equal.labels_to_decide(bar=0.6) is None  # no number of items moves an estimate on the bar
     a, b = issue_pair()
-    assert kappa_ci(a, b, labels=GRADES).labels_to_decide(0.6) > 18
+    assert kappa_ci(a, b, labels=GRADES).labels_to_decide(bar=0.6) > 18
 
 
 @pytest.mark.parametrize("weights", [None, "quadratic"])
@@ -112,7 +112,7 @@ def test_undefined_with_its_reason(weights) -> None:
     assert shared.undefined_reason.startswith("both raters gave all 3 items the same label 2")
     nothing = kappa_ci([1, None], [None, 2], weights=weights)
     assert tuple(nothing) == (None, None) and "n = 0" in nothing.undefined_reason
-    assert verdict(shared.estimate, shared) == "undefined"
+    assert verdict(shared.estimate, shared, bar=0.6) == "undefined"
     with pytest.raises(InvalidRatings, match="at least 2 items"):
         score_interval([[1, 0], [0, 0]])
     with pytest.raises(InvalidRatings, match="one and the same class"):

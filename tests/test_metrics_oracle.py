@@ -485,7 +485,7 @@ def test_undefined_left_out_of_the_mean():
     # q1 (a1): ranking a -> R@3 = 1;  q2 (a0): R@3 undefined.  Mean R@3 = 1 over 1 query, 1 undefined
     # (trec_eval would print 0 for q2 and average to 0.5)
     qrels = Qrels(grades={"q1": {"a": 1}, "q2": {"a": 0}})
-    ev = evaluate(qrels, Run.from_rankings({"q1": ["a"], "q2": ["a"]}), ks=(3,))
+    ev = evaluate(qrels, Run.from_rankings({"q1": ["a"], "q2": ["a"]}), ks=(3,), min_grade=1)
     assert ev.mean("R@3") == 1.0 and ev.undefined("R@3") == 1
     assert ev.mean("P@3") == approx(1 / 6) and ev.undefined("P@3") == 0
 
@@ -500,7 +500,7 @@ def test_duplicated_chunk_keeps_its_slot():
     assert v["P@3"] == approx(1 / 3) and v["R@3"] == 0.5
     assert v["RR"] == 1.0 and v["AP"] == approx(3 / 4)
     assert (v["num_ret"], v["num_rel_ret"]) == (4, 2)
-    ev = evaluate(Qrels(grades={"q": {"a": 1, "b": 1}}), run, ks=(3,))
+    ev = evaluate(Qrels(grades={"q": {"a": 1, "b": 1}}), run, ks=(3,), min_grade=1)
     assert ev.duplicates == {"q": ["a"]}
 
 
@@ -525,7 +525,11 @@ def test_repeat_takes_the_slot_of_a_relevant_document_below():
     exp = both(grades, ranking, ks=(6,), gain="exp")
     assert exp["nDCG@6"] == approx((7 + 3 / math.log2(7)) / (7 + 3 / LOG2_3 + 0.5))
     ev = evaluate(
-        Qrels(grades={"q": grades}), Run.from_rankings({"q": ranking}), ks=(5,), with_positional=True
+        Qrels(grades={"q": grades}),
+        Run.from_rankings({"q": ranking}),
+        ks=(5,),
+        with_positional=True,
+        min_grade=1,
     )
     assert ev.duplicates == {"q": ["d1"]}
     assert ev.counts["positional@5"][0] == 2 and ev.counts["hits@5"][0] == 1
@@ -549,7 +553,9 @@ def test_fingerprint_collision_is_not_a_duplicate():
     x, y = "doc-0000-x-tail0000", "doc-0000-y-tail0000"
     v = both({x: 1, y: 1}, [x, y], ks=(2,))
     assert v["P@2"] == 1.0 and v["num_ret"] == 2
-    ev = evaluate(Qrels(grades={"q": {x: 1, y: 1}}), Run.from_rankings({"q": [x, y, x]}), ks=(2,))
+    ev = evaluate(
+        Qrels(grades={"q": {x: 1, y: 1}}), Run.from_rankings({"q": [x, y, x]}), ks=(2,), min_grade=1
+    )
     assert ev.duplicates == {"q": [x]} and ev.num_ret[0] == 3 and ev.num_rel_ret[0] == 2
 
 
@@ -582,7 +588,7 @@ def test_line_order_is_not_rank_order():
     # q1 by score: a b c; grades c1 -> RR = 1/3 (line order would give 1/1), P@1 = 0
     # q2 by score: x y;   grades y2 -> RR = 1/2, nDCG@2 = (2/log2 3) / 2 = 1/log2 3
     rows = [("q1", "c", 1.0), ("q2", "y", 0.5), ("q1", "a", 3.0), ("q2", "x", 2.0), ("q1", "b", 2.0)]
-    ev = evaluate(Qrels(grades={"q1": {"c": 1}, "q2": {"y": 2}}), run_from_rows(rows), ks=(1, 2))
+    ev = evaluate(Qrels(grades={"q1": {"c": 1}, "q2": {"y": 2}}), run_from_rows(rows), ks=(1, 2), min_grade=1)
     q1, q2 = ev.query("q1"), ev.query("q2")
     assert q1["RR"] == approx(1 / 3) and q1["P@1"] == 0.0 and q1["AP"] == approx(1 / 3)
     assert q2["RR"] == 0.5 and q2["nDCG@2"] == approx(1 / LOG2_3)
@@ -608,19 +614,23 @@ def test_negative_grade_is_judged_never_relevant_and_never_gains():
 
 
 def test_run_queries_not_in_qrels_are_ignored():
-    ev = evaluate(Qrels(grades={"q": {"a": 1}}), Run.from_rankings({"q": ["a"], "other": ["a"]}), ks=(1,))
+    ev = evaluate(
+        Qrels(grades={"q": {"a": 1}}), Run.from_rankings({"q": ["a"], "other": ["a"]}), ks=(1,), min_grade=1
+    )
     assert ev.qids == ["q"] and ev.not_in_qrels == 1
 
 
 def test_run_with_no_judged_query():
     # nothing to evaluate: no query, no crash
-    ev = evaluate(Qrels(grades={"q": {"a": 1}}), Run.from_rankings({"other": ["a", "b"]}), ks=(1,))
+    ev = evaluate(
+        Qrels(grades={"q": {"a": 1}}), Run.from_rankings({"other": ["a", "b"]}), ks=(1,), min_grade=1
+    )
     assert ev.qids == [] and ev.missing_from_run == ["q"] and ev.not_in_qrels == 1
     assert ev.mean("P@1") is None
 
 
 def test_empty_run():
-    ev = evaluate(Qrels(grades={"q": {"a": 1}}), Run.from_rankings({}), ks=(1,), missing="zero")
+    ev = evaluate(Qrels(grades={"q": {"a": 1}}), Run.from_rankings({}), ks=(1,), missing="zero", min_grade=1)
     assert ev.qids == ["q"] and ev.values["P@1"][0] == 0.0 and ev.values["R@1"][0] == 0.0
 
 
@@ -633,7 +643,7 @@ def test_run_longer_than_one_hashing_chunk():
     docs = [f"d{i}" for i in range(n)] + ["d0"]
     grades = {"d0": 1, f"d{n - 1}": 1}
     run = run_from_rows([("q", d, float(len(docs) - i)) for i, d in enumerate(docs)])
-    ev = evaluate(Qrels(grades={"q": grades}), run, ks=(10,))
+    ev = evaluate(Qrels(grades={"q": grades}), run, ks=(10,), min_grade=1)
     assert ev.duplicates == {"q": ["d0"]}
     assert ev.num_ret[0] == n + 1 and ev.num_rel_ret[0] == 2
     assert ev.values["AP"][0] == approx((1 + 2 / n) / 2)

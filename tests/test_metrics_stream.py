@@ -68,9 +68,18 @@ def test_grouped_run_in_pieces_equals_the_whole_run(tmp_path: Path, seed: int, p
         for gain in ("linear", "exp"):
             pieces = lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=piece_bytes)
             streamed = evaluate_grouped(
-                qrels, pieces, [1, 5, 20], 2, missing, gain, with_positional=True, run_name="x"
+                qrels,
+                pieces,
+                ks=[1, 5, 20],
+                min_grade=2,
+                missing=missing,
+                gain=gain,
+                with_positional=True,
+                run_name="x",
             )
-            whole = evaluate(qrels, run, [1, 5, 20], 2, missing, gain, with_positional=True)
+            whole = evaluate(
+                qrels, run, ks=[1, 5, 20], min_grade=2, missing=missing, gain=gain, with_positional=True
+            )
             assert_same(streamed, whole)
     if piece_bytes == 64:
         assert len(streamed.notes) == 1 and "pieces" in streamed.notes[0]
@@ -81,10 +90,10 @@ def test_streamed_values_match_the_reference(tmp_path: Path) -> None:
     qrels_path, run_path = write_collection(tmp_path, 42)
     qrels, run = read_qrels(qrels_path), read_run(run_path)
     pieces = lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=200)
-    streamed = evaluate_grouped(qrels, pieces, [3, 10], 1)
+    streamed = evaluate_grouped(qrels, pieces, ks=[3, 10], min_grade=1)
     rankings = run.rankings()
     for i, qid in enumerate(streamed.qids):
-        expected = evaluate_query(rankings[qid], qrels.grades[qid], [3, 10], 1)
+        expected = evaluate_query(rankings[qid], qrels.grades[qid], ks=[3, 10], min_grade=1)
         for name in streamed.measures:
             value = streamed.values[name][i]
             if expected[name] is None:
@@ -97,10 +106,12 @@ def test_an_ungrouped_run_is_refused_by_the_stream_and_read_whole_by_the_workflo
     qrels_path, run_path = write_collection(tmp_path, 3, grouped=False)
     qrels = read_qrels(qrels_path)
     with pytest.raises(NotGrouped, match="not grouped by query"):
-        evaluate_grouped(qrels, lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=100), [5])
+        evaluate_grouped(
+            qrels, lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=100), ks=[5], min_grade=1
+        )
     result = evaluate_run_file(qrels, run_path, [5])
     assert any(note.startswith("run read whole: query") for note in result.notes)
-    assert_same(result, evaluate(qrels, read_run(run_path), [5]))
+    assert_same(result, evaluate(qrels, read_run(run_path), ks=[5], min_grade=1))
     with pytest.raises(InvalidInput, match="--grouped"):
         evaluate_run_file(qrels, run_path, [5], grouped=True)
 
@@ -129,4 +140,7 @@ def test_last_line_without_a_newline(tmp_path: Path) -> None:
     run_path.write_text(run_path.read_text().rstrip("\n"))
     qrels = read_qrels(qrels_path)
     pieces = lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=128)
-    assert_same(evaluate_grouped(qrels, pieces, [5], run_name="x"), evaluate(qrels, read_run(run_path), [5]))
+    assert_same(
+        evaluate_grouped(qrels, pieces, ks=[5], run_name="x", min_grade=1),
+        evaluate(qrels, read_run(run_path), ks=[5], min_grade=1),
+    )

@@ -194,3 +194,80 @@ def test_review_same_numbers_on_the_cli_and_the_page(capsys, demo_db) -> None:
         assert any(c.startswith(f"95% CI {interval}, n = {consensus['n']} items") for c in captions)
         badges = [plain(m.value) for m in at.markdown if "-badge[" in m.value]
         assert any(judge["verdict"] in b for b in badges)
+
+
+# ---------------------------------------------------------------- pool and review (issue #24)
+
+
+def _fresh_store(path) -> None:
+    """The worked example's corpus, queries and run, nothing pooled yet."""
+    from annotation.formats import read_corpus, read_judgments, read_ranked
+    from annotation.store import Store
+
+    golden = read_judgments(EXAMPLE / "golden.yaml")
+    with Store(path) as store:
+        store.import_corpus(read_corpus(EXAMPLE / "corpus.jsonl"))
+        store.import_queries(golden.texts)
+        store.import_run(read_ranked(EXAMPLE / "run.jsonl"), name="retriever", stage="fetch")
+
+
+def _assignments(path) -> list[tuple[str, str, str]]:
+    from annotation.store import Store
+
+    with Store(path) as store:
+        rows = store.db.execute(
+            "SELECT i.query_id, i.chunk_id, a.name FROM assignments s JOIN items i ON i.id = s.item_id "
+            "JOIN annotators a ON a.id = s.annotator_id"
+        ).fetchall()
+    return sorted(tuple(r) for r in rows)
+
+
+def test_pool_same_items_and_assignments_on_the_cli_and_the_page(capsys, tmp_path, monkeypatch) -> None:
+    """``pool --annotators ann,bob`` at its defaults and the Data page's "Build the pool" at its
+    defaults (depth 10, overlap 0.2, seed 0, from the one options table): the same pool, the same
+    people, the same doubly assigned items."""
+    from annotation.__main__ import main as annotation_main
+    from tests.conftest import cli, page_test
+
+    by_cli, by_page = tmp_path / "cli.db", tmp_path / "page.db"
+    for path in (by_cli, by_page):
+        _fresh_store(path)
+    code, out, err = cli(annotation_main, capsys, "pool", "--db", by_cli, "--annotators", "ann,bob")
+    assert code == 0, err
+    monkeypatch.setenv("DENOMINATOR_DB", str(by_page))
+    at = page_test("annotation.data_ui.render_data_page", timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="data:who").set_value("ann,bob")
+    next(b for b in at.button if b.label == "Build the pool").click().run()
+    assert not at.exception and not at.error, [plain(e.value) for e in at.error]
+    cli_rows, page_rows = _assignments(by_cli), _assignments(by_page)
+    assert cli_rows == page_rows and len(cli_rows) > 0
+    doubled = {(q, c) for q, c, _ in cli_rows if sum(1 for r in cli_rows if r[:2] == (q, c)) == 2}
+    items = {(q, c) for q, c, _ in cli_rows}
+    assert len(doubled) == round(0.2 * len(items))  # the table's overlap on both faces
+
+
+def test_review_same_verdicts_on_the_cli_and_the_page(capsys, demo_db) -> None:
+    """The review of the demo graded by the offline judge: the CLI's JSON and the Review page give
+    each judge the same kappa, interval, n and verdict (the bar and statistic resolved once)."""
+    from annotation.store import Store
+    from calibration.__main__ import main as calibration_main
+    from judge.jobs import grade_offline
+    from tests.conftest import cli, page_test, page_text
+
+    with Store(demo_db) as store:
+        grade_offline(store, "relevance")
+    code, out, err = cli(
+        calibration_main, capsys, "review", "--db", demo_db, "--week", "2026-W49", "--format", "json"
+    )
+    assert code == 0, err
+    report = json.loads(out)
+    at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
+    at.text_input(key="review:week").set_value("2026-W49").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = page_text(at)
+    assert report["judges"]
+    for judge in report["judges"]:
+        c = judge["consensus"]
+        assert f"verdict: {judge['verdict']}" in shown
+        assert f"{c['kappa']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] (n = {c['n']})" in shown

@@ -26,6 +26,7 @@ def test_the_audit_report_is_its_typed_shape() -> None:
         fetch_depth=10,
         corpus_size=24,
         gates=[parse_gate("duplicates")],
+        min_grade=1,
     )
     # "stage1" (how stage 1 was taken, in words) is the workflow's: calibration.workflows.audit_data
     assert set(report) | {"stage1"} == keys(AuditReport)
@@ -39,14 +40,14 @@ def test_an_agreement_pair_is_its_typed_shape(tmp_path) -> None:
     labels.write_text(
         "item,rater,label\n" + "".join(f"i{i},a,{i % 3}\ni{i},b,{(i + i // 4) % 3}\n" for i in range(12))
     )
-    (pair,) = agree_files(labels)["pairs"]
+    (pair,) = agree_files(labels, trusted=0.6, statistic="unweighted")["pairs"]
     assert set(pair) <= keys(AgreementPair) and {"raters", "n", "kappa", "kappa_ci", "verdict"} <= set(pair)
 
 
 def test_a_review_judge_is_its_typed_shape(demo_db) -> None:
     with Store(demo_db) as store:
         grade_offline(store, "relevance")
-        report = review(store, save=False)
+        report = review(store, save=False, bar=0.6, statistic="unweighted")
     assert report["judges"]
     for judge in report["judges"]:
         assert set(judge) <= keys(ReviewJudge), set(judge) - keys(ReviewJudge)

@@ -18,20 +18,20 @@ from tests.conftest import cli
 def test_the_issues_case_is_undecided_with_a_label_count() -> None:
     """kappa 0.716 [0.286, 1.000] with n = 18 was "trusted" by its point estimate; its interval
     reaches far below 0.6, so nothing has been shown."""
-    assert verdict(0.716, [0.286, 1.000]) == "undecided"
+    assert verdict(0.716, [0.286, 1.000], bar=0.6) == "undecided"
     # the lower side is 0.716 - 0.286 = 0.430 wide, the bar 0.116 away: n' = ceil(18 (0.430/0.116)^2)
     expected = math.ceil(18 * (0.430 / 0.116) ** 2) - 18
-    assert labels_to_decide(0.716, [0.286, 1.000], 18) == expected == 230
+    assert labels_to_decide(0.716, [0.286, 1.000], 18, bar=0.6) == expected == 230
     text = advice("undecided", more=230, n=18)
     assert text.startswith("label about 230 more items")
 
 
 def test_not_trusted_needs_the_upper_end_below_the_bar() -> None:
-    assert verdict(0.45, [0.30, 0.59]) == "not trusted"
-    assert verdict(0.45, [0.30, 0.61]) == "undecided"
-    assert verdict(0.62, [0.60, 0.70]) == "trusted"  # the lower end reaches the bar exactly
-    assert labels_to_decide(0.62, [0.60, 0.70], 50) is None  # decided: nothing to add
-    assert labels_to_decide(0.6, [0.5, 0.7], 50) is None  # on the bar: no number of items decides it
+    assert verdict(0.45, [0.30, 0.59], bar=0.6) == "not trusted"
+    assert verdict(0.45, [0.30, 0.61], bar=0.6) == "undecided"
+    assert verdict(0.62, [0.60, 0.70], bar=0.6) == "trusted"  # the lower end reaches the bar exactly
+    assert labels_to_decide(0.62, [0.60, 0.70], 50, bar=0.6) is None  # decided: nothing to add
+    assert labels_to_decide(0.6, [0.5, 0.7], 50, bar=0.6) is None  # on the bar: no number of items decides it
     assert "re-tune the prompt" in advice("not trusted") and "swap the judge" in advice("not trusted")
     assert advice("uncalibrated", n=12, min_labels=30).startswith("label 18 more items")
 
@@ -45,9 +45,15 @@ def judged_demo(db) -> None:
 def test_a_trace_sample_leaves_the_relevance_judges_n_unchanged(demo_db) -> None:
     judged_demo(demo_db)
     with Store(demo_db) as store:
-        before = {j["rubric"]: j for j in review(store, "2026-W49", save=False)["judges"]}
+        before = {
+            j["rubric"]: j
+            for j in review(store, "2026-W49", save=False, bar=0.6, statistic="unweighted")["judges"]
+        }
         drawn = draw_sample(store, "2026-W50", n=10, annotators=["eve", "fay"])
-        after = {j["rubric"]: j for j in review(store, "2026-W50", save=False)["judges"]}
+        after = {
+            j["rubric"]: j
+            for j in review(store, "2026-W50", save=False, bar=0.6, statistic="unweighted")["judges"]
+        }
     assert drawn["sampled"] == 10
     relevance = before["relevance"]["consensus"]["n"]
     assert relevance > 0
@@ -64,7 +70,7 @@ def test_a_ceiling_of_one_item_is_undefined_with_its_reason(demo_db) -> None:
         faithful = sorted(human_labels(store, "faithfulness"))
         store.annotator_id("zoe")
         store.add_label(faithful[0], "zoe", 2, "faithfulness")  # one item labelled by two people
-        report = review(store, "2026-W49", save=False)
+        report = review(store, "2026-W49", save=False, bar=0.6, statistic="unweighted")
     ceiling = next(j for j in report["judges"] if j["rubric"] == "faithfulness")["ceiling"]
     assert ceiling["kappa"] is None and ceiling["ci"] is None and ceiling["n"] == 1
     assert ceiling["undefined_reason"] == "1 item labelled by two people: a ceiling needs at least 2"

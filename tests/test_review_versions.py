@@ -33,13 +33,13 @@ def refit_three_times(db) -> None:
                 for item in unlabelled_chunk_items(store, 2):
                     store.add_label(item, "ann", next(grades))
             grade_offline(store, "relevance")
-            review(store, week, min_labels=10, save=True)
+            review(store, week, min_labels=10, save=True, bar=0.6, statistic="unweighted")
 
 
 def test_three_refits_are_one_name_three_versions_and_one_trend_line(demo_db) -> None:
     refit_three_times(demo_db)
     with Store(demo_db) as store:
-        report = review(store, WEEKS[-1], min_labels=10, save=False)
+        report = review(store, WEEKS[-1], min_labels=10, save=False, bar=0.6, statistic="unweighted")
         points = trend(store)
     # the review covers the current version; the earlier ones are listed, not reviewed again
     (judge,) = report["judges"]
@@ -67,7 +67,7 @@ def test_three_refits_are_one_name_three_versions_and_one_trend_line(demo_db) ->
     with Store(demo_db) as store:
         store.add_label(unlabelled_chunk_items(store, 1)[0], "ann", 1)
         grade_offline(store, "relevance")
-        review(store, WEEKS[-1], min_labels=10, save=True)
+        review(store, WEEKS[-1], min_labels=10, save=True, bar=0.6, statistic="unweighted")
         again = trend(store)
     assert [(p["week"], p["version"]) for p in again] == [(WEEKS[0], 1), (WEEKS[1], 2), (WEEKS[2], 4)]
 
@@ -101,7 +101,7 @@ def test_a_served_model_that_moves_is_flagged_and_the_review_rests_on_the_answer
     assert judge_main(argv) == 0
     capsys.readouterr()
     with Store(demo_db) as store:
-        report = review(store, WEEKS[0], min_labels=1, save=True)
+        report = review(store, WEEKS[0], min_labels=1, save=True, bar=0.6, statistic="unweighted")
         people = human_labels(store, "relevance")
         values = store.judge_values(report["judges"][0]["fingerprint"])
         points = trend(store)

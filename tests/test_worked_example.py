@@ -51,7 +51,7 @@ def test_shipped_example_matches_the_seed() -> None:
 @pytest.mark.parametrize("qid", list(EXPECTED["per_query"]))
 def test_reference_per_query(qid: str) -> None:
     want = EXPECTED["per_query"][qid]
-    got = evaluate_query(RANKINGS[qid], GRADES[qid], ks=[K])
+    got = evaluate_query(RANKINGS[qid], GRADES[qid], ks=[K], min_grade=1)
     assert got["rel"] == want["rel"]
     assert close(got[f"P@{K}"], want["precision"])
     assert close(got[f"R@{K}"], want["recall"])
@@ -60,7 +60,7 @@ def test_reference_per_query(qid: str) -> None:
 
 
 def test_batch_engine_and_means() -> None:
-    result = evaluate(Qrels(grades=GRADES), Run.from_rankings(RANKINGS), ks=[K])
+    result = evaluate(Qrels(grades=GRADES), Run.from_rankings(RANKINGS), ks=[K], min_grade=1)
     for qid, want in EXPECTED["per_query"].items():
         got = result.query(qid)
         assert got["rel"] == want["rel"]
@@ -76,7 +76,7 @@ def test_batch_engine_and_means() -> None:
 
 def test_reordered_q_milk() -> None:
     want = EXPECTED["reordered_q_milk"]
-    got = evaluate_query(want["ranking"], GRADES["q_milk"], ks=[K])
+    got = evaluate_query(want["ranking"], GRADES["q_milk"], ks=[K], min_grade=1)
     assert close(got[f"P@{K}"], want["precision"])
     assert close(got[f"R@{K}"], want["recall"])
     assert close(got["RR"], want["rr"])
@@ -91,6 +91,7 @@ def _audit(**kwargs):
         fetch_depth=SPEC["fetch_depth"],
         corpus_size=CORPUS_SIZE,
         truth=TRUTH,
+        min_grade=1,
         **kwargs,
     )
 
@@ -122,7 +123,7 @@ def test_audit_findings() -> None:
     """The seed's findings in the issue's codes: precision_ceiling_0.60 is
     rel_below_k; q_broad (|Rel|=8 > k=5) is rel_above_k, which the issue
     lists and the seed predates; with the truth set q_broad is labels_incomplete."""
-    without_truth = audit(GRADES, RANKINGS, K, corpus_size=CORPUS_SIZE)["queries"]
+    without_truth = audit(GRADES, RANKINGS, K, corpus_size=CORPUS_SIZE, min_grade=1)["queries"]
     for qid in ("q_faw", "q_store", "q_milk"):
         assert without_truth[qid]["findings"] == ["rel_below_k"]
         assert close(without_truth[qid]["precision_ceiling"], 0.6)
@@ -139,6 +140,7 @@ def test_audit_q_dupe() -> None:
         K,
         corpus_size=CORPUS_SIZE,
         gates=[parse_gate("duplicates")],
+        min_grade=1,
     )
     got = result["queries"]["q_dupe"]
     assert close(got["label_coverage"], want["label_coverage"])

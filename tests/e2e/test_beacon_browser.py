@@ -133,7 +133,7 @@ def hostile_store(path: Path, b: Beacon) -> dict[str, str]:
         store.add_label(items[0][0], person, 1, rubric="faithfulness", note=b.text("note"))
         store.import_labels(Qrels(grades={qid: {doc: 1}}), annotator=b.text("second-label-set"))
         grade_offline(store, "relevance", name=b.ident("judge"))  # names: at most 120 characters
-        review(store)
+        review(store, bar=0.6, statistic="unweighted")
     return tokens
 
 

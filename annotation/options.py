@@ -1,0 +1,260 @@
+"""Every option that has a default, once: the table the command lines (argparse) and the pages
+(Streamlit widgets) both read, and the README's options table is written from.
+
+Modelled on datasette's ``SETTINGS`` (a list of ``Setting(name, default, help)`` that the CLI, the
+config file and the docs read) and ir_measures' ``ParamInfo(default, desc)``: a default written in
+a signature, a widget and a parser is three defaults, and then two faces gate on different evidence.
+
+An option whose default is a rule rather than a value (``min_grade``: the label file's own, else 1;
+``trusted``: the policy's kappa bar) has ``default=None`` and says the rule in ``rule``; the one
+function that applies the rule lives below the faces (:func:`calibration.workflows.min_grade_of`,
+:func:`calibration.gate.verdict_settings`, :func:`calibration.workflows.stage1_of`).
+
+Light on purpose (no numpy, no store): every ``--help`` reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from annotation.cli_base import finite_float, fraction, grade, int64, positive_int, seed
+
+__all__ = ["Option", "OPTIONS", "option", "default", "add_option", "options_markdown"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its name in this table, its flag, its default (or the rule that decides it), what
+    it means, where it is read; the bounds a page's widget takes."""
+
+    name: str
+    flag: str
+    default: Any
+    help: str
+    where: tuple[str, ...]  # the commands and pages that read it
+    type: Callable[[str], Any] | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    rule: str | None = None  # default None: what decides it
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def shown_default(self) -> str:
+        """The default as people read it: ``10``, ``10,000``, ``0.2``, or the rule."""
+        if self.default is None:
+            return self.rule or "none"
+        if isinstance(self.default, int) and not isinstance(self.default, bool):
+            return f"{self.default:,}"
+        return str(self.default)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "k",
+        "-k",
+        10,
+        "cutoff",
+        ("calibration metrics", "calibration compare", "the Metrics page"),
+        positive_int,
+        "K",
+        minimum=1,
+        maximum=10_000,
+    ),
+    Option(
+        "min_grade",
+        "--min-grade",
+        None,
+        "relevant = grade >= G (trec_eval -l)",
+        (
+            "calibration metrics",
+            "calibration audit",
+            "calibration check",
+            "calibration compare",
+            "the Metrics page",
+        ),
+        grade,
+        "G",
+        rule="golden.yaml's min_grade, else 1",
+        minimum=0,
+        maximum=100,
+    ),
+    Option(
+        "fetch_depth",
+        "--fetch-depth",
+        None,
+        "stage 1 = the same run read to depth D",
+        ("calibration audit", "calibration check", "the Metrics page"),
+        positive_int,
+        "D",
+        rule="the run's own depth when deeper than k, else no stage 1",
+        minimum=1,
+        maximum=100_000,
+    ),
+    Option(
+        "missing",
+        "--missing",
+        "drop",
+        "golden queries absent from the run: drop them (and count them; check's all_queries fails) or "
+        "score them 0 (trec_eval -c)",
+        ("calibration metrics", "calibration check"),
+        choices=("drop", "zero"),
+    ),
+    Option(
+        "trusted",
+        "--trusted",
+        None,
+        "the verdict's one bar: trusted when the kappa's interval reaches K",
+        ("calibration agree", "calibration review", "the Review page"),
+        finite_float,
+        "K",
+        rule="the policy's kappa bar, else 0.6",
+    ),
+    Option(
+        "statistic",
+        "--statistic",
+        None,
+        "the kappa the bar applies to",
+        ("calibration agree", "calibration review", "the Review page"),
+        choices=("unweighted", "linear", "quadratic"),
+        rule="the policy's kappa_statistic, else unweighted",
+    ),
+    Option(
+        "min_labels",
+        "--min-labels",
+        30,
+        "human-labelled items a judge needs before it gets a verdict",
+        ("calibration review", "the Review page"),
+        positive_int,
+        "N",
+        minimum=1,
+        maximum=100_000,
+    ),
+    Option(
+        "sample",
+        "--sample",
+        60,
+        "this week's sample of N traces (the essay: 50-100 a week)",
+        ("calibration review", "the Review page"),
+        positive_int,
+        "N",
+        minimum=1,
+        maximum=10_000,
+    ),
+    Option(
+        "review_overlap",
+        "--overlap",
+        1.0,
+        "the share of the weekly sample two or more of the chosen annotators label, for the ceiling",
+        ("calibration review", "the Review page"),
+        fraction,
+        "SHARE",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Option(
+        "pool_depth",
+        "--depth",
+        10,
+        "pool depth: each run's top D per query",
+        ("annotation pool", "the Data page"),
+        positive_int,
+        "D",
+        minimum=1,
+        maximum=10_000,
+    ),
+    Option(
+        "pool_overlap",
+        "--overlap",
+        0.2,
+        "share of pooled items also given to a second person, for agreement",
+        ("annotation pool", "the Data page"),
+        fraction,
+        "SHARE",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Option(
+        "pool_seed",
+        "--seed",
+        0,
+        "seed of the pool's assignment order and sample",
+        ("annotation pool", "the Data page"),
+        int64,
+        "S",
+    ),
+    Option(
+        "review_seed",
+        "--seed",
+        0,
+        "seed of the weekly sample",
+        ("calibration review", "the Review page"),
+        seed,
+        "S",
+    ),
+    Option(
+        "permutations",
+        "--permutations",
+        10_000,
+        "random sign flips of the randomization test",
+        ("calibration compare", "the Metrics page"),
+        positive_int,
+        "N",
+    ),
+    Option(
+        "compare_seed",
+        "--seed",
+        0,
+        "seed of the randomization test",
+        ("calibration compare", "the Metrics page"),
+        seed,
+        "S",
+    ),
+)
+
+_BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def option(name: str) -> Option:
+    """The option called ``name`` (a KeyError names a typo at import time, in every test)."""
+    return _BY_NAME[name]
+
+
+def default(name: str) -> Any:
+    """The option's default value (None when a rule decides it)."""
+    return _BY_NAME[name].default
+
+
+def add_option(
+    parser: argparse.ArgumentParser | argparse._ActionsContainer,
+    name: str,
+    *,
+    help: str | None = None,
+    **extra: Any,
+) -> None:
+    """``parser.add_argument`` from the table: its flag, type, choices, metavar and default, the help
+    ending with the default as the table says it (``extra``: argparse keywords the table has no
+    column for, such as ``nargs`` and ``const``)."""
+    o = _BY_NAME[name]
+    text = (help or o.help) + f" (default: {o.shown_default})"
+    kwargs: dict[str, Any] = {"default": o.default, "help": text.replace("%", "%%")}
+    if o.type is not None:
+        kwargs["type"] = o.type
+    if o.choices is not None:
+        kwargs["choices"] = list(o.choices)
+    if o.metavar is not None:
+        kwargs["metavar"] = o.metavar
+    kwargs.update(extra)
+    parser.add_argument(o.flag, **kwargs)
+
+
+def options_markdown(options: Sequence[Option] = OPTIONS) -> str:
+    """The README's table: one row per option, its flag, default and where it is read."""
+    rows = ["| option | flag | default | meaning | read by |", "|---|---|---|---|---|"]
+    for o in options:
+        shown = o.shown_default.replace("|", "\\|")
+        rows.append(f"| `{o.name}` | `{o.flag}` | {shown} | {o.help} | {', '.join(o.where)} |")
+    return "\n".join(rows) + "\n"

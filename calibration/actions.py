@@ -1,0 +1,195 @@
+"""The commands of ``python -m calibration``, one public function each, and nothing else public:
+what the command line calls and what a page calls when it offers the same command, so the two
+faces read the same evidence with the same defaults (sqlite-utils' CLI over its Python API).
+
+Each takes what a face has parsed (label sets, runs, a store, the options as keywords, defaults
+from :mod:`annotation.options`) and returns the result the face renders; files are read and text
+is written by the faces. A test holds this module's public functions equal to the CLI's commands.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from annotation.model import Qrels, Run
+from calibration.gate import (
+    check_data,
+    check_store,
+    diff_checks,
+    history_data,
+    record_check,
+    verdict_settings,
+)
+from calibration.metrics import Evaluation
+from calibration.policy import DEFAULT_POLICY, Policy
+from calibration.results import AuditReport
+from calibration.run_file import evaluate_run_file
+from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
+from calibration.workflows import (
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    Comparison,
+    agree_files,
+    audit_data,
+    compare_runs,
+    evaluate_run,
+    position_file,
+    ppi_files,
+)
+
+__all__ = ["metrics", "audit", "check", "history", "compare", "agree", "position", "ppi", "review"]
+
+PathLike = str | os.PathLike
+
+
+def metrics(
+    qrels: Qrels,
+    run: Run | PathLike,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    missing: str = "drop",
+    gain: str = "linear",
+    grouped: bool | None = None,
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+) -> Evaluation:
+    """P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run: a :class:`Run`, or a run file read in pieces
+    when it is grouped by query (:func:`calibration.run_file.evaluate_run_file`)."""
+    if isinstance(run, Run):
+        return evaluate_run(
+            qrels, run, ks, min_grade, missing=missing, gain=gain, run_name=run_name, qrels_name=qrels_name
+        )
+    return evaluate_run_file(
+        qrels, run, ks, min_grade, missing=missing, gain=gain, grouped=grouped, qrels_name=qrels_name
+    )
+
+
+def audit(
+    qrels: Qrels, run: Run, k: int | None = None, min_grade: int | None = None, **options: Any
+) -> AuditReport:
+    """The denominators of one run at one cutoff (:func:`calibration.workflows.audit_data`)."""
+    return audit_data(qrels, run, k, min_grade, **options)
+
+
+def check(
+    qrels: Qrels,
+    run: Run,
+    k: int | None = None,
+    min_grade: int | None = None,
+    *,
+    db: str | None = None,
+    no_store: bool = False,
+    store_path: str | None = None,
+    record_as: str | None = None,
+    run_digest: str = "",
+    policy: Policy = DEFAULT_POLICY,
+    **inputs: Any,
+) -> dict[str, Any]:
+    """The run held to the policy, reading the store by the one rule (:func:`calibration.gate.check_store`:
+    ``db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it exists; ``no_store``: none);
+    ``store_path``: a store the face has just created (``check --record`` on a missing file).
+    ``record_as``: keep the report in that store under this run name (its id in ``recorded``)."""
+    # start-up: the store (sqlite-utils, ~0.3 s), only for check, which is about to read it
+    from annotation.store import Store
+
+    path = store_path or check_store(db, no_store=no_store)
+    if path is None:
+        why = "no store: --no-store" if no_store else None
+        return check_data(qrels, run, k, min_grade, policy=policy, store_reason=why, **inputs)
+    with Store(path) as store:
+        report = check_data(qrels, run, k, min_grade, policy=policy, store=store, **inputs)
+        if record_as is not None:
+            report["recorded"] = record_check(store, report, record_as, qrels, run_digest)
+    return report
+
+
+def history(store: Any, *, name: str | None = None, diff: Sequence[int] | None = None) -> Any:
+    """The recorded checks of ``name`` (or all), or two of them per query (``diff``)."""
+    if diff:
+        return diff_checks(store, *diff)
+    return history_data(store, name)
+
+
+def compare(
+    qrels: Qrels,
+    run_a: Run,
+    run_b: Run,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
+    names: tuple[str, str] = ("run A", "run B"),
+    qrels_name: str = "the judgments",
+) -> Comparison:
+    """Two runs on the same judgments (:func:`calibration.workflows.compare_runs`)."""
+    return compare_runs(
+        qrels,
+        run_a,
+        run_b,
+        ks,
+        min_grade,
+        permutations=permutations,
+        seed=seed,
+        names=names,
+        qrels_name=qrels_name,
+    )
+
+
+def agree(
+    labels_csv: PathLike | None = None,
+    qrels_pair: Sequence[PathLike] | None = None,
+    *,
+    policy: Policy = DEFAULT_POLICY,
+    trusted: float | None = None,
+    statistic: str | None = None,
+) -> dict[str, Any]:
+    """Agreement between every pair of raters, the verdict's bar and statistic resolved once
+    (:func:`calibration.gate.verdict_settings`)."""
+    bar, chosen = verdict_settings(policy, trusted, statistic)
+    return agree_files(labels_csv, qrels_pair, trusted=bar, statistic=chosen)
+
+
+def position(judgments: PathLike) -> dict[str, Any]:
+    """Position bias of pairwise judgments asked in both orders."""
+    return position_file(judgments)
+
+
+def ppi(
+    labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
+) -> dict[str, Any]:
+    """A mean corrected by prediction-powered inference."""
+    return ppi_files(labeled, unlabeled, alpha=alpha, lam=lam)
+
+
+def review(
+    store: Any,
+    week: str | None = None,
+    *,
+    policy: Policy = DEFAULT_POLICY,
+    trusted: float | None = None,
+    statistic: str | None = None,
+    min_labels: int = MIN_LABELS,
+    sample: int | None = None,
+    annotators: Sequence[str] = (),
+    seed: int = DEFAULT_SEED,
+    overlap: float = DEFAULT_OVERLAP,
+    save: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The weekly review (first drawing this week's sample of ``sample`` traces when asked; ``sample``
+    0 or None: no draw), the verdict's bar and statistic resolved once. Returns (report, the draw)."""
+    # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only for this command
+    from calibration.review import draw_sample
+    from calibration.review import review as weekly_review
+
+    bar, chosen = verdict_settings(policy, trusted, statistic)
+    drawn = None
+    if sample:
+        drawn = draw_sample(
+            store, week, n=sample or SAMPLE_SIZE, annotators=list(annotators), seed=seed, overlap=overlap
+        )
+    report = weekly_review(store, week, min_labels=min_labels, save=save, bar=bar, statistic=chosen)
+    return report, drawn

@@ -1,0 +1,46 @@
+"""One actions module per package whose public functions are that package's CLI commands, every
+one of them (issue #24): the command line and the pages call the same function."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def commands(parser: argparse.ArgumentParser) -> set[str]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name.replace("-", "_") for name in sub.choices}
+
+
+def public_functions(module: str) -> set[str]:
+    tree = ast.parse((ROOT / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+
+
+@pytest.mark.parametrize("package", ["calibration"])
+def test_the_actions_are_the_commands(package: str) -> None:
+    parser = importlib.import_module(f"{package}.cli_args").build_parser()
+    actions = importlib.import_module(f"{package}.actions")
+    assert public_functions(f"{package}.actions") == commands(parser) == set(actions.__all__)
+
+
+def test_the_cli_and_the_pages_call_the_actions() -> None:
+    """The faces reach the workflows behind a command only through the actions."""
+    behind = {"check_data", "audit_data", "compare_runs", "agree_files", "history_data", "diff_checks"}
+    for face in (
+        "calibration/__main__.py",
+        "calibration/ui.py",
+        "calibration/check_ui.py",
+        "calibration/review_ui.py",
+    ):
+        tree = ast.parse((ROOT / face).read_text(encoding="utf-8"))
+        called = {
+            n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        assert not called & behind, (face, called & behind)

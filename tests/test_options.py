@@ -1,0 +1,95 @@
+"""One default per option (issue #24): the options table (``annotation.options``) is what the
+argparse options, the pages' widgets and the README's table all say; no face writes its own."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from annotation.options import OPTIONS, default, option, options_markdown
+from tests.conftest import app_test, page_test
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parsers() -> dict[str, argparse.ArgumentParser]:
+    """``"calibration metrics"`` -> its subparser, for every command of the two packages' CLIs."""
+    from annotation.__main__ import build_parser as annotation_parser
+    from calibration.cli_args import build_parser as calibration_parser
+
+    out = {}
+    for package, parser in (("annotation", annotation_parser()), ("calibration", calibration_parser())):
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for name, command in sub.choices.items():
+            out[f"{package} {name}"] = command
+    return out
+
+
+CLI_USES = [
+    (o.name, where) for o in OPTIONS for where in o.where if where.split()[0] in ("annotation", "calibration")
+]
+
+
+@pytest.mark.parametrize(("name", "where"), CLI_USES)
+def test_every_command_reads_its_default_from_the_table(name, where) -> None:
+    o = option(name)
+    command = parsers()[where]
+    action = next(a for a in command._actions if o.flag in a.option_strings)
+    assert f"(default: {o.shown_default})" in action.help.replace("%%", "%"), (where, action.help)
+    if action.default is not None:  # None: a rule below the face decides (or the option is off)
+        assert action.default == o.default, (where, action.default, o.default)
+    if o.type is not None and action.type is not None:
+        assert action.type is o.type
+    if o.choices is not None:
+        assert tuple(action.choices) == o.choices
+
+
+def test_the_constants_below_the_faces_are_the_tables() -> None:
+    from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
+    from calibration.workflows import DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
+
+    assert (DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED) == (10, 10_000, 0)
+    assert (MIN_LABELS, SAMPLE_SIZE, DEFAULT_OVERLAP) == (30, 60, 1.0)
+    assert (DEFAULT_K, MIN_LABELS, SAMPLE_SIZE) == (default("k"), default("min_labels"), default("sample"))
+
+
+def test_the_readme_table_is_the_table() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert options_markdown() in readme, (
+        "README's options table is out of date: paste annotation.options.options_markdown()"
+    )
+    for (
+        o
+    ) in OPTIONS:  # the issue's list: k, min grade, the bar and statistic, min labels, sample, overlaps, ...
+        assert re.search(rf"\| `{o.name}` \| `{re.escape(o.flag)}` \|", readme)
+
+
+def test_the_metrics_page_widgets_read_the_table(demo_db) -> None:
+    at = app_test(timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="metrics:k").value == default("k") == 10
+    assert at.number_input(key="metrics:min_grade").value is None  # the rule: golden.yaml's, else 1
+    assert at.number_input(key="metrics:fetch_depth").value is None  # the rule: the run's own depth
+
+
+def test_the_data_page_widgets_read_the_table(demo_db) -> None:
+    at = page_test("annotation.data_ui.render_data_page", timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="data:depth").value == default("pool_depth") == 10
+    assert at.number_input(key="data:overlap").value == default("pool_overlap") == 0.2
+
+
+def test_pool_takes_the_tables_depth_and_overlap(demo_db, capsys) -> None:
+    """``pool`` with no --depth pools to 10, as the Data page; two annotators get the table's 20%
+    overlap, one gets none (an overlap needs two people), and an explicit overlap with one is refused."""
+    from annotation.__main__ import main
+    from tests.conftest import cli
+
+    code, out, err = cli(main, capsys, "pool", "--db", demo_db, "--annotators", "sam,kim")
+    assert code == 0, err
+    assert "pool of depth 10" in out
+    code, _, err = cli(main, capsys, "pool", "--db", demo_db, "--annotators", "sam", "--overlap", "0.5")
+    assert code == 2 and "an overlap needs at least two annotators" in err
