@@ -26,8 +26,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from annotation import exports
-from annotation.baseline import METHODS, add_baseline, baseline_text
+from annotation import actions, exports
+from annotation.baseline import METHODS, baseline_text
 from annotation.cli_base import (
     OneLineParser,
     UsageError,
@@ -48,7 +48,6 @@ from annotation.imports_cli import (
     run_imports,
 )
 from annotation.options import add_option, option
-from annotation.pooling import check_estimate, pool, pool_report, sample_unjudged
 from annotation.store import AGGREGATES, StoreError, default_db_path
 from annotation.store.base import holds_nothing
 from denominator.demo import EXAMPLE_DIR, build_demo  # noqa: F401  (EXAMPLE_DIR re-exported for scripts)
@@ -264,7 +263,7 @@ def run_import(args: argparse.Namespace) -> str:
 
 def run_baseline(args: argparse.Namespace) -> str:
     with open_store(args.db, "write") as store:
-        report = add_baseline(store, method=args.method, depth=args.depth, name=args.name)
+        report = actions.baseline(store, method=args.method, depth=args.depth, name=args.name)
     return baseline_text(report) + "\n"
 
 
@@ -276,23 +275,23 @@ def run_export(args: argparse.Namespace) -> str:
         if args.judge and "judge" not in fmt.options:
             raise UsageError(f"--judge goes with --format {'|'.join(exports.formats_taking('judge'))}")
         options = {option: getattr(args, option) for option in exports.OPTIONS}
-        return fmt.export(store, args.output, **options) + "\n"
+        return actions.export(store, fmt.name, args.output, **options) + "\n"
 
 
 def run_annotators(args: argparse.Namespace) -> str:
     mode = {"add": "create", "revoke": "write"}.get(args.action, "read")  # list only reads
     with open_store(args.db, mode) as store:
         if args.action == "add":
-            token = store.add_annotator(args.name, args.role)
+            token = actions.annotators(store, "add", name=args.name, role=args.role)
             return (
                 f"annotator {args.name.strip()!r} ({args.role}); access token, shown this once:\n{token}\n"
                 "open the app with ?token=<token> or paste it at the sign-in prompt\n"
             )
         if args.action == "revoke":
-            store.revoke_annotator(args.name)
+            actions.annotators(store, "revoke", name=args.name)
             return f"revoked the token of {args.name!r}; their labels stay\n"
-        rows = store.annotators()
-        required = store.tokens_required()
+        listed = actions.annotators(store, "list")
+        rows, required = listed["annotators"], listed["tokens_required"]
     if not rows:
         return "no annotators yet\n"
     width = max(len("name"), *(len(r["name"]) for r in rows))
@@ -324,24 +323,18 @@ def run_pool(args: argparse.Namespace) -> str:
     elif args.corpus_stratum or args.strata != "50,100,1000":
         raise UsageError("--strata and --corpus-stratum go with --estimate N")
     with open_store(args.db, "write") as store:
-        if args.estimate:  # refused before anything is written
-            check_estimate(store, args.depth, args.estimate, strata, annotators=annotators)
-        report = pool(
-            store, args.depth, runs=runs, annotators=annotators, overlap=args.overlap, seed=args.seed
+        done = actions.pool(
+            store,
+            args.depth,
+            runs=runs,
+            annotators=annotators,
+            overlap=args.overlap,
+            seed=args.seed,
+            estimate=args.estimate,
+            strata=strata,
+            corpus_stratum=args.corpus_stratum,
         )
-        found = pool_report(store, args.depth)
-        sample = None
-        if args.estimate:
-            sample = sample_unjudged(
-                store,
-                args.depth,
-                args.estimate,
-                strata=strata,
-                corpus=args.corpus_stratum,
-                runs=runs,
-                annotators=annotators,
-                seed=args.seed,
-            )
+    report, found, sample = done["pool"], done["found"], done["sample"]
     text = (
         f"pool of depth {report['depth']} over runs {', '.join(report['runs'])}: "
         f"{report['pooled']} (query, chunk) pairs, {report['already_judged']} already judged, "
@@ -389,10 +382,8 @@ def run_demo(args: argparse.Namespace) -> str:
 
 def run_migrate(args: argparse.Namespace) -> str:
     """Every table of ``--from`` into the empty ``--to`` (:func:`annotation.store.transfer.copy_store`)."""
-    from annotation.store.transfer import copy_store  # start-up: only this command copies stores
-
     with open_store(args.source, "read") as source, open_store(args.target, "create") as target:
-        copied = copy_store(
+        copied = actions.migrate(
             source, target, progress=lambda table, n: print(f"  {table}: {n:,}", file=sys.stderr)
         )
     rows = sum(t.rows for t in copied)

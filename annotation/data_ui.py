@@ -16,8 +16,8 @@ from typing import Any
 
 import streamlit as st
 
-from annotation import access
-from annotation.baseline import add_baseline, baseline_text
+from annotation import access, actions
+from annotation.baseline import baseline_text
 from annotation.beir import unpack_beir_zip
 from annotation.exchange import ImportSources, NothingToImport, WrongSlot, import_files
 from annotation.exports import FORMATS as EXPORT_FORMATS
@@ -31,7 +31,7 @@ from annotation.imports_ui import (
     who_acts,
 )
 from annotation.options import option
-from annotation.pooling import KINDS, pool, pool_report, progress, sample_unjudged
+from annotation.pooling import KINDS, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, Store, StoreError
 from annotation.store.postgres import shown_url
@@ -194,7 +194,7 @@ def render_pool_section() -> int:
     if st.button("Add a BM25 baseline run over the stored corpus", key="data:baseline"):
         try:
             with Store(_db_path()) as store:
-                st.success(md(baseline_text(add_baseline(store))))
+                st.success(md(baseline_text(actions.baseline(store))))
         except StoreError as exc:
             st.error(md(exc))
     with st.form("data:pool"):
@@ -214,7 +214,9 @@ def render_pool_section() -> int:
             names = [a.strip() for a in annotators.split(",") if a.strip()]
             try:
                 with Store(_db_path()) as store:
-                    result = pool(store, depth, annotators=names, overlap=overlap if len(names) > 1 else None)
+                    result = actions.pool(
+                        store, depth, annotators=names, overlap=overlap if len(names) > 1 else None
+                    )["pool"]
                 st.success(
                     f"{result['items_added']} new items from {result['pooled']} pooled pairs "
                     f"({result['already_judged']} already judged); {result['assignments']} assignments."

@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from annotation import actions
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_store, plural, positive_int
 from annotation.exchange import (
     ImportSources,
     NothingToImport,
     WrongSlot,
-    import_files,
     import_state_text,
     login_name,
     retirement_text,
@@ -72,7 +72,7 @@ def cli_import(store: Store, sources: ImportSources) -> list[str]:
     """:func:`import_files`; a file that looks like another slot is refused with the flag that
     imports it anyway (exit 2)."""
     try:
-        return import_files(store, sources)
+        return actions.import_(store, sources)
     except WrongSlot as exc:
         raise UsageError(f"{exc} (--yes imports it as {exc.slot} anyway)") from None
 
@@ -101,12 +101,10 @@ def add_imports_parser(sub: Any) -> None:
 def run_imports(args: argparse.Namespace) -> str:
     with open_store(args.db, "read" if args.action == "list" else "write") as store:
         if args.action == "list":
-            return _list(store.imports())
-        who = args.by or login_name()
-        if args.action == "retire":
-            done = store.retire_import(args.id, who, args.reason)
-        else:
-            done = store.restore_import(args.id, who, args.reason)
+            return _list(actions.imports(store))
+        done = actions.imports(
+            store, args.action, import_id=args.id, who=args.by or login_name(), reason=args.reason
+        )
     text = retirement_text(done, args.action)
     if done["changed"] and args.action == "retire":
         text += f"; python -m annotation imports restore {done['id']} brings them back"

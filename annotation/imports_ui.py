@@ -2,7 +2,7 @@
 bringing it back (restore); and the confirmation a file asks for when its shape matches another
 slot (a corpus given as queries).
 
-A thin face over :meth:`Store.imports`, :meth:`Store.retire_import`, :meth:`Store.restore_import`
+A thin face over :func:`annotation.actions.imports` (:meth:`Store.imports`, :meth:`Store.retire_import`, :meth:`Store.restore_import`)
 (the rules: :mod:`annotation.store.retirements`) with the sentences of
 :mod:`annotation.exchange` (:func:`retirement_text`, :func:`rows_text`), the ones ``python -m
 annotation imports`` prints. Every string from the data is escaped (:func:`annotation.render.md`).
@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from annotation import actions
 from annotation.exchange import (
     NothingToImport,
     WrongSlot,
@@ -91,7 +92,7 @@ def render_imports_section(db: str, who: str) -> None:
         st.success(md(done))
     try:
         with Store(db) as store:
-            imports = store.imports()
+            imports = actions.imports(store)
     except StoreError as exc:
         st.error(md(exc))
         return
@@ -120,8 +121,7 @@ def render_imports_section(db: str, who: str) -> None:
     if st.button(f"{action.capitalize()} import {chosen}", key=f"{KEY}{action}"):
         try:
             with Store(db) as store:
-                change = store.retire_import if action == "retire" else store.restore_import
-                done = change(chosen, who, reason)
+                done = actions.imports(store, action, import_id=chosen, who=who, reason=reason)
         except StoreError as exc:
             st.error(md(exc))
             return

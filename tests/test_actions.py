@@ -23,11 +23,22 @@ def public_functions(module: str) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
 
 
-@pytest.mark.parametrize("package", ["calibration"])
+# the commands an actions module does not hold, each with its reason
+ELSEWHERE = {
+    # the demo is built from every package (the judge grades it, the review reads it): it lives at
+    # the top, denominator/demo.py, and annotation's CLI calls it there
+    ("annotation", "demo"),
+}
+PARSERS = {"calibration": "calibration.cli_args", "annotation": "annotation.__main__", "judge": "judge.__main__"}
+
+
+@pytest.mark.parametrize("package", ["calibration", "annotation"])
 def test_the_actions_are_the_commands(package: str) -> None:
-    parser = importlib.import_module(f"{package}.cli_args").build_parser()
+    parser = importlib.import_module(PARSERS[package]).build_parser()
     actions = importlib.import_module(f"{package}.actions")
-    assert public_functions(f"{package}.actions") == commands(parser) == set(actions.__all__)
+    functions = {name.rstrip("_") for name in public_functions(f"{package}.actions")}  # import_: import
+    expected = commands(parser) - {name for p, name in ELSEWHERE if p == package}
+    assert functions == expected == {name.rstrip("_") for name in actions.__all__}
 
 
 def test_the_cli_and_the_pages_call_the_actions() -> None:

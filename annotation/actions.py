@@ -1,0 +1,118 @@
+"""The commands of ``python -m annotation``, one public function each, and nothing else public: what
+the command line calls and what a page calls when it offers the same command (the Data page's
+pool and baseline, the imports section's retire and restore), with the defaults of the one options
+table (:mod:`annotation.options`).
+
+Each takes an open store (the face opens it by the one database rule, ``annotation.cli_base.open_store``
+or the page's) and the options as keywords, and returns what the face renders. ``import`` is
+:func:`import_` (a keyword of Python). ``demo`` is the one command not here: the demo is built from
+every package, so it lives at the top (:mod:`denominator.demo`); a test names that exception.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from annotation import exports as export_formats
+from annotation.baseline import add_baseline
+from annotation.exchange import ImportSources, import_files
+from annotation.options import default
+from annotation.pooling import check_estimate, pool_report, sample_unjudged
+from annotation.pooling import pool as build_pool
+from annotation.store import Store
+
+__all__ = ["import_", "pool", "baseline", "annotators", "imports", "migrate", "export"]
+
+DEFAULT_STRATA = (50, 100, 1000)  # the estimate's strata of unjudged candidates, by best rank
+
+
+def import_(store: Store, sources: ImportSources) -> list[str]:
+    """Corpus, queries, a BEIR folder, a run, traces, labels: one import, landed whole or not at all;
+    what it added, in words, one line per file (:func:`annotation.exchange.import_files`)."""
+    sources.check()
+    return import_files(store, sources)
+
+
+def pool(
+    store: Store,
+    depth: int = default("pool_depth"),
+    *,
+    runs: Sequence[str] | None = None,
+    annotators: Sequence[str] = (),
+    overlap: float | None = None,
+    seed: int = default("pool_seed"),
+    estimate: int | None = None,
+    strata: Sequence[int] = DEFAULT_STRATA,
+    corpus_stratum: bool = False,
+) -> dict[str, Any]:
+    """The depth-``depth`` pool of ``runs`` as items, assigned to ``annotators`` (``overlap`` None:
+    the table's share with two or more people); with ``estimate``, that many unjudged candidates per
+    query sampled beyond it, refused before anything is written. Returns ``{"pool", "found",
+    "sample"}``: the pool's report, what each run found alone, the sample (None without one)."""
+    if estimate:
+        check_estimate(store, depth, estimate, list(strata), annotators=list(annotators))
+    report = build_pool(store, depth, runs=runs, annotators=annotators, overlap=overlap, seed=seed)
+    found = pool_report(store, depth)
+    sample = None
+    if estimate:
+        sample = sample_unjudged(
+            store,
+            depth,
+            estimate,
+            strata=list(strata),
+            corpus=corpus_stratum,
+            runs=runs,
+            annotators=list(annotators),
+            seed=seed,
+        )
+    return {"pool": report, "found": found, "sample": sample}
+
+
+def baseline(
+    store: Store, *, method: str = "bm25", depth: int = 100, name: str = "bm25-baseline"
+) -> dict[str, Any]:
+    """A lexical run over the stored corpus, stored under ``name`` (:func:`annotation.baseline.add_baseline`)."""
+    return add_baseline(store, method=method, depth=depth, name=name)
+
+
+def annotators(store: Store, action: str = "list", *, name: str = "", role: str = "annotator") -> Any:
+    """``add`` (the access token, shown once), ``revoke`` (None) or ``list`` (the rows and whether
+    the app asks for a token)."""
+    if action == "add":
+        return store.add_annotator(name, role)
+    if action == "revoke":
+        store.revoke_annotator(name)
+        return None
+    return {"annotators": store.annotators(), "tokens_required": store.tokens_required()}
+
+
+def imports(
+    store: Store,
+    action: str = "list",
+    *,
+    import_id: int | None = None,
+    who: str = "",
+    reason: str | None = None,
+) -> Any:
+    """``list`` every import, or ``retire`` / ``restore`` one (its rows leave or come back; nothing
+    is deleted)."""
+    if action == "list":
+        return store.imports()
+    if action == "retire":
+        return store.retire_import(import_id, who, reason)
+    return store.restore_import(import_id, who, reason)
+
+
+def migrate(source: Store, target: Store, progress: Callable[[str, int], None] | None = None) -> list[Any]:
+    """Every table of ``source`` into the empty ``target``, verified by count and SHA-256 per table."""
+    # start-up: only this command copies stores
+    from annotation.store.transfer import copy_store
+
+    return copy_store(source, target, progress=progress)
+
+
+def export(store: Store, fmt: str, output: str | os.PathLike, **options: Any) -> str:
+    """One export format (:data:`annotation.exports.FORMATS`) written to ``output``; what was written."""
+    return export_formats.export_format(fmt).export(store, output, **options)
