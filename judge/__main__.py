@@ -29,26 +29,26 @@ import resource
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TextIO
 
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_store, plural
 from annotation.store import Store, StoreError
-from judge.batch import BatchError, batch_state, collect_batch, submit_batch
+from judge import actions
+from judge.actions import NothingToJudge
+from judge.batch import BatchError
 from judge.client import MAX_REPLY_BYTES, MAX_RETRY_AFTER, Endpoint, EndpointRefused, InvalidPrices, Prices
 from judge.jobs import (
     LLMRun,
     agreement_line,
     agreement_mark,
-    grade_offline,
-    llm_calls,
     pair_summary,
     pair_summary_text,
-    plan_llm,
 )
 from judge.prompts import SCHEMA_MODES
 from judge.report import judge_name, judge_rows, judges_text, offline_text, plan_text, run_text
-from judge.runner import STOP_GRACE, Call, Progress
+from judge.runner import STOP_GRACE, Progress
 
 INT64 = 2**63 - 1  # what SQLite stores and an endpoint's seed holds
 SEED32 = 2**32 - 1  # the offline judge's seed: scikit-learn's random_state
@@ -261,9 +261,10 @@ def _use_lexical(args: argparse.Namespace) -> bool:
 
 
 def run_llm(
-    args: argparse.Namespace, rubric: str, calls: list[Call], store: Store, repeats: int = 1
+    args: argparse.Namespace, rubric: str, store: Store, repeats: int = 1
 ) -> tuple[str, str | None, int]:
-    """(report, fingerprint, exit code) of an LLM judge run over ``calls`` x ``repeats``."""
+    """(report, fingerprint, exit code) of an LLM judge run (:func:`judge.actions.grade` or, for
+    preference, :func:`judge.actions.compare`), with this face's progress line and Ctrl-C handling."""
     prices = Prices.load(args.prices)
     endpoint = Endpoint.from_env(
         model=args.model,
@@ -281,18 +282,59 @@ def run_llm(
         raise UsageError(
             f"--seed {args.seed} with --repeats {repeats}: seed + repeats - 1 must be at most {INT64:,}"
         )
-    plan = plan_llm(store, rubric, calls, endpoint, args.schema, name=args.name, repeats=repeats)
-    who = judge_name(plan, endpoint.model, rubric)
+    bar = ProgressLine(prices, endpoint.model)
+    options = dict(
+        endpoint=endpoint,
+        schema=args.schema,
+        name=args.name,
+        limit=args.limit,
+        dry_run=args.dry_run,
+        batch=args.batch,
+        on_progress=bar,
+        while_running=_stop_on_signals,
+    )
+    try:
+        if rubric == "preference":
+            result, summary = actions.compare(store, repeats=repeats, **options)
+        else:
+            result, summary = actions.grade(store, rubric, **options), None
+    except EndpointRefused as exc:
+        raise UsageError(str(exc)) from None
+    except NothingToJudge as exc:
+        raise UsageError(str(exc)) from None
+    plan = result.plan
     if args.dry_run:
+        who = judge_name(plan, endpoint.model, rubric)
         text = plan_text(plan, prices, endpoint.model, batch=args.batch)
         return f"{who}: {text}; no call made\n", plan.fingerprint, 0
     if args.batch:
-        return run_submit(store, plan, endpoint, args.schema), None, 0
-    bar = ProgressLine(prices, endpoint.model)
-    llm = LLMRun(store.location, plan, endpoint, args.schema, on_progress=bar)
+        return submitted_text(store, plan, result.submitted, endpoint.model), None, 0
+    progress = result.progress
+    bar(progress, final=True)
+    who = judge_name(plan, endpoint.model, rubric)  # registered now: its version is no longer "new"
+    report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
+    if progress.stopped:
+        left = progress.total - progress.done + progress.unanswered
+        text = report + f"interrupted: {plural(left, 'call')} left; run the same command again to resume\n"
+        return (
+            text + (pair_summary_text(summary) + "\n" if summary is not None else ""),
+            plan.fingerprint,
+            130,
+        )
+    mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
+    text = report + mark + "\n"
+    if summary is not None:
+        text += pair_summary_text(summary) + "\n"
+    return text, plan.fingerprint, 0
+
+
+@contextmanager
+def _stop_on_signals(llm: LLMRun) -> Iterator[None]:
+    """Ctrl-C or SIGTERM while a run asks: the first starts no new call and gives the calls in flight
+    a grace; the second abandons them (KeyboardInterrupt, which the action reads as stopped)."""
     interrupts = []
 
-    def on_signal(signum, frame) -> None:  # first: a grace for the calls in flight; second: abandon them
+    def on_signal(signum, frame) -> None:
         interrupts.append(signum)
         if len(interrupts) > 1:
             raise KeyboardInterrupt
@@ -305,33 +347,15 @@ def run_llm(
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        progress = llm.run()
-    except KeyboardInterrupt:
-        progress = llm.progress
-        progress.stopped = True
-    except EndpointRefused as exc:
-        raise UsageError(str(exc)) from None
+        yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    bar(progress, final=True)
-    who = judge_name(plan, endpoint.model, rubric)  # registered now: its version is no longer "new"
-    report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
-    if progress.stopped:
-        left = progress.total - progress.done + progress.unanswered
-        return (
-            report + f"interrupted: {plural(left, 'call')} left; run the same command again to resume\n",
-            plan.fingerprint,
-            130,
-        )
-    mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
-    return report + mark + "\n", plan.fingerprint, 0
 
 
-def run_submit(store: Store, plan, endpoint: Endpoint, schema: str) -> str:
-    """``grade|compare --batch``: the calls left submitted as one batch."""
-    done = submit_batch(store, plan, endpoint, schema)
-    who = judge_name(plan, endpoint.model, plan.settings["rubric"])
+def submitted_text(store: Store, plan, done, model: str) -> str:
+    """``grade|compare --batch``: the batch submitted, or nothing left to ask."""
+    who = judge_name(plan, model, plan.settings["rubric"])
     if done.batch_id is None:
         return f"{who}: nothing left to ask ({plan.already_done} of {plan.total} already done); no batch submitted\n"
     return (
@@ -352,10 +376,10 @@ def run_batch(args: argparse.Namespace) -> str:
     """``batch status ID`` and ``batch collect ID``."""
     url = _batch_url(args)
     if args.batch_command == "status":
-        return batch_state(url, args.batch_id).text() + "\n"
+        return actions.batch(url, args.batch_id).text() + "\n"
     prices = Prices.load(args.prices)
     with open_store(args.db, "write") as store:
-        got = collect_batch(store, url, args.batch_id)
+        got = actions.batch(url, args.batch_id, store=store)
         if not got.state.ended:
             return f"{got.state.text()}: nothing to collect yet; run the same command again later\n"
         cost = prices.describe(got.model or "", got.tokens_in, got.tokens_out, batch=True)
@@ -379,14 +403,11 @@ def run_grade(args: argparse.Namespace) -> tuple[str, int]:
                 raise UsageError(
                     f"--seed {args.seed}: the offline judge's seed is an integer from 0 to {SEED32:,}"
                 )
-            text = run_lexical(
+            report = actions.grade(
                 store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run, name=args.name
             )
-            return text, 0
-        calls = llm_calls(store, args.rubric, limit=args.limit)
-        if not calls:
-            raise UsageError(f"no items to grade for {args.rubric}")
-        text, _, code = run_llm(args, args.rubric, calls, store)
+            return offline_text(report, args.dry_run) + "\n", 0
+        text, _, code = run_llm(args, args.rubric, store)
     return text, code
 
 
@@ -396,44 +417,20 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
             "the offline judge grades; it does not compare answers: give --base-url (or OPENAI_BASE_URL)"
         )
     with open_store(args.db, "read" if args.dry_run else "write") as store:
-        calls = llm_calls(store, "preference", limit=args.limit)  # each order once; the plan repeats them
-        if not calls:
-            raise UsageError("no answer pairs to compare (python -m annotation demo builds some)")
-        text, fp, code = run_llm(args, "preference", calls, store, repeats=args.repeats)
-        if args.dry_run or fp is None:
-            return text, code
-        summary = pair_summary(store, fp)
-    return text + pair_summary_text(summary) + "\n", code
-
-
-def run_lexical(
-    store: Store,
-    rubric: str,
-    seed: int = 0,
-    limit: int | None = None,
-    dry_run: bool = False,
-    name: str | None = None,
-) -> str:
-    report = grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run, name=name)
-    return offline_text(report, dry_run) + "\n"
+        text, _, code = run_llm(args, "preference", store, repeats=args.repeats)
+    return text, code
 
 
 def run_fit(args: argparse.Namespace) -> str:
-    from judge.lexical import cross_validate, training_data  # start-up: scikit-learn, ~1.1 s
-
     with open_store(args.db, "read") as store:
-        data = training_data(store, args.rubric)
-    cv = cross_validate(
-        [r[1] for r in data], [r[2] for r in data], [r[3] for r in data], args.rubric, seed=args.seed
-    )
+        cv = actions.fit_lexical(store, args.rubric, seed=args.seed)
     return agreement_line(cv) + "\n"
 
 
 def run_list(args: argparse.Namespace) -> str:
     prices = Prices.load(args.prices)
     with open_store(args.db, "read") as store:
-        judges = store.judges()
-        marks = {j["fingerprint"]: agreement_mark(store, j) for j in judges}
+        judges, marks = actions.list_(store)
     if not judges:
         return "no judges yet: python -m judge grade --db DB --rubric relevance\n"
     return judges_text(judge_rows(judges, marks, prices))

@@ -16,6 +16,7 @@ whether it is set, never what it is.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -23,7 +24,7 @@ import streamlit as st
 from annotation import access
 from annotation.render import md
 from annotation.store import Store, StoreError, default_judge_name
-from judge import jobs
+from judge import actions, jobs
 from judge.client import Endpoint, EndpointRefused, Prices
 from judge.prompts import SCHEMA_MODES
 from judge.report import identity_text, judge_name, judge_rows, plan_text, progress_text, run_text
@@ -56,7 +57,7 @@ def render_offline(db: str) -> None:
     name = right.text_input("judge name", placeholder=default, key=f"{KEY}offline-name").strip() or None
     try:
         with Store(db) as store:
-            plan = jobs.grade_offline(store, rubric, dry_run=True, name=name)
+            plan = actions.grade(store, rubric, dry_run=True, name=name)
     except StoreError as exc:  # a name this judge cannot have
         st.error(md(exc))
         return
@@ -71,7 +72,7 @@ def render_offline(db: str) -> None:
     )
     if st.button("Fit and grade", key=f"{KEY}offline-run", type="primary"):
         with Store(db) as store:
-            report = jobs.grade_offline(store, rubric, name=name)
+            report = actions.grade(store, rubric, name=name)
         st.success(
             f"Graded {report['graded']} items ({report['already_done']} already done) as "
             f"{md(identity_text(report['identity']))}."
@@ -109,8 +110,7 @@ def render_llm(db: str) -> None:
     prices = Prices()
     try:
         with Store(db) as store:
-            calls = jobs.llm_calls(store, rubric, limit=limit or None)
-            plan = jobs.plan_llm(store, rubric, calls, endpoint, schema, name=name)
+            plan = _ask(store, rubric, endpoint, schema, name, limit, dry_run=True)[0].plan
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return
@@ -126,20 +126,35 @@ def render_llm(db: str) -> None:
 
     api_key = None if _configured(base_url) else "no-key"
     try:
-        progress = jobs.LLMRun(db, plan, endpoint, schema, api_key=api_key, on_progress=on_progress).run()
-    except EndpointRefused as exc:
+        with Store(db) as store:
+            result, summary = _ask(
+                store, rubric, endpoint, schema, name, limit, on_progress=on_progress, api_key=api_key
+            )
+            mark = jobs.agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
+    except (EndpointRefused, StoreError, ValueError) as exc:
         st.error(md(exc))
         return
-    st.success(f"{md(run_text(progress, plan, prices, model))} (judge {md(identity_text(plan.identity))}).")
+    st.success(
+        f"{md(run_text(result.progress, result.plan, prices, model))} (judge {md(identity_text(result.plan.identity))})."
+    )
+    if summary is not None and summary["mean_preference_a"] is not None:
+        st.markdown(
+            f"Judge {md(identity_text(plan.identity))}, fingerprint `{plan.fingerprint[:16]}` ({md(mark)}): "
+            f"{jobs.pair_summary_text(summary)}."
+        )
+
+
+def _ask(
+    store: Store, rubric: str, endpoint: Endpoint, schema: str, name: str | None, limit: int, **options: Any
+) -> tuple[Any, dict[str, Any] | None]:
+    """The judge command this page's rubric means (compare for preference, else grade): (result, pairs' summary)."""
     if rubric == "preference":
-        with Store(db) as store:
-            summary = jobs.pair_summary(store, plan.fingerprint)
-            mark = jobs.agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
-        if summary["mean_preference_a"] is not None:
-            st.markdown(
-                f"Judge {md(identity_text(plan.identity))}, fingerprint `{plan.fingerprint[:16]}` ({md(mark)}): "
-                f"{jobs.pair_summary_text(summary)}."
-            )
+        return actions.compare(
+            store, endpoint=endpoint, schema=schema, name=name, limit=limit or None, **options
+        )
+    return actions.grade(
+        store, rubric, endpoint=endpoint, schema=schema, name=name, limit=limit or None, **options
+    ), None
 
 
 def _configured(base_url: str) -> bool:
@@ -151,8 +166,7 @@ def _configured(base_url: str) -> bool:
 def render_judges(db: str) -> None:
     st.subheader("Judges in this database")
     with Store(db) as store:
-        judges = store.judges()
-        marks = {j["fingerprint"]: jobs.agreement_mark(store, j) for j in judges}
+        judges, marks = actions.list_(store)
     if not judges:
         st.info("No judge has graded anything yet.")
         return

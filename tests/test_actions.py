@@ -29,10 +29,14 @@ ELSEWHERE = {
     # the top, denominator/demo.py, and annotation's CLI calls it there
     ("annotation", "demo"),
 }
-PARSERS = {"calibration": "calibration.cli_args", "annotation": "annotation.__main__", "judge": "judge.__main__"}
+PARSERS = {
+    "calibration": "calibration.cli_args",
+    "annotation": "annotation.__main__",
+    "judge": "judge.__main__",
+}
 
 
-@pytest.mark.parametrize("package", ["calibration", "annotation"])
+@pytest.mark.parametrize("package", ["calibration", "annotation", "judge"])
 def test_the_actions_are_the_commands(package: str) -> None:
     parser = importlib.import_module(PARSERS[package]).build_parser()
     actions = importlib.import_module(f"{package}.actions")
@@ -52,6 +56,8 @@ def test_the_cli_and_the_pages_call_the_actions() -> None:
     ):
         tree = ast.parse((ROOT / face).read_text(encoding="utf-8"))
         called = {
-            n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
         }
         assert not called & behind, (face, called & behind)

@@ -1,0 +1,167 @@
+"""The commands of ``python -m judge``, one public function each, and nothing else public: what the
+command line calls and what the Judge page calls when it offers the same command.
+
+Each takes an open store and the options as keywords and returns what the face renders. An LLM
+run is planned, then asked (live, or submitted as one batch); the face that started it may hand in
+``while_running``, a context manager around the run (the CLI's Ctrl-C handling: the first signal
+stops new calls, the second abandons those in flight), and ``on_progress``; ``api_key`` None: the client's own (``OPENAI_API_KEY`` for the configured endpoint).
+``list`` is
+:func:`list_` (a builtin's name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from annotation.store import Store
+from judge.batch import batch_state, collect_batch, submit_batch
+from judge.client import Endpoint
+from judge.jobs import LLMRun, agreement_mark, grade_offline, llm_calls, pair_summary, plan_llm
+from judge.runner import Progress
+
+__all__ = ["grade", "compare", "fit_lexical", "batch", "list_"]
+
+
+class NothingToJudge(ValueError):
+    """No item of the rubric (or no answer pair) is there to ask the judge about."""
+
+
+@dataclass
+class LLMResult:
+    """What an LLM judge command did: its plan; the progress of a live run (None for a dry run or a
+    batch); the submitted batch (None unless ``batch``)."""
+
+    plan: Any
+    progress: Progress | None = None
+    submitted: Any = None
+
+
+def _ask(
+    store: Store,
+    rubric: str,
+    calls: Sequence[Any],
+    endpoint: Endpoint,
+    *,
+    schema: str,
+    name: str | None,
+    repeats: int,
+    dry_run: bool,
+    batch: bool,
+    on_progress: Callable[..., None] | None,
+    while_running: Callable[[LLMRun], AbstractContextManager[Any]] | None,
+    api_key: str | None,
+) -> LLMResult:
+    plan = plan_llm(store, rubric, list(calls), endpoint, schema, name=name, repeats=repeats)
+    if dry_run:
+        return LLMResult(plan)
+    if batch:
+        return LLMResult(plan, submitted=submit_batch(store, plan, endpoint, schema))
+    key = {} if api_key is None else {"api_key": api_key}
+    llm = LLMRun(store.location, plan, endpoint, schema, on_progress=on_progress, **key)
+    with while_running(llm) if while_running is not None else nullcontext():
+        try:
+            progress = llm.run()
+        except KeyboardInterrupt:  # the face's second signal: what was stored stays, the rest is resumed
+            progress = llm.progress
+            progress.stopped = True
+    return LLMResult(plan, progress)
+
+
+def grade(
+    store: Store,
+    rubric: str,
+    *,
+    endpoint: Endpoint | None = None,
+    schema: str = "json",
+    name: str | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    dry_run: bool = False,
+    batch: bool = False,
+    on_progress: Callable[..., None] | None = None,
+    while_running: Callable[[LLMRun], AbstractContextManager[Any]] | None = None,
+    api_key: str | None = None,
+) -> Any:
+    """Grade every item of ``rubric``: with an ``endpoint`` the LLM judge (an :class:`LLMResult`),
+    without one the offline judge fitted on the people's labels (its report)."""
+    if endpoint is None:
+        return grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run, name=name)
+    calls = llm_calls(store, rubric, limit=limit)
+    if not calls:
+        raise NothingToJudge(f"no items to grade for {rubric}")
+    return _ask(
+        store,
+        rubric,
+        calls,
+        endpoint,
+        schema=schema,
+        name=name,
+        repeats=1,
+        dry_run=dry_run,
+        batch=batch,
+        on_progress=on_progress,
+        while_running=while_running,
+        api_key=api_key,
+    )
+
+
+def compare(
+    store: Store,
+    *,
+    endpoint: Endpoint,
+    schema: str = "json",
+    name: str | None = None,
+    limit: int | None = None,
+    repeats: int = 1,
+    dry_run: bool = False,
+    batch: bool = False,
+    on_progress: Callable[..., None] | None = None,
+    while_running: Callable[[LLMRun], AbstractContextManager[Any]] | None = None,
+    api_key: str | None = None,
+) -> tuple[LLMResult, dict[str, Any] | None]:
+    """Every answer pair asked in both orders (``repeats`` times each); with the pairs' summary
+    (swap-averaged preference, consistency) once a live run has answered."""
+    calls = llm_calls(store, "preference", limit=limit)  # each order once; the plan repeats them
+    if not calls:
+        raise NothingToJudge("no answer pairs to compare (python -m annotation demo builds some)")
+    result = _ask(
+        store,
+        "preference",
+        calls,
+        endpoint,
+        schema=schema,
+        name=name,
+        repeats=repeats,
+        dry_run=dry_run,
+        batch=batch,
+        on_progress=on_progress,
+        while_running=while_running,
+        api_key=api_key,
+    )
+    summary = pair_summary(store, result.plan.fingerprint) if result.progress is not None else None
+    return result, summary
+
+
+def fit_lexical(store: Store, rubric: str, *, seed: int = 0) -> dict[str, Any]:
+    """The offline judge's cross-validated agreement with people on ``rubric`` (nothing stored)."""
+    # start-up: scikit-learn, ~1.1 s, only for this command
+    from judge.lexical import cross_validate, training_data
+
+    data = training_data(store, rubric)
+    return cross_validate([r[1] for r in data], [r[2] for r in data], [r[3] for r in data], rubric, seed=seed)
+
+
+def batch(url: str, batch_id: str, *, store: Store | None = None) -> Any:
+    """A submitted batch: its state (no ``store``), or its answers collected into ``store``."""
+    if store is None:
+        return batch_state(url, batch_id)
+    return collect_batch(store, url, batch_id)
+
+
+def list_(store: Store) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Every judge, with the mark of its agreement with people (fingerprint -> mark)."""
+    judges = store.judges()
+    return judges, {j["fingerprint"]: agreement_mark(store, j) for j in judges}
