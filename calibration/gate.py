@@ -182,7 +182,7 @@ def _store_rules(
     bar_f = policy.bar("faithfulness")
     bar_k = policy.bar("kappa")
     bar, statistic = verdict_settings(policy)
-    report = review(store, save=False, bar=bar, statistic=statistic)
+    report = review(store, save=False, bar=bar, statistic=statistic, verdicts_only=True)
     faithfulness: list[dict[str, Any]] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")

@@ -350,9 +350,13 @@ def review(
     *,
     bar: float,
     statistic: str,
+    verdicts_only: bool = False,
 ) -> dict[str, Any]:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
-    :func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``."""
+    :func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
+    ``verdicts_only`` (``check``'s reading): each judge's kappa against the people's consensus, its
+    verdict and pass rate, without the kappa against each person, the ceiling, position bias and the
+    trend, which the verdict does not read."""
     if statistic not in STATISTICS:
         raise StoreError(f"verdict statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
     week = _check_week(week or current_week())
@@ -401,14 +405,13 @@ def review(
             "out_of_fold": len(set(out_of_fold) & set(items)),
             "consensus": _kappas([answers[i] for i in items], people, rubric, statistic, bar),
             "annotators": {},
-            "ceiling": _ceiling(
-                {i: humans[i] for i in humans if not scoped or i in sample},
-                rubric,
-                statistic,
-                bar,
+            "ceiling": None
+            if verdicts_only
+            else _ceiling(
+                {i: humans[i] for i in humans if not scoped or i in sample}, rubric, statistic, bar
             ),
         }
-        names = sorted({name for i in items for name in humans[i]})
+        names = [] if verdicts_only else sorted({name for i in items for name in humans[i]})
         for name in names:
             mine = [i for i in items if name in humans[i]]
             entry["annotators"][name] = _kappas(
@@ -424,7 +427,9 @@ def review(
             labels_to_decide(kappa, ci, n, bar=bar) if entry["verdict"] == "undecided" else None
         )
         entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=n, min_labels=min_labels)
-        entry["position"] = _position(store, judge["fingerprint"]) if rubric == "preference" else None
+        entry["position"] = (
+            _position(store, judge["fingerprint"]) if rubric == "preference" and not verdicts_only else None
+        )
         entry["pass_rate"] = _pass_rate(people_in_scope, answers, rubric, scope)
         judges.append(entry)
     report = {
@@ -448,7 +453,7 @@ def review(
     }
     if save:
         _save(store, report)
-    report["trend"] = trend(store)
+    report["trend"] = [] if verdicts_only else trend(store)
     return report
 
 
