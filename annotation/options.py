@@ -107,7 +107,7 @@ OPTIONS: tuple[Option, ...] = (
         "trusted",
         "--trusted",
         None,
-        "the verdict's one bar: trusted when the kappa's interval reaches K",
+        "the verdict's one bar: trusted when the kappa's interval's lower end reaches K",
         ("calibration agree", "calibration review", "the Review page"),
         finite_float,
         "K",

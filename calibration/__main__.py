@@ -220,6 +220,10 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the store (sqlite-utils), only when the check reads it
     from annotation.store import StoreError
 
+    if len(args.k) > 1:
+        raise UsageError(
+            f"python -m calibration check: -k given {len(args.k)} times; the check takes one cutoff"
+        )
     policy = load_policy(args.policy, args.rule)
     if args.name and not args.record:
         raise UsageError("python -m calibration check: --name goes with --record")

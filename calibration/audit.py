@@ -387,7 +387,7 @@ def audit_run(
     )
     queries: dict[str, dict[str, Any]] = {}
     for qid, evaluated, n_rel, retrieved, hits, positional, judged, hits_at_fetch in columns:
-        if not evaluated and missing != "zero":
+        if not evaluated and (missing != "zero" or n_rel == 0):  # zero: a missing query that counts
             continue
         judged_grades = grades.get(qid, {})
         true_hits, n_true = truth_by_query.get(qid, (0, 0)) if truth is not None else (None, None)
@@ -582,7 +582,7 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
         )
     if code == "stage1_recall_low":
         return (
-            f"stage 1 finds only {q['recall_at_fetch']:.3f} of |Rel|={rel}: "
+            f"stage 1 finds only {_stage1_share(q, rel)} of |Rel|={rel}: "
             "what the fetch misses no reranker can recover"
         )
     if code == "labels_incomplete":
@@ -599,6 +599,15 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
             f"[{_fmt(low)}, {_fmt(high)}] (|Rel| estimated {est.get('rel', 0):.1f}, judged {rel})"
         )
     return code
+
+
+def _stage1_share(q: Mapping[str, Any], rel: int) -> str:
+    """``11 (0.6875)``: the hits themselves beside the share, so a share on its bar reads right."""
+    hits = q.get("fetch_hits")
+    if hits is None:
+        return f"{q['recall_at_fetch']:.3f}"
+    exact = f"{hits / rel:.6f}".rstrip("0").rstrip(".") if rel else "undefined"
+    return f"{hits} ({exact})"
 
 
 def repeats_text(ids: Sequence[str]) -> str:

@@ -182,6 +182,7 @@ def _query_rule(
     k: int,
     missing: Sequence[str] = (),
     scored_zero: bool = False,
+    stage1_known: bool = False,
 ) -> dict[str, Any]:
     rule = policy.rule(name)
     entry: dict[str, Any] = {
@@ -201,7 +202,15 @@ def _query_rule(
     if bar is None:
         return {**entry, "passed": None, "queries": [], "reason": "off (no bar set)"}
     if name == "all_queries":
-        evaluated = len(queries) + (0 if scored_zero else len(missing))
+        # the golden queries that count: a judged relevant document (a missing one scored 0 is in queries)
+        evaluated = sum(1 for q in queries.values() if q["rel"] > 0) + (0 if scored_zero else len(missing))
+        if not evaluated:
+            return {
+                **entry,
+                "passed": None,
+                "queries": [],
+                "reason": "no golden query has a judged relevant document",
+            }
         out = {**entry, "passed": not missing, "queries": list(missing), "evaluated": evaluated}
         if scored_zero and missing:
             out["passed"] = True
@@ -223,8 +232,11 @@ def _query_rule(
         if not bar.holds(value):
             failing.append(qid)
     if not evaluated:
+        stage1 = "no stage-1 figure: the run is no deeper than k; give --fetch-run or --fetch-depth"
+        if stage1_known:
+            stage1 = "no query has a judged relevant document: stage-1 recall is undefined for every query"
         reasons = {
-            "stage1_recall": "no stage-1 figure: the run is no deeper than k; give --fetch-run or --fetch-depth",
+            "stage1_recall": stage1,
             "label_coverage": "label coverage unknown: give --corpus or --corpus-size",
         }
         return {
@@ -452,10 +464,18 @@ def check_report(
         "rel_at_least_k": "rel",
         "no_duplicates": "duplicates",
     }
+    # stage 1 was taken (a fetch run, or the run read to a depth), whether or not any query defines it
+    stage1_known = audit["fetch_depth"] is not None or (audit.get("stage1") or "").startswith(
+        "stage 1 = the fetch run"
+    )
     rules = []
     for rule in policy.rules:
         if rule.scope == "query":
-            rules.append(_query_rule(rule.name, policy, queries, figures[rule.name], k, missing, scored_zero))
+            rules.append(
+                _query_rule(
+                    rule.name, policy, queries, figures[rule.name], k, missing, scored_zero, stage1_known
+                )
+            )
             rules[-1]["status"] = _status(rules[-1]["passed"])
         elif rule.name == "faithfulness":
             rules.append(
@@ -488,6 +508,7 @@ def check_report(
         "policy": policy.to_json(),
         "queries": queries,
         "missing_from_run": audit["missing_from_run"],
+        "missing_relevant": missing,
         "missing": "zero" if scored_zero else "drop",
         "summary": summary,
         "rules": rules,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from annotation.render import align, num, signed
+from annotation.render import align, decisive, num, signed
 from calibration.audit import finding_text
 from calibration.check import DIAGNOSES, diagnosis_text
 from calibration.policy import DEFAULT_POLICY, Policy, rules_table
@@ -136,14 +136,22 @@ def _store_reason(report: Mapping[str, Any]) -> str:
 
 
 def missing_line(report: Mapping[str, Any]) -> str | None:
+    """The golden queries the run did not hold: those that count (a judged relevant document),
+    scored 0 or not checked, and those with none (nothing to score either way)."""
     missing = report["missing_from_run"]
     if not missing:
         return None
+    counted = report.get("missing_relevant", missing)
+    others = len(missing) - len(counted)
+    none = f"; {queries(others)} with no judged relevant document, nothing to score" if others else ""
+    if not counted:
+        return (
+            f"{queries(len(missing))} of the golden set not in the run, none with a judged relevant document"
+        )
     if report.get("missing") == "zero":
-        return f"{queries(len(missing))} of the golden set not in the run: scored 0 (--missing zero)"
-    return f"{queries(len(missing))} of the golden set not in the run: {', '.join(missing[:10])}" + (
-        f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-    )
+        return f"{queries(len(counted))} of the golden set not in the run: scored 0 (--missing zero){none}"
+    shown = ", ".join(counted[:10]) + (f" and {len(counted) - 10} more" if len(counted) > 10 else "")
+    return f"{queries(len(counted))} of the golden set not in the run: {shown}{none}"
 
 
 def findings_summary(report: Mapping[str, Any]) -> str | None:
@@ -190,7 +198,7 @@ def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str =
         head = f"{rule['rule']} {rule['bar']}"
         lines.append(f"  {head.ljust(width)}  {rule_status(rule)}")
         for judge in rule.get("judges") or []:
-            lines.append("    " + judge_line(rule["rule"], judge))
+            lines.append("    " + judge_line(rule, judge))
         for old in rule.get("superseded") or []:
             lines.append(f"    {old['judge']}: {old['reason']}")
     lines.append("result: " + result_text(report))
@@ -206,19 +214,31 @@ def result_text(report: Mapping[str, Any]) -> str:
     return "no rule failed" + (f"; warnings: {', '.join(warned)}" if warned else "")
 
 
-def judge_line(rule: str, j: Mapping[str, Any]) -> str:
+def judge_line(rule: Mapping[str, Any], j: Mapping[str, Any]) -> str:
+    """One judge (or the people) under a judge rule: the figure, its interval and n with the digits
+    that show the comparison with the rule's bar, the verdict, the outcome and why."""
     outcome = j.get("outcome") or {True: "passed", False: "failed", None: "undecided"}[j.get("passed")]
     status = {"passed": "passed", "failed": "FAILED", "warning": "warning"}.get(outcome, outcome)
+    bar = bar_value(rule.get("bar"))
+    shown = lambda v: decisive(v, *([] if bar is None else [bar]), medium="prose")  # noqa: E731
     ci = j.get("ci")
-    ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-    if rule == "faithfulness":
-        figure = f"pass rate {num(j['rate'], 3, 'prose')}{ci_text}, n = {j['n']} ({j['how']})"
+    ci_text = f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else ""
+    if rule["rule"] == "faithfulness":
+        figure = f"pass rate {shown(j['rate'])}{ci_text}, n = {j['n']} ({j['how']})"
     else:
         figure = (
-            f"{j.get('statistic') or 'unweighted'} kappa {num(j['kappa'], 3, 'prose')}{ci_text}, n = {j['n']}, "
+            f"{j.get('statistic') or 'unweighted'} kappa {shown(j['kappa'])}{ci_text}, n = {j['n']}, "
             f"verdict {j['verdict']}"
         )
     return f"{j['judge']}: {figure}: {status}" + (f" ({j['reason']})" if j.get("reason") else "")
+
+
+def bar_value(text: Any) -> float | None:
+    """The number of a rule's bar as printed (``>= 0.7``, ``> 0.6875``); None for off, ``>= k``, ..."""
+    try:
+        return float(str(text).split()[-1])
+    except (ValueError, IndexError):
+        return None
 
 
 def check_markdown(report: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
@@ -251,7 +271,7 @@ def check_markdown(report: Mapping[str, Any], qrels_path: str = "", run_path: st
             )
         lines.append(f"| {rule['rule']} | {rule['bar']} | {status.replace('|', '/')} |")
     judge_lines = [
-        f"- {rule['rule']}: {judge_line(rule['rule'], j)}"
+        f"- {rule['rule']}: {judge_line(rule, j)}"
         for rule in report["rules"]
         for j in rule.get("judges") or []
     ]
@@ -284,7 +304,14 @@ def policy_help(policy: Policy = DEFAULT_POLICY) -> str:
     """The thresholds table, each rule with its strictness and its source: ``check --help``."""
     rows = [["rule", "bar", "source"]] + [list(r) for r in rules_table(policy, every_corpus=True)]
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows)
+    table = "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows
+    )
+    return table + (
+        "\n\nkappa and faithfulness pass when the interval's lower end meets the bar and fail when its upper "
+        "end does not; a figure not shown (undecided, uncalibrated) fails too, unless the policy says "
+        f"undecided: warn (now: {policy.undecided})"
+    )
 
 
 HISTORY_HEADER = [

@@ -105,9 +105,7 @@ def render_check(
     )
     st.table(rules, hide_index=True)
     judges = [
-        f"- {r['rule']}: {md(judge_line(r['rule'], j))}"
-        for r in report["rules"]
-        for j in r.get("judges") or []
+        f"- {r['rule']}: {md(judge_line(r, j))}" for r in report["rules"] for j in r.get("judges") or []
     ]
     if judges:
         st.markdown("**Each judge and rubric**\n\n" + "\n".join(judges))

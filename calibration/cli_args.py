@@ -228,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="RULE",
-        help="override one bar: 'stage1_recall>0.9', 'label_coverage>=0.01', 'kappa=off', 'corpus=broad'",
+        help="override one bar: 'stage1_recall>0.9', 'label_coverage>=0.01', 'kappa=off', 'corpus=broad', "
+        "'undecided=warn' (a judge figure not shown warns instead of failing)",
     )
     ch.add_argument(
         "--record",

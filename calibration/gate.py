@@ -277,12 +277,16 @@ def query_set(report: dict[str, Any]) -> list[str]:
 
 
 def query_digest(report: dict[str, Any]) -> tuple[str, int]:
-    """(sha256 of the queries the run held, sorted; how many): a new hash means the run answered
-    another set of queries, a change of the denominator."""
-    held = sorted(report.get("queries") or {}, key=lambda q: q.encode("utf-8"))
-    zero = {q for q, v in (report.get("queries") or {}).items() if v.get("scored_zero")}
-    held = [q for q in held if q not in zero]
-    return hashlib.sha256("\n".join(held).encode()).hexdigest(), len(held)
+    """(sha256 of the queries the report's means are over, each marked held or scored 0; how many the
+    run held): a new hash means the means are over other queries (the run answered another set, or
+    missing ones were scored 0 where they were left out before), a change of the denominator."""
+    scored = report.get("queries") or {}
+    marked = sorted(
+        (f"{q}\t{'zero' if v.get('scored_zero') else 'held'}" for q, v in scored.items()),
+        key=lambda line: line.encode("utf-8"),
+    )
+    held = sum(1 for v in scored.values() if not v.get("scored_zero"))
+    return hashlib.sha256("\n".join(marked).encode()).hexdigest(), held
 
 
 def history_data(store: Any, name: str | None = None) -> list[dict[str, Any]]:

@@ -320,6 +320,12 @@ def _with_bar(rule: Rule, value: Any, where: str, corpus: Corpus | None = None) 
         raise InvalidPolicy(f"{where}: {value!r}; expected a bar between 0 and 1")
     if rule.name == "faithfulness":  # one bar for the corpus in force
         return replace(rule, broad_bar=bar) if corpus == "broad" else replace(rule, bar=bar)
+    if rule.name == "kappa" and bar is not None and bar.op != ">=":
+        # the verdict reads an interval against one bar: trusted when its lower end reaches it
+        raise InvalidPolicy(
+            f"{where}: {value!r}; the kappa bar is '>= K' (trusted when the interval's lower end reaches K), "
+            "e.g. '>= 0.6', or off"
+        )
     return replace(rule, bar=bar)
 
 

@@ -337,6 +337,11 @@ def _pass_rate(
     yhat = [float(answers[i] == PASS) for i in labelled]
     yhat_u = [float(answers[i] == PASS) for i in unlabelled]
     result = ppi_mean(y, yhat, yhat_u, alpha=alpha)
+    # a pass rate lies in [0, 1]: the normal intervals are cut there (people-only 0.667 [0.133, 1.200]
+    # on 6 items read as a rate above 1)
+    for part in (result, result.get("human_only") or {}):
+        if part.get("ci") is not None:
+            part["ci"] = [max(0.0, float(part["ci"][0])), min(1.0, float(part["ci"][1]))]
     result["judge_only"] = sum(yhat_u) / len(yhat_u)
     result["scope"] = scope
     return result

@@ -314,3 +314,69 @@ def test_a_named_store_that_is_not_there_is_exit_2(capsys, tmp_path, monkeypatch
     monkeypatch.delenv("DENOMINATOR_DB")
     report = check(capsys, GOLDEN, RUN, "-k", "5", expect=1)
     assert report["store"] is None and "./denominator.db is not there" in rules_of(report)["kappa"]["reason"]
+
+
+# ---------------------------------------------------------------- found by a review of the above
+
+
+def test_a_strict_kappa_bar_is_refused(capsys):
+    """The verdict reads the interval's lower end against one '>=' bar; '> 1' would have made a
+    judge whose interval cannot reach it 'undecided' (a warning under undecided: warn)."""
+    code, out, err = cli(main, capsys, "check", GOLDEN, RUN, "-k", "5", "--no-store", "--rule", "kappa>1")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "the kappa bar is '>= K'" in err
+
+
+def test_missing_zero_leaves_out_queries_with_nothing_relevant(capsys, tmp_path):
+    golden = tmp_path / "golden.qrels"
+    golden.write_text("good 0 a 2\ngood 0 b 1\nbad 0 c 2\nnone 0 z 0\n")  # "none": judged, nothing relevant
+    run = tmp_path / "good.jsonl"
+    run.write_text(json.dumps({"query_id": "good", "ranking": ["a", "b", "x"]}) + "\n")
+    zero = check(capsys, golden, run, "-k", "1", "--no-store", "--missing", "zero", expect=1)
+    assert set(zero["queries"]) == {"good", "bad"}  # "none" is not pulled in to fail rel_at_least_k
+    assert zero["missing_relevant"] == ["bad"] and set(zero["missing_from_run"]) == {"bad", "none"}
+    assert rules_of(zero)["all_queries"]["evaluated"] == 2
+    code, out, _ = cli(main, capsys, "check", golden, run, "-k", "1", "--no-store", "--missing", "zero")
+    assert (
+        "1 query of the golden set not in the run: scored 0 (--missing zero); 1 query with no judged" in out
+    )
+    # nothing relevant anywhere: all_queries and stage1_recall say why they are not evaluated
+    nothing = check(capsys, GOLDEN, RUN, "-k", "5", "--no-store", "--min-grade", "5", expect=1)
+    assert rules_of(nothing)["all_queries"]["reason"] == "no golden query has a judged relevant document"
+    assert rules_of(nothing)["stage1_recall"]["reason"].startswith("no query has a judged relevant document")
+
+
+def test_history_marks_missing_queries_scored_zero_then_dropped(capsys, tmp_path):
+    """The same run twice, its missing query scored 0 and then left out: the means are over 2 and
+    then 1 query, so the second is marked changed though the run held the same queries."""
+    golden, both, good_only = two_queries(tmp_path)
+    db = tmp_path / "h.db"
+    for extra in (["--missing", "zero"], []):
+        cli(
+            main, capsys, "check", golden, good_only, "-k", "2", "--record", "--name", "r", "--db", db, *extra
+        )
+    code, out, _ = cli(main, capsys, "history", "--db", db, "--format", "json")
+    history = json.loads(out)["checks"]
+    assert [h["queries_changed"] for h in history] == [False, True]
+    assert [h["n_queries"] for h in history] == [2, 1] and [h["queries_held"] for h in history] == [1, 1]
+
+
+def test_k_twice_is_refused(capsys):
+    code, _, err = cli(main, capsys, "check", GOLDEN, RUN, "-k", "5", "-k", "3", "--no-store")
+    assert code == 2 and "-k given 2 times; the check takes one cutoff" in err
+
+
+def test_a_pass_rate_interval_stays_within_0_and_1(capsys, tmp_path):
+    from denominator.demo import build_demo
+
+    db = tmp_path / "demo.db"
+    build_demo(str(db), with_judge=True)
+    code, out, err = cli(main, capsys, "review", "--db", db, "--sample", "5", "--format", "json")
+    assert code == 0, err
+    rates = [
+        j["pass_rate"] for j in json.loads(out)["judges"] if j.get("pass_rate") and j["pass_rate"].get("ci")
+    ]
+    assert rates  # the faithfulness judge's, corrected by PPI, and the people's beside it
+    for rate in rates:
+        for low, high in (rate["ci"], rate["human_only"]["ci"]):
+            assert 0.0 <= low <= high <= 1.0, rate

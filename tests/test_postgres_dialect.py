@@ -78,6 +78,15 @@ def test_a_url_is_printed_without_credentials() -> None:
         == "postgresql://***@db.internal:5432/labels"
     )
     assert shown_url("postgresql://db.internal/labels") == "postgresql://db.internal/labels"
+    # libpq also takes them as query parameters (a review found ?password= printed whole)
+    assert (
+        shown_url("postgresql://alice@127.0.0.1:1/den?password=QSECRET")
+        == "postgresql://***@127.0.0.1:1/den?password=***"
+    )
+    assert (
+        shown_url("postgresql://h:8702/lab1?user=postgres&password=S3cretPW&sslmode=require&sslpassword=k")
+        == "postgresql://h:8702/lab1?user=***&password=***&sslmode=require&sslpassword=***"
+    )
 
 
 def test_null_order_text_order_and_numbers_match_sqlite(db_at) -> None:
