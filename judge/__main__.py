@@ -37,7 +37,7 @@ from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_s
 from annotation.store import Store, StoreError
 from judge import actions
 from judge.actions import NothingToJudge
-from judge.batch import BatchError
+from judge.batch import BatchError, refused_text
 from judge.client import MAX_REPLY_BYTES, MAX_RETRY_AFTER, Endpoint, EndpointRefused, InvalidPrices, Prices
 from judge.jobs import (
     LLMRun,
@@ -216,6 +216,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--base-url", help="the endpoint the batch was submitted to (or OPENAI_BASE_URL)")
     add_db_option(collect)
     collect.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
+    collect.add_argument(
+        "--max-reply-bytes",
+        type=bounded_int(1024, MAX_REPLY_CAP),
+        default=MAX_REPLY_BYTES,
+        metavar="N",
+        help="the longest line of the batch's files stored; a longer one is counted and left out, and a file is "
+        f"read no further than N times the calls submitted (default {MAX_REPLY_BYTES:,}, a live reply's limit)",
+    )
     listing = sub.add_parser("list", help="every judge: fingerprint, labels, errors, tokens, cost")
     add_db_option(listing)
     listing.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
@@ -379,16 +387,17 @@ def run_batch(args: argparse.Namespace) -> str:
         return actions.batch(url, args.batch_id).text() + "\n"
     prices = Prices.load(args.prices)
     with open_store(args.db, "write") as store:
-        got = actions.batch(url, args.batch_id, store=store)
+        got = actions.batch(url, args.batch_id, store=store, max_reply_bytes=args.max_reply_bytes)
         if not got.state.ended:
             return f"{got.state.text()}: nothing to collect yet; run the same command again later\n"
         cost = prices.describe(got.model or "", got.tokens_in, got.tokens_out, batch=True)
         text = (
             f"{got.state.text()}: {plural(got.stored, 'row')} stored ({plural(got.values, 'answer')}, "
             f"{plural(got.errors, 'error row')}: asked again next run), {plural(got.already, 'line')} already stored"
-            + (f", {got.unknown} lines not of this judge left out" if got.unknown else "")
             + f"; {got.tokens_in:,} tokens in, {got.tokens_out:,} out, {cost}\n"
         )
+        if refused_text(got):
+            text += refused_text(got) + "\n"
         if got.state.rubric == "preference":
             text += pair_summary_text(pair_summary(store, got.state.fingerprint)) + "\n"
     return text

@@ -18,7 +18,7 @@ from typing import Any
 
 from annotation.store import Store
 from judge.batch import batch_state, collect_batch, submit_batch
-from judge.client import Endpoint
+from judge.client import MAX_REPLY_BYTES, Endpoint
 from judge.jobs import LLMRun, agreement_mark, grade_offline, llm_calls, pair_summary, plan_llm
 from judge.runner import Progress
 
@@ -154,11 +154,14 @@ def fit_lexical(store: Store, rubric: str, *, seed: int = 0) -> dict[str, Any]:
     return cross_validate([r[1] for r in data], [r[2] for r in data], [r[3] for r in data], rubric, seed=seed)
 
 
-def batch(url: str, batch_id: str, *, store: Store | None = None) -> Any:
-    """A submitted batch: its state (no ``store``), or its answers collected into ``store``."""
+def batch(
+    url: str, batch_id: str, *, store: Store | None = None, max_reply_bytes: int = MAX_REPLY_BYTES
+) -> Any:
+    """A submitted batch: its state (no ``store``), or its answers collected into ``store`` (each
+    line at most ``max_reply_bytes``, only the calls the batch submitted)."""
     if store is None:
         return batch_state(url, batch_id)
-    return collect_batch(store, url, batch_id)
+    return collect_batch(store, url, batch_id, max_reply_bytes=max_reply_bytes)
 
 
 def list_(store: Store) -> tuple[list[dict[str, Any]], dict[str, str]]:

@@ -12,7 +12,12 @@ JSONL file and answered within 24 hours, at the batch price.
   :func:`collect_batch` (``--db``), where the judge was registered at submit. No file,
   no table of our own.
 - :func:`collect_batch` reads the batch's output and error files once it has ended
-  (completed, expired, cancelled) and stores every line as the live run stores a call:
+  (completed, expired, cancelled), trusting nothing in them: only the ``custom_id``s the
+  batch's own input file submitted are stored, each once (the first line; a later one is a
+  duplicate, counted); an id never submitted, a line that is not JSON and a line longer than
+  the live calls' reply limit (``max_reply_bytes``) are counted and named, never stored, and
+  never block the rest; the files are streamed line by line and read no further than that
+  limit times the calls submitted. Each line kept is stored as the live run stores a call:
   the same rows (:func:`judge.runner.call_row`), the same parsing
   (:func:`judge.runner.take_reply`: a reply that is not the JSON asked for is an error
   row, asked again next run), the model the endpoint said it served; a failed or expired
@@ -24,13 +29,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 
 from annotation.store import Store
-from judge.client import CallResult, Endpoint, request_body
+from judge.client import MAX_REPLY_BYTES, CallResult, Endpoint, request_body
 from judge.jobs import Plan
 from judge.prompts import build_messages, redact, response_format
 from judge.runner import Call, call_row, call_seed, take_reply
@@ -44,6 +50,7 @@ __all__ = [
     "batch_state",
     "collect_batch",
     "batch_lines",
+    "refused_text",
     "MAX_LINES",
 ]
 
@@ -102,7 +109,13 @@ class Collected:
     already: int = (
         0  # lines skipped: a value this judge already has (or this batch's error rows stored before)
     )
-    unknown: int = 0  # lines whose custom_id is not one of this judge's calls
+    unknown: int = 0  # lines whose custom_id this batch did not submit
+    duplicates: int = 0  # lines of an id already read in this collection (the first one counts)
+    malformed: int = 0  # lines that are not a JSON object
+    too_long: int = 0  # lines over the reply limit
+    truncated: bool = False  # a file longer than the limit times the calls: read no further
+    examples: list[str] = field(default_factory=list)  # the first ids (or line numbers) refused
+    line_cap: int = MAX_REPLY_BYTES
     tokens_in: int = 0
     tokens_out: int = 0
     model: str | None = None
@@ -270,24 +283,68 @@ def _line_row(
     return row
 
 
-def _read_lines(client: openai.OpenAI, file_id: str | None, base_url: str) -> list[dict[str, Any]]:
+# a line that is too long, or not JSON: counted and named, never stored
+TOO_LONG, NOT_JSON = "too long", "not JSON"
+EXAMPLES = 5  # refused ids named in the one line that counts them
+
+
+def _stream_lines(
+    client: openai.OpenAI, file_id: str | None, base_url: str, line_cap: int, byte_cap: int
+) -> Iterator[tuple[int, Any]]:
+    """(line number, the line's JSON object, or TOO_LONG / NOT_JSON) of a batch file, streamed: a line
+    longer than ``line_cap`` bytes is skipped as it arrives (never held whole); after ``byte_cap``
+    bytes the file is read no further (a last ``(0, None)`` says so)."""
     if not file_id:
-        return []
+        return
     try:
-        text = client.files.content(file_id).text
+        with client.files.with_streaming_response.content(file_id) as response:
+            buffer, skipping, read, number = bytearray(), False, 0, 0
+            for chunk in response.iter_bytes(1 << 16):
+                read += len(chunk)
+                start = 0
+                while True:
+                    end = chunk.find(b"\n", start)
+                    piece = chunk[start:] if end < 0 else chunk[start:end]
+                    if not skipping and len(buffer) + len(piece) > line_cap:
+                        skipping, buffer = True, bytearray()
+                    elif not skipping:
+                        buffer += piece
+                    if end < 0:
+                        break
+                    number += 1
+                    yield number, (TOO_LONG if skipping else _parse_line(buffer))
+                    buffer, skipping, start = bytearray(), False, end + 1
+                if read > byte_cap:
+                    yield 0, None
+                    return
+            if buffer.strip() or skipping:
+                yield number + 1, (TOO_LONG if skipping else _parse_line(buffer))
     except openai.OpenAIError as exc:
         raise _fail(f"batch file {file_id!r} not read", base_url, exc) from None
-    lines = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError:
-            raise BatchError(f"batch file {file_id}: line {n} is not JSON") from None
-        if isinstance(line, dict):
-            lines.append(line)
-    return lines
+
+
+def _parse_line(raw: bytes | bytearray) -> Any:
+    if not raw.strip():
+        return None
+    try:
+        line = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return NOT_JSON
+    return line if isinstance(line, dict) else NOT_JSON
+
+
+def _submitted_ids(client: openai.OpenAI, file_id: str | None, base_url: str) -> set[str]:
+    """The ``custom_id``s the batch's own input file asked: what collect may store, nothing else."""
+    ids: set[str] = set()
+    for _number, line in _stream_lines(client, file_id, base_url, MAX_BYTES, MAX_BYTES):
+        if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+            ids.add(line["custom_id"])
+    if not ids:
+        raise BatchError(
+            f"the batch's input file {file_id!r} names no request: which calls were asked cannot be told; "
+            "nothing stored"
+        )
+    return ids
 
 
 def _batch_errors_stored(
@@ -306,12 +363,18 @@ def _batch_errors_stored(
 
 
 def collect_batch(
-    store: Store, base_url: str, batch_id: str, *, timeout: float = 60.0, api_key: Any = _DEFAULT_KEY
+    store: Store,
+    base_url: str,
+    batch_id: str,
+    *,
+    timeout: float = 60.0,
+    api_key: Any = _DEFAULT_KEY,
+    max_reply_bytes: int = MAX_REPLY_BYTES,
 ) -> Collected:
     """Store a batch's answers as a live run would (see the module's docstring); a batch still
     running stores nothing (``Collected.state`` says where it is). BatchError: not a judge
-    batch, a judge not in this database, another endpoint than the judge's, or the batch
-    refused."""
+    batch, a judge not in this database, another endpoint than the judge's, the batch refused,
+    or an input file that names no request."""
     with _client(base_url, timeout, api_key) as client:
         try:
             state = _state(client.batches.retrieve(batch_id))
@@ -335,25 +398,20 @@ def collect_batch(
             )
         if state.status in REFUSED:
             raise BatchError(state.text())
-        collected = Collected(state, model=settings.get("model"))
+        collected = Collected(state, model=settings.get("model"), line_cap=max_reply_bytes)
         if not state.ended:
             return collected
         full = client.batches.retrieve(batch_id)
-        answered = _read_lines(client, full.output_file_id, base_url)
-        failed = _read_lines(client, full.error_file_id, base_url)
-    rubric = settings["rubric"]
-    done = store.judge_done(fp)
-    rows, error_rows = [], []
-    for line in answered + failed:
-        key = _parse_custom_id(line.get("custom_id"), fp)
-        if key is None:
-            collected.unknown += 1
-            continue
-        if key in done:
-            collected.already += 1
-            continue
-        row = _line_row(line, key, fp, rubric, batch_id)
-        (rows if row["value"] is not None else error_rows).append(row)
+        submitted = _submitted_ids(client, getattr(full, "input_file_id", None), base_url)
+        byte_cap = max_reply_bytes * len(submitted)
+        rubric = settings["rubric"]
+        done = store.judge_done(fp)
+        rows, error_rows, seen = [], [], set()
+        for file_id in (full.output_file_id, full.error_file_id):
+            for number, line in _stream_lines(client, file_id, base_url, max_reply_bytes, byte_cap):
+                row = _take(collected, line, number, submitted, seen, done, fp, rubric, batch_id)
+                if row is not None:
+                    (rows if row["value"] is not None else error_rows).append(row)
     stored_before = _batch_errors_stored(store, fp, batch_id, {r["item_id"] for r in error_rows})
     kept = [r for r in error_rows if (r["item_id"], r["ab_order"], r["repeat"]) not in stored_before]
     collected.already += len(error_rows) - len(kept)
@@ -364,3 +422,71 @@ def collect_batch(
     collected.tokens_in = sum(r["tokens_in"] or 0 for r in rows + error_rows)
     collected.tokens_out = sum(r["tokens_out"] or 0 for r in rows + error_rows)
     return collected
+
+
+def _take(
+    collected: Collected,
+    line: Any,
+    number: int,
+    submitted: set[str],
+    seen: set[str],
+    done: set,
+    fp: str,
+    rubric: str,
+    batch_id: str,
+) -> dict[str, Any] | None:
+    """One line of a batch file: the row to store, or None (counted in ``collected``: refused,
+    a duplicate, already stored)."""
+    if line is None:
+        if number == 0:
+            collected.truncated = True
+        return None
+    if line in (TOO_LONG, NOT_JSON):
+        if line == TOO_LONG:
+            collected.too_long += 1
+        else:
+            collected.malformed += 1
+        _name(collected, f"line {number} ({line})")
+        return None
+    custom_id = line.get("custom_id")
+    key = _parse_custom_id(custom_id, fp) if custom_id in submitted else None
+    if key is None:
+        collected.unknown += 1
+        _name(collected, repr(custom_id)[:80])
+        return None
+    if custom_id in seen:
+        collected.duplicates += 1
+        return None
+    seen.add(custom_id)
+    if key in done:
+        collected.already += 1
+        return None
+    return _line_row(line, key, fp, rubric, batch_id)
+
+
+def _name(collected: Collected, what: str) -> None:
+    if len(collected.examples) < EXAMPLES:
+        collected.examples.append(what)
+
+
+def refused_text(collected: Collected) -> str:
+    """The lines a collection did not store, counted, with the first few named ("" when none)."""
+    parts = []
+
+    def lines(n: int) -> str:
+        return f"{n:,} line" + ("" if n == 1 else "s")
+
+    if collected.duplicates:
+        parts.append(f"{lines(collected.duplicates)} repeating an id (the first of each kept)")
+    if collected.unknown:
+        parts.append(f"{lines(collected.unknown)} of ids this batch did not submit")
+    if collected.malformed:
+        parts.append(f"{lines(collected.malformed)} not JSON")
+    if collected.too_long:
+        parts.append(f"{lines(collected.too_long)} over the {collected.line_cap:,}-byte reply limit")
+    if collected.truncated:
+        parts.append("a file longer than the reply limit times the calls submitted, read no further")
+    if not parts:
+        return ""
+    named = f" (e.g. {', '.join(collected.examples)})" if collected.examples else ""
+    return "left out: " + "; ".join(parts) + named

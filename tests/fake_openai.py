@@ -23,7 +23,10 @@ line index, or ``batch_faults(index, custom_id)``): ``"error"`` (a failed line i
 file), ``"500"`` (a line answered HTTP 500, in the error file), or a chat fault
 (``"invalid_json"``, ``"out_of_range"``, ``"missing_field"``: a 200 in the output file).
 ``batch_expire=N``: the first N lines answered, the rest ``batch_expired`` in the error file,
-status ``expired``.
+status ``expired``. ``batch_hostile=N``: an output file no one should trust: every line twice (the
+second with the other grade or winner), a line that is not JSON, ids never submitted (an order on a
+graded item, a negative repeat, an item that does not exist, a repeat of 10^30), then six lines of N
+bytes each for a submitted id.
 
 Reply content: ``policy(body) -> str`` when given, else derived from the reply
 schema, taken from ``response_format`` (``json_schema``) or, failing that, from
@@ -172,6 +175,7 @@ class FakeOpenAI:
         batch_polls: int = 2,
         batch_faults: Callable[[int, str], str | None] | list | None = None,
         batch_expire: int | None = None,
+        batch_hostile: int | None = None,
     ):
         if bias not in (None, "first", "second"):
             raise ValueError(f"bias must be None, 'first' or 'second', not {bias!r}")
@@ -187,6 +191,7 @@ class FakeOpenAI:
         self.drip, self.huge_reply, self.huge_chunked = drip, huge_reply, huge_chunked
         self.redirect_to = redirect_to.rstrip("/") if redirect_to else None
         self.batch_polls, self.batch_faults, self.batch_expire = batch_polls, batch_faults, batch_expire
+        self.batch_hostile = batch_hostile
         self.files: dict[str, dict] = {}  # id -> file object + "content" (bytes)
         self.batches: dict[str, dict] = {}  # id -> batch object + "polls"
         self.batch_lines: Counter[str] = Counter()  # custom_id -> times a batch answered it
@@ -398,11 +403,47 @@ class FakeOpenAI:
             return "".join(json.dumps(r) + "\n" for r in rows).encode()
 
         if out:
-            batch["output_file_id"] = self._add_file(jsonl(out), "batch_output.jsonl", "batch_output")["id"]
+            content = self._hostile(out) if self.batch_hostile else jsonl(out)
+            batch["output_file_id"] = self._add_file(content, "batch_output.jsonl", "batch_output")["id"]
         if errors:
             batch["error_file_id"] = self._add_file(jsonl(errors), "batch_errors.jsonl", "batch_output")["id"]
         batch["request_counts"] = {"total": len(batch["lines"]), "completed": len(out), "failed": len(errors)}
         batch["status"] = "expired" if self.batch_expire is not None else "completed"
+
+    def _hostile(self, out: list[dict]) -> bytes:
+        """``batch_hostile``: the output lines twice (contradicting), junk, foreign ids, huge lines."""
+
+        def flipped(row: dict) -> dict:
+            twin = json.loads(json.dumps(row))
+            message = twin["response"]["body"]["choices"][0]["message"]
+            reply = json.loads(message["content"])
+            if "grade" in reply:
+                reply["grade"] = 0 if reply["grade"] else 2
+            else:
+                reply["winner"] = "B" if reply.get("winner") == "A" else "A"
+            message["content"] = json.dumps(reply)
+            return twin
+
+        def as_id(custom_id: str) -> dict:
+            twin = json.loads(json.dumps(out[0]))
+            twin["custom_id"] = custom_id
+            return twin
+
+        fp16, item = out[0]["custom_id"].split("/")[:2]
+        lines = [json.dumps(r) for row in out for r in (row, flipped(row))]
+        lines.append("{not json")
+        for foreign in (
+            f"{fp16}/{item}/AB/0",
+            f"{fp16}/{item}/-/-5",
+            f"{fp16}/999999/-/0",
+            f"{fp16}/{item}/-/{10**30}",
+        ):
+            lines.append(json.dumps(as_id(foreign)))
+        head = "".join(line + "\n" for line in lines).encode()
+        one = json.dumps(as_id(out[-1]["custom_id"])).encode()
+        pad = b"x" * max(0, int(self.batch_hostile or 0) - len(one))
+        huge = one[:-1] + b', "padding": "' + pad + b'"}\n'
+        return head + huge * 6
 
     def _payload(self, key: str, index: int, body: dict, content: str) -> dict:
         """A chat completion answering ``body`` with ``content`` (a live reply and a batch line's)."""
@@ -750,6 +791,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--control", action="store_true", help="read gate commands (hold, allow N, open) from stdin"
     )
+    parser.add_argument(
+        "--batch-hostile",
+        type=int,
+        metavar="N",
+        help="batch output no one should trust, six N-byte lines last",
+    )
     args = parser.parse_args(argv)
     every = args.fail_every
     faults = (lambda index, key, body: "500" if (index + 1) % every == 0 else None) if every > 0 else None
@@ -757,6 +804,7 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     options = {"latency": args.latency, "bias": args.bias, "faults": faults, "log": args.log}
+    options["batch_hostile"] = args.batch_hostile
     with FakeOpenAI(port=args.port, **options) as server:
         print(f"listening on {server.base_url}", flush=True)
         if args.control:

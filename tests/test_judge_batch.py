@@ -207,3 +207,74 @@ def test_bad_batch_input_is_one_line_and_exit_2(demo, tmp_path, fake_openai, cap
     assert "give the --db it was submitted from" in capsys.readouterr().err
     assert main(["batch", "collect", batch_id, "--db", str(demo), "--base-url", server.base_url + "/"]) == 0
     assert "2 rows stored" in capsys.readouterr().out
+
+
+def _collect_in_a_child(db, url: str, batch_id: str) -> tuple[int, str, str, int]:
+    """``batch collect`` in a process of its own: (exit code, stdout, stderr, its peak RSS in KB)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    command = [
+        sys.executable,
+        "-m",
+        "judge",
+        "batch",
+        "collect",
+        batch_id,
+        "--db",
+        str(db),
+        "--base-url",
+        url,
+    ]
+    probe = (
+        "import json, resource, subprocess, sys\n"
+        f"done = subprocess.run({command!r}, capture_output=True, text=True)\n"
+        "print(json.dumps([done.returncode, done.stdout, done.stderr, "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test"},
+    )
+    assert result.returncode == 0, result.stderr
+    return tuple(json.loads(result.stdout))
+
+
+def test_collect_trusts_nothing_in_the_output_file(demo, capsys):
+    """#25: the hostile batch server's output, every line twice with the other grade, a line that is
+    not JSON, ids never submitted (an order on a graded item, a negative repeat, an item that does
+    not exist, a repeat of 10^30), then six lines of 50 MB: exactly one row per submitted call, the
+    rest counted in one line, the file read no further than 1 MB a call, exit 0; again: nothing."""
+    from tests.conftest import fake_openai_process
+
+    with fake_openai_process("--batch-hostile", str(50 * 2**20)) as server:
+        server.base_url = server.url  # what argv() and submit() read
+        batch_id = submit(capsys, "grade", demo, server, "--limit", "5")
+        assert main(["batch", "status", batch_id, "--base-url", server.base_url]) == 0
+        capsys.readouterr()
+        code, out, err, peak_kb = _collect_in_a_child(demo, server.base_url, batch_id)
+        assert code == 0, err
+        assert "5 rows stored (5 answers, 0 error rows" in out, out
+        left_out = next(line for line in out.splitlines() if line.startswith("left out: "))
+        assert left_out.startswith(
+            "left out: 5 lines repeating an id (the first of each kept); 4 lines of ids this batch did not "
+            "submit; 1 line not JSON; a file longer than the reply limit times the calls submitted, read no further"
+        ), left_out
+        for foreign in ("/AB/0'", "/-/-5'", "/999999/-/0'", f"/-/{10**30}'"):
+            assert foreign in left_out
+        assert err.count("\n") <= 1 and "Traceback" not in err
+        assert peak_kb < 300 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
+        _, values, rows = labels(demo)
+        assert rows == (5, 5, 0) and len(values) == 5  # one row per call, no contradicting twin
+        with Store(demo) as store:
+            (judge,) = store.judges()
+            orders = {(v["ab_order"], v["repeat"]) for v in store.judge_values(judge["fingerprint"])}
+        assert orders == {(None, 0)}  # nothing it never asked (an order, a repeat of -5 or 10^30)
+        code, again, err, _ = _collect_in_a_child(demo, server.base_url, batch_id)
+        assert code == 0 and "0 rows stored" in again, (again, err)
+        assert labels(demo)[2] == (5, 5, 0)
