@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
+from annotation.model import MAX_STRATUM, FormatError, InvalidGolden, Qrels, SamplingDesign, Stratum
 from annotation.textio import (
     INT64_RANGE,
     YAML_BREAK,
@@ -448,19 +448,65 @@ _YAML_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEn
 _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 
 
-def _compose(path: str | os.PathLike, text: str) -> yaml.Node | None:
+def _compose(
+    path: str | os.PathLike, text: str, error: type[FormatError] = InvalidGolden, expected: str = _EXPECTED
+) -> yaml.Node | None:
     """The file's node tree, after refusing anchors, aliases, tags and deep nesting.
 
     libyaml first; on any YAML error the pure-Python loader reads the file again, so that
     the message and line are PyYAML's own whichever was installed."""
     if _FAST_LOADER is not None:
         try:
-            _refuse_aliases_and_tags(path, text, _FAST_LOADER)
+            _refuse_aliases_and_tags(path, text, _FAST_LOADER, error, expected)
             return yaml.compose(text, Loader=_FAST_LOADER)
         except yaml.YAMLError:
             pass
-    _refuse_aliases_and_tags(path, text, yaml.SafeLoader)
+    _refuse_aliases_and_tags(path, text, yaml.SafeLoader, error, expected)
     return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+def read_plain_yaml(path: str | os.PathLike, error: type[FormatError], expected: str) -> Any:
+    """A small YAML file read as golden.yaml is (a policy file): a regular file, plain YAML only (no
+    anchor, alias or tag: a 300-byte alias bomb is refused before it expands), nested at most 64
+    deep, each key once; every refusal one :class:`FormatError` of ``error``'s kind naming the line,
+    ``expected`` said after it. Returns the plain Python value (None for an empty document)."""
+    require_file(path, error)
+    text = read_text_file(path, error)
+    refuse_yaml_line_breaks(path, text, error)
+    try:
+        root = _compose(path, text, error, expected)
+    except yaml.YAMLError as exc:
+        raise error(
+            path, _yaml_error_line(exc, text), None, f"not valid YAML ({_yaml_problem(exc)}); {expected}"
+        ) from None
+    except RecursionError:
+        raise error(path, None, None, f"nested too deeply; {expected}") from None
+    if root is None:
+        return None
+    _refuse_repeated_keys(path, root, error)
+    return _construct(root)
+
+
+def _refuse_repeated_keys(path: str | os.PathLike, root: yaml.Node, error: type[FormatError]) -> None:
+    """A key given twice in one mapping (YAML keeps the last silently): refused, naming both lines."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for knode, vnode in node.value:
+                if isinstance(knode, yaml.ScalarNode):
+                    if knode.value in seen:
+                        raise error(
+                            path,
+                            _line(knode),
+                            field_label(knode.value),
+                            f"key already given on line {seen[knode.value]}; expected each key once",
+                        )
+                    seen[knode.value] = _line(knode)
+                stack.append(vnode)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 def _construct(node: yaml.Node) -> Any:
@@ -472,7 +518,13 @@ def _construct(node: yaml.Node) -> Any:
         loader.dispose()
 
 
-def _refuse_aliases_and_tags(path: str | os.PathLike, text: str, loader: Any = yaml.SafeLoader) -> None:
+def _refuse_aliases_and_tags(
+    path: str | os.PathLike,
+    text: str,
+    loader: Any = yaml.SafeLoader,
+    error: type[FormatError] = InvalidGolden,
+    expected: str = _EXPECTED,
+) -> None:
     """golden.yaml is plain YAML: an anchor, alias or tag (``!!python/object``)
     is refused before anything is built from the file, and so is deep nesting
     (PyYAML's scanner slows down quadratically with depth, its composer recurses)."""
@@ -482,17 +534,17 @@ def _refuse_aliases_and_tags(path: str | os.PathLike, text: str, loader: Any = y
         if isinstance(token, _YAML_OPEN):
             depth += 1
             if depth > _YAML_MAX_DEPTH:
-                raise InvalidGolden(
+                raise error(
                     path,
                     line,
                     None,
-                    f"nested more than {_YAML_MAX_DEPTH} levels deep; {_EXPECTED}",
+                    f"nested more than {_YAML_MAX_DEPTH} levels deep; {expected}",
                 )
         elif isinstance(token, _YAML_CLOSE):
             depth -= 1
         if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
             sigil = "&" if isinstance(token, yaml.AnchorToken) else "*"
-            raise InvalidGolden(
+            raise error(
                 path,
                 line,
                 None,
@@ -500,7 +552,7 @@ def _refuse_aliases_and_tags(path: str | os.PathLike, text: str, loader: Any = y
             )
         if isinstance(token, yaml.TagToken):
             handle, suffix = token.value
-            raise InvalidGolden(
+            raise error(
                 path,
                 line,
                 None,

@@ -19,12 +19,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
+from annotation.golden import read_plain_yaml
 from annotation.model import FormatError, Qrels, Run
-from annotation.textio import read_text_file
 from calibration.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
-from calibration.policy import DEFAULT_POLICY, InvalidPolicy, Policy, override, policy_from_mapping
+from calibration.policy import DEFAULT_POLICY, Policy, override, policy_from_mapping
 from calibration.verdict import TRUSTED
 from calibration.workflows import DEFAULT_K, InvalidInput, PathLike, audit_data, evaluate_run
 
@@ -42,13 +40,8 @@ def load_policy(
     if path is None and not os.path.exists(where):
         policy = DEFAULT_POLICY
     else:
-        text = read_text_file(where, PolicyFileError)
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark is not None else ""
-            raise InvalidPolicy(f"{where}{line}: not valid YAML; expected corpus, rules, diagnosis") from None
+        # read as golden.yaml is: a regular file, plain YAML (no alias bomb), not too deep, each key once
+        data = read_plain_yaml(where, PolicyFileError, "expected corpus, undecided, rules, diagnosis")
         policy = policy_from_mapping(data, str(where))
     return override(policy, overrides)
 

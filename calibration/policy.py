@@ -62,6 +62,12 @@ CORPORA: tuple[Corpus, ...] = ("narrow", "broad")
 UNDECIDED = ("fail", "warn")
 
 
+def quoted(value: Any, most: int = 200) -> str:
+    """A value from the file as an error quotes it: its repr, at most ``most`` characters."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
+
+
 class InvalidPolicy(ValueError):
     """A policy file or override that does not parse (an unknown rule, a bar that is no number)."""
 
@@ -99,22 +105,22 @@ def parse_bar(text: Any, where: str, default_op: str = ">=") -> Bar | None:
     ):
         return None
     if isinstance(text, bool):
-        raise InvalidPolicy(f"{where}: {text!r}; expected a bar such as '>= 0.8', or off")
+        raise InvalidPolicy(f"{where}: {quoted(text)}; expected a bar such as '>= 0.8', or off")
     if isinstance(text, (int, float)):
         value, op = float(text), default_op
     else:
         match = _BAR_RE.match(str(text))
         if not match:
             raise InvalidPolicy(
-                f"{where}: {str(text)!r}; expected a bar such as '>= 0.8' or '> 0.95', or off"
+                f"{where}: {quoted(str(text))}; expected a bar such as '>= 0.8' or '> 0.95', or off"
             )
         op = match.group(1) or default_op
         try:
             value = float(match.group(2))
         except ValueError:
-            raise InvalidPolicy(f"{where}: {str(text)!r}; expected a number after {op}") from None
+            raise InvalidPolicy(f"{where}: {quoted(str(text))}; expected a number after {op}") from None
     if not math.isfinite(value):
-        raise InvalidPolicy(f"{where}: {text!r}; expected a finite number")
+        raise InvalidPolicy(f"{where}: {quoted(text)}; expected a finite number")
     return Bar(op, value)
 
 
@@ -273,7 +279,7 @@ class Policy:
         for rule in self.rules:
             if rule.name == name:
                 return rule
-        raise InvalidPolicy(f"unknown rule {name!r}; expected one of {', '.join(RULE_NAMES)}")
+        raise InvalidPolicy(f"unknown rule {quoted(name)}; expected one of {', '.join(RULE_NAMES)}")
 
     def bar(self, name: str) -> Bar | None:
         return self.rule(name).bar_for(self.corpus)
@@ -304,11 +310,11 @@ def _with_bar(rule: Rule, value: Any, where: str, corpus: Corpus | None = None) 
             return replace(rule, bar=_default(rule.name).bar)
         if value in (False, None, "off", "false"):
             return replace(rule, bar=None)
-        raise InvalidPolicy(f"{where}: {value!r}; expected true (on) or false (off)")
+        raise InvalidPolicy(f"{where}: {quoted(value)}; expected true (on) or false (off)")
     if rule.name == "faithfulness" and isinstance(value, Mapping):
         unknown = set(value) - set(CORPORA)
         if unknown:
-            raise InvalidPolicy(f"{where}: unknown key {sorted(unknown)[0]!r}; expected narrow and/or broad")
+            raise InvalidPolicy(f"{where}: unknown key {quoted(sorted(map(str, unknown))[0])}; expected narrow and/or broad")
         out = rule
         if "narrow" in value:
             out = replace(out, bar=parse_bar(value["narrow"], f"{where}.narrow"))
@@ -317,13 +323,13 @@ def _with_bar(rule: Rule, value: Any, where: str, corpus: Corpus | None = None) 
         return out
     bar = parse_bar(value, where)
     if bar is not None and not 0.0 <= bar.value <= 1.0:
-        raise InvalidPolicy(f"{where}: {value!r}; expected a bar between 0 and 1")
+        raise InvalidPolicy(f"{where}: {quoted(value)}; expected a bar between 0 and 1")
     if rule.name == "faithfulness":  # one bar for the corpus in force
         return replace(rule, broad_bar=bar) if corpus == "broad" else replace(rule, bar=bar)
     if rule.name == "kappa" and bar is not None and bar.op != ">=":
         # the verdict reads an interval against one bar: trusted when its lower end reaches it
         raise InvalidPolicy(
-            f"{where}: {value!r}; the kappa bar is '>= K' (trusted when the interval's lower end reaches K), "
+            f"{where}: {quoted(value)}; the kappa bar is '>= K' (trusted when the interval's lower end reaches K), "
             "e.g. '>= 0.6', or off"
         )
     return replace(rule, bar=bar)
@@ -342,20 +348,20 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
     unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", "undecided"}
     if unknown:
         raise InvalidPolicy(
-            f"{source}: unknown key {sorted(map(str, unknown))[0]!r}; "
+            f"{source}: unknown key {quoted(sorted(map(str, unknown))[0])}; "
             "expected corpus, kappa_statistic, undecided, rules, diagnosis"
         )
     undecided = data.get("undecided", "fail")
     if undecided not in UNDECIDED:
-        raise InvalidPolicy(f"{source}: undecided: {undecided!r}; expected fail or warn")
+        raise InvalidPolicy(f"{source}: undecided: {quoted(undecided)}; expected fail or warn")
     statistic = data.get("kappa_statistic", DEFAULT_STATISTIC)
     if statistic not in STATISTICS:
         raise InvalidPolicy(
-            f"{source}: kappa_statistic: {statistic!r}; expected one of {', '.join(STATISTICS)}"
+            f"{source}: kappa_statistic: {quoted(statistic)}; expected one of {', '.join(STATISTICS)}"
         )
     corpus = data.get("corpus", "narrow")
     if corpus not in CORPORA:
-        raise InvalidPolicy(f"{source}: corpus: {corpus!r}; expected narrow or broad")
+        raise InvalidPolicy(f"{source}: corpus: {quoted(corpus)}; expected narrow or broad")
     rules = {rule.name: rule for rule in RULES}
     given = data.get("rules") or {}
     if not isinstance(given, Mapping):
@@ -363,7 +369,7 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
     for name, value in given.items():
         if name not in rules:
             raise InvalidPolicy(
-                f"{source}: rules: unknown rule {name!r}; expected one of {', '.join(RULE_NAMES)}"
+                f"{source}: rules: unknown rule {quoted(name)}; expected one of {', '.join(RULE_NAMES)}"
             )
         rules[name] = _with_bar(rules[name], value, f"{source}: rules.{name}", corpus)
     diagnosis = Diagnosis()
@@ -374,9 +380,11 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         if key == "recall_share":
             raise InvalidPolicy(f"{source}: {RECALL_SHARE_GONE}")
         if key not in ("ndcg", "rr"):
-            raise InvalidPolicy(f"{source}: diagnosis: unknown key {key!r}; expected ndcg, rr")
+            raise InvalidPolicy(f"{source}: diagnosis: unknown key {quoted(key)}; expected ndcg, rr")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise InvalidPolicy(f"{source}: diagnosis.{key}: {value!r}; expected a number between 0 and 1")
+            raise InvalidPolicy(
+                f"{source}: diagnosis.{key}: {quoted(value)}; expected a number between 0 and 1"
+            )
         diagnosis = replace(diagnosis, **{key: float(value)})
     return Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic, undecided)
 
@@ -391,26 +399,26 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
         match = _OVERRIDE_RE.match(text)
         if not match:
             raise InvalidPolicy(
-                f"--rule {text!r}; expected NAME OP BAR, e.g. 'stage1_recall>0.95' or 'kappa=off'"
+                f"--rule {quoted(text)}; expected NAME OP BAR, e.g. 'stage1_recall>0.95' or 'kappa=off'"
             )
         name, op, value = match.groups()
         if name == "kappa_statistic":
             if op != "=" or value not in STATISTICS:
-                raise InvalidPolicy(f"--rule {text!r}; expected kappa_statistic={'|'.join(STATISTICS)}")
+                raise InvalidPolicy(f"--rule {quoted(text)}; expected kappa_statistic={'|'.join(STATISTICS)}")
             policy = replace(policy, kappa_statistic=value)
             continue
         if name == "undecided":
             if op != "=" or value not in UNDECIDED:
-                raise InvalidPolicy(f"--rule {text!r}; expected undecided=fail or undecided=warn")
+                raise InvalidPolicy(f"--rule {quoted(text)}; expected undecided=fail or undecided=warn")
             policy = replace(policy, undecided=value)
             continue
         if name == "corpus":
             if op != "=" or value not in CORPORA:
-                raise InvalidPolicy(f"--rule {text!r}; expected corpus=narrow or corpus=broad")
+                raise InvalidPolicy(f"--rule {quoted(text)}; expected corpus=narrow or corpus=broad")
             policy = replace(policy, corpus=value)  # type: ignore[arg-type]
             continue
         rule = policy.rule(name)
-        where = f"--rule {text!r}"
+        where = f"--rule {quoted(text)}"
         if op == "=" and value.lower() in ("off", "on", "true", "false"):
             given: Any = value.lower()
             if name not in ON_OFF_RULES:
