@@ -368,10 +368,21 @@ def held_text(e: Mapping[str, Any]) -> str:
     return text + (" changed" if e.get("queries_changed") else "")
 
 
+def unreadable_lines(entries: list[Mapping[str, Any]]) -> list[str]:
+    """``check 3 (bm25): its report cannot be read (not JSON): skipped``, one per such row."""
+    return [
+        f"check {e['id']} ({e['name']}): its report cannot be read ({e['unreadable']}): skipped"
+        for e in entries
+        if "unreadable" in e
+    ]
+
+
 def history_table(entries: list[Mapping[str, Any]]) -> str:
     if not entries:
         return "no recorded check yet: `python -m calibration check ... --record --name NAME` keeps one\n"
-    lines = [align([HISTORY_HEADER] + history_rows(entries)), ""]
+    skipped = unreadable_lines(entries)
+    entries = [e for e in entries if "unreadable" not in e]
+    lines = ([align([HISTORY_HEADER] + history_rows(entries)), ""] if entries else []) + skipped
     if any(e["labels_changed"] for e in entries):
         lines.append(
             "labels: the hash of the judgments (how many); 'changed' = not the labels of the run's previous "

@@ -32,6 +32,7 @@ from calibration.check_text import (
     judge_line,
     missing_line,
     rule_status,
+    unreadable_lines,
 )
 from calibration.gate import check_store, load_policy, record_check
 from calibration.policy import InvalidPolicy, Policy
@@ -210,6 +211,11 @@ def render_history() -> None:
         st.caption(
             "No recorded check yet: record one above, or `python -m calibration check ... --record --name NAME`."
         )
+        return
+    for line in unreadable_lines(entries):
+        st.caption(md(line[0].upper() + line[1:]) + ".")
+    entries = [e for e in entries if "unreadable" not in e]
+    if not entries:
         return
     names = sorted({e["name"] for e in entries})
     name = st.selectbox("run name", names, key=f"{KEY}history_name")

@@ -286,26 +286,45 @@ def history_data(store: Any, name: str | None = None) -> list[dict[str, Any]]:
     """The recorded checks (of one run name, or all), oldest first: per report its means, the
     rules it failed, ``labels_changed`` when its label hash differs from the previous report of the
     same name and ``queries_changed`` when the queries the run held did (a change of labels or of
-    the query set is never to be read as a change of system)."""
+    the query set is never to be read as a change of system). A row whose report cannot be read
+    (not JSON, or not a check report) is kept as ``{"id", "name", "unreadable": why}`` and skipped
+    by the comparisons."""
     out = []
     previous: dict[str, tuple[str, str]] = {}
     for entry in store.check_reports(name, with_report=True):
         report = entry.pop("report")
-        summary = report["summary"]
-        queries_hash, held = query_digest(report)
+        try:
+            summary = report["summary"]
+            queries_hash, held = query_digest(report)
+            means = {figure: summary[figure]["mean"] for figure in HISTORY_FIGURES}
+            failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
+            bars = report["policy"]["rules"]
+            n_queries = summary["n_queries"]
+            missing = len(report.get("missing_from_run") or [])
+        except (KeyError, TypeError, AttributeError, IndexError):
+            why = "not JSON" if report is None else "not a check report"
+            out.append({"id": entry["id"], "name": entry["name"], "unreadable": why})
+            continue
         before = previous.get(entry["name"])
         entry["labels_changed"] = before is not None and before[0] != entry["golden_hash"]
         entry["queries_changed"] = before is not None and before[1] != queries_hash
         previous[entry["name"]] = (entry["golden_hash"], queries_hash)
-        entry["queries_hash"] = queries_hash
-        entry["queries_held"] = held
-        entry["n_queries"] = summary["n_queries"]
-        entry["missing_from_run"] = len(report.get("missing_from_run") or [])
-        entry["means"] = {figure: summary[figure]["mean"] for figure in HISTORY_FIGURES}
-        entry["failed"] = [r["rule"] for r in report["rules"] if r["passed"] is False]
-        entry["bars"] = report["policy"]["rules"]
+        entry.update(
+            queries_hash=queries_hash,
+            queries_held=held,
+            n_queries=n_queries,
+            missing_from_run=missing,
+            means=means,
+            failed=failed,
+            bars=bars,
+        )
         out.append(entry)
     return out
+
+
+def readable(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of :func:`history_data` whose report could be read."""
+    return [e for e in entries if "unreadable" not in e]
 
 
 def diff_checks(store: Any, first: int, second: int) -> dict[str, Any]:
@@ -318,6 +337,10 @@ def diff_checks(store: Any, first: int, second: int) -> dict[str, Any]:
             raise InvalidInput(
                 f"no recorded check with id {report_id}; `python -m calibration history` lists them"
             )
+        queries = entry["report"].get("queries") if isinstance(entry["report"], dict) else None
+        if not isinstance(queries, dict) or not all(isinstance(q, dict) for q in queries.values()):
+            why = "not JSON" if entry["report"] is None else "not a check report"
+            raise InvalidInput(f"recorded check {report_id} cannot be read ({why}): nothing to compare")
     qa, qb = a["report"]["queries"], b["report"]["queries"]
     held_a = {q for q, v in qa.items() if not v.get("scored_zero")}
     held_b = {q for q, v in qb.items() if not v.get("scored_zero")}

@@ -314,7 +314,9 @@ def _with_bar(rule: Rule, value: Any, where: str, corpus: Corpus | None = None) 
     if rule.name == "faithfulness" and isinstance(value, Mapping):
         unknown = set(value) - set(CORPORA)
         if unknown:
-            raise InvalidPolicy(f"{where}: unknown key {quoted(sorted(map(str, unknown))[0])}; expected narrow and/or broad")
+            raise InvalidPolicy(
+                f"{where}: unknown key {quoted(sorted(map(str, unknown))[0])}; expected narrow and/or broad"
+            )
         out = rule
         if "narrow" in value:
             out = replace(out, bar=parse_bar(value["narrow"], f"{where}.narrow"))

@@ -380,3 +380,37 @@ def test_a_pass_rate_interval_stays_within_0_and_1(capsys, tmp_path):
     for rate in rates:
         for low, high in (rate["ci"], rate["human_only"]["ci"]):
             assert 0.0 <= low <= high <= 1.0, rate
+
+
+def test_an_unreadable_recorded_report_is_skipped_and_named(capsys, tmp_path, monkeypatch):
+    """#25: a check_reports row that is not JSON, or JSON that is no report, is named and skipped by
+    history, refused by --diff in one line, and the page says so (a JSONDecodeError, a TypeError and
+    a traceback on the Metrics page before)."""
+    db = tmp_path / "h.db"
+    code, _, err = cli(main, capsys, "check", GOLDEN, RUN, "-k", "5", "--record", "--name", "r", "--db", db)
+    assert "recorded check 1" in err
+    with Store(db) as store, store.write():
+        for report in ("{not json", "[]"):
+            store.db.execute(
+                "INSERT INTO check_reports (name, k, golden_hash, golden_labels, run_hash, passed, report, "
+                "created_at) VALUES ('r', 5, 'h', 1, 'h', 0, ?, '2026-12-02T00:00:00')",
+                [report],
+            )
+    code, out, err = cli(main, capsys, "history", "--db", db)
+    assert code == 0 and err == "", err
+    assert "check 2 (r): its report cannot be read (not JSON): skipped" in out
+    assert "check 3 (r): its report cannot be read (not a check report): skipped" in out
+    code, out, err = cli(main, capsys, "history", "--db", db, "--format", "json")
+    assert [c.get("unreadable") for c in json.loads(out)["checks"]] == [
+        None,
+        "not JSON",
+        "not a check report",
+    ]
+    for pair in (("1", "2"), ("3", "1")):
+        code, out, err = cli(main, capsys, "history", "--db", db, "--diff", *pair)
+        assert code == 2 and out == "" and err.count("\n") == 1 and "cannot be read" in err, err
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    at = app_test(timeout=60).run()
+    at.number_input(key="metrics:k").set_value(5).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Check 2 (r): its report cannot be read (not JSON): skipped." in plain(page_text(at))

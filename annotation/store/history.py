@@ -56,7 +56,7 @@ class History(StoreBase):
             entry = dict(zip(_COLUMNS, row))
             entry["passed"] = bool(entry["passed"])
             if with_report:
-                entry["report"] = json.loads(row[-1])
+                entry["report"] = _parsed(row[-1])
             out.append(entry)
         return out
 
@@ -69,5 +69,14 @@ class History(StoreBase):
             return None
         entry = dict(zip(_COLUMNS, row))
         entry["passed"] = bool(entry["passed"])
-        entry["report"] = json.loads(row[-1])
+        entry["report"] = _parsed(row[-1])
         return entry
+
+
+def _parsed(text: Any) -> Any:
+    """A stored report parsed; a row that is not JSON (written by something else) is returned as
+    None, for the reader to skip and name, never a traceback."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None

@@ -44,7 +44,7 @@ __all__ = [
 SCHEMES = ("postgresql://", "postgres://")
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 # the secrets a libpq URL may carry as query parameters (password=, sslpassword=) and the user
-_SECRET_PARAMS = re.compile(r"(?i)(?<=[?&])((?:ssl)?password|user)=[^&#\s]*")
+_SECRET_PARAMS = re.compile(r"(?i)(?<=[?&])((?:ssl)?password|passfile|user)=[^&#\s]*")
 WRITE_LOCK = 0x44656E6F  # 'Deno': the advisory lock every write takes first
 MIGRATIONS_TABLE = "_migrations"
 
