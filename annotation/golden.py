@@ -69,17 +69,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     Both give the same :class:`Qrels` for the same content. Only plain YAML is read (no tags,
     no aliases).
     """
-    require_file(path, InvalidGolden)
-    text = read_text_file(path, InvalidGolden)
-    refuse_yaml_line_breaks(path, text, InvalidGolden)
-    try:
-        root = _compose(path, text)
-    except yaml.YAMLError as exc:
-        raise InvalidGolden(
-            path, _yaml_error_line(exc, text), None, f"not valid YAML ({_yaml_problem(exc)}); {_EXPECTED}"
-        ) from None
-    except RecursionError:
-        raise InvalidGolden(path, None, None, f"nested too deeply; {_EXPECTED}") from None
+    root = _read_tree(path, InvalidGolden, _EXPECTED)
     if root is None:
         raise InvalidGolden(path, None, None, f"no YAML content; {_EXPECTED}")
     if isinstance(root, yaml.SequenceNode):
@@ -470,21 +460,26 @@ def read_plain_yaml(path: str | os.PathLike, error: type[FormatError], expected:
     anchor, alias or tag: a 300-byte alias bomb is refused before it expands), nested at most 64
     deep, each key once; every refusal one :class:`FormatError` of ``error``'s kind naming the line,
     ``expected`` said after it. Returns the plain Python value (None for an empty document)."""
+    root = _read_tree(path, error, expected)
+    if root is None:
+        return None
+    _refuse_repeated_keys(path, root, error)
+    return _construct(root)
+
+
+def _read_tree(path: str | os.PathLike, error: type[FormatError], expected: str) -> yaml.Node | None:
+    """A regular file's YAML node tree (plain YAML only), every refusal one ``error`` naming the line."""
     require_file(path, error)
     text = read_text_file(path, error)
     refuse_yaml_line_breaks(path, text, error)
     try:
-        root = _compose(path, text, error, expected)
+        return _compose(path, text, error, expected)
     except yaml.YAMLError as exc:
         raise error(
             path, _yaml_error_line(exc, text), None, f"not valid YAML ({_yaml_problem(exc)}); {expected}"
         ) from None
     except RecursionError:
         raise error(path, None, None, f"nested too deeply; {expected}") from None
-    if root is None:
-        return None
-    _refuse_repeated_keys(path, root, error)
-    return _construct(root)
 
 
 def _refuse_repeated_keys(path: str | os.PathLike, root: yaml.Node, error: type[FormatError]) -> None:

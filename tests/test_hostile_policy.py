@@ -14,6 +14,21 @@ from calibration.__main__ import main
 from tests.conftest import EXAMPLE, cli
 
 
+def check(capsys, policy, *extra):
+    """``check`` on the worked example under ``--policy policy``: (exit code, stdout, stderr)."""
+    argv = [
+        "check",
+        EXAMPLE / "golden.yaml",
+        EXAMPLE / "run.jsonl",
+        "-k",
+        "5",
+        "--no-store",
+        "--policy",
+        policy,
+    ]
+    return cli(main, capsys, *argv, *extra)
+
+
 def alias_bomb(levels: int = 8) -> str:
     """A 300-byte YAML document that expands to 9^levels strings."""
     lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
@@ -45,18 +60,7 @@ def test_a_hostile_policy_file_is_one_short_line_and_exit_2(case, tmp_path, caps
     policy = tmp_path / "denominator.yaml"
     policy.write_text(text)
     tracemalloc.start()
-    code, out, err = cli(
-        main,
-        capsys,
-        "check",
-        EXAMPLE / "golden.yaml",
-        EXAMPLE / "run.jsonl",
-        "-k",
-        "5",
-        "--no-store",
-        "--policy",
-        policy,
-    )
+    code, out, err = check(capsys, policy)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert code == 2 and out == "" and err.count("\n") == 1, (code, err[:300])
@@ -67,34 +71,15 @@ def test_a_hostile_policy_file_is_one_short_line_and_exit_2(case, tmp_path, caps
 def test_a_fifo_as_the_policy_is_refused_before_it_is_opened(tmp_path, capsys):
     fifo = tmp_path / "policy.yaml"
     os.mkfifo(fifo)  # opening it for reading would block until a writer came
-    code, out, err = cli(
-        main,
-        capsys,
-        "check",
-        EXAMPLE / "golden.yaml",
-        EXAMPLE / "run.jsonl",
-        "-k",
-        "5",
-        "--no-store",
-        "--policy",
-        fifo,
-    )
+    code, out, err = check(capsys, fifo)
     assert code == 2 and "is not a regular file" in err and err.count("\n") == 1
 
 
 def test_the_same_file_written_plainly_is_read(tmp_path, capsys):
     policy = tmp_path / "denominator.yaml"
     policy.write_text("corpus: broad\nundecided: warn\nrules:\n  kappa: 0.7\n")
-    code, out, err = cli(
-        main,
+    code, out, err = check(
         capsys,
-        "check",
-        EXAMPLE / "golden.yaml",
-        EXAMPLE / "run.jsonl",
-        "-k",
-        "5",
-        "--no-store",
-        "--policy",
         policy,
         "--format",
         "json",
