@@ -222,7 +222,18 @@ def require_file(path: str | os.PathLike, error: type[FormatError]) -> None:
 def check_text(
     value: str, path: str | os.PathLike, line: int | None, field_: str, error: type[FormatError]
 ) -> None:
-    """JSON and YAML escapes can spell a lone surrogate (\\ud800), which no UTF-8 file can hold."""
+    """JSON and YAML escapes can spell a lone surrogate (\\ud800), which no UTF-8 file can hold,
+    and a NUL character (\\u0000), which a PostgreSQL store cannot hold: both refused, so the two
+    backends take the same files."""
+    nul = value.find("\x00")
+    if nul >= 0:
+        raise error(
+            path,
+            line,
+            field_,
+            f"holds a NUL character (U+0000) at position {nul}; expected text without it "
+            "(a PostgreSQL store cannot hold one, so neither backend takes it)",
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -120,6 +120,8 @@ class Browse(StoreBase):
                 raise StoreError(f"rubric {rubric!r}; expected one of {', '.join(KIND_OF_RUBRIC)}")
             clauses.append("i.kind = ?")
             params.append(KIND_OF_RUBRIC[rubric])
+        if query and "\x00" in query:  # PostgreSQL cannot hold one; no stored text has one
+            raise StoreError("a search with a NUL character (U+0000); expected text without it")
         if query:
             clauses.append(
                 "(instr(lower(ifnull(i.query_id, '')), lower(?)) > 0 OR instr(lower(ifnull(q.text, '')), lower(?)) > 0"
