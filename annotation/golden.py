@@ -19,16 +19,14 @@ from typing import Any
 
 import yaml
 
-from annotation.model import MAX_STRATUM, FormatError, InvalidGolden, Qrels, SamplingDesign, Stratum
+from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
+from annotation.plain_yaml import construct, read_yaml_tree, yaml_problem
 from annotation.textio import (
     INT64_RANGE,
     YAML_BREAK,
     check_text,
     clip_text,
     field_label,
-    read_text_file,
-    refuse_yaml_line_breaks,
-    require_file,
     shown_value,
     write_atomic,
 )
@@ -69,7 +67,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     Both give the same :class:`Qrels` for the same content. Only plain YAML is read (no tags,
     no aliases).
     """
-    root = _read_tree(path, InvalidGolden, _EXPECTED)
+    root = read_yaml_tree(path, InvalidGolden, _EXPECTED)
     if root is None:
         raise InvalidGolden(path, None, None, f"no YAML content; {_EXPECTED}")
     if isinstance(root, yaml.SequenceNode):
@@ -254,10 +252,10 @@ def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, Sampl
     holds is taken (the store keeps the section as JSON): text keys, and values that are text,
     finite numbers, true/false, null, lists and mappings; a date or a number as a key is refused."""
     try:
-        value = _construct(node)
+        value = construct(node)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
         # e.g. a date like 2024-13-45, or a bare '=' (YAML 1.1's value tag)
-        problem = _yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
+        problem = yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
         if "integer string conversion" in problem:  # Python's limit of 4300 digits
             problem = "a number with thousands of digits"
         raise InvalidGolden(path, _line(node), "sampling", f"expected plain values ({problem})") from None
@@ -394,7 +392,7 @@ def _refuse_non_json(path: str | os.PathLike, node: yaml.Node, where: str) -> No
         elif isinstance(current, yaml.SequenceNode):
             stack.extend((item, f"{at}[{i}]") for i, item in enumerate(current.value))
         elif not current.tag.endswith((":str", ":int", ":bool", ":null")) and not (
-            current.tag.endswith(":float") and math.isfinite(_construct(current))
+            current.tag.endswith(":float") and math.isfinite(construct(current))
         ):
             raise InvalidGolden(
                 path,
@@ -412,7 +410,7 @@ def _stratum_size(node: yaml.Node | None) -> Any:
     if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int") and _GOLDEN_INT.fullmatch(node.value):
         if len(node.value.lstrip("+-")) <= 19:
             return int(node.value)
-    return _construct(node)
+    return construct(node)
 
 
 def _plain(value: Any) -> str:
@@ -422,155 +420,6 @@ def _plain(value: Any) -> str:
 
 def _line(node: yaml.Node) -> int:
     return node.start_mark.line + 1
-
-
-_YAML_MAX_DEPTH = 64
-_YAML_OPEN = (
-    yaml.BlockMappingStartToken,
-    yaml.BlockSequenceStartToken,
-    yaml.FlowMappingStartToken,
-    yaml.FlowSequenceStartToken,
-)
-_YAML_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
-
-
-# libyaml, where PyYAML was built with it: the same tokens and nodes, about 5x faster
-_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
-
-
-def _compose(
-    path: str | os.PathLike, text: str, error: type[FormatError] = InvalidGolden, expected: str = _EXPECTED
-) -> yaml.Node | None:
-    """The file's node tree, after refusing anchors, aliases, tags and deep nesting.
-
-    libyaml first; on any YAML error the pure-Python loader reads the file again, so that
-    the message and line are PyYAML's own whichever was installed."""
-    if _FAST_LOADER is not None:
-        try:
-            _refuse_aliases_and_tags(path, text, _FAST_LOADER, error, expected)
-            return yaml.compose(text, Loader=_FAST_LOADER)
-        except yaml.YAMLError:
-            pass
-    _refuse_aliases_and_tags(path, text, yaml.SafeLoader, error, expected)
-    return yaml.compose(text, Loader=yaml.SafeLoader)
-
-
-def read_plain_yaml(path: str | os.PathLike, error: type[FormatError], expected: str) -> Any:
-    """A small YAML file read as golden.yaml is (a policy file): a regular file, plain YAML only (no
-    anchor, alias or tag: a 300-byte alias bomb is refused before it expands), nested at most 64
-    deep, each key once; every refusal one :class:`FormatError` of ``error``'s kind naming the line,
-    ``expected`` said after it. Returns the plain Python value (None for an empty document)."""
-    root = _read_tree(path, error, expected)
-    if root is None:
-        return None
-    _refuse_repeated_keys(path, root, error)
-    return _construct(root)
-
-
-def _read_tree(path: str | os.PathLike, error: type[FormatError], expected: str) -> yaml.Node | None:
-    """A regular file's YAML node tree (plain YAML only), every refusal one ``error`` naming the line."""
-    require_file(path, error)
-    text = read_text_file(path, error)
-    refuse_yaml_line_breaks(path, text, error)
-    try:
-        return _compose(path, text, error, expected)
-    except yaml.YAMLError as exc:
-        raise error(
-            path, _yaml_error_line(exc, text), None, f"not valid YAML ({_yaml_problem(exc)}); {expected}"
-        ) from None
-    except RecursionError:
-        raise error(path, None, None, f"nested too deeply; {expected}") from None
-
-
-def _refuse_repeated_keys(path: str | os.PathLike, root: yaml.Node, error: type[FormatError]) -> None:
-    """A key given twice in one mapping (YAML keeps the last silently): refused, naming both lines."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for knode, vnode in node.value:
-                if isinstance(knode, yaml.ScalarNode):
-                    if knode.value in seen:
-                        raise error(
-                            path,
-                            _line(knode),
-                            field_label(knode.value),
-                            f"key already given on line {seen[knode.value]}; expected each key once",
-                        )
-                    seen[knode.value] = _line(knode)
-                stack.append(vnode)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-
-
-def _construct(node: yaml.Node) -> Any:
-    """Plain Python values from a node of the composed tree (safe constructors only)."""
-    loader = (_FAST_LOADER or yaml.SafeLoader)("")
-    try:
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
-
-
-def _refuse_aliases_and_tags(
-    path: str | os.PathLike,
-    text: str,
-    loader: Any = yaml.SafeLoader,
-    error: type[FormatError] = InvalidGolden,
-    expected: str = _EXPECTED,
-) -> None:
-    """golden.yaml is plain YAML: an anchor, alias or tag (``!!python/object``)
-    is refused before anything is built from the file, and so is deep nesting
-    (PyYAML's scanner slows down quadratically with depth, its composer recurses)."""
-    depth = 0
-    for token in yaml.scan(text, Loader=loader):
-        line = token.start_mark.line + 1
-        if isinstance(token, _YAML_OPEN):
-            depth += 1
-            if depth > _YAML_MAX_DEPTH:
-                raise error(
-                    path,
-                    line,
-                    None,
-                    f"nested more than {_YAML_MAX_DEPTH} levels deep; {expected}",
-                )
-        elif isinstance(token, _YAML_CLOSE):
-            depth -= 1
-        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
-            sigil = "&" if isinstance(token, yaml.AnchorToken) else "*"
-            raise error(
-                path,
-                line,
-                None,
-                f"YAML anchor or alias {sigil}{token.value} is not allowed; expected plain YAML, each value written out",
-            )
-        if isinstance(token, yaml.TagToken):
-            handle, suffix = token.value
-            raise error(
-                path,
-                line,
-                None,
-                f"YAML tag {(handle or '') + suffix} is not allowed; expected plain YAML (no tags)",
-            )
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    problem = getattr(exc, "problem", None)
-    if problem:
-        return str(problem)
-    lines = str(exc).splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
-    mark = getattr(exc, "problem_mark", None)
-    if mark is not None:
-        return mark.line + 1
-    position = getattr(exc, "position", None)  # ReaderError: a character YAML refuses
-    if isinstance(position, int):
-        return text.count("\n", 0, position) + 1
-    return None
 
 
 def _mapping(

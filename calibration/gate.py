@@ -19,8 +19,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.golden import read_plain_yaml
 from annotation.model import FormatError, Qrels, Run
+from annotation.plain_yaml import read_plain_yaml
 from calibration.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
 from calibration.policy import DEFAULT_POLICY, Policy, override, policy_from_mapping
 from calibration.verdict import TRUSTED

@@ -376,19 +376,19 @@ def test_bad_golden(tmp_path, case, content, message) -> None:
 @pytest.mark.parametrize(("case", "content", "message"), GOLDEN_CASES, ids=[c[0] for c in GOLDEN_CASES])
 def test_bad_golden_without_libyaml(tmp_path, monkeypatch, case, content, message) -> None:
     """The same messages where PyYAML was built without libyaml (the pure-Python loader)."""
-    from annotation import golden
+    from annotation import plain_yaml
 
-    monkeypatch.setattr(golden, "_FAST_LOADER", None)
+    monkeypatch.setattr(plain_yaml, "_FAST_LOADER", None)
     path = write(tmp_path, "golden.yaml", content)
     raises_exactly(InvalidGolden, f"{path}{message}", lambda: read_golden(path))
 
 
 def test_golden_reads_the_same_with_and_without_libyaml(monkeypatch) -> None:
-    from annotation import golden
+    from annotation import plain_yaml
 
     example = EXAMPLE / "sampled.yaml"
     fast = read_golden(example)
-    monkeypatch.setattr(golden, "_FAST_LOADER", None)
+    monkeypatch.setattr(plain_yaml, "_FAST_LOADER", None)
     slow = read_golden(example)
     assert fast.grades == slow.grades and fast.texts == slow.texts and fast.meta == slow.meta
     assert fast.meta["sampling"]["queries"]["q_broad"]["unjudged corpus chunks"]["size"] == 16
