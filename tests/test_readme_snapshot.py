@@ -163,7 +163,7 @@ export README                      |      | annotation export --db {T}/new.db --
 import traces jsonl                |      | annotation import --db {T}/new.db --traces {W}/traces.jsonl
 import queries                     |      | annotation import --db {T}/new.db --queries {T}/queries.tsv
 baseline usage: method             |      | annotation baseline --db {T}/new.db --method tfidf
-pool usage: no depth               |      | annotation pool --db {T}/new.db
+pool at the default depth (10)     |      | annotation pool --db {T}/new.db
 import usage: run without name     |      | annotation import --db {T}/new.db --run {W}/run.jsonl
 import usage: labels without annotator |  | annotation import --db {T}/new.db --labels {W}/golden.yaml
 import input: missing corpus       |      | annotation import --db {T}/new.db --corpus {T}/missing.jsonl
