@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotation.model import Qrels, Run
+from annotation.options import default
 from calibration.gate import (
     check_data,
     check_store,
@@ -28,8 +29,6 @@ from calibration.results import AuditReport
 from calibration.run_file import evaluate_run_file
 from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
 from calibration.workflows import (
-    DEFAULT_PERMUTATIONS,
-    DEFAULT_SEED,
     Comparison,
     agree_files,
     audit_data,
@@ -119,24 +118,11 @@ def compare(
     run_b: Run,
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
-    *,
-    permutations: int = DEFAULT_PERMUTATIONS,
-    seed: int = DEFAULT_SEED,
-    names: tuple[str, str] = ("run A", "run B"),
-    qrels_name: str = "the judgments",
+    **options: Any,
 ) -> Comparison:
-    """Two runs on the same judgments (:func:`calibration.workflows.compare_runs`)."""
-    return compare_runs(
-        qrels,
-        run_a,
-        run_b,
-        ks,
-        min_grade,
-        permutations=permutations,
-        seed=seed,
-        names=names,
-        qrels_name=qrels_name,
-    )
+    """Two runs on the same judgments (:func:`calibration.workflows.compare_runs`: permutations, seed,
+    names, qrels_name)."""
+    return compare_runs(qrels, run_a, run_b, ks, min_grade, **options)
 
 
 def agree(
@@ -175,7 +161,7 @@ def review(
     min_labels: int = MIN_LABELS,
     sample: int | None = None,
     annotators: Sequence[str] = (),
-    seed: int = DEFAULT_SEED,
+    seed: int = default("review_seed"),
     overlap: float = DEFAULT_OVERLAP,
     save: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
