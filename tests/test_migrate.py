@@ -99,3 +99,24 @@ def test_checksums_agree_across_backends_on_awkward_values(tmp_path, postgres_se
         copy_store(lite, pg)
         assert table_checksum(lite, "queries") == table_checksum(pg, "queries")
         assert dict(pg.db.execute("SELECT id, text FROM queries").fetchall()) == texts
+
+
+def test_nul_characters_are_named_before_anything_is_written(tmp_path, postgres_server, capsys) -> None:
+    """#25: a SQLite store holding a NUL character (read before NUL was refused at import) into
+    PostgreSQL, which cannot hold one: one line naming the rows, the target left empty (a psycopg
+    DataError traceback and a half-copied target that refused the next try before)."""
+    source = tmp_path / "a.db"
+    with Store(source) as store:
+        store.import_queries({"q1": "one"})
+        with store.write():
+            store.db.execute("INSERT INTO chunks (id, text, source) VALUES ('c1', ?, 'x')", ["a\x00b"])
+    url = postgres_server.database()
+    code, out, err = cli(main, capsys, "migrate", "--from", str(source), "--to", url)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert (
+        "holds NUL characters (U+0000)" in err
+        and "chunks.text of row" in err
+        and "nothing was written" in err
+    )
+    with Store(url) as target:
+        assert not any(target.counts().values())  # empty: the next try, once fixed, may run

@@ -128,6 +128,8 @@ def copy_store(
             f"{target.path} holds rows already ({', '.join(full[:3])}{', ...' if len(full) > 3 else ''}): "
             "migrate copies into an empty store only; nothing was written"
         )
+    if target.dialect == "postgresql" and source.dialect == "sqlite":
+        _refuse_nul(source, target)
     copied = []
     for table in TABLES:
         columns = _columns(source, table)
@@ -162,6 +164,27 @@ def copy_store(
             progress(table, rows)
         copied.append(_verified(source, target, table))
     return copied
+
+
+def _refuse_nul(source: StoreBase, target: StoreBase) -> None:
+    """PostgreSQL's text cannot hold a NUL character (SQLite's can, from files read before NUL was
+    refused at import): such rows are named before anything is written, never half a copy."""
+    found = []
+    present = source._tables()
+    for table in TABLES:
+        if table not in present:
+            continue
+        key = _order(source, table)  # id, rowid, or import_rows' own key
+        for column in _columns(source, table):
+            rows = source.db.execute(
+                f"SELECT {key} FROM {table} WHERE instr(CAST({column} AS TEXT), char(0)) > 0 LIMIT 3"
+            ).fetchall()
+            found += [f"{table}.{column} of row {', '.join(map(str, row))}" for row in rows]
+    if found:
+        raise TransferFailed(
+            f"{source.path} holds NUL characters (U+0000), which {target.path} (PostgreSQL) cannot hold: "
+            f"{', '.join(found[:5])}{', ...' if len(found) > 5 else ''}; nothing was written"
+        )
 
 
 def _identity_columns(store: StoreBase, table: str) -> list[str]:
