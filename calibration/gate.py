@@ -322,11 +322,6 @@ def history_data(store: Any, name: str | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def readable(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries of :func:`history_data` whose report could be read."""
-    return [e for e in entries if "unreadable" not in e]
-
-
 def diff_checks(store: Any, first: int, second: int) -> dict[str, Any]:
     """Per query held by both reports, the figures of each and second - first, the findings each has
     that the other lacks; the queries one report held and the other did not, as ``dropped`` and
