@@ -32,6 +32,7 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
+    interrupted,
     open_store,
     plural,
     positive_int,
@@ -419,7 +420,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, FormatError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(text)
+    except KeyboardInterrupt:
+        return interrupted()
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head` closed the pipe: not an error of ours
+        pass
     return 0
 
 

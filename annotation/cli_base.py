@@ -27,6 +27,17 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+INTERRUPTED = 130  # a shell's 128 + SIGINT
+
+
+def interrupted() -> int:
+    """Ctrl-C: one line on stderr and exit 130, never a traceback. Every write is one transaction
+    (an import lands whole or not at all; a judge's answers are stored one whole row at a time), so
+    an interruption leaves nothing half-written."""
+    print("error: interrupted; nothing half-written (run the same command again)", file=sys.stderr)
+    return INTERRUPTED
+
+
 def say_notes(notes: Sequence[str]) -> None:
     """What a reader wants the user told (``Qrels.notes``: e.g. queries named by their
     text), one ``note: ...`` line each on stderr, beside the output, never in it."""

@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from annotation.cli_base import (
     UsageError,
+    interrupted,
     open_store,
     plural,
     say_notes,
@@ -451,8 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

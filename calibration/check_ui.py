@@ -100,7 +100,12 @@ def render_check(
         st.markdown("**Result:** :green[no rule failed]")
     rules = pd.DataFrame(
         [
-            {"rule": r["rule"], "bar": md(r["bar"]), "result": STATUS[r["status"]], "detail": md(rule_status(r))}
+            {
+                "rule": r["rule"],
+                "bar": md(r["bar"]),
+                "result": STATUS[r["status"]],
+                "detail": md(rule_status(r)),
+            }
             for r in report["rules"]
         ]
     )

@@ -1,0 +1,65 @@
+"""Ctrl-C (#25, #26): every command line answers an interruption with one line and exit 130, never a
+traceback, and leaves nothing half-written. `annotation import` of a large corpus, interrupted while
+it reads: a `KeyboardInterrupt` traceback and exit -2 before; the database it was creating is gone."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_interrupted_import_is_one_line_exit_130_and_leaves_nothing(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    with corpus.open("w") as out:
+        for i in range(400_000):  # about 16 s to import here: interrupted well before its end
+            out.write(
+                json.dumps({"id": f"c{i}", "text": "a chunk about maize pests and storage " * 3}) + "\n"
+            )
+    db = tmp_path / "new.db"
+    command = [sys.executable, "-m", "annotation", "import", "--db", str(db), "--corpus", str(corpus)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not db.exists() and time.monotonic() < deadline:  # the command has started: its store is open
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, (process.returncode, err[-500:])
+    assert err == "error: interrupted; nothing half-written (run the same command again)\n", err[-500:]
+    assert out == ""
+    assert not db.exists()  # the file it created for this import is removed: nothing was imported
+
+
+@pytest.mark.parametrize(
+    "package", ["annotation", "judge", "calibration"], ids=["annotation", "judge", "calibration"]
+)
+def test_every_cli_turns_ctrl_c_into_one_line(package, monkeypatch, capsys):
+    """Each CLI's boundary, hit by a KeyboardInterrupt from inside a command."""
+    import importlib
+
+    main_module = importlib.import_module(f"{package}.__main__")
+    handler = {"annotation": "run_export", "judge": "run_list", "calibration": "run_position"}[package]
+    argv = {
+        "annotation": ["export", "--format", "qrels", "-o", "x.qrels"],
+        "judge": ["list"],
+        "calibration": ["position", "x.csv"],
+    }[package]
+
+    def interrupt(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(main_module, handler, interrupt)
+    assert main_module.main(argv) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "error: interrupted; nothing half-written (run the same command again)\n"
