@@ -32,6 +32,7 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
+    emit,
     interrupted,
     open_store,
     plural,
@@ -422,11 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return interrupted()
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `| head` closed the pipe: not an error of ours
-        pass
+    emit(text)
     return 0
 
 

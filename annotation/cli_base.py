@@ -38,6 +38,15 @@ def interrupted() -> int:
     return INTERRUPTED
 
 
+def emit(text: str) -> None:
+    """A command's output on stdout; a pipe closed early (``| head``) is no error of ours."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+
+
 def say_notes(notes: Sequence[str]) -> None:
     """What a reader wants the user told (``Qrels.notes``: e.g. queries named by their
     text), one ``note: ...`` line each on stderr, beside the output, never in it."""

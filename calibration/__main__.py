@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from annotation.cli_base import (
     UsageError,
+    emit,
     interrupted,
     open_store,
     plural,
@@ -453,11 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return interrupted()
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `| head` closed the pipe: not an error of ours
-        pass
+    emit(text)
     return code
 
 

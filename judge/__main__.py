@@ -33,7 +33,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TextIO
 
-from annotation.cli_base import OneLineParser, UsageError, add_db_option, interrupted, open_store, plural
+from annotation.cli_base import (
+    OneLineParser,
+    UsageError,
+    add_db_option,
+    emit,
+    interrupted,
+    open_store,
+    plural,
+)
 from annotation.store import Store, StoreError
 from judge import actions
 from judge.actions import NothingToJudge
@@ -470,11 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # outside a run's own handling (planning, a batch's upload, list)
         return interrupted()
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `| head` closed the pipe: not an error of ours
-        pass
+    emit(text)
     return code
 
 
