@@ -260,6 +260,10 @@ def _clear_streamlit_caches() -> None:
     if st is not None:
         st.cache_data.clear()
         st.cache_resource.clear()
+        # Streamlit reads .streamlit/config.toml from the folder it is first used in, once per
+        # process: after a test that ran from another folder, the app would see no server.address
+        # and refuse to serve token-less admin access. Every AppTest runs as `make run` serves it.
+        st.config.set_option("server.address", "127.0.0.1")
 
 
 @pytest.fixture(autouse=True)
