@@ -18,6 +18,7 @@ import gc
 import streamlit as st
 
 from annotation import access
+from annotation.boundary_ui import guarded
 from annotation.browse_ui import items_page
 from annotation.data_ui import render_data_page
 from annotation.ui import render_compare_page, render_label_chunks_page, render_label_traces_page
@@ -43,6 +44,9 @@ def main() -> None:
     freeze_imports()
 
     identity = access.current()
+    if access.link_pending():  # a ?token= link signs in only by its button
+        st.navigation([st.Page(access.render_link_confirmation, title="Sign in", url_path="sign-in")]).run()
+        st.stop()
     if identity is None:
         st.navigation([st.Page(access.render_sign_in, title="Sign in", url_path="sign-in")]).run()
         st.stop()
@@ -80,6 +84,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    guarded(main)()  # the pages' one boundary: no traceback reaches a page (annotation/boundary_ui.py)
 else:
     app = st.App(__file__, routes=access.ROUTES, middleware=access.MIDDLEWARE)

@@ -22,6 +22,11 @@ input (one line on stderr, nothing written).
 
 from __future__ import annotations
 
+from annotation.cli_base import quiet_interrupt_until_main
+
+if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, exit 130
+    quiet_interrupt_until_main()
+
 import argparse
 import sys
 from collections.abc import Sequence
@@ -32,15 +37,14 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
-    emit,
-    interrupted,
+    interrupt_as_usual,
     open_store,
     plural,
     positive_int,
+    run_main,
     shown_db,
 )
 from annotation.exchange import ImportSources, NothingToImport
-from annotation.formats import FormatError
 from annotation.imports_cli import (
     add_import_options,
     add_imports_parser,
@@ -50,7 +54,7 @@ from annotation.imports_cli import (
     run_imports,
 )
 from annotation.options import add_option, option
-from annotation.store import AGGREGATES, StoreError, default_db_path
+from annotation.store import AGGREGATES, default_db_path
 from annotation.store.base import holds_nothing
 from denominator.demo import EXAMPLE_DIR, build_demo  # noqa: F401  (EXAMPLE_DIR re-exported for scripts)
 
@@ -398,33 +402,21 @@ def run_migrate(args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
+COMMANDS = {
+    "import": run_import,
+    "pool": run_pool,
+    "baseline": run_baseline,
+    "annotators": run_annotators,
+    "imports": run_imports,
+    "demo": run_demo,
+    "migrate": run_migrate,
+    "export": run_export,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        if args.command == "import":
-            text = run_import(args)
-        elif args.command == "pool":
-            text = run_pool(args)
-        elif args.command == "baseline":
-            text = run_baseline(args)
-        elif args.command == "annotators":
-            text = run_annotators(args)
-        elif args.command == "imports":
-            text = run_imports(args)
-        elif args.command == "demo":
-            text = run_demo(args)
-        elif args.command == "migrate":
-            text = run_migrate(args)
-        else:
-            text = run_export(args)
-    except (UsageError, FormatError, StoreError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return interrupted()
-    emit(text)
-    return 0
+    interrupt_as_usual()
+    return run_main(build_parser(), lambda args: (COMMANDS[args.command](args), 0), argv)
 
 
 if __name__ == "__main__":

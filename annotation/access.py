@@ -39,12 +39,15 @@ with our own Starlette routes and middleware beside Streamlit's. So:
   (:func:`render_identity`) posts the code to :data:`SESSION_ROUTE`; that HTTP
   response makes the session id and sets the HttpOnly cookie. The id never passes
   through the page; the code is worthless once traded.
-- A ``?token=...`` link is handled before Streamlit sees it
-  (:class:`TokenLinkMiddleware`): a valid token becomes a session and a cookie, and
-  the answer is a redirect to the same address without the token, so the token
-  stays in no address bar, back/forward entry, page or log line (uvicorn's access
-  log is off in ``streamlit run``). A wrong token falls through to the page, which
-  says it is not valid and drops it from the address.
+- A ``?token=...`` link never signs anyone in by itself (a page on another site could send an
+  admin's browser to an annotator's link, and what the admin labels next would be recorded as
+  the annotator's). Before Streamlit sees the request, :class:`TokenLinkMiddleware` answers with
+  a same-origin page (:func:`link_page`, not frameable) that names whom the link signs in, and
+  who is signed in on this browser when the request carried the cookie (a link followed from
+  another site carries none: SameSite=Strict); only its button, a same-origin POST to
+  :data:`LINK_ROUTE`, starts the session, sets the cookie and redirects to the address
+  without the token. The page drops the token from the address bar at once. Served without
+  the middleware, the page does the same in Streamlit (:func:`render_link_confirmation`).
 - Sign-out ends the session in the store (every tab of the browser is signed out at
   its next click) and posts to :data:`SIGN_OUT_ROUTE`, which expires the cookie.
 - Served without the routes (AppTest, or an ASGI host that mounts only the script),
@@ -54,17 +57,18 @@ with our own Starlette routes and middleware beside Streamlit's. So:
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import streamlit as st
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
@@ -77,11 +81,13 @@ TOKEN = "access:token"  # a token given on this tab, traded for a session at the
 SESSION = "access:session"  # the store row of this tab's session (server-side state only)
 HANDOFF = "access:handoff"  # the one-time code the page trades for the cookie
 FAILED = "access:failed"  # the last token given was not valid
+LINK = "access:link"  # a ?token= link's token, waiting for the button that alone signs in
 FORGET = "access:forget-cookie"  # signed out: the page asks the server to expire the cookie
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 COOKIE = "denominator_session"
 SESSION_ROUTE = "/_denominator/session"
 SIGN_OUT_ROUTE = "/_denominator/sign-out"
+LINK_ROUTE = "/_denominator/link"  # the link page's button: a same-origin POST signs in
 # the store held by a long write (an import): said as such, never as a bad token
 BUSY = "The store is busy (an import is running); try again in a moment (reload the page)."
 SIGN_IN_HINT = (
@@ -118,7 +124,8 @@ def current(store: Store | None = None) -> Identity | None:
     """The identity of this browser session, checked against the store now; None
     when a token is needed and none (or a revoked or mistyped one) was given. A store held by a
     long write is not a bad token: with ``store`` given, :class:`StoreBusy` is raised (the token
-    just given kept for the next check); without, the page says the store is busy and stops."""
+    just given kept for the next check); without, the page says the store is busy and stops. A
+    store that cannot be read raises its :class:`StoreError`, never reads as signed out."""
     if store is None:
         if not database_exists(db_path()):
             return Identity(None, "admin", "local")  # nothing to protect yet; the pages say so
@@ -128,10 +135,12 @@ def current(store: Store | None = None) -> Identity | None:
         except StoreBusy:
             st.error(BUSY)
             st.stop()
-        except StoreError:
-            return None
+        # any other StoreError (PostgreSQL down, a disk error, a foreign file) is no signed-out
+        # user: it reaches the pages' boundary (annotation.boundary_ui), which says the store
+        # is unavailable and keeps this tab's session for when it is back
     _take_token_from_address()
     if not store.tokens_required():
+        st.session_state.pop(LINK, None)
         return Identity(None, "admin", "local")
     found = _session(store)
     if found is None:
@@ -146,7 +155,7 @@ def _session(store: Store) -> dict | None:
     if token:
         try:
             started = store.start_session(token)
-        except StoreBusy:
+        except StoreError:
             st.session_state[TOKEN] = token  # not traded yet: tried again at the next check
             raise
         if started is None:
@@ -170,13 +179,51 @@ def _cookie() -> str | None:
 
 
 def _take_token_from_address() -> None:
-    """``?token=...`` that reached the page (a wrong token, or no :class:`TokenLinkMiddleware`):
-    traded at the next check, and dropped from the address bar at once (so it does not stay in
-    the browser history or a shared screenshot)."""
+    """``?token=...`` that reached the page (served without :class:`TokenLinkMiddleware`): kept
+    for :func:`render_link_confirmation`, never traded by itself, and dropped from the address
+    bar at once (so it does not stay in the browser history or a shared screenshot)."""
     token = st.query_params.get("token")
     if token:
-        st.session_state[TOKEN] = token.strip()
+        st.session_state[LINK] = token.strip()[:512]
         del st.query_params["token"]
+
+
+def link_pending() -> bool:
+    """A sign-in link's token waits for its button (:func:`render_link_confirmation`)."""
+    return bool(st.session_state.get(LINK))
+
+
+def render_link_confirmation() -> None:
+    """What a ``?token=`` link shows when it reaches the page: whom it signs in, who is signed in
+    now, and the button that alone signs in (as :func:`link_page` does before the page)."""
+    token = st.session_state.get(LINK)
+    with Store(db_path()) as store:
+        who = store.identify(token)
+        row = st.session_state.get(SESSION)
+        now = store.session_identity(session=row) if row is not None else None
+        now = now or store.session_identity(session_id=_cookie())
+    st.title("Sign in")
+    if who is None:
+        st.session_state.pop(LINK, None)
+        st.error("This sign-in link is not valid: its token was mistyped or has been revoked. Ask an admin.")
+        st.button("Go on", key="access:link-cancel")
+        return
+    st.markdown(f"This link signs this browser in as **{md(who['name'])}** ({md(who['role'])}).")
+    if now is not None and now["name"] != who["name"]:
+        st.warning(
+            f"This browser is signed in as **{md(now['name'])}** ({md(now['role'])}): signing in as "
+            f"{md(who['name'])} signs {md(now['name'])} out here."
+        )
+    st.button(f"Sign in as {who['name']}", key="access:link-sign-in", type="primary", on_click=_confirm_link)
+    st.button("Go on without signing in", key="access:link-cancel", on_click=_drop_link)
+
+
+def _confirm_link() -> None:
+    st.session_state[TOKEN] = st.session_state.pop(LINK, "")
+
+
+def _drop_link() -> None:
+    st.session_state.pop(LINK, None)
 
 
 def local_mode_allowed() -> bool:
@@ -289,14 +336,17 @@ def _set_cookie(response: Response, request: Request, claimed: Claimed) -> None:
     )
 
 
-def _in_store(action: Callable[..., Any], *args: Any) -> Any:
-    """``action(store, *args)`` on the app's database; None when there is none (or it cannot be read)."""
+def _in_store(action: Callable[..., Any], *args: Any, quiet: bool = True) -> Any:
+    """``action(store, *args)`` on the app's database; None when there is none (or, ``quiet``,
+    when it cannot be read; else its StoreError is raised)."""
     if not database_exists(db_path()):
         return None
     try:
         with Store(db_path()) as store:
             return action(store, *args)
     except StoreError:
+        if not quiet:
+            raise
         return None
 
 
@@ -338,10 +388,105 @@ async def sign_out_route(request: Request) -> Response:
     return response
 
 
+def _link_target(request: Request) -> str:
+    """The address a link leads to, without its token; one leading slash ("//host" would leave
+    this site)."""
+    rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
+    return "/" + request.url.path.lstrip("/\\") + (f"?{rest}" if rest else "")
+
+
+def _safe_target(target: str) -> str:
+    """A POSTed return address kept on this site: a path, never "//host" or a scheme."""
+    target = target if target.startswith("/") else "/"
+    return "/" + target.lstrip("/\\")
+
+
+def _link_people(store: Store, token: str, session_id: str | None) -> tuple[dict | None, dict | None]:
+    """(whom the link's token signs in, who is signed in on this browser), read only."""
+    return store.identify(token), store.session_identity(session_id=session_id)
+
+
+LINK_PAGE_HEADERS = {
+    **NO_STORE,
+    # "no-referrer" would make Chromium send "Origin: null" with the button's POST, which the
+    # route then refuses; the page's address holds no token by the time the button is pressed
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",  # no other site may frame the button and trick a press
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+}
+
+
+def link_page(
+    token: str, target: str, who: dict | None, now: dict | None, *, store_down: bool = False
+) -> str:
+    """The same-origin page every ``?token=`` arrival gets: whom the link signs in, who is signed
+    in on this browser when the request carried its cookie (a link followed from another site
+    carries none: SameSite=Strict), and a button, the only way to sign in or switch."""
+    e = html.escape
+    back = f'<p><a href="{e(target)}">Go on without signing in</a></p>'
+    if store_down:
+        body = "<p>The store is unavailable; nothing was changed. Try the link again in a moment.</p>" + back
+    elif who is None:
+        body = (
+            "<p>This sign-in link is not valid: its token was mistyped or has been revoked. "
+            "Ask an admin for a new one.</p>" + back
+        )
+    else:
+        name, role = e(who["name"]), e(who["role"])
+        if now is not None and now["name"] == who["name"]:
+            here = f"<p>You are already signed in on this browser as <b>{name}</b>.</p>"
+        elif now is not None:
+            here = (
+                f"<p>This browser is signed in as <b>{e(now['name'])}</b> ({e(now['role'])}): "
+                f"signing in as {name} signs {e(now['name'])} out here.</p>"
+            )
+        else:
+            here = "<p>Anyone signed in on this browser is signed out by it.</p>"
+        body = (
+            f"<p>This link signs this browser in as <b>{name}</b> ({role}).</p>{here}"
+            f'<form method="post" action="{LINK_ROUTE}">'
+            f'<input type="hidden" name="token" value="{e(token)}">'
+            f'<input type="hidden" name="next" value="{e(target)}">'
+            f'<button type="submit" id="sign-in-by-link" autofocus>Sign in as {name}</button></form>' + back
+        )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        "<title>Sign in - Denominator</title>"
+        "<style>body{font-family:sans-serif;max-width:36rem;margin:4rem auto;line-height:1.5}"
+        "button{font-size:1rem;padding:.5rem 1rem}</style></head><body>"
+        f"<h1>Sign in</h1>{body}"
+        # the token leaves the address bar and the history at once
+        f"<script>history.replaceState(null, '', {json.dumps(target)});</script></body></html>"
+    )
+
+
+async def link_route(request: Request) -> Response:
+    """``POST /_denominator/link`` from the link page (same origin only): the token becomes a
+    session and the cookie, the browser's previous session ends, and the answer is a redirect
+    to where the link led."""
+    if not _same_origin(request):
+        return Response(status_code=403, headers=NO_STORE)
+    raw = (await request.body())[:4096].decode("utf-8", errors="replace")
+    fields = parse_qs(raw, max_num_fields=4)
+    token = (fields.get("token", [""])[0] or "").strip()[:512]
+    target = _safe_target(fields.get("next", ["/"])[0])
+    claimed = await run_in_threadpool(_in_store, _sign_in_by_link, token, request.cookies.get(COOKIE))
+    if claimed is None:
+        page = link_page(token, target, None, None)
+        return HTMLResponse(page, status_code=403, headers=LINK_PAGE_HEADERS)
+    response = RedirectResponse(target, status_code=303, headers=NO_STORE)
+    _set_cookie(response, request, claimed)
+    return response
+
+
 class TokenLinkMiddleware:
-    """``GET /any/page?token=...``: a valid token becomes a session cookie and the answer is a
-    redirect (303) to the same address without the token, before Streamlit sees the request.
-    Anything else passes through untouched."""
+    """``GET /any/page?token=...`` never signs anyone in by itself: before Streamlit sees the
+    request, the answer is :func:`link_page` (whom the link signs in, and a button that POSTs to
+    :data:`LINK_ROUTE`). An admin sent to an annotator's link by another site stays himself
+    until he presses it. Anything else passes through untouched."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -353,19 +498,19 @@ class TokenLinkMiddleware:
             and b"token=" in scope["query_string"]
         ):
             request = Request(scope)
-            token = (request.query_params.get("token") or "").strip()
+            token = (request.query_params.get("token") or "").strip()[:512]
             if token and not request.url.path.startswith("/_stcore/"):
-                claimed = await run_in_threadpool(
-                    _in_store, _sign_in_by_link, token, request.cookies.get(COOKIE)
-                )
-                if claimed is not None:
-                    rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
-                    # one leading slash: "//host" would leave this site
-                    location = "/" + request.url.path.lstrip("/") + (f"?{rest}" if rest else "")
-                    response = RedirectResponse(location, status_code=303, headers=NO_STORE)
-                    _set_cookie(response, request, claimed)
-                    await response(scope, receive, send)
-                    return
+                try:
+                    found = await run_in_threadpool(
+                        _in_store, _link_people, token, request.cookies.get(COOKIE), quiet=False
+                    )
+                except Exception:  # a store that cannot be read: said on the page, nothing changed
+                    found = "down"
+                who, now = found if isinstance(found, tuple) else (None, None)
+                page = link_page(token, _link_target(request), who, now, store_down=found == "down")
+                response = HTMLResponse(page, headers=LINK_PAGE_HEADERS)
+                await response(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
 
@@ -401,5 +546,6 @@ class HostCheckMiddleware:
 ROUTES = [
     Route(SESSION_ROUTE, claim_route, methods=["POST"]),
     Route(SIGN_OUT_ROUTE, sign_out_route, methods=["POST"]),
+    Route(LINK_ROUTE, link_route, methods=["POST"]),
 ]
 MIDDLEWARE = [Middleware(HostCheckMiddleware), Middleware(TokenLinkMiddleware)]

@@ -7,16 +7,20 @@ import argparse
 import math
 import os
 import re
+import signal
 import sys
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Literal
+
+from annotation.errors import DenominatorError, describe, one_line
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported only by the commands that open it
     from annotation.store import Store
 
 
-class UsageError(Exception):
+class UsageError(DenominatorError):
     """Bad command line: printed as one line, exit 2."""
 
 
@@ -28,6 +32,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 INTERRUPTED = 130  # a shell's 128 + SIGINT
+USAGE = 2  # bad usage or input, an unavailable store: every named error
 
 
 def interrupted() -> int:
@@ -36,6 +41,54 @@ def interrupted() -> int:
     an interruption leaves nothing half-written."""
     print("error: interrupted; nothing half-written (run the same command again)", file=sys.stderr)
     return INTERRUPTED
+
+
+def run_main(
+    parser: argparse.ArgumentParser,
+    dispatch: Callable[[argparse.Namespace], tuple[str, int]],
+    argv: Sequence[str] | None,
+) -> int:
+    """The one boundary of every command line: parse, run, print. A named error
+    (:class:`~annotation.errors.DenominatorError`) is its message in one line, exit 2; Ctrl-C is
+    :func:`interrupted`, exit 130; a driver's or the operating system's error is named in one
+    line (:func:`~annotation.errors.describe`), exit 2; a closed stdout is no error. No traceback
+    crosses it (``DENOMINATOR_DEBUG=1`` shows the traceback of an unexpected error)."""
+    try:
+        args = parser.parse_args(argv)
+        text, code = dispatch(args)
+    except KeyboardInterrupt:
+        return interrupted()
+    except DenominatorError as exc:
+        print(f"error: {one_line(str(exc), limit=4000)}", file=sys.stderr)
+        return USAGE
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("DENOMINATOR_DEBUG"):
+            raise
+        print(f"error: {describe(exc)}", file=sys.stderr)
+        return USAGE
+    emit(text)
+    return code
+
+
+def quiet_interrupt_until_main() -> None:
+    """``python -m GROUP``: Ctrl-C while the command's modules are still importing (before
+    :func:`run_main` can catch it) is the same one line and exit 130, not a traceback."""
+
+    def handler(signum: int, frame: object) -> None:
+        interrupted()
+        os._exit(INTERRUPTED)  # nothing has been written yet: only imports were running
+
+    signal.signal(signal.SIGINT, handler)
+
+
+def interrupt_as_usual() -> None:
+    """Back to Python's own Ctrl-C (a KeyboardInterrupt the command's code and
+    :func:`run_main` handle), once the imports are done (a no-op off the main thread, where
+    no handler can be set)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def emit(text: str) -> None:

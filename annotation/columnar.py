@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from annotation.errors import DenominatorError
 from annotation.textio import BOM, INT_RE, NUMBER_RE
 
 _NOT_SIMPLE = object()
@@ -110,7 +111,7 @@ def lean_columns(
     return result.replace_schema_metadata({"tag": tag}) if tag is not None else result
 
 
-class NotStreamable(Exception):
+class NotStreamable(DenominatorError):
     """A file the lean reader cannot take piece by piece: the caller reads it whole (and the
     whole-file readers accept it or name the bad line)."""
 

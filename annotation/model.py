@@ -22,8 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from annotation.errors import DenominatorError
 
-class FormatError(ValueError):
+
+class FormatError(DenominatorError, ValueError):
     """Bad input: says which file, line and field, and what was expected."""
 
     kind = "input"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from annotation.errors import DenominatorError
+
 __all__ = [
     "Rubric",
     "NO_PREFERENCE",
@@ -23,7 +25,7 @@ __all__ = [
 ]
 
 
-class UnknownRubric(KeyError):
+class UnknownRubric(DenominatorError, KeyError):
     """A rubric name that is not one of RUBRICS."""
 
 

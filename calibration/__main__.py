@@ -23,11 +23,16 @@ input (one line on stderr, no traceback).
 
 from __future__ import annotations
 
+from annotation.cli_base import quiet_interrupt_until_main
+
+if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, exit 130
+    quiet_interrupt_until_main()
+
 import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -35,16 +40,16 @@ import pyarrow as pa
 
 from annotation.cli_base import (
     UsageError,
-    emit,
-    interrupted,
+    interrupt_as_usual,
     open_store,
     plural,
+    run_main,
     say_notes,
 )
-from annotation.formats import FormatError, Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
+from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
 from annotation.model import Run
 from calibration import actions
-from calibration.audit import REPEAT_RULE, InvalidAudit, parse_gate
+from calibration.audit import REPEAT_RULE, parse_gate
 from calibration.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.cli_args import build_parser, check_verdict_options
 from calibration.gate import (
@@ -54,8 +59,6 @@ from calibration.gate import (
     load_policy,
     verdict_settings,
 )
-from calibration.metrics import InvalidMeasure
-from calibration.policy import InvalidPolicy
 from calibration.report import (
     agree_table,
     audit_table,
@@ -74,8 +77,6 @@ from calibration.report import (
 from calibration.verdict import NOISY_GONE, sample_note
 from calibration.workflows import (
     POSITION_KEYS,
-    InvalidInput,
-    NothingToEvaluate,
     coverage_of,
     estimate_data,
 )
@@ -424,38 +425,23 @@ def _use_jemalloc() -> None:
         pass
 
 
+COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
+    "metrics": run_metrics,
+    "audit": run_audit,
+    "check": run_check,
+    "history": run_history,
+    "compare": run_compare,
+    "agree": run_agree,
+    "position": run_position,
+    "ppi": run_ppi,
+    "review": run_review,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    interrupt_as_usual()
     _use_jemalloc()
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        handler: Any = {
-            "metrics": run_metrics,
-            "audit": run_audit,
-            "check": run_check,
-            "history": run_history,
-            "compare": run_compare,
-            "agree": run_agree,
-            "position": run_position,
-            "ppi": run_ppi,
-            "review": run_review,
-        }[args.command]
-        text, code = handler(args)
-    except (
-        UsageError,
-        FormatError,
-        InvalidAudit,
-        InvalidMeasure,
-        InvalidPolicy,
-        InvalidInput,
-        NothingToEvaluate,
-    ) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return interrupted()
-    emit(text)
-    return code
+    return run_main(build_parser(), lambda args: COMMANDS[args.command](args), argv)
 
 
 if __name__ == "__main__":

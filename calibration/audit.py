@@ -17,9 +17,8 @@ repeats included, and a hit is a distinct relevant document among them):
 - ``retrieved``         = positions (lines) retrieved, repeats included
 - ``judged_at_k``       = distinct judged documents in the top k / min(k, retrieved)
 - ``positional_hits``   = relevant positions among the first k lines, repeats
-                          counted each time (what a naive count reports);
-                          ``distinct_hits`` counts each document once (the
-                          hits of recall and precision)
+                          counted each time (what a naive count reports); ``distinct_hits``
+                          counts each document once (the hits of recall and precision)
 - ``recall_at_fetch``   = recall of stage 1 (the same run at ``fetch_depth``,
                           or a separate fetch run); ``lost_after_fetch`` =
                           recall_at_fetch - recall, what the cut to k lost
@@ -39,6 +38,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
 from annotation.render import num
 from calibration.metrics import blank_repeats, evaluate
@@ -82,7 +82,7 @@ DEFAULT_MIN_JUDGED = JUDGED_BAR.value
 DEFAULT_STAGE1_MIN = STAGE1_BAR.value
 
 
-class InvalidAudit(ValueError):
+class InvalidAudit(DenominatorError, ValueError):
     """Audit inputs that cannot give honest figures (a fetch depth below k,
     a corpus smaller than what was judged, ...)."""
 

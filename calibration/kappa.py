@@ -36,11 +36,13 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
+from annotation.errors import DenominatorError
+
 Weights = Literal["linear", "quadratic"] | None
 WEIGHTINGS: tuple[Weights, ...] = (None, "linear", "quadratic")
 
 
-class InvalidRatings(ValueError):
+class InvalidRatings(DenominatorError, ValueError):
     """Ratings that cannot be compared: mismatched lengths, a label not on the given scale, a bad row."""
 
 

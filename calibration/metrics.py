@@ -45,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, as_numpy
 
 Gain = Literal["linear", "exp"]
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 
-class InvalidMeasure(ValueError):
+class InvalidMeasure(DenominatorError, ValueError):
     """A measure name that does not parse (``P@0``, ``nDCG@x``, ``foo``)."""
 
 

@@ -19,6 +19,7 @@ from typing import TypeVar
 import streamlit as st
 
 from annotation import access
+from annotation.errors import DenominatorError
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
 from annotation.render import md
 from annotation.store import Store, database_exists
@@ -38,7 +39,7 @@ CORPUS_STORE = "the store's chunks"
 T = TypeVar("T")
 
 
-class UploadError(ValueError):
+class UploadError(DenominatorError, ValueError):
     """An uploaded file that a reader refused; the message names the uploaded file."""
 
 

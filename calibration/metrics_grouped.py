@@ -16,13 +16,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, as_numpy
 from calibration.metrics import Evaluation, Gain, evaluate, measure_names
 
 __all__ = ["NotGrouped", "evaluate_grouped"]
 
 
-class NotGrouped(ValueError):
+class NotGrouped(DenominatorError, ValueError):
     """The run cannot be scored batch by batch: a query's lines come back after other
     queries' (the run is not grouped by query), or a label file query has no grades."""
 

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from annotation.errors import DenominatorError
 from calibration.verdict import DEFAULT_STATISTIC, STATISTICS, TRUSTED
 
 __all__ = [
@@ -68,7 +69,7 @@ def quoted(value: Any, most: int = 200) -> str:
     return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
 
 
-class InvalidPolicy(ValueError):
+class InvalidPolicy(DenominatorError, ValueError):
     """A policy file or override that does not parse (an unknown rule, a bar that is no number)."""
 
 

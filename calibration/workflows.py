@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
+from annotation.errors import DenominatorError
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import Qrels, Run
 from annotation.options import default
@@ -56,11 +57,11 @@ PathLike = str | os.PathLike
 _NO_BAR = Bar(">=", float("-inf"))
 
 
-class NothingToEvaluate(ValueError):
+class NothingToEvaluate(DenominatorError, ValueError):
     """No query of the run is in the judgments: there is nothing to score."""
 
 
-class InvalidInput(ValueError):
+class InvalidInput(DenominatorError, ValueError):
     """An input a computation refuses (too few items, a label off the scale), said in one line
     that names the file."""
 

@@ -14,6 +14,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from annotation.cli_base import quiet_interrupt_until_main
+
 GROUPS = {
     "annotation": "the label store: import, export, pool, baseline, annotators, demo",
     "judge": "the judge: grade, compare, fit-lexical, list",
@@ -29,6 +31,8 @@ def usage() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the installed command: Ctrl-C while the group's modules import is one line
+        quiet_interrupt_until_main()
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(usage())

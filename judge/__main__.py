@@ -22,6 +22,11 @@ endpoint that refuses, 130 interrupted.
 
 from __future__ import annotations
 
+from annotation.cli_base import quiet_interrupt_until_main
+
+if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, exit 130
+    quiet_interrupt_until_main()
+
 import argparse
 import math
 import os
@@ -29,7 +34,7 @@ import resource
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -37,16 +42,16 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
-    emit,
-    interrupted,
+    interrupt_as_usual,
     open_store,
     plural,
+    run_main,
 )
-from annotation.store import Store, StoreError
+from annotation.store import Store
 from judge import actions
 from judge.actions import NothingToJudge
-from judge.batch import BatchError, refused_text
-from judge.client import MAX_REPLY_BYTES, MAX_RETRY_AFTER, Endpoint, EndpointRefused, InvalidPrices, Prices
+from judge.batch import refused_text
+from judge.client import MAX_REPLY_BYTES, MAX_RETRY_AFTER, Endpoint, EndpointRefused, Prices
 from judge.jobs import (
     LLMRun,
     agreement_line,
@@ -453,33 +458,18 @@ def run_list(args: argparse.Namespace) -> str:
     return judges_text(judge_rows(judges, marks, prices))
 
 
+COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
+    "grade": run_grade,
+    "compare": run_compare,
+    "batch": lambda args: (run_batch(args), 0),
+    "fit-lexical": lambda args: (run_fit(args), 0),
+    "list": lambda args: (run_list(args), 0),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    code = 0
-    try:
-        args = parser.parse_args(argv)
-        if args.command == "grade":
-            text, code = run_grade(args)
-        elif args.command == "compare":
-            text, code = run_compare(args)
-        elif args.command == "batch":
-            text = run_batch(args)
-        elif args.command == "fit-lexical":
-            text = run_fit(args)
-        else:
-            text = run_list(args)
-    except (UsageError, StoreError, EndpointRefused, InvalidPrices, BatchError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # the offline judge's NotEnoughLabels (imported only when it runs)
-        if type(exc).__name__ != "NotEnoughLabels":
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # outside a run's own handling (planning, a batch's upload, list)
-        return interrupted()
-    emit(text)
-    return code
+    interrupt_as_usual()
+    return run_main(build_parser(), lambda args: COMMANDS[args.command](args), argv)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.errors import DenominatorError
 from annotation.store import Store
 from judge.batch import batch_state, collect_batch, submit_batch
 from judge.client import MAX_REPLY_BYTES, Endpoint
@@ -25,7 +26,7 @@ from judge.runner import Progress
 __all__ = ["grade", "compare", "fit_lexical", "batch", "list_"]
 
 
-class NothingToJudge(ValueError):
+class NothingToJudge(DenominatorError, ValueError):
     """No item of the rubric (or no answer pair) is there to ask the judge about."""
 
 

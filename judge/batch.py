@@ -35,6 +35,7 @@ from typing import Any
 
 import openai
 
+from annotation.errors import DenominatorError
 from annotation.store import Store
 from judge.client import MAX_REPLY_BYTES, CallResult, Endpoint, request_body
 from judge.jobs import Plan
@@ -62,7 +63,7 @@ REFUSED = {"failed"}  # the input was refused: nothing to collect
 WAITING = {"validating", "in_progress", "finalizing", "cancelling"}
 
 
-class BatchError(Exception):
+class BatchError(DenominatorError):
     """A batch that cannot be submitted, read or collected (said in one line)."""
 
 

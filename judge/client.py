@@ -45,6 +45,7 @@ from typing import Any
 import httpx2
 import openai
 
+from annotation.errors import DenominatorError
 from judge.prompts import redact
 
 __all__ = [
@@ -67,7 +68,7 @@ MAX_REPLY_BYTES = 1_000_000  # the largest reply read by default
 KEPT_BYTES = 1024  # of a reply over the cap, what the error row keeps
 
 
-class CallFailed(Exception):
+class CallFailed(DenominatorError):
     """A call that still failed after its retries (becomes an error row); ``raw``: what
     was received of it, when anything was worth keeping (the first KB of a reply too large)."""
 
@@ -80,7 +81,7 @@ class CallStopped(CallFailed):
     """A call not answered because the run was stopped (Ctrl-C, SIGTERM, the page's button)."""
 
 
-class ReplyTooLarge(Exception):
+class ReplyTooLarge(DenominatorError):
     """Raised while a reply is read, once it passes the cap; ``head``: its first KB."""
 
     def __init__(self, head: bytes) -> None:
@@ -122,11 +123,11 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-class EndpointRefused(Exception):
+class EndpointRefused(DenominatorError):
     """The endpoint refuses every call of this kind (bad key, model, URL or request)."""
 
 
-class InvalidPrices(ValueError):
+class InvalidPrices(DenominatorError, ValueError):
     """A price table that is not ``{"model": {"input": $/1M, "output": $/1M}}``."""
 
 

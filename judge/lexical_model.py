@@ -33,6 +33,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+from annotation.errors import DenominatorError
 from annotation.rubrics import Rubric, get_rubric
 from judge.lexical_agreement import agreement
 from judge.lexical_features import BM25_B, BM25_K1, FEATURES, FEATURES_VERSION, fit_stats, pair_features
@@ -71,11 +72,11 @@ MODELS = {
 DEFAULT_MODEL = "logistic"
 
 
-class NotEnoughLabels(ValueError):
+class NotEnoughLabels(DenominatorError, ValueError):
     """Too few human labels, or too few distinct grades, to fit or cross-validate the judge."""
 
 
-class NotFitted(RuntimeError):
+class NotFitted(DenominatorError, RuntimeError):
     """A LexicalJudge used before :meth:`LexicalJudge.fit`."""
 
 

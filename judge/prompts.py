@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from annotation.errors import DenominatorError
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric, get_rubric
 
 __all__ = [
@@ -51,7 +52,7 @@ SCHEMA_MODES = ("json_schema", "json_object", "prompt")
 WINNERS = ("A", "B", "tie", "both bad")  # stored as 0, 1, 2, 3: the PREFERENCE scale (0 = shown first)
 
 
-class InvalidReply(ValueError):
+class InvalidReply(DenominatorError, ValueError):
     """A reply that is not the JSON object asked for (never coerced into a grade)."""
 
 

@@ -576,6 +576,14 @@ def main_pane(page):
     return page.locator("[data-testid='stMain']").first
 
 
+def open_sign_in_link(page, url: str) -> None:
+    """Follow a ``?token=`` link as a person does: the link's own page (annotation.access:
+    a link never signs in by itself), then its button, which signs in and leads to the page."""
+    page.goto(url)
+    page.locator("#sign-in-by-link").click()
+    page.wait_for_url(lambda address: "token=" not in address and "/_denominator/" not in address)
+
+
 def wait_for_script_run(page) -> None:
     """Wait until the app's script run has ended (its elements all drawn, the stale ones gone):
     Streamlit marks it on the app's root element."""

@@ -128,6 +128,7 @@ def test_token_in_the_address_signs_in_and_leaves_the_address(demo) -> None:
     at = app_test()
     at.query_params["token"] = tokens["ann"]
     at.run()
+    at.button(key="access:link-sign-in").click().run()  # a link signs in only by its button
     assert not at.exception
     assert at.title[0].value == "Label chunks"  # an annotator's default page
     assert "Signed in as **ann** (annotator)" in page_text(at)
@@ -141,6 +142,34 @@ def test_token_in_the_address_signs_in_and_leaves_the_address(demo) -> None:
             "SELECT l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
         ).fetchall()
     assert rows == [(2,)]
+
+
+def test_a_token_link_on_the_page_waits_for_its_button(demo) -> None:
+    """Served without the middleware, a ``?token=`` that reaches the page signs no one in: the
+    page names whom it would sign in (and who is signed in now); only the button switches."""
+    db, tokens = demo
+    at = app_test()
+    at.query_params["token"] = tokens["root"]
+    at.run()
+    at.button(key="access:link-sign-in").click().run()
+    assert "Signed in as **root** (admin)" in page_text(at)
+    at.query_params["token"] = tokens["ann"]
+    at.run()
+    assert "token" not in at.query_params and [t.value for t in at.title] == ["Sign in"]
+    assert "This link signs this browser in as **ann** (annotator)." in page_text(at)
+    assert "This browser is signed in as **root** (admin)" in at.warning[0].value
+    with Store(db) as store:  # ann has no session yet
+        names = store.db.execute(
+            "SELECT a.name FROM sessions s JOIN annotators a ON a.id = s.annotator_id ORDER BY s.id"
+        ).fetchall()
+    assert names == [("root",)]
+    at.button(key="access:link-cancel").click().run()
+    assert "Signed in as **root** (admin)" in page_text(at)  # still himself
+    at.query_params["token"] = "not-a-token"
+    at.run()
+    assert "not valid" in at.error[0].value
+    at.button(key="access:link-cancel").click().run()
+    assert "Signed in as **root** (admin)" in page_text(at)
 
 
 PAGES = {

@@ -730,14 +730,26 @@ def test_agreement_module_is_pure(module: str) -> None:
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
-            if node.module.split(".")[0] == "calibration":
+            if node.module.split(".")[0] in ("calibration", "annotation"):
                 calibration_modules.add(node.module)
     third_party = imported - {
         "__future__", "collections", "concurrent", "itertools", "math", "numbers", "os", "statistics", "threading", "typing", "warnings"
     }  # fmt: skip
-    assert third_party <= {"numpy", "pandas", "scipy", "sklearn", "krippendorff", "calibration"}, third_party
-    # of the product, only the agreement modules and the light pure module of the verdict's thresholds
-    allowed = {f"calibration.{name}" for name in AGREEMENT_MODULES} | {"calibration.verdict"}
+    assert third_party <= {
+        "numpy",
+        "pandas",
+        "scipy",
+        "sklearn",
+        "krippendorff",
+        "calibration",
+        "annotation",
+    }, third_party
+    # of the product, only the agreement modules, the light pure module of the verdict's thresholds
+    # and the errors' root (standard library only)
+    allowed = {f"calibration.{name}" for name in AGREEMENT_MODULES} | {
+        "calibration.verdict",
+        "annotation.errors",
+    }
     assert calibration_modules <= allowed, calibration_modules
     if module == "agreement":
         assert "from calibration.verdict import" in source

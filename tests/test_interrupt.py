@@ -49,7 +49,7 @@ def test_every_cli_turns_ctrl_c_into_one_line(package, monkeypatch, capsys):
     import importlib
 
     main_module = importlib.import_module(f"{package}.__main__")
-    handler = {"annotation": "run_export", "judge": "run_list", "calibration": "run_position"}[package]
+    command = {"annotation": "export", "judge": "list", "calibration": "position"}[package]
     argv = {
         "annotation": ["export", "--format", "qrels", "-o", "x.qrels"],
         "judge": ["list"],
@@ -59,7 +59,30 @@ def test_every_cli_turns_ctrl_c_into_one_line(package, monkeypatch, capsys):
     def interrupt(*_args, **_kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(main_module, handler, interrupt)
+    monkeypatch.setitem(main_module.COMMANDS, command, interrupt)
     assert main_module.main(argv) == 130
     captured = capsys.readouterr()
     assert captured.err == "error: interrupted; nothing half-written (run the same command again)\n"
+
+
+@pytest.mark.parametrize("delay", [0.08, 0.15, 0.25, 0.4])
+@pytest.mark.parametrize("command", [["annotation", "export"], ["calibration", "metrics"], ["judge", "list"]])
+def test_ctrl_c_while_the_modules_import_is_one_line(command, delay, tmp_path):
+    """SIGINT early, while ``python -m GROUP`` is still importing its modules (pandas, pyarrow,
+    the store): one line and exit 130 (a KeyboardInterrupt traceback before), or, when the
+    command got further, its own answer; never a traceback."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", *command, "--help"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert "Traceback" not in err, err[-800:]
+    if process.returncode == 130:
+        assert err == "error: interrupted; nothing half-written (run the same command again)\n", err
+    else:  # the help was out before the signal came
+        assert process.returncode == 0 and out.startswith("usage:"), (process.returncode, err)

@@ -94,6 +94,7 @@ def test_a_token_added_after_make_run_works_in_the_app(fresh_clone) -> None:
     at = app_test()  # app.py, reading ./denominator.db of this folder, as `make run` serves it
     at.query_params["token"] = token
     at.run()
+    at.button(key="access:link-sign-in").click().run()  # a link signs in only by its button
     assert not at.exception
     assert "Signed in as **sam** (annotator)" in page_text(at)
     # `make run` again: the database holds data, so it is served as it is

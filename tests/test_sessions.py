@@ -188,6 +188,7 @@ def test_a_link_token_is_dropped_from_the_address(demo) -> None:
     at = app_test()
     at.query_params["token"] = tokens["root"]
     at.run()
+    at.button(key="access:link-sign-in").click().run()  # a link signs in only by its button
     assert "token" not in at.query_params
     assert "Signed in as **root** (admin)" in page_text(at)
     assert at.session_state[access.SESSION] == 1
@@ -198,6 +199,7 @@ def test_sign_out_ends_the_session_and_asks_to_expire_the_cookie(demo) -> None:
     at = app_test()
     at.query_params["token"] = tokens["ann"]
     at.run()
+    at.button(key="access:link-sign-in").click().run()  # a link signs in only by its button
     at.button(key="access:sign-out").click().run()
     assert not at.exception
     assert [t.value for t in at.title] == ["Sign in"]
@@ -262,52 +264,61 @@ def test_the_code_buys_an_httponly_strict_cookie(demo, monkeypatch) -> None:
         assert store.session_identity(session_id=session_id) is None
 
 
-def test_a_token_link_is_redirected_without_the_token(demo, monkeypatch) -> None:
+def test_a_token_link_answers_with_its_page_and_signs_in_only_by_its_button(demo, monkeypatch) -> None:
     db, tokens = demo
     http = client(db, monkeypatch)
-    answer = http.get(f"/label?x=1&token={tokens['ann']}", follow_redirects=False)
+    page = http.get(f"/label?x=1&token={tokens['ann']}", follow_redirects=False)
+    assert page.status_code == 200 and "set-cookie" not in page.headers  # no one signed in by a GET
+    assert "This link signs this browser in as <b>ann</b> (annotator).</p>" in page.text
+    assert "Anyone signed in on this browser is signed out by it." in page.text  # no cookie came
+    assert """history.replaceState(null, '', "/label?x=1")""" in page.text  # the token leaves the bar
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    with Store(db) as store:
+        assert store.db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+    form = {"token": tokens["ann"], "next": "/label?x=1"}
+    assert http.post(access.LINK_ROUTE, data=form, follow_redirects=False).status_code == 403  # no origin
+    foreign = {"origin": "http://evil.test"}
+    assert http.post(access.LINK_ROUTE, data=form, headers=foreign, follow_redirects=False).status_code == 403
+    answer = http.post(access.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"] == "/label?x=1"
     assert "HttpOnly" in answer.headers["set-cookie"] and tokens["ann"] not in answer.headers["set-cookie"]
     first = http.cookies[access.COOKIE]
-    # a link for someone else replaces (and ends) the session this browser had
-    answer = http.get(f"/?token={tokens['root']}", follow_redirects=False)
+    # with the cookie, the link's page names who is signed in; its button ends that session
+    page = http.get(f"/?token={tokens['root']}")
+    said = "This browser is signed in as <b>ann</b> (annotator): signing in as root signs ann out here."
+    assert said in page.text
+    form = {"token": tokens["root"], "next": "/"}
+    answer = http.post(access.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"] == "/"
     with Store(db) as store:
         assert store.session_identity(session_id=first) is None
         assert store.session_identity(session_id=http.cookies[access.COOKIE])["name"] == "root"
-    wrong = http.get("/label?token=not-a-token", follow_redirects=False)  # the page says it is not valid
-    assert wrong.status_code == 200 and wrong.text == "page /label?token=not-a-token"
+    wrong = http.get("/label?token=not-a-token", follow_redirects=False)
+    assert wrong.status_code == 200 and "This sign-in link is not valid" in wrong.text
+    assert 'id="sign-in-by-link"' not in wrong.text
+    refused = http.post(access.LINK_ROUTE, data={"token": "not-a-token"}, headers=ORIGIN)
+    assert refused.status_code == 403 and "not valid" in refused.text
     assert http.get("/label?x=1").text == "page /label?x=1"
 
 
+def test_the_link_page_escapes_the_name(demo, monkeypatch) -> None:
+    db, _ = demo
+    with Store(db) as store:
+        token = store.add_annotator("<img src=x onerror=alert(1)>", "annotator")
+    page = client(db, monkeypatch).get(f"/?token={token}")
+    assert "<img" not in page.text and "&lt;img src=x onerror=alert(1)&gt;" in page.text
+
+
 def test_the_redirect_stays_on_this_site(demo, monkeypatch) -> None:
-    """``//host/path?token=...`` must not answer ``Location: //host/path`` (another site)."""
-    import asyncio
-
+    """A ``next`` of ``//host/path`` must not answer ``Location: //host/path`` (another site)."""
     db, tokens = demo
-    monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    sent: list[dict] = []
-
-    async def inner(scope, receive, send) -> None:
-        raise AssertionError("a valid token link must not reach the page")
-
-    async def receive() -> dict:
-        return {"type": "http.request", "body": b""}
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "path": "//evil.test/x",
-        "raw_path": b"//evil.test/x",
-        "query_string": f"token={tokens['ann']}".encode(),
-        "headers": [(b"host", b"localhost")],
-        "scheme": "http",
-        "server": ("localhost", 80),
-        "root_path": "",
-    }
-    asyncio.run(access.TokenLinkMiddleware(inner)(scope, receive, send))
-    headers = dict(sent[0]["headers"])
-    assert sent[0]["status"] == 303 and headers[b"location"] == b"/evil.test/x"
+    http = client(db, monkeypatch)
+    for target, expected in (
+        ("//evil.test/x", "/evil.test/x"),
+        ("https://evil.test/", "/"),
+        ("/\\evil.test", "/evil.test"),
+    ):
+        form = {"token": tokens["ann"], "next": target}
+        answer = http.post(access.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
+        assert answer.status_code == 303 and answer.headers["location"] == expected, target

@@ -30,6 +30,7 @@ from typing import Self
 
 import sqlite_utils
 
+from annotation.errors import DenominatorError
 from annotation.store import postgres as pg
 from annotation.store.migrations import APPEND_ONLY, MIGRATIONS, migration_functions, migration_names
 
@@ -64,7 +65,7 @@ ITEM_KINDS = ("chunk", "trace", "pair")
 ITEM_KEYS = ("query_id", "chunk_id", "trace_id", "trace_b_id")
 
 
-class StoreError(Exception):
+class StoreError(DenominatorError):
     """A store operation that cannot be done as asked."""
 
 

@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
+from annotation.errors import masked
+
 __all__ = [
     "is_url",
     "shown_url",
@@ -42,9 +44,6 @@ __all__ = [
 ]
 
 SCHEMES = ("postgresql://", "postgres://")
-_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
-# the secrets a libpq URL may carry as query parameters (password=, sslpassword=) and the user
-_SECRET_PARAMS = re.compile(r"(?i)(?<=[?&])((?:ssl)?password|passfile|user)=[^&#\s]*")
 WRITE_LOCK = 0x44656E6F  # 'Deno': the advisory lock every write takes first
 MIGRATIONS_TABLE = "_migrations"
 
@@ -57,7 +56,7 @@ def is_url(path: str) -> bool:
 def shown_url(url: str) -> str:
     """The URL as it may be printed: its user and password, if any, replaced by ``***``, in the
     authority (``user:pw@``) and as query parameters (``?password=...``, ``sslpassword``, ``user``)."""
-    return _SECRET_PARAMS.sub(lambda m: f"{m.group(1)}=***", _CREDENTIALS.sub("***@", url))
+    return masked(url)
 
 
 # ------------------------------------------------------------------ the dialect, translated

@@ -15,6 +15,7 @@ from tests.conftest import (
     CHROMIUM_ARGS,
     CONTENT_TIMEOUT_MS,
     add_tokens,
+    open_sign_in_link,
     plant_secrets,
     running_app,
     wait_for_script_run,
@@ -47,7 +48,7 @@ def test_an_annotator_sees_only_blind_labelling_pages(chromium, make_run_db, tmp
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1300, "height": 900})
-            page.goto(f"{url}/?token={tokens['ann']}")
+            open_sign_in_link(page, f"{url}/?token={tokens['ann']}")
             app = page.get_by_test_id("stApp")
             expect(app.get_by_text("labelled by ann")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
             assert "token" not in page.url  # taken from the address bar into the session
@@ -63,7 +64,7 @@ def test_an_annotator_sees_only_blind_labelling_pages(chromium, make_run_db, tmp
                 ("sign-in", "labelled by ann"),
             ):
                 # a new page load: the token must come again, as a person would open a link
-                page.goto(f"{url}/{path}?token={tokens['ann']}")
+                open_sign_in_link(page, f"{url}/{path}?token={tokens['ann']}")
                 expect(app.get_by_text(expected).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
                 wait_for_script_run(page)  # every element of the page drawn before it is read
                 seen[path] = app.inner_text()
@@ -71,7 +72,7 @@ def test_an_annotator_sees_only_blind_labelling_pages(chromium, make_run_db, tmp
             for admin_title in ("Metrics and audit", "Data", "Judge", "Calibration review"):
                 assert all(admin_title not in text.splitlines() for text in seen.values())
             # the same server gives an admin the pages the annotator could not reach
-            page.goto(f"{url}/data?token={tokens['root']}")
+            open_sign_in_link(page, f"{url}/data?token={tokens['root']}")
             expect(app.get_by_text("retriever").first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
         finally:
             browser.close()

@@ -26,6 +26,7 @@ from judge.jobs import grade_offline
 from tests.conftest import (
     CHROMIUM_ARGS,
     build_demo_as_make_run,
+    open_sign_in_link,
     running_app,
     wait_for_script_run,
 )
@@ -163,7 +164,7 @@ def test_no_string_from_the_data_acts_on_any_page(chromium: Path, tmp_path: Path
                 for role, pages in (("admin", ADMIN_PAGES), ("annotator", ANNOTATOR_PAGES)):
                     context = browser.new_context(viewport={"width": 1400, "height": 1000})
                     page = context.new_page()
-                    page.goto(f"{url}/?token={tokens[role]}")
+                    open_sign_in_link(page, f"{url}/?token={tokens[role]}")
                     wait_for_script_run(page)
                     for path in pages:
                         page.goto(f"{url}/{path}")

@@ -10,7 +10,7 @@ import pytest
 
 from annotation.store import Store
 from annotation.store.transfer import copy_store
-from tests.conftest import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, running_app
+from tests.conftest import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, open_sign_in_link, running_app
 
 pytestmark = pytest.mark.slow  # six browser sessions on one real server
 
@@ -36,7 +36,7 @@ def test_six_browser_sessions_label_at_once(chromium, make_run_db, backend, tmp_
             sessions = []
             for name, token in tokens.items():
                 page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
-                page.goto(f"{url}/traces?token={token}")
+                open_sign_in_link(page, f"{url}/traces?token={token}")
                 main = page.get_by_test_id("stMain")
                 expect(main.get_by_text(f"0 / 40 in this batch labelled by {name}")).to_be_visible(
                     timeout=CONTENT_TIMEOUT_MS

@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 from annotation.store import Store
-from tests.conftest import CHROMIUM_ARGS, add_tokens, main_pane, running_app, wait_for_script_run
+from tests.conftest import (
+    CHROMIUM_ARGS,
+    add_tokens,
+    main_pane,
+    open_sign_in_link,
+    running_app,
+    wait_for_script_run,
+)
 
 pytestmark = pytest.mark.slow  # a real server and a real browser
 
@@ -62,7 +69,7 @@ def test_the_annotators_dom_holds_no_store_id(chromium: Path, make_run_db: Path)
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            page.goto(f"{url}/?token={tokens['ann']}")
+            open_sign_in_link(page, f"{url}/?token={tokens['ann']}")
             wait_for_script_run(page)
             seen_keys: set[str] = set()
             for path, key in (

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.access import COOKIE
+from annotation.access import COOKIE, LINK_ROUTE
 from annotation.store import Store, token_hash
 from tests.conftest import (
     CHROMIUM_ARGS,
@@ -32,6 +32,7 @@ from tests.conftest import (
     START_TIMEOUT,
     add_tokens,
     main_pane,
+    open_sign_in_link,
     wait_for_script_run,
 )
 
@@ -250,23 +251,31 @@ def test_a_token_link_becomes_a_cookie_and_leaves_no_trace(browser, make_run_db,
         context = browser.new_context(viewport={"width": 1300, "height": 1000})
         seen: list[str] = []
         _watch(context, seen)
-        redirects: list[tuple[int, str]] = []
+        answers: list[tuple[str, int, str]] = []
         context.on(
             "response",
             lambda response: (
-                redirects.append((response.status, response.headers.get("location", "")))
-                if token in response.url
+                answers.append((response.url, response.status, response.headers.get("location", "")))
+                if token in response.url or response.url.endswith(LINK_ROUTE)
                 else None
             ),
         )
         page = context.new_page()
         page.goto(f"{server.url}/label?token={token}")
+        # the link's page: whom it signs in, and a button; nothing signed in yet
+        expect(page.get_by_text("This link signs this browser in as ann (annotator).")).to_be_visible(
+            timeout=CONTENT_TIMEOUT_MS
+        )
+        assert page.url == f"{server.url}/label"  # the token left the address bar at once
+        assert _session_rows(db) == [] and not [c for c in context.cookies() if c["name"] == COOKIE]
+        page.locator("#sign-in-by-link").click()
         _signed_in(page, "ann")
         # the address stays: an annotator reaches the page at /label too
         assert page.url == f"{server.url}/label"
-        # the one request that carried the token was answered with a redirect, before any page
+        # one request carried the token in its address (the link's page); the button's POST
+        # carried it in its body and was answered with a redirect
         assert [a for a in seen if token in a] == [f"{server.url}/label?token={token}"]
-        assert redirects == [(303, "/label")]
+        assert [(status, location) for _, status, location in answers] == [(200, ""), (303, "/label")]
         after = seen[seen.index(f"{server.url}/label?token={token}") + 1 :]
         assert after and all(token not in a for a in after)
         cookie = _session_cookie(context)
@@ -281,9 +290,8 @@ def test_a_token_link_becomes_a_cookie_and_leaves_no_trace(browser, make_run_db,
         other = browser.new_context()
         wrong = other.new_page()
         wrong.goto(f"{server.url}/?token=not-a-token")
-        expect(wrong.get_by_text("That access token is not valid")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
-        wait_for_script_run(wrong)
-        assert "token" not in wrong.url
+        expect(wrong.get_by_text("This sign-in link is not valid")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+        assert "token" not in wrong.url and wrong.locator("#sign-in-by-link").count() == 0
         other.close()
 
         # revoking the token ends the session: the next load of the same browser is signed out
@@ -294,3 +302,82 @@ def test_a_token_link_becomes_a_cookie_and_leaves_no_trace(browser, make_run_db,
         context.close()
         output = server.output()
         assert token not in output and cookie["value"] not in output, output
+
+
+@contextlib.contextmanager
+def attacker_site(pages: dict[str, str]) -> Iterator[str]:
+    """Another site: ``http://localhost:PORT`` (a different site from the app's 127.0.0.1 to a
+    browser: its cookies and SameSite rules apply), serving ``pages`` by path."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            body = pages.get(self.path, "").encode()
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        yield f"http://localhost:{site.server_address[1]}"
+    finally:
+        site.shutdown()
+
+
+def test_a_link_from_another_site_signs_no_one_in(browser, make_run_db, tmp_path) -> None:
+    """Login CSRF: an admin signed in visits another site, which sends his browser to an
+    annotator's ``?token=`` link (a navigation, and a form POSTed straight to the button's
+    route). He stays signed in as himself until he presses the button on the link's page."""
+    from playwright.sync_api import expect
+
+    db, tokens = _db(make_run_db, tmp_path)
+    with serving(db) as server:
+        link = f"{server.url}/label?token={tokens['ann']}"
+        pages = {
+            "/go": f"<script>location.href = {link!r};</script>",
+            "/post": (
+                f'<form id="f" method="post" action="{server.url}{LINK_ROUTE}">'
+                f'<input name="token" value="{tokens["ann"]}"><input name="next" value="/label"></form>'
+                "<script>document.getElementById('f').submit();</script>"
+            ),
+        }
+        context = browser.new_context(viewport={"width": 1300, "height": 1000})
+        page = context.new_page()
+        open_sign_in_link(page, f"{server.url}/?token={tokens['root']}")
+        _signed_in(page, "root")
+        cookie = _session_cookie(context)
+        with attacker_site(pages) as evil:
+            page.goto(f"{evil}/go")
+            # the link's page, reached from another site: no cookie came with it (SameSite=Strict),
+            # so it cannot name who is signed in here, and it signs no one in
+            expect(page.get_by_text("This link signs this browser in as ann (annotator).")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            expect(page.get_by_text("Anyone signed in on this browser is signed out by it.")).to_be_visible()
+            page.goto(f"{server.url}/metrics")
+            _signed_in(page, "root")
+            # a form POSTed from the other site straight to the button's route: refused
+            with page.expect_response(lambda r: r.url.endswith(LINK_ROUTE)) as answer:
+                page.goto(f"{evil}/post")
+            assert answer.value.status == 403
+            page.goto(f"{server.url}/metrics")
+            _signed_in(page, "root")
+        with Store(db) as store:
+            assert store.session_identity(session_id=cookie["value"])["name"] == "root"
+            assert _session_rows(db) == [("root", 1, 0)]  # no session was ever started for ann
+        # the same link followed on this site names who is signed in, and only the button switches
+        page.goto(link)
+        expect(page.get_by_text("This browser is signed in as root (admin)")).to_be_visible(
+            timeout=CONTENT_TIMEOUT_MS
+        )
+        page.locator("#sign-in-by-link").click()
+        _signed_in(page, "ann")
+        assert [row[0] for row in _session_rows(db)] == ["root", "ann"]
+        assert _session_rows(db)[0][2] == 1  # root's session on this browser ended
+        context.close()

@@ -13,7 +13,14 @@ from collections import Counter
 import pytest
 
 from annotation.store import Store
-from tests.conftest import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, ROOT, running_app, wait_for_script_run
+from tests.conftest import (
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    ROOT,
+    open_sign_in_link,
+    running_app,
+    wait_for_script_run,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # two real servers, six people, a real database
 
@@ -39,7 +46,7 @@ def test_two_servers_one_database_lose_and_double_nothing(chromium, postgres_ser
                 pages = []
                 for server in servers:  # the person signs in on both servers
                     page = context.new_page()
-                    page.goto(f"{server}/traces?token={token}")
+                    open_sign_in_link(page, f"{server}/traces?token={token}")
                     pages.append(page)
                 people.append((i, name, pages))
             for done in range(PRESSES):
