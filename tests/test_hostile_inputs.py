@@ -580,6 +580,52 @@ def test_listed_pairs_are_those_with_most_items_in_common() -> None:
     assert report["pairs_possible"] == 435 and len(report["pairs"]) == 10
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_listed_pairs_equal_a_count_of_every_pair(seed) -> None:
+    """Sparse random ratings (each rater some of 40 items): the pairs listed are the first
+    ``max_pairs`` of every pair sorted by items in common (most first), then rater order, and
+    the note counts every pair that shares an item: counted here pair by pair, in Python."""
+    rng = random.Random(seed)
+    raters = [f"r{r:03d}" for r in range(60)]
+    rows = [(f"i{i}", r, rng.randint(0, 3)) for r in raters for i in rng.sample(range(40), rng.randint(1, 9))]
+    items_of: dict[str, set] = {}
+    for item, rater, _ in rows:
+        items_of.setdefault(rater, set()).add(item)
+    counted = sorted(
+        ((-len(items_of[a] & items_of[b]), a, b) for a, b in itertools.combinations(raters, 2)),
+    )
+    sharing = [c for c in counted if c[0] < 0]
+    report = from_long(rows, max_pairs=25)
+    assert [p["raters"] for p in report["pairs"]] == [[a, b] for _, a, b in sharing[:25]]
+    assert report["pairs_note"].startswith(f"{len(sharing):,} of the 1,770 pairs of raters")
+
+
+def test_agree_memory_is_linear_in_the_ratings(tmp_path) -> None:
+    """6,000 raters x 3 items (18 million pairs of raters, each sharing 3 items): 2.25 GB peak
+    before (a table of every overlapping pair); under 300 MB now, as the whole command."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "labels.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item", "rater", "label"])
+        writer.writerows(many_raters(6000, 3))
+    # a fresh process whose one child is the command: its peak is that child's
+    script = (
+        "import resource, subprocess, sys; "
+        f"done = subprocess.run([sys.executable, '-m', 'calibration', 'agree', {str(path)!r}, '--format', 'json']); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(done.returncode)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    peak_mb = int(done.stderr.strip().splitlines()[-1]) / 1024
+    report = json.loads(done.stdout)
+    assert report["pairs_possible"] == 17_997_000 and len(report["pairs"]) == 200
+    print(f"agree, 6,000 raters x 3 items: peak RSS {peak_mb:.0f} MB (bound 300)")
+    assert peak_mb < 300, peak_mb
+
+
 def test_below_the_cap_every_pair_is_listed_as_before() -> None:
     rows = [(i, r, g) for i, r, g in many_raters(8, 6) if not (r == "r0001" and i != "i0")]
     rows = [(i, r, g) for i, r, g in rows if not (r == "r0002" and i == "i0")]  # r1 and r2 share nothing
