@@ -120,3 +120,43 @@ def test_nul_characters_are_named_before_anything_is_written(tmp_path, postgres_
     )
     with Store(url) as target:
         assert not any(target.counts().values())  # empty: the next try, once fixed, may run
+
+
+@pytest.mark.parametrize("direction", ["to_postgresql", "to_sqlite"])
+def test_a_failed_migrate_leaves_the_target_empty_and_can_run_again(
+    direction, tmp_path, postgres_server, capsys, monkeypatch
+) -> None:
+    """#25: a failure after some tables were copied (here the labels' verification) leaves the
+    target as empty as it was, on either backend, and the same command then succeeds (one
+    transaction per table before: annotators, queries and chunks stayed, and the retry was
+    refused with "holds rows already")."""
+    import annotation.store.transfer as transfer
+
+    demo = build_demo_as_make_run(tmp_path / "demo.db")
+    if direction == "to_postgresql":
+        source, target = str(demo), postgres_server.database()
+    else:
+        source = postgres_server.database()
+        code, _, err = cli(main, capsys, "migrate", "--from", str(demo), "--to", source)
+        assert code == 0, err
+        target = str(tmp_path / "back.db")
+    real = transfer._verified
+
+    def fails_at_labels(src, dst, table):
+        if table == "labels":
+            raise TransferFailed("table labels: made to fail by the test")
+        return real(src, dst, table)
+
+    monkeypatch.setattr(transfer, "_verified", fails_at_labels)
+    code, out, err = cli(main, capsys, "migrate", "--from", source, "--to", target)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.endswith(
+        "error: table labels: made to fail by the test; nothing was written (the target is as empty as it was)\n"
+    )
+    with Store(target) as store:
+        assert not any(store.counts().values()), store.counts()
+    monkeypatch.setattr(transfer, "_verified", real)
+    code, out, err = cli(main, capsys, "migrate", "--from", source, "--to", target)
+    assert code == 0, err
+    with Store(target) as copy, Store(str(demo)) as original:
+        assert copy.counts() == original.counts()

@@ -3,8 +3,9 @@
 
 The target must hold no row (a new file, or a PostgreSQL database with no Denominator tables or
 empty ones): a copy never mixes two stores. Both stores are at the same schema (opening them
-applies pending migrations). Tables go in the order their references need, each in one
-transaction of the target (a failure leaves the tables before it whole and nothing of it).
+applies pending migrations). Tables go in the order their references need, all in one
+transaction of the target: a failure leaves the target as empty as it was, and the same command
+can run again.
 Rows keep their ids and their order (SQLite's rowid order, PostgreSQL's ``rowid`` column); on
 PostgreSQL the identity sequences then continue after the highest id copied. Each table is then
 verified: the row count and a checksum (SHA-256 over the rows, each value written as text, rows
@@ -120,8 +121,9 @@ def _holds_rows(store: StoreBase) -> list[str]:
 def copy_store(
     source: StoreBase, target: StoreBase, progress: Callable[[str, int], None] | None = None
 ) -> list[TableCopied]:
-    """Copy every table of ``source`` into the empty ``target``, one transaction per table, then
-    verify each (:class:`TransferFailed`); ``progress(table, rows)`` after each table."""
+    """Copy every table of ``source`` into the empty ``target`` in one transaction, verifying each
+    table before it commits (:class:`TransferFailed`, and nothing written); ``progress(table,
+    rows)`` after each table."""
     full = _holds_rows(target)
     if full:
         raise TargetNotEmpty(
@@ -131,39 +133,47 @@ def copy_store(
     if target.dialect == "postgresql" and source.dialect == "sqlite":
         _refuse_nul(source, target)
     copied = []
-    for table in TABLES:
-        columns = _columns(source, table)
-        missing = set(columns) - set(_columns(target, table))
-        if missing:
-            raise TransferFailed(f"{target.path}: table {table} lacks {', '.join(sorted(missing))}")
-        marks = ", ".join("?" * len(columns))
-        insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
-        rows = 0
+    # one transaction of the target for every table: a failure (an error, a checksum that
+    # differs, Ctrl-C) leaves it as empty as it was, so the same command can simply run again
+    try:
         with target.write() as db:
-            batch: list[tuple] = []
-            for row in _rows(source, table, columns):
-                batch.append(
-                    row
-                    if target.dialect == "sqlite"
-                    else tuple(_pg_value(table, c, v) for c, v in zip(columns, row))
-                )
-                if len(batch) >= BATCH:
-                    db.conn.executemany(insert, batch)
-                    rows += len(batch)
-                    batch = []
-            if batch:
-                db.conn.executemany(insert, batch)
-                rows += len(batch)
-            if target.dialect == "postgresql":  # the identity sequences continue after the ids copied
-                for column in _identity_columns(target, table):
-                    db.execute(
-                        f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
-                        f"coalesce((SELECT max({column}) FROM {table}), 0) + 1, false)"
-                    )
-        if progress:
-            progress(table, rows)
-        copied.append(_verified(source, target, table))
+            for table in TABLES:
+                rows = _copy_table(source, target, db, table)
+                if progress:
+                    progress(table, rows)
+                copied.append(_verified(source, target, table))  # read inside the transaction
+    except TransferFailed as exc:
+        raise TransferFailed(f"{exc}; nothing was written (the target is as empty as it was)") from None
     return copied
+
+
+def _copy_table(source: StoreBase, target: StoreBase, db: object, table: str) -> int:
+    columns = _columns(source, table)
+    missing = set(columns) - set(_columns(target, table))
+    if missing:
+        raise TransferFailed(f"{target.path}: table {table} lacks {', '.join(sorted(missing))}")
+    marks = ", ".join("?" * len(columns))
+    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+    rows = 0
+    batch: list[tuple] = []
+    for row in _rows(source, table, columns):
+        batch.append(
+            row if target.dialect == "sqlite" else tuple(_pg_value(table, c, v) for c, v in zip(columns, row))
+        )
+        if len(batch) >= BATCH:
+            db.conn.executemany(insert, batch)  # type: ignore[attr-defined]
+            rows += len(batch)
+            batch = []
+    if batch:
+        db.conn.executemany(insert, batch)  # type: ignore[attr-defined]
+        rows += len(batch)
+    if target.dialect == "postgresql":  # the identity sequences continue after the ids copied
+        for column in _identity_columns(target, table):
+            db.execute(  # type: ignore[attr-defined]
+                f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                f"coalesce((SELECT max({column}) FROM {table}), 0) + 1, false)"
+            )
+    return rows
 
 
 def _refuse_nul(source: StoreBase, target: StoreBase) -> None:
