@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from annotation.errors import DRIVERS, DenominatorError, one_line
+from annotation.errors import DRIVERS, DenominatorError, one_line, skipped_records
 from annotation.render import md
 from annotation.store import StoreBusy, StoreError
 
@@ -50,11 +50,15 @@ def guarded(render: Callable[[], None]) -> Callable[[], None]:
 
     @functools.wraps(render)
     def page() -> None:
+        skipped_records()
         try:
             render()
         except Exception as exc:
             if not isinstance(exc, DenominatorError):
                 LOG.error("page %s stopped", render.__name__, exc_info=exc)
             st.error(md(message(exc)))
+        finally:
+            for note in skipped_records():  # stored records a reader could not read, each named
+                st.warning(md(note), icon=":material/warning:")
 
     return page

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Literal
 
-from annotation.errors import DenominatorError, describe, one_line
+from annotation.errors import DenominatorError, describe, one_line, skipped_records
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported only by the commands that open it
     from annotation.store import Store
@@ -53,6 +53,7 @@ def run_main(
     :func:`interrupted`, exit 130; a driver's or the operating system's error is named in one
     line (:func:`~annotation.errors.describe`), exit 2; a closed stdout is no error. No traceback
     crosses it (``DENOMINATOR_DEBUG=1`` shows the traceback of an unexpected error)."""
+    skipped_records()  # from an earlier command of this process (tests call main() in turn)
     try:
         args = parser.parse_args(argv)
         text, code = dispatch(args)
@@ -68,6 +69,8 @@ def run_main(
             raise
         print(f"error: {describe(exc)}", file=sys.stderr)
         return USAGE
+    finally:
+        say_notes(skipped_records())  # stored records a reader could not read, each named
     emit(text)
     return code
 

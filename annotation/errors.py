@@ -13,6 +13,7 @@ This module imports nothing but the standard library: every layer may import it.
 from __future__ import annotations
 
 import re
+import threading
 
 # a URL's user info and the secrets it may carry as query parameters (libpq's password=,
 # sslpassword=, passfile= and the user): a driver's message may quote the URL it was given
@@ -70,3 +71,26 @@ def describe(exc: BaseException) -> str:
         f"unexpected {type(exc).__name__} (a bug in Denominator; please report it with the "
         f"command that caused it): {detail}"
     )
+
+
+# Records a reader skipped because they cannot be read (a row written by something else: a
+# review whose kappa is text, a judge's answer that is no grade, settings that are not JSON).
+# Kept per thread (a page view runs in its own), said by the boundary: a ``note:`` line on a
+# command line's stderr, a warning on a page.
+_SKIPPED = threading.local()
+
+
+def skip_record(note: str) -> None:
+    """Say, at the boundary, that a stored record was skipped and why (``note`` names the row)."""
+    notes = getattr(_SKIPPED, "notes", None)
+    if notes is None:
+        notes = _SKIPPED.notes = []
+    if note not in notes and len(notes) < 100:
+        notes.append(note)
+
+
+def skipped_records() -> list[str]:
+    """The notes :func:`skip_record` took since the last call (the list is emptied)."""
+    notes = getattr(_SKIPPED, "notes", None) or []
+    _SKIPPED.notes = []
+    return notes

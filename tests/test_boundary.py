@@ -220,3 +220,102 @@ def test_an_unreadable_store_is_no_signed_out_user(demo_db, tmp_path, monkeypatc
         db.write_bytes(kept)
     at.run()
     assert "Signed in as **ann** (annotator)" in page_text(at) and not at.error
+
+
+# ---------------------------------------------------------------- unreadable records
+
+
+def _corrupt(db: Path) -> str:
+    """Rows another program could have written into an SQLite store (its columns hold anything):
+    a judge's settings that are not JSON, a newer review whose figures are text, a judge's answer
+    that is no grade. The relevance judge's fingerprint."""
+    with sqlite3.connect(db) as conn:
+        fp = conn.execute("SELECT fingerprint FROM judges WHERE rubric = 'relevance'").fetchone()[0]
+        conn.execute("UPDATE judges SET settings = '{not json' WHERE fingerprint = ?", [fp])
+        conn.execute(
+            """INSERT INTO calibrations (fingerprint, rubric, window, n, kappa, ci_low, ci_high, weights,
+                   verdict, created_at, rule, statistic)
+               SELECT fingerprint, rubric, window, 'many', 'abc', 'x', 'y', weights, verdict, created_at,
+                      rule, statistic FROM calibrations WHERE fingerprint = ?""",
+            [fp],
+        )
+        item = conn.execute("SELECT max(item_id) FROM judge_labels WHERE fingerprint = ?", [fp]).fetchone()[0]
+        conn.execute(
+            """INSERT INTO judge_labels (item_id, fingerprint, repeat, value, reason, created_at)
+               VALUES (?, ?, 0, 'zz', 'r', '2026-12-02T00:00:00')""",
+            [item, fp],
+        )
+    return fp
+
+
+@pytest.fixture
+def demo_sqlite(make_run_db, tmp_path) -> Path:
+    """make run's demo (with its offline judges and reviews), a copy of its own."""
+    import shutil
+
+    return Path(shutil.copy(make_run_db, tmp_path / "judged.db"))
+
+
+SKIPPED = (
+    "its stored settings cannot be read (not a JSON object): read as none",
+    "n 'many', kappa 'abc', ci_low 'x', ci_high 'y' cannot be read: skipped",
+)
+
+
+def test_unreadable_records_are_named_and_skipped_by_the_commands(demo_sqlite, capsys) -> None:
+    """judge list, review and a judge's export on a store holding unreadable rows: each row named
+    in one ``note:`` line, the rest of the work done, exit 0 (a JSONDecodeError, then a
+    ValueError from formatting 'abc', before)."""
+    from annotation.__main__ import main as annotation_main
+    from calibration.__main__ import main as calibration_main
+    from judge.__main__ import main as judge_main
+
+    fp = _corrupt(Path(demo_sqlite))
+    db = str(demo_sqlite)
+    # the list reads the readable review before the unreadable one
+    assert judge_main(["list", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert SKIPPED[1] in err and "uncalibrated: kappa 0.145 [-0.152, 0.478] against people (n = 20" in out
+    runs = [
+        (judge_main, ["list", "--db", db]),
+        (calibration_main, ["review", "--db", db]),
+        (
+            annotation_main,
+            ["export", "--db", db, "--format", "phoenix", "--judge", fp, "-o", f"{db}.phoenix"],
+        ),
+    ]
+    for main, argv in runs:
+        assert main(argv) == 0, argv
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err and "error:" not in err, err
+        notes = [line for line in err.splitlines() if line.startswith("note: ")]
+        assert any(SKIPPED[0] in n for n in notes), (argv, err)
+    calibration_main(["review", "--db", db])
+    out, err = capsys.readouterr()
+    assert "its value 'zz' is no grade: skipped" in err
+
+
+def guarded_judge_page() -> None:
+    from annotation.boundary_ui import guarded
+    from judge.ui import render_judge_page
+
+    guarded(render_judge_page)()
+
+
+def guarded_review_page() -> None:
+    from annotation.boundary_ui import guarded
+    from calibration.review_ui import render_review_page
+
+    guarded(render_review_page)()
+
+
+@pytest.mark.parametrize("page", ["guarded_judge_page", "guarded_review_page"])
+def test_unreadable_records_are_named_on_the_pages(page, demo_sqlite, monkeypatch) -> None:
+    from tests.conftest import page_test
+
+    _corrupt(Path(demo_sqlite))
+    monkeypatch.setenv("DENOMINATOR_DB", str(demo_sqlite))
+    at = page_test(f"tests.test_boundary.{page}").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warned = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert SKIPPED[0] in warned, warned

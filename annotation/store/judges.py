@@ -22,9 +22,11 @@ order, repeat) counts. ``calibrations`` keeps every weekly review of a judge.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
+from annotation.errors import skip_record
 from annotation.store.base import StoreBase, StoreError, utc_now
 from annotation.store.retirements import live_item
 
@@ -267,7 +269,7 @@ class Judges(StoreBase):
                 "rubric": rubric,
                 "model": model,
                 "endpoint": endpoint,
-                "settings": json.loads(settings or "{}"),
+                **_settings(settings, fp, judge_name, version),
                 "created_at": created,
                 "labels": int(done or 0),
                 "errors": int(errors or 0),
@@ -298,19 +300,26 @@ class Judges(StoreBase):
                ORDER BY l.item_id, l.ab_order, l.repeat""",
             [fingerprint],
         ).fetchall()
-        return [
-            {
-                "id": label_id,
-                "item_id": i,
-                "ab_order": o,
-                "repeat": r,
-                "value": v,
-                "reason": why,
-                "served_model": served,
-                "system_fingerprint": system,
-            }
-            for label_id, i, o, r, v, why, served, system in rows
-        ]
+        out = []
+        for label_id, i, o, r, v, why, served, system in rows:
+            value = _whole(v)
+            if value is None:
+                skip_record(f"judge answer {label_id} (item {i}, judge {fingerprint[:16]}): its value "
+                            f"{str(v)[:40]!r} is no grade: skipped")  # fmt: skip
+                continue
+            out.append(
+                {
+                    "id": label_id,
+                    "item_id": i,
+                    "ab_order": o,
+                    "repeat": r,
+                    "value": value,
+                    "reason": why,
+                    "served_model": served,
+                    "system_fingerprint": system,
+                }
+            )
+        return out
 
     def served_models(self, fingerprint: str) -> list[dict[str, Any]]:
         """What served one judge's answers, in label order: one segment per run of labels with the
@@ -413,13 +422,18 @@ class Judges(StoreBase):
         "served_model", "old_rule"}``; ``old_rule`` True for a review saved before m010 (a point
         estimate on quadratic weights), never to be read as one of today's."""
         rows = self.db.execute(
-            """SELECT c.fingerprint, j.name, j.version, c.rubric, c.window, c.n, c.kappa, c.ci_low, c.ci_high,
-                      c.verdict, c.rule, c.statistic, c.served_model, c.weights
+            """SELECT c.id, c.fingerprint, j.name, j.version, c.rubric, c.window, c.n, c.kappa, c.ci_low,
+                      c.ci_high, c.verdict, c.rule, c.statistic, c.served_model, c.weights
                FROM calibrations c LEFT JOIN judges j ON j.fingerprint = c.fingerprint
-               WHERE c.id = (SELECT max(id) FROM calibrations d WHERE d.fingerprint = c.fingerprint
-                             AND d.window = c.window)
-               ORDER BY c.window, j.name, j.version, c.fingerprint"""
+               ORDER BY c.window, j.name, j.version, c.fingerprint, c.id"""
         ).fetchall()
+        # the newest readable review of each (judge, week): an unreadable one is named and skipped,
+        # and the one before it stands (rows of one judge and week are adjacent in this order)
+        newest: dict[tuple, tuple] = {}
+        for row in rows:
+            if _readable_review(row):
+                newest[(row[1], row[5])] = row
+        rows = list(newest.values())
         return [
             {
                 "fingerprint": fp,
@@ -436,5 +450,53 @@ class Judges(StoreBase):
                 "served_model": served,
                 "old_rule": rule is None,
             }
-            for fp, name, version, rubric, week, n, kappa, low, high, verdict, rule, statistic, served, weights in rows
+            for _, fp, name, version, rubric, week, n, kappa, low, high, verdict, rule, statistic, served, weights in rows
         ]
+
+
+def _settings(text: str | None, fingerprint: str, name: Any, version: Any) -> dict[str, Any]:
+    """``{"settings": ...}`` of a judge row; settings that are not a JSON object (written by
+    something else) read as none, and the boundary names the row (never a traceback)."""
+    try:
+        value = json.loads(text or "{}")
+    except (TypeError, ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict):
+        return {"settings": value}
+    skip_record(f"judge {name} v{version} (fingerprint {str(fingerprint)[:16]}): its stored settings "
+                "cannot be read (not a JSON object): read as none")  # fmt: skip
+    return {"settings": {}}
+
+
+def _number(value: Any) -> bool:
+    """A stored figure a reader can use: a finite int or float (SQLite keeps whatever was written)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: Any) -> int | None:
+    """A stored grade as the integer it is; None when it is none (text, a fraction, NaN)."""
+    if isinstance(value, bool) or not _number(value) or value != int(value):
+        return None
+    return int(value)
+
+
+def _readable_review(row: tuple) -> bool:
+    """A stored review a reader can use (its n a count, its kappa and interval numbers or none);
+    else the boundary names it and it is skipped."""
+    review_id, fp, name, version, _rubric, week, n, kappa, low, high, verdict = row[:11]
+    bad = [
+        f"{field} {str(value)[:40]!r}"
+        for field, value, ok in (
+            ("n", n, n is None or (_whole(n) is not None and n >= 0)),
+            ("kappa", kappa, kappa is None or _number(kappa)),
+            ("ci_low", low, low is None or _number(low)),
+            ("ci_high", high, high is None or _number(high)),
+            ("verdict", verdict, verdict is None or isinstance(verdict, str)),
+            ("version", version, version is None or _whole(version) is not None),
+        )
+        if not ok
+    ]
+    if bad:
+        skip_record(f"review {review_id} (judge {name or str(fp)[:16]}, week {week}): {', '.join(bad)} "
+                    "cannot be read: skipped")  # fmt: skip
+    return not bad
