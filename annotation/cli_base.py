@@ -203,7 +203,7 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
     A failed command says nothing more than its error (one line on stderr).
     """
     # start-up: the store (sqlite-utils, ~0.3 s), only for the commands that open it
-    from annotation.store import Store, database_exists, default_db_path
+    from annotation.store import Store, database_exists, default_db_path, empty_file
 
     path = str(db or default_db_path())
     existed = database_exists(path)
@@ -211,6 +211,10 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
         raise UsageError(
             f"no such database: {shown_db(path)} (python -m annotation demo or import creates one; "
             "--db or DENOMINATOR_DB names another)"
+        )
+    if access != "create" and empty_file(path):
+        raise UsageError(
+            f"{shown_db(path)} is an empty file, not a Denominator database; it was left as it was"
         )
     store = Store(path)
     try:

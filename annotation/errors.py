@@ -38,6 +38,9 @@ DRIVERS = {
 }
 
 
+STORES = ("sqlite3", "psycopg", "psycopg_pool")  # a lost connection or disk: the store is unavailable
+
+
 def masked(text: str) -> str:
     """``text`` with any URL's user info (``user:pw@``) and secret parameters (``password=``,
     ``sslpassword=``, ``passfile=``, ``user=``) replaced by ``***``."""
@@ -58,6 +61,11 @@ def describe(exc: BaseException) -> str:
         return one_line(str(exc))
     root = type(exc).__module__.split(".")[0]
     detail = one_line(str(exc)) or type(exc).__name__
+    if root in STORES and type(exc).__name__ in ("OperationalError", "InterfaceError"):
+        return (
+            f"the store is unavailable ({DRIVERS[root]}: {detail}); what was stored before stays: "
+            "run the same command again when it is back"
+        )
     if root in DRIVERS:
         return f"{DRIVERS[root]} failed ({type(exc).__name__}): {detail}"
     if isinstance(exc, MemoryError):

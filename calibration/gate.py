@@ -76,12 +76,16 @@ def check_store(db: str | None = None, *, no_store: bool = False) -> str | None:
     ``$DENOMINATOR_DB``, else ``./denominator.db``; a named one (``--db`` or the variable) must be there
     (:class:`NoStore`), the default file may be missing (then no store). ``no_store``: None."""
     # start-up: the store (sqlite-utils, ~0.3 s), only for check, which is about to open it
-    from annotation.store import database_exists, default_db_path, shown_location
+    from annotation.store import database_exists, default_db_path, empty_file, shown_location
 
     if no_store:
         return None
     named = db or os.environ.get("DENOMINATOR_DB")
     path = named or default_db_path()
+    if empty_file(path):  # check only reads: no schema is written into it
+        raise NoStore(
+            f"{shown_location(path)} is an empty file, not a Denominator database; it was left as it was"
+        )
     if database_exists(path):
         return path
     if named:

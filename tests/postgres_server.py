@@ -113,6 +113,27 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
+    def halt(self) -> None:
+        """The server dies (an immediate shutdown, as a crash or a lost machine), its data kept."""
+        self._run(find_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def restart(self) -> None:
+        """Back after :meth:`halt`, on the same port, with the same data."""
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=300"
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        self._run(
+            find_bin("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "log"),
+            "-w",
+            "start",
+        )
+
     def stop(self) -> None:
         try:
             self._run(find_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")

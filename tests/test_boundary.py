@@ -64,14 +64,14 @@ def _drivers() -> list[tuple[str, BaseException, str]]:
         (
             "sqlite",
             sqlite3.OperationalError("disk I/O error"),
-            "the SQLite database failed (OperationalError)",
+            "the store is unavailable (the SQLite database: disk I/O error)",
         ),
         (
             "psycopg",
             psycopg.OperationalError(
                 "connection to server at 127.0.0.1 failed: postgresql://u:S3cretPW@h/db?password=S3cretPW"
             ),
-            "the PostgreSQL server failed (OperationalError)",
+            "the store is unavailable (the PostgreSQL server: connection to server at 127.0.0.1 failed",
         ),
         (
             "yaml",
@@ -319,3 +319,26 @@ def test_unreadable_records_are_named_on_the_pages(page, demo_sqlite, monkeypatc
     assert not at.exception and not at.error, [e.value for e in at.error]
     warned = " ".join(w.value.replace("\\", "") for w in at.warning)
     assert SKIPPED[0] in warned, warned
+
+
+def test_a_command_that_reads_leaves_an_empty_file_as_it_was(tmp_path, capsys) -> None:
+    """A 0-byte file named as the store (``touch x.db``): the commands that only read refuse it
+    in one line and leave it empty (``check`` wrote a whole schema into it before)."""
+    from annotation.__main__ import main as annotation_main
+    from calibration.__main__ import main as calibration_main
+    from judge.__main__ import main as judge_main
+
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    example = ROOT / "examples" / "worked-example"
+    runs = [
+        (calibration_main, ["check", str(example / "golden.yaml"), str(example / "run.jsonl"), "-k", "5"]),
+        (calibration_main, ["history"]),
+        (judge_main, ["list"]),
+        (annotation_main, ["annotators", "list"]),
+    ]
+    for main, argv in runs:
+        assert main([*argv, "--db", str(empty)]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.endswith("empty.db is an empty file, not a Denominator database; it was left as it was\n")
+        assert empty.stat().st_size == 0

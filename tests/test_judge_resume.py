@@ -83,3 +83,48 @@ def test_sigkill_mid_run_loses_at_most_the_calls_in_flight(
     assert len(received) == 40 and len(repeated) <= 2 * CONCURRENCY
     assert all(n <= 2 for n in received.values())
     assert judge_values(db) == expected  # nothing missing, nothing stored twice
+
+
+@pytest.mark.postgres
+def test_the_store_dying_mid_run_is_one_line_and_the_run_resumes(judge_server, uninterrupted, tmp_path):
+    """#25: PostgreSQL goes away while the judge runs (an immediate shutdown after 12 answers):
+    one line on stderr, exit 2, no traceback (a StoreError traceback chained to psycopg's
+    OperationalError, exit 1, before); back up, the same command finishes with every item graded
+    once and the same labels."""
+    from annotation.store import Store
+    from annotation.store.transfer import copy_store
+    from tests.postgres_server import PostgresServer, missing_reason
+
+    if missing_reason():
+        pytest.skip(missing_reason())
+    expected, pristine = uninterrupted
+    pg = PostgresServer().start()
+    try:
+        url = pg.database()
+        with Store(pristine) as lite, Store(url) as target:
+            copy_store(lite, target)
+        started = time.monotonic()
+        judge_server.hold()
+        try:
+            judge_server.allow(12)
+            process = start_judge(url, judge_server.url)
+            judge_server.wait_served(12, since=started, client=process)
+            time.sleep(0.5)  # the answers stored
+            pg.halt()
+        finally:
+            judge_server.open()
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 2, (process.returncode, err[-1500:])
+        assert "Traceback" not in err, err[-1500:]
+        errors = [line for line in err.splitlines() if line.startswith("error: ")]
+        assert errors == [
+            "error: the store is unavailable (the PostgreSQL server: the connection is closed); what was "
+            "stored before stays: run the same command again when it is back"
+        ], err[-800:]
+        pg.restart()
+        resumed = start_judge(url, judge_server.url)
+        out2, err2 = resumed.communicate(timeout=120)
+        assert resumed.returncode == 0, err2[-1500:]
+        assert judge_values(url) == expected
+    finally:
+        pg.stop()

@@ -132,6 +132,17 @@ def database_exists(path: str | os.PathLike) -> bool:
     return pg.is_url(str(path)) or os.path.exists(sqlite_path(str(path)))
 
 
+def empty_file(path: str | os.PathLike) -> bool:
+    """True when ``path`` is an SQLite path whose file is there and holds no byte: no Denominator
+    database (a command that only reads refuses it rather than write a schema into it)."""
+    if pg.is_url(str(path)):
+        return False
+    try:
+        return os.path.getsize(sqlite_path(str(path))) == 0
+    except OSError:
+        return False
+
+
 def busy_seconds() -> float:
     """How long a write waits for another write to end before :class:`StoreBusy`:
     ``DENOMINATOR_BUSY_SECONDS``, else 10."""
