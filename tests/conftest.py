@@ -591,3 +591,46 @@ def wait_for_script_run(page) -> None:
 
     finished = page.locator("[data-testid='stApp'][data-test-script-state='notRunning']")
     expect(finished).to_have_count(1, timeout=CONTENT_TIMEOUT_MS)
+
+
+# ---------------------------------------------------------------- wall-clock bounds on a loaded machine
+
+QUIET_REFERENCE_SECONDS = 0.06  # reference_seconds() on a quiet 2-core machine of this kind
+
+
+def reference_seconds() -> float:
+    """A fixed piece of pure-Python work (a million multiply-adds), timed now."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(1_000_000):
+        total += i * i
+    return time.perf_counter() - started
+
+
+class Timed:
+    seconds: float = 0.0
+    slowness: float = 1.0  # how much slower than quiet this machine ran, around the timed work
+
+    def within(self, bound: float, what: str = "") -> None:
+        """The work took under ``bound`` seconds on a quiet machine: ``bound`` times the slowness
+        measured just before and after it (never less than ``bound``). A loaded machine (a shared
+        CI runner, the browser tests beside) stretches the bound with the work."""
+        limit = bound * self.slowness
+        assert self.seconds < limit, (
+            f"{what or 'the work'} took {self.seconds:.2f} s; bound {bound:g} s x slowness {self.slowness:.2f} "
+            f"= {limit:.2f} s"
+        )
+
+
+@contextlib.contextmanager
+def timed() -> Iterator[Timed]:
+    """Time the block, and how loaded the machine was around it (:meth:`Timed.within`)."""
+    result = Timed()
+    before = reference_seconds()
+    started = time.monotonic()
+    try:
+        yield result
+    finally:
+        result.seconds = time.monotonic() - started
+        after = reference_seconds()
+        result.slowness = max(1.0, before / QUIET_REFERENCE_SECONDS, after / QUIET_REFERENCE_SECONDS)

@@ -25,6 +25,7 @@ from calibration.review import review
 from judge.jobs import grade_offline
 from tests.conftest import (
     CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
     build_demo_as_make_run,
     open_sign_in_link,
     running_app,
@@ -177,6 +178,11 @@ def test_no_string_from_the_data_acts_on_any_page(chromium: Path, tmp_path: Path
                             stored.click()
                             page.get_by_role("option").nth(1).click()  # the demo's retriever, then this one
                             wait_for_script_run(page)
+                        for where, field in SHOWN:  # the planted strings drawn before the page is read
+                            if where == f"{role} /{path}":
+                                expect(page.locator("body")).to_contain_text(
+                                    f"/img/{field})", timeout=CONTENT_TIMEOUT_MS
+                                )
                         page.wait_for_timeout(300)  # a fetch an element started would land by now
                         seen[f"{role} /{path}"] = anchors_and_images(page, b.port)
                         texts[f"{role} /{path}"] = page.inner_text("body")

@@ -18,6 +18,7 @@ from tests.conftest import (
     CONTENT_TIMEOUT_MS,
     main_pane,
     running_app,
+    wait_for_script_run,
     wait_until,
 )
 
@@ -122,6 +123,7 @@ def test_label_chunks_with_the_keyboard(browser, server, make_run_db):
             expect(main.get_by_text(f"{done} / 24 in this batch labelled by ann")).to_be_visible(
                 timeout=CONTENT_TIMEOUT_MS
             )
+            wait_for_script_run(page)  # the run over, its shortcuts bound again, before the next key
             if key == "s":  # a skip moves on without a new count: wait for the next (query, chunk)
                 wait_until(
                     lambda shown=shown: item_on_screen() != shown, "the next item", CONTENT_TIMEOUT_MS / 1000

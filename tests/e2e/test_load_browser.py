@@ -10,7 +10,13 @@ import pytest
 
 from annotation.store import Store
 from annotation.store.transfer import copy_store
-from tests.conftest import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, open_sign_in_link, running_app
+from tests.conftest import (
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    open_sign_in_link,
+    running_app,
+    wait_for_script_run,
+)
 
 pytestmark = pytest.mark.slow  # six browser sessions on one real server
 
@@ -46,10 +52,11 @@ def test_six_browser_sessions_label_at_once(chromium, make_run_db, backend, tmp_
             for done in range(1, PRESSES + 1):
                 for _, page, _ in sessions:  # six key presses in a row: the server reruns six panes at once
                     page.keyboard.press(str(done % 3))
-                for name, _, main in sessions:
+                for name, page, main in sessions:
                     expect(main.get_by_text(f"{done} / 40 in this batch labelled by {name}")).to_be_visible(
                         timeout=CONTENT_TIMEOUT_MS
                     )
+                    wait_for_script_run(page)  # the run over before the next key
         finally:
             browser.close()
     with Store(db) as store:

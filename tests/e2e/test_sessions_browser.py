@@ -121,6 +121,7 @@ def _label_one(page, done: int) -> None:
     page.mouse.click(650, 30)  # focus the page, not an input
     page.keyboard.press("2")
     expect(main.get_by_text(f"{done} / {TOTAL} in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    wait_for_script_run(page)  # the run over before the next key or reload
 
 
 def _signed_in(page, name: str) -> None:

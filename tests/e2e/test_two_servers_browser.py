@@ -68,6 +68,7 @@ def test_two_servers_one_database_lose_and_double_nothing(chromium, postgres_ser
                     expect(
                         main.get_by_text(f"{done + 1} / 40 in this batch labelled by {name}")
                     ).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+                    wait_for_script_run(page)  # the run over before this page's next key
                     served[which] += 1
         finally:
             browser.close()
