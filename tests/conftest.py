@@ -501,17 +501,18 @@ def make_run_db(tmp_path_factory) -> Path:
     return build_demo_as_make_run(tmp_path_factory.mktemp("demo") / "demo.db")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
 @contextlib.contextmanager
-def running_app(db: Path, kill: bool = False) -> Iterator[str]:
-    """`make run`'s command on a free port, its URL; fails fast with the server's
-    output. Stopped at the end (with SIGKILL, like a crash, when ``kill``)."""
-    port = _free_port()
+def running_app(db: Path, kill: bool = False, port: int | None = None) -> Iterator[str]:
+    """`make run`'s command on a free port (or ``port``: a server started again where it was),
+    its URL; fails fast with the server's output. Stopped at the end (with SIGKILL, like a
+    crash, when ``kill``)."""
+    port = port or free_port()
     env = {
         **os.environ,
         "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",

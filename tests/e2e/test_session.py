@@ -21,8 +21,11 @@ from tests.conftest import (
     CHROMIUM_ARGS,
     CONTENT_TIMEOUT_MS,
     ROOT,
+    add_tokens,
     build_demo_as_make_run,
+    free_port,
     main_pane,
+    open_sign_in_link,
     running_app,
     wait_for_script_run,
 )
@@ -136,3 +139,57 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
         capture_output=True,
     )
     assert read_golden(out).grades == expected
+
+
+def test_a_server_killed_mid_labelling_loses_and_doubles_nothing(chromium, tmp_path) -> None:
+    """#25: SIGKILL the app server right after a key press, start it again on the same port, and
+    reload: the person is still signed in (the session is in the store), the page shows what
+    the store holds and continues; every acknowledged label is stored once, no item twice."""
+    from playwright.sync_api import expect, sync_playwright
+
+    db = build_demo_as_make_run(tmp_path / "kill.db")
+    tokens = add_tokens(db)
+    port = free_port()
+
+    def labelled() -> list[tuple[int, int]]:
+        with Store(db) as store:
+            return store.db.execute(
+                """SELECT l.item_id, l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id
+                   WHERE a.name = 'ann' AND l.rubric = 'relevance' ORDER BY l.id"""
+            ).fetchall()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        main = main_pane(page)
+
+        def press(key: str, done: int) -> None:
+            page.keyboard.press(key)
+            expect(main.get_by_text(f"{done} / 24 in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            wait_for_script_run(page)
+
+        with running_app(db, kill=True, port=port) as url:
+            open_sign_in_link(page, f"{url}/label?token={tokens['ann']}")
+            expect(main.get_by_text("0 / 24 in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            wait_for_script_run(page)
+            page.mouse.click(650, 30)
+            for done, key in enumerate("321", start=1):
+                press(key, done)
+            page.keyboard.press("0")  # and the server dies at once, this press in flight or not
+        before = labelled()
+        assert [v for _, v in before[:3]] == [3, 2, 1] and len(before) in (3, 4)
+        with running_app(db, port=port) as url:
+            page.goto(f"{url}/label")
+            expect(page.get_by_text("Signed in as ann")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            expect(main.get_by_text(f"{len(before)} / 24 in this batch")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            wait_for_script_run(page)
+            page.mouse.click(650, 30)
+            press("2", len(before) + 1)
+            press("3", len(before) + 2)
+        browser.close()
+    after = labelled()
+    assert after[: len(before)] == before and [v for _, v in after[len(before) :]] == [2, 3]
+    items = [item for item, _ in after]
+    assert len(items) == len(set(items)), after  # no item labelled twice
