@@ -83,20 +83,7 @@ class PostgresServer:
             "UTF8",
             "--no-sync",
         )
-        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=300"
-        if not self.durable:
-            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        self._run(
-            find_bin("pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-l",
-            str(self.root / "log"),
-            "-w",
-            "start",
-        )
+        self.restart()
         return self
 
     @property
@@ -118,7 +105,8 @@ class PostgresServer:
         self._run(find_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
     def restart(self) -> None:
-        """Back after :meth:`halt`, on the same port, with the same data."""
+        """The server up on its data (at :meth:`start`, and again after :meth:`halt`, on the same
+        port, with the same data)."""
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=300"
         if not self.durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
