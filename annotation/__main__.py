@@ -22,7 +22,7 @@ input (one line on stderr, nothing written).
 
 from __future__ import annotations
 
-from annotation.cli_base import quiet_interrupt_until_main
+from annotation.quiet_start import quiet_interrupt_until_main
 
 if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, exit 130
     quiet_interrupt_until_main()

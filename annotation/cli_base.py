@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Literal
 
 from annotation.errors import DenominatorError, describe, one_line, skipped_records
+from annotation.quiet_start import INTERRUPTED, INTERRUPTED_LINE
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported only by the commands that open it
     from annotation.store import Store
@@ -31,7 +32,6 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-INTERRUPTED = 130  # a shell's 128 + SIGINT
 USAGE = 2  # bad usage or input, an unavailable store: every named error
 
 
@@ -39,7 +39,7 @@ def interrupted() -> int:
     """Ctrl-C: one line on stderr and exit 130, never a traceback. Every write is one transaction
     (an import lands whole or not at all; a judge's answers are stored one whole row at a time), so
     an interruption leaves nothing half-written."""
-    print("error: interrupted; nothing half-written (run the same command again)", file=sys.stderr)
+    print(INTERRUPTED_LINE, file=sys.stderr)
     return INTERRUPTED
 
 
@@ -73,17 +73,6 @@ def run_main(
         say_notes(skipped_records())  # stored records a reader could not read, each named
     emit(text)
     return code
-
-
-def quiet_interrupt_until_main() -> None:
-    """``python -m GROUP``: Ctrl-C while the command's modules are still importing (before
-    :func:`run_main` can catch it) is the same one line and exit 130, not a traceback."""
-
-    def handler(signum: int, frame: object) -> None:
-        interrupted()
-        os._exit(INTERRUPTED)  # nothing has been written yet: only imports were running
-
-    signal.signal(signal.SIGINT, handler)
 
 
 def interrupt_as_usual() -> None:

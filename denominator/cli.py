@@ -14,7 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from annotation.cli_base import quiet_interrupt_until_main
+from annotation.quiet_start import quiet_interrupt_until_main
 
 GROUPS = {
     "annotation": "the label store: import, export, pool, baseline, annotators, demo",
