@@ -7,7 +7,10 @@
   with the label); keys ``a``, ``b``, ``t`` (tie), ``x`` (both bad).
 
 On every page ``s`` skips and ``u`` undoes the last label of this session (and says what it
-took back). Skipped items come back at the end of the queue in the same session. "Show my work"
+took back). Skipped items come back at the end of the queue. Where a person is lives in the
+store (annotation.store.queue: leases and skips), not in the browser session: each tab (its id
+in the address, ``?tab=``) leases the item it shows, so a reload shows the same item and the
+same skipped list, and two tabs or servers of one person never show the same item. "Show my work"
 lists the annotator's skipped items (to label now) and their own past labels, newest first, each
 of which can be changed (a new row; the old one stays in the history).
 Only the item's texts, the rubric and the annotator's own progress are shown:
@@ -21,6 +24,8 @@ run and closed at its end.
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -29,11 +34,9 @@ import streamlit as st
 
 from annotation import access
 from annotation.pooling import (
-    is_open,
     item_summary,
     item_view,
     my_work,
-    next_item,
     progress,
 )
 from annotation.render import md
@@ -41,6 +44,12 @@ from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreBusy, StoreError
 
 KEY = "label:"
+HOLDER = "label:tab"  # this tab's id in the store's leases, kept in its address as ?tab=
+_HOLDER_SHAPE = re.compile(r"[A-Za-z0-9_-]{8,32}")
+TAKEN = (
+    "This item is on another of your tabs now (this tab was idle, or it was labelled there): "
+    "nothing was saved here; here is your next item."
+)
 # a key press that met a long write (an import): said in the page's words, the item stays on screen
 BUSY_LABEL = "The store is busy (an import is running); your label was not saved, press the key again."
 BUSY_UNDO = "The store is busy (an import is running); nothing was undone, press u again."
@@ -101,7 +110,25 @@ def _render_page(page: LabelPage) -> None:
         f"{key} {page.rubric.wording(value).partition(':')[0]}" for value, key in page.keys.items()
     )
     st.caption(f"{page.rubric.question} Keys: {keys}; s skip, u undo.")
+    _show_holder()
     render_label_pane(page, annotator)
+
+
+def _holder() -> str:
+    """This tab's id for its leases (annotation.store.queue): kept in the session and in the
+    address (``?tab=``), so a reload of the tab keeps its item and a new tab gets another."""
+    holder = st.session_state.get(HOLDER) or st.query_params.get("tab") or ""
+    if not _HOLDER_SHAPE.fullmatch(holder):
+        holder = secrets.token_urlsafe(12)
+    st.session_state[HOLDER] = holder
+    return holder
+
+
+def _show_holder() -> None:
+    """Keep the tab's id in its address (a full run; a fragment's rerun cannot change it)."""
+    holder = _holder()
+    if st.query_params.get("tab") != holder:
+        st.query_params["tab"] = holder
 
 
 def _who() -> str:
@@ -140,15 +167,23 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
                     page, "message", "Your access token is no longer valid: nothing was saved. Sign in again."
                 )
                 return
-            store.add_label(
-                item["item_id"],
-                annotator,
-                value,
-                page.rubric.name,
-                note=note,
-                seconds=seconds,
-                shown=item.get("shown"),
-            )
+            annotator_id = store.annotator_id(annotator)
+            with store.write():  # one transaction: the check, the label and the lease's end
+                if not store.may_label(annotator_id, page.kind, _holder(), item["item_id"]):
+                    _set(page, "message", TAKEN)
+                    _set(page, "shown_at", None)
+                    _set(page, "current", None)
+                    return
+                store.add_label(
+                    item["item_id"],
+                    annotator,
+                    value,
+                    page.rubric.name,
+                    note=note,
+                    seconds=seconds,
+                    shown=item.get("shown"),
+                )
+                store.end_lease(annotator_id, page.kind, _holder())
     except StoreBusy:  # waited the bounded time: nothing stored, the same item stays on screen
         _set(page, "message", BUSY_LABEL)
         return
@@ -160,10 +195,18 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
     _set(page, "current", None)
 
 
-def _skip(page: LabelPage, item_id: int) -> None:
-    if item_id != _get(page, "current"):
+def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
+    if item_id != _get(page, "current") or annotator != _who():
         return
-    _state(page, "skipped", []).append(item_id)
+    try:
+        with Store(_db_path()) as store:  # the skipped list lives in the store: a reload keeps it
+            store.skip_item(store.annotator_id(annotator), page.kind, _holder(), item_id)
+    except StoreBusy:
+        _set(page, "message", "The store is busy (an import is running); nothing was skipped, press s again.")
+        return
+    except StoreError as exc:
+        _set(page, "message", f"Nothing was skipped: {exc}")
+        return
     _set(page, "shown_at", None)
     _set(page, "current", None)
 
@@ -185,9 +228,14 @@ def _revisit(page: LabelPage, annotator: str, item_id: int, value: int | None) -
     (``value``: the label it has)."""
     if annotator != _who():
         return
-    skipped = _state(page, "skipped", [])
-    if item_id in skipped:
-        skipped.remove(item_id)
+    try:
+        with Store(_db_path()) as store:
+            store.hold_item(
+                store.annotator_id(annotator), page.kind, _holder(), item_id, revisit=value is not None
+            )
+    except StoreError as exc:
+        _set(page, "message", f"That item could not be put on screen: {exc}")
+        return
     _set(page, "current", item_id)
     _set(page, "shown_at", None)
     _set(
@@ -220,7 +268,9 @@ def _undo(page: LabelPage, annotator: str) -> None:
                 return
             current = store.current_value(item_id, store.annotator_id(annotator))
             summary = item_summary(item_view(store, item_id, annotator))
-            store.undo(item_id, annotator)
+            with store.write():  # the label taken back and the item on this tab's screen, at once
+                store.undo(item_id, annotator)
+                store.hold_item(store.annotator_id(annotator), page.kind, _holder(), item_id, revisit=False)
             history.pop()  # only once undone: a busy store keeps it to undo at the next press
     except StoreBusy:
         _set(page, "message", BUSY_UNDO)
@@ -243,20 +293,17 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 st.error("Your access token is no longer valid. Sign in again.")
                 return
-            store.annotator_id(annotator)
+            annotator_id = store.annotator_id(annotator)
             done, total = progress(store, annotator, page.kind)
-            # the item on screen stays until it is graded or skipped (stable across reruns)
-            current = _get(page, "current")
-            item = item_view(store, current, annotator) if current is not None else None
-            if item is None:
-                skipped = _state(page, "skipped", [])
-                item = next_item(store, annotator, skipped=skipped, kind=page.kind)
-                while item is None and skipped:  # the queue is done: the skipped items come back, in order
-                    back = skipped.pop(0)
-                    if is_open(store, back, annotator):
-                        item = item_view(store, back, annotator)
-                        _set(page, "message", f"Back to an item you skipped ({len(skipped)} more after it).")
-                _set(page, "current", item["item_id"] if item else None)
+            # the item this tab leases stays on screen until it is graded or skipped, across reruns,
+            # reloads and servers; no other tab of this person is shown it (annotation.store.queue)
+            leased = store.lease_item(annotator_id, page.kind, _holder())
+            item = item_view(store, leased["item_id"], annotator) if leased else None
+            if leased and leased["from_skips"]:
+                _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
+            if (item["item_id"] if item else None) != _get(page, "current"):
+                _set(page, "shown_at", None)
+            _set(page, "current", item["item_id"] if item else None)
     except StoreError as exc:
         st.error(md(exc))
         return
@@ -292,7 +339,11 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
             column.caption(meaning)
     left, right = st.columns(2)
     left.button(
-        "Skip (s)", key=f"{page.prefix}skip", shortcut="s", on_click=_skip, args=(page, item["item_id"])
+        "Skip (s)",
+        key=f"{page.prefix}skip",
+        shortcut="s",
+        on_click=_skip,
+        args=(page, annotator, item["item_id"]),
     )
     right.button("Undo the last label (u)", **undo)
     render_my_work(page, annotator)
@@ -306,11 +357,12 @@ def render_my_work(page: LabelPage, annotator: str) -> None:
         return
     try:
         with Store(_db_path()) as store:
-            work = my_work(store, annotator, page.kind, _state(page, "skipped", []))
+            skipped = store.skipped_items(store.annotator_id(annotator), page.kind)
+            work = my_work(store, annotator, page.kind, skipped)
     except StoreError as exc:
         st.error(md(exc))
         return
-    st.markdown(f"**Skipped in this session, {len(work['skipped'])} to label**")
+    st.markdown(f"**Skipped, {len(work['skipped'])} to label**")
     for position, entry in enumerate(work["skipped"]):
         text, button = st.columns([6, 1], vertical_alignment="center")
         text.markdown(md(entry["summary"]))

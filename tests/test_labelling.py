@@ -353,7 +353,7 @@ def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took
     # the two skipped are listed under "my work", to label now
     at.toggle(key="label:mywork").set_value(True).run()
     text = page_text(at)
-    assert "Skipped in this session, 2 to label" in text and "Your labels, newest first (0 shown)" in text
+    assert "Skipped, 2 to label" in text and "Your labels, newest first (0 shown)" in text
     at.toggle(key="label:mywork").set_value(False).run()
     seen = []
     for _ in range(22):
@@ -380,7 +380,7 @@ def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took
     at.toggle(key="label:mywork").set_value(True).run()
     text = page_text(at)
     assert "Your labels, newest first (20 shown)" in text
-    assert "Skipped in this session, 0 to label" in text
+    assert "Skipped, 0 to label" in text
     at.button(key="label:change:1").click().run()
     assert at.code[1].value == skipped[0]
     assert "Your label on this item is 0 · irrelevant" in page_text(at)

@@ -44,8 +44,8 @@ def test_schema_and_migrations_once(db_at) -> None:
     with Store(db_at) as again:  # opening again applies nothing twice
         applied = again._applied()
     assert (
-        len(applied) == len(set(applied)) == 13
-    )  # m001 schema ... m011 sessions, m012 imports, m013 settlements: each applied once
+        len(applied) == len(set(applied)) == 14
+    )  # m001 schema ... m012 imports, m013 settlements, m014 leases: each applied once
 
 
 def test_labels_are_append_only(store) -> None:

@@ -263,6 +263,28 @@ def _m013_settlements(db: sqlite_utils.Database) -> None:
     append_only(db, "settlements", "settlements are append-only: settle again instead")
 
 
+@MIGRATIONS(name="m014_leases")
+def _m014_leases(db: sqlite_utils.Database) -> None:
+    """Where each person is in their queue, in the store rather than in a browser session
+    (:mod:`annotation.store.queue`): ``leases``, the item each of a person's tabs has on screen
+    (``holder``: the tab's id, kept in its address so a reload keeps it), until a label, a skip
+    or ``expires_at``; no other tab or server of the same person is shown a leased item.
+    ``skips``: the items a person skipped, to come back once their queue is done. Both are
+    working state, not records: rows come and go."""
+    db.execute(
+        """CREATE TABLE leases (annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            kind TEXT NOT NULL, holder TEXT NOT NULL, item_id INTEGER NOT NULL REFERENCES items(id),
+            revisit INTEGER NOT NULL DEFAULT 0, expires_at TEXT NOT NULL,
+            PRIMARY KEY (annotator_id, kind, holder))"""
+    )
+    db.execute("CREATE INDEX leases_item ON leases (annotator_id, item_id)")
+    db.execute(
+        """CREATE TABLE skips (annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            item_id INTEGER NOT NULL REFERENCES items(id), kind TEXT NOT NULL, created_at TEXT NOT NULL,
+            PRIMARY KEY (annotator_id, item_id))"""
+    )
+
+
 def migration_functions() -> list[tuple[str, object]]:
     """Every migration this code knows, in order, as (name, function): what PostgreSQL runs."""
     empty = sqlite_utils.Database(memory=True)

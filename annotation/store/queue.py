@@ -11,12 +11,38 @@ queue, and a retired label file's grades no longer mark an item done.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from annotation.store.base import ITEM_KINDS, StoreBase, StoreError
+from annotation.store.base import ITEM_KINDS, StoreBase, StoreError, utc_now
 from annotation.store.retirements import live, live_item
 
-__all__ = ["Queue", "CURRENT_LABEL"]
+__all__ = ["Queue", "CURRENT_LABEL", "LEASE_ENV", "lease_seconds"]
+
+LEASE_ENV = "DENOMINATOR_LEASE_MINUTES"
+LEASE_MINUTES = 5.0  # how long an item stays a tab's without a key press there
+
+
+def lease_seconds() -> float:
+    """How long a tab keeps its item on screen without a key press there before another of the
+    person's tabs (or servers) may be shown it: ``DENOMINATOR_LEASE_MINUTES``, else 5."""
+    raw = os.environ.get(LEASE_ENV, "").strip()
+    if not raw:
+        return LEASE_MINUTES * 60
+    try:
+        minutes = float(raw)
+    except ValueError:
+        minutes = -1.0
+    if not 0 < minutes <= 24 * 60:
+        raise StoreError(f"{LEASE_ENV} must be a number of minutes above 0 and at most 1440, not {raw!r}")
+    return minutes * 60
+
+
+def _later(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="microseconds")
+
 
 # The newest live label of this annotator on the item: NULL when there is none or
 # when the newest row is a retraction (undo), i.e. the item still needs a grade.
@@ -135,3 +161,140 @@ class Queue(StoreBase):
         """The trace's answer; None when it has none or is not stored."""
         row = self.db.execute("SELECT answer FROM traces WHERE id = ?", [trace_id]).fetchone()
         return row[0] if row else None
+
+    # ------------------------------------------------------------ leases: one item, one tab
+    #
+    # A person's place in the queue lives here, not in a browser session. Each tab (``holder``:
+    # a random id the page keeps in its address, so a reload keeps it) leases the item it shows;
+    # no other tab or server of the same person is shown a leased item. A lease ends with a label
+    # or a skip (the next one is taken at the next draw) and lapses after :func:`lease_seconds`
+    # without a key press in its tab. Taking an item is one write transaction: two tabs asking at
+    # once are served one after the other, under the store's one-writer rule.
+
+    def lease_item(self, annotator_id: int, kind: str, holder: str) -> dict[str, Any] | None:
+        """What the ``holder`` tab shows: ``{"item_id", "from_skips", "skips_left"}``; its own
+        live lease (renewed when half gone), else the next unlabelled item of the person's queue
+        that is neither skipped nor another of their tabs', else the oldest skipped item no other
+        tab of theirs shows (it leaves the skipped list); None when nothing is left."""
+        now = utc_now()
+        own = self._own_lease(annotator_id, kind, holder, now)
+        if own is not None and own[1] > _later(lease_seconds() / 2):
+            return {"item_id": own[0], "from_skips": False, "skips_left": None}
+        with self.write():
+            self.db.execute("DELETE FROM leases WHERE expires_at <= ?", [now])
+            own = self._own_lease(annotator_id, kind, holder, now)
+            if own is not None:
+                self._lease(annotator_id, kind, holder, own[0], revisit=None)
+                return {"item_id": own[0], "from_skips": False, "skips_left": None}
+            others = self._leased_elsewhere(annotator_id, holder)
+            skipped = [i for (i,) in self.db.execute(
+                "SELECT item_id FROM skips WHERE annotator_id = ? AND kind = ? ORDER BY created_at, item_id",
+                [annotator_id, kind],
+            ).fetchall()]  # fmt: skip
+            item_id = self.next_unlabelled_item(annotator_id, kind, sorted(set(skipped) | others))
+            from_skips = False
+            if item_id is None:  # the queue is done: the skipped items come back, oldest first
+                for back in skipped:
+                    if back in others:
+                        continue
+                    self.db.execute(
+                        "DELETE FROM skips WHERE annotator_id = ? AND item_id = ?", [annotator_id, back]
+                    )
+                    if self._unlabelled(annotator_id, back):
+                        item_id, from_skips = back, True
+                        break
+            if item_id is None:
+                return None
+            self._lease(annotator_id, kind, holder, item_id, revisit=False)
+            left = self.db.execute(
+                "SELECT count(*) FROM skips WHERE annotator_id = ? AND kind = ?", [annotator_id, kind]
+            ).fetchone()[0]
+        return {"item_id": item_id, "from_skips": from_skips, "skips_left": int(left)}
+
+    def hold_item(self, annotator_id: int, kind: str, holder: str, item_id: int, *, revisit: bool) -> None:
+        """Put ``item_id`` on the ``holder`` tab's screen (an item from "my work", or one just
+        undone): it leaves the skipped list; ``revisit`` lets a labelled item be labelled again
+        (a past label changed)."""
+        with self.write():
+            self.db.execute(
+                "DELETE FROM skips WHERE annotator_id = ? AND item_id = ?", [annotator_id, item_id]
+            )
+            self._lease(annotator_id, kind, holder, item_id, revisit=revisit)
+
+    def skip_item(self, annotator_id: int, kind: str, holder: str, item_id: int) -> None:
+        """The ``holder`` tab skips ``item_id``: on the person's skipped list, its lease ended."""
+        with self.write():
+            self.db.execute(
+                "INSERT OR IGNORE INTO skips (annotator_id, item_id, kind, created_at) VALUES (?, ?, ?, ?)",
+                [annotator_id, item_id, kind, utc_now()],
+            )
+            self.end_lease(annotator_id, kind, holder)
+
+    def end_lease(self, annotator_id: int, kind: str, holder: str) -> None:
+        """The ``holder`` tab's lease ends (its item was labelled or skipped)."""
+        with self.write():
+            self.db.execute(
+                "DELETE FROM leases WHERE annotator_id = ? AND kind = ? AND holder = ?",
+                [annotator_id, kind, holder],
+            )
+
+    def may_label(self, annotator_id: int, kind: str, holder: str, item_id: int) -> bool:
+        """Whether a key press in the ``holder`` tab may label ``item_id``: the tab holds it, or
+        (its lease lapsed) no other tab of the person holds it and the person has not labelled
+        it since. Called inside the label's own write: two tabs cannot both pass."""
+        now = utc_now()
+        own = self._own_lease(annotator_id, kind, holder, now)
+        if own is not None and own[0] == item_id:
+            return True
+        if item_id in self._leased_elsewhere(annotator_id, holder, now):
+            return False
+        return self._unlabelled(annotator_id, item_id)
+
+    def skipped_items(self, annotator_id: int, kind: str) -> list[int]:
+        """The person's skipped ``kind`` items, oldest skip first."""
+        rows = self.db.execute(
+            "SELECT item_id FROM skips WHERE annotator_id = ? AND kind = ? ORDER BY created_at, item_id",
+            [annotator_id, kind],
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _own_lease(self, annotator_id: int, kind: str, holder: str, now: str) -> tuple[int, str] | None:
+        """(item, expires_at) of the tab's live lease, when its item still wants this person's
+        label (or the lease is a revisit of a past label)."""
+        row = self.db.execute(
+            f"""SELECT l.item_id, l.expires_at FROM leases l JOIN items i ON i.id = l.item_id
+               WHERE l.annotator_id = :annotator AND l.kind = :kind AND l.holder = :holder
+               AND l.expires_at > :now AND {live_item("i")}
+               AND (l.revisit = 1 OR {CURRENT_LABEL} IS NULL)""",
+            {"annotator": annotator_id, "kind": kind, "holder": holder, "now": now},
+        ).fetchone()
+        return (int(row[0]), row[1]) if row else None
+
+    def _leased_elsewhere(self, annotator_id: int, holder: str, now: str | None = None) -> set[int]:
+        """The items the person's other tabs hold now."""
+        rows = self.db.execute(
+            "SELECT item_id FROM leases WHERE annotator_id = ? AND holder <> ? AND expires_at > ?",
+            [annotator_id, holder, now or utc_now()],
+        ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def _unlabelled(self, annotator_id: int, item_id: int) -> bool:
+        row = self.db.execute(
+            f"SELECT {CURRENT_LABEL} IS NULL FROM items i WHERE i.id = :item",
+            {"annotator": annotator_id, "item": item_id},
+        ).fetchone()
+        return bool(row and row[0])
+
+    def _lease(
+        self, annotator_id: int, kind: str, holder: str, item_id: int, *, revisit: bool | None
+    ) -> None:
+        """The tab's lease on ``item_id`` from now for :func:`lease_seconds` (``revisit`` None:
+        as it was)."""
+        flag = "leases.revisit" if revisit is None else str(int(revisit))
+        self.db.execute(
+            f"""INSERT INTO leases (annotator_id, kind, holder, item_id, revisit, expires_at)
+               VALUES (?, ?, ?, ?, {0 if revisit is None else int(revisit)}, ?)
+               ON CONFLICT (annotator_id, kind, holder) DO UPDATE SET item_id = excluded.item_id,
+               revisit = {flag}, expires_at = excluded.expires_at""",
+            [annotator_id, kind, holder, item_id, _later(lease_seconds())],
+        )

@@ -45,6 +45,8 @@ TABLES = (
     "import_rows",
     "retirements",
     "settlements",
+    "leases",
+    "skips",
 )
 BATCH = 5_000
 

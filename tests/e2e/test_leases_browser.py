@@ -1,0 +1,143 @@
+"""#26 in a real browser: one person labelling in two places at once (two tabs of one server on
+SQLite; one tab on each of two servers on PostgreSQL), 40 key presses in alternation over a
+queue of 120 open items: 40 labels on 40 distinct items, and never the same item on both
+screens. Then a reload with an item skipped and one on screen: the same item and the same
+skipped list."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from annotation.store import Store
+from tests.conftest import (
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    ROOT,
+    main_pane,
+    running_app,
+    wait_for_script_run,
+)
+
+pytestmark = pytest.mark.slow  # real servers, a real browser
+
+PRESSES = 40
+
+
+def open_queue(folder: Path, db: str) -> None:
+    """4 queries x 30 chunks, pooled at depth 30 with no one named: 120 items open to everyone."""
+    corpus, queries, run = folder / "corpus.jsonl", folder / "queries.jsonl", folder / "run.jsonl"
+    with corpus.open("w") as out:
+        for c in range(120):
+            out.write(json.dumps({"id": f"c{c}", "text": f"chunk number {c} about crops and soils"}) + "\n")
+    with queries.open("w") as out:
+        for q in range(4):
+            out.write(json.dumps({"id": f"q{q}", "text": f"question number {q}"}) + "\n")
+    with run.open("w") as out:
+        for q in range(4):
+            out.write(
+                json.dumps({"query_id": f"q{q}", "ranking": [f"c{q * 30 + i}" for i in range(30)]}) + "\n"
+            )
+    for argv in (
+        [
+            "import",
+            "--db",
+            db,
+            "--corpus",
+            str(corpus),
+            "--queries",
+            str(queries),
+            "--run",
+            str(run),
+            "--name",
+            "r",
+        ],
+        ["pool", "--db", db, "--depth", "30"],
+    ):
+        subprocess.run([sys.executable, "-m", "annotation", *argv], cwd=ROOT, check=True, capture_output=True)
+
+
+def shown(page) -> str:
+    """The item on a page: its texts, as the person reads them."""
+    return page.locator(".st-key-item-chunk").inner_text()
+
+
+@pytest.mark.parametrize(
+    "where", ["two_tabs_sqlite", pytest.param("two_servers_postgresql", marks=pytest.mark.postgres)]
+)
+def test_one_person_in_two_places_labels_each_item_once(where, chromium, tmp_path, request) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    if where == "two_tabs_sqlite":
+        db = str(tmp_path / "open.db")
+    else:
+        db = request.getfixturevalue("postgres_server").database()
+    open_queue(tmp_path, db)
+    with contextlib.ExitStack() as stack:
+        first = stack.enter_context(running_app(db))
+        second = first if where == "two_tabs_sqlite" else stack.enter_context(running_app(db))
+        playwright = stack.enter_context(sync_playwright())
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        stack.callback(browser.close)
+        context = browser.new_context(viewport={"width": 1300, "height": 1000})
+        pages = []
+        for url in (first, second):
+            page = context.new_page()
+            page.goto(f"{url}/label")
+            expect(main_pane(page).get_by_text("in this batch labelled by ann")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            wait_for_script_run(page)
+            pages.append(page)
+        for done in range(PRESSES):
+            on_screen = [shown(p) for p in pages]
+            assert on_screen[0] != on_screen[1], (done, on_screen)  # never one item in two places
+            page = pages[done % 2]
+            page.bring_to_front()
+            page.mouse.click(650, 30)  # focus the page, not an input
+            page.keyboard.press(str(done % 4))
+            expect(main_pane(page).get_by_text(f"{done + 1} / 120 in this batch")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            wait_for_script_run(page)
+    with Store(db) as store:
+        rows = store.db.execute(
+            "SELECT l.item_id FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
+        ).fetchall()
+    assert len(rows) == PRESSES and len({r[0] for r in rows}) == PRESSES
+
+
+def test_a_reload_keeps_the_item_on_screen_and_the_skipped_list(chromium, tmp_path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    db = str(tmp_path / "open.db")
+    open_queue(tmp_path, db)
+    with running_app(db) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1300, "height": 1000}).new_page()
+            page.goto(f"{url}/label")
+            main = main_pane(page)
+            expect(main.get_by_text("0 / 120 in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            wait_for_script_run(page)
+            skipped = shown(page)
+            page.mouse.click(650, 30)
+            page.keyboard.press("s")
+            expect(page.locator(".st-key-item-chunk")).not_to_have_text(skipped, timeout=CONTENT_TIMEOUT_MS)
+            wait_for_script_run(page)
+            current = shown(page)
+            page.reload()
+            expect(main.get_by_text("0 / 120 in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            wait_for_script_run(page)
+            assert shown(page) == current  # the same item on screen
+            page.get_by_text("Show my work").click()
+            expect(main.get_by_text("Skipped, 1 to label")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            query, _, chunk = skipped.partition("\n")
+            assert chunk.strip().split("\n")[-1][:20] in main.inner_text()  # the skipped item, listed
+        finally:
+            browser.close()

@@ -1,0 +1,142 @@
+"""#26: one item to one person once, across tabs and servers. Each tab leases the item it shows
+(annotation.store.queue); skips and the current item live in the store, so a reload keeps them."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from annotation.store import Store, StoreError
+from annotation.store.queue import lease_seconds
+from tests.conftest import page_test, page_text
+
+
+def _ann(store: Store) -> int:
+    return store.annotator_id("ann")
+
+
+def test_two_tabs_of_one_person_never_hold_the_same_item(demo_db) -> None:
+    with Store(demo_db) as store:
+        ann = _ann(store)
+        first = store.lease_item(ann, "chunk", "tab-one-aaaa")["item_id"]
+        second = store.lease_item(ann, "chunk", "tab-two-bbbb")["item_id"]
+        assert first != second
+        assert store.lease_item(ann, "chunk", "tab-one-aaaa")["item_id"] == first  # a reload: the same
+        # a key press in tab two on tab one's item (a stale screen) may not label it
+        assert not store.may_label(ann, "chunk", "tab-two-bbbb", first)
+        assert store.may_label(ann, "chunk", "tab-two-bbbb", second)
+        # another person is not held back by ann's tabs (each has their own queue)
+        bob = store.annotator_id("bob")
+        assert store.lease_item(bob, "chunk", "tab-bob-cccc") is not None
+
+
+def test_skips_live_in_the_store_and_come_back_last(demo_db) -> None:
+    with Store(demo_db) as store:
+        ann = _ann(store)
+        skipped = store.lease_item(ann, "chunk", "tab-one-aaaa")["item_id"]
+        store.skip_item(ann, "chunk", "tab-one-aaaa", skipped)
+        assert store.skipped_items(ann, "chunk") == [skipped]
+        nxt = store.lease_item(ann, "chunk", "tab-new-dddd")["item_id"]  # another tab, another server
+        assert nxt != skipped
+        total = store.queue_progress(ann, "chunk")[1]
+        seen = {nxt}
+        for _ in range(total - 2):  # label everything else
+            item = store.lease_item(ann, "chunk", "tab-new-dddd")["item_id"]
+            store.add_label(item, "ann", 1)
+            store.end_lease(ann, "chunk", "tab-new-dddd")
+            seen.add(item)
+        assert skipped not in seen
+        store.add_label(store.lease_item(ann, "chunk", "tab-new-dddd")["item_id"], "ann", 1)
+        store.end_lease(ann, "chunk", "tab-new-dddd")
+        back = store.lease_item(ann, "chunk", "tab-new-dddd")
+        assert back == {"item_id": skipped, "from_skips": True, "skips_left": 0}
+        assert store.skipped_items(ann, "chunk") == []
+
+
+def test_a_lapsed_lease_frees_the_item(demo_db, monkeypatch) -> None:
+    with Store(demo_db) as store:
+        ann = _ann(store)
+        held = store.lease_item(ann, "chunk", "tab-one-aaaa")["item_id"]
+        with store.write():
+            store.db.execute("UPDATE leases SET expires_at = '2000-01-01T00:00:00+00:00'")
+        assert store.lease_item(ann, "chunk", "tab-two-bbbb")["item_id"] == held  # the first in the queue
+        assert store.may_label(ann, "chunk", "tab-two-bbbb", held)
+        assert not store.may_label(ann, "chunk", "tab-one-aaaa", held)  # the idle tab's key press is refused
+
+
+def test_the_lease_time_is_configurable_and_checked(monkeypatch) -> None:
+    monkeypatch.setenv("DENOMINATOR_LEASE_MINUTES", "2")
+    assert lease_seconds() == 120
+    for bad in ("0", "-1", "x", "1e9"):
+        monkeypatch.setenv("DENOMINATOR_LEASE_MINUTES", bad)
+        with pytest.raises(StoreError, match="DENOMINATOR_LEASE_MINUTES must be"):
+            lease_seconds()
+
+
+def test_tabs_asking_at_once_get_distinct_items(demo_db) -> None:
+    """Eight tabs of one person (threads, each its own connection) lease at the same moment."""
+    got: list[int] = []
+    barrier = threading.Barrier(8)
+
+    def tab(n: int) -> None:
+        with Store(demo_db) as store:
+            ann = store.annotator_id("ann")
+            barrier.wait()
+            got.append(store.lease_item(ann, "chunk", f"tab-{n:04d}-xxxx")["item_id"])
+
+    threads = [threading.Thread(target=tab, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and len(set(got)) == 8
+
+
+def _tab(tab: str | None = None):
+    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "ann"})
+    if tab:
+        at.query_params["tab"] = tab
+    return at.run()
+
+
+def _item(at) -> int:
+    return at.session_state["label:ann:current"]
+
+
+def test_two_tabs_show_two_items_and_a_reload_shows_the_same_item_and_skips(demo_db) -> None:
+    one = _tab()
+    two = _tab()
+    assert not one.exception and not two.exception
+    assert _item(one) != _item(two)
+    tab_one = one.query_params["tab"]
+    assert tab_one and tab_one != two.query_params["tab"]  # each tab's id, in its address
+    one.button(key="label:skip").click().run()
+    skipped, now = None, _item(one)
+    with Store(demo_db) as store:
+        [skipped] = store.skipped_items(store.annotator_id("ann"), "chunk")
+    assert skipped != now
+    reloaded = _tab(tab_one)  # a reload: a new session, the same address
+    assert _item(reloaded) == now
+    reloaded.toggle(key="label:mywork").set_value(True).run()
+    assert "Skipped, 1 to label" in page_text(reloaded)
+
+
+def test_a_stale_tab_cannot_label_an_item_another_tab_took(demo_db) -> None:
+    """Tab two idles past its lease; tab three is then shown the same item (the first open in the
+    queue); a key press in tab two, whose screen still shows it, stores nothing and says why."""
+    two = _tab()
+    held = _item(two)
+    with Store(demo_db) as store, store.write():
+        store.db.execute("UPDATE leases SET expires_at = '2000-01-01T00:00:00+00:00'")
+    three = _tab()
+    assert _item(three) == held
+    two.button(key="label:grade2").click().run()
+    assert "This item is on another of your tabs now" in page_text(two) and _item(two) != held
+    three.button(key="label:grade3").click().run()
+    with Store(demo_db) as store:
+        rows = store.db.execute(
+            """SELECT l.item_id, l.value FROM labels l JOIN annotators a ON a.id = l.annotator_id
+               WHERE a.name = 'ann'"""
+        ).fetchall()
+    assert rows == [(held, 3)]  # one label on the item, tab three's
