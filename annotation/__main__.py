@@ -349,7 +349,7 @@ def run_pool(args: argparse.Namespace) -> str:
     if annotators:
         text += (
             f"; {plural(report['assignments'], 'assignment')} to {plural(len(annotators), 'annotator')}, "
-            f"{report['doubly_assigned']} of {report['items_added']} items given to two people"
+            f"{report['doubly_assigned']} of {report['items_assigned']} items given to two of them"
         )
     if sample is not None and sample["sampled"]:
         text += (

@@ -83,20 +83,23 @@ def pool(
     rng = random.Random(seed)
     added: list[int] = []
     unassigned: list[int] = []  # pooled before, by nobody's queue yet: assigned now too
+    elsewhere: list[int] = []  # pooled before, in other people's queues: the people named now
+    # get them too (a second opinion, new people given work), unless one of them has it already
     with store.write():
         for query_id, chunk_id in pairs:
             if (query_id, chunk_id) in judged:
                 continue
             exists = store.chunk_item(query_id, chunk_id)
             if exists is not None:
-                if not store.is_assigned(exists):
-                    unassigned.append(exists)
+                (unassigned if not store.is_assigned(exists) else elsewhere).append(exists)
                 continue
             added.append(store.add_chunk_item(query_id, chunk_id, batch, rng.getrandbits(48)))
         assigned = doubled = 0
+        order: list[int] = []
         if annotators:
             ids = [store.annotator_id(name) for name in annotators]
-            order = added + unassigned
+            theirs = store.assigned_items(ids)
+            order = added + unassigned + [item for item in elsewhere if item not in theirs]
             rng.shuffle(order)
             n_double = round(overlap * len(order))
             for position, item_id in enumerate(order):
@@ -115,6 +118,7 @@ def pool(
         "already_judged": sum(1 for pair in pairs if pair in judged),
         "items_added": len(added),
         "assignments": assigned,
+        "items_assigned": len(order),
         "doubly_assigned": doubled,
         "batch": batch,
         "warnings": [w for w in (one_run_warning(chosen),) if w],

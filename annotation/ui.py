@@ -314,6 +314,14 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     if message:
         st.info(md(message))
     undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
+    if item is None and total == 0:
+        st.info(
+            f"Nothing to label here for {md(annotator)}: no item of this page is in your queue and none "
+            "needs another person's label now. An admin gives you work with "
+            f"`python -m annotation pool --depth D --annotators {md(annotator)}` (or imports more)."
+        )
+        render_my_work(page, annotator)
+        return
     if item is None:
         st.success(f"Nothing left to label: {done} of {total} done.")
         st.button("Undo the last label (u)", **undo)

@@ -187,9 +187,9 @@ def test_data_page_counts_progress_and_pool(demo_db) -> None:
     assert {r["annotator"]: r["chunk items"] for r in progress_rows} == {
         "ann": "0 / 24",
         "bob": "0 / 24",
-        "cat": "0 / 0",
-        "dan": "0 / 0",
-    }  # cat, dan: an earlier round, no queue
+        "cat": "20 / 40",  # no assignment: their 20 labels and the 20 items still open (#26)
+        "dan": "20 / 40",
+    }  # cat, dan: an earlier round, nothing assigned: the open items (#26)
     imports = next(t for t in tables if "rows it holds" in t.columns).to_dict("records")
     assert [(r["id"], r["who"], r["state"]) for r in imports] == [(str(i), "demo", "live") for i in (3, 2, 1)]
     pool_rows = next(t for t in tables if "run" in t.columns).to_dict("records")

@@ -140,3 +140,45 @@ def test_a_stale_tab_cannot_label_an_item_another_tab_took(demo_db) -> None:
                WHERE a.name = 'ann'"""
         ).fetchall()
     assert rows == [(held, 3)]  # one label on the item, tab three's
+
+
+def test_a_person_added_later_gets_work_at_once(demo_db) -> None:
+    """The demo assigns its chunk items to ann and bob; sam, added the README's way, was shown
+    "0 / 0 ... Nothing left to label". Now sam's queue is the open items: those fewer than two
+    other people have labelled; and two people leasing an item's last open places keep a third
+    from being shown it."""
+    from annotation.pooling import next_item, progress
+
+    with Store(demo_db) as store:
+        store.add_annotator("sam", "annotator")
+        assert progress(store, "sam", "chunk") == (0, 20)  # 40 items, 20 labelled by cat and dan
+        assert next_item(store, "sam", kind="chunk") is not None
+        ann = store.annotator_id("ann")
+        assert store.queue_progress(ann, "chunk") == (0, 24)  # ann's assigned queue as before
+        # kim and lee, both new: an open item with no label yet has two places
+        kim, lee, max_ = (store.annotator_id(n) for n in ("kim", "lee", "max"))
+        taken = store.lease_item(kim, "chunk", "tab-kim-aaaa")["item_id"]
+        assert store.lease_item(lee, "chunk", "tab-lee-aaaa")["item_id"] == taken  # the second place
+        assert store.lease_item(max_, "chunk", "tab-max-aaaa")["item_id"] != taken  # no third
+
+
+def test_pool_gives_named_people_the_items_already_in_the_store(demo_db, capsys) -> None:
+    """``pool --annotators sam,kim`` on the demo printed "0 new items; 0 assignments"."""
+    from annotation.__main__ import main
+
+    assert main(["pool", "--db", str(demo_db), "--depth", "10", "--annotators", "sam,kim"]) == 0
+    out = capsys.readouterr().out
+    assert "0 new items; 24 assignments to 2 annotators, 4 of 20 items given to two of them" in out
+    with Store(demo_db) as store:
+        for name in ("sam", "kim"):
+            assert store.queue_progress(store.annotator_id(name), "chunk")[1] > 0
+
+
+def test_an_empty_queue_says_why(demo_db) -> None:
+    with Store(demo_db) as store:
+        # every chunk item labelled by two people: nothing is open to a new person
+        for (item,) in store.db.execute("SELECT id FROM items WHERE kind = 'chunk'").fetchall():
+            for who in ("cat", "dan"):
+                store.add_label(item, who, 1)
+    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "zoe"}).run()
+    assert "Nothing to label here for zoe" in page_text(at) and "--annotators zoe" in page_text(at)

@@ -90,6 +90,17 @@ class Pools(StoreBase):
             self.db.execute("SELECT 1 FROM assignments WHERE item_id = ?", [item_id]).fetchone() is not None
         )
 
+    def assigned_items(self, annotator_ids: Iterable[int]) -> set[int]:
+        """The items in any of these annotators' queues."""
+        ids = sorted({int(i) for i in annotator_ids})
+        if not ids:
+            return set()
+        marks = ", ".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT DISTINCT item_id FROM assignments WHERE annotator_id IN ({marks})", ids
+        )
+        return {int(r[0]) for r in rows.fetchall()}
+
     def assign(self, item_id: int, annotator_id: int, position: int) -> None:
         """Put the item in the annotator's queue at ``position``; already there, nothing changes."""
         with self.write() as db:

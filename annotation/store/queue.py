@@ -19,7 +19,7 @@ from typing import Any
 from annotation.store.base import ITEM_KINDS, StoreBase, StoreError, utc_now
 from annotation.store.retirements import live, live_item
 
-__all__ = ["Queue", "CURRENT_LABEL", "LEASE_ENV", "lease_seconds"]
+__all__ = ["Queue", "CURRENT_LABEL", "LEASE_ENV", "OPEN_LABELS", "lease_seconds"]
 
 LEASE_ENV = "DENOMINATOR_LEASE_MINUTES"
 LEASE_MINUTES = 5.0  # how long an item stays a tab's without a key press there
@@ -52,6 +52,17 @@ CURRENT_LABEL = (
 )
 
 
+# An item open to anyone needs this many people's labels (two: so the people's own agreement,
+# the ceiling a judge is held to, can be measured on it).
+OPEN_LABELS = 2
+# How many other people hold a current (not retracted) live label on the item ``i``.
+OTHER_LABELLERS = (
+    "(SELECT count(DISTINCT o.annotator_id) FROM labels o WHERE o.item_id = i.id AND o.annotator_id <> :annotator "
+    f"AND o.value IS NOT NULL AND {live('o.id', 'labels')} AND o.id = (SELECT max(p.id) FROM labels p "
+    f"WHERE p.item_id = o.item_id AND p.annotator_id = o.annotator_id AND {live('p.id', 'labels')}))"
+)
+
+
 class Queue(StoreBase):
     """Each annotator's queue of items, and the texts an item shows."""
 
@@ -66,14 +77,34 @@ class Queue(StoreBase):
             is not None
         )
 
-    def _queue_source(self, kind: str) -> tuple[str, str]:
+    def _assigned_to(self, annotator_id: int, kind: str) -> bool:
+        """Whether ``annotator_id`` has any ``kind`` item in their queue by assignment."""
+        row = self.db.execute(
+            "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = ? "
+            "AND i.kind = ? LIMIT 1",
+            [annotator_id, kind],
+        ).fetchone()
+        return row is not None
+
+    def _queue_source(self, kind: str, annotator_id: int) -> tuple[str, str]:
         """FROM/WHERE of an annotator's queue of ``kind`` items (the annotator's id bound as
-        ``:annotator``), and its order: the assigned items, or every item of the kind when
-        none is assigned to anybody (single-user mode)."""
+        ``:annotator``), and its order: the assigned items; every item of the kind when none is
+        assigned to anybody (single-user mode); and for a person with nothing assigned while
+        others have work (someone added later), the **open** items: those fewer than
+        :data:`OPEN_LABELS` other people have labelled (plus their own labelled ones, for the
+        progress), so a new person gets work at once and adds a second opinion."""
         if kind not in ITEM_KINDS:
             raise StoreError(f"item kind {kind!r}; expected one of {', '.join(ITEM_KINDS)}")
         if not self.has_assignments(kind):
             return f"FROM items i WHERE i.kind = '{kind}' AND {live_item('i')}", "i.position"
+        if not self._assigned_to(
+            annotator_id, kind
+        ):  # work is assigned, but none to this person: the open items
+            return (
+                f"FROM items i WHERE i.kind = '{kind}' AND {live_item('i')} AND ({CURRENT_LABEL} IS NOT NULL"
+                f" OR {OTHER_LABELLERS} < {OPEN_LABELS})",
+                "i.position",
+            )
         return (
             f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = '{kind}'"
             f" AND {live_item('i')}",
@@ -88,7 +119,7 @@ class Queue(StoreBase):
         down the queue, every item before it is labelled, so the search does not walk past them
         again (a fetch costs the same after 10 labels or 10,000). Then from the start, for
         items skipped or undone."""
-        source, order = self._queue_source(kind)
+        source, order = self._queue_source(kind, annotator_id)
         skip = ", ".join(str(int(i)) for i in skipped)
         unlabelled = f"{CURRENT_LABEL} IS NULL {f'AND i.id NOT IN ({skip})' if skip else ''}"
         last = self.db.execute(
@@ -112,7 +143,7 @@ class Queue(StoreBase):
     def queue_progress(self, annotator_id: int, kind: str) -> tuple[int, int]:
         """(labelled, total) of the annotator's queue of ``kind`` items; labelled counts the
         items whose newest row of theirs has a value (not a retraction)."""
-        source, _ = self._queue_source(kind)
+        source, _ = self._queue_source(kind, annotator_id)
         done, total = self.db.execute(
             f"SELECT count({CURRENT_LABEL}), count(*) {source}", {"annotator": annotator_id}
         ).fetchone()
@@ -187,6 +218,8 @@ class Queue(StoreBase):
                 self._lease(annotator_id, kind, holder, own[0], revisit=None)
                 return {"item_id": own[0], "from_skips": False, "skips_left": None}
             others = self._leased_elsewhere(annotator_id, holder)
+            if self.has_assignments(kind) and not self._assigned_to(annotator_id, kind):
+                others |= self._open_items_taken(annotator_id, kind, now)
             skipped = [i for (i,) in self.db.execute(
                 "SELECT item_id FROM skips WHERE annotator_id = ? AND kind = ? ORDER BY created_at, item_id",
                 [annotator_id, kind],
@@ -275,6 +308,18 @@ class Queue(StoreBase):
         rows = self.db.execute(
             "SELECT item_id FROM leases WHERE annotator_id = ? AND holder <> ? AND expires_at > ?",
             [annotator_id, holder, now or utc_now()],
+        ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def _open_items_taken(self, annotator_id: int, kind: str, now: str) -> set[int]:
+        """Open items whose last labels needed are on other people's screens: their labellers
+        and the people leasing them reach :data:`OPEN_LABELS` (a third person is not shown them)."""
+        rows = self.db.execute(
+            f"""SELECT l.item_id FROM leases l JOIN items i ON i.id = l.item_id
+               WHERE l.annotator_id <> :annotator AND l.kind = :kind AND l.expires_at > :now
+               GROUP BY l.item_id, i.id
+               HAVING count(DISTINCT l.annotator_id) + {OTHER_LABELLERS} >= {OPEN_LABELS}""",
+            {"annotator": annotator_id, "kind": kind, "now": now},
         ).fetchall()
         return {int(r[0]) for r in rows}
 
