@@ -15,7 +15,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Literal
 
 from annotation.errors import DenominatorError, describe, one_line, skipped_records
-from annotation.quiet_start import INTERRUPTED, INTERRUPTED_LINE
+from annotation.quiet_start import INTERRUPTED, INTERRUPTED_LINE, on_interrupt, was_interrupted
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported only by the commands that open it
     from annotation.store import Store
@@ -54,6 +54,7 @@ def run_main(
     line (:func:`~annotation.errors.describe`), exit 2; a closed stdout is no error. No traceback
     crosses it (``DENOMINATOR_DEBUG=1`` shows the traceback of an unexpected error)."""
     skipped_records()  # from an earlier command of this process (tests call main() in turn)
+    was_interrupted(reset=True)
     try:
         args = parser.parse_args(argv)
         text, code = dispatch(args)
@@ -65,6 +66,8 @@ def run_main(
     except BrokenPipeError:
         return 0
     except Exception as exc:
+        if was_interrupted():  # a Ctrl-C a library turned into its own error (an import's ImportError)
+            return interrupted()
         if os.environ.get("DENOMINATOR_DEBUG"):
             raise
         print(f"error: {describe(exc)}", file=sys.stderr)
@@ -76,11 +79,11 @@ def run_main(
 
 
 def interrupt_as_usual() -> None:
-    """Back to Python's own Ctrl-C (a KeyboardInterrupt the command's code and
-    :func:`run_main` handle), once the imports are done (a no-op off the main thread, where
-    no handler can be set)."""
+    """Ctrl-C as a KeyboardInterrupt again (the command's code and :func:`run_main` handle it;
+    :func:`annotation.quiet_start.on_interrupt` remembers it and makes a second one final), once
+    the imports are done (a no-op off the main thread, where no handler can be set)."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, on_interrupt)
 
 
 def emit(text: str) -> None:

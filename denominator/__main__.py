@@ -1,7 +1,6 @@
 """``python -m denominator``: the same as the ``denominator`` command."""
 
-import sys
-
+from annotation.quiet_start import exit_with
 from denominator.cli import main
 
-sys.exit(main())
+exit_with(main)

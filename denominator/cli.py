@@ -11,6 +11,7 @@ codes (0 success, 1 a gate failed, 2 bad usage or input, 130 interrupted).
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -46,7 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # each group's CLI is imported only when it runs: the others' start-up costs are not paid
     cli = importlib.import_module(f"{group}.__main__")
-    return cli.main(rest)
+    code = cli.main(rest)
+    if argv is None:  # the installed command has answered: a Ctrl-C while Python shuts down changes nothing
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return code
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ endpoint that refuses, 130 interrupted.
 
 from __future__ import annotations
 
-from annotation.quiet_start import quiet_interrupt_until_main
+from annotation.quiet_start import exit_with, quiet_interrupt_until_main
 
 if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, exit 130
     quiet_interrupt_until_main()
@@ -473,4 +473,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

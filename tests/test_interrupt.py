@@ -95,3 +95,56 @@ def test_ctrl_c_while_the_modules_import_is_one_line(command, tmp_path):
         assert err == "error: interrupted; nothing half-written (run the same command again)\n", err
     else:  # the help was out before the signal came
         assert process.returncode == 0 and out.startswith("usage:"), (process.returncode, err)
+
+
+def _counts(db) -> dict:
+    from annotation.store import Store
+
+    with Store(db) as store:
+        return store.counts()
+
+
+@pytest.mark.parametrize("delay", [0.15, 0.4, 0.8, 1.5, 2.5])
+@pytest.mark.parametrize("command", ["import", "export", "pool", "migrate", "fit-lexical"])
+def test_ctrl_c_at_any_point_of_a_command_is_one_line_and_nothing_half_written(
+    command, delay, make_run_db, tmp_path
+):
+    """#26: SIGINT at several points of five commands that write (start-up, the store's open, the
+    work, the output): exit 130 with one line, or 0 when it had finished; never a traceback; a
+    store, a target or an output file either whole or untouched."""
+    import shutil
+
+    db = tmp_path / "demo.db"
+    shutil.copy(make_run_db, db)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": f"n{i}", "text": f"chunk {i}"}) + "\n" for i in range(20_000))
+    )
+    out, target = tmp_path / "labels.csv", tmp_path / "copy.db"
+    argv = {
+        "import": ["annotation", "import", "--db", str(db), "--corpus", str(corpus)],
+        "export": ["annotation", "export", "--db", str(db), "--format", "csv", "-o", str(out)],
+        "pool": ["annotation", "pool", "--db", str(db), "--depth", "10", "--annotators", "sam,kim"],
+        "migrate": ["annotation", "migrate", "--from", str(db), "--to", str(target)],
+        "fit-lexical": ["judge", "fit-lexical", "--db", str(db), "--rubric", "relevance"],
+    }[command]
+    before = _counts(db)
+    process = subprocess.Popen(
+        [sys.executable, "-m", *argv], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert "Traceback" not in err, err[-800:]
+    assert process.returncode in (0, 130), (process.returncode, err[-500:])
+    if process.returncode == 0:
+        return
+    assert err.splitlines()[-1] == "error: interrupted; nothing half-written (run the same command again)", (
+        err
+    )
+    if command in ("import", "pool", "fit-lexical"):
+        assert _counts(db) == before  # the store as it was
+    if command == "export":
+        assert not out.exists()
+    if command == "migrate" and target.exists():
+        assert not any(_counts(target).values())  # empty: the same command runs again
