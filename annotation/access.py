@@ -214,7 +214,9 @@ def render_link_confirmation() -> None:
             f"This browser is signed in as **{md(now['name'])}** ({md(now['role'])}): signing in as "
             f"{md(who['name'])} signs {md(now['name'])} out here."
         )
-    st.button(f"Sign in as {who['name']}", key="access:link-sign-in", type="primary", on_click=_confirm_link)
+    st.button(
+        f"Sign in as {md(who['name'])}", key="access:link-sign-in", type="primary", on_click=_confirm_link
+    )
     st.button("Go on without signing in", key="access:link-cancel", on_click=_drop_link)
 
 
