@@ -475,7 +475,13 @@ async def link_route(request: Request) -> Response:
     fields = parse_qs(raw, max_num_fields=4)
     token = (fields.get("token", [""])[0] or "").strip()[:512]
     target = _safe_target(fields.get("next", ["/"])[0])
-    claimed = await run_in_threadpool(_in_store, _sign_in_by_link, token, request.cookies.get(COOKIE))
+    try:
+        claimed = await run_in_threadpool(
+            _in_store, _sign_in_by_link, token, request.cookies.get(COOKIE), quiet=False
+        )
+    except Exception:  # a store that cannot be reached is no wrong token: said as such, nothing changed
+        page = link_page(token, target, None, None, store_down=True)
+        return HTMLResponse(page, status_code=503, headers=LINK_PAGE_HEADERS)
     if claimed is None:
         page = link_page(token, target, None, None)
         return HTMLResponse(page, status_code=403, headers=LINK_PAGE_HEADERS)

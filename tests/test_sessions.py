@@ -322,3 +322,13 @@ def test_the_redirect_stays_on_this_site(demo, monkeypatch) -> None:
         form = {"token": tokens["ann"], "next": target}
         answer = http.post(access.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
         assert answer.status_code == 303 and answer.headers["location"] == expected, target
+
+
+def test_the_link_button_with_the_store_down_says_so(demo, monkeypatch) -> None:
+    """A store that cannot be read when the button is pressed is not "a token not valid"."""
+    db, tokens = demo
+    http = client(db, monkeypatch)
+    monkeypatch.setattr(access, "_sign_in_by_link", lambda *a: (_ for _ in ()).throw(StoreError("down")))
+    answer = http.post(access.LINK_ROUTE, data={"token": tokens["ann"]}, headers=ORIGIN)
+    assert answer.status_code == 503 and "The store is unavailable; nothing was changed." in answer.text
+    assert "not valid" not in answer.text
