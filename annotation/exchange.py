@@ -211,12 +211,17 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
         if run is not None:
             counts = store.import_run(run, sources.name.strip(), sources.stage)
             lines.append(_report(f"run {sources.name.strip()!r} ({sources.stage}) {sources.run}", counts))
+        identical: list[tuple[str, str]] = []
         if traces is not None:
-            lines.append(_report(f"traces {sources.traces}", store.import_traces(traces)))
+            lines.append(_report(f"traces {sources.traces}", store.import_traces(traces, identical)))
         if traced is not None:
-            counts = to_store(store, traced, run_prefix=sources.run_prefix)
+            counts = to_store(store, traced, run_prefix=sources.run_prefix, identical=identical)
             lines.append(_report(f"traces {sources.traces} ({sources.traces_from})", counts))
             lines += [f"  not imported: {problem}" for problem in traced.problems]
+        lines += [
+            f"  not imported: trace {trace!r}: the same question, contexts and answer as trace {live!r}"
+            for trace, live in identical
+        ]
         if labels is not None:
             lines.append(_import_labels(store, labels, sources.annotator.strip(), sources.labels))
             lines += [f"  note: {note}" for note in labels.notes]  # e.g. queries named by their text
@@ -367,8 +372,11 @@ def _child(node, key: str):
 
 
 def _report(what: str, counts: dict[str, int]) -> str:
-    """``run 'bm25' (run.trec): 1 run, 40 rankings, 0 unchanged``: a noun is singular for 1."""
+    """``run 'bm25' (run.trec): 1 run, 40 rankings, 0 unchanged``: a noun is singular for 1;
+    ``identical`` (traces not imported, named on their own lines) only when there are some."""
     nouns = ("labels", "runs", "rankings", "traces")
     return f"{what}: " + ", ".join(
-        f"{n} {key[:-1] if n == 1 and key in nouns else key}" for key, n in counts.items()
+        f"{n} {key[:-1] if n == 1 and key in nouns else key}"
+        for key, n in counts.items()
+        if n or key != "identical"
     )

@@ -1,10 +1,13 @@
 """Write examples/worked-example/traces.jsonl: the demo's RAG traces.
 
 Two systems answer the worked example's four queries, five times each (40
-traces): `rag-bm25` is shown the retriever's top 3, `rag-rerank` the judged
-chunks first. Answers are extractive (sentences of the contexts shown), and a
-seeded share of them carries a claim found in no context, so that faithfulness
-has something to find. Re-running gives the same file.
+traces): `rag-bm25` is shown a window of 3 of the retriever's ranking,
+`rag-rerank` of the judged chunks first; version v's window starts at the v-th
+chunk, so no two traces share question, contexts and answer (a labeller never
+sees "the same" trace twice; checked here and by tests/test_demo.py). Answers
+are extractive (sentences of the contexts shown), and a seeded share of them
+carries a claim found in no context, so that faithfulness has something to
+find. Re-running gives the same file.
 
     python examples/make_traces.py
 """
@@ -40,7 +43,7 @@ def main() -> None:
         judged = sorted(query["grades"], key=lambda d: -query["grades"][d])
         for system, pool in (("rag-bm25", runs[qid]), ("rag-rerank", judged + runs[qid])):
             for version in range(5):
-                shown = list(dict.fromkeys(pool))[version % 2 : version % 2 + 3]
+                shown = list(dict.fromkeys(pool))[version : version + 3]
                 sentences = [chunks[c].split("; ")[0].rstrip(".") + "." for c in shown[:2]]
                 if rng.random() < 0.35:
                     sentences.append(rng.choice(UNSUPPORTED))
@@ -57,6 +60,9 @@ def main() -> None:
                         ensure_ascii=False,
                     )
                 )
+    contents = [tuple(json.dumps(json.loads(line)[k]) for k in ("question", "contexts", "answer")) for line in lines]
+    if len(set(contents)) != len(contents):
+        raise SystemExit("two traces share question, contexts and answer: the demo must hold distinct items")
     (HERE / "traces.jsonl").write_text("\n".join(lines) + "\n")
     print(f"wrote {len(lines)} traces to {HERE / 'traces.jsonl'}")
 

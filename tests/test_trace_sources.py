@@ -682,6 +682,7 @@ def test_round_trip_through_a_store_and_reimport_changes_nothing(db_at):
             "rankings": 9,
             "traces": 2,
             "unchanged": 0,
+            "identical": 0,
             "positional": 0,
         }
         first = snapshot(store)
@@ -710,6 +711,7 @@ def test_round_trip_through_a_store_and_reimport_changes_nothing(db_at):
             "rankings": 0,
             "traces": 0,
             "unchanged": 3 + 5 + 9 + 2,
+            "identical": 0,
             "positional": 0,
         }
         assert snapshot(store) == first
@@ -718,7 +720,10 @@ def test_round_trip_through_a_store_and_reimport_changes_nothing(db_at):
 def test_two_sources_share_queries_and_chunks_in_one_store(db_at):
     with Store(db_at) as store:
         to_store(store, read_trace_source(DATA / "openinference-otlp.json", "openinference"))
-        to_store(store, read_trace_source(DATA / "langfuse-blob.jsonl", "langfuse"))
+        identical: list[tuple[str, str]] = []
+        counts = to_store(
+            store, read_trace_source(DATA / "langfuse-blob.jsonl", "langfuse"), identical=identical
+        )
         snap = snapshot(store)
         assert len(snap["queries"]) == 2 and len(snap["chunks"]) == 5  # same questions, same chunks
         assert [name for name, _ in snap["runs"]] == [
@@ -727,7 +732,14 @@ def test_two_sources_share_queries_and_chunks_in_one_store(db_at):
             "rag-v3:fetch",
             "rag-v3:keep",
         ]
-        assert len(snap["traces"]) == 4
+        # the two exports hold the same two answers (question, contexts and answer): one item each,
+        # the second export's traces named as not imported; its runs land
+        assert counts["traces"] == 0 and counts["identical"] == 2 and counts["runs"] == 2
+        assert identical == [
+            ("lf-blob-a", "0AF7651916CD43DD8448EB211C80319C"),
+            ("lf-blob-b", "4BF92F3577B34DA6A3CE929D0E0E4736"),
+        ]
+        assert len(snap["traces"]) == 2
 
 
 def test_unscored_or_unordered_rankings_keep_their_rank_order_in_the_store(db_at):

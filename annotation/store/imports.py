@@ -21,7 +21,7 @@ from annotation.model import Qrels, Run
 from annotation.rubrics import get_rubric
 from annotation.store.base import ImportConflict, OffScale, StoreError, utc_now
 from annotation.store.identity import Identity
-from annotation.store.retirements import Retirements
+from annotation.store.retirements import Retirements, live
 
 __all__ = ["Imports"]
 
@@ -209,15 +209,22 @@ class Imports(Retirements, Identity):
                     rows.append(row[0])
         return rows
 
-    def import_traces(self, traces: list[Mapping[str, Any]]) -> dict[str, int]:
+    def import_traces(
+        self, traces: list[Mapping[str, Any]], identical: list[tuple[str, str]] | None = None
+    ) -> dict[str, int]:
         """Traces as read by :func:`annotation.formats.read_traces`; each also
         becomes a ``trace`` item (faithfulness). The same trace again changes
-        nothing; the same id with other content is refused."""
-        added = unchanged = 0
+        nothing; the same id with other content is refused. A trace with a new id
+        whose question, contexts and answer are those of a live trace (or of one
+        earlier in ``traces``) is not imported: a labeller would see "the same"
+        item twice. Counted as ``identical``; each is appended to ``identical`` as
+        (its id, the id of the trace it repeats) when a list is given."""
+        added = unchanged = skipped = 0
         new: list[str] = []
         named: list[str] = []
         with self.write() as db:
             self._ensure_held_ids("queries", {t["query_id"] for t in traces})
+            seen = self._live_trace_contents()
             for trace in traces:
                 row = (
                     trace["id"],
@@ -239,6 +246,13 @@ class Imports(Retirements, Identity):
                     unchanged += 1
                     named.append(trace["id"])
                     continue
+                content = _trace_content(*row[3:])
+                if content in seen:
+                    skipped += 1
+                    if identical is not None:
+                        identical.append((trace["id"], seen[content]))
+                    continue
+                seen[content] = trace["id"]
                 new.append(trace["id"])
                 db.execute(
                     "INSERT INTO traces (id, query_id, system, question, contexts, answer, created_at)"
@@ -248,4 +262,16 @@ class Imports(Retirements, Identity):
                 self.ensure_item("trace", query_id=trace["query_id"], trace_id=trace["id"])
                 added += 1
             self.hold("traces", new, named)
-        return {"traces": added, "unchanged": unchanged}
+        return {"traces": added, "unchanged": unchanged, "identical": skipped}
+
+    def _live_trace_contents(self) -> dict[bytes, str]:
+        """A digest of each live trace's question, contexts and answer: its id."""
+        rows = self.db.execute(
+            f"SELECT id, question, contexts, answer FROM traces t WHERE {live('t.id', 'traces')} ORDER BY id"
+        )
+        return {_trace_content(question, contexts, answer): tid for tid, question, contexts, answer in rows}
+
+
+def _trace_content(question: str, contexts: str, answer: str) -> bytes:
+    """What a labeller sees of a trace, as a digest: two traces with equal digests are one item."""
+    return hashlib.sha256(json.dumps([question, contexts, answer], ensure_ascii=False).encode()).digest()

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from annotation.store import Store
 
 
-def to_store(store: Store, imp: TraceImport, run_prefix: str = "") -> dict[str, int]:
+def to_store(
+    store: Store, imp: TraceImport, run_prefix: str = "", identical: list[tuple[str, str]] | None = None
+) -> dict[str, int]:
     """Write a :class:`TraceImport` in one ``store.write()`` transaction: queries,
     chunks, one run per (system, stage) named ``{run_prefix}{system}:{stage}``,
     traces. All of it lands or none; the same import again changes nothing. A
@@ -25,8 +27,12 @@ def to_store(store: Store, imp: TraceImport, run_prefix: str = "") -> dict[str, 
     many rows were already stored as they are (``unchanged``: queries, chunks,
     ranking rows and traces together), and how many rankings were stored with
     scores n..1 (``positional``) because the source's scores were missing, tied
-    or not falling with rank (distances), so that the stored order is the rank."""
-    counts = dict.fromkeys(("queries", "chunks", "runs", "rankings", "traces", "unchanged", "positional"), 0)
+    or not falling with rank (distances), so that the stored order is the rank; and how many
+    traces were not imported because a live trace has their question, contexts and answer
+    (``identical``; each appended to ``identical`` as (its id, the live trace's id) when a
+    list is given)."""
+    keys = ("queries", "chunks", "runs", "rankings", "traces", "unchanged", "identical", "positional")
+    counts = dict.fromkeys(keys, 0)
     with store.write():
         for key, rows, load in (
             ("queries", imp.queries, store.import_queries),
@@ -46,9 +52,10 @@ def to_store(store: Store, imp: TraceImport, run_prefix: str = "") -> dict[str, 
             counts["unchanged"] += result["unchanged"]
             counts["positional"] += positional
         if imp.traces:
-            result = store.import_traces(imp.traces)
+            result = store.import_traces(imp.traces, identical)
             counts["traces"] += result["traces"]
             counts["unchanged"] += result["unchanged"]
+            counts["identical"] += result["identical"]
     return counts
 
 
