@@ -37,11 +37,10 @@ from annotation.pooling import (
     item_summary,
     item_view,
     my_work,
-    progress,
 )
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
-from annotation.store import Store, StoreBusy, StoreError
+from annotation.store import Store, StoreBusy, StoreError, borrowed
 
 KEY = "label:"
 HOLDER = "label:tab"  # this tab's id in the store's leases, kept in its address as ?tab=
@@ -160,7 +159,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
     seconds = round(time.monotonic() - started, 3) if started else None
     note = (st.session_state.get(_note_key(page)) or "").strip() or None
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             identity = access.current(store)  # a token revoked since the page was drawn writes nothing
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 _set(
@@ -184,6 +183,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
                     shown=item.get("shown"),
                 )
                 store.end_lease(annotator_id, page.kind, _holder())
+                _lease_next(store, page, annotator_id)  # no write of its own at the next draw
     except StoreBusy:  # waited the bounded time: nothing stored, the same item stays on screen
         _set(page, "message", BUSY_LABEL)
         return
@@ -199,8 +199,11 @@ def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
     if item_id != _get(page, "current") or annotator != _who():
         return
     try:
-        with Store(_db_path()) as store:  # the skipped list lives in the store: a reload keeps it
-            store.skip_item(store.annotator_id(annotator), page.kind, _holder(), item_id)
+        with borrowed(_db_path()) as store:  # the skipped list lives in the store: a reload keeps it
+            annotator_id = store.annotator_id(annotator)
+            with store.write():  # the skip and the next item's lease, at once
+                store.skip_item(annotator_id, page.kind, _holder(), item_id)
+                _lease_next(store, page, annotator_id)
     except StoreBusy:
         _set(page, "message", "The store is busy (an import is running); nothing was skipped, press s again.")
         return
@@ -209,6 +212,14 @@ def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
         return
     _set(page, "shown_at", None)
     _set(page, "current", None)
+
+
+def _lease_next(store: Store, page: LabelPage, annotator_id: int) -> None:
+    """Lease the tab's next item inside the write that ended its lease (a label or a skip), so
+    the pane's next draw finds it leased and only reads (:meth:`Queue.lease_item`)."""
+    leased = store.lease_item(annotator_id, page.kind, _holder())
+    if leased and leased["from_skips"]:
+        _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
 
 
 def _note_key(page: LabelPage) -> str:
@@ -288,13 +299,13 @@ def _undo(page: LabelPage, annotator: str) -> None:
 def render_label_pane(page: LabelPage, annotator: str) -> None:
     """The labelling pane: reruns alone on each keypress."""
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             identity = access.current(store)  # a key press reruns only this pane: check the token here too
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 st.error("Your access token is no longer valid. Sign in again.")
                 return
             annotator_id = store.annotator_id(annotator)
-            done, total = progress(store, annotator, page.kind)
+            done, total = store.queue_progress(annotator_id, page.kind)
             # the item this tab leases stays on screen until it is graded or skipped, across reruns,
             # reloads and servers; no other tab of this person is shown it (annotation.store.queue)
             leased = store.lease_item(annotator_id, page.kind, _holder())

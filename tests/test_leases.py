@@ -182,3 +182,70 @@ def test_an_empty_queue_says_why(demo_db) -> None:
                 store.add_label(item, who, 1)
     at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "zoe"}).run()
     assert "Nothing to label here for zoe" in page_text(at) and "--annotators zoe" in page_text(at)
+
+
+@pytest.mark.parametrize("key", ["label:grade2", "label:skip"])
+def test_a_key_press_is_one_write_with_the_next_item_leased_in_it(demo_db, monkeypatch, key) -> None:
+    """The label (or skip) and the next item's lease are one transaction: the pane's redraw that
+    follows finds its item leased and only reads (no second write, no second commit)."""
+    from annotation.store.base import StoreBase
+
+    one = _tab()
+    first = _item(one)
+    begun: list[str] = []
+    real_begin = StoreBase._begin
+
+    def counting_begin(self) -> None:
+        begun.append(self.dialect)
+        real_begin(self)
+
+    monkeypatch.setattr(StoreBase, "_begin", counting_begin)
+    one.button(key=key).click().run()
+    assert not one.exception
+    second = _item(one)
+    assert second not in (None, first)
+    assert len(begun) == 1  # the press's own write; the redraw wrote nothing
+    with Store(demo_db) as store:
+        [(leased,)] = store.db.execute(
+            "SELECT l.item_id FROM leases l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
+        ).fetchall()
+    assert leased == second
+
+
+@pytest.mark.postgres
+def test_borrowed_handles_are_reused_checked_and_dropped_when_unsafe(postgres_server) -> None:
+    """On PostgreSQL a key press borrows an idle handle of the process (no new connection); one
+    whose server restarted is replaced at the next borrow; one left in a transaction or by an
+    error is closed, not given back. On SQLite every borrow is a new handle."""
+    from annotation.store import borrowed
+
+    url = postgres_server.database()
+    with Store(url):
+        pass  # the schema
+    with borrowed(url) as first:
+        pid = first.db.execute("SELECT pg_backend_pid()").fetchone()[0]
+    with borrowed(url) as again:
+        assert again is first and again.db.execute("SELECT pg_backend_pid()").fetchone()[0] == pid
+    postgres_server.halt()
+    postgres_server.restart()
+    with borrowed(url) as after:  # the idle handle's connection died with the server
+        assert after is not first
+        assert after.db.execute("SELECT 1").fetchone()[0] == 1
+    with pytest.raises(RuntimeError), borrowed(url) as failing:
+        raise RuntimeError("a failure inside the block")
+    with borrowed(url) as next_one:
+        assert next_one is not failing  # a handle that saw an error is closed, not reused
+    with borrowed(url) as left_open:
+        left_open.db.execute("BEGIN")
+    with borrowed(url) as fresh:
+        assert fresh is not left_open and not fresh.db.conn.in_transaction
+
+
+def test_borrowed_sqlite_handles_are_new_each_time(tmp_path) -> None:
+    from annotation.store import borrowed
+
+    db = str(tmp_path / "s.db")
+    with borrowed(db) as one:
+        pass
+    with borrowed(db) as two:
+        assert two is not one and two.db.execute("SELECT 1").fetchone()[0] == 1

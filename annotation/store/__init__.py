@@ -42,6 +42,10 @@ Everything else asks the store: no SQL lives outside this package
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from annotation.model import Qrels, Run
 from annotation.store.base import (
     BUSY_ENV,
@@ -82,11 +86,13 @@ from annotation.store.judges import (
 from annotation.store.labels import AGGREGATES, Labels, aggregate_grades
 from annotation.store.migrations import MIGRATIONS
 from annotation.store.pools import Pools
+from annotation.store.postgres import is_url
 from annotation.store.queue import Queue
 from annotation.store.retirements import UnknownImport
 
 __all__ = [
     "Store",
+    "borrowed",
     "StoreError",
     "StoreBusy",
     "DiskFull",
@@ -126,6 +132,64 @@ __all__ = [
 
 class Store(Imports, Labels, Judges, Pools, Queue, Corpus, History, Browse, Identity, StoreBase):
     """A handle on the SQLite file; one per script run (or per session)."""
+
+
+_IDLE: dict[str, list[Store]] = {}  # PostgreSQL handles of this process not in use, per URL
+_IDLE_LOCK = threading.Lock()
+IDLE_HANDLES = 8  # at most this many kept per URL; more at once are opened and closed
+
+
+@contextmanager
+def borrowed(location: str) -> Iterator[Store]:
+    """A :class:`Store` on ``location`` for one short use (a key press and the pane it redraws).
+
+    On PostgreSQL a handle this process used before and gave back is taken when one is idle, as
+    a connection costs several round trips to open (about 10 ms here; ``bench/browser.py``); a
+    ``SELECT 1`` first checks it still reaches the server (one that restarted is replaced by a new
+    connection). It is given back when the block ends with no transaction open and no error;
+    otherwise closed. On SQLite a new handle each time (opening costs under 1 ms, and a new
+    handle sees a file replaced under a running app). One thread uses a handle at a time."""
+    store = None
+    if is_url(str(location)):
+        with _IDLE_LOCK:
+            idle = _IDLE.get(location)
+            store = idle.pop() if idle else None
+        if store is not None:
+            try:
+                store.db.execute("SELECT 1").fetchone()
+            except Exception:  # the driver's error or the store's name for it: a new connection
+                _close_quietly(store)
+                store = None
+    if store is None:
+        store = Store(location)
+    ok = False
+    try:
+        yield store
+        ok = True
+    finally:
+        keep = ok and store.dialect == "postgresql" and not _in_transaction(store)
+        if keep:
+            with _IDLE_LOCK:
+                idle = _IDLE.setdefault(location, [])
+                keep = len(idle) < IDLE_HANDLES
+                if keep:
+                    idle.append(store)
+        if not keep:
+            _close_quietly(store)
+
+
+def _in_transaction(store: Store) -> bool:
+    try:
+        return bool(store.db.conn.in_transaction)
+    except Exception:  # a connection that cannot say is not given back
+        return True
+
+
+def _close_quietly(store: Store) -> None:
+    try:
+        store.close()
+    except Exception:  # a connection already lost: nothing to close
+        pass
 
 
 # private names of the module this package replaced, kept for scripts that used them
