@@ -7,6 +7,7 @@
     python -m annotation annotators add NAME --role annotator|admin [--db DB]
     python -m annotation annotators list [--db DB]
     python -m annotation annotators revoke NAME [--db DB]
+    python -m annotation handout [--db DB] [--mode open|assigned] [--labels N] [--by NAME]
     python -m annotation demo [--db DB] [--if-empty]
     python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
         [--threshold G] [--judge FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
@@ -44,7 +45,7 @@ from annotation.cli_base import (
     run_main,
     shown_db,
 )
-from annotation.exchange import ImportSources, NothingToImport
+from annotation.exchange import ImportSources, NothingToImport, login_name
 from annotation.imports_cli import (
     add_import_options,
     add_imports_parser,
@@ -54,6 +55,7 @@ from annotation.imports_cli import (
     run_imports,
 )
 from annotation.options import add_option, option
+from annotation.pooling import handout_text
 from annotation.store import AGGREGATES, default_db_path
 from annotation.store.base import holds_nothing
 from denominator.demo import EXAMPLE_DIR, build_demo  # noqa: F401  (EXAMPLE_DIR re-exported for scripts)
@@ -172,6 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("name", help="whose token to revoke")
     for p in (add, ls, rv):
         add_db_option(p)
+
+    ho = sub.add_parser(
+        "handout", help="how items are handed out: open to whoever asks next, or only as assigned"
+    )
+    add_db_option(ho)
+    add_option(ho, "handout_mode", default=None)
+    add_option(ho, "handout_labels", default=None)
+    ho.add_argument("--by", default="", metavar="NAME", help="who sets it (default: your login name)")
 
     dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
     add_db_option(dm)
@@ -315,6 +325,16 @@ def run_annotators(args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_handout(args: argparse.Namespace) -> str:
+    """Without --mode or --labels: how items are handed out now (only reads)."""
+    changing = args.mode is not None or args.labels is not None
+    with open_store(args.db, "write" if changing else "read") as store:
+        mode, labels = actions.handout(
+            store, mode=args.mode, labels=args.labels, who=(args.by or "").strip() or login_name()
+        )
+    return ("set: " if changing else "") + handout_text(mode, labels) + "\n"
+
+
 def run_pool(args: argparse.Namespace) -> str:
     runs = [r for r in (args.runs or "").split(",") if r] or None
     annotators = [a for a in (args.annotators or "").split(",") if a]
@@ -407,6 +427,7 @@ COMMANDS = {
     "pool": run_pool,
     "baseline": run_baseline,
     "annotators": run_annotators,
+    "handout": run_handout,
     "imports": run_imports,
     "demo": run_demo,
     "migrate": run_migrate,

@@ -23,7 +23,16 @@ from annotation.pooling import check_estimate, pool_report, sample_unjudged
 from annotation.pooling import pool as build_pool
 from annotation.store import Store
 
-__all__ = ["import_", "pool", "baseline", "annotators", "imports", "migrate", "export"]
+__all__ = [
+    "import_",
+    "pool",
+    "baseline",
+    "annotators",
+    "handout",
+    "imports",
+    "migrate",
+    "export",
+]
 
 DEFAULT_STRATA = (50, 100, 1000)  # the estimate's strata of unjudged candidates, by best rank
 
@@ -86,6 +95,17 @@ def annotators(store: Store, action: str = "list", *, name: str = "", role: str 
         store.revoke_annotator(name)
         return None
     return {"annotators": store.annotators(), "tokens_required": store.tokens_required()}
+
+
+def handout(
+    store: Store, *, mode: str | None = None, labels: int | None = None, who: str = ""
+) -> tuple[str, int]:
+    """How the project hands items out, (mode, labels); with ``mode`` or ``labels`` given, that is
+    recorded first (the other kept as it is) by ``who``."""
+    if mode is not None or labels is not None:
+        now_mode, now_labels = store.handout()
+        store.set_handout(mode or now_mode, now_labels if labels is None else labels, who)
+    return store.handout()
 
 
 def imports(

@@ -31,7 +31,7 @@ from annotation.imports_ui import (
     who_acts,
 )
 from annotation.options import option
-from annotation.pooling import KINDS, pool_report, progress, sample_unjudged
+from annotation.pooling import KINDS, handout_text, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, Store, StoreError
 from annotation.store.postgres import shown_url
@@ -110,6 +110,7 @@ def render_data_page() -> None:
     overview = st.container()  # drawn last, so its counts include what this run imported or pooled
     render_import_form(who_acts(identity.name))
     render_imports_section(db, who_acts(identity.name))
+    render_handout_form(who_acts(identity.name))
     depth = render_pool_section()
     render_estimate_form(depth)
     with overview:
@@ -148,6 +149,35 @@ def render_overview() -> list[dict[str, Any]]:
     else:
         st.info("No annotator yet.")
     return people
+
+
+def render_handout_form(who: str) -> None:
+    """How items are handed out (``python -m annotation handout``): said, and changed by a form."""
+    st.subheader("Handing out items")
+    try:
+        with Store(_db_path()) as store:
+            mode, labels = store.handout()
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    st.caption(md(handout_text(mode, labels)))
+    modes, needed = option("handout_mode"), option("handout_labels")
+    with st.form("data:handout"):
+        chosen = st.radio("hand items out", modes.choices, index=modes.choices.index(mode), horizontal=True)
+        count = st.number_input(
+            "labels from this many different people close an open item",
+            min_value=needed.minimum,
+            max_value=needed.maximum,
+            value=labels,
+            key="data:handout-labels",
+        )
+        if st.form_submit_button("Save how items are handed out"):
+            try:
+                with Store(_db_path()) as store:
+                    saved = actions.handout(store, mode=chosen, labels=int(count), who=who)
+                st.success("Saved: " + md(handout_text(*saved)))
+            except StoreError as exc:
+                st.error(md(exc))
 
 
 def render_pool_section() -> int:
@@ -200,7 +230,8 @@ def render_pool_section() -> int:
     with st.form("data:pool"):
         st.markdown("**Add a pool to the labelling queue**")
         annotators = st.text_input(
-            "annotators (comma-separated; empty: everyone labels everything)", key="data:who"
+            "annotators (comma-separated; empty: the items are open to anyone, as handed out above)",
+            key="data:who",
         )
         share = option("pool_overlap")
         overlap = st.number_input(

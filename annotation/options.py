@@ -178,6 +178,28 @@ OPTIONS: tuple[Option, ...] = (
         maximum=1.0,
     ),
     Option(
+        "handout_mode",
+        "--mode",
+        "open",
+        "how items are handed out: open (to whoever asks next, never twice to one person, until "
+        "--labels people have labelled each) or assigned (only to the people each is assigned to); "
+        "a person with items assigned gets those either way",
+        ("annotation handout", "the Data page"),
+        choices=("open", "assigned"),
+    ),
+    Option(
+        "handout_labels",
+        "--labels",
+        2,
+        "labels from this many different people close an open item (2: the people's own "
+        "agreement, the ceiling a judge is held to, can be measured on it)",
+        ("annotation handout", "the Data page"),
+        positive_int,
+        "N",
+        minimum=1,
+        maximum=100,
+    ),
+    Option(
         "pool_seed",
         "--seed",
         0,

@@ -37,6 +37,7 @@ __all__ = [
     "is_open",
     "my_work",
     "progress",
+    "handout_text",
 ]
 
 
@@ -427,3 +428,17 @@ def pool_report(store: Store, depth: int, min_grade: int = DEFAULT_MIN_GRADE) ->
             }
         )
     return report
+
+
+def handout_text(mode: str, labels: int) -> str:
+    """The handout in words, the same on every face."""
+    if mode == "open":
+        return (
+            f"items are handed out open: each goes to whoever asks next, never twice to one person, "
+            f"until {labels} different {'person has' if labels == 1 else 'people have'} labelled it; "
+            "a person with items assigned (pool --annotators) gets those"
+        )
+    return (
+        "items are handed out as assigned: each only to the people it is assigned to "
+        "(pool --annotators); a person with nothing assigned gets nothing"
+    )

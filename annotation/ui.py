@@ -306,6 +306,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
                 return
             annotator_id = store.annotator_id(annotator)
             done, total = store.queue_progress(annotator_id, page.kind)
+            handout = store.handout() if total == 0 else None  # only to say why the queue is empty
             # the item this tab leases stays on screen until it is graded or skipped, across reruns,
             # reloads and servers; no other tab of this person is shown it (annotation.store.queue)
             leased = store.lease_item(annotator_id, page.kind, _holder())
@@ -326,11 +327,19 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         st.info(md(message))
     undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
     if item is None and total == 0:
-        st.info(
-            f"Nothing to label here for {md(annotator)}: no item of this page is in your queue and none "
-            "needs another person's label now. An admin gives you work with "
-            f"`python -m annotation pool --depth D --annotators {md(annotator)}` (or imports more)."
-        )
+        assign = f"`python -m annotation pool --depth D --annotators {md(annotator)}`"
+        if handout and handout[0] == "assigned":
+            st.info(
+                f"Nothing is assigned to you, {md(annotator)}: this project hands items out only as "
+                f"assigned. An admin assigns work with {assign}."
+            )
+        else:
+            needed = handout[1] if handout else 2
+            st.info(
+                f"Nothing to label here for {md(annotator)}: no item of this page is in your queue and "
+                f"none needs another person's label now (an open item closes at {needed} people's "
+                f"labels). An admin gives you work with {assign} (or imports more)."
+            )
         render_my_work(page, annotator)
         return
     if item is None:

@@ -182,6 +182,48 @@ def test_an_empty_queue_says_why(demo_db) -> None:
                 store.add_label(item, who, 1)
     at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "zoe"}).run()
     assert "Nothing to label here for zoe" in page_text(at) and "--annotators zoe" in page_text(at)
+    assert "an open item closes at 2 people's labels" in page_text(at)
+
+
+def test_the_handout_is_the_projects_and_recorded(demo_db, capsys) -> None:
+    """``handout``: open (the default: each item to whoever asks, until N people labelled it) or
+    assigned (a person with nothing assigned gets nothing, and the page says so). Each change is
+    a new row; the newest counts; the CLI prints it in the words the page uses."""
+    from annotation.__main__ import main
+    from annotation.options import default
+
+    assert (default("handout_mode"), default("handout_labels")) == ("open", 2)
+    with Store(demo_db) as store:
+        assert store.handout() == ("open", 2)
+        sam = store.annotator_id("sam")
+        assert store.queue_progress(sam, "chunk") == (0, 20)  # 40 items, 20 with cat's and dan's labels
+        assert store.queue_progress(sam, "trace") == (0, 40)  # cat's 16 faithfulness labels: one each
+    assert main(["handout", "--db", str(demo_db), "--labels", "1", "--by", "kim"]) == 0
+    assert "set: items are handed out open" in capsys.readouterr().out
+    with Store(demo_db) as store:
+        sam = store.annotator_id("sam")
+        assert store.queue_progress(sam, "trace") == (0, 24)  # cat's 16 are closed at one label
+        assert store.queue_progress(sam, "chunk") == (0, 20)
+        ann = store.annotator_id("ann")
+        assert store.queue_progress(ann, "chunk") == (0, 24)  # assigned work is the person's either way
+    assert main(["handout", "--db", str(demo_db), "--mode", "assigned"]) == 0
+    capsys.readouterr()
+    with Store(demo_db) as store:
+        assert store.handout() == ("assigned", 1)  # --labels kept as it was
+        assert store.queue_progress(store.annotator_id("sam"), "chunk") == (0, 0)
+        assert store.lease_item(store.annotator_id("sam"), "chunk", "tab-sam-aaaa") is None
+        assert store.queue_progress(store.annotator_id("ann"), "chunk") == (0, 24)
+        rows = store.db.execute("SELECT mode, per_item, who FROM handout ORDER BY id").fetchall()
+        assert [tuple(r)[:2] for r in rows] == [("open", 1), ("assigned", 1)] and rows[0][2] == "kim"
+        with pytest.raises(Exception, match="append-only|a record"):
+            with store.write():
+                store.db.execute("DELETE FROM handout")
+    assert main(["handout", "--db", str(demo_db)]) == 0
+    assert capsys.readouterr().out.startswith("items are handed out as assigned")
+    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "sam"}).run()
+    assert "Nothing is assigned to you, sam" in page_text(at) and "--annotators sam" in page_text(at)
+    with Store(demo_db) as store, pytest.raises(StoreError, match="expected one of open, assigned"):
+        store.set_handout("shut", 2, "kim")
 
 
 @pytest.mark.parametrize("key", ["label:grade2", "label:skip"])
@@ -249,3 +291,18 @@ def test_borrowed_sqlite_handles_are_new_each_time(tmp_path) -> None:
         pass
     with borrowed(db) as two:
         assert two is not one and two.db.execute("SELECT 1").fetchone()[0] == 1
+
+
+def test_the_data_page_says_and_sets_the_handout(demo_db) -> None:
+    at = page_test("annotation.data_ui.render_data_page").run()
+    assert not at.exception
+    assert "items are handed out open: each goes to whoever asks next" in page_text(at)
+    [radio] = [r for r in at.radio if r.label == "hand items out"]
+    radio.set_value("assigned")
+    at.number_input(key="data:handout-labels").set_value(3)
+    [save] = [b for b in at.button if b.label == "Save how items are handed out"]
+    save.click().run()
+    assert not at.exception
+    assert "Saved: items are handed out as assigned" in page_text(at)
+    with Store(demo_db) as store:
+        assert store.handout() == ("assigned", 3)

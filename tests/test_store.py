@@ -44,7 +44,7 @@ def test_schema_and_migrations_once(db_at) -> None:
     with Store(db_at) as again:  # opening again applies nothing twice
         applied = again._applied()
     assert (
-        len(applied) == len(set(applied)) == 14
+        len(applied) == len(set(applied)) == 15
     )  # m001 schema ... m012 imports, m013 settlements, m014 leases: each applied once
 
 

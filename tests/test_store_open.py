@@ -101,13 +101,13 @@ def test_a_newer_schema_is_refused_with_its_version_named(tmp_path) -> None:
     Store(path).close()
     conn = sqlite3.connect(path)
     conn.execute(
-        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('denominator', 'm015_future', 'now')"
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('denominator', 'm099_future', 'now')"
     )
     conn.commit()
     conn.close()
-    with pytest.raises(StoreError, match="newer Denominator.*m015_future") as info:
+    with pytest.raises(StoreError, match="newer Denominator.*m099_future") as info:
         Store(path)
-    assert "m014_leases" in str(info.value)  # what this version knows
+    assert "m015_handout" in str(info.value)  # what this version knows
 
 
 def test_missing_append_only_triggers_are_refused_with_the_version(tmp_path) -> None:
@@ -119,7 +119,7 @@ def test_missing_append_only_triggers_are_refused_with_the_version(tmp_path) -> 
     conn.close()
     with pytest.raises(StoreError, match="labels_no_update") as info:
         Store(path)
-    assert "m014_leases" in str(info.value)
+    assert "m015_handout" in str(info.value)
 
 
 def test_disk_full_says_so_and_rolls_back_once(tmp_path) -> None:
@@ -199,12 +199,12 @@ def test_a_newer_postgresql_schema_and_a_missing_guard_are_refused(postgres_serv
         Store(url).close()
     with Store(newer) as store:
         store.db.execute(
-            "INSERT INTO _migrations (migration_set, name, applied_at) VALUES ('denominator', 'm015_future', 'now')"
+            "INSERT INTO _migrations (migration_set, name, applied_at) VALUES ('denominator', 'm099_future', 'now')"
         )
-    with pytest.raises(StoreError, match="newer Denominator.*m015_future"):
+    with pytest.raises(StoreError, match="newer Denominator.*m099_future"):
         Store(newer)
     with Store(guardless) as store:
         store.db.execute("DROP TRIGGER labels_no_update ON labels")
     with pytest.raises(StoreError, match="labels_no_update") as info:
         Store(guardless)  # seen at once by this process, which had checked the schema before
-    assert "m014_leases" in str(info.value)
+    assert "m015_handout" in str(info.value)

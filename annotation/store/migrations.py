@@ -25,6 +25,7 @@ APPEND_ONLY = {
     "m008_check_history": ("check_reports",),
     "m012_imports": ("imports", "import_rows", "retirements"),
     "m013_settlements": ("settlements",),
+    "m015_handout": ("handout",),
 }
 
 
@@ -283,6 +284,20 @@ def _m014_leases(db: sqlite_utils.Database) -> None:
             item_id INTEGER NOT NULL REFERENCES items(id), kind TEXT NOT NULL, created_at TEXT NOT NULL,
             PRIMARY KEY (annotator_id, item_id))"""
     )
+
+
+@MIGRATIONS(name="m015_handout")
+def _m015_handout(db: sqlite_utils.Database) -> None:
+    """How the project hands items out (:meth:`annotation.store.queue.Queue.handout`): ``open``
+    (an item goes to whoever asks next until ``per_item`` different people have labelled it) or
+    ``assigned`` (only to the people it is assigned to). A record: each change is a new row, the
+    newest counts; no row means the options table's default (open, 2 labels)."""
+    db.execute(
+        """CREATE TABLE handout (id INTEGER PRIMARY KEY,
+            mode TEXT NOT NULL CHECK (mode IN ('open', 'assigned')),
+            per_item INTEGER NOT NULL CHECK (per_item >= 1), who TEXT NOT NULL, created_at TEXT NOT NULL)"""
+    )
+    append_only(db, "handout", "the handout is a record: set it again instead")
 
 
 def migration_functions() -> list[tuple[str, object]]:

@@ -83,6 +83,7 @@ ID_TABLES = frozenset(
         "imports",
         "retirements",
         "settlements",
+        "handout",
     )
 )
 _LOWER_PARAM = re.compile(r"\blower\(\s*\?\s*\)", re.IGNORECASE)

@@ -16,10 +16,13 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from annotation.options import default
 from annotation.store.base import ITEM_KINDS, StoreBase, StoreError, utc_now
 from annotation.store.retirements import live, live_item
 
-__all__ = ["Queue", "CURRENT_LABEL", "LEASE_ENV", "OPEN_LABELS", "lease_seconds"]
+__all__ = ["Queue", "CURRENT_LABEL", "HANDOUT_MODES", "LEASE_ENV", "lease_seconds"]
+
+HANDOUT_MODES = ("open", "assigned")
 
 LEASE_ENV = "DENOMINATOR_LEASE_MINUTES"
 LEASE_MINUTES = 5.0  # how long an item stays a tab's without a key press there
@@ -52,9 +55,6 @@ CURRENT_LABEL = (
 )
 
 
-# An item open to anyone needs this many people's labels (two: so the people's own agreement,
-# the ceiling a judge is held to, can be measured on it).
-OPEN_LABELS = 2
 # How many other people hold a current (not retracted) live label on the item ``i``.
 OTHER_LABELLERS = (
     "(SELECT count(DISTINCT o.annotator_id) FROM labels o WHERE o.item_id = i.id AND o.annotator_id <> :annotator "
@@ -65,6 +65,32 @@ OTHER_LABELLERS = (
 
 class Queue(StoreBase):
     """Each annotator's queue of items, and the texts an item shows."""
+
+    def handout(self) -> tuple[str, int]:
+        """How the project hands items out: (mode, labels). ``open``: an item goes to whoever asks
+        next, never twice to one person, until ``labels`` different people have labelled it;
+        ``assigned``: only to the people it is assigned to. A person with items assigned is
+        shown those in either mode. The newest ``handout`` row, else the options table's
+        defaults (open, 2: so the people's own agreement, the ceiling a judge is held to, can be
+        measured on every item)."""
+        row = self.db.execute("SELECT mode, per_item FROM handout ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            return default("handout_mode"), default("handout_labels")
+        return str(row[0]), int(row[1])
+
+    def set_handout(self, mode: str, labels: int, who: str) -> None:
+        """Record a new handout (a new row; the newest counts)."""
+        if mode not in HANDOUT_MODES:
+            raise StoreError(f"handout {mode!r}; expected one of {', '.join(HANDOUT_MODES)}")
+        if isinstance(labels, bool) or not isinstance(labels, int) or not 1 <= labels <= 100:
+            raise StoreError(f"labels per item {labels!r}; expected a whole number from 1 to 100")
+        if not (who or "").strip():
+            raise StoreError("a handout needs the name of who set it")
+        with self.write():
+            self.db.execute(
+                "INSERT INTO handout (mode, per_item, who, created_at) VALUES (?, ?, ?, ?)",
+                [mode, labels, who.strip(), utc_now()],
+            )
 
     def has_assignments(self, kind: str) -> bool:
         """Whether any ``kind`` item is assigned to anybody (else every annotator's queue
@@ -88,28 +114,27 @@ class Queue(StoreBase):
 
     def _queue_source(self, kind: str, annotator_id: int) -> tuple[str, str]:
         """FROM/WHERE of an annotator's queue of ``kind`` items (the annotator's id bound as
-        ``:annotator``), and its order: the assigned items; every item of the kind when none is
-        assigned to anybody (single-user mode); and for a person with nothing assigned while
-        others have work (someone added later), the **open** items: those fewer than
-        :data:`OPEN_LABELS` other people have labelled (plus their own labelled ones, for the
-        progress), so a new person gets work at once and adds a second opinion."""
+        ``:annotator``), and its order: the items assigned to them, when there are any; else,
+        when the project hands items out ``open`` (:meth:`handout`), the **open** items: those
+        fewer than its ``labels`` other people have labelled (plus the person's own labelled
+        ones, for the progress), so a person added later gets work at once and adds a second
+        opinion, and one person alone sees every item; else (``assigned``) nothing."""
         if kind not in ITEM_KINDS:
             raise StoreError(f"item kind {kind!r}; expected one of {', '.join(ITEM_KINDS)}")
-        if not self.has_assignments(kind):
-            return f"FROM items i WHERE i.kind = '{kind}' AND {live_item('i')}", "i.position"
-        if not self._assigned_to(
-            annotator_id, kind
-        ):  # work is assigned, but none to this person: the open items
+        if self._assigned_to(annotator_id, kind):
+            return (
+                f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator "
+                f"AND i.kind = '{kind}' AND {live_item('i')}",
+                "a.position",
+            )
+        mode, labels = self.handout()
+        if mode == "open":
             return (
                 f"FROM items i WHERE i.kind = '{kind}' AND {live_item('i')} AND ({CURRENT_LABEL} IS NOT NULL"
-                f" OR {OTHER_LABELLERS} < {OPEN_LABELS})",
+                f" OR {OTHER_LABELLERS} < {int(labels)})",
                 "i.position",
             )
-        return (
-            f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator AND i.kind = '{kind}'"
-            f" AND {live_item('i')}",
-            "a.position",
-        )
+        return f"FROM items i WHERE i.kind = '{kind}' AND 1 = 0", "i.position"
 
     def next_unlabelled_item(self, annotator_id: int, kind: str, skipped: Sequence[int] = ()) -> int | None:
         """The id of the next ``kind`` item in the annotator's queue that has no current label
@@ -218,8 +243,9 @@ class Queue(StoreBase):
                 self._lease(annotator_id, kind, holder, own[0], revisit=None)
                 return {"item_id": own[0], "from_skips": False, "skips_left": None}
             others = self._leased_elsewhere(annotator_id, holder)
-            if self.has_assignments(kind) and not self._assigned_to(annotator_id, kind):
-                others |= self._open_items_taken(annotator_id, kind, now)
+            mode, labels = self.handout()
+            if mode == "open" and not self._assigned_to(annotator_id, kind):
+                others |= self._open_items_taken(annotator_id, kind, now, labels)
             skipped = [i for (i,) in self.db.execute(
                 "SELECT item_id FROM skips WHERE annotator_id = ? AND kind = ? ORDER BY created_at, item_id",
                 [annotator_id, kind],
@@ -311,14 +337,14 @@ class Queue(StoreBase):
         ).fetchall()
         return {int(r[0]) for r in rows}
 
-    def _open_items_taken(self, annotator_id: int, kind: str, now: str) -> set[int]:
+    def _open_items_taken(self, annotator_id: int, kind: str, now: str, labels: int) -> set[int]:
         """Open items whose last labels needed are on other people's screens: their labellers
-        and the people leasing them reach :data:`OPEN_LABELS` (a third person is not shown them)."""
+        and the people leasing them reach ``labels`` (with 2, a third person is not shown them)."""
         rows = self.db.execute(
             f"""SELECT l.item_id FROM leases l JOIN items i ON i.id = l.item_id
                WHERE l.annotator_id <> :annotator AND l.kind = :kind AND l.expires_at > :now
                GROUP BY l.item_id, i.id
-               HAVING count(DISTINCT l.annotator_id) + {OTHER_LABELLERS} >= {OPEN_LABELS}""",
+               HAVING count(DISTINCT l.annotator_id) + {OTHER_LABELLERS} >= {int(labels)}""",
             {"annotator": annotator_id, "kind": kind, "now": now},
         ).fetchall()
         return {int(r[0]) for r in rows}

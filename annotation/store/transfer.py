@@ -47,6 +47,7 @@ TABLES = (
     "settlements",
     "leases",
     "skips",
+    "handout",
 )
 BATCH = 5_000
 
