@@ -49,9 +49,11 @@ from calibration.kappa import (
     UnequalRaters,
     Weights,
     binarised,
+    check_labels,
     cohen,
     cohen_all,
     cohen_of_pair,
+    plain_value,
 )
 from calibration.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
 from calibration.kappa_interval import METHOD as INTERVAL_METHOD
@@ -129,10 +131,13 @@ class RaterPairs:
         self.possible = n_raters * (n_raters - 1) // 2
         rater_index = {rater: i for i, rater in enumerate(table.raters)}
         item_index = {item: i for i, item in enumerate(table.items)}
-        # each rater's labels by item position: a pair's items come out in the table's item order
-        self.labels: list[dict[int, Any]] = [{} for _ in table.raters]
+        # each rater's labels, as positions on the table's scale (every label is on it), by item
+        # position: a pair's items come out in the table's item order, already encoded
+        self.scale = check_labels(table.scale) if table.scale else []
+        position = {label: code for code, label in enumerate(self.scale)}
+        self.labels: list[dict[int, int]] = [{} for _ in table.raters]
         for (item, rater), label in table.cell.items():
-            self.labels[rater_index[rater]][item_index[item]] = label
+            self.labels[rater_index[rater]][item_index[item]] = position[plain_value(label)]
         self.note: str | None = None
         if self.possible <= max_pairs:
             self.chosen: list[tuple[int, int]] = list(combinations(range(n_raters), 2))
@@ -188,20 +193,13 @@ class RaterPairs:
         return len(self.chosen)
 
     def __iter__(self) -> Iterator[tuple[Any, Any, RaterPair]]:
-        raters, scale = self.table.raters, self.table.scale
+        raters = self.table.raters
         for a, b in self.chosen:
             first, second = self.labels[a], self.labels[b]
             both = sorted(first.keys() & second.keys())
-            yield (
-                raters[a],
-                raters[b],
-                RaterPair(
-                    [first[i] for i in both],
-                    [second[i] for i in both],
-                    scale,
-                    (str(raters[a]), str(raters[b])),
-                ),
-            )
+            codes_a = np.fromiter((first[i] for i in both), dtype=np.int64, count=len(both))
+            codes_b = np.fromiter((second[i] for i in both), dtype=np.int64, count=len(both))
+            yield raters[a], raters[b], RaterPair.of_codes(codes_a, codes_b, self.scale)
 
 
 _UNORDERED = "labels are text without an order: weighted kappa needs numeric labels or labels= (the scale)"

@@ -1,6 +1,9 @@
 """Cohen's kappa (weighted) of two raters, and the handling of ratings every agreement figure shares.
 
-Pure module: plain data in, plain data out (numpy, pandas, scikit-learn). The lowest of the
+Pure module: plain data in, plain data out (numpy; pandas values accepted, pandas not imported). Kappa is computed from the pair's
+confusion matrix (:func:`kappa_of_confusion`), with scikit-learn's arithmetic; scikit-learn's
+``cohen_kappa_score`` is the tests' oracle (equal to 1e-12), not a dependency of this path (its
+input checks cost six times the arithmetic, and its import a second per process). The lowest of the
 agreement modules: :mod:`calibration.bootstrap` and :mod:`calibration.multirater` build on it and
 :mod:`calibration.agreement` re-exports its public names. References, how the figures were
 checked, and the layout of the modules: docs/agreement.md.
@@ -28,13 +31,11 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 from annotation.errors import DenominatorError
 
@@ -53,11 +54,27 @@ class UnequalRaters(InvalidRatings):
 # --------------------------------------------------------------------------- input handling
 
 
+def _pandas() -> Any:
+    """pandas when this process has imported it, else None: a pandas value (NA, a Series, a
+    DataFrame) exists only then, so the checks below need not import it (start-up: pandas costs
+    about 0.3 s, and `agree` on a CSV never uses it)."""
+    return sys.modules.get("pandas")
+
+
+def is_frame(value: Any) -> bool:
+    """A pandas DataFrame (without importing pandas)."""
+    pd = _pandas()
+    return pd is not None and isinstance(value, pd.DataFrame)
+
+
 def is_missing(value: Any) -> bool:
     """None, NaN and pandas' NA/NaT are missing ratings."""
-    if value is None or value is pd.NA or value is pd.NaT:
+    if value is None:
         return True
-    return isinstance(value, float | np.floating) and math.isnan(value)
+    if isinstance(value, float | np.floating):
+        return math.isnan(value)
+    pd = _pandas()
+    return pd is not None and (value is pd.NA or value is pd.NaT)
 
 
 def plain_value(value: Any) -> Any:
@@ -74,7 +91,8 @@ def _column(values: Any, name: str) -> np.ndarray:
     """One rater's ratings as a flat array; plain numbers with None become a float array (NaN = missing)."""
     if isinstance(values, str | bytes) or not isinstance(values, Iterable | np.ndarray):
         raise InvalidRatings(f"{name}: expected a sequence of ratings, got {type(values).__name__}")
-    if isinstance(values, pd.Series | pd.Index):
+    pd = _pandas()
+    if pd is not None and isinstance(values, pd.Series | pd.Index):
         array = values.to_numpy()
     elif isinstance(values, np.ndarray):
         array = values
@@ -217,6 +235,15 @@ class RaterPair:
         self.n_dropped = int(len(both) - both.sum())
         self.k = len(self.scale)
 
+    @classmethod
+    def of_codes(cls, a: np.ndarray, b: np.ndarray, scale: list) -> RaterPair:
+        """A pair already encoded: ``a`` and ``b`` int64 positions on ``scale`` (checked, plain
+        values), both rated on every item (none dropped). What :class:`calibration.agreement.
+        RaterPairs` builds from a long table whose labels are on its scale."""
+        pair = cls.__new__(cls)
+        pair.a, pair.b, pair.scale, pair.k, pair.n_dropped = a, b, list(scale), len(scale), 0
+        return pair
+
     @property
     def n(self) -> int:
         return len(self.a)
@@ -290,19 +317,37 @@ def cohen_of_pair(pair: RaterPair, weights: Weights) -> dict:
             "chance agreement is 1 and kappa is 0/0"
         )
         return result
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        kappa = cohen_kappa_score(pair.a, pair.b, labels=np.arange(pair.k), weights=weights)
+    kappa = kappa_of_confusion(confusion, weights)
     if not math.isfinite(kappa):  # pragma: no cover - excluded by the single-class check above
-        messages = "; ".join(str(w.message) for w in caught) or "scikit-learn returned NaN"
-        result["undefined_reason"] = f"kappa undefined: {messages}"
+        result["undefined_reason"] = "kappa undefined: chance disagreement is 0"
         return result
-    result["kappa"] = float(kappa)
+    result["kappa"] = kappa
     return result
 
 
+def kappa_of_confusion(confusion: np.ndarray, weights: Weights) -> float:
+    """Cohen's kappa (weighted) from a K x K confusion matrix (rows = rater A), in the arithmetic of
+    scikit-learn's ``cohen_kappa_score`` (expected = outer(column sums, row sums) / n; kappa = 1 -
+    sum(w * confusion) / sum(w * expected)), so the two agree to the last bits; NaN when the
+    expected disagreement is 0 (callers rule that case out first)."""
+    confusion = np.asarray(confusion, dtype=np.int64)
+    k = confusion.shape[0]
+    sum0, sum1 = confusion.sum(axis=0), confusion.sum(axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    if weights is None:
+        w = np.ones((k, k), dtype=np.int64)
+        w.flat[:: k + 1] = 0
+    else:
+        w = np.zeros((k, k), dtype=np.int64) + np.arange(k)
+        w = np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+    denominator = float(np.sum(w * expected))
+    if denominator == 0.0:
+        return math.nan
+    return float(1 - np.sum(w * confusion) / denominator)
+
+
 def cohen(a: Sequence, b: Sequence, *, labels: Sequence | None = None, weights: Weights = None) -> dict:
-    """Cohen's kappa of two raters over the same items, through ``sklearn.metrics.cohen_kappa_score``.
+    """Cohen's kappa of two raters over the same items (scikit-learn's arithmetic, :func:`kappa_of_confusion`).
 
     ``a[i]`` and ``b[i]`` rate item i; None or NaN is a missing rating and its item is dropped
     (``n_dropped``). ``labels`` is the ordered scale (e.g. ``[0, 1, 2, 3]``): pass it for weighted kappa,

@@ -30,13 +30,13 @@ from typing import Any, Literal
 
 import krippendorff as _krippendorff
 import numpy as np
-import pandas as pd
 
 from calibration.kappa import (
     InvalidRatings,
     UnequalRaters,
     check_labels,
     grade_range,
+    is_frame,
     is_missing,
     is_number,
     plain_value,
@@ -55,13 +55,23 @@ def _long_rows(rows: Any) -> list[tuple[Any, Any, Any]]:
 
     A missing label (None, NaN, NA, or "" as in a blank CSV cell) is kept as None.
     """
-    if isinstance(rows, pd.DataFrame):
+    if is_frame(rows):
         absent = [c for c in ("item", "rater", "label") if c not in rows.columns]
         if absent:
             raise InvalidRatings(f"long ratings: the table has no column {', '.join(map(repr, absent))}")
         rows = zip(rows["item"].tolist(), rows["rater"].tolist(), rows["label"].tolist())
     out = []
     for number, row in enumerate(rows):
+        # a CSV reader's row of strings (a label may be None): nothing to convert or call missing
+        if type(row) is tuple and len(row) == 3:
+            item, rater, label = row
+        elif type(row) is dict:
+            item, rater, label = row.get("item"), row.get("rater"), row.get("label")
+        else:
+            item = rater = label = None
+        if type(item) is str and type(rater) is str and (label is None or type(label) is str):
+            out.append((item, rater, label if label and label.strip() else None))
+            continue
         if isinstance(row, Mapping):
             try:
                 item, rater, label = row["item"], row["rater"], row["label"]
@@ -169,7 +179,7 @@ def _rater_key(rater: Any) -> tuple:
 
 
 def _looks_long(data: Any) -> bool:
-    if isinstance(data, pd.DataFrame):
+    if is_frame(data):
         return {"item", "rater", "label"} <= set(data.columns)
     if isinstance(data, np.ndarray) or not data:
         return False
@@ -179,7 +189,7 @@ def _looks_long(data: Any) -> bool:
 def _as_form(data: Any, form: str | None, other: str) -> tuple[Any, str]:
     if form not in (None, "long", other):
         raise InvalidRatings(f"form must be None, 'long' or {other!r}, got {form!r}")
-    if not isinstance(data, pd.DataFrame | np.ndarray | list):
+    if not (is_frame(data) or isinstance(data, np.ndarray | list)):
         data = list(data)
     return data, form or ("long" if _looks_long(data) else other)
 
@@ -188,7 +198,7 @@ def _fleiss_counts(counts: np.ndarray, categories: list, item_names: list | None
     n_items = counts.shape[0]
     per_item = counts.sum(axis=1)
     if n_items and (per_item != per_item[0]).any():
-        tally = pd.Series(per_item).value_counts().sort_index()
+        tally = dict(zip(*np.unique(per_item, return_counts=True)))
         odd = int(np.flatnonzero(per_item != np.bincount(per_item).argmax())[0])
         name = item_names[odd] if item_names is not None else odd
         raise UnequalRaters(
@@ -261,7 +271,7 @@ def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = Non
     if form == "long":
         return fleiss_of_table(LongTable(data))
     try:
-        counts = np.asarray(data.to_numpy() if isinstance(data, pd.DataFrame) else data, dtype=float)
+        counts = np.asarray(data.to_numpy() if is_frame(data) else data, dtype=float)
     except (TypeError, ValueError):
         raise InvalidRatings("Fleiss table: expected an items x categories table of counts") from None
     if counts.size == 0:
@@ -272,8 +282,8 @@ def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = Non
         )
     if (counts != np.round(counts)).any():
         raise InvalidRatings("Fleiss table: counts must be whole numbers")
-    names = list(data.index) if isinstance(data, pd.DataFrame) else None
-    categories = list(data.columns) if isinstance(data, pd.DataFrame) else list(range(counts.shape[1]))
+    names = list(data.index) if is_frame(data) else None
+    categories = list(data.columns) if is_frame(data) else list(range(counts.shape[1]))
     return _fleiss_counts(counts.astype(np.int64), [plain_value(c) for c in categories], names)
 
 
@@ -431,7 +441,7 @@ def krippendorff_alpha(
     data, form = _as_form(ratings, form, "matrix")
     if form == "long":
         return alpha_of_table(LongTable(data, labels), level)
-    if isinstance(data, pd.DataFrame):
+    if is_frame(data):
         data = data.to_numpy()
     if any(isinstance(row, str | bytes) or not isinstance(row, Iterable | np.ndarray) for row in data):
         raise InvalidRatings("Krippendorff ratings: expected a raters x items matrix (one row per rater)")

@@ -733,7 +733,7 @@ def test_agreement_module_is_pure(module: str) -> None:
             if node.module.split(".")[0] in ("calibration", "annotation"):
                 calibration_modules.add(node.module)
     third_party = imported - {
-        "__future__", "collections", "concurrent", "itertools", "math", "numbers", "os", "statistics", "threading", "typing", "warnings"
+        "__future__", "collections", "concurrent", "itertools", "math", "numbers", "os", "statistics", "sys", "threading", "typing", "warnings"
     }  # fmt: skip
     assert third_party <= {
         "numpy",
@@ -760,3 +760,47 @@ def test_all_public_names_exist() -> None:
 
     for name in agreement.__all__:
         assert hasattr(agreement, name), name
+
+
+def test_kappa_of_confusion_is_scikit_learns_to_1e12() -> None:
+    """The kappa `agree` prints is computed from one confusion matrix per pair in numpy;
+    scikit-learn's cohen_kappa_score is the oracle, on 300 random pairs of every weighting."""
+    from calibration.kappa import kappa_of_confusion
+
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        k = int(rng.integers(2, 7))
+        n = int(rng.integers(2, 400))
+        a = rng.integers(0, k, n)
+        b = np.where(rng.random(n) < 0.6, a, rng.integers(0, k, n))
+        confusion = np.bincount(a * k + b, minlength=k * k).reshape(k, k)
+        for weights in (None, "linear", "quadratic"):
+            theirs = sklearn_kappa(a, b, weights, list(range(k)))
+            ours = kappa_of_confusion(confusion, weights)
+            if math.isnan(theirs):
+                assert math.isnan(ours), (trial, weights)
+            else:
+                assert ours == pytest.approx(theirs, abs=1e-12), (trial, weights)
+
+
+def test_agree_on_a_csv_imports_neither_pandas_nor_scikit_learn(tmp_path) -> None:
+    """Start-up: `agree` reads a CSV and computes kappa without pandas (0.3 s) or scikit-learn
+    (a second): the modules a run imports, seen in the process that ran it."""
+    import subprocess
+    import sys
+
+    csv = tmp_path / "labels.csv"
+    csv.write_text(
+        "item,rater,label\n" + "".join(f"i{i},r{r},{(i * r) % 4}\n" for i in range(30) for r in range(4))
+    )
+    probe = (
+        "import sys, runpy; sys.argv = ['calibration', 'agree', sys.argv[1]]\n"
+        "try:\n    runpy.run_module('calibration', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('pandas', 'sklearn') if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(csv)], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert "kappa" in done.stdout.lower(), done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
