@@ -48,12 +48,11 @@ the reason when kappa is undefined (one shared class, no item) or fewer than 2 i
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from calibration.kappa import (
     InvalidRatings,
@@ -129,6 +128,57 @@ def kappa_and_variance(tables: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, n
     return np.where(undefined, np.nan, kappa), np.where(undefined, np.nan, variance)
 
 
+def brent_root(
+    f: Callable[[float], float],
+    a: float,
+    b: float,
+    xtol: float = 2e-12,
+    rtol: float = 4 * 2.220446049250313e-16,
+) -> float:
+    """A root of ``f`` in [a, b] (``f(a)`` and ``f(b)`` of opposite signs) by Brent's method, as
+    ``scipy.optimize.brentq`` runs it (Brent 1973, chapter 4; scipy's brentq.c: inverse quadratic
+    interpolation or the secant, else bisection; stop when the bracket's half is under
+    (xtol + rtol * |x|) / 2), at most 100 steps. Written here so that `agree` need not import
+    scipy.optimize (about 0.4 s); tests hold it equal to scipy's."""
+    x_prev, x_cur = a, b
+    f_prev, f_cur = f(x_prev), f(x_cur)
+    if f_prev == 0:
+        return x_prev
+    if f_cur == 0:
+        return x_cur
+    if (f_prev < 0) == (f_cur < 0):
+        raise ValueError("brent_root: f(a) and f(b) must have opposite signs")
+    x_blk = f_blk = s_prev = s_cur = 0.0
+    for _ in range(100):
+        if f_prev != 0 and f_cur != 0 and (f_prev < 0) != (f_cur < 0):
+            x_blk, f_blk = x_prev, f_prev
+            s_prev = s_cur = x_cur - x_prev
+        if abs(f_blk) < abs(f_cur):  # the better end becomes the current point
+            x_prev, x_cur, x_blk = x_cur, x_blk, x_cur
+            f_prev, f_cur, f_blk = f_cur, f_blk, f_cur
+        tolerance = (xtol + rtol * abs(x_cur)) / 2
+        half = (x_blk - x_cur) / 2
+        if f_cur == 0 or abs(half) < tolerance:
+            return x_cur
+        if abs(s_prev) > tolerance and abs(f_cur) < abs(f_prev):
+            if x_prev == x_blk:  # the secant
+                trial = -f_cur * (x_cur - x_prev) / (f_cur - f_prev)
+            else:  # inverse quadratic interpolation
+                d_prev = (f_prev - f_cur) / (x_prev - x_cur)
+                d_blk = (f_blk - f_cur) / (x_blk - x_cur)
+                trial = -f_cur * (f_blk * d_blk - f_prev * d_prev) / (d_blk * d_prev * (f_blk - f_prev))
+            if 2 * abs(trial) < min(abs(s_prev), 3 * abs(half) - tolerance):
+                s_prev, s_cur = s_cur, trial
+            else:
+                s_prev = s_cur = half
+        else:
+            s_prev = s_cur = half
+        x_prev, f_prev = x_cur, f_cur
+        x_cur += s_cur if abs(s_cur) > tolerance else (tolerance if half > 0 else -tolerance)
+        f_cur = f(x_cur)
+    raise ArithmeticError("brent_root: no convergence in 100 steps")
+
+
 def _end(p: np.ndarray, target: np.ndarray, d: np.ndarray, estimate: float, z2n: float) -> float | None:
     """Kappa at the first point of the segment p -> target where (estimate - kappa)^2 > z2n * V;
     None when the whole segment stays inside."""
@@ -145,7 +195,7 @@ def _end(p: np.ndarray, target: np.ndarray, d: np.ndarray, estimate: float, z2n:
     j = int(outside[0])
     if j == 0:  # pragma: no cover - the observed table is always inside (excess <= 0 there)
         return estimate
-    step = brentq(lambda s: float(excess(s)), steps[j - 1], steps[j], xtol=1e-13)
+    step = brent_root(lambda s: float(excess(s)), float(steps[j - 1]), float(steps[j]), xtol=1e-13)
     kappa, _ = kappa_and_variance((1.0 - step) * p + step * target, d)
     return float(kappa)
 

@@ -279,3 +279,38 @@ def test_coverage_of_95_intervals(figure) -> None:
     )
     for cell, coverage in outside:
         assert cell in DOCUMENTED and DOCUMENTED[cell] == pytest.approx(coverage, abs=5e-4), (cell, coverage)
+
+
+def test_brent_root_is_scipys_brentq() -> None:
+    """The root finder of the score interval's ends, written so `agree` need not import
+    scipy.optimize: the same root as scipy.optimize.brentq, to the last bit, on smooth, flat,
+    steep and kinked functions, with the interval's tolerance and scipy's default."""
+    from scipy.optimize import brentq
+
+    from calibration.kappa_interval import brent_root
+
+    rng = np.random.default_rng(3)
+    functions = [
+        lambda x: x**3 - 2 * x - 5,
+        lambda x: math.exp(x) - 3.0,
+        lambda x: math.tanh(20 * (x - 0.3)),
+        lambda x: (x - 0.123456789) * (1.0 + x * x),
+        lambda x: abs(x - 0.7) - 0.05,
+        lambda x: math.cos(x) - x,
+    ]
+    brackets = [(2.0, 3.0), (0.0, 2.0), (0.0, 1.0), (0.0, 1.0), (0.0, 0.7), (0.0, 1.0)]
+    for f, (a, b) in zip(functions, brackets):
+        for xtol in (1e-13, 2e-12):
+            assert brent_root(f, a, b, xtol=xtol) == brentq(f, a, b, xtol=xtol)
+    for _ in range(200):  # random cubics with a root in [0, 1]
+        r, c1, c2 = rng.uniform(0, 1), rng.normal(), rng.normal()
+
+        def cubic(x, r=r, c1=c1, c2=c2):
+            return (x - r) * (1.0 + c2 * c2 + (c1 * x) ** 2)  # one root, at r
+
+        assert brent_root(cubic, 0.0, 1.0, xtol=1e-13) == brentq(cubic, 0.0, 1.0, xtol=1e-13)
+    # a triple root defeats both within 100 steps at this tolerance: both say so
+    with pytest.raises(RuntimeError, match="converge"):
+        brentq(lambda x: (x - 0.123456789) ** 3, 0.0, 1.0, xtol=1e-13)
+    with pytest.raises(ArithmeticError, match="no convergence"):
+        brent_root(lambda x: (x - 0.123456789) ** 3, 0.0, 1.0, xtol=1e-13)
