@@ -217,7 +217,7 @@ def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
 def _lease_next(store: Store, page: LabelPage, annotator_id: int) -> None:
     """Lease the tab's next item inside the write that ended its lease (a label or a skip), so
     the pane's next draw finds it leased and only reads (:meth:`Queue.lease_item`)."""
-    leased = store.lease_item(annotator_id, page.kind, _holder())
+    leased = store.lease_item(annotator_id, page.kind, _holder(), ended=True)
     if leased and leased["from_skips"]:
         _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
 
