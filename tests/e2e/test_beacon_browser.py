@@ -112,7 +112,8 @@ def hostile_store(path: Path, b: Beacon) -> dict[str, str]:
                         "system": system if n == 0 else b.text("system-b"),
                         "question": b.text("question"),
                         "contexts": [b.text("context")],
-                        "answer": b.text("answer"),
+                        # two answers: a trace repeating another's content is not imported
+                        "answer": b.text("answer" if n == 0 else "answer-b"),
                     }
                     for n in range(2)
                 ]

@@ -36,6 +36,9 @@ def test_six_browser_sessions_label_at_once(chromium, make_run_db, backend, tmp_
         shutil.copy(make_run_db, db)
     with Store(db) as store:
         tokens = {f"p{i}": store.add_annotator(f"p{i}", "annotator") for i in range(PEOPLE)}
+        # every trace open to all six (and cat, who graded 16): each person's queue stays 40 long
+        # (at the default of 2 labels an item closes once two people have it: the queues shrink)
+        store.set_handout("open", PEOPLE + 1, "test")
     with running_app(db) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:

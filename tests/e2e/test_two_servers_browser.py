@@ -35,6 +35,8 @@ def test_two_servers_one_database_lose_and_double_nothing(chromium, postgres_ser
     subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", url], cwd=ROOT, check=True)
     with Store(url) as store:
         tokens = {f"p{i}": store.add_annotator(f"p{i}", "annotator") for i in range(PEOPLE)}
+        # every trace open to all six (and cat, who graded 16): each person's queue stays 40 long
+        store.set_handout("open", PEOPLE + 1, "test")
     served = Counter()
     with running_app(url) as first, running_app(url) as second, sync_playwright() as playwright:
         servers = (first, second)
