@@ -328,13 +328,13 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
     if item is None and total == 0:
         assign = f"`python -m annotation pool --depth D --annotators {md(annotator)}`"
-        if handout and handout[0] == "assigned":
+        mode, needed = handout  # read in the same store visit whenever the queue is empty
+        if mode == "assigned":
             st.info(
                 f"Nothing is assigned to you, {md(annotator)}: this project hands items out only as "
                 f"assigned. An admin assigns work with {assign}."
             )
         else:
-            needed = handout[1] if handout else 2
             st.info(
                 f"Nothing to label here for {md(annotator)}: no item of this page is in your queue and "
                 f"none needs another person's label now (an open item closes at {needed} people's "
