@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         log = folder / "calls.jsonl"
         server, url = start_server(args.latency, log)
         try:
-            shares, times = [], []
+            shares, times, loads = [], [], []
             for round_ in range(args.rounds):
                 db = folder / f"round{round_}.db"
                 shutil.copy(base, db)
@@ -133,8 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"expected {args.calls} calls, the server received {made}: {out}")
                 times.append(seconds)
                 shares.append(ideal / seconds)
+                loads.append(os.getloadavg()[0])
                 print(
-                    f"round {round_ + 1}: {args.calls} calls in {seconds:.2f} s = {ideal / seconds:.3f} of ideal"
+                    f"round {round_ + 1}: {args.calls} calls in {seconds:.2f} s = {ideal / seconds:.3f} of ideal "
+                    f"(load {loads[-1]:.1f} on {os.cpu_count()} cores)"
                 )
             before = received(log)
             started = time.monotonic()
@@ -148,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"judge throughput: {args.calls} calls, latency {args.latency * 1000:.0f} ms, concurrency "
         f"{args.concurrency}: median {statistics.median(times):.2f} s against the ideal {ideal:.2f} s = "
-        f"{share:.3f} of ideal (target >= 0.9), over {args.rounds} rounds"
+        f"{share:.3f} of ideal (target >= 0.9), over {args.rounds} rounds: "
+        f"{min(shares):.3f}-{max(shares):.3f}, load {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores "
+        "(the client and the local server share the machine: a loaded machine reads lower)"
     )
     print(f"the same job again: {again} calls made ({second:.1f} s, interpreter start included)")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": times,
                 "share_of_ideal": shares,
                 "median_share": share,
+                "load": loads,
                 "second_run_calls": again,
             },
             indent=1,
