@@ -60,7 +60,9 @@ def main() -> None:
                         ensure_ascii=False,
                     )
                 )
-    contents = [tuple(json.dumps(json.loads(line)[k]) for k in ("question", "contexts", "answer")) for line in lines]
+    contents = [
+        tuple(json.dumps(json.loads(line)[k]) for k in ("question", "contexts", "answer")) for line in lines
+    ]
     if len(set(contents)) != len(contents):
         raise SystemExit("two traces share question, contexts and answer: the demo must hold distinct items")
     (HERE / "traces.jsonl").write_text("\n".join(lines) + "\n")
