@@ -101,10 +101,12 @@ def handout(
     store: Store, *, mode: str | None = None, labels: int | None = None, who: str = ""
 ) -> tuple[str, int]:
     """How the project hands items out, (mode, labels); with ``mode`` or ``labels`` given, that is
-    recorded first (the other kept as it is) by ``who``."""
+    recorded first (the other kept as it is) by ``who``, in one write: two admins changing one
+    half each at once keep both changes."""
     if mode is not None or labels is not None:
-        now_mode, now_labels = store.handout()
-        store.set_handout(mode or now_mode, now_labels if labels is None else labels, who)
+        with store.write():
+            now_mode, now_labels = store.handout()
+            store.set_handout(mode or now_mode, now_labels if labels is None else labels, who)
     return store.handout()
 
 

@@ -341,7 +341,7 @@ def main() -> int:
         "| run | page | app p50 / p90 (ms) | baseline p50 / p90 (ms) | app/baseline p50 | p90 "
         f"| load (1 min, {cores} cores) |"
     )
-    rows, ratios, loads = [header, "|---|---|---:|---:|---:|---:|---:|"], [], []
+    rows, ratios = [header, "|---|---|---:|---:|---:|---:|---:|"], []
     print(header, flush=True)
     for run in range(1, args.runs + 1):
         for backend in backends:
@@ -349,7 +349,6 @@ def main() -> int:
                 p50 = [statistics.median(t.latencies_ms) for t in (app, baseline)]
                 p90 = [percentile(t.latencies_ms, 0.9) for t in (app, baseline)]
                 ratios.append(p50[0] / p50[1])
-                loads += [before, after]
                 row = (
                     f"| {run} | {app.name} | {p50[0]:.0f} / {p90[0]:.0f} | {p50[1]:.0f} / {p90[1]:.0f} "
                     f"| {p50[0] / p50[1]:.2f}x | {p90[0] / p90[1]:.2f}x | {before:.1f}-{after:.1f} |"

@@ -16,13 +16,13 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from annotation.options import default
+from annotation.options import default, option
 from annotation.store.base import ITEM_KINDS, StoreBase, StoreError, utc_now
 from annotation.store.retirements import live, live_item
 
 __all__ = ["Queue", "CURRENT_LABEL", "HANDOUT_MODES", "LEASE_ENV", "lease_seconds"]
 
-HANDOUT_MODES = ("open", "assigned")
+HANDOUT_MODES: tuple[str, ...] = option("handout_mode").choices or ()  # the options table's
 
 LEASE_ENV = "DENOMINATOR_LEASE_MINUTES"
 LEASE_MINUTES = 5.0  # how long an item stays a tab's without a key press there
@@ -82,8 +82,9 @@ class Queue(StoreBase):
         """Record a new handout (a new row; the newest counts)."""
         if mode not in HANDOUT_MODES:
             raise StoreError(f"handout {mode!r}; expected one of {', '.join(HANDOUT_MODES)}")
-        if isinstance(labels, bool) or not isinstance(labels, int) or not 1 <= labels <= 100:
-            raise StoreError(f"labels per item {labels!r}; expected a whole number from 1 to 100")
+        low, high = int(option("handout_labels").minimum or 1), int(option("handout_labels").maximum or 100)
+        if isinstance(labels, bool) or not isinstance(labels, int) or not low <= labels <= high:
+            raise StoreError(f"labels per item {labels!r}; expected a whole number from {low} to {high}")
         if not (who or "").strip():
             raise StoreError("a handout needs the name of who set it")
         with self.write():
