@@ -344,8 +344,12 @@ def connect(url: str, wait: float) -> PgDatabase:
     import psycopg  # start-up: psycopg (~150 ms) only for a PostgreSQL store
 
     # the session's settings travel with the connection request: no round trip of their own.
-    # lock_timeout 0 means "wait forever" in PostgreSQL: the shortest wait is 1 ms
-    options = f"-c lock_timeout={max(1, int(wait * 1000))} -c client_min_messages=warning"
+    # lock_timeout 0 means "wait forever" in PostgreSQL: the shortest wait is 1 ms.
+    # jit off: the liveness subqueries (annotation.store.retirements) give the queue's reads
+    # estimated costs above jit_above_cost, and compiling them took 0.9-2.4 s per key press on
+    # the compare page (EXPLAIN ANALYZE: JIT 935 ms for a 2 ms read); no query of a labelling
+    # tool runs long enough to gain from JIT.
+    options = f"-c lock_timeout={max(1, int(wait * 1000))} -c client_min_messages=warning -c jit=off"
     connection = psycopg.connect(
         url, autocommit=True, connect_timeout=max(1, int(wait) or 1), options=options
     )
