@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from annotation.model import Run
+from annotation.model import Run, arrow
 from annotation.render import counted
 from annotation.store import Store, StoreError
 
@@ -70,9 +70,7 @@ def bm25_run(chunks: Mapping[str, str], queries: Mapping[str, str], depth: int, 
         q.extend([qid] * keep)
         d.extend(ids[i] for i in order)
         s.extend(float(scores[i]) for i in order)
-    table = pa.table(
-        {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())}
-    )
+    table = pa.table({"q": arrow(q, pa.string()), "d": arrow(d, pa.string()), "s": arrow(s, pa.float64())})
     return Run(table=table, name=name, path=describe())
 
 

@@ -162,7 +162,7 @@ class Qrels:
                 d.extend(docs.keys())
                 g.extend(docs.values())
             self._table = pa.table(
-                {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "g": pa.array(g, pa.int64())}
+                {"q": arrow(q, pa.string()), "d": arrow(d, pa.string()), "g": arrow(g, pa.int64())}
             )
         return self._table
 
@@ -219,10 +219,61 @@ class Run:
             d.extend(docs)
             s.extend(float(n - i) for i in range(n))
         table = pa.table(
-            {"q": pa.array(q, pa.string()), "d": pa.array(d, pa.string()), "s": pa.array(s, pa.float64())}
+            {"q": arrow(q, pa.string()), "d": arrow(d, pa.string()), "s": arrow(s, pa.float64())}
         )
         empty = [qid for qid, docs in rankings.items() if not docs]
         return cls(table=table, name=name, empty_queries=empty)
+
+
+def arrow(values: Any, type: pa.DataType | None = None) -> pa.Array:
+    """``pa.array(values, type)`` without pandas: ``pa.array`` imports pandas (a quarter of a second
+    of a command's start) to ask whether its input is a pandas object. Strings, floats and integers
+    are laid out in Arrow's buffers directly (as fast as ``pa.array``); anything else goes to it."""
+    n = len(values)
+    if type is None:  # a numpy array's own type
+        type = _ARROW_OF.get(values.dtype) if isinstance(values, np.ndarray) and values.ndim == 1 else None
+        if type is None:
+            return pa.array(values)
+    if type == pa.string():
+        texts = values if isinstance(values, list) else list(values)
+        try:
+            joined = "".join(texts)
+        except TypeError:  # a None (a null) among them: pyarrow makes it a null
+            return pa.array(values, type)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        if joined.isascii():
+            data = joined.encode("ascii")
+            np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n), out=offsets[1:])
+        else:
+            try:
+                encoded = [t.encode("utf-8") for t in texts]
+            except UnicodeEncodeError:  # a lone surrogate: pyarrow says so, as before
+                return pa.array(values, type)
+            data = b"".join(encoded)
+            np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=n), out=offsets[1:])
+        if offsets[-1] < 2**31:
+            buffers = [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
+            return pa.Array.from_buffers(pa.string(), n, buffers)
+    elif type in _NUMPY_OF:
+        try:
+            numbers = np.asarray(values)
+        except ValueError:  # ragged: pyarrow says what it makes of it
+            return pa.array(values, type)
+        # numbers only, and no float made an integer: else pyarrow converts (or refuses) as before
+        kinds = "iuf" if type == pa.float64() else "iu"
+        if numbers.ndim == 1 and numbers.dtype.kind in kinds:
+            numbers = np.ascontiguousarray(numbers, dtype=_NUMPY_OF[type])
+            return pa.Array.from_buffers(type, n, [None, pa.py_buffer(numbers)])
+    return pa.array(values, type)
+
+
+_ARROW_OF = {
+    np.dtype(np.float64): pa.float64(),
+    np.dtype(np.int64): pa.int64(),
+    np.dtype(np.int32): pa.int32(),
+    np.dtype(np.uint32): pa.uint32(),
+}
+_NUMPY_OF = {arrow_type: dtype for dtype, arrow_type in _ARROW_OF.items()}
 
 
 def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -40,9 +40,16 @@ from typing import Any, Literal
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
-from annotation.render import num
+from calibration.finding_words import (
+    FINDINGS,
+    JUDGED_BAR,
+    REPEAT_RULE,
+    STAGE1_BAR,
+    finding_text,
+    repeats_text,
+)
 from calibration.metrics import blank_repeats, evaluate
-from calibration.policy import DEFAULT_POLICY, Bar
+from calibration.policy import Bar
 from calibration.results import AuditReport
 
 __all__ = [
@@ -61,23 +68,6 @@ __all__ = [
     "FINDINGS",
 ]
 
-FINDINGS = (
-    "recall_undefined",
-    "duplicate_ids",
-    "positional_mismatch",
-    "rel_above_k",
-    "rel_below_k",
-    "low_judged_at_k",
-    "stage1_recall_low",
-    "labels_incomplete",
-)
-
-REPEAT_RULE = "each repeat keeps its slot and scores nothing"
-"""How a repeated document id is counted, in the words every face uses."""
-
-# the bars of the findings low_judged_at_k and stage1_recall_low: the policy's rules (calibration.policy)
-STAGE1_BAR: Bar = DEFAULT_POLICY.bar("stage1_recall") or Bar(">", 0.95)
-JUDGED_BAR: Bar = DEFAULT_POLICY.bar("judged_at_k") or Bar(">=", 0.25)
 DEFAULT_MIN_JUDGED = JUDGED_BAR.value
 DEFAULT_STAGE1_MIN = STAGE1_BAR.value
 
@@ -558,63 +548,3 @@ def _check_gate(
     if gate.name == "stage1-recall":  # the comparison it was held to, with its strictness
         out["bar"] = f"stage-1 recall {stage1_bar}"
     return out
-
-
-def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
-    """The finding in words, with its numbers."""
-    rel = q["rel"]
-    if code == "recall_undefined":
-        return "no judged relevant document: recall is undefined (left out of the mean)"
-    if code == "duplicate_ids":
-        return repeats_text(q["duplicates"])
-    if code == "positional_mismatch":
-        return (
-            f"a naive positional count finds {q['positional_hits']} hits in the top {k}, "
-            f"distinct documents give {q['distinct_hits']}"
-        )
-    if code == "rel_above_k":
-        return f"|Rel|={rel} > k={k}: recall can never exceed {q['recall_ceiling']:.3f}"
-    if code == "rel_below_k":
-        return f"|Rel|={rel} < k={k}: precision can never exceed {q['precision_ceiling']:.2f}"
-    if code == "low_judged_at_k":
-        return (
-            f"only {q['judged_at_k']:.0%} of the top {k} is judged: unjudged documents count as not relevant"
-        )
-    if code == "stage1_recall_low":
-        return (
-            f"stage 1 finds only {_stage1_share(q, rel)} of |Rel|={rel}: "
-            "what the fetch misses no reranker can recover"
-        )
-    if code == "labels_incomplete":
-        return (
-            f"the truth set has relevant documents the labels lack: recall against the labels "
-            f"{_fmt(q['recall'])}, against the truth {_fmt(q['recall_true'])}"
-        )
-    if code == "labels_incomplete_estimated":
-        est = q.get("recall_estimated") or {}
-        low, high = est.get("ci") or (None, None)
-        return (
-            f"the sample of unjudged chunks says the labels miss relevant ones: recall against the labels "
-            f"{_fmt(q['recall'])} lies outside the estimated {_fmt(est.get('estimate'))} "
-            f"[{_fmt(low)}, {_fmt(high)}] (|Rel| estimated {est.get('rel', 0):.1f}, judged {rel})"
-        )
-    return code
-
-
-def _stage1_share(q: Mapping[str, Any], rel: int) -> str:
-    """``11 (0.6875)``: the hits themselves beside the share, so a share on its bar reads right."""
-    hits = q.get("fetch_hits")
-    if hits is None:
-        return f"{q['recall_at_fetch']:.3f}"
-    exact = f"{hits / rel:.6f}".rstrip("0").rstrip(".") if rel else "undefined"
-    return f"{hits} ({exact})"
-
-
-def repeats_text(ids: Sequence[str]) -> str:
-    """The repeated ids of a ranking and how they count (the duplicate_ids finding,
-    the metrics' notes on the CLI and on the page)."""
-    return f"repeated ids {', '.join(ids)}: {REPEAT_RULE}"
-
-
-def _fmt(value: float | None) -> str:
-    return num(value, 3, "prose")

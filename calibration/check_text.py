@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotation.render import align, decisive, num, signed
-from calibration.audit import finding_text
 from calibration.check import DIAGNOSES, diagnosis_text
-from calibration.policy import DEFAULT_POLICY, Policy, rules_table
+from calibration.finding_words import finding_text
+from calibration.policy import policy_help
 
 __all__ = ["check_table", "check_markdown", "policy_help", "rule_status", "finding_line", "FIGURE_HEADER"]
 
@@ -298,20 +298,6 @@ def check_markdown(report: Mapping[str, Any], qrels_path: str = "", run_path: st
     for note in report["summary"]["notes"]:
         lines += ["", f"_Note: {note}_"]
     return "\n".join(lines) + "\n"
-
-
-def policy_help(policy: Policy = DEFAULT_POLICY) -> str:
-    """The thresholds table, each rule with its strictness and its source: ``check --help``."""
-    rows = [["rule", "bar", "source"]] + [list(r) for r in rules_table(policy, every_corpus=True)]
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
-    table = "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows
-    )
-    return table + (
-        "\n\nkappa and faithfulness pass when the interval's lower end meets the bar and fail when its upper "
-        "end does not; a figure not shown (undecided, uncalibrated) fails too, unless the policy says "
-        f"undecided: warn (now: {policy.undecided})"
-    )
 
 
 HISTORY_HEADER = [

@@ -17,9 +17,9 @@ from annotation.cli_base import (
 )
 from annotation.options import add_option, default
 from annotation.options import option as table_option
-from calibration.audit import JUDGED_BAR, STAGE1_BAR
-from calibration.check_text import policy_help
+from calibration.finding_words import JUDGED_BAR, STAGE1_BAR
 from calibration.findings import EXAMPLES
+from calibration.policy import policy_help
 from calibration.verdict import SAMPLE_ADVICE
 
 DESCRIPTION = (

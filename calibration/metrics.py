@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from annotation.errors import DenominatorError
-from annotation.model import Qrels, Run, as_numpy
+from annotation.model import Qrels, Run, arrow, as_numpy
 
 Gain = Literal["linear", "exp"]
 
@@ -262,7 +262,7 @@ def evaluate(
         raise InvalidMeasure("cutoffs k must be integers >= 1")
     qids_all = sorted(qrels.qids, key=lambda q: q.encode("utf-8"))
     nq = len(qids_all)
-    qid_array = pa.array(qids_all, pa.string())
+    qid_array = arrow(qids_all, pa.string())
 
     # qrels, columnar: per judged (query, doc) its grade; the key qi * ndocs + di
     judged = qrels.to_table()
@@ -385,7 +385,7 @@ def evaluate(
 
     evaluated = num_ret > 0
     if run.empty_queries:  # asked and answered with nothing: evaluated, retrieved 0
-        asked = pc.index_in(pa.array(run.empty_queries, pa.string()), value_set=qid_array)
+        asked = pc.index_in(arrow(run.empty_queries, pa.string()), value_set=qid_array)
         evaluated[as_numpy(asked.drop_null()).astype(np.int64)] = True
     missing_qids = [qids_all[i] for i in np.flatnonzero(~evaluated)]
     if missing == "zero":
@@ -466,7 +466,7 @@ def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> tuple[np.
             order = within[within < (starts + lengths)[by_query][:, None]]
         q_sorted = np.repeat(block_q[by_query], lengths[by_query])
         return _order_ties(order, q_sorted, scores, docs), q_sorted
-    table = pa.table({"q": pa.array(qi), "s": pa.array(scores), "d": docs})
+    table = pa.table({"q": arrow(qi), "s": arrow(scores), "d": docs})
     indices = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")])
     order = as_numpy(indices)
     return order, qi[order]
@@ -496,8 +496,8 @@ def _order_ties(
     new_segment[1:] = ~tie[positions[1:] - 1]
     segment = np.cumsum(new_segment)
     rows = positions if order is None else order[positions]
-    sub = pa.table({"seg": pa.array(segment), "d": docs.take(pa.array(rows))})
-    perm = pc.sort_indices(sub, sort_keys=[("seg", "ascending"), ("d", "descending")]).to_numpy()
+    sub = pa.table({"seg": arrow(segment), "d": docs.take(arrow(rows))})
+    perm = as_numpy(pc.sort_indices(sub, sort_keys=[("seg", "ascending"), ("d", "descending")]))
     if order is None:
         if bool((perm == np.arange(len(perm))).all()):
             return None
@@ -513,7 +513,11 @@ _CHUNK = 1 << 20
 
 def _judged_index(docs: pa.Array, doc_dict: pa.Array) -> np.ndarray:
     """Per row: index of its document among the judged ones, -1 if never judged."""
-    return as_numpy(pc.fill_null(pc.index_in(docs, value_set=doc_dict), -1))
+    found = pc.index_in(docs, value_set=doc_dict)
+    if found.null_count == 0:
+        return as_numpy(found)
+    # not pc.fill_null(found, -1): its scalar would import pandas (a quarter of a second)
+    return as_numpy(pc.coalesce(found, arrow(np.full(len(found), -1, dtype=np.int64)).cast(found.type)))
 
 
 def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
@@ -585,7 +589,7 @@ def _duplicates(
     candidates = np.flatnonzero(buckets[keys >> np.uint32(8)])
     candidates = candidates[np.isin(keys[candidates], repeated_keys)]
     rows = candidates if order is None else order[candidates]
-    candidate_docs = docs.take(pa.array(rows)).to_pylist()
+    candidate_docs = docs.take(arrow(rows)).to_pylist()
     seen: set[tuple[int, str]] = set()
     repeat = np.zeros(len(qi), dtype=bool)
     repeated: dict[int, list[str]] = {}

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from annotation.errors import DenominatorError
-from annotation.model import Qrels, Run, as_numpy
+from annotation.model import Qrels, Run, arrow, as_numpy
 from calibration.metrics import Evaluation, Gain, evaluate, measure_names
 
 __all__ = ["NotGrouped", "evaluate_grouped"]
@@ -51,7 +51,7 @@ def evaluate_grouped(
     """
     judged = qrels.to_table()
     qids_all = sorted(qrels.qids, key=lambda q: q.encode("utf-8"))
-    qid_array = pa.array(qids_all, pa.string())
+    qid_array = arrow(qids_all, pa.string())
     position = {qid: i for i, qid in enumerate(qids_all)}  # one lookup table for every batch
     j_qi = as_numpy(pc.index_in(judged["q"], value_set=qid_array)).astype(np.int64)
     j_order = np.argsort(j_qi, kind="stable")
@@ -69,7 +69,7 @@ def evaluate_grouped(
         lengths = j_counts[indices]
         starts = np.repeat(j_starts[indices] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
         rows = j_order[starts + np.arange(int(lengths.sum()))]
-        return Qrels(table=judged.take(pa.array(rows)), meta=qrels.meta)
+        return Qrels(table=judged.take(arrow(rows)), meta=qrels.meta)
 
     def score(batch: pa.Table, number: int) -> None:
         batch_qids = pc.unique(batch["q"]).to_pylist()
@@ -125,7 +125,7 @@ def evaluate_grouped(
     unseen = np.flatnonzero(~seen)
     if len(unseen):  # the judged queries the run never asked: missing, or zero with missing="zero"
         empty = pa.table(
-            {"q": pa.array([], pa.string()), "d": pa.array([], pa.string()), "s": pa.array([], pa.float64())}
+            {"q": arrow([], pa.string()), "d": arrow([], pa.string()), "s": arrow([], pa.float64())}
         )
         parts.append(
             evaluate(

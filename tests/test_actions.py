@@ -50,6 +50,7 @@ def test_the_cli_and_the_pages_call_the_actions() -> None:
     behind = {"check_data", "audit_data", "compare_runs", "agree_files", "history_data", "diff_checks"}
     for face in (
         "calibration/__main__.py",
+        "calibration/commands_cli.py",
         "calibration/ui.py",
         "calibration/check_ui.py",
         "calibration/review_ui.py",

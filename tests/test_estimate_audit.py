@@ -127,7 +127,7 @@ def test_audit_estimate_needs_a_sampling_section(capsys) -> None:
 def test_estimate_progress_only_on_a_terminal() -> None:
     import io
 
-    from calibration.__main__ import _QueryProgress
+    from calibration.commands_cli import _QueryProgress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -1,0 +1,419 @@
+"""The commands of ``python -m calibration``, each from its parsed arguments to (text, exit code).
+
+Imported by :mod:`calibration.__main__` only when a command runs: ``--help`` and a usage error
+never load pyarrow, numpy or the store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+import pyarrow as pa
+
+from annotation.cli_base import (
+    UsageError,
+    open_store,
+    plural,
+    say_notes,
+)
+from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
+from annotation.model import Run
+from calibration import actions
+from calibration.audit import REPEAT_RULE, parse_gate
+from calibration.check_text import check_markdown, check_table, diff_table, history_table
+from calibration.cli_args import check_verdict_options
+from calibration.gate import (
+    NoStore,
+    check_store,
+    file_digest,
+    load_policy,
+    verdict_settings,
+)
+from calibration.report import (
+    agree_table,
+    audit_table,
+    compare_json,
+    compare_table,
+    dumps,
+    estimate_table,
+    metrics_json,
+    metrics_table,
+    metrics_trec,
+    position_json,
+    position_text,
+    ppi_text,
+    review_text,
+)
+from calibration.verdict import NOISY_GONE, sample_note
+from calibration.workflows import (
+    POSITION_KEYS,
+    coverage_of,
+    estimate_data,
+)
+
+
+def _verdict_settings(args: argparse.Namespace) -> tuple[float, str]:
+    """The verdict's bar and statistic (:func:`calibration.gate.verdict_settings`)."""
+    return verdict_settings(load_policy(args.policy), args.trusted, args.statistic)
+
+
+def _judgments(path: str) -> Qrels:
+    """A label file, its notes (e.g. queries named by their text) said on stderr."""
+    qrels = read_judgments(path)
+    say_notes(qrels.notes)
+    return qrels
+
+
+def _scored(
+    args: argparse.Namespace, read_run: bool = True
+) -> tuple[Qrels, Run | None, str, str, set[str] | None]:
+    """What metrics and audit score: QRELS and RUN, or a stored run and label set (--stored-run,
+    --labels, --db: calibration.stored.stored_data, as the Metrics page); their names; the corpus ids
+    (--corpus, else with --stored-run the store's chunks unless --corpus-size is given)."""
+    corpus = set(read_corpus_ids(args.corpus)) if args.corpus else None
+    if args.stored_run is None:
+        for option in ("labels", "db"):
+            if getattr(args, option):
+                raise UsageError(f"python -m calibration {args.command}: --{option} goes with --stored-run")
+        if not args.run:  # argparse's words, as when both were required
+            missing = "RUN" if args.qrels else "QRELS, RUN (or --stored-run NAME)"
+            raise UsageError(
+                f"python -m calibration {args.command}: the following arguments are required: {missing}"
+            )
+        return (
+            _judgments(args.qrels),
+            read_ranked(args.run) if read_run else None,
+            args.qrels,
+            args.run,
+            corpus,
+        )
+    if args.qrels:
+        raise UsageError(
+            f"python -m calibration {args.command}: --stored-run replaces QRELS and RUN (--labels names the labels)"
+        )
+    # start-up: the store (sqlite-utils), only with --stored-run
+    from annotation.store import Store, StoreError, database_exists, default_db_path
+    from calibration.stored import DEFAULT_LABELS, stored_data
+
+    path = args.db or default_db_path()
+    if not database_exists(path):
+        raise UsageError(f"no such database: {path}")
+    try:
+        with Store(path) as store:
+            data = stored_data(store, args.stored_run, args.labels or DEFAULT_LABELS)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if corpus is None and args.corpus_size is None:
+        corpus = data.corpus_ids
+    return data.qrels, data.run, data.labels_name, data.run_name, corpus
+
+
+def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
+    if args.stored_run is None and args.run:  # a run file: read in pieces when grouped by query
+        qrels, _, qrels_name, run_name, corpus = _scored(args, read_run=False)
+        result = actions.metrics(
+            qrels,
+            args.run,
+            args.k,
+            args.min_grade,
+            missing=args.missing,
+            gain=args.gain,
+            grouped=args.grouped,
+            qrels_name=qrels_name,
+        )
+        # how the run was read: with --verbose, or when a TREC run could not be read in pieces
+        say_notes([n for n in result.notes if args.verbose or n.startswith("run read whole: ")])
+    else:
+        if args.grouped:
+            raise UsageError("python -m calibration metrics: --grouped goes with a RUN file")
+        qrels, run, qrels_name, run_name, corpus = _scored(args)
+        result = actions.metrics(
+            qrels,
+            run,
+            args.k,
+            args.min_grade,
+            missing=args.missing,
+            gain=args.gain,
+            run_name=run_name,
+            qrels_name=qrels_name,
+        )
+    coverage = coverage_of(qrels, result.qids, args.corpus_size, corpus)
+    if args.format == "json":
+        return dumps(metrics_json(result, coverage)), 0
+    if args.format == "trec":
+        if result.duplicates:
+            n = sum(len(v) for v in result.duplicates.values())
+            print(
+                f"warning: {n} repeated document ids: {REPEAT_RULE} (trec_eval refuses such runs)",
+                file=sys.stderr,
+            )
+        return metrics_trec(result), 0
+    return metrics_table(result, qrels_name, run_name, coverage, verbose=args.verbose), 0
+
+
+def run_audit(args: argparse.Namespace) -> tuple[str, int]:
+    if len(args.k) > 1:
+        raise UsageError(
+            f"python -m calibration audit: -k given {len(args.k)} times; the audit takes one cutoff"
+        )
+    if args.interval != "midp" and not args.estimate:
+        raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
+    gates = [parse_gate(rule) for rule in args.fail_on]
+    qrels, run, qrels_name, run_name, corpus = _scored(args)
+    result = actions.audit(
+        qrels,
+        run,
+        args.k[0],
+        args.min_grade,
+        fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
+        fetch_depth=args.fetch_depth,
+        corpus_size=args.corpus_size,
+        corpus_ids=corpus,
+        truth=_judgments(args.truth) if args.truth else None,
+        gates=gates,
+        policy=load_policy(args.policy),
+        min_judged=args.min_judged,
+        stage1_min=args.stage1_min,
+        run_name=run_name,
+        qrels_name=qrels_name,
+    )
+    code = 0 if result["passed"] else 1
+    estimates = None
+    if args.estimate:  # before the report: it adds the finding labels_incomplete_estimated
+        estimates = estimate_data(qrels, run, result, interval=args.interval, on_query=_QueryProgress())
+    if args.format == "json":
+        if estimates is not None:
+            result["estimate"] = estimates
+        return dumps(result), code
+    table = audit_table(result, qrels_name, run_name, verbose=args.verbose)
+    return table + (estimate_table(estimates) if estimates is not None else ""), code
+
+
+def run_check(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: the store (sqlite-utils), only when the check reads it
+    from annotation.store import StoreError
+
+    if len(args.k) > 1:
+        raise UsageError(
+            f"python -m calibration check: -k given {len(args.k)} times; the check takes one cutoff"
+        )
+    policy = load_policy(args.policy, args.rule)
+    if args.name and not args.record:
+        raise UsageError("python -m calibration check: --name goes with --record")
+    if args.no_store and (args.db or args.with_store or args.record):
+        given = "--db" if args.db else ("--with-store" if args.with_store else "--record")
+        raise UsageError(f"python -m calibration check: --no-store leaves the store out; {given} needs it")
+    qrels = _judgments(args.qrels)
+    run = read_ranked(args.run)
+    inputs = dict(
+        policy=policy,
+        fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
+        fetch_depth=args.fetch_depth,
+        corpus_size=args.corpus_size,
+        corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
+        missing=args.missing,
+        run_name=args.run,
+        qrels_name=args.qrels,
+    )
+    # one rule with the page: --db, else $DENOMINATOR_DB, else ./denominator.db when it is there
+    try:
+        path = check_store(args.db, no_store=args.no_store)
+    except NoStore:
+        if not args.record:
+            raise
+        path = None
+    created = None
+    if path is None and (args.record or args.with_store):
+        # --record creates the store it names (removed again if the check fails); --with-store needs one
+        created = open_store(args.db, "create" if args.record else "read")
+    name = (args.name or os.path.basename(args.run)) if args.record else None
+    try:
+        with created if created is not None else nullcontext(None) as new:
+            report = actions.check(
+                qrels,
+                run,
+                args.k[0],
+                args.min_grade,
+                db=args.db,
+                no_store=args.no_store,
+                store_path=new.location if new is not None else path,
+                record_as=name,
+                run_digest=file_digest(args.run) if args.record else "",
+                **inputs,
+            )
+            if name is not None:  # before a created store says "database: ... (created)"
+                print(
+                    f"recorded check {report['recorded']} of {name!r} in {report['store']}", file=sys.stderr
+                )
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    code = 0 if report["passed"] else 1
+    if args.format == "json":
+        return dumps(report), code
+    if args.format == "markdown":
+        return check_markdown(report, args.qrels, args.run), code
+    return check_table(report, args.qrels, args.run), code
+
+
+def run_history(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: the store (sqlite-utils), only for this command
+    from annotation.store import StoreError
+
+    try:
+        with open_store(args.db, "read") as store:
+            if args.diff:
+                diff = actions.history(store, diff=args.diff)
+                return (dumps(diff) if args.format == "json" else diff_table(diff)), 0
+            entries = actions.history(store, name=args.name)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        return dumps({"checks": entries}), 0
+    return history_table(entries), 0
+
+
+def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    comparison = actions.compare(
+        _judgments(args.qrels),
+        read_ranked(args.run_a),
+        read_ranked(args.run_b),
+        args.k,
+        args.min_grade,
+        permutations=args.permutations,
+        seed=args.seed,
+        names=(args.run_a, args.run_b),
+        qrels_name=args.qrels,
+    )
+    if args.format == "json":
+        return dumps(compare_json(comparison, args.qrels, args.run_a, args.run_b)), 0
+    return compare_table(comparison, args.qrels, args.run_a, args.run_b), 0
+
+
+def run_agree(args: argparse.Namespace) -> tuple[str, int]:
+    args.trusted, args.statistic = _verdict_settings(args)
+    check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
+    if args.bootstrap is not None or args.seed is not None:
+        # start-up: scipy, scikit-learn and pandas (~0.9 s), only for this refusal
+        from calibration.kappa_interval import BOOTSTRAP_GONE
+
+        raise UsageError(BOOTSTRAP_GONE)
+    if bool(args.labels) == bool(args.qrels):
+        raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
+    if args.qrels and args.qrels[0] == args.qrels[1]:
+        raise UsageError("python -m calibration agree --qrels: the two files are the same file")
+    report = actions.agree(args.labels, args.qrels, trusted=args.trusted, statistic=args.statistic)
+    if args.format == "json":
+        return dumps(report, one_line=()), 0
+    return agree_table(report), 0
+
+
+def run_position(args: argparse.Namespace) -> tuple[str, int]:
+    result = actions.position(args.judgments)
+    if args.format == "json":
+        return dumps(position_json(result, POSITION_KEYS), one_line=()), 0
+    return position_text(result, POSITION_KEYS), 0
+
+
+def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
+    result = actions.ppi(args.labeled, args.unlabeled, alpha=args.alpha, lam=args.lam)
+    if args.format == "json":
+        return dumps(result, one_line=()), 0
+    return ppi_text(result, args.alpha, tuned=args.lam is None), 0
+
+
+def run_review(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: the review's words and the store, only for this command
+    from annotation.store import StoreError
+    from calibration.review_report import summary_lines, superseded_text, to_html, to_json, to_markdown
+
+    args.trusted, args.statistic = _verdict_settings(args)
+    check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
+    if args.annotators and not args.sample:
+        raise UsageError("--annotators goes with --sample")
+    if args.sample and sample_note(args.sample):
+        say_notes([sample_note(args.sample)])
+    try:
+        with open_store(args.db, "write") as store:  # the review is saved (the trend's next point)
+            report, drawn = actions.review(
+                store,
+                args.week,
+                trusted=args.trusted,
+                statistic=args.statistic,
+                min_labels=args.min_labels,
+                sample=args.sample,
+                annotators=[a for a in (args.annotators or "").split(",") if a],
+                seed=args.seed,
+                overlap=args.overlap,
+            )
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    text = {
+        "json": to_json,
+        "markdown": to_markdown,
+        "html": to_html,
+        "table": lambda r: review_text(r, drawn, summary_lines(r), superseded_text(r)),
+    }[args.format](report)
+    if args.output:
+        write_text(args.output, text)
+        return (
+            f"wrote the week {report['week']} review of {plural(len(report['judges']), 'judge')} to {args.output}\n",
+            0,
+        )
+    return text, 0
+
+
+class _QueryProgress:
+    """``estimating: 120 of 500 queries`` on stderr, redrawn in place, when stderr is a
+    terminal and the work has lasted half a second; nothing in pipes and logs."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.clock = time.monotonic
+        self.started = self.clock()
+        self.last = 0.0
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if not self.tty or (now - self.last < 0.2 and done < total) or now - self.started < 0.5:
+            return
+        self.last = now
+        end = "\n" if done == total else ""
+        self.stream.write(
+            f"\restimating what the labels missed: {done} of {plural(total, 'query', 'queries')}{end}"
+        )
+        self.stream.flush()
+
+
+def _use_jemalloc() -> None:
+    """Arrow's default pool (mimalloc) hands big blocks back to the kernel and
+    faults them in again; on a 10M-line run that costs 1-3 s of system time.
+    jemalloc does not (measured in bench/: 2.6 s against 3.4-3.9 s wall)."""
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except NotImplementedError:  # a pyarrow built without jemalloc: keep the default
+        pass
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
+    "metrics": run_metrics,
+    "audit": run_audit,
+    "check": run_check,
+    "history": run_history,
+    "compare": run_compare,
+    "agree": run_agree,
+    "position": run_position,
+    "ppi": run_ppi,
+    "review": run_review,
+}
+
+
+def run(name: str, args: argparse.Namespace) -> tuple[str, int]:
+    """Run the command ``name`` (the command line's parse done by :mod:`calibration.__main__`)."""
+    _use_jemalloc()
+    return COMMANDS[name](args)
