@@ -121,3 +121,16 @@ def test_arrow_refuses_what_pa_array_refuses() -> None:
         pa.array(["1.5"], pa.float64())
     with pytest.raises(pa.ArrowInvalid):
         arrow(["1.5"], pa.float64())  # np.asarray would have parsed the text; pyarrow refuses it
+
+
+def test_the_light_entry_names_every_command() -> None:
+    """``calibration.__main__`` names the commands without importing them: the same names as the
+    parser's and as the commands module's, so a new command cannot be parsed and then not found."""
+    import argparse
+
+    import calibration.__main__ as entry
+    from calibration import commands_cli
+
+    parser = entry.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(entry.COMMANDS) == set(commands_cli.COMMANDS) == set(sub.choices)
