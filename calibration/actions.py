@@ -26,7 +26,8 @@ from calibration.gate import (
 from calibration.metrics import Evaluation
 from calibration.policy import DEFAULT_POLICY, Policy
 from calibration.results import AuditReport
-from calibration.run_file import evaluate_run_file
+from calibration.run_file import evaluate_run_file, file_scorer
+from calibration.scorer import Scorer
 from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
 from calibration.workflows import (
     Comparison,
@@ -67,15 +68,21 @@ def metrics(
 
 
 def audit(
-    qrels: Qrels, run: Run, k: int | None = None, min_grade: int | None = None, **options: Any
+    qrels: Qrels, run: Run | PathLike, k: int | None = None, min_grade: int | None = None, **options: Any
 ) -> AuditReport:
-    """The denominators of one run at one cutoff (:func:`calibration.workflows.audit_data`)."""
-    return audit_data(qrels, run, k, min_grade, **options)
+    """The denominators of one run at one cutoff (:func:`calibration.workflows.audit_data`): a
+    :class:`Run`, or a run file read in pieces when it is grouped by query."""
+    return audit_data(qrels, _readable(run), k, min_grade, **options)
+
+
+def _readable(run: Run | PathLike) -> Run | Scorer:
+    """A run in memory as it is; a run file as its scorer (read in pieces, :func:`file_scorer`)."""
+    return run if isinstance(run, Run) else file_scorer(run)
 
 
 def check(
     qrels: Qrels,
-    run: Run,
+    run: Run | PathLike,
     k: int | None = None,
     min_grade: int | None = None,
     *,
@@ -91,15 +98,15 @@ def check(
     ``db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it exists; ``no_store``: none);
     ``store_path``: a store the face has just created (``check --record`` on a missing file).
     ``record_as``: keep the report in that store under this run name (its id in ``recorded``)."""
-    # start-up: the store (sqlite-utils, ~0.3 s), only for check, which is about to read it
-    from annotation.store import Store
-
     path = store_path or check_store(db, no_store=no_store)
     if path is None:
         why = "no store: --no-store" if no_store else None
-        return check_data(qrels, run, k, min_grade, policy=policy, store_reason=why, **inputs)
+        return check_data(qrels, _readable(run), k, min_grade, policy=policy, store_reason=why, **inputs)
+    # start-up: the store (sqlite-utils, ~0.3 s), only for a check that reads one
+    from annotation.store import Store
+
     with Store(path) as store:
-        report = check_data(qrels, run, k, min_grade, policy=policy, store=store, **inputs)
+        report = check_data(qrels, _readable(run), k, min_grade, policy=policy, store=store, **inputs)
         if record_as is not None:
             report["recorded"] = record_check(store, report, record_as, qrels, run_digest)
     return report

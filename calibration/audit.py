@@ -51,6 +51,7 @@ from calibration.finding_words import (
 from calibration.metrics import blank_repeats, evaluate
 from calibration.policy import Bar
 from calibration.results import AuditReport
+from calibration.scorer import Scorer, run_scorer
 
 __all__ = [
     "label_coverage",
@@ -316,7 +317,7 @@ def missing_relevant(
 
 def audit_run(
     qrels: Qrels,
-    run: Run,
+    run: Run | Scorer,
     k: int,
     *,
     min_grade: int,
@@ -330,12 +331,18 @@ def audit_run(
     stage1_min: Bar = STAGE1_BAR,
     missing: Literal["drop", "zero"] = "drop",
     executor: Executor | None = None,
+    own_depth: bool = False,
 ) -> AuditReport:
     """The same audit as :func:`audit`, counted by the vectorized engine
     (:func:`calibration.metrics.evaluate`, handed the caller's ``executor``) instead of one
     query at a time: what every face uses, so a 10-million-line run audits in seconds.
     ``missing="zero"``: a judged query absent from the run is audited as retrieving nothing
-    (``check --missing zero``) instead of being left out and listed."""
+    (``check --missing zero``) instead of being left out and listed.
+
+    ``run``: a :class:`Run`, or a :class:`Scorer` (a run file read in pieces: the run is read
+    once, or twice with ``truth``). ``own_depth``: without ``fetch_run`` or ``fetch_depth``,
+    stage 1 is the run read to its own depth when that is deeper than k (the report's
+    ``fetch_depth``), known once the run has been read."""
     grades = qrels.grades
     corpus_size = _check_inputs(
         grades,
@@ -344,20 +351,28 @@ def audit_run(
         corpus_size,
         corpus_ids,
         gates,
-        fetch_run is not None or fetch_depth is not None,
+        own_depth or fetch_run is not None or fetch_depth is not None,
         stage1_min,
     )
+    score = run_scorer(run, executor) if isinstance(run, Run) else run
+    own_depth = own_depth and fetch_run is None and fetch_depth is None
     ks = sorted({k, fetch_depth} - {None})
-    result = evaluate(
-        qrels, run, ks=ks, min_grade=min_grade, with_positional=True, missing=missing, executor=executor
-    )
+    result = score(qrels, ks, min_grade, with_positional=True, missing=missing, with_depth=own_depth)
+    c_fetch = None
+    if own_depth and result.depth > k:  # stage 1 = the run read to its own depth: every hit counts
+        fetch_depth = result.depth
+        c_fetch = result.num_rel_ret.tolist()
+    elif own_depth:  # no deeper than k: no stage 1, which a stage1-recall gate needs
+        _check_inputs(grades, k, None, corpus_size, corpus_ids, gates, False, stage1_min)
+    elif fetch_depth is not None:
+        c_fetch = result.counts[f"hits@{fetch_depth}"].tolist()
     stage1_by_query: dict[str, int] = {}
     if fetch_run is not None:
         fetched = evaluate(qrels, fetch_run, ks=[1], min_grade=min_grade, missing="zero", executor=executor)
         stage1_by_query = dict(zip(fetched.qids, fetched.num_rel_ret.tolist()))
     truth_by_query: dict[str, tuple[int, int]] = {}
     if truth is not None:
-        against_truth = evaluate(truth, run, ks=[k], min_grade=min_grade, missing="zero", executor=executor)
+        against_truth = score(truth, [k], min_grade, missing="zero")
         truth_by_query = {
             qid: (hits, n_true)
             for qid, hits, n_true in zip(
@@ -373,7 +388,7 @@ def audit_run(
         c[f"hits@{k}"].tolist(),
         c[f"positional@{k}"].tolist(),
         c[f"judged@{k}"].tolist(),
-        c[f"hits@{fetch_depth}"].tolist() if fetch_depth is not None else [None] * len(result.qids),
+        c_fetch if c_fetch is not None else [None] * len(result.qids),
     )
     queries: dict[str, dict[str, Any]] = {}
     for qid, evaluated, n_rel, retrieved, hits, positional, judged, hits_at_fetch in columns:

@@ -164,10 +164,12 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     if args.interval != "midp" and not args.estimate:
         raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
     gates = [parse_gate(rule) for rule in args.fail_on]
-    qrels, run, qrels_name, run_name, corpus = _scored(args)
+    # a run file is read in pieces (never whole when grouped by query), but the estimate needs it all
+    in_pieces = args.stored_run is None and args.run and not args.estimate
+    qrels, run, qrels_name, run_name, corpus = _scored(args, read_run=not in_pieces)
     result = actions.audit(
         qrels,
-        run,
+        args.run if in_pieces else run,
         args.k[0],
         args.min_grade,
         fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
@@ -195,9 +197,6 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_check(args: argparse.Namespace) -> tuple[str, int]:
-    # start-up: the store (sqlite-utils), only when the check reads it
-    from annotation.store import StoreError
-
     if len(args.k) > 1:
         raise UsageError(
             f"python -m calibration check: -k given {len(args.k)} times; the check takes one cutoff"
@@ -209,7 +208,6 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
         given = "--db" if args.db else ("--with-store" if args.with_store else "--record")
         raise UsageError(f"python -m calibration check: --no-store leaves the store out; {given} needs it")
     qrels = _judgments(args.qrels)
-    run = read_ranked(args.run)
     inputs = dict(
         policy=policy,
         fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
@@ -232,11 +230,17 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
         # --record creates the store it names (removed again if the check fails); --with-store needs one
         created = open_store(args.db, "create" if args.record else "read")
     name = (args.name or os.path.basename(args.run)) if args.record else None
+    store_errors: tuple[type[Exception], ...] = ()  # --no-store: no store, nothing of it loaded
+    if path is not None or created is not None:
+        # start-up: the store (sqlite-utils, pandas), only when the check reads it
+        from annotation.store import StoreError
+
+        store_errors = (StoreError,)
     try:
         with created if created is not None else nullcontext(None) as new:
             report = actions.check(
                 qrels,
-                run,
+                args.run,  # read in pieces when grouped by query
                 args.k[0],
                 args.min_grade,
                 db=args.db,
@@ -250,7 +254,7 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
                 print(
                     f"recorded check {report['recorded']} of {name!r} in {report['store']}", file=sys.stderr
                 )
-    except StoreError as exc:
+    except store_errors as exc:
         raise UsageError(str(exc)) from None
     code = 0 if report["passed"] else 1
     if args.format == "json":

@@ -17,14 +17,24 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from annotation.model import FormatError, Qrels, Run
 from annotation.plain_yaml import read_plain_yaml
 from calibration.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
 from calibration.policy import DEFAULT_POLICY, Policy, override, policy_from_mapping
+from calibration.scorer import Scorer, run_scorer
 from calibration.verdict import TRUSTED
-from calibration.workflows import DEFAULT_K, InvalidInput, PathLike, audit_data, evaluate_run
+from calibration.workflows import (
+    DEFAULT_K,
+    ENGINE_THREADS,
+    InvalidInput,
+    NothingToEvaluate,
+    PathLike,
+    audit_data,
+    scored_once,
+)
 
 # ---------------------------------------------------------------- policy and check
 
@@ -75,11 +85,11 @@ def check_store(db: str | None = None, *, no_store: bool = False) -> str | None:
     """The store ``check`` reads, one rule for the CLI and the page: ``db`` (``--db``), else
     ``$DENOMINATOR_DB``, else ``./denominator.db``; a named one (``--db`` or the variable) must be there
     (:class:`NoStore`), the default file may be missing (then no store). ``no_store``: None."""
+    if no_store:  # before the store's import: check --no-store loads neither it nor pandas
+        return None
     # start-up: the store (sqlite-utils, ~0.3 s), only for check, which is about to open it
     from annotation.store import database_exists, default_db_path, empty_file, shown_location
 
-    if no_store:
-        return None
     named = db or os.environ.get("DENOMINATOR_DB")
     path = named or default_db_path()
     if empty_file(path):  # check only reads: no schema is written into it
@@ -98,7 +108,7 @@ def check_store(db: str | None = None, *, no_store: bool = False) -> str | None:
 
 def check_data(
     qrels: Qrels,
-    run: Run,
+    run: Run | Scorer,
     k: int | None = None,
     min_grade: int | None = None,
     *,
@@ -117,29 +127,31 @@ def check_data(
     (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
     each judge's calibration too. ``store_reason``: why there is none (said in the report)."""
     k = k or DEFAULT_K
-    audit = audit_data(
-        qrels,
-        run,
-        k,
-        min_grade,
-        fetch_run=fetch_run,
-        fetch_depth=fetch_depth,
-        corpus_size=corpus_size,
-        corpus_ids=corpus_ids,
-        policy=policy,
-        missing=missing,
-        run_name=run_name,
-        qrels_name=qrels_name,
-    )
-    ev = evaluate_run(
-        qrels,
-        run,
-        sorted({k, 20}),
-        audit["min_grade"],
-        missing=missing,
-        run_name=run_name,
-        qrels_name=qrels_name,
-    )
+    with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
+        # one read of the run for the audit and the metrics (a run file: in pieces)
+        score = scored_once(run_scorer(run, pool) if isinstance(run, Run) else run, also_ks=(k, 20))
+        audit = audit_data(
+            qrels,
+            score,
+            k,
+            min_grade,
+            fetch_run=fetch_run,
+            fetch_depth=fetch_depth,
+            corpus_size=corpus_size,
+            corpus_ids=corpus_ids,
+            policy=policy,
+            missing=missing,
+            run_name=run_name,
+            qrels_name=qrels_name,
+        )
+        ev = score(
+            qrels, sorted({k, 20}), audit["min_grade"], missing="zero" if missing == "zero" else "drop"
+        )
+    if not ev.evaluated.any():  # as evaluate_run refuses it
+        raise NothingToEvaluate(
+            f"no query of {run_name} is in {qrels_name}: nothing to evaluate"
+            f" (run has {ev.not_in_qrels} queries without judgments)"
+        )
     if store is None:
         return check_report(
             audit,

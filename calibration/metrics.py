@@ -200,6 +200,7 @@ class Evaluation:
     measures: list[str] = field(default_factory=list)
     counts: dict[str, np.ndarray] = field(default_factory=dict)  # hits@k, judged@k, positional@k
     notes: list[str] = field(default_factory=list)  # how the run was read, for the faces to say
+    depth: int = 0  # the run's deepest ranking, all its queries (counted when a scorer is asked to)
 
     def mean(self, name: str) -> float | None:
         column = self.values[name]

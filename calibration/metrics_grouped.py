@@ -187,7 +187,8 @@ def _merge(
         columns = [get(part) for part in parts if len(part.qids)]
         return np.concatenate(columns)[order] if columns else np.zeros(0, dtype)
 
-    counts_names = [name for name in (parts[0].counts if parts else {}) if parts]
+    # the counts every scored batch holds (a batch of queries without judgments holds none)
+    counts_names = next((list(part.counts) for part in parts if part.counts), [])
     duplicates = {qid: ids for part in parts for qid, ids in part.duplicates.items()}
     missing_from_run = sorted(
         (qid for part in parts for qid in part.missing_from_run), key=lambda q: q.encode("utf-8")

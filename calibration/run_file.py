@@ -5,25 +5,30 @@ of lines), not by the run; a run that is not grouped, or not a clean TREC run, i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from annotation.columnar import NotStreamable, lean_pieces
 from annotation.formats import read_ranked
-from annotation.model import Qrels
-from calibration.metrics import Evaluation
+from annotation.model import Qrels, as_numpy
+from calibration.metrics import Evaluation, evaluate
 from calibration.metrics_grouped import NotGrouped, evaluate_grouped
+from calibration.scorer import Scorer, run_depth
 from calibration.workflows import (
     ENGINE_THREADS,
     InvalidInput,
     NothingToEvaluate,
     PathLike,
     cutoffs,
-    evaluate_run,
     min_grade_of,
 )
 
-__all__ = ["evaluate_run_file", "RUN_COLUMNS"]
+__all__ = ["evaluate_run_file", "file_scorer", "RUN_COLUMNS"]
 
 
 # a TREC run's columns as the lean reader names them (annotation.formats reads the same)
@@ -40,6 +45,9 @@ def evaluate_run_file(
     gain: str = "linear",
     grouped: bool | None = None,
     qrels_name: str = "the judgments",
+    with_positional: bool = False,
+    with_depth: bool = False,
+    refuse_empty: bool = True,
 ) -> Evaluation:
     """:func:`evaluate_run` over a run file, read in pieces when it is grouped by query.
 
@@ -48,20 +56,30 @@ def evaluate_run_file(
     when a query comes back after other queries or the file is not lean, reads it whole as
     :func:`evaluate_run` does, saying so in ``Evaluation.notes``; True: the run must be
     grouped (an ungrouped run is an :class:`InvalidInput`, never read twice; a file the lean
-    reader leaves to others, e.g. tab-separated, is still read whole); False: read whole. JSONL rankings are always read whole. The values are the same on every path.
+    reader leaves to others, e.g. tab-separated, is still read whole); False: read whole. JSONL
+    rankings are always read whole. The values are the same on every path.
+
+    ``with_positional``: the audit's positional counts too; ``with_depth``: the result's ``depth``
+    is the run's deepest ranking (every query of the file, judged or not); ``refuse_empty``:
+    a run that shares no query with the judgments is a :class:`NothingToEvaluate` (the audit
+    refuses in its own words).
     """
     run_name = str(path)
+    ks = cutoffs(ks)
+    min_grade = min_grade_of(qrels, min_grade)
     if grouped is not False and not run_name.lower().endswith(".jsonl"):
+        depth = _Depth()
         pieces = lean_pieces(path, RUN_COLUMNS, ("r",), ("s",))
         try:
             with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
                 result = evaluate_grouped(
                     qrels,
-                    pieces,
-                    ks=cutoffs(ks),
-                    min_grade=min_grade_of(qrels, min_grade),
+                    depth.count(pieces) if with_depth else pieces,
+                    ks=ks,
+                    min_grade=min_grade,
                     missing=missing,  # type: ignore[arg-type]
                     gain=gain,  # type: ignore[arg-type]
+                    with_positional=with_positional,
                     executor=pool,
                     run_name=run_name,
                 )
@@ -70,7 +88,8 @@ def evaluate_run_file(
                 raise InvalidInput(f"{path}: --grouped: {exc}") from None
             note = f"run read whole: {exc}"
         else:
-            if not result.evaluated.any():
+            result.depth = depth.deepest
+            if refuse_empty and not result.evaluated.any():
                 raise NothingToEvaluate(
                     f"no query of {run_name} is in {qrels_name}: nothing to evaluate"
                     f" (run has {result.not_in_qrels} queries without judgments)"
@@ -78,15 +97,74 @@ def evaluate_run_file(
             return result
     else:
         note = "run read whole"
-    result = evaluate_run(
-        qrels,
-        read_ranked(path),
-        ks,
-        min_grade,
-        missing=missing,
-        gain=gain,
-        run_name=run_name,
-        qrels_name=qrels_name,
-    )
+    run = read_ranked(path)
+    with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
+        result = evaluate(
+            qrels,
+            run,
+            ks=ks,
+            min_grade=min_grade,
+            missing=missing,  # type: ignore[arg-type]
+            gain=gain,  # type: ignore[arg-type]
+            with_positional=with_positional,
+            executor=pool,
+        )
+    if refuse_empty and not result.evaluated.any():
+        raise NothingToEvaluate(
+            f"no query of {run_name} is in {qrels_name}: nothing to evaluate"
+            f" (run has {result.not_in_qrels} queries without judgments)"
+        )
+    if with_depth:
+        result.depth = run_depth(run)
     result.notes.append(note)
     return result
+
+
+def file_scorer(path: PathLike, grouped: bool | None = None) -> Scorer:
+    """The audit's :class:`~calibration.scorer.Scorer` of a run file: each call reads it once,
+    in pieces when it is grouped by query (:func:`evaluate_run_file`)."""
+
+    def score(
+        qrels: Qrels,
+        ks: Sequence[int],
+        min_grade: int,
+        *,
+        with_positional: bool = False,
+        missing: Literal["drop", "zero"] = "drop",
+        with_depth: bool = False,
+    ) -> Evaluation:
+        return evaluate_run_file(
+            qrels,
+            path,
+            ks,
+            min_grade,
+            missing=missing,
+            grouped=grouped,
+            with_positional=with_positional,
+            with_depth=with_depth,
+            refuse_empty=False,
+        )
+
+    return score
+
+
+class _Depth:
+    """The lines of a grouped run's longest query, counted as its pieces go by (a query cut
+    between two pieces counted whole)."""
+
+    def __init__(self) -> None:
+        self.deepest = 0
+        self._last: str | None = None
+        self._lines = 0
+
+    def count(self, pieces: Iterable[pa.Table]) -> Iterator[pa.Table]:
+        for piece in pieces:
+            if piece.num_rows:
+                counts = pc.value_counts(piece["q"])  # in the order each query first appears
+                lines = as_numpy(counts.field("counts")).astype(np.int64)
+                first, last = counts.field("values")[0].as_py(), counts.field("values")[-1].as_py()
+                if first == self._last:
+                    lines[0] += self._lines
+                self.deepest = max(self.deepest, int(lines.max()))
+                self._last, self._lines = last, int(lines[-1])
+            yield piece

@@ -23,9 +23,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
-
-import pyarrow.compute as pc
+from typing import Any, Literal
 
 from annotation.errors import DenominatorError
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
@@ -44,6 +42,7 @@ from calibration.policy import (
 )
 from calibration.position import position_bias
 from calibration.results import AuditReport
+from calibration.scorer import Scorer
 
 # from the one options table (annotation.options), which the argparse options and the pages read
 DEFAULT_K: int = default("k")
@@ -130,33 +129,51 @@ def coverage_of(
 # ---------------------------------------------------------------- audit
 
 
-def run_depth(run: Run) -> int:
-    """The deepest ranking of a run (lines of its longest query; 0 for an empty run)."""
-    if run.n_rows == 0:
-        return 0
-    counts = pc.value_counts(run.table["q"]).field("counts")
-    return int(pc.max(counts).as_py())
-
-
-def stage1_of(run: Run, k: int, fetch_run: Run | None, fetch_depth: int | None) -> tuple[int | None, str]:
-    """Stage 1, the one rule of the CLI and the pages: ``--fetch-run``, else ``--fetch-depth``, else a
-    run deeper than k is its own stage 1 (read to its full depth); a run no deeper than k has none.
-    Returns (the depth to read the run to, or None; how stage 1 was taken, in words)."""
+def stage1_of(k: int, fetch_run: Run | None, fetch_depth: int | None, read_to: int | None) -> str:
+    """Stage 1 in words, the one rule of the CLI and the pages: ``--fetch-run``, else
+    ``--fetch-depth``, else a run deeper than k is its own stage 1 (read to its full depth,
+    ``read_to``: the audit's ``fetch_depth``); a run no deeper than k has none."""
     if fetch_run is not None:
-        return None, f"stage 1 = the fetch run {fetch_run.name!r} (all of it)"
+        return f"stage 1 = the fetch run {fetch_run.name!r} (all of it)"
     if fetch_depth is not None:
-        return fetch_depth, f"stage 1 = the run read to depth {fetch_depth}"
-    depth = run_depth(run)
-    if depth > k:
-        return depth, f"stage 1 taken as the run's depth {depth} (no --fetch-depth or --fetch-run)"
-    return None, (
-        f"stage 1 unknown: the run is no deeper than k = {k} and no --fetch-depth or --fetch-run was given"
-    )
+        return f"stage 1 = the run read to depth {fetch_depth}"
+    if read_to is not None:
+        return f"stage 1 taken as the run's depth {read_to} (no --fetch-depth or --fetch-run)"
+    return f"stage 1 unknown: the run is no deeper than k = {k} and no --fetch-depth or --fetch-run was given"
+
+
+def scored_once(score: Scorer, also_ks: Sequence[int] = ()) -> Scorer:
+    """``score`` that reads the run once for every question asked of it about the same judgments
+    (threshold and missing-query rule): the first call scores at its cutoffs and ``also_ks``,
+    positional counts and the run's depth included; a later call whose cutoffs are among those
+    gets that result (``check``: the audit and the metrics from one read of a 10M-line run)."""
+    memo: dict[tuple[int, int, str], Evaluation] = {}
+
+    def once(
+        qrels: Qrels,
+        ks: Sequence[int],
+        min_grade: int,
+        *,
+        with_positional: bool = False,
+        missing: Literal["drop", "zero"] = "drop",
+        with_depth: bool = False,
+    ) -> Evaluation:
+        key = (id(qrels), min_grade, missing)
+        kept = memo.get(key)
+        if kept is not None and set(ks) <= set(kept.ks):
+            return kept
+        result = score(
+            qrels, sorted({*ks, *also_ks}), min_grade, with_positional=True, missing=missing, with_depth=True
+        )
+        memo[key] = result
+        return result
+
+    return once
 
 
 def audit_data(
     qrels: Qrels,
-    run: Run,
+    run: Run | Scorer,
     k: int | None = None,
     min_grade: int | None = None,
     *,
@@ -176,9 +193,10 @@ def audit_data(
     """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
     of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
     policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept.
-    Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``)."""
+    Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``). ``run``: a :class:`Run`, or
+    a run file's :class:`~calibration.scorer.Scorer` (``calibration.run_file.file_scorer``: read
+    in pieces, never whole when it is grouped by query)."""
     k = k or DEFAULT_K
-    depth, said = stage1_of(run, k, fetch_run, fetch_depth)
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         result = audit_run(
             qrels,
@@ -186,7 +204,7 @@ def audit_data(
             k,
             min_grade=min_grade_of(qrels, min_grade),
             fetch_run=fetch_run,
-            fetch_depth=depth,
+            fetch_depth=fetch_depth,
             corpus_size=corpus_size,
             corpus_ids=corpus_ids,
             truth=truth,
@@ -195,10 +213,11 @@ def audit_data(
             stage1_min=_bar(policy, "stage1_recall", stage1_min),
             missing="zero" if missing == "zero" else "drop",
             executor=pool,
+            own_depth=True,
         )
     if not result["queries"]:
         raise NothingToEvaluate(f"no query of {run_name} is in {qrels_name}: nothing to audit")
-    result["stage1"] = said
+    result["stage1"] = stage1_of(k, fetch_run, fetch_depth, result["fetch_depth"])
     return result
 
 

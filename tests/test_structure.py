@@ -27,6 +27,7 @@ PURE = [
     "calibration/metrics.py",
     "calibration/metrics_grouped.py",
     "calibration/audit.py",
+    "calibration/scorer.py",
     "calibration/audit_estimate.py",
     "calibration/agreement.py",
     "calibration/kappa.py",
