@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from annotation.choices import METHODS
 from annotation.model import Run, arrow
 from annotation.render import counted
 from annotation.store import Store, StoreError
 
 __all__ = ["METHODS", "bm25_run", "add_baseline", "baseline_text", "BM25_PARAMS"]
 
-METHODS = ("bm25",)
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
 _TOKENS = {"lower": True, "token_pattern": r"(?u)\b\w\w+\b", "stopwords": "en", "stemmer": None}
 

@@ -1,5 +1,6 @@
-"""``python -m annotation imports list|retire ID|restore ID`` and the import options that name an
-import (``--import-name``, ``--by``, ``--yes``): thin faces over :meth:`Store.imports`,
+"""``python -m annotation imports list|retire ID|restore ID`` and what ``import``'s options that
+name an import (``--import-name``, ``--by``, ``--yes``; parsed in :mod:`annotation.cli_args`)
+become: thin faces over :meth:`Store.imports`,
 :meth:`Store.retire_import`, :meth:`Store.restore_import` and
 :func:`annotation.exchange.import_files` (the rules: :mod:`annotation.store.retirements`)."""
 
@@ -9,7 +10,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from annotation import actions
-from annotation.cli_base import OneLineParser, UsageError, add_db_option, open_store, plural, positive_int
+from annotation.cli_base import UsageError, open_store, plural
 from annotation.exchange import (
     ImportSources,
     NothingToImport,
@@ -24,26 +25,11 @@ if TYPE_CHECKING:
     from annotation.store import Store
 
 __all__ = [
-    "add_import_options",
     "import_options",
     "cli_import",
     "cli_words",
-    "add_imports_parser",
     "run_imports",
 ]
-
-
-def add_import_options(imp: argparse.ArgumentParser) -> None:
-    """``import``'s options that name the import and confirm a file that looks like another slot."""
-    imp.add_argument(
-        "--import-name", metavar="TEXT", default="", help="the import's name (default: the files it holds)"
-    )
-    imp.add_argument("--by", metavar="NAME", help="who runs the import (default: your login name)")
-    imp.add_argument(
-        "--yes",
-        action="store_true",
-        help="import a queries or corpus file even when its shape looks like the other slot",
-    )
 
 
 def import_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -75,27 +61,6 @@ def cli_import(store: Store, sources: ImportSources) -> list[str]:
         return actions.import_(store, sources)
     except WrongSlot as exc:
         raise UsageError(f"{exc} (--yes imports it as {exc.slot} anyway)") from None
-
-
-def add_imports_parser(sub: Any) -> None:
-    """The ``imports`` command and its actions."""
-    imports = sub.add_parser(
-        "imports", help="what was imported, by whom; take an import back (retire) or bring it back (restore)"
-    )
-    acts = imports.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
-    ls = acts.add_parser(
-        "list", help="every import: id, when, kind, who, rows it holds, live or retired, name"
-    )
-    rt = acts.add_parser(
-        "retire", help="take an import back: its rows leave queues, metrics, exports and reviews"
-    )
-    rs = acts.add_parser("restore", help="bring a retired import back")
-    for act in (rt, rs):
-        act.add_argument("id", type=positive_int, help="the import's id (imports list)")
-        act.add_argument("--by", metavar="NAME", help="who does it (default: your login name)")
-        act.add_argument("--reason", metavar="TEXT", help="why, kept with the record")
-    for act in (ls, rt, rs):
-        add_db_option(act)
 
 
 def run_imports(args: argparse.Namespace) -> str:

@@ -19,8 +19,9 @@ from typing import Any
 from annotation.errors import DenominatorError
 from annotation.store import Store
 from judge.batch import batch_state, collect_batch, submit_batch
-from judge.client import MAX_REPLY_BYTES, Endpoint
+from judge.client import Endpoint
 from judge.jobs import LLMRun, agreement_mark, grade_offline, llm_calls, pair_summary, plan_llm
+from judge.limits import MAX_REPLY_BYTES
 from judge.runner import Progress
 
 __all__ = ["grade", "compare", "fit_lexical", "batch", "list_"]

@@ -37,8 +37,9 @@ import openai
 
 from annotation.errors import DenominatorError
 from annotation.store import Store
-from judge.client import MAX_REPLY_BYTES, CallResult, Endpoint, request_body
+from judge.client import CallResult, Endpoint, request_body
 from judge.jobs import Plan
+from judge.limits import MAX_REPLY_BYTES
 from judge.prompts import build_messages, redact, response_format
 from judge.runner import Call, call_row, call_seed, take_reply
 

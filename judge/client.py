@@ -46,6 +46,7 @@ import httpx2
 import openai
 
 from annotation.errors import DenominatorError
+from judge.limits import MAX_REPLY_BYTES, MAX_RETRY_AFTER
 from judge.prompts import redact
 
 __all__ = [
@@ -63,8 +64,6 @@ __all__ = [
 RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx (a gateway's 520-529 too)
 PER_CALL_STATUS = {400, 413, 422}  # this request refused (too long, filtered): an error row, not a retry
 MAX_WAIT = 60.0  # the longest backoff between two attempts
-MAX_RETRY_AFTER = 60.0  # the longest Retry-After honoured by default
-MAX_REPLY_BYTES = 1_000_000  # the largest reply read by default
 KEPT_BYTES = 1024  # of a reply over the cap, what the error row keeps
 
 

@@ -108,7 +108,9 @@ def test_a_token_added_after_make_run_works_in_the_app(fresh_clone) -> None:
 def test_the_demo_goes_into_a_database_that_holds_only_people(fresh_clone, monkeypatch, capsys) -> None:
     """Tokens handed out before the first `make run`: the demo is added (people are no data)."""
     built: list[str] = []
-    monkeypatch.setattr("annotation.__main__.build_demo", lambda path, **_: built.append(path) or "built\n")
+    monkeypatch.setattr(
+        "annotation.commands_cli.build_demo", lambda path, **_: built.append(path) or "built\n"
+    )
     assert annotation_main(["annotators", "add", "sam", "--role", "admin"]) == 0
     assert capsys.readouterr().err == "database: ./denominator.db (created)\n"
     assert annotation_main(["demo", "--if-empty"]) == 0

@@ -18,17 +18,18 @@ HEAVY = ("pandas", "scipy", "sklearn", "streamlit", "sqlite_utils", "psycopg", "
 
 PROBE = (
     "import sys, runpy\n"
-    "sys.argv = ['calibration', *sys.argv[1:]]\n"
-    "try:\n    runpy.run_module('calibration', run_name='__main__')\n"
+    "package = sys.argv.pop(1)\n"
+    "sys.argv = [package, *sys.argv[1:]]\n"
+    "try:\n    runpy.run_module(package, run_name='__main__')\n"
     "except SystemExit as exc:\n    code = exc.code\n"
     "print('MODULES', ' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
 
-def imported(*argv: str) -> tuple[int, set[str], str]:
+def imported(*argv: str, package: str = "calibration") -> tuple[int, set[str], str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, cwd=ROOT, timeout=120
+        [sys.executable, "-c", PROBE, package, *argv], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     line = [x for x in done.stderr.splitlines() if x.startswith("MODULES ")][-1]
     return done.returncode, set(line.split()[1:]), done.stdout
@@ -51,8 +52,9 @@ def test_help_imports_no_numeric_library(command: str) -> None:
         ["metrics", str(DATA / "qrels.test"), str(DATA / "results.test"), "--format", "trec"],
         ["audit", str(DATA / "qrels.test"), str(DATA / "results.test"), "-k", "10", "--fetch-depth", "100"],
         ["compare", str(DATA / "qrels.test"), str(DATA / "results.test"), str(DATA / "results.test")],
+        ["check", str(DATA / "qrels.test"), str(DATA / "results.test"), "-k", "10", "--no-store"],
     ],
-    ids=["metrics", "metrics-trec", "audit", "compare"],
+    ids=["metrics", "metrics-trec", "audit", "compare", "check-no-store"],
 )
 def test_a_retrieval_command_imports_no_pandas(argv: list[str]) -> None:
     code, modules, out = imported(*argv)
@@ -134,3 +136,66 @@ def test_the_light_entry_names_every_command() -> None:
     parser = entry.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert set(entry.COMMANDS) == set(commands_cli.COMMANDS) == set(sub.choices)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["import"], ["pool"], ["baseline"], ["annotators", "add"], ["handout"], ["imports", "retire"]]
+    + [["demo"], ["migrate"], ["export"]],
+    ids=lambda argv: " ".join(argv) or "annotation",
+)
+def test_annotation_help_imports_no_numeric_library(argv: list[str]) -> None:
+    """``python -m annotation ... --help`` (1.45 s of CPU when it loaded the store, the exports,
+    the judge and the demo's review)."""
+    code, modules, out = imported(*argv, "--help", package="annotation")
+    assert code == 0 and "python -m annotation" in out
+    assert not modules & {"numpy", "pyarrow", "yaml", *HEAVY}, modules & {"numpy", "pyarrow", "yaml", *HEAVY}
+
+
+def test_annotations_light_entry_names_every_command_and_choice() -> None:
+    """The entry's names are the parser's and the commands module's; the choices named without
+    loading them are the ones the code carries out (the export registry, the store's aggregates)."""
+    import argparse
+
+    import annotation.__main__ as entry
+    from annotation import choices, commands_cli
+    from annotation.exports import FORMATS
+    from annotation.store.labels import aggregate_grades
+
+    parser = entry.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(entry.NAMES) == set(entry.COMMANDS) == set(commands_cli.COMMANDS) == set(sub.choices)
+    assert choices.EXPORT_FORMATS == {name: fmt.writes for name, fmt in FORMATS.items()}
+    assert list(choices.EXPORT_FORMATS) == list(FORMATS)
+    assert [aggregate_grades([1, 2, 2, 3], method) for method in choices.AGGREGATES] == [2, 2, 2]
+    assert entry.build_demo.__module__ == "denominator.demo"  # still importable from the entry
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["grade"], ["compare"], ["fit-lexical"], ["batch", "collect"], ["list"]],
+    ids=lambda argv: " ".join(argv) or "judge",
+)
+def test_judge_help_imports_no_client_nor_store(argv: list[str]) -> None:
+    """``python -m judge grade --help`` (0.8 s of CPU when it loaded openai, numpy, pyarrow, pandas
+    and the store)."""
+    code, modules, out = imported(*argv, "--help", package="judge")
+    assert code == 0 and "python -m judge" in out
+    assert not modules & {"numpy", "pyarrow", "httpx", *HEAVY}, modules & {
+        "numpy",
+        "pyarrow",
+        "httpx",
+        *HEAVY,
+    }
+
+
+def test_the_judges_light_entry_names_every_command() -> None:
+    import argparse
+
+    import judge.__main__ as entry
+    from judge import client, commands_cli, limits
+
+    parser = entry.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(entry.NAMES) == set(entry.COMMANDS) == set(commands_cli.COMMANDS) == set(sub.choices)
+    assert client.MAX_REPLY_BYTES is limits.MAX_REPLY_BYTES  # one default, read by the client

@@ -15,6 +15,7 @@ import json
 import math
 from typing import Any
 
+from annotation.choices import AGGREGATES
 from annotation.model import Qrels
 from annotation.rubrics import get_rubric
 from annotation.store.base import StoreError, utc_now
@@ -22,8 +23,6 @@ from annotation.store.identity import Identity
 from annotation.store.retirements import live, live_item
 
 __all__ = ["Labels", "AGGREGATES", "aggregate_grades"]
-
-AGGREGATES = ("median", "majority", "mean")
 
 
 def aggregate_grades(values: list[int], method: str = "median") -> int:

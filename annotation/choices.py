@@ -1,0 +1,26 @@
+"""The choices the command lines offer, named without importing what carries them out, so every
+``python -m annotation ... --help`` starts without numpy, pyarrow or the store (#27): the
+baseline's ranking methods, how several people's grades become one, and the export formats with
+what each writes. The modules that carry them out read these names (:mod:`annotation.baseline`,
+:mod:`annotation.store.labels`); the export registry (:data:`annotation.exports.FORMATS`) is held
+to :data:`EXPORT_FORMATS` by a test."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["METHODS", "AGGREGATES", "EXPORT_FORMATS"]
+
+METHODS = ("bm25",)  # python -m annotation baseline --method
+AGGREGATES = ("median", "majority", "mean")  # one grade per item from several people
+# python -m annotation export --format NAME: what it writes, in the registry's order
+EXPORT_FORMATS: dict[str, Literal["file", "folder"]] = {
+    "golden": "file",
+    "qrels": "file",
+    "csv": "file",
+    "ragas": "file",
+    "deepeval": "file",
+    "beir": "folder",
+    "trec": "folder",
+    "phoenix": "file",
+}

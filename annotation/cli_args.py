@@ -1,0 +1,241 @@
+"""The parser of ``python -m annotation``: every command and option, built from light modules
+only (the options table, the choices, the common options), so ``--help`` and a mistyped option
+answer without loading numpy, pyarrow or the store; the commands themselves are in
+:mod:`annotation.commands_cli`, imported once a command runs (#27)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from annotation.choices import AGGREGATES, EXPORT_FORMATS, METHODS
+from annotation.cli_base import OneLineParser, add_db_option, positive_int
+from annotation.options import add_option, option
+
+__all__ = ["DESCRIPTION", "build_parser", "add_import_options", "add_imports_parser"]
+
+DESCRIPTION = (
+    "The label store: import data, pool it into items to label, hand out access tokens, "
+    "export the labels. Every command works on --db, else $DENOMINATOR_DB, else ./denominator.db."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m annotation", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+
+    imp = sub.add_parser(
+        "import",
+        help="add a corpus, queries, a run, RAG traces (JSONL, Phoenix, Langfuse or LangSmith), "
+        "a BEIR folder or existing labels to the store",
+    )
+    add_db_option(imp)
+    imp.add_argument("--corpus", metavar="FILE", help='chunks, JSONL {"id", "text", "source"?, ...}')
+    imp.add_argument("--queries", metavar="FILE", help='queries, JSONL {"id", "text"} or TSV id<TAB>text')
+    imp.add_argument(
+        "--beir",
+        metavar="DIR",
+        help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/*.tsv (labels under beir:<split>)",
+    )
+    imp.add_argument("--run", metavar="FILE", help="a TREC run or .jsonl rankings (needs --name)")
+    imp.add_argument("--name", help="the run's name in the store")
+    imp.add_argument(
+        "--stage", choices=["fetch", "keep"], default="fetch", help="fetch (stage 1) or keep (rerank)"
+    )
+    imp.add_argument(
+        "--traces",
+        metavar="FILE",
+        help='RAG traces: JSONL {"id", "query_id", "system", "question", "contexts", "answer"}, '
+        "or an export of the tool named by --from",
+    )
+    imp.add_argument(
+        "--from",
+        dest="traces_from",
+        choices=["jsonl", "openinference", "langfuse", "langsmith"],
+        default="jsonl",
+        help="what --traces is: the product's JSONL (default), Phoenix/OpenInference spans, "
+        "a Langfuse export or LangSmith runs",
+    )
+    imp.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="KEY=PATH",
+        help="where a field lives in the export, e.g. question=inputs.query (repeatable)",
+    )
+    imp.add_argument("--run-prefix", default="", metavar="P", help="before each imported system's run name")
+    imp.add_argument(
+        "--labels", metavar="FILE", help="existing judgments: TREC qrels or golden.yaml (needs --annotator)"
+    )
+    imp.add_argument("--annotator", help="who made the imported labels")
+    add_import_options(imp)
+    add_imports_parser(sub)
+
+    pl = sub.add_parser("pool", help="the union of every run's top D per query becomes items to label")
+    add_db_option(pl)
+    add_option(pl, "pool_depth")
+    pl.add_argument("--runs", metavar="A,B", help="runs to pool, comma-separated (default: all)")
+    pl.add_argument(
+        "--annotators", metavar="X,Y", help="assign the new items to these people, comma-separated"
+    )
+    add_option(
+        pl,
+        "pool_overlap",
+        default=None,
+        help=option("pool_overlap").help + " (with two or more --annotators)",
+    )
+    add_option(pl, "pool_seed")
+    pl.add_argument(
+        "--estimate",
+        type=positive_int,
+        metavar="N",
+        help="also N sampled unjudged candidates per query beyond the pool, to estimate what the labels missed",
+    )
+    pl.add_argument(
+        "--strata",
+        default="50,100,1000",
+        metavar="B1,B2,...",
+        help="with --estimate: strata of unjudged candidates by best rank, depth+1-B1, B1+1-B2, ... (default 50,100,1000)",
+    )
+    pl.add_argument(
+        "--corpus-stratum",
+        action="store_true",
+        help="with --estimate: one more stratum of chunks no run returned in its top B_last",
+    )
+
+    bl = sub.add_parser("baseline", help="add a lexical run (BM25) over the stored corpus, for pooling")
+    add_db_option(bl)
+    bl.add_argument("--method", choices=list(METHODS), default="bm25", help="ranking method (default bm25)")
+    bl.add_argument("--depth", type=int, default=100, metavar="D", help="chunks kept per query (default 100)")
+    bl.add_argument(
+        "--name", default="bm25-baseline", help="the run's name in the store (default bm25-baseline)"
+    )
+
+    people = sub.add_parser(
+        "annotators", help="who may open the app: access tokens and roles (annotator or admin)"
+    )
+    acts = people.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
+    add = acts.add_parser("add", help="give a person a role and an access token (printed once, never stored)")
+    add.add_argument("name", help="the person's name, as their labels will carry it")
+    add.add_argument(
+        "--role",
+        choices=["annotator", "admin"],
+        required=True,
+        help="annotator: the labelling pages and their own progress; admin: every page",
+    )
+    ls = acts.add_parser("list", help="every annotator: role, access and current labels")
+    rv = acts.add_parser("revoke", help="the person's token stops working at once; their labels stay")
+    rv.add_argument("name", help="whose token to revoke")
+    for p in (add, ls, rv):
+        add_db_option(p)
+
+    ho = sub.add_parser(
+        "handout", help="how items are handed out: open to whoever asks next, or only as assigned"
+    )
+    add_db_option(ho)
+    add_option(ho, "handout_mode", default=None)
+    add_option(ho, "handout_labels", default=None)
+    ho.add_argument("--by", default="", metavar="NAME", help="who sets it (default: your login name)")
+
+    dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
+    add_db_option(dm)
+    dm.add_argument(
+        "--if-empty",
+        action="store_true",
+        help="only when the database is missing or holds no data (what make run does)",
+    )
+
+    mg = sub.add_parser(
+        "migrate",
+        help="copy every table of one store into another, empty one (SQLite to PostgreSQL or back), "
+        "verified table by table",
+    )
+    mg.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="DB",
+        help="the store to copy (a file or a postgresql:// URL)",
+    )
+    mg.add_argument(
+        "--to",
+        dest="target",
+        required=True,
+        metavar="DB",
+        help="the empty store to copy into (created when a missing file)",
+    )
+
+    exp = sub.add_parser(
+        "export",
+        help="write the current labels as "
+        + ", ".join(
+            f"{name} (a folder)" if writes == "folder" else name for name, writes in EXPORT_FORMATS.items()
+        ),
+    )
+    add_db_option(exp)
+    exp.add_argument(
+        "--format",
+        choices=list(EXPORT_FORMATS),
+        required=True,
+        help="golden.yaml, TREC qrels, every label row as CSV, or a file (folder for beir, trec) "
+        "that RAGAS, DeepEval, BEIR, TREC tools or Phoenix load as it is",
+    )
+    exp.add_argument(
+        "--threshold",
+        type=int,
+        default=1,
+        metavar="G",
+        help="relevant = grade >= G, for the formats that hold no grades (ragas, deepeval, phoenix labels)",
+    )
+    exp.add_argument("--judge", metavar="FINGERPRINT", help="phoenix: a judge's grades instead of people's")
+    exp.add_argument(
+        "--aggregate",
+        choices=list(AGGREGATES),
+        default="median",
+        help="one grade per item from several people: median (lower middle), majority, or mean rounded half up",
+    )
+    exp.add_argument("--annotator", help="only this person's labels (default: all, aggregated)")
+    exp.add_argument(
+        "--anonymize",
+        action="store_true",
+        help="name people by stable pseudonyms (annotator-N, N by the order they were added to the "
+        "store) in the file and the summary, in every format",
+    )
+    exp.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="file to write (replaced atomically)"
+    )
+    return parser
+
+
+def add_import_options(imp: argparse.ArgumentParser) -> None:
+    """``import``'s options that name the import and confirm a file that looks like another slot."""
+    imp.add_argument(
+        "--import-name", metavar="TEXT", default="", help="the import's name (default: the files it holds)"
+    )
+    imp.add_argument("--by", metavar="NAME", help="who runs the import (default: your login name)")
+    imp.add_argument(
+        "--yes",
+        action="store_true",
+        help="import a queries or corpus file even when its shape looks like the other slot",
+    )
+
+
+def add_imports_parser(sub: Any) -> None:
+    """The ``imports`` command and its actions."""
+    imports = sub.add_parser(
+        "imports", help="what was imported, by whom; take an import back (retire) or bring it back (restore)"
+    )
+    acts = imports.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
+    ls = acts.add_parser(
+        "list", help="every import: id, when, kind, who, rows it holds, live or retired, name"
+    )
+    rt = acts.add_parser(
+        "retire", help="take an import back: its rows leave queues, metrics, exports and reviews"
+    )
+    rs = acts.add_parser("restore", help="bring a retired import back")
+    for act in (rt, rs):
+        act.add_argument("id", type=positive_int, help="the import's id (imports list)")
+        act.add_argument("--by", metavar="NAME", help="who does it (default: your login name)")
+        act.add_argument("--reason", metavar="TEXT", help="why, kept with the record")
+    for act in (ls, rt, rs):
+        add_db_option(act)

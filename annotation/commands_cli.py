@@ -1,0 +1,207 @@
+"""The commands of ``python -m annotation``, each a function of the parsed arguments that
+returns its standard output: imported by :mod:`annotation.__main__` only once a command runs
+(the parser is :mod:`annotation.cli_args`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from annotation import actions, exports
+from annotation.baseline import baseline_text
+from annotation.cli_base import UsageError, open_store, plural, shown_db
+from annotation.exchange import ImportSources, NothingToImport, login_name
+from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
+from annotation.pooling import handout_text
+from annotation.store import default_db_path
+from annotation.store.base import holds_nothing
+from denominator.demo import build_demo
+
+__all__ = ["COMMANDS", "run"]
+
+
+def run_import(args: argparse.Namespace) -> str:
+    sources = ImportSources(
+        corpus=args.corpus,
+        queries=args.queries,
+        beir=args.beir,
+        run=args.run,
+        name=args.name,
+        stage=args.stage,
+        traces=args.traces,
+        labels=args.labels,
+        annotator=args.annotator,
+        traces_from=args.traces_from,
+        mapping=tuple(args.map),
+        run_prefix=args.run_prefix,
+        **import_options(args),
+    )
+    try:
+        sources.check()
+    except NothingToImport as exc:
+        raise UsageError(f"python -m annotation import: {cli_words(exc)}") from None
+    with open_store(args.db, "create") as store:
+        return "\n".join(cli_import(store, sources)) + "\n"
+
+
+def run_baseline(args: argparse.Namespace) -> str:
+    with open_store(args.db, "write") as store:
+        report = actions.baseline(store, method=args.method, depth=args.depth, name=args.name)
+    return baseline_text(report) + "\n"
+
+
+def run_export(args: argparse.Namespace) -> str:
+    """The format's declaration (annotation.exports.FORMATS) says which options it takes;
+    NothingToExport, a StoreError, ends as one line and exit 2 like any other."""
+    with open_store(args.db, "read") as store:
+        fmt = exports.export_format(args.format)
+        if args.judge and "judge" not in fmt.options:
+            raise UsageError(f"--judge goes with --format {'|'.join(exports.formats_taking('judge'))}")
+        options = {option: getattr(args, option) for option in exports.OPTIONS}
+        return actions.export(store, fmt.name, args.output, **options) + "\n"
+
+
+def run_annotators(args: argparse.Namespace) -> str:
+    mode = {"add": "create", "revoke": "write"}.get(args.action, "read")  # list only reads
+    with open_store(args.db, mode) as store:
+        if args.action == "add":
+            token = actions.annotators(store, "add", name=args.name, role=args.role)
+            return (
+                f"annotator {args.name.strip()!r} ({args.role}); access token, shown this once:\n{token}\n"
+                "open the app with ?token=<token> or paste it at the sign-in prompt\n"
+            )
+        if args.action == "revoke":
+            actions.annotators(store, "revoke", name=args.name)
+            return f"revoked the token of {args.name!r}; their labels stay\n"
+        listed = actions.annotators(store, "list")
+        rows, required = listed["annotators"], listed["tokens_required"]
+    if not rows:
+        return "no annotators yet\n"
+    width = max(len("name"), *(len(r["name"]) for r in rows))
+
+    def line(name: str, role: str, access: str, labels: object) -> str:  # the header's layout is the rows'
+        return f"{name:<{width}}  {role:<9}  {access:<7}  {labels}"
+
+    lines = [line("name", "role", "access", "current labels")]
+    lines += [line(r["name"], r["role"], r["access"], r["labels"]) for r in rows]
+    lines.append(
+        "the app asks for a token"
+        if required
+        else "no token given yet: the app runs in single-user local mode on 127.0.0.1"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def run_handout(args: argparse.Namespace) -> str:
+    """Without --mode or --labels: how items are handed out now (only reads)."""
+    changing = args.mode is not None or args.labels is not None
+    with open_store(args.db, "write" if changing else "read") as store:
+        mode, labels = actions.handout(
+            store, mode=args.mode, labels=args.labels, who=(args.by or "").strip() or login_name()
+        )
+    return ("set: " if changing else "") + handout_text(mode, labels) + "\n"
+
+
+def run_pool(args: argparse.Namespace) -> str:
+    runs = [r for r in (args.runs or "").split(",") if r] or None
+    annotators = [a for a in (args.annotators or "").split(",") if a]
+    strata: list[int] = []
+    if args.estimate:
+        try:
+            strata = [int(b) for b in args.strata.split(",") if b.strip()]
+        except ValueError:
+            raise UsageError(
+                f"--strata {args.strata!r}; expected comma-separated ranks, e.g. 50,100,1000"
+            ) from None
+    elif args.corpus_stratum or args.strata != "50,100,1000":
+        raise UsageError("--strata and --corpus-stratum go with --estimate N")
+    with open_store(args.db, "write") as store:
+        done = actions.pool(
+            store,
+            args.depth,
+            runs=runs,
+            annotators=annotators,
+            overlap=args.overlap,
+            seed=args.seed,
+            estimate=args.estimate,
+            strata=strata,
+            corpus_stratum=args.corpus_stratum,
+        )
+    report, found, sample = done["pool"], done["found"], done["sample"]
+    text = (
+        f"pool of depth {report['depth']} over runs {', '.join(report['runs'])}: "
+        f"{report['pooled']} (query, chunk) pairs, {report['already_judged']} already judged, "
+        f"{report['items_added']} new items"
+    )
+    if annotators:
+        text += (
+            f"; {plural(report['assignments'], 'assignment')} to {plural(len(annotators), 'annotator')}, "
+            f"{report['doubly_assigned']} of {report['items_assigned']} items given to two of them"
+        )
+    if sample is not None and sample["sampled"]:
+        text += (
+            f"; for the estimate, {sample['sampled']} unjudged candidates sampled over {sample['queries']} queries ("
+            + ", ".join(
+                f"{'ranks ' if name[0].isdigit() else ''}{name}: {k} of {sample['candidates'][name]}"
+                for name, k in sorted(sample["strata"].items())
+            )
+            + "), mixed into the queues"
+        )
+    elif sample is not None:
+        text += (
+            f"; for the estimate, nothing to sample: no run ranks an unjudged chunk below depth {args.depth} "
+            "(import runs ranked deeper than the pool, e.g. python -m annotation baseline, or add --corpus-stratum)"
+        )
+    for row in found:  # if one run finds most relevant chunks alone, the labels lean toward it
+        text += (
+            f"\n  {row['run']}: {row['pooled']} pairs in its top {args.depth}; found "
+            f"{row['relevant_found']} of the {row['relevant_judged']} judged-relevant chunks, "
+            f"{row['found_only_here']} of them found by no other run"
+        )
+    for warning in report["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    return text + "\n"
+
+
+def run_demo(args: argparse.Namespace) -> str:
+    """The demo into the database; with ``--if-empty`` only when it is missing or holds no data
+    (``make run``: a database that holds anything is served as it is)."""
+    path = args.db or default_db_path()
+    if args.if_empty and not holds_nothing(path):
+        return f"database {shown_db(path)} already holds data: the demo is not added\n"
+    with open_store(path, "create"):  # said on stderr once the demo is built
+        return build_demo(path, with_judge=True)
+
+
+def run_migrate(args: argparse.Namespace) -> str:
+    """Every table of ``--from`` into the empty ``--to`` (:func:`annotation.store.transfer.copy_store`)."""
+    with open_store(args.source, "read") as source, open_store(args.target, "create") as target:
+        copied = actions.migrate(
+            source, target, progress=lambda table, n: print(f"  {table}: {n:,}", file=sys.stderr)
+        )
+    rows = sum(t.rows for t in copied)
+    lines = [
+        f"copied {len(copied)} tables, {rows:,} rows, from {shown_db(args.source)} to {shown_db(args.target)}:"
+    ]
+    lines += [
+        f"  {t.table:<17} {t.rows:>10,} rows  sha256 {t.checksum[:16]}  equal on both sides" for t in copied
+    ]
+    return "\n".join(lines) + "\n"
+
+
+COMMANDS = {
+    "import": run_import,
+    "pool": run_pool,
+    "baseline": run_baseline,
+    "annotators": run_annotators,
+    "handout": run_handout,
+    "imports": run_imports,
+    "demo": run_demo,
+    "migrate": run_migrate,
+    "export": run_export,
+}
+
+
+def run(name: str, args: argparse.Namespace) -> str:
+    """Command ``name`` on ``args``: what it prints."""
+    return COMMANDS[name](args)

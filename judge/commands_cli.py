@@ -1,0 +1,264 @@
+"""The commands of ``python -m judge``, each a function of the parsed arguments: imported by
+:mod:`judge.__main__` only once a command runs (the parser is :mod:`judge.cli_args`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from annotation.cli_base import (
+    UsageError,
+    open_store,
+    plural,
+)
+from annotation.store import Store
+from judge import actions
+from judge.actions import NothingToJudge
+from judge.batch import refused_text
+from judge.client import Endpoint, EndpointRefused, Prices
+from judge.jobs import (
+    LLMRun,
+    agreement_line,
+    agreement_mark,
+    pair_summary,
+    pair_summary_text,
+)
+from judge.limits import INT64, SEED32
+from judge.report import judge_name, judge_rows, judges_text, offline_text, plan_text, run_text
+from judge.runner import STOP_GRACE, Progress
+
+
+class ProgressLine:
+    """A progress bar on stderr: calls done, errors, tokens, cost, ETA. Redrawn in
+    place on a terminal (at most 10 times a second), a line per 10% otherwise."""
+
+    def __init__(self, prices: Prices, model: str, stream: TextIO | None = None) -> None:
+        # sys.stderr when drawn, not when this module was imported (a command imports it late)
+        self.prices, self.model, self.stream = prices, model, stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self._last = 0.0
+        self._decile = -1
+
+    def __call__(self, p: Progress, final: bool = False) -> None:
+        now = time.monotonic()
+        decile = p.done * 10 // max(p.total, 1)
+        if not final and (now - self._last < 0.1 if self.tty else decile == self._decile):
+            return
+        self._last, self._decile = now, decile
+        width = 24
+        filled = width * p.done // max(p.total, 1)
+        eta = p.eta()
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{plural(p.total, 'call')}, "
+            f"{plural(p.errors, 'error')}, "
+            f"{p.tokens_in + p.tokens_out:,} tokens, {self.prices.describe(self.model, p.tokens_in, p.tokens_out)}"
+            + (f", ETA {eta:.0f} s" if eta is not None and not final else f", {p.elapsed:.1f} s")
+        )
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _use_lexical(args: argparse.Namespace) -> bool:
+    if args.judge:
+        return args.judge == "lexical"
+    return not (args.base_url or os.environ.get("OPENAI_BASE_URL"))
+
+
+def run_llm(
+    args: argparse.Namespace, rubric: str, store: Store, repeats: int = 1
+) -> tuple[str, str | None, int]:
+    """(report, fingerprint, exit code) of an LLM judge run (:func:`judge.actions.grade` or, for
+    preference, :func:`judge.actions.compare`), with this face's progress line and Ctrl-C handling."""
+    prices = Prices.load(args.prices)
+    endpoint = Endpoint.from_env(
+        model=args.model,
+        base_url=args.base_url,
+        temperature=args.temperature,
+        seed=args.seed,
+        timeout=args.timeout,
+        concurrency=args.concurrency,
+        max_retry_after=args.max_retry_after,
+        max_reply_bytes=args.max_reply_bytes,
+    )
+    if not endpoint.model:
+        raise UsageError("no model: pass --model NAME (or set OPENAI_MODEL)")
+    if args.seed + repeats - 1 > INT64:  # repeat r asks with seed + r
+        raise UsageError(
+            f"--seed {args.seed} with --repeats {repeats}: seed + repeats - 1 must be at most {INT64:,}"
+        )
+    bar = ProgressLine(prices, endpoint.model)
+    options = dict(
+        endpoint=endpoint,
+        schema=args.schema,
+        name=args.name,
+        limit=args.limit,
+        dry_run=args.dry_run,
+        batch=args.batch,
+        on_progress=bar,
+        while_running=_stop_on_signals,
+    )
+    try:
+        if rubric == "preference":
+            result, summary = actions.compare(store, repeats=repeats, **options)
+        else:
+            result, summary = actions.grade(store, rubric, **options), None
+    except EndpointRefused as exc:
+        raise UsageError(str(exc)) from None
+    except NothingToJudge as exc:
+        raise UsageError(str(exc)) from None
+    plan = result.plan
+    if args.dry_run:
+        who = judge_name(plan, endpoint.model, rubric)
+        text = plan_text(plan, prices, endpoint.model, batch=args.batch)
+        return f"{who}: {text}; no call made\n", plan.fingerprint, 0
+    if args.batch:
+        return submitted_text(store, plan, result.submitted, endpoint.model), None, 0
+    progress = result.progress
+    bar(progress, final=True)
+    who = judge_name(plan, endpoint.model, rubric)  # registered now: its version is no longer "new"
+    report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
+    if progress.stopped:
+        left = progress.total - progress.done + progress.unanswered
+        text = report + f"interrupted: {plural(left, 'call')} left; run the same command again to resume\n"
+        return (
+            text + (pair_summary_text(summary) + "\n" if summary is not None else ""),
+            plan.fingerprint,
+            130,
+        )
+    mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
+    text = report + mark + "\n"
+    if summary is not None:
+        text += pair_summary_text(summary) + "\n"
+    return text, plan.fingerprint, 0
+
+
+@contextmanager
+def _stop_on_signals(llm: LLMRun) -> Iterator[None]:
+    """Ctrl-C or SIGTERM while a run asks: the first starts no new call and gives the calls in flight
+    a grace; the second abandons them (KeyboardInterrupt, which the action reads as stopped)."""
+    interrupts = []
+
+    def on_signal(signum, frame) -> None:
+        interrupts.append(signum)
+        if len(interrupts) > 1:
+            raise KeyboardInterrupt
+        sys.stderr.write(
+            f"\nstopping: no new call, no retry; the calls in flight have {STOP_GRACE:g} s to answer, "
+            "then are stored as not answered (Ctrl-C again to abandon them now)\n"
+        )
+        sys.stderr.flush()
+        llm.stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def submitted_text(store: Store, plan, done, model: str) -> str:
+    """``grade|compare --batch``: the batch submitted, or nothing left to ask."""
+    who = judge_name(plan, model, plan.settings["rubric"])
+    if done.batch_id is None:
+        return f"{who}: nothing left to ask ({plan.already_done} of {plan.total} already done); no batch submitted\n"
+    return (
+        f"{who}: batch {done.batch_id} submitted: {plural(done.lines, 'request')} "
+        f"({plan.already_done} of {plan.total} already done), {done.status}\n"
+        f"collect it with: python -m judge batch collect {done.batch_id} --db {store.path}\n"
+    )
+
+
+def _batch_url(args: argparse.Namespace) -> str:
+    url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if not url:
+        raise UsageError("no endpoint: pass --base-url URL (or set OPENAI_BASE_URL)")
+    return url.rstrip("/")
+
+
+def run_batch(args: argparse.Namespace) -> str:
+    """``batch status ID`` and ``batch collect ID``."""
+    url = _batch_url(args)
+    if args.batch_command == "status":
+        return actions.batch(url, args.batch_id).text() + "\n"
+    prices = Prices.load(args.prices)
+    with open_store(args.db, "write") as store:
+        got = actions.batch(url, args.batch_id, store=store, max_reply_bytes=args.max_reply_bytes)
+        if not got.state.ended:
+            return f"{got.state.text()}: nothing to collect yet; run the same command again later\n"
+        cost = prices.describe(got.model or "", got.tokens_in, got.tokens_out, batch=True)
+        text = (
+            f"{got.state.text()}: {plural(got.stored, 'row')} stored ({plural(got.values, 'answer')}, "
+            f"{plural(got.errors, 'error row')}: asked again next run), {plural(got.already, 'line')} already stored"
+            + f"; {got.tokens_in:,} tokens in, {got.tokens_out:,} out, {cost}\n"
+        )
+        if refused_text(got):
+            text += refused_text(got) + "\n"
+        if got.state.rubric == "preference":
+            text += pair_summary_text(pair_summary(store, got.state.fingerprint)) + "\n"
+    return text
+
+
+def run_grade(args: argparse.Namespace) -> tuple[str, int]:
+    with open_store(args.db, "read" if args.dry_run else "write") as store:
+        if _use_lexical(args):
+            if args.batch:
+                raise UsageError("--batch is for an LLM judge: give --base-url (or OPENAI_BASE_URL)")
+            if not 0 <= args.seed <= SEED32:
+                raise UsageError(
+                    f"--seed {args.seed}: the offline judge's seed is an integer from 0 to {SEED32:,}"
+                )
+            report = actions.grade(
+                store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run, name=args.name
+            )
+            return offline_text(report, args.dry_run) + "\n", 0
+        text, _, code = run_llm(args, args.rubric, store)
+    return text, code
+
+
+def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    if _use_lexical(args):
+        raise UsageError(
+            "the offline judge grades; it does not compare answers: give --base-url (or OPENAI_BASE_URL)"
+        )
+    with open_store(args.db, "read" if args.dry_run else "write") as store:
+        text, _, code = run_llm(args, "preference", store, repeats=args.repeats)
+    return text, code
+
+
+def run_fit(args: argparse.Namespace) -> str:
+    with open_store(args.db, "read") as store:
+        cv = actions.fit_lexical(store, args.rubric, seed=args.seed)
+    return agreement_line(cv) + "\n"
+
+
+def run_list(args: argparse.Namespace) -> str:
+    prices = Prices.load(args.prices)
+    with open_store(args.db, "read") as store:
+        judges, marks = actions.list_(store)
+    if not judges:
+        return "no judges yet: python -m judge grade --db DB --rubric relevance\n"
+    return judges_text(judge_rows(judges, marks, prices))
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
+    "grade": run_grade,
+    "compare": run_compare,
+    "batch": lambda args: (run_batch(args), 0),
+    "fit-lexical": lambda args: (run_fit(args), 0),
+    "list": lambda args: (run_list(args), 0),
+}
+
+
+def run(name: str, args: argparse.Namespace) -> tuple[str, int]:
+    """Command ``name`` on ``args``: what it prints and its exit code."""
+    return COMMANDS[name](args)

@@ -1,0 +1,23 @@
+"""The judge's bounds and defaults that its command line offers, in a module that imports
+nothing (``python -m judge ... --help`` loads neither openai nor the store, #27); the client
+and the runner read them from here."""
+
+from __future__ import annotations
+
+__all__ = [
+    "INT64",
+    "SEED32",
+    "MAX_SECONDS",
+    "MAX_REPLY_CAP",
+    "MAX_REPEATS",
+    "MAX_RETRY_AFTER",
+    "MAX_REPLY_BYTES",
+]
+
+INT64 = 2**63 - 1  # what SQLite stores and an endpoint's seed holds
+SEED32 = 2**32 - 1  # the offline judge's seed: scikit-learn's random_state
+MAX_SECONDS = 86_400.0  # a day: no call waits longer
+MAX_REPLY_CAP = 100_000_000  # a reply is held in memory several times over while parsed
+MAX_REPEATS = 1_000_000
+MAX_RETRY_AFTER = 60.0  # the longest Retry-After honoured by default
+MAX_REPLY_BYTES = 1_000_000  # the largest reply read by default
