@@ -208,7 +208,8 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
         raise UsageError(
             f"{shown_db(path)} is an empty file, not a Denominator database; it was left as it was"
         )
-    store = Store(path)
+    # a command's write is a bulk writer's: it waits through other writes while they keep landing
+    store = Store(path, patient=access != "read")
     try:
         yield store
     except BaseException:

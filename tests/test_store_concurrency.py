@@ -22,7 +22,7 @@ WRITER = """
 import sys
 from annotation.store import Store
 db, annotator, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with Store(db) as store:
+with Store(db, patient=True) as store:  # a load test is a bulk writer
     store.annotator_id(annotator)
     print("ready", flush=True)  # then every writer waits for the same go: the labels really overlap
     assert sys.stdin.readline() == "go\\n"

@@ -267,8 +267,15 @@ class StoreBase:
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | os.PathLike | None = None, *, wait: float | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike | None = None, *, wait: float | None = None, patient: bool = False
+    ) -> None:
         self.path = str(path or default_db_path())
+        # a bulk writer (an import, a command line's write, a load test): while other writes keep
+        # landing, its turn is coming and it waits on; StoreBusy only after ``wait`` seconds in
+        # which no write landed. A person's key press is not patient: it keeps the short bound.
+        self.patient = patient
+        self.turns_waited = 0  # busy windows a patient write waited through while others wrote
         # where the store is, to open it again (another process, a writer thread): the file, or
         # the URL with its credentials; ``path`` is what messages print (no credentials)
         self.location = self.path
@@ -467,17 +474,38 @@ class StoreBase:
 
     def _begin(self) -> None:
         """``BEGIN IMMEDIATE``: SQLite's busy handler tries again, with growing sleeps, for the
-        connection's busy timeout (``self.wait``, unless a caller set ``PRAGMA busy_timeout``)."""
+        connection's busy timeout (``self.wait``, unless a caller set ``PRAGMA busy_timeout``).
+        A patient store tries again after each busy window in which another write landed
+        (:meth:`_landed`): the bound grows with the queue of writers, never past a window
+        without progress."""
         failures = self._failures()
-        try:
-            if self.dialect == "postgresql":
-                # one round trip: the transaction and its turn (every write takes the one lock)
-                self.db.execute(f"BEGIN; SELECT pg_advisory_xact_lock({pg.WRITE_LOCK})")
-            else:
-                self.db.conn.execute("BEGIN IMMEDIATE")
-        except failures as exc:
-            self._rollback()
-            raise self._write_error(exc) from None
+        seen = self._landed() if self.patient else None
+        while True:
+            try:
+                if self.dialect == "postgresql":
+                    # one round trip: the transaction and its turn (every write takes the one lock)
+                    self.db.execute(f"BEGIN; SELECT pg_advisory_xact_lock({pg.WRITE_LOCK})")
+                else:
+                    self.db.conn.execute("BEGIN IMMEDIATE")
+                return
+            except failures as exc:
+                self._rollback()
+                busy = (_pg_cause(exc) if self.dialect == "postgresql" else cause(exc)) == "busy"
+                if busy and seen is not None and (now := self._landed()) != seen:
+                    seen = now  # others wrote meanwhile: the queue moves, wait for the next window
+                    self.turns_waited += 1
+                    continue
+                raise self._write_error(exc) from None
+
+    def _landed(self) -> str:
+        """A mark that changes whenever another connection's write lands: SQLite's
+        ``data_version``; on PostgreSQL the next transaction id to be given out (every write takes
+        one under the write lock)."""
+        if self.dialect == "postgresql":
+            row = self.db.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").fetchone()
+        else:
+            row = self.db.conn.execute("PRAGMA data_version").fetchone()
+        return str(row[0])
 
     def _rollback(self) -> None:
         """Roll back what is still open: after a full disk or an I/O error SQLite may have rolled
