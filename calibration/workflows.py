@@ -145,9 +145,10 @@ def stage1_of(k: int, fetch_run: Run | None, fetch_depth: int | None, read_to: i
 def scored_once(score: Scorer, also_ks: Sequence[int] = ()) -> Scorer:
     """``score`` that reads the run once for every question asked of it about the same judgments
     (threshold and missing-query rule): the first call scores at its cutoffs and ``also_ks``,
-    positional counts and the run's depth included; a later call whose cutoffs are among those
-    gets that result (``check``: the audit and the metrics from one read of a 10M-line run)."""
-    memo: dict[tuple[int, int, str], Evaluation] = {}
+    positional counts included, and the run's depth when it asks for it; a later call whose
+    cutoffs are among those (and that asks for the depth only if it was counted) gets that
+    result (``check``: the audit and the metrics from one read of a 10M-line run)."""
+    memo: dict[tuple[int, int, str], tuple[Evaluation, bool]] = {}
 
     def once(
         qrels: Qrels,
@@ -159,13 +160,18 @@ def scored_once(score: Scorer, also_ks: Sequence[int] = ()) -> Scorer:
         with_depth: bool = False,
     ) -> Evaluation:
         key = (id(qrels), min_grade, missing)
-        kept = memo.get(key)
-        if kept is not None and set(ks) <= set(kept.ks):
+        kept, counted = memo.get(key, (None, False))
+        if kept is not None and set(ks) <= set(kept.ks) and (counted or not with_depth):
             return kept
         result = score(
-            qrels, sorted({*ks, *also_ks}), min_grade, with_positional=True, missing=missing, with_depth=True
+            qrels,
+            sorted({*ks, *also_ks}),
+            min_grade,
+            with_positional=True,
+            missing=missing,
+            with_depth=with_depth,
         )
-        memo[key] = result
+        memo[key] = result, with_depth
         return result
 
     return once
