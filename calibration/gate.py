@@ -30,9 +30,9 @@ from calibration.workflows import (
     DEFAULT_K,
     ENGINE_THREADS,
     InvalidInput,
-    NothingToEvaluate,
     PathLike,
     audit_data,
+    refuse_nothing_evaluated,
     scored_once,
 )
 
@@ -147,11 +147,7 @@ def check_data(
         ev = score(
             qrels, sorted({k, 20}), audit["min_grade"], missing="zero" if missing == "zero" else "drop"
         )
-    if not ev.evaluated.any():  # as evaluate_run refuses it
-        raise NothingToEvaluate(
-            f"no query of {run_name} is in {qrels_name}: nothing to evaluate"
-            f" (run has {ev.not_in_qrels} queries without judgments)"
-        )
+    refuse_nothing_evaluated(ev, run_name, qrels_name)
     if store is None:
         return check_report(
             audit,

@@ -22,10 +22,10 @@ from calibration.scorer import Scorer, run_depth
 from calibration.workflows import (
     ENGINE_THREADS,
     InvalidInput,
-    NothingToEvaluate,
     PathLike,
     cutoffs,
     min_grade_of,
+    refuse_nothing_evaluated,
 )
 
 __all__ = ["evaluate_run_file", "file_scorer", "RUN_COLUMNS"]
@@ -89,11 +89,8 @@ def evaluate_run_file(
             note = f"run read whole: {exc}"
         else:
             result.depth = depth.deepest
-            if refuse_empty and not result.evaluated.any():
-                raise NothingToEvaluate(
-                    f"no query of {run_name} is in {qrels_name}: nothing to evaluate"
-                    f" (run has {result.not_in_qrels} queries without judgments)"
-                )
+            if refuse_empty:
+                refuse_nothing_evaluated(result, run_name, qrels_name)
             return result
     else:
         note = "run read whole"
@@ -109,11 +106,8 @@ def evaluate_run_file(
             with_positional=with_positional,
             executor=pool,
         )
-    if refuse_empty and not result.evaluated.any():
-        raise NothingToEvaluate(
-            f"no query of {run_name} is in {qrels_name}: nothing to evaluate"
-            f" (run has {result.not_in_qrels} queries without judgments)"
-        )
+    if refuse_empty:
+        refuse_nothing_evaluated(result, run_name, qrels_name)
     if with_depth:
         result.depth = run_depth(run)
     result.notes.append(note)

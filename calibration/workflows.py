@@ -105,12 +105,20 @@ def evaluate_run(
             gain=gain,
             executor=pool,
         )
+    refuse_nothing_evaluated(result, run_name, qrels_name, action)
+    return result
+
+
+def refuse_nothing_evaluated(
+    result: Evaluation, run_name: str, qrels_name: str, action: str = "evaluate"
+) -> None:
+    """:class:`NothingToEvaluate` when the run shares no query with the judgments (trec_eval
+    too: "No queries with both results and relevance info"), saying what could not be done."""
     if not result.evaluated.any():
         raise NothingToEvaluate(
             f"no query of {run_name} is in {qrels_name}: nothing to {action}"
             + (f" (run has {result.not_in_qrels} queries without judgments)" if action == "evaluate" else "")
         )
-    return result
 
 
 def coverage_of(
