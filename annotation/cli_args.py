@@ -91,12 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="also N sampled unjudged candidates per query beyond the pool, to estimate what the labels missed",
     )
-    pl.add_argument(
-        "--strata",
-        default="50,100,1000",
-        metavar="B1,B2,...",
-        help="with --estimate: strata of unjudged candidates by best rank, depth+1-B1, B1+1-B2, ... (default 50,100,1000)",
-    )
+    add_option(pl, "estimate_strata", default=None)  # None: not given (it goes with --estimate only)
     pl.add_argument(
         "--corpus-stratum",
         action="store_true",

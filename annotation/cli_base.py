@@ -135,6 +135,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def ranks(text: str) -> tuple[int, ...]:
+    """An argparse type, and the Data page's reading of the same box: comma-separated ranks
+    (``50,100,1000``); which ranks make strata is the sample's to say."""
+    try:
+        return tuple(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{_shown(text)}: expected comma-separated ranks, e.g. 50,100,1000"
+        ) from None
+
+
 def int64(text: str) -> int:
     """An argparse type: an integer from -:data:`MAX_INT` to :data:`MAX_INT` (a seed)."""
     return _integer(text, "an integer")

@@ -9,9 +9,10 @@ import sys
 
 from annotation import actions, exports
 from annotation.baseline import baseline_text
-from annotation.cli_base import UsageError, open_store, plural, shown_db
+from annotation.cli_base import UsageError, open_store, plural, ranks, shown_db
 from annotation.exchange import ImportSources, NothingToImport, login_name
 from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
+from annotation.options import default
 from annotation.pooling import handout_text
 from annotation.store import default_db_path
 from annotation.store.base import holds_nothing
@@ -107,13 +108,8 @@ def run_pool(args: argparse.Namespace) -> str:
     annotators = [a for a in (args.annotators or "").split(",") if a]
     strata: list[int] = []
     if args.estimate:
-        try:
-            strata = [int(b) for b in args.strata.split(",") if b.strip()]
-        except ValueError:
-            raise UsageError(
-                f"--strata {args.strata!r}; expected comma-separated ranks, e.g. 50,100,1000"
-            ) from None
-    elif args.corpus_stratum or args.strata != "50,100,1000":
+        strata = list(args.strata or ranks(default("estimate_strata")))
+    elif args.corpus_stratum or args.strata is not None:
         raise UsageError("--strata and --corpus-stratum go with --estimate N")
     with open_store(args.db, "write") as store:
         done = actions.pool(

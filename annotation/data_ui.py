@@ -11,6 +11,7 @@ escaped (:func:`annotation.render.md`); messages name the page's boxes, never a 
 from __future__ import annotations
 
 import tempfile
+from argparse import ArgumentTypeError
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import streamlit as st
 from annotation import access, actions
 from annotation.baseline import baseline_text
 from annotation.beir import unpack_beir_zip
+from annotation.cli_base import ranks
 from annotation.exchange import ImportSources, NothingToImport, WrongSlot, import_files
 from annotation.exports import FORMATS as EXPORT_FORMATS
 from annotation.exports.download import export_download
@@ -30,7 +32,7 @@ from annotation.imports_ui import (
     render_wrong_slot,
     who_acts,
 )
-from annotation.options import option
+from annotation.options import default, option
 from annotation.pooling import KINDS, handout_text, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, Store, StoreError
@@ -271,15 +273,17 @@ def render_estimate_form(depth: int) -> None:
         n = int(
             left.number_input("sampled per query", min_value=1, max_value=10_000, value=20, key="data:est-n")
         )
-        bounds = middle.text_input("strata: bounds of best rank", value="50,100,1000", key="data:est-strata")
+        bounds = middle.text_input(
+            "strata: bounds of best rank", value=default("estimate_strata"), key="data:est-strata"
+        )
         corpus = right.checkbox("and a stratum of every other chunk", key="data:est-corpus")
         who = st.text_input("annotators (comma-separated; empty: everyone)", key="data:est-who")
         if not st.form_submit_button("Sample"):
             return
     try:
-        strata = [int(b) for b in bounds.split(",") if b.strip()]
-    except ValueError:
-        st.error(f"Strata {md(repr(bounds))}: expected comma-separated ranks, e.g. 50,100,1000.")
+        strata = list(ranks(bounds))
+    except ArgumentTypeError as exc:  # the command line's words for the same box
+        st.error(f"Strata {md(str(exc))}.")
         return
     names = [a.strip() for a in who.split(",") if a.strip()]
     try:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.cli_base import finite_float, fraction, grade, int64, positive_int, seed
+from annotation.cli_base import finite_float, fraction, grade, int64, positive_int, ranks, seed
 
 __all__ = ["Option", "OPTIONS", "option", "default", "add_option", "options_markdown"]
 
@@ -207,6 +207,15 @@ OPTIONS: tuple[Option, ...] = (
         ("annotation pool", "the Data page"),
         int64,
         "S",
+    ),
+    Option(
+        "estimate_strata",
+        "--strata",
+        "50,100,1000",
+        "with --estimate: strata of unjudged candidates by best rank, depth+1-B1, B1+1-B2, ...",
+        ("annotation pool", "the Data page"),
+        ranks,
+        "B1,B2,...",
     ),
     Option(
         "review_seed",

@@ -69,9 +69,6 @@ __all__ = [
     "FINDINGS",
 ]
 
-DEFAULT_MIN_JUDGED = JUDGED_BAR.value
-DEFAULT_STAGE1_MIN = STAGE1_BAR.value
-
 
 class InvalidAudit(DenominatorError, ValueError):
     """Audit inputs that cannot give honest figures (a fetch depth below k,

@@ -35,7 +35,6 @@ MIN_LABELS: int = default(
 )  # human-labelled items a judge needs before the review gives it a verdict
 STATISTICS = ("unweighted", "linear", "quadratic")  # what the bar may apply to
 DEFAULT_STATISTIC = "unweighted"  # the essay's "Cohen's kappa >= 0.6"
-VERDICTS = ("trusted", "undecided", "not trusted", "uncalibrated", "undefined")
 
 # the weekly sample (calibration.review.draw_sample): one default for the CLI and the page
 SAMPLE_SIZE: int = default("sample")

@@ -61,7 +61,6 @@ MAX_BYTES = 200_000_000  # and its largest file
 TAG = "denominator-judge"  # metadata["made_by"]: a batch this tool submitted
 ENDED = {"completed", "expired", "cancelled"}  # may have output to collect
 REFUSED = {"failed"}  # the input was refused: nothing to collect
-WAITING = {"validating", "in_progress", "finalizing", "cancelling"}
 
 
 class BatchError(DenominatorError):

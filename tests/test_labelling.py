@@ -339,6 +339,9 @@ def test_data_page_samples_for_the_estimate(demo_db) -> None:
     at.text_input(key="data:est-strata").input("5")
     at.button(key="FormSubmitter:data:estimate-Sample").click().run()
     assert "each bound must exceed the pool depth 10" in plain(at.error[0].value)
+    at.text_input(key="data:est-strata").input("50,x")  # the command line's words (cli_base.ranks)
+    at.button(key="FormSubmitter:data:estimate-Sample").click().run()
+    assert "'50,x': expected comma-separated ranks, e.g. 50,100,1000" in plain(at.error[0].value)
 
 
 def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took_back(demo_db) -> None:

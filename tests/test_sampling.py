@@ -64,6 +64,8 @@ def test_a_refused_estimate_writes_nothing(demo_db, capsys) -> None:
         ),
         (["--estimate", "6", "--strata", "50"], "give --annotators"),
         (["--strata", "50"], "--strata and --corpus-stratum go with --estimate N"),
+        (["--strata", "50,100,1000"], "--strata and --corpus-stratum go with --estimate N"),
+        (["--estimate", "6", "--strata", "50,x"], "'50,x': expected comma-separated ranks, e.g. 50,100,1000"),
     ):
         assert annotation_main(["pool", "--db", str(db), "--depth", "12", *args]) == 2
         err = capsys.readouterr().err

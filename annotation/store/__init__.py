@@ -52,7 +52,6 @@ from annotation.store.base import (
     BUSY_TIMEOUT_MS,
     DEFAULT_DB,
     ITEM_KINDS,
-    RANDOM,
     DiskError,
     DiskFull,
     ImportConflict,
@@ -190,8 +189,3 @@ def _close_quietly(store: Store) -> None:
         store.close()
     except Exception:  # a connection already lost: nothing to close
         pass
-
-
-# private names of the module this package replaced, kept for scripts that used them
-_now = utc_now
-_RANDOM = RANDOM
