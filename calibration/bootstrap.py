@@ -30,10 +30,11 @@ import numbers
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
+from calibration.interval import Interval
 from calibration.kappa import (
     InvalidRatings,
     RaterPair,
@@ -184,26 +185,7 @@ def check_resamples(n_resamples: int, alpha: float = 0.05) -> None:
         raise InvalidRatings(f"alpha must be between 0 and 1, got {alpha!r}")
 
 
-class BootstrapCI(tuple):
-    """``(low, high)`` of a percentile bootstrap CI; None, None when undefined. Attributes say how it was
-    made: ``estimate``, ``n``, ``n_resamples``, ``n_undefined`` (resamples dropped because their kappa
-    was undefined), ``alpha``, ``seed``, ``weights``, ``undefined_reason``."""
-
-    def __new__(cls, low: float | None, high: float | None, **details: Any) -> BootstrapCI:
-        ci = super().__new__(cls, (low, high))
-        ci.__dict__.update(details)
-        return ci
-
-    @property
-    def low(self) -> float | None:
-        return self[0]
-
-    @property
-    def high(self) -> float | None:
-        return self[1]
-
-    def as_dict(self) -> dict:
-        return {"low": self[0], "high": self[1], **self.__dict__}
+BootstrapCI = Interval  # the one interval type (calibration.interval), by its former name
 
 
 def percentile_ci(kappas: np.ndarray, alpha: float, details: dict) -> BootstrapCI:

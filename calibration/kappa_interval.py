@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from calibration.interval import Interval
 from calibration.kappa import (
     InvalidRatings,
     RaterPair,
@@ -62,7 +63,6 @@ from calibration.kappa import (
     cohen_of_pair,
     disagreement_weights,
 )
-from calibration.verdict import labels_to_decide
 
 METHOD = "score"  # the short name printed beside every kappa interval
 BOOTSTRAP_GONE = (
@@ -74,32 +74,7 @@ MIN_ITEMS = 2  # an interval of one item is no interval
 _STEPS = 64  # grid steps along each segment before Brent's method refines the crossing
 
 
-class KappaCI(tuple):
-    """``(low, high)`` of a kappa interval; ``(None, None)`` when undefined. Attributes: ``method``
-    (:data:`METHOD`, printed beside the interval), ``estimate`` (kappa), ``n`` (items rated by both),
-    ``alpha``, ``weights``, ``undefined_reason`` (None when defined)."""
-
-    def __new__(cls, low: float | None, high: float | None, **details: Any) -> KappaCI:
-        ci = super().__new__(cls, (low, high))
-        ci.__dict__.update(details)
-        return ci
-
-    @property
-    def low(self) -> float | None:
-        return self[0]
-
-    @property
-    def high(self) -> float | None:
-        return self[1]
-
-    def as_dict(self) -> dict:
-        return {"low": self[0], "high": self[1], **self.__dict__}
-
-    def labels_to_decide(self, *, bar: float) -> int | None:
-        """About how many more human-labelled items would decide the verdict at ``bar``:
-        :func:`calibration.verdict.labels_to_decide` of this interval (its half-width on the bar's
-        side shrinks like 1/sqrt(n) around the estimate; None unless the interval reaches the bar)."""
-        return labels_to_decide(self.estimate, self, self.n, bar=bar)
+KappaCI = Interval  # the one interval type (calibration.interval), by its former name
 
 
 def check_alpha(alpha: float) -> float:

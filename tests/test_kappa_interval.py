@@ -314,3 +314,21 @@ def test_brent_root_is_scipys_brentq() -> None:
         brentq(lambda x: (x - 0.123456789) ** 3, 0.0, 1.0, xtol=1e-13)
     with pytest.raises(ArithmeticError, match="no convergence"):
         brent_root(lambda x: (x - 0.123456789) ** 3, 0.0, 1.0, xtol=1e-13)
+
+
+def test_one_interval_type_for_the_score_interval_and_the_bootstrap() -> None:
+    """#28: the two intervals were two classes that differed in one method."""
+    from calibration.bootstrap import BootstrapCI, bootstrap_ci
+    from calibration.interval import Interval
+
+    assert BootstrapCI is KappaCI is Interval
+    a = [0, 1, 2, 3, 1, 2, 0, 3, 2, 1] * 5
+    b = [0, 1, 2, 2, 1, 2, 0, 3, 1, 1] * 5
+    score, boot = kappa_ci(a, b), bootstrap_ci(a, b, n_resamples=200, seed=1)
+    assert type(score) is type(boot) is Interval
+    assert score.as_dict()["method"] and boot.as_dict()["n_resamples"] == 200
+    # the bootstrap's interval tells how many labels would decide, as the score interval does:
+    # some when the bar lies inside it, none needed when the whole interval is above the bar
+    inside = (boot.low + boot.high) / 2
+    assert boot.labels_to_decide(bar=inside) > 0 and score.labels_to_decide(bar=inside) > 0
+    assert boot.labels_to_decide(bar=boot.low - 0.2) is None

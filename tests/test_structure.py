@@ -32,6 +32,7 @@ PURE = [
     "calibration/agreement.py",
     "calibration/kappa.py",
     "calibration/kappa_interval.py",
+    "calibration/interval.py",
     "calibration/bootstrap.py",
     "calibration/multirater.py",
     "calibration/verdict.py",
