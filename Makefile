@@ -80,6 +80,7 @@ postgres:  ## install Debian's postgresql package for the PostgreSQL tests (they
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) -m mypy
 
 clean:
 	rm -rf $(VENV) $(INTEROP) .pytest_cache .ruff_cache

@@ -130,7 +130,7 @@ class Qrels:
     def grades(self) -> dict[str, dict[str, int]]:
         if self._grades is None:
             grades: dict[str, dict[str, int]] = {}
-            table = self._table
+            table = self.to_table()  # holds no grades yet: the table it was made from
             for qid, doc, grade in zip(
                 table["q"].to_pylist(), table["d"].to_pylist(), table["g"].to_pylist()
             ):
@@ -143,7 +143,7 @@ class Qrels:
         """Query ids in file order (a golden.yaml query may have no grades)."""
         if self._grades is not None:
             return list(self._grades)
-        return pc.unique(self._table["q"]).to_pylist()
+        return pc.unique(self.to_table()["q"]).to_pylist()
 
     @property
     def n_judgments(self) -> int:
@@ -273,7 +273,7 @@ _ARROW_OF = {
     np.dtype(np.int32): pa.int32(),
     np.dtype(np.uint32): pa.uint32(),
 }
-_NUMPY_OF = {arrow_type: dtype for dtype, arrow_type in _ARROW_OF.items()}
+_NUMPY_OF: dict[pa.DataType, Any] = {arrow_type: dtype for dtype, arrow_type in _ARROW_OF.items()}
 
 
 def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -56,7 +56,7 @@ def decisive(value: float | None, *bars: float, digits: int = 3, medium: Medium 
     """The figure with enough digits that its comparison with each bar reads right: 0.5996 against
     a bar of 0.6 prints ``0.5996``, not ``0.600`` (a verdict compares the unrounded value); a figure
     equal to its bar prints as the bar does (0.6875 against 0.6875, not ``0.688``)."""
-    if is_undefined(value):
+    if value is None or is_undefined(value):  # None narrowed for the type checker too
         return UNDEFINED[medium]
 
     def side(x: float, bar: float) -> int:

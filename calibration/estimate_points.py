@@ -107,7 +107,7 @@ def is_relevant(label: Any, min_grade: float, where: str) -> bool:
     if isinstance(label, (int, float, np.integer, np.floating)) and not (
         isinstance(label, float) and math.isnan(label)
     ):
-        return label >= min_grade
+        return bool(label >= min_grade)
     raise ValueError(f"{where}: label {label!r}; expected a grade (number) or a boolean")
 
 

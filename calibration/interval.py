@@ -20,6 +20,9 @@ __all__ = ["Interval"]
 class Interval(tuple):
     """``(low, high)`` with how it was made as attributes (module docstring)."""
 
+    estimate: float | None
+    n: int
+
     def __new__(cls, low: float | None, high: float | None, **details: Any) -> Interval:
         interval = super().__new__(cls, (low, high))
         interval.__dict__.update(details)

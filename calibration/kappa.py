@@ -172,7 +172,7 @@ def _encode(columns: list[np.ndarray], names: list[str], labels: Sequence | None
             scale_arr = np.asarray(scale_given, dtype=float)
         order = np.argsort(scale_arr, kind="stable")
         ordered = scale_arr[order]
-        codes = []
+        codes: list[np.ndarray] = []
         for column, mask, name in zip(columns, present, names):
             code = np.full(len(column), -1, dtype=np.int64)
             if len(ordered):
@@ -203,9 +203,9 @@ def _encode(columns: list[np.ndarray], names: list[str], labels: Sequence | None
         scale = scale_given
     position = {v: i for i, v in enumerate(scale)}
     codes = []
-    for column, name in zip(values, names):
-        code = np.full(len(column), -1, dtype=np.int64)
-        for i, v in enumerate(column):
+    for ratings, name in zip(values, names):
+        code = np.full(len(ratings), -1, dtype=np.int64)
+        for i, v in enumerate(ratings):
             if is_missing(v):
                 continue
             try:

@@ -356,6 +356,7 @@ def evaluate(
         rr[first_q] = 1.0 / rel_rank[first_idx]
     values["RR"] = np.where(defined, rr, np.nan)
 
+    ap_sum: np.ndarray
     if len(rel_rank):
         rel_starts = np.concatenate([[0], np.cumsum(num_rel_ret)[:-1]])
         found_so_far = np.arange(len(rel_rank)) - rel_starts[rel_q] + 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -198,12 +199,12 @@ def _merge(
         min_grade=min_grade,
         gain=gain,
         qids=[qids[i] for i in order.tolist()],
-        values={name: joined(lambda p, n=name: p.values[n], np.float64) for name in names},
+        values={name: joined(partial(_value_of, name=name), np.float64) for name in names},
         num_ret=joined(lambda p: p.num_ret, np.int64),
         num_rel=joined(lambda p: p.num_rel, np.int64),
         num_rel_ret=joined(lambda p: p.num_rel_ret, np.int64),
         num_judged=joined(lambda p: p.num_judged, np.int64),
-        counts={name: joined(lambda p, n=name: p.counts[n], np.int64) for name in counts_names},
+        counts={name: joined(partial(_count_of, name=name), np.int64) for name in counts_names},
         evaluated=joined(lambda p: p.evaluated, bool),
         missing_from_run=missing_from_run,
         not_in_qrels=sum(part.not_in_qrels for part in parts),
@@ -213,3 +214,11 @@ def _merge(
         measures=names,
         notes=[f"run read in {pieces} pieces, scored in {len(parts)} batches of whole queries"],
     )
+
+
+def _value_of(part: Evaluation, name: str) -> np.ndarray:
+    return part.values[name]
+
+
+def _count_of(part: Evaluation, name: str) -> np.ndarray:
+    return part.counts[name]

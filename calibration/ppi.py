@@ -415,7 +415,7 @@ def label_budget(
         if room <= 0:
             part["n"] = None
             part["reason"] = (
-                f"the judge's noise over {big_n} unlabelled items alone (se^2 = {jv / big_n:.3g}) "
+                f"the judge's noise over {big_n} unlabelled items alone (se^2 = {jv / (big_n or 1):.3g}) "
                 f"exceeds the target (se^2 <= {half2:.3g}): no number of labels reaches width {w:g}"
             )
         else:
