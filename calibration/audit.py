@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
@@ -50,7 +50,7 @@ from calibration.finding_words import (
 )
 from calibration.metrics import blank_repeats, evaluate
 from calibration.policy import Bar
-from calibration.results import AuditReport
+from calibration.results import AuditQuery, AuditReport, AuditSummary, GateResult
 from calibration.scorer import Scorer, run_scorer
 
 __all__ = [
@@ -353,7 +353,7 @@ def audit_run(
     )
     score = run_scorer(run, executor) if isinstance(run, Run) else run
     own_depth = own_depth and fetch_run is None and fetch_depth is None
-    ks = sorted({k, fetch_depth} - {None})
+    ks = sorted({k} if fetch_depth is None else {k, fetch_depth})
     result = score(qrels, ks, min_grade, with_positional=True, missing=missing, with_depth=own_depth)
     c_fetch = None
     if own_depth and result.depth > k:  # stage 1 = the run read to its own depth: every hit counts
@@ -506,7 +506,7 @@ def _assemble(
     for q in queries.values():
         for code in q["findings"]:
             counts[code] += 1
-    summary = {
+    summary: AuditSummary = {
         "n_queries": len(queries),
         "mean_recall": sum(recalls) / len(recalls) if recalls else None,
         "mean_recall_capped": sum(capped) / len(capped) if capped else None,
@@ -521,10 +521,10 @@ def _assemble(
         "min_grade": min_grade,
         "fetch_depth": fetch_depth,
         "corpus_size": corpus_size,
-        "queries": queries,
+        "queries": cast("dict[str, AuditQuery]", queries),  # each built by _query_report
         "missing_from_run": missing,
         "summary": summary,
-        "gates": gate_results,
+        "gates": cast("list[GateResult]", gate_results),  # each built by _check_gate
         "passed": all(g["passed"] for g in gate_results),
     }
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -90,7 +90,8 @@ def _mean(values: Sequence[float | None]) -> tuple[float | None, int]:
     return (sum(defined) / len(defined) if defined else None), len(values) - len(defined)
 
 
-def _defined(value: float | None) -> bool:
+def _defined(value: float | None) -> TypeGuard[float]:
+    """A figure there is: not None, not NaN."""
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 

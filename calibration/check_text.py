@@ -16,7 +16,7 @@ __all__ = ["check_table", "check_markdown", "policy_help", "rule_status", "findi
 FIGURE_HEADER = ["query", "R@fetch", "R@k", "RR", "nDCG@k", "|Rel|", "k", "coverage"]
 
 
-def queries(n: int) -> str:
+def queries(n: int | None) -> str:
     """``1 query``, ``4 queries``."""
     return f"{n} {'query' if n == 1 else 'queries'}"
 
@@ -180,8 +180,8 @@ def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str =
     ]
     for note in s["notes"]:
         lines.append(f"note: {note}")
-    if missing_line(report):
-        lines.append(missing_line(report))
+    if missing := missing_line(report):
+        lines.append(missing)
     lines.append("findings:")
     any_finding = False
     for qid, q in report["queries"].items():
@@ -190,8 +190,8 @@ def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str =
             lines.append(f"  {qid}: [{code}] {finding_line(code, q, report)}")
     if not any_finding:
         lines.append("  none")
-    if findings_summary(report):
-        lines.append(findings_summary(report))
+    if summary := findings_summary(report):
+        lines.append(summary)
     lines += ["", "rules:"]
     width = max(len(r["rule"]) + len(r["bar"]) for r in report["rules"]) + 1
     for rule in report["rules"]:
