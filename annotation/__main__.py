@@ -44,6 +44,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], str]:
     def run(args: argparse.Namespace) -> str:
         from annotation import commands_cli  # start-up: numpy, pyarrow, the store only when a command runs
 
+        # the imports done, Ctrl-C is a KeyboardInterrupt again (until then: one line, exit 130; one
+        # that lands inside an import would be an ignored exception with a traceback)
+        interrupt_as_usual()
+
         return commands_cli.run(name, args)
 
     return run
@@ -64,7 +68,6 @@ def __getattr__(name: str) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    interrupt_as_usual()
     return run_main(build_parser(), lambda args: (COMMANDS[args.command](args), 0), argv)
 
 

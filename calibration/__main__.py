@@ -43,6 +43,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], tuple[str, int]]:
     def run(args: argparse.Namespace) -> tuple[str, int]:
         from calibration import commands_cli  # start-up: pyarrow, numpy, the store only when a command runs
 
+        # the imports done, Ctrl-C is a KeyboardInterrupt again (until then: one line, exit 130; one
+        # that lands inside an import would be an ignored exception with a traceback)
+        interrupt_as_usual()
+
         return commands_cli.run(name, args)
 
     return run
@@ -54,7 +58,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    interrupt_as_usual()
     return run_main(build_parser(), lambda args: COMMANDS[args.command](args), argv)
 
 

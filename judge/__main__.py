@@ -42,6 +42,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], tuple[str, int]]:
     def run(args: argparse.Namespace) -> tuple[str, int]:
         from judge import commands_cli  # start-up: openai, numpy, the store only when a command runs
 
+        # the imports done, Ctrl-C is a KeyboardInterrupt again (until then: one line, exit 130; one
+        # that lands inside an import would be an ignored exception with a traceback)
+        interrupt_as_usual()
+
         return commands_cli.run(name, args)
 
     return run
@@ -53,7 +57,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    interrupt_as_usual()
     return run_main(build_parser(), lambda args: COMMANDS[args.command](args), argv)
 
 
