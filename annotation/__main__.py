@@ -33,27 +33,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from annotation.cli_args import build_parser
-from annotation.cli_base import interrupt_as_usual, run_main
+from annotation.cli_base import lazy_commands, run_main
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 NAMES = ("import", "pool", "baseline", "annotators", "handout", "imports", "demo", "migrate", "export")
 
 
-def _command(name: str) -> Callable[[argparse.Namespace], str]:
-    def run(args: argparse.Namespace) -> str:
-        from annotation import commands_cli  # start-up: numpy, pyarrow, the store only when a command runs
-
-        # the imports done, Ctrl-C is a KeyboardInterrupt again (until then: one line, exit 130; one
-        # that lands inside an import would be an ignored exception with a traceback)
-        interrupt_as_usual()
-
-        return commands_cli.run(name, args)
-
-    return run
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], str]] = {name: _command(name) for name in NAMES}
+COMMANDS: dict[str, Callable[[argparse.Namespace], str]] = lazy_commands("annotation.commands_cli", NAMES)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,6 +4,7 @@ exit 2, never argparse's usage block or a traceback."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 import re
@@ -12,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from annotation.errors import DenominatorError, describe, one_line, skipped_records
 from annotation.quiet_start import INTERRUPTED, INTERRUPTED_LINE, on_interrupt, was_interrupted
@@ -84,6 +85,23 @@ def interrupt_as_usual() -> None:
     the imports are done (a no-op off the main thread, where no handler can be set)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, on_interrupt)
+
+
+def lazy_commands(module: str, names: Sequence[str]) -> dict[str, Callable[[argparse.Namespace], Any]]:
+    """The commands of a light entry (``python -m GROUP``), by name: each imports ``module`` (the
+    group's ``commands_cli``, with numpy, pyarrow or the store) only when it runs, then hands Ctrl-C
+    back to Python (:func:`interrupt_as_usual`). Until then Ctrl-C is one line and exit 130: one
+    that lands inside an import would be an ignored exception printed with its traceback."""
+
+    def command(name: str) -> Callable[[argparse.Namespace], Any]:
+        def run(args: argparse.Namespace) -> Any:
+            commands = importlib.import_module(module)  # start-up: only the command that runs
+            interrupt_as_usual()
+            return commands.run(name, args)
+
+        return run
+
+    return {name: command(name) for name in names}
 
 
 def emit(text: str) -> None:

@@ -30,7 +30,7 @@ if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, e
 import argparse
 from collections.abc import Callable, Sequence
 
-from annotation.cli_base import interrupt_as_usual, run_main
+from annotation.cli_base import lazy_commands, run_main
 from judge.cli_args import build_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -38,22 +38,9 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 NAMES = ("grade", "compare", "fit-lexical", "batch", "list")
 
 
-def _command(name: str) -> Callable[[argparse.Namespace], tuple[str, int]]:
-    def run(args: argparse.Namespace) -> tuple[str, int]:
-        from judge import commands_cli  # start-up: openai, numpy, the store only when a command runs
-
-        # the imports done, Ctrl-C is a KeyboardInterrupt again (until then: one line, exit 130; one
-        # that lands inside an import would be an ignored exception with a traceback)
-        interrupt_as_usual()
-
-        return commands_cli.run(name, args)
-
-    return run
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
-    name: _command(name) for name in NAMES
-}
+COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_commands(
+    "judge.commands_cli", NAMES
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
