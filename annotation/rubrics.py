@@ -71,7 +71,7 @@ FAITHFULNESS = Rubric(
 
 # A pair is stored as the candidate that won, in the order the two were shown. "both bad"
 # is no preference between them, as a tie is (position bias and the swap-averaged
-# preference count it as a tie: calibration.position), and says more: neither answer will do.
+# preference count it as a tie: calibration.stats.position), and says more: neither answer will do.
 PREFERENCE = Rubric(
     name="preference",
     question="Which answer is better?",

@@ -2,7 +2,7 @@
 scikit-learn, and `python -m calibration agree --qrels` end to end.
 
 1. 2,000 resamples of 100,000 items (4 grades, two raters agreeing 70% of the
-   time): ``calibration.agreement.bootstrap_ci`` against the loop a careful
+   time): ``calibration.stats.agreement.bootstrap_ci`` against the loop a careful
    user would write (numpy resampling, ``sklearn.metrics.cohen_kappa_score``
    per resample). The loop is timed on 100 resamples and scaled to 2,000 (the
    full loop takes minutes); the ratio is reported, medians over rounds.
@@ -29,7 +29,7 @@ from sklearn.metrics import cohen_kappa_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calibration.agreement import bootstrap_ci  # noqa: E402
+from calibration.stats.agreement import bootstrap_ci  # noqa: E402
 
 
 def raters(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

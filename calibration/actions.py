@@ -15,7 +15,8 @@ from typing import Any
 
 from annotation.model import Qrels, Run
 from annotation.options import default
-from calibration.gate import (
+from calibration.metrics import Evaluation
+from calibration.policy.gate import (
     check_data,
     check_store,
     diff_checks,
@@ -23,12 +24,11 @@ from calibration.gate import (
     record_check,
     verdict_settings,
 )
-from calibration.metrics import Evaluation
-from calibration.policy import DEFAULT_POLICY, Policy
+from calibration.policy.rules import DEFAULT_POLICY, Policy
 from calibration.results import AuditReport
 from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer
-from calibration.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
+from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
 from calibration.workflows import (
     Comparison,
     agree_files,
@@ -94,7 +94,7 @@ def check(
     policy: Policy = DEFAULT_POLICY,
     **inputs: Any,
 ) -> dict[str, Any]:
-    """The run held to the policy, reading the store by the one rule (:func:`calibration.gate.check_store`:
+    """The run held to the policy, reading the store by the one rule (:func:`calibration.policy.gate.check_store`:
     ``db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it exists; ``no_store``: none);
     ``store_path``: a store the face has just created (``check --record`` on a missing file).
     ``record_as``: keep the report in that store under this run name (its id in ``recorded``)."""
@@ -141,7 +141,7 @@ def agree(
     statistic: str | None = None,
 ) -> dict[str, Any]:
     """Agreement between every pair of raters, the verdict's bar and statistic resolved once
-    (:func:`calibration.gate.verdict_settings`)."""
+    (:func:`calibration.policy.gate.verdict_settings`)."""
     bar, chosen = verdict_settings(policy, trusted, statistic)
     return agree_files(labels_csv, qrels_pair, trusted=bar, statistic=chosen)
 

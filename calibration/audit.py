@@ -40,7 +40,8 @@ from typing import Any, Literal, cast
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
-from calibration.finding_words import (
+from calibration.metrics import blank_repeats, evaluate
+from calibration.policy.finding_words import (
     FINDINGS,
     JUDGED_BAR,
     REPEAT_RULE,
@@ -48,8 +49,7 @@ from calibration.finding_words import (
     finding_text,
     repeats_text,
 )
-from calibration.metrics import blank_repeats, evaluate
-from calibration.policy import Bar
+from calibration.policy.rules import Bar
 from calibration.results import AuditQuery, AuditReport, AuditSummary, GateResult
 from calibration.scorer import Scorer, run_scorer
 

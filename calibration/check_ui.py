@@ -7,7 +7,7 @@ the findings and the diagnosis in words, and a button that records the report
 in the store. ``render_history``: each figure of a run name over time with the
 policy's bars drawn and a mark where the labels changed, and the per-query
 difference between any two recorded reports. Both render what
-``calibration.workflows`` and ``calibration.check_text`` return, so the page
+``calibration.workflows`` and ``calibration.policy.check_text`` return, so the page
 and the CLI say the same; every data string goes through ``md``.
 """
 
@@ -24,7 +24,7 @@ from annotation.model import Qrels, Run
 from annotation.render import md, num, signed
 from annotation.store import Store, StoreError, database_exists
 from calibration import actions
-from calibration.check_text import (
+from calibration.policy.check_text import (
     FIGURE_HEADER,
     figure_rows,
     finding_line,
@@ -34,8 +34,8 @@ from calibration.check_text import (
     rule_status,
     unreadable_lines,
 )
-from calibration.gate import check_store, load_policy, record_check
-from calibration.policy import InvalidPolicy, Policy
+from calibration.policy.gate import check_store, load_policy, record_check
+from calibration.policy.rules import InvalidPolicy, Policy
 
 KEY = "check:"
 STATUS = {"passed": "passed", "failed": "FAILED", "warning": "warning", "not evaluated": "not evaluated"}

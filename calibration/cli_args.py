@@ -17,10 +17,10 @@ from annotation.cli_base import (
 )
 from annotation.options import add_option, default
 from annotation.options import option as table_option
-from calibration.finding_words import JUDGED_BAR, STAGE1_BAR
-from calibration.findings import EXAMPLES
-from calibration.policy import policy_help
-from calibration.verdict import SAMPLE_ADVICE
+from calibration.policy.finding_words import JUDGED_BAR, STAGE1_BAR
+from calibration.policy.findings import EXAMPLES
+from calibration.policy.rules import policy_help
+from calibration.stats.verdict import SAMPLE_ADVICE
 
 DESCRIPTION = (
     "Retrieval metrics with the audit of their denominators, a run checked against the policy, "
@@ -59,7 +59,7 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_verdict_options(parser: argparse.ArgumentParser) -> None:
-    """``--trusted K`` and ``--statistic`` (left out: the policy's, :func:`calibration.gate.verdict_settings`),
+    """``--trusted K`` and ``--statistic`` (left out: the policy's, :func:`calibration.policy.gate.verdict_settings`),
     ``--policy FILE``, and ``--noisy``, kept only to be refused in one line."""
     add_option(parser, "trusted")
     add_option(parser, "statistic")

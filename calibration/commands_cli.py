@@ -25,9 +25,9 @@ from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_rank
 from annotation.model import Run
 from calibration import actions
 from calibration.audit import REPEAT_RULE, parse_gate
-from calibration.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.cli_args import check_verdict_options
-from calibration.gate import (
+from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
+from calibration.policy.gate import (
     NoStore,
     check_store,
     file_digest,
@@ -49,7 +49,7 @@ from calibration.report import (
     ppi_text,
     review_text,
 )
-from calibration.verdict import NOISY_GONE, sample_note
+from calibration.stats.verdict import NOISY_GONE, sample_note
 from calibration.workflows import (
     POSITION_KEYS,
     coverage_of,
@@ -58,7 +58,7 @@ from calibration.workflows import (
 
 
 def _verdict_settings(args: argparse.Namespace) -> tuple[float, str]:
-    """The verdict's bar and statistic (:func:`calibration.gate.verdict_settings`)."""
+    """The verdict's bar and statistic (:func:`calibration.policy.gate.verdict_settings`)."""
     return verdict_settings(load_policy(args.policy), args.trusted, args.statistic)
 
 
@@ -303,7 +303,7 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if args.bootstrap is not None or args.seed is not None:
         # start-up: scipy, scikit-learn and pandas (~0.9 s), only for this refusal
-        from calibration.kappa_interval import BOOTSTRAP_GONE
+        from calibration.stats.kappa_interval import BOOTSTRAP_GONE
 
         raise UsageError(BOOTSTRAP_GONE)
     if bool(args.labels) == bool(args.qrels):

@@ -23,7 +23,7 @@ from annotation.errors import DenominatorError
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
 from annotation.render import md
 from annotation.store import Store, database_exists
-from calibration.gate import file_digest
+from calibration.policy.gate import file_digest
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"

@@ -18,8 +18,8 @@ import numpy as np
 
 from annotation.render import align, decisive, interval, num, signed
 from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
-from calibration.findings import group_findings, group_text, repeats_group
 from calibration.metrics import Evaluation
+from calibration.policy.findings import group_findings, group_text, repeats_group
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
 

@@ -68,7 +68,7 @@ class AuditReport(TypedDict):
 
 
 class AgreementPair(TypedDict, total=False):
-    """One pair of raters in ``calibration.agreement.agreement_report``."""
+    """One pair of raters in ``calibration.stats.agreement.agreement_report``."""
 
     raters: list[Any]
     n: int
@@ -76,10 +76,12 @@ class AgreementPair(TypedDict, total=False):
     kappa: float | None  # unweighted Cohen's kappa: the verdict's statistic
     kappa_linear: float | None
     kappa_quadratic: float | None
-    kappa_ci: list[float] | None  # the score interval of the unweighted kappa (calibration.kappa_interval)
+    kappa_ci: (
+        list[float] | None
+    )  # the score interval of the unweighted kappa (calibration.stats.kappa_interval)
     kappa_linear_ci: list[float] | None
     kappa_quadratic_ci: list[float] | None
-    verdict: str  # trusted, undecided, not trusted, undefined (calibration.verdict)
+    verdict: str  # trusted, undecided, not trusted, undefined (calibration.stats.verdict)
     statistic: str  # the kappa the verdict read: unweighted (default), linear or quadratic
     more_labels: int | None  # undecided: about how many more items would decide it
     advice: str

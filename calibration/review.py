@@ -10,7 +10,7 @@
    which the verdict reads unless the policy or ``statistic`` says otherwise) and, for the ordinal
    grades of relevance and faithfulness, linear and quadratic beside it, each with its interval
    and n; kappa against each annotator; the human-human kappa on doubly labelled items as the
-   ceiling (undefined below two such items); the verdict (:mod:`calibration.verdict`: trusted when
+   ceiling (undefined below two such items); the verdict (:mod:`calibration.stats.verdict`: trusted when
    the interval's lower end reaches the bar, not trusted when its upper end is below it, else
    undecided, with about how many more labels would decide it, and what to do); position-bias
    figures for pairwise judges; for faithfulness, the pass rate (grade 2) corrected by
@@ -44,10 +44,10 @@ from typing import Any
 
 from annotation.rubrics import NO_PREFERENCE
 from annotation.store import Store, StoreError
-from calibration.agreement import INTERVAL_METHOD, cohen, kappa_ci
-from calibration.position import from_slots, position_bias, summarize_pairs
-from calibration.ppi import ppi_mean
-from calibration.verdict import (
+from calibration.stats.agreement import INTERVAL_METHOD, cohen, kappa_ci
+from calibration.stats.position import from_slots, position_bias, summarize_pairs
+from calibration.stats.ppi import ppi_mean
+from calibration.stats.verdict import (
     DEFAULT_OVERLAP,
     MIN_LABELS,
     SAMPLE_SIZE,
@@ -358,7 +358,7 @@ def review(
     verdicts_only: bool = False,
 ) -> dict[str, Any]:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
-    :func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
+    :func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
     ``verdicts_only`` (``check``'s reading): each judge's kappa against the people's consensus, its
     verdict and pass rate, without the kappa against each person, the ceiling, position bias and the
     trend, which the verdict does not read."""

@@ -19,7 +19,7 @@ from annotation.options import option
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration import actions
-from calibration.gate import load_policy
+from calibration.policy.gate import load_policy
 from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, sample_progress
 from calibration.review_report import (
     drift_text,
@@ -32,7 +32,7 @@ from calibration.review_report import (
     verdict_text,
     weighted_text,
 )
-from calibration.verdict import MIN_LABELS, SAMPLE_ADVICE, sample_note
+from calibration.stats.verdict import MIN_LABELS, SAMPLE_ADVICE, sample_note
 
 KEY = "review:"
 BADGE = {

@@ -34,8 +34,6 @@ from calibration.audit import (
     recall_ceiling,
 )
 from calibration.check_ui import render_check, render_history
-from calibration.findings import FindingGroup, group_findings
-from calibration.gate import load_policy
 from calibration.metrics import Evaluation, InvalidMeasure
 from calibration.metrics_data_ui import (
     EXAMPLE_DIR,
@@ -49,7 +47,9 @@ from calibration.metrics_data_ui import (
     read_upload,
     render_data_source,
 )
-from calibration.policy import InvalidPolicy
+from calibration.policy.findings import FindingGroup, group_findings
+from calibration.policy.gate import load_policy
+from calibration.policy.rules import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.workflows import (
     DEFAULT_PERMUTATIONS,
@@ -344,7 +344,7 @@ def render_audit(report: Mapping[str, Any], data: DataSet) -> None:
 def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -> None:
     """One line per kind of finding with its count over the queries, each an expander listing
     the queries (the first ``listed``, then how many more): a run of 6,000 queries stays one
-    screen. The same groups as the CLI's table (``calibration.findings.group_findings``)."""
+    screen. The same groups as the CLI's table (``calibration.policy.findings.group_findings``)."""
     st.subheader("Findings")
     if not groups:
         st.success("No findings: every denominator is as it should be.")

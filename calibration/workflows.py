@@ -10,7 +10,7 @@ differently. The defaults live here, once:
 - the randomization test of a comparison: :data:`DEFAULT_PERMUTATIONS` sign
   flips, seed :data:`DEFAULT_SEED`;
 - the agreement verdict's bar and statistic: :data:`TRUSTED`, :data:`DEFAULT_STATISTIC`
-  (``calibration.agreement``).
+  (``calibration.stats.agreement``).
 
 Errors are named: :class:`NothingToEvaluate` when no query of a run is in the
 judgments, the readers' :class:`~annotation.model.FormatError` family for bad
@@ -31,18 +31,18 @@ from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
-from calibration.audit_estimate import estimate_run
+from calibration.estimate.audit import estimate_run
 from calibration.metrics import Evaluation, evaluate
-from calibration.policy import (
+from calibration.policy.rules import (
     DEFAULT_POLICY,
     MIN_QUERIES,
     Bar,
     Policy,
     few_queries_note,
 )
-from calibration.position import position_bias
 from calibration.results import AuditReport
 from calibration.scorer import Scorer
+from calibration.stats.position import position_bias
 
 # from the one options table (annotation.options), which the argparse options and the pages read
 DEFAULT_K: int = default("k")
@@ -288,9 +288,9 @@ def compare_runs(
     qrels_name: str = "the judgments",
 ) -> Comparison:
     """Score both runs, then per measure a paired randomization test and t-test over the queries
-    where it is defined for both (``calibration.significance.paired_test``) and per query B - A
+    where it is defined for both (``calibration.stats.significance.paired_test``) and per query B - A
     (None where either is undefined)."""
-    from calibration.significance import (
+    from calibration.stats.significance import (
         paired_test,  # start-up: scipy, ~0.6 s that metrics and audit never need
     )
 
@@ -324,8 +324,8 @@ def agree_files(
     statistic: str,
 ) -> dict[str, Any]:
     """Every pair of raters of a long CSV (``item,rater,label``), or of two qrels files (raters
-    named after the files): ``calibration.agreement.agreement_report``."""
-    from calibration.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
+    named after the files): ``calibration.stats.agreement.agreement_report``."""
+    from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
 
     if bool(labels_csv) == bool(qrels_pair):
         raise InvalidInput("give LABELS.csv or two qrels files (one of them)")
@@ -364,7 +364,7 @@ POSITION_KEYS = (
 
 def position_file(path: PathLike) -> dict[str, Any]:
     """Position bias of a CSV of pairwise judgments asked in both orders
-    (``item,order,choice[,repeat]``): ``calibration.position.position_bias``."""
+    (``item,order,choice[,repeat]``): ``calibration.stats.position.position_bias``."""
     judgments = []
     for line, r in read_csv_rows(path, ["item", "order", "choice"], optional=("repeat",)):
         if r["order"] not in ("AB", "BA"):
@@ -387,12 +387,12 @@ def ppi_files(
     labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
 ) -> dict[str, Any]:
     """A mean by prediction-powered inference from ``human,judge`` and ``judge`` CSVs:
-    ``calibration.ppi.ppi_report`` (PPI++ unless ``lam`` is given). When every value is 0 or 1
+    ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). When every value is 0 or 1
     (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
     labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
     estimate to hold the first against."""
     # start-up: scipy, ~0.6 s that metrics and audit never need
-    from calibration.ppi import ppi_report, rogan_gladen_from_labels
+    from calibration.stats.ppi import ppi_report, rogan_gladen_from_labels
 
     if not 0 < alpha < 1:
         raise InvalidInput(f"--alpha {alpha}; expected a number between 0 and 1")

@@ -13,8 +13,8 @@ from pathlib import Path
 from annotation.formats import Qrels, read_corpus, read_judgments, read_ranked, read_traces
 from annotation.pooling import pool, pool_pairs
 from annotation.store import Store
-from calibration.gate import verdict_settings
-from calibration.policy import DEFAULT_POLICY
+from calibration.policy.gate import verdict_settings
+from calibration.policy.rules import DEFAULT_POLICY
 from calibration.review import review
 from judge.jobs import grade_offline
 

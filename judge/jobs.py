@@ -18,7 +18,7 @@ from typing import Any
 
 from annotation.render import num
 from annotation.store import Store
-from calibration.position import summarize_pairs
+from calibration.stats.position import summarize_pairs
 from judge.client import Endpoint, JudgeClient
 from judge.pairwise import pairwise_calls
 from judge.pointwise import pointwise_calls

@@ -9,7 +9,7 @@ for people), so position and candidate stay apart.
 
 Per pair, the swap-averaged preference for A is the mean over both orders
 (and repeats) of win 1, tie 0.5, loss 0 (DESIGN, "Pairwise"): computed by
-``calibration.position.summarize_pairs``, which the review uses too. A judge that
+``calibration.stats.position.summarize_pairs``, which the review uses too. A judge that
 always picks the first answer scores 1 in AB and 0 in BA: 0.5, cancelled.
 The two orders agree (are consistent) when they pick the same candidate, or
 both tie.
@@ -18,7 +18,7 @@ both tie.
 from __future__ import annotations
 
 from annotation.store import Store
-from calibration.position import preference_for_a, summarize_pairs  # re-exported: the swap-and-average
+from calibration.stats.position import preference_for_a, summarize_pairs  # re-exported: the swap-and-average
 from judge.runner import Call
 
 __all__ = ["pairwise_calls", "preference_for_a", "summarize_pairs", "ORDERS"]

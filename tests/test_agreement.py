@@ -1,4 +1,4 @@
-"""Agreement (calibration/agreement.py) against values computed by others.
+"""Agreement (calibration/stats/agreement.py) against values computed by others.
 
 1. Published tables (../shared/data/agreement_worked_examples/examples.json: statsmodels, R irr,
    irrCAC, fast-krippendorff test files): equal to the published value to the digits printed.
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from calibration.agreement import (
+from calibration.stats.agreement import (
     BootstrapCI,
     InvalidRatings,
     UnequalRaters,
@@ -722,7 +722,7 @@ AGREEMENT_MODULES = ("agreement", "kappa", "kappa_interval", "bootstrap", "multi
 
 @pytest.mark.parametrize("module", AGREEMENT_MODULES)
 def test_agreement_module_is_pure(module: str) -> None:
-    source = (ROOT / "calibration" / f"{module}.py").read_text()
+    source = (ROOT / "calibration" / "stats" / f"{module}.py").read_text()
     imported = set()
     calibration_modules = set()
     for node in ast.walk(ast.parse(source)):
@@ -746,17 +746,17 @@ def test_agreement_module_is_pure(module: str) -> None:
     }, third_party
     # of the product, only the agreement modules, the light pure module of the verdict's thresholds
     # and the errors' root (standard library only)
-    allowed = {f"calibration.{name}" for name in AGREEMENT_MODULES} | {
-        "calibration.verdict",
+    allowed = {f"calibration.stats.{name}" for name in AGREEMENT_MODULES} | {
+        "calibration.stats.verdict",
         "annotation.errors",
     }
     assert calibration_modules <= allowed, calibration_modules
     if module == "agreement":
-        assert "from calibration.verdict import" in source
+        assert "from calibration.stats.verdict import" in source
 
 
 def test_all_public_names_exist() -> None:
-    import calibration.agreement as agreement
+    import calibration.stats.agreement as agreement
 
     for name in agreement.__all__:
         assert hasattr(agreement, name), name
@@ -765,7 +765,7 @@ def test_all_public_names_exist() -> None:
 def test_kappa_of_confusion_is_scikit_learns_to_1e12() -> None:
     """The kappa `agree` prints is computed from one confusion matrix per pair in numpy;
     scikit-learn's cohen_kappa_score is the oracle, on 300 random pairs of every weighting."""
-    from calibration.kappa import kappa_of_confusion
+    from calibration.stats.kappa import kappa_of_confusion
 
     rng = np.random.default_rng(7)
     for trial in range(300):

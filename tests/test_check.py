@@ -9,9 +9,9 @@ import pytest
 
 from annotation.store import Store
 from calibration.__main__ import main
-from calibration.check import decisive, faithfulness_entry, wilson
-from calibration.gate import load_policy
-from calibration.policy import (
+from calibration.policy.check import decisive, faithfulness_entry, wilson
+from calibration.policy.gate import load_policy
+from calibration.policy.rules import (
     DEFAULT_POLICY,
     Bar,
     InvalidPolicy,
@@ -398,7 +398,7 @@ def test_history_marks_a_change_of_labels(capsys, tmp_path):
 
 def test_labels_digest_ignores_the_file_format(tmp_path):
     from annotation.formats import read_judgments
-    from calibration.gate import labels_digest
+    from calibration.policy.gate import labels_digest
 
     golden = read_judgments(f"{EX}/golden.yaml")
     lines = [f"{q} 0 {d} {g}" for q, docs in reversed(golden.grades.items()) for d, g in docs.items()]
@@ -621,7 +621,7 @@ def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
     assert outcomes["people"] == "warning" and outcomes["m/faithfulness v1 (fp-faith)"] == "passed"
     # the trusted judge: PPI++ over 32 labelled and 8 judge-only traces (all 8 pass); it agrees with
     # people on every labelled one, so the estimate is 23/32 + lambda * (8/8 - 23/32), lambda in [0, 1]
-    from calibration.ppi import ppi_mean
+    from calibration.stats.ppi import ppi_mean
 
     judged = faith["m/faithfulness"]
     assert judged["how"] == "trusted judge, corrected by PPI from 32 labelled and 8 judge-only traces"

@@ -54,3 +54,48 @@ def test_two_commands_come_first() -> None:
 
 def test_ci_calls_make_test() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def layout_section() -> str:
+    start = README.index("## Layout\n")
+    end = README.find("\n## ", start + 1)
+    return README[start : end if end != -1 else len(README)]
+
+
+def test_the_layout_names_every_module_and_only_modules_that_exist() -> None:
+    """The README's layout section, held to the tree (#28): each package's bullet names every
+    module of the package by its path in it (a subpackage's ``__init__.py`` by the folder), and
+    every module or folder it names exists."""
+    bullets = re.split(r"\n- (?=`)", layout_section())
+    named: set[str] = set()
+    missing = []
+    for bullet in bullets:
+        head = re.match(r"`([\w.]+)/?`", bullet)
+        if not head:
+            continue
+        package = head.group(1)
+        if package == "app.py":
+            named.add("app.py")
+            continue
+        if package not in ("annotation", "calibration", "judge", "denominator"):
+            continue
+        for token in re.findall(r"`([\w/]+(?:\.py|/))`", bullet[head.end() :]):
+            path = ROOT / package / token
+            if token.endswith("/"):
+                (
+                    named.add(f"{package}/{token}__init__.py")
+                    if path.is_dir()
+                    else missing.append(f"{package}/{token}")
+                )
+            elif path.is_file():
+                named.add(f"{package}/{token}")
+            else:
+                missing.append(f"{package}/{token}")
+    modules = {"app.py"} | {
+        str(path.relative_to(ROOT))
+        for package in ("annotation", "calibration", "judge", "denominator")
+        for path in (ROOT / package).rglob("*.py")
+        if path.parent != ROOT / package or path.name != "__init__.py"
+    }
+    assert not missing, f"the layout names what the tree has not: {missing}"
+    assert not modules - named, f"the layout leaves out: {sorted(modules - named)}"

@@ -300,7 +300,7 @@ def test_the_finding_in_words_and_counted() -> None:
     """golden.yaml's judged recall beside sampled.yaml's estimate (as the Metrics page does):
     q_broad is flagged, its finding said in words, and counted in the summary."""
     from calibration.audit import audit, finding_text
-    from calibration.audit_estimate import estimate_run
+    from calibration.estimate.audit import estimate_run
     from calibration.report import audit_table
 
     golden = read_judgments(EXAMPLE / "golden.yaml")

@@ -33,7 +33,7 @@ from annotation.formats import (
 from annotation.textio import DEFAULT_LIMITS, LimitSetting, limits
 from annotation.trace_sources import InvalidTraceSource, read_trace_source
 from calibration.__main__ import main as calibration_main
-from calibration.agreement import MAX_PAIRS, agreement_report, from_long, krippendorff_alpha
+from calibration.stats.agreement import MAX_PAIRS, agreement_report, from_long, krippendorff_alpha
 from tests.conftest import EXAMPLE, cli, timed
 from tests.test_hostile import Bad, assert_untouched, one_error_line, snapshot
 

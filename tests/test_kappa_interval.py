@@ -1,4 +1,4 @@
-"""The kappa interval (calibration/kappa_interval.py): real values, the edges, and its coverage.
+"""The kappa interval (calibration/stats/kappa_interval.py): real values, the edges, and its coverage.
 
 1. Edges: perfect agreement at n = 6 is an interval [L, 1] with L < 1; one item, one shared class
    and no item are undefined with their reason; the issue's kappa 0.716 on 18 items reaches below
@@ -20,17 +20,17 @@ import pytest
 from scipy.optimize import brentq
 from sklearn.metrics import cohen_kappa_score
 
-from calibration.agreement import bootstrap_ci
-from calibration.bootstrap import kappas_of_confusions
-from calibration.kappa import InvalidRatings, disagreement_weights
-from calibration.kappa_interval import (
+from calibration.stats.agreement import bootstrap_ci
+from calibration.stats.bootstrap import kappas_of_confusions
+from calibration.stats.kappa import InvalidRatings, disagreement_weights
+from calibration.stats.kappa_interval import (
     METHOD,
     KappaCI,
     kappa_and_variance,
     kappa_ci,
     score_interval,
 )
-from calibration.verdict import labels_to_decide, verdict
+from calibration.stats.verdict import labels_to_decide, verdict
 from tests.conftest import timed
 from tests.test_agreement import examples, expand, needs_shared
 
@@ -287,7 +287,7 @@ def test_brent_root_is_scipys_brentq() -> None:
     steep and kinked functions, with the interval's tolerance and scipy's default."""
     from scipy.optimize import brentq
 
-    from calibration.kappa_interval import brent_root
+    from calibration.stats.kappa_interval import brent_root
 
     rng = np.random.default_rng(3)
     functions = [
@@ -318,8 +318,8 @@ def test_brent_root_is_scipys_brentq() -> None:
 
 def test_one_interval_type_for_the_score_interval_and_the_bootstrap() -> None:
     """#28: the two intervals were two classes that differed in one method."""
-    from calibration.bootstrap import BootstrapCI, bootstrap_ci
-    from calibration.interval import Interval
+    from calibration.stats.bootstrap import BootstrapCI, bootstrap_ci
+    from calibration.stats.interval import Interval
 
     assert BootstrapCI is KappaCI is Interval
     a = [0, 1, 2, 3, 1, 2, 0, 3, 2, 1] * 5

@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 
 from annotation.render import plain
 from calibration.__main__ import main as calibration_main
-from calibration.agreement import cohen
 from calibration.review import current_week
+from calibration.stats.agreement import cohen
 from calibration.workflows import DEFAULT_K, DEFAULT_MIN_GRADE
 from judge.jobs import grade_offline
 from tests.conftest import APP, EXAMPLE, cli, page_test

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from calibration.position import from_slots, position_bias
+from calibration.stats.position import from_slots, position_bias
 from calibration.workflows import POSITION_KEYS
 from judge.pairwise import summarize_pairs
 from tests.conftest import shared_dir
@@ -212,7 +212,7 @@ def test_from_slots_maps_positions_to_candidates():
 def test_both_bad_is_no_preference_like_a_tie():
     """ "both bad" (value 3) prefers neither answer: the candidate choice is a tie, the
     swap-averaged preference for A is 0.5, and both orders saying it are consistent (#16)."""
-    from calibration.position import preference_for_a
+    from calibration.stats.position import preference_for_a
 
     stored = [
         {"item_id": 1, "ab_order": "AB", "value": 3},

@@ -10,7 +10,7 @@ import pytest
 from annotation.store import Store
 from calibration.__main__ import main
 from calibration.review import draw_sample, human_labels, review, sample_progress
-from calibration.verdict import advice, labels_to_decide, verdict
+from calibration.stats.verdict import advice, labels_to_decide, verdict
 from judge.jobs import grade_offline
 from tests.conftest import cli
 

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from calibration.__main__ import main
-from calibration.significance import paired_test, randomization_p
+from calibration.stats.significance import paired_test, randomization_p
 from tests.conftest import EXAMPLE
 
 

@@ -7,12 +7,16 @@
 - no private name (a leading underscore) is imported from another module, and no private module is
   imported from another package;
 - no import hides inside a function unless a comment on its line says the start-up cost it saves;
-- no module grows past about 600 lines unless it is listed here with the reason.
+- a module is as long as its idea needs, but one past 500 lines is listed here with the reason
+  (and that list is kept short);
+- a subpackage's ``__init__`` names its public API: the names it imports under ``TYPE_CHECKING``
+  are the ones it gives at run time, and each resolves.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -28,23 +32,22 @@ PURE = [
     "calibration/metrics_grouped.py",
     "calibration/audit.py",
     "calibration/scorer.py",
-    "calibration/audit_estimate.py",
-    "calibration/agreement.py",
-    "calibration/kappa.py",
-    "calibration/kappa_interval.py",
-    "calibration/interval.py",
-    "calibration/bootstrap.py",
-    "calibration/multirater.py",
-    "calibration/verdict.py",
+    "calibration/stats/agreement.py",
+    "calibration/stats/kappa.py",
+    "calibration/stats/kappa_interval.py",
+    "calibration/stats/interval.py",
+    "calibration/stats/bootstrap.py",
+    "calibration/stats/multirater.py",
+    "calibration/stats/verdict.py",
     "calibration/results.py",
-    "calibration/position.py",
-    "calibration/ppi.py",
-    "calibration/significance.py",
-    "calibration/policy.py",
-    "calibration/check.py",
-    "calibration/check_text.py",
+    "calibration/stats/position.py",
+    "calibration/stats/ppi.py",
+    "calibration/stats/significance.py",
+    "calibration/policy/rules.py",
+    "calibration/policy/check.py",
+    "calibration/policy/check_text.py",
     "calibration/review_report.py",
-    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "calibration").glob("estimate*.py")),
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "calibration" / "estimate").glob("*.py")),
 ]
 # what a pure module may not import (a module or any of its submodules)
 IO_MODULES = (
@@ -84,9 +87,25 @@ FACES = (
         for path in (ROOT / p).glob(pattern)
     }
 )
-# a module may exceed the size only with a reason
-LONG_MODULES: dict[str, str] = {}
-MAX_LINES = 620
+# a module past LONG_LINES lines says why its idea needs them (#28: no cap that splits an idea)
+LONG_LINES = 500
+LONG_MODULES: dict[str, str] = {
+    "calibration/metrics.py": "every trec_eval measure with its semantics (ties, cutoffs, the means) in one "
+    "place, so the oracle tests read one module",
+    "annotation/textio.py": "the one ground every reader stands on: byte checks, limits, trec_eval's syntax",
+    "annotation/store/base.py": "the connection and its write discipline (patient writers, busy, migrations)",
+    "calibration/ui.py": "the Metrics page: sources, the figures, the audit's findings and the estimate",
+    "calibration/audit.py": "every finding of the audit and the fractions they are of, computed together",
+    "annotation/access.py": "both ways in (tokens, local mode) and each page's rule, read in one place",
+    "calibration/report.py": "every text rendering of the calibration CLI, so the tables agree on denominators",
+    "calibration/policy/check.py": "the seven figures, the diagnosis and the rules of one check",
+    "annotation/golden.py": "golden.yaml's strict reader and its writer, which must round-trip each other",
+    "calibration/review.py": "the weekly review's four steps (draw, label, score, verdict) over one sample",
+    "annotation/store/judges.py": "a judge's fingerprint, names, versions, answers and trust, one table family",
+    "annotation/store/browse.py": "the admin's reads: every label side by side, one item's history, adjudication",
+}
+MAX_LONG_MODULES = 15
+SUBPACKAGES = ("calibration/stats", "calibration/policy", "calibration/estimate", "judge/lexical")
 
 
 def product_files() -> list[Path]:
@@ -206,11 +225,35 @@ def test_no_import_hides_inside_a_function() -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_no_module_over_600_lines_without_a_reason() -> None:
-    long = {
-        rel(path): n
-        for path in product_files()
-        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
-        and rel(path) not in LONG_MODULES
-    }
-    assert not long, long
+def test_a_long_module_says_why() -> None:
+    lines = {rel(path): len(path.read_text(encoding="utf-8").splitlines()) for path in product_files()}
+    assert not {path: n for path, n in lines.items() if n > LONG_LINES and path not in LONG_MODULES}
+    # a reason for a module that is no longer long (or gone) is dropped, and the list stays short
+    assert not {path for path in LONG_MODULES if lines.get(path, 0) <= LONG_LINES}
+    assert len(LONG_MODULES) <= MAX_LONG_MODULES
+
+
+def type_checking_names(init: Path) -> dict[str, str]:
+    """name -> submodule of the ``from ... import`` statements under ``if TYPE_CHECKING:``."""
+    names = {}
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module
+                names |= {alias.name: imp.module.rsplit(".", 1)[1] for alias in imp.names}
+    return names
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_a_subpackage_names_its_public_api(package: str) -> None:
+    module = importlib.import_module(package.replace("/", "."))
+    assert module.__doc__ and module.__all__
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+    declared = type_checking_names(ROOT / package / "__init__.py")
+    if declared:  # a lazy __init__: the names it gives are exactly the ones it declares
+        assert sorted(declared) == sorted(module.__all__)
+        for name, submodule in declared.items():
+            assert getattr(module, name) is getattr(
+                importlib.import_module(f"{module.__name__}.{submodule}"), name
+            )

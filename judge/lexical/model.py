@@ -13,7 +13,7 @@ settings, the rubric and its scale, the seed, scikit-learn's version and the tra
 (DESIGN principle 5: a judge is an instrument).
 
 Cross-validation (:func:`cross_validate`): out-of-fold grades, each fold's judge fitted on its
-training part only, and their agreement with people (:func:`judge.lexical_agreement.agreement`).
+training part only, and their agreement with people (:func:`judge.lexical.agreement.agreement`).
 Why logistic is the default, and the agreement measured on the demo and on synthetic labels:
 docs/lexical.md.
 """
@@ -35,8 +35,8 @@ from sklearn.preprocessing import StandardScaler
 
 from annotation.errors import DenominatorError
 from annotation.rubrics import Rubric, get_rubric
-from judge.lexical_agreement import agreement
-from judge.lexical_features import BM25_B, BM25_K1, FEATURES, FEATURES_VERSION, fit_stats, pair_features
+from judge.lexical.agreement import agreement
+from judge.lexical.features import BM25_B, BM25_K1, FEATURES, FEATURES_VERSION, fit_stats, pair_features
 
 __all__ = [
     "MIN_LABELS",

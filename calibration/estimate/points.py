@@ -23,7 +23,7 @@ not, are in the top k). :func:`strata_from_ids` builds these from document ids.
 - |Rel| = judged relevant (known exactly) + U.
 
 Undefined is not zero: a stratum with N_h > 0 candidates and no sample leaves U and |Rel|
-undefined (``None`` with the reason). The intervals: :mod:`calibration.estimate_intervals`.
+undefined (``None`` with the reason). The intervals: :mod:`calibration.estimate.intervals`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.estimate_intervals import check_interval, count_interval, z_value
+from calibration.estimate.intervals import check_interval, count_interval, z_value
 
 __all__ = [
     "LabelledStratum",

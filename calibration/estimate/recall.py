@@ -15,7 +15,7 @@ independent: ((1 - R)^2 V(X) + R^2 V(Y))^(1/2) / (X + Y).
 
 The interval: X and Y have independent confidence distributions, each the convolution of its
 cells'; R's bounds are quantiles of X / (X + Y) under them
-(:func:`calibration.estimate_intervals.ratio_interval`), alpha spent as for counts, the least
+(:func:`calibration.estimate.intervals.ratio_interval`), alpha spent as for counts, the least
 favourable samples bounded from the design alone (N, n and N_top_k per stratum). A cell with
 no sampled document gets the no-information distribution. ``"exact"`` takes X's lower and Y's
 upper distribution for the lower bound, and the reverse for the upper.
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.estimate_intervals import (
+from calibration.estimate.intervals import (
     Dist,
     check_interval,
     pair_distributions,
@@ -40,7 +40,7 @@ from calibration.estimate_intervals import (
     ratio_quantile,
     z_value,
 )
-from calibration.estimate_points import (
+from calibration.estimate.points import (
     LabelledStratum,
     labelled_strata,
     rel_from_unjudged,
@@ -91,7 +91,7 @@ def estimate_recall_at_k(
 
     ``judged_relevant``: relevant documents of the fully judged pool; ``judged_relevant_in_top_k``:
     how many of them are in the run's top k. Each stratum carries ``in_top_k`` and ``N_top_k``
-    (:mod:`calibration.estimate_points`). Returns ``{"k", "estimate", "ci", "se", "numerator": {"estimate",
+    (:mod:`calibration.estimate.points`). Returns ``{"k", "estimate", "ci", "se", "numerator": {"estimate",
     "judged", "unjudged_estimate"}, "rel": <estimate_rel>, "recall_judged_only",
     "recall_ceiling", "recall_ceiling_ci", "precision_ceiling", "precision_ceiling_ci",
     "n_sampled", "n_sampled_relevant", "n_sampled_in_top_k", "n_sampled_relevant_in_top_k",

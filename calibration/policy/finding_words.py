@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotation.render import num
-from calibration.policy import DEFAULT_POLICY, Bar
+from calibration.policy.rules import DEFAULT_POLICY, Bar
 
 __all__ = ["FINDINGS", "REPEAT_RULE", "STAGE1_BAR", "JUDGED_BAR", "finding_text", "repeats_text"]
 
@@ -27,7 +27,7 @@ FINDINGS = (
 REPEAT_RULE = "each repeat keeps its slot and scores nothing"
 """How a repeated document id is counted, in the words every face uses."""
 
-# the bars of the findings low_judged_at_k and stage1_recall_low: the policy's rules (calibration.policy)
+# the bars of the findings low_judged_at_k and stage1_recall_low: the policy's rules (calibration.policy.rules)
 STAGE1_BAR: Bar = DEFAULT_POLICY.bar("stage1_recall") or Bar(">", 0.95)
 JUDGED_BAR: Bar = DEFAULT_POLICY.bar("judged_at_k") or Bar(">=", 0.25)
 

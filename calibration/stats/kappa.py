@@ -4,8 +4,8 @@ Pure module: plain data in, plain data out (numpy; pandas values accepted, panda
 confusion matrix (:func:`kappa_of_confusion`), with scikit-learn's arithmetic; scikit-learn's
 ``cohen_kappa_score`` is the tests' oracle (equal to 1e-12), not a dependency of this path (its
 input checks cost six times the arithmetic, and its import a second per process). The lowest of the
-agreement modules: :mod:`calibration.bootstrap` and :mod:`calibration.multirater` build on it and
-:mod:`calibration.agreement` re-exports its public names. References, how the figures were
+agreement modules: :mod:`calibration.stats.bootstrap` and :mod:`calibration.stats.multirater` build on it and
+:mod:`calibration.stats.agreement` re-exports its public names. References, how the figures were
 checked, and the layout of the modules: docs/agreement.md.
 
 Definitions (n items rated by both raters; p_ij = share of items rater A put in class i and rater B in
@@ -238,7 +238,7 @@ class RaterPair:
     @classmethod
     def of_codes(cls, a: np.ndarray, b: np.ndarray, scale: list) -> RaterPair:
         """A pair already encoded: ``a`` and ``b`` int64 positions on ``scale`` (checked, plain
-        values), both rated on every item (none dropped). What :class:`calibration.agreement.
+        values), both rated on every item (none dropped). What :class:`calibration.stats.agreement.
         RaterPairs` builds from a long table whose labels are on its scale."""
         pair = cls.__new__(cls)
         pair.a, pair.b, pair.scale, pair.k, pair.n_dropped = a, b, list(scale), len(scale), 0

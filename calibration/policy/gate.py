@@ -22,10 +22,10 @@ from typing import Any
 
 from annotation.model import FormatError, Qrels, Run
 from annotation.plain_yaml import read_plain_yaml
-from calibration.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
-from calibration.policy import DEFAULT_POLICY, Policy, override, policy_from_mapping
+from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
+from calibration.policy.rules import DEFAULT_POLICY, Policy, override, policy_from_mapping
 from calibration.scorer import Scorer, run_scorer
-from calibration.verdict import TRUSTED
+from calibration.stats.verdict import TRUSTED
 from calibration.workflows import (
     DEFAULT_K,
     ENGINE_THREADS,
@@ -58,7 +58,7 @@ def load_policy(
 
 def kappa_bar(policy: Policy) -> float:
     """The kappa a judge needs for the verdict ``trusted``: the policy's ``kappa`` rule, else
-    :data:`~calibration.verdict.TRUSTED` (what ``agree``, ``review``, ``check`` and the pages use)."""
+    :data:`~calibration.stats.verdict.TRUSTED` (what ``agree``, ``review``, ``check`` and the pages use)."""
     bar = policy.bar("kappa")
     return bar.value if bar is not None else TRUSTED
 
@@ -68,7 +68,7 @@ def verdict_settings(
 ) -> tuple[float, str]:
     """The verdict's bar and statistic, the one resolution every face and ``check`` call: the option
     given (``--trusted``, ``--statistic``, a page's widget), else the policy's (its ``kappa`` rule and
-    ``kappa_statistic``), else the defaults (:data:`~calibration.verdict.TRUSTED`, unweighted)."""
+    ``kappa_statistic``), else the defaults (:data:`~calibration.stats.verdict.TRUSTED`, unweighted)."""
     bar = float(trusted) if trusted is not None else kappa_bar(policy)
     return bar, statistic or policy.kappa_statistic
 

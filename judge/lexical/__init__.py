@@ -9,13 +9,13 @@ the rubric, the seed and the labels it was fitted on.
 This module re-exports the public names of four, lowest first, each with its formulas and
 contract in its docstring:
 
-- :mod:`judge.lexical_features`: tokens, reference statistics and the feature matrix
+- :mod:`judge.lexical.features`: tokens, reference statistics and the feature matrix
   (:data:`FEATURES`, :func:`tokenize`, :func:`numbers`, :func:`fit_stats`, :func:`pair_features`);
-- :mod:`judge.lexical_agreement`: accuracy and Cohen's kappa of grades against people's
-  (:func:`agreement`; the kappa is :func:`calibration.kappa.cohen`);
-- :mod:`judge.lexical_model`: :class:`LexicalJudge` (fit, predict, fingerprint), its errors, and
+- :mod:`judge.lexical.agreement`: accuracy and Cohen's kappa of grades against people's
+  (:func:`agreement`; the kappa is :func:`calibration.stats.kappa.cohen`);
+- :mod:`judge.lexical.model`: :class:`LexicalJudge` (fit, predict, fingerprint), its errors, and
   :func:`cross_validate`;
-- :mod:`judge.lexical_data`: the texts and human grades it reads from the store
+- :mod:`judge.lexical.data`: the texts and human grades it reads from the store
   (:func:`training_data`, :func:`item_texts`).
 
 Why these features and this model, and the agreement measured: docs/lexical.md.
@@ -23,9 +23,9 @@ Why these features and this model, and the agreement measured: docs/lexical.md.
 
 from __future__ import annotations
 
-from judge.lexical_agreement import agreement
-from judge.lexical_data import item_texts, training_data
-from judge.lexical_features import (
+from judge.lexical.agreement import agreement
+from judge.lexical.data import item_texts, training_data
+from judge.lexical.features import (
     BM25_B,
     BM25_K1,
     FEATURES,
@@ -36,7 +36,7 @@ from judge.lexical_features import (
     pair_features,
     tokenize,
 )
-from judge.lexical_model import (
+from judge.lexical.model import (
     DEFAULT_MODEL,
     MIN_LABELS,
     MODELS,

@@ -3,7 +3,7 @@
 Per query, the seven figures the essay names (fetch recall, keep recall, RR,
 nDCG@k, |Rel|, k, label coverage) with the audit's findings and the
 diagnosis in words; the summary over queries; every rule of the policy
-(:mod:`calibration.policy`) with passed / failed / warning and the queries or
+(:mod:`calibration.policy.rules`) with passed / failed / warning and the queries or
 judges behind it. A rule that cannot be evaluated (no stage-1 figure, no
 corpus, no store, no judge) is listed with ``passed: None`` and its reason,
 never as passed; the report passes when no rule failed.
@@ -44,9 +44,9 @@ import numpy as np
 from annotation.render import decisive as render_decisive
 from annotation.render import num
 from calibration.metrics import Evaluation
-from calibration.policy import MIN_QUERIES, Bar, Policy, few_queries_note
+from calibration.policy.rules import MIN_QUERIES, Bar, Policy, few_queries_note
 from calibration.results import AuditReport
-from calibration.verdict import labels_to_decide
+from calibration.stats.verdict import labels_to_decide
 
 __all__ = [
     "DIAGNOSES",

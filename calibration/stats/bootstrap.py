@@ -1,12 +1,12 @@
 """The percentile bootstrap CI of Cohen's kappa: resamples of the items, every resample's kappa at once.
 
-Pure module: plain data in, plain data out (numpy; the ratings read by :mod:`calibration.kappa`).
+Pure module: plain data in, plain data out (numpy; the ratings read by :mod:`calibration.stats.kappa`).
 It creates no thread: the index blocks run on the ``executor`` the caller hands in, else in turn.
-:mod:`calibration.agreement` re-exports its public names. Timings and how the resamples were
+:mod:`calibration.stats.agreement` re-exports its public names. Timings and how the resamples were
 checked: docs/agreement.md.
 
 Definitions (n items rated by both raters, K classes, d_ij the disagreement weights of
-:mod:`calibration.kappa`):
+:mod:`calibration.stats.kappa`):
 
 - Bootstrap CI: the percentile interval (Efron & Tibshirani 1993, "An Introduction to the Bootstrap",
   ch. 13) of kappa over resamples of the items with replacement, on the same scale as the estimate:
@@ -34,8 +34,8 @@ from typing import Literal
 
 import numpy as np
 
-from calibration.interval import Interval
-from calibration.kappa import (
+from calibration.stats.interval import Interval
+from calibration.stats.kappa import (
     InvalidRatings,
     RaterPair,
     Weights,
@@ -185,7 +185,7 @@ def check_resamples(n_resamples: int, alpha: float = 0.05) -> None:
         raise InvalidRatings(f"alpha must be between 0 and 1, got {alpha!r}")
 
 
-BootstrapCI = Interval  # the one interval type (calibration.interval), by its former name
+BootstrapCI = Interval  # the one interval type (calibration.stats.interval), by its former name
 
 
 def percentile_ci(kappas: np.ndarray, alpha: float, details: dict) -> BootstrapCI:

@@ -1,6 +1,6 @@
 """One interval type for every interval of an agreement figure (#28): kappa's score interval
-(:func:`calibration.kappa_interval.kappa_ci`) and the percentile bootstrap it is checked against
-(:func:`calibration.bootstrap.bootstrap_ci`) were two classes that differed in one method.
+(:func:`calibration.stats.kappa_interval.kappa_ci`) and the percentile bootstrap it is checked against
+(:func:`calibration.stats.bootstrap.bootstrap_ci`) were two classes that differed in one method.
 
 An :class:`Interval` is the pair ``(low, high)`` (``(None, None)`` when undefined), so it unpacks
 and compares as a tuple, with attributes that say how it was made: ``estimate``, ``n``,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calibration.verdict import labels_to_decide
+from calibration.stats.verdict import labels_to_decide
 
 __all__ = ["Interval"]
 
@@ -41,6 +41,6 @@ class Interval(tuple):
 
     def labels_to_decide(self, *, bar: float) -> int | None:
         """About how many more human-labelled items would decide the verdict at ``bar``:
-        :func:`calibration.verdict.labels_to_decide` of this interval (its half-width on the bar's
+        :func:`calibration.stats.verdict.labels_to_decide` of this interval (its half-width on the bar's
         side shrinks like 1/sqrt(n) around the estimate; None unless the interval reaches the bar)."""
         return labels_to_decide(self.estimate, self, self.n, bar=bar)

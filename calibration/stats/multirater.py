@@ -1,7 +1,7 @@
 """Agreement among many raters: the long form of ratings, Fleiss' kappa, Krippendorff's alpha.
 
 Pure module: plain data in, plain data out (numpy, pandas, the ``krippendorff`` package; the ratings
-read by :mod:`calibration.kappa`). :mod:`calibration.agreement` re-exports its public names.
+read by :mod:`calibration.stats.kappa`). :mod:`calibration.stats.agreement` re-exports its public names.
 References and how the figures were checked: docs/agreement.md.
 
 Definitions:
@@ -18,7 +18,7 @@ Definitions:
 Long ratings: (item, rater, label) rows (tuples, mappings or a DataFrame with those columns); a missing
 label (None, NaN, NA, or "" as in a blank CSV cell) is not a rating; one label per (item, rater);
 labels that are all numbers or numeric strings are read as numbers. The scale: ``labels=``, else
-:func:`calibration.kappa.grade_range` of numeric labels, else the sorted distinct labels.
+:func:`calibration.stats.kappa.grade_range` of numeric labels, else the sorted distinct labels.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, Literal
 import krippendorff as _krippendorff
 import numpy as np
 
-from calibration.kappa import (
+from calibration.stats.kappa import (
     InvalidRatings,
     UnequalRaters,
     check_labels,

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotation.render import align, decisive, num, signed
-from calibration.check import DIAGNOSES, diagnosis_text
-from calibration.finding_words import finding_text
-from calibration.policy import policy_help
+from calibration.policy.check import DIAGNOSES, diagnosis_text
+from calibration.policy.finding_words import finding_text
+from calibration.policy.rules import policy_help
 
 __all__ = ["check_table", "check_markdown", "policy_help", "rule_status", "finding_line", "FIGURE_HEADER"]
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 
 from annotation.store import Store, aggregate_grades
-from judge.lexical_model import RUBRIC_KINDS, text_rubric
+from judge.lexical.model import RUBRIC_KINDS, text_rubric
 
 __all__ = ["training_data", "item_texts"]
 

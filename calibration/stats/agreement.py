@@ -3,23 +3,23 @@
 Pure module: plain data in, plain data out. The statistics live in three modules, lowest first, each
 with the formulas it implements in its docstring:
 
-- :mod:`calibration.kappa`: the ratings (missing values, the scale rule :func:`grade_range`, their
+- :mod:`calibration.stats.kappa`: the ratings (missing values, the scale rule :func:`grade_range`, their
   encoding), Cohen's kappa unweighted, linear and quadratic (:func:`cohen`, :func:`cohen_all`,
   :func:`binarised`), the errors :class:`InvalidRatings` and :class:`UnequalRaters`;
-- :mod:`calibration.kappa_interval`: the score interval of kappa that every face prints
+- :mod:`calibration.stats.kappa_interval`: the score interval of kappa that every face prints
   (:func:`kappa_ci`, :class:`KappaCI`, :func:`score_interval`): it does not collapse to a point at
   perfect agreement, and covered the true kappa in 94-97% of samples at n = 20-300 (docs/agreement.md);
-- :mod:`calibration.bootstrap`: the percentile bootstrap of kappa (:func:`bootstrap_ci`,
+- :mod:`calibration.stats.bootstrap`: the percentile bootstrap of kappa (:func:`bootstrap_ci`,
   :class:`BootstrapCI`, :func:`bootstrap_kappas`, :func:`resample_indices`), kept for comparison and
   for the estimates that resample queries; it is not kappa's interval (it covered a true kappa of
   0.95 in half the samples of 20 items);
-- :mod:`calibration.multirater`: long ratings (item, rater, label), Fleiss' kappa (:func:`fleiss`),
+- :mod:`calibration.stats.multirater`: long ratings (item, rater, label), Fleiss' kappa (:func:`fleiss`),
   Krippendorff's alpha (:func:`krippendorff_alpha`).
 
 This module holds the report of long ratings (:func:`from_long`, :func:`agreement_report`: what
 ``python -m calibration agree`` prints) and re-exports the public names of the three, with
-:func:`verdict` and :data:`TRUSTED` of :mod:`calibration.verdict`: ``from
-calibration.agreement import X`` serves the rest of the product. References, how the figures were
+:func:`verdict` and :data:`TRUSTED` of :mod:`calibration.stats.verdict`: ``from
+calibration.stats.agreement import X`` serves the rest of the product. References, how the figures were
 checked, and timings: docs/agreement.md.
 
 The report, per pair of raters over the items both rated: Cohen's kappa unweighted, linear and
@@ -28,7 +28,7 @@ score interval, and the verdict on the unweighted kappa (or the statistic chosen
 of ratings) and Krippendorff's alpha (nominal; ordinal and interval when the labels allow). An
 undefined figure is None with its reason, never 0.
 
-The verdict (:mod:`calibration.verdict`): trusted when the interval's lower end reaches the bar
+The verdict (:mod:`calibration.stats.verdict`): trusted when the interval's lower end reaches the bar
 (0.6 by default), not trusted when its upper end is below it, else undecided.
 """
 
@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from calibration.bootstrap import BootstrapCI, bootstrap_ci, bootstrap_kappas, resample_indices
-from calibration.kappa import MAX_GRADE_RANGE as MAX_GRADE_RANGE  # re-exported
-from calibration.kappa import (
+from calibration.stats.bootstrap import BootstrapCI, bootstrap_ci, bootstrap_kappas, resample_indices
+from calibration.stats.kappa import MAX_GRADE_RANGE as MAX_GRADE_RANGE  # re-exported
+from calibration.stats.kappa import (
     WEIGHTINGS,
     InvalidRatings,
     RaterPair,
@@ -55,10 +55,10 @@ from calibration.kappa import (
     cohen_of_pair,
     plain_value,
 )
-from calibration.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
-from calibration.kappa_interval import METHOD as INTERVAL_METHOD
-from calibration.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_ci_of_pair, score_interval
-from calibration.multirater import (
+from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
+from calibration.stats.kappa_interval import METHOD as INTERVAL_METHOD
+from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_ci_of_pair, score_interval
+from calibration.stats.multirater import (
     LEVELS,
     LongTable,
     alpha_of_table,
@@ -66,8 +66,8 @@ from calibration.multirater import (
     fleiss_of_table,
     krippendorff_alpha,
 )
-from calibration.multirater import Level as Level  # re-exported
-from calibration.verdict import (  # re-exported: agreement's verdict
+from calibration.stats.multirater import Level as Level  # re-exported
+from calibration.stats.verdict import (  # re-exported: agreement's verdict
     DEFAULT_STATISTIC,
     TRUSTED,
     advice,
@@ -261,8 +261,8 @@ def _report_pair(
     first: Any, second: Any, pair: RaterPair, ordered: bool, alpha: float, bar: float, statistic: str
 ) -> dict:
     """One pair of raters in the report: kappas, each with its score interval
-    (:func:`calibration.kappa_interval.kappa_ci`), and the verdict
-    (:func:`calibration.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``)."""
+    (:func:`calibration.stats.kappa_interval.kappa_ci`), and the verdict
+    (:func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``)."""
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
     cis: dict[Weights, list | None] = dict.fromkeys(WEIGHTINGS)
@@ -310,10 +310,10 @@ def agreement_report(
     "kappa_quadratic", "kappa_ci", "verdict", ...}], "fleiss_kappa", "krippendorff_alpha": {"nominal",
     "ordinal", "interval"}, ...}``: plain floats, None where undefined (with ``*_undefined_reason``
     beside it). ``kappa_ci``, ``kappa_linear_ci`` and ``kappa_quadratic_ci`` are the (1 - ``alpha``)
-    score intervals of :mod:`calibration.kappa_interval` (deterministic; None when kappa is undefined
+    score intervals of :mod:`calibration.stats.kappa_interval` (deterministic; None when kappa is undefined
     or fewer than 2 items were rated by both). ``verdict`` reads ``statistic``'s kappa (the
     unweighted one by default) and its interval against the bar ``trusted``: trusted, undecided, not
-    trusted (:mod:`calibration.verdict`). At most ``max_pairs`` pairs are listed (:class:`RaterPairs`:
+    trusted (:mod:`calibration.stats.verdict`). At most ``max_pairs`` pairs are listed (:class:`RaterPairs`:
     every pair while there are no more, else those with the most items in common); ``pairs_possible``
     counts every pair of raters and ``pairs_note`` says when the list was cut (None when it was not).
     """

@@ -22,7 +22,7 @@ applies and whether ``recall_at_20`` applies at all. A rule with no bar
 (``label_coverage`` until a team sets one: the essay names none) is off.
 
 The ``diagnosis`` section holds the product's own bars for ``ranking_weak``
-(nDCG@k and RR; :mod:`calibration.check`); they are not the essay's, and say
+(nDCG@k and RR; :mod:`calibration.policy.check`); they are not the essay's, and say
 so. ``loss_at_cut`` needs no bar (the kept top k holds fewer relevant chunks
 than stage 1 found and k could hold), ``retrieval_weak`` reads
 ``stage1_recall`` and ``labels_thin`` reads ``judged_at_k`` and
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from annotation.errors import DenominatorError
-from calibration.verdict import DEFAULT_STATISTIC, STATISTICS, TRUSTED
+from calibration.stats.verdict import DEFAULT_STATISTIC, STATISTICS, TRUSTED
 
 __all__ = [
     "InvalidPolicy",

@@ -1,7 +1,7 @@
 """The offline judge's agreement with people: accuracy and Cohen's kappa of its grades against human grades.
 
 Accuracy = share of items graded exactly as people graded them. Cohen's kappa unweighted and
-quadratic-weighted are :func:`calibration.kappa.cohen` with ``labels=`` the rubric's whole scale, so
+quadratic-weighted are :func:`calibration.stats.kappa.cohen` with ``labels=`` the rubric's whole scale, so
 the weights use the grades' distances on the scale and a grade nobody used does not shrink them.
 Kappa is None, with ``undefined_reason``, when the human grades hold one value only (DESIGN
 principle 2: undefined is not zero).
@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotation.rubrics import get_rubric
-from calibration.kappa import cohen
+from calibration.stats.kappa import cohen
 
 __all__ = ["agreement"]
 
 
 def agreement(truth: Sequence[int], predicted: Sequence[int], rubric: str) -> dict[str, Any]:
     """Accuracy and Cohen's kappa (unweighted, quadratic) of predictions
-    against human grades, on the rubric's whole scale (:func:`calibration.kappa.cohen`,
+    against human grades, on the rubric's whole scale (:func:`calibration.stats.kappa.cohen`,
     ``labels=`` the scale). Kappa is None with ``undefined_reason`` when the
     human grades hold fewer than two values."""
     scale = get_rubric(rubric)

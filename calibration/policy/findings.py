@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from calibration.finding_words import FINDINGS, REPEAT_RULE, finding_text, repeats_text
+from calibration.policy.finding_words import FINDINGS, REPEAT_RULE, finding_text, repeats_text
 
 __all__ = [
     "EXAMPLES",

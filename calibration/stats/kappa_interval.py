@@ -1,7 +1,7 @@
 """The confidence interval of Cohen's kappa (unweighted and weighted) that every face prints.
 
-Pure module: plain data in, plain data out (numpy, scipy; the ratings read by :mod:`calibration.kappa`;
-the verdict's rule of :mod:`calibration.verdict`). :mod:`calibration.agreement` re-exports its public
+Pure module: plain data in, plain data out (numpy, scipy; the ratings read by :mod:`calibration.stats.kappa`;
+the verdict's rule of :mod:`calibration.stats.verdict`). :mod:`calibration.stats.agreement` re-exports its public
 names. Why this interval, the references and the coverage simulation: docs/agreement.md.
 
 Why not the percentile bootstrap. A bootstrap resamples the items seen: at perfect agreement every
@@ -17,7 +17,7 @@ with the variance the candidate implies, not the variance of the estimate; Donne
 Medicine 11) did this for kappa of two binary ratings. Here, for K classes and any weights:
 
 - n items rated by both raters, p_ij their shares (rows: rater a), r and c the margins, m = (r + c) / 2
-  the pooled margin, d_ij the disagreement weights of :mod:`calibration.kappa`, O = sum d_ij p_ij,
+  the pooled margin, d_ij the disagreement weights of :mod:`calibration.stats.kappa`, O = sum d_ij p_ij,
   E = sum_ij d_ij r_i c_j, kappa = 1 - O / E.
 - V(p), n times the delta-method variance of kappa at the table p (multinomial sampling of items):
   g_ij = d kappa / d p_ij = -(d_ij E - O (sum_l d_il c_l + sum_l r_l d_lj)) / E^2, and
@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from calibration.interval import Interval
-from calibration.kappa import (
+from calibration.stats.interval import Interval
+from calibration.stats.kappa import (
     InvalidRatings,
     RaterPair,
     Weights,
@@ -74,7 +74,7 @@ MIN_ITEMS = 2  # an interval of one item is no interval
 _STEPS = 64  # grid steps along each segment before Brent's method refines the crossing
 
 
-KappaCI = Interval  # the one interval type (calibration.interval), by its former name
+KappaCI = Interval  # the one interval type (calibration.stats.interval), by its former name
 
 
 def check_alpha(alpha: float) -> float:
@@ -204,7 +204,7 @@ def score_interval(confusion: Any, weights: Weights = None, alpha: float = 0.05)
 
 
 def kappa_ci_of_pair(pair: RaterPair, weights: Weights = None, alpha: float = 0.05) -> KappaCI:
-    """:func:`kappa_ci` of ratings already encoded (:class:`calibration.kappa.RaterPair`)."""
+    """:func:`kappa_ci` of ratings already encoded (:class:`calibration.stats.kappa.RaterPair`)."""
     weights = check_weights(weights)
     alpha = check_alpha(alpha)
     result = cohen_of_pair(pair, weights)
@@ -228,8 +228,8 @@ def kappa_ci(
 ) -> KappaCI:
     """The (1 - alpha) score interval of Cohen's kappa of two raters: ``(low, high)``, deterministic.
 
-    ``a``, ``b``, ``labels`` and ``weights`` as :func:`calibration.kappa.cohen` (missing ratings drop
-    their item; the scale rule :func:`calibration.kappa.grade_range`). The estimate is
+    ``a``, ``b``, ``labels`` and ``weights`` as :func:`calibration.stats.kappa.cohen` (missing ratings drop
+    their item; the scale rule :func:`calibration.stats.kappa.grade_range`). The estimate is
     scikit-learn's kappa (``.estimate``); the interval is :func:`score_interval` (module docstring).
     ``(None, None)`` with ``.undefined_reason`` when kappa is undefined (one shared class, no item)
     or fewer than 2 items were rated by both.
