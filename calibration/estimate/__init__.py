@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from annotation.lazy import lazy_api
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names, for readers and the type checker (imported at run time when first used)
     from calibration.estimate.audit import estimate_run
     from calibration.estimate.intervals import INTERVALS
     from calibration.estimate.points import (

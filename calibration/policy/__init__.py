@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from annotation.lazy import lazy_api
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names, for readers and the type checker (imported at run time when first used)
     from calibration.policy.check import check_report
     from calibration.policy.check_text import check_markdown, check_table
     from calibration.policy.finding_words import FINDINGS, finding_text

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from annotation.lazy import lazy_api
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names, for readers and the type checker (imported at run time when first used)
     from calibration.stats.agreement import RaterPairs, agreement_report
     from calibration.stats.bootstrap import bootstrap_ci
     from calibration.stats.interval import Interval
