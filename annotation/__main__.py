@@ -8,7 +8,6 @@
     python -m annotation annotators list [--db DB]
     python -m annotation annotators revoke NAME [--db DB]
     python -m annotation handout [--db DB] [--mode open|assigned] [--labels N] [--by NAME]
-    python -m annotation demo [--db DB] [--if-empty]
     python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
         [--threshold G] [--judge FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
         golden, qrels, csv, ragas, deepeval, beir, trec, phoenix)
@@ -30,28 +29,16 @@ if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, e
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from annotation.cli_args import build_parser
 from annotation.cli_base import lazy_commands, run_main
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-NAMES = ("import", "pool", "baseline", "annotators", "handout", "imports", "demo", "migrate", "export")
+NAMES = ("import", "pool", "baseline", "annotators", "handout", "imports", "migrate", "export")
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], str]] = lazy_commands("annotation.commands_cli", NAMES)
-
-
-def __getattr__(name: str) -> Any:
-    """``build_demo`` and ``EXAMPLE_DIR`` (:mod:`denominator.demo`) for scripts that import them
-    from here, loaded only when asked for."""
-    if name in ("build_demo", "EXAMPLE_DIR"):
-        # start-up: the demo builder loads every package; only a script asking for it pays
-        from denominator import demo
-
-        return getattr(demo, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

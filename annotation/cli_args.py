@@ -132,14 +132,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(ho, "handout_labels", default=None)
     ho.add_argument("--by", default="", metavar="NAME", help="who sets it (default: your login name)")
 
-    dm = sub.add_parser("demo", help="build the demo database from examples/worked-example")
-    add_db_option(dm)
-    dm.add_argument(
-        "--if-empty",
-        action="store_true",
-        help="only when the database is missing or holds no data (what make run does)",
-    )
-
     mg = sub.add_parser(
         "migrate",
         help="copy every table of one store into another, empty one (SQLite to PostgreSQL or back), "

@@ -230,7 +230,7 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
     existed = database_exists(path)
     if not existed and access != "create":
         raise UsageError(
-            f"no such database: {shown_db(path)} (python -m annotation demo or import creates one; "
+            f"no such database: {shown_db(path)} (denominator demo or python -m annotation import creates one; "
             "--db or DENOMINATOR_DB names another)"
         )
     if access != "create" and empty_file(path):

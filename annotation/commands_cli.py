@@ -14,9 +14,6 @@ from annotation.exchange import ImportSources, NothingToImport, login_name
 from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
 from annotation.options import default
 from annotation.pooling import handout_text
-from annotation.store import default_db_path
-from annotation.store.base import holds_nothing
-from denominator.demo import build_demo
 
 __all__ = ["COMMANDS", "run"]
 
@@ -159,16 +156,6 @@ def run_pool(args: argparse.Namespace) -> str:
     return text + "\n"
 
 
-def run_demo(args: argparse.Namespace) -> str:
-    """The demo into the database; with ``--if-empty`` only when it is missing or holds no data
-    (``make run``: a database that holds anything is served as it is)."""
-    path = args.db or default_db_path()
-    if args.if_empty and not holds_nothing(path):
-        return f"database {shown_db(path)} already holds data: the demo is not added\n"
-    with open_store(path, "create"):  # said on stderr once the demo is built
-        return build_demo(path, with_judge=True)
-
-
 def run_migrate(args: argparse.Namespace) -> str:
     """Every table of ``--from`` into the empty ``--to`` (:func:`annotation.store.transfer.copy_store`)."""
     with open_store(args.source, "read") as source, open_store(args.target, "create") as target:
@@ -192,7 +179,6 @@ COMMANDS = {
     "annotators": run_annotators,
     "handout": run_handout,
     "imports": run_imports,
-    "demo": run_demo,
     "migrate": run_migrate,
     "export": run_export,
 }

@@ -2,7 +2,7 @@
 compare pages, on SQLite and on PostgreSQL, with the machine's load beside each figure.
 
 For each backend, starts two servers (``streamlit run``, headless, 127.0.0.1, free ports): the
-app on a fresh demo database (``python -m annotation demo``, single-user local mode; for
+app on a fresh demo database (``python -m denominator demo``, single-user local mode; for
 PostgreSQL a new database on a throwaway server from Debian's package, tests/postgres_server.py)
 and bench/baseline_app.py, a fragment that only increments a counter on a key-shortcut button.
 One Chromium (Debian's) drives both, in blocks that take turns (``--block`` presses on an app
@@ -278,7 +278,7 @@ def measure(
     results = []
     with store_at(backend) as db:
         subprocess.run(
-            [sys.executable, "-m", "annotation", "demo", "--db", db],
+            [sys.executable, "-m", "denominator", "demo", "--db", db],
             cwd=ROOT,
             check=True,
             capture_output=True,

@@ -86,7 +86,7 @@ def presses(
 
 def demo(db: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "annotation", "demo", "--db", db], cwd=ROOT, check=True, capture_output=True
+        [sys.executable, "-m", "denominator", "demo", "--db", db], cwd=ROOT, check=True, capture_output=True
     )
 
 

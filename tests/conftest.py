@@ -209,7 +209,7 @@ def demo_db(backend, tmp_path, monkeypatch, request) -> Path | str:
     labels) on each backend: at tmp_path/demo.db (SQLite), or in a new PostgreSQL database (its
     URL); the app pointed at it (DENOMINATOR_DB); no annotator name or OpenAI setting comes in
     from the environment."""
-    from annotation.__main__ import build_demo
+    from denominator.demo import build_demo
 
     db = request.getfixturevalue("pg_url") if backend == "postgresql" else tmp_path / "demo.db"
     build_demo(str(db))
@@ -448,7 +448,7 @@ def uninterrupted(judge_server, tmp_path_factory) -> tuple[dict[int, int], Path]
     """The labels of a judge run nobody stopped, and a copy of the demo database as it was before."""
     import shutil
 
-    from annotation.__main__ import build_demo
+    from denominator.demo import build_demo
 
     folder = tmp_path_factory.mktemp("fresh")
     fresh = folder / "fresh.db"
@@ -490,8 +490,8 @@ def chromium() -> Path:
 
 
 def build_demo_as_make_run(path: Path) -> Path:
-    """`make run`'s demo database, built the same way (`python -m annotation demo`)."""
-    subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", str(path)], cwd=ROOT, check=True)
+    """`make run`'s demo database, built the same way (`python -m denominator demo`)."""
+    subprocess.run([sys.executable, "-m", "denominator", "demo", "--db", str(path)], cwd=ROOT, check=True)
     return path
 
 

@@ -7,6 +7,7 @@ import csv
 from annotation.__main__ import main
 from annotation.formats import read_golden, read_qrels
 from annotation.store import Store
+from denominator.cli import main as denominator_main
 from tests.conftest import EXAMPLE, cli
 
 
@@ -182,7 +183,7 @@ def test_golden_round_trips(tmp_path, capsys) -> None:
 
 def test_pool_prints_what_each_run_found_alone(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
-    assert cli(main, capsys, "demo", "--db", db)[0] == 0
+    assert cli(denominator_main, capsys, "demo", "--db", db)[0] == 0
     code, out, err = cli(main, capsys, "pool", "--db", db, "--depth", "5")
     assert code == 0
     assert out.splitlines() == [

@@ -13,6 +13,7 @@ import pytest
 from annotation.__main__ import main
 from annotation.baseline import add_baseline, bm25_run
 from annotation.store import Store, StoreError
+from denominator.cli import main as denominator_main
 from tests.conftest import ROOT, cli
 
 
@@ -88,7 +89,7 @@ def test_bad_depth_or_method(tmp_path) -> None:
 def demo_db(tmp_path, capsys):
     """Here the demo comes from the `demo` command itself (as `make run` builds it)."""
     db = tmp_path / "demo.db"
-    assert cli(main, capsys, "demo", "--db", db)[0] == 0
+    assert cli(denominator_main, capsys, "demo", "--db", db)[0] == 0
     return db
 
 
@@ -147,9 +148,9 @@ def test_same_run_under_any_hash_seed(demo_db, capsys, tmp_path) -> None:
     for seed in ("1", "2"):
         db = tmp_path / f"seed{seed}.db"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        for argv in (["demo", "--db", db], ["baseline", "--db", db]):
+        for argv in (["denominator", "demo", "--db", db], ["annotation", "baseline", "--db", db]):
             done = subprocess.run(
-                [sys.executable, "-m", "annotation", *map(str, argv)],
+                [sys.executable, "-m", *map(str, argv)],
                 cwd=ROOT,
                 env=env,
                 capture_output=True,

@@ -9,8 +9,8 @@ import re
 import pytest
 
 import annotation.store as store_module
-from annotation.__main__ import build_demo
 from annotation.store import Store
+from denominator.demo import build_demo
 from tests.conftest import page_test
 
 FORBIDDEN_TABLES = ("judge_labels", "judges", "runs", "rankings", "calibrations", "review_samples")

@@ -13,12 +13,29 @@ from denominator.cli import GROUPS, main
 from tests.conftest import EXAMPLE, ROOT
 
 
-def test_help_lists_the_three_groups(capsys) -> None:
+def test_help_lists_the_three_groups_and_the_demo(capsys) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for group in ("annotation", "judge", "calibration"):
+    for group in ("annotation", "judge", "calibration", "demo"):
         assert f"  {group} " in out
     assert set(GROUPS) == {"annotation", "judge", "calibration"}
+
+
+def test_the_demo_is_denominators_command_not_annotations(tmp_path, capsys) -> None:
+    """#28: the demo builds with every package, so it is served from the top (``denominator
+    demo``); ``python -m annotation`` (the bottom package) no longer offers it."""
+    db = tmp_path / "d.db"
+    assert main(["demo", "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"demo database {db}: 24 chunks, 4 queries") and err == f"database: {db} (created)\n"
+    assert main(["demo", "--db", str(db), "--if-empty"]) == 0
+    assert capsys.readouterr().out == f"database {db} already holds data: the demo is not added\n"
+    assert main(["demo", "--bogus"]) == 2
+    assert capsys.readouterr().err == "error: denominator demo: unrecognized arguments: --bogus\n"
+    from annotation.__main__ import main as annotation_main
+
+    assert annotation_main(["demo"]) == 2
+    assert "invalid choice: 'demo'" in capsys.readouterr().err
 
 
 def test_a_group_is_its_python_m_command(capsys) -> None:

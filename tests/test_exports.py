@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from annotation import exchange
-from annotation.__main__ import EXAMPLE_DIR, build_demo, build_parser
+from annotation.__main__ import build_parser
 from annotation.beir import read_beir
 from annotation.exchange import ImportSources, import_files
 from annotation.exports import (
@@ -51,6 +51,7 @@ from annotation.exports import (
 )
 from annotation.formats import FormatError, Qrels, read_judgments, read_ranked, read_run
 from annotation.store import Store, StoreError
+from denominator.demo import EXAMPLE_DIR, build_demo
 from tests.conftest import BACKENDS, page_test
 
 CORPUS = {row["id"]: row for row in map(json.loads, (EXAMPLE_DIR / "corpus.jsonl").read_text().splitlines())}

@@ -30,7 +30,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from annotation.__main__ import build_demo
 from annotation.__main__ import main as annotation_main
 from annotation.beir import read_beir
 from annotation.formats import (
@@ -47,6 +46,7 @@ from annotation.formats import (
 from annotation.render import plain
 from annotation.store import StoreError
 from calibration.__main__ import main as calibration_main
+from denominator.demo import build_demo
 from tests.conftest import EXAMPLE, ROOT, app_test, cli, page_test
 
 BAD = ROOT / "tests" / "data" / "bad"

@@ -44,7 +44,7 @@ GIB = 1 << 30
 
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory) -> Path:
-    from annotation.__main__ import build_demo
+    from denominator.demo import build_demo
     from tests.test_hostile import checkpoint
 
     db = tmp_path_factory.mktemp("demo17") / "demo.db"

@@ -199,7 +199,7 @@ def test_bad_batch_input_is_one_line_and_exit_2(demo, tmp_path, fake_openai, cap
         err = capsys.readouterr().err
         assert err.startswith("error:") and err.count("\n") == 1 and "Traceback" not in err, err
     batch_id = submit(capsys, "grade", demo, server, "--limit", "2")
-    from annotation.__main__ import build_demo
+    from denominator.demo import build_demo
 
     fresh = tmp_path / "fresh.db"
     build_demo(str(fresh))

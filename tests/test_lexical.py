@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.__main__ import EXAMPLE_DIR
 from annotation.formats import Qrels
 from annotation.rubrics import get_rubric
 from annotation.store import Store, aggregate_grades
+from denominator.demo import EXAMPLE_DIR
 from judge.lexical import (
     FEATURES,
     FEATURES_VERSION,

@@ -9,6 +9,7 @@ import pytest
 
 from annotation.__main__ import main as annotation_main
 from calibration.__main__ import main as calibration_main
+from denominator.cli import main as denominator_main
 from judge.__main__ import main as judge_main
 from tests.conftest import EXAMPLE, cli, page_test, page_text
 
@@ -26,7 +27,7 @@ def test_no_command_prints_the_password(url, tmp_path, capsys):
     golden, run = EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl"
     said = []
     for main, argv in (
-        (annotation_main, ["demo", "--db", url]),
+        (denominator_main, ["demo", "--db", url]),
         (annotation_main, ["import", "--db", url, "--run", run, "--name", "again"]),
         (annotation_main, ["pool", "--db", url, "--annotators", "sam,kim"]),
         (annotation_main, ["annotators", "list", "--db", url]),
@@ -55,7 +56,7 @@ def test_no_command_prints_the_password(url, tmp_path, capsys):
 
 
 def test_no_page_prints_the_password(url, monkeypatch):
-    from annotation.__main__ import build_demo
+    from denominator.demo import build_demo
 
     build_demo(url)
     monkeypatch.setenv("DENOMINATOR_DB", url)

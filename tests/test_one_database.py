@@ -19,6 +19,7 @@ from annotation.cli_base import open_store, shown_db
 from annotation.store import Store, StoreError, default_db_path
 from annotation.store.base import holds_nothing
 from calibration.__main__ import main as calibration_main
+from denominator.cli import main as denominator_main
 from judge.__main__ import main as judge_main
 from tests.conftest import EXAMPLE, ROOT, app_test, cli, page_text
 
@@ -44,7 +45,7 @@ def clean_env() -> dict[str, str]:
 
 def seed_as_make_run(folder: Path) -> subprocess.CompletedProcess[str]:
     """The Makefile's seeding step, run as `make run` runs it, in ``folder``."""
-    (seed,) = [line for line in make_run_recipe() if "-m annotation demo" in line]
+    (seed,) = [line for line in make_run_recipe() if "-m denominator demo" in line]
     argv = [sys.executable if word == "$(PY)" else word for word in shlex.split(seed)]
     return subprocess.run(argv, cwd=folder, env=clean_env(), capture_output=True, text=True, timeout=300)
 
@@ -71,7 +72,7 @@ def fresh_clone(tmp_path, monkeypatch) -> Path:
 
 def test_make_run_serves_the_default_database_it_seeds() -> None:
     recipe = " ".join(make_run_recipe())
-    assert "$(PY) -m annotation demo --if-empty" in recipe  # no --db: the default
+    assert "$(PY) -m denominator demo --if-empty" in recipe  # no --db: the default
     assert "DENOMINATOR_DB=" not in recipe and "DEMO_DB" not in recipe  # the app is given no other file
     assert "--server.port $(PORT)" in recipe and "--client.toolbarMode viewer" in recipe
 
@@ -108,19 +109,17 @@ def test_a_token_added_after_make_run_works_in_the_app(fresh_clone) -> None:
 def test_the_demo_goes_into_a_database_that_holds_only_people(fresh_clone, monkeypatch, capsys) -> None:
     """Tokens handed out before the first `make run`: the demo is added (people are no data)."""
     built: list[str] = []
-    monkeypatch.setattr(
-        "annotation.commands_cli.build_demo", lambda path, **_: built.append(path) or "built\n"
-    )
+    monkeypatch.setattr("denominator.demo.build_demo", lambda path, **_: built.append(path) or "built\n")
     assert annotation_main(["annotators", "add", "sam", "--role", "admin"]) == 0
     assert capsys.readouterr().err == "database: ./denominator.db (created)\n"
-    assert annotation_main(["demo", "--if-empty"]) == 0
+    assert denominator_main(["demo", "--if-empty"]) == 0
     assert built == ["denominator.db"] and capsys.readouterr() == ("built\n", "database: ./denominator.db\n")
     assert annotation_main(["import", "--corpus", str(EXAMPLE / "corpus.jsonl")]) == 0
     capsys.readouterr()
-    assert annotation_main(["demo", "--if-empty"]) == 0
+    assert denominator_main(["demo", "--if-empty"]) == 0
     assert built == ["denominator.db"]  # not again: the corpus is data
     assert capsys.readouterr().out == "database ./denominator.db already holds data: the demo is not added\n"
-    assert annotation_main(["demo", "--if-empty", "--db", "other.db"]) == 0
+    assert denominator_main(["demo", "--if-empty", "--db", "other.db"]) == 0
     assert built == ["denominator.db", "other.db"]
 
 
@@ -186,7 +185,7 @@ def test_a_missing_database_is_refused_not_created(main, argv, fresh_clone, caps
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err == (
-        "error: no such database: ./denominator.db (python -m annotation demo or import creates one; "
+        "error: no such database: ./denominator.db (denominator demo or python -m annotation import creates one; "
         "--db or DENOMINATOR_DB names another)\n"
     )
     assert not (fresh_clone / "denominator.db").exists()

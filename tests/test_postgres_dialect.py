@@ -109,7 +109,7 @@ def test_null_order_text_order_and_numbers_match_sqlite(db_at) -> None:
 def test_the_data_page_never_shows_the_databases_password(postgres_server, monkeypatch) -> None:
     """The tests' server trusts local connections, so a URL with any password opens it: the Data
     page names the database without the credentials."""
-    from annotation.__main__ import build_demo
+    from denominator.demo import build_demo
     from tests.conftest import page_test, page_text
 
     url = postgres_server.database().replace("postgres@", "postgres:s3cret-pw@")

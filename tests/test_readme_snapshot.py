@@ -2,7 +2,7 @@
 
 Every invocation runs as a subprocess (``sys.executable -m calibration|annotation|judge ...``) from
 the repository root, offline, on examples/worked-example and a demo store built once per module
-(``python -m annotation demo``; copied into each scenario that uses it). The snapshot of an
+(``python -m denominator demo``; copied into each scenario that uses it). The snapshot of an
 invocation holds its exit code; for JSON output its key structure (dict keys sorted, a list by its
 first element, a dict keyed by query, chunk, trace or annotator ids as ``{"*": one value}``, leaves
 as str/number/bool/null); else the first line of stdout; the first line of stderr; and for exports
@@ -343,7 +343,7 @@ def python_api() -> dict[str, Any]:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """The demo store, built once; its stdout names this week, so only the exit code and stderr count."""
     folder = tmp_path_factory.mktemp("demo")
-    entry = run_step(Step("annotation demo", "annotation demo --db {T}/demo.db", stdout=False), folder)
+    entry = run_step(Step("denominator demo", "denominator demo --db {T}/demo.db", stdout=False), folder)
     assert entry["exit"] == 0, entry
     return folder / "demo.db", entry
 
@@ -353,7 +353,7 @@ def test_readme_snapshot(demo: tuple[Path, dict[str, Any]], tmp_path_factory: py
     names = [step.name for _, steps in SCENARIOS.values() for step in steps]
     assert len(names) == len(set(names)), "step names must be unique"
     base = tmp_path_factory.mktemp("scenarios")
-    actual: dict[str, Any] = {"annotation demo": demo_entry, "python api": python_api()}
+    actual: dict[str, Any] = {"denominator demo": demo_entry, "python api": python_api()}
     with ThreadPoolExecutor(max_workers=2) as pool:
         for entries in pool.map(lambda item: run_scenario(item, base, demo_db), SCENARIOS.items()):
             actual.update(entries)

@@ -141,7 +141,7 @@ def test_the_light_entry_names_every_command() -> None:
 @pytest.mark.parametrize(
     "argv",
     [[], ["import"], ["pool"], ["baseline"], ["annotators", "add"], ["handout"], ["imports", "retire"]]
-    + [["demo"], ["migrate"], ["export"]],
+    + [["migrate"], ["export"]],
     ids=lambda argv: " ".join(argv) or "annotation",
 )
 def test_annotation_help_imports_no_numeric_library(argv: list[str]) -> None:
@@ -168,7 +168,6 @@ def test_annotations_light_entry_names_every_command_and_choice() -> None:
     assert choices.EXPORT_FORMATS == {name: fmt.writes for name, fmt in FORMATS.items()}
     assert list(choices.EXPORT_FORMATS) == list(FORMATS)
     assert [aggregate_grades([1, 2, 2, 3], method) for method in choices.AGGREGATES] == [2, 2, 2]
-    assert entry.build_demo.__module__ == "denominator.demo"  # still importable from the entry
 
 
 @pytest.mark.parametrize(

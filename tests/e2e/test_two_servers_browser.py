@@ -32,7 +32,7 @@ def test_two_servers_one_database_lose_and_double_nothing(chromium, postgres_ser
     from playwright.sync_api import expect, sync_playwright
 
     url = postgres_server.database()
-    subprocess.run([sys.executable, "-m", "annotation", "demo", "--db", url], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-m", "denominator", "demo", "--db", url], cwd=ROOT, check=True)
     with Store(url) as store:
         tokens = {f"p{i}": store.add_annotator(f"p{i}", "annotator") for i in range(PEOPLE)}
         # every trace open to all six (and cat, who graded 16): each person's queue stays 40 long
