@@ -27,7 +27,9 @@ def test_the_demo_is_denominators_command_not_annotations(tmp_path, capsys) -> N
     db = tmp_path / "d.db"
     assert main(["demo", "--db", str(db)]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith(f"demo database {db}: 24 chunks, 4 queries") and err == f"database: {db} (created)\n"
+    assert (
+        out.startswith(f"demo database {db}: 24 chunks, 4 queries") and err == f"database: {db} (created)\n"
+    )
     assert main(["demo", "--db", str(db), "--if-empty"]) == 0
     assert capsys.readouterr().out == f"database {db} already holds data: the demo is not added\n"
     assert main(["demo", "--bogus"]) == 2

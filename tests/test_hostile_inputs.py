@@ -217,6 +217,7 @@ def test_the_agree_csv_is_size_limited_too(tmp_path, capsys) -> None:
     refused(calibration_main, capsys, ["agree", path], Bad("", "agree", None, None, "(2.0 GiB)"), path)
 
 
+@pytest.mark.wall_clock
 def test_run_files_are_exempt_and_a_nul_byte_is_refused_at_its_block(tmp_path, capsys) -> None:
     """Run files (metrics, audit) have no size limit; a file of NUL bytes is refused at the first
     block read, not after reading 2 GiB (was: 1.8 GB RSS and 3-11 s for a 1.5 GB file)."""
@@ -354,6 +355,7 @@ def dictionary_parquet(path: Path, rows: int) -> Path:
     return path
 
 
+@pytest.mark.wall_clock
 def test_a_parquet_file_over_the_row_limit_is_refused_from_its_metadata(tmp_path, demo_db, capsys) -> None:
     """20M dictionary-encoded rows in a small file took 2 GB RSS (8 GB and 115 s here); the
     metadata's row count refuses it before a row is read."""
@@ -532,6 +534,7 @@ def many_raters(raters: int, items: int, seed: int = 1) -> list[tuple[str, str, 
     return [(f"i{i}", f"r{r:04d}", rng.randint(0, 3)) for r in range(raters) for i in range(items)]
 
 
+@pytest.mark.wall_clock
 def test_agree_with_1000_raters_finishes_in_seconds(tmp_path, capsys) -> None:
     """1,000 raters x 3 items did not finish in 60 s (499,500 pairs, each its kappas and intervals);
     now the 200 pairs with the most items in common are listed, and a line says so."""
@@ -656,6 +659,7 @@ def test_krippendorff_from_counts_equals_the_matrix_bit_for_bit(level) -> None:
     assert agreement_report(rows, trusted=0.6)["krippendorff_alpha"][level] == expected
 
 
+@pytest.mark.wall_clock
 def test_krippendorff_and_fleiss_are_linear_in_ratings() -> None:
     """20,000 raters x 20,000 items, two ratings an item: the matrix would hold 400M cells."""
     rng = random.Random(3)

@@ -52,6 +52,7 @@ def signal_once(server, n: int = 1) -> threading.Thread:
     return thread
 
 
+@pytest.mark.wall_clock
 def test_a_dripping_endpoint_is_cut_at_the_calls_total_deadline(demo, capsys, fake_openai, figure) -> None:
     server = fake_openai(drip=1.0)  # one byte a second: a read never times out
     with timed() as took:
@@ -66,6 +67,7 @@ def test_a_dripping_endpoint_is_cut_at_the_calls_total_deadline(demo, capsys, fa
     )
 
 
+@pytest.mark.wall_clock
 def test_sigterm_ends_a_dripping_call_within_the_grace(demo, capsys, fake_openai, figure) -> None:
     server = fake_openai(drip=1.0)
     signal_once(server)
@@ -81,6 +83,7 @@ def test_sigterm_ends_a_dripping_call_within_the_grace(demo, capsys, fake_openai
     )
 
 
+@pytest.mark.wall_clock
 def test_a_huge_retry_after_is_an_error_row_not_a_wait(demo, capsys, fake_openai, figure) -> None:
     server = fake_openai(faults=lambda index, key, body: ("429", 999999))
     with timed() as took:
@@ -102,6 +105,7 @@ def test_a_huge_retry_after_is_an_error_row_not_a_wait(demo, capsys, fake_openai
     figure(f"Retry-After 999999 (cap 60 s): 2 calls, 2 error rows, {seconds:.1f} s")
 
 
+@pytest.mark.wall_clock
 def test_sigterm_ends_a_retry_after_wait_at_once(demo, capsys, fake_openai, figure) -> None:
     server = fake_openai(faults=lambda index, key, body: ("429", 50))
     signal_once(server)
@@ -175,6 +179,7 @@ def test_the_offline_judges_seed_is_bounded_too(demo_db, capsys) -> None:
     assert code == 2 and "expected an integer from 0 to 4,294,967,295" in err
 
 
+@pytest.mark.wall_clock
 def test_a_dry_run_counts_repeats_without_building_them(demo, capsys, figure) -> None:
     argv = [
         "compare",

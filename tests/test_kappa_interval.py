@@ -193,6 +193,7 @@ def test_large_n_agrees_with_the_percentile_bootstrap(weights) -> None:
     )
 
 
+@pytest.mark.wall_clock
 def test_deterministic_and_fast() -> None:
     a, b = issue_pair()
     assert kappa_ci(a, b) == kappa_ci(a, b)

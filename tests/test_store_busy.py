@@ -45,6 +45,7 @@ def labels_of(db: Path, name: str) -> list[int | None]:
         ]
 
 
+@pytest.mark.wall_clock
 def test_a_write_under_a_held_lock_is_store_busy_within_the_bound(db_at, bounded) -> None:
     path = db_at
     Store(path).close()
@@ -91,12 +92,14 @@ def _press_under_lock(at, db: Path, figure, who: str) -> None:
     assert at.session_state["label:ann:current"] != item
 
 
+@pytest.mark.wall_clock
 def test_a_key_press_under_a_long_write_says_busy_and_loses_nothing(demo_db, bounded, figure) -> None:
     at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "ann"}).run()
     assert not at.exception
     _press_under_lock(at, demo_db, figure, "local mode")
 
 
+@pytest.mark.wall_clock
 def test_a_signed_in_annotator_is_never_told_the_token_was_revoked(demo_db, bounded, figure) -> None:
     add_tokens(demo_db)
     at = page_test("annotation.ui.render_label_chunks_page")

@@ -26,6 +26,7 @@ def held(path: Path) -> sqlite3.Connection:
     return conn
 
 
+@pytest.mark.wall_clock
 def test_opening_and_reading_never_wait_for_a_writer(tmp_path, figure) -> None:
     path = tmp_path / "r.db"
     with Store(path) as store:
@@ -160,6 +161,7 @@ def test_a_disk_io_error_at_open_is_reported_as_such(tmp_path, monkeypatch) -> N
 # ---------------------------------------------------------------- the same on PostgreSQL
 
 
+@pytest.mark.wall_clock
 @pytest.mark.postgres
 def test_postgresql_reads_never_wait_for_a_writer(postgres_server) -> None:
     url = postgres_server.database()

@@ -257,3 +257,33 @@ def test_a_subpackage_names_its_public_api(package: str) -> None:
             assert getattr(module, name) is getattr(
                 importlib.import_module(f"{module.__name__}.{submodule}"), name
             )
+
+
+def calls(function: ast.FunctionDef, names: set[str]) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+        for n in ast.walk(function)
+    )
+
+
+def test_every_wall_clock_bound_is_marked() -> None:
+    """A test that times work (``tests.conftest.timed``: the bound scaled by the machine's measured
+    slowness) carries ``@pytest.mark.wall_clock``, so a run can name or leave out every such bound."""
+    bad = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        functions = [
+            n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)
+        ]
+        timing = {"timed"}  # and the module's helpers that call it
+        timing |= {f.name for f in functions if not f.name.startswith("test") and calls(f, timing)}
+        for node in functions:
+            if not node.name.startswith("test"):
+                continue
+            times = calls(node, timing)
+            marked = any(ast.unparse(d) == "pytest.mark.wall_clock" for d in node.decorator_list)
+            if times != marked:
+                bad.append(
+                    f"{rel(path)}:{node.lineno}: {node.name} "
+                    + ("unmarked" if times else "marked, times nothing")
+                )
+    assert not bad, "\n".join(bad)
