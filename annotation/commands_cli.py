@@ -9,7 +9,7 @@ import sys
 
 from annotation import actions, exports
 from annotation.baseline import baseline_text
-from annotation.cli_base import UsageError, open_store, plural, ranks, shown_db
+from annotation.cli_base import Access, UsageError, open_store, plural, ranks, shown_db
 from annotation.exchange import ImportSources, NothingToImport, login_name
 from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
 from annotation.options import default
@@ -60,7 +60,8 @@ def run_export(args: argparse.Namespace) -> str:
 
 
 def run_annotators(args: argparse.Namespace) -> str:
-    mode = {"add": "create", "revoke": "write"}.get(args.action, "read")  # list only reads
+    modes: dict[str, Access] = {"add": "create", "revoke": "write"}
+    mode = modes.get(args.action, "read")  # list only reads
     with open_store(args.db, mode) as store:
         if args.action == "add":
             token = actions.annotators(store, "add", name=args.name, role=args.role)
