@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -74,6 +74,9 @@ from calibration.stats.verdict import (  # re-exported: agreement's verdict
     labels_to_decide,
     verdict,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = [
     "InvalidRatings",
@@ -149,8 +152,8 @@ class RaterPairs:
 
     @staticmethod
     def _most_shared(
-        table: LongTable, rater_index: dict, n_raters: int, max_pairs: int
-    ) -> tuple[np.ndarray, int]:
+        table: LongTable, rater_index: dict[Any, int], n_raters: int, max_pairs: int
+    ) -> tuple[NDArray[np.int64], int]:
         """(the pair codes, first * n_raters + second, of the ``max_pairs`` pairs with the most
         items in common, then in rater order; how many pairs share any item).
 
@@ -205,8 +208,8 @@ class RaterPairs:
 _UNORDERED = "labels are text without an order: weighted kappa needs numeric labels or labels= (the scale)"
 
 
-def _krippendorff_all(table: LongTable) -> dict:
-    out = {}
+def _krippendorff_all(table: LongTable) -> dict[Level, dict[str, Any] | None]:
+    out: dict[Level, dict[str, Any] | None] = {}
     for level in LEVELS:
         if (level == "interval" and not table.numeric) or (level == "ordinal" and not table.ordered):
             out[level] = None
@@ -215,14 +218,16 @@ def _krippendorff_all(table: LongTable) -> dict:
     return out
 
 
-def _fleiss_or_reason(table: LongTable) -> dict:
+def _fleiss_or_reason(table: LongTable) -> dict[str, Any]:
     try:
         return fleiss_of_table(table)
     except UnequalRaters as unequal:
         return {"kappa": None, "undefined_reason": str(unequal)}
 
 
-def from_long(rows: Any, *, labels: Sequence | None = None, max_pairs: int = MAX_PAIRS) -> dict:
+def from_long(
+    rows: Any, *, labels: Sequence[Any] | None = None, max_pairs: int = MAX_PAIRS
+) -> dict[str, Any]:
     """Every agreement figure of long ratings ((item, rater, label) rows), in full detail.
 
     Pairwise Cohen's kappa (unweighted, linear, quadratic) for every pair of raters over the items both
@@ -259,16 +264,16 @@ def from_long(rows: Any, *, labels: Sequence | None = None, max_pairs: int = MAX
 
 def _report_pair(
     first: Any, second: Any, pair: RaterPair, ordered: bool, alpha: float, bar: float, statistic: str
-) -> dict:
+) -> dict[str, Any]:
     """One pair of raters in the report: kappas, each with its score interval
     (:func:`calibration.stats.kappa_interval.kappa_ci`), and the verdict
     (:func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``)."""
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
-    cis: dict[Weights, list | None] = dict.fromkeys(WEIGHTINGS)
+    cis: dict[Weights, list[float | None] | None] = dict.fromkeys(WEIGHTINGS)
     for w in weightings:
-        ci = kappa_ci_of_pair(pair, w, alpha)
-        cis[w] = None if ci.low is None else [ci.low, ci.high]
+        interval = kappa_ci_of_pair(pair, w, alpha)
+        cis[w] = None if interval.low is None else [interval.low, interval.high]
     unweighted = estimates[None]
     entry: dict[str, Any] = {
         "raters": [first, second],
@@ -284,7 +289,8 @@ def _report_pair(
         "confusion": unweighted["confusion"],
     }
     chosen = statistic if ordered else "unweighted"
-    key = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}[chosen]
+    weights_of: dict[str, Weights] = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
+    key = weights_of[chosen]
     kappa, ci = estimates[key]["kappa"], cis[key]
     entry["statistic"] = chosen
     entry["verdict"] = verdict(kappa, ci, bar=bar)
@@ -298,12 +304,12 @@ def _report_pair(
 def agreement_report(
     rows: Any,
     *,
-    labels: Sequence | None = None,
+    labels: Sequence[Any] | None = None,
     alpha: float = 0.05,
     trusted: float,
     statistic: str = DEFAULT_STATISTIC,
     max_pairs: int = MAX_PAIRS,
-) -> dict:
+) -> dict[str, Any]:
     """The JSON-able agreement report of long ratings (what ``python -m calibration agree`` prints).
 
     ``{"n_items", "raters", "pairs": [{"raters", "n", "observed_agreement", "kappa", "kappa_linear",

@@ -30,7 +30,7 @@ import numbers
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from calibration.stats.kappa import (
     cohen_of_pair,
     disagreement_weights,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 # Resample index blocks hold about this many item indices: small enough to stay in cache (1 MiB of int32
 # indices, 2 MiB of codes per block and worker), large enough that Python's overhead per block is noise.
@@ -154,11 +157,11 @@ def kappas_of_confusions(confusions: np.ndarray, weights: Weights) -> np.ndarray
 
 
 def bootstrap_kappas(
-    a: Sequence,
-    b: Sequence,
+    a: Sequence[Any],
+    b: Sequence[Any],
     *,
     weights: Weights = None,
-    labels: Sequence | None = None,
+    labels: Sequence[Any] | None = None,
     n_resamples: int = 2000,
     seed: int = 0,
     method: Literal["indices", "multinomial"] = "indices",
@@ -188,7 +191,7 @@ def check_resamples(n_resamples: int, alpha: float = 0.05) -> None:
 BootstrapCI = Interval  # the one interval type (calibration.stats.interval), by its former name
 
 
-def percentile_ci(kappas: np.ndarray, alpha: float, details: dict) -> BootstrapCI:
+def percentile_ci(kappas: NDArray[np.float64], alpha: float, details: dict[str, Any]) -> BootstrapCI:
     """The percentile CI of resample ``kappas`` (NaN = undefined, dropped and counted in
     ``n_undefined``), with ``details`` as its attributes; (None, None) when none is defined."""
     defined = kappas[~np.isnan(kappas)]
@@ -200,11 +203,11 @@ def percentile_ci(kappas: np.ndarray, alpha: float, details: dict) -> BootstrapC
 
 
 def bootstrap_ci(
-    a: Sequence,
-    b: Sequence,
+    a: Sequence[Any],
+    b: Sequence[Any],
     *,
     weights: Weights = None,
-    labels: Sequence | None = None,
+    labels: Sequence[Any] | None = None,
     n_resamples: int = 2000,
     alpha: float = 0.05,
     seed: int = 0,

@@ -17,7 +17,7 @@ from calibration.stats.verdict import labels_to_decide
 __all__ = ["Interval"]
 
 
-class Interval(tuple):
+class Interval(tuple[float | None, float | None]):
     """``(low, high)`` with how it was made as attributes (module docstring)."""
 
     estimate: float | None
@@ -36,7 +36,7 @@ class Interval(tuple):
     def high(self) -> float | None:
         return self[1]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"low": self[0], "high": self[1], **self.__dict__}
 
     def labels_to_decide(self, *, bar: float) -> int | None:

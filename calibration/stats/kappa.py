@@ -33,11 +33,14 @@ import math
 import numbers
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import numpy as np
 
 from annotation.errors import DenominatorError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 Weights = Literal["linear", "quadratic"] | None
 WEIGHTINGS: tuple[Weights, ...] = (None, "linear", "quadratic")
@@ -92,6 +95,7 @@ def _column(values: Any, name: str) -> np.ndarray:
     if isinstance(values, str | bytes) or not isinstance(values, Iterable | np.ndarray):
         raise InvalidRatings(f"{name}: expected a sequence of ratings, got {type(values).__name__}")
     pd = _pandas()
+    array: np.ndarray
     if pd is not None and isinstance(values, pd.Series | pd.Index):
         array = values.to_numpy()
     elif isinstance(values, np.ndarray):
@@ -109,7 +113,7 @@ def _column(values: Any, name: str) -> np.ndarray:
     return array
 
 
-def scale_list(scale: np.ndarray | list) -> list:
+def scale_list(scale: np.ndarray | list[Any]) -> list[Any]:
     """The scale as plain Python values; a numeric scale of whole numbers is shown as ints."""
     values = [plain_value(v) for v in scale]
     if values and all(isinstance(v, float) and v.is_integer() for v in values):  # 2.0 -> 2
@@ -117,7 +121,13 @@ def scale_list(scale: np.ndarray | list) -> list:
     return values
 
 
-def check_labels(labels: Sequence | None) -> list | None:
+@overload
+def check_labels(labels: None) -> None: ...
+@overload
+def check_labels(labels: Sequence[Any]) -> list[Any]: ...
+@overload
+def check_labels(labels: Sequence[Any] | None) -> list[Any] | None: ...
+def check_labels(labels: Sequence[Any] | None) -> list[Any] | None:
     """The scale given as ``labels=``, as plain Python values (None when none is given); raises
     :class:`InvalidRatings` when it is text, empty, holds a missing value or repeats a label."""
     if labels is None:
@@ -152,7 +162,9 @@ def grade_range(values: Sequence[Any]) -> list[int] | None:
     return list(range(low, high + 1))
 
 
-def _encode(columns: list[np.ndarray], names: list[str], labels: Sequence | None) -> tuple[list, list]:
+def _encode(
+    columns: list[np.ndarray], names: list[str], labels: Sequence[Any] | None
+) -> tuple[list[NDArray[np.int64]], list[Any]]:
     """Map the ratings of several raters to positions on one scale.
 
     Returns (codes, scale): codes[r] is an int64 array with -1 for a missing rating; the scale is
@@ -172,7 +184,7 @@ def _encode(columns: list[np.ndarray], names: list[str], labels: Sequence | None
             scale_arr = np.asarray(scale_given, dtype=float)
         order = np.argsort(scale_arr, kind="stable")
         ordered = scale_arr[order]
-        codes: list[np.ndarray] = []
+        codes: list[NDArray[np.int64]] = []
         for column, mask, name in zip(columns, present, names):
             code = np.full(len(column), -1, dtype=np.int64)
             if len(ordered):
@@ -222,7 +234,9 @@ class RaterPair:
     ``b`` (int64 codes, the same length ``n``), ``scale`` (K labels, in order), ``k`` (K),
     ``n_dropped`` (items missing a rating) and :meth:`confusion` (K x K counts, rows = a)."""
 
-    def __init__(self, a: Any, b: Any, labels: Sequence | None, names: tuple[str, str] = ("a", "b")):
+    def __init__(
+        self, a: Any, b: Any, labels: Sequence[Any] | None, names: tuple[str, str] = ("a", "b")
+    ) -> None:
         col_a, col_b = _column(a, names[0]), _column(b, names[1])
         if len(col_a) != len(col_b):
             raise InvalidRatings(
@@ -236,7 +250,7 @@ class RaterPair:
         self.k = len(self.scale)
 
     @classmethod
-    def of_codes(cls, a: np.ndarray, b: np.ndarray, scale: list) -> RaterPair:
+    def of_codes(cls, a: NDArray[np.int64], b: NDArray[np.int64], scale: list[Any]) -> RaterPair:
         """A pair already encoded: ``a`` and ``b`` int64 positions on ``scale`` (checked, plain
         values), both rated on every item (none dropped). What :class:`calibration.stats.agreement.
         RaterPairs` builds from a long table whose labels are on its scale."""
@@ -266,7 +280,7 @@ def check_weights(weights: Any) -> Weights:
     """``weights`` itself if it is one of :data:`WEIGHTINGS`; else raises :class:`InvalidRatings`."""
     if weights not in WEIGHTINGS:
         raise InvalidRatings(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
-    return weights
+    return cast(Weights, weights)  # one of WEIGHTINGS, checked above (mypy does not narrow on `in`)
 
 
 def _single_shared_class(confusion: np.ndarray) -> int | None:
@@ -280,7 +294,7 @@ def _single_shared_class(confusion: np.ndarray) -> int | None:
 # --------------------------------------------------------------------------- Cohen
 
 
-def cohen_of_pair(pair: RaterPair, weights: Weights) -> dict:
+def cohen_of_pair(pair: RaterPair, weights: Weights) -> dict[str, Any]:
     """:func:`cohen`'s dict for a pair already encoded (``weights`` already checked): the one
     computation behind :func:`cohen`, :func:`cohen_all`, the bootstrap's estimate and the report."""
     confusion = pair.confusion()
@@ -346,7 +360,9 @@ def kappa_of_confusion(confusion: np.ndarray, weights: Weights) -> float:
     return float(1 - np.sum(w * confusion) / denominator)
 
 
-def cohen(a: Sequence, b: Sequence, *, labels: Sequence | None = None, weights: Weights = None) -> dict:
+def cohen(
+    a: Sequence[Any], b: Sequence[Any], *, labels: Sequence[Any] | None = None, weights: Weights = None
+) -> dict[str, Any]:
     """Cohen's kappa of two raters over the same items (scikit-learn's arithmetic, :func:`kappa_of_confusion`).
 
     ``a[i]`` and ``b[i]`` rate item i; None or NaN is a missing rating and its item is dropped
@@ -364,7 +380,9 @@ def cohen(a: Sequence, b: Sequence, *, labels: Sequence | None = None, weights: 
     return cohen_of_pair(RaterPair(a, b, labels), check_weights(weights))
 
 
-def cohen_all(a: Sequence, b: Sequence, labels: Sequence | None = None) -> dict:
+def cohen_all(
+    a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any] | None = None
+) -> dict[str, dict[str, Any]]:
     """Unweighted, linear and quadratic Cohen's kappa at once: ``{"unweighted", "linear", "quadratic"}``."""
     pair = RaterPair(a, b, labels)
     return {
@@ -377,16 +395,16 @@ def cohen_all(a: Sequence, b: Sequence, labels: Sequence | None = None) -> dict:
 # --------------------------------------------------------------------------- binarised
 
 
-def binarised(a: Sequence, b: Sequence, threshold: float) -> dict:
+def binarised(a: Sequence[Any], b: Sequence[Any], threshold: float) -> dict[str, Any]:
     """Cohen's kappa after mapping each grade to 1 if grade >= ``threshold`` else 0 (missing stays missing).
 
     Relevance is usually binarised at 1 (TREC: relevant = grade >= 1). Returns :func:`cohen`'s dict on the
     scale [0, 1], plus ``threshold``.
     """
 
-    def binary(values: Sequence, name: str) -> list:
+    def binary(values: Sequence[Any], name: str) -> list[int | None]:
         column = _column(values, name)
-        out: list = []
+        out: list[int | None] = []
         for i, v in enumerate(column):
             v = plain_value(v)
             if is_missing(v):

@@ -219,11 +219,11 @@ def kappa_ci_of_pair(pair: RaterPair, weights: Weights = None, alpha: float = 0.
 
 
 def kappa_ci(
-    a: Sequence,
-    b: Sequence,
+    a: Sequence[Any],
+    b: Sequence[Any],
     *,
     weights: Weights = None,
-    labels: Sequence | None = None,
+    labels: Sequence[Any] | None = None,
     alpha: float = 0.05,
 ) -> KappaCI:
     """The (1 - alpha) score interval of Cohen's kappa of two raters: ``(low, high)``, deterministic.

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import krippendorff as _krippendorff
 import numpy as np
@@ -42,6 +42,9 @@ from calibration.stats.kappa import (
     plain_value,
     scale_list,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 Level = Literal["nominal", "ordinal", "interval"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval")
@@ -90,9 +93,9 @@ def _long_rows(rows: Any) -> list[tuple[Any, Any, Any]]:
     return out
 
 
-def _numeric_labels(labels: list) -> list | None:
+def _numeric_labels(labels: list[Any]) -> list[Any] | None:
     """The labels as numbers if every one is a number or a numeric string ("2", "0.5"), else None."""
-    converted = []
+    converted: list[Any] = []
     for label in labels:
         if is_number(label):
             converted.append(label)
@@ -119,7 +122,7 @@ class LongTable:
     ``scale``, ``numeric`` (labels read as numbers), ``ordered`` (numeric or ``labels=`` given),
     ``n_rows`` and ``n_missing`` (rows without a label)."""
 
-    def __init__(self, rows: Any, labels: Sequence | None = None):
+    def __init__(self, rows: Any, labels: Sequence[Any] | None = None) -> None:
         parsed = _long_rows(rows)
         self.n_rows = len(parsed)
         self.n_missing = sum(1 for _item, _rater, label in parsed if label is None)
@@ -129,9 +132,11 @@ class LongTable:
         self.numeric = numeric is not None
         if numeric is not None:
             rated = [(item, rater, value) for (item, rater, _), value in zip(rated, numeric)]
-        self.items: list = list(dict.fromkeys(item for item, _rater, _label in rated))
-        self.raters: list = sorted(dict.fromkeys(rater for _item, rater, _label in rated), key=_rater_key)
-        self.cell: dict[tuple, Any] = {}
+        self.items: list[Any] = list(dict.fromkeys(item for item, _rater, _label in rated))
+        self.raters: list[Any] = sorted(
+            dict.fromkeys(rater for _item, rater, _label in rated), key=_rater_key
+        )
+        self.cell: dict[tuple[Any, Any], Any] = {}
         for item, rater, label in rated:
             if (item, rater) in self.cell:
                 raise InvalidRatings(
@@ -140,6 +145,7 @@ class LongTable:
                 )
             self.cell[(item, rater)] = label
         self.scale_given = labels is not None
+        self.scale: list[Any]
         if labels is not None:
             scale = check_labels(labels)
             if self.numeric and not all(is_number(v) for v in scale):
@@ -152,8 +158,8 @@ class LongTable:
                         f"item {item!r}, rater {rater!r}: label {label!r} is not on the scale {scale!r}"
                     )
             self.scale = scale
-        elif self.numeric and values and grade_range(numeric) is not None:
-            self.scale = grade_range(numeric)
+        elif numeric is not None and values and (whole := grade_range(numeric)) is not None:
+            self.scale = whole
         else:
             try:
                 self.scale = sorted(set(numeric if numeric is not None else values))
@@ -163,15 +169,15 @@ class LongTable:
                 ) from None
         self.ordered = self.numeric or self.scale_given
 
-    def ratings_of(self, rater: Any) -> list:
+    def ratings_of(self, rater: Any) -> list[Any]:
         return [self.cell.get((item, rater)) for item in self.items]
 
-    def matrix(self) -> list[list]:
+    def matrix(self) -> list[list[Any]]:
         """raters x items, None where a rater did not rate an item."""
         return [self.ratings_of(rater) for rater in self.raters]
 
 
-def _rater_key(rater: Any) -> tuple:
+def _rater_key(rater: Any) -> tuple[int, Any, str]:
     return (0, rater, "") if is_number(rater) else (1, 0, str(rater))
 
 
@@ -194,7 +200,9 @@ def _as_form(data: Any, form: str | None, other: str) -> tuple[Any, str]:
     return data, form or ("long" if _looks_long(data) else other)
 
 
-def _fleiss_counts(counts: np.ndarray, categories: list, item_names: list | None = None) -> dict:
+def _fleiss_counts(
+    counts: NDArray[np.int64], categories: list[Any], item_names: list[Any] | None = None
+) -> dict[str, Any]:
     n_items = counts.shape[0]
     per_item = counts.sum(axis=1)
     if n_items and (per_item != per_item[0]).any():
@@ -243,7 +251,7 @@ def _fleiss_counts(counts: np.ndarray, categories: list, item_names: list | None
     return result
 
 
-def fleiss_of_table(table: LongTable) -> dict:
+def fleiss_of_table(table: LongTable) -> dict[str, Any]:
     """:func:`fleiss`'s dict of long ratings already read; raises :class:`UnequalRaters` when items
     have different numbers of ratings."""
     position = {label: i for i, label in enumerate(table.scale)}
@@ -254,7 +262,7 @@ def fleiss_of_table(table: LongTable) -> dict:
     return _fleiss_counts(counts, list(table.scale), table.items)
 
 
-def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = None) -> dict:
+def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = None) -> dict[str, Any]:
     """Fleiss' kappa (Fleiss 1971) of N items each rated by the same number m >= 2 of raters.
 
     Input: an items x categories table of counts (numpy array, list of lists, DataFrame), or long
@@ -267,8 +275,8 @@ def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = Non
     m < 2), ``n_items``, ``n_raters`` (m), ``categories``, ``observed_agreement`` (P),
     ``chance_agreement`` (P_e), ``item_agreement`` (P_i), ``category_proportions`` (p_j).
     """
-    data, form = _as_form(table_or_ratings, form, "table")
-    if form == "long":
+    data, reading = _as_form(table_or_ratings, form, "table")
+    if reading == "long":
         return fleiss_of_table(LongTable(data))
     try:
         counts = np.asarray(data.to_numpy() if is_frame(data) else data, dtype=float)
@@ -290,7 +298,7 @@ def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = Non
 # --------------------------------------------------------------------------- Krippendorff
 
 
-def alpha_of_table(table: LongTable, level: Level) -> dict:
+def alpha_of_table(table: LongTable, level: Level) -> dict[str, Any]:
     """:func:`krippendorff_alpha`'s dict of long ratings already read, in time and memory linear in
     the ratings (plus items x distinct values): the per-item value counts go to the ``krippendorff``
     package as they are, where :func:`alpha_of_matrix` builds a raters x items matrix first. The
@@ -301,7 +309,7 @@ def alpha_of_table(table: LongTable, level: Level) -> dict:
     items = np.fromiter((index[item] for item, _rater in table.cell), dtype=np.int64, count=len(table.cell))
     if table.numeric:
         values = np.fromiter((float(v) for v in table.cell.values()), dtype=float, count=len(table.cell))
-        order: list = []
+        order: list[Any] = []
     else:
         order = scale if scale is not None else sorted(set(table.cell.values()), key=str)
         position = {v: i for i, v in enumerate(order)}
@@ -314,7 +322,7 @@ def alpha_of_table(table: LongTable, level: Level) -> dict:
     return _alpha_of_counts(counts, domain, level, len(table.raters), table.numeric, order)
 
 
-def _check_level(level: Level, numeric: bool, scale: list | None) -> None:
+def _check_level(level: Level, numeric: bool, scale: list[Any] | None) -> None:
     if level not in LEVELS:
         raise InvalidRatings(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
     if level == "interval" and not numeric:
@@ -326,8 +334,13 @@ def _check_level(level: Level, numeric: bool, scale: list | None) -> None:
 
 
 def _alpha_of_counts(
-    counts: np.ndarray, domain: np.ndarray, level: Level, n_raters: int, numeric: bool, order: list
-) -> dict:
+    counts: NDArray[np.int_],
+    domain: NDArray[np.float64],
+    level: Level,
+    n_raters: int,
+    numeric: bool,
+    order: list[Any],
+) -> dict[str, Any]:
     """Alpha of items x values ``counts`` over the sorted values ``domain`` (numbers, or codes into
     ``order`` for text): what the ``krippendorff`` package computes from a raters x items matrix."""
     per_item = counts.sum(axis=1)
@@ -364,7 +377,9 @@ def _alpha_of_counts(
     return result
 
 
-def alpha_of_matrix(matrix: list[list], level: Level, scale: list | None, numeric: bool) -> dict:
+def alpha_of_matrix(
+    matrix: list[list[Any]], level: Level, scale: list[Any] | None, numeric: bool
+) -> dict[str, Any]:
     """:func:`krippendorff_alpha`'s dict of a raters x items ``matrix`` (None = not rated): ``numeric``
     labels are used as they are, text is coded by its position in ``scale`` (the order; None for
     nominal text, coded in sorted order)."""
@@ -380,7 +395,7 @@ def alpha_of_matrix(matrix: list[list], level: Level, scale: list | None, numeri
         "undefined_reason": None,
     }
     _check_level(level, numeric, scale)
-    order: list = []
+    order: list[Any] = []
     if numeric:
         data = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix], dtype=float)
     else:
@@ -423,9 +438,9 @@ def krippendorff_alpha(
     ratings: Any,
     level: Level = "nominal",
     *,
-    labels: Sequence | None = None,
+    labels: Sequence[Any] | None = None,
     form: Literal["matrix", "long"] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Krippendorff's alpha (Krippendorff 2011) with missing ratings, through the ``krippendorff`` package.
 
     ``ratings``: a raters x items matrix (rows = raters; None or NaN where a rater did not rate an
@@ -438,8 +453,8 @@ def krippendorff_alpha(
     comparable ratings are equal, D_e = 0), ``level``, ``n_raters``, ``n_items``, ``n_pairable_items``,
     ``n_ratings``.
     """
-    data, form = _as_form(ratings, form, "matrix")
-    if form == "long":
+    data, reading = _as_form(ratings, form, "matrix")
+    if reading == "long":
         return alpha_of_table(LongTable(data, labels), level)
     if is_frame(data):
         data = data.to_numpy()

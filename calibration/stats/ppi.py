@@ -56,10 +56,13 @@ A normal-approximation CI of full width w needs ``z * se <= w/2``, z = z_{1-alph
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import norm
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = [
     "label_budget",
@@ -231,7 +234,14 @@ def rogan_gladen(judge_pass_rate: float, tpr: float, tnr: float) -> dict[str, An
     return {"estimate": est, "unclipped": raw, "clipped": est != raw, "reason": None}
 
 
-def _rg_vectorized(tp, fn, fp, tn, judge_pass, n_unlabeled):
+def _rg_vectorized(
+    tp: NDArray[np.int64],
+    fn: NDArray[np.int64],
+    fp: NDArray[np.int64],
+    tn: NDArray[np.int64],
+    judge_pass: NDArray[np.int64],
+    n_unlabeled: int,
+) -> NDArray[np.float64]:
     """Rogan-Gladen on arrays of counts; NaN where undefined."""
     with np.errstate(divide="ignore", invalid="ignore"):
         tpr = tp / (tp + fn)
