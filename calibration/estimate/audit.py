@@ -128,15 +128,17 @@ def estimate_run(
         estimates[qid] = estimate
         if on_query:
             on_query(done, len(result["queries"]))
-    holes = {qid: e["unjudged_in_top_k"] for qid, e in out["queries"].items() if e["unjudged_in_top_k"]}
-    if holes:
+    holed = {  # the queries with unplaced chunks in the top k: how many
+        qid: e["unjudged_in_top_k"] for qid, e in out["queries"].items() if e["unjudged_in_top_k"]
+    }
+    if holed:
         out["note"] = " ".join(
             filter(
                 None,
                 [
                     out.get("note"),
-                    f"{sum(holes.values())} chunks in the top {k} of {len(holes)} of {len(out['queries'])} queries "
-                    f"({', '.join(list(holes)[:5])}{', ...' if len(holes) > 5 else ''}) are neither labelled in "
+                    f"{sum(holed.values())} chunks in the top {k} of {len(holed)} of {len(out['queries'])} queries "
+                    f"({', '.join(list(holed)[:5])}{', ...' if len(holed) > 5 else ''}) are neither labelled in "
                     "this file nor sampled (pool chunks nobody labelled, a run that was not pooled, or k beyond "
                     "the pool): the estimate counts them as not relevant, and its interval's upper bound allows them all "
                     "to be",

@@ -36,11 +36,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 from scipy.signal import fftconvolve
 from scipy.special import betaln, gammaln
 from scipy.stats import norm
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = [
     "INTERVALS",
@@ -59,7 +63,7 @@ __all__ = [
 INTERVALS = ("midp", "exact", "jeffreys", "wald")
 _TIE = 1e-12  # probability tolerance when a distribution function meets a quantile level
 
-Dist = tuple[int, np.ndarray]  # (offset, pmf): P(T = offset + i) = pmf[i]
+Dist: TypeAlias = tuple[int, "NDArray[np.float64]"]  # (offset, pmf): P(T = offset + i) = pmf[i]
 
 
 def z_value(alpha: float) -> float:
@@ -81,7 +85,7 @@ def check_interval(interval: str) -> str:
     return interval
 
 
-def bb_pmf(m: int, a: float, b: float) -> np.ndarray:
+def bb_pmf(m: int, a: float, b: float) -> NDArray[np.float64]:
     """Beta-binomial(m, a, b) probabilities on 0..m; a = 0 is a point at 0, b = 0 at m."""
     if m == 0:
         return np.ones(1)
@@ -90,11 +94,12 @@ def bb_pmf(m: int, a: float, b: float) -> np.ndarray:
         out[0 if a <= 0 else m] = 1.0
         return out
     k = np.arange(m + 1, dtype=np.float64)
-    logp = (
+    logp: NDArray[np.float64] = (  # scipy.special's ufuncs are untyped (Any)
         gammaln(m + 1.0) - gammaln(k + 1.0) - gammaln(m - k + 1.0) + betaln(k + a, m - k + b) - betaln(a, b)
     )
     p = np.exp(logp - logp.max())
-    return p / p.sum()
+    pmf: NDArray[np.float64] = p / p.sum()
+    return pmf
 
 
 @lru_cache(maxsize=4096)
@@ -253,12 +258,13 @@ def ratio_quantile(xd: Dist, yd: Dist, level: float, strict: bool) -> float:
     xs, px = xs[keep], px[keep]
     sy = np.concatenate([np.cumsum(py[::-1])[::-1], [0.0]])  # sy[j] = P(Y >= yo + j)
 
-    def first_y(r: np.ndarray) -> np.ndarray:  # per (x, r): smallest y with x / (x + y) <= r, as an index
-        need = np.ceil(np.outer(xs, (1.0 - r) / r) - 1e-9)
+    # per (x, r): smallest y with x / (x + y) <= r, as an index
+    def first_y(r: NDArray[np.float64]) -> NDArray[np.int64]:
+        need: NDArray[np.float64] = np.ceil(np.outer(xs, (1.0 - r) / r) - 1e-9)
         return np.clip(need - yo, 0, len(py)).astype(np.int64)
 
-    def hit(r: np.ndarray) -> np.ndarray:  # P(R <= r) reaches the level, r in (0, 1)
-        cdf = px @ sy[first_y(r)]
+    def hit(r: NDArray[np.float64]) -> NDArray[np.bool_]:  # P(R <= r) reaches the level, r in (0, 1)
+        cdf: NDArray[np.float64] = px @ sy[first_y(r)]
         return cdf > level + _TIE if strict else cdf >= level - _TIE
 
     at_zero = float(px[xs == 0].sum())

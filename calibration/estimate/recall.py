@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -48,10 +48,30 @@ from calibration.estimate.points import (
     whole_number,
 )
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 __all__ = ["aggregate_recall", "estimate_recall_at_k"]
 
 
 # ------------------------------------------------------------------ one query
+
+
+class _TopK(NamedTuple):
+    """A stratum as recall@k reads it: :func:`labelled_strata` with ``need_top_k`` has checked
+    that its ``in_top`` and ``N_top`` are there."""
+
+    N: int
+    n: int
+    rel: NDArray[np.bool_]
+    in_top: NDArray[np.bool_]
+    N_top: int
+
+
+def _top_k(s: LabelledStratum) -> _TopK:
+    if s.in_top is None or s.N_top is None:  # pragma: no cover - labelled_strata(need_top_k=True) refuses it
+        raise ValueError(f"stratum {s.name!r}: recall@k needs in_top and N_top")
+    return _TopK(s.N, s.n, s.rel, s.in_top, s.N_top)
 
 
 def _cells_total(
@@ -112,14 +132,15 @@ def estimate_recall_at_k(
     if judged_top > k:
         raise ValueError(f"judged_relevant_in_top_k={judged_top} exceeds k={k}")
     parsed = labelled_strata(strata, min_grade, need_top_k=True)
+    tops = [_top_k(s) for s in parsed]
     rel = rel_from_unjudged(judged, unjudged_from_strata(parsed, alpha, interval))
-    top_unjudged = sum(s.N_top or 0 for s in parsed)
+    top_unjudged = sum(s.N_top for s in tops)
     if judged_top + top_unjudged > k:
         raise ValueError(
             f"{judged_top} judged relevant and {top_unjudged} unjudged candidates in the top k exceed k={k}"
         )
-    in_sample = sum(int(s.in_top.sum()) for s in parsed)
-    rel_in_sample = sum(int((s.in_top & s.rel).sum()) for s in parsed)
+    in_sample = sum(int(s.in_top.sum()) for s in tops)
+    rel_in_sample = sum(int((s.in_top & s.rel).sum()) for s in tops)
     out: dict[str, Any] = {
         "k": k,
         "estimate": None,
@@ -145,8 +166,8 @@ def estimate_recall_at_k(
     }
     if rel["estimate"] is None:
         return out
-    cells_in = [(s.N_top, int(s.in_top.sum()), int((s.in_top & s.rel).sum())) for s in parsed]
-    cells_out = [(s.N - s.N_top, int((~s.in_top).sum()), int((~s.in_top & s.rel).sum())) for s in parsed]
+    cells_in = [(s.N_top, int(s.in_top.sum()), int((s.in_top & s.rel).sum())) for s in tops]
+    cells_out = [(s.N - s.N_top, int((~s.in_top).sum()), int((~s.in_top & s.rel).sum())) for s in tops]
     x_hat, v_x, collapsed = _cells_total(cells_in, parsed)
     y_hat, v_y, collapsed_out = _cells_total(cells_out, parsed)
     numerator = judged_top + x_hat
@@ -191,10 +212,10 @@ def estimate_recall_at_k(
         # the n split between the top k and the rest is itself random, so each side takes its
         # largest possible share, and the other side its most extreme value, a point): R's upper
         # bound is at least high_floor whatever the sample, and its lower bound at most low_ceiling.
-        x_max = judged_top + sum(s.N_top for s in parsed)
-        y_max = judged - judged_top + sum(s.N - s.N_top for s in parsed)
-        x_none = dists([(s.N_top, min(s.n, s.N_top), 0) for s in parsed], judged_top)[1]
-        y_none = dists([(s.N - s.N_top, min(s.n, s.N - s.N_top), 0) for s in parsed], judged - judged_top)[1]
+        x_max = judged_top + sum(s.N_top for s in tops)
+        y_max = judged - judged_top + sum(s.N - s.N_top for s in tops)
+        x_none = dists([(s.N_top, min(s.n, s.N_top), 0) for s in tops], judged_top)[1]
+        y_none = dists([(s.N - s.N_top, min(s.n, s.N - s.N_top), 0) for s in tops], judged - judged_top)[1]
         high_floor = (
             ratio_quantile(x_none, (y_max, np.ones(1)), 1 - alpha / 2, strict=False)
             if x_none[0] + y_max
