@@ -148,13 +148,13 @@ def _convolve(dists: Iterable[Dist]) -> Dist:
     return offset, pmf / pmf.sum()
 
 
-def _lower_q(dist: Dist, level: float, cdf: np.ndarray | None = None) -> int:
+def _lower_q(dist: Dist, level: float, cdf: NDArray[np.float64] | None = None) -> int:
     offset, pmf = dist
     c = np.cumsum(pmf) if cdf is None else cdf
     return offset + int(np.argmax(c > level + _TIE))
 
 
-def _upper_q(dist: Dist, level: float, cdf: np.ndarray | None = None) -> int:
+def _upper_q(dist: Dist, level: float, cdf: NDArray[np.float64] | None = None) -> int:
     offset, pmf = dist
     c = np.cumsum(pmf) if cdf is None else cdf
     return offset + (int(np.argmax(c >= level - _TIE)) if c[-1] >= level - _TIE else len(pmf) - 1)

@@ -31,11 +31,14 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from calibration.estimate.intervals import check_interval, count_interval, z_value
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = [
     "LabelledStratum",
@@ -65,8 +68,8 @@ class LabelledStratum:
     name: str
     N: int
     n: int
-    rel: np.ndarray  # bool per sampled document
-    in_top: np.ndarray | None = None  # bool per sampled document, or None
+    rel: NDArray[np.bool_]  # bool per sampled document
+    in_top: NDArray[np.bool_] | None = None  # bool per sampled document, or None
     N_top: int | None = None
 
     @property

@@ -80,7 +80,7 @@ def resample_indices(n: int, n_resamples: int, seed: int = 0) -> Iterator[np.nda
 
 def _resampled_confusions(
     pair: RaterPair, n_resamples: int, seed: int, executor: Executor | None
-) -> np.ndarray:
+) -> NDArray[np.int64]:
     """Confusion matrices of all resamples, shape (n_resamples, K, K).
 
     Each item's (i, j) cell is coded i*K + j; the resampled cells of resample r are offset by r*K*K and
@@ -115,7 +115,7 @@ def _resampled_confusions(
     return counts.reshape(n_resamples, pair.k, pair.k)
 
 
-def multinomial_confusions(pair: RaterPair, n_resamples: int, seed: int) -> np.ndarray:
+def multinomial_confusions(pair: RaterPair, n_resamples: int, seed: int) -> NDArray[np.int64]:
     """Confusion matrices of resamples drawn as cell counts: shape (n_resamples, K, K).
 
     Resampling n items with replacement puts Multinomial(n, observed cell shares) items in the cells, so
@@ -133,7 +133,7 @@ def multinomial_confusions(pair: RaterPair, n_resamples: int, seed: int) -> np.n
 
 def _confusions(
     pair: RaterPair, n_resamples: int, seed: int, method: str, executor: Executor | None
-) -> np.ndarray:
+) -> NDArray[np.int64]:
     if method == "indices":
         return _resampled_confusions(pair, n_resamples, seed, executor)
     if method == "multinomial":
@@ -141,7 +141,7 @@ def _confusions(
     raise InvalidRatings(f"method must be 'indices' or 'multinomial', got {method!r}")
 
 
-def kappas_of_confusions(confusions: np.ndarray, weights: Weights) -> np.ndarray:
+def kappas_of_confusions(confusions: NDArray[np.integer[Any]], weights: Weights) -> NDArray[np.float64]:
     """kappa = 1 - sum d_ij p_ij / sum d_ij p_i. p_.j for a stack of confusion matrices; NaN = undefined.
 
     The expected disagreement is exactly 0 only when both raters used one and the same class.
@@ -166,7 +166,7 @@ def bootstrap_kappas(
     seed: int = 0,
     method: Literal["indices", "multinomial"] = "indices",
     executor: Executor | None = None,
-) -> np.ndarray:
+) -> NDArray[np.float64]:
     """Kappa of each bootstrap resample (NaN where a resample's kappa is undefined), vectorized.
 
     The scale is fixed by the full sample (``labels`` or the distinct ratings of all items), so a

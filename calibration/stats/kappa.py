@@ -262,11 +262,11 @@ class RaterPair:
     def n(self) -> int:
         return len(self.a)
 
-    def confusion(self) -> np.ndarray:
+    def confusion(self) -> NDArray[np.intp]:
         return np.bincount(self.a * self.k + self.b, minlength=self.k * self.k).reshape(self.k, self.k)
 
 
-def disagreement_weights(k: int, weights: Weights) -> np.ndarray:
+def disagreement_weights(k: int, weights: Weights) -> NDArray[np.float64]:
     """d_ij: 1 - identity (unweighted), |i - j| (linear), (i - j)^2 (quadratic)."""
     i = np.arange(k, dtype=float)
     if weights is None:
@@ -283,7 +283,7 @@ def check_weights(weights: Any) -> Weights:
     return cast(Weights, weights)  # one of WEIGHTINGS, checked above (mypy does not narrow on `in`)
 
 
-def _single_shared_class(confusion: np.ndarray) -> int | None:
+def _single_shared_class(confusion: NDArray[np.integer[Any]]) -> int | None:
     """The class when both raters put every item in that one class (chance agreement 1), else None."""
     rows, cols = np.flatnonzero(confusion.sum(axis=1)), np.flatnonzero(confusion.sum(axis=0))
     if len(rows) == 1 and len(cols) == 1 and rows[0] == cols[0]:

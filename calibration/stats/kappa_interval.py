@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +63,9 @@ from calibration.stats.kappa import (
     cohen_of_pair,
     disagreement_weights,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 METHOD = "score"  # the short name printed beside every kappa interval
 BOOTSTRAP_GONE = (
@@ -84,7 +87,9 @@ def check_alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def kappa_and_variance(tables: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def kappa_and_variance(
+    tables: NDArray[np.floating[Any]], d: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Kappa and V (n times its delta-method variance, module docstring) of a stack of tables of
     shares ``(..., K, K)`` (rows: rater a) with disagreement weights ``d``; NaN where E = 0."""
     p = np.asarray(tables, dtype=float)
@@ -154,11 +159,13 @@ def brent_root(
     raise ArithmeticError("brent_root: no convergence in 100 steps")
 
 
-def _end(p: np.ndarray, target: np.ndarray, d: np.ndarray, estimate: float, z2n: float) -> float | None:
+def _end(
+    p: NDArray[np.float64], target: NDArray[np.float64], d: NDArray[np.float64], estimate: float, z2n: float
+) -> float | None:
     """Kappa at the first point of the segment p -> target where (estimate - kappa)^2 > z2n * V;
     None when the whole segment stays inside."""
 
-    def excess(step: np.ndarray | float) -> np.ndarray:
+    def excess(step: NDArray[np.float64] | float) -> NDArray[np.float64]:
         step = np.asarray(step, dtype=float)[..., None, None]
         kappa, variance = kappa_and_variance((1.0 - step) * p + step * target, d)
         return (estimate - kappa) ** 2 - z2n * variance

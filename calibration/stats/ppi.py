@@ -79,7 +79,7 @@ def _z(alpha: float) -> float:
     return float(norm.ppf(1.0 - alpha / 2.0))
 
 
-def _vector(values: Any, name: str, min_size: int = 1) -> np.ndarray:
+def _vector(values: Any, name: str, min_size: int = 1) -> NDArray[np.float64]:
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -98,7 +98,7 @@ def _vector(values: Any, name: str, min_size: int = 1) -> np.ndarray:
     return arr
 
 
-def _binary(values: Any, name: str, min_size: int = 1) -> np.ndarray:
+def _binary(values: Any, name: str, min_size: int = 1) -> NDArray[np.bool_]:
     arr = _vector(values, name, min_size)
     bad = np.flatnonzero((arr != 0) & (arr != 1))
     if bad.size:
@@ -108,7 +108,9 @@ def _binary(values: Any, name: str, min_size: int = 1) -> np.ndarray:
     return arr.astype(bool)
 
 
-def _tuned_lambda(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray) -> tuple[float, str | None]:
+def _tuned_lambda(
+    y: NDArray[np.float64], yhat: NDArray[np.float64], yhat_u: NDArray[np.float64]
+) -> tuple[float, str | None]:
     """PPI++ lambda for a mean, as ppi_py's ``_calc_lam_glm`` (clip=True, identity Hessian)."""
     n, big_n = y.size, yhat_u.size
     cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))  # ddof 0
