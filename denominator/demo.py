@@ -1,4 +1,4 @@
-"""The demo data set: the worked example as a labelling project (``python -m annotation demo``).
+"""The demo data set: the worked example as a labelling project (``denominator demo``).
 
 The one module that may import every package (annotation, judge, calibration): it builds a
 store with labels, lets the offline judge grade it and saves a first weekly review, so that
@@ -23,7 +23,10 @@ EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-exam
 
 def _demo_unsupported_claims() -> list[str]:
     """The claims examples/make_traces.py adds to some answers: found in no context."""
-    spec = importlib.util.spec_from_file_location("make_traces", EXAMPLE_DIR.parent / "make_traces.py")
+    path = EXAMPLE_DIR.parent / "make_traces.py"
+    spec = importlib.util.spec_from_file_location("make_traces", path)
+    if spec is None or spec.loader is None:  # a .py file always has a spec with a loader
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return list(module.UNSUPPORTED)
@@ -41,10 +44,11 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
             "demo",
             source="corpus.jsonl, golden.yaml, run.jsonl, traces.jsonl",
         ):
-            store.import_corpus(read_corpus(EXAMPLE_DIR / "corpus.jsonl"))
+            # list(...): a list of the Mappings the store's imports take (a list is invariant)
+            store.import_corpus(list(read_corpus(EXAMPLE_DIR / "corpus.jsonl")))
             store.import_queries(golden.texts)
             store.import_run(read_ranked(EXAMPLE_DIR / "run.jsonl"), name="retriever", stage="fetch")
-            store.import_traces(read_traces(EXAMPLE_DIR / "traces.jsonl"))
+            store.import_traces(list(read_traces(EXAMPLE_DIR / "traces.jsonl")))
         report = pool(store, 10, annotators=["ann", "bob"], overlap=0.2, seed=7)
         pairs = pool_pairs(store, "rag-bm25", "rag-rerank")
         # an earlier round: two people graded the retriever's top 10 of two queries (a chunk the
@@ -62,7 +66,7 @@ def build_demo(db_path: str, with_judge: bool = False) -> str:
         unsupported = _demo_unsupported_claims()
         for item_id, trace_id, answer in store.trace_items():
             if trace_id.endswith(("_0", "_1")):
-                value = 0 if any(claim in answer for claim in unsupported) else 2
+                value = 0 if any(claim in (answer or "") for claim in unsupported) else 2
                 store.add_label(item_id, "cat", value, rubric="faithfulness")
         judged = ""
         if with_judge:  # the offline judge, fitted on those labels, grades every chunk and trace

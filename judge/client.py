@@ -36,11 +36,11 @@ import json
 import os
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import openai
@@ -92,7 +92,7 @@ class _CappedStream(httpx2.AsyncByteStream):
     def __init__(self, inner: httpx2.AsyncByteStream, cap: int) -> None:
         self._inner, self._cap = inner, cap
 
-    async def __aiter__(self):
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         seen, head = 0, b""
         async for chunk in self._inner:
             seen += len(chunk)
@@ -115,7 +115,9 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
-        response.stream = _CappedStream(response.stream, self._cap)
+        # boundary: an async transport's body is an AsyncByteStream (httpx2's AsyncResponseStream);
+        # Response.stream is typed for either kind of transport
+        response.stream = _CappedStream(cast(httpx2.AsyncByteStream, response.stream), self._cap)
         return response
 
     async def aclose(self) -> None:
@@ -258,7 +260,8 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 def _error_code(exc: openai.APIStatusError) -> str | None:
     body = exc.body if isinstance(exc.body, dict) else {}
-    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    error = body.get("error")
+    inner = error if isinstance(error, dict) else body
     code = inner.get("code") or inner.get("type")
     return str(code) if code else None
 

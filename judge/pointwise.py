@@ -31,7 +31,7 @@ def pointwise_calls(store: Store, rubric: str, limit: int | None = None) -> list
     if rubric == RELEVANCE.name:
         rows = store.gradable_chunk_items(limit)
         return [Call(item_id, {"query": query or "", "chunk": chunk or ""}) for item_id, query, chunk in rows]
-    rows = store.gradable_trace_items(limit)
+    traces = store.gradable_trace_items(limit)
     texts = store.chunks_with_text()
     return [
         Call(
@@ -42,5 +42,5 @@ def pointwise_calls(store: Store, rubric: str, limit: int | None = None) -> list
                 "answer": answer or "",
             },
         )
-        for item_id, question, contexts, answer in rows
+        for item_id, question, contexts, answer in traces
     ]

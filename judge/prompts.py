@@ -83,7 +83,7 @@ _DATA_RULE = (
 def reply_schema(rubric: Rubric | str) -> dict[str, Any]:
     rubric = get_rubric(rubric) if isinstance(rubric, str) else rubric
     if rubric.name == PREFERENCE.name:
-        answer = {"type": "string", "enum": list(WINNERS)}
+        answer: dict[str, object] = {"type": "string", "enum": list(WINNERS)}  # a JSON schema
         key = "winner"
     else:
         answer = {"type": "integer", "enum": sorted(rubric.scale)}

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,11 +147,14 @@ class ResultWriter:
         when none is left. A lock held elsewhere leaves them queued; any other error raises."""
         if not self.pending:
             return True
+        store = self._store
+        if store is None:  # not started (put starts it) or closed: nothing to write to, they stay queued
+            return False
         now = time.monotonic()
         if not force and now < self._next_try:
             return False
         try:
-            self.written += self._store.add_judge_labels([row for _, row in self.pending])
+            self.written += store.add_judge_labels([row for _, row in self.pending])
         except StoreBusy:  # another process's write: the answers stay queued
             self._next_try = now + LOCK_RETRY_EVERY
             return False
@@ -215,7 +218,7 @@ class Job:
         self._stop = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
-        self._in_flight: set[asyncio.Task] = set()
+        self._in_flight: set[asyncio.Task[dict[str, Any]]] = set()
 
     def stop(self) -> None:
         """Start no new call, end every retry's wait now, give the calls in flight
@@ -230,9 +233,10 @@ class Job:
                 pass
 
     def _on_stop(self) -> None:
-        if self._stopping is not None and not self._stopping.is_set():
-            self._stopping.set()
-            self._loop.call_later(self.stop_grace, self._abandon)
+        loop, stopping = self._loop, self._stopping  # both set when the run starts
+        if loop is not None and stopping is not None and not stopping.is_set():
+            stopping.set()
+            loop.call_later(self.stop_grace, self._abandon)
 
     def _abandon(self) -> None:
         for task in list(self._in_flight):
@@ -267,7 +271,7 @@ class Job:
             await asyncio.sleep(LOCK_RETRY_EVERY)
             self.writer.flush()
 
-    async def _worker(self, pending) -> None:
+    async def _worker(self, pending: Iterator[Call]) -> None:
         for call in pending:
             if self._stop.is_set():
                 return
@@ -276,7 +280,8 @@ class Job:
             try:
                 row = await task
             except asyncio.CancelledError:
-                if asyncio.current_task().cancelling():  # the run itself is cancelled: abandoned
+                worker = asyncio.current_task()  # this worker's task (never None inside one)
+                if worker is not None and worker.cancelling():  # the run itself is cancelled: abandoned
                     raise
                 row = self._row(call)  # cut short by the stop's grace: stored as not answered
                 row["error"] = NOT_ANSWERED

@@ -127,11 +127,10 @@ def fit_stats(a_texts: Sequence[str | None], b_texts: Sequence[str | None]) -> L
     n_docs = len(b_tokens)
     avgdl = sum(map(len, b_tokens)) / n_docs if n_docs else 0.0
     texts = [t or "" for t in [*a_texts, *b_texts]]
-    tfidf: TfidfVectorizer | None = TfidfVectorizer(analyzer=tokenize, dtype=np.float64)
+    tfidf: TfidfVectorizer | None = None  # no vocabulary: the cosine is 0 for every pair
     if any(tokenize(t) for t in texts):
+        tfidf = TfidfVectorizer(analyzer=tokenize, dtype=np.float64)
         tfidf.fit(texts)
-    else:
-        tfidf = None  # no vocabulary: the cosine is 0 for every pair
     return LexicalStats(n_docs=n_docs, avgdl=avgdl, df=dict(df), tfidf=tfidf)
 
 
@@ -161,20 +160,20 @@ def pair_features(
     :data:`FEATURES`. ``stats`` default to :func:`fit_stats` of these texts."""
     if len(a_texts) != len(b_texts):
         raise ValueError(f"{len(a_texts)} a-texts but {len(b_texts)} b-texts; expected one of each per pair")
-    a_texts = [a or "" for a in a_texts]
-    b_texts = [b or "" for b in b_texts]
+    texts_a = [a or "" for a in a_texts]
+    texts_b = [b or "" for b in b_texts]
     if stats is None:
-        stats = fit_stats(a_texts, b_texts)
-    out = np.zeros((len(a_texts), len(FEATURES)), dtype=np.float64)
-    if not a_texts:
+        stats = fit_stats(texts_a, texts_b)
+    out = np.zeros((len(texts_a), len(FEATURES)), dtype=np.float64)
+    if not texts_a:
         return out
     if stats.tfidf is not None:
-        va = stats.tfidf.transform(a_texts)
-        vb = stats.tfidf.transform(b_texts)
+        va = stats.tfidf.transform(texts_a)
+        vb = stats.tfidf.transform(texts_b)
         cosine = np.asarray(va.multiply(vb).sum(axis=1)).ravel()  # rows are l2-normalised
     else:
-        cosine = np.zeros(len(a_texts))
-    for i, (a, b) in enumerate(zip(a_texts, b_texts)):
+        cosine = np.zeros(len(texts_a))
+    for i, (a, b) in enumerate(zip(texts_a, texts_b)):
         ta, tb = tokenize(a), tokenize(b)
         sa, sb = set(ta), set(tb)
         shared = len(sa & sb)
