@@ -12,9 +12,9 @@ contract in its docstring:
 - :mod:`judge.lexical.features`: tokens, reference statistics and the feature matrix
   (:data:`FEATURES`, :func:`tokenize`, :func:`numbers`, :func:`fit_stats`, :func:`pair_features`);
 - :mod:`judge.lexical.agreement`: accuracy and Cohen's kappa of grades against people's
-  (:func:`agreement`; the kappa is :func:`calibration.stats.kappa.cohen`);
+  (:func:`agreement`, an :class:`Agreement`; the kappa is :func:`calibration.stats.kappa.cohen`);
 - :mod:`judge.lexical.model`: :class:`LexicalJudge` (fit, predict, fingerprint), its errors, and
-  :func:`cross_validate`;
+  :func:`cross_validate` (a :class:`CrossValidation`);
 - :mod:`judge.lexical.data`: the texts and human grades it reads from the store
   (:func:`training_data`, :func:`item_texts`).
 
@@ -23,7 +23,7 @@ Why these features and this model, and the agreement measured: docs/lexical.md.
 
 from __future__ import annotations
 
-from judge.lexical.agreement import agreement
+from judge.lexical.agreement import Agreement, agreement
 from judge.lexical.data import item_texts, training_data
 from judge.lexical.features import (
     BM25_B,
@@ -41,6 +41,7 @@ from judge.lexical.model import (
     MIN_LABELS,
     MODELS,
     RUBRIC_KINDS,
+    CrossValidation,
     LexicalJudge,
     NotEnoughLabels,
     NotFitted,
@@ -66,7 +67,9 @@ __all__ = [
     "numbers",
     "fit_stats",
     "pair_features",
+    "Agreement",
     "agreement",
+    "CrossValidation",
     "cross_validate",
     "training_data",
     "item_texts",

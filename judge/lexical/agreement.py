@@ -10,15 +10,25 @@ principle 2: undefined is not zero).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from annotation.rubrics import get_rubric
 from calibration.stats.kappa import cohen
 
-__all__ = ["agreement"]
+__all__ = ["Agreement", "agreement"]
 
 
-def agreement(truth: Sequence[int], predicted: Sequence[int], rubric: str) -> dict[str, Any]:
+class Agreement(TypedDict):
+    """:func:`agreement`'s result (a plain dict: the JSON ``fit-lexical`` and the judge's settings hold)."""
+
+    n: int
+    accuracy: float | None  # None: no items
+    kappa: float | None  # None: undefined, with undefined_reason
+    kappa_quadratic: float | None
+    undefined_reason: str | None
+
+
+def agreement(truth: Sequence[int], predicted: Sequence[int], rubric: str) -> Agreement:
     """Accuracy and Cohen's kappa (unweighted, quadratic) of predictions
     against human grades, on the rubric's whole scale (:func:`calibration.stats.kappa.cohen`,
     ``labels=`` the scale). Kappa is None with ``undefined_reason`` when the
@@ -28,7 +38,7 @@ def agreement(truth: Sequence[int], predicted: Sequence[int], rubric: str) -> di
     p = [int(g) for g in predicted]
     if len(t) != len(p):
         raise ValueError(f"{len(t)} human grades but {len(p)} predictions; expected one of each")
-    out: dict[str, Any] = {
+    out: Agreement = {
         "n": len(t),
         "accuracy": (sum(a == b for a, b in zip(t, p)) / len(t)) if t else None,
         "kappa": None,

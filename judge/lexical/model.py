@@ -35,7 +35,7 @@ from sklearn.preprocessing import StandardScaler
 
 from annotation.errors import DenominatorError
 from annotation.rubrics import Rubric, get_rubric
-from judge.lexical.agreement import agreement
+from judge.lexical.agreement import Agreement, agreement
 from judge.lexical.features import BM25_B, BM25_K1, FEATURES, FEATURES_VERSION, fit_stats, pair_features
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "NotEnoughLabels",
     "NotFitted",
     "LexicalJudge",
+    "CrossValidation",
     "text_rubric",
     "cross_validate",
 ]
@@ -78,6 +79,22 @@ class NotEnoughLabels(DenominatorError, ValueError):
 
 class NotFitted(DenominatorError, RuntimeError):
     """A LexicalJudge used before :meth:`LexicalJudge.fit`."""
+
+
+class CrossValidation(Agreement):
+    """:func:`cross_validate`'s result (a plain dict: what ``python -m judge fit-lexical`` reads and
+    the offline judge's report holds): the settings, the agreement of the out-of-fold grades with
+    people (:class:`judge.lexical.agreement.Agreement`'s keys), the grades themselves."""
+
+    rubric: str
+    model: str
+    features_version: str
+    seed: int
+    folds: int
+    splitter: str  # "stratified" or "kfold"
+    class_counts: dict[int, int]  # grade -> human labels, every grade of the scale
+    truth: list[int]  # the human grades, in the order given
+    predictions: list[int]  # the out-of-fold grades
 
 
 def text_rubric(rubric: str) -> Rubric:
@@ -186,10 +203,10 @@ class LexicalJudge:
     ) -> LexicalJudge:
         """Fit without the minimum-size check (cross-validation folds); one
         grade only gives a constant judge."""
-        a_texts = [a or "" for a in a_texts]
-        b_texts = [b or "" for b in b_texts]
-        stats = fit_stats(a_texts, b_texts)
-        x = pair_features(a_texts, b_texts, stats)
+        a = [text or "" for text in a_texts]
+        b = [text or "" for text in b_texts]
+        stats = fit_stats(a, b)
+        x = pair_features(a, b, stats)
         seen = np.unique(y)
         pipeline: Pipeline | None = None
         if len(seen) >= 2:
@@ -203,7 +220,7 @@ class LexicalJudge:
             "seen": seen,
             "n": int(len(y)),
             "class_counts": _class_counts(y, scale),
-            "digest": _training_digest(a_texts, b_texts, y, item_ids),
+            "digest": _training_digest(a, b, y, item_ids),
         }
         return self
 
@@ -302,7 +319,7 @@ def cross_validate(
     seed: int = 0,
     folds: int = 5,
     model: str = DEFAULT_MODEL,
-) -> dict[str, Any]:
+) -> CrossValidation:
     """Out-of-fold grades and their agreement with people.
 
     Folds: min(folds, n); stratified (shuffled, seeded) when every grade has at
