@@ -14,15 +14,30 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, overload
 
 from annotation.errors import DenominatorError
 from annotation.store import Store
-from judge.batch import batch_state, collect_batch, submit_batch
+from judge.batch import BatchState, Collected, Submitted, batch_state, collect_batch, submit_batch
 from judge.client import Endpoint
-from judge.jobs import LLMRun, agreement_mark, grade_offline, llm_calls, pair_summary, plan_llm
+from judge.jobs import (
+    LLMRun,
+    OfflineReport,
+    PairSummary,
+    Plan,
+    StoredJudge,
+    agreement_mark,
+    grade_offline,
+    llm_calls,
+    pair_summary,
+    plan_llm,
+    stored_judges,
+)
 from judge.limits import MAX_REPLY_BYTES
-from judge.runner import Progress
+from judge.runner import Call, Progress
+
+if TYPE_CHECKING:  # scikit-learn, only when the offline judge runs
+    from judge.lexical import CrossValidation
 
 __all__ = ["grade", "compare", "fit_lexical", "batch", "list_"]
 
@@ -36,15 +51,15 @@ class LLMResult:
     """What an LLM judge command did: its plan; the progress of a live run (None for a dry run or a
     batch); the submitted batch (None unless ``batch``)."""
 
-    plan: Any
+    plan: Plan
     progress: Progress | None = None
-    submitted: Any = None
+    submitted: Submitted | None = None
 
 
 def _ask(
     store: Store,
     rubric: str,
-    calls: Sequence[Any],
+    calls: Sequence[Call],
     endpoint: Endpoint,
     *,
     schema: str,
@@ -52,8 +67,8 @@ def _ask(
     repeats: int,
     dry_run: bool,
     batch: bool,
-    on_progress: Callable[..., None] | None,
-    while_running: Callable[[LLMRun], AbstractContextManager[Any]] | None,
+    on_progress: Callable[[Progress], None] | None,
+    while_running: Callable[[LLMRun], AbstractContextManager[object]] | None,
     api_key: str | None,
 ) -> LLMResult:
     plan = plan_llm(store, rubric, list(calls), endpoint, schema, name=name, repeats=repeats)
@@ -72,6 +87,36 @@ def _ask(
     return LLMResult(plan, progress)
 
 
+@overload
+def grade(
+    store: Store,
+    rubric: str,
+    *,
+    endpoint: None = None,
+    name: str | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    dry_run: bool = False,
+) -> OfflineReport: ...
+
+
+@overload
+def grade(
+    store: Store,
+    rubric: str,
+    *,
+    endpoint: Endpoint,
+    schema: str = "json",
+    name: str | None = None,
+    limit: int | None = None,
+    dry_run: bool = False,
+    batch: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    while_running: Callable[[LLMRun], AbstractContextManager[object]] | None = None,
+    api_key: str | None = None,
+) -> LLMResult: ...
+
+
 def grade(
     store: Store,
     rubric: str,
@@ -83,10 +128,10 @@ def grade(
     seed: int = 0,
     dry_run: bool = False,
     batch: bool = False,
-    on_progress: Callable[..., None] | None = None,
-    while_running: Callable[[LLMRun], AbstractContextManager[Any]] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    while_running: Callable[[LLMRun], AbstractContextManager[object]] | None = None,
     api_key: str | None = None,
-) -> Any:
+) -> LLMResult | OfflineReport:
     """Grade every item of ``rubric``: with an ``endpoint`` the LLM judge (an :class:`LLMResult`),
     without one the offline judge fitted on the people's labels (its report)."""
     if endpoint is None:
@@ -120,10 +165,10 @@ def compare(
     repeats: int = 1,
     dry_run: bool = False,
     batch: bool = False,
-    on_progress: Callable[..., None] | None = None,
-    while_running: Callable[[LLMRun], AbstractContextManager[Any]] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    while_running: Callable[[LLMRun], AbstractContextManager[object]] | None = None,
     api_key: str | None = None,
-) -> tuple[LLMResult, dict[str, Any] | None]:
+) -> tuple[LLMResult, PairSummary | None]:
     """Every answer pair asked in both orders (``repeats`` times each); with the pairs' summary
     (swap-averaged preference, consistency) once a live run has answered."""
     calls = llm_calls(store, "preference", limit=limit)  # each order once; the plan repeats them
@@ -147,7 +192,7 @@ def compare(
     return result, summary
 
 
-def fit_lexical(store: Store, rubric: str, *, seed: int = 0) -> dict[str, Any]:
+def fit_lexical(store: Store, rubric: str, *, seed: int = 0) -> CrossValidation:
     """The offline judge's cross-validated agreement with people on ``rubric`` (nothing stored)."""
     # start-up: scikit-learn, ~1.1 s, only for this command
     from judge.lexical import cross_validate, training_data
@@ -156,9 +201,19 @@ def fit_lexical(store: Store, rubric: str, *, seed: int = 0) -> dict[str, Any]:
     return cross_validate([r[1] for r in data], [r[2] for r in data], [r[3] for r in data], rubric, seed=seed)
 
 
+@overload
+def batch(
+    url: str, batch_id: str, *, store: None = None, max_reply_bytes: int = MAX_REPLY_BYTES
+) -> BatchState: ...
+
+
+@overload
+def batch(url: str, batch_id: str, *, store: Store, max_reply_bytes: int = MAX_REPLY_BYTES) -> Collected: ...
+
+
 def batch(
     url: str, batch_id: str, *, store: Store | None = None, max_reply_bytes: int = MAX_REPLY_BYTES
-) -> Any:
+) -> BatchState | Collected:
     """A submitted batch: its state (no ``store``), or its answers collected into ``store`` (each
     line at most ``max_reply_bytes``, only the calls the batch submitted)."""
     if store is None:
@@ -166,7 +221,7 @@ def batch(
     return collect_batch(store, url, batch_id, max_reply_bytes=max_reply_bytes)
 
 
-def list_(store: Store) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def list_(store: Store) -> tuple[list[StoredJudge], dict[str, str]]:
     """Every judge, with the mark of its agreement with people (fingerprint -> mark)."""
-    judges = store.judges()
+    judges = stored_judges(store)
     return judges, {j["fingerprint"]: agreement_mark(store, j) for j in judges}

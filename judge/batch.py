@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ import openai
 from annotation.errors import DenominatorError
 from annotation.store import Store
 from judge.client import CallResult, Endpoint, request_body
-from judge.jobs import Plan
+from judge.jobs import Plan, register_judge, stored_judges
 from judge.limits import MAX_REPLY_BYTES
 from judge.prompts import build_messages, redact, response_format
 from judge.runner import Call, call_row, call_seed, take_reply
@@ -140,7 +140,8 @@ def _client(base_url: str, timeout: float, api_key: Any = _DEFAULT_KEY) -> opena
 def _fail(what: str, base_url: str, exc: Exception) -> BatchError:
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner = error if isinstance(error, dict) else body
         message = inner.get("message") if isinstance(inner, dict) else None
         detail = f"HTTP {exc.status_code}" + (f": {message}" if message else "")
     else:
@@ -184,7 +185,7 @@ def submit_batch(
         raise BatchError(
             f"a batch file of {len(data):,} bytes, over the Batch API's {MAX_BYTES:,}: submit in parts with --limit"
         )
-    plan.identity = store.register_judge(plan.fingerprint, plan.settings, plan.identity.get("name"))
+    plan.identity = register_judge(store, plan.fingerprint, plan.settings, plan.identity.get("name"))
     metadata = {"made_by": TAG, "fingerprint": plan.fingerprint, "rubric": plan.settings["rubric"]}
     with _client(endpoint.base_url, endpoint.timeout, api_key) as client:
         try:
@@ -244,11 +245,12 @@ def _parse_custom_id(custom_id: Any, fingerprint: str) -> tuple[int, str | None,
 
 
 def _line_row(
-    line: dict[str, Any], key: tuple, fingerprint: str, rubric: str, batch_id: str
+    line: dict[str, Any], key: tuple[int, str | None, int], fingerprint: str, rubric: str, batch_id: str
 ) -> dict[str, Any]:
     """A batch line as the live run's row: a reply parsed by take_reply, else an error row."""
     row = call_row(Call(key[0], {}, key[1], key[2]), fingerprint)
-    response = line.get("response") if isinstance(line.get("response"), dict) else None
+    answer = line.get("response")
+    response = answer if isinstance(answer, dict) else None
     body = response.get("body") if response else None
     if response and response.get("status_code") == 200 and isinstance(body, dict):
         try:
@@ -272,7 +274,8 @@ def _line_row(
         if not take_reply(row, rubric, result):  # the live run's parsing; its error names the batch
             row["error"] = f"batch {batch_id}: {row['error']}"
         return row
-    error = line.get("error") if isinstance(line.get("error"), dict) else {}
+    failure = line.get("error")
+    error = failure if isinstance(failure, dict) else {}
     if response:
         detail = f"HTTP {response.get('status_code')}"
         inner = (body or {}).get("error") if isinstance(body, dict) else None
@@ -386,7 +389,7 @@ def collect_batch(
             raise BatchError(
                 f"{batch_id} was not submitted by python -m judge (no judge fingerprint in its metadata)"
             )
-        judge = next((j for j in store.judges() if j["fingerprint"] == fp), None)
+        judge = next((j for j in stored_judges(store) if j["fingerprint"] == fp), None)
         if judge is None:
             raise BatchError(
                 f"{batch_id} is for judge {fp[:16]}, not in {store.path}: give the --db it was submitted from"
@@ -407,7 +410,9 @@ def collect_batch(
         byte_cap = max_reply_bytes * len(submitted)
         rubric = settings["rubric"]
         done = store.judge_done(fp)
-        rows, error_rows, seen = [], [], set()
+        rows: list[Mapping[str, Any]] = []  # answers
+        error_rows: list[Mapping[str, Any]] = []  # failed, expired or unusable lines
+        seen: set[str] = set()
         for file_id in (full.output_file_id, full.error_file_id):
             for number, line in _stream_lines(client, file_id, base_url, max_reply_bytes, byte_cap):
                 row = _take(collected, line, number, submitted, seen, done, fp, rubric, batch_id)
@@ -431,7 +436,7 @@ def _take(
     number: int,
     submitted: set[str],
     seen: set[str],
-    done: set,
+    done: set[tuple[int, str | None, int]],
     fp: str,
     rubric: str,
     batch_id: str,

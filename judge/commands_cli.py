@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import TextIO
 
 from annotation.cli_base import (
@@ -20,10 +21,12 @@ from annotation.cli_base import (
 from annotation.store import Store
 from judge import actions
 from judge.actions import NothingToJudge
-from judge.batch import refused_text
+from judge.batch import Submitted, refused_text
 from judge.client import Endpoint, EndpointRefused, Prices
 from judge.jobs import (
     LLMRun,
+    PairSummary,
+    Plan,
     agreement_line,
     agreement_mark,
     pair_summary,
@@ -96,33 +99,46 @@ def run_llm(
             f"--seed {args.seed} with --repeats {repeats}: seed + repeats - 1 must be at most {INT64:,}"
         )
     bar = ProgressLine(prices, endpoint.model)
-    options = dict(
-        endpoint=endpoint,
-        schema=args.schema,
-        name=args.name,
-        limit=args.limit,
-        dry_run=args.dry_run,
-        batch=args.batch,
-        on_progress=bar,
-        while_running=_stop_on_signals,
-    )
+    summary: PairSummary | None = None
     try:
         if rubric == "preference":
-            result, summary = actions.compare(store, repeats=repeats, **options)
+            result, summary = actions.compare(
+                store,
+                repeats=repeats,
+                endpoint=endpoint,
+                schema=args.schema,
+                name=args.name,
+                limit=args.limit,
+                dry_run=args.dry_run,
+                batch=args.batch,
+                on_progress=bar,
+                while_running=_stop_on_signals,
+            )
         else:
-            result, summary = actions.grade(store, rubric, **options), None
+            result = actions.grade(
+                store,
+                rubric,
+                endpoint=endpoint,
+                schema=args.schema,
+                name=args.name,
+                limit=args.limit,
+                dry_run=args.dry_run,
+                batch=args.batch,
+                on_progress=bar,
+                while_running=_stop_on_signals,
+            )
     except EndpointRefused as exc:
         raise UsageError(str(exc)) from None
     except NothingToJudge as exc:
         raise UsageError(str(exc)) from None
     plan = result.plan
-    if args.dry_run:
+    if result.submitted is not None:  # --batch
+        return submitted_text(store, plan, result.submitted, endpoint.model), None, 0
+    progress = result.progress
+    if progress is None:  # --dry-run: the plan, no call
         who = judge_name(plan, endpoint.model, rubric)
         text = plan_text(plan, prices, endpoint.model, batch=args.batch)
         return f"{who}: {text}; no call made\n", plan.fingerprint, 0
-    if args.batch:
-        return submitted_text(store, plan, result.submitted, endpoint.model), None, 0
-    progress = result.progress
     bar(progress, final=True)
     who = judge_name(plan, endpoint.model, rubric)  # registered now: its version is no longer "new"
     report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
@@ -145,9 +161,9 @@ def run_llm(
 def _stop_on_signals(llm: LLMRun) -> Iterator[None]:
     """Ctrl-C or SIGTERM while a run asks: the first starts no new call and gives the calls in flight
     a grace; the second abandons them (KeyboardInterrupt, which the action reads as stopped)."""
-    interrupts = []
+    interrupts: list[int] = []
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         interrupts.append(signum)
         if len(interrupts) > 1:
             raise KeyboardInterrupt
@@ -166,7 +182,7 @@ def _stop_on_signals(llm: LLMRun) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def submitted_text(store: Store, plan, done, model: str) -> str:
+def submitted_text(store: Store, plan: Plan, done: Submitted, model: str) -> str:
     """``grade|compare --batch``: the batch submitted, or nothing left to ask."""
     who = judge_name(plan, model, plan.settings["rubric"])
     if done.batch_id is None:
@@ -203,7 +219,7 @@ def run_batch(args: argparse.Namespace) -> str:
         )
         if refused_text(got):
             text += refused_text(got) + "\n"
-        if got.state.rubric == "preference":
+        if got.state.rubric == "preference" and got.state.fingerprint is not None:  # a judge batch: both set
             text += pair_summary_text(pair_summary(store, got.state.fingerprint)) + "\n"
     return text
 

@@ -12,9 +12,9 @@ A run takes the judge's ``name`` (None: the store's default, ``<model>/<rubric>`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from annotation.render import num
 from annotation.store import Store
@@ -25,11 +25,23 @@ from judge.pointwise import pointwise_calls
 from judge.prompts import build_messages, fingerprint, judge_settings
 from judge.runner import Call, Job, Progress, ResultWriter, run_job
 
+if TYPE_CHECKING:  # scikit-learn, only when the offline judge runs
+    from judge.lexical import CrossValidation
+
 __all__ = [
+    "JudgeIdentity",
+    "RegisteredJudge",
+    "StoredJudge",
+    "PairResult",
+    "PairSummary",
+    "OfflineReport",
     "Plan",
     "LLMRun",
     "llm_calls",
     "plan_llm",
+    "judge_identity",
+    "register_judge",
+    "stored_judges",
     "pair_summary",
     "pair_summary_text",
     "grade_offline",
@@ -37,6 +49,79 @@ __all__ = [
 ]
 
 OUT_TOKENS_ESTIMATE = 80  # a reason of one or two sentences and the grade
+
+
+class JudgeIdentity(TypedDict):
+    """A judge's name and version (:meth:`annotation.store.Store.judge_identity`): those it has once
+    registered, else those registering would give it."""
+
+    name: str
+    version: int
+    current: bool  # the newest version of its name
+    changed: list[str]  # the settings that differ from the version before ([] for version 1)
+    registered: bool
+
+
+class RegisteredJudge(TypedDict):
+    """A judge as registered: its fingerprint and the settings it was computed from."""
+
+    fingerprint: str
+    settings: dict[str, Any]  # as stored (JSON): model, endpoint, rubric, prompt, seed, ...
+
+
+class StoredJudge(RegisteredJudge):
+    """A judge in the store (:meth:`annotation.store.Store.judges`): name, version, what it is, and
+    its counts (labels: current values on live items; errors, tokens and rows: every row stored)."""
+
+    name: str
+    version: int
+    kind: str | None  # "llm" or "lexical"
+    rubric: str | None
+    model: str | None
+    endpoint: str | None
+    created_at: str
+    labels: int
+    errors: int
+    tokens_in: int
+    tokens_out: int
+    rows: int
+    current: bool
+    changed: list[str]
+
+
+class PairResult(TypedDict):
+    """One answer pair of :class:`PairSummary`."""
+
+    item_id: int
+    preference_a: float | None  # swap-averaged; None: no repeat has both orders
+    consistent: bool | None  # the two orders agree in every such repeat
+    answers: int
+
+
+class PairSummary(TypedDict):
+    """A pairwise judge's swap-and-average (:func:`calibration.stats.position.summarize_pairs`)."""
+
+    pairs: list[PairResult]
+    n_pairs: int  # pairs asked in both orders
+    incomplete_pairs: int  # pairs with one order only, left out
+    mean_preference_a: float | None
+    consistent: int  # (pair, repeat) comparisons whose orders agree
+    compared: int
+    consistency: float | None  # consistent / compared
+
+
+class OfflineReport(TypedDict):
+    """:func:`grade_offline`'s report (a plain dict)."""
+
+    fingerprint: str
+    identity: JudgeIdentity
+    features: str  # the features' version
+    rubric: str
+    fitted_on: int  # human labels
+    items: int  # the rubric's items (the first ``limit``)
+    already_done: int
+    graded: int  # now (0 for a dry run)
+    agreement: CrossValidation
 
 
 @dataclass
@@ -49,9 +134,8 @@ class Plan:
     fingerprint: str
     settings: dict[str, Any]
     calls: list[Call]  # the base calls
-    done: set = field(default_factory=set)  # (item, order, repeat) this judge has a value for
-    # name, version, current, changed, registered (Store.judge_identity; updated when the run registers it)
-    identity: dict[str, Any] = field(default_factory=dict)
+    done: set[tuple[int, str | None, int]]  # (item, order, repeat) this judge has a value for
+    identity: JudgeIdentity  # updated when the run registers the judge
     repeats: int = 1
 
     @property
@@ -121,8 +205,29 @@ def plan_llm(
         rubric, endpoint.model, endpoint.base_url, endpoint.temperature, endpoint.seed, schema_mode
     )
     fp = fingerprint(settings)
-    identity = store.judge_identity(fp, settings, name)
+    identity = judge_identity(store, fp, settings, name)
     return Plan(fp, settings, calls, store.judge_done(fp), identity, repeats)
+
+
+# The store's judges, typed at the boundary: annotation.store.judges gives an identity and a judge row as
+# dict[str, Any], with the keys its docstrings name; these three read them as the TypedDicts above.
+def judge_identity(
+    store: Store, fingerprint: str, settings: Mapping[str, Any], name: str | None = None
+) -> JudgeIdentity:
+    """:meth:`Store.judge_identity`: the judge's name and version, registered or not yet."""
+    return cast(JudgeIdentity, store.judge_identity(fingerprint, settings, name))
+
+
+def register_judge(
+    store: Store, fingerprint: str, settings: Mapping[str, Any], name: str | None = None
+) -> JudgeIdentity:
+    """:meth:`Store.register_judge`: the judge registered once, its name and version."""
+    return cast(JudgeIdentity, store.register_judge(fingerprint, settings, name))
+
+
+def stored_judges(store: Store) -> list[StoredJudge]:
+    """:meth:`Store.judges`: every judge, oldest first."""
+    return cast("list[StoredJudge]", store.judges())
 
 
 _DEFAULT_KEY = object()  # JudgeClient's own default: OPENAI_API_KEY
@@ -161,8 +266,8 @@ class LLMRun:
     def run(self) -> Progress:
         """Run the calls left to their end (``EndpointRefused`` when the endpoint refuses)."""
         with Store(self.db_path) as store:
-            self.plan.identity = store.register_judge(
-                self.plan.fingerprint, self.plan.settings, self.plan.identity.get("name")
+            self.plan.identity = register_judge(
+                store, self.plan.fingerprint, self.plan.settings, self.plan.identity.get("name")
             )
         client = (
             JudgeClient(self.endpoint)
@@ -192,12 +297,13 @@ class LLMRun:
         return progress
 
 
-def pair_summary(store: Store, fingerprint: str) -> dict[str, Any]:
+def pair_summary(store: Store, fingerprint: str) -> PairSummary:
     """A pairwise judge's swap-and-average over the pairs it answered in both orders."""
-    return summarize_pairs(store.judge_values(fingerprint))
+    # boundary: calibration.stats.position.summarize_pairs gives this shape as dict[str, Any]
+    return cast(PairSummary, summarize_pairs(store.judge_values(fingerprint)))
 
 
-def pair_summary_text(summary: dict[str, Any]) -> str:
+def pair_summary_text(summary: PairSummary) -> str:
     """The swap-averaged preference in words, with its n (the CLI's and the page's wording)."""
     if summary["mean_preference_a"] is None:
         return "no pair has both orders answered yet"
@@ -220,7 +326,7 @@ def grade_offline(
     limit: int | None = None,
     dry_run: bool = False,
     name: str | None = None,
-) -> dict[str, Any]:
+) -> OfflineReport:
     """Fit the offline judge on the human labels, report its cross-validated
     agreement with them, and (unless ``dry_run``) store its grade of every item
     of the rubric not graded by this same judge before. A fit on other labels is
@@ -255,9 +361,9 @@ def grade_offline(
         # on the items it was fitted on, the review reads its out-of-fold answers (in-sample ones flatter)
         "out_of_fold": {str(int(r[0])): int(p) for r, p in zip(data, cv["predictions"])},
     }
-    report = {
+    report: OfflineReport = {
         "fingerprint": fp,
-        "identity": store.judge_identity(fp, settings, name),
+        "identity": judge_identity(store, fp, settings, name),
         "features": FEATURES_VERSION,
         "rubric": rubric,
         "fitted_on": len(y),
@@ -269,7 +375,7 @@ def grade_offline(
     if dry_run or not todo:
         return report
     grades = judge.predict([r[1] for r in todo], [r[2] for r in todo])
-    report["identity"] = store.register_judge(fp, settings, name)
+    report["identity"] = register_judge(store, fp, settings, name)
     store.add_judge_labels(
         [
             {"item_id": row[0], "fingerprint": fp, "repeat": 0, "value": int(g), "reason": FEATURES_VERSION}
@@ -280,7 +386,7 @@ def grade_offline(
     return report
 
 
-def agreement_line(cv: dict[str, Any]) -> str:
+def agreement_line(cv: CrossValidation) -> str:
     """The offline judge's cross-validated agreement, with its n."""
     kappa = cv.get("kappa_quadratic")
     if kappa is None:
@@ -293,7 +399,7 @@ def agreement_line(cv: dict[str, Any]) -> str:
     )
 
 
-def agreement_mark(store: Store, judge: dict[str, Any]) -> str:
+def agreement_mark(store: Store, judge: RegisteredJudge) -> str:
     """What a judge's figures must carry beside them: its newest saved review (verdict,
     kappa, CI, n, week), else the offline judge's cross-validated kappa, else "uncalibrated"."""
     from calibration.review import latest_calibration  # start-up: the review's scikit-learn, ~0.7 s

@@ -10,15 +10,15 @@ fingerprint 0b187b4953d3d59a``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from calibration.review_report import version_label
 from judge.client import Prices
-from judge.jobs import Plan, agreement_line
+from judge.jobs import JudgeIdentity, OfflineReport, Plan, StoredJudge, agreement_line
 from judge.runner import Progress
 
 
-def identity_text(identity: dict[str, Any]) -> str:
+def identity_text(identity: JudgeIdentity) -> str:
     """A judge about to run or just run (:meth:`Store.judge_identity`): its name and version, and
     whether it is new (what changed from the version before), current, or an earlier version."""
     head = f"{identity['name']} v{identity['version']}"
@@ -80,7 +80,7 @@ def progress_text(progress: Progress) -> str:
     )
 
 
-def offline_text(report: dict[str, Any], dry_run: bool) -> str:
+def offline_text(report: OfflineReport, dry_run: bool) -> str:
     """The offline judge: what it was fitted on, what it graded (or would), its agreement with people."""
     who = (
         f"offline judge {identity_text(report['identity'])}, fingerprint {report['fingerprint'][:16]} "
@@ -97,20 +97,40 @@ def offline_text(report: dict[str, Any], dry_run: bool) -> str:
 FIRST = "first version"
 
 
-def changed_text(judge: dict[str, Any]) -> str:
+def changed_text(judge: StoredJudge) -> str:
     """What changed from the version before: ``temperature, prompt_sha``, or ``first version``."""
     if judge["version"] == 1:
         return FIRST
     return ", ".join(judge["changed"]) or "nothing named"
 
 
-def judge_rows(judges: list[dict[str, Any]], marks: dict[str, str], prices: Prices) -> list[dict[str, Any]]:
+# one judge in the list (the page's tables show these names as their columns)
+JudgeRow = TypedDict(
+    "JudgeRow",
+    {
+        "judge": str,
+        "fingerprint": str,
+        "changed": str,
+        "kind": str | None,
+        "rubric": str | None,
+        "model": str,
+        "answers": int,
+        "error rows": int,
+        "tokens": int,
+        "cost": str,
+        "agreement with people": str,
+    },
+)
+
+
+def judge_rows(judges: list[StoredJudge], marks: dict[str, str], prices: Prices) -> list[JudgeRow]:
     """One row per judge: name and version (the current one marked), fingerprint, what changed from
     the version before, kind, rubric, model and endpoint, answers, error rows, tokens, cost (LLM
     judges), and its agreement with people (``agreement_mark``)."""
     return [
         {
-            "judge": version_label(j),
+            # boundary: calibration.review_report.version_label reads a judge row as dict[str, Any]
+            "judge": version_label(cast("dict[str, Any]", j)),
             "fingerprint": j["fingerprint"][:16],
             "changed": changed_text(j),
             "kind": j["kind"],
@@ -128,7 +148,7 @@ def judge_rows(judges: list[dict[str, Any]], marks: dict[str, str], prices: Pric
     ]
 
 
-def judges_text(rows: list[dict[str, Any]]) -> str:
+def judges_text(rows: list[JudgeRow]) -> str:
     """The command line's list of judges, one line each."""
     return "".join(
         f"{r['judge']}, fingerprint {r['fingerprint']}, "

@@ -16,7 +16,7 @@ whether it is set, never what it is.
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -25,7 +25,9 @@ from annotation import access
 from annotation.render import md
 from annotation.store import Store, StoreError, default_judge_name
 from judge import actions, jobs
+from judge.actions import LLMResult
 from judge.client import Endpoint, EndpointRefused, Prices
+from judge.jobs import PairSummary
 from judge.prompts import SCHEMA_MODES
 from judge.report import identity_text, judge_name, judge_rows, plan_text, progress_text, run_text
 from judge.runner import Progress
@@ -134,6 +136,8 @@ def render_llm(db: str) -> None:
     except (EndpointRefused, StoreError, ValueError) as exc:
         st.error(md(exc))
         return
+    if result.progress is None:  # only a dry run or a batch has none: this was neither
+        return
     st.success(
         f"{md(run_text(result.progress, result.plan, prices, model))} (judge {md(identity_text(result.plan.identity))})."
     )
@@ -145,15 +149,39 @@ def render_llm(db: str) -> None:
 
 
 def _ask(
-    store: Store, rubric: str, endpoint: Endpoint, schema: str, name: str | None, limit: int, **options: Any
-) -> tuple[Any, dict[str, Any] | None]:
+    store: Store,
+    rubric: str,
+    endpoint: Endpoint,
+    schema: str,
+    name: str | None,
+    limit: int,
+    *,
+    dry_run: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    api_key: str | None = None,
+) -> tuple[LLMResult, PairSummary | None]:
     """The judge command this page's rubric means (compare for preference, else grade): (result, pairs' summary)."""
     if rubric == "preference":
         return actions.compare(
-            store, endpoint=endpoint, schema=schema, name=name, limit=limit or None, **options
+            store,
+            endpoint=endpoint,
+            schema=schema,
+            name=name,
+            limit=limit or None,
+            dry_run=dry_run,
+            on_progress=on_progress,
+            api_key=api_key,
         )
     return actions.grade(
-        store, rubric, endpoint=endpoint, schema=schema, name=name, limit=limit or None, **options
+        store,
+        rubric,
+        endpoint=endpoint,
+        schema=schema,
+        name=name,
+        limit=limit or None,
+        dry_run=dry_run,
+        on_progress=on_progress,
+        api_key=api_key,
     ), None
 
 
