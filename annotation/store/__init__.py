@@ -129,7 +129,7 @@ __all__ = [
 ]
 
 
-class Store(Imports, Labels, Judges, Pools, Queue, Corpus, History, Browse, Identity, StoreBase):
+class Store(Imports, Browse, Labels, Judges, Pools, Queue, Corpus, History, Identity, StoreBase):
     """A handle on the SQLite file; one per script run (or per session)."""
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "sqlite_path",
     "holds_nothing",
     "random_position",
+    "inserted_id",
     "utc_now",
     "DEFAULT_DB",
     "BUSY_ENV",
@@ -158,7 +159,7 @@ def busy_seconds() -> float:
     return value
 
 
-def cause(exc: sqlite3.Error) -> str:
+def cause(exc: Exception) -> str:
     """What an SQLite error means for a person: ``busy``, ``disk full``, ``disk I/O error``,
     ``not a database``, ``read-only`` or ``""`` (say the error itself)."""
     name = getattr(exc, "sqlite_errorname", None) or ""
@@ -200,6 +201,14 @@ RANDOM = random.SystemRandom()
 def random_position() -> int:
     """A queue position: random, so the order of a queue leaks no rank."""
     return RANDOM.getrandbits(48)
+
+
+def inserted_id(cursor: pg.Cursor) -> int:
+    """The id a one-row ``INSERT`` gave its row (``lastrowid`` is None only when no row was
+    inserted: an ``INSERT OR IGNORE`` that ignored it)."""
+    row_id = cursor.lastrowid
+    assert row_id is not None, "a one-row INSERT that did not raise inserted its row"
+    return int(row_id)
 
 
 def utc_now() -> str:
@@ -266,6 +275,7 @@ class StoreBase:
     write waits for another write (default :func:`busy_seconds`)."""
 
     dialect = "sqlite"
+    db: pg.Database  # sqlite_utils.Database, or pg.PgDatabase on PostgreSQL
 
     def __init__(
         self, path: str | os.PathLike | None = None, *, wait: float | None = None, patient: bool = False
@@ -347,17 +357,17 @@ class StoreBase:
         self.dialect = "postgresql"
         self.path = pg.shown_url(url)  # what messages print: never the password
         try:
-            self.db = pg.connect(url, self.wait)
+            self.db = db = pg.connect(url, self.wait)
         except psycopg.Error as exc:
             raise StoreError(f"{self.path}: cannot connect to the database ({_pg_reason(exc)})") from None
-        self.db.read_error = lambda exc: StoreError(f"{self.path}: cannot read ({_pg_reason(exc)})")
+        db.read_error = lambda exc: StoreError(f"{self.path}: cannot read ({_pg_reason(exc)})")
         try:
             self._check_schema()
         except StoreError:
-            self.db.close()
+            db.close()
             raise
         except psycopg.Error as exc:
-            self.db.close()
+            db.close()
             raise StoreError(f"{self.path}: cannot open the database ({_pg_reason(exc)})") from None
 
     def _tables(self) -> set[str]:
@@ -370,6 +380,7 @@ class StoreBase:
         if self.dialect == "postgresql":
             pg.apply(self.db, MIGRATIONS.name, migration_functions(), utc_now())
         else:
+            assert isinstance(self.db, sqlite_utils.Database)  # what an SQLite store opens
             MIGRATIONS.apply(self.db)
 
     def columns(self, table: str) -> set[str]:
@@ -441,7 +452,7 @@ class StoreBase:
         self.close()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite_utils.Database]:
+    def write(self) -> Iterator[pg.Database]:
         """One short ``BEGIN IMMEDIATE`` transaction: all of it lands, or none. Waits at most
         ``self.wait`` seconds for another write (then :class:`StoreBusy`)."""
         conn = self.db.conn
@@ -464,7 +475,7 @@ class StoreBase:
             self._rollback()
             raise self._write_error(exc) from None
 
-    def _failures(self) -> tuple[type[BaseException], ...]:
+    def _failures(self) -> tuple[type[Exception], ...]:
         """The driver's errors a write reports as a StoreError (busy, disk full, I/O)."""
         if self.dialect == "postgresql":
             import psycopg  # start-up: loaded by the PostgreSQL open already
@@ -557,11 +568,11 @@ class StoreBase:
             ).fetchone()
             if row:
                 return int(row[0])
-            return int(
+            return inserted_id(
                 db.execute(
                     f"INSERT INTO items (kind, {', '.join(ITEM_KEYS)}, position) VALUES (?, ?, ?, ?, ?, ?)",
                     [kind, *values, random_position()],
-                ).lastrowid
+                )
             )
 
     def current_value(self, item_id: int, annotator_id: int) -> tuple | None:

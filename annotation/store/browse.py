@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from annotation.rubrics import get_rubric
-from annotation.store.base import StoreBase, StoreError, utc_now
-from annotation.store.labels import aggregate_grades
+from annotation.store.base import StoreError, inserted_id, utc_now
+from annotation.store.labels import Labels, aggregate_grades
 from annotation.store.retirements import live, live_item
 
 __all__ = [
@@ -63,6 +63,14 @@ _NEWEST_LABEL = (
 )
 # the current settlement of an item: its newest settlements row
 _NEWEST_SETTLEMENT = "s.id = (SELECT max(id) FROM settlements n WHERE n.item_id = s.item_id)"
+
+
+@overload
+def candidate_value(kind: str, value: int, shown: str | None) -> int: ...
+
+
+@overload
+def candidate_value(kind: str, value: int | None, shown: str | None) -> int | None: ...
 
 
 def candidate_value(kind: str, value: int | None, shown: str | None) -> int | None:
@@ -98,7 +106,7 @@ def _short(text: str | None, limit: int = SHOWN_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class Browse(StoreBase):
+class Browse(Labels):
     """Items as an admin browses them, one item's history, and settlements."""
 
     # ------------------------------------------------------------ the browser's rows
@@ -419,7 +427,7 @@ class Browse(StoreBase):
                 "INSERT INTO settlements (item_id, label_id, annotator_id, created_at) VALUES (?, ?, ?, ?)",
                 [item_id, label_id, admin_id, utc_now()],
             )
-        return {"label_id": label_id, "settlement_id": int(cursor.lastrowid)}
+        return {"label_id": label_id, "settlement_id": inserted_id(cursor)}
 
     def unsettle(self, item_id: int, admin: str) -> int:
         """Withdraw an item's settlement: a settlements row without a label (the id of the row).
@@ -432,7 +440,7 @@ class Browse(StoreBase):
                 "INSERT INTO settlements (item_id, label_id, annotator_id, created_at) VALUES (?, NULL, ?, ?)",
                 [item_id, admin_id, utc_now()],
             )
-        return int(cursor.lastrowid)
+        return inserted_id(cursor)
 
     def settled_chunk_grades(self) -> dict[tuple[str, str], int]:
         """(query, chunk) -> settled grade of every chunk item with a current settlement: what the

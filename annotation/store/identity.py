@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from annotation.store.base import StoreBase, StoreError, utc_now
+from annotation.store.base import StoreBase, StoreError, inserted_id, utc_now
 from annotation.store.retirements import live, live_item
 
 __all__ = [
@@ -99,7 +99,7 @@ class Identity(StoreBase):
             raise StoreError(f"no annotator named {name!r}")
         with self.write():
             cursor = self.db.execute("INSERT INTO annotators (name, role) VALUES (?, ?)", [name, role])
-        return int(cursor.lastrowid)
+        return inserted_id(cursor)
 
     # Access tokens. ``annotators.token_hash`` is NULL (no token ever given: a
     # name typed in local mode, or labels imported under it), ``sha256:<hex>``
@@ -205,7 +205,7 @@ class Identity(StoreBase):
                    created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)""",
                 [row[0], row[1], token_hash(handoff), _later(HANDOFF_SECONDS), utc_now(), _later(lifetime)],
             )
-        return SignIn(int(cursor.lastrowid), handoff)
+        return SignIn(inserted_id(cursor), handoff)
 
     def claim_session(self, handoff: str | None) -> Claimed | None:
         """The session id for the one-time ``handoff`` code of a live session, made now and
@@ -235,6 +235,7 @@ class Identity(StoreBase):
     ) -> dict[str, Any] | None:
         """``{"session", "name", "role", "expires_at"}`` of a live session, found by its row
         (``session``, what a page keeps in its server-side state) or by the cookie's id; else None."""
+        key: int | str
         if session is not None:
             which, key = "s.id = ?", session
         elif session_id:
@@ -249,6 +250,7 @@ class Identity(StoreBase):
     def end_session(self, *, session: int | None = None, session_id: str | None = None) -> bool:
         """Sign out: the session (by row or by the cookie's id) ends now; False when there was
         no such session running."""
+        key: int | str
         if session is not None:
             which, key = "id = ?", session
         elif session_id:

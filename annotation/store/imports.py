@@ -19,7 +19,7 @@ from typing import Any
 
 from annotation.model import Qrels, Run
 from annotation.rubrics import get_rubric
-from annotation.store.base import ImportConflict, OffScale, StoreError, utc_now
+from annotation.store.base import ImportConflict, OffScale, StoreError, inserted_id, utc_now
 from annotation.store.identity import Identity
 from annotation.store.retirements import Retirements, live
 
@@ -181,11 +181,13 @@ class Imports(Retirements, Identity):
                         unchanged += 1
                         continue
                     new.append(
-                        db.execute(
-                            "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at)"
-                            " VALUES (?, ?, ?, ?, ?)",
-                            [item_id, annotator_id, rubric, int(grade), now],
-                        ).lastrowid
+                        inserted_id(
+                            db.execute(
+                                "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at)"
+                                " VALUES (?, ?, ?, ?, ?)",
+                                [item_id, annotator_id, rubric, int(grade), now],
+                            )
+                        )
                     )
                     added += 1
             self.hold("labels", new, self._current_rows_saying(qrels, annotator_id) if unchanged else ())

@@ -18,7 +18,7 @@ from typing import Any
 from annotation.choices import AGGREGATES
 from annotation.model import Qrels
 from annotation.rubrics import get_rubric
-from annotation.store.base import StoreError, utc_now
+from annotation.store.base import StoreError, inserted_id, utc_now
 from annotation.store.identity import Identity
 from annotation.store.retirements import live, live_item
 
@@ -72,7 +72,7 @@ class Labels(Identity):
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [item_id, annotator_id, rubric, value, note, seconds, shown, utc_now()],
             )
-        return int(cursor.lastrowid)
+        return inserted_id(cursor)
 
     def undo(self, item_id: int, annotator: str) -> int:
         """Retract this annotator's current label on the item by appending a NULL row. The current
@@ -92,7 +92,7 @@ class Labels(Identity):
                 "INSERT INTO labels (item_id, annotator_id, rubric, value, created_at) VALUES (?, ?, ?, NULL, ?)",
                 [item_id, annotator_id, rubric, utc_now()],
             )
-        return int(cursor.lastrowid)
+        return inserted_id(cursor)
 
     def my_labels(self, annotator: str, kind: str, limit: int = 20) -> list[dict[str, Any]]:
         """One annotator's current labels on ``kind`` items, newest first (retracted ones left

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from annotation.store.base import StoreBase, utc_now
+from annotation.store.base import StoreBase, inserted_id, utc_now
 from annotation.store.retirements import live, live_item, live_ranking
 
 __all__ = ["Pools"]
@@ -69,10 +69,12 @@ class Pools(StoreBase):
     def add_chunk_item(self, query_id: str, chunk_id: str, batch: str, position: int) -> int:
         """A new chunk item of (query, chunk) from ``batch`` at queue ``position``; its id."""
         with self.write() as db:
-            return db.execute(
-                "INSERT INTO items (kind, query_id, chunk_id, batch, position) VALUES ('chunk', ?, ?, ?, ?)",
-                [query_id, chunk_id, batch, position],
-            ).lastrowid
+            return inserted_id(
+                db.execute(
+                    "INSERT INTO items (kind, query_id, chunk_id, batch, position) VALUES ('chunk', ?, ?, ?, ?)",
+                    [query_id, chunk_id, batch, position],
+                )
+            )
 
     def pair_item_exists(self, trace_a: str, trace_b: str) -> bool:
         """Whether a pair item compares trace A with trace B (in that order)."""

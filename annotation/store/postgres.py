@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from annotation.errors import masked
 
@@ -38,6 +38,9 @@ __all__ = [
     "shown_url",
     "translate",
     "PgDatabase",
+    "Cursor",
+    "Connection",
+    "Database",
     "connect",
     "WRITE_LOCK",
     "MIGRATIONS_TABLE",
@@ -235,6 +238,46 @@ def _column_types(sql: str) -> str:
 # ------------------------------------------------------------------ the connection
 
 
+class Cursor(Protocol):
+    """What the store reads of a cursor, either backend's (``sqlite3.Cursor``, :class:`PgCursor`):
+    rows as the driver gives them."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    @property
+    def lastrowid(self) -> int | None: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What the store uses of a connection (``sqlite3.Connection``, :class:`PgDatabase`)."""
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+    def close(self) -> None: ...
+
+
+class Database(Protocol):
+    """The store's handle, either backend's (``sqlite_utils.Database``, :class:`PgDatabase`):
+    ``execute`` and the connection underneath (``conn``)."""
+
+    @property
+    def conn(self) -> Connection: ...
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None, /) -> Cursor: ...
+
+
 class PgCursor:
     """What the store reads of a cursor, as sqlite3's: rows as tuples, ``lastrowid`` (the id a
     one-row INSERT returned, else the identity value the statement drew, asked only when read),
@@ -360,7 +403,7 @@ def connect(url: str, wait: float) -> PgDatabase:
 # ------------------------------------------------------------------ schema on PostgreSQL
 
 
-def tables(db: PgDatabase) -> set[str]:
+def tables(db: Database) -> set[str]:
     """The tables of the connection's schema."""
     rows = db.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
@@ -368,7 +411,7 @@ def tables(db: PgDatabase) -> set[str]:
     return {row[0] for row in rows}
 
 
-def triggers(db: PgDatabase) -> set[str]:
+def triggers(db: Database) -> set[str]:
     """The names of the triggers on the schema's tables."""
     rows = db.execute(
         """SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
@@ -378,7 +421,7 @@ def triggers(db: PgDatabase) -> set[str]:
     return {row[0] for row in rows}
 
 
-def applied(db: PgDatabase, migration_set: str) -> tuple[str, ...]:
+def applied(db: Database, migration_set: str) -> tuple[str, ...]:
     """The migrations applied, in order; () when the table is not there."""
     if not _exists(db, MIGRATIONS_TABLE):
         return ()
@@ -388,11 +431,11 @@ def applied(db: PgDatabase, migration_set: str) -> tuple[str, ...]:
     return tuple(row[0] for row in rows)
 
 
-def _exists(db: PgDatabase, table: str) -> bool:
+def _exists(db: Database, table: str) -> bool:
     return db.execute("SELECT to_regclass(?) IS NOT NULL", [table]).fetchone()[0]
 
 
-def apply(db: PgDatabase, migration_set: str, migrations: Sequence[tuple[str, Any]], now: str) -> None:
+def apply(db: Database, migration_set: str, migrations: Sequence[tuple[str, Any]], now: str) -> None:
     """Apply the pending ``(name, function)`` migrations in order, each recorded; inside the
     caller's write (which holds :data:`WRITE_LOCK`: two processes opening a new database at once
     apply them once)."""

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from annotation.store.base import StoreBase, StoreError, utc_now
+from annotation.store.base import StoreBase, StoreError, inserted_id, utc_now
 
 __all__ = [
     "Retirements",
@@ -121,7 +121,7 @@ class Retirements(StoreBase):
         if not (name or "").strip() or not (who or "").strip():
             raise StoreError("an import needs a name and who ran it")
         with self.write() as db:
-            import_id = int(
+            import_id = inserted_id(
                 db.execute(
                     "INSERT INTO imports (name, kind, who, source, created_at, meta) VALUES (?, ?, ?, ?, ?, ?)",
                     [
@@ -132,7 +132,7 @@ class Retirements(StoreBase):
                         utc_now(),
                         json.dumps(dict(meta), sort_keys=True) if meta else None,
                     ],
-                ).lastrowid
+                )
             )
             outer, self._import_id = self._import_id, import_id
             try:
