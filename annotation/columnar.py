@@ -8,11 +8,12 @@ that names a bad line.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -150,7 +151,7 @@ def lean_pieces(
         yield pending.result()
 
 
-def _line_blocks(fh: BinaryIO, piece_bytes: int) -> Iterator[tuple[bytearray, int]]:
+def _line_blocks(fh: io.BufferedIOBase, piece_bytes: int) -> Iterator[tuple[bytearray, int]]:
     """(buffer, end): whole lines in ``buffer[:end]``, about ``piece_bytes`` a time; a fresh
     buffer each time (the pieces are parsed from it without a copy)."""
     rest = b""

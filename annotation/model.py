@@ -30,7 +30,7 @@ class FormatError(DenominatorError, ValueError):
 
     kind = "input"
 
-    def __init__(self, path: str | os.PathLike, line: int | None, field_: str | None, message: str):
+    def __init__(self, path: str | os.PathLike[str], line: int | None, field_: str | None, message: str):
         self.path = str(path)
         self.line = line
         self.field = field_
@@ -143,12 +143,14 @@ class Qrels:
         """Query ids in file order (a golden.yaml query may have no grades)."""
         if self._grades is not None:
             return list(self._grades)
-        return pc.unique(self.to_table()["q"]).to_pylist()
+        qids: list[str] = pc.unique(self.to_table()["q"]).to_pylist()
+        return qids
 
     @property
     def n_judgments(self) -> int:
         if self._table is not None:
-            return self._table.num_rows
+            rows: int = self._table.num_rows
+            return rows
         return sum(len(g) for g in self.grades.values())
 
     def to_table(self) -> pa.Table:
@@ -185,7 +187,8 @@ class Run:
 
     @property
     def n_rows(self) -> int:
-        return self.table.num_rows
+        rows: int = self.table.num_rows
+        return rows
 
     def rankings(self) -> dict[str, list[str]]:
         """Per query, docids in trec_eval order (duplicates kept). Reference path."""
@@ -290,7 +293,8 @@ def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if dtype is not None and array.null_count == 0:
         # a view of the Arrow buffer (Array.to_numpy would import pandas)
         return np.frombuffer(array.buffers()[1], dtype=dtype)[array.offset : array.offset + len(array)]
-    return array.to_numpy(zero_copy_only=False)
+    values: np.ndarray = array.to_numpy(zero_copy_only=False)
+    return values
 
 
 _NUMPY_TYPES = {

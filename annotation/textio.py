@@ -243,7 +243,7 @@ def check_text(
         ) from None
 
 
-def check_bytes(path: str | os.PathLike, data: bytes, error: type[FormatError]) -> None:
+def check_bytes(path: str | os.PathLike, data: bytes | bytearray, error: type[FormatError]) -> None:
     if not data.strip():
         raise error(path, None, None, "file is empty; expected at least one line")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # never UTF-8: 0xff and 0xfe are not UTF-8 bytes

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotation.model import Qrels, Run
@@ -29,7 +29,7 @@ __all__ = ["Imports"]
 class Imports(Retirements, Identity):
     """Imports of what is judged (chunks, queries, traces), of runs, and of existing labels."""
 
-    def import_corpus(self, chunks: list[Mapping[str, Any]]) -> dict[str, int]:
+    def import_corpus(self, chunks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         """Chunks ``{"id", "text", "source"?, ...}``; other keys kept as ``meta``."""
         rows = []
         for chunk in chunks:
@@ -212,7 +212,7 @@ class Imports(Retirements, Identity):
         return rows
 
     def import_traces(
-        self, traces: list[Mapping[str, Any]], identical: list[tuple[str, str]] | None = None
+        self, traces: Sequence[Mapping[str, Any]], identical: list[tuple[str, str]] | None = None
     ) -> dict[str, int]:
         """Traces as read by :func:`annotation.formats.read_traces`; each also
         becomes a ``trace`` item (faithfulness). The same trace again changes

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, overload
 
 from annotation.model import InvalidTraces
 from annotation.textio import check_text_size
@@ -125,6 +125,16 @@ def where(loc: Any, name: str) -> str:
 def short(text: str) -> str:
     """A text quoted for a message, cut at 40 characters."""
     return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
+
+
+@overload
+def ident(
+    value: Any, path: str, line: int | None, loc: str, name: str, required: Literal[True] = True
+) -> str: ...
+
+
+@overload
+def ident(value: Any, path: str, line: int | None, loc: str, name: str, required: bool) -> str | None: ...
 
 
 def ident(value: Any, path: str, line: int | None, loc: str, name: str, required: bool = True) -> str | None:

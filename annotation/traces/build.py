@@ -243,6 +243,7 @@ class Builder:
             return
         if text is None or stored == text:
             return
+        assert isinstance(stored, str)  # stored and not None: a None met a text above
         first_line, first_loc = self.chunk_seen[chunk_id]
         first = (f"line {first_line}, " if first_line is not None else "") + str(first_loc)
         raise ChunkConflict(

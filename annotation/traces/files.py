@@ -43,7 +43,7 @@ def read_values(path: str, *, lines: bool | None = None) -> list[tuple[Any, int 
                     None,
                     f"not JSON ({exc.msg}, column {exc.colno}); expected a JSON document",
                 ) from None
-    values = []
+    values: list[tuple[Any, int | None, str]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue

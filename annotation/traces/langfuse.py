@@ -49,7 +49,7 @@ def _langfuse_node(obj: Any, path: str, line: int | None, loc: str, index: int) 
     kind = _get(obj, "type")
     if not isinstance(kind, str):
         raise InvalidTraceSource(path, line, where(loc, "type"), "missing; expected the observation type")
-    name = obj.get("name") if isinstance(obj.get("name"), str) else ""
+    name = got if isinstance(got := obj.get("name"), str) else ""
     start = _get(obj, "startTime", "start_time")
     return trace_id, Node(obs_id, parent, name, kind.upper(), order(start, index), obj, loc, line)
 

@@ -37,7 +37,7 @@ def read_langsmith(path: str) -> list[RawTrace]:
         run_type = obj.get("run_type")
         if not isinstance(run_type, str):
             raise InvalidTraceSource(path, line, where(loc, "run_type"), "missing; expected the run type")
-        name = obj.get("name") if isinstance(obj.get("name"), str) else ""
+        name = got if isinstance(got := obj.get("name"), str) else ""
         start = obj.get("dotted_order") or obj.get("start_time")
         node = Node(run_id, parent, name, run_type.upper(), order(start, len(runs)), obj, loc, line)
         runs.append((obj, node))
@@ -62,9 +62,9 @@ def read_langsmith(path: str) -> list[RawTrace]:
         if given:
             return given
         current, seen = node.id, set()
-        while parents.get(current) and current not in seen:
+        while (parent := parents.get(current)) and current not in seen:
             seen.add(current)
-            current = parents[current]
+            current = parent
         return current
 
     return group_traces((trace_of(obj, node), node) for obj, node in runs)

@@ -41,7 +41,7 @@ class FieldPath:
 
 def field_path(text: str) -> FieldPath:
     """``a.b|"constant"|c`` as its alternatives."""
-    alternatives = []
+    alternatives: list[tuple[str, Any, str]] = []
     for part in text.split("|"):
         part = part.strip()
         if len(part) >= 2 and part.startswith('"') and part.endswith('"'):

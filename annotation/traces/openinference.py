@@ -102,7 +102,7 @@ def _oi_span(
         kind = None
         names = ("traceId", "spanId")
     else:
-        context = obj.get("context") if isinstance(obj.get("context"), dict) else {}
+        context = got if isinstance(got := obj.get("context"), dict) else {}
         trace_id = context.get("trace_id", obj.get("context.trace_id"))
         span_id = context.get("span_id", obj.get("context.span_id"))
         parent = obj.get("parent_id")
@@ -121,7 +121,7 @@ def _oi_span(
     parent_id = ident(parent, path, line, loc, "parent_id", required=False)
     given = lookup(attrs, ("openinference", "span", "kind"))
     kind = (given if isinstance(given, str) else None) or kind or ""
-    name = obj.get("name") if isinstance(obj.get("name"), str) else ""
+    name = got if isinstance(got := obj.get("name"), str) else ""
     record = {
         "name": name,
         "span_kind": kind,
@@ -150,7 +150,7 @@ def _oi_spans(path: str) -> list[tuple[str, Node]]:
                 group_loc = f"{where(loc, key)}[{i}]"
                 if not isinstance(group, dict):
                     raise InvalidTraceSource(path, line, group_loc, "expected an object")
-                res = group.get("resource") if isinstance(group.get("resource"), dict) else {}
+                res = got if isinstance(got := group.get("resource"), dict) else {}
                 resource = _otlp_attributes(res.get("attributes") or [], path, line, group_loc + ".resource")
                 scopes_key = "scopeSpans" if "scopeSpans" in group else "scope_spans"
                 if scopes_key not in group and "instrumentationLibrarySpans" in group:

@@ -33,15 +33,16 @@ def to_store(
     list is given)."""
     keys = ("queries", "chunks", "runs", "rankings", "traces", "unchanged", "identical", "positional")
     counts = dict.fromkeys(keys, 0)
+
+    def texts(key: str, result: dict[str, int]) -> None:
+        counts[key] += result["added"] + result["filled"]
+        counts["unchanged"] += result["unchanged"]
+
     with store.write():
-        for key, rows, load in (
-            ("queries", imp.queries, store.import_queries),
-            ("chunks", imp.chunks, store.import_corpus),
-        ):
-            if rows:
-                result = load(rows)
-                counts[key] += result["added"] + result["filled"]
-                counts["unchanged"] += result["unchanged"]
+        if imp.queries:
+            texts("queries", store.import_queries(imp.queries))
+        if imp.chunks:
+            texts("chunks", store.import_corpus(imp.chunks))
         for (system, stage), rankings in sorted(imp.runs.items()):
             name = f"{run_prefix}{system}:{stage}"
             run, positional = _run(rankings, name)
@@ -72,9 +73,9 @@ def _run(rankings: dict[str, list[tuple[str, float | None]]], name: str) -> tupl
         if not ranking:
             empty.append(query_id)
             continue
-        scores = [score for _, score in ranking]
-        if all(x is not None for x in scores) and all(a > b for a, b in zip(scores, scores[1:])):
-            use = [float(x) for x in scores]  # type: ignore[arg-type]
+        scores = [score for _, score in ranking if score is not None]
+        if len(scores) == len(ranking) and all(a > b for a, b in zip(scores, scores[1:])):
+            use = [float(x) for x in scores]
         else:
             use = [float(len(ranking) - i) for i in range(len(ranking))]
             positional += 1
