@@ -13,15 +13,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from annotation import exports as export_formats
-from annotation.baseline import add_baseline
+from annotation.baseline import BaselineReport, add_baseline
 from annotation.exchange import ImportSources, import_files
 from annotation.options import default
-from annotation.pooling import check_estimate, pool_report, sample_unjudged
+from annotation.pooling import (
+    EstimateSample,
+    PoolReport,
+    RunFound,
+    check_estimate,
+    pool_report,
+    sample_unjudged,
+)
 from annotation.pooling import pool as build_pool
-from annotation.store import Store
+from annotation.store import AnnotatorRow, ImportChange, ImportRecord, Store
+
+if TYPE_CHECKING:
+    from annotation.store.transfer import TableCopied
 
 __all__ = [
     "import_",
@@ -35,6 +45,21 @@ __all__ = [
 ]
 
 DEFAULT_STRATA = (50, 100, 1000)  # the estimate's strata of unjudged candidates, by best rank
+
+
+class PoolResult(TypedDict):
+    """What :func:`pool` did."""
+
+    pool: PoolReport  # the pool's report
+    found: list[RunFound]  # what each run found alone
+    sample: EstimateSample | None  # the estimate's sample; None without one
+
+
+class AnnotatorList(TypedDict):
+    """What :func:`annotators` lists."""
+
+    annotators: list[AnnotatorRow]
+    tokens_required: bool  # whether the app asks for a token
 
 
 def import_(store: Store, sources: ImportSources) -> list[str]:
@@ -55,7 +80,7 @@ def pool(
     estimate: int | None = None,
     strata: Sequence[int] = DEFAULT_STRATA,
     corpus_stratum: bool = False,
-) -> dict[str, Any]:
+) -> PoolResult:
     """The depth-``depth`` pool of ``runs`` as items, assigned to ``annotators`` (``overlap`` None:
     the table's share with two or more people); with ``estimate``, that many unjudged candidates per
     query sampled beyond it, refused before anything is written. Returns ``{"pool", "found",
@@ -64,7 +89,7 @@ def pool(
         check_estimate(store, depth, estimate, list(strata), annotators=list(annotators))
     report = build_pool(store, depth, runs=runs, annotators=annotators, overlap=overlap, seed=seed)
     found = pool_report(store, depth)
-    sample = None
+    sample: EstimateSample | None = None
     if estimate:
         sample = sample_unjudged(
             store,
@@ -81,12 +106,30 @@ def pool(
 
 def baseline(
     store: Store, *, method: str = "bm25", depth: int = 100, name: str = "bm25-baseline"
-) -> dict[str, Any]:
+) -> BaselineReport:
     """A lexical run over the stored corpus, stored under ``name`` (:func:`annotation.baseline.add_baseline`)."""
     return add_baseline(store, method=method, depth=depth, name=name)
 
 
-def annotators(store: Store, action: str = "list", *, name: str = "", role: str = "annotator") -> Any:
+@overload
+def annotators(store: Store, action: Literal["add"], *, name: str = "", role: str = "annotator") -> str: ...
+
+
+@overload
+def annotators(
+    store: Store, action: Literal["revoke"], *, name: str = "", role: str = "annotator"
+) -> None: ...
+
+
+@overload
+def annotators(
+    store: Store, action: Literal["list"] = "list", *, name: str = "", role: str = "annotator"
+) -> AnnotatorList: ...
+
+
+def annotators(
+    store: Store, action: str = "list", *, name: str = "", role: str = "annotator"
+) -> str | None | AnnotatorList:
     """``add`` (the access token, shown once), ``revoke`` (None) or ``list`` (the rows and whether
     the app asks for a token)."""
     if action == "add":
@@ -110,6 +153,28 @@ def handout(
     return store.handout()
 
 
+@overload
+def imports(
+    store: Store,
+    action: Literal["list"] = "list",
+    *,
+    import_id: int | None = None,
+    who: str = "",
+    reason: str | None = None,
+) -> list[ImportRecord]: ...
+
+
+@overload
+def imports(
+    store: Store,
+    action: Literal["retire", "restore"],
+    *,
+    import_id: int,
+    who: str = "",
+    reason: str | None = None,
+) -> ImportChange: ...
+
+
 def imports(
     store: Store,
     action: str = "list",
@@ -117,17 +182,20 @@ def imports(
     import_id: int | None = None,
     who: str = "",
     reason: str | None = None,
-) -> Any:
+) -> list[ImportRecord] | ImportChange:
     """``list`` every import, or ``retire`` / ``restore`` one (its rows leave or come back; nothing
     is deleted)."""
     if action == "list":
         return store.imports()
+    assert import_id is not None  # retire and restore name the import (their overload requires it)
     if action == "retire":
         return store.retire_import(import_id, who, reason)
     return store.restore_import(import_id, who, reason)
 
 
-def migrate(source: Store, target: Store, progress: Callable[[str, int], None] | None = None) -> list[Any]:
+def migrate(
+    source: Store, target: Store, progress: Callable[[str, int], None] | None = None
+) -> list[TableCopied]:
     """Every table of ``source`` into the empty ``target``, verified by count and SHA-256 per table."""
     # start-up: only this command copies stores
     from annotation.store.transfer import copy_store
@@ -135,6 +203,6 @@ def migrate(source: Store, target: Store, progress: Callable[[str, int], None] |
     return copy_store(source, target, progress=progress)
 
 
-def export(store: Store, fmt: str, output: str | os.PathLike, **options: Any) -> str:
+def export(store: Store, fmt: str, output: str | os.PathLike[str], **options: Any) -> str:
     """One export format (:data:`annotation.exports.FORMATS`) written to ``output``; what was written."""
     return export_formats.export_format(fmt).export(store, output, **options)

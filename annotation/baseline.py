@@ -19,7 +19,6 @@ apply, so the same store gives the same run, byte for byte.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -27,9 +26,9 @@ import pyarrow as pa
 from annotation.choices import METHODS
 from annotation.model import Run, arrow
 from annotation.render import counted
-from annotation.store import Store, StoreError
+from annotation.store import RunCounts, Store, StoreError
 
-__all__ = ["METHODS", "bm25_run", "add_baseline", "baseline_text", "BM25_PARAMS"]
+__all__ = ["METHODS", "bm25_run", "add_baseline", "baseline_text", "BM25_PARAMS", "BaselineReport"]
 
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
 _TOKENS = {"lower": True, "token_pattern": r"(?u)\b\w\w+\b", "stopwords": "en", "stemmer": None}
@@ -84,9 +83,21 @@ def describe() -> str:
     )
 
 
+class BaselineReport(RunCounts):
+    """What :func:`add_baseline` did: the run's counts (:class:`RunCounts`) and what it ranked."""
+
+    name: str
+    engine: str  # "bm25s <version>"
+    source: str  # the run's path
+    queries: int  # ranked for: the stored queries with text
+    queries_without_text: int
+    chunks: int  # ranked: the stored chunks with text
+    depth: int
+
+
 def add_baseline(
     store: Store, method: str = "bm25", depth: int = 100, name: str = "bm25-baseline"
-) -> dict[str, Any]:
+) -> BaselineReport:
     """Rank the stored chunks with text for every stored query with text; store
     the top ``depth`` as run ``name`` (stage fetch). The same store and name
     again changes nothing; a different result under a stored name is refused."""
@@ -122,7 +133,7 @@ def add_baseline(
     }
 
 
-def baseline_text(report: dict[str, Any]) -> str:
+def baseline_text(report: BaselineReport) -> str:
     """What :func:`add_baseline` did, in one line (the command line's and the Data page's words)."""
 
     skipped = report["queries_without_text"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import tempfile
 from argparse import ArgumentTypeError
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
@@ -35,7 +34,7 @@ from annotation.imports_ui import (
 from annotation.options import default, option
 from annotation.pooling import KINDS, handout_text, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
-from annotation.store import AGGREGATES, Store, StoreError
+from annotation.store import AGGREGATES, AnnotatorRow, Store, StoreError
 from annotation.store.postgres import shown_url
 
 __all__ = ["render_data_page", "import_uploads", "UPLOADS"]
@@ -87,7 +86,17 @@ def import_uploads(
             return text
 
         sources = ImportSources(
-            **paths, name=name, stage=stage, annotator=annotator, who=who, confirmed=confirmed
+            corpus=paths.get("corpus"),
+            queries=paths.get("queries"),
+            beir=paths.get("beir"),
+            run=paths.get("run"),
+            traces=paths.get("traces"),
+            labels=paths.get("labels"),
+            name=name,
+            stage=stage,
+            annotator=annotator,
+            who=who,
+            confirmed=confirmed,
         )
         try:
             with Store(_db_path()) as store:
@@ -120,7 +129,7 @@ def render_data_page() -> None:
     render_export([p["name"] for p in people])
 
 
-def render_overview() -> list[dict[str, Any]]:
+def render_overview() -> list[AnnotatorRow]:
     """The store's counts and each annotator's progress, as they are now; the annotators."""
     try:
         with Store(_db_path()) as store:
@@ -164,6 +173,7 @@ def render_handout_form(who: str) -> None:
         return
     st.caption(md(handout_text(mode, labels)))
     modes, needed = option("handout_mode"), option("handout_labels")
+    assert modes.choices is not None  # the handout's modes
     with st.form("data:handout"):
         chosen = st.radio("hand items out", modes.choices, index=modes.choices.index(mode), horizontal=True)
         count = st.number_input(
@@ -384,13 +394,13 @@ def render_export(names: list[str]) -> None:
             st.error(md(exc))
             return
         st.session_state["data:export-file"] = prepared
-    prepared = st.session_state.get("data:export-file")
-    if prepared:
-        st.caption(md(prepared.summary))
+    ready = st.session_state.get("data:export-file")
+    if ready:
+        st.caption(md(ready.summary))
         st.download_button(
-            f"Download {prepared.filename}",
-            data=prepared.data,
-            file_name=prepared.filename,
-            mime=prepared.mime,
+            f"Download {ready.filename}",
+            data=ready.data,
+            file_name=ready.filename,
+            mime=ready.mime,
             key="data:download",
         )

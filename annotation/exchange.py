@@ -36,7 +36,7 @@ from annotation.formats import (
     read_traces,
 )
 from annotation.render import counted
-from annotation.store import OffScale, Store, StoreError
+from annotation.store import ImportChange, ImportRecord, OffScale, Store, StoreError
 from annotation.trace_sources import read_trace_source, to_store
 
 __all__ = [
@@ -197,6 +197,7 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
         ):
             looks_like, findings = slot_findings(store, slot, rows or {})
             if findings:
+                assert path is not None  # findings are of a file's rows
                 raise WrongSlot(path, slot, looks_like, findings)
     name, kind = _import_name(sources)
     who = (sources.who or "").strip() or login_name()
@@ -207,10 +208,12 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
         if queries is not None:
             lines.append(_report(f"queries {sources.queries}", store.import_queries(queries)))
         if beir is not None:
+            assert sources.beir is not None  # the folder it was read from
             lines.extend(_import_beir(store, sources.beir, *beir))
         if run is not None:
-            counts = store.import_run(run, sources.name.strip(), sources.stage)
-            lines.append(_report(f"run {sources.name.strip()!r} ({sources.stage}) {sources.run}", counts))
+            run_name = (sources.name or "").strip()  # given: sources.check()
+            ranked = store.import_run(run, run_name, sources.stage)
+            lines.append(_report(f"run {run_name!r} ({sources.stage}) {sources.run}", ranked))
         identical: list[tuple[str, str]] = []
         if traces is not None:
             lines.append(_report(f"traces {sources.traces}", store.import_traces(traces, identical)))
@@ -223,7 +226,9 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
             for trace, live in identical
         ]
         if labels is not None:
-            lines.append(_import_labels(store, labels, sources.annotator.strip(), sources.labels))
+            assert sources.labels is not None  # the file they were read from
+            annotator = (sources.annotator or "").strip()  # given: sources.check()
+            lines.append(_import_labels(store, labels, annotator, sources.labels))
             lines += [f"  note: {note}" for note in labels.notes]  # e.g. queries named by their text
         totals = store.live_counts()
     lines.append(f"import {import_id}: {name}, by {who}")
@@ -250,7 +255,7 @@ def rows_text(rows: Mapping[str, int]) -> str:
     return ", ".join(words) or "no rows"
 
 
-def import_state_text(row: Mapping[str, object]) -> str:
+def import_state_text(row: ImportRecord) -> str:
     """``live``, ``retired (by sam, wrong slot)``: an import's state and its newest change."""
     state = str(row["state"])
     if row.get("changed_by"):
@@ -258,11 +263,11 @@ def import_state_text(row: Mapping[str, object]) -> str:
     return state
 
 
-def retirement_text(done: Mapping[str, object], action: str) -> str:
+def retirement_text(done: ImportChange, action: str) -> str:
     """What a retire or restore did, in one sentence (every face says this; the CLI adds its
     command to undo it): ``retired import 2 (queries q.jsonl; 30 queries): its rows are out of
     queues, metrics, exports and reviews``."""
-    head = f"import {done['id']} ({done['name']}; {rows_text(done['rows'])})"  # type: ignore[arg-type]
+    head = f"import {done['id']} ({done['name']}; {rows_text(done['rows'])})"
     if not done["changed"]:
         when = f" (by {done['changed_by']}, {done['changed_at']})" if done.get("changed_by") else ""
         return f"{head} is already {done['state']}{when}; nothing changed"
@@ -361,7 +366,7 @@ def _grade_line(path: PathLike, qid: str, doc: str) -> int | None:
     return None
 
 
-def _child(node, key: str):
+def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
     """A mapping node's value node for ``key`` (None when absent or not a mapping)."""
     if not isinstance(node, yaml.MappingNode):
         return None
@@ -371,7 +376,7 @@ def _child(node, key: str):
     return None
 
 
-def _report(what: str, counts: dict[str, int]) -> str:
+def _report(what: str, counts: Mapping[str, object]) -> str:
     """``run 'bm25' (run.trec): 1 run, 40 rankings, 0 unchanged``: a noun is singular for 1;
     ``identical`` (traces not imported, named on their own lines) only when there are some."""
     nouns = ("labels", "runs", "rankings", "traces")

@@ -22,7 +22,7 @@ from annotation.exchange import (
 )
 
 if TYPE_CHECKING:
-    from annotation.store import Store
+    from annotation.store import ImportRecord, Store
 
 __all__ = [
     "import_options",
@@ -76,7 +76,7 @@ def run_imports(args: argparse.Namespace) -> str:
     return text + "\n"
 
 
-def _list(imports: list[dict[str, Any]]) -> str:
+def _list(imports: list[ImportRecord]) -> str:
     if not imports:
         return "no imports yet\n"
     table = [("id", "when (UTC)", "kind", "who", "state", "rows", "name")]

@@ -10,7 +10,7 @@ annotation imports`` prints. Every string from the data is escaped (:func:`annot
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 import streamlit as st
 
@@ -23,8 +23,9 @@ from annotation.exchange import (
     retirement_text,
     rows_text,
 )
+from annotation.formats import FormatError
 from annotation.render import md
-from annotation.store import Store, StoreError
+from annotation.store import ImportRecord, Store, StoreError
 
 __all__ = [
     "render_imports_section",
@@ -54,7 +55,7 @@ def who_acts(name: str | None) -> str:
     return name or f"{login_name()} (local mode)"
 
 
-def page_words(exc: StoreError) -> str:
+def page_words(exc: StoreError | FormatError) -> str:
     """A refused import in the page's words: the box it is about, never a command-line flag."""
     hint = PAGE_FIELDS.get(exc.field) if isinstance(exc, NothingToImport) else None
     return f"{exc}: {hint}" if hint else str(exc)
@@ -68,7 +69,7 @@ def render_wrong_slot(exc: WrongSlot) -> bool:
     return st.button(f"Import {md(name)} as {exc.slot} anyway", key=f"{KEY}anyway")
 
 
-def imports_rows(imports: list[dict[str, Any]]) -> list[dict[str, str]]:
+def imports_rows(imports: list[ImportRecord]) -> list[dict[str, str]]:
     """The imports table, newest first, each cell escaped."""
     return [
         {
@@ -116,7 +117,7 @@ def render_imports_section(db: str, who: str) -> None:
         key=f"{KEY}chosen",
     )
     row = by_id[chosen]
-    action = "restore" if row["state"] == "retired" else "retire"
+    action: Literal["retire", "restore"] = "restore" if row["state"] == "retired" else "retire"
     reason = st.text_input("why (kept with the record)", key=f"{KEY}reason")
     if st.button(f"{action.capitalize()} import {chosen}", key=f"{KEY}{action}"):
         try:

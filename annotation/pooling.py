@@ -19,7 +19,7 @@ import json
 import random
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
@@ -38,7 +38,45 @@ __all__ = [
     "my_work",
     "progress",
     "handout_text",
+    "PoolReport",
+    "EstimateSample",
+    "RunFound",
 ]
+
+
+class PoolReport(TypedDict):
+    """What :func:`pool` did."""
+
+    runs: list[str]
+    depth: int
+    pooled: int  # (query, chunk) pairs in the runs' top ``depth``
+    already_judged: int
+    items_added: int
+    assignments: int
+    items_assigned: int
+    doubly_assigned: int
+    batch: str
+    warnings: list[str]
+
+
+class EstimateSample(TypedDict):
+    """What :func:`sample_unjudged` drew."""
+
+    queries: int
+    sampled: int
+    strata: dict[str, int]  # stratum -> chunks drawn
+    candidates: dict[str, int]  # stratum -> unjudged candidates, summed over queries
+    design: str  # the design as recorded (JSON)
+
+
+class RunFound(TypedDict):
+    """One run's row of :func:`pool_report`."""
+
+    run: str
+    pooled: int
+    relevant_found: int
+    relevant_judged: int
+    found_only_here: int
 
 
 def one_run_warning(runs: Sequence[str]) -> str | None:
@@ -58,7 +96,7 @@ def pool(
     annotators: Sequence[str] = (),
     overlap: float | None = None,
     seed: int = default("pool_seed"),
-) -> dict[str, Any]:
+) -> PoolReport:
     """Add the depth-``depth`` pool of ``runs`` (default: all) as items; assign them. ``overlap``
     None: the options table's share (0.2) when two or more annotators are given, else none."""
     if overlap is None:
@@ -145,10 +183,11 @@ def check_estimate(
         raise StoreError(f"strata {list(strata)}: each bound must exceed the pool depth {depth}")
     if store.has_assignments("chunk") and not annotators:
         raise StoreError("this store assigns chunk items to people: give --annotators for the sampled items")
-    drawn = store.estimate_sample_size()
-    if drawn[0]:
+    drawn, first = store.estimate_sample_size()
+    if drawn:
+        assert first is not None  # a drawn chunk's time (NOT NULL)
         raise StoreError(
-            f"this store already holds an estimate sample ({drawn[0]} chunks drawn {drawn[1][:10]}); a second "
+            f"this store already holds an estimate sample ({drawn} chunks drawn {first[:10]}); a second "
             "draw would mix two designs and weigh its chunks wrongly: label the first (or start a new store)"
         )
     return bounds
@@ -163,7 +202,7 @@ def sample_unjudged(
     runs: Sequence[str] | None = None,
     annotators: Sequence[str] = (),
     seed: int = 0,
-) -> dict[str, Any]:
+) -> EstimateSample:
     """For each query, a stratified random sample of ``n`` unjudged candidates beyond the
     depth-``depth`` pool, so that what the labels missed can be estimated
     (calibration.estimate; Horvitz-Thompson, as TREC's infAP and statAP do).
@@ -313,6 +352,7 @@ def item_view(store: Store, item_id: int, annotator: str) -> dict[str, Any] | No
             "chunk": store.chunk_text(chunk_id) or "",
         }
     trace = store.trace_shown(trace_id)
+    assert trace is not None  # an item's trace is stored (a foreign key)
     if kind == "trace":
         return {
             "item_id": item_id,
@@ -400,7 +440,7 @@ def progress(store: Store, annotator: str, kind: str = "chunk") -> tuple[int, in
     return store.queue_progress(annotator_id, kind)
 
 
-def pool_report(store: Store, depth: int, min_grade: int = DEFAULT_MIN_GRADE) -> list[dict[str, Any]]:
+def pool_report(store: Store, depth: int, min_grade: int = DEFAULT_MIN_GRADE) -> list[RunFound]:
     """Per run: pairs in its top ``depth``, judged-relevant chunks among them
     (current labels, median over annotators), and how many of those only this
     run found. If one run finds most relevant chunks alone, the labels lean
@@ -414,7 +454,7 @@ def pool_report(store: Store, depth: int, min_grade: int = DEFAULT_MIN_GRADE) ->
     found: dict[str, set[tuple[str, str]]] = {}
     for name, query_id, chunk_id in store.top_ranked(depth):
         found.setdefault(name, set()).add((query_id, chunk_id))
-    report = []
+    report: list[RunFound] = []
     for name in sorted(found):
         mine = found[name] & relevant
         others = set().union(*(found[o] for o in found if o != name)) if len(found) > 1 else set()

@@ -72,8 +72,8 @@ from annotation.store.base import (
 from annotation.store.browse import Browse
 from annotation.store.corpus import Corpus
 from annotation.store.history import History
-from annotation.store.identity import REVOKED, ROLES, Identity, token_hash
-from annotation.store.imports import Imports
+from annotation.store.identity import REVOKED, ROLES, AnnotatorRow, Identity, token_hash
+from annotation.store.imports import Imports, RunCounts
 from annotation.store.judges import (
     CALIBRATION_COLUMNS,
     JUDGE_COLUMNS,
@@ -87,7 +87,7 @@ from annotation.store.migrations import MIGRATIONS
 from annotation.store.pools import Pools
 from annotation.store.postgres import is_url
 from annotation.store.queue import Queue
-from annotation.store.retirements import UnknownImport
+from annotation.store.retirements import ImportChange, ImportRecord, UnknownImport
 
 __all__ = [
     "Store",
@@ -101,6 +101,10 @@ __all__ = [
     "ImportConflict",
     "OffScale",
     "UnknownImport",
+    "ImportRecord",
+    "ImportChange",
+    "AnnotatorRow",
+    "RunCounts",
     "default_db_path",
     "database_exists",
     "empty_file",

@@ -16,7 +16,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from annotation.store.base import StoreBase, StoreError, inserted_id, utc_now
 from annotation.store.retirements import live, live_item
@@ -32,6 +32,7 @@ __all__ = [
     "session_hours",
     "SignIn",
     "Claimed",
+    "AnnotatorRow",
 ]
 
 ROLES = ("annotator", "admin")
@@ -53,6 +54,15 @@ def session_hours() -> float:
     if not hours > 0 or hours == float("inf"):
         raise StoreError(f"{SESSION_HOURS_ENV} must be a positive number of hours, not {raw!r}")
     return hours
+
+
+class AnnotatorRow(TypedDict):
+    """An annotator as :meth:`Identity.annotators` lists them."""
+
+    name: str
+    role: str
+    access: Literal["token", "revoked", "none"]  # an active token, a revoked one, none ever given
+    labels: int  # their current labels (their newest live label per live item)
 
 
 @dataclass(frozen=True)
@@ -160,7 +170,7 @@ class Identity(StoreBase):
             self.db.execute("SELECT 1 FROM annotators WHERE token_hash IS NOT NULL LIMIT 1").fetchone()
         )
 
-    def annotators(self) -> list[dict[str, Any]]:
+    def annotators(self) -> list[AnnotatorRow]:
         """Every annotator: name, role, access (token, revoked, none), current labels (their newest
         live label per live item: :mod:`annotation.store.retirements`)."""
         rows = self.db.execute(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from annotation.model import Qrels, Run
 from annotation.rubrics import get_rubric
@@ -23,7 +23,16 @@ from annotation.store.base import ImportConflict, OffScale, StoreError, inserted
 from annotation.store.identity import Identity
 from annotation.store.retirements import Retirements, live
 
-__all__ = ["Imports"]
+__all__ = ["Imports", "RunCounts"]
+
+
+class RunCounts(TypedDict):
+    """What :meth:`Imports.import_run` did: the run added (1) or already stored as it is (0), its
+    ranking rows added, and the rows already stored as they are."""
+
+    runs: int
+    rankings: int
+    unchanged: int
 
 
 class Imports(Retirements, Identity):
@@ -98,7 +107,7 @@ class Imports(Retirements, Identity):
         self.ensure_ids(table, ids)
         self.hold(table, [i for i in wanted if i not in stored], [i for i in wanted if i in stored])
 
-    def import_run(self, run: Run, name: str, stage: str = "fetch") -> dict[str, int]:
+    def import_run(self, run: Run, name: str, stage: str = "fetch") -> RunCounts:
         """A run's rankings in trec order (rank 1..n per query); the same run again changes nothing."""
         if stage not in ("fetch", "keep"):
             raise StoreError(f"stage {stage!r}; expected fetch or keep")

@@ -33,13 +33,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from annotation.store.base import StoreBase, StoreError, inserted_id, utc_now
 
 __all__ = [
     "Retirements",
     "UnknownImport",
+    "ImportRecord",
+    "ImportChange",
     "HELD_TABLES",
     "RETIRED_IMPORTS",
     "retired_keys",
@@ -102,6 +104,28 @@ class UnknownImport(StoreError):
     """An import id the store does not hold."""
 
 
+class ImportRecord(TypedDict):
+    """One import as :meth:`Retirements.imports` lists it."""
+
+    id: int
+    name: str
+    kind: str
+    who: str
+    source: str | None
+    created_at: str
+    rows: dict[str, int]  # table -> rows it holds
+    state: Literal["live", "retired"]
+    changed_by: str | None  # these three from its newest retire/restore row; None when never
+    changed_at: str | None
+    reason: str | None
+
+
+class ImportChange(ImportRecord):
+    """An import retired or restored (:meth:`Retirements.retire_import`)."""
+
+    changed: bool  # False: it was in that state already (no row added)
+
+
 class Retirements(StoreBase):
     """Imports as records: recorded, listed, retired and restored."""
 
@@ -162,7 +186,7 @@ class Retirements(StoreBase):
 
     # ------------------------------------------------------------ the record
 
-    def imports(self) -> list[dict[str, Any]]:
+    def imports(self) -> list[ImportRecord]:
         """Every import, oldest first: ``{"id", "name", "kind", "who", "source", "created_at",
         "rows": {table: rows held}, "state": "live" | "retired", "changed_by", "changed_at",
         "reason"}`` (the last three from its newest retire/restore row; None when never)."""
@@ -194,7 +218,7 @@ class Retirements(StoreBase):
             for import_id, name, kind, who, source, created, action, by, at, reason in rows
         ]
 
-    def get_import(self, import_id: int) -> dict[str, Any]:
+    def get_import(self, import_id: int) -> ImportRecord:
         """One import as :meth:`imports` gives it; :class:`UnknownImport` when there is none."""
         for row in self.imports():
             if row["id"] == import_id:
@@ -205,27 +229,27 @@ class Retirements(StoreBase):
             + (f"the imports are {', '.join(known)}" if known else "nothing has been imported yet")
         )
 
-    def retire_import(self, import_id: int, who: str, reason: str | None = None) -> dict[str, Any]:
+    def retire_import(self, import_id: int, who: str, reason: str | None = None) -> ImportChange:
         """Take an import back: a ``retire`` row. Returns the import (as :meth:`get_import`) with
         ``changed`` False when it was retired already (no row added)."""
         return self._set_state(import_id, "retire", who, reason)
 
-    def restore_import(self, import_id: int, who: str, reason: str | None = None) -> dict[str, Any]:
+    def restore_import(self, import_id: int, who: str, reason: str | None = None) -> ImportChange:
         """Bring a retired import back: a ``restore`` row; ``changed`` False when it was live."""
         return self._set_state(import_id, "restore", who, reason)
 
-    def _set_state(self, import_id: int, action: str, who: str, reason: str | None) -> dict[str, Any]:
+    def _set_state(self, import_id: int, action: str, who: str, reason: str | None) -> ImportChange:
         if not (who or "").strip():
             raise StoreError(f"to {action} an import, say who does it")
         with self.write() as db:
             before = self.get_import(import_id)
             if before["state"] == ("retired" if action == "retire" else "live"):
-                return before | {"changed": False}
+                return {**before, "changed": False}
             db.execute(
                 "INSERT INTO retirements (import_id, action, who, created_at, reason) VALUES (?, ?, ?, ?, ?)",
                 [import_id, action, who.strip(), utc_now(), (reason or "").strip() or None],
             )
-            return self.get_import(import_id) | {"changed": True}
+            return {**self.get_import(import_id), "changed": True}
 
     def live_counts(self) -> dict[str, int]:
         """Live rows per table (what :meth:`StoreBase.counts` counts, retired rows left out)."""

@@ -47,10 +47,10 @@ def to_store(
             name = f"{run_prefix}{system}:{stage}"
             run, positional = _run(rankings, name)
             run.path = imp.path
-            result = store.import_run(run, name, stage)
-            counts["runs"] += result["runs"]
-            counts["rankings"] += result["rankings"]
-            counts["unchanged"] += result["unchanged"]
+            ranked = store.import_run(run, name, stage)
+            counts["runs"] += ranked["runs"]
+            counts["rankings"] += ranked["rankings"]
+            counts["unchanged"] += ranked["unchanged"]
             counts["positional"] += positional
         if imp.traces:
             result = store.import_traces(imp.traces, identical)
