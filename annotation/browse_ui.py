@@ -45,7 +45,11 @@ FILTERS: dict[str, Any] = {  # every filter's widget key and its default
     "week": "",
     "settled": ANY,
 }
-SETTLED_CHOICES = {ANY: "settled or not", True: "settled only", False: "not settled only"}
+SETTLED_CHOICES: dict[str | bool, str] = {
+    ANY: "settled or not",
+    True: "settled only",
+    False: "not settled only",
+}
 
 
 def items_page() -> st.Page:
@@ -158,7 +162,7 @@ def render_filters(store: Store) -> dict[str, Any]:
         "people's grade (median)", [ANY, *grades], key=f"{KEY}people_grade", format_func=_any
     )
     settled = second[3].selectbox(
-        "settled", list(SETTLED_CHOICES), key=f"{KEY}settled", format_func=SETTLED_CHOICES.get
+        "settled", list(SETTLED_CHOICES), key=f"{KEY}settled", format_func=SETTLED_CHOICES.__getitem__
     )
     third = st.columns([1, 1, 2])
     people_disagree = third[0].checkbox("people disagree", key=f"{KEY}people_disagree")

@@ -27,8 +27,9 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import streamlit as st
 
@@ -295,6 +296,15 @@ def _undo(page: LabelPage, annotator: str) -> None:
     _set(page, "shown_at", None)
 
 
+class _ButtonOptions(TypedDict):
+    """What two buttons share (``st.button``'s keywords)."""
+
+    key: str
+    shortcut: str
+    on_click: Callable[[LabelPage, str], None]
+    args: tuple[LabelPage, str]
+
+
 @st.fragment
 def render_label_pane(page: LabelPage, annotator: str) -> None:
     """The labelling pane: reruns alone on each keypress."""
@@ -325,8 +335,13 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     message = st.session_state.pop(_key(page, "message"), None)
     if message:
         st.info(md(message))
-    undo = dict(key=f"{page.prefix}undo", shortcut="u", on_click=_undo, args=(page, annotator))
-    if item is None and total == 0:
+    undo: _ButtonOptions = {
+        "key": f"{page.prefix}undo",
+        "shortcut": "u",
+        "on_click": _undo,
+        "args": (page, annotator),
+    }
+    if item is None and handout is not None:  # total == 0: the handout is read then, and only then
         assign = f"`python -m annotation pool --depth D --annotators {md(annotator)}`"
         mode, needed = handout  # read in the same store visit whenever the queue is empty
         if mode == "assigned":

@@ -114,7 +114,7 @@ def export_golden(
         }
         for origin in store.label_origins(annotator)
     ]
-    meta = {
+    meta: dict[str, object] = {  # golden.yaml's header
         "name": "denominator export",
         "description": f"{n} judgments over {len(qrels.grades)} queries; "
         + ("one annotator's labels" if annotator else f"the {aggregate} grade over annotators"),

@@ -132,7 +132,7 @@ def export_phoenix(
         not_span_ids += not _SPAN_ID.fullmatch(span_id)
         for position, context in enumerate(trace.contexts):
             grade = judged.grade(trace.query_id, context.chunk_id)
-            if grade is None:
+            if grade is None or context.chunk_id is None:  # a text matching no stored chunk has no grade
                 unjudged += 1
                 continue
             relevant = grade >= threshold
