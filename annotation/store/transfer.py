@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from annotation.store.base import StoreBase, StoreError
+from annotation.store.postgres import Database
 
 __all__ = ["TABLES", "TargetNotEmpty", "TransferFailed", "TableCopied", "copy_store", "table_checksum"]
 
@@ -150,7 +151,7 @@ def copy_store(
     return copied
 
 
-def _copy_table(source: StoreBase, target: StoreBase, db: object, table: str) -> int:
+def _copy_table(source: StoreBase, target: StoreBase, db: Database, table: str) -> int:
     columns = _columns(source, table)
     missing = set(columns) - set(_columns(target, table))
     if missing:
@@ -164,15 +165,15 @@ def _copy_table(source: StoreBase, target: StoreBase, db: object, table: str) ->
             row if target.dialect == "sqlite" else tuple(_pg_value(table, c, v) for c, v in zip(columns, row))
         )
         if len(batch) >= BATCH:
-            db.conn.executemany(insert, batch)  # type: ignore[attr-defined]
+            db.conn.executemany(insert, batch)
             rows += len(batch)
             batch = []
     if batch:
-        db.conn.executemany(insert, batch)  # type: ignore[attr-defined]
+        db.conn.executemany(insert, batch)
         rows += len(batch)
     if target.dialect == "postgresql":  # the identity sequences continue after the ids copied
         for column in _identity_columns(target, table):
-            db.execute(  # type: ignore[attr-defined]
+            db.execute(
                 f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                 f"coalesce((SELECT max({column}) FROM {table}), 0) + 1, false)"
             )
