@@ -114,7 +114,7 @@ def existing_db() -> str | None:
     if database_exists(db):
         return db
     st.error(
-        f"No database at {md(db)}: build the demo with `python -m annotation demo` "
+        f"No database at {md(db)}: build the demo with `python -m denominator demo` "
         "or import data with `python -m annotation import`."
     )
     return None

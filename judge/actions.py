@@ -173,7 +173,7 @@ def compare(
     (swap-averaged preference, consistency) once a live run has answered."""
     calls = llm_calls(store, "preference", limit=limit)  # each order once; the plan repeats them
     if not calls:
-        raise NothingToJudge("no answer pairs to compare (python -m annotation demo builds some)")
+        raise NothingToJudge("no answer pairs to compare (python -m denominator demo builds some)")
     result = _ask(
         store,
         "preference",
