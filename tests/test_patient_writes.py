@@ -64,7 +64,9 @@ def test_a_patient_writer_gives_up_when_nothing_lands(demo_db) -> None:
         with pytest.raises(StoreBusy, match="busy"):
             store.add_label(2, "bulk", 3, seconds=0.1)
         assert thread.is_alive()  # it gave up while the other write still held the lock
-        assert store.turns_waited == 0
+        # PostgreSQL's mark is the next transaction id, which the server's own autovacuum (ANALYZE
+        # of the demo's new tables) may take too: a window more, once seen under load
+        assert store.turns_waited <= (1 if db.startswith("postgresql") else 0)
         thread.join(30)
     assert labels_of(db, "bulk") == 0 and done == [1]
 
