@@ -1,18 +1,17 @@
-"""The shapes the faces read: typed results of the audit, an agreement pair and the review.
+"""The shapes the faces read: typed results of every command of ``python -m calibration``.
 
 They are ``TypedDict``s: plain dicts at run time (the JSON every CLI prints is exactly these),
 with names and types a reader and a type checker can follow instead of string keys. ``None``
-is an undefined value (principle 2), never 0.
+is an undefined value (principle 2), never 0. In order: the audit, the check and its history,
+agreement, position bias, PPI, the weekly review.
 """
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, final
 
 
-class AuditQuery(TypedDict):
-    """One query of the audit at cutoff k."""
-
+class AuditQuery(TypedDict):  # one query of the audit at cutoff k
     rel: int  # |Rel|: judged relevant documents
     retrieved: int
     recall: float | None  # distinct relevant in the top k / |Rel|
@@ -51,9 +50,8 @@ class GateResult(TypedDict, total=False):
     bar: str  # stage1-recall: the comparison it was held to (the policy's strictness)
 
 
+# calibration.audit.audit_run (python -m calibration audit --format json)
 class AuditReport(TypedDict):
-    """``calibration.audit.audit_run`` (``python -m calibration audit --format json``)."""
-
     k: int
     min_grade: int
     fetch_depth: int | None
@@ -67,18 +65,200 @@ class AuditReport(TypedDict):
     stage1: NotRequired[str]  # how stage 1 was taken, in words (calibration.workflows.audit_data)
 
 
-class AgreementPair(TypedDict, total=False):
-    """One pair of raters in ``calibration.stats.agreement.agreement_report``."""
+# the figures of one query of a check: the seven the essay names and what they rest on
+class CheckFigures(TypedDict):
+    fetch_recall: float | None  # stage-1 recall
+    keep_recall: float | None  # recall@k
+    rr: float | None
+    ndcg: float | None
+    rel: int
+    k: int
+    label_coverage: float | None
+    recall_ceiling: float | None
+    share_of_ceiling: float | None
+    judged_at_k: float | None
+    recall_at_20: float | None
+    duplicates: list[str]
+    positional_hits: int
+    distinct_hits: int
+    fetch_hits: int | None
 
-    raters: list[Any]
+
+class CheckQuery(CheckFigures):  # one query of calibration.policy.check.check_report
+    scored_zero: NotRequired[bool]  # not in the run: scored as retrieving nothing (--missing zero)
+    findings: list[str]  # the audit's findings, then the diagnosis codes
+
+
+class FigureMean(TypedDict):
+    mean: float | None  # over the queries that define the figure
+    undefined: int  # the queries left out of it
+
+
+class RelMean(TypedDict):
+    mean: float | None
+    total: int
+
+
+class CheckSummary(TypedDict):
+    n_queries: int
+    fetch_recall: FigureMean
+    keep_recall: FigureMean
+    share_of_ceiling: FigureMean
+    rr: FigureMean
+    ndcg: FigureMean
+    label_coverage: FigureMean
+    judged_at_k: FigureMean
+    recall_at_20: FigureMean
+    rel: RelMean
+    findings: dict[str, int]  # each code with how many queries carry it
+    notes: list[str]
+
+
+class DiagnosisBars(TypedDict):
+    ndcg: float
+    rr: float
+
+
+class PolicyJSON(TypedDict):  # a policy as a report names it (calibration.policy.rules.Policy.to_json)
+    source: str
+    corpus: str  # narrow or broad
+    kappa_statistic: str
+    undecided: str  # fail or warn
+    rules: dict[str, str | None]  # each rule's bar as printed (None: off)
+    diagnosis: DiagnosisBars
+
+
+# one judge (or the people) held to a judge rule: calibration.policy.check's kappa_entry (the judge's
+# kappa against the people's consensus) or faithfulness_entry (a pass rate, and how it was found)
+class JudgeOutcome(TypedDict):
+    judge: str  # as the report names it (calibration.policy.check.judge_name), or "people"
+    ci: list[float] | None
+    n: int
+    verdict: str
+    more_labels: NotRequired[int | None]  # undecided: about how many more human-labelled items decide it
+    outcome: str  # passed, failed, warning
+    reason: str | None
+    rate: NotRequired[float | None]
+    how: NotRequired[str]
+    name: NotRequired[str | None]
+    version: NotRequired[int | None]
+    fingerprint: NotRequired[str]
+    rubric: NotRequired[str]
+    kappa: NotRequired[float | None]
+    weights: NotRequired[str | None]
+    statistic: NotRequired[str | None]
+
+
+class RuleHead(TypedDict):  # what every rule of a check report starts with
+    rule: str
+    bar: str  # as printed: "> 0.95", ">= k (5)", "off"
+    scope: str  # query or judge
+    source: str  # the sentence it comes from
+
+
+class RuleResult(RuleHead):  # one rule of the policy held to a run (calibration.policy.check)
+    passed: bool | None  # None: not evaluated (or only a warning), never passed
+    queries: list[str]  # the queries that failed it
+    status: str  # passed, failed, warning, not evaluated
+    reason: NotRequired[str]  # why it was not evaluated
+    evaluated: NotRequired[int]  # queries that define the figure
+    undefined: NotRequired[int]  # queries that do not
+    scored_zero: NotRequired[list[str]]  # all_queries under --missing zero
+    superseded: NotRequired[list[SupersededOutcome]]  # judge rules: earlier versions, listed, not gated
+    judges: NotRequired[list[JudgeOutcome]]  # judge rules
+
+
+# calibration.policy.check.check_report (python -m calibration check --format json)
+class CheckReport(TypedDict):
+    k: int
+    min_grade: int
+    fetch_depth: int | None
+    stage1: str | None
+    corpus_size: int | None
+    store: str | None  # the store the judge rules read, as printed (no credentials)
+    policy: PolicyJSON
+    queries: dict[str, CheckQuery]
+    missing_from_run: list[str]
+    missing_relevant: list[str]
+    missing: str  # drop or zero
+    summary: CheckSummary
+    rules: list[RuleResult]
+    warnings: list[str]  # the rules that only warned
+    passed: bool
+    recorded: NotRequired[int]  # its id in the store (check --record)
+
+
+class CheckRow(TypedDict):  # a recorded check as the store lists it (annotation.store.history)
+    id: int
+    name: str
+    k: int
+    golden_hash: str
+    golden_labels: int
+    run_hash: str
+    passed: bool
+    created_at: str
+
+
+# one recorded check in calibration.policy.gate.history_data (python -m calibration history --format json)
+@final
+class HistoryEntry(CheckRow):
+    labels_changed: bool  # its label hash differs from the previous report of the same name
+    queries_changed: bool  # so does the query set the run held
+    queries_hash: str
+    queries_held: int
+    n_queries: int
+    missing_from_run: int
+    means: dict[str, float | None]  # calibration.policy.gate.HISTORY_FIGURES
+    failed: list[str]  # the rules it failed
+    bars: dict[str, str | None]  # the policy's bars it was held to
+
+
+# a recorded check whose report cannot be read (not JSON, not a check report): named, skipped
+@final
+class UnreadableCheck(TypedDict):
+    id: int
+    name: str
+    unreadable: str  # why
+
+
+HistoryRow = HistoryEntry | UnreadableCheck
+
+
+class FigureChange(TypedDict):
+    first: float | None
+    second: float | None
+    delta: float | None  # second - first
+
+
+class QueryChange(TypedDict):  # one query held by both checks of a diff
+    fetch_recall: FigureChange
+    keep_recall: FigureChange
+    rr: FigureChange
+    ndcg: FigureChange
+    rel: FigureChange
+    label_coverage: FigureChange
+    findings_gained: list[str]
+    findings_lost: list[str]
+
+
+# two recorded checks per query (calibration.policy.gate.diff_checks, python -m calibration history --diff)
+class CheckDiff(TypedDict):
+    first: CheckRow
+    second: CheckRow
+    labels_changed: bool
+    dropped: list[str]  # queries the first held and the second did not
+    added: list[str]
+    queries: dict[str, QueryChange]
+
+
+class AgreementPair(TypedDict, total=False):  # one pair of raters in an AgreementReport
+    raters: list[Any]  # the two raters as the ratings name them
     n: int
     observed_agreement: float | None
     kappa: float | None  # unweighted Cohen's kappa: the verdict's statistic
     kappa_linear: float | None
     kappa_quadratic: float | None
-    kappa_ci: (
-        list[float] | None
-    )  # the score interval of the unweighted kappa (calibration.stats.kappa_interval)
+    kappa_ci: list[float] | None  # the score interval of the unweighted kappa (stats.kappa_interval)
     kappa_linear_ci: list[float] | None
     kappa_quadratic_ci: list[float] | None
     verdict: str  # trusted, undecided, not trusted, undefined (calibration.stats.verdict)
@@ -90,46 +270,226 @@ class AgreementPair(TypedDict, total=False):
     weighted_undefined_reason: str
 
 
-class KappaEntry(TypedDict, total=False):
-    """A kappa with what it rests on, as the review reports it."""
+class IntervalMethod(TypedDict):
+    method: str
+    alpha: float
 
+
+class Thresholds(TypedDict):
+    trusted: float  # the bar a kappa's interval is read against
+
+
+# calibration.stats.agreement.agreement_report (python -m calibration agree --format json)
+class AgreementReport(TypedDict):
+    n_items: int
+    raters: list[Any]  # as the ratings name them
+    pairs: list[AgreementPair]
+    pairs_possible: int
+    pairs_note: str | None  # the pairs listed were cut short (None: every pair is listed)
+    fleiss_kappa: float | None
+    krippendorff_alpha: dict[str, float | None]  # nominal, ordinal, interval
+    labels: list[Any]  # the scale, as read (numbers, or text)
+    n_ratings: int
+    n_missing: int
+    fleiss_undefined_reason: str | None
+    krippendorff_undefined_reason: dict[str, str | None]
+    interval: IntervalMethod
+    verdict_thresholds: Thresholds
+    statistic: str
+
+
+# calibration.stats.position.position_bias (python -m calibration position)
+class PositionReport(TypedDict):
+    n_pairs: int
+    position_consistency: float | None
+    primacy_rate: float | None
+    recency_rate: float | None
+    preference_fairness: float | None
+    repetition_stability: float | None  # None without repeats
+    mean_preference_A: float | None
+    n_comparisons: int
+    n_consistent: int
+    n_primacy: int
+    n_recency: int
+    n_primacy_preferred: int
+    n_recency_preferred: int
+    incomplete_pairs: int
+    unmatched_answers: int
+    n_failed: int
+    n_answers: int
+    n_repeated_instances: int
+    single_trial_instances: int
+    undefined: dict[str, str]  # each figure that is None, with the reason
+
+
+class HumanOnly(TypedDict):  # the people's mean alone
+    estimate: float
+    ci: list[float]
+
+
+# calibration.stats.ppi.rogan_gladen_from_labels: the judge's pass rate corrected by its tpr and tnr
+class RoganGladen(TypedDict):
+    estimate: float | None
+    ci: list[float] | None
+    unclipped: float | None
+    tpr: float | None
+    tnr: float | None
+    judge_pass_rate: float
+    tp: int
+    fn: int
+    fp: int
+    tn: int
+    n_labeled: int
+    n_unlabeled: int
+    n_boot: int
+    n_boot_undefined: int | None
+    alpha: float
+    reason: str | None
+
+
+# calibration.stats.ppi.ppi_report (python -m calibration ppi --format json)
+class PPIReport(TypedDict):
+    estimate: float
+    ci: list[float]
+    lam: float
+    n_labeled: int
+    n_unlabeled: int
+    human_only: HumanOnly
+    rogan_gladen: NotRequired[RoganGladen]  # every value 0 or 1 (calibration.workflows.ppi_files)
+
+
+class KappaFigure(TypedDict):
     kappa: float | None
     ci: list[float] | None
+
+
+class KappaEntry(KappaFigure, total=False):  # a kappa with what it rests on, as the review reports it
     n: int
     weights: str | None
     statistic: str  # the kappa the verdict reads: unweighted (default), linear or quadratic
     bar: float
-    kappas: dict[str, dict[str, Any]]  # every statistic: {"kappa", "ci"}
+    kappas: dict[str, KappaFigure]  # every statistic
     observed_agreement: float | None
     labels: list[Any]
     confusion: list[list[int]]
     undefined_reason: str | None
 
 
-class ReviewJudge(TypedDict, total=False):
-    """One judge and rubric in the weekly review (``calibration.review.review``)."""
+class HumanOnlyMean(HumanOnly):
+    se: float
+    n: int
 
+
+# a faithfulness judge's pass rate corrected by PPI (calibration.stats.ppi.ppi_mean, with the judge's
+# own rate and the population beside), or why it was not corrected
+class PassRate(TypedDict):
+    estimate: NotRequired[float]
+    ci: NotRequired[list[float]]
+    se: NotRequired[float]
+    lam: NotRequired[float]
+    lam_tuned: NotRequired[bool]
+    lam_note: NotRequired[str | None]
+    n_labeled: NotRequired[int]
+    n_unlabeled: NotRequired[int]
+    alpha: NotRequired[float]
+    human_only: NotRequired[HumanOnlyMean]
+    undefined_reason: NotRequired[str]  # too few items: not corrected
+    judge_only: NotRequired[float]
+    scope: str
+
+
+# the model an endpoint served changed under one fingerprint ("from" is a keyword: the functional form)
+ServedModelChange = TypedDict(
+    "ServedModelChange",
+    {"from": str, "to": str, "last_before": str, "first_after": str, "since_label": int},
+)
+
+
+# one judge and rubric in the weekly review (calibration.review.review)
+class ReviewJudge(TypedDict):
     fingerprint: str
-    name: str  # the judge's name (one name, many fingerprints: its versions)
+    name: str | None  # the judge's name (one name, many fingerprints: its versions)
     version: int
     current: bool  # the newest version of its name
     changed: list[str]  # settings that differ from the version before ([] for version 1)
     served_model: str | None  # what the endpoint says it serves now (None: not said)
-    served_model_changed: list[dict[str, Any]]  # {"from", "to", "last_before", "first_after", "since_label"}
+    served_model_changed: list[ServedModelChange]
     left_out_served_before: int  # items answered only before the served model changed
     kind: str
-    model: str
-    endpoint: str
     rubric: str
+    model: str | None
+    endpoint: str | None
     scope: str
+    left_out_fitted_on: int
+    out_of_fold: int
+    consensus: KappaEntry  # against the people's consensus
+    annotators: dict[str, KappaEntry]
+    ceiling: KappaEntry | None  # human-human, on doubly labelled items (None: check's reading)
     verdict: str  # trusted, undecided, not trusted, uncalibrated, undefined
     status_reason: str | None
     more_labels: int | None  # undecided: about how many more human-labelled items would decide it
     advice: str  # what to do about the verdict
-    consensus: KappaEntry  # against the people's consensus
-    ceiling: KappaEntry  # human-human, on doubly labelled items
-    annotators: dict[str, KappaEntry]
-    position: dict[str, Any] | None
-    pass_rate: dict[str, Any] | None
-    out_of_fold: int
-    left_out_fitted_on: int
+    position: PositionReport | None  # pairwise judges
+    pass_rate: PassRate | None  # faithfulness judges
+
+
+class SupersededJudge(TypedDict):  # an earlier version of a judge's name: listed, not reviewed
+    name: str | None
+    version: int
+    fingerprint: str
+    rubric: str
+
+
+class SupersededOutcome(SupersededJudge):  # under a check's judge rule: listed, not gated
+    judge: str
+    reason: str
+
+
+# a saved review of one judge and week (Store.calibration_trend), as the trend shows it
+class TrendPoint(TypedDict):
+    fingerprint: str
+    name: str | None
+    version: int | None
+    rubric: str
+    week: str
+    n: int
+    kappa: float | None
+    ci: list[float] | None
+    verdict: str
+    rule: str | None
+    statistic: str | None
+    served_model: str | None
+    old_rule: bool  # saved before m010 (a point estimate on quadratic weights)
+    # calibration.review.trend: the first point of its judge name, or its version or served model changed
+    new_version: NotRequired[bool]
+
+
+# calibration.review.review (python -m calibration review --format json)
+class ReviewReport(TypedDict):
+    week: str
+    min_labels: int
+    interval: str  # how kappa's interval is computed
+    rule: str  # how verdicts are reached
+    statistic: str
+    bar: float
+    thresholds: Thresholds
+    judges: list[ReviewJudge]
+    superseded: list[SupersededJudge]
+    trend: list[TrendPoint]
+
+
+class ReviewSample(TypedDict):  # this week's sample, drawn (calibration.review.draw_sample)
+    week: str
+    sampled: int
+    of: int
+    strata: dict[str, int]
+    annotators: list[str]
+    doubly_assigned: int
+    stratified_by: str | None  # the judge fingerprint whose grades the strata are by
+
+
+class SampleProgress(TypedDict):  # how far people are with this week's sample
+    week: str
+    size: int
+    labelled: int  # by one person or more
+    doubly: int  # by two or more

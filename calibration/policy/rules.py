@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from annotation.errors import DenominatorError
+from calibration.results import PolicyJSON
 from calibration.stats.verdict import DEFAULT_STATISTIC, STATISTICS, TRUSTED
 
 __all__ = [
@@ -286,7 +287,7 @@ class Policy:
     def bar(self, name: str) -> Bar | None:
         return self.rule(name).bar_for(self.corpus)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PolicyJSON:
         return {
             "source": self.source,
             "corpus": self.corpus,
@@ -419,7 +420,7 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
         if name == "corpus":
             if op != "=" or value not in CORPORA:
                 raise InvalidPolicy(f"--rule {quoted(text)}; expected corpus=narrow or corpus=broad")
-            policy = replace(policy, corpus=value)  # type: ignore[arg-type]
+            policy = replace(policy, corpus=value)
             continue
         rule = policy.rule(name)
         where = f"--rule {quoted(text)}"
