@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard
 
 import numpy as np
 
@@ -45,7 +45,20 @@ from annotation.render import decisive as render_decisive
 from annotation.render import num
 from calibration.metrics import Evaluation
 from calibration.policy.rules import MIN_QUERIES, Bar, Policy, few_queries_note
-from calibration.results import AuditReport
+from calibration.results import (
+    AuditReport,
+    CheckFigures,
+    CheckQuery,
+    CheckReport,
+    CheckSummary,
+    FigureMean,
+    JudgeOutcome,
+    PolicyJSON,
+    ReviewJudge,
+    RuleHead,
+    RuleResult,
+    SupersededOutcome,
+)
 from calibration.stats.verdict import labels_to_decide
 
 __all__ = [
@@ -61,6 +74,17 @@ __all__ = [
 
 DIAGNOSES = ("loss_at_cut", "ranking_weak", "retrieval_weak", "labels_thin")
 FIGURES = ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "k", "label_coverage")
+# the figures of a query whose mean over queries the summary gives, in its order
+MeanFigure = Literal[
+    "fetch_recall",
+    "keep_recall",
+    "share_of_ceiling",
+    "rr",
+    "ndcg",
+    "label_coverage",
+    "judged_at_k",
+    "recall_at_20",
+]
 
 
 def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
@@ -73,7 +97,7 @@ def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float,
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def decisive(value: float, bar: Bar, digits: int = 3) -> str:
+def decisive(value: float | None, bar: Bar, digits: int = 3) -> str:
     """The figure with enough digits that its comparison with the bar reads right
     (``annotation.render.decisive``): 0.59964 against ``>= 0.6`` prints ``0.5996``, not ``0.600``."""
     return render_decisive(value, bar.value, digits=digits)
@@ -84,10 +108,10 @@ def _value(column: np.ndarray, i: int) -> float | None:
     return None if math.isnan(x) else x
 
 
-def _mean(values: Sequence[float | None]) -> tuple[float | None, int]:
-    """(mean over the defined values, how many were undefined)."""
+def _mean(values: Sequence[float | None]) -> FigureMean:
+    """The mean over the defined values, and how many were undefined."""
     defined = [v for v in values if v is not None]
-    return (sum(defined) / len(defined) if defined else None), len(values) - len(defined)
+    return {"mean": sum(defined) / len(defined) if defined else None, "undefined": len(values) - len(defined)}
 
 
 def _defined(value: float | None) -> TypeGuard[float]:
@@ -95,33 +119,30 @@ def _defined(value: float | None) -> TypeGuard[float]:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def _diagnose(q: Mapping[str, Any], policy: Policy) -> list[str]:
+def _diagnose(q: CheckFigures, policy: Policy) -> list[str]:
     """Every code of :data:`DIAGNOSES` that applies to one query (see the module docstring)."""
     d = policy.diagnosis
     codes: list[str] = []
-    fetch_hits, hits, rel, k = q.get("fetch_hits"), q.get("distinct_hits"), q.get("rel", 0), q["k"]
-    if fetch_hits is not None and hits is not None and rel > 0 and hits < min(fetch_hits, k):
+    fetch_hits, hits, rel, k = q["fetch_hits"], q["distinct_hits"], q["rel"], q["k"]
+    if fetch_hits is not None and rel > 0 and hits < min(fetch_hits, k):
         codes.append("loss_at_cut")
-    ndcg, rr = q.get("ndcg"), q.get("rr")
+    ndcg, rr = q["ndcg"], q["rr"]
     if (_defined(ndcg) and ndcg < d.ndcg) or (_defined(rr) and rr < d.rr):
         codes.append("ranking_weak")
-    stage1_bar, fetch = policy.bar("stage1_recall"), q.get("fetch_recall")
+    stage1_bar, fetch = policy.bar("stage1_recall"), q["fetch_recall"]
     if stage1_bar is not None and _defined(fetch) and not stage1_bar.holds(fetch):
         codes.append("retrieval_weak")
     judged_bar, coverage_bar = policy.bar("judged_at_k"), policy.bar("label_coverage")
-    thin = (
-        judged_bar is not None and _defined(q.get("judged_at_k")) and not judged_bar.holds(q["judged_at_k"])
-    ) or (
-        coverage_bar is not None
-        and _defined(q.get("label_coverage"))
-        and not coverage_bar.holds(q["label_coverage"])
+    judged, coverage = q["judged_at_k"], q["label_coverage"]
+    thin = (judged_bar is not None and _defined(judged) and not judged_bar.holds(judged)) or (
+        coverage_bar is not None and _defined(coverage) and not coverage_bar.holds(coverage)
     )
     if thin:
         codes.append("labels_thin")
     return codes
 
 
-def _bar_of(policy_json: Mapping[str, Any], rule: str) -> Bar | None:
+def _bar_of(policy_json: PolicyJSON, rule: str) -> Bar | None:
     """A rule's bar back from a report's policy (``"> 0.95"``), None when off or not a figure."""
     text = (policy_json.get("rules") or {}).get(rule)
     if not text:
@@ -133,42 +154,45 @@ def _bar_of(policy_json: Mapping[str, Any], rule: str) -> Bar | None:
         return None
 
 
-def diagnosis_text(code: str, q: Mapping[str, Any], policy_json: Mapping[str, Any]) -> str:
+def diagnosis_text(code: str, q: CheckFigures, policy_json: PolicyJSON) -> str:
     """One code of one query in words, with the figures that put it there and what the essay says
     to try next. ``policy_json``: the report's ``policy`` (the bars it was held to)."""
-    k = q.get("k")
-    f = lambda v: num(v, 3, "prose")  # noqa: E731
-    if code == "loss_at_cut":
-        fit = min(q["fetch_hits"], k)
+    k = q["k"]
+
+    def f(value: float | None) -> str:
+        return num(value, 3, "prose")
+
+    fetch_hits = q["fetch_hits"]
+    if code == "loss_at_cut" and fetch_hits is not None:  # diagnosed only with a stage-1 count
+        fit = min(fetch_hits, k)
         return (
-            f"the kept top {k} holds {q['distinct_hits']} of the {q['fetch_hits']} relevant chunks stage 1 "
+            f"the kept top {k} holds {q['distinct_hits']} of the {fetch_hits} relevant chunks stage 1 "
             f"found, and {fit} would fit (recall@{k} {f(q['keep_recall'])} against stage-1 recall "
             f"{f(q['fetch_recall'])}, ceiling {f(q['recall_ceiling'])}): the reranker or keep-n drops what "
             "fetch found; try a stronger reranker or keep more than k"
         )
     if code == "ranking_weak":
-        d = policy_json.get("diagnosis") or {}
+        d = policy_json["diagnosis"]
         low = []
-        for name, key, bar in ((f"nDCG@{k}", "ndcg", d.get("ndcg", 0.5)), ("RR", "rr", d.get("rr", 0.5))):
-            value = q.get(key)
-            if _defined(value) and value < bar:
-                low.append(f"{name} {render_decisive(value, bar, medium='prose')} is below {bar:g}")
+        for name, value, floor in ((f"nDCG@{k}", q["ndcg"], d["ndcg"]), ("RR", q["rr"], d["rr"])):
+            if _defined(value) and value < floor:
+                low.append(f"{name} {render_decisive(value, floor, medium='prose')} is below {floor:g}")
         return " and ".join(low) + ": the order within the kept set; look at the reranker"
     if code == "retrieval_weak":
         bar = _bar_of(policy_json, "stage1_recall")
         shown = decisive(q["fetch_recall"], bar) if bar is not None else f(q["fetch_recall"])
-        hits = f" ({q['fetch_hits']} of {q['rel']})" if q.get("fetch_hits") is not None else ""
+        hits = f" ({fetch_hits} of {q['rel']})" if fetch_hits is not None else ""
         return (
             f"stage-1 recall {shown}{hits} is not {bar}: what the fetch misses no reranker can recover; "
             "look at chunking, embeddings or fetch depth"
         )
     if code == "labels_thin":
         parts = []
-        for figure, rule, name in (
-            ("judged_at_k", "judged_at_k", f"judged@{k}"),
-            ("label_coverage", "label_coverage", "label coverage"),
+        for value, rule, name in (
+            (q["judged_at_k"], "judged_at_k", f"judged@{k}"),
+            (q["label_coverage"], "label_coverage", "label coverage"),
         ):
-            bar, value = _bar_of(policy_json, rule), q.get(figure)
+            bar = _bar_of(policy_json, rule)
             if bar is not None and _defined(value) and not bar.holds(value):
                 parts.append(f"{name} {decisive(value, bar)} is not {bar}")
         return " and ".join(parts) + ": the numbers rest on few labels; label more (pool several systems)"
@@ -178,15 +202,15 @@ def diagnosis_text(code: str, q: Mapping[str, Any], policy_json: Mapping[str, An
 def _query_rule(
     name: str,
     policy: Policy,
-    queries: Mapping[str, Mapping[str, Any]],
-    figure: str,
+    queries: Mapping[str, CheckQuery],
+    figure: MeanFigure | None,
     k: int,
     missing: Sequence[str] = (),
     scored_zero: bool = False,
     stage1_known: bool = False,
-) -> dict[str, Any]:
+) -> RuleResult:
     rule = policy.rule(name)
-    entry: dict[str, Any] = {
+    entry: RuleHead = {
         "rule": name,
         "bar": rule.bar_text(policy.corpus, k),
         "scope": "query",
@@ -194,30 +218,31 @@ def _query_rule(
     }
     bar = rule.bar_for(policy.corpus)
     if policy.corpus not in rule.corpora:
-        return {
-            **entry,
-            "passed": None,
-            "queries": [],
-            "reason": f"applies to broad corpora; the policy says corpus: {policy.corpus}",
-        }
+        return _not_evaluated(entry, f"applies to broad corpora; the policy says corpus: {policy.corpus}")
     if bar is None:
-        return {**entry, "passed": None, "queries": [], "reason": "off (no bar set)"}
+        return _not_evaluated(entry, "off (no bar set)")
     if name == "all_queries":
         # the golden queries that count: a judged relevant document (a missing one scored 0 is in queries)
         evaluated = sum(1 for q in queries.values() if q["rel"] > 0) + (0 if scored_zero else len(missing))
         if not evaluated:
+            return _not_evaluated(entry, "no golden query has a judged relevant document")
+        if scored_zero and missing:
             return {
                 **entry,
-                "passed": None,
+                "passed": True,
                 "queries": [],
-                "reason": "no golden query has a judged relevant document",
+                "evaluated": evaluated,
+                "scored_zero": list(missing),
+                "status": _status(True),
             }
-        out = {**entry, "passed": not missing, "queries": list(missing), "evaluated": evaluated}
-        if scored_zero and missing:
-            out["passed"] = True
-            out["queries"] = []
-            out["scored_zero"] = list(missing)
-        return out
+        passed = not missing
+        return {
+            **entry,
+            "passed": passed,
+            "queries": list(missing),
+            "evaluated": evaluated,
+            "status": _status(passed),
+        }
     failing: list[str] = []
     evaluated = 0
     for qid, q in queries.items():
@@ -226,7 +251,7 @@ def _query_rule(
         elif name == "no_duplicates":
             value = float(len(q["duplicates"]))
         else:
-            value = q.get(figure)
+            value = q[figure] if figure is not None else None
         if value is None:
             continue
         evaluated += 1
@@ -240,16 +265,23 @@ def _query_rule(
             "stage1_recall": stage1,
             "label_coverage": "label coverage unknown: give --corpus or --corpus-size",
         }
+        return _not_evaluated(entry, reasons.get(name, "no query defines the figure"))
+    passed = not failing
+    if evaluated < len(queries):
         return {
             **entry,
-            "passed": None,
-            "queries": [],
-            "reason": reasons.get(name, "no query defines the figure"),
+            "passed": passed,
+            "queries": failing,
+            "evaluated": evaluated,
+            "undefined": len(queries) - evaluated,
+            "status": _status(passed),
         }
-    out = {**entry, "passed": not failing, "queries": failing, "evaluated": evaluated}
-    if evaluated < len(queries):
-        out["undefined"] = len(queries) - evaluated
-    return out
+    return {**entry, "passed": passed, "queries": failing, "evaluated": evaluated, "status": _status(passed)}
+
+
+def _not_evaluated(entry: RuleHead, reason: str) -> RuleResult:
+    """A query rule that could not be evaluated, with why (never passed)."""
+    return {**entry, "passed": None, "queries": [], "reason": reason, "status": _status(None)}
 
 
 OUTCOME_PASSED = {"passed": True, "failed": False, "warning": None}
@@ -258,34 +290,38 @@ OUTCOME_PASSED = {"passed": True, "failed": False, "warning": None}
 def _judge_rule(
     name: str,
     policy: Policy,
-    entries: Sequence[Mapping[str, Any]] | None,
+    entries: Sequence[JudgeOutcome] | None,
     why_none: str,
-    superseded: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+    superseded: Sequence[SupersededOutcome] = (),
+) -> RuleResult:
     rule = policy.rule(name)
     bar = rule.bar_for(policy.corpus)
-    entry: dict[str, Any] = {
+    head: RuleHead = {
         "rule": name,
         "bar": rule.bar_text(policy.corpus),
         "scope": "judge",
         "source": rule.source,
-        "queries": [],
-        "superseded": [dict(s) for s in superseded],
     }
-    if bar is None:
+    listed = [s.copy() for s in superseded]
+
+    def result(passed: bool | None, status: str, judges: list[JudgeOutcome]) -> RuleResult:
         return {
-            **entry,
-            "passed": None,
-            "status": "not evaluated",
-            "judges": [],
-            "reason": "off (no bar set)",
+            **head,
+            "queries": [],
+            "superseded": listed,
+            "passed": passed,
+            "status": status,
+            "judges": judges,
         }
+
+    if bar is None:
+        return {**result(None, "not evaluated", []), "reason": "off (no bar set)"}
     if entries is None or not entries:
-        return {**entry, "passed": None, "status": "not evaluated", "judges": [], "reason": why_none}
-    judged = [dict(e) for e in entries]
+        return {**result(None, "not evaluated", []), "reason": why_none}
+    judged = [e.copy() for e in entries]
     outcomes = [e["outcome"] for e in judged]
     status = "failed" if "failed" in outcomes else ("warning" if "warning" in outcomes else "passed")
-    return {**entry, "passed": OUTCOME_PASSED[status], "status": status, "judges": judged}
+    return result(OUTCOME_PASSED[status], status, judged)
 
 
 def _unshown(policy_undecided: str) -> str:
@@ -301,33 +337,40 @@ def faithfulness_entry(
     bar: Bar,
     how: str,
     undecided: str = "fail",
-) -> dict[str, Any]:
+) -> JudgeOutcome:
     """One source of a faithfulness pass rate held to its bar, read as ``kappa`` reads its interval:
     passed when the interval's lower end meets the bar, failed when its upper end does not; in between
     it is undecided (not shown): failed, or a warning under ``undecided: warn``, with about how many
     more human-labelled items would decide it."""
-    out: dict[str, Any] = {"judge": name, "rate": rate, "ci": list(ci) if ci else None, "n": n, "how": how}
-    if rate is None or not ci:
+    shown_ci = list(ci) if ci else None
+
+    def entry(outcome: str, verdict: str, reason: str | None) -> JudgeOutcome:
         return {
-            **out,
-            "outcome": _unshown(undecided),
-            "verdict": "undefined",
-            "reason": f"no pass rate with an interval ({how}): not shown",
+            "judge": name,
+            "rate": rate,
+            "ci": shown_ci,
+            "n": n,
+            "how": how,
+            "outcome": outcome,
+            "verdict": verdict,
+            "reason": reason,
         }
+
+    if rate is None or not ci:
+        return entry(_unshown(undecided), "undefined", f"no pass rate with an interval ({how}): not shown")
     shown = decisive(rate, bar)
     low, high = decisive(ci[0], bar), decisive(ci[1], bar)
     if bar.holds(ci[0]):
-        return {**out, "outcome": "passed", "verdict": "shown above", "reason": None}
+        return entry("passed", "shown above", None)
     if not bar.holds(ci[1]):
-        return {
-            **out,
-            "outcome": "failed",
-            "verdict": "shown below",
-            "reason": f"{shown}, its interval [{low}, {high}] is below {bar}",
-        }
+        return entry("failed", "shown below", f"{shown}, its interval [{low}, {high}] is below {bar}")
     more = labels_to_decide(rate, ci, n, bar=bar.value)
     return {
-        **out,
+        "judge": name,
+        "rate": rate,
+        "ci": shown_ci,
+        "n": n,
+        "how": how,
         "outcome": _unshown(undecided),
         "verdict": "undecided",
         "more_labels": more,
@@ -347,45 +390,45 @@ def judge_name(judge: Mapping[str, Any]) -> str:
     return f"judge {fingerprint} ({judge.get('model') or judge.get('kind')}, {judge['rubric']})"
 
 
-def kappa_entry(judge: Mapping[str, Any], bar: Bar, undecided: str = "fail") -> dict[str, Any]:
+def kappa_entry(judge: ReviewJudge, bar: Bar, undecided: str = "fail") -> JudgeOutcome:
     """One judge's calibration verdict held to the kappa rule (the review's verdict at the bar):
     trusted passes, not trusted fails; undecided, uncalibrated and undefined are not shown: they fail,
     or warn under ``undecided: warn``, with the deciding kappa, its interval and n beside."""
-    consensus = judge.get("consensus") or {}
+    consensus = judge["consensus"]
     kappa, n, ci = consensus.get("kappa"), consensus.get("n", 0), consensus.get("ci")
-    out: dict[str, Any] = {
-        "judge": judge_name(judge),
-        "name": judge.get("name"),
-        "version": judge.get("version"),
-        "fingerprint": judge["fingerprint"],
-        "rubric": judge["rubric"],
-        "kappa": kappa,
-        "ci": ci,
-        "n": n,
-        "weights": consensus.get("weights"),
-        "statistic": consensus.get("statistic"),
-        "verdict": judge["verdict"],
-        "more_labels": judge.get("more_labels"),
-    }
+
+    def entry(outcome: str, reason: str | None) -> JudgeOutcome:
+        return {
+            "judge": judge_name(judge),
+            "name": judge.get("name"),
+            "version": judge.get("version"),
+            "fingerprint": judge["fingerprint"],
+            "rubric": judge["rubric"],
+            "kappa": kappa,
+            "ci": ci,
+            "n": n,
+            "weights": consensus.get("weights"),
+            "statistic": consensus.get("statistic"),
+            "verdict": judge["verdict"],
+            "more_labels": judge.get("more_labels"),
+            "outcome": outcome,
+            "reason": reason,
+        }
+
     shown = decisive(kappa, bar) if kappa is not None else "undefined"
     if judge["verdict"] == "trusted":
-        return {**out, "outcome": "passed", "reason": None}
+        return entry("passed", None)
     if judge["verdict"] == "undecided":
         more = judge.get("more_labels")
-        return {
-            **out,
-            "outcome": _unshown(undecided),
-            "reason": f"undecided: kappa {shown}, its interval reaches {bar}: not shown"
+        return entry(
+            _unshown(undecided),
+            f"undecided: kappa {shown}, its interval reaches {bar}: not shown"
             + (f"; about {more} more human-labelled items would decide it" if more else ""),
-        }
+        )
     if judge["verdict"] in ("uncalibrated", "undefined"):
         why = judge.get("status_reason") or consensus.get("undefined_reason") or judge["verdict"]
-        return {**out, "outcome": _unshown(undecided), "reason": f"{judge['verdict']}: {why}: not shown"}
-    return {
-        **out,
-        "outcome": "failed",
-        "reason": f"kappa {shown} is not {bar}: its interval's upper end is below the bar",
-    }
+        return entry(_unshown(undecided), f"{judge['verdict']}: {why}: not shown")
+    return entry("failed", f"kappa {shown} is not {bar}: its interval's upper end is below the bar")
 
 
 def check_report(
@@ -393,12 +436,12 @@ def check_report(
     ev: Evaluation,
     policy: Policy,
     *,
-    faithfulness: Sequence[Mapping[str, Any]] | None = None,
-    judges: Sequence[Mapping[str, Any]] | None = None,
-    superseded: Sequence[Mapping[str, Any]] = (),
+    faithfulness: Sequence[JudgeOutcome] | None = None,
+    judges: Sequence[JudgeOutcome] | None = None,
+    superseded: Sequence[SupersededOutcome] = (),
     store: str | None = None,
     store_reason: str = "no store: ./denominator.db is not there; give --db",
-) -> dict[str, Any]:
+) -> CheckReport:
     """The check report (the JSON of ``python -m calibration check --format json``). ``store``: the
     store the judge rules read, as printed (no credentials); None: ``store_reason`` says why none."""
     k = audit["k"]
@@ -406,10 +449,10 @@ def check_report(
     r20 = ev.values.get("R@20")
     scored_zero = ev.missing == "zero"
     missing = list(audit.get("missing_relevant", audit["missing_from_run"]))
-    queries: dict[str, dict[str, Any]] = {}
+    queries: dict[str, CheckQuery] = {}
     for qid, a in audit["queries"].items():
         i = index[qid]
-        q: dict[str, Any] = {
+        row: CheckFigures = {
             "fetch_recall": a["recall_at_fetch"],
             "keep_recall": a["recall"],
             "rr": _value(ev.values["RR"], i),
@@ -426,50 +469,52 @@ def check_report(
             "distinct_hits": a["distinct_hits"],
             "fetch_hits": a.get("fetch_hits"),
         }
+        findings = list(a["findings"]) + _diagnose(row, policy)
         if scored_zero and qid in audit["missing_from_run"]:
-            q["scored_zero"] = True  # not in the run: scored as retrieving nothing (--missing zero)
-        q["findings"] = list(a["findings"]) + _diagnose(q, policy)
-        queries[qid] = q
+            # not in the run: scored as retrieving nothing (--missing zero)
+            queries[qid] = {**row, "scored_zero": True, "findings": findings}
+        else:
+            queries[qid] = {**row, "findings": findings}
 
-    summary: dict[str, Any] = {"n_queries": len(queries)}
-    for figure in (
-        "fetch_recall",
-        "keep_recall",
-        "share_of_ceiling",
-        "rr",
-        "ndcg",
-        "label_coverage",
-        "judged_at_k",
-        "recall_at_20",
-    ):
-        mean, undefined = _mean([q[figure] for q in queries.values()])
-        summary[figure] = {"mean": mean, "undefined": undefined}
+    def mean_of(figure: MeanFigure) -> FigureMean:
+        return _mean([q[figure] for q in queries.values()])
+
     total_rel = sum(q["rel"] for q in queries.values())
-    summary["rel"] = {"mean": total_rel / len(queries) if queries else None, "total": total_rel}
     counts: dict[str, int] = {}
     for q in queries.values():
         for code in q["findings"]:
             counts[code] = counts.get(code, 0) + 1
-    summary["findings"] = counts
-    notes = []
-    if len(queries) < MIN_QUERIES:
-        notes.append(few_queries_note(len(queries)))
-    summary["notes"] = notes
+    summary: CheckSummary = {
+        "n_queries": len(queries),
+        "fetch_recall": mean_of("fetch_recall"),
+        "keep_recall": mean_of("keep_recall"),
+        "share_of_ceiling": mean_of("share_of_ceiling"),
+        "rr": mean_of("rr"),
+        "ndcg": mean_of("ndcg"),
+        "label_coverage": mean_of("label_coverage"),
+        "judged_at_k": mean_of("judged_at_k"),
+        "recall_at_20": mean_of("recall_at_20"),
+        "rel": {"mean": total_rel / len(queries) if queries else None, "total": total_rel},
+        "findings": counts,
+        "notes": [few_queries_note(len(queries))] if len(queries) < MIN_QUERIES else [],
+    }
 
-    figures = {
-        "all_queries": "",
+    # the figure each query rule reads (all_queries: the missing queries; rel_at_least_k: |Rel| / k;
+    # no_duplicates: the repeated ids)
+    figures: dict[str, MeanFigure | None] = {
+        "all_queries": None,
         "stage1_recall": "fetch_recall",
         "recall_at_20": "recall_at_20",
         "label_coverage": "label_coverage",
         "judged_at_k": "judged_at_k",
-        "rel_at_least_k": "rel",
-        "no_duplicates": "duplicates",
+        "rel_at_least_k": None,
+        "no_duplicates": None,
     }
     # stage 1 was taken (a fetch run, or the run read to a depth), whether or not any query defines it
     stage1_known = audit["fetch_depth"] is not None or (audit.get("stage1") or "").startswith(
         "stage 1 = the fetch run"
     )
-    rules = []
+    rules: list[RuleResult] = []
     for rule in policy.rules:
         if rule.scope == "query":
             rules.append(
@@ -477,7 +522,6 @@ def check_report(
                     rule.name, policy, queries, figures[rule.name], k, missing, scored_zero, stage1_known
                 )
             )
-            rules[-1]["status"] = _status(rules[-1]["passed"])
         elif rule.name == "faithfulness":
             rules.append(
                 _judge_rule(

@@ -3,13 +3,23 @@ policy's table (``check --help``, the README, the page). One home for every face
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from annotation.render import align, decisive, num, signed
 from calibration.policy.check import DIAGNOSES, diagnosis_text
 from calibration.policy.finding_words import finding_text
 from calibration.policy.rules import policy_help
+from calibration.results import (
+    CheckDiff,
+    CheckQuery,
+    CheckReport,
+    HistoryEntry,
+    HistoryRow,
+    JudgeOutcome,
+    RelMean,
+    RuleResult,
+)
 
 __all__ = ["check_table", "check_markdown", "policy_help", "rule_status", "finding_line", "FIGURE_HEADER"]
 
@@ -29,7 +39,7 @@ def _cell(value: float | None, what: str = "") -> str:
     return num(value, 3)
 
 
-def figure_rows(report: Mapping[str, Any]) -> list[list[str]]:
+def figure_rows(report: CheckReport) -> list[list[str]]:
     """The seven figures per query, then the means (with how many queries each rests on)."""
     rows = []
     for qid, q in report["queries"].items():
@@ -61,18 +71,18 @@ def figure_rows(report: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _mean_rel(rel: Any) -> str:
+def _mean_rel(rel: RelMean | int) -> str:
     """The mean |Rel| of the summary row (a report recorded before it was a mean held the total)."""
     if isinstance(rel, Mapping):
         return num(rel["mean"], 2)
     return f"total {rel}"
 
 
-def finding_line(code: str, q: Mapping[str, Any], report: Mapping[str, Any]) -> str:
+def finding_line(code: str, q: CheckQuery, report: CheckReport) -> str:
     """One finding of a query in words (the audit's wording, or the diagnosis's)."""
     if code in DIAGNOSES:
         return diagnosis_text(code, q, report["policy"])
-    audit_like = {
+    audit_like: Mapping[str, Any] = {
         **q,
         "recall": q["keep_recall"],
         "recall_at_fetch": q["fetch_recall"],
@@ -81,7 +91,7 @@ def finding_line(code: str, q: Mapping[str, Any], report: Mapping[str, Any]) -> 
     return finding_text(code, audit_like, q["k"])
 
 
-def rule_status(rule: Mapping[str, Any]) -> str:
+def rule_status(rule: RuleResult) -> str:
     """``passed``, ``FAILED for q_faw, q_milk``, ``warning for 2 of 2 judges``, ``not evaluated: ...``."""
     status = rule.get("status") or {True: "passed", False: "failed", None: "not evaluated"}[rule["passed"]]
     judges = rule.get("judges") or []
@@ -116,11 +126,11 @@ def rule_status(rule: Mapping[str, Any]) -> str:
     )
 
 
-def _header(report: Mapping[str, Any]) -> list[str]:
+def _header(report: CheckReport) -> list[str]:
     """What the report read: stage 1, the store (without credentials), the queries left out."""
     lines = []
-    if report.get("stage1"):
-        lines.append(report["stage1"])
+    if stage1 := report.get("stage1"):
+        lines.append(stage1)
     lines.append(
         f"store: {report['store']} (the judge rules read it)"
         if report.get("store")
@@ -129,13 +139,13 @@ def _header(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _store_reason(report: Mapping[str, Any]) -> str:
+def _store_reason(report: CheckReport) -> str:
     rule = next((r for r in report["rules"] if r["scope"] == "judge" and r.get("reason")), None)
     reason = rule["reason"] if rule else "not read"
     return reason.removeprefix("no store: ")
 
 
-def missing_line(report: Mapping[str, Any]) -> str | None:
+def missing_line(report: CheckReport) -> str | None:
     """The golden queries the run did not hold: those that count (a judged relevant document),
     scored 0 or not checked, and those with none (nothing to score either way)."""
     missing = report["missing_from_run"]
@@ -154,7 +164,7 @@ def missing_line(report: Mapping[str, Any]) -> str | None:
     return f"{queries(len(counted))} of the golden set not in the run: {shown}{none}"
 
 
-def findings_summary(report: Mapping[str, Any]) -> str | None:
+def findings_summary(report: CheckReport) -> str | None:
     """``findings over 4 queries: loss_at_cut 4, ranking_weak 1``: each code with how many queries
     carry it, over how many (None when no query has one)."""
     counts = report["summary"]["findings"]
@@ -164,7 +174,7 @@ def findings_summary(report: Mapping[str, Any]) -> str | None:
     return f"findings over {queries(n)}: " + ", ".join(f"{code} {c} of {n}" for code, c in counts.items())
 
 
-def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
+def check_table(report: CheckReport, qrels_path: str = "", run_path: str = "") -> str:
     k = report["k"]
     s = report["summary"]
     p = report["policy"]
@@ -205,7 +215,7 @@ def check_table(report: Mapping[str, Any], qrels_path: str = "", run_path: str =
     return "\n".join(lines) + "\n"
 
 
-def result_text(report: Mapping[str, Any]) -> str:
+def result_text(report: CheckReport) -> str:
     """``FAILED: kappa (exit 1)``, ``no rule failed; warnings: kappa``, ``no rule failed``."""
     failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
     warned = report.get("warnings") or []
@@ -214,13 +224,16 @@ def result_text(report: Mapping[str, Any]) -> str:
     return "no rule failed" + (f"; warnings: {', '.join(warned)}" if warned else "")
 
 
-def judge_line(rule: Mapping[str, Any], j: Mapping[str, Any]) -> str:
+def judge_line(rule: RuleResult, j: JudgeOutcome) -> str:
     """One judge (or the people) under a judge rule: the figure, its interval and n with the digits
     that show the comparison with the rule's bar, the verdict, the outcome and why."""
-    outcome = j.get("outcome") or {True: "passed", False: "failed", None: "undecided"}[j.get("passed")]
+    outcome = j["outcome"]
     status = {"passed": "passed", "failed": "FAILED", "warning": "warning"}.get(outcome, outcome)
     bar = bar_value(rule.get("bar"))
-    shown = lambda v: decisive(v, *([] if bar is None else [bar]), medium="prose")  # noqa: E731
+
+    def shown(value: float | None) -> str:
+        return decisive(value, *([] if bar is None else [bar]), medium="prose")
+
     ci = j.get("ci")
     ci_text = f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else ""
     if rule["rule"] == "faithfulness":
@@ -233,7 +246,7 @@ def judge_line(rule: Mapping[str, Any], j: Mapping[str, Any]) -> str:
     return f"{j['judge']}: {figure}: {status}" + (f" ({j['reason']})" if j.get("reason") else "")
 
 
-def bar_value(text: Any) -> float | None:
+def bar_value(text: object) -> float | None:
     """The number of a rule's bar as printed (``>= 0.7``, ``> 0.6875``); None for off, ``>= k``, ..."""
     try:
         return float(str(text).split()[-1])
@@ -241,7 +254,7 @@ def bar_value(text: Any) -> float | None:
         return None
 
 
-def check_markdown(report: Mapping[str, Any], qrels_path: str = "", run_path: str = "") -> str:
+def check_markdown(report: CheckReport, qrels_path: str = "", run_path: str = "") -> str:
     """The report as a pull-request comment: the verdict first, then the rules, the figures, the findings.
     Data strings (query ids, paths) are put in code spans so Markdown cannot act on them."""
 
@@ -317,7 +330,7 @@ HISTORY_HEADER = [
 ]
 
 
-def history_rows(entries: list[Mapping[str, Any]]) -> list[list[str]]:
+def history_rows(entries: Sequence[HistoryEntry]) -> list[list[str]]:
     """One row per recorded check; a label set that changed since the run's previous report is
     marked ``changed`` beside its hash, so a change of labels is not read as a change of system."""
     rows = []
@@ -346,7 +359,7 @@ def history_rows(entries: list[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def held_text(e: Mapping[str, Any]) -> str:
+def held_text(e: HistoryEntry) -> str:
     """``4``, ``1 (3 missing) changed``: the queries the run held, marked when the set changed."""
     text = str(e.get("queries_held", e["n_queries"]))
     if e.get("missing_from_run"):
@@ -354,7 +367,7 @@ def held_text(e: Mapping[str, Any]) -> str:
     return text + (" changed" if e.get("queries_changed") else "")
 
 
-def unreadable_lines(entries: list[Mapping[str, Any]]) -> list[str]:
+def unreadable_lines(entries: Sequence[HistoryRow]) -> list[str]:
     """``check 3 (bm25): its report cannot be read (not JSON): skipped``, one per such row."""
     return [
         f"check {e['id']} ({e['name']}): its report cannot be read ({e['unreadable']}): skipped"
@@ -363,11 +376,16 @@ def unreadable_lines(entries: list[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def history_table(entries: list[Mapping[str, Any]]) -> str:
-    if not entries:
+def readable(entries: Sequence[HistoryRow]) -> list[HistoryEntry]:
+    """The recorded checks whose reports can be read (the rest: :func:`unreadable_lines`)."""
+    return [e for e in entries if "unreadable" not in e]
+
+
+def history_table(rows: Sequence[HistoryRow]) -> str:
+    if not rows:
         return "no recorded check yet: `python -m calibration check ... --record --name NAME` keeps one\n"
-    skipped = unreadable_lines(entries)
-    entries = [e for e in entries if "unreadable" not in e]
+    skipped = unreadable_lines(rows)
+    entries = readable(rows)
     lines = ([align([HISTORY_HEADER] + history_rows(entries)), ""] if entries else []) + skipped
     if any(e["labels_changed"] for e in entries):
         lines.append(
@@ -382,7 +400,7 @@ def history_table(entries: list[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-DIFF_FIGURES = (
+DIFF_FIGURES: tuple[tuple[Literal["keep_recall", "fetch_recall", "rr", "ndcg", "rel"], str], ...] = (
     ("keep_recall", "R@k"),
     ("fetch_recall", "R@fetch"),
     ("rr", "RR"),
@@ -391,7 +409,7 @@ DIFF_FIGURES = (
 )
 
 
-def diff_table(diff: Mapping[str, Any]) -> str:
+def diff_table(diff: CheckDiff) -> str:
     a, b = diff["first"], diff["second"]
     header = (
         ["query"]
@@ -414,12 +432,12 @@ def diff_table(diff: Mapping[str, Any]) -> str:
         "",
         align(rows),
     ]
-    for key, what in (
-        ("dropped", "in the first, not in the second"),
-        ("added", "in the second, not in the first"),
+    for side, ids, what in (
+        ("dropped", diff["dropped"], "in the first, not in the second"),
+        ("added", diff["added"], "in the second, not in the first"),
     ):
-        if diff.get(key):
-            lines += ["", f"{key}: {', '.join(diff[key])} ({what}: the query set changed, not its figures)"]
+        if ids:
+            lines += ["", f"{side}: {', '.join(ids)} ({what}: the query set changed, not its figures)"]
     if diff["labels_changed"]:
         lines += [
             "",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from calibration.policy.finding_words import FINDINGS, REPEAT_RULE, finding_text, repeats_text
+from calibration.results import AuditReport
 
 __all__ = [
     "EXAMPLES",
@@ -63,7 +63,7 @@ def kind_line(code: str, count: int, total: int, k: int, where: str = "queries")
     return f"{what.format(k=k)} in {count:,} of {total:,} {where}" + (f": {why}" if why else "")
 
 
-def group_findings(report: Mapping[str, Any]) -> list[FindingGroup]:
+def group_findings(report: AuditReport) -> list[FindingGroup]:
     """The audit's findings, one group per kind (in :data:`~calibration.audit.FINDINGS` order, then
     any other kind): what the page and the text table show instead of one line per query."""
     k, total = report["k"], len(report["queries"])

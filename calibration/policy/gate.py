@@ -16,14 +16,24 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from annotation.model import FormatError, Qrels, Run
 from annotation.plain_yaml import read_plain_yaml
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
 from calibration.policy.rules import DEFAULT_POLICY, Policy, override, policy_from_mapping
+from calibration.results import (
+    CheckDiff,
+    CheckReport,
+    CheckRow,
+    FigureChange,
+    HistoryRow,
+    JudgeOutcome,
+    QueryChange,
+    SupersededOutcome,
+)
 from calibration.scorer import Scorer, run_scorer
 from calibration.stats.verdict import TRUSTED
 from calibration.workflows import (
@@ -35,6 +45,9 @@ from calibration.workflows import (
     refuse_nothing_evaluated,
     scored_once,
 )
+
+if TYPE_CHECKING:  # the store is imported only by a check that reads one (check --no-store never loads it)
+    from annotation.store import Store
 
 # ---------------------------------------------------------------- policy and check
 
@@ -117,12 +130,12 @@ def check_data(
     fetch_depth: int | None = None,
     corpus_size: int | None = None,
     corpus_ids: set[str] | None = None,
-    store: Any = None,
+    store: Store | None = None,
     store_reason: str | None = None,
     missing: str = "drop",
     run_name: str = "the run",
     qrels_name: str = "the judgments",
-) -> dict[str, Any]:
+) -> CheckReport:
     """``check``: the audit and the metrics of one run held to ``policy``; with a ``store``
     (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
     each judge's calibration too. ``store_reason``: why there is none (said in the report)."""
@@ -167,7 +180,7 @@ def check_data(
     )
 
 
-def shown_location_of(store: Any) -> str:
+def shown_location_of(store: Store) -> str:
     """The store as the report names it (no credentials)."""
     # start-up: the store's package, already loaded by whoever opened ``store``
     from annotation.store import shown_location
@@ -176,8 +189,8 @@ def shown_location_of(store: Any) -> str:
 
 
 def _store_rules(
-    store: Any, policy: Policy
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    store: Store, policy: Policy
+) -> tuple[list[JudgeOutcome], list[JudgeOutcome], list[SupersededOutcome]]:
     """The faithfulness pass rate (people: the consensus grade 2 of each labelled trace, Wilson
     95%; each trusted faithfulness judge: its PPI-corrected rate), every current judge's verdict, and
     the superseded versions (listed, not gated)."""
@@ -188,7 +201,7 @@ def _store_rules(
     bar_k = policy.bar("kappa")
     bar, statistic = verdict_settings(policy)
     report = review(store, save=False, bar=bar, statistic=statistic, verdicts_only=True)
-    faithfulness: list[dict[str, Any]] = []
+    faithfulness: list[JudgeOutcome] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")
         if people:
@@ -205,10 +218,11 @@ def _store_rules(
                 )
             )
         for judge in report["judges"]:
-            rate = judge.get("pass_rate") or {}
+            rate = judge["pass_rate"]
             if (
                 judge["rubric"] != "faithfulness"
                 or judge["verdict"] != "trusted"
+                or rate is None
                 or rate.get("estimate") is None
             ):
                 continue
@@ -225,7 +239,7 @@ def _store_rules(
                 )
             )
     judges = [kappa_entry(j, bar_k, policy.undecided) for j in report["judges"]] if bar_k else []
-    superseded = [
+    superseded: list[SupersededOutcome] = [
         {
             **j,
             "judge": judge_name(j),
@@ -264,7 +278,7 @@ def file_digest(source: PathLike | bytes) -> str:
     return digest.hexdigest()
 
 
-def record_check(store: Any, report: dict[str, Any], name: str, qrels: Qrels, run_digest: str) -> int:
+def record_check(store: Store, report: CheckReport, name: str, qrels: Qrels, run_digest: str) -> int:
     """Keep a check report in the store under the run's ``name``; its id."""
     if not name.strip():
         raise InvalidInput("a recorded check needs a run name (--name)")
@@ -274,14 +288,14 @@ def record_check(store: Any, report: dict[str, Any], name: str, qrels: Qrels, ru
     )
 
 
-def query_set(report: dict[str, Any]) -> list[str]:
+def query_set(report: Mapping[str, Any]) -> list[str]:
     """The queries a recorded report was asked about: those it scored and those missing from the run
     (a smaller run is a different query set, never a better score over the same one)."""
     asked = set(report.get("queries") or {}) | set(report.get("missing_from_run") or [])
     return sorted(asked, key=lambda q: q.encode("utf-8"))
 
 
-def query_digest(report: dict[str, Any]) -> tuple[str, int]:
+def query_digest(report: Mapping[str, Any]) -> tuple[str, int]:
     """(sha256 of the queries the report's means are over, each marked held or scored 0; how many the
     run held): a new hash means the means are over other queries (the run answered another set, or
     missing ones were scored 0 where they were left out before), a change of the denominator."""
@@ -294,14 +308,14 @@ def query_digest(report: dict[str, Any]) -> tuple[str, int]:
     return hashlib.sha256("\n".join(marked).encode()).hexdigest(), held
 
 
-def history_data(store: Any, name: str | None = None) -> list[dict[str, Any]]:
+def history_data(store: Store, name: str | None = None) -> list[HistoryRow]:
     """The recorded checks (of one run name, or all), oldest first: per report its means, the
     rules it failed, ``labels_changed`` when its label hash differs from the previous report of the
     same name and ``queries_changed`` when the queries the run held did (a change of labels or of
     the query set is never to be read as a change of system). A row whose report cannot be read
     (not JSON, or not a check report) is kept as ``{"id", "name", "unreadable": why}`` and skipped
     by the comparisons."""
-    out = []
+    out: list[HistoryRow] = []
     previous: dict[str, tuple[str, str]] = {}
     for entry in store.check_reports(name, with_report=True):
         report = entry.pop("report")
@@ -317,56 +331,85 @@ def history_data(store: Any, name: str | None = None) -> list[dict[str, Any]]:
             why = "not JSON" if report is None else "not a check report"
             out.append({"id": entry["id"], "name": entry["name"], "unreadable": why})
             continue
-        before = previous.get(entry["name"])
-        entry["labels_changed"] = before is not None and before[0] != entry["golden_hash"]
-        entry["queries_changed"] = before is not None and before[1] != queries_hash
-        previous[entry["name"]] = (entry["golden_hash"], queries_hash)
-        entry.update(
-            queries_hash=queries_hash,
-            queries_held=held,
-            n_queries=n_queries,
-            missing_from_run=missing,
-            means=means,
-            failed=failed,
-            bars=bars,
+        # the store's row (dict[str, Any] at this boundary: annotation.store.history) is a CheckRow
+        row = cast(CheckRow, entry)
+        before = previous.get(row["name"])
+        previous[row["name"]] = (row["golden_hash"], queries_hash)
+        out.append(
+            {
+                **row,
+                "labels_changed": before is not None and before[0] != row["golden_hash"],
+                "queries_changed": before is not None and before[1] != queries_hash,
+                "queries_hash": queries_hash,
+                "queries_held": held,
+                "n_queries": n_queries,
+                "missing_from_run": missing,
+                "means": means,
+                "failed": failed,
+                "bars": bars,
+            }
         )
-        out.append(entry)
     return out
 
 
-def diff_checks(store: Any, first: int, second: int) -> dict[str, Any]:
+def _row(entry: Mapping[str, Any]) -> CheckRow:
+    """A recorded check's row as a diff names it (its report left out)."""
+    return {
+        "id": entry["id"],
+        "name": entry["name"],
+        "created_at": entry["created_at"],
+        "golden_hash": entry["golden_hash"],
+        "golden_labels": entry["golden_labels"],
+        "run_hash": entry["run_hash"],
+        "passed": entry["passed"],
+        "k": entry["k"],
+    }
+
+
+def _change(x: float | None, y: float | None) -> FigureChange:
+    return {"first": x, "second": y, "delta": None if x is None or y is None else y - x}
+
+
+def _recorded(store: Store, report_id: int) -> dict[str, Any]:
+    """A recorded check, whole, that a diff can read: else :class:`InvalidInput` saying why not."""
+    entry = store.check_report(report_id)
+    if entry is None:
+        raise InvalidInput(
+            f"no recorded check with id {report_id}; `python -m calibration history` lists them"
+        )
+    queries = entry["report"].get("queries") if isinstance(entry["report"], dict) else None
+    if not isinstance(queries, dict) or not all(isinstance(q, dict) for q in queries.values()):
+        why = "not JSON" if entry["report"] is None else "not a check report"
+        raise InvalidInput(f"recorded check {report_id} cannot be read ({why}): nothing to compare")
+    return entry
+
+
+def diff_checks(store: Store, first: int, second: int) -> CheckDiff:
     """Per query held by both reports, the figures of each and second - first, the findings each has
     that the other lacks; the queries one report held and the other did not, as ``dropped`` and
     ``added`` (never as findings gained or lost); whether the labels changed between them."""
-    a, b = store.check_report(first), store.check_report(second)
-    for report_id, entry in ((first, a), (second, b)):
-        if entry is None:
-            raise InvalidInput(
-                f"no recorded check with id {report_id}; `python -m calibration history` lists them"
-            )
-        queries = entry["report"].get("queries") if isinstance(entry["report"], dict) else None
-        if not isinstance(queries, dict) or not all(isinstance(q, dict) for q in queries.values()):
-            why = "not JSON" if entry["report"] is None else "not a check report"
-            raise InvalidInput(f"recorded check {report_id} cannot be read ({why}): nothing to compare")
+    a, b = _recorded(store, first), _recorded(store, second)
     qa, qb = a["report"]["queries"], b["report"]["queries"]
     held_a = {q for q, v in qa.items() if not v.get("scored_zero")}
     held_b = {q for q, v in qb.items() if not v.get("scored_zero")}
-    queries: dict[str, dict[str, Any]] = {}
+    queries: dict[str, QueryChange] = {}
     for qid in sorted(held_a & held_b, key=lambda q: q.encode("utf-8")):
-        row: dict[str, Any] = {}
-        for figure in ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "label_coverage"):
-            x = qa[qid].get(figure)
-            y = qb[qid].get(figure)
-            row[figure] = {"first": x, "second": y, "delta": None if x is None or y is None else y - x}
-        fa, fb = set(qa[qid].get("findings", [])), set(qb[qid].get("findings", []))
-        row["findings_gained"] = sorted(fb - fa)
-        row["findings_lost"] = sorted(fa - fb)
-        queries[qid] = row
+        x, y = qa[qid], qb[qid]
+        fa, fb = set(x.get("findings", [])), set(y.get("findings", []))
+        queries[qid] = {
+            "fetch_recall": _change(x.get("fetch_recall"), y.get("fetch_recall")),
+            "keep_recall": _change(x.get("keep_recall"), y.get("keep_recall")),
+            "rr": _change(x.get("rr"), y.get("rr")),
+            "ndcg": _change(x.get("ndcg"), y.get("ndcg")),
+            "rel": _change(x.get("rel"), y.get("rel")),
+            "label_coverage": _change(x.get("label_coverage"), y.get("label_coverage")),
+            "findings_gained": sorted(fb - fa),
+            "findings_lost": sorted(fa - fb),
+        }
     order = lambda ids: sorted(ids, key=lambda q: q.encode("utf-8"))  # noqa: E731
-    meta = ("id", "name", "created_at", "golden_hash", "golden_labels", "run_hash", "passed", "k")
     return {
-        "first": {key: a[key] for key in meta},
-        "second": {key: b[key] for key in meta},
+        "first": _row(a),
+        "second": _row(b),
         "labels_changed": a["golden_hash"] != b["golden_hash"],
         "dropped": order(held_a - held_b),
         "added": order(held_b - held_a),
