@@ -39,12 +39,26 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 from annotation.rubrics import NO_PREFERENCE
 from annotation.store import Store, StoreError
+from calibration.results import (
+    KappaEntry,
+    KappaFigure,
+    PassRate,
+    PositionReport,
+    ReviewJudge,
+    ReviewReport,
+    ReviewSample,
+    SampleProgress,
+    ServedModelChange,
+    TrendPoint,
+)
 from calibration.stats.agreement import INTERVAL_METHOD, cohen, kappa_ci
+from calibration.stats.kappa import Weights
 from calibration.stats.position import from_slots, position_bias, summarize_pairs
 from calibration.stats.ppi import ppi_mean
 from calibration.stats.verdict import (
@@ -66,6 +80,8 @@ SAMPLE_KIND = "trace"  # what the weekly sample draws
 RULE = "interval"  # how verdicts are reached (saved with each calibration): the interval against one bar
 CHOICES = ("A", "B", "tie")  # preference values, by candidate: 0 = A (the pair's first trace), 1 = B, 2 = tie
 PASS = 2  # faithfulness: fully supported
+# each statistic's weighting of Cohen's kappa
+WEIGHTS: dict[str, Weights] = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
 
 
 def current_week(today: date | None = None) -> str:
@@ -147,7 +163,7 @@ def draw_sample(
     seed: int = 0,
     fingerprint: str | None = None,
     overlap: float = DEFAULT_OVERLAP,
-) -> dict[str, Any]:
+) -> ReviewSample:
     """This week's sample of ``n`` trace items not sampled in an earlier week, stratified
     (proportional allocation, at least one per stratum) by the judge's grade and the trace's system
     (``fingerprint``, default :func:`sample_judge`; by system alone when no judge graded them), and
@@ -215,7 +231,7 @@ def draw_sample(
     }
 
 
-def sample_progress(store: Store, week: str) -> dict[str, Any]:
+def sample_progress(store: Store, week: str) -> SampleProgress:
     """How far people are with this week's sample: items labelled by one person or more, by two
     or more (the ceiling's), of the sample's size."""
     sample = store.review_sample(_check_week(week))
@@ -232,7 +248,7 @@ def sample_progress(store: Store, week: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- the review
 
 
-def served_model_changes(store: Store, fingerprint: str) -> list[dict[str, Any]]:
+def served_model_changes(store: Store, fingerprint: str) -> list[ServedModelChange]:
     """Each time the model the endpoint said it served changed under one judge fingerprint (a
     provider alias moved): ``{"from", "to", "last_before", "first_after", "since_label"}``, oldest
     first; [] when it never changed. Labels without a served model (the offline judge, labels
@@ -258,16 +274,16 @@ def _served_now(store: Store, fingerprint: str) -> str | None:
     return segments[-1]["served_model"] if segments else None
 
 
-def _kappas(judge: list[int], people: list[int], rubric: str, statistic: str, bar: float) -> dict[str, Any]:
+def _kappas(judge: list[int], people: list[int], rubric: str, statistic: str, bar: float) -> KappaEntry:
     """Every Cohen's kappa of the pair (unweighted; for ordinal grades linear and quadratic too),
     each with its interval, and which one the verdict reads (``statistic``; preferences are nominal:
     unweighted only). The flat keys (``kappa``, ``ci``, ``weights``) are the verdict's statistic."""
     names = STATISTICS if rubric in ORDINAL else ("unweighted",)
     chosen = statistic if statistic in names else "unweighted"
-    kappas: dict[str, dict[str, Any]] = {}
+    kappas: dict[str, KappaFigure] = {}
     first: dict[str, Any] = {}
     for name in names:
-        weights = None if name == "unweighted" else name
+        weights = WEIGHTS[name]
         result = cohen(judge, people, labels=SCALES[rubric], weights=weights)
         first = first or result
         low, high = kappa_ci(judge, people, weights=weights, labels=SCALES[rubric])
@@ -284,12 +300,12 @@ def _kappas(judge: list[int], people: list[int], rubric: str, statistic: str, ba
         "kappas": kappas,
         "observed_agreement": first.get("observed_agreement"),
         "undefined_reason": first.get("undefined_reason"),
-        "confusion": first.get("confusion"),
+        "confusion": first["confusion"],
         "labels": SCALES[rubric],
     }
 
 
-def _ceiling(humans: dict[int, dict[str, int]], rubric: str, statistic: str, bar: float) -> dict[str, Any]:
+def _ceiling(humans: dict[int, dict[str, int]], rubric: str, statistic: str, bar: float) -> KappaEntry:
     """Human-human kappa on the items two or more people labelled (the first two by name);
     undefined, with its reason, below two such items (an interval of one item is no interval)."""
     a, b = [], []
@@ -310,8 +326,9 @@ def _ceiling(humans: dict[int, dict[str, int]], rubric: str, statistic: str, bar
     return _kappas(a, b, rubric, statistic, bar)
 
 
-def _position(store: Store, fingerprint: str) -> dict[str, Any]:
-    return position_bias(from_slots(store.judge_values(fingerprint)))
+def _position(store: Store, fingerprint: str) -> PositionReport:
+    # position_bias is typed in the merge (calibration.stats.position returns dict[str, Any] until then)
+    return cast(PositionReport, position_bias(from_slots(store.judge_values(fingerprint))))
 
 
 def _pass_rate(
@@ -320,7 +337,7 @@ def _pass_rate(
     rubric: str,
     scope: str,
     alpha: float = 0.05,
-) -> dict[str, Any] | None:
+) -> PassRate | None:
     """The faithfulness pass rate by PPI over the labelled items of the judge's population
     (``humans``, already scoped) and every item the judge alone graded."""
     if rubric != "faithfulness":
@@ -336,15 +353,20 @@ def _pass_rate(
     y = [float(consensus(list(humans[i].values()), rubric) == PASS) for i in labelled]
     yhat = [float(answers[i] == PASS) for i in labelled]
     yhat_u = [float(answers[i] == PASS) for i in unlabelled]
-    result = ppi_mean(y, yhat, yhat_u, alpha=alpha)
+    # ppi_mean is typed in the merge (calibration.stats.ppi returns dict[str, Any] until then)
+    result = cast(PassRate, ppi_mean(y, yhat, yhat_u, alpha=alpha))
     # a pass rate lies in [0, 1]: the normal intervals are cut there (people-only 0.667 [0.133, 1.200]
     # on 6 items read as a rate above 1)
-    for part in (result, result.get("human_only") or {}):
-        if part.get("ci") is not None:
-            part["ci"] = [max(0.0, float(part["ci"][0])), min(1.0, float(part["ci"][1]))]
+    result["ci"] = _rate_interval(result["ci"])
+    result["human_only"]["ci"] = _rate_interval(result["human_only"]["ci"])
     result["judge_only"] = sum(yhat_u) / len(yhat_u)
     result["scope"] = scope
     return result
+
+
+def _rate_interval(ci: list[float]) -> list[float]:
+    """An interval of a rate, cut to [0, 1]."""
+    return [max(0.0, float(ci[0])), min(1.0, float(ci[1]))]
 
 
 def review(
@@ -356,7 +378,7 @@ def review(
     bar: float,
     statistic: str,
     verdicts_only: bool = False,
-) -> dict[str, Any]:
+) -> ReviewReport:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
     :func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
     ``verdicts_only`` (``check``'s reading): each judge's kappa against the people's consensus, its
@@ -366,7 +388,8 @@ def review(
         raise StoreError(f"verdict statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
     week = _check_week(week or current_week())
     sample = store.review_sample(week)
-    judges, superseded = [], []
+    judges: list[ReviewJudge] = []
+    superseded: list[dict[str, Any]] = []  # the store's judge rows
     for judge in store.judges():
         rubric = judge["rubric"]
         if rubric not in RUBRIC_KIND:
@@ -392,52 +415,60 @@ def review(
         }
         items = sorted(i for i in people_in_scope if i in answers)
         people = [consensus(list(humans[i].values()), rubric) for i in items]
-        entry: dict[str, Any] = {
-            "fingerprint": judge["fingerprint"],
-            "name": judge["name"],
-            "version": judge["version"],
-            "current": judge["current"],
-            "changed": judge["changed"],
-            "served_model": drift[-1]["to"] if drift else _served_now(store, judge["fingerprint"]),
-            "served_model_changed": drift,
-            "left_out_served_before": before,
-            "kind": judge["kind"],
-            "rubric": rubric,
-            "model": judge["model"],
-            "endpoint": judge["endpoint"],
-            "scope": scope,
-            "left_out_fitted_on": len(trained & set(humans)),
-            "out_of_fold": len(set(out_of_fold) & set(items)),
-            "consensus": _kappas([answers[i] for i in items], people, rubric, statistic, bar),
-            "annotators": {},
-            "ceiling": None
-            if verdicts_only
-            else _ceiling(
-                {i: humans[i] for i in humans if not scoped or i in sample}, rubric, statistic, bar
-            ),
-        }
+        agreement = _kappas([answers[i] for i in items], people, rubric, statistic, bar)
         names = [] if verdicts_only else sorted({name for i in items for name in humans[i]})
+        annotators: dict[str, KappaEntry] = {}
         for name in names:
             mine = [i for i in items if name in humans[i]]
-            entry["annotators"][name] = _kappas(
+            annotators[name] = _kappas(
                 [answers[i] for i in mine], [humans[i][name] for i in mine], rubric, statistic, bar
             )
-        n = entry["consensus"]["n"]
-        kappa, ci = entry["consensus"]["kappa"], entry["consensus"]["ci"]
-        entry["verdict"] = "uncalibrated" if n < min_labels else verdict(kappa, ci, bar=bar)
-        entry["status_reason"] = (
-            f"{n} human-labelled items, fewer than the {min_labels} needed" if n < min_labels else None
+        n, kappa, ci = agreement["n"], agreement["kappa"], agreement["ci"]
+        found = "uncalibrated" if n < min_labels else verdict(kappa, ci, bar=bar)
+        more = labels_to_decide(kappa, ci, n, bar=bar) if found == "undecided" else None
+        judges.append(
+            {
+                "fingerprint": judge["fingerprint"],
+                "name": judge["name"],
+                "version": judge["version"],
+                "current": judge["current"],
+                "changed": judge["changed"],
+                "served_model": drift[-1]["to"] if drift else _served_now(store, judge["fingerprint"]),
+                "served_model_changed": drift,
+                "left_out_served_before": before,
+                "kind": judge["kind"],
+                "rubric": rubric,
+                "model": judge["model"],
+                "endpoint": judge["endpoint"],
+                "scope": scope,
+                "left_out_fitted_on": len(trained & set(humans)),
+                "out_of_fold": len(set(out_of_fold) & set(items)),
+                "consensus": agreement,
+                "annotators": annotators,
+                "ceiling": None
+                if verdicts_only
+                else _ceiling(
+                    {i: humans[i] for i in humans if not scoped or i in sample}, rubric, statistic, bar
+                ),
+                "verdict": found,
+                "status_reason": (
+                    f"{n} human-labelled items, fewer than the {min_labels} needed"
+                    if n < min_labels
+                    else None
+                ),
+                "more_labels": more,
+                "advice": advice(found, more=more, n=n, min_labels=min_labels),
+                "position": (
+                    _position(store, judge["fingerprint"])
+                    if rubric == "preference" and not verdicts_only
+                    else None
+                ),
+                "pass_rate": _pass_rate(people_in_scope, answers, rubric, scope),
+            }
         )
-        entry["more_labels"] = (
-            labels_to_decide(kappa, ci, n, bar=bar) if entry["verdict"] == "undecided" else None
-        )
-        entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=n, min_labels=min_labels)
-        entry["position"] = (
-            _position(store, judge["fingerprint"]) if rubric == "preference" and not verdicts_only else None
-        )
-        entry["pass_rate"] = _pass_rate(people_in_scope, answers, rubric, scope)
-        judges.append(entry)
-    report = {
+    if save:
+        _save(store, week, judges)
+    return {
         "week": week,
         "min_labels": min_labels,
         "interval": INTERVAL_METHOD,
@@ -455,31 +486,29 @@ def review(
             }
             for j in superseded
         ],
+        "trend": [] if verdicts_only else trend(store),  # after the save: this week's review is in it
     }
-    if save:
-        _save(store, report)
-    report["trend"] = [] if verdicts_only else trend(store)
-    return report
 
 
-def _save(store: Store, report: dict[str, Any]) -> None:
-    rows = []
-    for j in report["judges"]:
+def _save(store: Store, week: str, judges: list[ReviewJudge]) -> None:
+    """This week's review of each judge, kept for the trend (its rule: :data:`RULE`)."""
+    rows: list[Mapping[str, Any]] = []
+    for j in judges:
         c = j["consensus"]
-        ci = c["ci"] or [None, None]
+        low, high = c["ci"] or (None, None)
         rows.append(
             {
                 "fingerprint": j["fingerprint"],
                 "rubric": j["rubric"],
-                "window": report["week"],
+                "window": week,
                 "n": c["n"],
                 "kappa": c["kappa"],
-                "ci_low": ci[0],
-                "ci_high": ci[1],
+                "ci_low": low,
+                "ci_high": high,
                 "weights": c["weights"],
                 "verdict": j["verdict"],
                 "sample": j["scope"],
-                "rule": report["rule"],
+                "rule": RULE,
                 "statistic": c["statistic"],
                 "served_model": j["served_model"],
             }
@@ -487,28 +516,34 @@ def _save(store: Store, report: dict[str, Any]) -> None:
     store.add_calibrations(rows)
 
 
-def trend(store: Store) -> list[dict[str, Any]]:
+def _saved_reviews(store: Store) -> list[TrendPoint]:
+    """The store's saved reviews, newest per (judge, week): its rows (dict[str, Any] at this boundary,
+    annotation.store.judges) are trend points before they are marked."""
+    return cast(list[TrendPoint], store.calibration_trend())
+
+
+def trend(store: Store) -> list[TrendPoint]:
     """The newest review per (judge name, week), oldest week first (:meth:`Store.calibration_trend`;
     of two versions reviewed in one week, the later version's), each marked ``new_version`` when it is the first point of its judge name or its version or
     served model differs from the point before of the same name (where the line changes judge)."""
-    newest: dict[tuple, dict[str, Any]] = {}
-    for point in store.calibration_trend():  # one point per judge name and week: its newest version's
+    newest: dict[tuple[str, str], TrendPoint] = {}
+    for point in _saved_reviews(store):  # one point per judge name and week: its newest version's
         key = (point["name"] or point["fingerprint"], point["week"])
         if key not in newest or (point["version"] or 0) >= (newest[key]["version"] or 0):
             newest[key] = point
     points = sorted(newest.values(), key=lambda p: (p["week"], p["name"] or p["fingerprint"]))
-    last: dict[str, tuple] = {}
+    last: dict[str, tuple[int | None, str | None]] = {}
     for point in points:
-        key = point["name"] or point["fingerprint"]
+        name = point["name"] or point["fingerprint"]
         now = (point["version"], point["served_model"])
-        point["new_version"] = last.get(key) != now
-        last[key] = now
+        point["new_version"] = last.get(name) != now
+        last[name] = now
     return points
 
 
-def latest_calibration(store: Store, fingerprint: str) -> dict[str, Any] | None:
+def latest_calibration(store: Store, fingerprint: str) -> TrendPoint | None:
     """A judge's newest saved review: what every judge-derived figure must carry beside it."""
-    for row in reversed(store.calibration_trend()):
+    for row in reversed(_saved_reviews(store)):
         if row["fingerprint"] == fingerprint:
             return row
     return None

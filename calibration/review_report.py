@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from annotation.render import decisive, interval, num
+from calibration.results import KappaEntry, PassRate, PositionReport, ReviewJudge, ReviewReport, TrendPoint
 
 __all__ = [
     "version_label",
@@ -23,13 +25,14 @@ __all__ = [
 ]
 
 
-def version_label(judge: dict[str, Any]) -> str:
+def version_label(judge: Mapping[str, Any]) -> str:
     """A judge's name and version, the current one marked: ``gpt-4.1-mini/relevance v3 (current)``
-    (the Judge page's, the judge list's and the review's wording)."""
+    (the Judge page's, the judge list's and the review's wording: a store's judge row or a
+    :class:`~calibration.results.ReviewJudge`)."""
     return f"{judge['name']} v{judge['version']}" + (" (current)" if judge.get("current") else "")
 
 
-def judge_title(j: dict[str, Any]) -> str:
+def judge_title(j: ReviewJudge) -> str:
     """How the review names a judge: its name and version, and the served model when it moved
     (``gpt-x/relevance v1 (current), served gpt-x-0613 since 2026-12-01``)."""
     title = version_label(j) if j.get("name") else f"judge {j['fingerprint'][:16]}"
@@ -39,7 +42,7 @@ def judge_title(j: dict[str, Any]) -> str:
     return title
 
 
-def drift_text(j: dict[str, Any]) -> str:
+def drift_text(j: ReviewJudge) -> str:
     """``served_model_changed``: what the endpoint served before and after, when, and what this
     review rests on ("" when it never changed)."""
     drift = j.get("served_model_changed")
@@ -56,7 +59,7 @@ def drift_text(j: dict[str, Any]) -> str:
     )
 
 
-def _k(entry: dict[str, Any]) -> str:
+def _k(entry: KappaEntry) -> str:
     """``0.716 [0.286, 1.000] (n = 18)``, or undefined with its reason (never 0.000)."""
     if entry.get("kappa") is None:
         return f"undefined ({entry.get('undefined_reason') or 'no items'})"
@@ -67,7 +70,7 @@ def _k(entry: dict[str, Any]) -> str:
     return shown + (f" {interval(ci, 3, 'prose')}" if ci else "") + f" (n = {entry['n']})"
 
 
-def weighted_text(entry: dict[str, Any]) -> str:
+def weighted_text(entry: KappaEntry) -> str:
     """The kappas the verdict did not read, beside it: ``quadratic 0.820 [0.700, 0.900]``."""
     parts = []
     for name, k in (entry.get("kappas") or {}).items():
@@ -77,7 +80,7 @@ def weighted_text(entry: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def verdict_text(j: dict[str, Any]) -> str:
+def verdict_text(j: ReviewJudge) -> str:
     """The verdict with the evidence that decides it: the statistic, its interval, n and the bar."""
     c = j["consensus"]
     head = f"verdict: {j['verdict']}"
@@ -102,7 +105,7 @@ def verdict_text(j: dict[str, Any]) -> str:
     return f"{head}: {c['statistic']} kappa {_k(c)} against the bar {c['bar']}: {rule}{more}"
 
 
-def superseded_text(report: dict[str, Any]) -> str:
+def superseded_text(report: ReviewReport) -> str:
     """The earlier versions the review leaves out ("" when none)."""
     old = report.get("superseded") or []
     if not old:
@@ -112,21 +115,22 @@ def superseded_text(report: dict[str, Any]) -> str:
     )
 
 
-def position_text(p: dict[str, Any]) -> str:
+def position_text(p: PositionReport) -> str:
     """A pairwise judge's position bias in one sentence (the report's and the page's wording)."""
 
-    def f(key: str) -> str:
-        return num(p.get(key), 3, "prose")
+    def f(value: float | None) -> str:
+        return num(value, 3, "prose")
 
     return (
         f"position bias over {p['n_pairs']} pairs asked in both orders: consistency "
-        f"{f('position_consistency')}, primacy {f('primacy_rate')}, recency {f('recency_rate')}, "
-        f"preference fairness {f('preference_fairness')}, repetition stability {f('repetition_stability')}, "
-        f"mean swap-averaged preference for A {f('mean_preference_A')}"
+        f"{f(p.get('position_consistency'))}, primacy {f(p.get('primacy_rate'))}, "
+        f"recency {f(p.get('recency_rate'))}, preference fairness {f(p.get('preference_fairness'))}, "
+        f"repetition stability {f(p.get('repetition_stability'))}, "
+        f"mean swap-averaged preference for A {f(p.get('mean_preference_A'))}"
     )
 
 
-def pass_rate_text(rate: dict[str, Any]) -> str:
+def pass_rate_text(rate: PassRate) -> str:
     """The faithfulness pass rate corrected by PPI beside the people-only one, with what each rests
     on, or why it was not corrected (the report's and the page's wording)."""
     if rate.get("estimate") is None:
@@ -140,7 +144,7 @@ def pass_rate_text(rate: dict[str, Any]) -> str:
     )
 
 
-def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def summary_lines(report: ReviewReport) -> list[tuple[str, list[str]]]:
     """(heading, lines) per judge: the figures every export shows, in words."""
     out = []
     for j in report["judges"]:
@@ -160,7 +164,8 @@ def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
         beside = weighted_text(j["consensus"])
         if beside:
             lines.append(f"beside it (not the verdict's statistic): {beside}")
-        lines.append(f"human-human kappa (the ceiling, {j['consensus']['statistic']}): {_k(j['ceiling'])}")
+        if (ceiling := j["ceiling"]) is not None:  # None only in check's reading (verdicts only)
+            lines.append(f"human-human kappa (the ceiling, {j['consensus']['statistic']}): {_k(ceiling)}")
         if j["left_out_fitted_on"]:
             lines.append(f"left out: {j['left_out_fitted_on']} items this judge was fitted on")
         if j["out_of_fold"]:
@@ -178,14 +183,14 @@ def summary_lines(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def trend_judge(t: dict[str, Any]) -> str:
+def trend_judge(t: TrendPoint) -> str:
     """A trend point's judge: ``offline-lexical/relevance v2`` (its fingerprint when unnamed), with
     the served model when the endpoint said one."""
     who = f"{t['name']} v{t['version']}" if t.get("name") else t["fingerprint"][:16]
     return who + (f", served {t['served_model']}" if t.get("served_model") else "")
 
 
-def rule_text(t: dict[str, Any]) -> str:
+def rule_text(t: TrendPoint) -> str:
     """How a saved review reached its verdict: the interval rule on its statistic, or the old rule
     (a point estimate on quadratic weights) for reviews saved before it."""
     if t.get("old_rule"):
@@ -193,7 +198,7 @@ def rule_text(t: dict[str, Any]) -> str:
     return f"interval, {t.get('statistic') or 'unweighted'}"
 
 
-def to_markdown(report: dict[str, Any]) -> str:
+def to_markdown(report: ReviewReport) -> str:
     parts = [f"# Judge review, week {report['week']}", ""]
     if not report["judges"]:
         parts.append("No judge has graded anything yet.")
@@ -218,7 +223,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def to_html(report: dict[str, Any]) -> str:
+def to_html(report: ReviewReport) -> str:
     body = [f"<h1>Judge review, week {html.escape(report['week'])}</h1>"]
     for heading, lines in summary_lines(report):
         body.append(f"<h2>{html.escape(heading)}</h2><ul>")
@@ -256,5 +261,5 @@ def to_html(report: dict[str, Any]) -> str:
     )
 
 
-def to_json(report: dict[str, Any]) -> str:
+def to_json(report: ReviewReport) -> str:
     return json.dumps(report, indent=1, default=str) + "\n"
