@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from annotation.model import Qrels, Run
 from annotation.options import default
-from calibration.metrics import Evaluation
+from calibration.metrics import Evaluation, Gain
 from calibration.policy.gate import (
     check_data,
     check_store,
@@ -25,7 +25,17 @@ from calibration.policy.gate import (
     verdict_settings,
 )
 from calibration.policy.rules import DEFAULT_POLICY, Policy
-from calibration.results import AuditReport
+from calibration.results import (
+    AgreementReport,
+    AuditReport,
+    CheckDiff,
+    CheckReport,
+    HistoryRow,
+    PositionReport,
+    PPIReport,
+    ReviewReport,
+    ReviewSample,
+)
 from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer
 from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
@@ -39,9 +49,12 @@ from calibration.workflows import (
     ppi_files,
 )
 
+if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
+    from annotation.store import Store
+
 __all__ = ["metrics", "audit", "check", "history", "compare", "agree", "position", "ppi", "review"]
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 def metrics(
@@ -50,8 +63,8 @@ def metrics(
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
     *,
-    missing: str = "drop",
-    gain: str = "linear",
+    missing: Literal["drop", "zero"] = "drop",
+    gain: Gain = "linear",
     grouped: bool | None = None,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
@@ -93,7 +106,7 @@ def check(
     run_digest: str = "",
     policy: Policy = DEFAULT_POLICY,
     **inputs: Any,
-) -> dict[str, Any]:
+) -> CheckReport:
     """The run held to the policy, reading the store by the one rule (:func:`calibration.policy.gate.check_store`:
     ``db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it exists; ``no_store``: none);
     ``store_path``: a store the face has just created (``check --record`` on a missing file).
@@ -112,8 +125,14 @@ def check(
     return report
 
 
-def history(store: Any, *, name: str | None = None, diff: Sequence[int] | None = None) -> Any:
-    """The recorded checks of ``name`` (or all), or two of them per query (``diff``)."""
+@overload
+def history(store: Store, *, name: str | None = None, diff: None = None) -> list[HistoryRow]: ...
+@overload
+def history(store: Store, *, name: str | None = None, diff: tuple[int, int]) -> CheckDiff: ...
+def history(
+    store: Store, *, name: str | None = None, diff: Sequence[int] | None = None
+) -> list[HistoryRow] | CheckDiff:
+    """The recorded checks of ``name`` (or all), or two of them per query (``diff``: two ids)."""
     if diff:
         return diff_checks(store, *diff)
     return history_data(store, name)
@@ -139,27 +158,27 @@ def agree(
     policy: Policy = DEFAULT_POLICY,
     trusted: float | None = None,
     statistic: str | None = None,
-) -> dict[str, Any]:
+) -> AgreementReport:
     """Agreement between every pair of raters, the verdict's bar and statistic resolved once
     (:func:`calibration.policy.gate.verdict_settings`)."""
     bar, chosen = verdict_settings(policy, trusted, statistic)
     return agree_files(labels_csv, qrels_pair, trusted=bar, statistic=chosen)
 
 
-def position(judgments: PathLike) -> dict[str, Any]:
+def position(judgments: PathLike) -> PositionReport:
     """Position bias of pairwise judgments asked in both orders."""
     return position_file(judgments)
 
 
 def ppi(
     labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
-) -> dict[str, Any]:
+) -> PPIReport:
     """A mean corrected by prediction-powered inference."""
     return ppi_files(labeled, unlabeled, alpha=alpha, lam=lam)
 
 
 def review(
-    store: Any,
+    store: Store,
     week: str | None = None,
     *,
     policy: Policy = DEFAULT_POLICY,
@@ -171,7 +190,7 @@ def review(
     seed: int = default("review_seed"),
     overlap: float = DEFAULT_OVERLAP,
     save: bool = True,
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[ReviewReport, ReviewSample | None]:
     """The weekly review (first drawing this week's sample of ``sample`` traces when asked; ``sample``
     0 or None: no draw), the verdict's bar and statistic resolved once. Returns (report, the draw)."""
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only for this command

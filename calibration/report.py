@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,17 @@ from annotation.render import align, decisive, interval, num, signed
 from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
 from calibration.metrics import Evaluation
 from calibration.policy.findings import group_findings, group_text, repeats_group
+from calibration.results import (
+    AgreementReport,
+    AuditReport,
+    PositionReport,
+    PPIReport,
+    ReviewReport,
+    ReviewSample,
+)
+
+if TYPE_CHECKING:  # types only: the renderings never run a workflow
+    from calibration.workflows import Comparison, PositionFigure
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
 
@@ -206,7 +217,7 @@ def metrics_table(
 NAMED = 5  # queries a sentence names before it says how many more
 
 
-def inflation_text(report: Mapping[str, Any]) -> str:
+def inflation_text(report: AuditReport) -> str:
     """What the capped denominator min(|Rel|, k) would have said, and whether that is an inflation:
     "inflated" only when it differs (the CLI's and the page's sentence)."""
     k = report["k"]
@@ -230,9 +241,7 @@ def inflation_text(report: Mapping[str, Any]) -> str:
     )
 
 
-def audit_table(
-    result: Mapping[str, Any], qrels_path: str = "", run_path: str = "", verbose: bool = False
-) -> str:
+def audit_table(result: AuditReport, qrels_path: str = "", run_path: str = "", verbose: bool = False) -> str:
     """The audit's table, its means, then the findings one line per kind with a few of its
     queries (every one when ``verbose``), then the gates."""
     k = result["k"]
@@ -397,7 +406,7 @@ def estimate_table(estimates: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- compare
 
 
-def compare_json(comparison: Any, qrels_path: str, run_a: str, run_b: str) -> dict[str, Any]:
+def compare_json(comparison: Comparison, qrels_path: str, run_a: str, run_b: str) -> dict[str, Any]:
     return {
         "qrels": qrels_path,
         "run_a": run_a,
@@ -409,7 +418,7 @@ def compare_json(comparison: Any, qrels_path: str, run_a: str, run_b: str) -> di
     }
 
 
-def compare_table(comparison: Any, qrels_path: str, run_a: str, run_b: str) -> str:
+def compare_table(comparison: Comparison, qrels_path: str, run_a: str, run_b: str) -> str:
     header = ["measure", "n", "A", "B", "B - A", "wins/losses/ties", "p (randomization)", "p (t-test)"]
     rows = [header]
     notes = []
@@ -455,7 +464,7 @@ def scale_text(labels: list[Any]) -> str:
     return ", ".join(str(v) for v in labels)
 
 
-def agree_table(report: dict[str, Any]) -> str:
+def agree_table(report: AgreementReport) -> str:
     bar = report["verdict_thresholds"]["trusted"]
     rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
     notes = []
@@ -481,7 +490,7 @@ def agree_table(report: dict[str, Any]) -> str:
         "lower end reaches the bar, not trusted when its upper end is below it, else undecided",
         f"scale: {scale_text(report['labels'])}",
         align(rows),
-        *([report["pairs_note"]] if report.get("pairs_note") else []),
+        *([note] if (note := report.get("pairs_note")) else []),
         *notes,
         *[
             f"{' vs '.join(map(str, p['raters']))}: kappa undefined: {p['undefined_reason']}"
@@ -496,11 +505,12 @@ def agree_table(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def position_json(result: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: result[k] for k in keys} | {"counts": {k: v for k, v in result.items() if k not in keys}}
+def position_json(result: PositionReport, keys: tuple[PositionFigure, ...]) -> dict[str, object]:
+    shown: dict[str, object] = {k: result[k] for k in keys}
+    return shown | {"counts": {k: v for k, v in result.items() if k not in keys}}
 
 
-def position_text(result: dict[str, Any], keys: tuple[str, ...]) -> str:
+def position_text(result: PositionReport, keys: tuple[PositionFigure, ...]) -> str:
     undefined = result.get("undefined") or {}
     lines = [f"{result['n_pairs']} pairs asked in both orders ({result.get('n_comparisons')} comparisons)"]
     for key in keys[1:]:
@@ -511,7 +521,7 @@ def position_text(result: dict[str, Any], keys: tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ppi_text(result: dict[str, Any], alpha: float, tuned: bool) -> str:
+def ppi_text(result: PPIReport, alpha: float, tuned: bool) -> str:
     level = f"{1 - alpha:.0%}"
     human = result["human_only"]
     text = (
@@ -537,8 +547,8 @@ def ppi_text(result: dict[str, Any], alpha: float, tuned: bool) -> str:
 
 
 def review_text(
-    report: dict[str, Any],
-    drawn: dict[str, Any] | None,
+    report: ReviewReport,
+    drawn: ReviewSample | None,
     summary: list[tuple[str, list[str]]],
     superseded: str = "",
 ) -> str:

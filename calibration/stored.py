@@ -16,12 +16,16 @@ passed in (:class:`annotation.store.Store`); no SQL here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotation.model import Qrels, Run
 from annotation.store import AGGREGATES
 from calibration.workflows import InvalidInput, NothingToEvaluate
+
+if TYPE_CHECKING:
+    from annotation.store import Store
 
 DEFAULT_LABELS = "median"
 
@@ -37,7 +41,7 @@ class StoredData:
     labels_name: str  # ``the median of everyone's current labels (cat, dan)``
 
 
-def stored_label_sets(store: Any) -> dict[str, str]:
+def stored_label_sets(store: Store) -> dict[str, str]:
     """spec -> what it holds in words, for every label set the store can give (a judge only when
     it graded relevance): the aggregates first, then each annotator, then each judge."""
     people = store.annotators_with_labels()
@@ -56,7 +60,7 @@ def stored_label_sets(store: Any) -> dict[str, str]:
     return sets
 
 
-def calibration_text(review: dict[str, Any] | None) -> str:
+def calibration_text(review: Mapping[str, Any] | None) -> str:
     """A judge's agreement with people in words: its newest review's kappa, n and verdict."""
     if review is None:
         return "uncalibrated (never reviewed against people)"
@@ -64,12 +68,12 @@ def calibration_text(review: dict[str, Any] | None) -> str:
     return f"kappa {kappa} with people (n = {review['n']}, week {review['week']}): {review['verdict']}"
 
 
-def stored_runs(store: Any) -> list[str]:
+def stored_runs(store: Store) -> list[str]:
     """The names of the stored runs, in import order."""
     return [name for _run_id, name in store.stored_runs()]
 
 
-def stored_qrels(store: Any, labels: str = DEFAULT_LABELS) -> tuple[Qrels, str]:
+def stored_qrels(store: Store, labels: str = DEFAULT_LABELS) -> tuple[Qrels, str]:
     """The label set ``labels`` (a spec, see the module) and its name in words."""
     sets = stored_label_sets(store)
     if labels not in sets:
@@ -93,7 +97,7 @@ def stored_qrels(store: Any, labels: str = DEFAULT_LABELS) -> tuple[Qrels, str]:
     return qrels, sets[labels]
 
 
-def stored_run(store: Any, name: str) -> Run:
+def stored_run(store: Store, name: str) -> Run:
     """The stored run ``name``, its rankings in their stored order (rank 1 first)."""
     known = dict((run_name, run_id) for run_id, run_name in store.stored_runs())
     if name not in known:
@@ -108,7 +112,7 @@ def stored_run(store: Any, name: str) -> Run:
     return Run.from_rankings({qid: [c for _, c in sorted(rows)] for qid, rows in ranked.items()}, name=name)
 
 
-def stored_data(store: Any, run: str, labels: str = DEFAULT_LABELS) -> StoredData:
+def stored_data(store: Store, run: str, labels: str = DEFAULT_LABELS) -> StoredData:
     """The stored run ``run`` and the label set ``labels``, with the store's chunks as corpus."""
     qrels, labels_name = stored_qrels(store, labels)
     return StoredData(

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 from annotation.errors import DenominatorError
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
@@ -32,7 +32,7 @@ from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
 from calibration.estimate.audit import estimate_run
-from calibration.metrics import Evaluation, evaluate
+from calibration.metrics import Evaluation, Gain, evaluate
 from calibration.policy.rules import (
     DEFAULT_POLICY,
     MIN_QUERIES,
@@ -40,7 +40,7 @@ from calibration.policy.rules import (
     Policy,
     few_queries_note,
 )
-from calibration.results import AuditReport
+from calibration.results import AgreementReport, AuditReport, PositionReport, PPIReport, RoganGladen
 from calibration.scorer import Scorer
 from calibration.stats.position import position_bias
 
@@ -86,8 +86,8 @@ def evaluate_run(
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
     *,
-    missing: str = "drop",
-    gain: str = "linear",
+    missing: Literal["drop", "zero"] = "drop",
+    gain: Gain = "linear",
     run_name: str = "the run",
     qrels_name: str = "the judgments",
     action: str = "evaluate",
@@ -247,15 +247,17 @@ def _bar(policy: Policy, rule: str, value: float | None) -> Bar:
 def estimate_data(
     labels: Qrels,
     run: Run,
-    report: dict[str, Any],
+    report: AuditReport,
     *,
     interval: str = "midp",
     on_query: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """What the labels missed, estimated from the label file's sample (``audit --estimate``),
     at the audit's own k and threshold; it adds ``labels_incomplete_estimated`` to ``report``."""
+    # estimate_run is typed in the merge (calibration.estimate.audit takes the report as dict[str, Any])
+    audited = cast(dict[str, Any], report)
     return estimate_run(
-        labels, run, report["k"], report["min_grade"], report, on_query=on_query, interval=interval
+        labels, run, report["k"], report["min_grade"], audited, on_query=on_query, interval=interval
     )
 
 
@@ -322,7 +324,7 @@ def agree_files(
     *,
     trusted: float,
     statistic: str,
-) -> dict[str, Any]:
+) -> AgreementReport:
     """Every pair of raters of a long CSV (``item,rater,label``), or of two qrels files (raters
     named after the files): ``calibration.stats.agreement.agreement_report``."""
     from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
@@ -334,7 +336,7 @@ def agree_files(
             raise InvalidInput(f"two qrels files to compare; got {len(qrels_pair)}")
         if str(qrels_pair[0]) == str(qrels_pair[1]):
             raise InvalidInput("the two qrels files are the same file")
-        rows = []
+        rows: list[tuple[str, str, int | str | None]] = []
         for path in qrels_pair:
             qrels = read_judgments(path)
             rows += [(f"{q}\t{d}", str(path), g) for q, docs in qrels.grades.items() for d, g in docs.items()]
@@ -346,12 +348,14 @@ def agree_files(
         ]
         where = str(labels_csv)
     try:
-        return agreement_report(rows, trusted=trusted, statistic=statistic)
+        # agreement_report is typed in the merge (calibration.stats.agreement returns a dict until then)
+        return cast(AgreementReport, agreement_report(rows, trusted=trusted, statistic=statistic))
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
 
 
-POSITION_KEYS = (
+# the headline figures of a position report, in the order they are printed (the rest: its counts)
+PositionFigure = Literal[
     "n_pairs",
     "position_consistency",
     "primacy_rate",
@@ -359,10 +363,11 @@ POSITION_KEYS = (
     "preference_fairness",
     "repetition_stability",
     "mean_preference_A",
-)
+]
+POSITION_KEYS: tuple[PositionFigure, ...] = get_args(PositionFigure)
 
 
-def position_file(path: PathLike) -> dict[str, Any]:
+def position_file(path: PathLike) -> PositionReport:
     """Position bias of a CSV of pairwise judgments asked in both orders
     (``item,order,choice[,repeat]``): ``calibration.stats.position.position_bias``."""
     judgments = []
@@ -378,14 +383,15 @@ def position_file(path: PathLike) -> dict[str, Any]:
             {"item": r["item"], "order": r["order"], "choice": r["choice"] or None, "repeat": int(repeat)}
         )
     try:
-        return position_bias(judgments)
+        # position_bias is typed in the merge (calibration.stats.position returns dict[str, Any] until then)
+        return cast(PositionReport, position_bias(judgments))
     except ValueError as exc:
         raise InvalidInput(f"{path}: {exc}") from None
 
 
 def ppi_files(
     labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
-) -> dict[str, Any]:
+) -> PPIReport:
     """A mean by prediction-powered inference from ``human,judge`` and ``judge`` CSVs:
     ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). When every value is 0 or 1
     (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
@@ -401,10 +407,13 @@ def ppi_files(
     human, judge = csv_numbers(labeled, both, "human"), csv_numbers(labeled, both, "judge")
     judge_alone = csv_numbers(unlabeled, judge_only, "judge")
     try:
-        result = ppi_report(human, judge, judge_alone, alpha=alpha, lam=lam)
+        # ppi_report and rogan_gladen_from_labels are typed in the merge (calibration.stats.ppi returns
+        # dict[str, Any] until then)
+        result = cast(PPIReport, ppi_report(human, judge, judge_alone, alpha=alpha, lam=lam))
         if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
-            result["rogan_gladen"] = rogan_gladen_from_labels(
-                human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha
+            result["rogan_gladen"] = cast(
+                RoganGladen,
+                rogan_gladen_from_labels(human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha),
             )
         return result
     except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
