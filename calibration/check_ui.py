@@ -31,11 +31,13 @@ from calibration.policy.check_text import (
     held_text,
     judge_line,
     missing_line,
+    readable,
     rule_status,
     unreadable_lines,
 )
 from calibration.policy.gate import check_store, load_policy, record_check
 from calibration.policy.rules import InvalidPolicy, Policy
+from calibration.results import HistoryEntry
 
 KEY = "check:"
 STATUS = {"passed": "passed", "failed": "FAILED", "warning": "warning", "not evaluated": "not evaluated"}
@@ -142,7 +144,7 @@ def render_check(
                 st.error(md(exc))
 
 
-def history_frame(entries: list[dict[str, Any]]) -> pd.DataFrame:
+def history_frame(entries: list[HistoryEntry]) -> pd.DataFrame:
     """One row per (recorded check, figure): the long form the chart draws."""
     rows = []
     for e in entries:
@@ -164,7 +166,7 @@ def history_frame(entries: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def history_chart(entries: list[dict[str, Any]]) -> alt.Chart | None:
+def history_chart(entries: list[HistoryEntry]) -> alt.LayerChart | alt.FacetChart | None:
     frame = history_frame(entries)
     if frame.empty:
         return None
@@ -208,18 +210,18 @@ def render_history() -> None:
         return
     try:
         with Store(db) as store:
-            entries = actions.history(store)
+            recorded = actions.history(store)
     except StoreError as exc:
         st.error(md(exc))
         return
-    if not entries:
+    if not recorded:
         st.caption(
             "No recorded check yet: record one above, or `python -m calibration check ... --record --name NAME`."
         )
         return
-    for line in unreadable_lines(entries):
+    for line in unreadable_lines(recorded):
         st.caption(md(line[0].upper() + line[1:]) + ".")
-    entries = [e for e in entries if "unreadable" not in e]
+    entries = readable(recorded)
     if not entries:
         return
     names = sorted({e["name"] for e in entries})
@@ -270,27 +272,27 @@ def render_history() -> None:
             f"The labels changed between check {first} and check {second}: a difference may be the labels', "
             "not the system's."
         )
-    for key, what in (
-        ("dropped", "in the first check, not in the second"),
-        ("added", "in the second, not the first"),
+    for key, moved, what in (
+        ("dropped", diff["dropped"], "in the first check, not in the second"),
+        ("added", diff["added"], "in the second, not the first"),
     ):
-        if diff[key]:
+        if moved:
             st.warning(
-                f"{key.capitalize()}: {md(', '.join(diff[key]))} ({what}): the query set changed, so the means "
+                f"{key.capitalize()}: {md(', '.join(moved))} ({what}): the query set changed, so the means "
                 "are over other queries; these are not fixes or losses."
             )
     rows = []
     for qid, row in diff["queries"].items():
         entry: dict[str, Any] = {"query": md(qid)}
-        for key, label in (
-            ("keep_recall", "R@k"),
-            ("fetch_recall", "R@fetch"),
-            ("rr", "RR"),
-            ("ndcg", "nDCG@k"),
+        for change, label in (
+            (row["keep_recall"], "R@k"),
+            (row["fetch_recall"], "R@fetch"),
+            (row["rr"], "RR"),
+            (row["ndcg"], "nDCG@k"),
         ):
-            entry[f"{label} first"] = num(row[key]["first"], 3, "prose")
-            entry[f"{label} second"] = num(row[key]["second"], 3, "prose")
-            entry[f"{label} Δ"] = signed(row[key]["delta"], 3, "prose")
+            entry[f"{label} first"] = num(change["first"], 3, "prose")
+            entry[f"{label} second"] = num(change["second"], 3, "prose")
+            entry[f"{label} Δ"] = signed(change["delta"], 3, "prose")
         entry["findings"] = " ".join(
             [f"+{c}" for c in row["findings_gained"]] + [f"-{c}" for c in row["findings_lost"]]
         )

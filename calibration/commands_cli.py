@@ -9,9 +9,9 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, Literal, TextIO, overload
 
 import pyarrow as pa
 
@@ -69,6 +69,14 @@ def _judgments(path: str) -> Qrels:
     return qrels
 
 
+@overload
+def _scored(
+    args: argparse.Namespace, read_run: Literal[True] = True
+) -> tuple[Qrels, Run, str, str, set[str] | None]: ...
+@overload
+def _scored(
+    args: argparse.Namespace, read_run: bool
+) -> tuple[Qrels, Run | None, str, str, set[str] | None]: ...
 def _scored(
     args: argparse.Namespace, read_run: bool = True
 ) -> tuple[Qrels, Run | None, str, str, set[str] | None]:
@@ -169,7 +177,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     qrels, run, qrels_name, run_name, corpus = _scored(args, read_run=not in_pieces)
     result = actions.audit(
         qrels,
-        args.run if in_pieces else run,
+        args.run if run is None else run,  # None: not read, the file is read in pieces
         args.k[0],
         args.min_grade,
         fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
@@ -187,11 +195,11 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     code = 0 if result["passed"] else 1
     estimates = None
     if args.estimate:  # before the report: it adds the finding labels_incomplete_estimated
+        assert run is not None  # --estimate reads the run whole, never in pieces
         estimates = estimate_data(qrels, run, result, interval=args.interval, on_query=_QueryProgress())
     if args.format == "json":
-        if estimates is not None:
-            result["estimate"] = estimates
-        return dumps(result), code
+        shown: Mapping[str, Any] = result if estimates is None else {**result, "estimate": estimates}
+        return dumps(shown), code
     table = audit_table(result, qrels_name, run_name, verbose=args.verbose)
     return table + (estimate_table(estimates) if estimates is not None else ""), code
 
@@ -271,7 +279,8 @@ def run_history(args: argparse.Namespace) -> tuple[str, int]:
     try:
         with open_store(args.db, "read") as store:
             if args.diff:
-                diff = actions.history(store, diff=args.diff)
+                first, second = args.diff
+                diff = actions.history(store, diff=(first, second))
                 return (dumps(diff) if args.format == "json" else diff_table(diff)), 0
             entries = actions.history(store, name=args.name)
     except StoreError as exc:
@@ -339,8 +348,8 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if args.annotators and not args.sample:
         raise UsageError("--annotators goes with --sample")
-    if args.sample and sample_note(args.sample):
-        say_notes([sample_note(args.sample)])
+    if args.sample and (note := sample_note(args.sample)):
+        say_notes([note])
     try:
         with open_store(args.db, "write") as store:  # the review is saved (the trend's next point)
             report, drawn = actions.review(
@@ -375,7 +384,7 @@ class _QueryProgress:
     """``estimating: 120 of 500 queries`` on stderr, redrawn in place, when stderr is a
     terminal and the work has lasted half a second; nothing in pipes and logs."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self.clock = time.monotonic
         self.started = self.clock()

@@ -9,6 +9,8 @@ records it, so the trend has a point for the week.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -20,6 +22,7 @@ from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration import actions
 from calibration.policy.gate import load_policy
+from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
 from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, sample_progress
 from calibration.review_report import (
     drift_text,
@@ -35,7 +38,7 @@ from calibration.review_report import (
 from calibration.stats.verdict import MIN_LABELS, SAMPLE_ADVICE, sample_note
 
 KEY = "review:"
-BADGE = {
+BADGE: dict[str, Literal["green", "orange", "red", "gray"]] = {
     "trusted": "green",
     "undecided": "orange",
     "not trusted": "red",
@@ -44,11 +47,11 @@ BADGE = {
 }
 
 
-def _k(entry: dict) -> str:
+def _k(entry: KappaEntry) -> str:
     return num(entry.get("kappa"), 3, "prose")
 
 
-def _ci(entry: dict) -> str:
+def _ci(entry: KappaEntry) -> str:
     return interval(entry.get("ci"), 3, "prose")
 
 
@@ -144,8 +147,8 @@ def render_sample(db: str, week: str) -> None:
             except StoreError as exc:
                 st.error(md(exc))
                 return
-            if sample_note(int(size)):
-                st.warning(md(sample_note(int(size))[0].upper() + sample_note(int(size))[1:]) + ".")
+            if note := sample_note(int(size)):
+                st.warning(md(note[0].upper() + note[1:]) + ".")
             strata = ", ".join(f"{md(k)}: {v}" for k, v in sorted(drawn["strata"].items()))
             st.success(
                 f"Sampled {drawn['sampled']} of {drawn['of']} traces for week {md(week)} ({strata}); "
@@ -153,10 +156,11 @@ def render_sample(db: str, week: str) -> None:
             )
 
 
-def render_judge(judge: dict, sample_week: str | None = None) -> None:
+def render_judge(judge: ReviewJudge, sample_week: str | None = None) -> None:
     """One judge's review; ``sample_week``: the week whose sample it was reviewed on (None: every
     labelled item), which the confusion matrix's link to the Items page keeps."""
     consensus, ceiling = judge["consensus"], judge["ceiling"]
+    assert ceiling is not None  # the page's review is a whole one (only check's reading has no ceiling)
     st.subheader(md(f"{judge['rubric']}: {judge_title(judge)}"), anchor=False)  # no data in an element id
     st.badge(judge["verdict"], color=BADGE.get(judge["verdict"], "gray"))
     st.caption(
@@ -213,8 +217,8 @@ def render_judge(judge: dict, sample_week: str | None = None) -> None:
             ),
             hide_index=True,
         )
-    if judge.get("position"):
-        text = position_text(judge["position"])
+    if position := judge.get("position"):
+        text = position_text(position)
         st.markdown(md(text[0].upper() + text[1:]) + ".")
     rate = judge.get("pass_rate")
     if rate:
@@ -224,7 +228,7 @@ def render_judge(judge: dict, sample_week: str | None = None) -> None:
         st.markdown(md(text[0].upper() + text[1:]) + ".")
 
 
-def confusion_cells(judge: dict) -> list[dict]:
+def confusion_cells(judge: ReviewJudge) -> list[dict[str, str | int]]:
     """The confusion matrix as cells ``{"judge", "people", "items"}`` (grades as text), in the
     scale's order: rows are the judge's grades, columns the people's (the review's kappa is
     ``cohen(judge, people)``, whose confusion has the first rater in its rows)."""
@@ -237,7 +241,7 @@ def confusion_cells(judge: dict) -> list[dict]:
     ]
 
 
-def render_confusion(judge: dict) -> None:
+def render_confusion(judge: ReviewJudge) -> None:
     consensus = judge["consensus"]
     frame = pd.DataFrame(confusion_cells(judge))
     base = alt.Chart(frame).encode(
@@ -257,7 +261,7 @@ def render_confusion(judge: dict) -> None:
     )
 
 
-def render_cell_link(judge: dict, sample_week: str | None) -> None:
+def render_cell_link(judge: ReviewJudge, sample_week: str | None) -> None:
     """Open the items behind a cell of the confusion matrix on the Items page (graded judges only:
     a pairwise judge's answer is its swap-averaged preference, which the Items page does not
     compute)."""
@@ -295,7 +299,7 @@ def render_cell_link(judge: dict, sample_week: str | None) -> None:
     )
 
 
-def against_ceiling_frame(judge: dict) -> pd.DataFrame:
+def against_ceiling_frame(judge: ReviewJudge) -> pd.DataFrame:
     """The judge's kappa and the human-human ceiling, each with its interval (rows without a
     defined kappa are left out: never drawn as 0)."""
     rows = []
@@ -303,14 +307,14 @@ def against_ceiling_frame(judge: dict) -> pd.DataFrame:
         ("judge vs people", judge["consensus"]),
         ("people vs people (ceiling)", judge["ceiling"]),
     ):
-        if entry.get("kappa") is None:
+        if entry is None or (kappa := entry.get("kappa")) is None:
             continue
-        ci = entry.get("ci") or [entry["kappa"], entry["kappa"]]
-        rows.append({"what": what, "kappa": entry["kappa"], "low": ci[0], "high": ci[1], "n": entry["n"]})
+        ci = entry.get("ci") or [kappa, kappa]
+        rows.append({"what": what, "kappa": kappa, "low": ci[0], "high": ci[1], "n": entry["n"]})
     return pd.DataFrame(rows)
 
 
-def render_against_ceiling(judge: dict) -> None:
+def render_against_ceiling(judge: ReviewJudge) -> None:
     """The judge's kappa beside the ceiling, both with their intervals, and the bar."""
     frame = against_ceiling_frame(judge)
     if frame.empty:
@@ -335,7 +339,7 @@ def render_against_ceiling(judge: dict) -> None:
     st.caption(f"Dashed: the bar {bar}. The judge cannot be expected to agree with people more than they do.")
 
 
-def trend_frame(points: list[dict]) -> pd.DataFrame:
+def trend_frame(points: list[TrendPoint]) -> pd.DataFrame:
     """One row per saved review of a judge and week: the judge's name (its versions connect),
     the version, kappa with its interval, n, the verdict, and whether it was saved under the old
     rule (a point estimate on quadratic weights: drawn apart, never mixed in silently)."""
@@ -365,7 +369,7 @@ def trend_frame(points: list[dict]) -> pd.DataFrame:
     )
 
 
-def render_trend(report: dict) -> None:
+def render_trend(report: ReviewReport) -> None:
     points = report.get("trend") or []
     st.subheader("Trend over weeks")
     frame = trend_frame(points)

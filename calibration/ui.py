@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import altair as alt
 import pandas as pd
@@ -51,6 +50,7 @@ from calibration.policy.findings import FindingGroup, group_findings
 from calibration.policy.gate import load_policy
 from calibration.policy.rules import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels
+from calibration.results import AuditReport
 from calibration.workflows import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
@@ -92,7 +92,7 @@ def _over(evaluation: Evaluation, name: str) -> str:
     return over(len(evaluation.qids), evaluation.undefined(name))
 
 
-def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any], escape: bool = True) -> pd.DataFrame:
+def metrics_frame(evaluation: Evaluation, report: AuditReport, escape: bool = True) -> pd.DataFrame:
     """Per-query table of strings, each figure beside its denominator, then the means; query ids
     escaped for Markdown (``st.table``) unless ``escape`` is False (``st.dataframe`` shows text)."""
     k = evaluation.ks[0]
@@ -131,7 +131,7 @@ def metrics_frame(evaluation: Evaluation, report: Mapping[str, Any], escape: boo
 
 
 def audit_frame(
-    report: Mapping[str, Any], truth_rel: Mapping[str, int] | None, escape: bool = True
+    report: AuditReport, truth_rel: Mapping[str, int] | None, escape: bool = True
 ) -> pd.DataFrame:
     """Per-query audit figures: judged@k, label coverage, hits, stage-1 recall, truth recall."""
     k = report["k"]
@@ -175,16 +175,16 @@ def charted(evaluation: Evaluation, most: int = CHART_QUERIES) -> list[int]:
     return sorted(sorted(defined, key=share)[:most])
 
 
-def recall_chart(evaluation: Evaluation) -> alt.Chart | None:
+def recall_chart(evaluation: Evaluation) -> alt.LayerChart | alt.FacetChart | None:
     """Per query, recall@k beside its ceiling min(1, k/|Rel|); undefined queries left out (at most
     :data:`CHART_QUERIES` of them: :func:`charted`)."""
     k = evaluation.ks[0]
     records = []
     for i in charted(evaluation):
         qid, recall, n_rel = evaluation.qids[i], _value(evaluation, f"R@{k}", i), int(evaluation.num_rel[i])
-        for series, value in ((f"ceiling min(1, {k}/|Rel|)", recall_ceiling(k, n_rel)), (f"R@{k}", recall)):
+        for name, value in ((f"ceiling min(1, {k}/|Rel|)", recall_ceiling(k, n_rel)), (f"R@{k}", recall)):
             records.append(
-                {"query": f"{qid} (|Rel|={n_rel})", "series": series, "value": value, "label": f"{value:.3f}"}
+                {"query": f"{qid} (|Rel|={n_rel})", "series": name, "value": value, "label": f"{value:.3f}"}
             )
     if not records:
         return None
@@ -270,7 +270,7 @@ def render_summary(evaluation: Evaluation) -> None:
             st.caption(f"{_over(evaluation, name)}; {note}")
 
 
-def render_metrics_table(evaluation: Evaluation, report: Mapping[str, Any]) -> None:
+def render_metrics_table(evaluation: Evaluation, report: AuditReport) -> None:
     k = evaluation.ks[0]
     st.subheader(f"Per query at k = {k}")
     render_frame(lambda escape: metrics_frame(evaluation, report, escape), len(evaluation.qids))
@@ -309,12 +309,12 @@ def render_frame(frame: Callable[[bool], pd.DataFrame], n_queries: int) -> None:
         st.dataframe(frame(False), hide_index=True, height=420)
 
 
-def render_inflation(report: Mapping[str, Any]) -> None:
+def render_inflation(report: AuditReport) -> None:
     text = inflation_text(report)
     st.markdown(md(text[0].upper() + text[1:] + "."))
 
 
-def render_audit(report: Mapping[str, Any], data: DataSet) -> None:
+def render_audit(report: AuditReport, data: DataSet) -> None:
     k = report["k"]
     min_grade = report["min_grade"]
     st.subheader(f"Audit at k = {k}")
@@ -447,7 +447,7 @@ def render_metrics_page() -> None:
     render_history()
 
 
-def render_estimate(data: DataSet, report: Mapping[str, Any]) -> None:
+def render_estimate(data: DataSet, report: AuditReport) -> None:
     """Judged recall beside the recall estimated from the label file's sample of unjudged
     candidates (its ``sampling`` section), each with its denominator (as ``audit --estimate``)."""
     labels = data.sampled if data.sampled is not None else data.qrels
@@ -472,7 +472,7 @@ def render_estimate(data: DataSet, report: Mapping[str, Any]) -> None:
             bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
 
     try:
-        estimates = estimate_data(labels, data.run, dict(report), interval=chosen, on_query=on_query)
+        estimates = estimate_data(labels, data.run, report.copy(), interval=chosen, on_query=on_query)
     except (InvalidAudit, ValueError) as exc:
         st.error(f"No estimate: {md(exc)}")
         return
