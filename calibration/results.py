@@ -31,6 +31,14 @@ class AuditQuery(TypedDict):  # one query of the audit at cutoff k
     lost_after_fetch: float | None
     recall_true: float | None  # against a fuller truth set
     findings: list[str]
+    # audit --estimate, where the judged recall lies outside the estimate's interval
+    recall_estimated: NotRequired[EstimatedRecall]
+
+
+class EstimatedRecall(TypedDict):  # calibration.estimate.audit.estimate_run
+    estimate: float | None
+    ci: list[float] | None
+    rel: float | None
 
 
 class AuditSummary(TypedDict):
@@ -320,6 +328,28 @@ class PositionReport(TypedDict):
     n_repeated_instances: int
     single_trial_instances: int
     undefined: dict[str, str]  # each figure that is None, with the reason
+
+
+# calibration.stats.position.summarize_pairs: a pairwise judge's swap-and-average
+class PairResult(TypedDict):
+    """One answer pair of :class:`PairSummary`."""
+
+    item_id: int
+    preference_a: float | None  # swap-averaged; None: no repeat has both orders
+    consistent: bool | None  # the two orders agree in every such repeat
+    answers: int
+
+
+class PairSummary(TypedDict):
+    """A pairwise judge's swap-and-average (:func:`~calibration.stats.position.summarize_pairs`)."""
+
+    pairs: list[PairResult]
+    n_pairs: int  # pairs asked in both orders
+    incomplete_pairs: int  # pairs with one order only, left out
+    mean_preference_a: float | None
+    consistent: int  # (pair, repeat) comparisons whose orders agree
+    compared: int
+    consistency: float | None  # consistent / compared
 
 
 class HumanOnly(TypedDict):  # the people's mean alone

@@ -327,8 +327,7 @@ def _ceiling(humans: dict[int, dict[str, int]], rubric: str, statistic: str, bar
 
 
 def _position(store: Store, fingerprint: str) -> PositionReport:
-    # position_bias is typed in the merge (calibration.stats.position returns dict[str, Any] until then)
-    return cast(PositionReport, position_bias(from_slots(store.judge_values(fingerprint))))
+    return position_bias(from_slots(store.judge_values(fingerprint)))
 
 
 def _pass_rate(
@@ -353,7 +352,7 @@ def _pass_rate(
     y = [float(consensus(list(humans[i].values()), rubric) == PASS) for i in labelled]
     yhat = [float(answers[i] == PASS) for i in labelled]
     yhat_u = [float(answers[i] == PASS) for i in unlabelled]
-    # ppi_mean is typed in the merge (calibration.stats.ppi returns dict[str, Any] until then)
+    # ppi_mean's dict is the corrected mean; the pass rate adds its scope and the judge's own rate
     result = cast(PassRate, ppi_mean(y, yhat, yhat_u, alpha=alpha))
     # a pass rate lies in [0, 1]: the normal intervals are cut there (people-only 0.667 [0.133, 1.200]
     # on 6 items read as a rate above 1)

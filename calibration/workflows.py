@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, get_args
 
 from annotation.errors import DenominatorError
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
@@ -40,7 +40,7 @@ from calibration.policy.rules import (
     Policy,
     few_queries_note,
 )
-from calibration.results import AgreementReport, AuditReport, PositionReport, PPIReport, RoganGladen
+from calibration.results import AgreementReport, AuditReport, PositionReport, PPIReport
 from calibration.scorer import Scorer
 from calibration.stats.position import position_bias
 
@@ -254,10 +254,8 @@ def estimate_data(
 ) -> dict[str, Any]:
     """What the labels missed, estimated from the label file's sample (``audit --estimate``),
     at the audit's own k and threshold; it adds ``labels_incomplete_estimated`` to ``report``."""
-    # estimate_run is typed in the merge (calibration.estimate.audit takes the report as dict[str, Any])
-    audited = cast(dict[str, Any], report)
     return estimate_run(
-        labels, run, report["k"], report["min_grade"], audited, on_query=on_query, interval=interval
+        labels, run, report["k"], report["min_grade"], report, on_query=on_query, interval=interval
     )
 
 
@@ -348,8 +346,7 @@ def agree_files(
         ]
         where = str(labels_csv)
     try:
-        # agreement_report is typed in the merge (calibration.stats.agreement returns a dict until then)
-        return cast(AgreementReport, agreement_report(rows, trusted=trusted, statistic=statistic))
+        return agreement_report(rows, trusted=trusted, statistic=statistic)
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
 
@@ -383,8 +380,7 @@ def position_file(path: PathLike) -> PositionReport:
             {"item": r["item"], "order": r["order"], "choice": r["choice"] or None, "repeat": int(repeat)}
         )
     try:
-        # position_bias is typed in the merge (calibration.stats.position returns dict[str, Any] until then)
-        return cast(PositionReport, position_bias(judgments))
+        return position_bias(judgments)
     except ValueError as exc:
         raise InvalidInput(f"{path}: {exc}") from None
 
@@ -407,13 +403,10 @@ def ppi_files(
     human, judge = csv_numbers(labeled, both, "human"), csv_numbers(labeled, both, "judge")
     judge_alone = csv_numbers(unlabeled, judge_only, "judge")
     try:
-        # ppi_report and rogan_gladen_from_labels are typed in the merge (calibration.stats.ppi returns
-        # dict[str, Any] until then)
-        result = cast(PPIReport, ppi_report(human, judge, judge_alone, alpha=alpha, lam=lam))
+        result = ppi_report(human, judge, judge_alone, alpha=alpha, lam=lam)
         if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
-            result["rogan_gladen"] = cast(
-                RoganGladen,
-                rogan_gladen_from_labels(human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha),
+            result["rogan_gladen"] = rogan_gladen_from_labels(
+                human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha
             )
         return result
     except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line

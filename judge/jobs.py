@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from annotation.render import num
 from annotation.store import Store
+from calibration.results import PairResult, PairSummary
 from calibration.stats.position import summarize_pairs
 from judge.client import Endpoint, JudgeClient
 from judge.pairwise import pairwise_calls
@@ -87,27 +88,6 @@ class StoredJudge(RegisteredJudge):
     rows: int
     current: bool
     changed: list[str]
-
-
-class PairResult(TypedDict):
-    """One answer pair of :class:`PairSummary`."""
-
-    item_id: int
-    preference_a: float | None  # swap-averaged; None: no repeat has both orders
-    consistent: bool | None  # the two orders agree in every such repeat
-    answers: int
-
-
-class PairSummary(TypedDict):
-    """A pairwise judge's swap-and-average (:func:`calibration.stats.position.summarize_pairs`)."""
-
-    pairs: list[PairResult]
-    n_pairs: int  # pairs asked in both orders
-    incomplete_pairs: int  # pairs with one order only, left out
-    mean_preference_a: float | None
-    consistent: int  # (pair, repeat) comparisons whose orders agree
-    compared: int
-    consistency: float | None  # consistent / compared
 
 
 class OfflineReport(TypedDict):
@@ -300,7 +280,7 @@ class LLMRun:
 def pair_summary(store: Store, fingerprint: str) -> PairSummary:
     """A pairwise judge's swap-and-average over the pairs it answered in both orders."""
     # boundary: calibration.stats.position.summarize_pairs gives this shape as dict[str, Any]
-    return cast(PairSummary, summarize_pairs(store.judge_values(fingerprint)))
+    return summarize_pairs(store.judge_values(fingerprint))
 
 
 def pair_summary_text(summary: PairSummary) -> str:

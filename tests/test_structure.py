@@ -102,6 +102,8 @@ LONG_MODULES: dict[str, str] = {
     "annotation/golden.py": "golden.yaml's strict reader and its writer, which must round-trip each other",
     "calibration/review.py": "the weekly review's four steps (draw, label, score, verdict) over one sample",
     "annotation/store/judges.py": "a judge's fingerprint, names, versions, answers and trust, one table family",
+    "calibration/results.py": "every shape the faces read, one TypedDict each, so one file answers what a "
+    "result holds",
     "annotation/store/browse.py": "the admin's reads: every label side by side, one item's history, adjudication",
 }
 MAX_LONG_MODULES = 15

@@ -14,6 +14,7 @@ from typing import Any
 
 from annotation.model import Qrels
 from calibration.audit import InvalidAudit
+from calibration.results import AuditReport
 
 
 def estimate_run(
@@ -21,7 +22,7 @@ def estimate_run(
     run: Any,
     k: int,
     min_grade: int,
-    result: dict[str, Any],
+    result: AuditReport,
     on_query: Callable[[int, int], None] | None = None,
     interval: str = "midp",
 ) -> dict[str, Any]:

@@ -78,6 +78,8 @@ from calibration.stats.verdict import (  # re-exported: agreement's verdict
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from calibration.results import AgreementPair, AgreementReport
+
 __all__ = [
     "InvalidRatings",
     "UnequalRaters",
@@ -264,18 +266,18 @@ def from_long(
 
 def _report_pair(
     first: Any, second: Any, pair: RaterPair, ordered: bool, alpha: float, bar: float, statistic: str
-) -> dict[str, Any]:
+) -> AgreementPair:
     """One pair of raters in the report: kappas, each with its score interval
     (:func:`calibration.stats.kappa_interval.kappa_ci`), and the verdict
     (:func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``)."""
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
-    cis: dict[Weights, list[float | None] | None] = dict.fromkeys(WEIGHTINGS)
+    cis: dict[Weights, list[float] | None] = dict.fromkeys(WEIGHTINGS)
     for w in weightings:
-        interval = kappa_ci_of_pair(pair, w, alpha)
-        cis[w] = None if interval.low is None else [interval.low, interval.high]
+        low, high = kappa_ci_of_pair(pair, w, alpha)  # both None when undefined (stats.interval)
+        cis[w] = None if low is None or high is None else [low, high]
     unweighted = estimates[None]
-    entry: dict[str, Any] = {
+    entry: AgreementPair = {
         "raters": [first, second],
         "n": pair.n,
         "observed_agreement": unweighted["observed_agreement"],
@@ -309,7 +311,7 @@ def agreement_report(
     trusted: float,
     statistic: str = DEFAULT_STATISTIC,
     max_pairs: int = MAX_PAIRS,
-) -> dict[str, Any]:
+) -> AgreementReport:
     """The JSON-able agreement report of long ratings (what ``python -m calibration agree`` prints).
 
     ``{"n_items", "raters", "pairs": [{"raters", "n", "observed_agreement", "kappa", "kappa_linear",

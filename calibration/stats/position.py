@@ -67,7 +67,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from calibration.results import PairResult, PairSummary, PositionReport
 
 __all__ = ["CHOICES", "ORDERS", "from_slots", "position_bias"]
 
@@ -171,7 +174,7 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def position_bias(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def position_bias(rows: Iterable[Mapping[str, Any]]) -> PositionReport:
     """Position bias of both-order pairwise judgments (see the module docstring).
 
     ``rows``: mappings (or a DataFrame) with ``item`` (any hashable pair id),
@@ -309,7 +312,7 @@ def preference_for_a(order: str, value: int) -> float:
     return _SLOT_VALUE_FOR_A[(order, value)]
 
 
-def summarize_pairs(values: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize_pairs(values: Iterable[Mapping[str, Any]]) -> PairSummary:
     """From judge values ``{"item_id", "ab_order", "repeat", "value"}``: per pair the
     swap-averaged preference for A and whether the orders agree (per repeat,
     over the repeats that have both orders); overall the mean preference for
@@ -317,7 +320,7 @@ def summarize_pairs(values: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     by_pair: dict[int, dict[tuple[int, str], int]] = defaultdict(dict)
     for v in values:
         by_pair[int(v["item_id"])][(int(v["repeat"] or 0), v["ab_order"])] = int(v["value"])
-    pairs = []
+    pairs: list[PairResult] = []
     consistent = compared = 0
     for item_id, answers in sorted(by_pair.items()):
         prefs, agree = [], []

@@ -64,6 +64,8 @@ from scipy.stats import norm
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from calibration.results import PPIReport, RoganGladen
+
 __all__ = [
     "label_budget",
     "ppi_mean",
@@ -183,7 +185,7 @@ def ppi_report(
     Yhat_unlabeled: Any,
     alpha: float = 0.05,
     lam: float | None = None,
-) -> dict[str, Any]:
+) -> PPIReport:
     """The JSON shape ``python -m calibration ppi`` prints, plain floats and ints:
     ``{"estimate", "ci": [low, high], "lam", "n_labeled", "n_unlabeled",
     "human_only": {"estimate", "ci"}}``."""
@@ -261,7 +263,7 @@ def rogan_gladen_from_labels(
     n_boot: int = 2000,
     seed: int = 0,
     alpha: float = 0.05,
-) -> dict[str, Any]:
+) -> RoganGladen:
     """Rogan-Gladen with tpr/tnr measured on a human-labelled sample (1 = pass, 0 = fail).
 
     tpr and tnr come from (``human_labeled``, ``judge_labeled``), the judge's pass rate
@@ -292,7 +294,7 @@ def rogan_gladen_from_labels(
     tp, fn, fp, tn = (int(c) for c in counts)
     judge_pass = int(ju.sum())
     p = judge_pass / big_n
-    result: dict[str, Any] = {
+    result: RoganGladen = {
         "estimate": None,
         "ci": None,
         "unclipped": None,
