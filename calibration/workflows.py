@@ -59,6 +59,13 @@ _NO_BAR = Bar(">=", float("-inf"))
 class NothingToEvaluate(DenominatorError, ValueError):
     """No query of the run is in the judgments: there is nothing to score."""
 
+    @classmethod
+    def no_shared_query(
+        cls, run_name: str, qrels_name: str, action: str, note: str = ""
+    ) -> NothingToEvaluate:
+        """The one message of a run that shares no query with the judgments."""
+        return cls(f"no query of {run_name} is in {qrels_name}: nothing to {action}{note}")
+
 
 class InvalidInput(DenominatorError, ValueError):
     """An input a computation refuses (too few items, a label off the scale), said in one line
@@ -115,10 +122,8 @@ def refuse_nothing_evaluated(
     """:class:`NothingToEvaluate` when the run shares no query with the judgments (trec_eval
     too: "No queries with both results and relevance info"), saying what could not be done."""
     if not result.evaluated.any():
-        raise NothingToEvaluate(
-            f"no query of {run_name} is in {qrels_name}: nothing to {action}"
-            + (f" (run has {result.not_in_qrels} queries without judgments)" if action == "evaluate" else "")
-        )
+        note = f" (run has {result.not_in_qrels} queries without judgments)" if action == "evaluate" else ""
+        raise NothingToEvaluate.no_shared_query(run_name, qrels_name, action, note)
 
 
 def coverage_of(
@@ -230,7 +235,7 @@ def audit_data(
             own_depth=True,
         )
     if not result["queries"]:
-        raise NothingToEvaluate(f"no query of {run_name} is in {qrels_name}: nothing to audit")
+        raise NothingToEvaluate.no_shared_query(run_name, qrels_name, "audit")
     result["stage1"] = stage1_of(k, fetch_run, fetch_depth, result["fetch_depth"])
     return result
 
