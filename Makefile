@@ -24,9 +24,7 @@ PORT    ?= 8501
 # `python -m annotation annotators add NAME` in another terminal gives a token this app accepts.
 run: $(STAMP)  ## start the app on the default database, the demo in it when empty (http://127.0.0.1:$(PORT))
 	$(PY) -m denominator demo --if-empty
-	STREAMLIT_BROWSER_GATHER_USAGE_STATS=false $(PY) -m streamlit run app.py \
-		--server.headless true --server.address 127.0.0.1 --server.port $(PORT) --server.fileWatcherType none \
-		--client.toolbarMode viewer
+	$(PY) -m denominator serve --port $(PORT)
 
 test: $(STAMP) $(INTEROP)/.installed  ## the whole suite, then the exports read by the destination libraries
 	$(PY) -m pytest -q

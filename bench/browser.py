@@ -287,7 +287,7 @@ def measure(
         bench_traces(db, presses + 2)
         app_env = {"DENOMINATOR_DB": db, "DENOMINATOR_ANNOTATOR": names[0]}
         with (
-            serve("app.py", app_env) as app_url,
+            serve("denominator/app.py", app_env) as app_url,
             serve("bench/baseline_app.py", {}) as baseline_url,
             sync_playwright() as playwright,
         ):

@@ -22,11 +22,12 @@ from annotation import access
 from annotation.errors import DenominatorError
 from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
 from annotation.render import md
+from annotation.shipped import WORKED_EXAMPLE as WORKED_EXAMPLE_DIR
 from annotation.store import Store, database_exists
 from calibration.policy.gate import file_digest
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
 
-EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
+EXAMPLE_DIR = WORKED_EXAMPLE_DIR  # shipped in the package (annotation.shipped)
 KEY = "metrics:"  # namespace of the page's session-state keys
 WORKED_EXAMPLE = "worked example"
 OWN_FILES = "your files"

@@ -5,6 +5,8 @@ and the commands of the product as a whole.
     denominator judge ...        the judge: grade, compare, fit-lexical, list
     denominator calibration ...  metrics, audit, compare, agree, position, ppi, review
     denominator demo [--db DB] [--if-empty]   the demo database (``make run`` builds it)
+    denominator serve [--db DB] [--port N] [--host H]   the app (what ``make run`` serves)
+    denominator --version
 
 ``denominator GROUP ARGS`` is ``python -m GROUP ARGS``: the same options, output and exit
 codes (0 success, 1 a gate failed, 2 bad usage or input, 130 interrupted). ``python -m
@@ -15,11 +17,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
-from annotation.cli_base import OneLineParser, add_db_option, run_main, shown_db
+from annotation.cli_base import OneLineParser, UsageError, add_db_option, positive_int, run_main, shown_db
 from annotation.quiet_start import quiet_interrupt_until_main
 
 GROUPS = {
@@ -27,13 +32,28 @@ GROUPS = {
     "judge": "the judge: grade, compare, fit-lexical, list",
     "calibration": "metrics, audit, compare, agree, position, ppi, review",
 }
-COMMANDS = {"demo": "build the demo database: the worked example as a labelling project"}
+COMMANDS = {
+    "demo": "build the demo database: the worked example as a labelling project",
+    "serve": "serve the app (the labelling, judge, metrics and review pages) on this machine",
+}
+APP = Path(__file__).resolve().parent / "app.py"
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8501
+# the Host names the app answers to unless STREAMLIT_SERVER_ALLOWED_HOSTS says others (DNS
+# rebinding: a page elsewhere whose name resolves here must not reach the app; annotation.access)
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def package_version() -> str:
+    try:
+        return version("denominator")
+    except PackageNotFoundError:  # a checkout run without `pip install`: the source's own version
+        return "unknown (not installed: pip install . or make)"
 
 
 def usage() -> str:
-    lines = ["usage: denominator {annotation,judge,calibration,demo} ...", "", "commands:"]
+    lines = ["usage: denominator {annotation,judge,calibration,demo,serve} ... | --version", "", "commands:"]
     lines += [f"  {name:<12} {text}" for name, text in (GROUPS | COMMANDS).items()]
-    lines += ["", "denominator GROUP --help lists a group's commands and options."]
+    lines += ["", "denominator COMMAND --help lists a command's options."]
     return "\n".join(lines) + "\n"
 
 
@@ -64,6 +84,61 @@ def run_demo(args: argparse.Namespace) -> tuple[str, int]:
         return build_demo(path, with_judge=True), 0
 
 
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 1 to 65535."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text.strip()}")
+    return value
+
+
+def serve_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="denominator serve", description=COMMANDS["serve"])
+    add_db_option(parser)
+    parser.add_argument(
+        "--port", type=port, default=None, help=f"the port (default: $PORT, else {DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"the address to listen on (default {DEFAULT_HOST}: this machine only; another address "
+        "needs sign-in tokens or a provider, and its name in STREAMLIT_SERVER_ALLOWED_HOSTS)",
+    )
+    return parser
+
+
+def streamlit_command(host: str, port: int) -> list[str]:
+    """``streamlit run`` of the installed app with the settings ``make run`` serves: the address,
+    the Host names it answers to, headless, no file watcher, a viewer's toolbar (no Deploy button,
+    no developer menu), no usage statistics. Given on the command line, not read from a
+    ``.streamlit/config.toml`` of the current folder, so an installed package serves the same."""
+    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true"]
+    command += ["--server.address", host, "--server.port", str(port), "--server.fileWatcherType", "none"]
+    command += ["--client.toolbarMode", "viewer", "--browser.gatherUsageStats", "false"]
+    if not os.environ.get("STREAMLIT_SERVER_ALLOWED_HOSTS"):  # else the environment's list holds
+        for name in LOCAL_HOSTS:
+            command += ["--server.allowedHosts", name]
+    return command
+
+
+def run_serve(args: argparse.Namespace) -> tuple[str, int]:
+    """The app, in this process (Streamlit replaces it: Ctrl-C and a stop signal reach the server)."""
+    env = dict(os.environ)
+    if args.db:
+        env["DENOMINATOR_DB"] = args.db
+    try:
+        chosen = args.port or (port(env["PORT"]) if env.get("PORT") else DEFAULT_PORT)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"PORT: {exc}") from None
+    db = env.get("DENOMINATOR_DB") or "./denominator.db"
+    print(
+        f"serving {shown_db(db)} at http://{args.host}:{chosen} (Ctrl-C stops)", file=sys.stderr, flush=True
+    )
+    command = streamlit_command(args.host, chosen)
+    os.execve(command[0], command, env)
+    return "", 0  # not reached: execve replaced this process
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the installed command: Ctrl-C while the group's modules import is one line
         quiet_interrupt_until_main()
@@ -71,9 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(usage())
         return 0
+    if args[0] == "--version":
+        sys.stdout.write(f"denominator {package_version()}\n")
+        return 0
     group, rest = args[0], args[1:]
     if group == "demo":
         code = run_main(demo_parser(), run_demo, rest)
+    elif group == "serve":
+        code = run_main(serve_parser(), run_serve, rest)
     elif group in GROUPS:
         # each group's CLI is imported only when it runs: the others' start-up costs are not paid
         code = importlib.import_module(f"{group}.__main__").main(rest)

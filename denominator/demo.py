@@ -8,17 +8,17 @@ store with labels, lets the offline judge grade it and saves a first weekly revi
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 from annotation.formats import Qrels, read_corpus, read_judgments, read_ranked, read_traces
 from annotation.pooling import pool, pool_pairs
+from annotation.shipped import WORKED_EXAMPLE
 from annotation.store import Store
 from calibration.policy.gate import verdict_settings
 from calibration.policy.rules import DEFAULT_POLICY
 from calibration.review import review
 from judge.jobs import grade_offline
 
-EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "worked-example"
+EXAMPLE_DIR = WORKED_EXAMPLE  # denominator/examples/worked-example, shipped in the wheel
 
 
 def _demo_unsupported_claims() -> list[str]:

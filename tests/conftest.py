@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from tests.fake_openai import FakeOpenAI
 
-APP = ROOT / "app.py"
+APP = ROOT / "denominator" / "app.py"
 EXAMPLE = ROOT / "examples" / "worked-example"
 ARTIFACTS = ROOT / "test-artifacts"  # the browser tests' screenshots
 
@@ -519,17 +519,7 @@ def running_app(db: Path, kill: bool = False, port: int | None = None) -> Iterat
         "DENOMINATOR_DB": str(db),
         "DENOMINATOR_ANNOTATOR": "ann",  # the name a person would type in the sidebar
     }
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
-    command += [
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.fileWatcherType",
-        "none",
-        "--client.toolbarMode",
-        "viewer",
-    ]
+    command = [sys.executable, "-m", "denominator", "serve", "--port", str(port)]
     # a file, not a pipe: a full pipe would block the server
     with tempfile.TemporaryFile(mode="w+") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

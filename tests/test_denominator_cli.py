@@ -82,3 +82,54 @@ def test_the_installed_command(tmp_path) -> None:
         [str(script), "--help"], capture_output=True, text=True, timeout=60, cwd=ROOT
     ).stdout
     assert "calibration" in help_text and "judge" in help_text and "annotation" in help_text
+
+
+def test_the_version_is_the_packages(capsys) -> None:
+    assert main(["--version"]) == 0
+    listed = next(
+        line.split('"')[1]
+        for line in (ROOT / "pyproject.toml").read_text().splitlines()
+        if line.startswith("version")
+    )
+    assert capsys.readouterr().out == f"denominator {listed}\n"
+
+
+def test_serve_passes_make_runs_settings_on_its_command_line(monkeypatch) -> None:
+    """The settings `make run` had read from .streamlit/config.toml are the command's own (#29): an
+    installed package serves the same from any folder."""
+    from denominator.cli import APP, streamlit_command
+
+    monkeypatch.delenv("STREAMLIT_SERVER_ALLOWED_HOSTS", raising=False)
+    command = streamlit_command("127.0.0.1", 8600)
+    assert command[:5] == [sys.executable, "-m", "streamlit", "run", str(APP)] and APP.is_file()
+    pairs = dict(zip(command[5::2], command[6::2], strict=False))
+    assert pairs["--server.address"] == "127.0.0.1" and pairs["--server.port"] == "8600"
+    assert pairs["--server.headless"] == "true" and pairs["--client.toolbarMode"] == "viewer"
+    assert pairs["--server.fileWatcherType"] == "none" and pairs["--browser.gatherUsageStats"] == "false"
+    hosts = [command[i + 1] for i, word in enumerate(command) if word == "--server.allowedHosts"]
+    assert hosts == ["localhost", "127.0.0.1", "::1"]
+    monkeypatch.setenv("STREAMLIT_SERVER_ALLOWED_HOSTS", "localhost labels.example.com")
+    assert "--server.allowedHosts" not in streamlit_command("0.0.0.0", 8600)  # the environment's list holds
+
+
+@pytest.mark.parametrize(
+    "argv, env, said",
+    [
+        (
+            ["--port", "0"],
+            {},
+            "error: denominator serve: argument --port: expected a positive integer, got '0'\n",
+        ),
+        (
+            ["--port", "70000"],
+            {},
+            "error: denominator serve: argument --port: expected a port from 1 to 65535, got 70000\n",
+        ),
+        ([], {"PORT": "abc"}, "error: PORT: expected a positive integer, got 'abc'\n"),
+    ],
+)
+def test_serve_refuses_a_bad_port_in_one_line(argv, env, said, monkeypatch, capsys) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["serve", *argv]) == 2
+    assert capsys.readouterr().err == said

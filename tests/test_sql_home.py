@@ -7,7 +7,7 @@ itself with ``ast`` (comments and docstrings do not count):
   CREATE TABLE/INDEX/TRIGGER/VIEW, PRAGMA, WITH ... AS (;
 - no ``store.db`` (the store's connection) and no ``sqlite3`` or ``sqlite_utils`` import
 
-anywhere in ``annotation/``, ``judge/``, ``calibration/``, ``app.py`` or ``denominator/`` outside the
+anywhere in ``annotation/``, ``judge/``, ``calibration/``, or ``denominator/`` (``app.py`` among it) outside the
 store package. The workflows ask the store a named question (``store.pooled_pairs(...)``,
 ``store.gradable_pair_items(limit)``) instead.
 """
@@ -39,7 +39,7 @@ SQL_MODULES = ("sqlite3", "sqlite_utils")
 
 
 def product_files() -> list[Path]:
-    files = [ROOT / "app.py", *sorted((ROOT / "denominator").glob("*.py"))]
+    files = sorted((ROOT / "denominator").glob("*.py"))
     for package in PACKAGES:
         files += sorted((ROOT / package).rglob("*.py"))
     return [f for f in files if f.exists()]

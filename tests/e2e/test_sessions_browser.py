@@ -61,7 +61,7 @@ def serving(db: Path) -> Iterator[Server]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
+    command = [sys.executable, "-m", "streamlit", "run", "denominator/app.py", "--server.headless", "true"]
     command += [
         "--server.address",
         "127.0.0.1",
