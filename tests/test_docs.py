@@ -1,9 +1,18 @@
-"""Docs cannot drift: every CLI command and option is in the README."""
+"""Docs cannot drift: every CLI command and option is in the docs (README.md and docs/*.md, the
+text written by hand: docs/cli.md's generated parts are held to the parsers by
+``test_the_cli_reference_is_generated``), the Layout page is held to the tree, and the docs site
+builds with ``mkdocs build --strict``."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -13,6 +22,10 @@ from judge.__main__ import build_parser as judge_parser
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+GENERATED = re.compile(r"<!-- generated: (\w+) -->\n.*?<!-- end generated: \1 -->", re.S)
+# what people wrote: the README and every docs page, without the parts docs/gen_reference.py writes
+DOCS = "\n".join(GENERATED.sub("", page.read_text(encoding="utf-8")) for page in PAGES)
 PARSERS = {"calibration": calibration_parser, "annotation": annotation_parser, "judge": judge_parser}
 
 
@@ -39,10 +52,10 @@ CASES = [
 
 @pytest.mark.parametrize(("module", "command", "options"), CASES)
 def test_command_and_options_documented(module: str, command: str, options: list[str]) -> None:
-    assert f"python -m {module} {command}" in README
+    assert f"python -m {module} {command}" in DOCS
     for option in options:
-        assert re.search(rf"`{re.escape(option)}[ `]", README), (
-            f"{option} of `{module} {command}` missing from README"
+        assert re.search(rf"`{re.escape(option)}[ `]", DOCS), (
+            f"{option} of `{module} {command}` missing from the docs"
         )
 
 
@@ -57,13 +70,12 @@ def test_ci_calls_make_test() -> None:
 
 
 def layout_section() -> str:
-    start = README.index("## Layout\n")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end != -1 else len(README)]
+    """docs/layout.md, the Layout section the README held before the docs site (#29)."""
+    return (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
 
 
 def test_the_layout_names_every_module_and_only_modules_that_exist() -> None:
-    """The README's layout section, held to the tree (#28): each package's bullet names every
+    """The docs' layout page, held to the tree (#28): each package's bullet names every
     module of the package by its path in it (a subpackage's ``__init__.py`` by the folder), and
     every module or folder it names exists."""
     bullets = re.split(r"\n- (?=`)", layout_section())
@@ -105,6 +117,63 @@ def test_denominators_own_commands_are_documented(command: str) -> None:
 
     parser = getattr(cli, f"{command}_parser")()
     options = [opt for a in parser._actions for opt in a.option_strings if opt not in ("-h", "--help")]
-    assert f"denominator {command}" in README
-    missing = [opt for opt in options if opt not in README]
-    assert not missing, f"denominator {command}: {missing} not in the README"
+    assert f"denominator {command}" in DOCS
+    missing = [opt for opt in options if opt not in DOCS]
+    assert not missing, f"denominator {command}: {missing} not in the docs"
+
+
+def gen_reference() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "docs" / "gen_reference.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cli_reference_is_generated() -> None:
+    """docs/cli.md's command and option tables are what docs/gen_reference.py writes from the
+    parsers and ``annotation.options.options_markdown()``: a new command, option or help text
+    fails here until the page is written anew."""
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert page == gen_reference().render(page), (
+        "docs/cli.md is out of date: run .venv/bin/python docs/gen_reference.py"
+    )
+    for title in (
+        "python -m calibration metrics",
+        "python -m annotation annotators add",
+        "judge batch collect",
+    ):
+        assert title in page
+    for name in ("denominator demo", "denominator serve"):
+        assert f"### `{name}`" in page
+
+
+def test_the_readme_is_short_and_points_to_the_docs() -> None:
+    assert len(README.splitlines()) <= 200
+    assert "The reference lives in [docs/](docs/index.md)" in README
+    for page in re.findall(r"\]\((docs/[\w.-]+\.md)(?:#[\w-]+)?\)", README):
+        assert (ROOT / page).is_file(), page
+
+
+def test_every_docs_page_is_in_the_site() -> None:
+    """Each docs page is in mkdocs.yml's nav (a page left out is a warning, so the build below fails too)."""
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    missing = [p.name for p in PAGES[1:] if f": {p.name}" not in nav]
+    assert not missing, missing
+
+
+def test_the_docs_site_builds_strict(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: any warning (a broken link or anchor, a page outside the nav)
+    fails the build. mkdocs-material and mkdocs's own search, no other plugin: nothing is fetched."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        # mkdocs-material's banner about its end of life says nothing about these docs
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert not re.search(r"WARNING\s+-", result.stderr), result.stderr
+    assert (tmp_path / "site" / "cli" / "index.html").is_file()

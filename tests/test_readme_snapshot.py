@@ -1,4 +1,5 @@
-"""README snapshot: the commands README.md shows, run as a user runs them, against a stored snapshot.
+"""README snapshot: the commands the docs show (README.md and docs/*.md), run as a user runs them,
+against a stored snapshot; ``test_every_command_the_docs_show_is_run`` holds SPEC to the docs.
 
 Every invocation runs as a subprocess (``sys.executable -m calibration|annotation|judge ...``) from
 the repository root, offline, on examples/worked-example and a demo store built once per module
@@ -15,7 +16,8 @@ Regenerate tests/data/readme_snapshot.json (then review its diff)::
 
 Not run here because they need a live LLM endpoint: ``judge grade|compare --base-url URL --model M``
 without ``--dry-run`` (also with ``--repeats``, ``--concurrency``, ``--schema``, ``--timeout``,
-``--prices``), their Ctrl-C/resume behaviour, and ``make run``/``make bench``/``make test``.
+``--prices``), their Ctrl-C/resume behaviour, and ``make run``/``make bench``/``make test``; nor
+the commands in NOT_RUN (a server they start or need).
 """
 
 from __future__ import annotations
@@ -35,9 +37,8 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SNAPSHOT = ROOT / "tests" / "data" / "readme_snapshot.json"
 W = "examples/worked-example"
 F = "tests/data/formats"
@@ -129,6 +130,9 @@ compare json                       | json | calibration compare {GR} {T}/candida
 compare equal runs json            | json | calibration compare {GR} {W}/run.jsonl -k 5 --format json
 compare usage: one run             |      | calibration compare {GR}
 compare input: no shared query     |      | calibration compare {GR} {W}/dupe.jsonl
+[check]
+check README                       |      | calibration check {GR} -k 5 --corpus {W}/corpus.jsonl --no-store
+check with the default store       |      | calibration check {GR} -k 5 --corpus {W}/corpus.jsonl
 [agree-position-ppi]
 agree table                        |      | calibration agree {T}/labels.csv
 agree json                         | json | calibration agree {T}/labels.csv --format json
@@ -154,6 +158,13 @@ review to file                     |      | calibration review --db {T}/demo.db 
 review sample                      |      | calibration review --db {T}/demo.db --week 2026-W02 --sample 4 --annotators ann,bob
 review usage: bad format           |      | calibration review --db {T}/demo.db --format pdf
 review input: bad week             |      | calibration review --db {T}/demo.db --week 2026-49
+review this week                   | -stdout | calibration review --db {T}/demo.db
+[imports-handout demo]
+imports list                       |      | annotation imports list --db {T}/demo.db
+imports retire                     |      | annotation imports retire 3 --db {T}/demo.db --reason "corpus in the queries slot"
+imports restore                    |      | annotation imports restore 3 --db {T}/demo.db
+handout                            |      | annotation handout --db {T}/demo.db
+handout assigned                   |      | annotation handout --db {T}/demo.db --mode assigned
 [import-pool-export]
 import README                      |      | annotation import --db {T}/new.db --corpus {W}/corpus.jsonl --run {W}/run.jsonl --name retriever --stage fetch --labels {W}/golden.yaml --annotator worked-example
 import README again                |      | annotation import --db {T}/new.db --corpus {W}/corpus.jsonl --run {W}/run.jsonl --name retriever --stage fetch --labels {W}/golden.yaml --annotator worked-example
@@ -242,10 +253,12 @@ def parse_spec(spec: str) -> dict[str, tuple[bool, list[Step]]]:
 
 
 SCENARIOS = parse_spec(SPEC)
+# the demo store every ``[scenario demo]`` copies; its stdout names this week
+DEMO = Step("denominator demo", "denominator demo --db {T}/demo.db", stdout=False)
 
 API_SCRIPT = r"""
 import ast, json, re, sys
-block = re.search(r"## Python API.*?```python\n(.*?)```", open("README.md").read(), re.S).group(1)
+block = re.search(r"# Python API.*?```python\n(.*?)```", open("docs/api.md").read(), re.S).group(1)
 ns, values, imports = {}, [], []
 for node in ast.parse(block).body:
     if isinstance(node, ast.Expr):
@@ -339,15 +352,85 @@ def python_api() -> dict[str, Any]:
     }
 
 
+# Commands the docs show on files of their own (``demo.db``, ``candidate.jsonl``, a trace export):
+# the step that runs the same command on the snapshot's files.
+RUN_AS = {
+    "calibration compare golden.yaml baseline.jsonl candidate.jsonl -k 5 -k 10": "compare table",
+    "annotation import --db demo.db --corpus examples/worked-example/corpus.jsonl --run "
+    "examples/worked-example/run.jsonl --name retriever --stage fetch --labels "
+    "examples/worked-example/golden.yaml --annotator worked-example": "import README",
+    "annotation baseline --db demo.db --depth 100": "baseline README",
+    "annotation export --db demo.db --format golden -o golden.yaml": "export README",
+    "annotation import --db demo.db --traces spans.parquet --from openinference": "import openinference",
+    "annotation import --db demo.db --traces trace.json --from langfuse --map retriever=search-docs "
+    "--map chunk_id=metadata.doc_id --map score=metadata.similarity": "import langfuse map",
+    "annotation import --db demo.db --traces runs.json --from langsmith --run-prefix v2:": "import langsmith prefix",
+}
+# Shown and not run here: each needs a server.
+NOT_RUN = {
+    "denominator serve --db demo.db --port 8502": "serves the app until stopped (tests/e2e/test_wheel.py serves it)",
+    "annotation migrate --from denominator.db --to postgresql://denominator@db.internal/labels": (
+        "a PostgreSQL server (tests/test_migrate.py)"
+    ),
+    'annotation migrate --from "$DENOMINATOR_DB" --to back.db': "a PostgreSQL server (tests/test_migrate.py)",
+}
+SHOWN = re.compile(
+    r"^(?:[A-Z_]+=\S+\s+)*(?:(?:\.venv/bin/)?python -m )?((?:calibration|annotation|judge|denominator)\b.*)$"
+)
+
+
+def shown_commands() -> list[tuple[str, str]]:
+    """(page, command) of every command in a shell block of the docs: ``python -m`` and an
+    environment set before it dropped, continued lines joined, a trailing comment cut."""
+    out = []
+    for page in DOCS:
+        for block in re.findall(r"```(?:sh|bash)\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                match = SHOWN.match(re.sub(r"\s+#.*$", "", line).strip())
+                if match:
+                    out.append((page.name, " ".join(match.group(1).split())))
+    return out
+
+
+def step_commands() -> dict[str, str]:
+    """Each step's command as the docs would show it: {T}/ dropped, {W}, {F}, {GR} written out."""
+    out = {}
+    for step in [DEMO, *(step for _, steps in SCENARIOS.values() for step in steps)]:
+        command = step.args.format(W=W, F=F, BAD=BAD, T="<T>", GR=f"{W}/golden.yaml {W}/run.jsonl")
+        out[step.name] = " ".join(command.replace("<T>/", "").split())
+    return out
+
+
+def test_every_command_the_docs_show_is_run() -> None:
+    """A command in a shell block of README.md or docs/*.md is a step of SPEC, the same command;
+    or RUN_AS names the step that runs it on the snapshot's files; or NOT_RUN says why not."""
+    steps = step_commands()
+    by_command = {command: name for name, command in steps.items()}
+    shown = shown_commands()
+    assert len(shown) >= 20, shown  # the blocks were found
+    missing = [
+        f"{page}: {command}"
+        for page, command in shown
+        if command not in NOT_RUN and command not in by_command and command not in RUN_AS
+    ]
+    listed = "\n".join(missing)
+    assert not missing, f"shown in the docs, run by no step of SPEC (add one, or RUN_AS):\n{listed}"
+    unknown = {name for name in RUN_AS.values() if name not in steps}
+    assert not unknown, f"RUN_AS names no step: {unknown}"
+    stale = (RUN_AS.keys() | NOT_RUN.keys()) - {command for _, command in shown}
+    assert not stale, f"RUN_AS or NOT_RUN lists what the docs no longer show: {stale}"
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """The demo store, built once; its stdout names this week, so only the exit code and stderr count."""
     folder = tmp_path_factory.mktemp("demo")
-    entry = run_step(Step("denominator demo", "denominator demo --db {T}/demo.db", stdout=False), folder)
+    entry = run_step(DEMO, folder)
     assert entry["exit"] == 0, entry
     return folder / "demo.db", entry
 
 
+@pytest.mark.slow
 def test_readme_snapshot(demo: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> None:
     demo_db, demo_entry = demo
     names = [step.name for _, steps in SCENARIOS.values() for step in steps]
