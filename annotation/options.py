@@ -1,5 +1,5 @@
 """Every option that has a default, once: the table the command lines (argparse) and the pages
-(Streamlit widgets) both read, and the README's options table is written from.
+(Streamlit widgets) both read, and the docs' options table (docs/cli.md) is written from.
 
 Modelled on datasette's ``SETTINGS`` (a list of ``Setting(name, default, help)`` that the CLI, the
 config file and the docs read) and ir_measures' ``ParamInfo(default, desc)``: a default written in
@@ -283,7 +283,7 @@ def add_option(
 
 
 def options_markdown(options: Sequence[Option] = OPTIONS) -> str:
-    """The README's table: one row per option, its flag, default and where it is read."""
+    """The docs' table (docs/cli.md): one row per option, its flag, default and where it is read."""
     rows = ["| option | flag | default | meaning | read by |", "|---|---|---|---|---|"]
     for o in options:
         shown = o.shown_default.replace("|", "\\|")

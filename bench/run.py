@@ -269,12 +269,12 @@ def trec_eval_output(stdout: str) -> dict[str, Any]:
 
 
 def trec_eval_contender() -> Contender | None:
-    """trec_eval's own C program when a ``trec_eval`` binary is on PATH (README: Benchmark says
+    """trec_eval's own C program when a ``trec_eval`` binary is on PATH (docs/benchmarks.md says
     how to build it); None, with a line saying so, when there is none."""
     binary = shutil.which("trec_eval")
     if binary is None:
         print(
-            "trec_eval: skipped: no trec_eval binary on PATH (README, Benchmark: how to build it)",
+            "trec_eval: skipped: no trec_eval binary on PATH (docs/benchmarks.md: how to build it)",
             file=sys.stderr,
         )
         return None

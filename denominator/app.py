@@ -33,7 +33,7 @@ def freeze_imports() -> bool:
     ~230,000 of the imported libraries) to the collector's permanent generation. Streamlit runs
     a full ``gc.collect(2)`` after every script run, fragment reruns included
     (``runner.postScriptGC``); over those objects it held the GIL ~110 ms per key press, the
-    next item's deltas waiting behind it (README, Benchmark: key press). Frozen objects are
+    next item's deltas waiting behind it (docs/benchmarks.md: key press). Frozen objects are
     still freed by reference counting; only cycles among them wait for ``gc.unfreeze()``."""
     gc.freeze()
     return True

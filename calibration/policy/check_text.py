@@ -1,5 +1,5 @@
 """How a check report is said: the text table, the Markdown for a pull-request comment, and the
-policy's table (``check --help``, the README, the page). One home for every face."""
+policy's table (``check --help``, docs/check.md, the page). One home for every face."""
 
 from __future__ import annotations
 

@@ -148,7 +148,7 @@ class Rule:
 
     def bar_text(self, corpus: Corpus | None, k: int | None = None) -> str:
         """The bar as printed beside the rule: ``> 0.95``, ``>= k (5)``, ``off``, ``broad corpora only``;
-        ``corpus`` None: the bars of every corpus (the table of the README and ``check --help``)."""
+        ``corpus`` None: the bars of every corpus (the table of docs/check.md and ``check --help``)."""
         if corpus is None:
             if self.broad_bar is not None and self.broad_bar != self.bar:
                 return f"{self.bar or 'off'} narrow, {self.broad_bar} broad"
@@ -441,7 +441,7 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
 def rules_table(
     policy: Policy = DEFAULT_POLICY, k: int | None = None, every_corpus: bool = False
 ) -> list[tuple[str, str, str]]:
-    """(rule, bar with its strictness, source) per rule: the table ``check --help`` and the README
+    """(rule, bar with its strictness, source) per rule: the table ``check --help`` and docs/check.md
     print (``every_corpus``: both faithfulness bars), and the one a report prints for its corpus."""
     corpus = None if every_corpus else policy.corpus
     return [(rule.name, rule.bar_text(corpus, k), rule.source) for rule in policy.rules]
