@@ -17,14 +17,13 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 venv: $(STAMP)
 
-PORT    ?= 8501
-
 # One database for the app and every command line: $$DENOMINATOR_DB, else ./denominator.db. The demo
 # is built into it when it is missing or holds no data (annotation.store.base.holds_nothing), so
 # `python -m annotation annotators add NAME` in another terminal gives a token this app accepts.
-run: $(STAMP)  ## start the app on the default database, the demo in it when empty (http://127.0.0.1:$(PORT))
+# PORT (make run PORT=9000, or in the environment) is the port; else denominator serve's default, 8501.
+run: $(STAMP)  ## start the app on the default database, the demo in it when empty (http://127.0.0.1:8501)
 	$(PY) -m denominator demo --if-empty
-	$(PY) -m denominator serve --port $(PORT)
+	$(PY) -m denominator serve $(if $(PORT),--port $(PORT))
 
 test: $(STAMP) $(INTEROP)/.installed  ## the whole suite, then the exports read by the destination libraries
 	$(PY) -m pytest -q
