@@ -28,7 +28,7 @@ from annotation.pooling import (
     sample_unjudged,
 )
 from annotation.pooling import pool as build_pool
-from annotation.store import AnnotatorRow, ImportChange, ImportRecord, Store
+from annotation.store import AnnotatorRow, ClaimRule, ImportChange, ImportRecord, Store
 
 if TYPE_CHECKING:
     from annotation.store.transfer import TableCopied
@@ -59,7 +59,8 @@ class AnnotatorList(TypedDict):
     """What :func:`annotators` lists."""
 
     annotators: list[AnnotatorRow]
-    tokens_required: bool  # whether the app asks for a token
+    tokens_required: bool  # whether the app asks everyone to sign in (a token or the provider)
+    claim_rules: list[ClaimRule]  # the claim values that add a person at first sign-in (map-claim)
 
 
 def import_(store: Store, sources: ImportSources) -> list[str]:
@@ -112,32 +113,70 @@ def baseline(
 
 
 @overload
-def annotators(store: Store, action: Literal["add"], *, name: str = "", role: str = "annotator") -> str: ...
+def annotators(
+    store: Store,
+    action: Literal["add"],
+    *,
+    name: str = "",
+    role: str = "annotator",
+    email: str | None = None,
+    subject: str | None = None,
+) -> str | None: ...
+
+
+@overload
+def annotators(store: Store, action: Literal["revoke"], *, name: str = "") -> list[str]: ...
+
+
+@overload
+def annotators(store: Store, action: Literal["list"] = "list") -> AnnotatorList: ...
 
 
 @overload
 def annotators(
-    store: Store, action: Literal["revoke"], *, name: str = "", role: str = "annotator"
-) -> None: ...
+    store: Store,
+    action: Literal["map-claim"],
+    *,
+    claim: str = "",
+    value: str = "",
+    role: str | None = None,
+    remove: bool = False,
+    who: str = "",
+) -> list[ClaimRule]: ...
 
 
-@overload
 def annotators(
-    store: Store, action: Literal["list"] = "list", *, name: str = "", role: str = "annotator"
-) -> AnnotatorList: ...
-
-
-def annotators(
-    store: Store, action: str = "list", *, name: str = "", role: str = "annotator"
-) -> str | None | AnnotatorList:
-    """``add`` (the access token, shown once), ``revoke`` (None) or ``list`` (the rows and whether
-    the app asks for a token)."""
+    store: Store,
+    action: str = "list",
+    *,
+    name: str = "",
+    role: str | None = "annotator",
+    email: str | None = None,
+    subject: str | None = None,
+    claim: str = "",
+    value: str = "",
+    remove: bool = False,
+    who: str = "",
+) -> str | None | list[str] | AnnotatorList | list[ClaimRule]:
+    """``add`` (the access token, shown once; None with ``email`` or ``subject``: the person signs
+    in with the provider), ``revoke`` (every way in ends; the ways it ended), ``list`` (the rows, whether the
+    app asks people to sign in, the claim rules) or ``map-claim`` (``claim`` = ``value`` adds a
+    person at first sign-in with ``role``, or the rule goes with ``remove``; the rules after)."""
     if action == "add":
-        return store.add_annotator(name, role)
+        return store.add_annotator(name, role or "annotator", email=email, subject=subject)
     if action == "revoke":
-        store.revoke_annotator(name)
-        return None
-    return {"annotators": store.annotators(), "tokens_required": store.tokens_required()}
+        return store.revoke_annotator(name)
+    if action == "map-claim":
+        if remove:
+            store.unmap_claim(claim, value)
+        else:
+            store.map_claim(claim, value, role or "", who)
+        return store.claim_rules()
+    return {
+        "annotators": store.annotators(),
+        "tokens_required": store.tokens_required(),
+        "claim_rules": store.claim_rules(),
+    }
 
 
 def handout(

@@ -107,10 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     people = sub.add_parser(
-        "annotators", help="who may open the app: access tokens and roles (annotator or admin)"
+        "annotators",
+        help="who may open the app: access tokens, sign-in with the team's provider, roles (annotator or admin)",
     )
     acts = people.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
-    add = acts.add_parser("add", help="give a person a role and an access token (printed once, never stored)")
+    add = acts.add_parser(
+        "add",
+        help="give a person a role and an access token (printed once, never stored), or with --email "
+        "or --subject sign-in with the team's OpenID Connect provider",
+    )
     add.add_argument("name", help="the person's name, as their labels will carry it")
     add.add_argument(
         "--role",
@@ -118,10 +123,37 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="annotator: the labelling pages and their own progress; admin: every page",
     )
-    ls = acts.add_parser("list", help="every annotator: role, access and current labels")
-    rv = acts.add_parser("revoke", help="the person's token stops working at once; their labels stay")
-    rv.add_argument("name", help="whose token to revoke")
-    for p in (add, ls, rv):
+    add.add_argument(
+        "--email",
+        metavar="ADDRESS",
+        help="signs in with the provider as this e-mail, when the provider says it is verified (no token)",
+    )
+    add.add_argument(
+        "--subject",
+        metavar="SUB",
+        help="signs in with the provider as this subject (the ID token's sub claim; no token)",
+    )
+    ls = acts.add_parser(
+        "list", help="every annotator: role, access, current labels, provider sign-in; claim rules"
+    )
+    rv = acts.add_parser(
+        "revoke", help="every way in of the person stops at once (token, provider sign-in); their labels stay"
+    )
+    rv.add_argument("name", help="whose access to revoke")
+    mc = acts.add_parser(
+        "map-claim",
+        help="a person whose provider's ID token carries CLAIM=VALUE (e.g. groups=labellers) is added "
+        "at first sign-in with --role, named by their verified e-mail",
+    )
+    mc.add_argument("rule", metavar="CLAIM=VALUE", help="a claim of the ID token and one of its values")
+    mc.add_argument(
+        "--role", choices=["annotator", "admin"], help="the role it gives (required unless --remove)"
+    )
+    mc.add_argument(
+        "--remove", action="store_true", help="the rule goes (people it added stay, with their roles)"
+    )
+    mc.add_argument("--by", metavar="NAME", help="who sets it (default: your login name)")
+    for p in (add, ls, rv, mc):
         add_db_option(p)
 
     ho = sub.add_parser(

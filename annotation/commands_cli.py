@@ -14,6 +14,7 @@ from annotation.exchange import ImportSources, NothingToImport, login_name
 from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
 from annotation.options import default
 from annotation.pooling import handout_text
+from annotation.store import AnnotatorRow
 
 __all__ = ["COMMANDS", "run"]
 
@@ -60,35 +61,85 @@ def run_export(args: argparse.Namespace) -> str:
 
 
 def run_annotators(args: argparse.Namespace) -> str:
-    modes: dict[str, Access] = {"add": "create", "revoke": "write"}
+    modes: dict[str, Access] = {"add": "create", "revoke": "write", "map-claim": "create"}
     mode = modes.get(args.action, "read")  # list only reads
+    if args.action == "map-claim":
+        return map_claim(args, mode)
     with open_store(args.db, mode) as store:
         if args.action == "add":
-            token = actions.annotators(store, "add", name=args.name, role=args.role)
+            name = args.name.strip()
+            if args.email is not None or args.subject is not None:
+                actions.annotators(
+                    store, "add", name=name, role=args.role, email=args.email, subject=args.subject
+                )
+                way = " and ".join(
+                    f"{what} {value.strip().lower() if what == 'e-mail' else value.strip()}"
+                    for what, value in (("e-mail", args.email), ("subject", args.subject))
+                    if value is not None
+                )
+                return f"annotator {name!r} ({args.role}) signs in with the provider as {way}\n"
+            token = actions.annotators(store, "add", name=name, role=args.role)
             return (
-                f"annotator {args.name.strip()!r} ({args.role}); access token, shown this once:\n{token}\n"
+                f"annotator {name!r} ({args.role}); access token, shown this once:\n{token}\n"
                 "open the app with ?token=<token> or paste it at the sign-in prompt\n"
             )
         if args.action == "revoke":
-            actions.annotators(store, "revoke", name=args.name)
-            return f"revoked the token of {args.name!r}; their labels stay\n"
+            ended = actions.annotators(store, "revoke", name=args.name)
+            return f"revoked the {' and the '.join(ended)} of {args.name!r}; their labels stay\n"
         listed = actions.annotators(store, "list")
-        rows, required = listed["annotators"], listed["tokens_required"]
-    if not rows:
+        rows, required, rules = listed["annotators"], listed["tokens_required"], listed["claim_rules"]
+    if not rows and not rules:
         return "no annotators yet\n"
     width = max(len("name"), *(len(r["name"]) for r in rows))
 
-    def line(name: str, role: str, access: str, labels: object) -> str:  # the header's layout is the rows'
-        return f"{name:<{width}}  {role:<9}  {access:<7}  {labels}"
+    def line(name: str, role: str, access: str, labels: object, provider: str = "") -> str:
+        return f"{name:<{width}}  {role:<9}  {access:<7}  {labels!s:<14}  {provider}".rstrip()
 
-    lines = [line("name", "role", "access", "current labels")]
-    lines += [line(r["name"], r["role"], r["access"], r["labels"]) for r in rows]
+    def signs_in(row: AnnotatorRow) -> str:  # the provider's way in, when the person has one
+        way = row["email"] or (f"subject {row['subject']}" if row["subject"] else "")
+        return f"{way} (revoked)" if way and row["provider"] == "revoked" else way
+
+    lines = [line("name", "role", "access", "current labels", "provider" if any(map(signs_in, rows)) else "")]
+    lines += [line(r["name"], r["role"], r["access"], r["labels"], signs_in(r)) for r in rows]
+    lines += [
+        f"claim rule: {r['claim']}={r['value']} adds people as {r['role']} (by {r['who']})" for r in rules
+    ]
+    providers = any(signs_in(r) for r in rows) or rules
     lines.append(
-        "the app asks for a token"
+        (
+            "the app asks for a token or a sign-in with the provider"
+            if providers
+            else "the app asks for a token"
+        )
         if required
-        else "no token given yet: the app runs in single-user local mode on 127.0.0.1"
+        else "no token given yet: the app runs in single-user local mode on 127.0.0.1 (unless a provider is configured)"
     )
     return "\n".join(lines) + "\n"
+
+
+def map_claim(args: argparse.Namespace, mode: Access) -> str:
+    """``annotators map-claim CLAIM=VALUE --role ROLE`` (or ``--remove``): the rules after it."""
+    claim, sep, value = args.rule.partition("=")
+    if not sep or not claim.strip() or not value.strip():
+        raise UsageError(f"map-claim takes CLAIM=VALUE (e.g. groups=labellers), not {args.rule!r}")
+    if args.remove == (args.role is not None):
+        raise UsageError("map-claim takes --role ROLE, or --remove to drop the rule")
+    with open_store(args.db, "write" if args.remove else mode) as store:
+        actions.annotators(
+            store,
+            "map-claim",
+            claim=claim,
+            value=value,
+            role=args.role,
+            remove=args.remove,
+            who=(args.by or "").strip() or login_name(),
+        )
+    if args.remove:
+        return f"removed the claim rule {claim.strip()}={value.strip()}; the people it added stay\n"
+    return (
+        f"claim rule: a person whose ID token carries {claim.strip()}={value.strip()} is added at first "
+        f"sign-in as {args.role}, named by their verified e-mail\n"
+    )
 
 
 def run_handout(args: argparse.Namespace) -> str:

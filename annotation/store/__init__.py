@@ -25,6 +25,7 @@ The path (or URL) comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denomin
 - ``postgres``: the PostgreSQL backend (the dialect translated, migrations recorded);
 - ``transfer``: a whole store copied to another, verified (``python -m annotation migrate``);
 - ``identity``: annotators, roles, access tokens;
+- ``providers``: sign-in with the team's OpenID Connect provider: matching, its sessions, claim rules;
 - ``imports``: corpora, queries, runs, label files, traces;
 - ``retirements``: imports as records, retired and restored, and what a live row is;
 - ``labels``: people's labels, appended and read back;
@@ -86,6 +87,7 @@ from annotation.store.labels import AGGREGATES, Labels, aggregate_grades
 from annotation.store.migrations import MIGRATIONS
 from annotation.store.pools import Pools
 from annotation.store.postgres import is_url
+from annotation.store.providers import ClaimRule, ProviderAccess, ProviderClaims, Providers
 from annotation.store.queue import Queue
 from annotation.store.retirements import ImportChange, ImportRecord, UnknownImport
 
@@ -104,6 +106,9 @@ __all__ = [
     "ImportRecord",
     "ImportChange",
     "AnnotatorRow",
+    "ClaimRule",
+    "ProviderAccess",
+    "ProviderClaims",
     "RunCounts",
     "default_db_path",
     "database_exists",
@@ -133,7 +138,7 @@ __all__ = [
 ]
 
 
-class Store(Imports, Browse, Labels, Judges, Pools, Queue, Corpus, History, Identity, StoreBase):
+class Store(Imports, Browse, Labels, Judges, Pools, Queue, Corpus, History, Providers, Identity, StoreBase):
     """A handle on the SQLite file; one per script run (or per session)."""
 
 

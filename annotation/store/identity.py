@@ -7,6 +7,10 @@ once (:meth:`Identity.start_session`) for a session that expires after :func:`se
 replaced token matches no session). The session id lives in the browser's cookie only; the
 store keeps its SHA-256, like a token's. The id is born in :meth:`Identity.claim_session`, which
 the HTTP response that sets the cookie calls with a one-time code: no page script ever holds it.
+
+The other way in, the team's OpenID Connect provider, is :mod:`annotation.store.providers`; the
+annotator's side of it lives here: an e-mail or subject given (:meth:`Identity.add_annotator`),
+revoked with the token (:meth:`Identity.revoke_annotator`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,9 @@ class AnnotatorRow(TypedDict):
     role: str
     access: Literal["token", "revoked", "none"]  # an active token, a revoked one, none ever given
     labels: int  # their current labels (their newest live label per live item)
+    provider: Literal["active", "revoked", "none"]  # sign-in with the provider: by e-mail or subject
+    email: str | None
+    subject: str | None
 
 
 @dataclass(frozen=True)
@@ -117,14 +124,21 @@ class Identity(StoreBase):
     # ``revoked`` (matches no token). Once any annotator has held a token the
     # app requires one: revoking the last token does not reopen local mode.
 
-    def add_annotator(self, name: str, role: str = "annotator") -> str:
-        """Give ``name`` (new, or known without a token) a role and a fresh access
-        token; returns the token, which is not kept anywhere."""
+    def add_annotator(
+        self, name: str, role: str = "annotator", *, email: str | None = None, subject: str | None = None
+    ) -> str | None:
+        """Give ``name`` (new, or known) a role and a way in. Without ``email`` or ``subject``: a
+        fresh access token, returned and kept nowhere (a name holding an active token is refused).
+        With either: sign-in with the provider as that verified e-mail or subject; returns None (a
+        name that already signs in with the provider is refused: revoke it first)."""
         name = name.strip()
         if not name:
             raise StoreError("an annotator needs a name")
         if role not in ROLES:
             raise StoreError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        if email is not None or subject is not None:
+            self._add_provider_identity(name, role, email, subject)
+            return None
         token = secrets.token_urlsafe(24)
         with self.write():
             row = self.db.execute("SELECT token_hash FROM annotators WHERE name = ?", [name]).fetchone()
@@ -140,20 +154,72 @@ class Identity(StoreBase):
             )
         return token
 
-    def revoke_annotator(self, name: str) -> None:
-        """The token stops working at once (the next rerun of any open page); labels stay."""
+    def _add_provider_identity(self, name: str, role: str, email: str | None, subject: str | None) -> None:
+        email = email.strip().lower() if email is not None else None
+        subject = subject.strip() if subject is not None else None
+        if email is not None and (
+            email.count("@") != 1
+            or email.startswith("@")
+            or email.endswith("@")
+            or any(c.isspace() for c in email)
+        ):
+            raise StoreError(f"not an e-mail address: {email!r}")
+        if subject is not None and not subject:
+            raise StoreError("--subject needs the provider's subject (the ID token's sub claim)")
         with self.write():
-            row = self.db.execute("SELECT token_hash FROM annotators WHERE name = ?", [name]).fetchone()
+            row = self.db.execute(
+                "SELECT email, subject, provider_revoked_at FROM annotators WHERE name = ?", [name]
+            ).fetchone()
+            if row and (row[0] or row[1]) and row[2] is None:
+                raise StoreError(
+                    f"annotator {name!r} already signs in with the provider as {row[0] or 'subject ' + row[1]}; "
+                    f"revoke it first (python -m annotation annotators revoke {name})"
+                )
+            for column, value in (("email", email), ("subject", subject)):
+                other = (
+                    value
+                    and self.db.execute(
+                        f"SELECT name FROM annotators WHERE {column} = ? AND name <> ?", [value, name]
+                    ).fetchone()
+                )
+                if other:
+                    raise StoreError(
+                        f"the {column.replace('email', 'e-mail')} {value!r} already belongs to annotator {other[0]!r}"
+                    )
+            self.db.execute(
+                """INSERT INTO annotators (name, role, email, subject) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (name) DO UPDATE SET role = excluded.role, email = excluded.email,
+                   subject = excluded.subject, provider_revoked_at = NULL""",
+                [name, role, email, subject],
+            )
+
+    def revoke_annotator(self, name: str) -> list[str]:
+        """Every way in stops at once (the next rerun of any open page): the token, the provider's
+        sign-in, and every session started either way; labels stay. Returns the ways it ended
+        (``token``, ``provider sign-in``)."""
+        with self.write():
+            row = self.db.execute(
+                "SELECT token_hash, email, subject, provider_revoked_at FROM annotators WHERE name = ?",
+                [name],
+            ).fetchone()
             if row is None:
                 raise StoreError(f"no annotator named {name!r}")
-            if row[0] in (None, REVOKED):
-                raise StoreError(f"annotator {name!r} has no active token")
-            self.db.execute("UPDATE annotators SET token_hash = ? WHERE name = ?", [REVOKED, name])
-            self.db.execute(  # its sessions end with it (they no longer match a token anyway)
-                """UPDATE sessions SET revoked_at = ? WHERE revoked_at IS NULL
-                   AND annotator_id = (SELECT id FROM annotators WHERE name = ?)""",
-                [utc_now(), name],
-            )
+            token = row[0] not in (None, REVOKED)
+            provider = bool(row[1] or row[2]) and row[3] is None
+            if not token and not provider:
+                raise StoreError(f"annotator {name!r} has no active token or sign-in with the provider")
+            now = utc_now()
+            if token:
+                self.db.execute("UPDATE annotators SET token_hash = ? WHERE name = ?", [REVOKED, name])
+            if provider:
+                self.db.execute("UPDATE annotators SET provider_revoked_at = ? WHERE name = ?", [now, name])
+            for table in ("sessions", "provider_sessions"):  # its sessions end with it, either way in
+                self.db.execute(
+                    f"""UPDATE {table} SET revoked_at = ? WHERE revoked_at IS NULL
+                       AND annotator_id = (SELECT id FROM annotators WHERE name = ?)""",
+                    [now, name],
+                )
+        return [way for way, active in (("token", token), ("provider sign-in", provider)) if active]
 
     def identify(self, token: str | None) -> dict[str, str] | None:
         """``{"name", "role"}`` of the active token, else None."""
@@ -165,16 +231,20 @@ class Identity(StoreBase):
         return {"name": row[0], "role": row[1]} if row else None
 
     def tokens_required(self) -> bool:
-        """True once any annotator has been given a token (even if since revoked)."""
+        """True once anyone has been given a way in (even if since revoked): a token, a provider's
+        e-mail or subject, or a claim rule. The app then asks everyone to sign in."""
         return bool(
-            self.db.execute("SELECT 1 FROM annotators WHERE token_hash IS NOT NULL LIMIT 1").fetchone()
+            self.db.execute(
+                """SELECT 1 FROM annotators WHERE token_hash IS NOT NULL OR email IS NOT NULL
+                   OR subject IS NOT NULL UNION ALL SELECT 1 FROM claim_rules LIMIT 1"""
+            ).fetchone()
         )
 
     def annotators(self) -> list[AnnotatorRow]:
         """Every annotator: name, role, access (token, revoked, none), current labels (their newest
         live label per live item: :mod:`annotation.store.retirements`)."""
         rows = self.db.execute(
-            f"""SELECT a.name, a.role, a.token_hash,
+            f"""SELECT a.name, a.role, a.token_hash, a.email, a.subject, a.provider_revoked_at,
                       (SELECT count(*) FROM labels l JOIN items i ON i.id = l.item_id
                         WHERE l.annotator_id = a.id AND {live_item("i")}
                         AND l.id = (SELECT max(id) FROM labels m
@@ -189,8 +259,11 @@ class Identity(StoreBase):
                 "role": role,
                 "access": "revoked" if th == REVOKED else ("token" if th else "none"),
                 "labels": n,
+                "provider": "none" if not (email or subject) else ("revoked" if gone else "active"),
+                "email": email,
+                "subject": subject,
             }
-            for name, role, th, n in rows
+            for name, role, th, email, subject, gone, n in rows
         ]
 
     # Sign-in sessions (m011). ``start_session`` checks the token and records a session with a

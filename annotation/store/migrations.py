@@ -300,6 +300,33 @@ def _m015_handout(db: sqlite_utils.Database) -> None:
     append_only(db, "handout", "the handout is a record: set it again instead")
 
 
+@MIGRATIONS(name="m016_provider_sign_in")
+def _m016_provider_sign_in(db: sqlite_utils.Database) -> None:
+    """Sign-in with the team's OpenID Connect provider, beside tokens (:mod:`annotation.access`):
+    the person's verified e-mail (``email``, lower-cased) or the provider's subject (``subject``)
+    on the annotator, each belonging to one annotator at most, and when that way in was revoked
+    (``provider_revoked_at``: the e-mail stays, so a claim rule cannot add the person again).
+    ``claim_rules``: a claim's value (``groups`` = ``labellers``) that adds a person at their first
+    sign-in, with a role. ``provider_sessions``: each sign-in the app has let in, by the hash of
+    what makes it one (the ID token's issuer, subject, time and nonce), until it expires or is
+    ended (``revoked_at``: sign-out, or the person's revocation). Working state, like the leases."""
+    for column in ("email", "subject", "provider_revoked_at"):
+        db.execute(f"ALTER TABLE annotators ADD COLUMN {column} TEXT")
+    db.execute("CREATE UNIQUE INDEX annotators_email ON annotators (email)")
+    db.execute("CREATE UNIQUE INDEX annotators_subject ON annotators (subject)")
+    db.execute(
+        """CREATE TABLE claim_rules (claim TEXT NOT NULL, value TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('annotator', 'admin')), who TEXT NOT NULL,
+            created_at TEXT NOT NULL, PRIMARY KEY (claim, value))"""
+    )
+    db.execute(
+        """CREATE TABLE provider_sessions (sign_in_hash TEXT PRIMARY KEY,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id), created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL, revoked_at TEXT)"""
+    )
+    db.execute("CREATE INDEX provider_sessions_annotator ON provider_sessions (annotator_id)")
+
+
 def migration_functions() -> list[tuple[str, object]]:
     """Every migration this code knows, in order, as (name, function): what PostgreSQL runs."""
     empty = sqlite_utils.Database(memory=True)

@@ -49,6 +49,8 @@ TABLES = (
     "leases",
     "skips",
     "handout",
+    "claim_rules",
+    "provider_sessions",
 )
 BATCH = 5_000
 
