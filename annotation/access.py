@@ -10,8 +10,17 @@ Two modes, decided by the store:
   a revoked token or an ended session stops working at the next click. An
   *annotator* reaches the labelling pages and their own progress only; an
   *admin* reaches every page.
-- **Single-user local mode**, while no token has ever been given: whoever
-  opens the app is its admin, so the app refuses to serve in this mode unless
+- **Sign-in with the team's OpenID Connect provider** (docs/sign-in.md), beside tokens, once the
+  app's secrets hold an ``[auth]`` section (``denominator serve --secrets FILE``): Streamlit's
+  ``st.login`` runs the provider's flow and keeps the verified ID token's claims in its own signed
+  cookie; :func:`current` matches them to an annotator through the store
+  (:mod:`annotation.store.providers`: subject, verified e-mail, or a claim rule) and records the
+  sign-in there, so sign-out, expiry and revocation end it on the server like a token's session.
+  The claims are read from ``st.user`` only, and only while ``server.trustedUserHeaders`` is
+  empty (else a header could say who someone is). Someone the store does not know gets a page
+  that names them and says an admin must add them (:func:`render_not_added`): no role, no page.
+- **Single-user local mode**, while no one has been given a way in and no provider is
+  configured: whoever opens the app is its admin, so the app refuses to serve in this mode unless
   the server listens on a loopback address only (``make run`` and
   ``.streamlit/config.toml`` bind 127.0.0.1), and says so in a banner.
 
@@ -59,7 +68,8 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -74,7 +84,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
 
 from annotation.render import md
-from annotation.store import Store, StoreBusy, StoreError, database_exists, default_db_path
+from annotation.store import (
+    ProviderAccess,
+    ProviderClaims,
+    Store,
+    StoreBusy,
+    StoreError,
+    database_exists,
+    default_db_path,
+)
 from annotation.store.identity import Claimed
 
 TOKEN = "access:token"  # a token given on this tab, traded for a session at the next check
@@ -83,6 +101,7 @@ HANDOFF = "access:handoff"  # the one-time code the page trades for the cookie
 FAILED = "access:failed"  # the last token given was not valid
 LINK = "access:link"  # a ?token= link's token, waiting for the button that alone signs in
 FORGET = "access:forget-cookie"  # signed out: the page asks the server to expire the cookie
+PROVIDER = "access:provider"  # what the last check of the provider's sign-in found (ProviderAccess)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 COOKIE = "denominator_session"
 SESSION_ROUTE = "/_denominator/session"
@@ -98,9 +117,40 @@ SIGN_IN_HINT = (
 
 @dataclass(frozen=True)
 class Identity:
-    name: str | None  # token mode: the annotator's name; local mode: None (the page asks)
+    name: str | None  # signed in: the annotator's name; local mode: None (the page asks)
     role: str  # "annotator" or "admin"
-    mode: str  # "token" or "local"
+    mode: str  # "token": signed in, the name coming with the sign-in (a token or the provider); or "local"
+    via: str = "token"  # how a signed-in person came in: "token" or "provider"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """The team's OpenID Connect provider, as the app's secrets configure it (``[auth]``)."""
+
+    host: str  # where its metadata is, as the sign-in button names it
+    problem: str | None = None  # why sign-in with it is refused here (said on the sign-in page)
+
+
+def provider() -> Provider | None:
+    """The provider the app's secrets configure (Streamlit's ``[auth]``: ``server_metadata_url``,
+    ``client_id``, ...), else None. A configured provider ends single-user local mode."""
+    secrets = st.secrets
+    try:
+        if not secrets.load_if_toml_exists():
+            return None
+        auth = secrets.get("auth")
+    except Exception:  # an unreadable secrets file is no provider; Streamlit says why in its log
+        return None
+    if not isinstance(auth, Mapping) or not auth.get("server_metadata_url"):
+        return None
+    host = urlsplit(str(auth.get("server_metadata_url"))).netloc or "the team's provider"
+    if st.get_option("server.trustedUserHeaders"):
+        return Provider(
+            host,
+            "server.trustedUserHeaders is set: a request's headers could say who someone is, so "
+            "sign-in with the provider is off. Unset it to sign in with the provider.",
+        )
+    return Provider(host)
 
 
 def db_path() -> str:
@@ -128,6 +178,8 @@ def current(store: Store | None = None) -> Identity | None:
     store that cannot be read raises its :class:`StoreError`, never reads as signed out."""
     if store is None:
         if not database_exists(db_path()):
+            if provider() is not None:  # sign-in required, and no one to match yet: the page says so
+                return None
             return Identity(None, "admin", "local")  # nothing to protect yet; the pages say so
         try:
             with Store(db_path()) as opened:
@@ -139,13 +191,49 @@ def current(store: Store | None = None) -> Identity | None:
         # user: it reaches the pages' boundary (annotation.boundary_ui), which says the store
         # is unavailable and keeps this tab's session for when it is back
     _take_token_from_address()
-    if not store.tokens_required():
+    configured = provider()
+    if configured is None and not store.tokens_required():
         st.session_state.pop(LINK, None)
         return Identity(None, "admin", "local")
     found = _session(store)
-    if found is None:
+    if found is not None:
+        return Identity(found["name"], found["role"], "token")
+    if configured is not None and configured.problem is None:
+        return _provider_identity(store)
+    return None
+
+
+def _provider_identity(store: Store) -> Identity | None:
+    """The signed-in person the provider's verified claims name, when the store lets them in now
+    (:meth:`annotation.store.Store.provider_sign_in`); what it found stays for the sign-in page."""
+    claims = _verified_claims()
+    if claims is None:
+        st.session_state.pop(PROVIDER, None)
         return None
-    return Identity(found["name"], found["role"], "token")
+    person = ProviderClaims.from_claims(claims)
+    if person is None:  # a token without the claims a sign-in needs: a page that says so
+        st.session_state[PROVIDER] = ProviderAccess("unknown", str(claims.get("email") or "someone"))
+        return None
+    found = store.provider_sign_in(person)
+    st.session_state[PROVIDER] = found
+    if found.status != "signed-in" or found.name is None or found.role is None:
+        return None
+    return Identity(found.name, found.role, "token", via="provider")
+
+
+def _verified_claims() -> dict[str, Any] | None:
+    """The claims of the ID token Streamlit verified and keeps in its signed cookie (``st.user``,
+    read when the page connected), while someone is signed in with the provider; else None."""
+    user = st.user.to_dict()
+    if user.get("is_logged_in") is not True:
+        return None
+    return dict(user)
+
+
+def provider_outcome() -> ProviderAccess | None:
+    """What the last check of this tab's provider sign-in found (None: no one is signed in with it)."""
+    found = st.session_state.get(PROVIDER)
+    return found if isinstance(found, ProviderAccess) else None
 
 
 def _session(store: Store) -> dict | None:
@@ -250,8 +338,34 @@ def render_local_banner() -> None:
 
 
 def render_sign_in() -> None:
-    """The only page a session without a valid token can open."""
+    """The only page a session without a valid sign-in can open: the provider's button (when one
+    is configured) and the token form. Someone signed in with the provider whom the store does not
+    know gets :func:`render_not_added` instead."""
+    found = provider_outcome()
+    if found is not None and found.status == "unknown":
+        render_not_added(found)
+        return
     st.title("Sign in")
+    configured = provider()
+    if configured is not None:
+        if configured.problem:
+            st.error(configured.problem)
+        else:
+            if found is not None and found.status == "revoked":
+                st.error(
+                    f"Your access ({md(found.shown)}) has been revoked: ask an admin if it should not have been."
+                )
+            elif found is not None and found.status == "ended":
+                st.info(
+                    f"Your sign-in as {md(found.shown)} has ended (signed out, or expired): sign in again."
+                )
+            if not database_exists(db_path()):
+                st.warning(f"No database at {md(db_path())} yet: an admin creates it and adds people first.")
+            if st.button(
+                f"Sign in with {md(configured.host)}", key="access:provider-sign-in", type="primary"
+            ):
+                st.login()
+        st.caption("Or, with an access token:")
     st.info(SIGN_IN_HINT)
     if st.session_state.get(FAILED):
         st.error("That access token is not valid: it was mistyped or has been revoked. Ask an admin.")
@@ -264,12 +378,37 @@ def render_sign_in() -> None:
         _post(SIGN_OUT_ROUTE, "")
 
 
+def render_not_added(found: ProviderAccess) -> None:
+    """Signed in with the provider as someone no annotator here is: who, and that an admin must
+    add them. No role, no page, no data."""
+    st.title("Not added yet")
+    st.warning(
+        f"You are signed in as **{md(found.shown)}**, but no one here signs in as that. "
+        "An admin must add you before you can open anything:"
+    )
+    shown = found.shown
+    way = (
+        f"--email {shlex.quote(shown)}"
+        if "@" in shown and " " not in shown
+        else (
+            f"--subject {shlex.quote(shown.removeprefix('subject '))}"
+            if shown.startswith("subject ")
+            else "--email ADDRESS"
+        )
+    )
+    st.code(f"python -m annotation annotators add NAME --role annotator {way}", language="sh")
+    st.caption("Signed in with another account? Sign out, then sign in with the right one.")
+    st.button("Sign out", key="access:not-added-sign-out", on_click=sign_out)
+
+
 def render_identity(identity: Identity) -> None:
     """Who is signed in, in the sidebar, with a way out; right after a sign-in, the page trades
     its one-time code for the session cookie (see the module's docstring)."""
     if identity.mode != "token":
         return
-    st.sidebar.caption(f"Signed in as **{md(identity.name)}** ({md(identity.role)})")
+    found = provider_outcome() if identity.via == "provider" else None
+    through = f" as {md(found.shown)}" if found is not None and found.shown != identity.name else ""
+    st.sidebar.caption(f"Signed in as **{md(identity.name)}** ({md(identity.role)}){through}")
     st.sidebar.button("Sign out", key="access:sign-out", on_click=sign_out)
     handoff = st.session_state.pop(HANDOFF, None)
     if handoff:
@@ -278,17 +417,23 @@ def render_identity(identity: Identity) -> None:
 
 def sign_out() -> None:
     """End this tab's session and the one the browser's cookie names (every tab of this browser
-    is signed out at its next click); the page then asks the server to expire the cookie."""
+    is signed out at its next click); the page then asks the server to expire the cookie. Signed
+    in with the provider: its sign-in ends in the store, then Streamlit's ``st.logout`` clears its
+    cookie and leads to the provider's own sign-out, when it has one."""
     row = st.session_state.pop(SESSION, None)
+    found = st.session_state.pop(PROVIDER, None)
     for key in (TOKEN, HANDOFF, FAILED):
         st.session_state.pop(key, None)
     st.session_state[FORGET] = True
-    if not database_exists(db_path()):
-        return
-    with Store(db_path()) as store:
-        if row is not None:
-            store.end_session(session=row)
-        store.end_session(session_id=_cookie())
+    if database_exists(db_path()):
+        with Store(db_path()) as store:
+            if row is not None:
+                store.end_session(session=row)
+            store.end_session(session_id=_cookie())
+            if isinstance(found, ProviderAccess):
+                store.end_provider_session(found.session)
+    if _verified_claims() is not None:
+        st.logout()
 
 
 def _post(route: str, body: str) -> None:

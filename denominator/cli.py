@@ -5,7 +5,7 @@ and the commands of the product as a whole.
     denominator judge ...        the judge: grade, compare, fit-lexical, list
     denominator calibration ...  metrics, audit, compare, agree, position, ppi, review
     denominator demo [--db DB] [--if-empty]   the demo database (``make run`` builds it)
-    denominator serve [--db DB] [--port N] [--host H]   the app (what ``make run`` serves)
+    denominator serve [--db DB] [--port N] [--host H] [--secrets FILE]   the app (what ``make run`` serves)
     denominator --version
 
 ``denominator GROUP ARGS`` is ``python -m GROUP ARGS``: the same options, output and exit
@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
+import shlex
 import signal
+import stat
 import sys
+import tomllib
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, positive_int, run_main, shown_db
 from annotation.quiet_start import quiet_interrupt_until_main
@@ -104,10 +109,60 @@ def serve_parser() -> argparse.ArgumentParser:
         help=f"the address to listen on (default {DEFAULT_HOST}: this machine only; another address "
         "needs sign-in tokens or a provider, and its name in STREAMLIT_SERVER_ALLOWED_HOSTS)",
     )
+    parser.add_argument(
+        "--secrets",
+        metavar="FILE",
+        help="a secrets.toml whose [auth] section signs people in with the team's OpenID Connect "
+        "provider (docs/sign-in.md); only its owner may read it (chmod 600)",
+    )
     return parser
 
 
-def streamlit_command(host: str, port: int) -> list[str]:
+AUTH_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url")
+MIN_COOKIE_SECRET = 32  # characters: the key that signs everyone's sign-in cookie
+
+
+def check_secrets(path: str) -> str:
+    """``--secrets FILE``, checked before Streamlit starts: a file only its owner can read, TOML,
+    with Streamlit's ``[auth]`` keys for one provider. Returns the provider's host. Each refusal is
+    one line naming the file and the key, never a value."""
+    where = f"--secrets {path}"
+    try:
+        mode = os.stat(path).st_mode
+        if mode & 0o077:
+            raise UsageError(
+                f"{where}: other users may read it (mode {stat.S_IMODE(mode):04o}); chmod 600 {shlex.quote(path)}"
+            )
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise UsageError(f"{where}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{where}: not TOML ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read it ({exc.strerror})") from None
+    auth = data.get("auth")
+    if not isinstance(auth, dict):
+        raise UsageError(f"{where}: no [auth] section (docs/sign-in.md says what it holds)")
+    missing = [key for key in AUTH_KEYS if not isinstance(auth.get(key), str) or not auth[key].strip()]
+    if missing:
+        raise UsageError(f"{where}: [auth] lacks {', '.join(missing)} (docs/sign-in.md)")
+    for key in ("redirect_uri", "server_metadata_url"):
+        if urlsplit(auth[key]).scheme not in ("http", "https") or not urlsplit(auth[key]).netloc:
+            raise UsageError(f"{where}: [auth] {key} must be an http:// or https:// address")
+    if not auth["redirect_uri"].rstrip("/").endswith("/oauth2callback"):
+        raise UsageError(f"{where}: [auth] redirect_uri must end in /oauth2callback (the app's address + it)")
+    if len(auth["cookie_secret"]) < MIN_COOKIE_SECRET:
+        raise UsageError(
+            f"{where}: [auth] cookie_secret is shorter than {MIN_COOKIE_SECRET} characters; make a long "
+            "random one: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    if importlib.util.find_spec("authlib") is None:  # Streamlit's st.login runs on Authlib
+        raise UsageError("sign-in with a provider needs Authlib: pip install -r requirements.txt")
+    return urlsplit(auth["server_metadata_url"]).netloc
+
+
+def streamlit_command(host: str, port: int, secrets: str | None = None) -> list[str]:
     """``streamlit run`` of the installed app with the settings ``make run`` serves: the address,
     the Host names it answers to, headless, no file watcher, a viewer's toolbar (no Deploy button,
     no developer menu), no usage statistics. Given on the command line, not read from a
@@ -118,6 +173,8 @@ def streamlit_command(host: str, port: int) -> list[str]:
     if not os.environ.get("STREAMLIT_SERVER_ALLOWED_HOSTS"):  # else the environment's list holds
         for name in LOCAL_HOSTS:
             command += ["--server.allowedHosts", name]
+    if secrets:  # the file's path, never its contents, on the command line
+        command += ["--secrets.files", str(Path(secrets).resolve())]
     return command
 
 
@@ -131,10 +188,13 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
     except argparse.ArgumentTypeError as exc:
         raise UsageError(f"PORT: {exc}") from None
     db = env.get("DENOMINATOR_DB") or "./denominator.db"
+    signing_in = f"; sign-in with {check_secrets(args.secrets)}" if args.secrets else ""
     print(
-        f"serving {shown_db(db)} at http://{args.host}:{chosen} (Ctrl-C stops)", file=sys.stderr, flush=True
+        f"serving {shown_db(db)} at http://{args.host}:{chosen}{signing_in} (Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
     )
-    command = streamlit_command(args.host, chosen)
+    command = streamlit_command(args.host, chosen, args.secrets)
     os.execve(command[0], command, env)
     return "", 0  # not reached: execve replaced this process
 

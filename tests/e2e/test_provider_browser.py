@@ -1,0 +1,312 @@
+"""Sign-in with a real OpenID Connect provider in a real browser (issue #29): the provider is
+``oidc-provider-mock`` (a real OIDC server: discovery, authorization code flow with PKCE, RS256
+ID tokens, end-session) serving on 127.0.0.1; the app is ``denominator serve --secrets FILE``
+with its ``[auth]`` section; the browser is Debian's Chromium.
+
+A person added with ``annotators add ann --email ...`` signs in through the provider's page,
+labels with a key press, reloads and is still signed in, and signs out (the provider's end-session
+page, then the sign-in page). A verified e-mail the store does not know gets the page that names it
+and no labelling page. A revoked person is out at the next key press: nothing written. No secret
+of the ``[auth]`` section is in any line the server printed.
+
+Skipped when /usr/bin/chromium is missing, unless CI=true (then it fails).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from annotation.store import Store
+from tests.conftest import (
+    CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
+    ROOT,
+    START_TIMEOUT,
+    free_port,
+    main_pane,
+    wait_for_script_run,
+)
+
+pytestmark = pytest.mark.slow  # a real provider, a real server and a real browser
+
+TOTAL = 24  # chunk items in ann's batch of the demo
+PEOPLE = {  # the provider's accounts, one button each on its sign-in page
+    "ann-sub": {"email": "ann@example.com", "email_verified": True, "name": "Ann"},
+    "zed-sub": {"email": "zed@example.com", "email_verified": True, "name": "Zed"},
+    "lab-sub": {"email": "lab@example.com", "email_verified": True, "groups": ["labellers", "staff"]},
+}
+
+
+@contextlib.contextmanager
+def oidc_provider() -> Iterator[str]:
+    """oidc-provider-mock on 127.0.0.1 (a free port), in a thread; its base URL."""
+    import werkzeug.serving
+    from oidc_provider_mock import User, app
+
+    provider = app(user_claims=[User(sub=sub, claims=claims) for sub, claims in PEOPLE.items()])
+    server = werkzeug.serving.make_server("127.0.0.1", 0, provider, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def write_secrets(
+    folder: Path, app_url: str, provider_url: str, cookie_secret: str
+) -> tuple[Path, list[str]]:
+    """The app's secrets file (mode 0600) for this server and provider; the secrets it holds."""
+    client_secret = secrets.token_urlsafe(24)
+    path = folder / f"secrets-{app_url.rsplit(':', 1)[1]}.toml"
+    path.write_text(
+        "[auth]\n"
+        f'redirect_uri = "{app_url}/oauth2callback"\n'
+        f'cookie_secret = "{cookie_secret}"\n'
+        'client_id = "denominator"\n'
+        f'client_secret = "{client_secret}"\n'
+        f'server_metadata_url = "{provider_url}/.well-known/openid-configuration"\n'
+    )
+    path.chmod(0o600)
+    return path, [client_secret, cookie_secret]
+
+
+class Served:
+    def __init__(self, url: str, log) -> None:
+        self.url, self._log = url, log
+
+    def output(self) -> str:
+        self._log.flush()
+        self._log.seek(0)
+        return self._log.read()
+
+
+@contextlib.contextmanager
+def serving(db: Path | str, secrets_file: Path, port: int, host_name: str = "127.0.0.1") -> Iterator[Served]:
+    """``denominator serve --secrets FILE`` on 127.0.0.1:``port``, reached as ``host_name``."""
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
+    env.pop("DENOMINATOR_ANNOTATOR", None)
+    command = [
+        sys.executable,
+        "-m",
+        "denominator",
+        "serve",
+        "--port",
+        str(port),
+        "--secrets",
+        str(secrets_file),
+    ]
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        served = Served(f"http://{host_name}:{port}", log)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:
+                if process.poll() is not None:
+                    pytest.fail(f"the server exited with {process.returncode}:\n{served.output()}")
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
+                        break
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"the server did not answer:\n{served.output()}")
+                    time.sleep(0.2)
+            yield served
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+@pytest.fixture
+def browser(chromium):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def labels_of(db: Path | str, name: str) -> int:
+    with Store(db) as store:
+        return store.db.execute(
+            """SELECT count(*) FROM labels l JOIN annotators a ON a.id = l.annotator_id
+               WHERE a.name = ? AND l.value IS NOT NULL""",
+            [name],
+        ).fetchone()[0]
+
+
+def sign_in_with_provider(page, app_url: str, sub: str) -> None:
+    """The app's sign-in page, its provider button, the provider's page, the account's button;
+    back on the app."""
+    from playwright.sync_api import expect
+
+    button = page.get_by_role("button", name="Sign in with 127.0.0.1")
+    expect(button).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    wait_for_script_run(page)
+    button.click()
+    page.wait_for_url(lambda address: "/oauth2/authorize" in address, timeout=CONTENT_TIMEOUT_MS)
+    page.get_by_role("button", name=sub, exact=True).click()
+    page.wait_for_url(lambda address: address.startswith(app_url) and "oauth2callback" not in address)
+
+
+def label_one(page, done: int, total: int = TOTAL, name: str = "ann") -> None:
+    """One key press on the labelling page: grade 2; the count moves to ``done``."""
+    from playwright.sync_api import expect
+
+    main = main_pane(page)
+    expect(main.get_by_text(f"{done - 1} / {total} in this batch labelled by {name}")).to_be_visible(
+        timeout=CONTENT_TIMEOUT_MS
+    )
+    expect(main.get_by_text("Undo the last label (u)")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    wait_for_script_run(page)
+    page.mouse.click(650, 30)  # focus the page, not an input
+    page.keyboard.press("2")
+    expect(main.get_by_text(f"{done} / {total} in this batch labelled by {name}")).to_be_visible(
+        timeout=CONTENT_TIMEOUT_MS
+    )
+    wait_for_script_run(page)
+
+
+def shown(text: str) -> re.Pattern[str]:
+    """``text`` as the page shows it: an e-mail's ``@`` is followed by a word joiner (Markdown
+    would make it a link otherwise)."""
+    return re.compile(re.escape(text).replace("@", "@\u2060?"))
+
+
+def signed_in(page, text: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text(shown(text))).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+
+
+def test_sign_in_label_reload_sign_out_unknown_and_revoked(browser, make_run_db, tmp_path) -> None:
+    from playwright.sync_api import expect
+
+    db = tmp_path / "provider.db"
+    db.write_bytes(make_run_db.read_bytes())
+    with Store(db) as store:  # ann, who labelled in local mode, now signs in with the provider
+        store.add_annotator("ann", "annotator", email="ann@example.com")
+    port = free_port()
+    with oidc_provider() as provider_url:
+        app_url = f"http://127.0.0.1:{port}"
+        secrets_file, secret_values = write_secrets(
+            tmp_path, app_url, provider_url, secrets.token_urlsafe(32)
+        )
+        with serving(db, secrets_file, port) as server:
+            context = browser.new_context(viewport={"width": 1300, "height": 1000})
+            page = context.new_page()
+            page.goto(app_url)
+            expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            assert page.get_by_text("Label chunks").count() == 0  # no page before sign-in
+            sign_in_with_provider(page, app_url, "ann-sub")
+            signed_in(page, "Signed in as ann (annotator) as ann@example.com")
+            page.goto(f"{app_url}/label")
+            label_one(page, 1)
+            page.reload()  # F5: still signed in (Streamlit's cookie, the store's sign-in)
+            signed_in(page, "Signed in as ann (annotator)")
+            label_one(page, 2)
+            assert labels_of(db, "ann") == 2
+            second = context.new_page()  # a new tab of the same browser: signed in too
+            second.goto(f"{app_url}/label")
+            signed_in(second, "Signed in as ann (annotator)")
+            second.close()
+
+            page.get_by_role("button", name="Sign out").click()
+            # the provider's end-session page (this provider has one), then back to the app
+            page.get_by_role("button", name="End session").click()
+            page.wait_for_url(lambda address: address.startswith(app_url), timeout=CONTENT_TIMEOUT_MS)
+            expect(page.get_by_role("button", name="Sign in with 127.0.0.1")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            assert page.get_by_text("Signed in as").count() == 0
+            with Store(db) as store:
+                ended = store.db.execute(
+                    "SELECT count(*), count(revoked_at) FROM provider_sessions"
+                ).fetchone()
+            assert ended == (1, 1)  # one sign-in, ended on the server
+
+            # a verified e-mail no one here signs in as: a page naming it, no labelling page
+            other = browser.new_context(viewport={"width": 1300, "height": 1000})
+            stranger = other.new_page()
+            stranger.goto(app_url)
+            sign_in_with_provider(stranger, app_url, "zed-sub")
+            expect(stranger.get_by_role("heading", name="Not added yet")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            expect(stranger.get_by_text(shown("You are signed in as zed@example.com"))).to_be_visible()
+            for path in ("label", "traces", "metrics", "data"):
+                stranger.goto(f"{app_url}/{path}")
+                expect(stranger.get_by_role("heading", name="Not added yet")).to_be_visible(
+                    timeout=CONTENT_TIMEOUT_MS
+                )
+                wait_for_script_run(stranger)
+                text = main_pane(stranger).inner_text()
+                assert "in this batch" not in text and "annotator)" not in text and "admin)" not in text
+            other.close()
+
+            # a revoked person is out at the next key press, and nothing is written
+            page.goto(app_url)
+            sign_in_with_provider(page, app_url, "ann-sub")
+            page.goto(f"{app_url}/label")
+            label_one(page, 3)
+            with Store(db) as store:
+                store.revoke_annotator("ann")
+            page.mouse.click(650, 30)
+            page.keyboard.press("1")
+            expect(main_pane(page).get_by_text("no longer valid")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            wait_for_script_run(page)
+            assert labels_of(db, "ann") == 3
+            page.reload()
+            expect(page.get_by_text(shown("Your access (ann@example.com) has been revoked"))).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            context.close()
+            output = server.output()
+            assert all(value not in output for value in secret_values), output
+
+
+def test_a_claim_rule_adds_a_person_at_first_sign_in(browser, make_run_db, tmp_path) -> None:
+    """``annotators map-claim groups=labellers --role annotator``: lab@example.com, unknown to the
+    store, carries the group and is added at first sign-in, named by the e-mail."""
+    db = tmp_path / "rules.db"
+    db.write_bytes(make_run_db.read_bytes())
+    with Store(db) as store:
+        store.map_claim("groups", "labellers", "annotator", "test")
+        store.set_handout("open", 3, "test")  # items open to whoever asks, lab among them
+    port = free_port()
+    with oidc_provider() as provider_url:
+        app_url = f"http://127.0.0.1:{port}"
+        secrets_file, _ = write_secrets(tmp_path, app_url, provider_url, secrets.token_urlsafe(32))
+        with serving(db, secrets_file, port) as _server:
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            page.goto(app_url)
+            sign_in_with_provider(page, app_url, "lab-sub")
+            signed_in(page, "Signed in as lab@example.com (annotator)")
+            assert page.get_by_text("Metrics and audit").count() == 0  # an annotator's pages only
+    with Store(db) as store:
+        row = store.db.execute(
+            "SELECT role, email, token_hash FROM annotators WHERE name = 'lab@example.com'"
+        ).fetchone()
+    assert row == ("annotator", "lab@example.com", None)
