@@ -90,7 +90,7 @@ def run_annotators(args: argparse.Namespace) -> str:
         rows, required, rules = listed["annotators"], listed["tokens_required"], listed["claim_rules"]
     if not rows and not rules:
         return "no annotators yet\n"
-    width = max(len("name"), *(len(r["name"]) for r in rows))
+    width = max([len("name"), *(len(r["name"]) for r in rows)])
 
     def line(name: str, role: str, access: str, labels: object, provider: str = "") -> str:
         return f"{name:<{width}}  {role:<9}  {access:<7}  {labels!s:<14}  {provider}".rstrip()
