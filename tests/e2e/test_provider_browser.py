@@ -310,3 +310,58 @@ def test_a_claim_rule_adds_a_person_at_first_sign_in(browser, make_run_db, tmp_p
             "SELECT role, email, token_hash FROM annotators WHERE name = 'lab@example.com'"
         ).fetchone()
     assert row == ("annotator", "lab@example.com", None)
+
+
+@pytest.mark.postgres
+def test_two_servers_one_postgresql_one_cookie_secret(browser, postgres_server, tmp_path) -> None:
+    """Two app servers on one PostgreSQL database, each with its own address and redirect URL
+    (127.0.0.1:A and localhost:B: two sites to the browser, so two sign-ins), sharing one cookie
+    secret: ann signs in on both and labels on each in turn, every label stored once; revoked,
+    she is out on both at their next key press."""
+    from playwright.sync_api import expect
+
+    url = postgres_server.database()
+    subprocess.run([sys.executable, "-m", "denominator", "demo", "--db", url], cwd=ROOT, check=True)
+    with Store(url) as store:
+        store.add_annotator("ann", "annotator", email="ann@example.com")
+    shared = secrets.token_urlsafe(32)
+    ports = (free_port(), free_port())
+    with oidc_provider() as provider_url:
+        urls = (f"http://127.0.0.1:{ports[0]}", f"http://localhost:{ports[1]}")
+        files = [write_secrets(tmp_path, app_url, provider_url, shared) for app_url in urls]
+        with (
+            serving(url, files[0][0], ports[0]) as first,
+            serving(url, files[1][0], ports[1], host_name="localhost") as second,
+        ):
+            context = browser.new_context(viewport={"width": 1300, "height": 1000})
+            pages = []
+            for server in (first, second):
+                page = context.new_page()
+                page.goto(server.url)
+                sign_in_with_provider(page, server.url, "ann-sub")
+                signed_in(page, "Signed in as ann (annotator)")
+                page.goto(f"{server.url}/label")
+                pages.append(page)
+            for done in range(1, 5):  # one key press on each server in turn, each page reloaded
+                page = pages[done % 2]
+                page.reload()
+                label_one(page, done)
+            assert labels_of(url, "ann") == 4
+            with Store(url) as store:
+                rows = store.db.execute(
+                    "SELECT count(*), count(DISTINCT annotator_id) FROM provider_sessions WHERE revoked_at IS NULL"
+                ).fetchone()
+                store.revoke_annotator("ann")
+            assert rows == (2, 1)  # one sign-in per server, both ann's
+            for page in pages:
+                page.mouse.click(650, 30)
+                page.keyboard.press("1")
+                expect(main_pane(page).get_by_text("no longer valid")).to_be_visible(
+                    timeout=CONTENT_TIMEOUT_MS
+                )
+                wait_for_script_run(page)
+            assert labels_of(url, "ann") == 4
+            context.close()
+            for server, (_, values) in zip((first, second), files, strict=True):
+                output = server.output()
+                assert all(value not in output for value in values), output
