@@ -1,6 +1,6 @@
 """Who is using the app, and which pages they may open.
 
-Two modes, decided by the store:
+Three ways, decided by the store and the app's secrets:
 
 - **Token mode**, once any annotator has been given a token
   (``python -m annotation annotators add NAME --role annotator|admin``). The
@@ -212,7 +212,9 @@ def _provider_identity(store: Store) -> Identity | None:
         return None
     person = ProviderClaims.from_claims(claims)
     if person is None:  # a token without the claims a sign-in needs: a page that says so
-        st.session_state[PROVIDER] = ProviderAccess("unknown", str(claims.get("email") or "someone"))
+        st.session_state[PROVIDER] = ProviderAccess(
+            "unknown", "an account whose ID token lacks a claim a sign-in needs (iss, sub, iat, nonce)"
+        )
         return None
     found = store.provider_sign_in(person)
     st.session_state[PROVIDER] = found
@@ -407,7 +409,7 @@ def render_identity(identity: Identity) -> None:
     if identity.mode != "token":
         return
     found = provider_outcome() if identity.via == "provider" else None
-    through = f" as {md(found.shown)}" if found is not None and found.shown != identity.name else ""
+    through = f" with {md(found.shown)}" if found is not None and found.shown != identity.name else ""
     st.sidebar.caption(f"Signed in as **{md(identity.name)}** ({md(identity.role)}){through}")
     st.sidebar.button("Sign out", key="access:sign-out", on_click=sign_out)
     handoff = st.session_state.pop(HANDOFF, None)

@@ -511,3 +511,15 @@ def test_claims_are_not_read_while_headers_may_name_someone(demo) -> None:
     assert [t.value for t in at.title] == ["Sign in"]
     assert "server.trustedUserHeaders is set" in at.error[0].value
     assert "Signed in as" not in page_text(at)
+
+
+def test_an_unverified_or_incomplete_identity_is_named_and_let_in_nowhere(demo) -> None:
+    at = signed_in_app(
+        claims("s-ann-2", "ann@example.com", verified=False)
+    ).run()  # ann's address, unverified
+    assert [t.value for t in at.title] == ["Not added yet"]
+    assert "does not say is verified" in page_text(at) and "--email ADDRESS" in at.code[0].value
+    incomplete = {k: v for k, v in claims("s-ann", "ann@example.com").items() if k != "nonce"}
+    at = signed_in_app(incomplete).run()
+    assert [t.value for t in at.title] == ["Not added yet"]
+    assert "lacks a claim a sign-in needs" in page_text(at) and "Signed in as" not in page_text(at)

@@ -221,7 +221,7 @@ def test_sign_in_label_reload_sign_out_unknown_and_revoked(browser, make_run_db,
             expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
             assert page.get_by_text("Label chunks").count() == 0  # no page before sign-in
             sign_in_with_provider(page, app_url, "ann-sub")
-            signed_in(page, "Signed in as ann (annotator) as ann@example.com")
+            signed_in(page, "Signed in as ann (annotator) with ann@example.com")
             page.goto(f"{app_url}/label")
             label_one(page, 1)
             page.reload()  # F5: still signed in (Streamlit's cookie, the store's sign-in)
