@@ -19,6 +19,7 @@ import argparse
 import importlib
 import importlib.util
 import os
+import re
 import shlex
 import signal
 import stat
@@ -137,8 +138,9 @@ def check_secrets(path: str) -> str:
             data = tomllib.load(handle)
     except FileNotFoundError:
         raise UsageError(f"{where}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{where}: not TOML ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:  # where, never what: a message may quote the file
+        at = re.search(r"line \d+, column \d+", str(exc))
+        raise UsageError(f"{where}: not TOML" + (f" (at {at.group()})" if at else "")) from None
     except OSError as exc:
         raise UsageError(f"{where}: cannot read it ({exc.strerror})") from None
     auth = data.get("auth")
