@@ -138,7 +138,14 @@ def render_overview() -> list[AnnotatorRow]:
             people = store.annotators()
             rows = []
             for person in people:
-                row = {"annotator": md(person["name"]), "role": person["role"], "access": person["access"]}
+                row = {
+                    "annotator": md(person["name"]),
+                    "role": person["role"],
+                    "access": person["access"],  # the token's state
+                    "provider": person[
+                        "provider"
+                    ],  # sign-in through the team's provider (none, active, revoked)
+                }
                 for kind in KINDS:
                     done, total = progress(store, person["name"], kind)
                     row[f"{kind} items"] = f"{done} / {total}"

@@ -164,7 +164,9 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
             identity = access.current(store)  # a token revoked since the page was drawn writes nothing
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 _set(
-                    page, "message", "Your access token is no longer valid: nothing was saved. Sign in again."
+                    page,
+                    "message",
+                    "Your access is no longer valid (revoked, or your sign-in ended): nothing was saved. Sign in again.",
                 )
                 return
             annotator_id = store.annotator_id(annotator)
@@ -275,7 +277,7 @@ def _undo(page: LabelPage, annotator: str) -> None:
                 _set(
                     page,
                     "message",
-                    "Your access token is no longer valid: nothing was undone. Sign in again.",
+                    "Your access is no longer valid (revoked, or your sign-in ended): nothing was undone. Sign in again.",
                 )
                 return
             current = store.current_value(item_id, store.annotator_id(annotator))
@@ -312,7 +314,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         with borrowed(_db_path()) as store:
             identity = access.current(store)  # a key press reruns only this pane: check the token here too
             if identity is None or (identity.mode == "token" and identity.name != annotator):
-                st.error("Your access token is no longer valid. Sign in again.")
+                st.error("Your access is no longer valid (revoked, or your sign-in ended). Sign in again.")
                 return
             annotator_id = store.annotator_id(annotator)
             done, total = store.queue_progress(annotator_id, page.kind)

@@ -74,7 +74,9 @@ def test_make_run_serves_the_default_database_it_seeds() -> None:
     recipe = " ".join(make_run_recipe())
     assert "$(PY) -m denominator demo --if-empty" in recipe  # no --db: the default
     assert "DENOMINATOR_DB=" not in recipe and "DEMO_DB" not in recipe  # the app is given no other file
-    assert "$(PY) -m denominator serve $(if $(PORT),--port $(PORT))" in recipe  # the installed command's settings
+    assert (
+        "$(PY) -m denominator serve $(if $(PORT),--port $(PORT))" in recipe
+    )  # the installed command's settings
 
 
 def test_a_token_added_after_make_run_works_in_the_app(fresh_clone) -> None:

@@ -218,6 +218,16 @@ annotators list                    |      | annotation annotators list --db {T}/
 annotators revoke                  |      | annotation annotators revoke ann --db {T}/demo.db
 annotators revoke unknown          |      | annotation annotators revoke nobody --db {T}/demo.db
 annotators list after revoke       |      | annotation annotators list --db {T}/demo.db
+[sign-in demo]
+sign-in add by e-mail              |      | annotation annotators add ann --role annotator --email ann@example.com --db {T}/demo.db
+sign-in add by subject             |      | annotation annotators add lee --role admin --subject 1094788923384 --db {T}/demo.db
+sign-in map-claim groups           |      | annotation annotators map-claim groups=labellers --role annotator --db {T}/demo.db
+sign-in map-claim admins           |      | annotation annotators map-claim groups=eval-leads --role admin --db {T}/demo.db
+sign-in map-claim domain           |      | annotation annotators map-claim hd=example.com --role annotator --db {T}/demo.db
+sign-in map-claim dotted           |      | annotation annotators map-claim realm_access.roles=labeller --role annotator --db {T}/demo.db
+sign-in list                       |      | annotation annotators list --db {T}/demo.db
+sign-in map-claim remove           |      | annotation annotators map-claim groups=labellers --remove --db {T}/demo.db
+sign-in revoke                     |      | annotation annotators revoke ann --db {T}/demo.db
 [judge demo]
 judge fit-lexical relevance        |      | judge fit-lexical --db {T}/demo.db --rubric relevance
 judge fit-lexical faithfulness     |      | judge fit-lexical --db {T}/demo.db --rubric faithfulness --seed 1
@@ -365,10 +375,23 @@ RUN_AS = {
     "annotation import --db demo.db --traces trace.json --from langfuse --map retriever=search-docs "
     "--map chunk_id=metadata.doc_id --map score=metadata.similarity": "import langfuse map",
     "annotation import --db demo.db --traces runs.json --from langsmith --run-prefix v2:": "import langsmith prefix",
+    # docs/sign-in.md: on the default database; run here on the demo's
+    "annotation annotators add ann --role annotator --email ann@example.com": "sign-in add by e-mail",
+    "annotation annotators add lee --role admin --subject 1094788923384": "sign-in add by subject",
+    "annotation annotators map-claim groups=labellers --role annotator": "sign-in map-claim groups",
+    "annotation annotators map-claim groups=eval-leads --role admin": "sign-in map-claim admins",
+    "annotation annotators map-claim hd=example.com --role annotator": "sign-in map-claim domain",
+    "annotation annotators list": "sign-in list",
+    "annotation annotators map-claim realm_access.roles=labeller --role annotator": "sign-in map-claim dotted",
+    "annotation annotators map-claim groups=labellers --remove": "sign-in map-claim remove",
+    "annotation annotators revoke ann": "sign-in revoke",
 }
 # Shown and not run here: each needs a server.
 NOT_RUN = {
     "denominator serve --db demo.db --port 8502": "serves the app until stopped (tests/e2e/test_wheel.py serves it)",
+    "denominator serve --secrets /etc/denominator/secrets.toml --host 0.0.0.0 --port 8501": (
+        "a provider and a server (tests/e2e/test_provider_browser.py)"
+    ),
     "annotation migrate --from denominator.db --to postgresql://denominator@db.internal/labels": (
         "a PostgreSQL server (tests/test_migrate.py)"
     ),

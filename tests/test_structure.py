@@ -96,7 +96,8 @@ LONG_MODULES: dict[str, str] = {
     "annotation/store/base.py": "the connection and its write discipline (patient writers, busy, migrations)",
     "calibration/ui.py": "the Metrics page: sources, the figures, the audit's findings and the estimate",
     "calibration/audit.py": "every finding of the audit and the fractions they are of, computed together",
-    "annotation/access.py": "both ways in (tokens, local mode) and each page's rule, read in one place",
+    "annotation/access.py": "every way in (local mode, tokens and their sessions, the team's provider) and "
+    "each page's rule, read in one place",
     "calibration/report.py": "every text rendering of the calibration CLI, so the tables agree on denominators",
     "calibration/policy/check.py": "the seven figures, the diagnosis and the rules of one check",
     "annotation/golden.py": "golden.yaml's strict reader and its writer, which must round-trip each other",
