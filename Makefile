@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 INTEROP := .venv-interop
 
-.PHONY: run test test-fast interop bench lint venv clean postgres
+.PHONY: run test test-fast interop bench lint venv clean postgres docs-images
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -75,6 +75,12 @@ postgres:  ## install Debian's postgresql package for the PostgreSQL tests (they
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; fi
+
+# The docs' pictures of the main pages are the browser tests' own (tests/e2e/test_session.py writes
+# test-artifacts/docs-*.png while it visits each page of the demo): run that test, then copy them.
+docs-images: $(STAMP)  ## refresh docs/img from the browser test's pictures of the main pages
+	$(PY) -m pytest -q -p no:cacheprovider tests/e2e/test_session.py -k survives_a_kill
+	for name in metrics label-chunks judge review; do cp test-artifacts/docs-$$name.png docs/img/$$name.png; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

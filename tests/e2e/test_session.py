@@ -41,6 +41,9 @@ PAGES = {  # the default page (Metrics) is served at /, not at its url_path
     "review": "Trend over weeks",
 }
 
+# the pages docs/img shows (README, docs/index.md): path -> picture name
+DOCS_IMAGES = {"": "metrics", "label": "label-chunks", "judge": "judge", "review": "review"}
+
 
 def _queue(db: Path, kind: str, n: int) -> list[int]:
     """The first n items ann will see, in order (the queue is deterministic for a given store)."""
@@ -68,6 +71,14 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
                 wait_for_script_run(page)  # the run over: a 'Page not found' dialog would be up by now
                 assert page.get_by_text("Page not found").count() == 0, path
                 page.screenshot(path=str(ARTIFACTS / f"page-{path or 'metrics'}.png"), full_page=True)
+                if path in DOCS_IMAGES:  # the docs' picture of the page (make docs-images copies it)
+                    tables = page.locator("[data-testid='stDataFrame']")
+                    for i in range(tables.count()):  # each table drawn (its canvas), not a grey box
+                        expect(tables.nth(i).locator("canvas").first).to_be_visible(
+                            timeout=CONTENT_TIMEOUT_MS
+                        )
+                    page.wait_for_timeout(500)  # the grid paints its cells a frame after the canvas shows
+                    page.screenshot(path=str(ARTIFACTS / f"docs-{DOCS_IMAGES[path]}.png"))
 
             def press(path: str, keys: list[tuple[str, int]], total: int) -> None:
                 page.goto(f"{url}/{path}")
