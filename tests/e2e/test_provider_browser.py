@@ -201,11 +201,19 @@ def signed_in(page, text: str) -> None:
     expect(page.get_by_text(shown(text))).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
 
 
-def test_sign_in_label_reload_sign_out_unknown_and_revoked(browser, make_run_db, tmp_path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_sign_in_label_reload_sign_out_unknown_and_revoked(
+    browser, make_run_db, tmp_path, backend, request
+) -> None:
     from playwright.sync_api import expect
 
-    db = tmp_path / "provider.db"
-    db.write_bytes(make_run_db.read_bytes())
+    db: Path | str
+    if backend == "sqlite":
+        db = tmp_path / "provider.db"
+        db.write_bytes(make_run_db.read_bytes())
+    else:  # the same on PostgreSQL: the demo as make run builds it, in a new database
+        db = request.getfixturevalue("postgres_server").database()
+        subprocess.run([sys.executable, "-m", "denominator", "demo", "--db", db], cwd=ROOT, check=True)
     with Store(db) as store:  # ann, who labelled in local mode, now signs in with the provider
         store.add_annotator("ann", "annotator", email="ann@example.com")
     port = free_port()
