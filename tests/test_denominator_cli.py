@@ -133,3 +133,13 @@ def test_serve_refuses_a_bad_port_in_one_line(argv, env, said, monkeypatch, caps
         monkeypatch.setenv(name, value)
     assert main(["serve", *argv]) == 2
     assert capsys.readouterr().err == said
+
+
+def test_the_version_has_its_changelog_section() -> None:
+    """A release is its version in pyproject.toml and a section of CHANGELOG.md (#29)."""
+    listed = next(
+        line.split('"')[1]
+        for line in (ROOT / "pyproject.toml").read_text().splitlines()
+        if line.startswith("version")
+    )
+    assert f"\n## [{listed}] - " in (ROOT / "CHANGELOG.md").read_text()
