@@ -520,13 +520,39 @@ def running_app(db: Path, kill: bool = False, port: int | None = None) -> Iterat
         "DENOMINATOR_ANNOTATOR": "ann",  # the name a person would type in the sidebar
     }
     command = [sys.executable, "-m", "denominator", "serve", "--port", str(port)]
+    with started_server(command, env, port, kill=kill) as server:
+        yield server.url
+
+
+class StartedServer:
+    """A server a test started: its URL and its output so far."""
+
+    def __init__(self, url: str, log: Any) -> None:
+        self.url, self._log = url, log
+
+    def output(self) -> str:
+        return _output(self._log)
+
+
+@contextlib.contextmanager
+def started_server(
+    command: list[str],
+    env: dict[str, str],
+    port: int,
+    *,
+    url: str | None = None,
+    cwd: Path = ROOT,
+    kill: bool = False,
+) -> Iterator[StartedServer]:
+    """``command``, a server on 127.0.0.1:``port``, once its health check answers (it fails fast
+    with the server's output); reached at ``url`` (default http://127.0.0.1:PORT). Stopped at the
+    end (with SIGKILL, like a crash, when ``kill``)."""
     # a file, not a pipe: a full pipe would block the server
     with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_until_healthy(url, process, log)
-            yield url
+            _wait_until_healthy(f"http://127.0.0.1:{port}", process, log)
+            yield StartedServer(url or f"http://127.0.0.1:{port}", log)
         finally:
             if kill:
                 process.send_signal(signal.SIGKILL)

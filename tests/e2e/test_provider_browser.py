@@ -20,11 +20,7 @@ import re
 import secrets
 import subprocess
 import sys
-import tempfile
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,9 +31,10 @@ from tests.conftest import (
     CHROMIUM_ARGS,
     CONTENT_TIMEOUT_MS,
     ROOT,
-    START_TIMEOUT,
+    StartedServer,
     free_port,
     main_pane,
+    started_server,
     wait_for_script_run,
 )
 
@@ -86,18 +83,10 @@ def write_secrets(
     return path, [client_secret, cookie_secret]
 
 
-class Served:
-    def __init__(self, url: str, log) -> None:
-        self.url, self._log = url, log
-
-    def output(self) -> str:
-        self._log.flush()
-        self._log.seek(0)
-        return self._log.read()
-
-
 @contextlib.contextmanager
-def serving(db: Path | str, secrets_file: Path, port: int, host_name: str = "127.0.0.1") -> Iterator[Served]:
+def serving(
+    db: Path | str, secrets_file: Path, port: int, host_name: str = "127.0.0.1"
+) -> Iterator[StartedServer]:
     """``denominator serve --secrets FILE`` on 127.0.0.1:``port``, reached as ``host_name``."""
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
     env.pop("DENOMINATOR_ANNOTATOR", None)
@@ -111,29 +100,8 @@ def serving(db: Path | str, secrets_file: Path, port: int, host_name: str = "127
         "--secrets",
         str(secrets_file),
     ]
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        served = Served(f"http://{host_name}:{port}", log)
-        try:
-            deadline = time.monotonic() + START_TIMEOUT
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"the server exited with {process.returncode}:\n{served.output()}")
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                        break
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"the server did not answer:\n{served.output()}")
-                    time.sleep(0.2)
-            yield served
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+    with started_server(command, env, port, url=f"http://{host_name}:{port}") as served:
+        yield served
 
 
 @pytest.fixture

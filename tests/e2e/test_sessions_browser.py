@@ -12,12 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,11 +24,12 @@ from annotation.store import Store, token_hash
 from tests.conftest import (
     CHROMIUM_ARGS,
     CONTENT_TIMEOUT_MS,
-    ROOT,
-    START_TIMEOUT,
+    StartedServer,
     add_tokens,
+    free_port,
     main_pane,
     open_sign_in_link,
+    started_server,
     wait_for_script_run,
 )
 
@@ -41,25 +38,10 @@ pytestmark = pytest.mark.slow  # a real server and a real browser
 TOTAL = 24  # chunk items in ann's batch of the demo
 
 
-class Server:
-    """`make run`'s command on a free port, its output kept in a file to be read."""
-
-    def __init__(self, url: str, log) -> None:
-        self.url, self._log = url, log
-
-    def output(self) -> str:
-        self._log.flush()
-        self._log.seek(0)
-        return self._log.read()
-
-
 @contextlib.contextmanager
-def serving(db: Path) -> Iterator[Server]:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+def serving(db: Path) -> Iterator[StartedServer]:
+    """The app on a free port, its output kept to be read."""
+    port = free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(db)}
     command = [sys.executable, "-m", "streamlit", "run", "denominator/app.py", "--server.headless", "true"]
     command += [
@@ -70,29 +52,8 @@ def serving(db: Path) -> Iterator[Server]:
         "--server.fileWatcherType",
         "none",
     ]
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        server = Server(f"http://127.0.0.1:{port}", log)
-        try:
-            deadline = time.monotonic() + START_TIMEOUT
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"the server exited with {process.returncode}:\n{server.output()}")
-                try:
-                    with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2):
-                        break
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"the server did not answer:\n{server.output()}")
-                    time.sleep(0.2)
-            yield server
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+    with started_server(command, env, port) as server:
+        yield server
 
 
 def _db(make_run_db: Path, folder: Path) -> tuple[Path, dict[str, str]]:

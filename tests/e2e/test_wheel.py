@@ -11,7 +11,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,9 +21,9 @@ from tests.conftest import (
     CONTENT_TIMEOUT_MS,
     EXAMPLE,
     ROOT,
-    _wait_until_healthy,
     free_port,
     main_pane,
+    started_server,
 )
 
 pytestmark = pytest.mark.slow  # a wheel, a venv with every dependency, a server and a browser
@@ -155,21 +154,9 @@ def served(venv: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     assert run(venv, tmp_path, "demo", "--db", str(db)).returncode == 0
     port = free_port()
     env = installed_env() | {"DENOMINATOR_ANNOTATOR": "ann"}
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(
-            [str(venv / "denominator"), "serve", "--db", str(db), "--port", str(port)],
-            cwd=tmp_path,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_until_healthy(url, process, log)
-            yield url, db
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+    command = [str(venv / "denominator"), "serve", "--db", str(db), "--port", str(port)]
+    with started_server(command, env, port, cwd=tmp_path) as server:
+        yield server.url, db
 
 
 def test_the_installed_app_labels_an_item(chromium: Path, served: tuple[str, Path]) -> None:
