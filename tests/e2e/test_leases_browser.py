@@ -134,10 +134,14 @@ def test_a_reload_keeps_the_item_on_screen_and_the_skipped_list(chromium, tmp_pa
             )
             wait_for_script_run(page)
             current = shown(page)
+            # the tab's id reaches the address when the browser has applied the run's query string;
+            # a reload before that is a new tab (another item), which is what a new tab should get
+            wait_until(lambda: "tab=" in page.url, "the tab's id in the address", CONTENT_TIMEOUT_MS / 1000)
+            before = page.url
             page.reload()
             expect(main.get_by_text("0 / 120 in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
             wait_for_script_run(page)
-            assert shown(page) == current  # the same item on screen
+            assert shown(page) == current, (before, page.url)  # the same item on screen
             page.get_by_text("Show my work").click()
             expect(main.get_by_text("Skipped, 1 to label")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
             query, _, chunk = skipped.partition("\n")
