@@ -31,6 +31,7 @@ PURE = [
     "calibration/metrics.py",
     "calibration/metrics_grouped.py",
     "calibration/audit.py",
+    "calibration/holes.py",
     "calibration/scorer.py",
     "calibration/stats/agreement.py",
     "calibration/stats/kappa.py",

@@ -1,0 +1,412 @@
+"""Holes in a run's top k, filled by a judge, and the metric corrected with people's labels on
+a random sample of queries (pure: numpy and scipy; no IO).
+
+A *hole* is a chunk in a run's top k (distinct ids: a repeat keeps its slot and is not a
+second hole) that the judgments (``GOLDEN``, people's grades) do not grade. A metric counts
+it as not relevant, so a retriever that surfaces chunks nobody labelled reads worse than it
+is. Three figures per measure, over the same queries:
+
+- **holes as not relevant**: people's grades only (what ``metrics`` prints without a judge);
+- **judge-filled**: people's grades where they exist, the judge's on the holes of the top k
+  (a hole the judge did not grade stays not relevant, and is counted); measures whose
+  denominator is |Rel| (R@k, AP) count the judge-filled relevant holes in |Rel|
+  ("|Rel| 3 + 1 filled"); relevant chunks beyond the run's top k that nobody judged stay
+  unknown (that is the audit's ``--estimate``, not this);
+- **corrected** (with a hole sample): a uniform random sample of n of the N queries whose
+  holes people labelled. For the query-level values ``f_i`` (judge-filled, every query) and
+  ``y_i`` (people's grades on the holes, the sampled queries), the target is the mean of
+  ``y`` over all N queries (what people judging every hole of the top k would read):
+
+      theta_hat = lam * mean_N(f) + mean_n(y - lam * f)
+      se^2      = (1 - n/N) * var_n(y - lam * f) / n
+                  (var with n - 1 degrees of freedom, n - 2 when lam was tuned on the sample)
+      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se
+
+  ``mean_N(f)`` is known exactly (every query has its judge-filled value), so the only
+  noise is which queries were drawn: the variance is the finite-population one of a simple
+  random sample without replacement (the survey sampler's difference estimator; PPI's mean
+  estimator, Angelopoulos et al., Science 2023, with the unlabelled set being the whole
+  population, where the term for the unlabelled mean's own noise is zero). ``lam`` is
+  tuned as PPI++ tunes it (the variance-minimising weight, ``cov_n(y, f) / var_n(f)``,
+  clipped to [0, 1]); ``lam = 1`` is plain PPI, ``lam = 0`` the people-only mean of the
+  sample, which is printed beside (same labels, same formula): the judge earns its place
+  only when the corrected interval is narrower. A Student t quantile rather than the normal
+  one, because n is small by design (tens of queries) and lam is tuned on the same sample.
+
+The interval needs the sample to have seen what the holes do: when people's labels on the
+holes changed the figure of fewer than ``MIN_CHANGED`` (5) sampled queries, no interval is
+given (the point estimate is, with that said). A hole's effect is a rare event for some
+measures (RR changes only when a relevant hole ranks above the first relevant chunk), and a
+sample that saw none of them reads a residual variance of zero: measured on Cranfield
+(``bench/holes.py``), such intervals covered the target in under half the samples.
+
+Measures that can be undefined (R@k, nDCG@k, RR, AP need a relevant chunk) are corrected over
+the queries where people's grades already define them (at least one chunk judged relevant
+before any hole is filled): that set does not depend on the holes, so the sample's share of
+it is still a uniform random sample. Queries left out are counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from annotation.errors import DenominatorError
+from annotation.model import Qrels, Run
+
+from .metrics import Evaluation, Gain, blank_repeats, evaluate
+
+__all__ = [
+    "CORRECTED_MEASURES",
+    "MIN_CHANGED",
+    "Corrected",
+    "HoleQuery",
+    "HoleScores",
+    "HolesError",
+    "corrected_mean",
+    "corrected_measures",
+    "find_holes",
+    "sample_queries",
+    "score_with_holes",
+]
+
+
+MIN_CHANGED = 5  # sampled queries changed by people's hole labels an interval needs (see above)
+
+
+class HolesError(DenominatorError, ValueError):
+    """A hole sample or a judge's labels that cannot be used as asked."""
+
+
+def corrected_measures(ks: Sequence[int]) -> list[str]:
+    """The mean measures that get a corrected figure: P@k, R@k, nDCG@k per k, RR, AP."""
+    names = [f"P@{k}" for k in ks] + [f"R@{k}" for k in ks] + [f"nDCG@{k}" for k in ks]
+    return [*names, "RR", "AP"]
+
+
+CORRECTED_MEASURES = corrected_measures  # the list for given cutoffs
+
+
+@dataclass(frozen=True)
+class HoleQuery:
+    """One query's top k: its holes (unjudged chunk ids, rank order) and how many it judged."""
+
+    qid: str
+    k: int
+    holes: tuple[str, ...]
+    judged: int  # distinct judged chunks among the first k positions
+
+    @property
+    def share(self) -> float:
+        """The share of the top k the holes take (of k, as judged@k divides)."""
+        return len(self.holes) / self.k
+
+    @property
+    def judged_at_k(self) -> float:
+        return self.judged / self.k
+
+
+def find_holes(qrels: Qrels, run: Run, k: int) -> dict[str, HoleQuery]:
+    """Per query that both the run and the judgments hold (bytewise order): the run's top k
+    chunks that the judgments do not grade. A repeated id keeps its slot and is one hole."""
+    return _holes(qrels.grades, run.rankings(), k)
+
+
+def _holes(
+    grades: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]], k: int
+) -> dict[str, HoleQuery]:
+    if k < 1:
+        raise HolesError(f"k {k}; expected a whole number >= 1")
+    out: dict[str, HoleQuery] = {}
+    for qid in sorted(set(rankings) & set(grades), key=lambda q: q.encode("utf-8")):
+        slots, _ = blank_repeats(rankings[qid])
+        judged = grades[qid]
+        top = [doc for doc in slots[:k] if doc is not None]
+        holes = tuple(doc for doc in top if doc not in judged)
+        out[qid] = HoleQuery(qid=qid, k=k, holes=holes, judged=len(top) - len(holes))
+    return out
+
+
+def sample_queries(qids: Iterable[str], n: int, seed: int) -> list[str]:
+    """A uniform random sample of ``n`` query ids without replacement (bytewise order in and
+    out, so the same ids and seed give the same sample on any machine)."""
+    population = sorted(set(qids), key=lambda q: q.encode("utf-8"))
+    if n < 1:
+        raise HolesError(f"a sample of {n} queries; expected at least 1")
+    if n > len(population):
+        raise HolesError(f"a sample of {n} queries, but the run has {len(population)} judged queries")
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(len(population), size=n, replace=False)
+    return sorted((population[i] for i in picked), key=lambda q: q.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """A corrected mean with its interval, beside two estimates from the same sample without
+    the judge: people-only (the sample's own mean) and the pool-anchored one (lam = 0)."""
+
+    estimate: float | None
+    ci: tuple[float, float] | None
+    se: float | None
+    lam: float | None
+    n: int  # sampled queries where the measure is defined
+    population: int  # queries where it is defined
+    human_only: float | None
+    human_only_ci: tuple[float, float] | None
+    without_judge: float | None
+    without_judge_ci: tuple[float, float] | None
+    note: str | None = None
+    changed: int = 0  # sampled queries whose figure people's labels on the holes changed
+
+
+def _vectors(*values: Sequence[float]) -> list[np.ndarray]:
+    return [np.asarray(v, dtype=float) for v in values]
+
+
+def corrected_mean(
+    y: Sequence[float],
+    f_sampled: Sequence[float],
+    f_all: Sequence[float],
+    *,
+    anchor_sampled: Sequence[float] | None = None,
+    anchor_all: Sequence[float] | None = None,
+    alpha: float = 0.05,
+    lam: float | None = None,
+) -> Corrected:
+    """The estimator of the module's docstring: ``y`` and ``f_sampled`` (and ``anchor_sampled``)
+    on the n sampled queries, same order; ``f_all`` (and ``anchor_all``) on all N, the sampled
+    ones included. Without an anchor it is 0: plain PPI on the whole figure."""
+    yv, fs, fa = _vectors(y, f_sampled, f_all)
+    n, big_n = yv.size, fa.size
+    ps, pa = _vectors(
+        anchor_sampled if anchor_sampled is not None else np.zeros(n),
+        anchor_all if anchor_all is not None else np.zeros(big_n),
+    )
+    if fs.size != n or ps.size != n or pa.size != big_n:
+        raise HolesError(
+            f"{n} people's values, {fs.size} judge-filled and {ps.size} anchor values on the sample, "
+            f"{big_n} judge-filled and {pa.size} anchor values in all; expected one of each per query"
+        )
+    if n > big_n:
+        raise HolesError(f"{n} sampled queries of {big_n}; a sample cannot be larger than its population")
+    if not 0 < alpha < 1:
+        raise HolesError(f"alpha {alpha!r}; expected a number strictly between 0 and 1")
+    if n == 0:
+        return Corrected(None, None, None, None, 0, big_n, None, None, None, None, "no sampled query here")
+    # what people's labels on the holes add to the anchor (the figure with holes as not
+    # relevant, known for every query), and what the judge's add: the judge predicts only that
+    gain_y, gain_f, gain_all = yv - ps, fs - ps, fa - pa
+    note = None
+    tuned = lam is None
+    if lam is None:
+        var_f = float(np.var(gain_f, ddof=1)) if n > 1 else 0.0
+        if var_f == 0.0:
+            lam, note = 1.0, "lambda 1 (PPI): the judge's fill does not vary over the sample"
+        else:
+            lam = float(np.clip(np.cov(gain_y, gain_f, ddof=1)[0, 1] / var_f, 0.0, 1.0))
+    base = float(pa.mean())
+    d = gain_y - lam * gain_f
+    estimate = base + lam * float(gain_all.mean()) + float(d.mean())
+    human = float(yv.mean())
+    plain = base + float(gain_y.mean())
+    if n < 2:
+        return Corrected(
+            estimate, None, None, lam, n, big_n, human, None, plain, None, "one sampled query: no interval",
+            int(np.count_nonzero(gain_y)),
+        )  # fmt: skip
+    q = float(student_t.ppf(1 - alpha / 2, n - 1))
+    fpc = 1.0 - n / big_n
+
+    def half(values: np.ndarray, ddof: int = 1) -> float:
+        return q * math.sqrt(fpc * float(np.sum((values - values.mean()) ** 2)) / (n - ddof) / n)
+
+    human_ci = (human - half(yv), human + half(yv))
+    changed = int(np.count_nonzero(gain_y))
+    if changed < MIN_CHANGED:
+        return Corrected(
+            estimate, None, None, lam, n, big_n, human, human_ci, plain, None,
+            f"no interval: people's labels on the holes changed the figure of {changed} of the {n} "
+            f"sampled queries; an interval needs at least {MIN_CHANGED} (label the holes of more queries)",
+            changed,
+        )  # fmt: skip
+    # a tuned lambda is one parameter fitted on the sample: its residuals' variance has n - 2
+    # degrees of freedom, as the survey sampler's regression estimator counts them
+    width = half(d, 2 if tuned and n > 2 and note is None else 1)
+    se = width / q
+    return Corrected(
+        estimate=estimate,
+        ci=(estimate - width, estimate + width),
+        se=se,
+        lam=lam,
+        n=n,
+        population=big_n,
+        human_only=human,
+        human_only_ci=human_ci,
+        without_judge=plain,
+        without_judge_ci=(plain - half(gain_y), plain + half(gain_y)),
+        note=note,
+        changed=changed,
+    )
+
+
+@dataclass
+class HoleScores:
+    """Per query and measure, the three figures' inputs, aligned on ``qids`` (bytewise).
+
+    ``pool``: holes as not relevant; ``filled``: the judge's grades on the holes; ``people``:
+    people's grades on the holes (NaN for queries outside the sample); NaN = undefined.
+    ``filled_count``/``filled_relevant``: holes of the top k the judge graded / graded
+    relevant; ``ungraded``: holes the judge did not grade (they stay not relevant);
+    ``rel``: |Rel| from people's grades (before the sample's holes)."""
+
+    k: int
+    measures: list[str]
+    qids: list[str]
+    holes: dict[str, HoleQuery]
+    sampled: list[str]
+    pool: dict[str, np.ndarray]
+    filled: dict[str, np.ndarray]
+    people: dict[str, np.ndarray]
+    rel: np.ndarray
+    filled_count: np.ndarray
+    filled_relevant: np.ndarray
+    ungraded: np.ndarray
+    corrected: dict[str, Corrected] = field(default_factory=dict)
+
+    def mean(self, which: str, name: str) -> tuple[float | None, int]:
+        """The mean of one figure over the queries where it is defined, and that count."""
+        column = getattr(self, which)[name]
+        defined = ~np.isnan(column)
+        return (float(column[defined].mean()) if defined.any() else None), int(defined.sum())
+
+
+def _merged(
+    base: Mapping[str, Mapping[str, int]], extra: Mapping[str, Mapping[str, int]], qids: Sequence[str]
+) -> Qrels:
+    return Qrels(grades={qid: {**base.get(qid, {}), **extra.get(qid, {})} for qid in qids})
+
+
+def score_with_holes(
+    qrels: Qrels,
+    run: Run,
+    *,
+    k: int,
+    judge: Mapping[str, Mapping[str, int]],
+    min_grade: int,
+    gain: Gain = "linear",
+    sample: Mapping[str, Sequence[str]] | None = None,
+    people: Mapping[str, Mapping[str, int]] | None = None,
+    alpha: float = 0.05,
+) -> HoleScores:
+    """Score ``run`` at cutoff ``k`` three ways (see the module's docstring).
+
+    ``qrels``: people's grades, which may already hold the sample's holes (labelled since);
+    ``judge``: a judge's grades (only those on holes are used; people's grades win);
+    ``sample``: the hole sample's design, per sampled query the chunk ids that were its holes;
+    ``people``: people's grades on those holes when the judgments do not hold them. A sampled
+    hole with no people's grade in either is an error (the sample would not be random any more
+    if it were dropped)."""
+    base = qrels.grades
+    sample = dict(sample or {})
+    people = people or {}
+    rankings = run.rankings()
+    strangers = sorted(set(sample) - (set(base) & set(rankings)))
+    if strangers:
+        raise HolesError(
+            f"the hole sample names {len(strangers)} quer{'y' if len(strangers) == 1 else 'ies'} "
+            f"the run and the judgments do not both hold (first {strangers[0]!r})"
+        )
+    # what people had graded before the sample: the sample's holes taken out again
+    pool = {
+        qid: {d: g for d, g in grades.items() if d not in set(sample.get(qid, ()))}
+        for qid, grades in base.items()
+    }
+    holes = _holes(pool, rankings, k)
+    qids = list(holes)
+    truth: dict[str, dict[str, int]] = {}
+    missing = 0
+    for qid in sample:
+        labelled = {}
+        for doc in holes[qid].holes:
+            grade = people.get(qid, {}).get(doc, base[qid].get(doc))
+            if grade is None:
+                missing += 1
+            else:
+                labelled[doc] = grade
+        truth[qid] = labelled
+    if missing:
+        raise HolesError(
+            f"{missing} hole{'' if missing == 1 else 's'} of the sampled queries' top {k} "
+            f"{'has' if missing == 1 else 'have'} no people's grade: label them "
+            "(python -m annotation pool --holes FILE) before the sample can correct the metric"
+        )
+    fill: dict[str, dict[str, int]] = {}
+    counts = np.zeros((3, len(qids)), dtype=np.int64)
+    for i, qid in enumerate(qids):
+        graded = judge.get(qid, {})
+        got = {doc: graded[doc] for doc in holes[qid].holes if doc in graded}
+        fill[qid] = got
+        counts[0, i] = len(got)
+        counts[1, i] = sum(1 for g in got.values() if g >= min_grade)
+        counts[2, i] = len(holes[qid].holes) - len(got)
+    measures = corrected_measures([k])
+    as_pool = evaluate(Qrels(grades=pool), run, ks=[k], min_grade=min_grade, gain=gain)
+    as_filled = evaluate(_merged(pool, fill, qids), run, ks=[k], min_grade=min_grade, gain=gain)
+    sampled = [qid for qid in qids if qid in sample]
+    rows = {qid: i for i, qid in enumerate(qids)}
+    people_values = {name: np.full(len(qids), np.nan) for name in measures}
+    if sampled:
+        as_people = evaluate(_merged(pool, truth, sampled), run, ks=[k], min_grade=min_grade, gain=gain)
+        at = [rows[qid] for qid in as_people.qids]
+        for name in measures:
+            people_values[name][at] = as_people.values[name]
+    scores = HoleScores(
+        k=k,
+        measures=measures,
+        qids=qids,
+        holes=holes,
+        sampled=sampled,
+        pool={name: _aligned(as_pool, name, rows) for name in measures},
+        filled={name: _aligned(as_filled, name, rows) for name in measures},
+        people=people_values,
+        rel=_aligned_rel(as_pool, rows),
+        filled_count=counts[0],
+        filled_relevant=counts[1],
+        ungraded=counts[2],
+    )
+    if sampled:
+        in_sample = np.zeros(len(qids), dtype=bool)
+        in_sample[[rows[q] for q in sampled]] = True
+        for name in measures:
+            domain = ~np.isnan(scores.pool[name])  # defined by people's grades: filled only adds
+            pick = domain & in_sample
+            undefined = pick & np.isnan(people_values[name])
+            if undefined.any():  # cannot happen: people's labels only add to the pool's
+                raise HolesError(f"{name} undefined with people's grades on a sampled query")
+            scores.corrected[name] = corrected_mean(
+                people_values[name][pick],
+                scores.filled[name][pick],
+                scores.filled[name][domain],
+                anchor_sampled=scores.pool[name][pick],
+                anchor_all=scores.pool[name][domain],
+                alpha=alpha,
+            )
+    return scores
+
+
+def _aligned(evaluation: Evaluation, name: str, rows: Mapping[str, int]) -> np.ndarray:
+    out = np.full(len(rows), np.nan)
+    at = [rows[qid] for qid in evaluation.qids]
+    out[at] = evaluation.values[name]
+    return out
+
+
+def _aligned_rel(evaluation: Evaluation, rows: Mapping[str, int]) -> np.ndarray:
+    out = np.zeros(len(rows), dtype=np.int64)
+    at = [rows[qid] for qid in evaluation.qids]
+    out[at] = evaluation.num_rel
+    return out
