@@ -53,6 +53,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import t as student_t
 
 from annotation.errors import DenominatorError
@@ -163,17 +164,17 @@ class Corrected:
     changed: int = 0  # sampled queries whose figure people's labels on the holes changed
 
 
-def _vectors(*values: Sequence[float]) -> list[np.ndarray]:
+def _vectors(*values: ArrayLike) -> list[np.ndarray]:
     return [np.asarray(v, dtype=float) for v in values]
 
 
 def corrected_mean(
-    y: Sequence[float],
-    f_sampled: Sequence[float],
-    f_all: Sequence[float],
+    y: ArrayLike,
+    f_sampled: ArrayLike,
+    f_all: ArrayLike,
     *,
-    anchor_sampled: Sequence[float] | None = None,
-    anchor_all: Sequence[float] | None = None,
+    anchor_sampled: ArrayLike | None = None,
+    anchor_all: ArrayLike | None = None,
     alpha: float = 0.05,
     lam: float | None = None,
 ) -> Corrected:
