@@ -36,7 +36,7 @@ from calibration.cli_args import build_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-NAMES = ("metrics", "audit", "check", "history", "compare", "agree", "position", "ppi", "review")
+NAMES = ("metrics", "holes", "audit", "check", "history", "compare", "agree", "position", "ppi", "review")
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_commands(

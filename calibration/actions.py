@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from annotation.model import Qrels, Run
 from annotation.options import default
+from calibration.hole_files import HoleSample, filled_data, holes_data
 from calibration.metrics import Evaluation, Gain
 from calibration.policy.gate import (
     check_data,
@@ -30,7 +31,9 @@ from calibration.results import (
     AuditReport,
     CheckDiff,
     CheckReport,
+    FilledReport,
     HistoryRow,
+    HolesReport,
     PositionReport,
     PPIReport,
     ReviewReport,
@@ -44,6 +47,7 @@ from calibration.workflows import (
     agree_files,
     audit_data,
     compare_runs,
+    cutoffs,
     evaluate_run,
     position_file,
     ppi_files,
@@ -52,11 +56,12 @@ from calibration.workflows import (
 if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
     from annotation.store import Store
 
-__all__ = ["metrics", "audit", "check", "history", "compare", "agree", "position", "ppi", "review"]
+__all__ = ["metrics", "holes", "audit", "check", "history", "compare", "agree", "position", "ppi", "review"]
 
 PathLike = str | os.PathLike[str]
 
 
+@overload
 def metrics(
     qrels: Qrels,
     run: Run | PathLike,
@@ -68,9 +73,68 @@ def metrics(
     grouped: bool | None = None,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
-) -> Evaluation:
+    judge: None = None,
+) -> Evaluation: ...
+@overload
+def metrics(
+    qrels: Qrels,
+    run: Run | PathLike,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    missing: Literal["drop", "zero"] = "drop",
+    gain: Gain = "linear",
+    grouped: bool | None = None,
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    judge: Qrels,
+    judge_name: str = "the judge",
+    hole_sample: HoleSample | None = None,
+    trusted: float | None = None,
+    statistic: str | None = None,
+) -> list[FilledReport]: ...
+def metrics(
+    qrels: Qrels,
+    run: Run | PathLike,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    missing: Literal["drop", "zero"] = "drop",
+    gain: Gain = "linear",
+    grouped: bool | None = None,
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    judge: Qrels | None = None,
+    judge_name: str = "the judge",
+    hole_sample: HoleSample | None = None,
+    trusted: float | None = None,
+    statistic: str | None = None,
+) -> Evaluation | list[FilledReport]:
     """P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run: a :class:`Run`, or a run file read in pieces
-    when it is grouped by query (:func:`calibration.run_file.evaluate_run_file`)."""
+    when it is grouped by query (:func:`calibration.run_file.evaluate_run_file`).
+
+    With ``judge`` (a judge's grades): the run's holes (its top-k chunks the judgments do not
+    grade) filled with them, and with ``hole_sample`` the corrected figure with its interval
+    (:func:`calibration.hole_files.filled_data`), one report per cutoff; the judge's agreement
+    with people is read against ``trusted`` and ``statistic`` (default: the policy's)."""
+    if judge is not None:
+        if not isinstance(run, Run):
+            raise TypeError("metrics with a judge's labels scores a Run in memory")
+        bar, stat = verdict_settings(DEFAULT_POLICY, trusted, statistic)
+        return filled_data(
+            qrels,
+            run,
+            cutoffs(ks),
+            judge,
+            min_grade=min_grade,
+            gain=gain,
+            sample=hole_sample,
+            run_name=run_name,
+            qrels_name=qrels_name,
+            judge_name=judge_name,
+            trusted=bar,
+            statistic=stat,
+        )
     if isinstance(run, Run):
         return evaluate_run(
             qrels, run, ks, min_grade, missing=missing, gain=gain, run_name=run_name, qrels_name=qrels_name
@@ -78,6 +142,22 @@ def metrics(
     return evaluate_run_file(
         qrels, run, ks, min_grade, missing=missing, gain=gain, grouped=grouped, qrels_name=qrels_name
     )
+
+
+def holes(
+    qrels: Qrels,
+    run: Run,
+    k: int,
+    *,
+    sample: int | None = None,
+    seed: int = default("holes_seed"),
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+) -> HolesReport:
+    """The run's top-k chunks the judgments do not grade, per query; with ``sample``, a uniform
+    random sample of that many queries whose holes people label
+    (:func:`calibration.hole_files.holes_data`; the face writes it with ``write_hole_sample``)."""
+    return holes_data(qrels, run, k, sample=sample, seed=seed, run_name=run_name, qrels_name=qrels_name)
 
 
 def audit(

@@ -58,6 +58,23 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_judge_label_options(parser: argparse.ArgumentParser) -> None:
+    """``--judge-labels FILE`` and ``--hole-sample FILE``: score the run with a judge's grades on its
+    holes, corrected by people's on a sample of queries (:mod:`calibration.hole_files`)."""
+    parser.add_argument(
+        "--judge-labels",
+        metavar="FILE",
+        help="a judge's grades (TREC qrels or golden.yaml): the holes of the top k are filled with "
+        "them (people's grades win where both exist)",
+    )
+    parser.add_argument(
+        "--hole-sample",
+        metavar="FILE",
+        help="with --judge-labels: the hole sample (python -m calibration holes --sample N --out FILE) "
+        "with people's grades on its holes (in it or in QRELS): the corrected figure and its 95%% interval",
+    )
+
+
 def add_verdict_options(parser: argparse.ArgumentParser) -> None:
     """``--trusted K`` and ``--statistic`` (left out: the policy's, :func:`calibration.policy.gate.verdict_settings`),
     ``--policy FILE``, and ``--noisy``, kept only to be refused in one line."""
@@ -133,7 +150,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_corpus_options(m)
     add_verbose_option(m, "the run's repeated ids")
+    add_judge_label_options(m)
     add_format_option(m, "table", "json", "trec")
+
+    h = sub.add_parser(
+        "holes", help="the unjudged chunks of a run's top k; a sample of queries whose holes people label"
+    )
+    h.add_argument("qrels", metavar="GOLDEN", help="TREC qrels or golden.yaml: people's grades")
+    h.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
+    add_k_option(h, one=True)
+    add_option(h, "hole_sample")
+    add_option(h, "holes_seed")
+    h.add_argument(
+        "--out",
+        metavar="FILE",
+        help="with --sample: write the sample as golden.yaml (its sampling section records the design "
+        "and the seed; people's grades go in it)",
+    )
+    add_format_option(h, "table", "json", "csv")
 
     a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
     a.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels or golden.yaml")

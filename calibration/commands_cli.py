@@ -26,6 +26,8 @@ from annotation.model import Run
 from calibration import actions
 from calibration.audit import REPEAT_RULE, parse_gate
 from calibration.cli_args import check_verdict_options
+from calibration.hole_files import read_hole_sample, read_judge_labels, write_hole_sample
+from calibration.holes_text import filled_text, holes_csv, holes_table
 from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.policy.gate import (
     NoStore,
@@ -122,6 +124,10 @@ def _scored(
 
 
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
+    if args.judge_labels:
+        return _run_filled(args)
+    if args.hole_sample:
+        raise UsageError("python -m calibration metrics: --hole-sample goes with --judge-labels FILE")
     if args.stored_run is None and args.run:  # a run file: read in pieces when grouped by query
         qrels, _, qrels_name, run_name, corpus = _scored(args, read_run=False)
         result = actions.metrics(
@@ -162,6 +168,50 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
             )
         return metrics_trec(result), 0
     return metrics_table(result, qrels_name, run_name, coverage, verbose=args.verbose), 0
+
+
+def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
+    """``metrics --judge-labels FILE [--hole-sample FILE]``: the holes filled by a judge."""
+    if args.format == "trec":
+        raise UsageError("python -m calibration metrics: --judge-labels prints table or json, not trec")
+    if args.grouped:
+        raise UsageError("python -m calibration metrics: --judge-labels reads the run whole (no --grouped)")
+    qrels, run, qrels_name, run_name, _corpus = _scored(args)
+    assert run is not None
+    judge, judge_name = read_judge_labels(args.judge_labels)
+    sample = read_hole_sample(args.hole_sample) if args.hole_sample else None
+    reports = actions.metrics(
+        qrels,
+        run,
+        args.k,
+        args.min_grade,
+        gain=args.gain,
+        run_name=run_name,
+        qrels_name=qrels_name,
+        judge=judge,
+        judge_name=judge_name,
+        hole_sample=sample,
+    )
+    if args.format == "json":
+        return dumps({"cutoffs": reports}, one_line=()), 0
+    return filled_text(reports), 0
+
+
+def run_holes(args: argparse.Namespace) -> tuple[str, int]:
+    if args.out and args.sample is None:
+        raise UsageError("python -m calibration holes: --out writes the hole sample; give --sample N")
+    qrels = _judgments(args.qrels)
+    run = read_ranked(args.run)
+    report = actions.holes(
+        qrels, run, args.k[0], sample=args.sample, seed=args.seed, run_name=args.run, qrels_name=args.qrels
+    )
+    if args.out:
+        write_hole_sample(report, qrels, args.out)
+    if args.format == "json":
+        return dumps(report), 0
+    if args.format == "csv":
+        return holes_csv(report), 0
+    return holes_table(report), 0
 
 
 def run_audit(args: argparse.Namespace) -> tuple[str, int]:
@@ -415,6 +465,7 @@ def _use_jemalloc() -> None:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
     "metrics": run_metrics,
+    "holes": run_holes,
     "audit": run_audit,
     "check": run_check,
     "history": run_history,

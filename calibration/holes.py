@@ -20,7 +20,7 @@ is. Three figures per measure, over the same queries:
       theta_hat = lam * mean_N(f) + mean_n(y - lam * f)
       se^2      = (1 - n/N) * var_n(y - lam * f) / n
                   (var with n - 1 degrees of freedom, n - 2 when lam was tuned on the sample)
-      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se
+      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se, cut to [0, 1]
 
   ``mean_N(f)`` is known exactly (every query has its judge-filled value), so the only
   noise is which queries were drawn: the variance is the finite-population one of a simple
@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import t as student_t
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
@@ -219,13 +218,19 @@ def corrected_mean(
             estimate, None, None, lam, n, big_n, human, None, plain, None, "one sampled query: no interval",
             int(np.count_nonzero(gain_y)),
         )  # fmt: skip
+    from scipy.stats import t as student_t  # start-up: the metrics commands load no scipy
+
     q = float(student_t.ppf(1 - alpha / 2, n - 1))
     fpc = 1.0 - n / big_n
 
     def half(values: np.ndarray, ddof: int = 1) -> float:
         return q * math.sqrt(fpc * float(np.sum((values - values.mean()) ** 2)) / (n - ddof) / n)
 
-    human_ci = (human - half(yv), human + half(yv))
+    def around(centre: float, width: float) -> tuple[float, float]:
+        """The interval, cut to [0, 1]: every corrected measure lies there."""
+        return max(0.0, centre - width), min(1.0, centre + width)
+
+    human_ci = around(human, half(yv))
     changed = int(np.count_nonzero(gain_y))
     if changed < MIN_CHANGED:
         return Corrected(
@@ -240,7 +245,7 @@ def corrected_mean(
     se = width / q
     return Corrected(
         estimate=estimate,
-        ci=(estimate - width, estimate + width),
+        ci=around(estimate, width),
         se=se,
         lam=lam,
         n=n,
@@ -248,7 +253,7 @@ def corrected_mean(
         human_only=human,
         human_only_ci=human_ci,
         without_judge=plain,
-        without_judge_ci=(plain - half(gain_y), plain + half(gain_y)),
+        without_judge_ci=around(plain, half(gain_y)),
         note=note,
         changed=changed,
     )

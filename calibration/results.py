@@ -523,3 +523,90 @@ class SampleProgress(TypedDict):  # how far people are with this week's sample
     size: int
     labelled: int  # by one person or more
     doubly: int  # by two or more
+
+
+# ---------------------------------------------------------------- holes (calibration.holes)
+
+
+class HoleRow(TypedDict):  # one query of ``python -m calibration holes``
+    holes: list[str]  # the unjudged chunks of its top k, in rank order
+    judged: int  # distinct judged chunks of its top k
+    share: float  # holes / k
+
+
+class HoleSampleInfo(TypedDict):
+    seed: int
+    n: int  # sampled queries
+    population: int  # the queries the run and the judgments share
+    queries: list[str]
+    holes: int  # holes of the sampled queries' top k: what people label
+    file: str | None  # where the design was written (golden.yaml's sampling section)
+
+
+class HolesReport(TypedDict):
+    k: int
+    run: str
+    judgments: str
+    queries: dict[str, HoleRow]
+    n_queries: int
+    positions: int  # k per query
+    holes: int
+    judged_at_k: float | None  # judged / positions over every query
+    not_in_judgments: int  # run queries the judgments do not hold (not scored, not listed)
+    sample: HoleSampleInfo | None
+
+
+class JudgeAgreement(TypedDict):  # the judge against people on the chunks both graded
+    n: int
+    kappa: float | None
+    kappa_ci: list[float] | None
+    verdict: str
+    advice: str
+
+
+class CorrectedFigure(TypedDict):
+    estimate: float | None
+    ci: list[float] | None
+    lam: float | None
+    n: int  # sampled queries where the measure is defined
+    population: int
+    changed: int  # sampled queries whose figure people's hole labels changed
+    human_only: float | None
+    human_only_ci: list[float] | None
+    without_judge: float | None  # the pool's figure corrected by the sample alone (lambda 0)
+    without_judge_ci: list[float] | None
+    note: str | None
+
+
+class FilledMean(TypedDict):
+    measure: str
+    holes_as_not_relevant: float | None
+    holes_as_not_relevant_n: int  # queries where it is defined
+    judge_filled: float | None
+    judge_filled_n: int
+    corrected: CorrectedFigure | None
+
+
+class FilledQuery(TypedDict):
+    holes: int
+    filled: int  # holes the judge graded
+    filled_relevant: int
+    ungraded: int  # holes the judge did not grade: not relevant
+    rel: int  # |Rel| from people's grades
+    sampled: bool
+    values: dict[str, list[float | None]]  # measure -> [holes as not relevant, judge-filled, people]
+
+
+class FilledReport(TypedDict):  # ``metrics --judge-labels`` at one cutoff
+    k: int
+    run: str
+    judgments: str
+    judge: str
+    holes: int
+    filled: int
+    filled_relevant: int
+    ungraded: int
+    agreement: JudgeAgreement | None
+    means: list[FilledMean]
+    queries: dict[str, FilledQuery]
+    sample: HoleSampleInfo | None

@@ -1,0 +1,401 @@
+"""The holes' workflows (:mod:`calibration.holes` over files): find a run's holes and draw the
+sample of queries whose holes people label (``python -m calibration holes``), record the sample
+as golden.yaml's ``sampling`` section, and score a run with a judge's labels on its holes and,
+with a hole sample, the corrected figure (``metrics --judge-labels [--hole-sample]``).
+
+The hole sample is a golden.yaml file. Its ``sampling`` section is the design ``pool --estimate``
+writes, with one stratum per sampled query, ``holes``, that takes every hole of its top k (so
+``size`` equals the number ``sampled``)::
+
+    sampling:
+      method: uniform random sample of queries, without replacement; every hole of ...
+      design: {kind: holes, k: 10, seed: 0, population: 225, sample: 20, run: tfidf.run}
+      queries:
+        q_milk:
+          holes: {size: 3, sampled: [s2, x1, x3]}
+    queries:
+    - id: q_milk
+      text: How can I get more milk from my dairy cows?
+      grades: {}
+
+People's grades on those holes go in its ``grades`` (or in GOLDEN, once labelled in the app and
+exported). Nothing in the file is trusted: the queries it names must be the ones its seed draws
+from the queries GOLDEN and RUN share, or the sample is refused (a hand-picked sample is not a
+random one, and the interval would not hold).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from annotation.formats import read_judgments
+from annotation.golden import read_golden, write_golden
+from annotation.model import InvalidGolden, Qrels, Run, SamplingDesign, Stratum
+from calibration.holes import Corrected, HolesError, find_holes, sample_queries, score_with_holes
+from calibration.metrics import Gain
+from calibration.results import (
+    CorrectedFigure,
+    FilledMean,
+    FilledQuery,
+    FilledReport,
+    HoleRow,
+    HoleSampleInfo,
+    HolesReport,
+    JudgeAgreement,
+)
+from calibration.workflows import InvalidInput, min_grade_of
+
+__all__ = [
+    "HOLE_SAMPLE_METHOD",
+    "HoleSample",
+    "filled_data",
+    "holes_data",
+    "read_hole_sample",
+    "read_judge_labels",
+    "write_hole_sample",
+]
+
+PathLike = str | os.PathLike[str]
+HOLE_SAMPLE_METHOD = (
+    "uniform random sample of queries, without replacement; every hole of a sampled query's top k "
+    "is labelled (python -m calibration holes --sample N --seed S)"
+)
+STRATUM = "holes"
+
+
+def _population(qrels: Qrels, run: Run) -> list[str]:
+    return sorted(set(run.rankings()) & set(qrels.grades), key=lambda q: q.encode("utf-8"))
+
+
+def holes_data(
+    qrels: Qrels,
+    run: Run,
+    k: int,
+    *,
+    sample: int | None = None,
+    seed: int = 0,
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+) -> HolesReport:
+    """Per query, the run's top-k chunks the judgments do not grade; with ``sample``, a uniform
+    random sample of that many of the queries (seeded), whose holes people label."""
+    try:
+        holes = find_holes(qrels, run, k)
+    except HolesError as exc:
+        raise InvalidInput(str(exc)) from None
+    if not holes:
+        raise InvalidInput(f"{run_name} and {qrels_name} share no query: nothing has holes to find")
+    rows: dict[str, HoleRow] = {
+        qid: {"holes": list(h.holes), "judged": h.judged, "share": h.share} for qid, h in holes.items()
+    }
+    total = sum(len(h.holes) for h in holes.values())
+    positions = k * len(holes)
+    info: HoleSampleInfo | None = None
+    if sample is not None:
+        try:
+            picked = sample_queries(holes, sample, seed)
+        except HolesError as exc:
+            raise InvalidInput(str(exc)) from None
+        info = {
+            "seed": seed,
+            "n": len(picked),
+            "population": len(holes),
+            "queries": picked,
+            "holes": sum(len(holes[q].holes) for q in picked),
+            "file": None,
+        }
+    return {
+        "k": k,
+        "run": run_name,
+        "judgments": qrels_name,
+        "queries": rows,
+        "n_queries": len(holes),
+        "positions": positions,
+        "holes": total,
+        "judged_at_k": (positions - total) / positions if positions else None,
+        "not_in_judgments": len(set(run.rankings()) - set(qrels.grades)),
+        "sample": info,
+    }
+
+
+def write_hole_sample(report: HolesReport, qrels: Qrels, path: PathLike) -> None:
+    """The report's sample as a golden.yaml file: the design in ``sampling``, the sampled queries
+    (with their texts) and no grades yet: people's go there, or into GOLDEN."""
+    info = report["sample"]
+    if info is None:
+        raise InvalidInput("--out writes the hole sample: give --sample N")
+    design = SamplingDesign(
+        queries={
+            qid: (Stratum(name=STRATUM, size=len(holes), sampled=tuple(holes)),)
+            for qid in info["queries"]
+            for holes in [report["queries"][qid]["holes"]]
+        },
+        parameters={
+            "kind": "holes",
+            "k": report["k"],
+            "seed": info["seed"],
+            "population": info["population"],
+            "sample": info["n"],
+            "run": report["run"],
+            "judgments": report["judgments"],
+        },
+        method=HOLE_SAMPLE_METHOD,
+    )
+    sample = Qrels(
+        grades={qid: {} for qid in info["queries"]},
+        texts={qid: qrels.texts[qid] for qid in info["queries"] if qid in qrels.texts},
+        meta={
+            "name": "hole-sample",
+            "description": (
+                f"A uniform random sample of {info['n']} of the {info['population']} queries of "
+                f"{report['run']} (seed {info['seed']}): people grade every hole of each one's top "
+                f"{report['k']} ({info['holes']} chunks) so the judge-filled metric can be corrected."
+            ),
+            "created": datetime.date.today().isoformat(),
+            "shown": "query text and chunk text only (no ranks, scores or retriever names)",
+        },
+        sampling=design,
+    )
+    write_golden(sample, path)
+    info["file"] = str(path)
+
+
+@dataclass(frozen=True)
+class HoleSample:
+    """A hole sample as read back: the design and people's grades the file holds."""
+
+    path: str
+    k: int
+    seed: int
+    population: int
+    holes: dict[str, tuple[str, ...]]  # sampled query -> the holes people label
+    grades: dict[str, dict[str, int]]  # people's grades the file holds
+
+
+def read_hole_sample(path: PathLike) -> HoleSample:
+    """A golden.yaml whose sampling section is a hole sample (``design.kind: holes``)."""
+    try:
+        qrels = read_golden(path)
+    except InvalidGolden as exc:
+        raise InvalidInput(str(exc)) from None
+    design = qrels.sampling
+    params = (design.parameters or {}) if design else {}
+    if design is None or params.get("kind") != "holes":
+        raise InvalidInput(
+            f"{path}: not a hole sample (its sampling section has no design.kind: holes); "
+            "python -m calibration holes GOLDEN RUN -k K --sample N --out FILE writes one"
+        )
+    numbers = {}
+    for key in ("k", "seed", "population"):
+        value = params.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key != "seed" else 0):
+            raise InvalidInput(f"{path}: sampling.design.{key} is {value!r}; expected a whole number")
+        numbers[key] = value
+    holes: dict[str, tuple[str, ...]] = {}
+    for qid, strata in design.queries.items():
+        if [s.name for s in strata] != [STRATUM] or strata[0].size != len(strata[0].sampled):
+            raise InvalidInput(
+                f"{path}: sampling.queries.{qid}: expected one stratum 'holes' that takes every hole "
+                "(size equal to the chunks sampled)"
+            )
+        holes[qid] = strata[0].sampled
+    return HoleSample(
+        path=str(path),
+        k=numbers["k"],
+        seed=numbers["seed"],
+        population=numbers["population"],
+        holes=holes,
+        grades={q: dict(g) for q, g in qrels.grades.items() if g},
+    )
+
+
+def _check_sample(sample: HoleSample, population: Sequence[str], k: int) -> None:
+    """The sample is the one its seed draws from these queries, at a depth that covers k."""
+    if k > sample.k:
+        raise InvalidInput(
+            f"{sample.path}: the sample's people label the holes of the top {sample.k}; -k {k} "
+            f"needs the top {k} (draw a sample at -k {k})"
+        )
+    if len(population) != sample.population:
+        raise InvalidInput(
+            f"{sample.path}: drawn from {sample.population} queries, but the run and the judgments "
+            f"share {len(population)} now: the sample no longer describes them (draw it again)"
+        )
+    drawn = sample_queries(population, len(sample.holes), sample.seed) if sample.holes else []
+    if sorted(sample.holes, key=lambda q: q.encode("utf-8")) != drawn:
+        raise InvalidInput(
+            f"{sample.path}: its {len(sample.holes)} queries are not the ones seed {sample.seed} draws "
+            f"from the {len(population)} queries the run and the judgments share; a sample picked by "
+            "hand is not random, and its interval would not hold (draw it with python -m calibration holes)"
+        )
+
+
+def _agreement(people: Qrels, judge: Qrels, trusted: float, statistic: str) -> JudgeAgreement | None:
+    """The judge against people on the chunks both graded (kappa with its interval and verdict);
+    None when no chunk was graded by both."""
+    shared = [
+        (qid, doc, grade, judge.grades[qid][doc])
+        for qid, docs in people.grades.items()
+        for doc, grade in docs.items()
+        if doc in judge.grades.get(qid, {})
+    ]
+    if not shared:
+        return None
+    from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn
+
+    rows: list[tuple[str, str, int | str | None]] = []
+    for qid, doc, person, machine in shared:
+        rows += [(f"{qid}\t{doc}", "people", person), (f"{qid}\t{doc}", "judge", machine)]
+    try:
+        pair = agreement_report(rows, trusted=trusted, statistic=statistic)["pairs"][0]
+    except (InvalidRatings, IndexError):
+        return {"n": len(shared), "kappa": None, "kappa_ci": None, "verdict": "undefined", "advice": ""}
+    return {
+        "n": int(pair.get("n", len(shared))),
+        "kappa": pair.get("kappa"),
+        "kappa_ci": pair.get("kappa_ci"),
+        "verdict": str(pair.get("verdict", "undefined")),
+        "advice": str(pair.get("advice", "")),
+    }
+
+
+def _figure(c: Corrected) -> CorrectedFigure:
+    return {
+        "estimate": c.estimate,
+        "ci": list(c.ci) if c.ci else None,
+        "lam": c.lam,
+        "n": c.n,
+        "population": c.population,
+        "changed": c.changed,
+        "human_only": c.human_only,
+        "human_only_ci": list(c.human_only_ci) if c.human_only_ci else None,
+        "without_judge": c.without_judge,
+        "without_judge_ci": list(c.without_judge_ci) if c.without_judge_ci else None,
+        "note": c.note,
+    }
+
+
+def _value(x: float) -> float | None:
+    return None if x != x else float(x)  # NaN: undefined
+
+
+def filled_data(
+    qrels: Qrels,
+    run: Run,
+    ks: Sequence[int],
+    judge: Qrels,
+    *,
+    min_grade: int | None = None,
+    gain: Gain = "linear",
+    sample: HoleSample | None = None,
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    judge_name: str = "the judge",
+    trusted: float = 0.6,
+    statistic: str = "unweighted",
+) -> list[FilledReport]:
+    """``metrics --judge-labels``: per cutoff, the run scored with holes as not relevant, with the
+    judge's grades on the holes, and (with ``sample``) the corrected figure with its interval."""
+    threshold = min_grade_of(qrels, min_grade)
+    population = _population(qrels, run)
+    if not population:
+        raise InvalidInput(f"{run_name} and {qrels_name} share no query")
+    if sample is not None:
+        for k in ks:
+            _check_sample(sample, population, k)
+    people_for_agreement = qrels
+    if sample is not None:  # the sample's holes are scored, not compared: keep kappa on the pool's
+        people_for_agreement = Qrels(
+            grades={
+                q: {d: g for d, g in docs.items() if d not in set(sample.holes.get(q, ()))}
+                for q, docs in qrels.grades.items()
+            }
+        )
+    agreement = _agreement(people_for_agreement, judge, trusted, statistic)
+    reports: list[FilledReport] = []
+    for k in ks:
+        try:
+            scores = score_with_holes(
+                qrels,
+                run,
+                k=k,
+                judge=judge.grades,
+                min_grade=threshold,
+                gain=gain,
+                sample=sample.holes if sample else None,
+                people=sample.grades if sample else None,
+            )
+        except HolesError as exc:
+            where = f"{sample.path}: " if sample else ""
+            raise InvalidInput(f"{where}{exc}") from None
+        means: list[FilledMean] = []
+        for name in scores.measures:
+            pool_mean, pool_n = scores.mean("pool", name)
+            filled_mean, filled_n = scores.mean("filled", name)
+            corrected = scores.corrected.get(name)
+            means.append(
+                {
+                    "measure": name,
+                    "holes_as_not_relevant": pool_mean,
+                    "holes_as_not_relevant_n": pool_n,
+                    "judge_filled": filled_mean,
+                    "judge_filled_n": filled_n,
+                    "corrected": _figure(corrected) if corrected else None,
+                }
+            )
+        sampled = set(scores.sampled)
+        queries: dict[str, FilledQuery] = {}
+        for i, qid in enumerate(scores.qids):
+            queries[qid] = {
+                "holes": len(scores.holes[qid].holes),
+                "filled": int(scores.filled_count[i]),
+                "filled_relevant": int(scores.filled_relevant[i]),
+                "ungraded": int(scores.ungraded[i]),
+                "rel": int(scores.rel[i]),
+                "sampled": qid in sampled,
+                "values": {
+                    name: [
+                        _value(scores.pool[name][i]),
+                        _value(scores.filled[name][i]),
+                        _value(scores.people[name][i]),
+                    ]
+                    for name in scores.measures
+                },
+            }
+        info: HoleSampleInfo | None = None
+        if sample is not None:
+            info = {
+                "seed": sample.seed,
+                "n": len(sample.holes),
+                "population": sample.population,
+                "queries": sorted(sample.holes, key=lambda q: q.encode("utf-8")),
+                "holes": sum(queries[q]["holes"] for q in sample.holes),
+                "file": sample.path,
+            }
+        reports.append(
+            {
+                "k": k,
+                "run": run_name,
+                "judgments": qrels_name,
+                "judge": judge_name,
+                "holes": int(sum(len(h.holes) for h in scores.holes.values())),
+                "filled": int(scores.filled_count.sum()),
+                "filled_relevant": int(scores.filled_relevant.sum()),
+                "ungraded": int(scores.ungraded.sum()),
+                "agreement": agreement,
+                "means": means,
+                "queries": queries,
+                "sample": info,
+            }
+        )
+    return reports
+
+
+def read_judge_labels(path: PathLike) -> tuple[Qrels, str]:
+    """A judge's grades (TREC qrels or golden.yaml) and the name to say them by."""
+    qrels = read_judgments(path)
+    return qrels, Path(path).name

@@ -1,0 +1,170 @@
+"""How the holes and the judge-filled metrics are said (pure): ``python -m calibration holes`` as
+a table or CSV, ``metrics --judge-labels`` as text. Every figure with what it is a fraction of."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from calibration.results import CorrectedFigure, FilledReport, HolesReport, JudgeAgreement
+
+__all__ = ["holes_table", "holes_csv", "filled_text", "uncorrected_note"]
+
+SHOWN_HOLES = 8  # ids listed per query in the table; the rest counted
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.2f} = {part} / {whole}" if whole else f"undefined ({part} / 0)"
+
+
+def holes_table(report: HolesReport) -> str:
+    k = report["k"]
+    lines = [
+        f"Holes in the top {k} of {str(report['run'])} against {str(report['judgments'])}: "
+        f"{report['holes']:,} of {report['positions']:,} positions over {report['n_queries']:,} queries "
+        f"are unjudged (judged@{k} {_share(report['positions'] - report['holes'], report['positions'])}).",
+    ]
+    if report["not_in_judgments"]:
+        lines.append(
+            f"{report['not_in_judgments']:,} queries of the run are not in the judgments: not listed."
+        )
+    sampled = set(report["sample"]["queries"]) if report["sample"] else set()
+    width = max([len("query")] + [len(str(q)) for q in report["queries"]])
+    lines += ["", f"{'query':<{width}}  {'judged@' + str(k):<16}  holes"]
+    for qid, row in report["queries"].items():
+        ids = ", ".join(str(h) for h in row["holes"][:SHOWN_HOLES])
+        more = len(row["holes"]) - SHOWN_HOLES
+        if more > 0:
+            ids += f" (+{more} more)"
+        mark = "  [sampled]" if qid in sampled else ""
+        judged = f"{row['judged']} / {k} ({row['judged'] / k:.2f})"
+        lines.append(f"{str(qid):<{width}}  {judged:<16}  {ids or '-'}{mark}")
+    info = report["sample"]
+    if info is not None:
+        lines += [
+            "",
+            f"Sample: {info['n']} of the {info['population']} queries, drawn uniformly (seed {info['seed']}); "
+            f"their {info['holes']:,} holes are for people to label.",
+        ]
+        if info["file"]:
+            lines.append(
+                f"Written to {str(info['file'])} (golden.yaml with the sampling design): put people's "
+                f"grades in it, or queue the holes in the app with python -m annotation pool --holes "
+                f"{str(info['file'])}; then metrics --judge-labels J --hole-sample {str(info['file'])}."
+            )
+        else:
+            lines.append("Not written: --out FILE records it (golden.yaml's sampling section).")
+    return "\n".join(lines) + "\n"
+
+
+def holes_csv(report: HolesReport) -> str:
+    """One row per hole: ``query,chunk,position,sampled``."""
+    sampled = set(report["sample"]["queries"]) if report["sample"] else set()
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["query", "chunk", "position", "sampled"])
+    for qid, row in report["queries"].items():
+        for position, chunk in enumerate(row["holes"], start=1):
+            writer.writerow([qid, chunk, position, "yes" if qid in sampled else "no"])
+    return out.getvalue()
+
+
+def _figure(value: float | None, n: int) -> str:
+    return f"{value:.4f} ({n} q)" if value is not None else f"undefined ({n} q)"
+
+
+def _ci(ci: list[float] | None, digits: int = 4) -> str:
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "no interval"
+
+
+def _kappa(agreement: JudgeAgreement | None) -> str:
+    if agreement is None:
+        return "unmeasured: no chunk was graded by both the judge and people"
+    if agreement["kappa"] is None:
+        return f"undefined on the {agreement['n']} chunks both graded"
+    return (
+        f"{agreement['kappa']:.2f} {_ci(agreement['kappa_ci'], 2)} on the {agreement['n']} chunks both "
+        f"graded ({agreement['verdict']})"
+    )
+
+
+def uncorrected_note(agreement: JudgeAgreement | None) -> str:
+    """What stands where a corrected figure would: the judge's agreement with people."""
+    return f"uncorrected: the judge's kappa on this rubric is {_kappa(agreement)}"
+
+
+def _corrected(c: CorrectedFigure | None, sampled: bool) -> str:
+    if c is None:
+        return "-" if sampled else "(no hole sample)"
+    if c["estimate"] is None:
+        return "no sampled query defines it"
+    return f"{c['estimate']:.4f} {_ci(c['ci'])} (n {c['n']} of {c['population']})"
+
+
+def filled_text(reports: list[FilledReport]) -> str:
+    parts = []
+    for r in reports:
+        k = r["k"]
+        lines = [
+            f"k = {k}: {str(r['run'])} against {str(r['judgments'])}, the holes filled with "
+            f"{str(r['judge'])}'s grades.",
+            f"The judge graded {r['filled']:,} of the {r['holes']:,} holes in the top {k} "
+            f"({r['filled_relevant']:,} relevant); {r['ungraded']:,} it did not grade stay not relevant.",
+        ]
+        info = r["sample"]
+        if info is None:
+            lines.append(
+                f"No hole sample: the judge-filled figures are {uncorrected_note(r['agreement'])}; "
+                "no interval (a sample of queries whose holes people label backs one: python -m "
+                "calibration holes GOLDEN RUN -k K --sample N --out FILE)."
+            )
+        else:
+            lines.append(
+                f"Hole sample {str(info['file'] or '')}: {info['n']} of {info['population']} queries "
+                f"(seed {info['seed']}), {info['holes']:,} holes graded by people. The judge against people "
+                f"elsewhere: kappa {_kappa(r['agreement'])}."
+            )
+        head = f"{'measure':<10}  {'holes as not relevant':<22}  {'judge-filled':<22}  corrected, 95% CI"
+        lines += ["", head]
+        notes = []
+        for m in r["means"]:
+            c = m["corrected"]
+            lines.append(
+                f"{m['measure']:<10}  {_figure(m['holes_as_not_relevant'], m['holes_as_not_relevant_n']):<22}  "
+                f"{_figure(m['judge_filled'], m['judge_filled_n']):<22}  {_corrected(c, info is not None)}"
+            )
+            if c is not None and c["estimate"] is not None:
+                beside = (
+                    f"  {m['measure']}: people only {c['human_only']:.4f} {_ci(c['human_only_ci'])}; "
+                    f"the sample alone, no judge {c['without_judge']:.4f} {_ci(c['without_judge_ci'])}; "
+                    f"lambda {c['lam']:.2f}"
+                )
+                changed = (
+                    f"people's labels on the holes changed {c['changed']} of the {c['n']} sampled queries"
+                )
+                notes.append(f"{beside}; {c['note'] or changed}")
+        if notes:
+            lines += ["", "Beside the corrected figures (same sample, same labels):", *notes]
+        measure = f"P@{k}"
+        width = max([len("query")] + [len(str(q)) for q in r["queries"]])
+        lines += [
+            "",
+            f"{'query':<{width}}  {'holes':>5}  {'filled':>6}  {'|Rel|':<14}  {measure}: as not relevant / "
+            "judge-filled / people",
+        ]
+        for qid, q in r["queries"].items():
+            rel = f"{q['rel']} + {q['filled_relevant']} filled" if q["filled_relevant"] else str(q["rel"])
+            values = " / ".join("-" if v is None else f"{v:.4f}" for v in q["values"][measure])
+            if not q["sampled"]:
+                values = values.rsplit(" / ", 1)[0]
+            lines.append(
+                f"{str(qid):<{width}}  {q['holes']:>5}  {q['filled']:>6}  {rel:<14}  {values}"
+                + ("  [sampled]" if q["sampled"] else "")
+            )
+        parts.append("\n".join(lines))
+    parts.append(
+        "Holes: chunks of the run's top k the judgments do not grade. |Rel| counts judge-filled relevant "
+        'holes beside people\'s ("3 + 1 filled"); relevant chunks beyond the top k that nobody judged '
+        "stay unknown (audit --estimate estimates them)."
+    )
+    return "\n\n".join(parts) + "\n"
