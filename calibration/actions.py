@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from annotation.model import Qrels, Run
 from annotation.options import default
-from calibration.hole_files import HoleSample, filled_data, holes_data
+from calibration.hole_files import HoleSample, compare_filled, filled_data, holes_data
 from calibration.metrics import Evaluation, Gain
 from calibration.policy.gate import (
     check_data,
@@ -31,6 +31,7 @@ from calibration.results import (
     AuditReport,
     CheckDiff,
     CheckReport,
+    FilledComparison,
     FilledReport,
     HistoryRow,
     HolesReport,
@@ -146,18 +147,18 @@ def metrics(
 
 def holes(
     qrels: Qrels,
-    run: Run,
+    runs: Sequence[tuple[str, Run]],
     k: int,
     *,
     sample: int | None = None,
     seed: int = default("holes_seed"),
-    run_name: str = "the run",
     qrels_name: str = "the judgments",
 ) -> HolesReport:
-    """The run's top-k chunks the judgments do not grade, per query; with ``sample``, a uniform
-    random sample of that many queries whose holes people label
-    (:func:`calibration.hole_files.holes_data`; the face writes it with ``write_hole_sample``)."""
-    return holes_data(qrels, run, k, sample=sample, seed=seed, run_name=run_name, qrels_name=qrels_name)
+    """The runs' top-k chunks the judgments do not grade, per query (several runs, named: their
+    union, for ``compare``); with ``sample``, a uniform random sample of that many queries whose
+    holes people label (:func:`calibration.hole_files.holes_data`; the face writes it with
+    ``write_hole_sample``)."""
+    return holes_data(qrels, runs, k, sample=sample, seed=seed, qrels_name=qrels_name)
 
 
 def audit(
@@ -218,17 +219,58 @@ def history(
     return history_data(store, name)
 
 
+@overload
 def compare(
     qrels: Qrels,
     run_a: Run,
     run_b: Run,
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
+    *,
+    judge: None = None,
     **options: Any,
-) -> Comparison:
+) -> Comparison: ...
+@overload
+def compare(
+    qrels: Qrels,
+    run_a: Run,
+    run_b: Run,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    judge: Qrels,
+    **options: Any,
+) -> list[FilledComparison]: ...
+def compare(
+    qrels: Qrels,
+    run_a: Run,
+    run_b: Run,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    judge: Qrels | None = None,
+    **options: Any,
+) -> Comparison | list[FilledComparison]:
     """Two runs on the same judgments (:func:`calibration.workflows.compare_runs`: permutations, seed,
-    names, qrels_name)."""
-    return compare_runs(qrels, run_a, run_b, ks, min_grade, **options)
+    names, qrels_name). With ``judge`` (a judge's grades): B - A with the holes filled, and with
+    ``hole_sample`` corrected with its interval (:func:`calibration.hole_files.compare_filled`:
+    names, qrels_name, judge_name, hole_sample, gain, trusted, statistic)."""
+    if judge is None:
+        return compare_runs(qrels, run_a, run_b, ks, min_grade, **options)
+    bar, stat = verdict_settings(DEFAULT_POLICY, options.pop("trusted", None), options.pop("statistic", None))
+    sample = options.pop("hole_sample", None)
+    return compare_filled(
+        qrels,
+        run_a,
+        run_b,
+        cutoffs(ks),
+        judge,
+        min_grade=min_grade,
+        sample=sample,
+        trusted=bar,
+        statistic=stat,
+        **options,
+    )
 
 
 def agree(

@@ -157,7 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
         "holes", help="the unjudged chunks of a run's top k; a sample of queries whose holes people label"
     )
     h.add_argument("qrels", metavar="GOLDEN", help="TREC qrels or golden.yaml: people's grades")
-    h.add_argument("run", metavar="RUN", help="TREC run, or .jsonl rankings")
+    h.add_argument(
+        "run",
+        metavar="RUN",
+        nargs="+",
+        help="TREC run, or .jsonl rankings; several (for compare): the union of their holes per query",
+    )
     add_k_option(h, one=True)
     add_option(h, "hole_sample")
     add_option(h, "holes_seed")
@@ -296,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(c, "min_grade")
     add_option(c, "permutations")
     add_option(c, "compare_seed")
+    add_judge_label_options(c)
     add_format_option(c, "table", "json")
     ag = sub.add_parser(
         "agree", help="agreement between raters: Cohen's kappa (weighted), CI, Fleiss, Krippendorff"

@@ -27,7 +27,7 @@ from calibration import actions
 from calibration.audit import REPEAT_RULE, parse_gate
 from calibration.cli_args import check_verdict_options
 from calibration.hole_files import read_hole_sample, read_judge_labels, write_hole_sample
-from calibration.holes_text import filled_text, holes_csv, holes_table
+from calibration.holes_text import compare_filled_text, filled_text, holes_csv, holes_table
 from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.policy.gate import (
     NoStore,
@@ -200,11 +200,11 @@ def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
 def run_holes(args: argparse.Namespace) -> tuple[str, int]:
     if args.out and args.sample is None:
         raise UsageError("python -m calibration holes: --out writes the hole sample; give --sample N")
+    if len(set(args.run)) != len(args.run):
+        raise UsageError("python -m calibration holes: a run is named twice")
     qrels = _judgments(args.qrels)
-    run = read_ranked(args.run)
-    report = actions.holes(
-        qrels, run, args.k[0], sample=args.sample, seed=args.seed, run_name=args.run, qrels_name=args.qrels
-    )
+    runs = [(path, read_ranked(path)) for path in args.run]
+    report = actions.holes(qrels, runs, args.k[0], sample=args.sample, seed=args.seed, qrels_name=args.qrels)
     if args.out:
         write_hole_sample(report, qrels, args.out)
     if args.format == "json":
@@ -341,6 +341,25 @@ def run_history(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    if args.hole_sample and not args.judge_labels:
+        raise UsageError("python -m calibration compare: --hole-sample goes with --judge-labels FILE")
+    if args.judge_labels:
+        judge, judge_name = read_judge_labels(args.judge_labels)
+        reports = actions.compare(
+            _judgments(args.qrels),
+            read_ranked(args.run_a),
+            read_ranked(args.run_b),
+            args.k,
+            args.min_grade,
+            judge=judge,
+            judge_name=judge_name,
+            hole_sample=read_hole_sample(args.hole_sample) if args.hole_sample else None,
+            names=(args.run_a, args.run_b),
+            qrels_name=args.qrels,
+        )
+        if args.format == "json":
+            return dumps({"cutoffs": reports}, one_line=()), 0
+        return compare_filled_text(reports), 0
     comparison = actions.compare(
         _judgments(args.qrels),
         read_ranked(args.run_a),

@@ -32,13 +32,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from annotation.formats import read_judgments
 from annotation.golden import read_golden, write_golden
 from annotation.model import InvalidGolden, Qrels, Run, SamplingDesign, Stratum
-from calibration.holes import Corrected, HolesError, find_holes, sample_queries, score_with_holes
+from calibration.holes import (
+    Corrected,
+    HoleScores,
+    HolesError,
+    corrected_mean,
+    find_holes,
+    sample_queries,
+    score_with_holes,
+)
 from calibration.metrics import Gain
 from calibration.results import (
     CorrectedFigure,
+    FilledComparison,
+    FilledDelta,
     FilledMean,
     FilledQuery,
     FilledReport,
@@ -52,6 +64,7 @@ from calibration.workflows import InvalidInput, min_grade_of
 __all__ = [
     "HOLE_SAMPLE_METHOD",
     "HoleSample",
+    "compare_filled",
     "filled_data",
     "holes_data",
     "read_hole_sample",
@@ -67,57 +80,75 @@ HOLE_SAMPLE_METHOD = (
 STRATUM = "holes"
 
 
-def _population(qrels: Qrels, run: Run) -> list[str]:
-    return sorted(set(run.rankings()) & set(qrels.grades), key=lambda q: q.encode("utf-8"))
+def _population(qrels: Qrels, *runs: Run) -> list[str]:
+    """The queries the judgments and every run share, bytewise."""
+    shared = set(qrels.grades)
+    for run in runs:
+        shared &= set(run.rankings())
+    return sorted(shared, key=lambda q: q.encode("utf-8"))
 
 
 def holes_data(
     qrels: Qrels,
-    run: Run,
+    runs: Sequence[tuple[str, Run]],
     k: int,
     *,
     sample: int | None = None,
     seed: int = 0,
-    run_name: str = "the run",
     qrels_name: str = "the judgments",
 ) -> HolesReport:
-    """Per query, the run's top-k chunks the judgments do not grade; with ``sample``, a uniform
-    random sample of that many of the queries (seeded), whose holes people label."""
+    """Per query the judgments and every run share, the runs' top-k chunks the judgments do not
+    grade (several runs: their union, for ``compare``); with ``sample``, a uniform random sample of
+    that many of the queries (seeded), whose holes people label."""
+    if not runs:
+        raise InvalidInput("holes needs a run")
+    population = _population(qrels, *(run for _, run in runs))
+    if not population:
+        names = " and ".join(name for name, _ in runs)
+        raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
     try:
-        holes = find_holes(qrels, run, k)
+        per_run = [find_holes(qrels, run, k) for _, run in runs]
     except HolesError as exc:
         raise InvalidInput(str(exc)) from None
-    if not holes:
-        raise InvalidInput(f"{run_name} and {qrels_name} share no query: nothing has holes to find")
-    rows: dict[str, HoleRow] = {
-        qid: {"holes": list(h.holes), "judged": h.judged, "share": h.share} for qid, h in holes.items()
-    }
-    total = sum(len(h.holes) for h in holes.values())
-    positions = k * len(holes)
+    rows: dict[str, HoleRow] = {}
+    for qid in population:
+        union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
+        rows[qid] = {
+            "holes": union,
+            "judged": [holes[qid].judged for holes in per_run],
+            "share": [holes[qid].share for holes in per_run],
+        }
+    total = sum(len(row["holes"]) for row in rows.values())
+    positions = k * len(rows) * len(runs)
+    unjudged = sum(len(holes[qid].holes) for holes in per_run for qid in population)
     info: HoleSampleInfo | None = None
     if sample is not None:
         try:
-            picked = sample_queries(holes, sample, seed)
+            picked = sample_queries(population, sample, seed)
         except HolesError as exc:
             raise InvalidInput(str(exc)) from None
         info = {
             "seed": seed,
             "n": len(picked),
-            "population": len(holes),
+            "population": len(population),
             "queries": picked,
-            "holes": sum(len(holes[q].holes) for q in picked),
+            "holes": sum(len(rows[q]["holes"]) for q in picked),
             "file": None,
         }
+    left_out = set()
+    for _, run in runs:
+        left_out |= set(run.rankings()) - set(population)
     return {
         "k": k,
-        "run": run_name,
+        "runs": [name for name, _ in runs],
         "judgments": qrels_name,
         "queries": rows,
-        "n_queries": len(holes),
+        "n_queries": len(rows),
         "positions": positions,
         "holes": total,
-        "judged_at_k": (positions - total) / positions if positions else None,
-        "not_in_judgments": len(set(run.rankings()) - set(qrels.grades)),
+        "unjudged_positions": unjudged,
+        "judged_at_k": (positions - unjudged) / positions if positions else None,
+        "not_shared": len(left_out),
         "sample": info,
     }
 
@@ -140,7 +171,7 @@ def write_hole_sample(report: HolesReport, qrels: Qrels, path: PathLike) -> None
             "seed": info["seed"],
             "population": info["population"],
             "sample": info["n"],
-            "run": report["run"],
+            "runs": list(report["runs"]),
             "judgments": report["judgments"],
         },
         method=HOLE_SAMPLE_METHOD,
@@ -152,7 +183,7 @@ def write_hole_sample(report: HolesReport, qrels: Qrels, path: PathLike) -> None
             "name": "hole-sample",
             "description": (
                 f"A uniform random sample of {info['n']} of the {info['population']} queries of "
-                f"{report['run']} (seed {info['seed']}): people grade every hole of each one's top "
+                f"{' and '.join(report['runs'])} (seed {info['seed']}): people grade every hole of each one's top "
                 f"{report['k']} ({info['holes']} chunks) so the judge-filled metric can be corrected."
             ),
             "created": datetime.date.today().isoformat(),
@@ -307,31 +338,10 @@ def filled_data(
     if sample is not None:
         for k in ks:
             _check_sample(sample, population, k)
-    people_for_agreement = qrels
-    if sample is not None:  # the sample's holes are scored, not compared: keep kappa on the pool's
-        people_for_agreement = Qrels(
-            grades={
-                q: {d: g for d, g in docs.items() if d not in set(sample.holes.get(q, ()))}
-                for q, docs in qrels.grades.items()
-            }
-        )
-    agreement = _agreement(people_for_agreement, judge, trusted, statistic)
+    agreement = _agreement(_before_sample(qrels, sample), judge, trusted, statistic)
     reports: list[FilledReport] = []
     for k in ks:
-        try:
-            scores = score_with_holes(
-                qrels,
-                run,
-                k=k,
-                judge=judge.grades,
-                min_grade=threshold,
-                gain=gain,
-                sample=sample.holes if sample else None,
-                people=sample.grades if sample else None,
-            )
-        except HolesError as exc:
-            where = f"{sample.path}: " if sample else ""
-            raise InvalidInput(f"{where}{exc}") from None
+        scores = _scores(qrels, run, k, judge, threshold, gain, sample)
         means: list[FilledMean] = []
         for name in scores.measures:
             pool_mean, pool_n = scores.mean("pool", name)
@@ -366,16 +376,6 @@ def filled_data(
                     for name in scores.measures
                 },
             }
-        info: HoleSampleInfo | None = None
-        if sample is not None:
-            info = {
-                "seed": sample.seed,
-                "n": len(sample.holes),
-                "population": sample.population,
-                "queries": sorted(sample.holes, key=lambda q: q.encode("utf-8")),
-                "holes": sum(queries[q]["holes"] for q in sample.holes),
-                "file": sample.path,
-            }
         reports.append(
             {
                 "k": k,
@@ -389,7 +389,7 @@ def filled_data(
                 "agreement": agreement,
                 "means": means,
                 "queries": queries,
-                "sample": info,
+                "sample": _sample_info(sample, scores),
             }
         )
     return reports
@@ -399,3 +399,130 @@ def read_judge_labels(path: PathLike) -> tuple[Qrels, str]:
     """A judge's grades (TREC qrels or golden.yaml) and the name to say them by."""
     qrels = read_judgments(path)
     return qrels, Path(path).name
+
+
+def _scores(
+    qrels: Qrels, run: Run, k: int, judge: Qrels, threshold: int, gain: Gain, sample: HoleSample | None
+) -> HoleScores:
+    try:
+        return score_with_holes(
+            qrels,
+            run,
+            k=k,
+            judge=judge.grades,
+            min_grade=threshold,
+            gain=gain,
+            sample=sample.holes if sample else None,
+            people=sample.grades if sample else None,
+        )
+    except HolesError as exc:
+        where = f"{sample.path}: " if sample else ""
+        hint = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)" if sample else ""
+        raise InvalidInput(f"{where}{exc}{hint}") from None
+
+
+def compare_filled(
+    qrels: Qrels,
+    run_a: Run,
+    run_b: Run,
+    ks: Sequence[int],
+    judge: Qrels,
+    *,
+    min_grade: int | None = None,
+    gain: Gain = "linear",
+    sample: HoleSample | None = None,
+    names: tuple[str, str] = ("run A", "run B"),
+    qrels_name: str = "the judgments",
+    judge_name: str = "the judge",
+    trusted: float = 0.6,
+    statistic: str = "unweighted",
+) -> list[FilledComparison]:
+    """``compare --judge-labels``: per cutoff and measure, B - A with holes as not relevant, with
+    the judge's grades on both runs' holes and (with a sample drawn over both runs) corrected, with
+    its interval: the uncertainty of the holes' labels over these queries, not the query sample's
+    (compare's paired tests say that)."""
+    threshold = min_grade_of(qrels, min_grade)
+    population = _population(qrels, run_a, run_b)
+    if not population:
+        raise InvalidInput(f"{names[0]}, {names[1]} and {qrels_name} share no query")
+    if sample is not None:
+        for k in ks:
+            _check_sample(sample, population, k)
+    agreement = _agreement(_before_sample(qrels, sample), judge, trusted, statistic)
+    out: list[FilledComparison] = []
+    for k in ks:
+        a, b = (_scores(qrels, run, k, judge, threshold, gain, sample) for run in (run_a, run_b))
+        rows_a = {q: i for i, q in enumerate(a.qids)}
+        rows_b = {q: i for i, q in enumerate(b.qids)}
+        shared = [q for q in population if q in rows_a and q in rows_b]
+        ia = np.array([rows_a[q] for q in shared], dtype=np.int64)
+        ib = np.array([rows_b[q] for q in shared], dtype=np.int64)
+        in_sample = np.array([q in set(a.sampled) for q in shared], dtype=bool)
+        deltas: list[FilledDelta] = []
+        for name in a.measures:
+            pool = b.pool[name][ib] - a.pool[name][ia]
+            filled = b.filled[name][ib] - a.filled[name][ia]
+            people = b.people[name][ib] - a.people[name][ia]
+            domain = ~np.isnan(pool)
+            corrected = None
+            if sample is not None:
+                pick = domain & in_sample
+                corrected = _figure(
+                    corrected_mean(
+                        people[pick],
+                        filled[pick],
+                        filled[domain],
+                        anchor_sampled=pool[pick],
+                        anchor_all=pool[domain],
+                        bounds=(-1.0, 1.0),
+                    )
+                )
+            deltas.append(
+                {
+                    "measure": name,
+                    "holes_as_not_relevant": float(pool[domain].mean()) if domain.any() else None,
+                    "judge_filled": float(filled[domain].mean()) if domain.any() else None,
+                    "n": int(domain.sum()),
+                    "corrected": corrected,
+                }
+            )
+        out.append(
+            {
+                "k": k,
+                "runs": list(names),
+                "judgments": qrels_name,
+                "judge": judge_name,
+                "holes": [int(sum(len(h.holes) for h in s.holes.values())) for s in (a, b)],
+                "filled": [int(s.filled_count.sum()) for s in (a, b)],
+                "agreement": agreement,
+                "deltas": deltas,
+                "sample": _sample_info(sample, a),
+            }
+        )
+    return out
+
+
+def _before_sample(qrels: Qrels, sample: HoleSample | None) -> Qrels:
+    """People's grades as they were before the sample's holes were labelled (the judge's kappa is
+    read on these; the sample's holes are scored, not compared)."""
+    if sample is None:
+        return qrels
+    return Qrels(
+        grades={
+            q: {d: g for d, g in docs.items() if d not in set(sample.holes.get(q, ()))}
+            for q, docs in qrels.grades.items()
+        }
+    )
+
+
+def _sample_info(sample: HoleSample | None, scores: HoleScores) -> HoleSampleInfo | None:
+    if sample is None:
+        return None
+    return {
+        "seed": sample.seed,
+        "n": len(sample.holes),
+        "population": sample.population,
+        "queries": sorted(sample.holes, key=lambda q: q.encode("utf-8")),
+        "holes": sum(len(hs) for hs in sample.holes.values()),
+        "file": sample.path,
+    }

@@ -20,7 +20,7 @@ is. Three figures per measure, over the same queries:
       theta_hat = lam * mean_N(f) + mean_n(y - lam * f)
       se^2      = (1 - n/N) * var_n(y - lam * f) / n
                   (var with n - 1 degrees of freedom, n - 2 when lam was tuned on the sample)
-      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se, cut to [0, 1]
+      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se, cut to [0, 1] ([-1, 1] for a delta)
 
   ``mean_N(f)`` is known exactly (every query has its judge-filled value), so the only
   noise is which queries were drawn: the variance is the finite-population one of a simple
@@ -176,6 +176,7 @@ def corrected_mean(
     anchor_all: ArrayLike | None = None,
     alpha: float = 0.05,
     lam: float | None = None,
+    bounds: tuple[float, float] = (0.0, 1.0),
 ) -> Corrected:
     """The estimator of the module's docstring: ``y`` and ``f_sampled`` (and ``anchor_sampled``)
     on the n sampled queries, same order; ``f_all`` (and ``anchor_all``) on all N, the sampled
@@ -227,8 +228,8 @@ def corrected_mean(
         return q * math.sqrt(fpc * float(np.sum((values - values.mean()) ** 2)) / (n - ddof) / n)
 
     def around(centre: float, width: float) -> tuple[float, float]:
-        """The interval, cut to [0, 1]: every corrected measure lies there."""
-        return max(0.0, centre - width), min(1.0, centre + width)
+        """The interval, cut to ``bounds``: [0, 1] for a measure, [-1, 1] for a difference of two."""
+        return max(bounds[0], centre - width), min(bounds[1], centre + width)
 
     human_ci = around(human, half(yv))
     changed = int(np.count_nonzero(gain_y))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import csv
 import io
 
-from calibration.results import CorrectedFigure, FilledReport, HolesReport, JudgeAgreement
+from calibration.results import CorrectedFigure, FilledComparison, FilledReport, HolesReport, JudgeAgreement
 
-__all__ = ["holes_table", "holes_csv", "filled_text", "uncorrected_note"]
+__all__ = ["holes_table", "holes_csv", "filled_text", "compare_filled_text", "uncorrected_note"]
 
 SHOWN_HOLES = 8  # ids listed per query in the table; the rest counted
 
@@ -19,26 +19,36 @@ def _share(part: int, whole: int) -> str:
 
 def holes_table(report: HolesReport) -> str:
     k = report["k"]
+    runs = " and ".join(report["runs"])
+    judged = report["positions"] - report["unjudged_positions"]
     lines = [
-        f"Holes in the top {k} of {str(report['run'])} against {str(report['judgments'])}: "
-        f"{report['holes']:,} of {report['positions']:,} positions over {report['n_queries']:,} queries "
-        f"are unjudged (judged@{k} {_share(report['positions'] - report['holes'], report['positions'])}).",
+        f"Holes in the top {k} of {runs} against {report['judgments']}: "
+        f"{report['unjudged_positions']:,} of {report['positions']:,} positions over {report['n_queries']:,} "
+        f"queries are unjudged (judged@{k} {_share(judged, report['positions'])})"
+        + (f"; {report['holes']:,} distinct chunks." if len(report["runs"]) > 1 else "."),
     ]
-    if report["not_in_judgments"]:
+    if report["not_shared"]:
         lines.append(
-            f"{report['not_in_judgments']:,} queries of the run are not in the judgments: not listed."
+            f"{report['not_shared']:,} queries of the run{'s' if len(report['runs']) > 1 else ''} are not in "
+            "the judgments (or not in every run): not listed."
         )
     sampled = set(report["sample"]["queries"]) if report["sample"] else set()
-    width = max([len("query")] + [len(str(q)) for q in report["queries"]])
-    lines += ["", f"{'query':<{width}}  {'judged@' + str(k):<16}  holes"]
+    width = max([len("query")] + [len(q) for q in report["queries"]])
+    label = f"judged@{k}" + (" per run" if len(report["runs"]) > 1 else "")
+    cells = {
+        qid: ", ".join(f"{j} / {k}" for j in row["judged"])
+        + (f" ({row['judged'][0] / k:.2f})" if len(row["judged"]) == 1 else "")
+        for qid, row in report["queries"].items()
+    }
+    column = max([len(label)] + [len(c) for c in cells.values()])
+    lines += ["", f"{'query':<{width}}  {label:<{column}}  holes"]
     for qid, row in report["queries"].items():
-        ids = ", ".join(str(h) for h in row["holes"][:SHOWN_HOLES])
+        ids = ", ".join(row["holes"][:SHOWN_HOLES])
         more = len(row["holes"]) - SHOWN_HOLES
         if more > 0:
             ids += f" (+{more} more)"
         mark = "  [sampled]" if qid in sampled else ""
-        judged = f"{row['judged']} / {k} ({row['judged'] / k:.2f})"
-        lines.append(f"{str(qid):<{width}}  {judged:<16}  {ids or '-'}{mark}")
+        lines.append(f"{qid:<{width}}  {cells[qid]:<{column}}  {ids or '-'}{mark}")
     info = report["sample"]
     if info is not None:
         lines += [
@@ -48,9 +58,9 @@ def holes_table(report: HolesReport) -> str:
         ]
         if info["file"]:
             lines.append(
-                f"Written to {str(info['file'])} (golden.yaml with the sampling design): put people's "
+                f"Written to {info['file']} (golden.yaml with the sampling design): put people's "
                 f"grades in it, or queue the holes in the app with python -m annotation pool --holes "
-                f"{str(info['file'])}; then metrics --judge-labels J --hole-sample {str(info['file'])}."
+                f"{info['file']}; then metrics --judge-labels J --hole-sample {info['file']}."
             )
         else:
             lines.append("Not written: --out FILE records it (golden.yaml's sampling section).")
@@ -167,4 +177,54 @@ def filled_text(reports: list[FilledReport]) -> str:
         'holes beside people\'s ("3 + 1 filled"); relevant chunks beyond the top k that nobody judged '
         "stay unknown (audit --estimate estimates them)."
     )
+    return "\n\n".join(parts) + "\n"
+
+
+def _delta(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:+.4f}"
+
+
+def _delta_ci(ci: list[float] | None) -> str:
+    return f"[{ci[0]:+.4f}, {ci[1]:+.4f}]" if ci else "no interval"
+
+
+def compare_filled_text(reports: list[FilledComparison]) -> str:
+    parts = []
+    for r in reports:
+        k = r["k"]
+        a, b = r["runs"]
+        lines = [
+            f"k = {k}: {b} - {a} against {r['judgments']}, the holes filled with {r['judge']}'s grades "
+            f"(holes in the top {k}: {r['holes'][0]:,} of {a}, {r['holes'][1]:,} of {b}; the judge graded "
+            f"{r['filled'][0]:,} and {r['filled'][1]:,}).",
+        ]
+        info = r["sample"]
+        if info is None:
+            lines.append(
+                f"No hole sample: the judge-filled deltas are {uncorrected_note(r['agreement'])}; no interval."
+            )
+        else:
+            lines.append(
+                f"Hole sample {info['file'] or ''}: {info['n']} of {info['population']} queries (seed "
+                f"{info['seed']}), {info['holes']:,} holes graded by people. The interval is the holes' "
+                "labels' uncertainty over these queries (not the query sample's: compare without "
+                "--judge-labels gives the paired tests)."
+            )
+        lines += [
+            "",
+            f"{'measure':<10}  {'holes as not relevant':<22}  {'judge-filled':<14}  corrected B - A, 95% CI",
+        ]
+        for d in r["deltas"]:
+            c = d["corrected"]
+            if c is None:
+                corrected = "(no hole sample)"
+            elif c["estimate"] is None:
+                corrected = "no sampled query defines it"
+            else:
+                corrected = f"{_delta(c['estimate'])} {_delta_ci(c['ci'])} (n {c['n']} of {c['population']})"
+                if c["note"]:
+                    corrected += f"; {c['note']}"
+            shown = f"{_delta(d['holes_as_not_relevant'])} ({d['n']} q)"
+            lines.append(f"{d['measure']:<10}  {shown:<22}  {_delta(d['judge_filled']):<14}  {corrected}")
+        parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"

@@ -529,9 +529,9 @@ class SampleProgress(TypedDict):  # how far people are with this week's sample
 
 
 class HoleRow(TypedDict):  # one query of ``python -m calibration holes``
-    holes: list[str]  # the unjudged chunks of its top k, in rank order
-    judged: int  # distinct judged chunks of its top k
-    share: float  # holes / k
+    holes: list[str]  # the unjudged chunks of its top k, in rank order (several runs: their union)
+    judged: list[int]  # per run, distinct judged chunks of its top k
+    share: list[float]  # per run, its holes / k
 
 
 class HoleSampleInfo(TypedDict):
@@ -545,14 +545,15 @@ class HoleSampleInfo(TypedDict):
 
 class HolesReport(TypedDict):
     k: int
-    run: str
+    runs: list[str]
     judgments: str
     queries: dict[str, HoleRow]
-    n_queries: int
-    positions: int  # k per query
-    holes: int
-    judged_at_k: float | None  # judged / positions over every query
-    not_in_judgments: int  # run queries the judgments do not hold (not scored, not listed)
+    n_queries: int  # the queries the judgments and every run share
+    positions: int  # k per query and run
+    holes: int  # distinct chunks to grade (several runs: a chunk in two runs' top k counts once)
+    unjudged_positions: int  # positions holding a hole, over every run
+    judged_at_k: float | None  # (positions - unjudged positions) / positions
+    not_shared: int  # run queries not in the judgments or not in every run (not listed)
     sample: HoleSampleInfo | None
 
 
@@ -609,4 +610,24 @@ class FilledReport(TypedDict):  # ``metrics --judge-labels`` at one cutoff
     agreement: JudgeAgreement | None
     means: list[FilledMean]
     queries: dict[str, FilledQuery]
+    sample: HoleSampleInfo | None
+
+
+class FilledDelta(TypedDict):  # one measure of ``compare --judge-labels``: B - A
+    measure: str
+    holes_as_not_relevant: float | None
+    judge_filled: float | None
+    n: int  # queries where both runs define it
+    corrected: CorrectedFigure | None
+
+
+class FilledComparison(TypedDict):
+    k: int
+    runs: list[str]  # A, B
+    judgments: str
+    judge: str
+    holes: list[int]  # per run: holes in its top k
+    filled: list[int]  # per run: holes the judge graded
+    agreement: JudgeAgreement | None
+    deltas: list[FilledDelta]
     sample: HoleSampleInfo | None
