@@ -26,8 +26,9 @@ from annotation.model import Run
 from calibration import actions
 from calibration.audit import REPEAT_RULE, parse_gate
 from calibration.cli_args import check_verdict_options
-from calibration.hole_files import read_hole_sample, read_judge_labels, write_hole_sample
-from calibration.holes_text import compare_filled_text, filled_text, holes_csv, holes_table
+from calibration.hole_files import read_hole_sample, read_judge_labels
+from calibration.holes_cli import run_holes
+from calibration.holes_text import compare_filled_text, filled_text
 from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.policy.gate import (
     NoStore,
@@ -195,23 +196,6 @@ def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
     if args.format == "json":
         return dumps({"cutoffs": reports}, one_line=()), 0
     return filled_text(reports), 0
-
-
-def run_holes(args: argparse.Namespace) -> tuple[str, int]:
-    if args.out and args.sample is None:
-        raise UsageError("python -m calibration holes: --out writes the hole sample; give --sample N")
-    if len(set(args.run)) != len(args.run):
-        raise UsageError("python -m calibration holes: a run is named twice")
-    qrels = _judgments(args.qrels)
-    runs = [(path, read_ranked(path)) for path in args.run]
-    report = actions.holes(qrels, runs, args.k[0], sample=args.sample, seed=args.seed, qrels_name=args.qrels)
-    if args.out:
-        write_hole_sample(report, qrels, args.out)
-    if args.format == "json":
-        return dumps(report), 0
-    if args.format == "csv":
-        return holes_csv(report), 0
-    return holes_table(report), 0
 
 
 def run_audit(args: argparse.Namespace) -> tuple[str, int]:

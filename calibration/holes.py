@@ -20,7 +20,9 @@ is. Three figures per measure, over the same queries:
       theta_hat = lam * mean_N(f) + mean_n(y - lam * f)
       se^2      = (1 - n/N) * var_n(y - lam * f) / n
                   (var with n - 1 degrees of freedom, n - 2 when lam was tuned on the sample)
-      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se, cut to [0, 1] ([-1, 1] for a delta)
+      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se, cut to [0, 1] ([-1, 1] for a delta;
+                  for P@k, to [holes as not relevant, every hole relevant], for R@k to [holes
+                  as not relevant, 1]: known bounds, which cut the estimate too)
 
   ``mean_N(f)`` is known exactly (every query has its judge-filled value), so the only
   noise is which queries were drawn: the variance is the finite-population one of a simple
@@ -211,7 +213,7 @@ def corrected_mean(
             lam = float(np.clip(np.cov(gain_y, gain_f, ddof=1)[0, 1] / var_f, 0.0, 1.0))
     base = float(pa.mean())
     d = gain_y - lam * gain_f
-    estimate = base + lam * float(gain_all.mean()) + float(d.mean())
+    estimate = min(max(base + lam * float(gain_all.mean()) + float(d.mean()), bounds[0]), bounds[1])
     human = float(yv.mean())
     plain = base + float(gain_y.mean())
     if n < 2:
@@ -394,6 +396,13 @@ def score_with_holes(
             undefined = pick & np.isnan(people_values[name])
             if undefined.any():  # cannot happen: people's labels only add to the pool's
                 raise HolesError(f"{name} undefined with people's grades on a sampled query")
+            bounds = (0.0, 1.0)
+            if name.startswith("P@"):  # holes only add relevant chunks: between none and all of them
+                shares = np.array([len(holes[q].holes) / k for q in qids])
+                low = float(scores.pool[name][domain].mean())
+                bounds = (low, min(1.0, low + float(shares[domain].mean())))
+            elif name.startswith("R@"):  # a relevant hole adds to hits and |Rel| alike: h/R only rises
+                bounds = (float(scores.pool[name][domain].mean()), 1.0)
             scores.corrected[name] = corrected_mean(
                 people_values[name][pick],
                 scores.filled[name][pick],
@@ -401,6 +410,7 @@ def score_with_holes(
                 anchor_sampled=scores.pool[name][pick],
                 anchor_all=scores.pool[name][domain],
                 alpha=alpha,
+                bounds=bounds,
             )
     return scores
 

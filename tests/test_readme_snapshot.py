@@ -113,6 +113,18 @@ metrics input: missing run         |      | calibration metrics {W}/golden.yaml 
 metrics input: qrels line          |      | calibration metrics {T}/bad.qrels {W}/run.jsonl
 metrics input: run score           |      | calibration metrics {W}/truth.qrels {T}/run.txt
 metrics input: yaml tag            |      | calibration metrics {BAD}/golden-python-tag.yaml {W}/run.jsonl
+[holes]
+holes table                        |      | calibration holes {GR} -k 5
+holes json                         | json | calibration holes {GR} -k 5 --sample 2 --seed 1 --format json
+holes csv                          |      | calibration holes {GR} -k 5 --format csv
+holes usage: out without sample    |      | calibration holes {GR} -k 5 --out {T}/sample.yaml
+metrics judge-filled               |      | calibration metrics {GR} -k 5 --judge-labels {W}/judge.qrels
+metrics judge-filled json          | json | calibration metrics {GR} -k 5 --judge-labels {W}/judge.qrels --format json
+metrics corrected                  |      | calibration metrics {GR} -k 5 --judge-labels {W}/judge.qrels --hole-sample {W}/hole-sample.yaml
+metrics corrected json             | json | calibration metrics {GR} -k 5 --judge-labels {W}/judge.qrels --hole-sample {W}/hole-sample.yaml --format json
+metrics input: not a hole sample   |      | calibration metrics {GR} -k 5 --judge-labels {W}/judge.qrels --hole-sample {W}/sampled.yaml
+metrics usage: sample alone        |      | calibration metrics {GR} -k 5 --hole-sample {W}/hole-sample.yaml
+compare judge-filled               |      | calibration compare {GR} {W}/run.jsonl -k 5 --judge-labels {W}/judge.qrels
 [audit]
 audit table                        |      | calibration audit {GR} -k 5 --fetch-depth 10 --corpus {W}/corpus.jsonl --truth {W}/truth.qrels
 audit json                         | json | calibration audit {GR} -k 5 --fetch-depth 10 --corpus {W}/corpus.jsonl --truth {W}/truth.qrels --format json

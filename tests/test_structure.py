@@ -107,6 +107,8 @@ LONG_MODULES: dict[str, str] = {
     "calibration/results.py": "every shape the faces read, one TypedDict each, so one file answers what a "
     "result holds",
     "annotation/store/browse.py": "the admin's reads: every label side by side, one item's history, adjudication",
+    "calibration/hole_files.py": "the holes' workflows over files: find, sample and record them, score a run "
+    "or two with a judge's grades on them, and the corrected figure, over one sample format",
 }
 MAX_LONG_MODULES = 15
 SUBPACKAGES = ("calibration/stats", "calibration/policy", "calibration/estimate", "judge/lexical")

@@ -1,0 +1,32 @@
+"""``python -m calibration holes``: its face, from the parsed arguments to (text, exit code)."""
+
+from __future__ import annotations
+
+import argparse
+
+from annotation.cli_base import UsageError, say_notes
+from annotation.formats import read_judgments, read_ranked
+from calibration import actions
+from calibration.hole_files import write_hole_sample
+from calibration.holes_text import holes_csv, holes_table
+from calibration.report import dumps
+
+__all__ = ["run_holes"]
+
+
+def run_holes(args: argparse.Namespace) -> tuple[str, int]:
+    if args.out and args.sample is None:
+        raise UsageError("python -m calibration holes: --out writes the hole sample; give --sample N")
+    if len(set(args.run)) != len(args.run):
+        raise UsageError("python -m calibration holes: a run is named twice")
+    qrels = read_judgments(args.qrels)
+    say_notes(qrels.notes)
+    runs = [(path, read_ranked(path)) for path in args.run]
+    report = actions.holes(qrels, runs, args.k[0], sample=args.sample, seed=args.seed, qrels_name=args.qrels)
+    if args.out:
+        write_hole_sample(report, qrels, args.out)
+    if args.format == "json":
+        return dumps(report), 0
+    if args.format == "csv":
+        return holes_csv(report), 0
+    return holes_table(report), 0
