@@ -111,10 +111,12 @@ def holes_text(found: HoleItems, graded: int, before: int, dry_run: bool = False
         done_before = f" ({before} already graded by this judge)" if before else ""
         lines = [f"graded {graded} of the {n} holes {where}{done_before}"]
         if found.made or found.texts_added:
-            lines.append(
-                f"made {found.made} new chunk items (assigned to nobody), "
-                f"wrote {found.texts_added} query and chunk texts the store lacked"
+            wrote = (
+                f", wrote {found.texts_added} query and chunk texts the store lacked"
+                if found.texts_added
+                else ""
             )
+            lines.append(f"made {found.made} new chunk items (assigned to nobody){wrote}")
     unknown = found.unknown
     if unknown:
         names = [h.chunk if not (h.chunk_text or "").strip() else f"query {h.qid}" for h in unknown]
