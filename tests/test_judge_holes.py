@@ -239,3 +239,20 @@ def test_a_dry_run_writes_nothing(demo_db, tmp_path, capsys) -> None:
     assert "would grade 9 items (0 already done); no network" in out
     assert "dry run: 10 holes in the top 5 of 4 queries: 9 are items already, 1 would be made" in out
     assert counts(demo_db) == before
+
+
+def test_a_batch_asks_only_the_holes(demo_db, capsys, fake_openai, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    server = fake_openai(batch_polls=1)
+    endpoint = ["--base-url", server.base_url, "--model", "fake-judge"]
+    code, out, err = cli(main, capsys, "grade", "--db", demo_db, *HOLES_ARGS, *endpoint, "--batch")
+    assert code == 0, err
+    assert "submitted: 10 requests (0 of 10 already done)" in out
+    assert "graded 0 of the 10 holes in the top 5 of 4 queries\n" in out
+    batch_id = out.split("batch ", 1)[1].split(" ", 1)[0]
+    code, out, err = cli(
+        main, capsys, "batch", "collect", batch_id, "--db", demo_db, "--base-url", server.base_url
+    )
+    assert code == 0 and "10 rows stored" in out, (out, err)
+    (pairs,) = graded_pairs(demo_db).values()
+    assert pairs == HOLES
