@@ -7,6 +7,10 @@ run is planned, then asked (live, or submitted as one batch); the face that star
 stops new calls, the second abandons those in flight), and ``on_progress``; ``api_key`` None: the client's own (``OPENAI_API_KEY`` for the configured endpoint).
 ``list`` is
 :func:`list_` (a builtin's name).
+
+``grade`` with ``holes`` (a :class:`judge.holes.HoleSpec`: judgments, run, k, corpus texts) grades
+the run's holes at k only: they are made chunk items first (their missing texts written, nobody
+assigned; :mod:`judge.holes`), then graded as any item, restricted to those item ids.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from annotation.errors import DenominatorError
 from annotation.store import Store
 from judge.batch import BatchState, Collected, Submitted, batch_state, collect_batch, submit_batch
 from judge.client import Endpoint
+from judge.holes import HoleItems, HoleSpec, find_hole_items, make_hole_items
 from judge.jobs import (
     LLMRun,
     OfflineReport,
@@ -87,11 +92,40 @@ def _ask(
     return LLMResult(plan, progress)
 
 
+@dataclass
+class HolesResult:
+    """What ``grade`` with ``holes`` did: the holes (their texts, items, what was skipped) and the
+    judge's run over their items (None when no hole had texts to grade)."""
+
+    holes: HoleItems
+    result: LLMResult | OfflineReport | None
+
+
 @overload
 def grade(
     store: Store,
     rubric: str,
     *,
+    holes: HoleSpec,
+    endpoint: Endpoint | None = None,
+    schema: str = "json",
+    name: str | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    dry_run: bool = False,
+    batch: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    while_running: Callable[[LLMRun], AbstractContextManager[object]] | None = None,
+    api_key: str | None = None,
+) -> HolesResult: ...
+
+
+@overload
+def grade(
+    store: Store,
+    rubric: str,
+    *,
+    holes: None = None,
     endpoint: None = None,
     name: str | None = None,
     limit: int | None = None,
@@ -105,6 +139,7 @@ def grade(
     store: Store,
     rubric: str,
     *,
+    holes: None = None,
     endpoint: Endpoint,
     schema: str = "json",
     name: str | None = None,
@@ -121,6 +156,7 @@ def grade(
     store: Store,
     rubric: str,
     *,
+    holes: HoleSpec | None = None,
     endpoint: Endpoint | None = None,
     schema: str = "json",
     name: str | None = None,
@@ -131,12 +167,73 @@ def grade(
     on_progress: Callable[[Progress], None] | None = None,
     while_running: Callable[[LLMRun], AbstractContextManager[object]] | None = None,
     api_key: str | None = None,
-) -> LLMResult | OfflineReport:
+) -> LLMResult | OfflineReport | HolesResult:
     """Grade every item of ``rubric``: with an ``endpoint`` the LLM judge (an :class:`LLMResult`),
-    without one the offline judge fitted on the people's labels (its report)."""
+    without one the offline judge fitted on the people's labels (its report). With ``holes``
+    (relevance only): the run's holes at k, made items (unless ``dry_run``: then the items that
+    exist already), graded the same way (a :class:`HolesResult`)."""
+    item_ids: list[int] | None = None
+    found: HoleItems | None = None
+    if holes is not None:
+        if rubric != "relevance":
+            raise NothingToJudge(f"holes are chunks: they are graded for relevance, not {rubric}")
+        found = find_hole_items(store, holes)
+        if not dry_run and found.to_make:
+            if endpoint is None:  # the offline judge must fit before any item is made for it
+                _check_fit(store, rubric, seed)
+            make_hole_items(store, found)
+        item_ids = found.item_ids
+        if not item_ids:
+            return HolesResult(found, None)
+    result = _grade(
+        store,
+        rubric,
+        item_ids=item_ids,
+        endpoint=endpoint,
+        schema=schema,
+        name=name,
+        limit=limit,
+        seed=seed,
+        dry_run=dry_run,
+        batch=batch,
+        on_progress=on_progress,
+        while_running=while_running,
+        api_key=api_key,
+    )
+    return result if found is None else HolesResult(found, result)
+
+
+def _check_fit(store: Store, rubric: str, seed: int) -> None:
+    """NotEnoughLabels (nothing written) when the offline judge cannot be fitted on the store's labels."""
+    # start-up: scikit-learn, ~1.1 s, only when the offline judge runs
+    from judge.lexical import LexicalJudge, training_data
+
+    data = training_data(store, rubric)
+    LexicalJudge().fit([r[1] for r in data], [r[2] for r in data], [r[3] for r in data], rubric, seed=seed)
+
+
+def _grade(
+    store: Store,
+    rubric: str,
+    *,
+    item_ids: list[int] | None,
+    endpoint: Endpoint | None,
+    schema: str,
+    name: str | None,
+    limit: int | None,
+    seed: int,
+    dry_run: bool,
+    batch: bool,
+    on_progress: Callable[[Progress], None] | None,
+    while_running: Callable[[LLMRun], AbstractContextManager[object]] | None,
+    api_key: str | None,
+) -> LLMResult | OfflineReport:
+    """:func:`grade` over every item of ``rubric``, or over ``item_ids`` only."""
     if endpoint is None:
-        return grade_offline(store, rubric, seed=seed, limit=limit, dry_run=dry_run, name=name)
-    calls = llm_calls(store, rubric, limit=limit)
+        return grade_offline(
+            store, rubric, seed=seed, limit=limit, dry_run=dry_run, name=name, item_ids=item_ids
+        )
+    calls = llm_calls(store, rubric, limit=limit, item_ids=item_ids)
     if not calls:
         raise NothingToJudge(f"no items to grade for {rubric}")
     return _ask(

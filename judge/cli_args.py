@@ -153,6 +153,21 @@ def build_parser() -> argparse.ArgumentParser:
         "grade", help="grade every item of a rubric: relevance (chunks) or faithfulness (traces)"
     )
     grade.add_argument("--rubric", choices=["relevance", "faithfulness"], required=True)
+    grade.add_argument(
+        "--holes",
+        nargs=2,
+        metavar=("GOLDEN", "RUN"),
+        help="grade only the run's holes: its top-k chunks GOLDEN (golden.yaml or TREC qrels) does not "
+        "grade, made chunk items first (assigned to nobody); needs -k and --rubric relevance",
+    )
+    grade.add_argument(
+        "-k", dest="k", type=bounded_int(1, INT64), metavar="K", help="with --holes: the cutoff of the top k"
+    )
+    grade.add_argument(
+        "--corpus",
+        metavar="FILE",
+        help='with --holes: chunk texts, JSONL {"id", "text"}, for holes whose chunk the store has no text of',
+    )
     _add_llm_options(grade)
     compare = sub.add_parser("compare", help="compare every answer pair, in both orders")
     compare.add_argument(

@@ -17,14 +17,18 @@ from annotation.cli_base import (
     UsageError,
     open_store,
     plural,
+    say_notes,
 )
+from annotation.formats import read_corpus, read_judgments, read_ranked
 from annotation.store import Store
 from judge import actions
-from judge.actions import NothingToJudge
+from judge.actions import LLMResult, NothingToJudge
 from judge.batch import Submitted, refused_text
 from judge.client import Endpoint, EndpointRefused, Prices
+from judge.holes import HoleItems, HoleSpec
 from judge.jobs import (
     LLMRun,
+    OfflineReport,
     PairSummary,
     Plan,
     agreement_line,
@@ -33,7 +37,15 @@ from judge.jobs import (
     pair_summary_text,
 )
 from judge.limits import INT64, SEED32
-from judge.report import judge_name, judge_rows, judges_text, offline_text, plan_text, run_text
+from judge.report import (
+    holes_text,
+    judge_name,
+    judge_rows,
+    judges_text,
+    offline_text,
+    plan_text,
+    run_text,
+)
 from judge.runner import STOP_GRACE, Progress
 
 
@@ -77,10 +89,11 @@ def _use_lexical(args: argparse.Namespace) -> bool:
 
 
 def run_llm(
-    args: argparse.Namespace, rubric: str, store: Store, repeats: int = 1
+    args: argparse.Namespace, rubric: str, store: Store, repeats: int = 1, holes: HoleSpec | None = None
 ) -> tuple[str, str | None, int]:
     """(report, fingerprint, exit code) of an LLM judge run (:func:`judge.actions.grade` or, for
-    preference, :func:`judge.actions.compare`), with this face's progress line and Ctrl-C handling."""
+    preference, :func:`judge.actions.compare`), with this face's progress line and Ctrl-C handling;
+    ``holes``: over the run's holes only, what became of them said after."""
     prices = Prices.load(args.prices)
     endpoint = Endpoint.from_env(
         model=args.model,
@@ -114,6 +127,27 @@ def run_llm(
                 on_progress=bar,
                 while_running=_stop_on_signals,
             )
+        elif holes is not None:
+            graded = actions.grade(
+                store,
+                rubric,
+                holes=holes,
+                endpoint=endpoint,
+                schema=args.schema,
+                name=args.name,
+                limit=args.limit,
+                dry_run=args.dry_run,
+                batch=args.batch,
+                on_progress=bar,
+                while_running=_stop_on_signals,
+            )
+            if graded.result is None:  # no hole with texts: nothing to ask
+                return holes_text(graded.holes, 0, 0, args.dry_run) + "\n", None, 0
+            assert isinstance(graded.result, LLMResult)  # an endpoint: the LLM judge's result
+            text, fingerprint, code = _llm_text(
+                store, args, rubric, graded.result, endpoint.model, prices, bar
+            )
+            return text + _holes_line(store, graded.holes, graded.result, args), fingerprint, code
         else:
             result = actions.grade(
                 store,
@@ -131,17 +165,32 @@ def run_llm(
         raise UsageError(str(exc)) from None
     except NothingToJudge as exc:
         raise UsageError(str(exc)) from None
+    return _llm_text(store, args, rubric, result, endpoint.model, prices, bar, summary)
+
+
+def _llm_text(
+    store: Store,
+    args: argparse.Namespace,
+    rubric: str,
+    result: LLMResult,
+    model: str,
+    prices: Prices,
+    bar: ProgressLine,
+    summary: PairSummary | None = None,
+) -> tuple[str, str | None, int]:
+    """An LLM run said: its batch, its plan (a dry run) or what it did, and the exit code."""
+    endpoint_model = model
     plan = result.plan
     if result.submitted is not None:  # --batch
-        return submitted_text(store, plan, result.submitted, endpoint.model), None, 0
+        return submitted_text(store, plan, result.submitted, endpoint_model), None, 0
     progress = result.progress
     if progress is None:  # --dry-run: the plan, no call
-        who = judge_name(plan, endpoint.model, rubric)
-        text = plan_text(plan, prices, endpoint.model, batch=args.batch)
+        who = judge_name(plan, endpoint_model, rubric)
+        text = plan_text(plan, prices, endpoint_model, batch=args.batch)
         return f"{who}: {text}; no call made\n", plan.fingerprint, 0
     bar(progress, final=True)
-    who = judge_name(plan, endpoint.model, rubric)  # registered now: its version is no longer "new"
-    report = f"{who}: {run_text(progress, plan, prices, endpoint.model)}\n"
+    who = judge_name(plan, endpoint_model, rubric)  # registered now: its version is no longer "new"
+    report = f"{who}: {run_text(progress, plan, prices, endpoint_model)}\n"
     if progress.stopped:
         left = progress.total - progress.done + progress.unanswered
         text = report + f"interrupted: {plural(left, 'call')} left; run the same command again to resume\n"
@@ -155,6 +204,27 @@ def run_llm(
     if summary is not None:
         text += pair_summary_text(summary) + "\n"
     return text, plan.fingerprint, 0
+
+
+def _holes_line(
+    store: Store, found: HoleItems, result: LLMResult | OfflineReport, args: argparse.Namespace
+) -> str:
+    """``grade --holes``: the holes graded by this judge (now and before) of all the holes."""
+    if args.dry_run:
+        return holes_text(found, 0, 0, dry_run=True) + "\n"
+    ids = set(found.item_ids)
+    if isinstance(result, LLMResult):
+        graded = _graded(store, result.plan.fingerprint, ids)
+        before = len(ids & {item for item, _, _ in result.plan.done})
+    else:  # the offline judge: it says what it graded now
+        graded = _graded(store, result["fingerprint"], ids)
+        before = graded - result["graded"]
+    return holes_text(found, graded - before, before) + "\n"
+
+
+def _graded(store: Store, fingerprint: str, ids: set[int]) -> int:
+    """How many of ``ids`` the judge ``fingerprint`` has a grade of."""
+    return len(ids & {item for item, _, _ in store.judge_done(fingerprint)})
 
 
 @contextmanager
@@ -224,7 +294,33 @@ def run_batch(args: argparse.Namespace) -> str:
     return text
 
 
+def _hole_spec(args: argparse.Namespace) -> HoleSpec | None:
+    """``--holes GOLDEN RUN -k K [--corpus FILE]`` read whole before the store is opened: a bad
+    file is one line, exit 2, and nothing written."""
+    if args.holes is None:
+        for given, option in ((args.k, "-k"), (args.corpus, "--corpus")):
+            if given is not None:
+                raise UsageError(f"python -m judge grade: {option} goes with --holes GOLDEN RUN")
+        return None
+    if args.rubric != "relevance":
+        raise UsageError(
+            f"python -m judge grade: --holes goes with --rubric relevance (holes are chunks), not {args.rubric}"
+        )
+    if args.k is None:
+        raise UsageError("python -m judge grade: --holes GOLDEN RUN needs -k K (the cutoff)")
+    golden, run_path = args.holes
+    qrels = read_judgments(golden)
+    say_notes(qrels.notes)
+    run = read_ranked(run_path)
+    corpus = {c["id"]: c["text"] for c in read_corpus(args.corpus)} if args.corpus else {}
+    spec = HoleSpec(qrels, run, args.k, corpus)
+    if not set(run.rankings()) & set(qrels.grades):
+        raise UsageError(f"{run_path} and {golden} share no query: nothing has holes to find")
+    return spec
+
+
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
+    holes = _hole_spec(args)
     with open_store(args.db, "read" if args.dry_run else "write") as store:
         if _use_lexical(args):
             if args.batch:
@@ -233,11 +329,26 @@ def run_grade(args: argparse.Namespace) -> tuple[str, int]:
                 raise UsageError(
                     f"--seed {args.seed}: the offline judge's seed is an integer from 0 to {SEED32:,}"
                 )
+            if holes is not None:
+                graded = actions.grade(
+                    store,
+                    args.rubric,
+                    holes=holes,
+                    seed=args.seed,
+                    limit=args.limit,
+                    dry_run=args.dry_run,
+                    name=args.name,
+                )
+                if graded.result is None:
+                    return holes_text(graded.holes, 0, 0, args.dry_run) + "\n", 0
+                assert not isinstance(graded.result, LLMResult)  # no endpoint: the offline judge's report
+                text = offline_text(graded.result, args.dry_run) + "\n"
+                return text + _holes_line(store, graded.holes, graded.result, args), 0
             report = actions.grade(
                 store, args.rubric, seed=args.seed, limit=args.limit, dry_run=args.dry_run, name=args.name
             )
             return offline_text(report, args.dry_run) + "\n", 0
-        text, _, code = run_llm(args, args.rubric, store)
+        text, _, code = run_llm(args, args.rubric, store, holes=holes)
     return text, code
 
 

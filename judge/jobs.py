@@ -12,7 +12,7 @@ A run takes the judge's ``name`` (None: the store's default, ``<model>/<rubric>`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -161,13 +161,21 @@ class Plan:
         return tokens_in, OUT_TOKENS_ESTIMATE * self.left
 
 
-def llm_calls(store: Store, rubric: str, *, limit: int | None = None, repeats: int = 1) -> list[Call]:
+def llm_calls(
+    store: Store,
+    rubric: str,
+    *,
+    limit: int | None = None,
+    repeats: int = 1,
+    item_ids: Collection[int] | None = None,
+) -> list[Call]:
     """The calls of a rubric: both orders of every answer pair for ``preference`` (``repeats``
-    times), one call per chunk or trace otherwise; ``limit``: the first N items. A run gives
-    the base calls (``repeats`` 1) and the repeats to :func:`plan_llm` instead."""
+    times), one call per chunk or trace otherwise; ``limit``: the first N items; ``item_ids``
+    (pointwise rubrics): only those items. A run gives the base calls (``repeats`` 1) and the
+    repeats to :func:`plan_llm` instead."""
     if rubric == "preference":
         return pairwise_calls(store, repeats=repeats, limit=limit)
-    return pointwise_calls(store, rubric, limit=limit)
+    return pointwise_calls(store, rubric, limit=limit, item_ids=item_ids)
 
 
 def plan_llm(
@@ -306,10 +314,11 @@ def grade_offline(
     limit: int | None = None,
     dry_run: bool = False,
     name: str | None = None,
+    item_ids: Collection[int] | None = None,
 ) -> OfflineReport:
     """Fit the offline judge on the human labels, report its cross-validated
     agreement with them, and (unless ``dry_run``) store its grade of every item
-    of the rubric not graded by this same judge before. A fit on other labels is
+    of the rubric (``item_ids``: of those items only) not graded by this same judge before. A fit on other labels is
     the next version of ``name`` (default ``offline-lexical/<rubric>``); the report
     holds its ``identity`` (name, version, current, changed, registered)."""
     # start-up: scikit-learn, ~1.1 s, only when the offline judge runs
@@ -321,7 +330,7 @@ def grade_offline(
     judge.fit(a, b, y, rubric, seed=seed, item_ids=[r[0] for r in data])
     cv = cross_validate(a, b, y, rubric, seed=seed)
     fp = judge.fingerprint
-    items = item_texts(store, rubric)
+    items = item_texts(store, rubric, item_ids)
     if limit:
         items = items[:limit]
     done = store.judge_done(fp)

@@ -9,6 +9,7 @@ run, rank, score or another label.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 
 from annotation.rubrics import FAITHFULNESS, RELEVANCE
 from annotation.store import Store, StoreError
@@ -19,8 +20,11 @@ __all__ = ["pointwise_calls", "KIND_OF_RUBRIC"]
 KIND_OF_RUBRIC = {RELEVANCE.name: "chunk", FAITHFULNESS.name: "trace"}
 
 
-def pointwise_calls(store: Store, rubric: str, limit: int | None = None) -> list[Call]:
-    """A call per item of the rubric's kind, in item order (``limit``: the first N).
+def pointwise_calls(
+    store: Store, rubric: str, limit: int | None = None, item_ids: Collection[int] | None = None
+) -> list[Call]:
+    """A call per item of the rubric's kind, in item order (``limit``: the first N; ``item_ids``:
+    only those items, e.g. a run's holes).
     An item whose texts are not imported yet (a run or label file names a chunk
     the corpus does not have) is not asked: a grade of an empty text would count
     as done and never be asked again."""
@@ -28,6 +32,11 @@ def pointwise_calls(store: Store, rubric: str, limit: int | None = None) -> list
         raise StoreError(f"pointwise rubric {rubric!r}; expected relevance or faithfulness")
     if limit is not None and limit < 1:
         raise StoreError(f"limit {limit}; expected at least 1 (or no limit)")
+    if item_ids is not None:  # the limit applies to those items
+        wanted = set(item_ids)
+        calls = pointwise_calls(store, rubric, item_ids=None)
+        picked = [c for c in calls if c.item_id in wanted]
+        return picked[:limit] if limit else picked
     if rubric == RELEVANCE.name:
         rows = store.gradable_chunk_items(limit)
         return [Call(item_id, {"query": query or "", "chunk": chunk or ""}) for item_id, query, chunk in rows]

@@ -14,6 +14,7 @@ from typing import Any, TypedDict, cast
 
 from calibration.review_report import version_label
 from judge.client import Prices
+from judge.holes import HoleItems
 from judge.jobs import JudgeIdentity, OfflineReport, Plan, StoredJudge, agreement_line
 from judge.runner import Progress
 
@@ -92,6 +93,45 @@ def offline_text(report: OfflineReport, dry_run: bool) -> str:
     else:
         what = f"graded {report['graded']} items ({report['already_done']} already done)"
     return f"{who}: {what}\n{agreement_line(report['agreement'])}"
+
+
+NAMED = 5  # skipped holes named, the rest counted
+
+
+def holes_text(found: HoleItems, graded: int, before: int, dry_run: bool = False) -> str:
+    """``grade --holes``: the holes graded of all the holes in the top k, the items made, and the
+    holes skipped (no text for their query or chunk), the first few named."""
+    n, where = len(found.holes), f"in the top {found.k} of {found.queries} queries"
+    if dry_run:
+        lines = [
+            f"dry run: {n} holes {where}: {len(found.item_ids)} are items already, "
+            f"{found.to_make} would be made (assigned to nobody); nothing written"
+        ]
+    else:
+        done_before = f" ({before} already graded by this judge)" if before else ""
+        lines = [f"graded {graded} of the {n} holes {where}{done_before}"]
+        if found.made or found.texts_added:
+            wrote = (
+                f", wrote {found.texts_added} query and chunk texts the store lacked"
+                if found.texts_added
+                else ""
+            )
+            lines.append(f"made {found.made} new chunk items (assigned to nobody){wrote}")
+    unknown = found.unknown
+    if unknown:
+        names = [h.chunk if not (h.chunk_text or "").strip() else f"query {h.qid}" for h in unknown]
+        shown = list(dict.fromkeys(names))
+        more = ", ..." if len(shown) > NAMED else ""
+        hints = []
+        if any(not (h.chunk_text or "").strip() for h in unknown):
+            hints.append("a chunk's text: --corpus FILE")
+        if any(not (h.query_text or "").strip() for h in unknown):
+            hints.append("a query's text: golden.yaml or python -m annotation import --queries")
+        lines.append(
+            f"{len(unknown)} of the {n} holes skipped: text unknown ({', '.join(shown[:NAMED])}{more}); "
+            + "; ".join(hints)
+        )
+    return "\n".join(lines)
 
 
 FIRST = "first version"
