@@ -288,3 +288,56 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def write_cli_files(s: Setting, folder: Path, *, n: int, seed: int, k: int = K) -> dict[str, Path]:
+    """The setting as a user's files, for the command line: golden.yaml (the pool's grades and the
+    query texts), bm25.jsonl and tfidf.jsonl (the two runs), judge.qrels (the offline judge's
+    grades on both runs' holes), and the hole sample over both runs drawn by ``calibration holes``
+    and graded from the full judgments (what people would have labelled)."""
+    import subprocess
+
+    from annotation.formats import write_qrels, write_rankings
+    from annotation.golden import read_golden, write_golden
+    from annotation.model import Run as RunType
+    from judge.lexical.model import DEFAULT_MODEL, LexicalJudge
+
+    c = s.collection
+    folder.mkdir(parents=True, exist_ok=True)
+    golden = folder / "golden.yaml"
+    write_golden(Qrels(grades=c.pool, texts=dict(c.queries), meta={"name": "cranfield-pool"}), golden)
+    bm25 = {qid: list(judged) for qid, judged in c.pool.items()}  # the pool is BM25's top 10, in rank order
+    paths = {"golden": golden, "a": folder / "bm25.jsonl", "b": folder / "tfidf.jsonl"}
+    write_rankings(RunType.from_rankings(bm25, name="bm25"), paths["a"])
+    write_rankings(RunType.from_rankings(c.run, name="tfidf"), paths["b"])
+    a, b, grades = [], [], []
+    for qid, judged in c.pool.items():
+        for doc, grade in judged.items():
+            a.append(c.queries[qid])
+            b.append(c.chunks[doc])
+            grades.append(grade)
+    model = LexicalJudge(DEFAULT_MODEL).fit(a, b, grades, "relevance", seed=0)
+    holes = find_holes(Qrels(grades=c.pool), RunType.from_rankings(c.run), k)
+    pairs = [(qid, doc) for qid, h in holes.items() for doc in h.holes]
+    predicted = model.predict([c.queries[q] for q, _ in pairs], [c.chunks[d] for _, d in pairs])
+    judge: dict[str, dict[str, int]] = {}
+    for (qid, doc), grade in zip(pairs, predicted):
+        judge.setdefault(qid, {})[doc] = int(grade)
+    paths["judge"] = folder / "judge.qrels"
+    write_qrels(Qrels(grades=judge), paths["judge"])
+    paths["sample"] = folder / "hole-sample.yaml"
+    subprocess.run(
+        [sys.executable, "-m", "calibration", "holes", str(golden), str(paths["a"]), str(paths["b"]),
+         "-k", str(k), "--sample", str(n), "--seed", str(seed), "--out", str(paths["sample"])],
+        check=True, capture_output=True, cwd=ROOT,
+    )  # fmt: skip
+    sample = read_golden(paths["sample"])
+    assert sample.sampling is not None
+    graded = {
+        qid: {doc: c.truth[qid].get(doc, 0) for stratum in strata for doc in stratum.sampled}
+        for qid, strata in sample.sampling.queries.items()
+    }
+    write_golden(
+        Qrels(grades=graded, texts=sample.texts, meta=sample.meta, sampling=sample.sampling), paths["sample"]
+    )
+    return paths
