@@ -217,7 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="G",
         help="relevant = grade >= G, for the formats that hold no grades (ragas, deepeval, phoenix labels)",
     )
-    exp.add_argument("--judge", metavar="FINGERPRINT", help="phoenix: a judge's grades instead of people's")
+    exp.add_argument(
+        "--judge",
+        metavar="NAME[@VERSION]",
+        help="qrels, phoenix: a relevance judge's grades instead of people's: the judge NAME's newest version, "
+        "NAME@VERSION (python -m judge list names them), or a FINGERPRINT or its prefix; "
+        "a failed call is no grade (left out, counted)",
+    )
     exp.add_argument(
         "--aggregate",
         choices=list(AGGREGATES),
