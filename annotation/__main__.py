@@ -4,13 +4,14 @@
         [--run FILE --name NAME [--stage fetch|keep]] [--labels FILE --annotator NAME]
     python -m annotation baseline [--db DB] [--method bm25] [--depth 100] [--name bm25-baseline]
     python -m annotation pool [--db DB] [--depth D] [--runs A,B] [--annotators X,Y --overlap SHARE] [--seed S]
+    python -m annotation pool [--db DB] --holes FILE [--annotators X,Y --overlap SHARE] [--seed S]
     python -m annotation annotators add NAME --role annotator|admin [--email ADDRESS | --subject SUB] [--db DB]
     python -m annotation annotators map-claim CLAIM=VALUE (--role annotator|admin | --remove) [--by NAME] [--db DB]
     python -m annotation annotators list [--db DB]
     python -m annotation annotators revoke NAME [--db DB]
     python -m annotation handout [--db DB] [--mode open|assigned] [--labels N] [--by NAME]
     python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
-        [--threshold G] [--judge FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
+        [--threshold G] [--judge NAME[@VERSION]|FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
         golden, qrels, csv, ragas, deepeval, beir, trec, phoenix)
 
 The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db`` (what the app

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 from annotation import exports as export_formats
 from annotation.baseline import BaselineReport, add_baseline
 from annotation.exchange import ImportSources, import_files
+from annotation.hole_pool import HolePoolReport, pool_holes
 from annotation.options import default
 from annotation.pooling import (
     EstimateSample,
@@ -28,7 +29,7 @@ from annotation.pooling import (
     sample_unjudged,
 )
 from annotation.pooling import pool as build_pool
-from annotation.store import AnnotatorRow, ClaimRule, ImportChange, ImportRecord, Store
+from annotation.store import AnnotatorRow, ClaimRule, ImportChange, ImportRecord, Store, StoreError
 
 if TYPE_CHECKING:
     from annotation.store.transfer import TableCopied
@@ -70,6 +71,7 @@ def import_(store: Store, sources: ImportSources) -> list[str]:
     return import_files(store, sources)
 
 
+@overload
 def pool(
     store: Store,
     depth: int = default("pool_depth"),
@@ -81,11 +83,47 @@ def pool(
     estimate: int | None = None,
     strata: Sequence[int] = DEFAULT_STRATA,
     corpus_stratum: bool = False,
-) -> PoolResult:
+    holes: None = None,
+) -> PoolResult: ...
+
+
+@overload
+def pool(
+    store: Store,
+    *,
+    annotators: Sequence[str] = (),
+    overlap: float | None = None,
+    seed: int = default("pool_seed"),
+    holes: str | os.PathLike[str],
+) -> HolePoolReport: ...
+
+
+def pool(
+    store: Store,
+    depth: int | None = None,
+    *,
+    runs: Sequence[str] | None = None,
+    annotators: Sequence[str] = (),
+    overlap: float | None = None,
+    seed: int = default("pool_seed"),
+    estimate: int | None = None,
+    strata: Sequence[int] = DEFAULT_STRATA,
+    corpus_stratum: bool = False,
+    holes: str | os.PathLike[str] | None = None,
+) -> PoolResult | HolePoolReport:
     """The depth-``depth`` pool of ``runs`` as items, assigned to ``annotators`` (``overlap`` None:
     the table's share with two or more people); with ``estimate``, that many unjudged candidates per
     query sampled beyond it, refused before anything is written. Returns ``{"pool", "found",
-    "sample"}``: the pool's report, what each run found alone, the sample (None without one)."""
+    "sample"}``: the pool's report, what each run found alone, the sample (None without one).
+
+    With ``holes`` (a hole sample, ``python -m calibration holes --out FILE``) instead: that
+    sample's (query, chunk) pairs as items, assigned the same way
+    (:func:`annotation.hole_pool.pool_holes`); a depth, runs or an estimate go without it."""
+    if holes is not None:
+        if depth is not None or runs or estimate or corpus_stratum:
+            raise StoreError("a hole sample's pairs are pooled as they are: no depth, runs or estimate")
+        return pool_holes(store, holes, annotators=annotators, overlap=overlap, seed=seed)
+    depth = default("pool_depth") if depth is None else depth
     if estimate:
         check_estimate(store, depth, estimate, list(strata), annotators=list(annotators))
     report = build_pool(store, depth, runs=runs, annotators=annotators, overlap=overlap, seed=seed)

@@ -71,9 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_options(imp)
     add_imports_parser(sub)
 
-    pl = sub.add_parser("pool", help="the union of every run's top D per query becomes items to label")
+    pl = sub.add_parser(
+        "pool",
+        help="the union of every run's top D per query becomes items to label; or, with --holes, "
+        "a hole sample's (query, chunk) pairs",
+    )
     add_db_option(pl)
-    add_option(pl, "pool_depth")
+    add_option(pl, "pool_depth", default=None)  # None: not given (--holes goes without it)
     pl.add_argument("--runs", metavar="A,B", help="runs to pool, comma-separated (default: all)")
     pl.add_argument(
         "--annotators", metavar="X,Y", help="assign the new items to these people, comma-separated"
@@ -96,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus-stratum",
         action="store_true",
         help="with --estimate: one more stratum of chunks no run returned in its top B_last",
+    )
+    pl.add_argument(
+        "--holes",
+        metavar="FILE",
+        help="instead of a pool of runs: the (query, chunk) pairs of a hole sample (python -m calibration "
+        "holes --sample N --out FILE) become items, blind as ever; its queries and chunks must be imported "
+        "(a pair that is not is skipped and counted); not with --depth, --runs, --estimate",
     )
 
     bl = sub.add_parser("baseline", help="add a lexical run (BM25) over the stored corpus, for pooling")
@@ -206,7 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="G",
         help="relevant = grade >= G, for the formats that hold no grades (ragas, deepeval, phoenix labels)",
     )
-    exp.add_argument("--judge", metavar="FINGERPRINT", help="phoenix: a judge's grades instead of people's")
+    exp.add_argument(
+        "--judge",
+        metavar="NAME[@VERSION]",
+        help="qrels, phoenix: a relevance judge's grades instead of people's: the judge NAME's newest version, "
+        "NAME@VERSION (python -m judge list names them), or a FINGERPRINT or its prefix; "
+        "a failed call is no grade (left out, counted)",
+    )
     exp.add_argument(
         "--aggregate",
         choices=list(AGGREGATES),

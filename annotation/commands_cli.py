@@ -155,6 +155,9 @@ def run_handout(args: argparse.Namespace) -> str:
 def run_pool(args: argparse.Namespace) -> str:
     runs = [r for r in (args.runs or "").split(",") if r] or None
     annotators = [a for a in (args.annotators or "").split(",") if a]
+    if args.holes is not None:
+        return pool_holes(args, annotators)
+    args.depth = default("pool_depth") if args.depth is None else args.depth
     strata: list[int] = []
     if args.estimate:
         strata = list(args.strata or ranks(default("estimate_strata")))
@@ -205,6 +208,56 @@ def run_pool(args: argparse.Namespace) -> str:
         )
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
+    return text + "\n"
+
+
+HOLES_ALONE = (  # pool's options that choose what a pool of runs holds: a hole sample says it itself
+    ("depth", "--depth"),
+    ("runs", "--runs"),
+    ("estimate", "--estimate"),
+    ("strata", "--strata"),
+    ("corpus_stratum", "--corpus-stratum"),
+)
+
+
+def pool_holes(args: argparse.Namespace, annotators: list[str]) -> str:
+    """``pool --holes FILE``: the hole sample's pairs as items; what was queued, in one paragraph."""
+    given = [flag for dest, flag in HOLES_ALONE if getattr(args, dest) not in (None, False)]
+    if given:
+        raise UsageError(
+            f"--holes FILE pools the hole sample's own (query, chunk) pairs: it goes without {', '.join(given)}"
+        )
+    with open_store(args.db, "write") as store:
+        done = actions.pool(
+            store, holes=args.holes, annotators=annotators, overlap=args.overlap, seed=args.seed
+        )
+    design, pairs, missing = done["design"], done["pairs"], done["missing"]
+    stored = pairs - missing
+    runs = design.get("runs")
+    named = " and ".join(map(str, runs)) if isinstance(runs, list) and runs else "a run"
+    text = (
+        f"hole sample {args.holes} (the holes of {named}'s top {design.get('k', '?')}"
+        + (
+            f" in {design['sample']} of {design['population']} queries, seed {design.get('seed')}"
+            if "sample" in design and "population" in design
+            else ""
+        )
+        + f"): {plural(pairs, '(query, chunk) pair')} over {plural(done['queries'], 'query', 'queries')}; "
+        f"{missing} of {pairs} not in the store, skipped"
+        + (
+            f" ({', '.join(done['missing_named'])}{', ...' if missing > len(done['missing_named']) else ''}; "
+            "import the corpus and queries first)"
+            if missing
+            else ""
+        )
+        + f"; of the {stored} in the store, {done['already_judged']} already judged, "
+        f"{done['items_added']} new items, {done['items_existing']} already items (kept, not added again)"
+    )
+    if annotators:
+        text += (
+            f"; {plural(done['assignments'], 'assignment')} to {plural(len(annotators), 'annotator')}, "
+            f"{done['doubly_assigned']} of {done['items_assigned']} items given to two of them"
+        )
     return text + "\n"
 
 

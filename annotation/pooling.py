@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypedDict
 
+from annotation.enqueue import check_overlap, queue_pairs
 from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from annotation.store import ITEM_KINDS, Store, StoreError
@@ -99,14 +100,9 @@ def pool(
 ) -> PoolReport:
     """Add the depth-``depth`` pool of ``runs`` (default: all) as items; assign them. ``overlap``
     None: the options table's share (0.2) when two or more annotators are given, else none."""
-    if overlap is None:
-        overlap = default("pool_overlap") if len(annotators) >= 2 else 0.0
     if depth < 1:
         raise StoreError(f"pool depth {depth}; expected an integer >= 1")
-    if not 0.0 <= overlap <= 1.0:
-        raise StoreError(f"overlap {overlap}; expected a share between 0 and 1")
-    if overlap > 0 and len(annotators) < 2:
-        raise StoreError("an overlap needs at least two annotators")
+    overlap = check_overlap(annotators, overlap)
     known = {name: run_id for run_id, name in store.stored_runs()}
     chosen = list(runs) if runs else sorted(known)
     unknown = [name for name in chosen if name not in known]
@@ -117,48 +113,17 @@ def pool(
     if not chosen:
         raise StoreError("no runs in the store; import one with python -m annotation import --run")
     pairs = store.pooled_pairs([known[name] for name in chosen], depth)
-    judged = store.labelled_chunk_pairs()
     batch = f"pool-d{depth}-" + "+".join(chosen)
-    rng = random.Random(seed)
-    added: list[int] = []
-    unassigned: list[int] = []  # pooled before, by nobody's queue yet: assigned now too
-    elsewhere: list[int] = []  # pooled before, in other people's queues: the people named now
-    # get them too (a second opinion, new people given work), unless one of them has it already
-    with store.write():
-        for query_id, chunk_id in pairs:
-            if (query_id, chunk_id) in judged:
-                continue
-            exists = store.chunk_item(query_id, chunk_id)
-            if exists is not None:
-                (unassigned if not store.is_assigned(exists) else elsewhere).append(exists)
-                continue
-            added.append(store.add_chunk_item(query_id, chunk_id, batch, rng.getrandbits(48)))
-        assigned = doubled = 0
-        order: list[int] = []
-        if annotators:
-            ids = [store.annotator_id(name) for name in annotators]
-            theirs = store.assigned_items(ids)
-            order = added + unassigned + [item for item in elsewhere if item not in theirs]
-            rng.shuffle(order)
-            n_double = round(overlap * len(order))
-            for position, item_id in enumerate(order):
-                first = ids[position % len(ids)]
-                people = [first]
-                if position < n_double:
-                    people.append(ids[(position + 1) % len(ids)])
-                    doubled += 1
-                for person in people:
-                    store.assign(item_id, person, rng.getrandbits(48))
-                    assigned += 1
+    queued = queue_pairs(store, pairs, batch, annotators, overlap, seed)
     return {
         "runs": chosen,
         "depth": depth,
         "pooled": len(pairs),
-        "already_judged": sum(1 for pair in pairs if pair in judged),
-        "items_added": len(added),
-        "assignments": assigned,
-        "items_assigned": len(order),
-        "doubly_assigned": doubled,
+        "already_judged": queued["already_judged"],
+        "items_added": queued["items_added"],
+        "assignments": queued["assignments"],
+        "items_assigned": queued["items_assigned"],
+        "doubly_assigned": queued["doubly_assigned"],
         "batch": batch,
         "warnings": [w for w in (one_run_warning(chosen),) if w],
     }

@@ -150,11 +150,11 @@ def test_export_takes_the_options_its_format_declares(tmp_path, capsys) -> None:
     --threshold is left out of the formats that hold grades whole."""
     db = tmp_path / "d.db"
     cli(main, capsys, "import", "--db", db, "--labels", EXAMPLE / "truth.qrels", "--annotator", "bob")
-    for fmt in ("golden", "qrels", "csv", "ragas", "beir"):
+    for fmt in ("golden", "csv", "ragas", "beir"):
         code, out, err = cli(
             main, capsys, "export", "--db", db, "--format", fmt, "--judge", "0b18", "-o", tmp_path / fmt
         )
-        assert (code, out, err) == (2, "", "error: --judge goes with --format phoenix\n")
+        assert (code, out, err) == (2, "", "error: --judge goes with --format qrels|phoenix\n")
         assert not (tmp_path / fmt).exists()
     plain, any_threshold = tmp_path / "plain.qrels", tmp_path / "t3.qrels"
     assert cli(main, capsys, "export", "--db", db, "--format", "qrels", "-o", plain)[0] == 0

@@ -133,7 +133,7 @@ def test_one_registry_declares_every_format() -> None:
     assert EXPORTS == {
         name: FORMATS[name].function for name in ("ragas", "deepeval", "beir", "trec", "phoenix")
     }
-    assert formats_taking("judge") == ["phoenix"] and formats_taking("aggregate") == [
+    assert formats_taking("judge") == ["qrels", "phoenix"] and formats_taking("aggregate") == [
         name for name in FORMATS if name != "csv"
     ]
     assert exchange.NothingToExport is NothingToExport and exchange.export_labels is export_labels

@@ -10,6 +10,7 @@ from datetime import date
 from typing import Any
 
 from annotation.exports.common import (
+    NothingToExport,
     PathLike,
     check_annotator,
     current_qrels,
@@ -18,11 +19,12 @@ from annotation.exports.common import (
     settled_words,
     write_csv,
 )
+from annotation.exports.judged import judge_grades, judge_title
 from annotation.formats import Qrels, write_golden, write_qrels
 from annotation.pooling import sampling_design
 from annotation.render import counted
 from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
-from annotation.store import Store
+from annotation.store import Store, StoreError
 
 __all__ = ["CSV_COLUMNS", "export_golden", "export_qrels", "export_csv"]
 
@@ -59,9 +61,31 @@ def export_qrels(
     annotator: str | None = None,
     aggregate: str = "median",
     anonymize: bool = False,
+    judge: str | None = None,
 ) -> str:
     """TREC qrels ``qid 0 docid grade`` of the current labels (:func:`annotation.formats.write_qrels`).
-    It names no one: ``anonymize`` changes nothing."""
+    It names no one: ``anonymize`` changes nothing.
+
+    With ``judge`` (a name, its newest version; ``NAME@VERSION``; or a fingerprint or its prefix:
+    :func:`annotation.exports.judged.find_judge`): that relevance judge's grades on chunk items
+    instead of people's, its repeats of one item made one grade by ``aggregate``; a failed call
+    is no grade, left out and counted in the line returned."""
+    if judge:
+        if annotator:
+            raise StoreError("give a judge or an annotator, not both: a qrels file holds one source's grades")
+        found = judge_grades(store, judge, aggregate)
+        if not found.grades:
+            raise NothingToExport(
+                f"{judge_title(found.judge)} has no grade on a chunk item"
+                + (f" ({found.failures()})" if found.failed else "")
+            )
+        qrels = Qrels(grades=found.grades)
+        write_qrels(qrels, path)
+        return (
+            _written(qrels, path)
+            + f": the grades of {judge_title(found.judge)}, repeats by {aggregate}"
+            + (f"; {found.failures()}" if found.failed else "")
+        )
     check_annotator(store, annotator)
     qrels = current_qrels(store, annotator, aggregate, "labels")
     write_qrels(qrels, path)

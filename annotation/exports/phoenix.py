@@ -15,10 +15,11 @@ from annotation.exports.common import (
     naming_clause,
     write_csv,
 )
+from annotation.exports.judged import judge_grades
 from annotation.exports.stored_traces import StoredTrace, stored_traces
 from annotation.formats import write_atomic
 from annotation.rubrics import RELEVANCE
-from annotation.store import Store, StoreError, aggregate_grades
+from annotation.store import Store, StoreError
 
 __all__ = ["PHOENIX_COLUMNS", "PHOENIX_LABELS", "export_phoenix"]
 
@@ -29,36 +30,15 @@ PHOENIX_LABELS = ("relevant", "unrelated")  # the rails of Phoenix's own relevan
 _SPAN_ID = re.compile(r"[0-9a-f]{16}")  # an OpenTelemetry span id: 8 bytes, lower-case hex
 
 
-def _judge_grades(
-    store: Store, fingerprint: str, aggregate: str
-) -> tuple[dict[str, dict[str, int]], str, str]:
-    """A relevance judge's current grades per (query, chunk) (repeats aggregated),
-    Phoenix's annotator kind for it, and its description."""
-    judges = {j["fingerprint"]: j for j in store.judges()}
-    matches = [fp for fp in judges if fp.startswith(fingerprint)] if fingerprint else []
-    if len(matches) != 1:
-        raise StoreError(
-            f"judge {fingerprint!r}: "
-            + (
-                "no such judge"
-                if not matches
-                else f"{len(matches)} judges start so; give more of the fingerprint"
-            )
-        )
-    judge = judges[matches[0]]
-    if judge["rubric"] != "relevance":
-        raise StoreError(f"judge {matches[0][:12]} grades {judge['rubric']}, not relevance")
-    items = {item_id: (query_id, chunk_id) for item_id, query_id, chunk_id in store.chunk_items()}
-    values: dict[tuple[str, str], list[int]] = {}
-    for row in store.judge_values(matches[0]):
-        if row["item_id"] in items:
-            values.setdefault(items[row["item_id"]], []).append(int(row["value"]))
-    grades: dict[str, dict[str, int]] = {}
-    for (qid, doc), vals in values.items():
-        grades.setdefault(qid, {})[doc] = aggregate_grades(vals, aggregate)
+def _judge_grades(store: Store, spec: str, aggregate: str) -> tuple[dict[str, dict[str, int]], str, str]:
+    """A relevance judge's current grades per (query, chunk) (repeats aggregated;
+    :func:`annotation.exports.judged.judge_grades`), Phoenix's annotator kind for it, and its
+    description."""
+    found = judge_grades(store, spec, aggregate)
+    judge = found.judge
     # the offline judge is a fitted scikit-learn model, not a language model
     kind = "CODE" if judge["kind"] == "lexical" else "LLM"
-    return grades, kind, f"judge {matches[0][:12]} ({judge['kind']}, {judge['model']})"
+    return found.grades, kind, f"judge {judge['fingerprint'][:12]} ({judge['kind']}, {judge['model']})"
 
 
 def _span_id(trace: StoredTrace) -> tuple[str, str]:

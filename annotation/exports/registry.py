@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 # what the faces may give a format: whose labels, how several people's become one
-# grade, the lowest relevant grade, a relevance judge's fingerprint instead of people,
+# grade, the lowest relevant grade, a relevance judge (name[@version] or fingerprint) instead of people,
 # and people named by stable pseudonyms (every format takes it)
 OPTIONS = ("annotator", "aggregate", "threshold", "judge", "anonymize")
 
@@ -81,8 +81,8 @@ FORMATS: dict[str, ExportFormat] = {
             "qrels",
             export_qrels,
             "file",
-            ("annotator", "aggregate", "anonymize"),
-            "TREC qrels of the current labels",
+            ("annotator", "aggregate", "anonymize", "judge"),
+            "TREC qrels of the current labels, or of a relevance judge's grades",
             "qrels.txt",
         ),
         ExportFormat(

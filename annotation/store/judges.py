@@ -321,6 +321,18 @@ class Judges(StoreBase):
             )
         return out
 
+    def judge_calls(self, fingerprint: str) -> list[tuple[int, bool]]:
+        """(item, failed) of every call one judge made on a live item, in the order stored:
+        ``failed`` when the row holds no value (an error: never a grade)."""
+        return [
+            (int(item), value is None)
+            for item, value in self.db.execute(
+                f"""SELECT l.item_id, l.value FROM judge_labels l JOIN items i ON i.id = l.item_id
+                    WHERE l.fingerprint = ? AND {live_item("i")} ORDER BY l.id""",
+                [fingerprint],
+            ).fetchall()
+        ]
+
     def served_models(self, fingerprint: str) -> list[dict[str, Any]]:
         """What served one judge's answers, in label order: one segment per run of labels with the
         same (served model, system fingerprint), a new one each time the pair changes:
