@@ -13,9 +13,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from annotation.formats import read_ranked
 from annotation.model import Qrels, Run
 from annotation.options import default
-from calibration.hole_files import HoleSample, compare_filled, filled_data, holes_data
+from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
 from calibration.metrics import Evaluation, Gain
 from calibration.policy.gate import (
     check_data,
@@ -169,6 +170,11 @@ def audit(
     return audit_data(qrels, _readable(run), k, min_grade, **options)
 
 
+def _names(inputs: dict[str, Any]) -> dict[str, str]:
+    """The run's and the judgments' names among a check's inputs, for the holes' report."""
+    return {key: str(inputs[key]) for key in ("run_name", "qrels_name") if key in inputs}
+
+
 def _readable(run: Run | PathLike) -> Run | Scorer:
     """A run in memory as it is; a run file as its scorer (read in pieces, :func:`file_scorer`)."""
     return run if isinstance(run, Run) else file_scorer(run)
@@ -186,21 +192,37 @@ def check(
     record_as: str | None = None,
     run_digest: str = "",
     policy: Policy = DEFAULT_POLICY,
+    judge: Qrels | None = None,
+    judge_name: str = "the judge",
+    hole_sample: HoleSample | None = None,
     **inputs: Any,
 ) -> CheckReport:
     """The run held to the policy, reading the store by the one rule (:func:`calibration.policy.gate.check_store`:
     ``db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it exists; ``no_store``: none);
     ``store_path``: a store the face has just created (``check --record`` on a missing file).
-    ``record_as``: keep the report in that store under this run name (its id in ``recorded``)."""
+    ``record_as``: keep the report in that store under this run name (its id in ``recorded``).
+
+    With ``judge`` (a judge's grades): the run's holes at k filled with them and, with
+    ``hole_sample``, corrected (:func:`calibration.hole_files.check_holes`): the report's ``holes``
+    and, per query, ``filled_at_k`` beside ``judged_at_k``, which still counts people's judgments
+    only (the rules read people's evidence; the judge's fill is said, never counted as judged)."""
     path = store_path or check_store(db, no_store=no_store)
+    whole = run if isinstance(run, Run) or judge is None else read_ranked(run)  # the holes need all of it
     if path is None:
         why = "no store: --no-store" if no_store else None
-        return check_data(qrels, _readable(run), k, min_grade, policy=policy, store_reason=why, **inputs)
+        report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)
+        if judge is None:
+            return report
+        assert isinstance(whole, Run)
+        return check_holes(report, qrels, whole, judge, judge_name, hole_sample, **_names(inputs))
     # start-up: the store (sqlite-utils, ~0.3 s), only for a check that reads one
     from annotation.store import Store
 
     with Store(path) as store:
-        report = check_data(qrels, _readable(run), k, min_grade, policy=policy, store=store, **inputs)
+        report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
+        if judge is not None:
+            assert isinstance(whole, Run)
+            report = check_holes(report, qrels, whole, judge, judge_name, hole_sample, **_names(inputs))
         if record_as is not None:
             report["recorded"] = record_check(store, report, record_as, qrels, run_digest)
     return report

@@ -279,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument(
         "--name", metavar="NAME", help="with --record: the run's name (default: the run file's name)"
     )
+    add_judge_label_options(ch)
     add_format_option(ch, "table", "json", "markdown")
 
     hi = sub.add_parser("history", help="the recorded checks of a run over time, or two of them per query")

@@ -250,6 +250,13 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
         given = "--db" if args.db else ("--with-store" if args.with_store else "--record")
         raise UsageError(f"python -m calibration check: --no-store leaves the store out; {given} needs it")
     qrels = _judgments(args.qrels)
+    if args.hole_sample and not args.judge_labels:
+        raise UsageError("python -m calibration check: --hole-sample goes with --judge-labels FILE")
+    judged: dict[str, Any] = {}
+    if args.judge_labels:
+        judge, judge_name = read_judge_labels(args.judge_labels)
+        sample = read_hole_sample(args.hole_sample) if args.hole_sample else None
+        judged = {"judge": judge, "judge_name": judge_name, "hole_sample": sample}
     inputs = dict(
         policy=policy,
         fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
@@ -291,6 +298,7 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
                 record_as=name,
                 run_digest=file_digest(args.run) if args.record else "",
                 **inputs,
+                **judged,
             )
             if name is not None:  # before a created store says "database: ... (created)"
                 print(
@@ -301,9 +309,17 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
     code = 0 if report["passed"] else 1
     if args.format == "json":
         return dumps(report), code
+    holes = ""
+    if "holes" in report:
+        holes = (
+            "\nHoles (--judge-labels): the rules above read people's judgments only (judged@k counts "
+            "them); the judge's fill and the corrected figures:\n\n" + filled_text([report["holes"]])
+        )
     if args.format == "markdown":
-        return check_markdown(report, args.qrels, args.run), code
-    return check_table(report, args.qrels, args.run), code
+        if holes:
+            holes = "\n```\n" + holes.strip("\n") + "\n```\n"
+        return check_markdown(report, args.qrels, args.run) + holes, code
+    return check_table(report, args.qrels, args.run) + holes, code
 
 
 def run_history(args: argparse.Namespace) -> tuple[str, int]:

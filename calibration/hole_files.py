@@ -48,6 +48,7 @@ from calibration.holes import (
 )
 from calibration.metrics import Gain
 from calibration.results import (
+    CheckReport,
     CorrectedFigure,
     FilledComparison,
     FilledDelta,
@@ -64,6 +65,7 @@ from calibration.workflows import InvalidInput, min_grade_of
 __all__ = [
     "HOLE_SAMPLE_METHOD",
     "HoleSample",
+    "check_holes",
     "compare_filled",
     "filled_data",
     "holes_data",
@@ -526,3 +528,36 @@ def _sample_info(sample: HoleSample | None, scores: HoleScores) -> HoleSampleInf
         "holes": sum(len(hs) for hs in sample.holes.values()),
         "file": sample.path,
     }
+
+
+def check_holes(
+    report: CheckReport,
+    qrels: Qrels,
+    run: Run,
+    judge: Qrels,
+    judge_name: str = "the judge",
+    sample: HoleSample | None = None,
+    *,
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+) -> CheckReport:
+    """``check --judge-labels``: the report's run at its k with the holes filled
+    (:func:`filled_data`), kept in ``holes``; per query ``filled_at_k``, the share of the top k the
+    judge filled, beside ``judged_at_k`` (people's judgments, which the rules read)."""
+    (filled,) = filled_data(
+        qrels,
+        run,
+        [report["k"]],
+        judge,
+        min_grade=report["min_grade"],
+        sample=sample,
+        run_name=run_name,
+        qrels_name=qrels_name,
+        judge_name=judge_name,
+    )
+    for qid, q in report["queries"].items():
+        row = filled["queries"].get(qid)
+        if row is not None:
+            q["filled_at_k"] = row["filled"] / report["k"]
+    report["holes"] = filled
+    return report

@@ -229,11 +229,14 @@ def corrected_mean(
     def half(values: np.ndarray, ddof: int = 1) -> float:
         return q * math.sqrt(fpc * float(np.sum((values - values.mean()) ** 2)) / (n - ddof) / n)
 
-    def around(centre: float, width: float) -> tuple[float, float]:
-        """The interval, cut to ``bounds``: [0, 1] for a measure, [-1, 1] for a difference of two."""
-        return max(bounds[0], centre - width), min(bounds[1], centre + width)
+    natural = (0.0, 1.0) if bounds[0] >= 0 else (-1.0, 1.0)
 
-    human_ci = around(human, half(yv))
+    def around(centre: float, width: float, cut: tuple[float, float] = natural) -> tuple[float, float]:
+        """The interval, cut to [0, 1] for a measure, [-1, 1] for a difference of two; the corrected
+        one to ``bounds`` too (its estimate lies inside them, so the cut interval holds it)."""
+        return max(cut[0], centre - width), min(cut[1], centre + width)
+
+    human_ci = around(human, half(yv)) if n >= MIN_CHANGED else None  # two alike queries: no spread
     changed = int(np.count_nonzero(gain_y))
     if changed < MIN_CHANGED:
         return Corrected(
@@ -248,7 +251,7 @@ def corrected_mean(
     se = width / q
     return Corrected(
         estimate=estimate,
-        ci=around(estimate, width),
+        ci=around(estimate, width, bounds),
         se=se,
         lam=lam,
         n=n,

@@ -90,6 +90,7 @@ class CheckFigures(TypedDict):
     positional_hits: int
     distinct_hits: int
     fetch_hits: int | None
+    filled_at_k: NotRequired[float]  # check --judge-labels: the share of the top k the judge filled
 
 
 class CheckQuery(CheckFigures):  # one query of calibration.policy.check.check_report
@@ -194,6 +195,7 @@ class CheckReport(TypedDict):
     warnings: list[str]  # the rules that only warned
     passed: bool
     recorded: NotRequired[int]  # its id in the store (check --record)
+    holes: NotRequired[FilledReport]  # check --judge-labels: the holes filled, corrected by a sample
 
 
 class CheckRow(TypedDict):  # a recorded check as the store lists it (annotation.store.history)

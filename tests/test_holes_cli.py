@@ -252,3 +252,27 @@ def test_metrics_corrected_equals_the_library(cranfield_files, capsys) -> None:
         c = scores.corrected[m["measure"]]
         assert m["corrected"]["estimate"] == pytest.approx(c.estimate)
         assert (m["corrected"]["ci"] is None) == (c.ci is None)
+
+
+def test_check_counts_the_judges_fill_apart(capsys) -> None:
+    """check --judge-labels: judged@k stays people's (the rules read it), filled@k beside it, the
+    holes' report in the JSON; the verdict is the one without the judge."""
+    plain_code, plain_out, _ = cli(
+        main, capsys, "check", GOLDEN, RUN, "-k", 5, "--no-store", "--format", "json"
+    )
+    code, out, err = cli(
+        main, capsys, "check", GOLDEN, RUN, "-k", 5, "--no-store", "--format", "json",
+        "--judge-labels", JUDGE, "--hole-sample", SAMPLE,
+    )  # fmt: skip
+    assert code == plain_code, err
+    plain, report = json.loads(plain_out), json.loads(out)
+    milk = report["queries"]["q_milk"]
+    assert milk["judged_at_k"] == plain["queries"]["q_milk"]["judged_at_k"] == pytest.approx(0.4)
+    assert milk["filled_at_k"] == pytest.approx(0.6)
+    assert [r["passed"] for r in report["rules"]] == [r["passed"] for r in plain["rules"]]
+    assert report["holes"]["k"] == 5 and report["holes"]["sample"]["n"] == 2
+    code, out, _ = cli(main, capsys, "check", GOLDEN, RUN, "-k", 5, "--no-store", "--judge-labels", JUDGE)
+    assert "Holes (--judge-labels): the rules above read people's judgments only" in out
+    assert "uncorrected: the judge's kappa on this rubric is" in out
+    code, _, err = cli(main, capsys, "check", GOLDEN, RUN, "-k", 5, "--no-store", "--hole-sample", SAMPLE)
+    assert code == 2 and "--hole-sample goes with --judge-labels" in err

@@ -125,6 +125,7 @@ metrics corrected json             | json | calibration metrics {GR} -k 5 --judg
 metrics input: not a hole sample   |      | calibration metrics {GR} -k 5 --judge-labels {W}/judge.qrels --hole-sample {W}/sampled.yaml
 metrics usage: sample alone        |      | calibration metrics {GR} -k 5 --hole-sample {W}/hole-sample.yaml
 compare judge-filled               |      | calibration compare {GR} {W}/run.jsonl -k 5 --judge-labels {W}/judge.qrels
+check judge-filled                 |      | calibration check {GR} -k 5 --no-store --judge-labels {W}/judge.qrels --hole-sample {W}/hole-sample.yaml
 [audit]
 audit table                        |      | calibration audit {GR} -k 5 --fetch-depth 10 --corpus {W}/corpus.jsonl --truth {W}/truth.qrels
 audit json                         | json | calibration audit {GR} -k 5 --fetch-depth 10 --corpus {W}/corpus.jsonl --truth {W}/truth.qrels --format json
