@@ -340,7 +340,7 @@ def filled_data(
     if sample is not None:
         for k in ks:
             _check_sample(sample, population, k)
-    agreement = _agreement(_before_sample(qrels, sample), judge, trusted, statistic)
+    agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic)
     reports: list[FilledReport] = []
     for k in ks:
         scores = _scores(qrels, run, k, judge, threshold, gain, sample)
@@ -450,7 +450,7 @@ def compare_filled(
     if sample is not None:
         for k in ks:
             _check_sample(sample, population, k)
-    agreement = _agreement(_before_sample(qrels, sample), judge, trusted, statistic)
+    agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic)
     out: list[FilledComparison] = []
     for k in ks:
         a, b = (_scores(qrels, run, k, judge, threshold, gain, sample) for run in (run_a, run_b))
@@ -504,17 +504,15 @@ def compare_filled(
     return out
 
 
-def _before_sample(qrels: Qrels, sample: HoleSample | None) -> Qrels:
-    """People's grades as they were before the sample's holes were labelled (the judge's kappa is
-    read on these; the sample's holes are scored, not compared)."""
-    if sample is None:
+def _with_sample(qrels: Qrels, sample: HoleSample | None) -> Qrels:
+    """People's grades with those the hole sample holds: the judge's kappa is read on every chunk
+    both graded, the sampled holes included (the judge's agreement where it fills)."""
+    if sample is None or not sample.grades:
         return qrels
-    return Qrels(
-        grades={
-            q: {d: g for d, g in docs.items() if d not in set(sample.holes.get(q, ()))}
-            for q, docs in qrels.grades.items()
-        }
-    )
+    grades = {q: dict(docs) for q, docs in qrels.grades.items()}
+    for q, docs in sample.grades.items():
+        grades.setdefault(q, {}).update(docs)
+    return Qrels(grades=grades)
 
 
 def _sample_info(sample: HoleSample | None, scores: HoleScores) -> HoleSampleInfo | None:

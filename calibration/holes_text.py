@@ -132,7 +132,7 @@ def filled_text(reports: list[FilledReport]) -> str:
             lines.append(
                 f"Hole sample {str(info['file'] or '')}: {info['n']} of {info['population']} queries "
                 f"(seed {info['seed']}), {info['holes']:,} holes graded by people. The judge against people "
-                f"elsewhere: kappa {_kappa(r['agreement'])}."
+                f"on the chunks both graded, the sampled holes included: kappa {_kappa(r['agreement'])}."
             )
         head = f"{'measure':<10}  {'holes as not relevant':<22}  {'judge-filled':<22}  corrected, 95% CI"
         lines += ["", head]
