@@ -14,6 +14,7 @@ namespaced ``metrics:holes:``; every data string is escaped with :func:`annotati
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import tempfile
 from pathlib import Path
 
@@ -48,9 +49,10 @@ NO_SAMPLE = "none"
 
 def samples_folder(db: str) -> Path:
     """Where the page writes hole samples: beside a SQLite store, else (a PostgreSQL URL) in the
-    machine's temporary folder."""
+    machine's temporary folder, one folder per database (named by a digest of its URL)."""
     if "://" in db:
-        return Path(tempfile.gettempdir()) / f"denominator-{SAMPLES}"
+        digest = hashlib.sha256(db.encode("utf-8")).hexdigest()[:12]
+        return Path(tempfile.gettempdir()) / f"denominator-{SAMPLES}-{digest}"
     return Path(db).resolve().parent / SAMPLES
 
 
@@ -246,13 +248,15 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
     files = _sample_files(db, report)
     if not files:
         return None
-    wanted = st.session_state.get(f"{KEY}sample_file")
+    newest = max(files, key=lambda f: f.stat().st_mtime).name  # the sample drawn last, by default
+    wanted = Path(st.session_state.get(f"{KEY}sample_file") or newest).name
     choices = [NO_SAMPLE] + [f.name for f in files]
     chosen = st.selectbox(
         "hole sample for the corrected figure",
         choices,
-        index=choices.index(Path(wanted).name) if wanted and Path(wanted).name in choices else 0,
+        index=choices.index(wanted) if wanted in choices else 0,
         key=f"{KEY}sample_choice",
+        help="People's grades on its holes are read from the store (the median of everyone's labels).",
     )
     if chosen == NO_SAMPLE:
         return None
