@@ -8,7 +8,15 @@ import io
 
 from calibration.results import CorrectedFigure, FilledComparison, FilledReport, HolesReport, JudgeAgreement
 
-__all__ = ["holes_table", "holes_csv", "filled_text", "compare_filled_text", "uncorrected_note"]
+__all__ = [
+    "holes_table",
+    "holes_csv",
+    "filled_text",
+    "compare_filled_text",
+    "uncorrected_note",
+    "figure_text",
+    "corrected_text",
+]
 
 SHOWN_HOLES = 8  # ids listed per query in the table; the rest counted
 
@@ -79,7 +87,8 @@ def holes_csv(report: HolesReport) -> str:
     return out.getvalue()
 
 
-def _figure(value: float | None, n: int) -> str:
+def figure_text(value: float | None, n: int) -> str:
+    """A mean with the queries it is over: ``0.5000 (4 q)``, or undefined."""
     return f"{value:.4f} ({n} q)" if value is not None else f"undefined ({n} q)"
 
 
@@ -103,7 +112,8 @@ def uncorrected_note(agreement: JudgeAgreement | None) -> str:
     return f"uncorrected: the judge's kappa on this rubric is {_kappa(agreement)}"
 
 
-def _corrected(c: CorrectedFigure | None, sampled: bool) -> str:
+def corrected_text(c: CorrectedFigure | None, sampled: bool) -> str:
+    """The corrected figure with its 95% interval (or "no interval") and its n of N, as printed."""
     if c is None:
         return "-" if sampled else "(no hole sample)"
     if c["estimate"] is None:
@@ -140,8 +150,8 @@ def filled_text(reports: list[FilledReport]) -> str:
         for m in r["means"]:
             c = m["corrected"]
             lines.append(
-                f"{m['measure']:<10}  {_figure(m['holes_as_not_relevant'], m['holes_as_not_relevant_n']):<22}  "
-                f"{_figure(m['judge_filled'], m['judge_filled_n']):<22}  {_corrected(c, info is not None)}"
+                f"{m['measure']:<10}  {figure_text(m['holes_as_not_relevant'], m['holes_as_not_relevant_n']):<22}  "
+                f"{figure_text(m['judge_filled'], m['judge_filled_n']):<22}  {corrected_text(c, info is not None)}"
             )
             if c is not None and c["estimate"] is not None:
                 beside = (

@@ -33,6 +33,7 @@ from calibration.audit import (
     recall_ceiling,
 )
 from calibration.check_ui import render_check, render_history
+from calibration.holes_ui import render_holes
 from calibration.metrics import Evaluation, InvalidMeasure
 from calibration.metrics_data_ui import (
     EXAMPLE_DIR,
@@ -427,6 +428,7 @@ def render_metrics_page() -> None:
     render_audit(report, data)
     render_duplicate_example(data, settings)
     render_estimate(data, report)
+    render_holes(data, settings.k, settings.min_grade, settings.source)
     render_comparison(data, settings)
     n = len(evaluation.qids)
     if n > CHECK_QUERIES and not st.toggle(
