@@ -28,7 +28,7 @@ from calibration.audit import REPEAT_RULE, parse_gate
 from calibration.cli_args import check_verdict_options
 from calibration.hole_files import read_hole_sample, read_judge_labels
 from calibration.holes_cli import run_holes
-from calibration.holes_text import compare_filled_text, filled_text
+from calibration.holes_text import check_holes_text, compare_filled_text, filled_text
 from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.policy.gate import (
     NoStore,
@@ -309,15 +309,9 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
     code = 0 if report["passed"] else 1
     if args.format == "json":
         return dumps(report), code
-    holes = ""
-    if "holes" in report:
-        holes = (
-            "\nHoles (--judge-labels): the rules above read people's judgments only (judged@k counts "
-            "them); the judge's fill and the corrected figures:\n\n" + filled_text([report["holes"]])
-        )
-    if args.format == "markdown":
-        if holes:
-            holes = "\n```\n" + holes.strip("\n") + "\n```\n"
+    markdown = args.format == "markdown"
+    holes = check_holes_text(report["holes"], markdown=markdown) if "holes" in report else ""
+    if markdown:
         return check_markdown(report, args.qrels, args.run) + holes, code
     return check_table(report, args.qrels, args.run) + holes, code
 

@@ -404,7 +404,14 @@ def read_judge_labels(path: PathLike) -> tuple[Qrels, str]:
 
 
 def _scores(
-    qrels: Qrels, run: Run, k: int, judge: Qrels, threshold: int, gain: Gain, sample: HoleSample | None
+    qrels: Qrels,
+    run: Run,
+    k: int,
+    judge: Qrels,
+    threshold: int,
+    gain: Gain,
+    sample: HoleSample | None,
+    hint: str = "",
 ) -> HoleScores:
     try:
         return score_with_holes(
@@ -419,8 +426,7 @@ def _scores(
         )
     except HolesError as exc:
         where = f"{sample.path}: " if sample else ""
-        hint = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)" if sample else ""
-        raise InvalidInput(f"{where}{exc}{hint}") from None
+        raise InvalidInput(f"{where}{exc}{hint if sample else ''}") from None
 
 
 def compare_filled(
@@ -453,7 +459,8 @@ def compare_filled(
     agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic)
     out: list[FilledComparison] = []
     for k in ks:
-        a, b = (_scores(qrels, run, k, judge, threshold, gain, sample) for run in (run_a, run_b))
+        both = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)"
+        a, b = (_scores(qrels, run, k, judge, threshold, gain, sample, both) for run in (run_a, run_b))
         rows_a = {q: i for i, q in enumerate(a.qids)}
         rows_b = {q: i for i, q in enumerate(b.qids)}
         shared = [q for q in population if q in rows_a and q in rows_b]

@@ -9,6 +9,7 @@ import io
 from calibration.results import CorrectedFigure, FilledComparison, FilledReport, HolesReport, JudgeAgreement
 
 __all__ = [
+    "check_holes_text",
     "holes_table",
     "holes_csv",
     "filled_text",
@@ -238,3 +239,13 @@ def compare_filled_text(reports: list[FilledComparison]) -> str:
             lines.append(f"{d['measure']:<10}  {shown:<22}  {_delta(d['judge_filled']):<14}  {corrected}")
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
+
+
+def check_holes_text(report: FilledReport, *, markdown: bool = False) -> str:
+    """What ``check --judge-labels`` adds after the check: the holes' figures, said apart from the
+    rules (which read people's judgments only); in a code block for markdown."""
+    text = (
+        "Holes (--judge-labels): the rules above read people's judgments only (judged@k counts them); "
+        "the judge's fill and the corrected figures:\n\n" + filled_text([report])
+    )
+    return f"\n```\n{text.strip()}\n```\n" if markdown else "\n" + text
