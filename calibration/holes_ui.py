@@ -28,7 +28,7 @@ from annotation.formats import read_corpus
 from annotation.model import Qrels
 from annotation.options import option
 from annotation.render import md, md_list
-from annotation.store import Store, database_exists
+from annotation.store import Store, database_exists, default_judge_name
 from calibration import actions
 from calibration.hole_files import HoleSample, read_hole_sample, write_hole_sample
 from calibration.holes_text import SHOWN_HOLES, corrected_text, filled_text, uncorrected_note
@@ -43,7 +43,7 @@ __all__ = ["render_holes", "samples_folder"]
 KEY = "metrics:holes:"
 TABLE_ROWS = 200  # past this many queries the holes are a scrolling grid, not HTML rows
 SAMPLES = "hole-samples"  # the folder beside the store where the page writes its hole samples
-DEFAULT_JUDGE = "offline-lexical/relevance"  # the offline judge's name (judge.jobs.grade_offline)
+DEFAULT_JUDGE = default_judge_name({"kind": "lexical", "rubric": "relevance"})  # the offline judge's
 NO_SAMPLE = "none"
 
 
