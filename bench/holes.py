@@ -1,6 +1,6 @@
 """Metrics that survive unjudged chunks, measured on Cranfield (issue #30).
 
-    python bench/holes.py [--reps R] [--sample N ...] [--seed S] [--model logistic|ridge]
+    python bench/holes.py [--reps R] [--sample N ...] [--seed S ...] [--model logistic|ridge]
 
 The week the essay describes, on data no one here made (:mod:`bench.cranfield`): judgments
 from one system's pool only (the product's BM25 baseline, top 10), a second system's run
@@ -265,29 +265,54 @@ def report_text(s: Setting, results: dict[int, dict[str, dict]], full: dict[str,
     return "\n".join(lines)
 
 
+def ranges_text(by_seed: dict[int, dict[int, dict[str, dict]]]) -> str:
+    """Per measure and sample size, each figure's range over the seeds (min-max)."""
+    first = next(iter(by_seed.values()))
+    lines = [f"Ranges over the seeds {', '.join(map(str, by_seed))}:"]
+    for n, per in first.items():
+        for name in per:
+            rows = [by_seed[seed][n][name] for seed in by_seed]
+
+            def span(key: str, percent: bool = False, rows: list[dict] = rows) -> str:
+                values = [r[key] for r in rows]
+                fmt = (lambda v: f"{v:.1%}") if percent else (lambda v: f"{v:.4f}")
+                return f"{fmt(min(values))}-{fmt(max(values))}"
+
+            lines.append(
+                f"  n {n:>3} {name:<8} coverage {span('coverage', True)} (given {span('interval_given', True)}), "
+                f"width {span('width')}, people-only {span('width_people_only')}, "
+                f"narrower {span('narrower', True)}, corrected error {span('error_corrected')}"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--reps", type=int, default=4000)
     parser.add_argument("--sample", type=int, action="append", default=None, help="queries sampled (repeat)")
-    parser.add_argument("--seed", type=int, default=20261203)
+    parser.add_argument(
+        "--seed", type=int, action="append", default=None, help="seed (repeat; default 1, 2, 3)"
+    )
     parser.add_argument("--model", choices=("logistic", "ridge"), default=None)
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     s = setting(args.model)
-    results = {n: simulate(s, reps=args.reps, n=n, seed=args.seed) for n in (args.sample or [20, 40])}
     full = full_judgment_means(s)
-    print(report_text(s, results, full, args.reps))
+    by_seed: dict[int, dict[int, dict[str, dict]]] = {}
+    for seed in args.seed or [1, 2, 3]:
+        by_seed[seed] = {
+            n: simulate(s, reps=args.reps, n=n, seed=seed) for n in (args.sample or [20, 40, 60])
+        }
+        print(f"seed {seed}:")
+        print(report_text(s, by_seed[seed], full, args.reps))
+    print(ranges_text(by_seed))
     print(f"load average (1 min) {os.getloadavg()[0]:.2f}; {time.perf_counter() - started:.1f} s")
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"model": s.model, "reps": args.reps, "results": results, "full": full}, indent=2)
+            json.dumps({"model": s.model, "reps": args.reps, "results": by_seed, "full": full}, indent=2)
         )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 def write_cli_files(s: Setting, folder: Path, *, n: int, seed: int, k: int = K) -> dict[str, Path]:
@@ -341,3 +366,7 @@ def write_cli_files(s: Setting, folder: Path, *, n: int, seed: int, k: int = K) 
         Qrels(grades=graded, texts=sample.texts, meta=sample.meta, sampling=sample.sampling), paths["sample"]
     )
     return paths
+
+
+if __name__ == "__main__":
+    sys.exit(main())

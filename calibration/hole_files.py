@@ -484,6 +484,7 @@ def compare_filled(
                         anchor_sampled=pool[pick],
                         anchor_all=pool[domain],
                         bounds=(-1.0, 1.0),
+                        both_ends=True,
                     )
                 )
             deltas.append(

@@ -35,6 +35,16 @@ is. Three figures per measure, over the same queries:
   only when the corrected interval is narrower. A Student t quantile rather than the normal
   one, because n is small by design (tens of queries) and lam is tuned on the same sample.
 
+The misses of that t interval fall almost all on one side: a query's gain from people's labels
+on its holes is zero for most queries and large for a few, so a sample that drew few of the
+large ones reads both a low mean and a low variance, and the target lies above the interval.
+The interval's upper end is therefore raised to the upper end of a score interval that ties the
+gain's variance to its mean (``_score_upper``: Wilson's reasoning for a proportion, with
+V(u) = a+ u - u^2 + C); its lower end stays the t one. Measured on Cranfield (``bench/holes.py``,
+three seeds of 4,000 samples), P@10's coverage went from 93.2-94.7% to 95.7-96.7% at 40 and 60
+sampled queries, 6% wider, still about 60% narrower than people-only; nDCG@10, R@10 and AP rose
+too (R@10 at 60 queries stays near 88%: 27 of 193 queries gain at all).
+
 The interval needs the sample to have seen what the holes do: when people's labels on the
 holes changed the figure of fewer than ``MIN_CHANGED`` (5) sampled queries, no interval is
 given (the point estimate is, with that said). A hole's effect is a rare event for some
@@ -179,10 +189,13 @@ def corrected_mean(
     alpha: float = 0.05,
     lam: float | None = None,
     bounds: tuple[float, float] = (0.0, 1.0),
+    both_ends: bool = False,
 ) -> Corrected:
     """The estimator of the module's docstring: ``y`` and ``f_sampled`` (and ``anchor_sampled``)
     on the n sampled queries, same order; ``f_all`` (and ``anchor_all``) on all N, the sampled
-    ones included. Without an anchor it is 0: plain PPI on the whole figure."""
+    ones included. Without an anchor it is 0: plain PPI on the whole figure. ``both_ends``: the
+    lower end is lowered by the mirrored score interval too (a difference of two runs, whose
+    gains may lean either way)."""
     yv, fs, fa = _vectors(y, f_sampled, f_all)
     n, big_n = yv.size, fa.size
     ps, pa = _vectors(
@@ -213,7 +226,8 @@ def corrected_mean(
             lam = float(np.clip(np.cov(gain_y, gain_f, ddof=1)[0, 1] / var_f, 0.0, 1.0))
     base = float(pa.mean())
     d = gain_y - lam * gain_f
-    estimate = min(max(base + lam * float(gain_all.mean()) + float(d.mean()), bounds[0]), bounds[1])
+    raw = base + lam * float(gain_all.mean()) + float(d.mean())
+    estimate = min(max(raw, bounds[0]), bounds[1])
     human = float(yv.mean())
     plain = base + float(gain_y.mean())
     if n < 2:
@@ -247,11 +261,21 @@ def corrected_mean(
         )  # fmt: skip
     # a tuned lambda is one parameter fitted on the sample: its residuals' variance has n - 2
     # degrees of freedom, as the survey sampler's regression estimator counts them
-    width = half(d, 2 if tuned and n > 2 and note is None else 1)
+    ddof = 2 if tuned and n > 2 and note is None else 1
+    width = half(d, ddof)
     se = width / q
+    # the upper end reaches as far as the score interval's, never less
+    score = _score_upper(gain_y, gain_f, lam, raw - base, q * q * fpc / (n - ddof))
+    low, high = around(estimate, width, bounds)
+    if score is not None:
+        high = min(max(high, base + score), bounds[1])
+    if both_ends:  # a difference of two runs' gains may lean either way: the mirror for the lower end
+        mirror = _score_upper(-gain_y, -gain_f, lam, base - raw, q * q * fpc / (n - ddof))
+        if mirror is not None:
+            low = max(min(low, base - mirror), bounds[0])
     return Corrected(
         estimate=estimate,
-        ci=around(estimate, width, bounds),
+        ci=(low, high),
         se=se,
         lam=lam,
         n=n,
@@ -259,10 +283,47 @@ def corrected_mean(
         human_only=human,
         human_only_ci=human_ci,
         without_judge=plain,
-        without_judge_ci=around(plain, half(gain_y)),
+        without_judge_ci=_raised(around(plain, half(gain_y)), base, gain_y, q * q * fpc / (n - 1), natural),
         note=note,
         changed=changed,
     )
+
+
+def _raised(
+    ci: tuple[float, float], base: float, gain_y: np.ndarray, k2: float, cut: tuple[float, float]
+) -> tuple[float, float]:
+    """The sample-alone interval (lambda 0) with its upper end raised as the corrected one's."""
+    score = _score_upper(gain_y, np.zeros_like(gain_y), 0.0, float(gain_y.mean()), k2)
+    return ci if score is None else (ci[0], min(max(ci[1], base + score), cut[1]))
+
+
+def _score_upper(gain_y: np.ndarray, gain_f: np.ndarray, lam: float, u_hat: float, k2: float) -> float | None:
+    """The upper end, above the anchor, of a score interval for the mean gain ``u`` under the
+    variance a gain of that mean has: a gain is mostly zero with a few large values, so its
+    variance grows with its mean (a Wilson interval's reasoning, for a proportion's 0/1):
+
+        var_g(u) = a+ u - u^2 + (a+ + a-) mean(g-),  a+ = sum(g+^2) / sum(g+),  a- = sum(g-^2) / sum(g-)
+        V(u)     = r var_g(u),  r = var(g - lam gf) / var(g)   (the share the judge leaves unexplained)
+
+    (g+ and g- the positive and negative parts of ``gain_y``, gf ``gain_f``, moments with ddof 0;
+    at u = the sample's mean gain, var_g is the sample's variance of g and V the residual's); the
+    end is the larger root of (u_hat - u)^2 = k2 V(u), ``k2`` = t^2 (1 - n/N) / (n - ddof). None
+    when the gains do not vary or it has no real root."""
+    spread = float(np.var(gain_y))
+    if spread == 0.0:
+        return None
+    share = float(np.var(gain_y - lam * gain_f)) / spread
+    positive = np.clip(gain_y, 0.0, None)
+    negative = np.clip(-gain_y, 0.0, None)
+    a_pos = float((positive**2).sum() / positive.sum()) if positive.sum() > 0 else 0.0
+    a_neg = float((negative**2).sum() / negative.sum()) if negative.sum() > 0 else 0.0
+    const = (a_pos + a_neg) * float(negative.mean())
+    k2 *= share
+    b = 2 * u_hat + k2 * a_pos
+    disc = b * b - 4 * (1 + k2) * (u_hat * u_hat - k2 * const)
+    if disc < 0:
+        return None
+    return (b + math.sqrt(disc)) / (2 * (1 + k2))
 
 
 @dataclass

@@ -188,3 +188,29 @@ def test_coverage_on_cranfield_400_repetitions() -> None:
     assert p["error_corrected"] < p["error_holes_as_not_relevant"]
     assert p["target"] == pytest.approx(0.2284444, abs=1e-6)
     assert p["holes_as_not_relevant"] == pytest.approx(0.1866667, abs=1e-6)
+
+
+def test_the_upper_end_reaches_further_when_the_gains_are_rare_and_large() -> None:
+    """Most queries gain nothing from people's hole labels, a few gain much: the t interval's upper
+    end is raised to the score interval's (the variance tied to the mean), its lower end kept."""
+    from scipy.stats import t as student_t
+
+    gain = np.zeros(40)
+    gain[:5] = [0.3, 0.2, 0.2, 0.1, 0.1]  # 5 of 40 sampled queries changed
+    anchor = np.full(40, 0.2)
+    y = anchor + gain
+    got = corrected_mean(
+        y, anchor, np.full(200, 0.2), anchor_sampled=anchor, anchor_all=np.full(200, 0.2), lam=0.0
+    )
+    assert got.ci is not None
+    centre = 0.2 + gain.mean()
+    half = float(student_t.ppf(0.975, 39)) * math.sqrt((1 - 40 / 200) * np.var(gain, ddof=1) / 40)
+    assert got.ci[0] == pytest.approx(centre - half)  # the t lower end
+    assert got.ci[1] > centre + half + 0.005  # raised
+    # by hand: a+ = sum g^2 / sum g = 0.19 / 0.9; k2 = t^2 (1 - n/N) / (n - 1); share 1 (lam 0)
+    a_pos = 0.19 / 0.9
+    k2 = float(student_t.ppf(0.975, 39)) ** 2 * 0.8 / 39
+    u_hat = gain.mean()
+    b = 2 * u_hat + k2 * a_pos
+    root = (b + math.sqrt(b * b - 4 * (1 + k2) * u_hat * u_hat)) / (2 * (1 + k2))
+    assert got.ci[1] == pytest.approx(0.2 + root)

@@ -276,3 +276,19 @@ def test_check_counts_the_judges_fill_apart(capsys) -> None:
     assert "uncorrected: the judge's kappa on this rubric is" in out
     code, _, err = cli(main, capsys, "check", GOLDEN, RUN, "-k", 5, "--no-store", "--hole-sample", SAMPLE)
     assert code == 2 and "--hole-sample goes with --judge-labels" in err
+
+
+def test_swapping_the_runs_mirrors_the_corrected_delta(cranfield_files, capsys) -> None:
+    _s, paths = cranfield_files
+
+    def p10(a, b):
+        code, out, _ = cli(
+            main, capsys, "compare", paths["golden"], paths[a], paths[b], "-k", 10,
+            "--judge-labels", paths["judge"], "--hole-sample", paths["sample"], "--format", "json",
+        )  # fmt: skip
+        (report,) = json.loads(out)["cutoffs"]
+        return next(d for d in report["deltas"] if d["measure"] == "P@10")["corrected"]
+
+    forward, backward = p10("a", "b"), p10("b", "a")
+    assert forward["estimate"] == pytest.approx(-backward["estimate"])
+    assert forward["ci"] == pytest.approx([-backward["ci"][1], -backward["ci"][0]])
