@@ -33,7 +33,8 @@ def cranfield_dir() -> Path | None:
     return None
 
 
-def _parse(path: Path, fields: set[str]) -> list[str]:
+def parse(path: Path, fields: set[str]) -> list[str]:
+    """The texts of an SGML-ish Cranfield file: per ``.I`` record, the lines of ``fields`` joined."""
     texts: list[list[str]] = []
     current: list[str] = []
     field = None
@@ -64,8 +65,8 @@ def load(folder: Path, depth: int = 10) -> Collection:
 
     from annotation.baseline import bm25_run
 
-    docs = _parse(folder / "cran.all.1400", {".T", ".W"})
-    texts = _parse(folder / "cran.qry", {".W"})
+    docs = parse(folder / "cran.all.1400", {".T", ".W"})
+    texts = parse(folder / "cran.qry", {".W"})
     chunks = {str(i + 1): text for i, text in enumerate(docs)}
     queries = {str(i + 1): text for i, text in enumerate(texts)}
     truth: dict[str, dict[str, int]] = {qid: {} for qid in queries}

@@ -60,6 +60,7 @@ class Setting:
     judge_relevant: int
     judge_and_people_relevant: int
     model: str
+    judge: dict[str, dict[str, int]]  # the offline judge's grades on the holes
 
 
 def setting(model: str | None = None, folder: Path | None = None) -> Setting:
@@ -107,6 +108,7 @@ def setting(model: str | None = None, folder: Path | None = None) -> Setting:
         judge_relevant=int(said.sum()),
         judge_and_people_relevant=int((truth & said).sum()),
         model=model,
+        judge=judge,
     )
 
 
@@ -325,7 +327,6 @@ def write_cli_files(s: Setting, folder: Path, *, n: int, seed: int, k: int = K) 
     from annotation.formats import write_qrels, write_rankings
     from annotation.golden import read_golden, write_golden
     from annotation.model import Run as RunType
-    from judge.lexical.model import DEFAULT_MODEL, LexicalJudge
 
     c = s.collection
     folder.mkdir(parents=True, exist_ok=True)
@@ -335,21 +336,8 @@ def write_cli_files(s: Setting, folder: Path, *, n: int, seed: int, k: int = K) 
     paths = {"golden": golden, "a": folder / "bm25.jsonl", "b": folder / "tfidf.jsonl"}
     write_rankings(RunType.from_rankings(bm25, name="bm25"), paths["a"])
     write_rankings(RunType.from_rankings(c.run, name="tfidf"), paths["b"])
-    a, b, grades = [], [], []
-    for qid, judged in c.pool.items():
-        for doc, grade in judged.items():
-            a.append(c.queries[qid])
-            b.append(c.chunks[doc])
-            grades.append(grade)
-    model = LexicalJudge(DEFAULT_MODEL).fit(a, b, grades, "relevance", seed=0)
-    holes = find_holes(Qrels(grades=c.pool), RunType.from_rankings(c.run), k)
-    pairs = [(qid, doc) for qid, h in holes.items() for doc in h.holes]
-    predicted = model.predict([c.queries[q] for q, _ in pairs], [c.chunks[d] for _, d in pairs])
-    judge: dict[str, dict[str, int]] = {}
-    for (qid, doc), grade in zip(pairs, predicted):
-        judge.setdefault(qid, {})[doc] = int(grade)
     paths["judge"] = folder / "judge.qrels"
-    write_qrels(Qrels(grades=judge), paths["judge"])
+    write_qrels(Qrels(grades=s.judge), paths["judge"])
     paths["sample"] = folder / "hole-sample.yaml"
     subprocess.run(
         [sys.executable, "-m", "calibration", "holes", str(golden), str(paths["a"]), str(paths["b"]),

@@ -17,6 +17,7 @@ from scipy import stats
 from scipy.signal import fftconvolve
 
 from annotation.formats import read_golden, read_qrels, read_rankings
+from bench.cranfield import parse
 from calibration.estimate import (
     INTERVALS,
     LabelledStratum,
@@ -600,18 +601,7 @@ STOP = set(
 
 
 def _parse_sgml(path: Path) -> list[str]:
-    texts, current, field = [], None, None
-    for line in path.read_text().splitlines():
-        line = line.rstrip("\r")
-        if line.startswith(".I"):
-            current = []
-            texts.append(current)
-            field = None
-        elif line.startswith("."):
-            field = line[:2]
-        elif field == ".W":
-            current.append(line)
-    return [" ".join(t) for t in texts]
+    return parse(path, {".W"})
 
 
 def _cranfield_runs():
