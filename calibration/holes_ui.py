@@ -326,8 +326,8 @@ def render_figures(
     """Per measure, holes as not relevant, judge-filled and corrected with its 95% interval, each
     with the queries it is over (``metrics --judge-labels J [--hole-sample FILE]``)."""
     st.markdown("**The three figures**")
-    if judge is None:
-        st.info(
+    if judge is None:  # guidance, not a problem: a caption, not an alert box
+        st.caption(
             "No judge's grades on these holes: fill them with the judge (above) to see the judge-filled "
             "figures beside holes as not relevant."
         )
