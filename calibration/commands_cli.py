@@ -173,10 +173,14 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
 
 def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
     """``metrics --judge-labels FILE [--hole-sample FILE]``: the holes filled by a judge."""
-    if args.format == "trec":
-        raise UsageError("python -m calibration metrics: --judge-labels prints table or json, not trec")
-    if args.grouped:
-        raise UsageError("python -m calibration metrics: --judge-labels reads the run whole (no --grouped)")
+    unread = {
+        "--format trec": args.format == "trec",
+        "--missing zero": args.missing != "drop",
+        "--corpus": args.corpus or args.corpus_size,
+        "--grouped (the run is read whole)": args.grouped,
+    }
+    for flag in (flag for flag, given in unread.items() if given):
+        raise UsageError(f"python -m calibration metrics: {flag} does not go with --judge-labels")
     qrels, run, qrels_name, run_name, _corpus = _scored(args)
     assert run is not None
     judge, judge_name = read_judge_labels(args.judge_labels)

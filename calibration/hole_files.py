@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +42,7 @@ from calibration.holes import (
     HoleScores,
     HolesError,
     corrected_mean,
-    find_holes,
+    holes_of,
     sample_queries,
     score_with_holes,
 )
@@ -82,11 +82,11 @@ HOLE_SAMPLE_METHOD = (
 STRATUM = "holes"
 
 
-def _population(qrels: Qrels, *runs: Run) -> list[str]:
-    """The queries the judgments and every run share, bytewise."""
+def _population(qrels: Qrels, *rankings: Mapping[str, Sequence[str]]) -> list[str]:
+    """The queries the judgments and every run (its rankings) share, bytewise."""
     shared = set(qrels.grades)
-    for run in runs:
-        shared &= set(run.rankings())
+    for ranked in rankings:
+        shared &= set(ranked)
     return sorted(shared, key=lambda q: q.encode("utf-8"))
 
 
@@ -104,12 +104,13 @@ def holes_data(
     that many of the queries (seeded), whose holes people label."""
     if not runs:
         raise InvalidInput("holes needs a run")
-    population = _population(qrels, *(run for _, run in runs))
+    rankings = [run.rankings() for _, run in runs]  # once per run: seconds on a big one
+    population = _population(qrels, *rankings)
     if not population:
         names = " and ".join(name for name, _ in runs)
         raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
     try:
-        per_run = [find_holes(qrels, run, k) for _, run in runs]
+        per_run = [holes_of(qrels.grades, ranked, k) for ranked in rankings]
     except HolesError as exc:
         raise InvalidInput(str(exc)) from None
     rows: dict[str, HoleRow] = {}
@@ -137,9 +138,9 @@ def holes_data(
             "holes": sum(len(rows[q]["holes"]) for q in picked),
             "file": None,
         }
-    left_out = set()
-    for _, run in runs:
-        left_out |= set(run.rankings()) - set(population)
+    left_out: set[str] = set()
+    for ranked in rankings:
+        left_out |= set(ranked) - set(population)
     return {
         "k": k,
         "runs": [name for name, _ in runs],
@@ -228,6 +229,18 @@ def read_hole_sample(path: PathLike) -> HoleSample:
         if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key != "seed" else 0):
             raise InvalidInput(f"{path}: sampling.design.{key} is {value!r}; expected a whole number")
         numbers[key] = value
+    for key, kind in (("sample", int), ("runs", list)):
+        value = params.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
+            raise InvalidInput(
+                f"{path}: sampling.design.{key} is {value!r}; expected {'a whole number' if kind is int else 'a list of run names'}"
+            )
+    if not design.queries:
+        raise InvalidInput(f"{path}: the hole sample names no query (sampling.queries is empty)")
+    if isinstance(params.get("sample"), int) and params["sample"] != len(design.queries):
+        raise InvalidInput(
+            f"{path}: sampling.design.sample says {params['sample']} queries, sampling.queries holds {len(design.queries)}"
+        )
     holes: dict[str, tuple[str, ...]] = {}
     for qid, strata in design.queries.items():
         if [s.name for s in strata] != [STRATUM] or strata[0].size != len(strata[0].sampled):
@@ -334,7 +347,8 @@ def filled_data(
     """``metrics --judge-labels``: per cutoff, the run scored with holes as not relevant, with the
     judge's grades on the holes, and (with ``sample``) the corrected figure with its interval."""
     threshold = min_grade_of(qrels, min_grade)
-    population = _population(qrels, run)
+    ranked = run.rankings()  # once: seconds on a big run
+    population = _population(qrels, ranked)
     if not population:
         raise InvalidInput(f"{run_name} and {qrels_name} share no query")
     if sample is not None:
@@ -343,7 +357,7 @@ def filled_data(
     agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic)
     reports: list[FilledReport] = []
     for k in ks:
-        scores = _scores(qrels, run, k, judge, threshold, gain, sample)
+        scores = _scores(qrels, run, [ranked], k, judge, threshold, gain, sample)
         means: list[FilledMean] = []
         for name in scores.measures:
             pool_mean, pool_n = scores.mean("pool", name)
@@ -406,6 +420,7 @@ def read_judge_labels(path: PathLike) -> tuple[Qrels, str]:
 def _scores(
     qrels: Qrels,
     run: Run,
+    rankings: Sequence[Mapping[str, Sequence[str]]],
     k: int,
     judge: Qrels,
     threshold: int,
@@ -413,6 +428,14 @@ def _scores(
     sample: HoleSample | None,
     hint: str = "",
 ) -> HoleScores:
+    """The run (``rankings[0]``) scored three ways; ``rankings``: every run the sample serves
+    (compare: both), whose top k of the sample's depth bound which of its chunks count as holes."""
+    holes = None
+    if sample is not None:  # a chunk the file names outside every run's top k is no hole: ignored
+        holes = {}
+        for qid, listed in sample.holes.items():
+            top = {d for ranked in rankings for d in ranked.get(qid, ())[: sample.k]}
+            holes[qid] = [d for d in listed if d in top]
     try:
         return score_with_holes(
             qrels,
@@ -421,8 +444,9 @@ def _scores(
             judge=judge.grades,
             min_grade=threshold,
             gain=gain,
-            sample=sample.holes if sample else None,
+            sample=holes,
             people=sample.grades if sample else None,
+            rankings=rankings[0],
         )
     except HolesError as exc:
         where = f"{sample.path}: " if sample else ""
@@ -450,7 +474,8 @@ def compare_filled(
     its interval: the uncertainty of the holes' labels over these queries, not the query sample's
     (compare's paired tests say that)."""
     threshold = min_grade_of(qrels, min_grade)
-    population = _population(qrels, run_a, run_b)
+    ranked_a, ranked_b = run_a.rankings(), run_b.rankings()
+    population = _population(qrels, ranked_a, ranked_b)
     if not population:
         raise InvalidInput(f"{names[0]}, {names[1]} and {qrels_name} share no query")
     if sample is not None:
@@ -460,13 +485,15 @@ def compare_filled(
     out: list[FilledComparison] = []
     for k in ks:
         both = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)"
-        a, b = (_scores(qrels, run, k, judge, threshold, gain, sample, both) for run in (run_a, run_b))
+        a = _scores(qrels, run_a, [ranked_a, ranked_b], k, judge, threshold, gain, sample, both)
+        b = _scores(qrels, run_b, [ranked_b, ranked_a], k, judge, threshold, gain, sample, both)
         rows_a = {q: i for i, q in enumerate(a.qids)}
         rows_b = {q: i for i, q in enumerate(b.qids)}
         shared = [q for q in population if q in rows_a and q in rows_b]
         ia = np.array([rows_a[q] for q in shared], dtype=np.int64)
         ib = np.array([rows_b[q] for q in shared], dtype=np.int64)
-        in_sample = np.array([q in set(a.sampled) for q in shared], dtype=bool)
+        sampled = set(a.sampled)
+        in_sample = np.array([q in sampled for q in shared], dtype=bool)
         deltas: list[FilledDelta] = []
         for name in a.measures:
             pool = b.pool[name][ib] - a.pool[name][ia]

@@ -13,37 +13,37 @@ is. Three figures per measure, over the same queries:
   ("|Rel| 3 + 1 filled"); relevant chunks beyond the run's top k that nobody judged stay
   unknown (that is the audit's ``--estimate``, not this);
 - **corrected** (with a hole sample): a uniform random sample of n of the N queries whose
-  holes people labelled. For the query-level values ``f_i`` (judge-filled, every query) and
-  ``y_i`` (people's grades on the holes, the sampled queries), the target is the mean of
-  ``y`` over all N queries (what people judging every hole of the top k would read):
+  holes people labelled. For the query-level values ``p_i`` (holes as not relevant, every
+  query), ``f_i`` (judge-filled, every query) and ``y_i`` (people's grades on the holes, the
+  sampled queries), the target is the mean of ``y`` over all N queries (what people judging
+  every hole of the top k would read). The judge predicts only what the holes add, ``f - p``:
 
-      theta_hat = lam * mean_N(f) + mean_n(y - lam * f)
-      se^2      = (1 - n/N) * var_n(y - lam * f) / n
+      theta_hat = mean_N(p) + lam * mean_N(f - p) + mean_n((y - p) - lam * (f - p))
+      se^2      = (1 - n/N) * var_n((y - p) - lam * (f - p)) / n
                   (var with n - 1 degrees of freedom, n - 2 when lam was tuned on the sample)
-      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se, cut to [0, 1] ([-1, 1] for a delta;
-                  for P@k, to [holes as not relevant, every hole relevant], for R@k to [holes
-                  as not relevant, 1]: known bounds, which cut the estimate too)
+      CI        = theta_hat -/+ t_{n-1, 1-alpha/2} * se, its upper end raised (below), cut to
+                  [0, 1] ([-1, 1] for a delta; for P@k, to [holes as not relevant, every hole
+                  relevant], for R@k to [holes as not relevant, 1]: known bounds, which cut the
+                  estimate too)
 
-  ``mean_N(f)`` is known exactly (every query has its judge-filled value), so the only
+  ``mean_N(p)`` and ``mean_N(f - p)`` are known exactly (every query has both), so the only
   noise is which queries were drawn: the variance is the finite-population one of a simple
   random sample without replacement (the survey sampler's difference estimator; PPI's mean
   estimator, Angelopoulos et al., Science 2023, with the unlabelled set being the whole
   population, where the term for the unlabelled mean's own noise is zero). ``lam`` is
-  tuned as PPI++ tunes it (the variance-minimising weight, ``cov_n(y, f) / var_n(f)``,
-  clipped to [0, 1]); ``lam = 1`` is plain PPI, ``lam = 0`` the people-only mean of the
-  sample, which is printed beside (same labels, same formula): the judge earns its place
-  only when the corrected interval is narrower. A Student t quantile rather than the normal
-  one, because n is small by design (tens of queries) and lam is tuned on the same sample.
+  tuned as PPI++ tunes it (the variance-minimising weight, ``cov_n(y - p, f - p) /
+  var_n(f - p)``, clipped to [0, 1]; 0 when the judge's fill does not vary over the sample,
+  which then shows nothing of its accuracy); ``lam = 0`` is the sample alone, anchored on the
+  pool's figure, printed beside with the people-only mean of the sample (same labels): the
+  judge earns its place only when the corrected interval is narrower. A Student t quantile
+  rather than the normal one, because n is small by design (tens of queries) and lam is tuned
+  on the same sample.
 
-The misses of that t interval fall almost all on one side: a query's gain from people's labels
-on its holes is zero for most queries and large for a few, so a sample that drew few of the
-large ones reads both a low mean and a low variance, and the target lies above the interval.
-The interval's upper end is therefore raised to the upper end of a score interval that ties the
-gain's variance to its mean (``_score_upper``: Wilson's reasoning for a proportion, with
-V(u) = a+ u - u^2 + C); its lower end stays the t one. Measured on Cranfield (``bench/holes.py``,
-three seeds of 4,000 samples), P@10's coverage went from 93.2-94.7% to 95.7-96.7% at 40 and 60
-sampled queries, 6% wider, still about 60% narrower than people-only; nDCG@10, R@10 and AP rose
-too (R@10 at 60 queries stays near 88%: 27 of 193 queries gain at all).
+The t interval missed almost only from below the target (a query's gain from people's hole
+labels is mostly zero, sometimes large: a sample that drew few large ones reads a low mean and a
+low variance), so its upper end is raised to a score interval's (``_score_upper``), its lower
+end kept. On Cranfield (``bench/holes.py``, docs/benchmarks.md) that took P@10's coverage from
+93.2-94.7% to 95.7-96.6% at 40 sampled queries, 6% wider.
 
 The interval needs the sample to have seen what the holes do: when people's labels on the
 holes changed the figure of fewer than ``MIN_CHANGED`` (5) sampled queries, no interval is
@@ -82,6 +82,7 @@ __all__ = [
     "corrected_mean",
     "corrected_measures",
     "find_holes",
+    "holes_of",
     "sample_queries",
     "score_with_holes",
 ]
@@ -125,10 +126,10 @@ class HoleQuery:
 def find_holes(qrels: Qrels, run: Run, k: int) -> dict[str, HoleQuery]:
     """Per query that both the run and the judgments hold (bytewise order): the run's top k
     chunks that the judgments do not grade. A repeated id keeps its slot and is one hole."""
-    return _holes(qrels.grades, run.rankings(), k)
+    return holes_of(qrels.grades, run.rankings(), k)
 
 
-def _holes(
+def holes_of(
     grades: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]], k: int
 ) -> dict[str, HoleQuery]:
     if k < 1:
@@ -221,7 +222,11 @@ def corrected_mean(
     if lam is None:
         var_f = float(np.var(gain_f, ddof=1)) if n > 1 else 0.0
         if var_f == 0.0:
-            lam, note = 1.0, "lambda 1 (PPI): the judge's fill does not vary over the sample"
+            # nothing on the sample shows how right the judge's fill is: no weight on it
+            lam, note = (
+                0.0,
+                "lambda 0: the judge's fill does not vary over the sample, so nothing shows its accuracy",
+            )
         else:
             lam = float(np.clip(np.cov(gain_y, gain_f, ddof=1)[0, 1] / var_f, 0.0, 1.0))
     base = float(pa.mean())
@@ -374,6 +379,7 @@ def score_with_holes(
     sample: Mapping[str, Sequence[str]] | None = None,
     people: Mapping[str, Mapping[str, int]] | None = None,
     alpha: float = 0.05,
+    rankings: Mapping[str, Sequence[str]] | None = None,
 ) -> HoleScores:
     """Score ``run`` at cutoff ``k`` three ways (see the module's docstring).
 
@@ -386,7 +392,8 @@ def score_with_holes(
     base = qrels.grades
     sample = dict(sample or {})
     people = people or {}
-    rankings = run.rankings()
+    if rankings is None:  # the caller's, when it has them already (a big run: seconds)
+        rankings = run.rankings()
     strangers = sorted(set(sample) - (set(base) & set(rankings)))
     if strangers:
         raise HolesError(
@@ -398,7 +405,7 @@ def score_with_holes(
         qid: {d: g for d, g in grades.items() if d not in set(sample.get(qid, ()))}
         for qid, grades in base.items()
     }
-    holes = _holes(pool, rankings, k)
+    holes = holes_of(pool, rankings, k)
     qids = list(holes)
     truth: dict[str, dict[str, int]] = {}
     missing = 0

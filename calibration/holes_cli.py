@@ -15,6 +15,8 @@ __all__ = ["run_holes"]
 
 
 def run_holes(args: argparse.Namespace) -> tuple[str, int]:
+    if len(args.k) > 1:
+        raise UsageError(f"python -m calibration holes: -k given {len(args.k)} times; holes takes one cutoff")
     if args.out and args.sample is None:
         raise UsageError("python -m calibration holes: --out writes the hole sample; give --sample N")
     if len(set(args.run)) != len(args.run):

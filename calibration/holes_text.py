@@ -77,14 +77,15 @@ def holes_table(report: HolesReport) -> str:
 
 
 def holes_csv(report: HolesReport) -> str:
-    """One row per hole: ``query,chunk,position,sampled``."""
+    """One row per hole: ``query,chunk,hole,sampled`` (``hole``: its number among the query's
+    holes, in rank order; not its rank, so the file says no more of the ranking than the table)."""
     sampled = set(report["sample"]["queries"]) if report["sample"] else set()
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["query", "chunk", "position", "sampled"])
+    writer.writerow(["query", "chunk", "hole", "sampled"])
     for qid, row in report["queries"].items():
-        for position, chunk in enumerate(row["holes"], start=1):
-            writer.writerow([qid, chunk, position, "yes" if qid in sampled else "no"])
+        for nth, chunk in enumerate(row["holes"], start=1):  # its number among the query's holes
+            writer.writerow([qid, chunk, nth, "yes" if qid in sampled else "no"])
     return out.getvalue()
 
 
@@ -219,7 +220,8 @@ def compare_filled_text(reports: list[FilledComparison]) -> str:
                 f"Hole sample {info['file'] or ''}: {info['n']} of {info['population']} queries (seed "
                 f"{info['seed']}), {info['holes']:,} holes graded by people. The interval is the holes' "
                 "labels' uncertainty over these queries (not the query sample's: compare without "
-                "--judge-labels gives the paired tests)."
+                f"--judge-labels gives the paired tests). The judge against people on the chunks both "
+                f"graded, the sampled holes included: kappa {_kappa(r['agreement'])}."
             )
         lines += [
             "",

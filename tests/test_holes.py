@@ -214,3 +214,12 @@ def test_the_upper_end_reaches_further_when_the_gains_are_rare_and_large() -> No
     b = 2 * u_hat + k2 * a_pos
     root = (b + math.sqrt(b * b - 4 * (1 + k2) * u_hat * u_hat)) / (2 * (1 + k2))
     assert got.ci[1] == pytest.approx(0.2 + root)
+
+
+def test_a_judge_whose_fill_does_not_vary_over_the_sample_gets_no_weight() -> None:
+    """Nothing on the sample shows how right the judge is: lambda 0, the sample alone."""
+    f_all = np.array([0.0] * 10 + [0.3] * 90)  # the judge fills only outside the sample
+    y = np.array([0.1] * 5 + [0.0] * 5)
+    got = corrected_mean(y, f_all[:10], f_all, anchor_sampled=np.zeros(10), anchor_all=np.zeros(100))
+    assert got.lam == 0.0 and "nothing shows its accuracy" in (got.note or "")
+    assert got.estimate == pytest.approx(0.05)

@@ -32,7 +32,7 @@ def test_holes_lists_q_milk_s2_x1_x3(capsys) -> None:
     assert report["queries"]["q_milk"] == {"holes": ["s2", "x1", "x3"], "judged": [2], "share": [0.6]}
     assert report["holes"] == 10 and report["judged_at_k"] == 0.5
     code, out, _ = cli(main, capsys, "holes", GOLDEN, RUN, "-k", 5, "--format", "csv")
-    assert out.splitlines()[:2] == ["query,chunk,position,sampled", "q_broad,x1,1,no"]
+    assert out.splitlines()[:2] == ["query,chunk,hole,sampled", "q_broad,x1,1,no"]
     assert len(out.splitlines()) == 11
 
 
@@ -142,7 +142,11 @@ def test_a_hand_picked_sample_is_refused(tmp_path, capsys) -> None:
         (["-k", 10, "--judge-labels", JUDGE, "--hole-sample", SAMPLE], "-k 10 needs the top 10"),
         (["-k", 5, "--judge-labels", JUDGE, "--hole-sample", EXAMPLE / "sampled.yaml"], "not a hole sample"),
         (["-k", 5, "--hole-sample", SAMPLE], "--hole-sample goes with --judge-labels"),
-        (["-k", 5, "--judge-labels", JUDGE, "--format", "trec"], "table or json, not trec"),
+        (
+            ["-k", 5, "--judge-labels", JUDGE, "--format", "trec"],
+            "--format trec does not go with --judge-labels",
+        ),
+        (["-k", 5, "--judge-labels", JUDGE, "--missing", "zero"], "--missing zero does not go with"),
     ],
 )
 def test_metrics_refusals(capsys, argv, message) -> None:
@@ -292,3 +296,75 @@ def test_swapping_the_runs_mirrors_the_corrected_delta(cranfield_files, capsys) 
     forward, backward = p10("a", "b"), p10("b", "a")
     assert forward["estimate"] == pytest.approx(-backward["estimate"])
     assert forward["ci"] == pytest.approx([-backward["ci"][1], -backward["ci"][0]])
+
+
+def test_a_chunk_the_sample_names_outside_the_top_k_is_no_hole(tmp_path, capsys) -> None:
+    """A hand-added m3 (graded 1 by people, rank 6: outside the top 5) must not leave |Rel|."""
+    from annotation.model import SamplingDesign, Stratum
+
+    def add_m3(grades, meta, design):
+        queries = dict(design.queries)
+        queries["q_faw"] = (Stratum("holes", 4, (*queries["q_faw"][0].sampled, "m3")),)
+        meta.pop("sampling", None)
+        return (
+            grades,
+            meta,
+            SamplingDesign(queries=queries, parameters=design.parameters, method=design.method),
+        )
+
+    path = _edit_sample(tmp_path, add_m3)
+    argv = ("metrics", GOLDEN, RUN, "-k", 5, "--judge-labels", JUDGE, "--format", "json")
+    _, plain, _ = cli(main, capsys, *argv, "--hole-sample", SAMPLE)
+    code, edited, err = cli(main, capsys, *argv, "--hole-sample", path)
+    assert code == 0, err
+    r5 = [
+        next(m for m in json.loads(out)["cutoffs"][0]["means"] if m["measure"] == "R@5")
+        for out in (plain, edited)
+    ]
+    assert (
+        r5[0]["holes_as_not_relevant"]
+        == pytest.approx(r5[1]["holes_as_not_relevant"])
+        == pytest.approx(0.625)
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda g, m, d: (g, m, type(d)(queries={}, parameters=d.parameters, method=d.method)),
+            "names no query",
+        ),
+        (
+            lambda g, m, d: (
+                g,
+                m,
+                type(d)(queries=d.queries, parameters={**d.parameters, "sample": 3}, method=d.method),
+            ),
+            "says 3 queries, sampling.queries holds 2",
+        ),
+        (
+            lambda g, m, d: (
+                g,
+                m,
+                type(d)(queries=d.queries, parameters={**d.parameters, "runs": 5}, method=d.method),
+            ),
+            "sampling.design.runs is 5",
+        ),
+    ],
+)
+def test_a_hole_sample_that_does_not_add_up_is_refused(tmp_path, capsys, change, message) -> None:
+    def edit(grades, meta, design):
+        meta.pop("sampling", None)
+        return change(grades, meta, design)
+
+    path = _edit_sample(tmp_path, edit)
+    code, out, err = cli(
+        main, capsys, "metrics", GOLDEN, RUN, "-k", 5, "--judge-labels", JUDGE, "--hole-sample", path
+    )
+    assert code == 2 and out == "" and message in err
+
+
+def test_holes_takes_one_cutoff(capsys) -> None:
+    code, _, err = cli(main, capsys, "holes", GOLDEN, RUN, "-k", 5, "-k", 10)
+    assert code == 2 and "-k given 2 times; holes takes one cutoff" in err
