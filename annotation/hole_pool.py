@@ -18,13 +18,12 @@ from collections.abc import Sequence
 from typing import Any, TypedDict
 
 from annotation.enqueue import check_overlap, queue_pairs
-from annotation.golden import read_golden
+from annotation.hole_sample import read_hole_sample
 from annotation.options import default
-from annotation.store import Store, StoreError
+from annotation.store import Store
 
-__all__ = ["HOLES_KIND", "NAMED", "HolePoolReport", "hole_pairs", "pool_holes"]
+__all__ = ["NAMED", "HolePoolReport", "hole_pairs", "pool_holes"]
 
-HOLES_KIND = "holes"  # the design's kind in a hole sample (calibration.hole_files)
 NAMED = 5  # the missing pairs named in the report (the rest are counted)
 
 
@@ -47,23 +46,9 @@ class HolePoolReport(TypedDict):
 
 def hole_pairs(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The design and the (query, chunk) pairs of a hole sample, by query and chunk as the file
-    lists them; StoreError when the file is a golden.yaml but not a hole sample."""
-    qrels = read_golden(path)
-    sampling = qrels.sampling
-    design = dict(sampling.parameters or {}) if sampling is not None else {}
-    if design.get("kind") != HOLES_KIND:
-        raise StoreError(
-            f"{os.fspath(path)} is not a hole sample (its sampling section has no design with kind: holes); "
-            "write one with python -m calibration holes GOLDEN RUN -k K --sample N --seed S --out FILE"
-        )
-    assert sampling is not None  # a design was read
-    pairs = [
-        (qid, chunk_id)
-        for qid, strata in sampling.queries.items()
-        for stratum in strata
-        for chunk_id in stratum.sampled
-    ]
-    return design, pairs
+    lists them (:func:`annotation.hole_sample.read_hole_sample`, which checks it)."""
+    sample = read_hole_sample(path)
+    return sample.design, [(qid, chunk) for qid, holes in sample.holes.items() for chunk in holes]
 
 
 def pool_holes(

@@ -29,14 +29,14 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from annotation.formats import read_judgments
-from annotation.golden import read_golden, write_golden
-from annotation.model import InvalidGolden, Qrels, Run, SamplingDesign, Stratum
+from annotation.golden import write_golden
+from annotation.hole_sample import HOLE_SAMPLE, HoleSample, read_hole_sample
+from annotation.model import Qrels, Run, SamplingDesign, Stratum
 from calibration.holes import (
     Corrected,
     HoleScores,
@@ -79,7 +79,6 @@ HOLE_SAMPLE_METHOD = (
     "uniform random sample of queries, without replacement; every hole of a sampled query's top k "
     "is labelled (python -m calibration holes --sample N --seed S)"
 )
-STRATUM = "holes"
 
 
 def _population(qrels: Qrels, *rankings: Mapping[str, Sequence[str]]) -> list[str]:
@@ -164,12 +163,12 @@ def write_hole_sample(report: HolesReport, qrels: Qrels, path: PathLike) -> None
         raise InvalidInput("--out writes the hole sample: give --sample N")
     design = SamplingDesign(
         queries={
-            qid: (Stratum(name=STRATUM, size=len(holes), sampled=tuple(holes)),)
+            qid: (Stratum(name=HOLE_SAMPLE, size=len(holes), sampled=tuple(holes)),)
             for qid in info["queries"]
             for holes in [report["queries"][qid]["holes"]]
         },
         parameters={
-            "kind": "holes",
+            "kind": HOLE_SAMPLE,
             "k": report["k"],
             "seed": info["seed"],
             "population": info["population"],
@@ -196,67 +195,6 @@ def write_hole_sample(report: HolesReport, qrels: Qrels, path: PathLike) -> None
     )
     write_golden(sample, path)
     info["file"] = str(path)
-
-
-@dataclass(frozen=True)
-class HoleSample:
-    """A hole sample as read back: the design and people's grades the file holds."""
-
-    path: str
-    k: int
-    seed: int
-    population: int
-    holes: dict[str, tuple[str, ...]]  # sampled query -> the holes people label
-    grades: dict[str, dict[str, int]]  # people's grades the file holds
-
-
-def read_hole_sample(path: PathLike) -> HoleSample:
-    """A golden.yaml whose sampling section is a hole sample (``design.kind: holes``)."""
-    try:
-        qrels = read_golden(path)
-    except InvalidGolden as exc:
-        raise InvalidInput(str(exc)) from None
-    design = qrels.sampling
-    params = (design.parameters or {}) if design else {}
-    if design is None or params.get("kind") != "holes":
-        raise InvalidInput(
-            f"{path}: not a hole sample (its sampling section has no design.kind: holes); "
-            "python -m calibration holes GOLDEN RUN -k K --sample N --out FILE writes one"
-        )
-    numbers = {}
-    for key in ("k", "seed", "population"):
-        value = params.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key != "seed" else 0):
-            raise InvalidInput(f"{path}: sampling.design.{key} is {value!r}; expected a whole number")
-        numbers[key] = value
-    for key, kind in (("sample", int), ("runs", list)):
-        value = params.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
-            raise InvalidInput(
-                f"{path}: sampling.design.{key} is {value!r}; expected {'a whole number' if kind is int else 'a list of run names'}"
-            )
-    if not design.queries:
-        raise InvalidInput(f"{path}: the hole sample names no query (sampling.queries is empty)")
-    if isinstance(params.get("sample"), int) and params["sample"] != len(design.queries):
-        raise InvalidInput(
-            f"{path}: sampling.design.sample says {params['sample']} queries, sampling.queries holds {len(design.queries)}"
-        )
-    holes: dict[str, tuple[str, ...]] = {}
-    for qid, strata in design.queries.items():
-        if [s.name for s in strata] != [STRATUM] or strata[0].size != len(strata[0].sampled):
-            raise InvalidInput(
-                f"{path}: sampling.queries.{qid}: expected one stratum 'holes' that takes every hole "
-                "(size equal to the chunks sampled)"
-            )
-        holes[qid] = strata[0].sampled
-    return HoleSample(
-        path=str(path),
-        k=numbers["k"],
-        seed=numbers["seed"],
-        population=numbers["population"],
-        holes=holes,
-        grades={q: dict(g) for q, g in qrels.grades.items() if g},
-    )
 
 
 def _check_sample(sample: HoleSample, population: Sequence[str], k: int) -> None:

@@ -25,12 +25,13 @@ from annotation import access
 from annotation import actions as annotation_actions
 from annotation.errors import DenominatorError
 from annotation.formats import read_corpus
+from annotation.hole_sample import HoleSample, read_hole_sample
 from annotation.model import Qrels
 from annotation.options import option
 from annotation.render import md, md_list
 from annotation.store import Store, database_exists, default_judge_name
 from calibration import actions
-from calibration.hole_files import HoleSample, read_hole_sample, write_hole_sample
+from calibration.hole_files import write_hole_sample
 from calibration.holes_text import SHOWN_HOLES, corrected_text, filled_text, uncorrected_note
 from calibration.metrics_data_ui import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet
 from calibration.results import FilledReport, HolesReport
