@@ -18,7 +18,7 @@ import streamlit as st
 
 from annotation.errors import DRIVERS, DenominatorError, one_line, skipped_records
 from annotation.render import md
-from annotation.store import StoreBusy, StoreError
+from annotation.store import StoreBusy, StoreError, default_db_path
 
 LOG = logging.getLogger("denominator.pages")
 UNAVAILABLE = (
@@ -29,12 +29,13 @@ UNAVAILABLE = (
 
 def message(exc: Exception) -> str:
     """What the page says for ``exc``: one line, no traceback, no path but the store's own."""
+    store = default_db_path()  # its URL known: no piece of its password a driver quoted is left
     if isinstance(exc, StoreBusy):
-        return one_line(str(exc), limit=600)
+        return one_line(str(exc), limit=600, known=store)
     if isinstance(exc, StoreError):
-        return UNAVAILABLE.format(reason=one_line(str(exc), limit=400))
+        return UNAVAILABLE.format(reason=one_line(str(exc), limit=400, known=store))
     if isinstance(exc, DenominatorError):
-        return one_line(str(exc), limit=600)
+        return one_line(str(exc), limit=600, known=store)
     root = type(exc).__module__.split(".")[0]
     if root in ("psycopg", "psycopg_pool", "sqlite3"):
         return UNAVAILABLE.format(reason=f"{DRIVERS[root]} failed ({type(exc).__name__})")

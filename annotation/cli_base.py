@@ -44,6 +44,13 @@ def interrupted() -> int:
     return INTERRUPTED
 
 
+def _stores(args: argparse.Namespace | None) -> list[str]:
+    """The stores a command names (``--db``, ``--from``/``--to``, ``DENOMINATOR_DB``): a message
+    about one of them leaves out any piece of its password (:func:`annotation.errors.masked`)."""
+    named = [getattr(args, name, None) for name in ("db", "source", "target")]
+    return [str(store) for store in (*named, os.environ.get("DENOMINATOR_DB")) if store]
+
+
 def run_main(
     parser: argparse.ArgumentParser,
     dispatch: Callable[[argparse.Namespace], tuple[str, int]],
@@ -56,13 +63,14 @@ def run_main(
     crosses it (``DENOMINATOR_DEBUG=1`` shows the traceback of an unexpected error)."""
     skipped_records()  # from an earlier command of this process (tests call main() in turn)
     was_interrupted(reset=True)
+    args = None
     try:
         args = parser.parse_args(argv)
         text, code = dispatch(args)
     except KeyboardInterrupt:
         return interrupted()
     except DenominatorError as exc:
-        print(f"error: {one_line(str(exc), limit=4000)}", file=sys.stderr)
+        print(f"error: {one_line(str(exc), limit=4000, known=_stores(args))}", file=sys.stderr)
         return USAGE
     except BrokenPipeError:
         return 0
@@ -71,7 +79,7 @@ def run_main(
             return interrupted()
         if os.environ.get("DENOMINATOR_DEBUG"):
             raise
-        print(f"error: {describe(exc)}", file=sys.stderr)
+        print(f"error: {describe(exc, known=_stores(args))}", file=sys.stderr)
         return USAGE
     finally:
         say_notes(skipped_records())  # stored records a reader could not read, each named

@@ -30,7 +30,7 @@ from typing import Self
 
 import sqlite_utils
 
-from annotation.errors import DenominatorError
+from annotation.errors import DenominatorError, masked
 from annotation.store import postgres as pg
 from annotation.store.migrations import APPEND_ONLY, MIGRATIONS, migration_functions, migration_names
 
@@ -124,7 +124,9 @@ def shown_location(path: str) -> str:
     if "://" in path:  # any URL: its user and password are never printed
         return pg.shown_url(path)
     path = sqlite_path(path)
-    return path if os.path.dirname(path) else os.path.join(".", path)
+    # a key=value connection string given where a URL was meant is a file name here: its
+    # password=... is not printed either
+    return masked(path if os.path.dirname(path) else os.path.join(".", path), known=path)
 
 
 def database_exists(path: str | os.PathLike) -> bool:
@@ -240,9 +242,10 @@ def _read_header(path: str) -> None:
         )
 
 
-def _pg_reason(exc: Exception) -> str:
-    """A psycopg error in one line, without the password a connection string may hold."""
-    return pg.shown_url(" ".join(str(exc).split()) or type(exc).__name__)
+def _pg_reason(exc: Exception, url: str) -> str:
+    """A psycopg error in one line, without the password the store's URL (``url``) holds, nor
+    any piece of it libpq quotes (:func:`annotation.errors.masked`)."""
+    return masked(" ".join(str(exc).split()) or type(exc).__name__, known=url)
 
 
 def _pg_cause(exc: Exception) -> str:
@@ -359,8 +362,10 @@ class StoreBase:
         try:
             self.db = db = pg.connect(url, self.wait)
         except psycopg.Error as exc:
-            raise StoreError(f"{self.path}: cannot connect to the database ({_pg_reason(exc)})") from None
-        db.read_error = lambda exc: StoreError(f"{self.path}: cannot read ({_pg_reason(exc)})")
+            raise StoreError(
+                f"{self.path}: cannot connect to the database ({_pg_reason(exc, url)})"
+            ) from None
+        db.read_error = lambda exc: StoreError(f"{self.path}: cannot read ({_pg_reason(exc, url)})")
         try:
             self._check_schema()
         except StoreError:
@@ -368,7 +373,7 @@ class StoreBase:
             raise
         except psycopg.Error as exc:
             db.close()
-            raise StoreError(f"{self.path}: cannot open the database ({_pg_reason(exc)})") from None
+            raise StoreError(f"{self.path}: cannot open the database ({_pg_reason(exc, url)})") from None
 
     def _tables(self) -> set[str]:
         if self.dialect == "postgresql":

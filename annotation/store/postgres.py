@@ -58,8 +58,10 @@ def is_url(path: str) -> bool:
 
 def shown_url(url: str) -> str:
     """The URL as it may be printed: its user and password, if any, replaced by ``***``, in the
-    authority (``user:pw@``) and as query parameters (``?password=...``, ``sslpassword``, ``user``)."""
-    return masked(url)
+    authority (``user:pw@``, up to its last ``@``) and as query parameters (``?password=...``,
+    ``sslpassword``, ``user``, their names percent-decoded): :func:`annotation.errors.masked`, the
+    URL known, so no piece of its password is left either."""
+    return masked(url, known=url)
 
 
 # ------------------------------------------------------------------ the dialect, translated
