@@ -1,0 +1,113 @@
+"""Issue #38, item 11, the pages: a stored value in the Metrics page's history is text, never
+Markdown; the store's path or host is named to no one who is not a signed-in admin; an upload's
+name no file can have is refused in words; a zipped BEIR folder's entries are counted before its
+directory is read."""
+
+from __future__ import annotations
+
+import re
+
+from annotation.render import plain
+from annotation.store import Store
+from calibration.__main__ import main as calibration_main
+from tests.conftest import EXAMPLE, app_test
+
+BEACON = "![x](http://127.0.0.1:1/beacon)"
+ACTIVE = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(")  # an image or a link Markdown would act on
+
+
+def markdown_strings(at) -> list[str]:
+    """Every string the page hands to Streamlit's Markdown renderer (tables' cells included)."""
+    parts: list[str] = []
+    for kind in ("markdown", "caption", "error", "warning", "info", "success", "subheader", "title"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    for table in at.table:
+        parts += [str(v) for v in table.value.to_numpy().ravel()]
+    return parts
+
+
+def table_with(at, column: str):
+    return next(t.value for t in at.table if column in t.value.columns)
+
+
+# ---------------------------------------------------------------- the history's stored values
+
+
+def _record_hostile(db, capsys, change) -> None:
+    """One check recorded by the CLI, then a second whose stored report ``change`` alters."""
+    code = calibration_main(
+        [
+            "check",
+            str(EXAMPLE / "golden.yaml"),
+            str(EXAMPLE / "run.jsonl"),
+            "-k",
+            "5",
+            "--record",
+            "--name",
+            "r",
+            "--db",
+            str(db),
+        ]
+    )
+    capsys.readouterr()
+    assert code in (0, 1)
+    with Store(db) as store:
+        entry = store.check_report(1)
+        assert entry is not None
+        report = entry["report"]
+        change(report)
+        store.record_check(
+            "r",
+            report,
+            golden_hash=entry["golden_hash"] if "hash" not in report else report.pop("hash"),
+            golden_labels=entry["golden_labels"],
+            run_hash=entry["run_hash"],
+            created_at=report.pop("created", None),
+        )
+
+
+def test_a_stored_value_in_the_history_and_its_diff_is_text(demo_db, capsys) -> None:
+    """A recorded check written by something else: its time, label hash, failed rules and a query's
+    findings hold an image; the history table and the per-query diff show each as text."""
+
+    def hostile(report: dict) -> None:
+        for rule in report["rules"]:
+            rule["rule"], rule["passed"] = BEACON, False
+        report["queries"]["q_faw"]["findings"] = [BEACON]
+        report["hash"], report["created"] = BEACON, BEACON
+
+    _record_hostile(demo_db, capsys, hostile)
+    at = app_test().run()
+    at.number_input(key="metrics:k").set_value(5).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [s for s in markdown_strings(at) if ACTIVE.search(s)]
+    history = table_with(at, "recorded (UTC)").set_index("check")
+    assert plain(history.loc["2", "recorded (UTC)"]) == BEACON[:19]  # the time's first 19 characters
+    assert plain(history.loc["2", "labels"]) == f"{BEACON[:8]} (17) changed"
+    assert plain(history.loc["2", "result"]).startswith(f"FAILED: {BEACON}, {BEACON}")
+    diff = table_with(at, "nDCG@k Δ")
+    diff = diff.set_index(diff["query"].map(plain))
+    assert plain(diff.loc["q_faw", "findings"]).startswith(f"+{BEACON} -")
+
+
+def test_a_stored_report_of_the_wrong_shape_is_named_not_a_bug(demo_db, capsys) -> None:
+    """A mean stored as text, or a bar that is no number: the history names the check it cannot
+    read, or leaves the bar undrawn; the page never stops."""
+
+    def text_mean(report: dict) -> None:
+        report["summary"]["rr"]["mean"] = BEACON
+
+    _record_hostile(demo_db, capsys, text_mean)
+    at = app_test().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Check 2 (r): its report cannot be read (not a check report): skipped." in [
+        plain(c.value) for c in at.caption
+    ]
+
+    def odd_bar(report: dict) -> None:
+        report["policy"]["rules"]["stage1_recall"] = f"> {BEACON}"
+
+    _record_hostile(demo_db, capsys, odd_bar)  # checks 3 and 4, both readable
+    at = app_test().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert list(table_with(at, "recorded (UTC)")["check"]) == ["1", "3", "4"]
