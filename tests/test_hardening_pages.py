@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from annotation.render import plain
-from annotation.store import Store
+from annotation.store import Store, StoreError
 from calibration.__main__ import main as calibration_main
 from tests.conftest import EXAMPLE, app_test
 
@@ -111,3 +113,41 @@ def test_a_stored_report_of_the_wrong_shape_is_named_not_a_bug(demo_db, capsys) 
     at = app_test().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert list(table_with(at, "recorded (UTC)")["check"]) == ["1", "3", "4"]
+
+
+# ---------------------------------------------------------------- the store down, before sign-in
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["sqlite", "postgresql://reader:pw@store-host.invalid:5432/secretdb"],
+)
+def test_the_store_down_names_no_path_or_host_before_sign_in(where, tmp_path, monkeypatch, caplog) -> None:
+    if where == "sqlite":
+        folder = tmp_path / "secret-folder"
+        folder.mkdir()
+        (folder / "store.db").write_bytes(b"this is no database" * 100)
+        where = str(folder / "store.db")
+    monkeypatch.setenv("DENOMINATOR_DB", where)
+    at = app_test().run()
+    assert not at.exception
+    [said] = [plain(e.value) for e in at.error]
+    assert said == (
+        "The store is unavailable: its details are in the server's log. Nothing was lost and you stay "
+        "signed in: reload the page when it is back."
+    )
+    assert "secret" not in said and "store-host" not in said and "tmp" not in said
+    # the operator still finds the reason in the server's log
+    assert any("secret" in r.getMessage() for r in caplog.records)
+
+
+def test_a_signed_in_admin_reads_the_stores_own_words(demo_db, monkeypatch) -> None:
+    import calibration.ui
+
+    def down() -> None:
+        raise StoreError("/srv/stores/denominator.db: cannot write (disk I/O error); nothing was written")
+
+    monkeypatch.setattr(calibration.ui, "render_metrics_page", down)
+    at = app_test().run()  # the demo has no tokens: local mode, an admin
+    [said] = [plain(e.value) for e in at.error]
+    assert said.startswith("The store is unavailable: /srv/stores/denominator.db: cannot write")
