@@ -11,8 +11,9 @@ import pytest
 
 from annotation.render import plain
 from annotation.store import Store, StoreError
+from annotation.textio import upload_file_name
 from calibration.__main__ import main as calibration_main
-from tests.conftest import EXAMPLE, app_test
+from tests.conftest import EXAMPLE, app_test, page_test
 
 BEACON = "![x](http://127.0.0.1:1/beacon)"
 ACTIVE = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(")  # an image or a link Markdown would act on
@@ -151,3 +152,54 @@ def test_a_signed_in_admin_reads_the_stores_own_words(demo_db, monkeypatch) -> N
     at = app_test().run()  # the demo has no tokens: local mode, an admin
     [said] = [plain(e.value) for e in at.error]
     assert said.startswith("The store is unavailable: /srv/stores/denominator.db: cannot write")
+
+
+# ---------------------------------------------------------------- an upload's name
+
+
+NAMES = {
+    "..": "'..' names a folder, not a file",
+    "run\0.jsonl": "it holds a NUL character",
+    "r" * 300 + ".jsonl": "it is 306 bytes long; the limit is 255 bytes",
+}
+
+
+@pytest.mark.parametrize("name", list(NAMES), ids=["dotdot", "nul", "long"])
+def test_an_upload_name_no_file_can_have_is_refused_on_the_metrics_page(name) -> None:
+    at = app_test().run()
+    at.radio(key="metrics:source").set_value("your files").run()
+    at.file_uploader(key="metrics:qrels_upload").set_value(
+        ("golden.yaml", (EXAMPLE / "golden.yaml").read_bytes(), "text/plain")
+    )
+    at.file_uploader(key="metrics:run_upload").set_value(
+        (name, (EXAMPLE / "run.jsonl").read_bytes(), "text/plain")
+    )
+    at.run()
+    assert not at.exception
+    [said] = [plain(e.value) for e in at.error]
+    assert "a bug" not in said
+    assert said.endswith(
+        f"not a name a file can be saved under ({NAMES[name]}): rename the file and upload it again"
+    )
+
+
+@pytest.mark.parametrize("name", list(NAMES), ids=["dotdot", "nul", "long"])
+def test_an_upload_name_no_file_can_have_is_refused_on_the_data_page(name, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "d.db"))
+    Store(tmp_path / "d.db").close()
+    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at.file_uploader(key="data:up:run").set_value((name, (EXAMPLE / "run.jsonl").read_bytes(), "text/plain"))
+    at.button(key="FormSubmitter:data:import-Import").click().run()
+    assert not at.exception
+    [said] = [plain(e.value) for e in at.error]
+    assert said.startswith("Nothing was imported:") and "a bug" not in said
+    assert f"({NAMES[name]}): rename the file" in said
+
+
+def test_upload_file_name_keeps_an_ordinary_name() -> None:
+    assert upload_file_name("run.jsonl") == "run.jsonl"
+    assert upload_file_name("folder/run.tsv") == "run.tsv"
+    assert upload_file_name("") == "upload"
+    assert upload_file_name("é" * 126 + ".ts") == "é" * 126 + ".ts"  # 255 bytes in UTF-8
+    with pytest.raises(ValueError, match=r"it is 256 bytes long; the limit is 255 bytes"):
+        upload_file_name("é" * 126 + ".tsv")
