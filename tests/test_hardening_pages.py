@@ -5,10 +5,15 @@ directory is read."""
 
 from __future__ import annotations
 
+import io
 import re
+import struct
+import zipfile
+from pathlib import Path
 
 import pytest
 
+from annotation.beir import ZIP_MAX_ENTRIES, InvalidBeir, unpack_beir_zip
 from annotation.render import plain
 from annotation.store import Store, StoreError
 from annotation.textio import upload_file_name
@@ -203,3 +208,55 @@ def test_upload_file_name_keeps_an_ordinary_name() -> None:
     assert upload_file_name("é" * 126 + ".ts") == "é" * 126 + ".ts"  # 255 bytes in UTF-8
     with pytest.raises(ValueError, match=r"it is 256 bytes long; the limit is 255 bytes"):
         upload_file_name("é" * 126 + ".tsv")
+
+
+# ---------------------------------------------------------------- a zip's entries
+
+
+def _many(entries: int) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("corpus.jsonl", '{"_id": "1", "text": "t"}\n')
+        for i in range(entries - 1):
+            archive.writestr(f"e{i}", "")
+    return buffer.getvalue()
+
+
+def test_a_zip_of_too_many_entries_is_refused_before_its_directory_is_read(tmp_path) -> None:
+    (tmp_path / "many.zip").write_bytes(_many(ZIP_MAX_ENTRIES + 1))
+    with pytest.raises(InvalidBeir) as caught:
+        unpack_beir_zip(tmp_path / "many.zip", tmp_path / "out", name="many.zip")
+    assert str(caught.value).startswith("many.zip: holds 1,001 entries (")
+    assert "the limit is 1,000 entries" in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_zip_whose_last_record_undercounts_is_refused_too(tmp_path) -> None:
+    """The last record says 1 entry; the directory holds 1,500 (zipfile reads the directory by its
+    size, not its count): counted again once read, refused before anything is unpacked."""
+    data = bytearray(_many(1500))
+    end = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, end + 8, 1, 1)
+    (tmp_path / "liar.zip").write_bytes(bytes(data))
+    with pytest.raises(InvalidBeir, match=r"^liar\.zip: holds 1,500 entries; the limit is 1,000$"):
+        unpack_beir_zip(tmp_path / "liar.zip", tmp_path / "out", name="liar.zip")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_data_page_refuses_a_zip_of_200000_empty_entries(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "d.db"))
+    Store(tmp_path / "d.db").close()
+    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at.file_uploader(key="data:up:beir").set_value(("many.zip", _many(200_000), "application/zip"))
+    at.button(key="FormSubmitter:data:import-Import").click().run()
+    assert not at.exception
+    [said] = [plain(e.value) for e in at.error]
+    assert said.startswith("Nothing was imported: many.zip: holds 200,000 entries (")
+    assert "the limit is 1,000 entries" in said
+    with Store(tmp_path / "d.db") as store:
+        assert store.counts()["chunks"] == 0
+
+
+def test_the_limits_are_in_the_docs() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text(encoding="utf-8")
+    assert f"at most {ZIP_MAX_ENTRIES:,} entries" in text and "at most 255 bytes in UTF-8" in text
