@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import re
+import sqlite3
 import struct
 import zipfile
 from pathlib import Path
@@ -119,6 +120,23 @@ def test_a_stored_report_of_the_wrong_shape_is_named_not_a_bug(demo_db, capsys) 
     at = app_test().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert list(table_with(at, "recorded (UTC)")["check"]) == ["1", "3", "4"]
+
+
+def test_a_stored_import_time_is_text_on_the_data_page(tmp_path, monkeypatch) -> None:
+    """The imports table's time is a stored string like the history's: escaped, never Markdown."""
+    db = tmp_path / "d.db"
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    Store(db).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO imports (name, kind, who, source, created_at) VALUES ('n', 'queries', 'w', 's', ?)",
+            [BEACON],
+        )
+    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [s for s in markdown_strings(at) if ACTIVE.search(s)]
+    imports = table_with(at, "when (UTC)")
+    assert plain(imports.loc[0, "when (UTC)"]) == BEACON[:19]
 
 
 # ---------------------------------------------------------------- the store down, before sign-in
