@@ -362,7 +362,8 @@ def render_sign_in() -> None:
                     f"Your sign-in as {md(found.shown)} has ended (signed out, or expired): sign in again."
                 )
             if not database_exists(db_path()):
-                st.warning(f"No database at {md(db_path())} yet: an admin creates it and adds people first.")
+                # before sign-in: where the database is stays unsaid
+                st.warning("No database yet: an admin creates it and adds people first.")
             if st.button(
                 f"Sign in with {md(configured.host)}", key="access:provider-sign-in", type="primary"
             ):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,7 +41,14 @@ from annotation.textio import (
     shown_value,
 )
 
-__all__ = ["InvalidBeir", "read_beir", "unpack_beir_zip", "QRELS_HEADER", "ZIP_LIMIT_BYTES"]
+__all__ = [
+    "InvalidBeir",
+    "read_beir",
+    "unpack_beir_zip",
+    "QRELS_HEADER",
+    "ZIP_LIMIT_BYTES",
+    "ZIP_MAX_ENTRIES",
+]
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
 
@@ -209,6 +217,37 @@ def _read_qrels(path: Path) -> Qrels:
 
 
 ZIP_LIMIT_BYTES = 2 * 1024**3  # what a zipped BEIR folder may unpack to (the Data page's upload)
+# the entries a zipped BEIR folder may hold (it needs a handful: corpus, queries, a few qrels), and the
+# bytes its central directory may take (1 KiB an entry): both read from the zip's last record, before
+# the directory is parsed (200,000 empty entries in a 20 MB zip took a minute to unpack)
+ZIP_MAX_ENTRIES = 1000
+ZIP_DIRECTORY_BYTES = ZIP_MAX_ENTRIES * 1024
+_END = struct.Struct("<4s4H2LH")  # the end of central directory record
+_END64 = struct.Struct("<4sQ2H2L4Q")  # the ZIP64 one, just before its locator
+_LOCATOR64 = struct.Struct("<4sLQL")
+
+
+def _zip_directory(archive: str | os.PathLike) -> tuple[int, int] | None:
+    """(entries, bytes) of a zip's central directory as its last record (ZIP64's when there is one)
+    says; None when there is no such record (not a zip: :class:`zipfile.ZipFile` says so)."""
+    with open(archive, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        start = max(0, size - _END.size - 0xFFFF)  # the record, then a comment of up to 64 KiB
+        f.seek(start)
+        tail = f.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) - at < _END.size:
+            return None
+        _sig, _disk, _first, _here, entries, directory, _offset, _comment = _END.unpack_from(tail, at)
+        where = start + at - _LOCATOR64.size - _END64.size
+        if where >= 0:
+            f.seek(where)
+            block = f.read(_END64.size + _LOCATOR64.size)
+            if block[_END64.size : _END64.size + 4] == b"PK\x06\x07" and block[:4] == b"PK\x06\x06":
+                fields = _END64.unpack_from(block)
+                entries, directory = fields[7], fields[8]
+    return entries, directory
 
 
 def unpack_beir_zip(archive: str | os.PathLike, dest: str | os.PathLike, name: str | None = None) -> Path:
@@ -216,11 +255,26 @@ def unpack_beir_zip(archive: str | os.PathLike, dest: str | os.PathLike, name: s
     ``corpus.jsonl`` (the zip's root, or its one top folder). Refused, before anything is
     unpacked, with :class:`InvalidBeir` naming the upload (``name``): not a zip, a member
     whose path leaves ``dest`` (absolute, ``..``), a link, more than :data:`ZIP_LIMIT_BYTES`
-    unpacked, or no ``corpus.jsonl``."""
+    unpacked, more than :data:`ZIP_MAX_ENTRIES` entries (counted before the zip's directory is
+    read), or no ``corpus.jsonl``."""
     shown = name or str(archive)
+    directory = _zip_directory(archive)
+    if directory is not None and (directory[0] > ZIP_MAX_ENTRIES or directory[1] > ZIP_DIRECTORY_BYTES):
+        raise InvalidBeir(
+            shown,
+            None,
+            None,
+            f"holds {directory[0]:,} entries ({directory[1]:,} bytes of directory); the limit is "
+            f"{ZIP_MAX_ENTRIES:,} entries ({ZIP_DIRECTORY_BYTES:,} bytes of directory): zip the BEIR "
+            "folder alone (corpus.jsonl, queries.jsonl, qrels/*.tsv)",
+        )
     try:
         with zipfile.ZipFile(archive) as zipped:
             members = zipped.infolist()
+            if len(members) > ZIP_MAX_ENTRIES:  # a directory longer than its last record says
+                raise InvalidBeir(
+                    shown, None, None, f"holds {len(members):,} entries; the limit is {ZIP_MAX_ENTRIES:,}"
+                )
             total = 0
             for member in members:
                 parts = PurePosixPath(member.filename).parts

@@ -36,6 +36,7 @@ from annotation.pooling import KINDS, handout_text, pool_report, progress, sampl
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, AnnotatorRow, Store, StoreError
 from annotation.store.postgres import shown_url
+from annotation.textio import upload_file_name
 
 __all__ = ["render_data_page", "import_uploads", "UPLOADS"]
 
@@ -71,8 +72,7 @@ def import_uploads(
         for field, (filename, data) in uploads.items():
             folder = Path(tmp) / field  # one folder each: two uploads may share a name
             folder.mkdir()
-            base = Path(filename).name
-            paths[field] = folder / (base if base not in ("", ".", "..") else "upload")
+            paths[field] = folder / upload_file_name(filename)  # '..', a NUL, too long: refused
             try:
                 paths[field].write_bytes(data)
             except OSError as exc:

@@ -74,7 +74,7 @@ def imports_rows(imports: list[ImportRecord]) -> list[dict[str, str]]:
     return [
         {
             "id": str(row["id"]),
-            "when (UTC)": row["created_at"][:19].replace("T", " "),
+            "when (UTC)": md(row["created_at"][:19].replace("T", " ")),
             "kind": md(row["kind"]),
             "who": md(row["who"]),
             "state": md(import_state_text(row)),

@@ -595,3 +595,35 @@ def refuse_yaml_line_breaks(path: str | os.PathLike, text: str, error: type[Form
             f"column {column}: U+{ord(char):04X} ({name}) is a line break to YAML; expected "
             f'LF line ends only (inside double quotes, write it as "{escape}")',
         )
+
+
+# ---------------------------------------------------------------- uploads
+
+UPLOAD_NAME_BYTES = 255  # the longest file name (in UTF-8 bytes) the common file systems keep
+
+
+def upload_file_name(name: str, error: type[FormatError] = FormatError) -> str:
+    """The file name an uploaded file is written under for the readers (which choose the format
+    by its extension): the last part of the name the browser sent, ``upload`` when it has none.
+    A name that cannot be a file's (``.`` or ``..``, a NUL, not UTF-8, more than
+    :data:`UPLOAD_NAME_BYTES` bytes) is refused with ``error`` naming it and saying why."""
+    base, last = Path(name).name, name.rstrip("/").rsplit("/", 1)[-1]
+    if last in (".", ".."):
+        why = f"{last!r} names a folder, not a file"
+    elif "\0" in name:
+        why = "it holds a NUL character"
+    else:
+        try:
+            size = len(base.encode("utf-8"))
+        except UnicodeEncodeError:
+            why = "it is not UTF-8"
+        else:
+            if size <= UPLOAD_NAME_BYTES:
+                return base or "upload"
+            why = f"it is {size:,} bytes long; the limit is {UPLOAD_NAME_BYTES} bytes"
+    raise error(
+        shown_value(name),
+        None,
+        None,
+        f"not a name a file can be saved under ({why}): rename the file and upload it again",
+    )

@@ -21,7 +21,7 @@ import streamlit as st
 
 from annotation import access
 from annotation.model import Qrels, Run
-from annotation.render import md, num, signed
+from annotation.render import md, md_list, num, signed
 from annotation.store import Store, StoreError, database_exists
 from calibration import actions
 from calibration.policy.check_text import (
@@ -191,7 +191,10 @@ def history_chart(entries: list[HistoryEntry]) -> alt.LayerChart | alt.FacetChar
     for figure, rule in BARS.items():
         text = last.get(rule)
         if text and any(op in text for op in (">", "<")):
-            value = float(text.split()[-1])
+            try:
+                value = float(text.split()[-1])
+            except ValueError:  # not a bar this page can draw (a stored report written by something else)
+                continue
             bars.append({"figure": LABELS[figure], "bar": value, "rule": f"{rule} {text}"})
     if bars:
         layers.append(
@@ -240,13 +243,13 @@ def render_history() -> None:
             {
                 "check": str(e["id"]),
                 "run": md(e["name"]),
-                "recorded (UTC)": e["created_at"][:19].replace("T", " "),
-                "k": e["k"],
-                "queries held": held_text(e),
+                "recorded (UTC)": md(e["created_at"][:19].replace("T", " ")),
+                "k": md(e["k"]),
+                "queries held": md(held_text(e)),
                 **{LABELS[f]: num(e["means"][f], 3, "prose") for f in LABELS},
-                "labels": f"{e['golden_hash'][:8]} ({e['golden_labels']})"
+                "labels": md(f"{e['golden_hash'][:8]} ({e['golden_labels']})")
                 + (" changed" if e["labels_changed"] else ""),
-                "result": "passed" if not e["failed"] else "FAILED: " + ", ".join(e["failed"]),
+                "result": "passed" if not e["failed"] else "FAILED: " + md_list(e["failed"]),
             }
             for e in mine
         ]
@@ -294,7 +297,7 @@ def render_history() -> None:
             entry[f"{label} second"] = num(change["second"], 3, "prose")
             entry[f"{label} Δ"] = signed(change["delta"], 3, "prose")
         entry["findings"] = " ".join(
-            [f"+{c}" for c in row["findings_gained"]] + [f"-{c}" for c in row["findings_lost"]]
+            [f"+{md(c)}" for c in row["findings_gained"]] + [f"-{md(c)}" for c in row["findings_lost"]]
         )
         rows.append(entry)
     st.table(pd.DataFrame(rows), hide_index=True)

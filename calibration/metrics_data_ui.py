@@ -24,6 +24,7 @@ from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_ju
 from annotation.render import md
 from annotation.shipped import WORKED_EXAMPLE as WORKED_EXAMPLE_DIR
 from annotation.store import Store, database_exists
+from annotation.textio import upload_file_name
 from calibration.policy.gate import file_digest
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
 
@@ -83,11 +84,11 @@ def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
 def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
     """Write the bytes to a temporary file named like the upload, then read it.
 
-    The name keeps its extension (the readers choose the format by it); a
-    reader's error is re-raised as :class:`UploadError` naming the upload,
-    not the temporary path.
+    The name keeps its extension (the readers choose the format by it); a name no file can have
+    (``..``, a NUL, over 255 bytes) is refused (:func:`annotation.textio.upload_file_name`); a
+    reader's error is re-raised as :class:`UploadError` naming the upload, not the temporary path.
     """
-    safe_name = Path(name).name or "upload"
+    safe_name = upload_file_name(name)
     with tempfile.TemporaryDirectory(prefix="denominator-") as tmp:
         path = Path(tmp) / safe_name
         path.write_bytes(data)

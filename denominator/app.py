@@ -18,7 +18,7 @@ import gc
 import streamlit as st
 
 from annotation import access
-from annotation.boundary_ui import guarded
+from annotation.boundary_ui import admin_signed_in, guarded
 from annotation.browse_ui import items_page
 from annotation.data_ui import render_data_page
 from annotation.ui import render_compare_page, render_label_chunks_page, render_label_traces_page
@@ -52,6 +52,8 @@ def main() -> None:
         st.stop()
 
     admin = identity.role == "admin"
+    if admin:
+        admin_signed_in()  # a store error may name the database's path or host to this person
     labelling = [
         # an annotator's home: "/" (a default page answers there only); /label, the admins'
         # address of the page, reaches it too, through a hidden page below

@@ -308,6 +308,22 @@ def query_digest(report: Mapping[str, Any]) -> tuple[str, int]:
     return hashlib.sha256("\n".join(marked).encode()).hexdigest(), held
 
 
+def _check_shapes(means: Mapping[str, Any], failed: Sequence[Any], bars: Any, n_queries: Any) -> None:
+    """TypeError unless a stored report's parts the history shows have the shapes a check report
+    writes (a row written by something else is skipped and named, never a traceback on the page)."""
+    number = (int, float)
+    if not all(v is None or (isinstance(v, number) and not isinstance(v, bool)) for v in means.values()):
+        raise TypeError("a mean is not a number")
+    if not all(isinstance(rule, str) for rule in failed):
+        raise TypeError("a rule name is not text")
+    if not isinstance(bars, dict) or not all(
+        isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in bars.items()
+    ):
+        raise TypeError("the bars are not text")
+    if not isinstance(n_queries, int) or isinstance(n_queries, bool):
+        raise TypeError("the number of queries is not a number")
+
+
 def history_data(store: Store, name: str | None = None) -> list[HistoryRow]:
     """The recorded checks (of one run name, or all), oldest first: per report its means, the
     rules it failed, ``labels_changed`` when its label hash differs from the previous report of the
@@ -327,6 +343,7 @@ def history_data(store: Store, name: str | None = None) -> list[HistoryRow]:
             bars = report["policy"]["rules"]
             n_queries = summary["n_queries"]
             missing = len(report.get("missing_from_run") or [])
+            _check_shapes(means, failed, bars, n_queries)
         except (KeyError, TypeError, AttributeError, IndexError):
             why = "not JSON" if report is None else "not a check report"
             out.append({"id": entry["id"], "name": entry["name"], "unreadable": why})
