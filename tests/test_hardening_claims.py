@@ -1,0 +1,121 @@
+"""Issue #38, items 3, 4 and 11 (the lapsed lease): claim rules name only claims the provider
+asserts about the person (an allow list, refused at ``map-claim``, ignored at sign-in for a rule
+stored before); a revocation holds on the provider's account (issuer and subject), whatever
+e-mail it comes back with; a key press after its tab's lease lapsed never makes an open item
+exceed the handout's labels. On both backends where the store is touched."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from annotation.__main__ import main
+from annotation.store import ProviderClaims, Store, StoreError
+from annotation.store.providers import MAPPABLE_CLAIMS, mappable
+from tests.conftest import cli
+
+ISSUER = "https://id.example.com"
+
+
+def person(sub: str, email: str | None = None, issuer: str = ISSUER, **more) -> ProviderClaims:
+    """A sign-in made now: an ID token's claims as Streamlit keeps them (``is_logged_in`` and
+    ``provider`` are Streamlit's own fields, on every sign-in alike)."""
+    claims = {
+        "iss": issuer,
+        "sub": sub,
+        "aud": "denominator",
+        "iat": int(time.time()),
+        "nonce": f"n-{sub}-{time.time_ns()}",
+        "is_logged_in": True,
+        "provider": "default",
+        "typ": "ID",
+        "ver": "1.0",
+    }
+    if email is not None:
+        claims |= {"email": email, "email_verified": True}
+    found = ProviderClaims.from_claims(claims | more)
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def store(db_at):
+    with Store(db_at) as opened:
+        yield opened
+
+
+# ---------------------------------------------------------------- item 3: claims about the person
+
+
+def test_a_rule_may_name_only_claims_the_provider_asserts_about_the_person(store) -> None:
+    for claim in ("is_logged_in", "provider", "typ", "ver", "sub", "iss", "email_verified", "email", "name"):
+        with pytest.raises(StoreError) as refused:
+            store.map_claim(claim, "true", "admin", "lee")
+        said = str(refused.value)
+        assert said.startswith(f"claim {claim!r} is not one the provider asserts about the person")
+        assert said.endswith("a rule may name " + ", ".join(MAPPABLE_CLAIMS)) and "\n" not in said
+    assert store.claim_rules() == []
+    for claim in ("groups", "roles", "hd", "tid", "realm_access.roles", "resource_access.denominator.roles"):
+        store.map_claim(claim, "x", "annotator", "lee")
+    assert [r["claim"] for r in store.claim_rules()] == [
+        "groups",
+        "hd",
+        "realm_access.roles",
+        "resource_access.denominator.roles",
+        "roles",
+        "tid",
+    ]
+    assert not mappable("resource_access.CLIENT.roles.x") and not mappable("resource_access..roles")
+    # nobody added by an admin, and a token that carries no group: not let in
+    nobody = store.provider_sign_in(person("s-nobody", "nobody@gmail.com"))
+    assert (nobody.status, nobody.name, nobody.role) == ("unknown", None, None)
+
+
+def test_a_rule_stored_before_the_allow_list_matches_no_one(store) -> None:
+    """The attack: ``map-claim is_logged_in=true --role admin`` let an account nobody added sign in
+    as admin. A store holding such a rule (set before the list existed) still lets no one in."""
+    with store.write():
+        for claim, value in (
+            ("is_logged_in", "true"),
+            ("provider", "default"),
+            ("typ", "ID"),
+            ("ver", "1.0"),
+        ):
+            store.db.execute(
+                "INSERT INTO claim_rules (claim, value, role, who, created_at) VALUES (?, ?, 'admin', 'old', 'then')",
+                [claim, value],
+            )
+    stranger = store.provider_sign_in(person("s-stranger", "stranger@gmail.com"))
+    assert (stranger.status, stranger.name, stranger.role) == ("unknown", None, None)
+    assert store.annotators() == []  # nobody was added
+    store.map_claim("groups", "labellers", "annotator", "lee")  # a rule on a group still works
+    lab = store.provider_sign_in(person("s-lab", "lab@example.com", groups=["labellers"]))
+    assert (lab.status, lab.name, lab.role) == ("signed-in", "lab@example.com", "annotator")  # not admin
+
+
+def test_map_claim_refuses_a_claim_off_the_list_in_one_line(tmp_path, capsys) -> None:
+    db = tmp_path / "m.db"
+    for claim in ("is_logged_in", "provider", "typ", "iss"):
+        code, out, err = cli(
+            main, capsys, "annotators", "map-claim", f"{claim}=true", "--role", "admin", "--db", db
+        )
+        assert (code, out) == (2, "")
+        assert err == (
+            f"error: claim {claim!r} is not one the provider asserts about the person (a group, a role, "
+            "the organisation or domain): a rule may name groups, roles, hd, tid, wids, org_id, org_name, "
+            "department, team, groups_direct, cognito:groups, realm_access.roles, resource_access.CLIENT.roles\n"
+        )
+    assert not db.exists()  # refused before the store was opened
+    with Store(db) as store, store.write():  # a rule from before the list
+        store.db.execute(
+            "INSERT INTO claim_rules (claim, value, role, who, created_at) "
+            "VALUES ('is_logged_in', 'true', 'admin', 'old', 'then')"
+        )
+    code, out, _ = cli(main, capsys, "annotators", "list", "--db", db)
+    assert out.splitlines()[1] == (
+        "claim rule: is_logged_in=true (by old) is ignored: is_logged_in is not a claim a rule may name "
+        "(drop it: annotators map-claim is_logged_in=true --remove)"
+    )
+    code, out, _ = cli(main, capsys, "annotators", "map-claim", "is_logged_in=true", "--remove", "--db", db)
+    assert (code, out) == (0, "removed the claim rule is_logged_in=true; the people it added stay\n")
