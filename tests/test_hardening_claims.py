@@ -119,3 +119,49 @@ def test_map_claim_refuses_a_claim_off_the_list_in_one_line(tmp_path, capsys) ->
     )
     code, out, _ = cli(main, capsys, "annotators", "map-claim", "is_logged_in=true", "--remove", "--db", db)
     assert (code, out) == (0, "removed the claim rule is_logged_in=true; the people it added stay\n")
+
+
+# ---------------------------------------------------------------- item 4: revocation on the subject
+
+
+def test_a_revoked_person_added_by_a_rule_stays_out_under_another_email(store) -> None:
+    store.map_claim("groups", "labellers", "annotator", "lee")
+    first = store.provider_sign_in(person("s-kim", "kim@example.com", groups=["labellers"]))
+    assert (first.status, first.name) == ("signed-in", "kim@example.com")
+    store.revoke_annotator("kim@example.com")
+    # the same provider account (same subject, same group), another verified e-mail
+    back = store.provider_sign_in(person("s-kim", "kim.new@example.com", groups=["labellers"]))
+    assert (back.status, back.name, back.role) == ("revoked", "kim@example.com", None)
+    names = [r["name"] for r in store.annotators()]
+    assert names == ["kim@example.com"]  # no second annotator for the same account
+    [row] = store.annotators()
+    assert (row["email"], row["subject"], row["provider"]) == ("kim@example.com", "s-kim", "revoked")
+    # an admin lets the person in again under the revoked name: then they are back, once more recorded
+    store.add_annotator("kim@example.com", "annotator", email="kim.new@example.com")
+    again = store.provider_sign_in(person("s-kim", "kim.new@example.com", groups=["labellers"]))
+    assert (again.status, again.name) == ("signed-in", "kim@example.com")
+
+
+def test_a_revoked_person_added_by_email_stays_out_under_another_email(store) -> None:
+    """Revoked before their account was ever seen: the first sign-in after the revocation records
+    the account, and it stays out whatever e-mail it comes with next."""
+    store.map_claim("hd", "example.com", "annotator", "lee")
+    store.add_annotator("ann", "annotator", email="ann@example.com")
+    store.revoke_annotator("ann")
+    assert store.provider_sign_in(person("s-ann", "ann@example.com", hd="example.com")).status == "revoked"
+    other = store.provider_sign_in(person("s-ann", "ann2@example.com", hd="example.com"))
+    assert (other.status, other.name) == ("revoked", "ann")
+    assert [r["name"] for r in store.annotators()] == ["ann"]
+
+
+def test_a_recorded_subject_matches_its_own_issuer_only(store) -> None:
+    store.map_claim("groups", "labellers", "annotator", "lee")
+    store.add_annotator("ann", "admin", email="ann@example.com")
+    assert store.provider_sign_in(person("42", "ann@example.com")).name == "ann"  # records 42 at ISSUER
+    elsewhere = store.provider_sign_in(person("42", "eve@other.example", issuer="https://other.example"))
+    assert (elsewhere.status, elsewhere.name) == ("unknown", None)  # another provider's 42 is not ann
+    # a subject an admin gave matches any issuer until its first sign-in, then that issuer's only
+    store.add_annotator("lee", "admin", subject="s-lee")
+    assert store.provider_sign_in(person("s-lee", issuer="https://a.example")).name == "lee"
+    assert store.provider_sign_in(person("s-lee", issuer="https://b.example")).status == "unknown"
+    assert store.provider_sign_in(person("s-lee", issuer="https://a.example")).name == "lee"
