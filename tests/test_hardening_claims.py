@@ -13,7 +13,7 @@ import pytest
 from annotation.__main__ import main
 from annotation.store import ProviderClaims, Store, StoreError
 from annotation.store.providers import MAPPABLE_CLAIMS, mappable
-from tests.conftest import cli
+from tests.conftest import cli, page_test, page_text
 
 ISSUER = "https://id.example.com"
 
@@ -165,3 +165,118 @@ def test_a_recorded_subject_matches_its_own_issuer_only(store) -> None:
     assert store.provider_sign_in(person("s-lee", issuer="https://a.example")).name == "lee"
     assert store.provider_sign_in(person("s-lee", issuer="https://b.example")).status == "unknown"
     assert store.provider_sign_in(person("s-lee", issuer="https://a.example")).name == "lee"
+
+
+# ---------------------------------------------------------------- item 11: a late key press
+
+
+def _items(store: Store, n: int) -> list[int]:
+    store.import_queries({"q": "a question"})
+    store.import_corpus([{"id": f"c{i:02d}", "text": f"chunk {i}"} for i in range(n)])
+    return [store.ensure_item("chunk", query_id="q", chunk_id=f"c{i:02d}") for i in range(n)]
+
+
+def _press(store: Store, name: str, holder: str, item_id: int, value: int = 2) -> str | None:
+    """A key press as the labelling page makes it: the check, the label and the lease's end in one
+    write; None when the label was stored, else why not."""
+    who = store.annotator_id(name)
+    with store.write():
+        refused = store.label_refusal(who, "chunk", holder, item_id)
+        if refused is None:
+            store.add_label(item_id, name, value)
+            store.end_lease(who, "chunk", holder)
+    return refused
+
+
+def _labels(store: Store) -> dict[int, int]:
+    rows = store.db.execute("SELECT item_id, count(DISTINCT annotator_id) FROM labels GROUP BY item_id")
+    return {int(i): int(n) for i, n in rows.fetchall()}
+
+
+def _lapse(store: Store, name: str) -> None:
+    with store.write():
+        store.db.execute(
+            "UPDATE leases SET expires_at = '2000-01-01T00:00:00+00:00' WHERE annotator_id = ?",
+            [store.annotator_id(name)],
+        )
+
+
+def test_a_late_key_press_never_makes_a_third_label_under_handout_2(store) -> None:
+    """The report: 12 of 40 items with 3 labels under handout 2 and 0.3 s leases. Here each of 40
+    items goes the same way, without a clock: ann is shown it, then bob (the second place); ann's
+    lease lapses; cat is shown it (ann's place is free); bob and cat label it; ann's key press,
+    still on her screen, comes last. Before: 40 of 40 items had 3 labels."""
+    items = _items(store, 40)
+    assert store.handout() == ("open", 2)
+    ann, bob, cat = (store.annotator_id(n) for n in ("ann", "bob", "cat"))
+    refused = []
+    for _ in items:
+        shown = store.lease_item(ann, "chunk", "tab-ann")["item_id"]
+        assert store.lease_item(bob, "chunk", "tab-bob")["item_id"] == shown
+        _lapse(store, "ann")
+        assert store.lease_item(cat, "chunk", "tab-cat")["item_id"] == shown
+        assert _press(store, "bob", "tab-bob", shown) is None
+        assert _press(store, "cat", "tab-cat", shown) is None
+        refused.append(_press(store, "ann", "tab-ann", shown))
+    assert refused == ["closed"] * 40
+    assert _labels(store) == dict.fromkeys(items, 2)  # no item with 3 labels (before: 40 of 40)
+    assert store.queue_progress(ann, "chunk") == (0, 0)  # every item went to two people
+
+
+def test_a_late_key_press_is_refused_while_two_others_hold_the_item(store) -> None:
+    [item] = _items(store, 1)
+    ann, bob, cat = (store.annotator_id(n) for n in ("ann", "bob", "cat"))
+    store.lease_item(ann, "chunk", "tab-ann")
+    store.lease_item(bob, "chunk", "tab-bob")
+    _lapse(store, "ann")
+    assert store.lease_item(cat, "chunk", "tab-cat")["item_id"] == item
+    assert _press(store, "ann", "tab-ann", item) == "closed"  # bob and cat have the two places
+    assert not store.may_label(ann, "chunk", "tab-ann", item)
+    assert _press(store, "bob", "tab-bob", item) is None and _press(store, "cat", "tab-cat", item) is None
+    assert _labels(store) == {item: 2}
+
+
+def test_a_late_key_press_lands_while_the_item_still_has_a_place(store) -> None:
+    """A person's work is not wasted when it still counts: ann's lease lapsed and bob took the
+    item, one place left; ann's key press lands, and cat is then not shown the item."""
+    items = _items(store, 2)
+    ann, bob, cat = (store.annotator_id(n) for n in ("ann", "bob", "cat"))
+    item = store.lease_item(ann, "chunk", "tab-ann")["item_id"]  # the first in the queue's order
+    [other] = set(items) - {item}
+    _lapse(store, "ann")
+    assert store.lease_item(bob, "chunk", "tab-bob")["item_id"] == item
+    assert _press(store, "ann", "tab-ann", item) is None
+    assert store.lease_item(cat, "chunk", "tab-cat")["item_id"] == other  # ann's label + bob's lease
+    assert _press(store, "bob", "tab-bob", item) is None
+    assert _labels(store) == {item: 2}
+    # the assigned handout: an item of nobody's assignments is in no queue, a late press is refused
+    store.set_handout("assigned", 2, "lee")
+    _lapse(store, "cat")
+    assert _press(store, "cat", "tab-cat", other) == "closed"
+
+
+def test_the_late_key_press_is_told_why_nothing_was_saved(demo_db) -> None:
+    """On the labelling page: kim (nothing assigned, so the open items) idles past her lease, two
+    others label the item, her key press stores nothing and says why; her next item is shown."""
+
+    def tab():
+        return page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "kim"}).run()
+
+    kim = tab()
+    held = kim.session_state["label:kim:current"]
+    with Store(demo_db) as store:
+        _lapse(store, "kim")
+        for name in ("max", "ned"):
+            who = store.annotator_id(name)
+            leased = store.lease_item(who, "chunk", f"tab-{name}")
+            assert leased is not None and leased["item_id"] == held
+            assert _press(store, name, f"tab-{name}", held) is None
+    kim.button(key="label:grade2").click().run()
+    assert not kim.exception
+    assert "meanwhile this item went to the other people it needed" in page_text(kim)
+    assert kim.session_state["label:kim:current"] not in (None, held)
+    with Store(demo_db) as store:
+        assert _labels(store)[held] == 2
+        assert store.db.execute(
+            "SELECT count(*) FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'kim'"
+        ).fetchone() == (0,)
