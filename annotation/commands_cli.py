@@ -15,6 +15,7 @@ from annotation.imports_cli import cli_import, cli_words, import_options, run_im
 from annotation.options import default
 from annotation.pooling import handout_text
 from annotation.store import AnnotatorRow
+from annotation.store.providers import mappable, unmappable
 
 __all__ = ["COMMANDS", "run"]
 
@@ -102,7 +103,11 @@ def run_annotators(args: argparse.Namespace) -> str:
     lines = [line("name", "role", "access", "current labels", "provider" if any(map(signs_in, rows)) else "")]
     lines += [line(r["name"], r["role"], r["access"], r["labels"], signs_in(r)) for r in rows]
     lines += [
-        f"claim rule: {r['claim']}={r['value']} adds people as {r['role']} (by {r['who']})" for r in rules
+        f"claim rule: {r['claim']}={r['value']} adds people as {r['role']} (by {r['who']})"
+        if mappable(r["claim"])  # a rule stored before the allow list: shown, matching no one
+        else f"claim rule: {r['claim']}={r['value']} (by {r['who']}) is ignored: {r['claim']} is not a claim "
+        f"a rule may name (drop it: annotators map-claim {r['claim']}={r['value']} --remove)"
+        for r in rules
     ]
     providers = any(signs_in(r) for r in rows) or rules
     lines.append(
@@ -124,6 +129,8 @@ def map_claim(args: argparse.Namespace, mode: Access) -> str:
         raise UsageError(f"map-claim takes CLAIM=VALUE (e.g. groups=labellers), not {args.rule!r}")
     if args.remove == (args.role is not None):
         raise UsageError("map-claim takes --role ROLE, or --remove to drop the rule")
+    if not args.remove and not mappable(claim.strip()):  # refused before the store is opened
+        raise UsageError(unmappable(claim.strip()))
     with open_store(args.db, "write" if args.remove else mode) as store:
         actions.annotators(
             store,

@@ -50,6 +50,12 @@ TAKEN = (
     "This item is on another of your tabs now (this tab was idle, or it was labelled there): "
     "nothing was saved here; here is your next item."
 )
+# a key press after the tab's lease lapsed, on an item others were handed meanwhile (the handout's
+# labels reached) or that left the person's queue
+CLOSED = (
+    "This tab was idle past its lease, and meanwhile this item went to the other people it needed "
+    "(or left your queue): nothing was saved here; here is your next item."
+)
 # a key press that met a long write (an import): said in the page's words, the item stays on screen
 BUSY_LABEL = "The store is busy (an import is running); your label was not saved, press the key again."
 BUSY_UNDO = "The store is busy (an import is running); nothing was undone, press u again."
@@ -171,8 +177,9 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
                 return
             annotator_id = store.annotator_id(annotator)
             with store.write():  # one transaction: the check, the label and the lease's end
-                if not store.may_label(annotator_id, page.kind, _holder(), item["item_id"]):
-                    _set(page, "message", TAKEN)
+                refused = store.label_refusal(annotator_id, page.kind, _holder(), item["item_id"])
+                if refused is not None:
+                    _set(page, "message", CLOSED if refused == "closed" else TAKEN)
                     _set(page, "shown_at", None)
                     _set(page, "current", None)
                     return

@@ -189,7 +189,7 @@ def test_each_way_in_ends_local_mode_and_adding_is_checked(store) -> None:
     with pytest.raises(StoreError, match="role must be one of"):
         store.add_annotator("y", "owner", email="y@example.com")
     for claim in ("iss", "email_verified", "aud", "nonce"):
-        with pytest.raises(StoreError, match="alike for everyone the provider signs in"):
+        with pytest.raises(StoreError, match="is not one the provider asserts about the person"):
             store.map_claim(claim, "x", "annotator", "lee")
 
 
@@ -324,8 +324,9 @@ def test_map_claim_on_the_command_line(tmp_path, capsys) -> None:
         ),
         (
             ["iss=x", "--role", "admin"],
-            "error: claim 'iss' is alike for everyone the provider signs in (or only "
-            "runs the protocol): map a claim that names a group (groups, hd, roles)\n",
+            "error: claim 'iss' is not one the provider asserts about the person (a group, a role, the "
+            "organisation or domain): a rule may name groups, roles, hd, tid, wids, org_id, org_name, "
+            "department, team, groups_direct, cognito:groups, realm_access.roles, resource_access.CLIENT.roles\n",
         ),
         (["groups=nobody", "--remove"], "error: no claim rule groups=nobody\n"),
     ):

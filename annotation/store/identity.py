@@ -189,7 +189,7 @@ class Identity(StoreBase):
             self.db.execute(
                 """INSERT INTO annotators (name, role, email, subject) VALUES (?, ?, ?, ?)
                    ON CONFLICT (name) DO UPDATE SET role = excluded.role, email = excluded.email,
-                   subject = excluded.subject, provider_revoked_at = NULL""",
+                   subject = excluded.subject, subject_issuer = NULL, provider_revoked_at = NULL""",
                 [name, role, email, subject],
             )
 

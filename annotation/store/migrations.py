@@ -327,6 +327,17 @@ def _m016_provider_sign_in(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX provider_sessions_annotator ON provider_sessions (annotator_id)")
 
 
+@MIGRATIONS(name="m018_subject_issuer")
+def _m018_subject_issuer(db: sqlite_utils.Database) -> None:
+    """The issuer of an annotator's ``subject`` when the store recorded it at a sign-in
+    (:meth:`annotation.store.providers.Providers.provider_sign_in`): a subject is the provider's
+    own id for the person, unique within its issuer only, so a recorded one matches sign-ins from
+    that issuer alone. NULL for a subject an admin gave (``annotators add --subject``), which
+    matches as before until its first sign-in records the issuer. Recording every signed-in
+    person's subject is what holds a revocation whatever e-mail the same account comes back with."""
+    db.execute("ALTER TABLE annotators ADD COLUMN subject_issuer TEXT")
+
+
 def migration_functions() -> list[tuple[str, object]]:
     """Every migration this code knows, in order, as (name, function): what PostgreSQL runs."""
     empty = sqlite_utils.Database(memory=True)

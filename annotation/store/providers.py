@@ -7,7 +7,10 @@ keeps its claims in a signed cookie; :meth:`Providers.provider_sign_in` matches 
 annotator: by the provider's subject (``annotators add NAME --subject SUB``), else by the verified
 e-mail (``--email``), else by a claim rule (``annotators map-claim groups=labellers --role
 annotator``: a person whose token carries that value is added at their first sign-in, named by
-their e-mail). Each sign-in it lets in is a row of ``provider_sessions`` (m016), keyed by the hash
+their e-mail; a rule names only a claim of :data:`MAPPABLE_CLAIMS`). The subject of a person let in
+by e-mail or by a rule is recorded with its issuer (m018), so a revocation holds on the provider's
+account whatever e-mail it signs in with later. Each sign-in it lets in is a row of
+``provider_sessions`` (m016), keyed by the hash
 of what makes it one (issuer, subject, ``iat``, nonce), so sign-out, expiry (:func:`session_hours`
 from ``iat``) and revocation end it on the server, whatever cookie the browser still holds.
 """
@@ -15,6 +18,7 @@ from ``iat``) and revocation end it on the server, whatever cookie the browser s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,13 +27,54 @@ from typing import Any, Literal, TypedDict
 from annotation.store.base import StoreBase, StoreError, inserted_id, utc_now
 from annotation.store.identity import REVOKED, ROLES, session_hours, token_hash
 
-__all__ = ["Providers", "ProviderClaims", "ProviderAccess", "ClaimRule", "UNMAPPABLE_CLAIMS"]
+__all__ = [
+    "Providers",
+    "ProviderClaims",
+    "ProviderAccess",
+    "ClaimRule",
+    "MAPPABLE_CLAIMS",
+    "mappable",
+    "unmappable",
+]
 
-# claims every person the provider signs in carries alike, or that only run the protocol: a rule
-# on one of them would let in everyone with an account at the provider
-UNMAPPABLE_CLAIMS = frozenset(
-    "iss aud azp exp iat nbf nonce at_hash c_hash auth_time email_verified acr amr jti sid".split()
+# The claims a rule may name: what the provider asserts about the person, set by an admin there
+# (a group, a role, the organisation, domain or tenant the account belongs to). An allow list, not
+# a deny list: Streamlit adds fields of its own to every sign-in (``is_logged_in``, ``provider``),
+# providers add protocol fields (``typ``, ``ver``, ``sub``, ``iss``, ``email_verified``, ...), and a
+# rule on any of those matches everyone with an account at the provider. ``resource_access.CLIENT.roles``
+# stands for Keycloak's client roles (any CLIENT without a dot). docs/sign-in.md lists them.
+MAPPABLE_CLAIMS = (
+    "groups",
+    "roles",
+    "hd",
+    "tid",
+    "wids",
+    "org_id",
+    "org_name",
+    "department",
+    "team",
+    "groups_direct",
+    "cognito:groups",
+    "realm_access.roles",
+    "resource_access.CLIENT.roles",
 )
+_CLIENT_ROLES = re.compile(r"resource_access\.[^.\s]+\.roles")
+
+
+def mappable(claim: str) -> bool:
+    """Whether a claim rule may name ``claim`` (:data:`MAPPABLE_CLAIMS`): checked when a rule is
+    set, and again at every sign-in, so a rule stored before the list existed matches no one."""
+    if claim in MAPPABLE_CLAIMS and claim != "resource_access.CLIENT.roles":
+        return True
+    return _CLIENT_ROLES.fullmatch(claim) is not None
+
+
+def unmappable(claim: str) -> str:
+    """The one line that refuses a rule on ``claim``."""
+    return (
+        f"claim {claim!r} is not one the provider asserts about the person (a group, a role, the "
+        f"organisation or domain): a rule may name {', '.join(MAPPABLE_CLAIMS)}"
+    )
 
 
 class ClaimRule(TypedDict):
@@ -179,18 +224,32 @@ class Providers(StoreBase):
         return ProviderAccess("signed-in", shown, name, role, key)
 
     def _match(self, person: ProviderClaims) -> tuple[int, str, str, bool] | None:
-        """(id, name, role, revoked) of the annotator ``person`` is: by subject, else by verified
-        e-mail, else added now by a claim rule (named by the e-mail); None when none matches."""
-        lookups = [("subject", person.subject), ("email", person.email)]
-        for column, value in lookups:
-            row = (
-                value
-                and self.db.execute(
-                    f"SELECT id, name, role, provider_revoked_at FROM annotators WHERE {column} = ?", [value]
-                ).fetchone()
-            )
-            if row:
-                return int(row[0]), row[1], row[2], row[3] is not None
+        """(id, name, role, revoked) of the annotator ``person`` is: by subject (one an admin gave,
+        or one recorded at an earlier sign-in from the same issuer), else by verified e-mail, else
+        added now by a claim rule (named by the e-mail); None when none matches. The subject of an
+        annotator matched by e-mail or added by a rule is recorded with its issuer
+        (:meth:`_record_subject`), so a revocation holds on the provider's account, whatever
+        e-mail that account signs in with later."""
+        row = self.db.execute(
+            """SELECT id, name, role, provider_revoked_at, subject_issuer FROM annotators
+               WHERE subject = ? AND (subject_issuer IS NULL OR subject_issuer = ?)""",
+            [person.subject, person.issuer],
+        ).fetchone()
+        if row:
+            if row[4] is None:  # a subject an admin gave: from now on, this issuer's alone
+                self.db.execute(
+                    "UPDATE annotators SET subject_issuer = ? WHERE id = ?", [person.issuer, row[0]]
+                )
+            return int(row[0]), row[1], row[2], row[3] is not None
+        row = (
+            person.email
+            and self.db.execute(
+                "SELECT id, name, role, provider_revoked_at FROM annotators WHERE email = ?", [person.email]
+            ).fetchone()
+        )
+        if row:
+            self._record_subject(int(row[0]), person)  # revoked too: it then holds on the account
+            return int(row[0]), row[1], row[2], row[3] is not None
         role = self._rule_role(person.claims)
         if role is None or person.email is None:
             return None
@@ -202,7 +261,9 @@ class Providers(StoreBase):
                 "INSERT INTO annotators (name, role, email) VALUES (?, ?, ?)",
                 [person.email, role, person.email],
             )
-            return inserted_id(cursor), person.email, role, False
+            added = inserted_id(cursor)
+            self._record_subject(added, person)
+            return added, person.email, role, False
         annotator_id, known_role, token, email, subject = row
         if token == REVOKED:
             return int(annotator_id), person.email, known_role, True
@@ -213,14 +274,26 @@ class Providers(StoreBase):
         self.db.execute(
             "UPDATE annotators SET email = ?, role = ? WHERE id = ?", [person.email, known_role, annotator_id]
         )
+        self._record_subject(int(annotator_id), person)
         return int(annotator_id), person.email, known_role, False
 
+    def _record_subject(self, annotator_id: int, person: ProviderClaims) -> None:
+        """The annotator signs in as ``person``'s account from now on: its subject and issuer are
+        recorded when the annotator has no subject yet and no other annotator holds it (one of
+        another issuer, the only one that can: the same issuer's would have matched first)."""
+        self.db.execute(
+            """UPDATE annotators SET subject = ?, subject_issuer = ? WHERE id = ? AND subject IS NULL
+               AND NOT EXISTS (SELECT 1 FROM annotators o WHERE o.subject = ?)""",
+            [person.subject, person.issuer, annotator_id, person.subject],
+        )
+
     def _rule_role(self, claims: Mapping[str, Any]) -> str | None:
-        """The role the claim rules give these claims: admin when any matching rule says so."""
+        """The role the claim rules give these claims: admin when any matching rule says so. A rule
+        on a claim off :data:`MAPPABLE_CLAIMS` (stored before the list) matches no one."""
         roles = {
             role
             for claim, value, role in self.db.execute("SELECT claim, value, role FROM claim_rules").fetchall()
-            if value in _claim_values(claims, claim)
+            if mappable(claim) and value in _claim_values(claims, claim)
         }
         return "admin" if "admin" in roles else ("annotator" if roles else None)
 
@@ -240,11 +313,8 @@ class Providers(StoreBase):
         claim, value = claim.strip(), value.strip()
         if not claim or not value:
             raise StoreError("a claim rule is CLAIM=VALUE, both given (e.g. groups=labellers)")
-        if claim in UNMAPPABLE_CLAIMS:
-            raise StoreError(
-                f"claim {claim!r} is alike for everyone the provider signs in (or only runs the protocol): "
-                "map a claim that names a group (groups, hd, roles)"
-            )
+        if not mappable(claim):
+            raise StoreError(unmappable(claim))
         if role not in ROLES:
             raise StoreError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
         with self.write():

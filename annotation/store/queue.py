@@ -303,16 +303,41 @@ class Queue(StoreBase):
             )
 
     def may_label(self, annotator_id: int, kind: str, holder: str, item_id: int) -> bool:
-        """Whether a key press in the ``holder`` tab may label ``item_id``: the tab holds it, or
-        (its lease lapsed) no other tab of the person holds it and the person has not labelled
-        it since. Called inside the label's own write: two tabs cannot both pass."""
+        """Whether a key press in the ``holder`` tab may label ``item_id`` (:meth:`label_refusal`
+        says None). Called inside the label's own write: two tabs cannot both pass."""
+        return self.label_refusal(annotator_id, kind, holder, item_id) is None
+
+    def label_refusal(self, annotator_id: int, kind: str, holder: str, item_id: int) -> str | None:
+        """None when a key press in the ``holder`` tab may label ``item_id``: the tab holds it; or
+        its lease lapsed and the item is still one the person would be handed now (no other tab of
+        theirs holds it, they have not labelled it since, and it is still in their queue: under the
+        ``open`` handout, other people's labels and live leases on it stay below the handout's
+        labels, so a late key press never makes a third label where two were wanted). Else why not:
+        ``"tab"`` (another tab of the person has it, or labelled it) or ``"closed"`` (the item went
+        to the other people it needed meanwhile). Called inside the label's own write: the check
+        and the label are one transaction."""
         now = utc_now()
         own = self._own_lease(annotator_id, kind, holder, now)
         if own is not None and own[0] == item_id:
-            return True
+            return None
         if item_id in self._leased_elsewhere(annotator_id, holder, now):
-            return False
-        return self._unlabelled(annotator_id, item_id)
+            return "tab"
+        if not self._unlabelled(annotator_id, item_id):
+            return "tab"
+        source, _ = self._queue_source(kind, annotator_id)
+        queued = self.db.execute(
+            f"SELECT 1 {source} AND i.id = :item", {"annotator": annotator_id, "item": item_id}
+        )
+        if queued.fetchone() is None:
+            return "closed"
+        mode, labels = self.handout()
+        if (
+            mode == "open"
+            and not self._assigned_to(annotator_id, kind)
+            and item_id in self._open_items_taken(annotator_id, kind, now, labels)
+        ):
+            return "closed"
+        return None
 
     def skipped_items(self, annotator_id: int, kind: str) -> list[int]:
         """The person's skipped ``kind`` items, oldest skip first."""
