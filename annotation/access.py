@@ -55,10 +55,14 @@ with our own Starlette routes and middleware beside Streamlit's. So:
   who is signed in on this browser when the request carried the cookie (a link followed from
   another site carries none: SameSite=Strict); only its button, a same-origin POST to
   :data:`LINK_ROUTE`, starts the session, sets the cookie and redirects to the address
-  without the token. The page drops the token from the address bar at once. Served without
+  without the token. The page drops the token from the address bar at once (its one script, a
+  file of this server: :data:`annotation.web.LINK_SCRIPT_ROUTE`). Served without
   the middleware, the page does the same in Streamlit (:func:`render_link_confirmation`).
 - Sign-out ends the session in the store (every tab of the browser is signed out at
   its next click) and posts to :data:`SIGN_OUT_ROUTE`, which expires the cookie.
+- What every answer of these routes obeys is :mod:`annotation.web`'s: their pages come from
+  one escaping template with no inline script, each reads at most its limit of a body
+  (:data:`CODE_LIMIT`, :data:`LINK_LIMIT`), and no response, Streamlit's included, may be framed.
 - Served without the routes (AppTest, or an ASGI host that mounts only the script),
   the same code signs the tab in for its browser session only: the cookie post fails
   and nothing else changes.
@@ -66,8 +70,6 @@ with our own Starlette routes and middleware beside Streamlit's. So:
 
 from __future__ import annotations
 
-import html
-import json
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -78,7 +80,7 @@ import streamlit as st
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
@@ -94,6 +96,19 @@ from annotation.store import (
     default_db_path,
 )
 from annotation.store.identity import Claimed
+from annotation.web import (
+    LINK_SCRIPT_ROUTE,
+    FrameGuardMiddleware,
+    Html,
+    html_response,
+    link_script,
+    link_script_route,
+    page,
+    read_body,
+    render,
+    script_json,
+    too_large,
+)
 
 TOKEN = "access:token"  # a token given on this tab, traded for a session at the next check
 SESSION = "access:session"  # the store row of this tab's session (server-side state only)
@@ -107,6 +122,9 @@ COOKIE = "denominator_session"
 SESSION_ROUTE = "/_denominator/session"
 SIGN_OUT_ROUTE = "/_denominator/sign-out"
 LINK_ROUTE = "/_denominator/link"  # the link page's button: a same-origin POST signs in
+# the most each route reads of a body (annotation.web.read_body: more is refused, 413, unread)
+CODE_LIMIT = 256  # a one-time code (the session route); the sign-out route reads no more either
+LINK_LIMIT = 4096  # the link page's form: the token (512 at most) and the return address
 # the store held by a long write (an import): said as such, never as a bad token
 BUSY = "The store is busy (an import is running); try again in a moment (reload the page)."
 SIGN_IN_HINT = (
@@ -441,9 +459,10 @@ def sign_out() -> None:
 
 def _post(route: str, body: str) -> None:
     """A same-origin POST from the page, no more: its answer sets or expires the HttpOnly cookie.
-    The body is a one-time code (or nothing), written as a JSON string literal."""
+    The body is a one-time code (or nothing), written as a JSON string literal with ``<``, ``>``
+    and ``&`` escaped (:func:`annotation.web.script_json`: no ``</script>`` can end the script)."""
     st.sidebar.html(
-        f"<script>fetch({json.dumps(route)}, {{method: 'POST', body: {json.dumps(body)}, "
+        f"<script>fetch({script_json(route)}, {{method: 'POST', body: {script_json(body)}, "
         "credentials: 'same-origin', cache: 'no-store'});</script>",
         unsafe_allow_javascript=True,
     )
@@ -514,10 +533,14 @@ def _sign_in_by_link(store: Store, token: str, previous: str | None) -> Claimed 
 
 
 async def claim_route(request: Request) -> Response:
-    """``POST /_denominator/session`` with a one-time code: the session cookie, or 403."""
+    """``POST /_denominator/session`` with a one-time code: the session cookie, or 403 (413 for a
+    body past :data:`CODE_LIMIT`, refused before it is read)."""
+    body = await read_body(request, CODE_LIMIT)
+    if body is None:
+        return too_large(CODE_LIMIT)
     if not _same_origin(request):
         return Response(status_code=403, headers=NO_STORE)
-    code = (await request.body())[:256].decode("ascii", errors="replace")
+    code = body.decode("ascii", errors="replace")
     claimed = await run_in_threadpool(_in_store, Store.claim_session, code)
     if claimed is None:
         return Response(status_code=403, headers=NO_STORE)
@@ -527,7 +550,10 @@ async def claim_route(request: Request) -> Response:
 
 
 async def sign_out_route(request: Request) -> Response:
-    """``POST /_denominator/sign-out``: ends the cookie's session and expires the cookie."""
+    """``POST /_denominator/sign-out``: ends the cookie's session and expires the cookie. Its body
+    means nothing and is read no further than :data:`CODE_LIMIT` (more: 413, unread)."""
+    if await read_body(request, CODE_LIMIT) is None:
+        return too_large(CODE_LIMIT)
     if not _same_origin(request):
         return Response(status_code=403, headers=NO_STORE)
     session_id = request.cookies.get(COOKIE)
@@ -546,7 +572,8 @@ def _link_target(request: Request) -> str:
 
 
 def _safe_target(target: str) -> str:
-    """A POSTed return address kept on this site: a path, never "//host" or a scheme."""
+    """A POSTed return address kept on this site: a path, never "//host" or a scheme (the page
+    writes it only through ``{...:url}``, which holds it to this site once more)."""
     target = target if target.startswith("/") else "/"
     return "/" + target.lstrip("/\\")
 
@@ -561,65 +588,77 @@ LINK_PAGE_HEADERS = {
     # "no-referrer" would make Chromium send "Origin: null" with the button's POST, which the
     # route then refuses; the page's address holds no token by the time the button is pressed
     "Referrer-Policy": "same-origin",
-    "X-Frame-Options": "DENY",  # no other site may frame the button and trick a press
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-}
+}  # html_response adds the page policy: no inline script, no framing (no site may trick a press)
 
 
 def link_page(
     token: str, target: str, who: dict | None, now: dict | None, *, store_down: bool = False
-) -> str:
+) -> Html:
     """The same-origin page every ``?token=`` arrival gets: whom the link signs in, who is signed
     in on this browser when the request carried its cookie (a link followed from another site
-    carries none: SameSite=Strict), and a button, the only way to sign in or switch."""
-    e = html.escape
-    back = f'<p><a href="{e(target)}">Go on without signing in</a></p>'
+    carries none: SameSite=Strict), and a button, the only way to sign in or switch. Every value
+    is escaped for its place (:func:`annotation.web.render`); the page's one script is a file of
+    this server that drops the token from the address bar (no inline script: the page policy
+    forbids any)."""
+    back = render('<p><a href="{target:url}">Go on without signing in</a></p>', target=target)
     if store_down:
-        body = "<p>The store is unavailable; nothing was changed. Try the link again in a moment.</p>" + back
+        body = render(
+            "<p>The store is unavailable; nothing was changed. Try the link again in a moment.</p>{back:html}",
+            back=back,
+        )
     elif who is None:
-        body = (
+        body = render(
             "<p>This sign-in link is not valid: its token was mistyped or has been revoked. "
-            "Ask an admin for a new one.</p>" + back
+            "Ask an admin for a new one.</p>{back:html}",
+            back=back,
         )
     else:
-        name, role = e(who["name"]), e(who["role"])
-        if now is not None and now["name"] == who["name"]:
-            here = f"<p>You are already signed in on this browser as <b>{name}</b>.</p>"
+        name, role = who["name"], who["role"]
+        if now is not None and now["name"] == name:
+            here = render(
+                "<p>You are already signed in on this browser as <b>{name:text}</b>.</p>", name=name
+            )
         elif now is not None:
-            here = (
-                f"<p>This browser is signed in as <b>{e(now['name'])}</b> ({e(now['role'])}): "
-                f"signing in as {name} signs {e(now['name'])} out here.</p>"
+            here = render(
+                "<p>This browser is signed in as <b>{now:text}</b> ({now_role:text}): "
+                "signing in as {name:text} signs {now:text} out here.</p>",
+                now=now["name"],
+                now_role=now["role"],
+                name=name,
             )
         else:
-            here = "<p>Anyone signed in on this browser is signed out by it.</p>"
-        body = (
-            f"<p>This link signs this browser in as <b>{name}</b> ({role}).</p>{here}"
-            f'<form method="post" action="{LINK_ROUTE}">'
-            f'<input type="hidden" name="token" value="{e(token)}">'
-            f'<input type="hidden" name="next" value="{e(target)}">'
-            f'<button type="submit" id="sign-in-by-link" autofocus>Sign in as {name}</button></form>' + back
+            here = Html("<p>Anyone signed in on this browser is signed out by it.</p>")
+        body = render(
+            "<p>This link signs this browser in as <b>{name:text}</b> ({role:text}).</p>{here:html}"
+            '<form method="post" action="{route:url}">'
+            '<input type="hidden" name="token" value="{token:attr}">'
+            '<input type="hidden" name="next" value="{target:url}">'
+            '<button type="submit" id="sign-in-by-link" autofocus>Sign in as {name:text}</button>'
+            "</form>{back:html}",
+            name=name,
+            role=role,
+            here=here,
+            route=LINK_ROUTE,
+            token=token,
+            target=target,
+            back=back,
         )
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        "<title>Sign in - Denominator</title>"
-        "<style>body{font-family:sans-serif;max-width:36rem;margin:4rem auto;line-height:1.5}"
-        "button{font-size:1rem;padding:.5rem 1rem}</style></head><body>"
-        f"<h1>Sign in</h1>{body}"
-        # the token leaves the address bar and the history at once
-        f"<script>history.replaceState(null, '', {json.dumps(target)});</script></body></html>"
+    # the token leaves the address bar and the history at once (a script file of this server)
+    return page(
+        "Sign in", render("<h1>Sign in</h1>{body:html}{script:html}", body=body, script=link_script(target))
     )
 
 
 async def link_route(request: Request) -> Response:
     """``POST /_denominator/link`` from the link page (same origin only): the token becomes a
     session and the cookie, the browser's previous session ends, and the answer is a redirect
-    to where the link led."""
+    to where the link led (413 for a body past :data:`LINK_LIMIT`, refused before it is read)."""
+    body = await read_body(request, LINK_LIMIT)
+    if body is None:
+        return too_large(LINK_LIMIT)
     if not _same_origin(request):
         return Response(status_code=403, headers=NO_STORE)
-    raw = (await request.body())[:4096].decode("utf-8", errors="replace")
+    raw = body.decode("utf-8", errors="replace")
     fields = parse_qs(raw, max_num_fields=4)
     token = (fields.get("token", [""])[0] or "").strip()[:512]
     target = _safe_target(fields.get("next", ["/"])[0])
@@ -628,11 +667,10 @@ async def link_route(request: Request) -> Response:
             _in_store, _sign_in_by_link, token, request.cookies.get(COOKIE), quiet=False
         )
     except Exception:  # a store that cannot be reached is no wrong token: said as such, nothing changed
-        page = link_page(token, target, None, None, store_down=True)
-        return HTMLResponse(page, status_code=503, headers=LINK_PAGE_HEADERS)
+        down = link_page(token, target, None, None, store_down=True)
+        return html_response(down, status_code=503, headers=LINK_PAGE_HEADERS)
     if claimed is None:
-        page = link_page(token, target, None, None)
-        return HTMLResponse(page, status_code=403, headers=LINK_PAGE_HEADERS)
+        return html_response(link_page(token, target, None, None), status_code=403, headers=LINK_PAGE_HEADERS)
     response = RedirectResponse(target, status_code=303, headers=NO_STORE)
     _set_cookie(response, request, claimed)
     return response
@@ -663,8 +701,8 @@ class TokenLinkMiddleware:
                 except Exception:  # a store that cannot be read: said on the page, nothing changed
                     found = "down"
                 who, now = found if isinstance(found, tuple) else (None, None)
-                page = link_page(token, _link_target(request), who, now, store_down=found == "down")
-                response = HTMLResponse(page, headers=LINK_PAGE_HEADERS)
+                shown = link_page(token, _link_target(request), who, now, store_down=found == "down")
+                response = html_response(shown, headers=LINK_PAGE_HEADERS)
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -703,5 +741,11 @@ ROUTES = [
     Route(SESSION_ROUTE, claim_route, methods=["POST"]),
     Route(SIGN_OUT_ROUTE, sign_out_route, methods=["POST"]),
     Route(LINK_ROUTE, link_route, methods=["POST"]),
+    Route(LINK_SCRIPT_ROUTE, link_script_route, methods=["GET", "HEAD"]),
 ]
-MIDDLEWARE = [Middleware(HostCheckMiddleware), Middleware(TokenLinkMiddleware)]
+# outermost first: every response says it may not be framed, a refused host's included
+MIDDLEWARE = [
+    Middleware(FrameGuardMiddleware),
+    Middleware(HostCheckMiddleware),
+    Middleware(TokenLinkMiddleware),
+]
