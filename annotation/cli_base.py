@@ -24,6 +24,7 @@ from annotation.values import (  # noqa: F401 - the value readers, re-exported: 
     int64,
     positive_int,
     ranks,
+    refuse_special,
     seed,
 )
 
@@ -149,6 +150,15 @@ def shown_db(path: str) -> str:
     return shown_location(path)
 
 
+def refuse_special_db(path: str) -> None:
+    """A FIFO, a device or a folder named as the SQLite database (``--db``, ``DENOMINATOR_DB``) is
+    refused before it is opened (SQLite would wait on a FIFO for ever): :class:`BadValue`, exit 2."""
+    # start-up: the store's package, which the command is about to open anyway
+    from annotation.store.base import sqlite_path
+
+    refuse_special(sqlite_path(path), "the database")
+
+
 @contextmanager
 def open_store(db: str | None, access: Access) -> Iterator[Store]:
     """The store a command works on, closed at the end: ``db`` (its ``--db``), else
@@ -167,6 +177,7 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
     from annotation.store import Store, database_exists, default_db_path, empty_file
 
     path = str(db or default_db_path())
+    refuse_special_db(path)
     existed = database_exists(path)
     if not existed and access != "create":
         raise UsageError(

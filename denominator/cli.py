@@ -30,8 +30,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from annotation.cli_base import OneLineParser, UsageError, add_db_option, positive_int, run_main, shown_db
+from annotation.cli_base import (
+    OneLineParser,
+    UsageError,
+    add_db_option,
+    positive_int,
+    refuse_special_db,
+    run_main,
+    shown_db,
+)
 from annotation.quiet_start import quiet_interrupt_until_main
+from annotation.values import read_small_file, refuse_special
 
 GROUPS = {
     "annotation": "the label store: import, export, pool, baseline, annotators",
@@ -84,6 +93,7 @@ def run_demo(args: argparse.Namespace) -> tuple[str, int]:
     from denominator.demo import build_demo
 
     path = args.db or default_db_path()
+    refuse_special_db(path)  # before holds_nothing opens it
     if args.if_empty and not holds_nothing(path):
         return f"database {shown_db(path)} already holds data: the demo is not added\n", 0
     with open_store(path, "create"):  # said on stderr once the demo is built
@@ -129,15 +139,17 @@ def check_secrets(path: str) -> str:
     one line naming the file and the key, never a value."""
     where = f"--secrets {path}"
     try:
+        refuse_special(path, where)  # a FIFO opened for reading waits for ever
         mode = os.stat(path).st_mode
         if mode & 0o077:
             raise UsageError(
                 f"{where}: other users may read it (mode {stat.S_IMODE(mode):04o}); chmod 600 {shlex.quote(path)}"
             )
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+        data = tomllib.loads(read_small_file(path, where).decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{where}: no such file") from None
+    except UnicodeDecodeError as exc:  # where, never what
+        raise UsageError(f"{where}: not UTF-8 text (at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:  # where, never what: a message may quote the file
         at = re.search(r"line \d+, column \d+", str(exc))
         raise UsageError(f"{where}: not TOML" + (f" (at {at.group()})" if at else "")) from None
@@ -190,6 +202,7 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
     except argparse.ArgumentTypeError as exc:
         raise UsageError(f"PORT: {exc}") from None
     db = env.get("DENOMINATOR_DB") or "./denominator.db"
+    refuse_special_db(db)  # the app would wait on a FIFO for ever
     signing_in = f"; sign-in with {check_secrets(args.secrets)}" if args.secrets else ""
     print(
         f"serving {shown_db(db)} at http://{args.host}:{chosen}{signing_in} (Ctrl-C stops)",
