@@ -176,6 +176,15 @@ def check_secrets(path: str) -> str:
     return urlsplit(auth["server_metadata_url"]).netloc
 
 
+def check_session_hours() -> None:
+    """``DENOMINATOR_SESSION_HOURS`` read before the app starts: a value out of its range is one
+    line and exit 2 here, not an error at each sign-in."""
+    # start-up: the store's package, which the app is about to open anyway
+    from annotation.store.identity import session_hours
+
+    session_hours()  # a StoreError: one line, exit 2
+
+
 def streamlit_command(host: str, port: int, secrets: str | None = None) -> list[str]:
     """``streamlit run`` of the installed app with the settings ``make run`` serves: the address,
     the Host names it answers to, headless, no file watcher, a viewer's toolbar (no Deploy button,
@@ -203,6 +212,7 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError(f"PORT: {exc}") from None
     db = env.get("DENOMINATOR_DB") or "./denominator.db"
     refuse_special_db(db)  # the app would wait on a FIFO for ever
+    check_session_hours()
     signing_in = f"; sign-in with {check_secrets(args.secrets)}" if args.secrets else ""
     print(
         f"serving {shown_db(db)} at http://{args.host}:{chosen}{signing_in} (Ctrl-C stops)",
