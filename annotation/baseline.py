@@ -27,6 +27,7 @@ from annotation.choices import METHODS
 from annotation.model import Run, arrow
 from annotation.render import counted
 from annotation.store import RunCounts, Store, StoreError
+from annotation.values import name_problem
 
 __all__ = ["METHODS", "bm25_run", "add_baseline", "baseline_text", "BM25_PARAMS", "BaselineReport"]
 
@@ -46,6 +47,9 @@ def bm25_run(chunks: Mapping[str, str], queries: Mapping[str, str], depth: int, 
 
     if depth < 1:
         raise StoreError(f"baseline depth {depth}; expected an integer >= 1")
+    problem = name_problem(name, "a run's name")  # the rule of import --run's --name too
+    if problem is not None:
+        raise StoreError(f"baseline: {problem}")
     ids = list(chunks)
     # numpy backends named outright: the same scores whether or not numba or scipy is installed
     index = bm25s.BM25(dtype="float64", backend="numpy", csc_backend="numpy", **BM25_PARAMS)
@@ -105,6 +109,9 @@ def add_baseline(
         raise StoreError(f"baseline method {method!r}; expected one of {', '.join(METHODS)}")
     if depth < 1:
         raise StoreError(f"baseline depth {depth}; expected an integer >= 1")
+    problem = name_problem(name, "a run's name")  # the rule of import --run's --name too
+    if problem is not None:
+        raise StoreError(f"baseline: {problem}")
     # read outside the write: scoring a large corpus must not hold the write lock
     chunks = store.chunks_with_text(by_id=True)
     queries = store.queries_with_text()

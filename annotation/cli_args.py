@@ -9,8 +9,9 @@ import argparse
 from typing import Any
 
 from annotation.choices import AGGREGATES, EXPORT_FORMATS, METHODS
-from annotation.cli_base import OneLineParser, add_db_option, positive_int
+from annotation.cli_base import OneLineParser, add_db_option
 from annotation.options import add_option, option
+from annotation.values import judge_name, positive_int, run_name
 
 __all__ = ["DESCRIPTION", "build_parser", "add_import_options", "add_imports_parser"]
 
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/*.tsv (labels under beir:<split>)",
     )
     imp.add_argument("--run", metavar="FILE", help="a TREC run or .jsonl rankings (needs --name)")
-    imp.add_argument("--name", help="the run's name in the store")
+    imp.add_argument("--name", type=run_name, help="the run's name in the store")
     imp.add_argument(
         "--stage", choices=["fetch", "keep"], default="fetch", help="fetch (stage 1) or keep (rerank)"
     )
@@ -114,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     bl.add_argument("--method", choices=list(METHODS), default="bm25", help="ranking method (default bm25)")
     bl.add_argument("--depth", type=int, default=100, metavar="D", help="chunks kept per query (default 100)")
     bl.add_argument(
-        "--name", default="bm25-baseline", help="the run's name in the store (default bm25-baseline)"
+        "--name",
+        type=run_name,
+        default="bm25-baseline",
+        help="the run's name in the store (default bm25-baseline)",
     )
 
     people = sub.add_parser(
@@ -219,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--judge",
+        type=judge_name,
         metavar="NAME[@VERSION]",
         help="qrels, phoenix: a relevance judge's grades instead of people's: the judge NAME's newest version, "
         "NAME@VERSION (python -m judge list names them), or a FINGERPRINT or its prefix; "

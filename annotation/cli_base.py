@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import os
-import re
 import signal
 import sys
 import threading
@@ -17,6 +15,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from annotation.errors import DenominatorError, describe, one_line, skipped_records
 from annotation.quiet_start import INTERRUPTED, INTERRUPTED_LINE, on_interrupt, was_interrupted
+from annotation.values import (  # noqa: F401 - the value readers, re-exported: they lived here before #38
+    MAX_INT,
+    BadValue,
+    finite_float,
+    fraction,
+    grade,
+    int64,
+    positive_int,
+    ranks,
+    refuse_special,
+    seed,
+)
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported only by the commands that open it
     from annotation.store import Store
@@ -128,75 +138,6 @@ def say_notes(notes: Sequence[str]) -> None:
         print(f"note: {note}", file=sys.stderr)
 
 
-# The largest count or number a command line takes: 2^63 - 1, what SQLite's INTEGER and numpy's
-# int64 hold (a pool depth, a k, a sample size are stored or indexed as 64-bit integers).
-MAX_INT = 2**63 - 1
-_ASCII_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def _shown(text: str) -> str:
-    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
-
-
-def _integer(text: str, expected: str) -> int:
-    """``text`` as a decimal integer in ASCII digits (no 1_000, no other scripts' digits), at most
-    :data:`MAX_INT` in size; else an ArgumentTypeError saying ``expected``."""
-    stripped = text.strip()
-    if not _ASCII_INT.fullmatch(stripped):
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {_shown(text)}")
-    digits = stripped.lstrip("+-").lstrip("0")
-    value = int(stripped) if len(digits) <= 19 else MAX_INT + 1  # int() refuses 4300+ digits
-    if abs(value) > MAX_INT:
-        raise argparse.ArgumentTypeError(
-            f"expected {expected} of at most {MAX_INT} (2^63 - 1, what SQLite and numpy hold), got {_shown(text)}"
-        )
-    return value
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer from 1 to :data:`MAX_INT`."""
-    value = _integer(text, "a positive integer")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {_shown(text)}")
-    return value
-
-
-def ranks(text: str) -> tuple[int, ...]:
-    """An argparse type, and the Data page's reading of the same box: comma-separated ranks
-    (``50,100,1000``); which ranks make strata is the sample's to say."""
-    try:
-        return tuple(int(b) for b in text.split(",") if b.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{_shown(text)}: expected comma-separated ranks, e.g. 50,100,1000"
-        ) from None
-
-
-def int64(text: str) -> int:
-    """An argparse type: an integer from -:data:`MAX_INT` to :data:`MAX_INT` (a seed)."""
-    return _integer(text, "an integer")
-
-
-def seed(text: str) -> int:
-    """An argparse type: a random seed, an integer from 0 to :data:`MAX_INT` (numpy's generators
-    refuse a negative seed)."""
-    value = _integer(text, "a seed, an integer >= 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a seed, an integer >= 0, got {_shown(text)}")
-    return value
-
-
-def finite_float(text: str) -> float:
-    """An argparse type: a finite number (nan and inf refused)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {_shown(text)}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {_shown(text)}")
-    return value
-
-
 DB_HELP = "SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
 
 
@@ -217,6 +158,15 @@ def shown_db(path: str) -> str:
     return shown_location(path)
 
 
+def refuse_special_db(path: str) -> None:
+    """A FIFO, a device or a folder named as the SQLite database (``--db``, ``DENOMINATOR_DB``) is
+    refused before it is opened (SQLite would wait on a FIFO for ever): :class:`BadValue`, exit 2."""
+    # start-up: the store's package, which the command is about to open anyway
+    from annotation.store.base import sqlite_path
+
+    refuse_special(sqlite_path(path), "the database")
+
+
 @contextmanager
 def open_store(db: str | None, access: Access) -> Iterator[Store]:
     """The store a command works on, closed at the end: ``db`` (its ``--db``), else
@@ -235,6 +185,7 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
     from annotation.store import Store, database_exists, default_db_path, empty_file
 
     path = str(db or default_db_path())
+    refuse_special_db(path)
     existed = database_exists(path)
     if not existed and access != "create":
         raise UsageError(
@@ -265,27 +216,6 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 run``, ``3 runs``; ``many`` where adding an s is wrong (``query``, ``queries``)."""
     return f"{n} {word if n == 1 else many or word + 's'}"
-
-
-def fraction(text: str) -> float:
-    """An argparse type: a number between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {_shown(text)}") from None
-    if not 0.0 <= value <= 1.0:  # nan fails both comparisons
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-def grade(text: str) -> int:
-    """An argparse type: a relevance threshold, an integer >= 0 (negative grades are never relevant)."""
-    value = _integer(text, "an integer >= 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer >= 0 (negative grades are judged, never relevant), got {text!r}"
-        )
-    return value
 
 
 def add_format_option(parser: argparse.ArgumentParser, *choices: str) -> None:

@@ -20,7 +20,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.cli_base import finite_float, fraction, grade, int64, positive_int, ranks, seed
+from annotation.values import (
+    MAX_PERMUTATIONS,
+    finite_float,
+    fraction,
+    grade,
+    int64,
+    permutations,
+    positive_int,
+    ranks,
+    seed,
+)
 
 __all__ = ["Option", "OPTIONS", "option", "default", "add_option", "options_markdown"]
 
@@ -232,8 +242,10 @@ OPTIONS: tuple[Option, ...] = (
         10_000,
         "random sign flips of the randomization test",
         ("calibration compare", "the Metrics page"),
-        positive_int,
+        permutations,
         "N",
+        minimum=1,
+        maximum=MAX_PERMUTATIONS,
     ),
     Option(
         "hole_sample",

@@ -6,17 +6,10 @@ from __future__ import annotations
 
 import argparse
 
-from annotation.cli_base import (
-    OneLineParser,
-    UsageError,
-    add_db_option,
-    add_format_option,
-    finite_float,
-    fraction,
-    positive_int,
-)
+from annotation.cli_base import OneLineParser, UsageError, add_db_option, add_format_option
 from annotation.options import add_option, default
 from annotation.options import option as table_option
+from annotation.values import finite_float, fraction, positive_int
 from calibration.policy.finding_words import JUDGED_BAR, STAGE1_BAR
 from calibration.policy.findings import EXAMPLES
 from calibration.policy.rules import policy_help

@@ -30,8 +30,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from annotation.cli_base import OneLineParser, UsageError, add_db_option, positive_int, run_main, shown_db
+from annotation.cli_base import (
+    OneLineParser,
+    UsageError,
+    add_db_option,
+    positive_int,
+    refuse_special_db,
+    run_main,
+    shown_db,
+)
 from annotation.quiet_start import quiet_interrupt_until_main
+from annotation.values import read_small_file, refuse_special
 
 GROUPS = {
     "annotation": "the label store: import, export, pool, baseline, annotators",
@@ -84,6 +93,7 @@ def run_demo(args: argparse.Namespace) -> tuple[str, int]:
     from denominator.demo import build_demo
 
     path = args.db or default_db_path()
+    refuse_special_db(path)  # before holds_nothing opens it
     if args.if_empty and not holds_nothing(path):
         return f"database {shown_db(path)} already holds data: the demo is not added\n", 0
     with open_store(path, "create"):  # said on stderr once the demo is built
@@ -129,15 +139,17 @@ def check_secrets(path: str) -> str:
     one line naming the file and the key, never a value."""
     where = f"--secrets {path}"
     try:
+        refuse_special(path, where)  # a FIFO opened for reading waits for ever
         mode = os.stat(path).st_mode
         if mode & 0o077:
             raise UsageError(
                 f"{where}: other users may read it (mode {stat.S_IMODE(mode):04o}); chmod 600 {shlex.quote(path)}"
             )
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+        data = tomllib.loads(read_small_file(path, where).decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{where}: no such file") from None
+    except UnicodeDecodeError as exc:  # where, never what
+        raise UsageError(f"{where}: not UTF-8 text (at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:  # where, never what: a message may quote the file
         at = re.search(r"line \d+, column \d+", str(exc))
         raise UsageError(f"{where}: not TOML" + (f" (at {at.group()})" if at else "")) from None
@@ -162,6 +174,15 @@ def check_secrets(path: str) -> str:
     if importlib.util.find_spec("authlib") is None:  # Streamlit's st.login runs on Authlib
         raise UsageError("sign-in with a provider needs Authlib: pip install -r requirements.txt")
     return urlsplit(auth["server_metadata_url"]).netloc
+
+
+def check_session_hours() -> None:
+    """``DENOMINATOR_SESSION_HOURS`` read before the app starts: a value out of its range is one
+    line and exit 2 here, not an error at each sign-in."""
+    # start-up: the store's package, which the app is about to open anyway
+    from annotation.store.identity import session_hours
+
+    session_hours()  # a StoreError: one line, exit 2
 
 
 def streamlit_command(host: str, port: int, secrets: str | None = None) -> list[str]:
@@ -190,6 +211,8 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
     except argparse.ArgumentTypeError as exc:
         raise UsageError(f"PORT: {exc}") from None
     db = env.get("DENOMINATOR_DB") or "./denominator.db"
+    refuse_special_db(db)  # the app would wait on a FIFO for ever
+    check_session_hours()
     signing_in = f"; sign-in with {check_secrets(args.secrets)}" if args.secrets else ""
     print(
         f"serving {shown_db(db)} at http://{args.host}:{chosen}{signing_in} (Ctrl-C stops)",

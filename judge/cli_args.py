@@ -6,10 +6,10 @@ mistyped option answer without loading openai, numpy or the store; the commands 
 from __future__ import annotations
 
 import argparse
-import math
 import resource
 
 from annotation.cli_base import OneLineParser, add_db_option
+from annotation.values import batch_id, bounded_float, bounded_int, endpoint_url, small_file
 from judge.limits import (
     INT64,
     MAX_REPEATS,
@@ -30,38 +30,6 @@ def _max_concurrency() -> int:
     return max(1, min(1024, soft // 2 if soft != resource.RLIM_INFINITY else 1024))
 
 
-def bounded_int(low: int, high: int, why: str = ""):
-    """An argparse type: an integer from ``low`` to ``high`` (the bound said in the error)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text!r}: expected an integer from {low:,} to {high:,}{why}")
-        return value
-
-    return parse
-
-
-def bounded_float(low: float, high: float, low_open: bool = False):
-    """An argparse type: a finite number from ``low`` (excluded when ``low_open``) to ``high``;
-    nan and inf refused."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or not (low < value if low_open else low <= value) or value > high:
-            span = f"above {low:g} and at most {high:g}" if low_open else f"from {low:g} to {high:g}"
-            raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number {span}")
-        return value
-
-    return parse
-
-
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
     add_db_option(p)
     p.add_argument(
@@ -77,7 +45,11 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         "new settings under a name are its next version",
     )
     p.add_argument("--model", help="the model name the endpoint serves (or OPENAI_MODEL)")
-    p.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8000/v1 (or OPENAI_BASE_URL)")
+    p.add_argument(
+        "--base-url",
+        type=endpoint_url,
+        help="the endpoint, e.g. http://127.0.0.1:8000/v1 (or OPENAI_BASE_URL)",
+    )
     most = _max_concurrency()
     p.add_argument(
         "--concurrency",
@@ -131,7 +103,9 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"the largest reply read; a longer one is an error row with its first KB (default {MAX_REPLY_BYTES:,})",
     )
-    p.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
+    p.add_argument(
+        "--prices", metavar="FILE", type=small_file, help='JSON {"model": {"input": $/1M, "output": $/1M}}'
+    )
     p.add_argument(
         "--batch",
         action="store_true",
@@ -194,10 +168,16 @@ def build_parser() -> argparse.ArgumentParser:
     status = batch_sub.add_parser("status", help="a batch's status and counts")
     collect = batch_sub.add_parser("collect", help="store a finished batch's answers as a live run would")
     for p in (status, collect):
-        p.add_argument("batch_id", metavar="ID", help="the batch id printed by --batch")
-        p.add_argument("--base-url", help="the endpoint the batch was submitted to (or OPENAI_BASE_URL)")
+        p.add_argument("batch_id", metavar="ID", type=batch_id, help="the batch id printed by --batch")
+        p.add_argument(
+            "--base-url",
+            type=endpoint_url,
+            help="the endpoint the batch was submitted to (or OPENAI_BASE_URL)",
+        )
     add_db_option(collect)
-    collect.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
+    collect.add_argument(
+        "--prices", metavar="FILE", type=small_file, help='JSON {"model": {"input": $/1M, "output": $/1M}}'
+    )
     collect.add_argument(
         "--max-reply-bytes",
         type=bounded_int(1024, MAX_REPLY_CAP),
@@ -208,5 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing = sub.add_parser("list", help="every judge: fingerprint, labels, errors, tokens, cost")
     add_db_option(listing)
-    listing.add_argument("--prices", metavar="FILE", help='JSON {"model": {"input": $/1M, "output": $/1M}}')
+    listing.add_argument(
+        "--prices", metavar="FILE", type=small_file, help='JSON {"model": {"input": $/1M, "output": $/1M}}'
+    )
     return parser

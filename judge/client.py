@@ -39,13 +39,13 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
-from pathlib import Path
 from typing import Any, cast
 
 import httpx2
 import openai
 
 from annotation.errors import DenominatorError
+from annotation.values import read_small_file
 from judge.limits import MAX_REPLY_BYTES, MAX_RETRY_AFTER
 from judge.prompts import redact
 
@@ -176,8 +176,8 @@ class Prices:
         if not path:
             return Prices()
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(read_small_file(path, "the price table").decode("utf-8"))  # bounded (#38)
+        except (OSError, ValueError) as exc:  # not JSON, not UTF-8
             raise InvalidPrices(f"{path}: not a JSON price table ({exc})") from None
         table = {}
         for model, price in data.items() if isinstance(data, dict) else []:

@@ -21,6 +21,7 @@ from annotation.cli_base import (
 )
 from annotation.formats import read_corpus, read_judgments, read_ranked
 from annotation.store import Store
+from annotation.values import BadValue, endpoint_url
 from judge import actions
 from judge.actions import LLMResult, NothingToJudge
 from judge.batch import Submitted, refused_text
@@ -86,6 +87,17 @@ def _use_lexical(args: argparse.Namespace) -> bool:
     if args.judge:
         return args.judge == "lexical"
     return not (args.base_url or os.environ.get("OPENAI_BASE_URL"))
+
+
+def _check_env_url(args: argparse.Namespace) -> None:
+    """``OPENAI_BASE_URL`` when no ``--base-url`` names the endpoint: read as ``--base-url`` is
+    (:func:`annotation.values.endpoint_url`), before the store is opened or a call made."""
+    url = os.environ.get("OPENAI_BASE_URL")
+    if not args.base_url and url:
+        try:
+            endpoint_url(url)
+        except BadValue as exc:
+            raise UsageError(f"OPENAI_BASE_URL: {exc}") from None
 
 
 def run_llm(
@@ -265,6 +277,7 @@ def submitted_text(store: Store, plan: Plan, done: Submitted, model: str) -> str
 
 
 def _batch_url(args: argparse.Namespace) -> str:
+    _check_env_url(args)
     url = args.base_url or os.environ.get("OPENAI_BASE_URL")
     if not url:
         raise UsageError("no endpoint: pass --base-url URL (or set OPENAI_BASE_URL)")
@@ -320,6 +333,8 @@ def _hole_spec(args: argparse.Namespace) -> HoleSpec | None:
 
 
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
+    if args.judge != "lexical":
+        _check_env_url(args)
     holes = _hole_spec(args)
     with open_store(args.db, "read" if args.dry_run else "write") as store:
         if _use_lexical(args):
@@ -353,6 +368,7 @@ def run_grade(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    _check_env_url(args)
     if _use_lexical(args):
         raise UsageError(
             "the offline judge grades; it does not compare answers: give --base-url (or OPENAI_BASE_URL)"

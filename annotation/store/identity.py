@@ -24,6 +24,7 @@ from typing import Any, Literal, TypedDict
 
 from annotation.store.base import StoreBase, StoreError, inserted_id, utc_now
 from annotation.store.retirements import live, live_item
+from annotation.values import BadValue, bounded_float
 
 __all__ = [
     "Identity",
@@ -31,6 +32,7 @@ __all__ = [
     "ROLES",
     "REVOKED",
     "DEFAULT_SESSION_HOURS",
+    "MAX_SESSION_HOURS",
     "HANDOFF_SECONDS",
     "SESSION_HOURS_ENV",
     "session_hours",
@@ -46,18 +48,22 @@ SESSION_HOURS_ENV = "DENOMINATOR_SESSION_HOURS"
 HANDOFF_SECONDS = 120  # the one-time code is traded by the page at once; slow machines get slack
 
 
+MAX_SESSION_HOURS = 8_760.0  # a year: a longer sign-in is no session (1e9 hours ran past year 9999)
+
+
 def session_hours() -> float:
-    """How long a sign-in lasts: ``DENOMINATOR_SESSION_HOURS`` (a positive number), else 12."""
+    """How long a sign-in lasts: ``DENOMINATOR_SESSION_HOURS`` (a number of hours above 0 and at
+    most :data:`MAX_SESSION_HOURS`), else 12."""
     raw = os.environ.get(SESSION_HOURS_ENV, "").strip()
     if not raw:
         return DEFAULT_SESSION_HOURS
     try:
-        hours = float(raw)
-    except ValueError:
-        hours = float("nan")
-    if not hours > 0 or hours == float("inf"):
-        raise StoreError(f"{SESSION_HOURS_ENV} must be a positive number of hours, not {raw!r}")
-    return hours
+        return bounded_float(0.0, MAX_SESSION_HOURS, low_open=True)(raw)
+    except BadValue:
+        raise StoreError(
+            f"{SESSION_HOURS_ENV} must be a positive number of hours, not {raw!r}: "
+            f"above 0 and at most {MAX_SESSION_HOURS:,.0f} (a year)"
+        ) from None
 
 
 class AnnotatorRow(TypedDict):

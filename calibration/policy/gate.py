@@ -398,7 +398,30 @@ def _recorded(store: Store, report_id: int) -> dict[str, Any]:
     if not isinstance(queries, dict) or not all(isinstance(q, dict) for q in queries.values()):
         why = "not JSON" if entry["report"] is None else "not a check report"
         raise InvalidInput(f"recorded check {report_id} cannot be read ({why}): nothing to compare")
+    for qid, figures in queries.items():
+        broken = _broken_query(qid, figures)
+        if broken is not None:
+            raise InvalidInput(
+                f"recorded check {report_id} cannot be read (its stored report is broken: {broken}): "
+                "nothing to compare"
+            )
     return entry
+
+
+_DIFFED = ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "label_coverage")
+
+
+def _broken_query(qid: str, figures: Mapping[str, Any]) -> str | None:
+    """What a diff cannot read in one query of a stored report (a figure that is no number, findings
+    that are no list of names), said in a few words; None when it reads."""
+    for key in _DIFFED:
+        value = figures.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return f"query {qid[:40]!r}: {key} is {type(value).__name__}, not a number"
+    findings = figures.get("findings", [])
+    if not isinstance(findings, list) or not all(isinstance(f, str) for f in findings):
+        return f"query {qid[:40]!r}: findings are not a list of names"
+    return None
 
 
 def diff_checks(store: Store, first: int, second: int) -> CheckDiff:
