@@ -184,7 +184,14 @@ def bounded_float(low: float, high: float, low_open: bool = False) -> Callable[[
 
 def endpoint_url(text: str) -> str:
     """An endpoint's address: ``http://`` or ``https://`` with a host (``ftp://x``, ``http://``, a
-    bare name are refused, before any call is made). The address as given."""
+    bare name are refused, before any call is made). An address that carries a user name or
+    password (an ``@`` before its query) is refused without being repeated: the key goes in its
+    environment variable. The address as given."""
+    if "@" in re.split(r"[?#]", text, maxsplit=1)[0]:
+        raise BadValue(
+            "an endpoint's address cannot carry a user name or password (user:password@host; "
+            "not repeated here): give the key through the API key's environment variable"
+        )
     try:
         parts = urlsplit(text.strip())
         host = parts.hostname

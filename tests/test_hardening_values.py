@@ -91,6 +91,39 @@ CASES = [
         "expected an http:// or https:// address",
         store=True,
     ),
+    # a password in the endpoint's address: refused, never repeated (redact kept a piece of it)
+    Case(
+        "base-url-userinfo",
+        (
+            "judge",
+            "grade",
+            "--db",
+            "{db}",
+            "--rubric",
+            "relevance",
+            "--model",
+            "m",
+            "--base-url",
+            "https://u:abcd/efgh@h/v1",
+        ),
+        "cannot carry a user name or password (user:password@host; not repeated here)",
+        store=True,
+    ),
+    Case(
+        "base-url-userinfo-plain",
+        (
+            "judge",
+            "compare",
+            "--db",
+            "{db}",
+            "--model",
+            "m",
+            "--base-url",
+            "http://u:S3cretPw@127.0.0.1:9/v1",
+        ),
+        "cannot carry a user name or password",
+        store=True,
+    ),
     Case(
         "base-url-env",
         ("judge", "grade", "--db", "{db}", "--rubric", "relevance", "--model", "m"),
@@ -297,6 +330,8 @@ def test_a_hostile_value_is_refused_before_work_starts(case, demo_template, hist
     done = run(argv, env, tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), (done.returncode, done.stdout, done.stderr)
     the_error_line(done.stderr, case.says.format(**fill))
+    for secret in ("abcd", "efgh", "S3cretPw"):  # an endpoint's password is never repeated
+        assert secret not in done.stderr, done.stderr
     assert not out.exists(), "a refused export wrote its file"
     if before is not None:
         assert_untouched(db, before)
@@ -365,6 +400,9 @@ def test_a_bad_value_is_an_argparse_error_and_a_named_error() -> None:
         ("127.0.0.1:8000", False),
         ("", False),
         ("http://[::1", False),
+        ("https://u:abcd/efgh@h/v1", False),
+        ("http://user:pw@127.0.0.1/v1", False),
+        ("http://127.0.0.1/v1?who=a@b", True),
     ],
 )
 def test_endpoint_addresses(url, ok) -> None:
