@@ -17,6 +17,7 @@ holes' judged@k, NUL characters in trace exports, and golden.yaml's query texts.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -182,3 +183,83 @@ def test_the_folder_export_keeps_the_folders_and_its_files_modes(tmp_path) -> No
     assert stat.S_IMODE(target.stat().st_mode) == 0o750
     assert stat.S_IMODE((target / "qrels").stat().st_mode) == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no stage or old folder left
+
+
+# ---------------------------------------------------------------- 9: judged@k
+
+
+def test_holes_at_20_judged_is_the_rows_sum_over_the_positions_filled(capsys) -> None:
+    # the worked example's rankings hold 10 chunks each; judged in them: q_broad 8 (m1 s1 m2 m3
+    # m4 m5 m6 s2), q_faw, q_milk and q_store 3 each: 17 judged of the 40 positions filled
+    code, out, err = cli(calibration_main, capsys, "holes", GOLDEN, RUN, "-k", 20)
+    assert code == 0 and err == ""
+    first = out.splitlines()[0]
+    assert "23 of 80 positions over 4 queries are unjudged (judged@20 0.42 = 17 / 40: " in first
+    assert "40 of the 80 positions (4 queries x 20) are empty, the rankings being shorter than 20" in first
+    assert "0.71" not in out and "57" not in out
+    rows = {line.split()[0]: line.split()[1:4] for line in out.splitlines()[3:7]}
+    assert rows == {
+        "q_broad": ["8", "/", "10"],
+        "q_faw": ["3", "/", "10"],
+        "q_milk": ["3", "/", "10"],
+        "q_store": ["3", "/", "10"],
+    }
+    assert "q_broad  8 / 10 (0.80)" in out
+    code, out, _ = cli(calibration_main, capsys, "holes", GOLDEN, RUN, "-k", 20, "--format", "json")
+    report = json.loads(out)
+    assert (report["positions"], report["filled_positions"], report["judged_positions"]) == (80, 40, 17)
+    assert report["unjudged_positions"] == 23 and report["repeated_positions"] == 0
+    assert report["judged_at_k"] == pytest.approx(17 / 40)
+    assert sum(row["judged"][0] for row in report["queries"].values()) == 17
+    assert report["queries"]["q_broad"] == {
+        "holes": ["x1", "d1"],
+        "judged": [8],
+        "filled": [10],
+        "share": [0.1],
+    }
+    # the audit's judged@k, query by query
+    code, out, _ = cli(calibration_main, capsys, "audit", GOLDEN, RUN, "-k", 20, "--format", "json")
+    audit = json.loads(out)["queries"]
+    assert {q: v["judged_at_k"] for q, v in audit.items()} == {
+        q: row["judged"][0] / row["filled"][0] for q, row in report["queries"].items()
+    }
+
+
+def test_holes_at_5_full_rankings_say_what_they_said(capsys) -> None:
+    code, out, _ = cli(calibration_main, capsys, "holes", GOLDEN, RUN, "-k", 5)
+    assert "10 of 20 positions over 4 queries are unjudged (judged@5 0.50 = 10 / 20)." in out
+
+
+def test_a_repeated_id_keeps_its_slot_and_is_not_judged(tmp_path, capsys) -> None:
+    # dupe.jsonl: q_dupe ranks d1, d1, x3, d2, x1; d1 and d2 judged. At k 4: d1 judged, d1's
+    # repeat (filled, not judged, not a hole), x3 a hole, d2 judged: 2 / 4 (before: 3 / 4)
+    qrels = tmp_path / "dupe.qrels"
+    qrels.write_text("q_dupe 0 d1 2\nq_dupe 0 d2 1\n")
+    dupe = EXAMPLE / "dupe.jsonl"
+    code, out, _ = cli(calibration_main, capsys, "holes", qrels, dupe, "-k", 4, "--format", "json")
+    report = json.loads(out)
+    assert report["queries"]["q_dupe"] == {"holes": ["x3"], "judged": [2], "filled": [4], "share": [0.25]}
+    assert (report["judged_positions"], report["filled_positions"], report["repeated_positions"]) == (2, 4, 1)
+    assert report["judged_at_k"] == 0.5
+    code, out, _ = cli(calibration_main, capsys, "audit", qrels, dupe, "-k", 4, "--format", "json")
+    assert json.loads(out)["queries"]["q_dupe"]["judged_at_k"] == 0.5
+    code, out, _ = cli(calibration_main, capsys, "holes", qrels, dupe, "-k", 6)
+    assert "(judged@6 0.40 = 2 / 5: 1 of the 6 positions (1 queries x 6) is empty" in out
+    assert "1 repeats an id ranked higher: a filled position, neither judged nor a hole)" in out
+    assert "q_dupe  2 / 5 (0.40)  x3, x1" in out
+
+
+def test_the_metrics_page_says_judged_at_20_as_the_cli(demo_db) -> None:
+    from annotation.render import plain
+    from tests.conftest import app_test, page_text
+
+    at = app_test(timeout=120).run()
+    at.number_input(key="metrics:k").set_value(20).run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    holes = next(t.value for t in at.table if "holes" in t.value.columns).map(plain).set_index("query")
+    assert holes.loc["q_broad", "judged@20"] == "8 / 10 (0.80)"
+    assert holes.loc["q_milk", "judged@20"] == "3 / 10 (0.30)"
+    text = page_text(at).replace("**", "")
+    assert "23 of 80 positions unjudged in the top 20" in text
+    assert "(judged@20 0.42 = 17 / 40: 40 of the 80 positions (4 queries x 20) are empty" in text
+    assert "0.71 = 57 / 80" not in text
