@@ -24,9 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from annotation.__main__ import main as annotation_main
 from annotation.exports import folders
 from annotation.formats import FormatError
+from annotation.store import Store
 from annotation.textio import write_atomic
+from annotation.trace_sources import InvalidTraceSource, read_trace_source
 from calibration.__main__ import main as calibration_main
 from tests.conftest import EXAMPLE, cli
 
@@ -263,3 +266,75 @@ def test_the_metrics_page_says_judged_at_20_as_the_cli(demo_db) -> None:
     assert "23 of 80 positions unjudged in the top 20" in text
     assert "(judged@20 0.42 = 17 / 40: 40 of the 80 positions (4 queries x 20) are empty" in text
     assert "0.71 = 57 / 80" not in text
+
+
+# ---------------------------------------------------------------- 10: NUL in trace exports
+
+
+def _with_nul(name: str, tmp_path: Path) -> Path:
+    text = (FORMATS / name).read_text()
+    first = text.index("What is the capital of France?")
+    out = tmp_path / f"nul-{name}"
+    out.write_text(text[:first] + "What is\\u0000 the capital of France?" + text[first + 30 :])
+    return out
+
+
+NUL_CASES = {
+    "langfuse": ("langfuse-trace.json", 6, "input.question"),
+    "langsmith": ("langsmith-runs.json", 22, "record 0.inputs.question"),
+    "openinference": ("openinference-phoenix-rest.json", 17, "data[0].attributes.input.value"),
+}
+
+
+@pytest.mark.parametrize("source", sorted(NUL_CASES))
+def test_a_nul_in_a_trace_export_is_refused_and_the_store_is_unchanged(
+    source, db_at, tmp_path, capsys
+) -> None:
+    name, line, field = NUL_CASES[source]
+    code, _, err = cli(annotation_main, capsys, "import", "--db", db_at, "--traces", EXAMPLE / "traces.jsonl")
+    assert code == 0, err
+    with Store(db_at) as store:
+        before = store.counts()
+    bad = _with_nul(name, tmp_path)
+    code, out, err = cli(annotation_main, capsys, "import", "--db", db_at, "--traces", bad, "--from", source)
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert err.splitlines()[-1] == (
+        f"error: {bad}:{line}: {field}: holds a NUL character (U+0000) at position 7; expected text "
+        "without it (a PostgreSQL store cannot hold one, so neither backend takes it)"
+    )
+    with Store(db_at) as store:
+        assert store.counts() == before
+
+
+def test_a_nul_in_json_lines_names_its_line_and_a_nul_in_a_key_its_name(tmp_path) -> None:
+    runs = json.loads((FORMATS / "langsmith-runs.json").read_text())
+    path = tmp_path / "runs.jsonl"
+    lines = [json.dumps(run) for run in runs]
+    lines[2] = lines[2].replace('"inputs": {', '"inputs": {"no\\u0000te": 1, ', 1)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidTraceSource) as caught:
+        read_trace_source(path, "langsmith")
+    assert str(caught.value).startswith(
+        f"{path}:3: inputs.no\\u0000te (a field's name): holds a NUL character"
+    )
+
+
+def test_a_nul_spelled_inside_a_json_text_is_refused_when_decoded(tmp_path) -> None:
+    text = (FORMATS / "langsmith-runs.json").read_text()
+    # the question is a JSON text whose own escape spells NUL: no NUL in the file's strings
+    text = text.replace(
+        '"question": "What is the capital of France?"', '"question": "{\\"q\\": \\"a\\\\u0000b\\"}"', 1
+    )
+    path = tmp_path / "runs.json"
+    path.write_text(text)
+    with pytest.raises(InvalidTraceSource, match=r"record 0\.question: holds a NUL character"):
+        read_trace_source(path, "langsmith")
+
+
+def test_an_escaped_backslash_before_u0000_is_text_not_nul(tmp_path) -> None:
+    text = (FORMATS / "langsmith-runs.json").read_text()
+    text = text.replace("What is the capital of France?", "What is \\\\u0000 the capital of France?", 1)
+    path = tmp_path / "runs.json"
+    path.write_text(text)
+    imported = read_trace_source(path, "langsmith")
+    assert "What is \\u0000 the capital of France?" in imported.queries.values()
