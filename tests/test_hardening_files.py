@@ -26,9 +26,10 @@ import pytest
 
 from annotation.__main__ import main as annotation_main
 from annotation.exports import folders
-from annotation.formats import FormatError
+from annotation.formats import FormatError, read_golden
+from annotation.model import InvalidGolden
 from annotation.store import Store
-from annotation.textio import write_atomic
+from annotation.textio import MAX_TEXT_BYTES_ENV, write_atomic
 from annotation.trace_sources import InvalidTraceSource, read_trace_source
 from calibration.__main__ import main as calibration_main
 from tests.conftest import EXAMPLE, cli
@@ -338,3 +339,44 @@ def test_an_escaped_backslash_before_u0000_is_text_not_nul(tmp_path) -> None:
     path.write_text(text)
     imported = read_trace_source(path, "langsmith")
     assert "What is \\u0000 the capital of France?" in imported.queries.values()
+
+
+# ---------------------------------------------------------------- 11: golden.yaml's query texts
+
+
+@pytest.fixture
+def small_texts(monkeypatch) -> int:
+    monkeypatch.setenv(MAX_TEXT_BYTES_ENV, "64")
+    return 64
+
+
+def test_a_golden_query_text_over_the_limit_is_refused_naming_the_query(small_texts, tmp_path) -> None:
+    path = tmp_path / "golden.yaml"
+    path.write_text(f"queries:\n  - id: q_ok\n    text: {'a' * 64}\n    grades: {{c1: 1}}\n"
+                    f"  - id: q_big\n    text: {'é' * 33}\n    grades: {{c1: 1}}\n")  # fmt: skip
+    with pytest.raises(InvalidGolden) as caught:
+        read_golden(path)
+    assert str(caught.value) == (
+        f"{path}:6: queries[1].text (query 'q_big'): 66 bytes of text; at most 64 bytes a text "
+        f"(set {MAX_TEXT_BYTES_ENV} to raise the limit)"
+    )
+    essay = tmp_path / "essay.yaml"
+    essay.write_text(f"- query: {'b' * 65}\n  grades: {{c1: 1}}\n")
+    with pytest.raises(InvalidGolden, match=r"essay\.yaml:1: \[0\]\.query: 65 bytes of text; at most 64"):
+        read_golden(essay)
+    path.write_text(f"queries:\n  - id: q_ok\n    text: {'a' * 64}\n    grades: {{c1: 1}}\n")
+    assert read_golden(path).texts == {"q_ok": "a" * 64}
+
+
+def test_a_golden_query_text_over_the_limit_is_not_stored(small_texts, db_at, tmp_path, capsys) -> None:
+    path = tmp_path / "golden.yaml"
+    path.write_text(f"queries:\n  - id: q_big\n    text: {'x' * 65}\n    grades: {{c1: 1}}\n")
+    code, out, err = cli(
+        annotation_main, capsys, "import", "--db", db_at, "--labels", path, "--annotator", "ann"
+    )
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert err.splitlines()[-1].startswith(
+        f"error: {path}:3: queries[0].text (query 'q_big'): 65 bytes of text"
+    )
+    with Store(db_at) as store:
+        assert store.counts()["queries"] == 0
