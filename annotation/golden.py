@@ -25,8 +25,10 @@ from annotation.textio import (
     INT64_RANGE,
     YAML_BREAK,
     check_text,
+    check_text_size,
     clip_text,
     field_label,
+    limits,
     shown_value,
     write_atomic,
 )
@@ -163,6 +165,7 @@ def _read_queries(
     id_line: dict[str, int] = {}
     text_line: dict[str, int] = {}
     unnamed = 0
+    text_limit = limits().text_bytes  # a query's text: at most what any reader takes of a text
     for index, item in enumerate(items):
         where = f"[{index}]" if essay else f"queries[{index}]"
         if not isinstance(item, yaml.MappingNode):
@@ -217,9 +220,20 @@ def _read_queries(
             )
         id_line[qid] = _line(id_node)
         if essay:
+            text_node, text_field = fields["query"][1], f"{where}.query"
             texts[qid] = query_text
         elif "text" in fields:
-            texts[qid] = _scalar_str(path, fields["text"][1], f"{where}.text")
+            text_node, text_field = fields["text"][1], f"{where}.text"
+            texts[qid] = _scalar_str(path, text_node, text_field)
+        if qid in texts:
+            check_text_size(
+                texts[qid],
+                path,
+                _line(text_node),
+                text_field if id_node is text_node else f"{text_field} (query {shown_value(qid)})",
+                InvalidGolden,
+                text_limit,
+            )
         if "grades" not in fields:
             raise InvalidGolden(path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}")
         grades[qid] = _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi)

@@ -118,11 +118,15 @@ def holes_data(
         rows[qid] = {
             "holes": union,
             "judged": [holes[qid].judged for holes in per_run],
+            "filled": [holes[qid].filled for holes in per_run],
             "share": [holes[qid].share for holes in per_run],
         }
     total = sum(len(row["holes"]) for row in rows.values())
     positions = k * len(rows) * len(runs)
     unjudged = sum(len(holes[qid].holes) for holes in per_run for qid in population)
+    judged = sum(holes[qid].judged for holes in per_run for qid in population)
+    filled = sum(holes[qid].filled for holes in per_run for qid in population)
+    repeated = filled - judged - unjudged  # a repeat's slot: filled, neither judged nor a hole
     info: HoleSampleInfo | None = None
     if sample is not None:
         try:
@@ -149,7 +153,12 @@ def holes_data(
         "positions": positions,
         "holes": total,
         "unjudged_positions": unjudged,
-        "judged_at_k": (positions - unjudged) / positions if positions else None,
+        "judged_positions": judged,
+        "filled_positions": filled,
+        "repeated_positions": repeated,
+        # the audit's judged@k: judged positions / the positions the rankings fill (an empty
+        # position of a short ranking is not judged, nor is a repeated id's second slot)
+        "judged_at_k": judged / filled if filled else None,
         "not_shared": len(left_out),
         "sample": info,
     }

@@ -106,21 +106,22 @@ CORRECTED_MEASURES = corrected_measures  # the list for given cutoffs
 
 @dataclass(frozen=True)
 class HoleQuery:
-    """One query's top k: its holes (unjudged chunk ids, rank order) and how many it judged."""
+    """One query's top k: its holes (unjudged ids, rank order), judged chunks, positions filled."""
 
     qid: str
     k: int
     holes: tuple[str, ...]
     judged: int  # distinct judged chunks among the first k positions
+    filled: int  # positions of the first k the ranking holds (repeats too): min(k, retrieved)
 
     @property
     def share(self) -> float:
-        """The share of the top k the holes take (of k, as judged@k divides)."""
+        """The share of the top k the holes take (of k positions, filled or not)."""
         return len(self.holes) / self.k
 
     @property
-    def judged_at_k(self) -> float:
-        return self.judged / self.k
+    def judged_at_k(self) -> float | None:  # the audit's: an empty or repeat's slot is not judged
+        return self.judged / self.filled if self.filled else None
 
 
 def find_holes(qrels: Qrels, run: Run, k: int) -> dict[str, HoleQuery]:
@@ -136,11 +137,10 @@ def holes_of(
         raise HolesError(f"k {k}; expected a whole number >= 1")
     out: dict[str, HoleQuery] = {}
     for qid in sorted(set(rankings) & set(grades), key=lambda q: q.encode("utf-8")):
-        slots, _ = blank_repeats(rankings[qid])
-        judged = grades[qid]
-        top = [doc for doc in slots[:k] if doc is not None]
-        holes = tuple(doc for doc in top if doc not in judged)
-        out[qid] = HoleQuery(qid=qid, k=k, holes=holes, judged=len(top) - len(holes))
+        slots, _ = blank_repeats(rankings[qid][:k])
+        top = [doc for doc in slots if doc is not None]
+        holes = tuple(doc for doc in top if doc not in grades[qid])
+        out[qid] = HoleQuery(qid=qid, k=k, holes=holes, judged=len(top) - len(holes), filled=len(slots))
     return out
 
 

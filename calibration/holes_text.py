@@ -10,6 +10,8 @@ from calibration.results import CorrectedFigure, FilledComparison, FilledReport,
 
 __all__ = [
     "check_holes_text",
+    "judged_at_k_text",
+    "judged_cell",
     "holes_table",
     "holes_csv",
     "filled_text",
@@ -26,14 +28,47 @@ def _share(part: int, whole: int) -> str:
     return f"{part / whole:.2f} = {part} / {whole}" if whole else f"undefined ({part} / 0)"
 
 
+def judged_at_k_text(report: HolesReport) -> str:
+    """judged@k of the report, said with what it is a fraction of: the judged positions over the
+    positions the rankings fill (min(k, retrieved) per query and run, the audit's denominator), and,
+    when that is not k x queries, why (a ranking shorter than k; a repeated id, whose second slot is
+    filled but neither judged nor a hole)."""
+    k = report["k"]
+    positions, filled = report["positions"], report["filled_positions"]
+    repeated = report["repeated_positions"]
+    text = f"judged@{k} {_share(report['judged_positions'], filled)}"
+    if filled == positions and not repeated:
+        return text
+    runs = len(report["runs"])
+    times = f"{report['n_queries']:,} queries x {k}" + (f" x {runs} runs" if runs > 1 else "")
+    notes = []
+    if filled < positions:
+        empty = positions - filled
+        notes.append(
+            f"{empty:,} of the {positions:,} positions ({times}) {'is' if empty == 1 else 'are'} empty, "
+            f"the rankings being shorter than {k}, and judged@k divides by the {filled:,} filled, "
+            "as the audit's does"
+        )
+    if repeated:
+        notes.append(
+            f"{repeated:,} {'repeats' if repeated == 1 else 'repeat'} an id ranked higher: "
+            "a filled position, neither judged nor a hole"
+        )
+    return f"{text}: " + "; ".join(notes)
+
+
+def judged_cell(judged: int, filled: int) -> str:
+    """One query's judged@k for one run: judged / the positions its ranking fills."""
+    return f"{judged} / {filled} ({judged / filled:.2f})" if filled else f"{judged} / 0 (empty ranking)"
+
+
 def holes_table(report: HolesReport) -> str:
     k = report["k"]
     runs = " and ".join(report["runs"])
-    judged = report["positions"] - report["unjudged_positions"]
     lines = [
         f"Holes in the top {k} of {runs} against {report['judgments']}: "
         f"{report['unjudged_positions']:,} of {report['positions']:,} positions over {report['n_queries']:,} "
-        f"queries are unjudged (judged@{k} {_share(judged, report['positions'])})"
+        f"queries are unjudged ({judged_at_k_text(report)})"
         + (f"; {report['holes']:,} distinct chunks." if len(report["runs"]) > 1 else "."),
     ]
     if report["not_shared"]:
@@ -45,8 +80,11 @@ def holes_table(report: HolesReport) -> str:
     width = max([len("query")] + [len(q) for q in report["queries"]])
     label = f"judged@{k}" + (" per run" if len(report["runs"]) > 1 else "")
     cells = {
-        qid: ", ".join(f"{j} / {k}" for j in row["judged"])
-        + (f" ({row['judged'][0] / k:.2f})" if len(row["judged"]) == 1 else "")
+        qid: (
+            judged_cell(row["judged"][0], row["filled"][0])
+            if len(row["judged"]) == 1
+            else ", ".join(f"{j} / {f}" for j, f in zip(row["judged"], row["filled"]))
+        )
         for qid, row in report["queries"].items()
     }
     column = max([len(label)] + [len(c) for c in cells.values()])

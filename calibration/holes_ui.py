@@ -32,7 +32,14 @@ from annotation.render import md, md_list
 from annotation.store import Store, database_exists, default_judge_name
 from calibration import actions
 from calibration.hole_files import write_hole_sample
-from calibration.holes_text import SHOWN_HOLES, corrected_text, filled_text, uncorrected_note
+from calibration.holes_text import (
+    SHOWN_HOLES,
+    corrected_text,
+    filled_text,
+    judged_at_k_text,
+    judged_cell,
+    uncorrected_note,
+)
 from calibration.metrics_data_ui import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet
 from calibration.results import FilledReport, HolesReport
 from calibration.stored import stored_label_sets, stored_qrels
@@ -98,11 +105,9 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
 def render_holes_table(report: HolesReport) -> None:
     k = report["k"]
     positions, unjudged = report["positions"], report["unjudged_positions"]
-    judged = positions - unjudged
-    share = f"{judged / positions:.2f} = {judged:,} / {positions:,}" if positions else "undefined"
     st.markdown(
         f"**{unjudged:,} of {positions:,} positions unjudged** in the top {k} of {md(report['runs'][0])} "
-        f"against {md(report['judgments'])}, over {report['n_queries']:,} queries (judged@{k} {share})."
+        f"against {md(report['judgments'])}, over {report['n_queries']:,} queries ({judged_at_k_text(report)})."
     )
 
     def cell(holes: list[str], escape: bool) -> str:
@@ -115,7 +120,7 @@ def render_holes_table(report: HolesReport) -> None:
             [
                 {
                     "query": md(qid) if escape else qid,
-                    f"judged@{k}": f"{row['judged'][0]} / {k} ({row['judged'][0] / k:.2f})",
+                    f"judged@{k}": judged_cell(row["judged"][0], row["filled"][0]),
                     "holes": cell(row["holes"], escape),
                 }
                 for qid, row in report["queries"].items()

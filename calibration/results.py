@@ -533,6 +533,7 @@ class SampleProgress(TypedDict):  # how far people are with this week's sample
 class HoleRow(TypedDict):  # one query of ``python -m calibration holes``
     holes: list[str]  # the unjudged chunks of its top k, in rank order (several runs: their union)
     judged: list[int]  # per run, distinct judged chunks of its top k
+    filled: list[int]  # per run, positions of its top k the ranking fills: min(k, retrieved)
     share: list[float]  # per run, its holes / k
 
 
@@ -554,7 +555,10 @@ class HolesReport(TypedDict):
     positions: int  # k per query and run
     holes: int  # distinct chunks to grade (several runs: a chunk in two runs' top k counts once)
     unjudged_positions: int  # positions holding a hole, over every run
-    judged_at_k: float | None  # (positions - unjudged positions) / positions
+    judged_positions: int  # positions holding a judged chunk (its first slot), over every run
+    filled_positions: int  # positions the rankings fill (min(k, retrieved) per query and run)
+    repeated_positions: int  # of those, positions holding an id seen higher up (neither judged nor a hole)
+    judged_at_k: float | None  # judged positions / filled positions, as the audit's judged@k
     not_shared: int  # run queries not in the judgments or not in every run (not listed)
     sample: HoleSampleInfo | None
 

@@ -29,7 +29,12 @@ def test_holes_lists_q_milk_s2_x1_x3(capsys) -> None:
     assert row.split() == ["q_milk", "2", "/", "5", "(0.40)", "s2,", "x1,", "x3"]
     code, out, _ = cli(main, capsys, "holes", GOLDEN, RUN, "-k", 5, "--format", "json")
     report = json.loads(out)
-    assert report["queries"]["q_milk"] == {"holes": ["s2", "x1", "x3"], "judged": [2], "share": [0.6]}
+    assert report["queries"]["q_milk"] == {
+        "holes": ["s2", "x1", "x3"],
+        "judged": [2],
+        "filled": [5],
+        "share": [0.6],
+    }
     assert report["holes"] == 10 and report["judged_at_k"] == 0.5
     code, out, _ = cli(main, capsys, "holes", GOLDEN, RUN, "-k", 5, "--format", "csv")
     assert out.splitlines()[:2] == ["query,chunk,hole,sampled", "q_broad,x1,1,no"]

@@ -12,10 +12,12 @@ the threshold.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,14 @@ from annotation.exports.common import NothingToExport, PathLike, jsonl_record, j
 from annotation.formats import FormatError, InvalidQrels, InvalidRun
 from annotation.model import UnwritableId
 from annotation.store import Store, StoreError
-from annotation.textio import check_trec_id, has_space, shown_value
+from annotation.textio import (
+    check_trec_id,
+    create_exclusive,
+    existing_mode,
+    has_space,
+    shown_value,
+    temporary_name,
+)
 
 __all__ = ["BEIR_QRELS_HEADER", "write_folder", "export_beir", "export_trec"]
 
@@ -34,16 +43,23 @@ def write_folder(path: PathLike, files: dict[str, str]) -> None:
     """Write ``files`` (relative path -> text) as the folder ``path``, atomically:
     built beside it, then swapped in by rename. An existing folder is replaced
     only if every file in it is one this export writes again (a new or empty
-    folder, or an earlier export of the same kind): nothing else is ever deleted."""
+    folder, or an earlier export of the same kind): nothing else is ever deleted.
+
+    ``path`` may not be a symbolic link, nor anything but a folder (refused before anything is
+    written: :func:`annotation.textio.existing_mode`). The folder is built under a random name
+    beside it, made exclusively (mkdir), its files created exclusively and never through a link;
+    a folder replaced keeps its permission bits, and so does each file it held."""
     target = Path(path)
-    if target.exists() and not target.is_dir():
-        raise FormatError(path, None, None, "is a file; expected a folder (created if missing)")
+    folder_mode = existing_mode(target, path, folder=True)
     if not target.parent.is_dir():
         raise FormatError(
             path, None, None, "its parent folder does not exist; expected a writable folder path"
         )
-    if target.is_dir():
-        present = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if not p.is_dir())
+    modes: dict[str, int] = {}
+    if folder_mode is not None:
+        present = sorted(
+            p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_symlink() or not p.is_dir()
+        )
         foreign = [name for name in present if name not in files]
         if foreign:
             shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
@@ -54,16 +70,24 @@ def write_folder(path: PathLike, files: dict[str, str]) -> None:
                 f"holds files this export would not write again ({shown}); expected a new or empty "
                 "folder, or an earlier export of the same format (nothing was written)",
             )
-    stage = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        for name in present:
+            found = os.lstat(target / name)
+            if stat.S_ISREG(found.st_mode):
+                modes[name] = stat.S_IMODE(found.st_mode) & 0o777
+    stage: Path | None = None
     try:
-        shutil.rmtree(stage, ignore_errors=True)
+        stage = _new_folder(target, "tmp")
+        made = {stage}
         for name, text in files.items():
             file = stage / name
-            file.parent.mkdir(parents=True, exist_ok=True)
-            file.write_text(text, encoding="utf-8")
-        if target.is_dir():
-            shutil.rmtree(old, ignore_errors=True)
+            for folder in reversed(file.parents):
+                if folder.is_relative_to(stage) and folder not in made:
+                    os.mkdir(folder)  # exclusive: the stage is new, so nothing can be there yet
+                    made.add(folder)
+            create_exclusive(file, text.encode("utf-8"), modes.get(name))
+        if folder_mode is not None:
+            os.chmod(stage, folder_mode)
+            old = _new_folder(target, "old")  # an empty folder the old export is renamed onto
             os.rename(target, old)
             try:
                 os.rename(stage, target)
@@ -74,10 +98,23 @@ def write_folder(path: PathLike, files: dict[str, str]) -> None:
         else:
             os.rename(stage, target)
     except OSError as exc:
-        shutil.rmtree(stage, ignore_errors=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
         raise FormatError(
             path, None, None, f"cannot be written ({exc.strerror}); nothing was written"
         ) from None
+
+
+def _new_folder(target: Path, kind: str) -> Path:
+    """A new empty folder beside ``target`` under a random name (mkdir: exclusive, never a link)."""
+    for _ in range(100):
+        folder = temporary_name(target, kind)
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue
+        return folder
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside it")
 
 
 def _check_tsv_id(value: str, path: PathLike, what: str) -> None:

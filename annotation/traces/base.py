@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal, overload
 
 from annotation.model import InvalidTraces
-from annotation.textio import check_text_size
+from annotation.textio import check_text, check_text_size
 
 # a path that leads nowhere (None is a value a record can hold)
 MISSING = object()
@@ -149,6 +149,7 @@ def ident(value: Any, path: str, line: int | None, loc: str, name: str, required
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, str) and value.strip():
+        check_nul(value, path, line, where(loc, name))
         return value
     if value is None or value is MISSING or value == "" or is_nan(value):
         if required:
@@ -159,9 +160,20 @@ def ident(value: Any, path: str, line: int | None, loc: str, name: str, required
     )
 
 
+def check_nul(value: str, path: str, line: int | None, at: str) -> None:
+    """InvalidTraceSource if ``value`` holds a NUL character (a PostgreSQL store cannot hold one, so
+    neither backend takes it). The readers refuse one anywhere in the file
+    (annotation.traces.files); this catches one spelled inside a JSON text a field holds, which
+    is decoded later."""
+    if "\x00" in value:
+        check_text(value, path, line, at, InvalidTraceSource)
+
+
 def utf8(value: str, path: str, line: int | None, at: str) -> None:
-    """InvalidTraceSource if ``value`` holds a lone surrogate (cannot be stored as UTF-8) or is
-    longer than a text may be (:func:`annotation.textio.check_text_size`)."""
+    """InvalidTraceSource if ``value`` holds a NUL character (:func:`check_nul`) or a lone surrogate
+    (cannot be stored as UTF-8), or is longer than a text may be
+    (:func:`annotation.textio.check_text_size`)."""
+    check_nul(value, path, line, at)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

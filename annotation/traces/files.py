@@ -5,6 +5,7 @@ a row). Errors: :class:`InvalidTraceSource` naming the file and line."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -24,14 +25,21 @@ def require_file(path: str) -> None:
 def read_values(path: str, *, lines: bool | None = None) -> list[tuple[Any, int | None, str]]:
     """Top-level JSON values of a file: (value, line or None, location)."""
     if str(path).lower().endswith(".parquet") or _is_parquet(path):
-        return [(row, None, f"row {i}") for i, row in enumerate(_parquet_rows(path))]
+        rows: list[tuple[Any, int | None, str]] = [
+            (row, None, f"row {i}") for i, row in enumerate(_parquet_rows(path))
+        ]
+        for row, _, loc in rows:
+            _check_value(row, path, None, loc, nul=True)
+        return rows
     text = textio.read_text_file(path, InvalidTraceSource)
     if lines is None:
         lines = str(path).lower().endswith((".jsonl", ".ndjson"))
     if not lines:
         try:
             value = json.loads(text)
-            _check_depth(value, path, None)
+            escape = _NUL_ESCAPE.search(text)  # JSON spells a NUL only so (a NUL byte is refused)
+            nul_line = text.count("\n", 0, escape.start()) + 1 if escape else None
+            _check_value(value, path, nul_line, "", nul=escape is not None)
             return [(value, None, "")]
         except RecursionError:
             raise InvalidTraceSource(path, None, None, _TOO_DEEP) from None
@@ -58,7 +66,7 @@ def read_values(path: str, *, lines: bool | None = None) -> list[tuple[Any, int 
                 None,
                 f"not JSON ({exc.msg}, column {exc.colno}); expected one JSON value per line",
             ) from None
-        _check_depth(value, path, number)
+        _check_value(value, path, number, "", nul="\\u0000" in line)
         values.append((value, number, ""))
     if not values:
         raise InvalidTraceSource(path, None, None, "no JSON values; expected spans, observations or runs")
@@ -69,17 +77,58 @@ MAX_DEPTH = 128  # JSON nesting an export may have: OTLP's deepest is about 20 l
 _TOO_DEEP = f"JSON nested more than {MAX_DEPTH} levels deep; expected spans, observations or runs"
 
 
-def _check_depth(value: Any, path: str, line: int | None) -> None:
-    """Refuse JSON nested deeper than :data:`MAX_DEPTH` (the readers below recurse), without recursing."""
-    stack = [(value, 1)]
+# a \u0000 escape that is not an escaped backslash followed by "u0000"
+_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def _check_value(value: Any, path: str, line: int | None, loc: str, *, nul: bool) -> None:
+    """Refuse JSON nested deeper than :data:`MAX_DEPTH` (the readers below recurse), without
+    recursing; with ``nul``, also a NUL character (U+0000) in any string of it, a field's name or
+    its value (a PostgreSQL store cannot hold one, so neither backend takes it), naming the field
+    (``loc`` and the path to it). Strings are walked in the file's order, so the first NUL found
+    is the first one written (``line``: where that is, for a whole JSON document)."""
+    stack: list[tuple[Any, int, tuple[Any, ...], bool]] = [(value, 1, (), False)]
     while stack:
-        current, depth = stack.pop()
+        current, depth, at, is_key = stack.pop()
         if depth > MAX_DEPTH:
             raise InvalidTraceSource(path, line, None, _TOO_DEEP)
-        if isinstance(current, dict):
-            stack.extend((item, depth + 1) for item in current.values() if isinstance(item, dict | list))
+        if is_key:  # a field's name, walked just before its value
+            if "\x00" in current:
+                _refuse_nul(current, path, line, f"{_field_path(loc, at)} (a field's name)")
+        elif isinstance(current, dict):
+            for key, item in reversed(current.items()):
+                if isinstance(item, dict | list) or (nul and isinstance(item, str)):
+                    stack.append((item, depth + 1, (at, key), False))
+                if nul and isinstance(key, str):
+                    stack.append((key, depth, (at, key), True))
         elif isinstance(current, list):
-            stack.extend((item, depth + 1) for item in current if isinstance(item, dict | list))
+            for index in range(len(current) - 1, -1, -1):
+                item = current[index]
+                if isinstance(item, dict | list) or (nul and isinstance(item, str)):
+                    stack.append((item, depth + 1, (at, index), False))
+        elif isinstance(current, str) and "\x00" in current:
+            _refuse_nul(current, path, line, _field_path(loc, at))
+
+
+def _refuse_nul(text: str, path: str, line: int | None, field_: str) -> None:
+    textio.check_text(text, path, line, field_, InvalidTraceSource)
+
+
+def _field_path(loc: str, at: tuple[Any, ...]) -> str:
+    """The field a walk reached, as the trace readers name fields: ``loc.key[index].key``; an item
+    of a top-level list is ``record i``, as :func:`list_items` names it."""
+    steps: list[Any] = []
+    while at:
+        at, step = at
+        steps.append(step)
+    out = loc
+    for step in reversed(steps):
+        if isinstance(step, int):
+            out = f"{out}[{step}]" if out else f"record {step}"
+        else:
+            name = textio.field_label(str(step).replace("\x00", "\\u0000"))
+            out = f"{out}.{name}" if out else name
+    return out or "the file's value"
 
 
 def _is_parquet(path: str) -> bool:
