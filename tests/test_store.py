@@ -44,8 +44,8 @@ def test_schema_and_migrations_once(db_at) -> None:
     with Store(db_at) as again:  # opening again applies nothing twice
         applied = again._applied()
     assert (
-        len(applied) == len(set(applied)) == 16
-    )  # m001 schema ... m013 settlements, m014 leases, m015 handout, m016 provider sign-in: each applied once
+        len(applied) == len(set(applied)) == 17
+    )  # m001 schema ... m014 leases, m015 handout, m016 provider sign-in, m017 batch calls: each applied once
 
 
 def test_labels_are_append_only(store) -> None:
