@@ -9,37 +9,48 @@ JSONL file and answered within 24 hours, at the batch price.
   ``24h``) and returns at once with its id.
 - Where the batch lives between submit and collect: at the endpoint. Its ``metadata``
   holds the judge's full fingerprint and rubric; the database is given again to
-  :func:`collect_batch` (``--db``), where the judge was registered at submit. No file,
-  no table of our own.
+  :func:`collect_batch` (``--db``), where the judge was registered at submit, and where
+  submit recorded the calls the batch asked (:meth:`Store.record_batch`, m017: item, order,
+  repeat, under the batch id and fingerprint).
 - :func:`collect_batch` reads the batch's output and error files once it has ended
-  (completed, expired, cancelled), trusting nothing in them: only the ``custom_id``s the
-  batch's own input file submitted are stored, each once (the first line; a later one is a
-  duplicate, counted); an id never submitted, a line that is not JSON and a line longer than
-  the live calls' reply limit (``max_reply_bytes``) are counted and named, never stored, and
-  never block the rest; the files are streamed line by line and read no further than that
-  limit times the calls submitted. Each line kept is stored as the live run stores a call:
-  the same rows (:func:`judge.runner.call_row`), the same parsing
-  (:func:`judge.runner.take_reply`: a reply that is not the JSON asked for is an error
-  row, asked again next run), the model the endpoint said it served; a failed or expired
-  line is an error row naming the batch. Resumable: a call this judge already has a value
-  for is skipped, and so is an error row this batch's collection stored before.
+  (completed, expired, cancelled; :mod:`judge.batch_files` reads them), trusting nothing in
+  them, nor the endpoint's copy of the input file (never read): only the calls Denominator
+  recorded when it sent the batch are stored, each once (the first line naming it; a later one
+  is a duplicate, counted). An
+  answer for an id the batch did not send (an item that does not exist, a repeat never asked,
+  an id not written as Denominator writes it) is ignored and counted; a line that is not JSON
+  is counted; a line longer than the live calls' reply limit (``max_reply_bytes``) is never
+  held whole: its first :data:`judge.limits.BATCH_HEAD_BYTES` are kept to read its
+  ``custom_id``, and its call gets an error row (asked again next run). The files are
+  streamed line by line and read no further than that limit times the calls sent; every call
+  sent that no line answered (the files ended, or were cut there) gets an error row too, so
+  each call of the batch is answered or asked again. Each line kept is stored as the live run
+  stores a call: the same rows (:func:`judge.runner.call_row`), the same parsing
+  (:func:`judge.runner.take_reply`: a reply that is not the JSON asked for is an error row,
+  asked again next run), the model the endpoint said it served; a failed or expired line is
+  an error row naming the batch. Resumable: a call this judge already has a value for is
+  skipped, and so is an error row this batch's collection stored before.
+- A batch sent before m017 has no recorded calls: its answers are kept only for the judge's
+  own calls on the store's items (the items and orders of its rubric, a repeat below
+  :data:`judge.limits.MAX_REPEATS`), and collect says so; still never the endpoint's list.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 
 from annotation.errors import DenominatorError
-from annotation.store import Store
+from annotation.store import Store, StoreError
+from judge.batch_files import NOT_JSON, OverLimit, SentCalls, head_custom_id, parse_custom_id, stream_lines
 from judge.client import CallResult, Endpoint, request_body
 from judge.jobs import Plan, register_judge, stored_judges
-from judge.limits import MAX_REPLY_BYTES
+from judge.limits import BATCH_HEAD_BYTES, MAX_REPEATS, MAX_REPLY_BYTES
 from judge.prompts import build_messages, redact, response_format
 from judge.runner import Call, call_row, call_seed, take_reply
 
@@ -106,16 +117,20 @@ class Collected:
     state: BatchState
     stored: int = 0  # rows stored now (values and error rows)
     values: int = 0
-    errors: int = 0  # error rows stored now: failed, expired or unusable lines
+    errors: int = 0  # error rows stored now: failed, expired, over-limit, unanswered or unusable lines
     already: int = (
         0  # lines skipped: a value this judge already has (or this batch's error rows stored before)
     )
-    unknown: int = 0  # lines whose custom_id this batch did not submit
-    duplicates: int = 0  # lines of an id already read in this collection (the first one counts)
+    unknown: int = 0  # answers for ids this batch did not send: ignored
+    duplicates: int = 0  # lines of a call already read in this collection (the first one counts)
     malformed: int = 0  # lines that are not a JSON object
-    too_long: int = 0  # lines over the reply limit
+    too_long: int = 0  # lines over the reply limit naming a call sent: error rows stored now
+    unreadable: int = 0  # lines over the reply limit whose custom_id is not in their first bytes
+    missing: int = 0  # calls sent that no line answered: error rows stored now
     truncated: bool = False  # a file longer than the limit times the calls: read no further
-    examples: list[str] = field(default_factory=list)  # the first ids (or line numbers) refused
+    recorded: bool = True  # False: a batch sent before m017, checked against the judge's calls
+    examples: list[str] = field(default_factory=list)  # the first line numbers left out
+    ignored: list[str] = field(default_factory=list)  # the first ids ignored
     line_cap: int = MAX_REPLY_BYTES
     tokens_in: int = 0
     tokens_out: int = 0
@@ -151,6 +166,12 @@ def _fail(what: str, base_url: str, exc: Exception) -> BatchError:
 
 def batch_lines(plan: Plan, endpoint: Endpoint, schema_mode: str) -> list[dict[str, Any]]:
     """One Batch API request per call left of ``plan``: the live call's id and body."""
+    return _request_lines(plan, list(plan.todo()), endpoint, schema_mode)
+
+
+def _request_lines(
+    plan: Plan, calls: list[Call], endpoint: Endpoint, schema_mode: str
+) -> list[dict[str, Any]]:
     rubric = plan.settings["rubric"]
     fmt = response_format(rubric, schema_mode)
     return [
@@ -162,22 +183,24 @@ def batch_lines(plan: Plan, endpoint: Endpoint, schema_mode: str) -> list[dict[s
                 endpoint, build_messages(rubric, call.data), fmt, call_seed(endpoint.seed, call)
             ),
         }
-        for call in plan.todo()
+        for call in calls
     ]
 
 
 def submit_batch(
     store: Store, plan: Plan, endpoint: Endpoint, schema_mode: str, *, api_key: Any = _DEFAULT_KEY
 ) -> Submitted:
-    """Register the judge, upload the calls left as a batch file and create the batch; return
-    at once with its id (``batch_id`` None when nothing is left to ask). BatchError: too many
-    calls for one batch, or the endpoint refused the file or the batch."""
+    """Register the judge, upload the calls left as a batch file, create the batch and record
+    the calls it asked in the store (what its collection may store); return at once with its id
+    (``batch_id`` None when nothing is left to ask). BatchError: too many calls for one batch,
+    or the endpoint refused the file or the batch."""
     if plan.left > MAX_LINES:
         raise BatchError(
             f"{plan.left:,} calls left, over the Batch API's {MAX_LINES:,} requests a batch: "
             "submit them in parts with --limit"
         )
-    lines = batch_lines(plan, endpoint, schema_mode)
+    calls = list(plan.todo())
+    lines = _request_lines(plan, calls, endpoint, schema_mode)
     if not lines:
         return Submitted(None, 0)
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
@@ -201,6 +224,13 @@ def submit_batch(
             )
         except openai.OpenAIError as exc:
             raise _fail("the batch was not created", endpoint.base_url, exc) from None
+    try:
+        store.record_batch(batch.id, plan.fingerprint, [call.done_key for call in calls])
+    except StoreError as exc:  # the batch exists: say its id, and how its collection will check it
+        raise BatchError(
+            f"batch {batch.id} was submitted but the calls it asked were not recorded ({exc}): collect it "
+            "as usual; its answers are then checked against this judge's calls on the store's items"
+        ) from None
     return Submitted(batch.id, len(lines), batch.status)
 
 
@@ -230,18 +260,6 @@ def batch_state(
             return _state(client.batches.retrieve(batch_id))
         except openai.OpenAIError as exc:
             raise _fail(f"batch {batch_id!r} not read", base_url, exc) from None
-
-
-def _parse_custom_id(custom_id: Any, fingerprint: str) -> tuple[int, str | None, int] | None:
-    """(item, order, repeat) of a line this judge asked (:meth:`Call.call_id`), else None."""
-    parts = custom_id.split("/") if isinstance(custom_id, str) else []
-    if len(parts) != 4 or parts[0] != fingerprint[:16] or parts[2] not in ("-", "AB", "BA"):
-        return None
-    try:
-        item, repeat = int(parts[1]), int(parts[3])
-    except ValueError:
-        return None
-    return item, None if parts[2] == "-" else parts[2], repeat
 
 
 def _line_row(
@@ -287,83 +305,11 @@ def _line_row(
     return row
 
 
-# a line that is too long, or not JSON: counted and named, never stored
-TOO_LONG, NOT_JSON = "too long", "not JSON"
 EXAMPLES = 5  # refused ids named in the one line that counts them
 
 
-def _stream_lines(
-    client: openai.OpenAI, file_id: str | None, base_url: str, line_cap: int, byte_cap: int
-) -> Iterator[tuple[int, Any]]:
-    """(line number, the line's JSON object, or TOO_LONG / NOT_JSON) of a batch file, streamed: a line
-    longer than ``line_cap`` bytes is skipped as it arrives (never held whole); after ``byte_cap``
-    bytes the file is read no further (a last ``(0, None)`` says so)."""
-    if not file_id:
-        return
-    try:
-        with client.files.with_streaming_response.content(file_id) as response:
-            buffer, skipping, read, number = bytearray(), False, 0, 0
-            for chunk in response.iter_bytes(1 << 16):
-                read += len(chunk)
-                start = 0
-                while True:
-                    end = chunk.find(b"\n", start)
-                    piece = chunk[start:] if end < 0 else chunk[start:end]
-                    if not skipping and len(buffer) + len(piece) > line_cap:
-                        skipping, buffer = True, bytearray()
-                    elif not skipping:
-                        buffer += piece
-                    if end < 0:
-                        break
-                    number += 1
-                    yield number, (TOO_LONG if skipping else _parse_line(buffer))
-                    buffer, skipping, start = bytearray(), False, end + 1
-                if read > byte_cap:
-                    yield 0, None
-                    return
-            if buffer.strip() or skipping:
-                yield number + 1, (TOO_LONG if skipping else _parse_line(buffer))
-    except openai.OpenAIError as exc:
-        raise _fail(f"batch file {file_id!r} not read", base_url, exc) from None
-
-
-def _parse_line(raw: bytes | bytearray) -> Any:
-    if not raw.strip():
-        return None
-    try:
-        line = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return NOT_JSON
-    return line if isinstance(line, dict) else NOT_JSON
-
-
-def _submitted_ids(client: openai.OpenAI, file_id: str | None, base_url: str) -> set[str]:
-    """The ``custom_id``s the batch's own input file asked: what collect may store, nothing else."""
-    ids: set[str] = set()
-    for _number, line in _stream_lines(client, file_id, base_url, MAX_BYTES, MAX_BYTES):
-        if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
-            ids.add(line["custom_id"])
-    if not ids:
-        raise BatchError(
-            f"the batch's input file {file_id!r} names no request: which calls were asked cannot be told; "
-            "nothing stored"
-        )
-    return ids
-
-
-def _batch_errors_stored(
-    store: Store, fingerprint: str, batch_id: str, items: set[int]
-) -> set[tuple[int, str | None, int]]:
-    """(item, order, repeat) of the error rows this batch's collection stored already (their
-    error names the batch): read item by item through the store's public
-    :meth:`Store.item_labels`, only for the items with a failed line."""
-    mark = f"batch {batch_id}:"
-    return {
-        (item, row["ab_order"], int(row["repeat"] or 0))
-        for item in sorted(items)
-        for row in store.item_labels(item)["judge_labels"]
-        if row["fingerprint"] == fingerprint and mark in (row["error"] or "")
-    }
+def _order_key(key: tuple[int, str | None, int]) -> tuple[int, str, int]:
+    return key[0], key[1] or "", key[2]
 
 
 def collect_batch(
@@ -377,8 +323,8 @@ def collect_batch(
 ) -> Collected:
     """Store a batch's answers as a live run would (see the module's docstring); a batch still
     running stores nothing (``Collected.state`` says where it is). BatchError: not a judge
-    batch, a judge not in this database, another endpoint than the judge's, the batch refused,
-    or an input file that names no request."""
+    batch, a judge not in this database, another endpoint than the judge's, or the batch
+    refused."""
     with _client(base_url, timeout, api_key) as client:
         try:
             state = _state(client.batches.retrieve(batch_id))
@@ -406,27 +352,42 @@ def collect_batch(
         if not state.ended:
             return collected
         full = client.batches.retrieve(batch_id)
-        submitted = _submitted_ids(client, getattr(full, "input_file_id", None), base_url)
-        byte_cap = max_reply_bytes * len(submitted)
         rubric = settings["rubric"]
+        sent = SentCalls.of(store, batch_id, fp, rubric)
+        collected.recorded = sent.recorded is not None
+        # calls sent: recorded; else the endpoint's count, at most a batch's (it only bounds the reading)
+        calls = len(sent) if sent.recorded is not None else min(max(state.total, 1), MAX_LINES)
+        byte_cap = max_reply_bytes * calls
         done = store.judge_done(fp)
-        rows: list[Mapping[str, Any]] = []  # answers
-        error_rows: list[Mapping[str, Any]] = []  # failed, expired or unusable lines
-        seen: set[str] = set()
+        rows: list[dict[str, Any]] = []  # answers
+        error_rows: list[dict[str, Any]] = []  # failed, expired, over-limit or unusable lines
+        seen: set[tuple[int, str | None, int]] = set()
         for file_id in (full.output_file_id, full.error_file_id):
-            for number, line in _stream_lines(client, file_id, base_url, max_reply_bytes, byte_cap):
-                row = _take(collected, line, number, submitted, seen, done, fp, rubric, batch_id)
-                if row is not None:
-                    (rows if row["value"] is not None else error_rows).append(row)
-    stored_before = _batch_errors_stored(store, fp, batch_id, {r["item_id"] for r in error_rows})
+            try:
+                for number, line in stream_lines(client, file_id, max_reply_bytes, byte_cap):
+                    row = _take(collected, line, number, sent, seen, done, fp, rubric, batch_id)
+                    if row is not None:
+                        (rows if row["value"] is not None else error_rows).append(row)
+            except openai.OpenAIError as exc:
+                raise _fail(f"batch file {file_id!r} not read", base_url, exc) from None
+    missing: set[tuple[int, str | None, int]] = set()
+    if sent.recorded is not None:  # every call sent that no line answered: asked again next run
+        missing = sent.recorded - seen - done
+        cut = f", read no further than {byte_cap:,} bytes" if collected.truncated else ""
+        for key in sorted(missing, key=_order_key):
+            row = call_row(Call(key[0], {}, key[1], key[2]), fp)
+            row["error"] = f"batch {batch_id}: no answer for this call in the batch's files{cut}"
+            error_rows.append(row)
+    stored_before = store.judge_error_keys(fp, f"batch {batch_id}:")
     kept = [r for r in error_rows if (r["item_id"], r["ab_order"], r["repeat"]) not in stored_before]
     collected.already += len(error_rows) - len(kept)
-    error_rows = kept
-    store.add_judge_labels(rows + error_rows)
-    collected.values, collected.errors = len(rows), len(error_rows)
-    collected.stored = len(rows) + len(error_rows)
-    collected.tokens_in = sum(r["tokens_in"] or 0 for r in rows + error_rows)
-    collected.tokens_out = sum(r["tokens_out"] or 0 for r in rows + error_rows)
+    collected.missing = sum(1 for r in kept if (r["item_id"], r["ab_order"], r["repeat"]) in missing)
+    stored: list[Mapping[str, Any]] = [*rows, *kept]
+    store.add_judge_labels(stored)
+    collected.values, collected.errors = len(rows), len(kept)
+    collected.stored = len(stored)
+    collected.tokens_in = sum(r["tokens_in"] or 0 for r in stored)
+    collected.tokens_out = sum(r["tokens_out"] or 0 for r in stored)
     return collected
 
 
@@ -434,65 +395,97 @@ def _take(
     collected: Collected,
     line: Any,
     number: int,
-    submitted: set[str],
-    seen: set[str],
+    sent: SentCalls,
+    seen: set[tuple[int, str | None, int]],
     done: set[tuple[int, str | None, int]],
     fp: str,
     rubric: str,
     batch_id: str,
 ) -> dict[str, Any] | None:
-    """One line of a batch file: the row to store, or None (counted in ``collected``: refused,
-    a duplicate, already stored)."""
+    """One line of a batch file: the row to store, or None (counted in ``collected``: ignored,
+    refused, a duplicate, already stored)."""
     if line is None:
         if number == 0:
             collected.truncated = True
         return None
-    if line in (TOO_LONG, NOT_JSON):
-        if line == TOO_LONG:
-            collected.too_long += 1
-        else:
-            collected.malformed += 1
-        _name(collected, f"line {number} ({line})")
+    if line == NOT_JSON:
+        collected.malformed += 1
+        _name(collected.examples, f"line {number} (not JSON)")
         return None
-    custom_id = line.get("custom_id")
-    key = _parse_custom_id(custom_id, fp) if custom_id in submitted else None
-    if key is None:
+    over = isinstance(line, OverLimit)
+    custom_id = head_custom_id(line.head) if isinstance(line, OverLimit) else line.get("custom_id")
+    if over and not isinstance(custom_id, str):
+        collected.unreadable += 1
+        _name(collected.examples, f"line {number} (over the limit, no custom_id in its first bytes)")
+        return None
+    key = parse_custom_id(custom_id, fp)
+    if key is None or key not in sent:
         collected.unknown += 1
-        _name(collected, repr(custom_id)[:80])
+        _name(collected.ignored, repr(custom_id)[:80])
         return None
-    if custom_id in seen:
+    if key in seen:
         collected.duplicates += 1
         return None
-    seen.add(custom_id)
+    seen.add(key)
     if key in done:
         collected.already += 1
         return None
+    if isinstance(line, OverLimit):
+        collected.too_long += 1
+        row = call_row(Call(key[0], {}, key[1], key[2]), fp)
+        row["error"] = (
+            f"batch {batch_id}: an answer over the {collected.line_cap:,}-byte reply limit, not read"
+        )
+        return row
     return _line_row(line, key, fp, rubric, batch_id)
 
 
-def _name(collected: Collected, what: str) -> None:
-    if len(collected.examples) < EXAMPLES:
-        collected.examples.append(what)
+def _name(examples: list[str], what: str) -> None:
+    if len(examples) < EXAMPLES:
+        examples.append(what)
 
 
 def refused_text(collected: Collected) -> str:
-    """The lines a collection did not store, counted, with the first few named ("" when none)."""
-    parts = []
+    """What a collection did not store as answers, counted, with the first few named, one
+    line each: ids ignored, lines left out, error rows of calls with no answer read; and a note
+    for a batch sent before its calls were recorded ("" when none)."""
+    out = []
 
     def lines(n: int) -> str:
         return f"{n:,} line" + ("" if n == 1 else "s")
 
+    if collected.unknown:
+        n = collected.unknown
+        what = "1 answer for an id" if n == 1 else f"{n:,} answers for ids"
+        out.append(
+            f"{what} this batch did not send {'was' if n == 1 else 'were'} ignored "
+            f"(e.g. {', '.join(collected.ignored)})"
+        )
+    parts = []
     if collected.duplicates:
         parts.append(f"{lines(collected.duplicates)} repeating an id (the first of each kept)")
-    if collected.unknown:
-        parts.append(f"{lines(collected.unknown)} of ids this batch did not submit")
     if collected.malformed:
         parts.append(f"{lines(collected.malformed)} not JSON")
-    if collected.too_long:
-        parts.append(f"{lines(collected.too_long)} over the {collected.line_cap:,}-byte reply limit")
+    if collected.unreadable:
+        parts.append(
+            f"{lines(collected.unreadable)} over the {collected.line_cap:,}-byte reply limit naming no call "
+            f"in its first {BATCH_HEAD_BYTES:,} bytes"
+        )
     if collected.truncated:
         parts.append("a file longer than the reply limit times the calls submitted, read no further")
-    if not parts:
-        return ""
-    named = f" (e.g. {', '.join(collected.examples)})" if collected.examples else ""
-    return "left out: " + "; ".join(parts) + named
+    if parts:
+        named = f" (e.g. {', '.join(collected.examples)})" if collected.examples else ""
+        out.append("left out: " + "; ".join(parts) + named)
+    unread = []
+    if collected.too_long:
+        unread.append(f"{collected.too_long:,} over the {collected.line_cap:,}-byte reply limit (not read)")
+    if collected.missing:
+        unread.append(f"{collected.missing:,} with no answer in what was read of the batch's files")
+    if unread:
+        out.append("calls stored as error rows, asked again next run: " + "; ".join(unread))
+    if not collected.recorded:
+        out.append(
+            "this batch's calls were not recorded when it was sent (an older version): answers kept only "
+            f"for this judge's calls on the store's items, repeats below {MAX_REPEATS:,}"
+        )
+    return "\n".join(out)

@@ -12,6 +12,7 @@ __all__ = [
     "MAX_REPEATS",
     "MAX_RETRY_AFTER",
     "MAX_REPLY_BYTES",
+    "BATCH_HEAD_BYTES",
 ]
 
 INT64 = 2**63 - 1  # what SQLite stores and an endpoint's seed holds
@@ -21,3 +22,4 @@ MAX_REPLY_CAP = 100_000_000  # a reply is held in memory several times over whil
 MAX_REPEATS = 1_000_000
 MAX_RETRY_AFTER = 60.0  # the longest Retry-After honoured by default
 MAX_REPLY_BYTES = 1_000_000  # the largest reply read by default
+BATCH_HEAD_BYTES = 65_536  # of a batch line over the reply limit, the first bytes kept: its custom_id

@@ -27,6 +27,13 @@ status ``expired``. ``batch_hostile=N``: an output file no one should trust: eve
 second with the other grade or winner), a line that is not JSON, ids never submitted (an order on a
 graded item, a negative repeat, an item that does not exist, a repeat of 10^30), then six lines of N
 bytes each for a submitted id.
+``batch_input_extra=[template, ...]``: an endpoint whose copy of the batch's input lies: the
+input file it serves lists, before the lines Denominator sent, one line per template
+(``custom_id`` = the template with ``{fp}`` the first line's fingerprint prefix and ``{item}``
+its item, e.g. ``"{fp}/999999/-/0"``), and the batch answers those lines first.
+``batch_huge=N``: every answer of the output file (a 200) has content of N bytes (``x``), the
+file never built whole in memory (served in 64 KB pieces); with ``batch_id_last=True`` a line's
+``custom_id`` comes after its response, not before.
 
 Reply content: ``policy(body) -> str`` when given, else derived from the reply
 schema, taken from ``response_format`` (``json_schema``) or, failing that, from
@@ -72,7 +79,7 @@ again (the default).
 From another process (benchmarks, kill-and-resume tests)::
 
     python -m tests.fake_openai --port 0 [--latency S] [--bias first|second]
-                                [--log FILE] [--fail-every N] [--control]
+                                [--log FILE] [--fail-every N] [--control] [--batch-huge N]
 
 prints ``listening on http://127.0.0.1:PORT/v1`` once ready, runs until
 SIGTERM/SIGINT, and with ``--log`` appends one flushed JSON line
@@ -98,7 +105,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -118,6 +125,38 @@ class _Server(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)
+
+
+_PAD = "@@PAD@@"  # a batch answer's content, padded to ``batch_huge`` bytes as it is served
+
+
+class _Padded:
+    """A file's content never held whole: pieces of bytes and runs of ``x`` (an int: how many)."""
+
+    def __init__(self, pieces: list[bytes | int]):
+        self.pieces = pieces
+
+    @classmethod
+    def of(cls, data: bytes, size: int) -> _Padded:
+        """``data`` with every ``_PAD`` marker standing for ``size`` bytes of ``x``."""
+        pieces: list[bytes | int] = []
+        for i, part in enumerate(data.split(_PAD.encode())):
+            pieces += ([size] if i else []) + [part]
+        return cls(pieces)
+
+    def __len__(self) -> int:
+        return sum(p if isinstance(p, int) else len(p) for p in self.pieces)
+
+    def chunks(self, size: int = 65536) -> Iterator[bytes]:
+        run = b"x" * size
+        for piece in self.pieces:
+            if isinstance(piece, bytes):
+                yield piece
+                continue
+            left = piece
+            while left > 0:
+                yield run[: min(left, size)]
+                left -= size
 
 
 class _Reply(Exception):
@@ -176,6 +215,9 @@ class FakeOpenAI:
         batch_faults: Callable[[int, str], str | None] | list | None = None,
         batch_expire: int | None = None,
         batch_hostile: int | None = None,
+        batch_input_extra: list[str] | None = None,
+        batch_huge: int | None = None,
+        batch_id_last: bool = False,
     ):
         if bias not in (None, "first", "second"):
             raise ValueError(f"bias must be None, 'first' or 'second', not {bias!r}")
@@ -192,7 +234,9 @@ class FakeOpenAI:
         self.redirect_to = redirect_to.rstrip("/") if redirect_to else None
         self.batch_polls, self.batch_faults, self.batch_expire = batch_polls, batch_faults, batch_expire
         self.batch_hostile = batch_hostile
-        self.files: dict[str, dict] = {}  # id -> file object + "content" (bytes)
+        self.batch_input_extra = batch_input_extra
+        self.batch_huge, self.batch_id_last = batch_huge, batch_id_last
+        self.files: dict[str, dict] = {}  # id -> file object + "content" (bytes, or _Padded)
         self.batches: dict[str, dict] = {}  # id -> batch object + "polls"
         self.batch_lines: Counter[str] = Counter()  # custom_id -> times a batch answered it
         self.bytes_sent = 0  # bytes of dripped or huge replies written (under the lock)
@@ -298,7 +342,7 @@ class FakeOpenAI:
             return model, after.get("system_fingerprint") or default
         return body.get("model") or MODEL, self.system_fingerprint
 
-    def _add_file(self, content: bytes, filename: str, purpose: str) -> dict:
+    def _add_file(self, content: bytes | _Padded, filename: str, purpose: str) -> dict:
         with self._lock:
             file_id = f"file-{len(self.files) + 1:04d}"
             self.files[file_id] = {
@@ -327,6 +371,16 @@ class FakeOpenAI:
             raise _Reply(
                 400, "custom_id must be unique and url /v1/chat/completions", "invalid_request_error"
             )
+        if self.batch_input_extra and lines:
+            fp16, item = str(lines[0]["custom_id"]).split("/")[:2]
+            extra = [
+                {**lines[0], "custom_id": template.format(fp=fp16, item=item)}
+                for template in self.batch_input_extra
+            ]
+            lines = extra + lines
+            with self._lock:  # the copy of the input the endpoint serves from now on
+                file["content"] = "".join(json.dumps(line) + "\n" for line in lines).encode()
+                file["bytes"] = len(file["content"])
         with self._lock:
             batch_id = f"batch_{len(self.batches) + 1:04d}"
             self.batches[batch_id] = {
@@ -392,10 +446,13 @@ class FakeOpenAI:
                 }
                 errors.append({"id": request_id, "custom_id": custom_id, "response": response, "error": None})
                 continue
-            content = self._content(line["body"], fault)
+            content = _PAD if self.batch_huge is not None else self._content(line["body"], fault)
             payload = self._payload(custom_id, index, line["body"], content)
             response = {"status_code": 200, "request_id": request_id, "body": payload}
-            out.append({"id": request_id, "custom_id": custom_id, "response": response, "error": None})
+            if self.batch_id_last:
+                out.append({"id": request_id, "response": response, "error": None, "custom_id": custom_id})
+            else:
+                out.append({"id": request_id, "custom_id": custom_id, "response": response, "error": None})
             with self._lock:
                 self.batch_lines[custom_id] += 1
 
@@ -403,8 +460,10 @@ class FakeOpenAI:
             return "".join(json.dumps(r) + "\n" for r in rows).encode()
 
         if out:
-            content = self._hostile(out) if self.batch_hostile else jsonl(out)
-            batch["output_file_id"] = self._add_file(content, "batch_output.jsonl", "batch_output")["id"]
+            served: bytes | _Padded = self._hostile(out) if self.batch_hostile else jsonl(out)
+            if self.batch_huge is not None:
+                served = _Padded.of(jsonl(out), self.batch_huge)
+            batch["output_file_id"] = self._add_file(served, "batch_output.jsonl", "batch_output")["id"]
         if errors:
             batch["error_file_id"] = self._add_file(jsonl(errors), "batch_errors.jsonl", "batch_output")["id"]
         batch["request_counts"] = {"total": len(batch["lines"]), "completed": len(out), "failed": len(errors)}
@@ -550,6 +609,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return False
 
+    def _send_padded(self, content: _Padded) -> bool:
+        """A file's content in 64 KB pieces, with its Content-Length (never built whole)."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(content)))
+            self.end_headers()
+            for chunk in content.chunks():
+                self.wfile.write(chunk)
+                self._count(len(chunk))
+            self.wfile.flush()
+            return True
+        except OSError:
+            self.close_connection = True
+            return False
+
     def _count(self, n: int) -> None:
         with self.fake._lock:
             self.fake.bytes_sent += n
@@ -638,7 +713,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, self.fake._poll_batch(parts[3]))
             elif len(parts) in (4, 5) and parts[2] == "files" and parts[3] in self.fake.files:
                 file = self.fake.files[parts[3]]
-                if len(parts) == 5 and parts[4] == "content":
+                if len(parts) == 5 and parts[4] == "content" and isinstance(file["content"], _Padded):
+                    self._send_padded(file["content"])
+                elif len(parts) == 5 and parts[4] == "content":
                     self._send_raw(200, file["content"], {"Content-Type": "application/octet-stream"})
                 else:
                     self._send_json(200, {k: v for k, v in file.items() if k != "content"})
@@ -797,6 +874,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="batch output no one should trust, six N-byte lines last",
     )
+    parser.add_argument(
+        "--batch-huge", type=int, metavar="N", help="every batch answer's content N bytes (never held whole)"
+    )
     args = parser.parse_args(argv)
     every = args.fail_every
     faults = (lambda index, key, body: "500" if (index + 1) % every == 0 else None) if every > 0 else None
@@ -805,6 +885,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, lambda *_: stop.set())
     options = {"latency": args.latency, "bias": args.bias, "faults": faults, "log": args.log}
     options["batch_hostile"] = args.batch_hostile
+    options["batch_huge"] = args.batch_huge
     with FakeOpenAI(port=args.port, **options) as server:
         print(f"listening on {server.base_url}", flush=True)
         if args.control:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from annotation.errors import skip_record
@@ -221,6 +221,18 @@ class Judges(StoreBase):
             )
         }
 
+    def judge_error_keys(self, fingerprint: str, containing: str) -> set[tuple[int, str | None, int]]:
+        """(item, order, repeat) of this judge's error rows whose error holds ``containing`` (a
+        batch's collection finds the error rows it stored before by the batch they name)."""
+        return {
+            (int(item), order, int(repeat or 0))
+            for item, order, repeat, error in self.db.execute(
+                "SELECT item_id, ab_order, repeat, error FROM judge_labels WHERE fingerprint = ? AND error IS NOT NULL",
+                [fingerprint],
+            )
+            if containing in str(error)
+        }
+
     def add_judge_labels(self, rows: list[Mapping[str, Any]]) -> int:
         """Judge results (a value, or an error and no value), in one transaction."""
         if not rows:
@@ -362,6 +374,35 @@ class Judges(StoreBase):
             last["last_at"], last["to_label_id"] = created, label_id
             last["n"] += 1
         return segments
+
+    # ------------------------------------------------------------ batches sent
+
+    def record_batch(
+        self, batch_id: str, fingerprint: str, calls: Iterable[tuple[int, str | None, int]]
+    ) -> int:
+        """The calls (item, order, repeat) a Batch API job ``batch_id`` of judge ``fingerprint``
+        asked, recorded once when it is sent, in one transaction (m017): what its collection may
+        store. Returns how many."""
+        now = utc_now()
+        rows = [[batch_id, fingerprint, int(item), order, int(repeat), now] for item, order, repeat in calls]
+        if not rows:
+            return 0
+        with self.write():
+            self.db.conn.executemany(
+                """INSERT INTO batch_submitted (batch_id, fingerprint, item_id, ab_order, repeat, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                rows,
+            )
+        return len(rows)
+
+    def batch_sent(self, batch_id: str, fingerprint: str) -> set[tuple[int, str | None, int]] | None:
+        """(item, order, repeat) of every call recorded for batch ``batch_id`` of judge
+        ``fingerprint`` when it was sent; None when none was (a batch sent before m017)."""
+        rows = self.db.execute(
+            "SELECT item_id, ab_order, repeat FROM batch_submitted WHERE batch_id = ? AND fingerprint = ?",
+            [batch_id, fingerprint],
+        ).fetchall()
+        return {(int(item), order, int(repeat)) for item, order, repeat in rows} or None
 
     # ------------------------------------------------------------ what a judge is asked
 

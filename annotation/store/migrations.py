@@ -26,6 +26,7 @@ APPEND_ONLY = {
     "m012_imports": ("imports", "import_rows", "retirements"),
     "m013_settlements": ("settlements",),
     "m015_handout": ("handout",),
+    "m017_batch_submitted": ("batch_submitted",),
 }
 
 
@@ -325,6 +326,23 @@ def _m016_provider_sign_in(db: sqlite_utils.Database) -> None:
             expires_at TEXT NOT NULL, revoked_at TEXT)"""
     )
     db.execute("CREATE INDEX provider_sessions_annotator ON provider_sessions (annotator_id)")
+
+
+@MIGRATIONS(name="m017_batch_submitted")
+def _m017_batch_submitted(db: sqlite_utils.Database) -> None:
+    """The calls each Batch API job asked, recorded when it was sent (``judge/batch.py``): per
+    batch id and judge fingerprint, each (item, order, repeat) of its input file. Collecting a
+    batch stores answers only for these, never for the ids the endpoint's copy of the input
+    lists. Append-only: a record of what was sent. Batches sent before this migration have no
+    rows (their collection falls back to the judge's calls on the store's items)."""
+    db.execute(
+        """CREATE TABLE batch_submitted (batch_id TEXT NOT NULL,
+            fingerprint TEXT NOT NULL REFERENCES judges(fingerprint),
+            item_id INTEGER NOT NULL REFERENCES items(id), ab_order TEXT, repeat INTEGER NOT NULL,
+            created_at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX batch_submitted_batch ON batch_submitted (batch_id, fingerprint)")
+    append_only(db, "batch_submitted", "batch_submitted is append-only: a record of what was sent")
 
 
 @MIGRATIONS(name="m018_subject_issuer")

@@ -51,6 +51,7 @@ TABLES = (
     "handout",
     "claim_rules",
     "provider_sessions",
+    "batch_submitted",
 )
 BATCH = 5_000
 
