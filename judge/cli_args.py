@@ -183,8 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=bounded_int(1024, MAX_REPLY_CAP),
         default=MAX_REPLY_BYTES,
         metavar="N",
-        help="the longest line of the batch's files stored; a longer one is counted and left out, and a file is "
-        f"read no further than N times the calls submitted (default {MAX_REPLY_BYTES:,}, a live reply's limit)",
+        help="the longest line of the batch's output read; a longer one is its call's error row (asked again next "
+        f"run), and a file is read no further than N times the calls sent (default {MAX_REPLY_BYTES:,}, a live "
+        "reply's limit)",
     )
     listing = sub.add_parser("list", help="every judge: fingerprint, labels, errors, tokens, cost")
     add_db_option(listing)
