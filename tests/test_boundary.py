@@ -342,3 +342,28 @@ def test_a_command_that_reads_leaves_an_empty_file_as_it_was(tmp_path, capsys) -
         err = capsys.readouterr().err
         assert err.endswith("empty.db is an empty file, not a Denominator database; it was left as it was\n")
         assert empty.stat().st_size == 0
+
+
+def test_a_closed_pipe_is_no_error(tmp_path) -> None:
+    """``python -m calibration metrics ... --format trec | head -1``: the reader goes away after
+    one line while the command still has about 2 MB to write; it ends quietly (no "Broken pipe",
+    no traceback, no "a bug in Denominator"), as #25 promised, with exit 0 or the shell's own
+    code for a pipe closed under it."""
+    import subprocess
+    import sys
+
+    qrels, run = tmp_path / "big.qrels", tmp_path / "big.run"
+    qrels.write_text("".join(f"q{q} 0 d{q}_0 1\n" for q in range(4000)))
+    run.write_text(
+        "".join(f"q{q} Q0 d{q}_{r} {r + 1} {100 - r} sys\n" for q in range(4000) for r in range(10))
+    )
+    cmd = [sys.executable, "-m", "calibration", "metrics", str(qrels), str(run), "--format", "trec"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what `| head -1` does once it has its line
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    assert first.strip(), "the command printed nothing before the pipe closed"
+    assert err == "", err
+    assert code in (0, 141, -13), code  # 0, or SIGPIPE as a shell reports it

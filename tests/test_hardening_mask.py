@@ -288,3 +288,20 @@ def test_no_password_shape_is_printed_by_any_output(monkeypatch, capsys, tmp_pat
     took = time.monotonic() - started
     assert not found, f"{len(found)} leaks, e.g. {found[:5]}"
     assert took < 120, took
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "postgresql://ann@db.internal:5432/labels?passfile=/home/ann/.pgpass-Secret1",
+        "postgresql://db.internal/labels?sslmode=require&passfile=/home/ann/.pgpass-Secret1&user=ann",
+        "host=db.internal dbname=labels passfile=/home/ann/.pgpass-Secret1",
+        "host=db.internal dbname=labels passfile='/home/ann/my .pgpass-Secret1'",
+    ],
+)
+def test_a_password_file_is_never_printed(text) -> None:
+    """#25 masked ``passfile=`` in a printed URL; the one masking function keeps it so, as a URL
+    parameter and as a conninfo key, quoted or not, with the store's URL known or not."""
+    for shown in (masked(text), masked(text, known=text), one_line(f"cannot open {text}")):
+        assert "pgpass-Secret1" not in shown, shown
+        assert "passfile=***" in shown, shown

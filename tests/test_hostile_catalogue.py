@@ -492,6 +492,18 @@ CATALOGUE: tuple[Attack, ...] = (
     Attack(
         2,
         25,
+        "a closed pipe (`| head`) under a command line: Broken pipe and a traceback",
+        (BO + "test_a_closed_pipe_is_no_error",),
+    ),
+    Attack(
+        2,
+        25,
+        "passfile= in a printed URL or connection string: the password file's path shown",
+        (MA + "test_a_password_file_is_never_printed",),
+    ),
+    Attack(
+        2,
+        25,
         "any error on the three command lines (eight kinds): tracebacks, unmasked driver errors",
         (
             BO + "test_every_named_error_has_one_root",
