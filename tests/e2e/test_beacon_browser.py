@@ -140,15 +140,13 @@ def hostile_store(path: Path, b: Beacon) -> dict[str, str]:
     return tokens
 
 
-def anchors_and_images(page, port: int) -> list[str]:
-    """Every <a> and <img> in the DOM (frames included) that points at the beacon."""
-    found = []
+def no_anchor_or_image(page, port: int, where: str) -> None:
+    """No <a> or <img> in the DOM (frames included) points at the beacon."""
+    from playwright.sync_api import expect
+
     for frame in page.frames:
-        found += frame.eval_on_selector_all(
-            f"a[href*='{port}'], img[src*='{port}'], [srcset*='{port}']",
-            "els => els.map(e => e.outerHTML.slice(0, 200))",
-        )
-    return found
+        pointing = frame.locator(f"a[href*='{port}'], img[src*='{port}'], [srcset*='{port}']")
+        expect(pointing, f"{where}: an element from the data points at the beacon").to_have_count(0)
 
 
 def test_no_string_from_the_data_acts_on_any_page(chromium: Path, tmp_path: Path) -> None:
@@ -161,8 +159,7 @@ def test_no_string_from_the_data_acts_on_any_page(chromium: Path, tmp_path: Path
         with running_app(db) as url, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
             try:
-                seen: dict[str, list[str]] = {}
-                texts: dict[str, str] = {}
+                seen: list[str] = []
                 for role, pages in (("admin", ADMIN_PAGES), ("annotator", ANNOTATOR_PAGES)):
                     context = browser.new_context(viewport={"width": 1400, "height": 1000})
                     page = context.new_page()
@@ -179,21 +176,19 @@ def test_no_string_from_the_data_acts_on_any_page(chromium: Path, tmp_path: Path
                             stored.click()
                             page.get_by_role("option").nth(1).click()  # the demo's retriever, then this one
                             wait_for_script_run(page)
-                        for where, field in SHOWN:  # the planted strings drawn before the page is read
+                        # the strings were on the pages, as text: the test sees what it guards (and
+                        # they are drawn before the page is read)
+                        for where, field in SHOWN:
                             if where == f"{role} /{path}":
                                 expect(page.locator("body")).to_contain_text(
-                                    f"/img/{field})", timeout=CONTENT_TIMEOUT_MS
+                                    f"/img/{field})", use_inner_text=True, timeout=CONTENT_TIMEOUT_MS
                                 )
                         page.wait_for_timeout(300)  # a fetch an element started would land by now
-                        seen[f"{role} /{path}"] = anchors_and_images(page, b.port)
-                        texts[f"{role} /{path}"] = page.inner_text("body")
+                        no_anchor_or_image(page, b.port, f"{role} /{path}")
+                        seen.append(f"{role} /{path}")
                     context.close()
             finally:
                 browser.close()
         assert not b.hits, f"the beacon was fetched: {b.hits}"
-        acting = {page: found for page, found in seen.items() if found}
-        assert not acting, "\n".join(f"{page}: {len(found)}: {found}" for page, found in acting.items())
         assert len(seen) == len(ADMIN_PAGES) + len(ANNOTATOR_PAGES)
-        # the strings were on the pages, as text: the test saw what it guards
-        for where, field in SHOWN:
-            assert f"/img/{field})" in texts[where], (where, field)
+        assert {where for where, _ in SHOWN} <= set(seen)  # every planted string's page was read

@@ -79,15 +79,16 @@ def test_big_run_summary_above_the_fold_findings_grouped(chromium, make_run_db, 
                 box = tiles.nth(i).bounding_box()
                 assert box is not None and box["y"] + box["height"] < VIEWPORT["height"], (i, box)
             # findings grouped: one line per kind, none per query; no warning box for the repeats
-            assert duplicates.count() == 1
+            expect(duplicates).to_have_count(1)
             kinds = main.locator("[class*='st-key-metrics_finding_']")
             # duplicate ids, |Rel| > k, |Rel| < k, few of the top 10 judged, stage 1 (the run read to 10) low
-            assert kinds.count() == 5
+            expect(kinds).to_have_count(5)
             expect(main.locator(".st-key-metrics_finding_low_judged_at_k")).to_contain_text(
                 "few judged chunks in the top 10 in 5,946 of 6,000 queries"
             )
             alerts = main.get_by_test_id("stAlert")  # the local-mode banner alone
-            assert alerts.count() == 1 and "Single-user local mode" in alerts.inner_text()
+            expect(alerts).to_have_count(1)
+            expect(alerts).to_contain_text("Single-user local mode", use_inner_text=True)
             first_kind = kinds.first.bounding_box()
             assert first_kind is not None and first_kind["y"] < VIEWPORT["height"]  # the findings too
             # an expander lists the queries, capped, with how many more

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,9 +64,22 @@ def open_queue(folder: Path, db: str) -> None:
         subprocess.run([sys.executable, "-m", "annotation", *argv], cwd=ROOT, check=True, capture_output=True)
 
 
+# an item drawn in full: both labels and both texts (on a loaded machine the labels come first,
+# the texts a moment later: #38 read 'Query\n\nChunk')
+ITEM = re.compile(r"^Query\s+question number \d+\s+Chunk\s+chunk number \d+ about crops and soils\s*$")
+
+
+def on_screen(page):
+    """The element holding the item on a page."""
+    return page.locator(".st-key-item-chunk")
+
+
 def shown(page) -> str:
-    """The item on a page: its texts, as the person reads them."""
-    return page.locator(".st-key-item-chunk").inner_text()
+    """The item on a page: its texts, as the person reads them, once drawn in full."""
+    from playwright.sync_api import expect
+
+    expect(on_screen(page)).to_have_text(ITEM, use_inner_text=True, timeout=CONTENT_TIMEOUT_MS)
+    return on_screen(page).inner_text()  # read-after-wait: the item drawn in full, just above
 
 
 @pytest.mark.parametrize(
@@ -96,8 +110,8 @@ def test_one_person_in_two_places_labels_each_item_once(where, chromium, tmp_pat
             wait_for_script_run(page)
             pages.append(page)
         for done in range(PRESSES):
-            on_screen = [shown(p) for p in pages]
-            assert on_screen[0] != on_screen[1], (done, on_screen)  # never one item in two places
+            items = [shown(p) for p in pages]
+            assert items[0] != items[1], (done, items)  # never one item in two places
             page = pages[done % 2]
             page.bring_to_front()
             page.mouse.click(650, 30)  # focus the page, not an input
@@ -141,7 +155,10 @@ def test_a_reload_keeps_the_item_on_screen_and_the_skipped_list(chromium, tmp_pa
             page.reload()
             expect(main.get_by_text("0 / 120 in this batch")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
             wait_for_script_run(page)
-            assert shown(page) == current, (before, page.url)  # the same item on screen
+            # the same item on screen
+            expect(on_screen(page), f"after the reload of {before}").to_have_text(
+                current, use_inner_text=True, timeout=CONTENT_TIMEOUT_MS
+            )
             page.get_by_text("Show my work").click()
             expect(main.get_by_text("Skipped, 1 to label")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
             query, _, chunk = skipped.partition("\n")

@@ -18,6 +18,7 @@ import pytest
 from annotation.store import Store
 from tests.conftest import (
     CHROMIUM_ARGS,
+    CONTENT_TIMEOUT_MS,
     add_tokens,
     main_pane,
     open_sign_in_link,
@@ -51,12 +52,10 @@ def store_ids(db: Path) -> dict[str, set[str]]:
 
 
 def dom_keys(page) -> set[str]:
-    return set(
-        page.eval_on_selector_all(
-            "[class*='st-key-']",
-            "els => els.flatMap(e => [...e.classList].filter(c => c.startsWith('st-key-')))",
-        )
-    )
+    """Every widget key's class in the DOM (classes: no expectation reads them)."""
+    script = "els => els.flatMap(e => [...e.classList].filter(c => c.startsWith('st-key-')))"
+    # read-after-wait: called once the list's Change buttons are drawn and the run is over
+    return set(page.eval_on_selector_all("[class*='st-key-']", script))
 
 
 def test_the_annotators_dom_holds_no_store_id(chromium: Path, make_run_db: Path) -> None:
@@ -85,8 +84,12 @@ def test_the_annotators_dom_holds_no_store_id(chromium: Path, make_run_db: Path)
                     page.keyboard.press(press)
                     wait_for_script_run(page)
                 page.get_by_text("Show my work").click()  # skipped items and past labels, listed
+                # the list drawn (its past labels' Change buttons), then the run over: the DOM is
+                # final before it is read
+                changes = main_pane(page).get_by_role("button", name="Change", exact=True)
+                expect(changes).not_to_have_count(0, timeout=CONTENT_TIMEOUT_MS)
                 wait_for_script_run(page)
-                html = page.content()
+                html = page.content()  # read-after-wait: the whole markup, which no expectation reads
                 for kind, values in ids.items():
                     found = sorted(
                         v for v in values if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", html)

@@ -195,7 +195,7 @@ def test_sign_in_label_reload_sign_out_unknown_and_revoked(
             page = context.new_page()
             page.goto(app_url)
             expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
-            assert page.get_by_text("Label chunks").count() == 0  # no page before sign-in
+            expect(page.get_by_text("Label chunks")).to_have_count(0)  # no page before sign-in
             sign_in_with_provider(page, app_url, "ann-sub")
             signed_in(page, "Signed in as ann (annotator) with ann@example.com")
             page.goto(f"{app_url}/label")
@@ -216,7 +216,7 @@ def test_sign_in_label_reload_sign_out_unknown_and_revoked(
             expect(page.get_by_role("button", name="Sign in with 127.0.0.1")).to_be_visible(
                 timeout=CONTENT_TIMEOUT_MS
             )
-            assert page.get_by_text("Signed in as").count() == 0
+            expect(page.get_by_text("Signed in as")).to_have_count(0)
             with Store(db) as store:
                 ended = store.db.execute(
                     "SELECT count(*), count(revoked_at) FROM provider_sessions"
@@ -238,8 +238,8 @@ def test_sign_in_label_reload_sign_out_unknown_and_revoked(
                     timeout=CONTENT_TIMEOUT_MS
                 )
                 wait_for_script_run(stranger)
-                text = main_pane(stranger).inner_text()
-                assert "in this batch" not in text and "annotator)" not in text and "admin)" not in text
+                for word in ("in this batch", "annotator)", "admin)"):
+                    expect(main_pane(stranger), f"/{path}").not_to_contain_text(word, use_inner_text=True)
             other.close()
 
             # a revoked person is out at the next key press, and nothing is written
@@ -266,6 +266,8 @@ def test_sign_in_label_reload_sign_out_unknown_and_revoked(
 def test_a_claim_rule_adds_a_person_at_first_sign_in(browser, make_run_db, tmp_path) -> None:
     """``annotators map-claim groups=labellers --role annotator``: lab@example.com, unknown to the
     store, carries the group and is added at first sign-in, named by the e-mail."""
+    from playwright.sync_api import expect
+
     db = tmp_path / "rules.db"
     db.write_bytes(make_run_db.read_bytes())
     with Store(db) as store:
@@ -280,7 +282,7 @@ def test_a_claim_rule_adds_a_person_at_first_sign_in(browser, make_run_db, tmp_p
             page.goto(app_url)
             sign_in_with_provider(page, app_url, "lab-sub")
             signed_in(page, "Signed in as lab@example.com (annotator)")
-            assert page.get_by_text("Metrics and audit").count() == 0  # an annotator's pages only
+            expect(page.get_by_text("Metrics and audit")).to_have_count(0)  # an annotator's pages only
     with Store(db) as store:
         row = store.db.execute(
             "SELECT role, email, token_hash FROM annotators WHERE name = 'lab@example.com'"

@@ -69,7 +69,7 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
                 page.goto(f"{url}/{path}")
                 expect(main_pane(page).get_by_text(marker).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
                 wait_for_script_run(page)  # the run over: a 'Page not found' dialog would be up by now
-                assert page.get_by_text("Page not found").count() == 0, path
+                expect(page.get_by_text("Page not found"), path).to_have_count(0)
                 page.screenshot(path=str(ARTIFACTS / f"page-{path or 'metrics'}.png"), full_page=True)
                 if path in DOCS_IMAGES:  # the docs' picture of the page (make docs-images copies it)
                     tables = page.locator("[data-testid='stDataFrame']")
