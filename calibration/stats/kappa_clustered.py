@@ -116,6 +116,10 @@ class ClusteredInterval(Interval):
     design: KappaDesign
     item_level: list[float | None]
     n_dropped: int
+    method: str
+    alpha: float
+    weights: Weights
+    undefined_reason: str | None
 
 
 def _result(
@@ -160,7 +164,9 @@ def design_effect(
     if queries < 2 or n <= 0:
         return None, None, "fewer than 2 queries: no variance between queries"
     p = (total / n).reshape(k, k)
-    _, v = kappa_and_variance(p, d)
+    kappa, v = kappa_and_variance(p, d)
+    if not np.isfinite(kappa):
+        return None, None, "kappa undefined: no variance"
     v_item = float(v) / n
     left = total - tables
     sizes = left.sum(axis=1)
