@@ -54,6 +54,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
+from scipy.special import stdtrit  # scipy.special only (about 0.2 s), not scipy.stats
 
 from calibration.stats.interval import Interval
 from calibration.stats.kappa import (
@@ -136,8 +137,6 @@ def too_few_queries(queries: int, min_queries: int = MIN_QUERIES) -> str | None:
 
 
 def _t_quantile(p: float, df: int) -> float:
-    from scipy.special import stdtrit  # scipy.special only (about 0.2 s), when an interval is asked
-
     return float(stdtrit(df, p))
 
 
