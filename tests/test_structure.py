@@ -36,6 +36,7 @@ PURE = [
     "calibration/stats/agreement.py",
     "calibration/stats/kappa.py",
     "calibration/stats/kappa_interval.py",
+    "calibration/stats/kappa_clustered.py",
     "calibration/stats/interval.py",
     "calibration/stats/bootstrap.py",
     "calibration/stats/multirater.py",

@@ -3,7 +3,8 @@ scipy only).
 
 - :mod:`~calibration.stats.kappa`: Cohen's kappa (unweighted, linear, quadratic) of a pair of
   raters, every pair of a table, a grade scale binarised; :mod:`~calibration.stats.kappa_interval`
-  its score interval; :mod:`~calibration.stats.bootstrap` the bootstrap one;
+  its score interval; :mod:`~calibration.stats.kappa_clustered` that interval when labels come in
+  queries (clustered by query, with the design); :mod:`~calibration.stats.bootstrap` the bootstrap one;
   :mod:`~calibration.stats.interval` the one interval type both return;
 - :mod:`~calibration.stats.multirater`: Fleiss' kappa and Krippendorff's alpha;
 - :mod:`~calibration.stats.agreement`: the ``agree`` report (pairs, the human ceiling);
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # the names, for readers and the type checker (imported at ru
     from calibration.stats.bootstrap import bootstrap_ci
     from calibration.stats.interval import Interval
     from calibration.stats.kappa import WEIGHTINGS, InvalidRatings, UnequalRaters, binarised, cohen, cohen_all
+    from calibration.stats.kappa_clustered import kappa_ci_clustered
     from calibration.stats.kappa_interval import kappa_ci
     from calibration.stats.multirater import fleiss, krippendorff_alpha
     from calibration.stats.position import position_bias, summarize_pairs
@@ -40,6 +42,7 @@ __all__, __getattr__ = lazy_api(
         "bootstrap": "bootstrap_ci",
         "interval": "Interval",
         "kappa": "WEIGHTINGS InvalidRatings UnequalRaters binarised cohen cohen_all",
+        "kappa_clustered": "kappa_ci_clustered",
         "kappa_interval": "kappa_ci",
         "multirater": "fleiss krippendorff_alpha",
         "position": "position_bias summarize_pairs",
