@@ -110,7 +110,13 @@ def test_the_corrected_mean_by_hand() -> None:
     assert got.estimate == pytest.approx(0.3433333, abs=1e-7)
     # var(d, ddof 1) = 0.0283333 / 5; se = sqrt(0.4 * 0.0056667 / 6) = 0.0194365; t(0.975, 5) = 2.5705818
     assert got.se == pytest.approx(0.0194365, abs=1e-7)
-    assert got.ci == pytest.approx((0.3433333 - 0.0499634, 0.3433333 + 0.0499634), abs=1e-6)
+    assert got.ci is not None
+    assert got.ci[1] == pytest.approx(0.3433333 + 0.0499634, abs=1e-6)  # the t interval's upper end
+    # its lower end (0.2933699) is widened to the score interval's lower root
+    # (calibration/holes_interval.py): share = var(y - f) / var(y) = 0.0047222 / 0.0291667;
+    # a+ = sum y^2 / sum y = 0.91 / 2.1; K = t^2 * 0.4 / 5 * share = 0.0855879;
+    # the smaller root of (1 + K) u^2 - (2 * 0.3433333 + K a+) u + 0.3433333^2 = 0
+    assert got.ci[0] == pytest.approx(0.2829893, abs=1e-6)
     assert got.human_only == pytest.approx(0.35)
     assert got.changed == 6 and got.n == 6 and got.population == 10
 

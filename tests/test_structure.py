@@ -32,6 +32,7 @@ PURE = [
     "calibration/metrics_grouped.py",
     "calibration/audit.py",
     "calibration/holes.py",
+    "calibration/holes_interval.py",
     "calibration/scorer.py",
     "calibration/stats/agreement.py",
     "calibration/stats/kappa.py",
