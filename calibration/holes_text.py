@@ -57,6 +57,19 @@ def judged_at_k_text(report: HolesReport) -> str:
     return f"{text}: " + "; ".join(notes)
 
 
+def unjudged_text(report: HolesReport) -> str:
+    """How many positions are holes, over the positions they are a part of: the filled ones when
+    a ranking is shorter than k ("23 of the 40 filled positions"), else all k x queries."""
+    unjudged, positions, filled = (
+        report["unjudged_positions"],
+        report["positions"],
+        report["filled_positions"],
+    )
+    if filled < positions:
+        return f"{unjudged:,} of the {filled:,} filled positions"
+    return f"{unjudged:,} of {positions:,} positions"
+
+
 def judged_cell(judged: int, filled: int) -> str:
     """One query's judged@k for one run: judged / the positions its ranking fills."""
     return f"{judged} / {filled} ({judged / filled:.2f})" if filled else f"{judged} / 0 (empty ranking)"
@@ -67,8 +80,7 @@ def holes_table(report: HolesReport) -> str:
     runs = " and ".join(report["runs"])
     lines = [
         f"Holes in the top {k} of {runs} against {report['judgments']}: "
-        f"{report['unjudged_positions']:,} of {report['positions']:,} positions over {report['n_queries']:,} "
-        f"queries are unjudged ({judged_at_k_text(report)})"
+        f"{unjudged_text(report)} over {report['n_queries']:,} queries are unjudged ({judged_at_k_text(report)})"
         + (f"; {report['holes']:,} distinct chunks." if len(report["runs"]) > 1 else "."),
     ]
     if report["not_shared"]:

@@ -39,6 +39,7 @@ from calibration.holes_text import (
     judged_at_k_text,
     judged_cell,
     uncorrected_note,
+    unjudged_text,
 )
 from calibration.metrics_data_ui import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet
 from calibration.results import FilledReport, HolesReport
@@ -104,9 +105,8 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
 
 def render_holes_table(report: HolesReport) -> None:
     k = report["k"]
-    positions, unjudged = report["positions"], report["unjudged_positions"]
     st.markdown(
-        f"**{unjudged:,} of {positions:,} positions unjudged** in the top {k} of {md(report['runs'][0])} "
+        f"**{unjudged_text(report)} unjudged** in the top {k} of {md(report['runs'][0])} "
         f"against {md(report['judgments'])}, over {report['n_queries']:,} queries ({judged_at_k_text(report)})."
     )
 

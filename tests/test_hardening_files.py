@@ -198,7 +198,7 @@ def test_holes_at_20_judged_is_the_rows_sum_over_the_positions_filled(capsys) ->
     code, out, err = cli(calibration_main, capsys, "holes", GOLDEN, RUN, "-k", 20)
     assert code == 0 and err == ""
     first = out.splitlines()[0]
-    assert "23 of 80 positions over 4 queries are unjudged (judged@20 0.42 = 17 / 40: " in first
+    assert "23 of the 40 filled positions over 4 queries are unjudged (judged@20 0.42 = 17 / 40: " in first
     assert "40 of the 80 positions (4 queries x 20) are empty, the rankings being shorter than 20" in first
     assert "0.71" not in out and "57" not in out
     rows = {line.split()[0]: line.split()[1:4] for line in out.splitlines()[3:7]}
@@ -264,7 +264,7 @@ def test_the_metrics_page_says_judged_at_20_as_the_cli(demo_db) -> None:
     assert holes.loc["q_broad", "judged@20"] == "8 / 10 (0.80)"
     assert holes.loc["q_milk", "judged@20"] == "3 / 10 (0.30)"
     text = page_text(at).replace("**", "")
-    assert "23 of 80 positions unjudged in the top 20" in text
+    assert "23 of the 40 filled positions unjudged in the top 20" in text
     assert "(judged@20 0.42 = 17 / 40: 40 of the 80 positions (4 queries x 20) are empty" in text
     assert "0.71 = 57 / 80" not in text
 
