@@ -55,7 +55,7 @@ NAMES = (
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_commands(
     "calibration.commands_cli", NAMES
-)
+) | lazy_commands("calibration.plan_cli", ("plan",))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

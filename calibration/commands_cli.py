@@ -29,7 +29,6 @@ from calibration.cli_args import check_verdict_options
 from calibration.hole_files import read_hole_sample, read_judge_labels
 from calibration.holes_cli import run_holes
 from calibration.holes_text import check_holes_text, compare_filled_text, filled_text
-from calibration.plan_cli import run_plan
 from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.policy.gate import (
     NoStore,
@@ -492,7 +491,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {
     "position": run_position,
     "ppi": run_ppi,
     "review": run_review,
-    "plan": run_plan,
 }
 
 

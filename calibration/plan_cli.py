@@ -12,7 +12,7 @@ from calibration.report import dumps
 from calibration.stats.plan import parse_designs
 from calibration.stats.verdict import NOISY_GONE
 
-__all__ = ["plan_table", "run_plan"]
+__all__ = ["plan_table", "run", "run_plan"]
 
 
 def _f(value: float | None, digits: int = 3) -> str:
@@ -97,3 +97,10 @@ def run_plan(args: argparse.Namespace) -> tuple[str, int]:
     if args.format == "json":
         return dumps({"plans": entries}, one_line=()), 0
     return plan_table(entries), 0
+
+
+def run(name: str, args: argparse.Namespace) -> tuple[str, int]:
+    """The ``plan`` command (:func:`annotation.cli_base.lazy_commands` calls it by name)."""
+    if name != "plan":
+        raise UsageError(f"python -m calibration: no command {name!r} here")
+    return run_plan(args)
