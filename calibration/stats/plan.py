@@ -13,11 +13,13 @@ The model, from a pilot of (person, judge, query) labels, n items over Q0 querie
   item-level delta-method variance (:func:`calibration.stats.kappa_interval.kappa_and_variance`).
 - Each item's influence on kappa: u_i = g(cell of i) - sum_c p_c g_c, g the gradient of kappa in
   the table's shares; V is the mean of u_i^2.
-- The intra-class correlation rho of u within queries, by the one-way analysis of variance (Donner
+- The intra-class correlation rho of u within queries, from the one-way analysis of variance (Donner
   1986, "A review of inference procedures for the intraclass correlation coefficient in the one-way
   random effects model", International Statistical Review 54): MSB = sum_q m_q (u_q - u)^2 / (Q0 - 1),
-  MSW = sum_q sum_i (u_i - u_q)^2 / (n - Q0), m0 = (n - sum_q m_q^2 / n) / (Q0 - 1),
-  s_b^2 = max(MSB - MSW, 0) / m0, rho = s_b^2 / (s_b^2 + MSW) (0 when both are 0).
+  MSW = sum_q sum_i (u_i - u_q)^2 / (n - Q0), m0 = (n - sum_q m_q^2 / n) / (Q0 - 1), F = MSB / MSW;
+  median-unbiased (``icc_estimator="median"``, the default): F' = F / median F(Q0 - 1, n - Q0),
+  rho = (F' - 1) / (F' - 1 + m0), 0 when negative; ``"anova"``: the moment estimator, F' = F. The
+  moment estimator's estimates from 5 queries are mostly low (docs/agreement.md, the bench).
 - A design of Q queries x m chunks: the design effect deff = 1 + (m - 1) rho (Kish 1965), the
   critical value t = t(Q - 1), and the interval expected: the score interval of the pilot's shares at
   n* = Q m / (deff c^2) x (z / t)^2 items, c^2 = median(chi2(Q - 1)) / (Q - 1). Near its centre
