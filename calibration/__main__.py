@@ -16,6 +16,8 @@
     python -m calibration ppi LABELED.csv UNLABELED.csv [--alpha A] [--lam L] [--format table|json]
     python -m calibration review [--db DB] [--week YYYY-Www] [--sample N [--annotators X,Y]]
         [--min-labels N] [--format table|json|markdown|html] [-o FILE]
+    python -m calibration plan [--db DB [--judge NAME] | --pairs FILE] [--designs QxM,...]
+        [--trusted K] [--min-queries N] [--format table|json]
 
 Exit codes: 0 success (every gate passed), 1 a gate failed, 2 bad usage or
 input (one line on stderr, no traceback).
@@ -36,12 +38,24 @@ from calibration.cli_args import build_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-NAMES = ("metrics", "holes", "audit", "check", "history", "compare", "agree", "position", "ppi", "review")
+NAMES = (
+    "metrics",
+    "holes",
+    "audit",
+    "check",
+    "history",
+    "compare",
+    "agree",
+    "position",
+    "ppi",
+    "review",
+    "plan",
+)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_commands(
     "calibration.commands_cli", NAMES
-)
+) | lazy_commands("calibration.plan_cli", ("plan",))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

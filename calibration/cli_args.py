@@ -329,6 +329,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_format_option(pp, "table", "json")
 
+    pl = sub.add_parser(
+        "plan",
+        help="plan the labelling: the kappa interval's expected width for designs queries x chunks per query",
+    )
+    add_db_option(pl)
+    pl.add_argument(
+        "--pairs",
+        metavar="FILE",
+        help="the pilot from a file: query_id,person,judge, or the CSV annotation export --format csv writes",
+    )
+    pl.add_argument(
+        "--judge",
+        metavar="NAME",
+        help="the judge to plan for (default: every current one); with --pairs: the annotator on the judge's side",
+    )
+    pl.add_argument(
+        "--rubric", choices=("relevance", "faithfulness", "preference"), help="only this rubric's labels"
+    )
+    pl.add_argument(
+        "--designs",
+        metavar="QxM,...",
+        default="5x20,5x60,10x30,20x15,30x10,10x60,20x30,40x15",
+        help="designs, queries x chunks per query (default: %(default)s)",
+    )
+    pl.add_argument(
+        "--min-queries",
+        type=positive_int,
+        default=5,
+        metavar="N",
+        help="fewer queries give no verdict (default 5)",
+    )
+    add_verdict_options(pl)
+    add_format_option(pl, "table", "json")
+
     rv = sub.add_parser("review", help="the weekly judge review: kappa with CI and ceiling, verdict, trend")
     add_db_option(rv)
     rv.add_argument("--week", metavar="YYYY-Www", help="the ISO week (default: this week)")
