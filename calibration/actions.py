@@ -302,11 +302,13 @@ def agree(
     policy: Policy = DEFAULT_POLICY,
     trusted: float | None = None,
     statistic: str | None = None,
+    sequential: bool = False,
 ) -> AgreementReport:
     """Agreement between every pair of raters, the verdict's bar and statistic resolved once
-    (:func:`calibration.policy.gate.verdict_settings`)."""
+    (:func:`calibration.policy.gate.verdict_settings`); ``sequential``: the file order is the
+    labelling order and each verdict is the confidence sequence's (issue #39)."""
     bar, chosen = verdict_settings(policy, trusted, statistic)
-    return agree_files(labels_csv, qrels_pair, trusted=bar, statistic=chosen)
+    return agree_files(labels_csv, qrels_pair, trusted=bar, statistic=chosen, sequential=sequential)
 
 
 def position(judgments: PathLike) -> PositionReport:

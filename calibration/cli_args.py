@@ -307,6 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
     # gone (kappa's interval is the score interval): refused with the reason, not "unrecognized"
     ag.add_argument("--bootstrap", help=argparse.SUPPRESS)
     ag.add_argument("--seed", help=argparse.SUPPRESS)
+    ag.add_argument(
+        "--sequential",
+        action="store_true",
+        help="the rows' order is the labelling order: read kappa's confidence sequence after every label "
+        "from the 30th and give the verdict of the first decision (safe however often it is read)",
+    )
     add_verdict_options(ag)
     add_format_option(ag, "table", "json")
 

@@ -386,10 +386,10 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
     if args.qrels and args.qrels[0] == args.qrels[1]:
         raise UsageError("python -m calibration agree --qrels: the two files are the same file")
-    report = actions.agree(args.labels, args.qrels, trusted=args.trusted, statistic=args.statistic)
-    if args.format == "json":
-        return dumps(report, one_line=()), 0
-    return agree_table(report), 0
+    report = actions.agree(
+        args.labels, args.qrels, trusted=args.trusted, statistic=args.statistic, sequential=args.sequential
+    )
+    return (dumps(report, one_line=()), 0) if args.format == "json" else (agree_table(report), 0)
 
 
 def run_position(args: argparse.Namespace) -> tuple[str, int]:

@@ -30,6 +30,7 @@ from calibration.results import (
 )
 
 if TYPE_CHECKING:  # types only: the renderings never run a workflow
+    from calibration.stats.kappa_sequence import KappaSequence
     from calibration.workflows import Comparison, PositionFigure
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
@@ -491,6 +492,13 @@ def agree_table(report: AgreementReport) -> str:
         f"scale: {scale_text(report['labels'])}",
         align(rows),
         *([note] if (note := report.get("pairs_note")) else []),
+        *(
+            [
+                "--sequential: each verdict is its confidence sequence's first decision (below), not the 95% CI's"
+            ]
+            if any("sequential" in p for p in report["pairs"])
+            else []
+        ),
         *notes,
         *[
             f"{' vs '.join(map(str, p['raters']))}: kappa undefined: {p['undefined_reason']}"
@@ -502,7 +510,39 @@ def agree_table(report: AgreementReport) -> str:
         "Krippendorff's alpha: "
         + ", ".join(f"{level} {num(alpha[level])}" for level in ("nominal", "ordinal", "interval")),
     ]
+    for pair in report["pairs"]:
+        if "sequential" in pair:
+            lines += sequence_lines(" vs ".join(map(str, pair["raters"])), pair["sequential"])
     return "\n".join(lines) + "\n"
+
+
+SEQUENCE_SHOWN = 10  # agree --sequential's text shows every 10th look (JSON: every look)
+
+
+def sequence_lines(raters: str, seq: KappaSequence) -> list[str]:
+    """``agree --sequential``'s text for one pair: the sequence at every 10th look, the deciding and the
+    last look, and the verdict of the first decision."""
+    looks, at = seq["looks"], seq["decided_at"]
+    head = (
+        f"{raters}, read as labelled (the rows' order): kappa's {1 - seq['alpha']:.0%} {seq['method']}, tightest "
+        f"near n = {seq['horizon']}, after every label from n = {seq['start']} (every {SEQUENCE_SHOWN}th look "
+        f"shown, and the deciding and last); verdict at the bar {seq['bar']}: the first decision, kept"
+    )
+    rows = [["n", "kappa", "sequence", "verdict"]]
+    for i, look in enumerate(looks):
+        if (look["n"] - seq["start"]) % SEQUENCE_SHOWN == 0 or look["n"] == at or i == len(looks) - 1:
+            low, high = look["low"], look["high"]
+            ci = None if low is None or high is None else [low, high]
+            mark = " <- decided" if look["n"] == at else ""
+            rows.append([str(look["n"]), num(look["kappa"]), interval(ci), look["verdict"] + mark])
+    if at is not None:
+        last = f"{raters}: decided at n = {at}: {seq['verdict']} (the sequence holds at every look)"
+    elif not looks:
+        last = f"{raters}: undecided: fewer labels than the first look (n = {seq['start']})"
+    else:
+        more = f"; about {seq['more_labels']} more labels would decide it" if seq["more_labels"] else ""
+        last = f"{raters}: not decided by n = {looks[-1]['n']}: {seq['verdict']}{more}"
+    return ["", head, *([align(rows)] if looks else []), last]
 
 
 def position_json(result: PositionReport, keys: tuple[PositionFigure, ...]) -> dict[str, object]:

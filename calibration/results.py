@@ -8,7 +8,10 @@ agreement, position bias, PPI, the weekly review.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict, final
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, final
+
+if TYPE_CHECKING:
+    from calibration.stats.kappa_sequence import KappaSequence
 
 
 class AuditQuery(TypedDict):  # one query of the audit at cutoff k
@@ -278,6 +281,7 @@ class AgreementPair(TypedDict, total=False):  # one pair of raters in an Agreeme
     undefined_reason: str | None
     confusion: list[list[int]]
     weighted_undefined_reason: str
+    sequential: KappaSequence  # agree --sequential: the sequence read after every label; verdict is its
 
 
 class IntervalMethod(TypedDict):

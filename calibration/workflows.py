@@ -327,9 +327,11 @@ def agree_files(
     *,
     trusted: float,
     statistic: str,
+    sequential: bool = False,
 ) -> AgreementReport:
     """Every pair of raters of a long CSV (``item,rater,label``), or of two qrels files (raters
-    named after the files): ``calibration.stats.agreement.agreement_report``."""
+    named after the files): ``calibration.stats.agreement.agreement_report``. ``sequential``: the
+    rows' order (the CSV's, or the second qrels file's) is the labelling order."""
     from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
 
     if bool(labels_csv) == bool(qrels_pair):
@@ -351,7 +353,7 @@ def agree_files(
         ]
         where = str(labels_csv)
     try:
-        return agreement_report(rows, trusted=trusted, statistic=statistic)
+        return agreement_report(rows, trusted=trusted, statistic=statistic, sequential=sequential)
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
 

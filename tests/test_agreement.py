@@ -717,7 +717,15 @@ def test_trec_rag_2025_nist_vs_umbrela() -> None:
 # --------------------------------------------------------------------------- layering
 
 
-AGREEMENT_MODULES = ("agreement", "kappa", "kappa_interval", "bootstrap", "multirater", "interval")
+AGREEMENT_MODULES = (
+    "agreement",
+    "kappa",
+    "kappa_interval",
+    "kappa_sequence",
+    "bootstrap",
+    "multirater",
+    "interval",
+)
 
 
 @pytest.mark.parametrize("module", AGREEMENT_MODULES)

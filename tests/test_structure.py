@@ -39,6 +39,7 @@ PURE = [
     "calibration/stats/kappa_interval.py",
     "calibration/stats/kappa_clustered.py",
     "calibration/stats/plan.py",
+    "calibration/stats/kappa_sequence.py",
     "calibration/stats/interval.py",
     "calibration/stats/bootstrap.py",
     "calibration/stats/multirater.py",

@@ -58,6 +58,7 @@ from calibration.stats.kappa import (
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
 from calibration.stats.kappa_interval import METHOD as INTERVAL_METHOD
 from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_ci_of_pair, score_interval
+from calibration.stats.kappa_sequence import sequence_of_pair
 from calibration.stats.multirater import (
     LEVELS,
     LongTable,
@@ -198,13 +199,30 @@ class RaterPairs:
         return len(self.chosen)
 
     def __iter__(self) -> Iterator[tuple[Any, Any, RaterPair]]:
+        return self.pairs()
+
+    def pairs(self, labelling_order: bool = False) -> Iterator[tuple[Any, Any, RaterPair]]:
+        """The listed pairs, each over the items both rated: in the table's item order, or with
+        ``labelling_order`` in the order the rows made them a pair (the later of the two rows)."""
         raters = self.table.raters
+        rows = self.rows() if labelling_order else None
         for a, b in self.chosen:
             first, second = self.labels[a], self.labels[b]
             both = sorted(first.keys() & second.keys())
+            if rows is not None:
+                both.sort(key=lambda i: max(rows[a][i], rows[b][i]))
             codes_a = np.fromiter((first[i] for i in both), dtype=np.int64, count=len(both))
             codes_b = np.fromiter((second[i] for i in both), dtype=np.int64, count=len(both))
             yield raters[a], raters[b], RaterPair.of_codes(codes_a, codes_b, self.scale)
+
+    def rows(self) -> list[dict[int, int]]:
+        """Each rater's row positions (among the rated rows, file order) by item position."""
+        rater_index = {rater: i for i, rater in enumerate(self.table.raters)}
+        item_index = {item: i for i, item in enumerate(self.table.items)}
+        rows: list[dict[int, int]] = [{} for _ in self.table.raters]
+        for row, (item, rater) in enumerate(self.table.cell):  # the cell dict keeps the rows' order
+            rows[rater_index[rater]][item_index[item]] = row
+        return rows
 
 
 _UNORDERED = "labels are text without an order: weighted kappa needs numeric labels or labels= (the scale)"
@@ -265,7 +283,14 @@ def from_long(
 
 
 def _report_pair(
-    first: Any, second: Any, pair: RaterPair, ordered: bool, alpha: float, bar: float, statistic: str
+    first: Any,
+    second: Any,
+    pair: RaterPair,
+    ordered: bool,
+    alpha: float,
+    bar: float,
+    statistic: str,
+    sequential: bool = False,
 ) -> AgreementPair:
     """One pair of raters in the report: kappas, each with its score interval
     (:func:`calibration.stats.kappa_interval.kappa_ci`), and the verdict
@@ -297,6 +322,10 @@ def _report_pair(
     entry["statistic"] = chosen
     entry["verdict"] = verdict(kappa, ci, bar=bar)
     entry["more_labels"] = labels_to_decide(kappa, ci, pair.n, bar=bar)
+    if sequential and kappa is not None:  # the items in labelling order: the sequence's verdict is the pair's
+        seq = sequence_of_pair(pair, bar=bar, weights=key, alpha=alpha)
+        entry["sequential"] = seq
+        entry["verdict"], entry["more_labels"] = seq["verdict"], seq["more_labels"]
     entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=pair.n, min_labels=0)
     if not ordered:
         entry["weighted_undefined_reason"] = _UNORDERED
@@ -311,6 +340,7 @@ def agreement_report(
     trusted: float,
     statistic: str = DEFAULT_STATISTIC,
     max_pairs: int = MAX_PAIRS,
+    sequential: bool = False,
 ) -> AgreementReport:
     """The JSON-able agreement report of long ratings (what ``python -m calibration agree`` prints).
 
@@ -324,13 +354,16 @@ def agreement_report(
     trusted (:mod:`calibration.stats.verdict`). At most ``max_pairs`` pairs are listed (:class:`RaterPairs`:
     every pair while there are no more, else those with the most items in common); ``pairs_possible``
     counts every pair of raters and ``pairs_note`` says when the list was cut (None when it was not).
+    ``sequential``: the rows' order is the labelling order; each pair with a kappa gets ``sequential``, the
+    confidence sequence read after every label (:func:`calibration.stats.kappa_sequence.sequence_of_pair`,
+    the items in the order the rows made them a pair), and its verdict and ``more_labels`` are the pair's.
     """
     check_alpha(alpha)
     table = LongTable(rows, labels)
     chosen = RaterPairs(table, max_pairs)
     pairs = [
-        _report_pair(first, second, pair, table.ordered, alpha, trusted, statistic)
-        for first, second, pair in chosen
+        _report_pair(first, second, pair, table.ordered, alpha, trusted, statistic, sequential)
+        for first, second, pair in chosen.pairs(labelling_order=sequential)
     ]
     fleiss_result = _fleiss_or_reason(table)
     alphas = _krippendorff_all(table)

@@ -136,7 +136,7 @@ class LongTable:
         self.raters: list[Any] = sorted(
             dict.fromkeys(rater for _item, rater, _label in rated), key=_rater_key
         )
-        self.cell: dict[tuple[Any, Any], Any] = {}
+        self.cell: dict[tuple[Any, Any], Any] = {}  # in the rows' order: the labelling order
         for item, rater, label in rated:
             if (item, rater) in self.cell:
                 raise InvalidRatings(
