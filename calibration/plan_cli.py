@@ -9,7 +9,7 @@ from calibration.cli_args import check_verdict_options
 from calibration.planning import PlanEntry, pilot_from_file, pilot_from_store, plan_pilots
 from calibration.policy.gate import load_policy, verdict_settings
 from calibration.report import dumps
-from calibration.stats.plan import parse_designs
+from calibration.stats.plan import Pilot, parse_designs
 from calibration.stats.verdict import NOISY_GONE
 
 __all__ = ["plan_table", "run", "run_plan"]
@@ -17,6 +17,20 @@ __all__ = ["plan_table", "run", "run_plan"]
 
 def _f(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _count(n: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n} {noun if n == 1 else plural}"
+
+
+def _pilot_interval(p: Pilot, min_queries: int) -> str:
+    """The pilot's own interval, or why it has none (below min_queries: how many of those it has)."""
+    if p["interval"][0] is not None:
+        return f" [{_f(p['interval'][0])}, {_f(p['interval'][1])}]"
+    if p["kappa"] is not None and p["queries"] < min_queries:
+        return f" (no pilot interval: {p['queries']} of the {min_queries} queries a verdict needs)"
+    return f" (no interval: {p['interval_reason']})"
 
 
 def plan_table(entries: list[PlanEntry]) -> str:
@@ -29,24 +43,25 @@ def plan_table(entries: list[PlanEntry]) -> str:
         low, mid, high = p["items_per_query"]
         lines.append(f"{entry['name']}" + (f" ({entry['rubric']})" if entry["rubric"] else ""))
         lines.append(
-            f"  pilot: n {p['n']} items over {p['queries']} queries ({low}-{high} a query, median {mid:g}); "
-            f"kappa {_f(p['kappa'])}"
-            + (
-                f" [{_f(p['interval'][0])}, {_f(p['interval'][1])}]"
-                if p["interval"][0] is not None
-                else f" (no interval: {p['interval_reason']})"
-            )
+            f"  pilot: n {_count(p['n'], 'item')} over {_count(p['queries'], 'query')} "
+            f"({low}-{high} a query, median {mid:g}); "
+            f"kappa {_f(p['kappa'])}" + _pilot_interval(p, result["min_queries"])
         )
         if entry["no_query"]:
-            lines.append(f"  {entry['no_query']} items without a query, each counted as a query of its own")
+            lines.append(
+                f"  {entry['no_query']} of {p['n']} items without a query, each counted as a query of its own"
+            )
         if p["undefined_reason"]:
             lines.append(f"  no plan: {p['undefined_reason']}")
             lines.append("")
             continue
-        lines.append(
-            f"  ICC of agreement within a query {_f(p['icc'])} (median-unbiased, from {p['queries']} queries); "
-            f"pilot design effect {_f(p['pilot_design_effect'], 2)}"
-        )
+        if p["icc_note"]:
+            lines.append(f"  ICC of agreement within a query {p['icc_note']}")
+        else:
+            lines.append(
+                f"  ICC of agreement within a query {_f(p['icc'])} (median-unbiased, from "
+                f"{_count(p['queries'], 'query')}); pilot design effect {_f(p['pilot_design_effect'], 2)}"
+            )
         lines.append(
             f"  bar {result['bar']:g} ({1 - result['alpha']:.0%} interval); min_queries {result['min_queries']}"
         )

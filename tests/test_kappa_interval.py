@@ -65,6 +65,24 @@ def test_perfect_agreement_is_near_wilsons_bound_on_the_observed_agreement() -> 
     assert 0.9 < kappa_ci(sixty, sixty, labels=GRADES).low < 1.0
 
 
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_perfect_agreement_on_many_items_is_still_an_interval(weights) -> None:
+    # Past about 570 items the crossing lies inside the first grid step, where the observed table's
+    # excess is exactly 0 (V = 0); the end must be the crossing beyond it, not the table itself.
+    # Equal margins (5/16, 11/16) over two grades: Wilson's bound through the chance correction.
+    z = NormalDist().inv_cdf(0.975)
+    chance = 146 / 256
+    lows = []
+    for n in (100, 573, 600, 5_000, 10**6, 10**9):
+        low, high = score_interval(np.diag([5 / 16, 0, 11 / 16]) * n, weights)
+        assert high == 1.0 and low < 1.0, n
+        if weights is None:  # 1 - L within 0.2% of Wilson's (0.1% at n = 100, closer with n)
+            wilson = (n / (n + z * z) - chance) / (1 - chance)
+            assert 1 - low == pytest.approx(1 - wilson, rel=2e-3), n
+        lows.append(low)
+    assert lows == sorted(lows)
+
+
 def issue_pair() -> tuple[list[int], list[int]]:
     """18 items, kappa 0.7158 (the issue's 0.716): 15 agree; rater a says 0 where b says 1 twice,
     1 where b says 2 once. By hand: p_o = 15/18; margins a (3, 10, 4, 1), b (1, 11, 5, 1);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -15,7 +16,7 @@ from scipy.special import chdtri, fdtri, stdtrit
 
 from calibration.__main__ import main
 from calibration.stats.kappa_interval import score_interval
-from calibration.stats.plan import median_factor, parse_designs, pilot, plan, predict
+from calibration.stats.plan import DEFAULT_DESIGNS, median_factor, parse_designs, pilot, plan, predict
 
 
 def kappa_of(table: np.ndarray) -> float:
@@ -140,7 +141,7 @@ def test_cli_on_a_small_file(pairs_file, capsys) -> None:
     assert main(["plan", "--pairs", str(pairs_file), "--designs", "5x60,10x30,20x15"]) == 0
     out = capsys.readouterr().out
     assert "pilot: n 24 items over 4 queries" in out
-    assert "(no interval: 4 queries: a verdict needs 5)" in out
+    assert "(no pilot interval: 4 of the 5 queries a verdict needs)" in out
     assert "ICC of agreement within a query" in out
     for design in ("5x60", "10x30", "20x15"):
         assert f"  {design} " in out
@@ -180,3 +181,115 @@ def test_a_file_of_other_columns_is_refused(tmp_path, capsys) -> None:
     assert main(["plan", "--pairs", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "query_id,person,judge" in err
+
+
+# ------------------------------------------------------------ perfect agreement (the demo's faithfulness)
+
+# the demo store's faithfulness pilot: 16 items over 4 queries, grades 0 (5 items) and 2 (11), every
+# item agreed on (kappa 1, V 0: no disagreement, so no ICC to estimate)
+PERFECT = [2, 2, 2, 0, 0, 2, 2, 2, 2, 0, 0, 2, 2, 2, 2, 0]
+PERFECT_QUERIES = [q for q in ("q_faw", "q_store", "q_milk", "q_broad") for _ in range(4)]
+DEFAULT = parse_designs(DEFAULT_DESIGNS)
+
+
+def _perfect_plan() -> dict:
+    return dict(plan(PERFECT, PERFECT, PERFECT_QUERIES, DEFAULT, bar=0.6, labels=[0, 1, 2]))
+
+
+def test_perfect_agreement_gives_an_interval_below_1_for_every_design() -> None:
+    result = _perfect_plan()
+    found = result["pilot"]
+    assert found["kappa"] == 1.0 and found["variance"] == 0.0 and found["icc"] == 0.0
+    assert found["pilot_design_effect"] is None and "no disagreement" in (found["icc_note"] or "")
+    widths = {d["design"]: d["width"] for d in result["designs"]}
+    assert set(widths) == {f"{q}x{m}" for q, m in DEFAULT}
+    for d in result["designs"]:
+        assert d["design_effect"] == 1.0
+        assert d["width"] > 0.005 and d["interval"][0] < 1.0 and d["interval"][1] == 1.0, d
+        assert d["width"] == pytest.approx(d["interval"][1] - d["interval"][0])
+    # equal deff (1): more queries at the same labels, or more labels, is never wider
+    assert widths["40x15"] <= widths["20x30"] <= widths["10x60"]
+    assert widths["30x10"] <= widths["20x15"] <= widths["10x30"] <= widths["5x60"]
+    assert widths["10x60"] <= widths["10x30"] and widths["5x60"] <= widths["5x20"]
+    assert widths["20x30"] <= widths["20x15"]
+
+
+def test_perfect_agreement_40x15_by_hand() -> None:
+    # n* = 600 / c^2 x (z / t(39))^2 with c^2 = median chi2(39) / 39; the table is perfect with equal
+    # margins (5/16, 11/16), so the lower end is Wilson's bound on p_o = 1 through the chance
+    # correction: W = n* / (n* + z^2), p_e = (25 + 121) / 256, L = (W - p_e) / (1 - p_e).
+    z, t = NormalDist().inv_cdf(0.975), float(stdtrit(39, 0.975))
+    n_star = 600 / (float(chdtri(39, 0.5)) / 39) * (z / t) ** 2
+    assert n_star == pytest.approx(573.13, abs=0.01)
+    wilson = n_star / (n_star + z * z)
+    chance = 146 / 256
+    low = (wilson - chance) / (1 - chance)
+    (design,) = [d for d in _perfect_plan()["designs"] if d["design"] == "40x15"]
+    assert design["interval"][0] == pytest.approx(low, abs=1e-6)
+    assert design["width"] == pytest.approx(0.0155, abs=1e-4)
+
+
+def test_perfect_agreement_labels_to_decide_and_the_cli_note(tmp_path, capsys) -> None:
+    path = tmp_path / "perfect.csv"
+    path.write_text(
+        "query_id,person,judge\n" + "".join(f"{q},{a},{a}\n" for q, a in zip(PERFECT_QUERIES, PERFECT))
+    )
+    assert main(["plan", "--pairs", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "kappa 1.000 (no pilot interval: 4 of the 5 queries a verdict needs)" in out
+    assert "ICC of agreement within a query taken as 0 (deff 1: queries assumed not to cluster)" in out
+    assert "pilot design effect -" not in out
+    assert "[1.000, 1.000]" not in out and " 0.000  [" not in out
+
+
+# ------------------------------------------------------------ the store (--db)
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory) -> Path:
+    """The store `python -m denominator demo` builds: people's labels and the offline judge's."""
+    from denominator.demo import build_demo
+
+    db = tmp_path_factory.mktemp("plan_demo") / "demo.db"
+    build_demo(str(db), with_judge=True)
+    return db
+
+
+def test_the_demo_store_plans_each_judge(demo_store, capsys) -> None:
+    assert main(["plan", "--db", str(demo_store)]) == 0
+    out = capsys.readouterr().out
+    relevance, faithfulness = out.split("\n\n")[:2]
+    assert relevance.startswith("offline-lexical/relevance v1 (relevance)\n")
+    assert "  pilot: n 20 items over 2 queries (10-10 a query, median 10); kappa 0.145 " in relevance
+    assert "(no pilot interval: 2 of the 5 queries a verdict needs)" in relevance
+    assert "ICC of agreement within a query 0.068 (median-unbiased, from 2 queries)" in relevance
+    assert faithfulness.startswith("offline-lexical/faithfulness v1 (faithfulness)\n")
+    assert "  pilot: n 16 items over 4 queries (4-4 a query, median 4); kappa 1.000 " in faithfulness
+    assert "[1.000, 1.000]" not in out
+    # the same numbers in JSON
+    assert main(["plan", "--db", str(demo_store), "--format", "json"]) == 0
+    by_rubric = {e["rubric"]: e for e in json.loads(capsys.readouterr().out)["plans"]}
+    assert set(by_rubric) == {"relevance", "faithfulness"}
+    rel = by_rubric["relevance"]["plan"]["pilot"]
+    assert (rel["n"], rel["queries"], round(rel["kappa"], 3), round(rel["icc"], 3)) == (20, 2, 0.145, 0.068)
+    assert rel["interval"] == [None, None] and rel["icc_note"] is None
+    faith = by_rubric["faithfulness"]["plan"]
+    assert (faith["pilot"]["n"], faith["pilot"]["queries"], faith["pilot"]["kappa"]) == (16, 4, 1.0)
+    expected = plan(PERFECT, PERFECT, PERFECT_QUERIES, DEFAULT, bar=0.6, labels=[0, 1, 2])
+    assert [d["width"] for d in faith["designs"]] == pytest.approx([d["width"] for d in expected["designs"]])
+    assert min(d["width"] for d in faith["designs"]) > 0
+    # --rubric keeps one judge
+    assert main(["plan", "--db", str(demo_store), "--rubric", "faithfulness", "--format", "json"]) == 0
+    assert [e["rubric"] for e in json.loads(capsys.readouterr().out)["plans"]] == ["faithfulness"]
+
+
+def test_a_store_without_judge_labels_says_so_in_one_line(tmp_path, capsys) -> None:
+    from denominator.demo import build_demo
+
+    db = tmp_path / "people_only.db"
+    build_demo(str(db))  # people's labels, no judge's
+    assert main(["plan", "--db", str(db)]) == 0  # as `review`: "no judge has graded anything yet", exit 0
+    out = capsys.readouterr().out
+    assert out == "no judge with labels to plan from (grade items with a judge and people first)\n"
+    assert main(["plan", "--db", str(db), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"plans": []}

@@ -75,6 +75,7 @@ BOOTSTRAP_GONE = (
 )
 MIN_ITEMS = 2  # an interval of one item is no interval
 _STEPS = 64  # grid steps along each segment before Brent's method refines the crossing
+_HALVINGS = 200  # of the first grid step, at perfect agreement (the crossing within it: n large)
 
 
 KappaCI = Interval  # the one interval type (calibration.stats.interval), by its former name
@@ -177,7 +178,21 @@ def _end(
     j = int(outside[0])
     if j == 0:  # pragma: no cover - the observed table is always inside (excess <= 0 there)
         return estimate
-    step = brent_root(lambda s: float(excess(s)), float(steps[j - 1]), float(steps[j]), xtol=1e-13)
+    low, high = float(steps[j - 1]), float(steps[j])
+    # At perfect agreement the observed table's excess is exactly 0 (kappa-hat - kappa = 0, V = 0):
+    # a root Brent's method would return at once, the interval [1, 1]. The crossing wanted is the
+    # next one, where the excess turns from negative (just off the table: (1 - kappa)^2 ~ s^2 against
+    # z^2 V / n ~ s) to positive; with n large it lies inside the first grid step, so halve that
+    # step until its lower end is inside.
+    if low == 0.0 and not float(excess(0.0)) < 0:
+        for _ in range(_HALVINGS):
+            if float(excess(high / 2)) < 0:
+                low = high / 2
+                break
+            high /= 2
+        else:  # pragma: no cover - n beyond about 1e60 items
+            return estimate
+    step = brent_root(lambda s: float(excess(s)), low, high, xtol=min(1e-13, low * 1e-9))
     kappa, _ = kappa_and_variance((1.0 - step) * p + step * target, d)
     return float(kappa)
 

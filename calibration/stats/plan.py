@@ -35,7 +35,10 @@ The model, from a pilot of (person, judge, query) labels, n items over Q0 querie
   a query already holding m is worth 1 / deff(m) of a label in a new query.
 
 Edges: fewer than 2 queries in the pilot, or kappa undefined: no plan, with the reason. A query
-without a query id is an item of its own (the caller says how many).
+without a query id is an item of its own (the caller says how many). No disagreement in the pilot
+(V = 0, perfect agreement): the ICC is undefined, taken as 0 (``icc_note`` says so), and the expected
+interval is still the score interval of the pilot's table at n*, [L, 1] with L < 1 (Wilson's lower
+bound carried through the chance correction, :mod:`calibration.stats.kappa_interval`).
 """
 
 from __future__ import annotations
@@ -98,6 +101,7 @@ class Pilot(TypedDict):
     interval: list[float | None]  # the pilot's own clustered interval ([None, None] below min_queries)
     interval_reason: str | None
     undefined_reason: str | None
+    icc_note: str | None  # the ICC taken as 0, not estimated, and why (V = 0: no disagreement)
 
 
 class DesignPlan(TypedDict):
@@ -237,16 +241,19 @@ def pilot(
         "interval": [pilot_ci.low, pilot_ci.high],
         "interval_reason": pilot_ci.undefined_reason,
         "undefined_reason": None,
+        "icc_note": None,
     }
     if pilot_ci.estimate is None:
-        out["undefined_reason"] = f"kappa undefined: {pilot_ci.undefined_reason}"
+        out["undefined_reason"] = f"kappa is undefined ({pilot_ci.undefined_reason})"
         return out, None
     if design["items"] < MIN_ITEMS:
-        out["undefined_reason"] = f"{design['items']} item rated by both: a plan needs at least {MIN_ITEMS}"
+        out["undefined_reason"] = (
+            f"the pilot has {design['items']} item rated by both, and a plan needs at least {MIN_ITEMS}"
+        )
         return out, None
     if design["queries"] < 2:
         out["undefined_reason"] = (
-            f"{design['queries']} query in the pilot: how much queries differ needs at least 2"
+            f"the pilot has {design['queries']} query, and how much queries differ needs at least 2"
         )
         return out, None
     pair = RaterPair([x for x, _, _ in kept], [y for _, y, _ in kept], labels)
@@ -256,6 +263,11 @@ def pilot(
     _, v, p, u = _influences(pair, d)
     rho, between, within, m0 = _icc(u, query, len(index), icc_estimator)
     out["variance"], out["icc"], out["between"], out["within"], out["m0"] = v, rho, between, within, m0
+    if not v > 0:
+        out["icc_note"] = (
+            "taken as 0 (deff 1: queries assumed not to cluster); the pilot has no disagreement "
+            "(kappa's variance 0), so the ICC and its design effect are undefined"
+        )
     return out, p
 
 
