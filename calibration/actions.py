@@ -57,8 +57,21 @@ from calibration.workflows import (
 
 if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
     from annotation.store import Store
+    from calibration.planning import PlanEntry
 
-__all__ = ["metrics", "holes", "audit", "check", "history", "compare", "agree", "position", "ppi", "review"]
+__all__ = [
+    "metrics",
+    "holes",
+    "audit",
+    "check",
+    "history",
+    "compare",
+    "agree",
+    "position",
+    "ppi",
+    "review",
+    "plan",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -351,3 +364,29 @@ def review(
         )
     report = weekly_review(store, week, min_labels=min_labels, save=save, bar=bar, statistic=chosen)
     return report, drawn
+
+
+def plan(
+    pilot: Store | PathLike,
+    designs: Sequence[tuple[int, int]],
+    *,
+    judge: str | None = None,
+    rubric: str | None = None,
+    policy: Policy = DEFAULT_POLICY,
+    trusted: float | None = None,
+    statistic: str | None = None,
+    min_queries: int = 5,
+) -> list[PlanEntry]:
+    """Plan the labelling (issue #39): from a pilot (the store's judges and people so far, or a
+    file of pairs), per design (queries x chunks per query) the expected kappa interval, its
+    verdict at the bar and the labels to decide; ``judge`` picks one judge (a file: which
+    annotator is on the judge's side), ``rubric`` one rubric. The bar and statistic resolved once."""
+    # start-up: the planning model (scipy), only for this command
+    from calibration.planning import pilot_from_file, pilot_from_store, plan_pilots
+
+    bar, chosen = verdict_settings(policy, trusted, statistic)
+    if isinstance(pilot, (str, os.PathLike)):
+        pilots = [pilot_from_file(pilot, judge=judge, rubric=rubric)]
+    else:
+        pilots = [p for p in pilot_from_store(pilot, judge=judge) if not rubric or p["rubric"] == rubric]
+    return plan_pilots(pilots, designs, bar=bar, statistic=chosen, min_queries=min_queries)

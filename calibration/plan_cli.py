@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from annotation.cli_base import UsageError, open_store
+from calibration import actions
 from calibration.cli_args import check_verdict_options
-from calibration.planning import PlanEntry, pilot_from_file, pilot_from_store, plan_pilots
+from calibration.planning import PlanEntry
 from calibration.policy.gate import load_policy, verdict_settings
 from calibration.report import dumps
 from calibration.stats.plan import Pilot, parse_designs
@@ -95,20 +96,31 @@ def run_plan(args: argparse.Namespace) -> tuple[str, int]:
     if args.pairs and args.db:
         raise UsageError("python -m calibration plan: give --pairs FILE or --db DB (one of them)")
     if args.pairs:
-        pilots = [pilot_from_file(args.pairs, judge=args.judge, rubric=args.rubric)]
+        entries = actions.plan(
+            args.pairs,
+            designs,
+            judge=args.judge,
+            rubric=args.rubric,
+            trusted=args.trusted,
+            statistic=args.statistic,
+            min_queries=args.min_queries,
+        )
     else:
         from annotation.store import StoreError  # start-up: the store, only when it is read
 
         try:
             with open_store(args.db, "read") as store:
-                pilots = pilot_from_store(store, judge=args.judge)
+                entries = actions.plan(
+                    store,
+                    designs,
+                    judge=args.judge,
+                    rubric=args.rubric,
+                    trusted=args.trusted,
+                    statistic=args.statistic,
+                    min_queries=args.min_queries,
+                )
         except StoreError as exc:
             raise UsageError(str(exc)) from None
-        if args.rubric:
-            pilots = [p for p in pilots if p["rubric"] == args.rubric]
-    entries = plan_pilots(
-        pilots, designs, bar=args.trusted, statistic=args.statistic, min_queries=args.min_queries
-    )
     if args.format == "json":
         return dumps({"plans": entries}, one_line=()), 0
     return plan_table(entries), 0

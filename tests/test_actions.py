@@ -46,10 +46,12 @@ def test_the_cli_and_the_pages_call_the_actions() -> None:
     behind = {
         *("check_data", "audit_data", "compare_runs", "agree_files", "history_data", "diff_checks"),
         *("holes_data", "filled_data", "compare_filled", "pool_holes", "grade_offline"),
+        *("pilot_from_store", "pilot_from_file", "plan_pilots"),
     }
     for face in (
         "calibration/__main__.py",
         "calibration/commands_cli.py",
+        "calibration/plan_cli.py",
         "calibration/ui.py",
         "calibration/check_ui.py",
         "calibration/review_ui.py",
