@@ -30,7 +30,7 @@ from calibration.results import (
 )
 
 if TYPE_CHECKING:  # types only: the renderings never run a workflow
-    from calibration.stats.kappa_sequence import KappaSequence
+    from calibration.results import KappaSequence
     from calibration.workflows import Comparison, PositionFigure
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}

@@ -8,10 +8,7 @@ agreement, position bias, PPI, the weekly review.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, final
-
-if TYPE_CHECKING:
-    from calibration.stats.kappa_sequence import KappaSequence
+from typing import Any, NotRequired, TypedDict, final
 
 
 class AuditQuery(TypedDict):  # one query of the audit at cutoff k
@@ -641,3 +638,24 @@ class FilledComparison(TypedDict):
     agreement: JudgeAgreement | None
     deltas: list[FilledDelta]
     sample: HoleSampleInfo | None
+
+
+# kappa read after every label (calibration/stats/kappa_sequence.py, agree --sequential, #39)
+class Look(TypedDict):
+    n: int  # labels read so far (items rated by both, in labelling order)
+    kappa: float | None
+    low: float | None  # the sequence at n (None when kappa is undefined so far)
+    high: float | None
+    verdict: str  # trusted, not trusted, undecided (undefined while kappa is)
+
+
+class KappaSequence(TypedDict):
+    method: str
+    alpha: float
+    start: int  # the first look
+    horizon: int
+    bar: float
+    looks: list[Look]  # every label from start on
+    decided_at: int | None  # the first n whose look decided
+    verdict: str  # the verdict then, else the last look's (undecided, undefined), "undecided" with no look
+    more_labels: int | None  # undecided: about how many more labels would decide it

@@ -46,7 +46,7 @@ by c_n' sqrt(n / n') / c_n around the same estimate.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,31 +57,13 @@ from calibration.stats.verdict import verdict
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from calibration.results import KappaSequence, Look
+
 METHOD = "asymptotic confidence sequence (score form)"
 START = 30  # the first look: where the sequence's error under peeking was measured
 HORIZON = 200  # the n at which the sequence is tightest (module docstring)
 _STEPS = 64  # grid steps along each segment, as kappa_interval
 _BISECTIONS = 48  # then bisection: the bracket 1/64 shrinks below 1e-16
-
-
-class Look(TypedDict):
-    n: int  # labels read so far (items rated by both, in labelling order)
-    kappa: float | None
-    low: float | None  # the sequence at n (None when kappa is undefined so far)
-    high: float | None
-    verdict: str  # trusted, not trusted, undecided (undefined while kappa is)
-
-
-class KappaSequence(TypedDict):
-    method: str
-    alpha: float
-    start: int  # the first look
-    horizon: int
-    bar: float
-    looks: list[Look]  # every label from start on
-    decided_at: int | None  # the first n whose look decided
-    verdict: str  # the verdict then, else the last look's (undecided, undefined), "undecided" with no look
-    more_labels: int | None  # undecided: about how many more labels would decide it
 
 
 def check_sequence(alpha: float, start: int, horizon: int) -> None:
