@@ -40,6 +40,7 @@ test: $(STAMP) $(INTEROP)/.installed  ## the whole suite, then the exports read 
 # all 2069 tests 948 s (630 s user + 99 s sys CPU); the 1930 not slow 314 s. After #29 (same day, load 1-2):
 # all 2120 tests 1243 s (877 s user + 142 s sys: the wheel, the provider browser tests); 1971 not slow 359 s.
 # After #30 (load 2-4, helpers beside): all 2212 tests (2205 passed, 7 skipped) 1122-1216 s; the not slow 1988 (before the last merges) 574 s.
+# After #38 and #39's first slices (2026-12-04): all 2449 tests (2442 passed, 7 skipped) 1168 s; 1741 s with two CPU hogs beside it.
 # `-m 'not wall_clock'` leaves out the 16 tests that hold work to a wall-clock bound.
 test-fast: $(STAMP)  ## the suite without the slow tests and the PostgreSQL runs, for the edit-test loop (`make test` runs them all)
 	$(PY) -m pytest -q -m 'not slow and not postgres'
