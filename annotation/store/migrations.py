@@ -27,6 +27,7 @@ APPEND_ONLY = {
     "m013_settlements": ("settlements",),
     "m015_handout": ("handout",),
     "m017_batch_submitted": ("batch_submitted",),
+    "m019_verdict_looks": ("verdict_looks",),
 }
 
 
@@ -354,6 +355,22 @@ def _m018_subject_issuer(db: sqlite_utils.Database) -> None:
     matches as before until its first sign-in records the issuer. Recording every signed-in
     person's subject is what holds a revocation whatever e-mail the same account comes back with."""
     db.execute("ALTER TABLE annotators ADD COLUMN subject_issuer TEXT")
+
+
+@MIGRATIONS(name="m019_verdict_looks")
+def _m019_verdict_looks(db: sqlite_utils.Database) -> None:
+    """Each reading of a judge's verdict (issue #39): the judge, its rubric, the population read
+    (``scope``: a week's sample or every labelled item), how many labels and queries it rested on,
+    the verdict then and the face that read it. A verdict read again on more labels was read while
+    people labelled: the review then reads the anytime-valid confidence sequence, not the fixed-n
+    interval. Append-only: a record of what was shown."""
+    db.execute(
+        """CREATE TABLE verdict_looks (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, rubric TEXT NOT NULL,
+            scope TEXT NOT NULL, n INTEGER NOT NULL, queries INTEGER, verdict TEXT, face TEXT,
+            created_at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX verdict_looks_judge ON verdict_looks (fingerprint, scope, n)")
+    append_only(db, "verdict_looks", "verdict_looks are append-only: a record of what was shown")
 
 
 def migration_functions() -> list[tuple[str, object]]:

@@ -1,6 +1,7 @@
 """What people are asked to label: pools of run results, the estimate's sample of
 unjudged candidates, answer pairs, the weekly review's sample, and who is assigned what
-(:class:`Pools`).
+(:class:`Pools`); how each labelled item was drawn (its query, whether at random) and each reading
+of a judge's verdict (``verdict_looks``), which the verdicts read (issue #39).
 
 The workflows (``annotation.pooling``, ``calibration.review``) decide what to add and in
 what order; these methods read and write the rows, inside the workflow's ``write()`` when
@@ -220,3 +221,60 @@ class Pools(StoreBase):
                 [week],
             )
         }
+
+    # ------------------------------------------------------------ how labels were drawn (issue #39)
+
+    def item_queries(self, kind: str) -> dict[int, str | None]:
+        """item -> the query it was labelled under, for every live ``kind`` item: a chunk's query, a
+        trace's query, a pair's first trace's query; None when the store has none."""
+        if kind == "chunk":
+            sql = f"SELECT i.id, i.query_id FROM items i WHERE i.kind = 'chunk' AND {live_item('i')}"
+        else:
+            sql = f"""SELECT i.id, coalesce(i.query_id, t.query_id) FROM items i
+                      LEFT JOIN traces t ON t.id = i.trace_id WHERE i.kind = ? AND {live_item('i')}"""
+        rows = self.db.execute(sql, [] if kind == "chunk" else [kind]).fetchall()
+        return {int(i): q for i, q in rows}
+
+    def random_draws(self) -> dict[int, str]:
+        """item -> the random draw it came from: "review sample YYYY-Www", "estimate sample"
+        (``pool --estimate``) or "hole sample <batch>" (``pool --holes``). Items not listed were
+        chosen (a pool of runs' top k, an import, a hand-made queue)."""
+        out: dict[int, str] = {}
+        for item, week in self.db.execute("SELECT item_id, week FROM review_samples").fetchall():
+            out[int(item)] = f"review sample {week}"
+        for (item,) in self.db.execute("SELECT item_id FROM estimate_samples").fetchall():
+            out.setdefault(int(item), "estimate sample")
+        for item, batch in self.db.execute(
+            "SELECT id, batch FROM items WHERE batch LIKE 'holes-%'"
+        ).fetchall():
+            out.setdefault(int(item), f"hole sample {batch}")
+        return out
+
+    def add_look(self, row: dict[str, object]) -> None:
+        """One reading of a judge's verdict (``fingerprint``, ``rubric``, ``scope``, ``n``, ``queries``,
+        ``verdict``, ``face``), append-only: a verdict read again on more labels is read while labelling.
+        A reading at the same n and verdict as the judge's newest one on that scope is the same look (a
+        page drawn again): not recorded twice."""
+        with self.write():
+            newest = self.db.execute(
+                """SELECT n, verdict FROM verdict_looks WHERE fingerprint = ? AND scope = ?
+                   ORDER BY id DESC LIMIT 1""",
+                [row.get("fingerprint"), row.get("scope")],
+            ).fetchone()
+            if newest is not None and tuple(newest) == (row.get("n"), row.get("verdict")):
+                return
+            self.db.execute(
+                """INSERT INTO verdict_looks (fingerprint, rubric, scope, n, queries, verdict, face, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                [row.get(c) for c in ("fingerprint", "rubric", "scope", "n", "queries", "verdict", "face")]
+                + [utc_now()],
+            )
+
+    def earlier_looks(self, fingerprint: str, scope: str, n: int) -> int:
+        """How many recorded readings of the judge's verdict on ``scope`` rested on fewer than ``n``
+        labels: 0 when the labels were read once (or only at this n)."""
+        (count,) = self.db.execute(
+            "SELECT count(*) FROM verdict_looks WHERE fingerprint = ? AND scope = ? AND n < ?",
+            [fingerprint, scope, n],
+        ).fetchone()
+        return int(count)

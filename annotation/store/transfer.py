@@ -52,6 +52,7 @@ TABLES = (
     "claim_rules",
     "provider_sessions",
     "batch_submitted",
+    "verdict_looks",
 )
 BATCH = 5_000
 
