@@ -144,6 +144,19 @@ OPTIONS: tuple[Option, ...] = (
         maximum=100_000,
     ),
     Option(
+        "min_queries",
+        "--min-queries",
+        None,
+        "queries a judge's labels must span before it gets a verdict (labels come in queries: fewer "
+        "give no verdict-grade interval)",
+        ("calibration agree", "calibration review", "calibration check", "the Review page"),
+        positive_int,
+        "N",
+        rule="the policy's min_queries, else 5",
+        minimum=2,
+        maximum=100_000,
+    ),
+    Option(
         "sample",
         "--sample",
         60,

@@ -133,6 +133,7 @@ class PolicyJSON(TypedDict):  # a policy as a report names it (calibration.polic
     corpus: str  # narrow or broad
     kappa_statistic: str
     undecided: str  # fail or warn
+    min_queries: int  # queries a judge verdict needs (fewer: uncalibrated)
     rules: dict[str, str | None]  # each rule's bar as printed (None: off)
     diagnosis: DiagnosisBars
 

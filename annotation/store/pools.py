@@ -231,7 +231,7 @@ class Pools(StoreBase):
             sql = f"SELECT i.id, i.query_id FROM items i WHERE i.kind = 'chunk' AND {live_item('i')}"
         else:
             sql = f"""SELECT i.id, coalesce(i.query_id, t.query_id) FROM items i
-                      LEFT JOIN traces t ON t.id = i.trace_id WHERE i.kind = ? AND {live_item('i')}"""
+                      LEFT JOIN traces t ON t.id = i.trace_id WHERE i.kind = ? AND {live_item("i")}"""
         rows = self.db.execute(sql, [] if kind == "chunk" else [kind]).fetchall()
         return {int(i): q for i, q in rows}
 

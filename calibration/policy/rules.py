@@ -43,6 +43,7 @@ from typing import Any, Literal
 from annotation.errors import DenominatorError
 from calibration.results import PolicyJSON
 from calibration.stats.verdict import DEFAULT_STATISTIC, STATISTICS, TRUSTED
+from calibration.stats.verdict import MIN_QUERIES as VERDICT_QUERIES
 
 __all__ = [
     "InvalidPolicy",
@@ -277,6 +278,7 @@ class Policy:
     source: str = "the defaults (the essay's table)"
     kappa_statistic: str = DEFAULT_STATISTIC  # what the kappa bar applies to (the essay: unweighted)
     undecided: str = "fail"  # a judge figure not shown (undecided, uncalibrated): fail, or warn
+    min_queries: int = VERDICT_QUERIES  # queries a judge verdict needs (issue #39): fewer, uncalibrated
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
@@ -293,6 +295,7 @@ class Policy:
             "corpus": self.corpus,
             "kappa_statistic": self.kappa_statistic,
             "undecided": self.undecided,
+            "min_queries": self.min_queries,
             "rules": {
                 r.name: (None if r.bar_for(self.corpus) is None else r.bar_text(self.corpus))
                 for r in self.rules
@@ -350,12 +353,13 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         return replace(DEFAULT_POLICY, source=source)
     if not isinstance(data, Mapping):
         raise InvalidPolicy(f"{source}: expected a mapping with corpus, rules and diagnosis")
-    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", "undecided"}
+    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", "undecided", "min_queries"}
     if unknown:
         raise InvalidPolicy(
             f"{source}: unknown key {quoted(sorted(map(str, unknown))[0])}; "
-            "expected corpus, kappa_statistic, undecided, rules, diagnosis"
+            "expected corpus, kappa_statistic, undecided, min_queries, rules, diagnosis"
         )
+    min_queries = _min_queries(data.get("min_queries", VERDICT_QUERIES), f"{source}: min_queries")
     undecided = data.get("undecided", "fail")
     if undecided not in UNDECIDED:
         raise InvalidPolicy(f"{source}: undecided: {quoted(undecided)}; expected fail or warn")
@@ -391,7 +395,18 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
                 f"{source}: diagnosis.{key}: {quoted(value)}; expected a number between 0 and 1"
             )
         diagnosis = replace(diagnosis, **{key: float(value)})
-    return Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic, undecided)
+    return Policy(
+        corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic, undecided, min_queries
+    )
+
+
+def _min_queries(value: Any, where: str) -> int:
+    """The queries a judge verdict needs: a whole number of at least 2 (a query-level variance needs two)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 100_000:
+        raise InvalidPolicy(f"{where}: {quoted(value)}; expected a whole number of queries from 2 to 100000")
+    return value
 
 
 _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
@@ -416,6 +431,11 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
             if op != "=" or value not in UNDECIDED:
                 raise InvalidPolicy(f"--rule {quoted(text)}; expected undecided=fail or undecided=warn")
             policy = replace(policy, undecided=value)
+            continue
+        if name == "min_queries":
+            if op != "=":
+                raise InvalidPolicy(f"--rule {quoted(text)}; expected min_queries=N")
+            policy = replace(policy, min_queries=_min_queries(value, f"--rule {quoted(text)}"))
             continue
         if name == "corpus":
             if op != "=" or value not in CORPORA:

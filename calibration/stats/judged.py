@@ -87,7 +87,12 @@ class JudgedKappa(TypedDict):
 
 
 def per_query_kappas(
-    a: Sequence[Any], b: Sequence[Any], queries: Sequence[Hashable], *, labels: Sequence[Any] | None, weights: Weights
+    a: Sequence[Any],
+    b: Sequence[Any],
+    queries: Sequence[Hashable],
+    *,
+    labels: Sequence[Any] | None,
+    weights: Weights,
 ) -> PerQuery:
     """The kappa of each query's items (undefined below 2 items or with one class only): median and range."""
     groups: dict[Hashable, list[int]] = {}
@@ -171,14 +176,28 @@ def judged_kappa(
         population = f"items drawn like these {n} (no query carried: each item counted as one draw)"
     design["people"] = raters
     design["clustered"] = clustered
-    read = "once" if earlier_looks <= 0 else f"while labelling ({earlier_looks} earlier look{'s' if earlier_looks != 1 else ''})"
+    read = (
+        "once"
+        if earlier_looks <= 0
+        else f"while labelling ({earlier_looks} earlier look{'s' if earlier_looks != 1 else ''})"
+    )
     method = (SEQUENCE if earlier_looks > 0 else FIXED) + (", by query" if clustered else "")
     if earlier_looks > 0 and low is not None and effective is not None and kappa is not None:
         low, high = _sequence_interval(pair, weights, alpha, effective)
     ci = None if low is None or high is None else [float(low), float(high)]
     found, reason, more = _decide(
-        kappa, ci, n, design, bar=bar, min_labels=min_labels, drawn=drawn, clustered=clustered,
-        effective=effective, sequential=earlier_looks > 0, alpha=alpha, undefined=estimate["undefined_reason"],
+        kappa,
+        ci,
+        n,
+        design,
+        bar=bar,
+        min_labels=min_labels,
+        drawn=drawn,
+        clustered=clustered,
+        effective=effective,
+        sequential=earlier_looks > 0,
+        alpha=alpha,
+        undefined=estimate["undefined_reason"],
     )
     if found == "uncalibrated":
         words = _uncalibrated_advice(reason or "", n, min_labels, design, min_queries, drawn)
@@ -250,7 +269,11 @@ def _decide(
         if refused is not None:
             return "uncalibrated", refused, None
     if drawn is not None and not drawn["random"]:
-        return "uncalibrated", f"{drawn['how']}: a verdict reads only labels drawn at random ({RANDOM_SOURCES})", None
+        return (
+            "uncalibrated",
+            f"{drawn['how']}: a verdict reads only labels drawn at random ({RANDOM_SOURCES})",
+            None,
+        )
     found = verdict(kappa, ci, bar=bar)
     reason = None
     if drawn is None:

@@ -73,6 +73,7 @@ from calibration.stats.kappa_interval import (
     kappa_ci_of_pair,
     score_interval,
 )
+from calibration.stats.verdict import MIN_QUERIES
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -88,7 +89,6 @@ __all__ = [
 ]
 
 METHOD = "score, by query"  # printed beside the interval: the score interval at the query-clustered n*
-MIN_QUERIES = 5  # fewer queries give no verdict-grade interval (issue #39: "3 queries: a verdict needs 5")
 JACKKNIFE = "query jackknife"
 LINEARISED = "linearised by query"
 

@@ -33,6 +33,9 @@ TRUSTED = 0.6  # the bar: kappa >= this, shown by the interval's lower end, is t
 MIN_LABELS: int = default(
     "min_labels"
 )  # human-labelled items a judge needs before the review gives it a verdict
+MIN_QUERIES = (
+    5  # queries a judge verdict needs (issue #39: "3 queries: a verdict needs 5"); the policy may say
+)
 STATISTICS = ("unweighted", "linear", "quadratic")  # what the bar may apply to
 DEFAULT_STATISTIC = "unweighted"  # the essay's "Cohen's kappa >= 0.6"
 
