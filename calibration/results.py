@@ -407,6 +407,18 @@ class KappaEntry(KappaFigure, total=False):  # a kappa with what it rests on, as
     labels: list[Any]
     confusion: list[list[int]]
     undefined_reason: str | None
+    # how the labels were drawn (issue #39: calibration.stats.judged.judged_kappa)
+    item_level_ci: list[float] | None  # the item-level fixed-n score interval, beside the verdict's
+    method: str  # the interval's: fixed-n or the confidence sequence, by query or not
+    design: dict[str, Any]  # queries, items, people, design effect, ... (queries None: not carried)
+    per_query: dict[str, Any] | None  # the median per-query kappa and its range
+    population: str  # whom the interval speaks for: "queries drawn like these 12"
+    drawn: dict[str, Any] | None  # {"random": bool, "how": str}; None: not known
+    read: str  # "once" or "while labelling (N earlier looks)"
+    verdict: str
+    reason: str | None
+    more_labels: int | None
+    advice: str
 
 
 class HumanOnlyMean(HumanOnly):
@@ -502,6 +514,7 @@ class TrendPoint(TypedDict):
 class ReviewReport(TypedDict):
     week: str
     min_labels: int
+    min_queries: int  # queries a verdict needs (issue #39)
     interval: str  # how kappa's interval is computed
     rule: str  # how verdicts are reached
     statistic: str

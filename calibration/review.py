@@ -40,6 +40,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, cast
 
@@ -57,18 +58,17 @@ from calibration.results import (
     ServedModelChange,
     TrendPoint,
 )
-from calibration.stats.agreement import INTERVAL_METHOD, cohen, kappa_ci
+from calibration.stats.agreement import INTERVAL_METHOD, cohen
+from calibration.stats.judged import Drawn, JudgedKappa, judged_kappa
 from calibration.stats.kappa import Weights
 from calibration.stats.position import from_slots, position_bias, summarize_pairs
 from calibration.stats.ppi import ppi_mean
 from calibration.stats.verdict import (
     DEFAULT_OVERLAP,
     MIN_LABELS,
+    MIN_QUERIES,
     SAMPLE_SIZE,
     STATISTICS,
-    advice,
-    labels_to_decide,
-    verdict,
 )
 
 __all__ = ["draw_sample", "review", "current_week", "MIN_LABELS"]
@@ -274,22 +274,42 @@ def _served_now(store: Store, fingerprint: str) -> str | None:
     return segments[-1]["served_model"] if segments else None
 
 
-def _kappas(judge: list[int], people: list[int], rubric: str, statistic: str, bar: float) -> KappaEntry:
+def _kappas(
+    judge: list[int],
+    people: list[int],
+    rubric: str,
+    statistic: str,
+    bar: float,
+    design: Design | None = None,
+) -> KappaEntry:
     """Every Cohen's kappa of the pair (unweighted; for ordinal grades linear and quadratic too),
     each with its interval, and which one the verdict reads (``statistic``; preferences are nominal:
-    unweighted only). The flat keys (``kappa``, ``ci``, ``weights``) are the verdict's statistic."""
+    unweighted only). The flat keys (``kappa``, ``ci``, ``weights``) are the verdict's statistic, with
+    the verdict of :func:`calibration.stats.judged.judged_kappa` and the design it states: the
+    ``design``'s queries (the interval is clustered by query), people, how the items were drawn and how
+    often the verdict was read (issue #39)."""
     names = STATISTICS if rubric in ORDINAL else ("unweighted",)
     chosen = statistic if statistic in names else "unweighted"
+    design = design or Design()
     kappas: dict[str, KappaFigure] = {}
-    first: dict[str, Any] = {}
+    judged: dict[str, JudgedKappa] = {}
     for name in names:
-        weights = WEIGHTS[name]
-        result = cohen(judge, people, labels=SCALES[rubric], weights=weights)
-        first = first or result
-        low, high = kappa_ci(judge, people, weights=weights, labels=SCALES[rubric])
-        ci = None if low is None or high is None else [float(low), float(high)]
-        kappas[name] = {"kappa": result.get("kappa"), "ci": ci}
-    main = kappas[chosen]
+        judged[name] = judged_kappa(
+            people,
+            judge,
+            design.queries,
+            labels=SCALES[rubric],
+            weights=WEIGHTS[name],
+            bar=bar,
+            min_labels=design.min_labels,
+            min_queries=design.min_queries,
+            raters=design.raters,
+            drawn=design.drawn,
+            earlier_looks=design.earlier_looks,
+        )
+        kappas[name] = {"kappa": judged[name]["kappa"], "ci": judged[name]["ci"]}
+    first = cohen(judge, people, labels=SCALES[rubric], weights=None)
+    main = judged[chosen]
     return {
         "n": int(first.get("n", len(judge))),
         "kappa": main["kappa"],
@@ -302,18 +322,69 @@ def _kappas(judge: list[int], people: list[int], rubric: str, statistic: str, ba
         "undefined_reason": first.get("undefined_reason"),
         "confusion": first["confusion"],
         "labels": SCALES[rubric],
+        "item_level_ci": main["item_level_ci"],
+        "method": main["method"],
+        "design": main["design"],
+        "per_query": cast(dict[str, Any] | None, main["per_query"]),
+        "population": main["population"],
+        "drawn": cast(dict[str, Any] | None, main["drawn"]),
+        "read": main["read"],
+        "verdict": main["verdict"],
+        "reason": main["reason"],
+        "more_labels": main["more_labels"],
+        "advice": main["advice"],
     }
 
 
-def _ceiling(humans: dict[int, dict[str, int]], rubric: str, statistic: str, bar: float) -> KappaEntry:
-    """Human-human kappa on the items two or more people labelled (the first two by name);
-    undefined, with its reason, below two such items (an interval of one item is no interval)."""
-    a, b = [], []
-    for votes in humans.values():
+@dataclass(frozen=True)
+class Design:
+    """How one set of labels was drawn and read, for :func:`_kappas`: the query of each item (None: not
+    carried), the people behind the grades, the draw (None: not known), earlier readings of the verdict,
+    and the verdict's minimums (0 items: none)."""
+
+    queries: list[Any] | None = None
+    raters: int | None = None
+    drawn: Drawn | None = None
+    earlier_looks: int = 0
+    min_labels: int = 0
+    min_queries: int = MIN_QUERIES
+
+
+def _queries_of(items: list[int], queries: dict[int, Any]) -> list[Any] | None:
+    """Each item's query (an item without one is its own query); None when no item has one."""
+    if not any(queries.get(i) is not None for i in items):
+        return None
+    return [queries[i] if queries.get(i) is not None else f"item {i}" for i in items]
+
+
+def _drawn(items: list[int], draws: dict[int, str]) -> Drawn:
+    """Whether every item was drawn at random, and how (the store's record of its draws)."""
+    chosen = [i for i in items if i not in draws]
+    if chosen:
+        return {
+            "random": False,
+            "how": f"{len(chosen)} of {len(items)} items were chosen, not drawn at random",
+        }
+    return {"random": True, "how": "drawn at random: " + ", ".join(sorted({draws[i] for i in items}))}
+
+
+def _ceiling(
+    humans: dict[int, dict[str, int]],
+    rubric: str,
+    statistic: str,
+    bar: float,
+    queries: dict[int, Any] | None = None,
+) -> KappaEntry:
+    """Human-human kappa on the items two or more people labelled (the first two by name), clustered by
+    query when the items carry one; undefined, with its reason, below two such items (an interval of
+    one item is no interval)."""
+    a, b, items = [], [], []
+    for item, votes in humans.items():
         if len(votes) >= 2:
             first, second = sorted(votes)[:2]
             a.append(votes[first])
             b.append(votes[second])
+            items.append(item)
     if len(a) < 2:
         return {
             "n": len(a),
@@ -323,7 +394,7 @@ def _ceiling(humans: dict[int, dict[str, int]], rubric: str, statistic: str, bar
             "undefined_reason": f"{len(a)} item{'' if len(a) == 1 else 's'} labelled by two people: "
             "a ceiling needs at least 2",
         }
-    return _kappas(a, b, rubric, statistic, bar)
+    return _kappas(a, b, rubric, statistic, bar, Design(queries=_queries_of(items, queries or {}), raters=2))
 
 
 def _position(store: Store, fingerprint: str) -> PositionReport:
@@ -377,16 +448,21 @@ def review(
     bar: float,
     statistic: str,
     verdicts_only: bool = False,
+    min_queries: int = MIN_QUERIES,
+    face: str = "review",
 ) -> ReviewReport:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
     :func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
     ``verdicts_only`` (``check``'s reading): each judge's kappa against the people's consensus, its
     verdict and pass rate, without the kappa against each person, the ceiling, position bias and the
-    trend, which the verdict does not read."""
+    trend, which the verdict does not read. ``min_queries``: queries a verdict needs (labels carrying a
+    query are clustered by it). ``face``: who reads the verdict (review, page, check), recorded with
+    each look: a verdict read again on more labels reads the confidence sequence (issue #39)."""
     if statistic not in STATISTICS:
         raise StoreError(f"verdict statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
     week = _check_week(week or current_week())
     sample = store.review_sample(week)
+    draws = store.random_draws()
     judges: list[ReviewJudge] = []
     superseded: list[dict[str, Any]] = []  # the store's judge rows
     for judge in store.judges():
@@ -414,17 +490,43 @@ def review(
         }
         items = sorted(i for i in people_in_scope if i in answers)
         people = [consensus(list(humans[i].values()), rubric) for i in items]
-        agreement = _kappas([answers[i] for i in items], people, rubric, statistic, bar)
+        queries = store.item_queries(RUBRIC_KIND[rubric])
+        item_queries = _queries_of(items, queries)
+        look_scope = week if scoped else "every labelled item"
+        design = Design(
+            queries=item_queries,
+            raters=len({name for i in items for name in humans[i]}),
+            drawn=_drawn(items, draws),
+            earlier_looks=store.earlier_looks(judge["fingerprint"], look_scope, len(items)),
+            min_labels=min_labels,
+            min_queries=min_queries,
+        )
+        agreement = _kappas([answers[i] for i in items], people, rubric, statistic, bar, design)
         names = [] if verdicts_only else sorted({name for i in items for name in humans[i]})
         annotators: dict[str, KappaEntry] = {}
         for name in names:
             mine = [i for i in items if name in humans[i]]
             annotators[name] = _kappas(
-                [answers[i] for i in mine], [humans[i][name] for i in mine], rubric, statistic, bar
+                [answers[i] for i in mine],
+                [humans[i][name] for i in mine],
+                rubric,
+                statistic,
+                bar,
+                Design(queries=_queries_of(mine, queries), raters=1),
             )
-        n, kappa, ci = agreement["n"], agreement["kappa"], agreement["ci"]
-        found = "uncalibrated" if n < min_labels else verdict(kappa, ci, bar=bar)
-        more = labels_to_decide(kappa, ci, n, bar=bar) if found == "undecided" else None
+        n = agreement["n"]
+        found = agreement["verdict"]
+        store.add_look(
+            {
+                "fingerprint": judge["fingerprint"],
+                "rubric": rubric,
+                "scope": look_scope,
+                "n": n,
+                "queries": (agreement["design"] or {}).get("queries"),
+                "verdict": found,
+                "face": face,
+            }
+        )
         judges.append(
             {
                 "fingerprint": judge["fingerprint"],
@@ -447,16 +549,16 @@ def review(
                 "ceiling": None
                 if verdicts_only
                 else _ceiling(
-                    {i: humans[i] for i in humans if not scoped or i in sample}, rubric, statistic, bar
+                    {i: humans[i] for i in humans if not scoped or i in sample},
+                    rubric,
+                    statistic,
+                    bar,
+                    queries,
                 ),
                 "verdict": found,
-                "status_reason": (
-                    f"{n} human-labelled items, fewer than the {min_labels} needed"
-                    if n < min_labels
-                    else None
-                ),
-                "more_labels": more,
-                "advice": advice(found, more=more, n=n, min_labels=min_labels),
+                "status_reason": agreement["reason"] if found == "uncalibrated" else None,
+                "more_labels": agreement["more_labels"],
+                "advice": agreement["advice"],
                 "position": (
                     _position(store, judge["fingerprint"])
                     if rubric == "preference" and not verdicts_only
@@ -470,6 +572,7 @@ def review(
     return {
         "week": week,
         "min_labels": min_labels,
+        "min_queries": min_queries,
         "interval": INTERVAL_METHOD,
         "rule": RULE,
         "statistic": statistic,

@@ -10,8 +10,11 @@ from typing import Any
 
 from annotation.render import decisive, interval, num
 from calibration.results import KappaEntry, PassRate, PositionReport, ReviewJudge, ReviewReport, TrendPoint
+from calibration.stats.verdict import design_line
 
 __all__ = [
+    "design_text",
+    "no_interval",
     "version_label",
     "judge_title",
     "drift_text",
@@ -59,15 +62,27 @@ def drift_text(j: ReviewJudge) -> str:
     )
 
 
+def no_interval(entry: Mapping[str, Any]) -> str:
+    """Why a defined kappa has no interval: too few queries (the design), else too few items."""
+    design = entry.get("design") or {}
+    queries = design.get("queries")
+    if queries is not None and queries < design.get("min_queries", 0):
+        return f"no interval: {queries} {'query' if queries == 1 else 'queries'}, an interval needs {design['min_queries']}"
+    return "no interval"
+
+
 def _k(entry: KappaEntry) -> str:
-    """``0.716 [0.286, 1.000] (n = 18)``, or undefined with its reason (never 0.000)."""
+    """``0.716 [0.286, 1.000] (n = 18)``, or undefined with its reason (never 0.000); a kappa with no
+    interval says why (``0.145 (n = 20; no interval: 2 queries, an interval needs 5)``)."""
     if entry.get("kappa") is None:
         return f"undefined ({entry.get('undefined_reason') or 'no items'})"
     ci = entry.get("ci")
     shown = (
         decisive(entry["kappa"], entry["bar"]) if entry.get("bar") is not None else f"{entry['kappa']:.3f}"
     )
-    return shown + (f" {interval(ci, 3, 'prose')}" if ci else "") + f" (n = {entry['n']})"
+    if not ci:
+        return shown + f" (n = {entry['n']}; {no_interval(entry)})"
+    return shown + f" {interval(ci, 3, 'prose')} (n = {entry['n']})"
 
 
 def weighted_text(entry: KappaEntry) -> str:
@@ -76,8 +91,20 @@ def weighted_text(entry: KappaEntry) -> str:
     for name, k in (entry.get("kappas") or {}).items():
         if name == entry.get("statistic"):
             continue
-        parts.append(f"{name} {num(k['kappa'], 3, 'prose')} {interval(k['ci'], 3, 'prose')}")
+        ci = interval(k["ci"], 3, "prose") if k["ci"] or k["kappa"] is None else "(no interval)"
+        parts.append(f"{name} {num(k['kappa'], 3, 'prose')} {ci}")
     return "; ".join(parts)
+
+
+def design_text(entry: KappaEntry) -> str:
+    """How the verdict's labels were drawn and read, in words ("" for an entry without a design)."""
+    line = design_line(entry)
+    drawn = entry.get("drawn")
+    if line and drawn:
+        line += f"; {drawn['how']}"
+    elif line and entry.get("kappa") is not None:
+        line += "; how the items were drawn is not known"
+    return line
 
 
 def verdict_text(j: ReviewJudge) -> str:
@@ -90,7 +117,7 @@ def verdict_text(j: ReviewJudge) -> str:
     if j["verdict"] == "uncalibrated":  # the deciding kappa is printed, calibrated or not
         return (
             head + f" ({j['status_reason']}): {c['statistic']} kappa {_k(c)} against the bar {c['bar']}, "
-            "not shown until the labels reach the minimum"
+            "not shown until the evidence is there"
         )
     rule = {
         "trusted": "its lower end reaches the bar",
@@ -159,6 +186,8 @@ def summary_lines(report: ReviewReport) -> list[tuple[str, list[str]]]:
             verdict_text(j),
             f"what to do: {j['advice']}",
         ]
+        if design_text(j["consensus"]):
+            lines.append(f"design: {design_text(j['consensus'])}")
         if drift_text(j):
             lines.append(drift_text(j))
         beside = weighted_text(j["consensus"])

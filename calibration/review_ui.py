@@ -25,8 +25,10 @@ from calibration.policy.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
 from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, sample_progress
 from calibration.review_report import (
+    design_text,
     drift_text,
     judge_title,
+    no_interval,
     pass_rate_text,
     position_text,
     superseded_text,
@@ -52,6 +54,8 @@ def _k(entry: KappaEntry) -> str:
 
 
 def _ci(entry: KappaEntry) -> str:
+    if entry.get("kappa") is not None and not entry.get("ci"):
+        return no_interval(entry)
     return interval(entry.get("ci"), 3, "prose")
 
 
@@ -176,6 +180,8 @@ def render_judge(judge: ReviewJudge, sample_week: str | None = None) -> None:
         st.warning(md(drift_text(judge)))
     st.markdown(md(verdict_text(judge)))
     st.caption(f"What to do: {md(judge['advice'])}")
+    if design_text(consensus):
+        st.caption(f"Design: {md(design_text(consensus))}")
     left, right = st.columns(2)
     left.metric(
         f"kappa vs people ({consensus['statistic']}, the verdict's)",

@@ -147,6 +147,22 @@ class HeldWriteLock:
         self.conn.close()
 
 
+def as_independent_draws(db: Path | str, items: list[int] | None = None, week: str = "2020-W01") -> None:
+    """The conditions the item-level kappa verdict holds under (issue #39), for tests of figures that
+    predate the design: the trace ``items`` (default: every trace item) recorded as an old week's random
+    review sample, and every trace carrying no query (each item its own draw). tests/test_judged_review.py
+    holds what the review says without them."""
+    from annotation.store import Store
+
+    with Store(db) as store:
+        if items is None:
+            items = [int(i) for (i,) in store.db.execute("SELECT id FROM items WHERE kind = 'trace'")]
+        with store.write():
+            store.db.execute("UPDATE traces SET query_id = NULL")
+            store.db.execute("UPDATE items SET query_id = NULL WHERE kind = 'trace'")
+        store.add_review_sample(week, [(int(i), "test") for i in items])
+
+
 def stored_bytes(db: Path | str) -> bytes:
     """Everything the store holds, as bytes to search: the SQLite file and its WAL, or on
     PostgreSQL every row of every table as text."""

@@ -130,28 +130,34 @@ def test_review_on_the_demo(demo_db, tmp_path, capsys) -> None:
         grade_offline(store, "relevance")
     code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--min-labels", "10")
     assert code == 0
-    # the verdict reads the unweighted kappa and its interval; the weighted ones stand beside it
+    # the demo's labels come from 2 queries (relevance) and 4 (faithfulness): no verdict-grade interval
+    # (issue #39); the kappa is printed, the weighted ones beside it, the item-level interval in the JSON
     assert (
-        "verdict: not trusted: unweighted kappa 0.145 [-0.152, 0.478] (n = 20) against the bar 0.6: "
-        "its upper end is below the bar" in out
+        "verdict: uncalibrated (2 queries: a verdict needs 5): unweighted kappa 0.145 (n = 20; no interval: "
+        "2 queries, an interval needs 5) against the bar 0.6, not shown until the evidence is there" in out
     )
-    assert "beside it (not the verdict's statistic): linear 0.342 [-0.025, 0.649]; quadratic 0.491" in out
-    assert "human-human kappa (the ceiling, unweighted): 0.889 [0.506, 0.980] (n = 20)" in out
-    # perfect agreement on 16 items is not yet shown: its score interval reaches below the bar
     assert (
-        "verdict: undecided: unweighted kappa 1.000 [0.562, 1.000] (n = 16) against the bar 0.6: its interval "
-        "reaches the bar; about 4 more human-labelled items would decide it" in out
+        "beside it (not the verdict's statistic): linear 0.342 (no interval); quadratic 0.491 (no interval)"
+        in out
     )
+    assert "human-human kappa (the ceiling, unweighted): 0.889 (n = 20; no interval: 2 queries" in out
+    assert "design: 2 queries, 20 items, 2 people, design effect 0.89; for queries drawn like these 2" in out
+    assert "20 of 20 items were chosen, not drawn at random" in out
+    assert "verdict: uncalibrated (4 queries: a verdict needs 5): unweighted kappa 1.000 (n = 16;" in out
     # one doubly labelled item or none: the ceiling is undefined with its reason, never 0.000
     assert "undefined (0 items labelled by two people: a ceiling needs at least 2)" in out
     code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49", "--format", "json")
     report = json.loads(out)
     assert {j["verdict"] for j in report["judges"]} == {"uncalibrated"}  # 20 and 16 labels < the default 30
+    item_level = {j["rubric"]: j["consensus"]["item_level_ci"] for j in report["judges"]}
+    assert item_level["relevance"] == pytest.approx([-0.152, 0.478], abs=5e-4)  # today's, beside
+    assert item_level["faithfulness"] == pytest.approx([0.562, 1.0], abs=5e-4)
     # uncalibrated, its deciding kappa is printed all the same
     code, out, _ = cli(main, capsys, "review", "--db", db, "--week", "2026-W49")
     assert (
         "verdict: uncalibrated (20 human-labelled items, fewer than the 30 needed): unweighted kappa 0.145 "
-        "[-0.152, 0.478] (n = 20) against the bar 0.6, not shown until the labels reach the minimum" in out
+        "(n = 20; no interval: 2 queries, an interval needs 5) against the bar 0.6, not shown until the "
+        "evidence is there" in out
     )
     assert [t["week"] for t in report["trend"]] == ["2026-W49", "2026-W49"]
     html_file = tmp_path / "review.html"

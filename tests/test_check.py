@@ -20,7 +20,7 @@ from calibration.policy.rules import (
     policy_from_mapping,
     rules_table,
 )
-from tests.conftest import cli
+from tests.conftest import as_independent_draws, cli
 
 EX = "examples/worked-example"
 
@@ -589,6 +589,7 @@ def judged_store(db, disagree: int = 0, new: int = 16, values=(2, 2, 2, 1)) -> l
                 value = 2
             rows.append({"item_id": item, "fingerprint": "fp-faith", "repeat": 0, "value": value})
         store.add_judge_labels(rows)
+    as_independent_draws(db)  # drawn at random, no query: the item-level figures below (issue #39)
     return traces
 
 

@@ -175,6 +175,7 @@ def test_agree_and_the_python_api_use_one_scale(capsys, tmp_path) -> None:
 
 def test_review_same_numbers_on_the_cli_and_the_page(capsys, demo_db) -> None:
     from annotation.store import Store
+    from calibration.review_report import no_interval
 
     with Store(demo_db) as store:
         grade_offline(store, "relevance")
@@ -190,7 +191,7 @@ def test_review_same_numbers_on_the_cli_and_the_page(capsys, demo_db) -> None:
         label = f"kappa vs people ({consensus['statistic']}, the verdict's)"
         assert metrics[label] == shown(consensus["kappa"])
         ci = consensus["ci"]
-        interval = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "undefined"
+        interval = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else no_interval(consensus)
         assert any(c.startswith(f"95% CI {interval}, n = {consensus['n']} items") for c in captions)
         badges = [plain(m.value) for m in at.markdown if "-badge[" in m.value]
         assert any(judge["verdict"] in b for b in badges)
@@ -252,6 +253,7 @@ def test_review_same_verdicts_on_the_cli_and_the_page(capsys, demo_db) -> None:
     each judge the same kappa, interval, n and verdict (the bar and statistic resolved once)."""
     from annotation.store import Store
     from calibration.__main__ import main as calibration_main
+    from calibration.review_report import design_text, verdict_text
     from judge.jobs import grade_offline
     from tests.conftest import cli, page_test, page_text
 
@@ -270,4 +272,7 @@ def test_review_same_verdicts_on_the_cli_and_the_page(capsys, demo_db) -> None:
     for judge in report["judges"]:
         c = judge["consensus"]
         assert f"verdict: {judge['verdict']}" in shown
-        assert f"{c['kappa']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] (n = {c['n']})" in shown
+        # the same verdict line (kappa, interval or why there is none, n, bar) and the same design
+        # (queries, items, people, design effect, population, how drawn and read: issue #39)
+        assert verdict_text(judge) in shown
+        assert design_text(c) and f"Design: {design_text(c)}" in shown

@@ -34,13 +34,14 @@ from statistics import NormalDist, median
 from typing import Any, TypedDict
 
 import numpy as np
+from scipy.special import stdtrit  # scipy.special only, as kappa_clustered
 
 from calibration.stats.kappa import RaterPair, Weights, cohen_of_pair
 from calibration.stats.kappa_clustered import MIN_QUERIES, KappaDesign, kappa_ci_clustered, too_few_queries
 from calibration.stats.kappa_interval import MIN_ITEMS, kappa_ci_of_pair
 from calibration.stats.kappa_sequence import HORIZON, multiplier, score_intervals
 from calibration.stats.kappa_sequence import labels_to_decide as sequence_more
-from calibration.stats.verdict import advice, labels_to_decide, verdict
+from calibration.stats.verdict import advice, design_line, labels_to_decide, verdict
 
 __all__ = ["Drawn", "JudgedKappa", "PerQuery", "design_line", "judged_kappa", "per_query_kappas"]
 
@@ -222,8 +223,6 @@ def judged_kappa(
 
 
 def _t(p: float, df: int) -> float:
-    from scipy.special import stdtrit
-
     return float(stdtrit(df, p))
 
 
@@ -305,26 +304,3 @@ def _uncalibrated_advice(
         "draw the labels at random (calibration review --sample for traces, pool --estimate or a hole "
         "sample for chunks) and review again; until then, treat the judge's figures as unshown"
     )
-
-
-def design_line(result: JudgedKappa) -> str:
-    """The design in words, as every face prints it: "12 queries, 120 items, 2 people, design effect
-    1.84; for queries drawn like these 12; read once (fixed-n score interval, by query)"."""
-    design = result["design"]
-    parts = []
-    if design.get("queries") is not None:
-        parts.append(f"{design['queries']} {'query' if design['queries'] == 1 else 'queries'}")
-    parts.append(f"{design['items']} items")
-    if design.get("people") is not None:
-        parts.append(f"{design['people']} {'person' if design['people'] == 1 else 'people'}")
-    if design.get("queries") is not None:
-        deff = design.get("design_effect")
-        parts.append("design effect " + ("undefined (taken as 1)" if deff is None else f"{deff:.2f}"))
-    text = ", ".join(parts) + f"; for {result['population']}; read {result['read']} ({result['method']})"
-    pq = result.get("per_query")
-    if pq and pq["median"] is not None:
-        text += (
-            f"; median per-query kappa {pq['median']:.3f} over {pq['defined']} of {pq['queries']} queries "
-            f"(range {pq['low']:.3f} to {pq['high']:.3f})"
-        )
-    return text

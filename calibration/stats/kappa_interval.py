@@ -192,7 +192,9 @@ def _end(
             high /= 2
         else:  # pragma: no cover - n beyond about 1e60 items
             return estimate
-    step = brent_root(lambda s: float(excess(s)), low, high, xtol=min(1e-13, low * 1e-9))
+    # the step's tolerance is relative to the bracket (a crossing inside the first grid step has low 0:
+    # an absolute tolerance of 0 never converges there, found at a large effective n, issue #39)
+    step = brent_root(lambda s: float(excess(s)), low, high, xtol=min(1e-13, (low or high) * 1e-9))
     kappa, _ = kappa_and_variance((1.0 - step) * p + step * target, d)
     return float(kappa)
 

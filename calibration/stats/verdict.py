@@ -24,7 +24,8 @@ without paying for the statistics they may not run.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from annotation.options import default
 
@@ -127,3 +128,32 @@ def advice(verdict_: str, *, more: int | None = None, n: int = 0, min_labels: in
     if verdict_ == "uncalibrated":
         return f"label {max(min_labels - n, 1)} more items to reach the {min_labels} a verdict needs"
     return "nothing to measure: the people or the judge used one grade only; label items of other grades"
+
+
+def design_line(result: Mapping[str, Any]) -> str:
+    """The design of a verdict (:func:`calibration.stats.judged.judged_kappa`'s, or an entry carrying its
+    keys) in words, as every face prints it: "12 queries, 120 items, 2 people, design effect
+    1.84; for queries drawn like these 12; read once (fixed-n score interval, by query)"."""
+    design = result.get("design") or {}
+    if not design:
+        return ""
+    parts = []
+    if design.get("queries") is not None:
+        parts.append(f"{design['queries']} {'query' if design['queries'] == 1 else 'queries'}")
+    parts.append(f"{design['items']} items")
+    if design.get("people") is not None:
+        parts.append(f"{design['people']} {'person' if design['people'] == 1 else 'people'}")
+    if design.get("queries") is not None:
+        deff = design.get("design_effect")
+        parts.append("design effect " + ("undefined (taken as 1)" if deff is None else f"{deff:.2f}"))
+    text = (
+        ", ".join(parts)
+        + f"; for {result.get('population')}; read {result.get('read')} ({result.get('method')})"
+    )
+    pq = result.get("per_query")
+    if pq and pq["median"] is not None:
+        text += (
+            f"; median per-query kappa {pq['median']:.3f} over {pq['defined']} of {pq['queries']} queries "
+            f"(range {pq['low']:.3f} to {pq['high']:.3f})"
+        )
+    return text

@@ -1,0 +1,151 @@
+"""The review's verdict knows how its labels were drawn (issue #39): clustered by query, fewer than
+``min_queries`` queries uncalibrated, chosen labels without a verdict, a verdict read again on more
+labels read from the confidence sequence, and the same design on ``review`` and ``check``.
+
+The stores are built here with a hand-made judge of relevance over chunk items of Q queries x m chunks:
+the people's grade and the judge's answer follow a fixed pattern, so each figure can be checked against
+the statistics modules (:mod:`calibration.stats.kappa_clustered`, :mod:`calibration.stats.kappa_interval`)
+computed on the same grades.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotation.store import Store
+from calibration.__main__ import main
+from calibration.review import review
+from calibration.stats.kappa_clustered import kappa_ci_clustered
+from calibration.stats.kappa_interval import kappa_ci
+from tests.conftest import cli
+
+EX = "examples/worked-example"
+FP = "fp-rel"
+
+
+def grades(q: int, j: int) -> tuple[int, int]:
+    """(people, judge) of chunk j of query q: the judge agrees except on one chunk in five, and on
+    every query it disagrees on a different one, so per-query kappas differ."""
+    person = (q + j) % 4
+    judge = person if (j + q) % 5 else (person + 1) % 4
+    return person, judge
+
+
+def labelled_store(db, queries: int, per_query: int, batch: str = "holes-k10-seed0", start: int = 0) -> None:
+    """Chunk items of ``queries`` queries (q{start}..) x ``per_query`` chunks, in ``batch`` (a hole
+    sample's: drawn at random; ``pool-...``: chosen), graded by person ann and by the judge."""
+    with Store(db) as store:
+        qids = [f"q{q}" for q in range(start, start + queries)]
+        store.import_queries({q: f"query {q}" for q in qids})
+        store.import_corpus(
+            [{"id": f"{q}-c{j}", "text": f"chunk {j} of {q}"} for q in qids for j in range(per_query)]
+        )
+        store.annotator_id("ann")
+        store.register_judge(FP, {"model": "m", "endpoint": "e", "rubric": "relevance", "kind": "llm"})
+        rows = []
+        for qi, q in enumerate(qids, start=start):
+            for j in range(per_query):
+                item = store.add_chunk_item(q, f"{q}-c{j}", batch, qi * 1000 + j)
+                person, judge = grades(qi, j)
+                store.add_label(item, "ann", person, "relevance")
+                rows.append({"item_id": item, "fingerprint": FP, "repeat": 0, "value": judge})
+        store.add_judge_labels(rows)
+
+
+def expected(queries: int, per_query: int, start: int = 0) -> tuple[list[int], list[int], list[str]]:
+    people, judge, qs = [], [], []
+    for q in range(start, start + queries):
+        for j in range(per_query):
+            p, g = grades(q, j)
+            people.append(p)
+            judge.append(g)
+            qs.append(f"q{q}")
+    return people, judge, qs
+
+
+def the_judge(db, **options) -> dict:
+    with Store(db) as store:
+        report = review(store, save=False, bar=0.6, statistic="unweighted", **options)
+    return next(j for j in report["judges"] if j["fingerprint"] == FP)
+
+
+def test_three_queries_give_no_verdict(tmp_path) -> None:
+    db = tmp_path / "s.db"
+    labelled_store(db, 3, 20)
+    judge = the_judge(db)
+    c = judge["consensus"]
+    assert judge["verdict"] == "uncalibrated" and judge["status_reason"] == "3 queries: a verdict needs 5"
+    assert c["ci"] is None and c["kappa"] is not None and c["n"] == 60
+    assert c["design"]["queries"] == 3 and c["design"]["items"] == 60 and c["design"]["people"] == 1
+    assert "label chunks of 2 more queries" in judge["advice"]
+    # the item-level interval is kept beside, for comparison: it is today's kappa_ci
+    people, answers, _ = expected(3, 20)
+    low, high = kappa_ci(answers, people, labels=[0, 1, 2, 3])
+    assert c["item_level_ci"] == pytest.approx([low, high])
+    # min_queries 3 (the policy key's option) lets three queries decide
+    assert the_judge(db, min_queries=3)["verdict"] != "uncalibrated"
+
+
+def test_eight_queries_read_the_clustered_interval(tmp_path) -> None:
+    db = tmp_path / "s.db"
+    labelled_store(db, 8, 10)
+    judge = the_judge(db)
+    c = judge["consensus"]
+    people, answers, qs = expected(8, 10)
+    clustered = kappa_ci_clustered(people, answers, qs, labels=[0, 1, 2, 3])
+    assert c["ci"] == pytest.approx([clustered[0], clustered[1]])
+    assert c["ci"] != pytest.approx(c["item_level_ci"])  # the design changed the interval
+    assert c["design"]["design_effect"] == pytest.approx(clustered.design["design_effect"])
+    assert c["population"] == "queries drawn like these 8"
+    assert c["drawn"] == {"random": True, "how": "drawn at random: hole sample holes-k10-seed0"}
+    # the median per-query kappa beside the pooled one
+    assert c["per_query"]["queries"] == 8 and c["per_query"]["median"] is not None
+    assert c["read"] == "once" and c["method"] == "fixed-n score interval, by query"
+
+
+def test_chosen_labels_give_no_verdict(tmp_path) -> None:
+    db = tmp_path / "s.db"
+    labelled_store(db, 8, 10, batch="pool-d10-retriever")
+    judge = the_judge(db)
+    assert judge["verdict"] == "uncalibrated"
+    assert judge["status_reason"].startswith("80 of 80 items were chosen, not drawn at random")
+    assert judge["consensus"]["ci"] is not None  # the figures stay, with no verdict on them
+    assert "draw the labels at random" in judge["advice"]
+
+
+def test_a_verdict_read_again_on_more_labels_reads_the_sequence(tmp_path) -> None:
+    db = tmp_path / "s.db"
+    labelled_store(db, 6, 10)
+    first = the_judge(db)["consensus"]
+    assert first["read"] == "once"
+    again = the_judge(db)["consensus"]  # the same labels read again: still one look
+    assert again["read"] == "once" and again["ci"] == first["ci"]
+    labelled_store(db, 4, 10, start=6)  # more labels arrive, the verdict is read again
+    now = the_judge(db)["consensus"]
+    assert now["read"] == "while labelling (1 earlier look)"
+    assert now["method"] == "anytime-valid confidence sequence, by query"
+    people, answers, qs = expected(10, 10)
+    fixed = kappa_ci_clustered(people, answers, qs, labels=[0, 1, 2, 3])
+    assert now["ci"][0] < fixed[0] and now["ci"][1] >= fixed[1]  # wider than the one-look interval
+    with Store(db) as store:
+        looks = store.db.execute("SELECT n, face FROM verdict_looks WHERE fingerprint = ?", [FP]).fetchall()
+    assert [tuple(r) for r in looks] == [(60, "review"), (100, "review")]
+
+
+def test_review_and_check_print_the_same_design_interval_and_verdict(capsys, tmp_path) -> None:
+    db = tmp_path / "s.db"
+    labelled_store(db, 8, 10)
+    code, out, err = cli(main, capsys, "review", "--db", str(db), "--format", "json")
+    assert code == 0, err
+    reviewed = next(j for j in json.loads(out)["judges"] if j["fingerprint"] == FP)
+    args = ["check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", str(db), "--format", "json"]
+    code, out, err = cli(main, capsys, *args)
+    kappa = next(r for r in json.loads(out)["rules"] if r["rule"] == "kappa")
+    checked = next(j for j in kappa["judges"] if j["fingerprint"] == FP)
+    c = reviewed["consensus"]
+    assert checked["verdict"] == reviewed["verdict"]
+    assert checked["ci"] == pytest.approx(c["ci"]) and checked["n"] == c["n"]
+    # check read the same labels after review did: a second look at the same n, the same interval
+    assert c["read"] == "once"
