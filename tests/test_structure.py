@@ -38,6 +38,7 @@ PURE = [
     "calibration/stats/kappa.py",
     "calibration/stats/kappa_interval.py",
     "calibration/stats/kappa_clustered.py",
+    "calibration/stats/judged.py",
     "calibration/stats/plan.py",
     "calibration/stats/kappa_sequence.py",
     "calibration/stats/interval.py",
