@@ -349,9 +349,13 @@ def review(
     seed: int = default("review_seed"),
     overlap: float = DEFAULT_OVERLAP,
     save: bool = True,
+    min_queries: int | None = None,
+    face: str = "review",
 ) -> tuple[ReviewReport, ReviewSample | None]:
     """The weekly review (first drawing this week's sample of ``sample`` traces when asked; ``sample``
-    0 or None: no draw), the verdict's bar and statistic resolved once. Returns (report, the draw)."""
+    0 or None: no draw), the verdict's bar and statistic resolved once; ``min_queries`` None: the
+    policy's. ``face``: who reads the verdict (review, page), recorded with each look. Returns (report,
+    the draw)."""
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only for this command
     from calibration.review import draw_sample
     from calibration.review import review as weekly_review
@@ -362,7 +366,16 @@ def review(
         drawn = draw_sample(
             store, week, n=sample or SAMPLE_SIZE, annotators=list(annotators), seed=seed, overlap=overlap
         )
-    report = weekly_review(store, week, min_labels=min_labels, save=save, bar=bar, statistic=chosen)
+    report = weekly_review(
+        store,
+        week,
+        min_labels=min_labels,
+        save=save,
+        bar=bar,
+        statistic=chosen,
+        min_queries=policy.min_queries if min_queries is None else min_queries,
+        face=face,
+    )
     return report, drawn
 
 

@@ -21,6 +21,7 @@ from annotation.options import option
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration import actions
+from calibration.plan_ui import render_plan
 from calibration.policy.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
 from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, sample_progress
@@ -59,6 +60,15 @@ def _ci(entry: KappaEntry) -> str:
     return interval(entry.get("ci"), 3, "prose")
 
 
+def _policy_ok() -> bool:
+    """Whether the policy file parses (its error is shown once, below, where the review reads it)."""
+    try:
+        load_policy()
+    except ValueError:
+        return False
+    return True
+
+
 def render_review_page() -> None:
     access.require_admin()
     st.title("Calibration review")
@@ -76,11 +86,28 @@ def render_review_page() -> None:
             key=f"{KEY}min",
         )
     )
+    min_queries = int(
+        left.number_input(
+            "queries a judge's labels must span for a verdict",
+            option("min_queries").minimum,
+            option("min_queries").maximum,
+            load_policy().min_queries if _policy_ok() else 5,
+            key=f"{KEY}min_queries",
+        )
+    )
     render_sample(db, week)
     try:
         policy = load_policy()
         with Store(db) as store:
-            report, _ = actions.review(store, week, policy=policy, min_labels=min_labels, save=False)
+            report, _ = actions.review(
+                store,
+                week,
+                policy=policy,
+                min_labels=min_labels,
+                min_queries=min_queries,
+                save=False,
+                face="page",
+            )
             sampled = bool(store.review_sample(week))
     except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
@@ -95,10 +122,13 @@ def render_review_page() -> None:
     if superseded_text(report):
         st.caption(md(superseded_text(report)[0].upper() + superseded_text(report)[1:]) + ".")
     render_trend(report)
+    render_plan(db, policy, min_queries)
     left, middle, right = st.columns(3)
     if left.button("Save this week's review", key=f"{KEY}save"):
         with Store(db) as store:
-            actions.review(store, week, policy=policy, min_labels=min_labels, save=True)
+            actions.review(
+                store, week, policy=policy, min_labels=min_labels, min_queries=min_queries, save=True
+            )
         st.success(f"Saved the week {md(week)} review of {len(report['judges'])} judges.")
     middle.download_button(
         "Download Markdown", to_markdown(report), file_name=f"review-{week}.md", key=f"{KEY}md"

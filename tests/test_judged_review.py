@@ -149,3 +149,36 @@ def test_review_and_check_print_the_same_design_interval_and_verdict(capsys, tmp
     assert checked["ci"] == pytest.approx(c["ci"]) and checked["n"] == c["n"]
     # check read the same labels after review did: a second look at the same n, the same interval
     assert c["read"] == "once"
+
+
+def test_the_review_page_reads_the_sequence_and_plans(monkeypatch, tmp_path) -> None:
+    """The page is a face like review: the same design and interval; its reading is a look (face
+    "page"), so after more labels it reads the sequence; the plan is calibration plan's."""
+    from calibration import actions
+    from calibration.plan_ui import plan_rows
+    from calibration.review_report import design_text
+    from calibration.stats.plan import parse_designs
+    from tests.conftest import page_test, page_text
+
+    db = tmp_path / "s.db"
+    labelled_store(db, 6, 10)
+    monkeypatch.setenv("DENOMINATOR_DB", str(db))
+    monkeypatch.delenv("DENOMINATOR_ANNOTATOR", raising=False)
+    at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "read once (fixed-n score interval, by query)" in page_text(at)
+    labelled_store(db, 4, 10, start=6)
+    at.run()
+    shown = page_text(at)
+    judge = the_judge(db)  # the CLI's reading of the same labels, after the page's two looks
+    assert f"Design: {design_text(judge['consensus'])}" in shown
+    assert "read while labelling (1 earlier look) (anytime-valid confidence sequence, by query)" in shown
+    with Store(db) as store:
+        faces = [r[0] for r in store.db.execute("SELECT face FROM verdict_looks ORDER BY id").fetchall()]
+    assert faces == ["page", "page"]  # the CLI's reading at the same n is the page's last look
+    at.toggle(key="review:plan:on").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    with Store(db) as store:
+        entries = actions.plan(store, parse_designs("5x20,5x60,10x30,20x15,30x10,10x60,20x30,40x15"))
+    frame = at.dataframe[0].value
+    assert frame.to_dict("records") == plan_rows(entries[0])
