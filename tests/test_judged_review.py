@@ -79,7 +79,7 @@ def test_three_queries_give_no_verdict(tmp_path) -> None:
     assert judge["verdict"] == "uncalibrated" and judge["status_reason"] == "3 queries: a verdict needs 5"
     assert c["ci"] is None and c["kappa"] is not None and c["n"] == 60
     assert c["design"]["queries"] == 3 and c["design"]["items"] == 60 and c["design"]["people"] == 1
-    assert "label chunks of 2 more queries" in judge["advice"]
+    assert "label items of 2 more queries" in judge["advice"]
     # the item-level interval is kept beside, for comparison: it is today's kappa_ci
     people, answers, _ = expected(3, 20)
     low, high = kappa_ci(answers, people, labels=[0, 1, 2, 3])

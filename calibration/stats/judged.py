@@ -296,9 +296,9 @@ def _uncalibrated_advice(
     if design.get("queries") is not None and design["queries"] < design["min_queries"]:
         short = design["min_queries"] - design["queries"]
         return (
-            f"label chunks of {short} more {'query' if short == 1 else 'queries'} to reach the "
+            f"label items of {short} more {'query' if short == 1 else 'queries'} to reach the "
             f"{design['min_queries']} a verdict needs: more queries narrow the interval more than more "
-            "chunks of the same ones (calibration plan compares designs)"
+            "items of the same ones (calibration plan compares designs)"
         )
     return (
         "draw the labels at random (calibration review --sample for traces, pool --estimate or a hole "
