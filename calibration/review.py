@@ -69,6 +69,7 @@ from calibration.stats.verdict import (
     MIN_QUERIES,
     SAMPLE_SIZE,
     STATISTICS,
+    case_advice,
 )
 
 __all__ = ["draw_sample", "review", "current_week", "MIN_LABELS"]
@@ -527,6 +528,11 @@ def review(
                 "face": face,
             }
         )
+        # the ceiling and position bias decide the advice (issue #40), so check's reading computes them too
+        ceiling = _ceiling(
+            {i: humans[i] for i in humans if not scoped or i in sample}, rubric, statistic, bar, queries
+        )
+        position = _position(store, judge["fingerprint"]) if rubric == "preference" else None
         judges.append(
             {
                 "fingerprint": judge["fingerprint"],
@@ -546,24 +552,14 @@ def review(
                 "out_of_fold": len(set(out_of_fold) & set(items)),
                 "consensus": agreement,
                 "annotators": annotators,
-                "ceiling": None
-                if verdicts_only
-                else _ceiling(
-                    {i: humans[i] for i in humans if not scoped or i in sample},
-                    rubric,
-                    statistic,
-                    bar,
-                    queries,
-                ),
+                "ceiling": None if verdicts_only else ceiling,
                 "verdict": found,
                 "status_reason": agreement["reason"] if found == "uncalibrated" else None,
                 "more_labels": agreement["more_labels"],
-                "advice": agreement["advice"],
-                "position": (
-                    _position(store, judge["fingerprint"])
-                    if rubric == "preference" and not verdicts_only
-                    else None
+                "advice": case_advice(
+                    agreement["advice"], kind=judge["kind"], bar=bar, ceiling=ceiling, position=position
                 ),
+                "position": None if verdicts_only else position,
                 "pass_rate": _pass_rate(people_in_scope, answers, rubric, scope),
             }
         )

@@ -182,3 +182,43 @@ def test_the_review_page_reads_the_sequence_and_plans(monkeypatch, tmp_path) -> 
         entries = actions.plan(store, parse_designs("5x20,5x60,10x30,20x15,30x10,10x60,20x30,40x15"))
     frame = at.dataframe[0].value
     assert frame.to_dict("records") == plan_rows(entries[0])
+
+
+def test_advice_fits_the_case(tmp_path) -> None:
+    """Issue #40, item 8: people below the bar among themselves; the offline judge; a judge that
+    picks by position."""
+    from calibration.stats.verdict import case_advice
+
+    not_trusted = "do not use its figures: re-tune the prompt (show it the rubric's examples), swap the judge"
+    ceiling = {"kappa": -0.169, "n": 20}
+    said = case_advice(not_trusted, kind="llm", bar=0.6, ceiling=ceiling)
+    assert said.startswith(
+        "people agree with each other at kappa -0.169 (the ceiling, n = 20), below the bar 0.6"
+    )
+    assert "fix the rubric or the guidelines" in said and "prompt" not in said
+    offline = case_advice(not_trusted, kind="lexical", bar=0.6)
+    assert "no prompt" in offline and "re-tune" not in offline and "label more items" in offline
+    position = {"position_consistency": 0.0, "primacy_rate": 1.0, "n_pairs": 26}
+    picks = case_advice("label about 26 more items", kind="llm", bar=0.6, position=position)
+    assert picks.startswith("the judge picks by position: order consistency 0.000 over 26 pairs")
+    # the review gives it: the demo's offline judge never hears "prompt"
+    db = tmp_path / "s.db"
+    labelled_store(db, 8, 10)
+    with Store(db) as store:
+        store.register_judge(
+            "fp-off", {"model": "logistic", "endpoint": "offline", "rubric": "relevance", "kind": "lexical"}
+        )
+        store.add_judge_labels(
+            [
+                {"item_id": i, "fingerprint": "fp-off", "repeat": 0, "value": 3 - v}
+                for i, v in judge_items(store)
+            ]
+        )
+        report = review(store, save=False, bar=0.6, statistic="unweighted")
+    off = next(j for j in report["judges"] if j["fingerprint"] == "fp-off")
+    assert off["verdict"] == "not trusted" and "re-tune the prompt" not in off["advice"]
+    assert "the offline judge has no prompt" in off["advice"]
+
+
+def judge_items(store) -> list[tuple[int, int]]:
+    return [(int(r["item_id"]), int(r["value"])) for r in store.judge_values(FP)]

@@ -157,3 +157,43 @@ def design_line(result: Mapping[str, Any]) -> str:
             f"(range {pq['low']:.3f} to {pq['high']:.3f})"
         )
     return text
+
+
+CONSISTENCY_BAR = 0.5  # order consistency under which position, not content, decides a pairwise judge
+
+
+def case_advice(
+    advice_: str,
+    *,
+    kind: str | None,
+    bar: float,
+    ceiling: Mapping[str, Any] | None = None,
+    position: Mapping[str, Any] | None = None,
+) -> str:
+    """The advice that fits the case (issue #40, item 8), each naming the figure it rests on:
+
+    - a pairwise judge whose order consistency is under :data:`CONSISTENCY_BAR` picks by position,
+      whatever the label count (fewer than half its pairs keep their winner when the order swaps);
+    - people whose own agreement (the ceiling) is below the bar: the rubric or the guidelines first,
+      no judge can be held to agreement the people do not reach;
+    - the offline judge has no prompt: more labels or another feature set, never "re-tune the prompt".
+    Else ``advice_`` unchanged."""
+    consistency = (position or {}).get("position_consistency")
+    if consistency is not None and consistency < CONSISTENCY_BAR:
+        return (
+            f"the judge picks by position: order consistency {consistency:.3f} over {position['n_pairs']} pairs "
+            f"asked in both orders (under {CONSISTENCY_BAR}: the order, not the answers, decides); fix how the "
+            "prompt presents the pair or swap the judge before labelling more"
+        )
+    ceiling_kappa = (ceiling or {}).get("kappa")
+    if ceiling_kappa is not None and ceiling_kappa < bar:
+        return (
+            f"people agree with each other at kappa {ceiling_kappa:.3f} (the ceiling, n = {ceiling['n']}), "
+            f"below the bar {bar}: fix the rubric or the guidelines before judging the judge"
+        )
+    if kind == "lexical" and "prompt" in advice_:
+        return (
+            "do not use its figures: the offline judge has no prompt; label more items (it is fitted on them) "
+            "or give it another feature set, or compare with an LLM judge"
+        )
+    return advice_
