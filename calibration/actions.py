@@ -375,6 +375,7 @@ def review(
         statistic=chosen,
         min_queries=policy.min_queries if min_queries is None else min_queries,
         face=face,
+        stale_after_weeks=policy.stale_after_weeks,
     )
     return report, drawn
 

@@ -599,6 +599,11 @@ def review_text(
             f"({', '.join(f'{k}: {v}' for k, v in sorted(drawn['strata'].items()))})"
             + (f", assigned to {', '.join(drawn['annotators'])}" if drawn["annotators"] else "")
         )
+        if drawn.get("chunks_sampled"):
+            lines.append(
+                f"sampled {drawn['chunks_sampled']} of {drawn['chunks_of']} chunks the relevance judge graded "
+                f"({', '.join(f'{k}: {v}' for k, v in sorted(drawn['chunk_strata'].items()))})"
+            )
     if not report["judges"]:
         lines.append("no judge has graded anything yet")
     for heading, body in summary:

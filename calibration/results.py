@@ -134,6 +134,7 @@ class PolicyJSON(TypedDict):  # a policy as a report names it (calibration.polic
     kappa_statistic: str
     undecided: str  # fail or warn
     min_queries: int  # queries a judge verdict needs (fewer: uncalibrated)
+    stale_after_weeks: int  # a verdict on labels older than this is stale
     rules: dict[str, str | None]  # each rule's bar as printed (None: off)
     diagnosis: DiagnosisBars
 
@@ -533,13 +534,19 @@ class ReviewSample(TypedDict):  # this week's sample, drawn (calibration.review.
     annotators: list[str]
     doubly_assigned: int
     stratified_by: str | None  # the judge fingerprint whose grades the strata are by
+    chunks_sampled: int  # chunks the current relevance judge graded, drawn too (issue #40)
+    chunks_of: int
+    chunk_strata: dict[str, int]
+    chunks_stratified_by: str | None  # the relevance judge
 
 
 class SampleProgress(TypedDict):  # how far people are with this week's sample
     week: str
     size: int
-    labelled: int  # by one person or more
+    labelled: int  # by one person or more, after the sample was drawn
     doubly: int  # by two or more
+    traces: int  # of size: traces
+    chunks: int  # of size: chunks
 
 
 # ---------------------------------------------------------------- holes (calibration.holes)

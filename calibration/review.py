@@ -37,14 +37,11 @@ with the reason, never 0.
 
 from __future__ import annotations
 
-import random
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, cast
 
-from annotation.rubrics import NO_PREFERENCE
 from annotation.store import Store, StoreError
 from calibration.results import (
     KappaEntry,
@@ -53,197 +50,53 @@ from calibration.results import (
     PositionReport,
     ReviewJudge,
     ReviewReport,
-    ReviewSample,
-    SampleProgress,
     ServedModelChange,
     TrendPoint,
+)
+from calibration.review_sample import (
+    RUBRIC_KIND,
+    check_week,
+    consensus,
+    current_week,
+    draw_sample,
+    human_labels,
+    judge_answers,
+    sample_people,
+    sample_progress,
+    week_end,
 )
 from calibration.stats.agreement import INTERVAL_METHOD, cohen
 from calibration.stats.judged import Drawn, JudgedKappa, judged_kappa
 from calibration.stats.kappa import Weights
-from calibration.stats.position import from_slots, position_bias, summarize_pairs
+from calibration.stats.position import from_slots, position_bias
 from calibration.stats.ppi import ppi_mean
 from calibration.stats.verdict import (
-    DEFAULT_OVERLAP,
     MIN_LABELS,
     MIN_QUERIES,
-    SAMPLE_SIZE,
+    STALE_AFTER_WEEKS,
     STATISTICS,
     case_advice,
 )
 
-__all__ = ["draw_sample", "review", "current_week", "MIN_LABELS"]
+__all__ = [
+    "MIN_LABELS",
+    "RUBRIC_KIND",
+    "consensus",
+    "current_week",
+    "draw_sample",
+    "human_labels",
+    "judge_answers",
+    "review",
+    "sample_progress",
+]
 
-RUBRIC_KIND = {"relevance": "chunk", "faithfulness": "trace", "preference": "pair"}
 SCALES = {"relevance": [0, 1, 2, 3], "faithfulness": [0, 1, 2], "preference": [0, 1, 2]}
 ORDINAL = ("relevance", "faithfulness")  # grades with an order: weighted kappas are printed beside
-SAMPLE_KIND = "trace"  # what the weekly sample draws
 RULE = "interval"  # how verdicts are reached (saved with each calibration): the interval against one bar
 CHOICES = ("A", "B", "tie")  # preference values, by candidate: 0 = A (the pair's first trace), 1 = B, 2 = tie
 PASS = 2  # faithfulness: fully supported
 # each statistic's weighting of Cohen's kappa
 WEIGHTS: dict[str, Weights] = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
-
-
-def current_week(today: date | None = None) -> str:
-    year, week, _ = (today or date.today()).isocalendar()
-    return f"{year}-W{week:02d}"
-
-
-def _check_week(week: str) -> str:
-    try:
-        date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
-        if week[4:6] != "-W" or len(week) != 8:
-            raise ValueError
-    except ValueError:
-        raise StoreError(f"week {week!r}; expected an ISO week YYYY-Www, e.g. 2026-W49") from None
-    return week
-
-
-# ---------------------------------------------------------------- reading labels
-
-
-def human_labels(store: Store, rubric: str) -> dict[int, dict[str, int]]:
-    """item -> annotator -> current value. Preferences are mapped from the slot shown
-    first to the candidate (0 = A, the pair's first trace; 1 = B; 2 = tie, "both bad" counting
-    as a tie: the judge's answer is a swap-averaged preference, which cannot say more)."""
-    rows = store.newest_labels_shown(rubric, RUBRIC_KIND[rubric])
-    out: dict[int, dict[str, int]] = defaultdict(dict)
-    for item, who, value, shown in rows:
-        if value is None:
-            continue
-        if rubric == "preference" and shown == "BA" and value in (0, 1):
-            value = 1 - value
-        if rubric == "preference" and value in NO_PREFERENCE:
-            value = NO_PREFERENCE[0]
-        out[int(item)][who] = int(value)
-    return dict(out)
-
-
-def judge_answers(store: Store, fingerprint: str, rubric: str, since: int | None = None) -> dict[int, int]:
-    """item -> the judge's answer: its grade (first repeat), or for pairs the candidate its
-    swap-averaged preference favours (only pairs answered in both orders). ``since``: only labels
-    stored from that label id on (those served by the model the endpoint serves now)."""
-    rows = [r for r in store.judge_values(fingerprint) if since is None or r["id"] >= since]
-    if rubric != "preference":
-        return {r["item_id"]: r["value"] for r in rows if (r["repeat"] or 0) == 0}
-    out = {}
-    for pair in summarize_pairs(rows)["pairs"]:
-        p = pair["preference_a"]
-        if p is not None:
-            out[pair["item_id"]] = 0 if p > 0.5 else (1 if p < 0.5 else 2)
-    return out
-
-
-def consensus(values: list[int], rubric: str) -> int:
-    """The people's answer: the median (lower middle) of ordinal grades; for
-    preferences the majority, a tie between choices counting as "tie"."""
-    values = sorted(values)
-    if rubric != "preference":
-        return values[(len(values) - 1) // 2]
-    counts = {v: values.count(v) for v in set(values)}
-    best = max(counts.values())
-    winners = [v for v, c in counts.items() if c == best]
-    return winners[0] if len(winners) == 1 else 2
-
-
-# ---------------------------------------------------------------- sampling
-
-
-def sample_judge(store: Store) -> str | None:
-    """The faithfulness judge a sample is stratified by: the newest one registered."""
-    judges = [j for j in store.judges() if j["rubric"] == "faithfulness"]
-    return judges[-1]["fingerprint"] if judges else None
-
-
-def draw_sample(
-    store: Store,
-    week: str | None = None,
-    n: int = SAMPLE_SIZE,
-    annotators: list[str] | tuple[str, ...] = (),
-    seed: int = 0,
-    fingerprint: str | None = None,
-    overlap: float = DEFAULT_OVERLAP,
-) -> ReviewSample:
-    """This week's sample of ``n`` trace items not sampled in an earlier week, stratified
-    (proportional allocation, at least one per stratum) by the judge's grade and the trace's system
-    (``fingerprint``, default :func:`sample_judge`; by system alone when no judge graded them), and
-    assigned to ``annotators``: each item to one of them in turn, and a share ``overlap`` of the
-    items to two (the items the human-human ceiling rests on; 1.0: every annotator labels all)."""
-    week = _check_week(week or current_week())
-    if n < 1:
-        raise StoreError(f"sample size {n}; expected at least 1")
-    if not 0.0 <= overlap <= 1.0:
-        raise StoreError(f"overlap {overlap}; expected a share between 0 and 1")
-    if store.review_sample_exists(week):
-        raise StoreError(f"week {week} already has a review sample; review it, or choose another week")
-    rows = store.unsampled_trace_items()
-    if not rows:
-        raise StoreError("no trace left to sample: every trace was in an earlier week's sample")
-    fingerprint = fingerprint or sample_judge(store)
-    answers = judge_answers(store, fingerprint, "faithfulness") if fingerprint else {}
-    strata: dict[str, list[int]] = defaultdict(list)
-    for item, system in rows:
-        key = (f"judge={answers[item]}, " if item in answers else "") + f"system={system}"
-        strata[key].append(int(item))
-    rng = random.Random(seed)
-    total = len(rows)
-    take = min(n, total)
-    chosen: list[tuple[int, str]] = []
-    # proportional allocation, at least one per stratum, largest remainders for the rest
-    quotas = {k: max(1, int(take * len(v) / total)) for k, v in strata.items()}
-    while sum(quotas.values()) > take:
-        biggest = max(quotas, key=lambda k: quotas[k])
-        quotas[biggest] -= 1
-    spare = take - sum(quotas.values())
-    for key in sorted(strata, key=lambda k: -(take * len(strata[k]) / total - quotas[k]))[:spare]:
-        quotas[key] += 1
-    for key in sorted(strata):
-        members = sorted(strata[key])
-        rng.shuffle(members)
-        chosen += [(item, key) for item in members[: min(quotas[key], len(members))]]
-    doubled = 0
-    with store.write():
-        store.add_review_sample(week, chosen)
-        ids = [store.annotator_id(name) for name in annotators]
-        if ids:
-            order = [item for item, _ in chosen]
-            rng.shuffle(order)
-            n_double = len(order) if overlap >= 1.0 else round(overlap * len(order))
-            assignments = []
-            for position, item in enumerate(order):
-                people = {ids[position % len(ids)]}
-                if position < n_double:
-                    people = set(ids) if overlap >= 1.0 else people | {ids[(position + 1) % len(ids)]}
-                    doubled += len(people) > 1
-                assignments += [(item, person, rng.getrandbits(48)) for person in sorted(people)]
-            store.assign_many(assignments)
-    counts: dict[str, int] = defaultdict(int)
-    for _, key in chosen:
-        counts[key] += 1
-    return {
-        "week": week,
-        "sampled": len(chosen),
-        "of": total,
-        "strata": dict(counts),
-        "annotators": list(annotators),
-        "doubly_assigned": doubled,
-        "stratified_by": fingerprint,
-    }
-
-
-def sample_progress(store: Store, week: str) -> SampleProgress:
-    """How far people are with this week's sample: items labelled by one person or more, by two
-    or more (the ceiling's), of the sample's size."""
-    sample = store.review_sample(_check_week(week))
-    people = human_labels(store, "faithfulness")
-    labelled = [i for i in sample if i in people]
-    return {
-        "week": week,
-        "size": len(sample),
-        "labelled": len(labelled),
-        "doubly": sum(1 for i in labelled if len(people[i]) >= 2),
-    }
 
 
 # ---------------------------------------------------------------- the review
@@ -451,6 +304,7 @@ def review(
     verdicts_only: bool = False,
     min_queries: int = MIN_QUERIES,
     face: str = "review",
+    stale_after_weeks: int = STALE_AFTER_WEEKS,
 ) -> ReviewReport:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
     :func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
@@ -461,7 +315,7 @@ def review(
     each look: a verdict read again on more labels reads the confidence sequence (issue #39)."""
     if statistic not in STATISTICS:
         raise StoreError(f"verdict statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
-    week = _check_week(week or current_week())
+    week = check_week(week or current_week())
     sample = store.review_sample(week)
     draws = store.random_draws()
     judges: list[ReviewJudge] = []
@@ -473,7 +327,12 @@ def review(
         if not judge["current"]:  # a later version of its name replaced it: the trend keeps its weeks
             superseded.append(judge)
             continue
-        humans = human_labels(store, rubric)
+        queries = store.item_queries(RUBRIC_KIND[rubric])
+        # this week's sample scopes the judges of its items' kinds (traces, chunks), never another's;
+        # it reads the labels made for it: after it was drawn, by the people it was assigned to
+        kind_sample = {i for i in sample if i in queries}
+        scoped = bool(kind_sample)
+        humans = sample_people(store, week, rubric, kind_sample) if scoped else human_labels(store, rubric)
         drift = served_model_changes(store, judge["fingerprint"])
         since = drift[-1]["since_label"] if drift else None
         answers = judge_answers(store, judge["fingerprint"], rubric, since)
@@ -483,15 +342,12 @@ def review(
         out_of_fold = {int(i): int(v) for i, v in (judge["settings"].get("out_of_fold") or {}).items()}
         answers.update(out_of_fold)
         trained = set(judge["settings"].get("trained_on") or []) - set(out_of_fold)
-        # this week's sample is of traces: it scopes the judges of trace rubrics only, never another's
-        scoped = bool(sample) and RUBRIC_KIND[rubric] == SAMPLE_KIND
-        scope = f"this week's sample ({len(sample)} items)" if scoped else "every labelled item"
+        scope = f"this week's sample ({len(kind_sample)} items)" if scoped else "every labelled item"
         people_in_scope = {
             i: v for i, v in humans.items() if (not scoped or i in sample) and i not in trained
         }
         items = sorted(i for i in people_in_scope if i in answers)
         people = [consensus(list(humans[i].values()), rubric) for i in items]
-        queries = store.item_queries(RUBRIC_KIND[rubric])
         item_queries = _queries_of(items, queries)
         look_scope = week if scoped else "every labelled item"
         design = Design(
@@ -516,6 +372,14 @@ def review(
                 Design(queries=_queries_of(mine, queries), raters=1),
             )
         n = agreement["n"]
+        stale = _stale(store.newest_label_at(items), week, stale_after_weeks)
+        if stale and agreement["verdict"] in ("trusted", "not trusted", "undecided"):
+            agreement["verdict"], agreement["reason"] = "stale", stale
+            agreement["more_labels"] = None
+            agreement["advice"] = (
+                "label this week's sample (calibration review --sample) and review again; until then, treat "
+                "its figures as unshown"
+            )
         found = agreement["verdict"]
         store.add_look(
             {
@@ -529,9 +393,7 @@ def review(
             }
         )
         # the ceiling and position bias decide the advice (issue #40), so check's reading computes them too
-        ceiling = _ceiling(
-            {i: humans[i] for i in humans if not scoped or i in sample}, rubric, statistic, bar, queries
-        )
+        ceiling = _ceiling(humans, rubric, statistic, bar, queries)
         position = _position(store, judge["fingerprint"]) if rubric == "preference" else None
         judges.append(
             {
@@ -554,7 +416,7 @@ def review(
                 "annotators": annotators,
                 "ceiling": None if verdicts_only else ceiling,
                 "verdict": found,
-                "status_reason": agreement["reason"] if found == "uncalibrated" else None,
+                "status_reason": agreement["reason"] if found in ("uncalibrated", "stale") else None,
                 "more_labels": agreement["more_labels"],
                 "advice": case_advice(
                     agreement["advice"], kind=judge["kind"], bar=bar, ceiling=ceiling, position=position
@@ -586,6 +448,21 @@ def review(
         ],
         "trend": [] if verdicts_only else trend(store),  # after the save: this week's review is in it
     }
+
+
+def _stale(newest: str | None, week: str, weeks: int) -> str | None:
+    """Why a verdict is stale: its newest label is more than ``weeks`` weeks before the reviewed week's
+    end (None: fresh, or no label)."""
+    if newest is None:
+        return None
+    made = date.fromisoformat(newest[:10])
+    age = (week_end(week) - made).days
+    if age <= weeks * 7:
+        return None
+    return (
+        f"the newest of its labels is from {made.isoformat()}, {age // 7} weeks before the end of {week}: "
+        f"a verdict stays fresh {weeks} weeks"
+    )
 
 
 def _save(store: Store, week: str, judges: list[ReviewJudge]) -> None:

@@ -24,7 +24,7 @@ from calibration import actions
 from calibration.plan_ui import render_plan
 from calibration.policy.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
-from calibration.review import RUBRIC_KIND, SAMPLE_KIND, current_week, draw_sample, sample_progress
+from calibration.review import RUBRIC_KIND, current_week, draw_sample, sample_progress
 from calibration.review_report import (
     design_text,
     drift_text,
@@ -108,7 +108,8 @@ def render_review_page() -> None:
                 save=False,
                 face="page",
             )
-            sampled = bool(store.review_sample(week))
+            sampled = store.review_sample(week)
+            kinds = {kind for kind in set(RUBRIC_KIND.values()) if sampled & set(store.item_queries(kind))}
     except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
         return
@@ -116,8 +117,8 @@ def render_review_page() -> None:
         st.info("No judge has graded anything yet: run one on the Judge page, or `python -m judge grade`.")
         return
     for judge in report["judges"]:
-        # the review reads a trace judge on this week's sample when there is one (calibration.review)
-        scoped = sampled and RUBRIC_KIND.get(judge["rubric"]) == SAMPLE_KIND
+        # the review reads a judge on this week's sample when it holds items of its kind (calibration.review)
+        scoped = RUBRIC_KIND.get(judge["rubric"]) in kinds
         render_judge(judge, week if scoped else None)
     if superseded_text(report):
         st.caption(md(superseded_text(report)[0].upper() + superseded_text(report)[1:]) + ".")
@@ -150,7 +151,8 @@ def render_sample(db: str, week: str) -> None:
     if progress["size"]:
         st.progress(
             progress["labelled"] / progress["size"],
-            text=f"{progress['labelled']} of {progress['size']} sampled traces labelled by people, "
+            text=f"{progress['labelled']} of {progress['size']} sampled items ({progress['traces']} traces, "
+            f"{progress['chunks']} chunks) labelled by people since the sample was drawn, "
             f"{progress['doubly']} by two or more (the ceiling's items)",
         )
         st.caption(
@@ -185,8 +187,13 @@ def render_sample(db: str, week: str) -> None:
                 st.warning(md(note[0].upper() + note[1:]) + ".")
             strata = ", ".join(f"{md(k)}: {v}" for k, v in sorted(drawn["strata"].items()))
             st.success(
-                f"Sampled {drawn['sampled']} of {drawn['of']} traces for week {md(week)} ({strata}); "
-                f"assigned to {len(who)} annotators, {drawn['doubly_assigned']} items to two or more."
+                f"Sampled {drawn['sampled']} of {drawn['of']} traces for week {md(week)} ({strata})"
+                + (
+                    f" and {drawn['chunks_sampled']} of {drawn['chunks_of']} chunks the relevance judge graded"
+                    if drawn.get("chunks_sampled")
+                    else ""
+                )
+                + f"; assigned to {len(who)} annotators, {drawn['doubly_assigned']} items to two or more."
             )
 
 

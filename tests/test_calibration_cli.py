@@ -172,11 +172,11 @@ def test_review_on_the_demo(demo_db, tmp_path, capsys) -> None:
 def test_review_sample_is_stratified_and_assigned(demo_db, capsys) -> None:
     db = demo_db
     code, out, _ = cli(
-        main, capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "10", "--annotators", "eve,fay"
+        main, capsys, "review", "--db", db, "--week", "2026-W45", "--sample", "10", "--annotators", "eve,fay"
     )
     assert (
         code == 0
-        and "sampled 10 of 40 traces for week 2026-W50 (system=rag-bm25: 5, system=rag-rerank: 5)" in out
+        and "sampled 10 of 40 traces for week 2026-W45 (system=rag-bm25: 5, system=rag-rerank: 5)" in out
     )
     with Store(db) as store:
         assigned = store.db.execute(
@@ -184,7 +184,7 @@ def test_review_sample_is_stratified_and_assigned(demo_db, capsys) -> None:
                WHERE a.name IN ('eve', 'fay')"""
         ).fetchone()[0]
     assert assigned == 20
-    code, _, err = cli(main, capsys, "review", "--db", db, "--week", "2026-W50", "--sample", "5")
+    code, _, err = cli(main, capsys, "review", "--db", db, "--week", "2026-W45", "--sample", "5")
     assert code == 2 and "already has a review sample" in err
 
 

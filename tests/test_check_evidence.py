@@ -374,7 +374,17 @@ def test_a_pass_rate_interval_stays_within_0_and_1(capsys, tmp_path):
 
     db = tmp_path / "demo.db"
     build_demo(str(db), with_judge=True)
-    code, out, err = cli(main, capsys, "review", "--db", db, "--sample", "5", "--format", "json")
+    code, out, err = cli(main, capsys, "review", "--db", db, "--sample", "5", "--annotators", "cat")
+    assert code == 0, err
+    # the sample's labels are the ones made for it (#40): cat labels the 5 sampled traces now
+    from annotation.store import Store
+    from calibration.review_sample import current_week
+
+    with Store(db) as store:
+        sample = sorted(store.review_sample(current_week()) & set(store.item_queries("trace")))
+        for item, value in zip(sample, (2, 2, 2, 2, 0)):
+            store.add_label(item, "cat", value, "faithfulness")
+    code, out, err = cli(main, capsys, "review", "--db", db, "--format", "json")
     assert code == 0, err
     rates = [
         j["pass_rate"] for j in json.loads(out)["judges"] if j.get("pass_rate") and j["pass_rate"].get("ci")

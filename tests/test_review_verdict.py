@@ -42,24 +42,25 @@ def judged_demo(db) -> None:
         grade_offline(store, "faithfulness")
 
 
-def test_a_trace_sample_leaves_the_relevance_judges_n_unchanged(demo_db) -> None:
+def test_the_weekly_sample_scopes_each_judge_to_its_own_items(demo_db) -> None:
+    """The sample holds traces and, since #40, chunks the relevance judge graded: each judge is read on
+    its own kind's share of it, on the labels made for it (none yet: the demo's were made before)."""
     judged_demo(demo_db)
     with Store(demo_db) as store:
         before = {
             j["rubric"]: j
             for j in review(store, "2026-W49", save=False, bar=0.6, statistic="unweighted")["judges"]
         }
-        drawn = draw_sample(store, "2026-W50", n=10, annotators=["eve", "fay"])
+        drawn = draw_sample(store, "2026-W46", n=10, annotators=["eve", "fay"])
         after = {
             j["rubric"]: j
-            for j in review(store, "2026-W50", save=False, bar=0.6, statistic="unweighted")["judges"]
+            for j in review(store, "2026-W46", save=False, bar=0.6, statistic="unweighted")["judges"]
         }
-    assert drawn["sampled"] == 10
-    relevance = before["relevance"]["consensus"]["n"]
-    assert relevance > 0
-    assert after["relevance"]["consensus"]["n"] == relevance
-    assert after["relevance"]["scope"] == "every labelled item"
+    assert drawn["sampled"] == 10 and drawn["chunks_sampled"] == 10 and drawn["chunks_of"] == 40
+    assert before["relevance"]["consensus"]["n"] == 20 and before["relevance"]["scope"] == "every labelled item"
+    assert after["relevance"]["scope"] == "this week's sample (10 items)"
     assert after["faithfulness"]["scope"] == "this week's sample (10 items)"
+    assert after["relevance"]["consensus"]["n"] == 0 and after["faithfulness"]["consensus"]["n"] == 0
     # within the faithfulness judge's block, kappa, the ceiling and PPI rest on the same population
     assert after["faithfulness"]["pass_rate"]["scope"] == after["faithfulness"]["scope"]
 
@@ -78,14 +79,17 @@ def test_a_ceiling_of_one_item_is_undefined_with_its_reason(demo_db) -> None:
 
 def test_review_sample_defaults_to_60_and_reports_progress(demo_db, capsys) -> None:
     judged_demo(demo_db)
-    code, out, _ = cli(main, capsys, "review", "--db", demo_db, "--week", "2026-W51", "--sample")
+    code, out, _ = cli(main, capsys, "review", "--db", demo_db, "--week", "2026-W47", "--sample")
     assert code == 0
     # 40 traces in the demo: the default 60 takes all of them, stratified by the judge's grade and system
-    assert "sampled 40 of 40 traces for week 2026-W51" in out
+    assert "sampled 40 of 40 traces for week 2026-W47" in out
     assert "judge=" in out and "system=" in out
     with Store(demo_db) as store:
-        progress = sample_progress(store, "2026-W51")
-    assert progress["size"] == 40 and progress["labelled"] == 16 and progress["doubly"] == 0
+        progress = sample_progress(store, "2026-W47")
+    # 40 traces and the 40 chunks the offline relevance judge graded; cat's 16 labels were made before
+    # the sample was drawn: not this week's (#40)
+    assert (progress["size"], progress["traces"], progress["chunks"]) == (80, 40, 40)
+    assert progress["labelled"] == 0 and progress["doubly"] == 0
 
 
 def test_noisy_is_refused_with_the_reason(demo_db, capsys) -> None:
@@ -96,7 +100,7 @@ def test_noisy_is_refused_with_the_reason(demo_db, capsys) -> None:
 @pytest.mark.parametrize("overlap, doubled", [(1.0, 10), (0.3, 3), (0.0, 0)])
 def test_the_sample_is_shared_with_an_overlap_for_the_ceiling(demo_db, overlap, doubled) -> None:
     with Store(demo_db) as store:
-        drawn = draw_sample(store, "2026-W50", n=10, annotators=["eve", "fay"], overlap=overlap)
+        drawn = draw_sample(store, "2026-W46", n=10, annotators=["eve", "fay"], overlap=overlap)
     assert drawn["doubly_assigned"] == doubled
 
 
@@ -106,7 +110,7 @@ def test_the_review_page_draws_the_sample_and_shows_its_progress(demo_db) -> Non
 
     judged_demo(demo_db)
     at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
-    at.text_input(key="review:week").set_value("2026-W51").run()
+    at.text_input(key="review:week").set_value("2026-W47").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.number_input(key="review:sample_size").value == 60  # the CLI's default
     at.number_input(key="review:sample_size").set_value(10)
@@ -115,13 +119,14 @@ def test_the_review_page_draws_the_sample_and_shows_its_progress(demo_db) -> Non
     next(b for b in at.button if b.label == "Draw this week's sample").click().run()
     assert not at.exception, [e.value for e in at.exception]
     success = [plain(s.value) for s in at.success]
-    assert any(s.startswith("Sampled 10 of 40 traces for week 2026-W51") for s in success), success
-    assert any("assigned to 2 annotators, 5 items to two or more" in s for s in success)
+    assert any(s.startswith("Sampled 10 of 40 traces for week 2026-W47") for s in success), success
+    assert any("and 10 of 40 chunks the relevance judge graded" in s for s in success)
+    assert any("assigned to 2 annotators, 10 items to two or more" in s for s in success)
     at.run()
     text = page_text(at)
-    assert "of 10 sampled traces labelled by people" in text
+    assert "0 of 20 sampled items (10 traces, 10 chunks) labelled by people since the sample was drawn" in text
     with Store(demo_db) as store:
-        assert len(store.review_sample("2026-W51")) == 10
+        assert len(store.review_sample("2026-W47")) == 20
 
 
 def test_agree_refuses_bootstrap_and_seed_with_the_reason(tmp_path, capsys) -> None:

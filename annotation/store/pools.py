@@ -278,3 +278,50 @@ class Pools(StoreBase):
             [fingerprint, scope, n],
         ).fetchone()
         return int(count)
+
+    def review_sample_drawn_at(self, week: str) -> str | None:
+        """When the ``week``'s review sample was drawn (None: it has none)."""
+        row = self.db.execute("SELECT min(created_at) FROM review_samples WHERE week = ?", [week]).fetchone()
+        return row[0] if row else None
+
+    def assignees(self, items: Iterable[int]) -> dict[int, set[str]]:
+        """item -> the people it is assigned to (items assigned to no one are not listed)."""
+        wanted = {int(i) for i in items}
+        out: dict[int, set[str]] = {}
+        for item, name in self.db.execute(
+            "SELECT s.item_id, a.name FROM assignments s JOIN annotators a ON a.id = s.annotator_id"
+        ).fetchall():
+            if int(item) in wanted:
+                out.setdefault(int(item), set()).add(name)
+        return out
+
+    def labelled_since(self, since: str) -> set[tuple[int, str]]:
+        """(item, annotator) of every label row stored at or after ``since``."""
+        return {
+            (int(item), name)
+            for item, name in self.db.execute(
+                """SELECT l.item_id, a.name FROM labels l JOIN annotators a ON a.id = l.annotator_id
+                   WHERE l.created_at >= ?""",
+                [since],
+            ).fetchall()
+        }
+
+    def newest_label_at(self, items: Iterable[int]) -> str | None:
+        """When the newest label row of ``items`` was stored (None: they have none)."""
+        wanted = {int(i) for i in items}
+        newest = None
+        for item, at in self.db.execute("SELECT item_id, max(created_at) FROM labels GROUP BY item_id").fetchall():
+            if int(item) in wanted and at is not None and (newest is None or at > newest):
+                newest = at
+        return newest
+
+    def unsampled_chunk_items(self, fingerprint: str) -> list[tuple[int, str | None, int | None]]:
+        """(item, query, the judge's grade) of every live chunk item the judge graded that no week's
+        review sample holds, by item id: the population of a relevance judge's weekly sample."""
+        return self.db.execute(
+            f"""SELECT i.id, i.query_id, min(j.value) FROM items i JOIN judge_labels j ON j.item_id = i.id
+               WHERE i.kind = 'chunk' AND j.fingerprint = ? AND j.value IS NOT NULL
+               AND i.id NOT IN (SELECT item_id FROM review_samples) AND {live_item("i")}
+               GROUP BY i.id, i.query_id ORDER BY i.id""",
+            [fingerprint],
+        ).fetchall()

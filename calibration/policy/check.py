@@ -392,7 +392,7 @@ def judge_name(judge: Mapping[str, Any]) -> str:
 
 def kappa_entry(judge: ReviewJudge, bar: Bar, undecided: str = "fail") -> JudgeOutcome:
     """One judge's calibration verdict held to the kappa rule (the review's verdict at the bar):
-    trusted passes, not trusted fails; undecided, uncalibrated and undefined are not shown: they fail,
+    trusted passes, not trusted fails; undecided, uncalibrated, stale and undefined are not shown: they fail,
     or warn under ``undecided: warn``, with the deciding kappa, its interval and n beside."""
     consensus = judge["consensus"]
     kappa, n, ci = consensus.get("kappa"), consensus.get("n", 0), consensus.get("ci")
@@ -425,7 +425,7 @@ def kappa_entry(judge: ReviewJudge, bar: Bar, undecided: str = "fail") -> JudgeO
             f"undecided: kappa {shown}, its interval reaches {bar}: not shown"
             + (f"; about {more} more human-labelled items would decide it" if more else ""),
         )
-    if judge["verdict"] in ("uncalibrated", "undefined"):
+    if judge["verdict"] in ("uncalibrated", "undefined", "stale"):
         why = judge.get("status_reason") or consensus.get("undefined_reason") or judge["verdict"]
         return entry(_unshown(undecided), f"{judge['verdict']}: {why}: not shown")
     return entry("failed", f"kappa {shown} is not {bar}: its interval's upper end is below the bar")

@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from annotation.errors import DenominatorError
 from calibration.results import PolicyJSON
-from calibration.stats.verdict import DEFAULT_STATISTIC, STATISTICS, TRUSTED
+from calibration.stats.verdict import DEFAULT_STATISTIC, STALE_AFTER_WEEKS, STATISTICS, TRUSTED
 from calibration.stats.verdict import MIN_QUERIES as VERDICT_QUERIES
 
 __all__ = [
@@ -279,6 +279,7 @@ class Policy:
     kappa_statistic: str = DEFAULT_STATISTIC  # what the kappa bar applies to (the essay: unweighted)
     undecided: str = "fail"  # a judge figure not shown (undecided, uncalibrated): fail, or warn
     min_queries: int = VERDICT_QUERIES  # queries a judge verdict needs (issue #39): fewer, uncalibrated
+    stale_after_weeks: int = STALE_AFTER_WEEKS  # a verdict on older labels is stale (issue #40)
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
@@ -296,6 +297,7 @@ class Policy:
             "kappa_statistic": self.kappa_statistic,
             "undecided": self.undecided,
             "min_queries": self.min_queries,
+            "stale_after_weeks": self.stale_after_weeks,
             "rules": {
                 r.name: (None if r.bar_for(self.corpus) is None else r.bar_text(self.corpus))
                 for r in self.rules
@@ -353,13 +355,24 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         return replace(DEFAULT_POLICY, source=source)
     if not isinstance(data, Mapping):
         raise InvalidPolicy(f"{source}: expected a mapping with corpus, rules and diagnosis")
-    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", "undecided", "min_queries"}
+    unknown = set(data) - {
+        "corpus",
+        "rules",
+        "diagnosis",
+        "kappa_statistic",
+        "undecided",
+        "min_queries",
+        "stale_after_weeks",
+    }
     if unknown:
         raise InvalidPolicy(
             f"{source}: unknown key {quoted(sorted(map(str, unknown))[0])}; "
-            "expected corpus, kappa_statistic, undecided, min_queries, rules, diagnosis"
+            "expected corpus, kappa_statistic, undecided, min_queries, stale_after_weeks, rules, diagnosis"
         )
     min_queries = _min_queries(data.get("min_queries", VERDICT_QUERIES), f"{source}: min_queries")
+    stale = _whole(
+        data.get("stale_after_weeks", STALE_AFTER_WEEKS), f"{source}: stale_after_weeks", 1, 520, "weeks"
+    )
     undecided = data.get("undecided", "fail")
     if undecided not in UNDECIDED:
         raise InvalidPolicy(f"{source}: undecided: {quoted(undecided)}; expected fail or warn")
@@ -396,17 +409,31 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
             )
         diagnosis = replace(diagnosis, **{key: float(value)})
     return Policy(
-        corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic, undecided, min_queries
+        corpus,
+        tuple(rules[r.name] for r in RULES),
+        diagnosis,
+        source,
+        statistic,
+        undecided,
+        min_queries,
+        stale,
     )
+
+
+def _whole(value: Any, where: str, low: int, high: int, noun: str) -> int:
+    """A whole number from ``low`` to ``high`` (a policy file's or a --rule's text)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidPolicy(
+            f"{where}: {quoted(value)}; expected a whole number of {noun} from {low} to {high}"
+        )
+    return value
 
 
 def _min_queries(value: Any, where: str) -> int:
     """The queries a judge verdict needs: a whole number of at least 2 (a query-level variance needs two)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 100_000:
-        raise InvalidPolicy(f"{where}: {quoted(value)}; expected a whole number of queries from 2 to 100000")
-    return value
+    return _whole(value, where, 2, 100_000, "queries")
 
 
 _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
@@ -431,6 +458,12 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
             if op != "=" or value not in UNDECIDED:
                 raise InvalidPolicy(f"--rule {quoted(text)}; expected undecided=fail or undecided=warn")
             policy = replace(policy, undecided=value)
+            continue
+        if name == "stale_after_weeks":
+            if op != "=":
+                raise InvalidPolicy(f"--rule {quoted(text)}; expected stale_after_weeks=N")
+            weeks = _whole(value, f"--rule {quoted(text)}", 1, 520, "weeks")
+            policy = replace(policy, stale_after_weeks=weeks)
             continue
         if name == "min_queries":
             if op != "=":

@@ -37,6 +37,8 @@ MIN_LABELS: int = default(
 MIN_QUERIES = (
     5  # queries a judge verdict needs (issue #39: "3 queries: a verdict needs 5"); the policy may say
 )
+# a verdict whose newest label is older than this many weeks is stale (issue #40); the policy may say
+STALE_AFTER_WEEKS = 4
 STATISTICS = ("unweighted", "linear", "quadratic")  # what the bar may apply to
 DEFAULT_STATISTIC = "unweighted"  # the essay's "Cohen's kappa >= 0.6"
 
@@ -181,14 +183,15 @@ def case_advice(
     consistency = (position or {}).get("position_consistency")
     if consistency is not None and consistency < CONSISTENCY_BAR:
         return (
-            f"the judge picks by position: order consistency {consistency:.3f} over {position['n_pairs']} pairs "
+            f"the judge picks by position: order consistency {consistency:.3f} over "
+            f"{(position or {}).get('n_pairs')} pairs "
             f"asked in both orders (under {CONSISTENCY_BAR}: the order, not the answers, decides); fix how the "
             "prompt presents the pair or swap the judge before labelling more"
         )
     ceiling_kappa = (ceiling or {}).get("kappa")
     if ceiling_kappa is not None and ceiling_kappa < bar:
         return (
-            f"people agree with each other at kappa {ceiling_kappa:.3f} (the ceiling, n = {ceiling['n']}), "
+            f"people agree with each other at kappa {ceiling_kappa:.3f} (the ceiling, n = {(ceiling or {}).get('n')}), "
             f"below the bar {bar}: fix the rubric or the guidelines before judging the judge"
         )
     if kind == "lexical" and "prompt" in advice_:
