@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from calibration.stats.ppi import label_budget, ppi_mean, ppi_report, rogan_gladen, rogan_gladen_from_labels
+from calibration.stats.ppi import ppi_mean, ppi_report, rogan_gladen, rogan_gladen_from_labels
+from calibration.stats.ppi_budget import label_budget
 
 Z95 = 1.959963984540054
 
