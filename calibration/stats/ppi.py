@@ -127,8 +127,8 @@ def ppi_mean(
     alpha: float = 0.05,
     lam: float | None = None,
     *,
-    clusters_labeled: Sequence[Hashable] | None = None,
-    clusters_unlabeled: Sequence[Hashable] | None = None,
+    clusters_labeled: Sequence[Hashable] | NDArray[Any] | None = None,
+    clusters_unlabeled: Sequence[Hashable] | NDArray[Any] | None = None,
 ) -> dict[str, Any]:
     """Prediction-powered mean (PPI++ for ``lam=None``, PPI for ``lam=1``), clustered by query when
     ``clusters_labeled`` / ``clusters_unlabeled`` give each item's query (module docstring).
@@ -218,8 +218,8 @@ def ppi_or_reason(
     how: str,
     alpha: float = 0.05,
     lam: float | None = None,
-    clusters_labeled: Sequence[Hashable] | None = None,
-    clusters_unlabeled: Sequence[Hashable] | None = None,
+    clusters_labeled: Sequence[Hashable] | NDArray[Any] | None = None,
+    clusters_unlabeled: Sequence[Hashable] | NDArray[Any] | None = None,
 ) -> dict[str, Any]:
     """PPI only over labels known to be drawn at random (issue #39, item 3); otherwise the figures
     without a corrected interval, and why. Pure, as :func:`ppi_mean`.
@@ -282,8 +282,8 @@ def ppi_report(
     alpha: float = 0.05,
     lam: float | None = None,
     *,
-    clusters_labeled: Sequence[Hashable] | None = None,
-    clusters_unlabeled: Sequence[Hashable] | None = None,
+    clusters_labeled: Sequence[Hashable] | NDArray[Any] | None = None,
+    clusters_unlabeled: Sequence[Hashable] | NDArray[Any] | None = None,
 ) -> PPIReport:
     """The JSON shape ``python -m calibration ppi`` prints, plain floats and ints:
     ``{"estimate", "ci": [low, high], "lam", "n_labeled", "n_unlabeled",
