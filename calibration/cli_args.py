@@ -321,8 +321,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_format_option(po, "table", "json")
 
     pp = sub.add_parser("ppi", help="a mean corrected by prediction-powered inference (PPI++ by default)")
-    pp.add_argument("labeled", metavar="LABELED.csv", help="header human,judge: items both graded")
-    pp.add_argument("unlabeled", metavar="UNLABELED.csv", help="header judge: items only the judge graded")
+    pp.add_argument(
+        "labeled",
+        metavar="LABELED.csv",
+        help="header human,judge[,query_id]: items both graded (query_id: intervals clustered by query)",
+    )
+    pp.add_argument(
+        "unlabeled", metavar="UNLABELED.csv", help="header judge[,query_id]: items only the judge graded"
+    )
     pp.add_argument(
         "--alpha", type=finite_float, default=0.05, help="1 - confidence of the interval (default 0.05)"
     )

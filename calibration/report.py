@@ -24,6 +24,7 @@ from calibration.results import (
     AgreementReport,
     AuditReport,
     PositionReport,
+    PPIDesign,
     PPIReport,
     ReviewReport,
     ReviewSample,
@@ -561,6 +562,30 @@ def position_text(result: PositionReport, keys: tuple[PositionFigure, ...]) -> s
     return "\n".join(lines) + "\n"
 
 
+def ppi_design_text(design: PPIDesign) -> str:
+    """The design behind a PPI interval in words: "10 queries, 80 labelled items (4 to 12 per
+    query), 400 judge-only items in 10 queries (10 shared); design effect 2.31 (people only 3.10);
+    critical value t(9)"."""
+
+    def queries(k: int | None) -> str:
+        return "" if k is None else f" in {k} {'query' if k == 1 else 'queries'}"
+
+    lo, _, hi = design["items_per_query"] or (None, None, None)
+    per = "" if lo is None else f" ({lo:g} per query)" if lo == hi else f" ({lo:g} to {hi:g} per query)"
+    deff, human = design["design_effect"], design["human_design_effect"]
+    effects = (
+        "design effect "
+        + ("undefined" if deff is None else f"{deff:.2f}")
+        + ("" if human is None else f" (people only {human:.2f})")
+    )
+    return (
+        f"{design['items']} labelled items{queries(design['queries'])}{per}, {design['unlabeled_items']} "
+        f"judge-only items{queries(design['unlabeled_queries'])} ({design['shared_queries']} shared); "
+        f"{effects}; critical value {design['critical']}"
+        + ("" if design["clustered"] else " (no query holds two items: item-level)")
+    )
+
+
 def ppi_text(result: PPIReport, alpha: float, tuned: bool) -> str:
     level = f"{1 - alpha:.0%}"
     human = result["human_only"]
@@ -571,6 +596,11 @@ def ppi_text(result: PPIReport, alpha: float, tuned: bool) -> str:
         f"people only: {human['estimate']:.4f}, {level} CI {interval(human['ci'], 4)} "
         f"(n = {result['n_labeled']})\n"
     )
+    design = result.get("design")
+    if design is not None and (design["queries"] is not None or design["unlabeled_queries"] is not None):
+        text += f"design: {ppi_design_text(design)}\n"
+    if result.get("weak_note"):
+        text += f"PPI cannot help here: {result['weak_note']}\n"
     rg = result.get("rogan_gladen")
     if rg is None:
         return text

@@ -382,6 +382,21 @@ class RoganGladen(TypedDict):
     reason: str | None
 
 
+# the design behind a PPI interval (calibration.stats.ppi._design_dict): labels in queries (#39, item 1)
+class PPIDesign(TypedDict):
+    queries: int | None  # labelled queries; None when no query was given
+    items: int
+    items_per_query: list[float] | None  # min, median, max
+    unlabeled_queries: int | None
+    unlabeled_items: int
+    shared_queries: int  # queries holding labelled and unlabelled items
+    clustered: bool  # a query holds two items: variances by query, t(df)
+    design_effect: float | None  # the PPI variance by query over the item-level one
+    human_design_effect: float | None
+    df: int | None  # None: the normal critical value
+    critical: str  # "normal" or "t(9)"
+
+
 # calibration.stats.ppi.ppi_report (python -m calibration ppi --format json)
 class PPIReport(TypedDict):
     estimate: float
@@ -390,6 +405,11 @@ class PPIReport(TypedDict):
     n_labeled: int
     n_unlabeled: int
     human_only: HumanOnly
+    design: NotRequired[PPIDesign]
+    correlation: NotRequired[float | None]  # people vs judge on the labelled items (#39, item 7)
+    weak_threshold: NotRequired[float | None]  # 1/sqrt(n - 2), Mani et al. 2025
+    weak_note: NotRequired[str | None]  # why PPI cannot narrow the interval here; None: it can
+    prefer: NotRequired[str | None]  # "ppi" or "people"
     rogan_gladen: NotRequired[RoganGladen]  # every value 0 or 1 (calibration.workflows.ppi_files)
 
 
@@ -422,8 +442,10 @@ class KappaEntry(KappaFigure, total=False):  # a kappa with what it rests on, as
     advice: str
 
 
-class HumanOnlyMean(HumanOnly):
-    se: float
+class HumanOnlyMean(TypedDict):  # the people's mean alone; no interval over labels not drawn at random
+    estimate: float
+    ci: NotRequired[list[float]]
+    se: NotRequired[float]
     n: int
 
 
@@ -440,8 +462,15 @@ class PassRate(TypedDict):
     n_unlabeled: NotRequired[int]
     alpha: NotRequired[float]
     human_only: NotRequired[HumanOnlyMean]
-    undefined_reason: NotRequired[str]  # too few items: not corrected
+    undefined_reason: NotRequired[str]  # too few items, or labels not drawn at random: not corrected
     judge_only: NotRequired[float]
+    design: NotRequired[PPIDesign]  # calibration.stats.ppi.ppi_mean / ppi_or_reason (#39)
+    correlation: NotRequired[float | None]
+    weak_threshold: NotRequired[float | None]
+    weak_note: NotRequired[str | None]
+    prefer: NotRequired[str | None]
+    drawn_at_random: NotRequired[bool | None]  # calibration.stats.ppi.ppi_or_reason
+    how: NotRequired[str]
     scope: str
 
 

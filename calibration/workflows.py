@@ -392,11 +392,25 @@ def position_file(path: PathLike) -> PositionReport:
         raise InvalidInput(f"{path}: {exc}") from None
 
 
+def _queries(path: PathLike, rows: list[tuple[int, dict[str, str]]]) -> list[str] | None:
+    """The ``query_id`` of every row, or None when the file has no such column."""
+    if not rows or "query_id" not in rows[0][1]:
+        return None
+    for number, row in rows:
+        if row["query_id"] == "":
+            raise InvalidInput(
+                f"{path}:{number}: query_id: empty; expected the query the item was labelled under"
+            )
+    return [row["query_id"] for _, row in rows]
+
+
 def ppi_files(
     labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
 ) -> PPIReport:
-    """A mean by prediction-powered inference from ``human,judge`` and ``judge`` CSVs:
-    ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). When every value is 0 or 1
+    """A mean by prediction-powered inference from ``human,judge[,query_id]`` and ``judge[,query_id]``
+    CSVs: ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). A ``query_id`` column
+    gives each item's query: the intervals are then clustered by query (issue #39; a file without the
+    column counts each of its items as its own query), and the report states the design. When every value is 0 or 1
     (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
     labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
     estimate to hold the first against."""
@@ -405,12 +419,20 @@ def ppi_files(
 
     if not 0 < alpha < 1:
         raise InvalidInput(f"--alpha {alpha}; expected a number between 0 and 1")
-    both = read_csv_rows(labeled, ["human", "judge"])
-    judge_only = read_csv_rows(unlabeled, ["judge"])
+    both = read_csv_rows(labeled, ["human", "judge"], optional=("query_id",))
+    judge_only = read_csv_rows(unlabeled, ["judge"], optional=("query_id",))
     human, judge = csv_numbers(labeled, both, "human"), csv_numbers(labeled, both, "judge")
     judge_alone = csv_numbers(unlabeled, judge_only, "judge")
     try:
-        result = ppi_report(human, judge, judge_alone, alpha=alpha, lam=lam)
+        result = ppi_report(
+            human,
+            judge,
+            judge_alone,
+            alpha=alpha,
+            lam=lam,
+            clusters_labeled=_queries(labeled, both),
+            clusters_unlabeled=_queries(unlabeled, judge_only),
+        )
         if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
             result["rogan_gladen"] = rogan_gladen_from_labels(
                 human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha

@@ -113,7 +113,21 @@ def test_ppi_contract(tmp_path, capsys) -> None:
     assert code == 0
     result = json.loads(out)
     # pass/fail labels: the Rogan-Gladen correction rides along (test_ppi_adds_rogan_gladen_for_pass_fail_labels)
-    assert set(result) == {"estimate", "ci", "lam", "n_labeled", "n_unlabeled", "human_only", "rogan_gladen"}
+    assert set(result) == {
+        "estimate",
+        "ci",
+        "lam",
+        "n_labeled",
+        "n_unlabeled",
+        "human_only",
+        "rogan_gladen",
+    } | {
+        "design",
+        "correlation",
+        "weak_threshold",
+        "weak_note",
+        "prefer",
+    }
     assert result["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, yhat, yhat_u)[0]), abs=1e-6)
     low, high = ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
     assert result["ci"] == pytest.approx([float(low[0]), float(high[0])], abs=1e-6)

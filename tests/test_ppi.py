@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from calibration.stats.ppi import label_budget, ppi_mean, ppi_report, rogan_gladen, rogan_gladen_from_labels
+from calibration.stats.ppi import ppi_mean, ppi_report, rogan_gladen, rogan_gladen_from_labels
+from calibration.stats.ppi_budget import label_budget
 
 Z95 = 1.959963984540054
 
@@ -95,7 +96,13 @@ def test_constant_judge_falls_back_to_human_only():
 def test_ppi_report_shape_is_plain_json():
     y, yhat, yhat_u = synthetic(7, 40, 400, "binary")
     report = ppi_report(y, yhat, yhat_u)
-    assert set(report) == {"estimate", "ci", "lam", "n_labeled", "n_unlabeled", "human_only"}
+    assert set(report) == {"estimate", "ci", "lam", "n_labeled", "n_unlabeled", "human_only"} | {
+        "design",
+        "correlation",
+        "weak_threshold",
+        "weak_note",
+        "prefer",
+    }
     assert set(report["human_only"]) == {"estimate", "ci"}
     assert type(report["estimate"]) is float and type(report["lam"]) is float
     assert type(report["n_labeled"]) is int and report["n_labeled"] == 40

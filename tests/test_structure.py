@@ -48,6 +48,8 @@ PURE = [
     "calibration/results.py",
     "calibration/stats/position.py",
     "calibration/stats/ppi.py",
+    "calibration/stats/ppi_design.py",
+    "calibration/stats/ppi_budget.py",
     "calibration/stats/significance.py",
     "calibration/policy/rules.py",
     "calibration/policy/check.py",

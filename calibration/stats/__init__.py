@@ -10,6 +10,8 @@ scipy only).
 - :mod:`~calibration.stats.agreement`: the ``agree`` report (pairs, the human ceiling);
 - :mod:`~calibration.stats.position`: a pairwise judge's position bias;
 - :mod:`~calibration.stats.ppi`: prediction-powered inference and the Rogan-Gladen correction;
+  :mod:`~calibration.stats.ppi_design` PPI when labels come in queries (and when PPI cannot help);
+  :mod:`~calibration.stats.ppi_budget` the labels a target width needs;
 - :mod:`~calibration.stats.significance`: the paired tests of ``compare``;
 - :mod:`~calibration.stats.verdict`: the verdict on a kappa and its interval, and its defaults
   (its function ``verdict`` is imported from the module: the package's attribute of that name is
@@ -31,7 +33,8 @@ if TYPE_CHECKING:  # the names, for readers and the type checker (imported at ru
     from calibration.stats.kappa_interval import kappa_ci
     from calibration.stats.multirater import fleiss, krippendorff_alpha
     from calibration.stats.position import position_bias, summarize_pairs
-    from calibration.stats.ppi import label_budget, ppi_mean, ppi_report, rogan_gladen
+    from calibration.stats.ppi import ppi_mean, ppi_or_reason, ppi_report, rogan_gladen
+    from calibration.stats.ppi_budget import label_budget
     from calibration.stats.significance import paired_test, randomization_p
     from calibration.stats.verdict import TRUSTED, advice, labels_to_decide
 
@@ -46,7 +49,8 @@ __all__, __getattr__ = lazy_api(
         "kappa_interval": "kappa_ci",
         "multirater": "fleiss krippendorff_alpha",
         "position": "position_bias summarize_pairs",
-        "ppi": "label_budget ppi_mean ppi_report rogan_gladen",
+        "ppi": "ppi_mean ppi_or_reason ppi_report rogan_gladen",
+        "ppi_budget": "label_budget",
         "significance": "paired_test randomization_p",
         "verdict": "TRUSTED advice labels_to_decide",
     },

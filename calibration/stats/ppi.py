@@ -25,6 +25,10 @@ difference: when the judge's labels are all the same, ppi_py's lambda is 0/0 (na
 here lambda is 0 (the judge carries no information, so PPI++ is the human-only mean)
 and ``lam_note`` says so.
 
+Labels in queries, PPI only where it can help, random or said so: :mod:`calibration.stats.ppi_design`
+(the clustered variance, the tuned lambda with clusters, the weak-correlation note). The label
+budget: :mod:`calibration.stats.ppi_budget`.
+
 Rogan-Gladen correction of a pass rate
 --------------------------------------
 A judge with sensitivity ``tpr`` = P(judge pass | human pass) and specificity ``tnr``
@@ -34,32 +38,25 @@ from the results of a screening test", American Journal of Epidemiology 107(1):7
 1978), clipped to [0, 1]; undefined when tpr + tnr <= 1 (the judge is no better than a
 coin flip, so it says nothing about the true rate).
 
-Label budget
-------------
-A normal-approximation CI of full width w needs ``z * se <= w/2``, z = z_{1-alpha/2}:
-
-- human only, se^2 = sigma^2 / n:  n = ceil((2 z sigma / w)^2), with sigma^2 = p(1-p)
-  for a pass rate (p = 0.5, the worst case, unless p is given) or a given variance;
-  e.g. w = 0.1, p = 0.5, alpha = 0.05: ceil((2 * 1.959964 * 0.5 / 0.1)^2) = 385.
-- PPI (lam = 1), se^2 = sigma_res^2 / n + sigma_judge^2 / N, sigma_res^2 = var(Y - Yhat)
-  the judge-human residual variance, sigma_judge^2 = var(Yhat) over the unlabelled items:
-  n = ceil(sigma_res^2 / ((w / 2z)^2 - sigma_judge^2 / N)); with N unbounded
-  n = ceil((2 z sigma_res / w)^2); when (w / 2z)^2 <= sigma_judge^2 / N no number of
-  labels reaches w (the judge's own sampling noise over N items is already wider).
-- PPI++ (from a pilot sample): the smallest n with
-  min over lam in [0, 1] of (var(Y - lam Yhat)/n + lam^2 var(Yhat)/N) <= (w / 2z)^2,
-  where the minimising lam = cov(Y, Yhat) / ((1 + n/N) var(Yhat)), clipped (as above);
-  found by bisection (the minimum falls as n grows). Never above the human-only n for
-  the pilot's own var(Y), since lam = 0 is allowed.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import norm
+
+from calibration.stats.ppi_design import (
+    QueryDesign,
+    clustered_lambda,
+    clustered_parts,
+    critical,
+    design_dict,
+    weak_check,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -67,21 +64,21 @@ if TYPE_CHECKING:
     from calibration.results import PPIReport, RoganGladen
 
 __all__ = [
-    "label_budget",
     "ppi_mean",
+    "ppi_or_reason",
     "ppi_report",
     "rogan_gladen",
     "rogan_gladen_from_labels",
 ]
 
 
-def _z(alpha: float) -> float:
+def z_of(alpha: float) -> float:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha {alpha!r}; expected a number strictly between 0 and 1")
     return float(norm.ppf(1.0 - alpha / 2.0))
 
 
-def _vector(values: Any, name: str, min_size: int = 1) -> NDArray[np.float64]:
+def as_numbers(values: Any, name: str, min_size: int = 1) -> NDArray[np.float64]:
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -101,7 +98,7 @@ def _vector(values: Any, name: str, min_size: int = 1) -> NDArray[np.float64]:
 
 
 def _binary(values: Any, name: str, min_size: int = 1) -> NDArray[np.bool_]:
-    arr = _vector(values, name, min_size)
+    arr = as_numbers(values, name, min_size)
     bad = np.flatnonzero((arr != 0) & (arr != 1))
     if bad.size:
         raise ValueError(
@@ -129,27 +126,43 @@ def ppi_mean(
     Yhat_unlabeled: Any,
     alpha: float = 0.05,
     lam: float | None = None,
+    *,
+    clusters_labeled: Sequence[Hashable] | NDArray[Any] | None = None,
+    clusters_unlabeled: Sequence[Hashable] | NDArray[Any] | None = None,
 ) -> dict[str, Any]:
-    """Prediction-powered mean (PPI++ for ``lam=None``, PPI for ``lam=1``).
+    """Prediction-powered mean (PPI++ for ``lam=None``, PPI for ``lam=1``), clustered by query when
+    ``clusters_labeled`` / ``clusters_unlabeled`` give each item's query (module docstring).
 
-    Returns ``estimate``, ``ci`` [low, high] (normal approximation, level 1 - alpha),
-    ``se``, ``lam`` (the one used), ``lam_tuned`` (True when power-tuned), ``lam_note``
-    (None, or why lambda was set by hand), ``n_labeled``, ``n_unlabeled``, ``alpha``
-    and ``human_only`` ``{"estimate", "ci", "se", "n"}``: the classical mean of
-    ``Y_labeled`` with its normal CI, the number to hold the PPI one against.
+    Returns ``estimate``, ``ci`` [low, high] (level 1 - alpha: normal, or t(df) when a query holds
+    two items), ``se``, ``lam`` (the one used), ``lam_tuned`` (True when power-tuned), ``lam_note``
+    (None, or why lambda was set by hand), ``n_labeled``, ``n_unlabeled``, ``alpha``,
+    ``human_only`` ``{"estimate", "ci", "se", "n"}`` (the classical mean of ``Y_labeled`` with its
+    interval, clustered the same way: the number to hold the PPI one against), ``design``
+    (:func:`calibration.stats.ppi_design.design_dict`: ``queries``, ``items``, ``items_per_query``, ``unlabeled_queries``,
+    ``unlabeled_items``, ``shared_queries``, ``clustered``, ``design_effect``,
+    ``human_design_effect``, ``df``, ``critical``), ``correlation`` (Pearson r of people and judge
+    on the labelled items; None when either is constant), ``weak_threshold`` (1/sqrt(n - 2) at the
+    effective n; None when n <= 2), ``weak_note`` (None, or one sentence: why PPI cannot help here)
+    and ``prefer`` (``"ppi"`` or ``"people"``).
+
+    Raises ValueError on bad input, and when queries are given and the labelled items fall in
+    fewer than 2 of them (no variance between queries): :func:`ppi_or_reason` returns the reason.
     """
-    y = _vector(Y_labeled, "Y_labeled", min_size=2)
-    yhat = _vector(Yhat_labeled, "Yhat_labeled", min_size=2)
-    yhat_u = _vector(Yhat_unlabeled, "Yhat_unlabeled", min_size=1)
+    y = as_numbers(Y_labeled, "Y_labeled", min_size=2)
+    yhat = as_numbers(Yhat_labeled, "Yhat_labeled", min_size=2)
+    yhat_u = as_numbers(Yhat_unlabeled, "Yhat_unlabeled", min_size=1)
     if y.size != yhat.size:
         raise ValueError(
             f"Y_labeled has {y.size} values, Yhat_labeled {yhat.size}; expected one judge label per human label"
         )
-    z = _z(alpha)
+    z_of(alpha)  # validates alpha
     n, big_n = y.size, yhat_u.size
+    design = QueryDesign(clusters_labeled, clusters_unlabeled, n, big_n)
     note = None
     if lam is None:
-        used, note = _tuned_lambda(y, yhat, yhat_u)
+        used, note = (
+            clustered_lambda(design, y, yhat, yhat_u) if design.clustered else _tuned_lambda(y, yhat, yhat_u)
+        )
         tuned = True
     else:
         used = float(lam)
@@ -157,12 +170,21 @@ def ppi_mean(
             raise ValueError(f"lam {lam!r}; expected a finite number or None (power-tuned)")
         tuned = False
     estimate = float(used * yhat_u.mean() + (y - used * yhat).mean())
-    se = math.sqrt(float(np.var(used * yhat_u)) / big_n + float(np.var(y - used * yhat)) / n)
+    v_l, v_u, v_x = clustered_parts(design, y, yhat, yhat_u, used)
+    se = math.sqrt(max(v_l + v_u + v_x, 0.0))
+    df = design.df(used)
+    crit = critical(alpha, df)
     human_mean = float(y.mean())
-    human_se = float(y.std()) / math.sqrt(n)
-    return {
+    centred = design.sums(y - human_mean, labeled=True)
+    human_se = math.sqrt(design.c_l * float(centred @ centred)) / n
+    human_df = max(design.g_l - 1, 1) if design.labeled_clustered else None
+    human_crit = critical(alpha, human_df)
+    # the item-level variances (ppi_py's, ddof 0) the design effects are taken against
+    item_v = float(np.var(y - used * yhat)) / n + float(np.var(used * yhat_u)) / big_n
+    item_vh = float(np.var(y)) / n
+    out: dict[str, Any] = {
         "estimate": estimate,
-        "ci": [estimate - z * se, estimate + z * se],
+        "ci": [estimate - crit * se, estimate + crit * se],
         "se": se,
         "lam": used,
         "lam_tuned": tuned,
@@ -172,11 +194,85 @@ def ppi_mean(
         "alpha": float(alpha),
         "human_only": {
             "estimate": human_mean,
-            "ci": [human_mean - z * human_se, human_mean + z * human_se],
+            "ci": [human_mean - human_crit * human_se, human_mean + human_crit * human_se],
             "se": human_se,
             "n": int(n),
         },
+        "design": design_dict(
+            design,
+            se**2 / item_v if design.given and item_v > 0 else None,
+            human_se**2 / item_vh if design.given and item_vh > 0 else None,
+            df,
+        ),
     }
+    out.update(weak_check(y, yhat, out))
+    return out
+
+
+def ppi_or_reason(
+    Y_labeled: Any,
+    Yhat_labeled: Any,
+    Yhat_unlabeled: Any,
+    *,
+    drawn_at_random: bool | None,
+    how: str,
+    alpha: float = 0.05,
+    lam: float | None = None,
+    clusters_labeled: Sequence[Hashable] | NDArray[Any] | None = None,
+    clusters_unlabeled: Sequence[Hashable] | NDArray[Any] | None = None,
+) -> dict[str, Any]:
+    """PPI only over labels known to be drawn at random (issue #39, item 3); otherwise the figures
+    without a corrected interval, and why. Pure, as :func:`ppi_mean`.
+
+    ``drawn_at_random``: True (a review sample, a hole sample, ``pool --estimate``: the product drew
+    them), False (chosen by hand) or None (not recorded); ``how``: the draw in words, quoted in the
+    reason ("16 traces picked on the review page"). Always returns ``judge_only`` (the judge's mean
+    over the unlabelled items), ``drawn_at_random``, ``how``, ``n_labeled``, ``n_unlabeled`` and
+    ``alpha``.
+
+    - True: everything :func:`ppi_mean` returns (with ``design``, ``weak_note``, ``prefer``); when
+      the labelled items fall in one query (no interval by query), the not-corrected shape below
+      with that reason.
+    - False or None: no ``estimate``, ``ci`` nor ``se``; ``human_only`` is ``{"estimate", "n"}`` (the
+      people's mean of these items, no interval: chosen items say nothing about the rest),
+      ``undefined_reason`` "the labels were chosen, not drawn at random (how): no PPI correction"
+      (None: "it is not recorded how the labels were drawn (how): ..."), ``prefer`` None.
+
+    The review's ``_pass_rate`` can return this with ``scope`` added (its ``PassRate`` keys), and
+    cut ``ci`` / ``human_only.ci`` to [0, 1] when present.
+    """
+    y = as_numbers(Y_labeled, "Y_labeled", min_size=1)
+    yhat_u = as_numbers(Yhat_unlabeled, "Yhat_unlabeled", min_size=1)
+    common: dict[str, Any] = {
+        "judge_only": float(yhat_u.mean()),
+        "drawn_at_random": drawn_at_random,
+        "how": how,
+        "n_labeled": int(y.size),
+        "n_unlabeled": int(yhat_u.size),
+        "alpha": float(alpha),
+    }
+    not_corrected = {**common, "human_only": {"estimate": float(y.mean()), "n": int(y.size)}, "prefer": None}
+    if drawn_at_random is not True:
+        said = (
+            "chosen, not drawn at random" if drawn_at_random is False else "not known to be drawn at random"
+        )
+        return {**not_corrected, "undefined_reason": f"the labels were {said} ({how}): no PPI correction"}
+    if clusters_labeled is not None and len({*clusters_labeled}) < 2:
+        return {
+            **not_corrected,
+            "undefined_reason": f"every labelled item is in one query ({how}): no interval by query, "
+            "so no PPI correction (label items of at least 2 queries)",
+        }
+    result = ppi_mean(
+        Y_labeled,
+        Yhat_labeled,
+        Yhat_unlabeled,
+        alpha=alpha,
+        lam=lam,
+        clusters_labeled=clusters_labeled,
+        clusters_unlabeled=clusters_unlabeled,
+    )
+    return {**result, **common}
 
 
 def ppi_report(
@@ -185,11 +281,23 @@ def ppi_report(
     Yhat_unlabeled: Any,
     alpha: float = 0.05,
     lam: float | None = None,
+    *,
+    clusters_labeled: Sequence[Hashable] | NDArray[Any] | None = None,
+    clusters_unlabeled: Sequence[Hashable] | NDArray[Any] | None = None,
 ) -> PPIReport:
     """The JSON shape ``python -m calibration ppi`` prints, plain floats and ints:
     ``{"estimate", "ci": [low, high], "lam", "n_labeled", "n_unlabeled",
-    "human_only": {"estimate", "ci"}}``."""
-    r = ppi_mean(Y_labeled, Yhat_labeled, Yhat_unlabeled, alpha=alpha, lam=lam)
+    "human_only": {"estimate", "ci"}, "design", "correlation", "weak_threshold", "weak_note",
+    "prefer"}`` (:func:`ppi_mean`'s keys of those names)."""
+    r = ppi_mean(
+        Y_labeled,
+        Yhat_labeled,
+        Yhat_unlabeled,
+        alpha=alpha,
+        lam=lam,
+        clusters_labeled=clusters_labeled,
+        clusters_unlabeled=clusters_unlabeled,
+    )
     return {
         "estimate": float(r["estimate"]),
         "ci": [float(r["ci"][0]), float(r["ci"][1])],
@@ -200,10 +308,15 @@ def ppi_report(
             "estimate": float(r["human_only"]["estimate"]),
             "ci": [float(r["human_only"]["ci"][0]), float(r["human_only"]["ci"][1])],
         },
+        "design": r["design"],
+        "correlation": r["correlation"],
+        "weak_threshold": r["weak_threshold"],
+        "weak_note": r["weak_note"],
+        "prefer": r["prefer"],
     }
 
 
-def _rate(value: Any, name: str) -> float:
+def as_rate(value: Any, name: str) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -221,9 +334,9 @@ def rogan_gladen(judge_pass_rate: float, tpr: float, tnr: float) -> dict[str, An
     clip acted; ``unclipped`` is the raw value); None with ``reason`` when
     tpr + tnr <= 1.
     """
-    p = _rate(judge_pass_rate, "judge_pass_rate")
-    se = _rate(tpr, "tpr")
-    sp = _rate(tnr, "tnr")
+    p = as_rate(judge_pass_rate, "judge_pass_rate")
+    se = as_rate(tpr, "tpr")
+    sp = as_rate(tnr, "tnr")
     youden = se + sp - 1.0
     if youden <= 0.0:
         return {
@@ -288,7 +401,7 @@ def rogan_gladen_from_labels(
         )
     if int(n_boot) < 1:
         raise ValueError(f"n_boot {n_boot!r}; expected at least 1")
-    _z(alpha)  # validates alpha
+    z_of(alpha)  # validates alpha
     n, big_n = h.size, ju.size
     counts = np.array([np.sum(h & j), np.sum(h & ~j), np.sum(~h & j), np.sum(~h & ~j)], dtype=np.int64)
     tp, fn, fp, tn = (int(c) for c in counts)
@@ -336,131 +449,3 @@ def rogan_gladen_from_labels(
     low, high = np.quantile(defined, [alpha / 2.0, 1.0 - alpha / 2.0])
     result["ci"] = [float(low), float(high)]
     return result
-
-
-def _ceil(x: float) -> int:
-    # guard against 384.00000000000006-style noise turning an exact integer into the next one
-    return max(1, math.ceil(x - 1e-9))
-
-
-def label_budget(
-    target_width: float,
-    *,
-    p: float | None = None,
-    variance: float | None = None,
-    residual_var: float | None = None,
-    judge_var: float | None = None,
-    pilot: tuple[Any, Any] | None = None,
-    n_unlabeled: int | None = None,
-    alpha: float = 0.05,
-) -> dict[str, Any]:
-    """How many human labels give a CI of full width ``target_width`` (formulas: module docstring).
-
-    - ``human_only``: from ``variance`` if given, else p(1-p) with ``p`` (default 0.5,
-      the worst case for a pass rate).
-    - ``ppi`` (lam = 1): from ``residual_var`` = var(Y - Yhat) and ``judge_var`` =
-      var(Yhat), or both estimated from ``pilot`` = (Y, Yhat) on a doubly labelled
-      sample (ddof 1); ``n_unlabeled`` = N judged-only items (None: unbounded, the
-      judge term vanishes). None when neither is given.
-    - ``ppi_tuned`` (PPI++): from ``pilot`` only (it needs cov(Y, Yhat) and var(Y)).
-
-    Each part is ``{"n", ...inputs, "reason"}``; ``n`` is None with a ``reason`` when
-    the width cannot be reached.
-    """
-    w = float(target_width)
-    if not (math.isfinite(w) and w > 0):
-        raise ValueError(f"target_width {target_width!r}; expected a positive number")
-    z = _z(alpha)
-    half2 = (w / (2.0 * z)) ** 2  # the largest se^2 that gives the width
-    if n_unlabeled is not None and int(n_unlabeled) < 1:
-        raise ValueError(f"n_unlabeled {n_unlabeled!r}; expected at least 1 (or None: unbounded)")
-    big_n = None if n_unlabeled is None else int(n_unlabeled)
-
-    if variance is not None:
-        sigma2 = float(variance)
-        if not (math.isfinite(sigma2) and sigma2 >= 0):
-            raise ValueError(f"variance {variance!r}; expected a number >= 0")
-        source = "given variance"
-    else:
-        pp = 0.5 if p is None else _rate(p, "p")
-        sigma2 = pp * (1.0 - pp)
-        source = f"p(1-p) with p = {pp:g}" + (" (worst case)" if p is None else "")
-    out: dict[str, Any] = {
-        "target_width": w,
-        "alpha": float(alpha),
-        "z": z,
-        "human_only": {
-            "n": _ceil(sigma2 / half2),
-            "variance": sigma2,
-            "variance_from": source,
-            "reason": None,
-        },
-        "ppi": None,
-        "ppi_tuned": None,
-    }
-
-    pilot_stats = None
-    if pilot is not None:
-        py = _vector(pilot[0], "pilot Y", min_size=2)
-        pyhat = _vector(pilot[1], "pilot Yhat", min_size=2)
-        if py.size != pyhat.size:
-            raise ValueError(f"pilot Y has {py.size} values, pilot Yhat {pyhat.size}; expected pairs")
-        pilot_stats = {
-            "var_y": float(np.var(py, ddof=1)),
-            "var_yhat": float(np.var(pyhat, ddof=1)),
-            "cov": float(np.cov(py, pyhat, ddof=1)[0, 1]),
-            "residual_var": float(np.var(py - pyhat, ddof=1)),
-            "n_pilot": int(py.size),
-        }
-        if residual_var is None:
-            residual_var = pilot_stats["residual_var"]
-        if judge_var is None:
-            judge_var = pilot_stats["var_yhat"]
-
-    if residual_var is not None:
-        res2 = float(residual_var)
-        jv = 0.0 if judge_var is None else float(judge_var)
-        if not (math.isfinite(res2) and res2 >= 0 and math.isfinite(jv) and jv >= 0):
-            raise ValueError(f"residual_var {residual_var!r}, judge_var {judge_var!r}; expected numbers >= 0")
-        if big_n is not None and judge_var is None:
-            raise ValueError("judge_var is needed with n_unlabeled (the judge's own noise over N items)")
-        room = half2 - (jv / big_n if big_n else 0.0)
-        part: dict[str, Any] = {"residual_var": res2, "judge_var": jv, "n_unlabeled": big_n, "reason": None}
-        if room <= 0:
-            part["n"] = None
-            part["reason"] = (
-                f"the judge's noise over {big_n} unlabelled items alone (se^2 = {jv / (big_n or 1):.3g}) "
-                f"exceeds the target (se^2 <= {half2:.3g}): no number of labels reaches width {w:g}"
-            )
-        else:
-            part["n"] = _ceil(res2 / room)
-        out["ppi"] = part
-
-    if pilot_stats is not None:
-        out["ppi_tuned"] = _tuned_budget(pilot_stats, half2, big_n)
-    return out
-
-
-def _tuned_budget(s: dict[str, Any], half2: float, big_n: int | None) -> dict[str, Any]:
-    var_y, var_h, cov = s["var_y"], s["var_yhat"], s["cov"]
-
-    def best(n: int) -> tuple[float, float]:
-        ratio = n / big_n if big_n else 0.0
-        lam = 0.0 if var_h == 0 else float(np.clip(cov / ((1.0 + ratio) * var_h), 0.0, 1.0))
-        se2 = (var_y - 2 * lam * cov + lam * lam * var_h) / n + (lam * lam * var_h / big_n if big_n else 0.0)
-        return se2, lam
-
-    part: dict[str, Any] = {**s, "n_unlabeled": big_n, "reason": None}
-    hi = _ceil(var_y / half2) if var_y > 0 else 1  # lam = 0 (human-only) always reaches it
-    lo = 1
-    if best(lo)[0] <= half2:
-        hi = lo
-    while lo < hi:  # smallest n with best(n) <= half2; best(.) falls as n grows
-        mid = (lo + hi) // 2
-        if best(mid)[0] <= half2:
-            hi = mid
-        else:
-            lo = mid + 1
-    part["n"] = hi
-    part["lam"] = best(hi)[1]
-    return part
