@@ -69,7 +69,7 @@ from calibration.stats.agreement import INTERVAL_METHOD, cohen
 from calibration.stats.judged import Drawn, JudgedKappa, judged_kappa
 from calibration.stats.kappa import Weights
 from calibration.stats.position import from_slots, position_bias
-from calibration.stats.ppi import ppi_mean
+from calibration.stats.ppi import ppi_or_reason
 from calibration.stats.verdict import (
     MIN_LABELS,
     MIN_QUERIES,
@@ -261,9 +261,14 @@ def _pass_rate(
     rubric: str,
     scope: str,
     alpha: float = 0.05,
+    *,
+    draws: dict[int, str] | None = None,
+    queries: dict[int, Any] | None = None,
 ) -> PassRate | None:
     """The faithfulness pass rate by PPI over the labelled items of the judge's population
-    (``humans``, already scoped) and every item the judge alone graded."""
+    (``humans``, already scoped) and every item the judge alone graded: corrected only when every
+    labelled item was drawn at random (``draws``, the store's record; issue #39), clustered by the
+    items' ``queries``, with the weak-correlation note when PPI cannot help at this n."""
     if rubric != "faithfulness":
         return None
     labelled = [i for i in humans if i in answers]
@@ -277,13 +282,30 @@ def _pass_rate(
     y = [float(consensus(list(humans[i].values()), rubric) == PASS) for i in labelled]
     yhat = [float(answers[i] == PASS) for i in labelled]
     yhat_u = [float(answers[i] == PASS) for i in unlabelled]
-    # ppi_mean's dict is the corrected mean; the pass rate adds its scope and the judge's own rate
-    result = cast(PassRate, ppi_mean(y, yhat, yhat_u, alpha=alpha))
+    drawn = _drawn(labelled, draws or {})
+    clusters = queries or {}
+    result = cast(
+        PassRate,
+        ppi_or_reason(
+            y,
+            yhat,
+            yhat_u,
+            drawn_at_random=drawn["random"],
+            how=drawn["how"]
+            if drawn["random"]
+            else f"{sum(1 for i in labelled if i not in (draws or {}))} of {len(labelled)} labelled items",
+            alpha=alpha,
+            clusters_labeled=[clusters.get(i) or f"item {i}" for i in labelled],
+            clusters_unlabeled=[clusters.get(i) or f"item {i}" for i in unlabelled],
+        ),
+    )
     # a pass rate lies in [0, 1]: the normal intervals are cut there (people-only 0.667 [0.133, 1.200]
     # on 6 items read as a rate above 1)
-    result["ci"] = _rate_interval(result["ci"])
-    result["human_only"]["ci"] = _rate_interval(result["human_only"]["ci"])
-    result["judge_only"] = sum(yhat_u) / len(yhat_u)
+    if result.get("ci"):
+        result["ci"] = _rate_interval(result["ci"])
+    human = result.get("human_only")
+    if human and human.get("ci"):
+        human["ci"] = _rate_interval(human["ci"])
     result["scope"] = scope
     return result
 
@@ -422,7 +444,9 @@ def review(
                     agreement["advice"], kind=judge["kind"], bar=bar, ceiling=ceiling, position=position
                 ),
                 "position": None if verdicts_only else position,
-                "pass_rate": _pass_rate(people_in_scope, answers, rubric, scope),
+                "pass_rate": _pass_rate(
+                    people_in_scope, answers, rubric, scope, draws=draws, queries=queries
+                ),
             }
         )
     if save:

@@ -159,16 +159,26 @@ def position_text(p: PositionReport) -> str:
 
 def pass_rate_text(rate: PassRate) -> str:
     """The faithfulness pass rate corrected by PPI beside the people-only one, with what each rests
-    on, or why it was not corrected (the report's and the page's wording)."""
+    on, or why it was not corrected (the people's own rate beside it when there is one), and when PPI
+    cannot help at this n, that note (the report's and the page's wording)."""
     if rate.get("estimate") is None:
-        return f"faithfulness pass rate: not corrected ({rate['undefined_reason']})"
+        text = f"faithfulness pass rate: not corrected ({rate['undefined_reason']})"
+        human = rate.get("human_only")
+        if human and human.get("estimate") is not None:
+            text += f"; people only: {human['estimate']:.3f} over these {human.get('n', rate.get('n_labeled'))} items"
+            if rate.get("judge_only") is not None:
+                text += f"; the judge alone says {rate['judge_only']:.3f}"
+        return text
     human = rate["human_only"]
-    return (
+    text = (
         f"faithfulness pass rate, corrected (PPI): {rate['estimate']:.3f} {interval(rate['ci'], 3, 'prose')} "
         f"from {rate['n_labeled']} labelled ({rate.get('scope', 'every labelled item')}) and "
         f"{rate['n_unlabeled']} judge-only items; people only: "
-        f"{human['estimate']:.3f} {interval(human['ci'], 3, 'prose')}; the judge alone says {rate['judge_only']:.3f}"
+        f"{human['estimate']:.3f} {interval(human.get('ci'), 3, 'prose')}; the judge alone says {rate['judge_only']:.3f}"
     )
+    if rate.get("weak_note"):
+        text += f"; {rate['weak_note']}"
+    return text
 
 
 def summary_lines(report: ReviewReport) -> list[tuple[str, list[str]]]:

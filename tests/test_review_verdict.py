@@ -57,7 +57,9 @@ def test_the_weekly_sample_scopes_each_judge_to_its_own_items(demo_db) -> None:
             for j in review(store, "2026-W46", save=False, bar=0.6, statistic="unweighted")["judges"]
         }
     assert drawn["sampled"] == 10 and drawn["chunks_sampled"] == 10 and drawn["chunks_of"] == 40
-    assert before["relevance"]["consensus"]["n"] == 20 and before["relevance"]["scope"] == "every labelled item"
+    assert (
+        before["relevance"]["consensus"]["n"] == 20 and before["relevance"]["scope"] == "every labelled item"
+    )
     assert after["relevance"]["scope"] == "this week's sample (10 items)"
     assert after["faithfulness"]["scope"] == "this week's sample (10 items)"
     assert after["relevance"]["consensus"]["n"] == 0 and after["faithfulness"]["consensus"]["n"] == 0
@@ -124,7 +126,9 @@ def test_the_review_page_draws_the_sample_and_shows_its_progress(demo_db) -> Non
     assert any("assigned to 2 annotators, 10 items to two or more" in s for s in success)
     at.run()
     text = page_text(at)
-    assert "0 of 20 sampled items (10 traces, 10 chunks) labelled by people since the sample was drawn" in text
+    assert (
+        "0 of 20 sampled items (10 traces, 10 chunks) labelled by people since the sample was drawn" in text
+    )
     with Store(demo_db) as store:
         assert len(store.review_sample("2026-W47")) == 20
 

@@ -310,7 +310,9 @@ class Pools(StoreBase):
         """When the newest label row of ``items`` was stored (None: they have none)."""
         wanted = {int(i) for i in items}
         newest = None
-        for item, at in self.db.execute("SELECT item_id, max(created_at) FROM labels GROUP BY item_id").fetchall():
+        for item, at in self.db.execute(
+            "SELECT item_id, max(created_at) FROM labels GROUP BY item_id"
+        ).fetchall():
             if int(item) in wanted and at is not None and (newest is None or at > newest):
                 newest = at
         return newest
