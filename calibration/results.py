@@ -158,6 +158,7 @@ class JudgeOutcome(TypedDict):
     kappa: NotRequired[float | None]
     weights: NotRequired[str | None]
     statistic: NotRequired[str | None]
+    evidence: NotRequired[str]  # what the figure read: labels, queries of the golden set, people, weeks (#40)
 
 
 class RuleHead(TypedDict):  # what every rule of a check report starts with
@@ -436,6 +437,7 @@ class KappaEntry(KappaFigure, total=False):  # a kappa with what it rests on, as
     population: str  # whom the interval speaks for: "queries drawn like these 12"
     drawn: dict[str, Any] | None  # {"random": bool, "how": str}; None: not known
     read: str  # "once" or "while labelling (N earlier looks)"
+    weeks: list[str] | None  # the ISO weeks of its oldest and newest label
     verdict: str
     reason: str | None
     more_labels: int | None
@@ -552,6 +554,7 @@ class ReviewReport(TypedDict):
     thresholds: Thresholds
     judges: list[ReviewJudge]
     superseded: list[SupersededJudge]
+    out_of_scope: list[SupersededJudge]  # judges that graded nothing of the scope's queries (check)
     trend: list[TrendPoint]
 
 

@@ -37,7 +37,7 @@ with the reason, never 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, cast
@@ -327,12 +327,17 @@ def review(
     min_queries: int = MIN_QUERIES,
     face: str = "review",
     stale_after_weeks: int = STALE_AFTER_WEEKS,
+    scope_queries: Collection[str] | None = None,
+    scope_name: str = "",
 ) -> ReviewReport:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
     :func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
     ``verdicts_only`` (``check``'s reading): each judge's kappa against the people's consensus, its
     verdict and pass rate, without the kappa against each person, the ceiling, position bias and the
-    trend, which the verdict does not read. ``min_queries``: queries a verdict needs (labels carrying a
+    trend, which the verdict does not read. ``scope_queries`` (check's reading, issue #40): only the
+    labels and answers on items of these queries (``scope_name`` says which, e.g. "this golden set's
+    queries"); a judge that graded none of them is listed in ``out_of_scope``, not reviewed.
+    ``min_queries``: queries a verdict needs (labels carrying a
     query are clustered by it). ``face``: who reads the verdict (review, page, check), recorded with
     each look: a verdict read again on more labels reads the confidence sequence (issue #39)."""
     if statistic not in STATISTICS:
@@ -342,6 +347,7 @@ def review(
     draws = store.random_draws()
     judges: list[ReviewJudge] = []
     superseded: list[dict[str, Any]] = []  # the store's judge rows
+    out_of_scope: list[dict[str, Any]] = []  # judges that graded nothing of ``scope_queries``
     for judge in store.judges():
         rubric = judge["rubric"]
         if rubric not in RUBRIC_KIND:
@@ -355,6 +361,8 @@ def review(
         kind_sample = {i for i in sample if i in queries}
         scoped = bool(kind_sample)
         humans = sample_people(store, week, rubric, kind_sample) if scoped else human_labels(store, rubric)
+        if scope_queries is not None:  # check's reading: the evidence about this golden set only (#40)
+            humans = {i: v for i, v in humans.items() if queries.get(i) in scope_queries}
         drift = served_model_changes(store, judge["fingerprint"])
         since = drift[-1]["since_label"] if drift else None
         answers = judge_answers(store, judge["fingerprint"], rubric, since)
@@ -363,8 +371,15 @@ def review(
         # so the review reads its out-of-fold (cross-validated) answers there instead
         out_of_fold = {int(i): int(v) for i, v in (judge["settings"].get("out_of_fold") or {}).items()}
         answers.update(out_of_fold)
+        if scope_queries is not None:
+            answers = {i: v for i, v in answers.items() if queries.get(i) in scope_queries}
+            if not answers:  # it graded nothing of this golden set's queries: no evidence about it
+                out_of_scope.append(judge)
+                continue
         trained = set(judge["settings"].get("trained_on") or []) - set(out_of_fold)
         scope = f"this week's sample ({len(kind_sample)} items)" if scoped else "every labelled item"
+        if scope_queries is not None:
+            scope = (scope_name or "the given queries") + ("; " + scope if scoped else "")
         people_in_scope = {
             i: v for i, v in humans.items() if (not scoped or i in sample) and i not in trained
         }
@@ -394,7 +409,9 @@ def review(
                 Design(queries=_queries_of(mine, queries), raters=1),
             )
         n = agreement["n"]
-        stale = _stale(store.newest_label_at(items), week, stale_after_weeks)
+        first, last = store.label_span(items)
+        agreement["weeks"] = [_week_of(first), _week_of(last)] if first and last else None
+        stale = _stale(last, week, stale_after_weeks)
         if stale and agreement["verdict"] in ("trusted", "not trusted", "undecided"):
             agreement["verdict"], agreement["reason"] = "stale", stale
             agreement["more_labels"] = None
@@ -470,8 +487,22 @@ def review(
             }
             for j in superseded
         ],
+        "out_of_scope": [
+            {
+                "name": j["name"],
+                "version": j["version"],
+                "fingerprint": j["fingerprint"],
+                "rubric": j["rubric"],
+            }
+            for j in out_of_scope
+        ],
         "trend": [] if verdicts_only else trend(store),  # after the save: this week's review is in it
     }
+
+
+def _week_of(stamp: str) -> str:
+    """The ISO week of a stored time."""
+    return current_week(date.fromisoformat(stamp[:10]))
 
 
 def _stale(newest: str | None, week: str, weeks: int) -> str | None:

@@ -148,18 +148,16 @@ class HeldWriteLock:
 
 
 def as_independent_draws(db: Path | str, items: list[int] | None = None, week: str = "2020-W01") -> None:
-    """The conditions the item-level kappa verdict holds under (issue #39), for tests of figures that
-    predate the design: the trace ``items`` (default: every trace item) recorded as an old week's random
-    review sample, and every trace carrying no query (each item its own draw). tests/test_judged_review.py
-    holds what the review says without them."""
+    """The trace ``items`` (default: every trace item) recorded as an old week's random review sample:
+    the judge's verdict then reads them (issue #39: only labels drawn at random give a verdict). Their
+    queries stay: the demo's 4 (the worked example's), so a check scoped to its golden set reads them,
+    clustered by query (tests pass ``--rule min_queries=4``). tests/test_judged_review.py holds what
+    the review says of chosen labels and of too few queries."""
     from annotation.store import Store
 
     with Store(db) as store:
         if items is None:
             items = [int(i) for (i,) in store.db.execute("SELECT id FROM items WHERE kind = 'trace'")]
-        with store.write():
-            store.db.execute("UPDATE traces SET query_id = NULL")
-            store.db.execute("UPDATE items SET query_id = NULL WHERE kind = 'trace'")
         store.add_review_sample(week, [(int(i), "test") for i in items])
 
 

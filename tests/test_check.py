@@ -589,7 +589,7 @@ def judged_store(db, disagree: int = 0, new: int = 16, values=(2, 2, 2, 1)) -> l
                 value = 2
             rows.append({"item_id": item, "fingerprint": "fp-faith", "repeat": 0, "value": value})
         store.add_judge_labels(rows)
-    as_independent_draws(db)  # drawn at random, no query: the item-level figures below (issue #39)
+    as_independent_draws(db)  # drawn at random (issue #39); the checks below pass min_queries=4
     return traces
 
 
@@ -597,7 +597,9 @@ def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
     traces = judged_store(demo_db)
     assert len(traces) == 40
     args = ["check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", demo_db]
-    args += ["--rule", "rel_at_least_k=off", "--format", "json"]
+    # 32 traces of the demo's 4 queries, clustered by query (#39): a bar of 0.4 is what they can show
+    args += ["--rule", "rel_at_least_k=off", "--rule", "min_queries=4", "--rule", "kappa>=0.4"]
+    args += ["--format", "json"]
     report = json.loads(run(capsys, *args, expect=1))
     rules = {r["rule"]: r for r in report["rules"]}
     kappa = {j["fingerprint"]: j for j in rules["kappa"]["judges"]}
@@ -626,12 +628,26 @@ def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
 
     judged = faith["m/faithfulness"]
     assert judged["how"] == "trusted judge, corrected by PPI from 32 labelled and 8 judge-only traces"
-    y = [1.0] * 23 + [0.0] * 9
-    expected = ppi_mean(y, y, [1.0] * 8)
+    from calibration.review import PASS, consensus, human_labels
+
+    with Store(demo_db) as store:  # the same items, clustered by their queries, as the review reads them
+        people = human_labels(store, "faithfulness")
+        queries = store.item_queries("trace")
+    labelled = sorted(people)
+    unlabelled = [i for i in traces if i not in people]
+    y = [float(consensus(list(people[i].values()), "faithfulness") == PASS) for i in labelled]
+    assert sum(y) == 23 and len(y) == 32
+    expected = ppi_mean(
+        y,
+        y,
+        [1.0] * 8,
+        clusters_labeled=[queries[i] for i in labelled],
+        clusters_unlabeled=[queries[i] for i in unlabelled],
+    )
     assert judged["rate"] == pytest.approx(expected["estimate"]) and judged["ci"] == pytest.approx(
         expected["ci"]
     )
-    assert 23 / 32 < judged["rate"] < 1.0
+    assert 23 / 32 < judged["rate"] <= 1.0  # lambda in [0, 1]: 1 by query here
 
 
 def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
@@ -646,6 +662,8 @@ def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
             "5",
             "--db",
             demo_db,
+            "--rule",
+            "min_queries=4",
             "--format",
             "json",
             expect=1,

@@ -76,7 +76,18 @@ def half_agreeing_judge(db) -> str:
 
 def test_a_judge_at_kappa_half_on_40_items_fails_the_build(capsys, demo_db):
     half_agreeing_judge(demo_db)
-    args = [GOLDEN, RUN, "-k", "5", "--db", demo_db, "--rule", "rel_at_least_k=off"]
+    args = [
+        GOLDEN,
+        RUN,
+        "-k",
+        "5",
+        "--db",
+        demo_db,
+        "--rule",
+        "rel_at_least_k=off",
+        "--rule",
+        "min_queries=4",
+    ]
     report = check(capsys, *args, expect=1)
     kappa = rules_of(report)["kappa"]
     judge = next(j for j in kappa["judges"] if j["fingerprint"] == "fp-half")
@@ -95,7 +106,12 @@ def test_a_judge_at_kappa_half_on_40_items_fails_the_build(capsys, demo_db):
     line = next(
         x for x in out.splitlines() if x.strip().startswith("m/faithfulness v1 (fp-half): unweighted")
     )
-    assert f"unweighted kappa 0.500 [{low:.3f}, {high:.3f}], n = 40, verdict undecided: FAILED" in line
+    evidence = judge["evidence"]  # what the figure read (#40): the golden set's queries, people, weeks
+    assert evidence.startswith("on 40 labels over 4 of this golden set's 4 queries, 2 people, week")
+    assert (
+        f"unweighted kappa 0.500 [{low:.3f}, {high:.3f}], n = 40, verdict undecided ({evidence}): FAILED"
+        in line
+    )
     # undecided: warn (the policy file's word): listed as a warning, fails no build
     policy = (
         Path(os.path.dirname(str(demo_db)) if not str(demo_db).startswith("postgresql") else "/tmp")

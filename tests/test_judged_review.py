@@ -65,6 +65,21 @@ def expected(queries: int, per_query: int, start: int = 0) -> tuple[list[int], l
     return people, judge, qs
 
 
+def golden_and_run(tmp_path, queries: int, per_query: int, start: int = 0) -> tuple[str, str]:
+    """A golden qrels of the store's queries (the people's grades) and a run ranking their chunks:
+    a check scoped to this golden set reads the store's labels (#40)."""
+    golden = tmp_path / "golden.qrels"
+    run = tmp_path / "run.jsonl"
+    qrels, lines = [], []
+    for q in range(start, start + queries):
+        chunks = [f"q{q}-c{j}" for j in range(per_query)]
+        qrels += [f"q{q} 0 {c} {grades(q, j)[0]}" for j, c in enumerate(chunks)]
+        lines.append(json.dumps({"query_id": f"q{q}", "ranking": chunks}))
+    golden.write_text("\n".join(qrels) + "\n")
+    run.write_text("\n".join(lines) + "\n")
+    return str(golden), str(run)
+
+
 def the_judge(db, **options) -> dict:
     with Store(db) as store:
         report = review(store, save=False, bar=0.6, statistic="unweighted", **options)
@@ -140,10 +155,14 @@ def test_review_and_check_print_the_same_design_interval_and_verdict(capsys, tmp
     code, out, err = cli(main, capsys, "review", "--db", str(db), "--format", "json")
     assert code == 0, err
     reviewed = next(j for j in json.loads(out)["judges"] if j["fingerprint"] == FP)
-    args = ["check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", str(db), "--format", "json"]
+    golden, run = golden_and_run(tmp_path, 8, 10)
+    args = ["check", golden, run, "-k", "5", "--db", str(db), "--format", "json"]
     code, out, err = cli(main, capsys, *args)
     kappa = next(r for r in json.loads(out)["rules"] if r["rule"] == "kappa")
     checked = next(j for j in kappa["judges"] if j["fingerprint"] == FP)
+    assert checked["evidence"].startswith(
+        "on 80 labels over 8 of this golden set's 8 queries, 1 person, week"
+    )
     c = reviewed["consensus"]
     assert checked["verdict"] == reviewed["verdict"]
     assert checked["ci"] == pytest.approx(c["ci"]) and checked["n"] == c["n"]
@@ -222,3 +241,39 @@ def test_advice_fits_the_case(tmp_path) -> None:
 
 def judge_items(store) -> list[tuple[int, int]]:
     return [(int(r["item_id"]), int(r["value"])) for r in store.judge_values(FP)]
+
+
+def test_check_reads_only_the_evidence_about_its_golden_set(capsys, tmp_path) -> None:
+    """Issue #40: a store whose labels share no query with the golden set is no evidence for the run:
+    its judge is out of scope, named, and the kappa rule does not pass on it."""
+    db = tmp_path / "s.db"
+    labelled_store(db, 8, 10)  # queries q0..q7; the worked example's are q_faw, q_store, ...
+    args = ["check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", str(db), "--format", "json"]
+    code, out, _ = cli(main, capsys, *args)
+    report = json.loads(out)
+    kappa = next(r for r in report["rules"] if r["rule"] == "kappa")
+    assert kappa["judges"] == [] and kappa["passed"] is not True
+    listed = {j["fingerprint"]: j["reason"] for j in kappa.get("superseded") or []}
+    assert listed[FP].startswith("graded nothing of this golden set's queries")
+    # half the golden set's queries labelled: the verdict reads those 4 of its 8
+    golden, run = golden_and_run(tmp_path, 8, 10)
+    labelled = tmp_path / "h.db"
+    labelled_store(labelled, 4, 10)
+    code, out, _ = cli(
+        main,
+        capsys,
+        "check",
+        golden,
+        run,
+        "-k",
+        "5",
+        "--db",
+        str(labelled),
+        "--rule",
+        "min_queries=3",
+        "--format",
+        "json",
+    )
+    kappa = next(r for r in json.loads(out)["rules"] if r["rule"] == "kappa")
+    entry = next(j for j in kappa["judges"] if j["fingerprint"] == FP)
+    assert entry["evidence"].startswith("on 40 labels over 4 of this golden set's 8 queries")

@@ -14,7 +14,7 @@ from calibration.__main__ import main
 from calibration.review import draw_sample, review
 from calibration.review_sample import check_week, current_week
 from tests.conftest import cli
-from tests.test_judged_review import FP, labelled_store
+from tests.test_judged_review import FP, golden_and_run, labelled_store
 
 EX = "examples/worked-example"
 
@@ -76,7 +76,8 @@ def test_a_verdict_on_old_labels_is_stale(capsys, tmp_path) -> None:
     # the policy's stale_after_weeks: 12 weeks keeps it fresh
     kept = review(Store(aged), save=False, bar=0.6, statistic="unweighted", stale_after_weeks=12)
     assert kept["judges"][0]["verdict"] == fresh["verdict"]
-    args = ["check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", str(aged), "--format", "json"]
+    golden, run = golden_and_run(tmp_path, 8, 10)
+    args = ["check", golden, run, "-k", "5", "--db", str(aged), "--format", "json"]
     code, out, _ = cli(main, capsys, *args)
     kappa = next(r for r in json.loads(out)["rules"] if r["rule"] == "kappa")
     entry = next(j for j in kappa["judges"] if j["fingerprint"] == FP)

@@ -306,6 +306,18 @@ class Pools(StoreBase):
             ).fetchall()
         }
 
+    def label_span(self, items: Iterable[int]) -> tuple[str | None, str | None]:
+        """When the oldest and the newest label rows of ``items`` were stored ((None, None): none)."""
+        wanted = {int(i) for i in items}
+        oldest = newest = None
+        for item, first, last in self.db.execute(
+            "SELECT item_id, min(created_at), max(created_at) FROM labels GROUP BY item_id"
+        ).fetchall():
+            if int(item) in wanted and first is not None:
+                oldest = first if oldest is None or first < oldest else oldest
+                newest = last if newest is None or last > newest else newest
+        return oldest, newest
+
     def newest_label_at(self, items: Iterable[int]) -> str | None:
         """When the newest label row of ``items`` was stored (None: they have none)."""
         wanted = {int(i) for i in items}

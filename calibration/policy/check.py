@@ -390,7 +390,29 @@ def judge_name(judge: Mapping[str, Any]) -> str:
     return f"judge {fingerprint} ({judge.get('model') or judge.get('kind')}, {judge['rubric']})"
 
 
-def kappa_entry(judge: ReviewJudge, bar: Bar, undecided: str = "fail") -> JudgeOutcome:
+def evidence_text(consensus: Mapping[str, Any], golden_queries: int | None = None) -> str:
+    """What a judge's figure read (issue #40): "on 120 labels over 12 of this golden set's 30 queries,
+    3 people, weeks 2026-W47 to 2026-W48"."""
+    design = consensus.get("design") or {}
+    parts = [f"on {consensus.get('n', 0)} labels"]
+    queries = design.get("queries")
+    if queries is not None:
+        parts[0] += (
+            f" over {queries} of this golden set's {golden_queries} queries"
+            if golden_queries is not None
+            else f" over {queries} queries"
+        )
+    if design.get("people") is not None:
+        parts.append(f"{design['people']} {'person' if design['people'] == 1 else 'people'}")
+    weeks = consensus.get("weeks")
+    if weeks:
+        parts.append(f"week {weeks[0]}" if weeks[0] == weeks[1] else f"weeks {weeks[0]} to {weeks[1]}")
+    return ", ".join(parts)
+
+
+def kappa_entry(
+    judge: ReviewJudge, bar: Bar, undecided: str = "fail", golden_queries: int | None = None
+) -> JudgeOutcome:
     """One judge's calibration verdict held to the kappa rule (the review's verdict at the bar):
     trusted passes, not trusted fails; undecided, uncalibrated, stale and undefined are not shown: they fail,
     or warn under ``undecided: warn``, with the deciding kappa, its interval and n beside."""
@@ -413,6 +435,7 @@ def kappa_entry(judge: ReviewJudge, bar: Bar, undecided: str = "fail") -> JudgeO
             "more_labels": judge.get("more_labels"),
             "outcome": outcome,
             "reason": reason,
+            "evidence": evidence_text(consensus, golden_queries),
         }
 
     shown = decisive(kappa, bar) if kappa is not None else "undefined"

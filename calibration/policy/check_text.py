@@ -241,7 +241,7 @@ def judge_line(rule: RuleResult, j: JudgeOutcome) -> str:
     else:
         figure = (
             f"{j.get('statistic') or 'unweighted'} kappa {shown(j['kappa'])}{ci_text}, n = {j['n']}, "
-            f"verdict {j['verdict']}"
+            f"verdict {j['verdict']}" + (f" ({j['evidence']})" if j.get("evidence") else "")
         )
     return f"{j['judge']}: {figure}: {status}" + (f" ({j['reason']})" if j.get("reason") else "")
 

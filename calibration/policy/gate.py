@@ -168,7 +168,7 @@ def check_data(
             policy,
             store_reason=store_reason or "no store: ./denominator.db is not there; give --db",
         )
-    faithfulness, judges, superseded = _store_rules(store, policy)
+    faithfulness, judges, superseded = _store_rules(store, policy, set(qrels.grades))
     return check_report(
         audit,
         ev,
@@ -189,7 +189,7 @@ def shown_location_of(store: Store) -> str:
 
 
 def _store_rules(
-    store: Store, policy: Policy
+    store: Store, policy: Policy, golden: set[str] | None = None
 ) -> tuple[list[JudgeOutcome], list[JudgeOutcome], list[SupersededOutcome]]:
     """The faithfulness pass rate (people: the consensus grade 2 of each labelled trace, Wilson
     95%; each trusted faithfulness judge: its PPI-corrected rate), every current judge's verdict, and
@@ -209,10 +209,15 @@ def _store_rules(
         min_queries=policy.min_queries,
         face="check",
         stale_after_weeks=policy.stale_after_weeks,
+        scope_queries=golden,
+        scope_name="this golden set's queries",
     )
     faithfulness: list[JudgeOutcome] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")
+        if golden is not None:  # the people's labels on this golden set's queries only (#40)
+            trace_queries = store.item_queries("trace")
+            people = {i: v for i, v in people.items() if trace_queries.get(i) in golden}
         if people:
             passes = sum(consensus(list(v.values()), "faithfulness") == PASS for v in people.values())
             faithfulness.append(
@@ -247,7 +252,10 @@ def _store_rules(
                     policy.undecided,
                 )
             )
-    judges = [kappa_entry(j, bar_k, policy.undecided) for j in report["judges"]] if bar_k else []
+    golden_queries = len(golden) if golden is not None else None
+    judges = (
+        [kappa_entry(j, bar_k, policy.undecided, golden_queries) for j in report["judges"]] if bar_k else []
+    )
     superseded: list[SupersededOutcome] = [
         {
             **j,
@@ -255,6 +263,13 @@ def _store_rules(
             "reason": "superseded by a later version of its name: listed, not gated",
         }
         for j in report["superseded"]
+    ] + [
+        {
+            **j,
+            "judge": judge_name(j),
+            "reason": "graded nothing of this golden set's queries: no evidence about this run, listed, not gated",
+        }
+        for j in report.get("out_of_scope", [])
     ]
     return faithfulness, judges, superseded
 
