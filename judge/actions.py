@@ -32,6 +32,7 @@ from judge.jobs import (
     Plan,
     StoredJudge,
     agreement_mark,
+    current_readings,
     grade_offline,
     llm_calls,
     pair_summary,
@@ -321,4 +322,5 @@ def batch(
 def list_(store: Store) -> tuple[list[StoredJudge], dict[str, str]]:
     """Every judge, with the mark of its agreement with people (fingerprint -> mark)."""
     judges = stored_judges(store)
-    return judges, {j["fingerprint"]: agreement_mark(store, j) for j in judges}
+    readings = current_readings(store) if judges else {}  # one review for every judge (#40)
+    return judges, {j["fingerprint"]: agreement_mark(store, j, readings) for j in judges}

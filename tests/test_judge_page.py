@@ -60,7 +60,11 @@ def test_llm_judge_on_the_page_asks_pairs_in_both_orders(demo_db, monkeypatch, f
     text = " ".join(m.value for m in at.markdown)
     assert "mean 0.500 over 4 pairs asked in both orders" in text
     table = at.dataframe[0].value
-    assert list(table["agreement with people"]) == ["uncalibrated: no review against people yet"]
+    # the current reading, as review and check give it (#40): no person labelled its pairs yet
+    assert list(table["agreement with people"]) == [
+        "uncalibrated (0 human-labelled items, fewer than the 30 needed): unweighted kappa undefined "
+        "against people (n = 0)"
+    ]
     assert list(table["judge"]) == ["house-judge v1 (current)"]
     assert plain(at.success[0].value).endswith("(judge house-judge v1 (current)).")
 

@@ -263,14 +263,15 @@ def _store_rules(
             "reason": "superseded by a later version of its name: listed, not gated",
         }
         for j in report["superseded"]
-    ] + [
-        {
-            **j,
-            "judge": judge_name(j),
-            "reason": "graded nothing of this golden set's queries: no evidence about this run, listed, not gated",
-        }
-        for j in report.get("out_of_scope", [])
     ]
+    for j in report["out_of_scope"]:  # no evidence about this run (#40): listed, not gated
+        superseded.append(
+            {
+                **j,
+                "judge": judge_name(j),
+                "reason": "graded nothing of this golden set's queries: no evidence about this run, listed, not gated",
+            }
+        )
     return faithfulness, judges, superseded
 
 

@@ -259,10 +259,10 @@ def _decide(
 ) -> tuple[str, str | None, int | None]:
     """(verdict, reason, more labels): undefined, then too few items, too few queries, not drawn at
     random; else the interval against the bar."""
+    if min_labels and n < min_labels:  # before "undefined": too few labels is the first thing to fix
+        return "uncalibrated", f"{n} human-labelled items, fewer than the {min_labels} needed", None
     if kappa is None:
         return "undefined", undefined, None
-    if min_labels and n < min_labels:
-        return "uncalibrated", f"{n} human-labelled items, fewer than the {min_labels} needed", None
     if clustered:
         refused = too_few_queries(design["queries"], design["min_queries"])
         if refused is not None:
