@@ -200,7 +200,9 @@ def _store_rules(
     bar_f = policy.bar("faithfulness")
     bar_k = policy.bar("kappa")
     bar, statistic = verdict_settings(policy)
-    report = review(store, save=False, bar=bar, statistic=statistic, verdicts_only=True)
+    report = review(
+        store, save=False, bar=bar, statistic=statistic, verdicts_only=True, min_queries=policy.min_queries
+    )
     faithfulness: list[JudgeOutcome] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")
