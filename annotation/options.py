@@ -22,6 +22,7 @@ from typing import Any
 
 from annotation.values import (
     MAX_PERMUTATIONS,
+    bounded_int,
     finite_float,
     fraction,
     grade,
@@ -150,7 +151,7 @@ OPTIONS: tuple[Option, ...] = (
         "queries a judge's labels must span before it gets a verdict (labels come in queries: fewer "
         "give no verdict-grade interval)",
         ("calibration agree", "calibration review", "calibration check", "the Review page"),
-        positive_int,
+        bounded_int(2, 100_000, " (a query-level variance needs two queries)"),
         "N",
         rule="the policy's min_queries, else 5",
         minimum=2,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from annotation.formats import read_ranked
@@ -208,6 +209,7 @@ def check(
     judge: Qrels | None = None,
     judge_name: str = "the judge",
     hole_sample: HoleSample | None = None,
+    min_queries: int | None = None,
     **inputs: Any,
 ) -> CheckReport:
     """The run held to the policy, reading the store by the one rule (:func:`calibration.policy.gate.check_store`:
@@ -218,7 +220,10 @@ def check(
     With ``judge`` (a judge's grades): the run's holes at k filled with them and, with
     ``hole_sample``, corrected (:func:`calibration.hole_files.check_holes`): the report's ``holes``
     and, per query, ``filled_at_k`` beside ``judged_at_k``, which still counts people's judgments
-    only (the rules read people's evidence; the judge's fill is said, never counted as judged)."""
+    only (the rules read people's evidence; the judge's fill is said, never counted as judged).
+    ``min_queries``: the queries a judge verdict needs, overriding the policy's (None: the policy's)."""
+    if min_queries is not None:
+        policy = replace(policy, min_queries=min_queries)
     path = store_path or check_store(db, no_store=no_store)
     whole = run if isinstance(run, Run) or judge is None else read_ranked(run)  # the holes need all of it
     if path is None:
@@ -227,7 +232,16 @@ def check(
         if judge is None:
             return report
         assert isinstance(whole, Run)
-        return check_holes(report, qrels, whole, judge, judge_name, hole_sample, **_names(inputs))
+        return check_holes(
+            report,
+            qrels,
+            whole,
+            judge,
+            judge_name,
+            hole_sample,
+            min_queries=policy.min_queries,
+            **_names(inputs),
+        )
     # start-up: the store (sqlite-utils, ~0.3 s), only for a check that reads one
     from annotation.store import Store
 
@@ -235,7 +249,16 @@ def check(
         report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
         if judge is not None:
             assert isinstance(whole, Run)
-            report = check_holes(report, qrels, whole, judge, judge_name, hole_sample, **_names(inputs))
+            report = check_holes(
+                report,
+                qrels,
+                whole,
+                judge,
+                judge_name,
+                hole_sample,
+                min_queries=policy.min_queries,
+                **_names(inputs),
+            )
         if record_as is not None:
             report["recorded"] = record_check(store, report, record_as, qrels, run_digest)
     return report
@@ -316,12 +339,24 @@ def agree(
     trusted: float | None = None,
     statistic: str | None = None,
     sequential: bool = False,
+    min_queries: int | None = None,
+    rubric: str | None = None,
 ) -> AgreementReport:
     """Agreement between every pair of raters, the verdict's bar and statistic resolved once
     (:func:`calibration.policy.gate.verdict_settings`); ``sequential``: the file order is the
-    labelling order and each verdict is the confidence sequence's (issue #39)."""
+    labelling order and each verdict is the confidence sequence's (issue #39). ``min_queries``: the
+    queries a verdict needs where the labels carry one (None: the policy's); ``rubric``: the rubric
+    read from an annotation export holding several."""
     bar, chosen = verdict_settings(policy, trusted, statistic)
-    return agree_files(labels_csv, qrels_pair, trusted=bar, statistic=chosen, sequential=sequential)
+    return agree_files(
+        labels_csv,
+        qrels_pair,
+        trusted=bar,
+        statistic=chosen,
+        sequential=sequential,
+        min_queries=policy.min_queries if min_queries is None else min_queries,
+        rubric=rubric,
+    )
 
 
 def position(judgments: PathLike) -> PositionReport:

@@ -263,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="override one bar: 'stage1_recall>0.9', 'label_coverage>=0.01', 'kappa=off', 'corpus=broad', "
         "'undecided=warn' (a judge figure not shown warns instead of failing)",
     )
+    add_option(ch, "min_queries")
     ch.add_argument(
         "--record",
         action="store_true",
@@ -300,7 +301,12 @@ def build_parser() -> argparse.ArgumentParser:
     ag = sub.add_parser(
         "agree", help="agreement between raters: Cohen's kappa (weighted), CI, Fleiss, Krippendorff"
     )
-    ag.add_argument("labels", metavar="LABELS.csv", nargs="?", help="long form, header item,rater,label")
+    ag.add_argument(
+        "labels",
+        metavar="LABELS.csv",
+        nargs="?",
+        help="long form, header item,rater,label[,query_id]; or the CSV annotation export --format csv writes",
+    )
     ag.add_argument(
         "--qrels", nargs=2, metavar=("A", "B"), help="compare two qrels files (raters named by file)"
     )
@@ -313,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the rows' order is the labelling order: read kappa's confidence sequence after every label "
         "from the 30th and give the verdict of the first decision (safe however often it is read)",
     )
+    ag.add_argument(
+        "--rubric",
+        choices=("relevance", "faithfulness", "preference"),
+        help="an annotation export with labels of several rubrics: this rubric's",
+    )
+    add_option(ag, "min_queries")
     add_verdict_options(ag)
     add_format_option(ag, "table", "json")
 
@@ -389,6 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(rv, "review_overlap", help="with --annotators: " + option_help("review_overlap"))
     rv.add_argument("--annotators", metavar="X,Y", help="with --sample: assign the sample to these people")
     add_option(rv, "min_labels")
+    add_option(rv, "min_queries")
     add_option(rv, "review_seed")
     add_verdict_options(rv)
     add_format_option(rv, "table", "json", "markdown", "html")

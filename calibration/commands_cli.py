@@ -15,12 +15,7 @@ from typing import Any, Literal, TextIO, overload
 
 import pyarrow as pa
 
-from annotation.cli_base import (
-    UsageError,
-    open_store,
-    plural,
-    say_notes,
-)
+from annotation.cli_base import UsageError, open_store, plural, say_notes
 from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
 from annotation.model import Run
 from calibration import actions
@@ -37,6 +32,7 @@ from calibration.policy.gate import (
     load_policy,
     verdict_settings,
 )
+from calibration.policy.rules import Policy
 from calibration.report import (
     agree_table,
     audit_table,
@@ -53,16 +49,14 @@ from calibration.report import (
     review_text,
 )
 from calibration.stats.verdict import NOISY_GONE, sample_note
-from calibration.workflows import (
-    POSITION_KEYS,
-    coverage_of,
-    estimate_data,
-)
+from calibration.workflows import POSITION_KEYS, coverage_of, estimate_data
 
 
-def _verdict_settings(args: argparse.Namespace) -> tuple[float, str]:
-    """The verdict's bar and statistic (:func:`calibration.policy.gate.verdict_settings`)."""
-    return verdict_settings(load_policy(args.policy), args.trusted, args.statistic)
+def _verdict_settings(args: argparse.Namespace) -> Policy:
+    """The policy; the verdict's bar and statistic resolved into ``args`` (:func:`verdict_settings`)."""
+    policy = load_policy(args.policy)
+    args.trusted, args.statistic = verdict_settings(policy, args.trusted, args.statistic)
+    return policy
 
 
 def _judgments(path: str) -> Qrels:
@@ -270,6 +264,7 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
         missing=args.missing,
         run_name=args.run,
         qrels_name=args.qrels,
+        min_queries=args.min_queries,  # overrides the policy's
     )
     # one rule with the page: --db, else $DENOMINATOR_DB, else ./denominator.db when it is there
     try:
@@ -375,7 +370,7 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_agree(args: argparse.Namespace) -> tuple[str, int]:
-    args.trusted, args.statistic = _verdict_settings(args)
+    policy = _verdict_settings(args)  # the bar, the statistic and min_queries when not given
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if args.bootstrap is not None or args.seed is not None:
         # start-up: scipy, scikit-learn and pandas (~0.9 s), only for this refusal
@@ -386,9 +381,10 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
     if args.qrels and args.qrels[0] == args.qrels[1]:
         raise UsageError("python -m calibration agree --qrels: the two files are the same file")
-    report = actions.agree(
-        args.labels, args.qrels, trusted=args.trusted, statistic=args.statistic, sequential=args.sequential
-    )
+    options = {
+        key: getattr(args, key) for key in ("trusted", "statistic", "sequential", "min_queries", "rubric")
+    }
+    report = actions.agree(args.labels, args.qrels, policy=policy, **options)
     return (dumps(report, one_line=()), 0) if args.format == "json" else (agree_table(report), 0)
 
 
@@ -411,7 +407,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     from annotation.store import StoreError
     from calibration.review_report import summary_lines, superseded_text, to_html, to_json, to_markdown
 
-    args.trusted, args.statistic = _verdict_settings(args)
+    policy = _verdict_settings(args)  # the bar, the statistic and min_queries when not given
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)
     if args.annotators and not args.sample:
         raise UsageError("--annotators goes with --sample")
@@ -422,6 +418,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
             report, drawn = actions.review(
                 store,
                 args.week,
+                policy=policy,
                 trusted=args.trusted,
                 statistic=args.statistic,
                 min_labels=args.min_labels,
@@ -429,6 +426,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
                 annotators=[a for a in (args.annotators or "").split(",") if a],
                 seed=args.seed,
                 overlap=args.overlap,
+                min_queries=args.min_queries,
             )
     except StoreError as exc:
         raise UsageError(str(exc)) from None

@@ -30,6 +30,7 @@ import datetime
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from annotation.formats import read_judgments
 from annotation.golden import write_golden
 from annotation.hole_sample import HOLE_SAMPLE, HoleSample, read_hole_sample
 from annotation.model import Qrels, Run, SamplingDesign, Stratum
+from annotation.rubrics import RELEVANCE
 from calibration.holes import (
     Corrected,
     HoleScores,
@@ -60,7 +62,13 @@ from calibration.results import (
     HolesReport,
     JudgeAgreement,
 )
+from calibration.stats.verdict import MIN_QUERIES
 from calibration.workflows import InvalidInput, min_grade_of
+
+if TYPE_CHECKING:
+    from calibration.stats.kappa import Weights
+
+WEIGHTS: dict[str, Weights] = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
 
 __all__ = [
     "HOLE_SAMPLE_METHOD",
@@ -227,32 +235,73 @@ def _check_sample(sample: HoleSample, population: Sequence[str], k: int) -> None
         )
 
 
-def _agreement(people: Qrels, judge: Qrels, trusted: float, statistic: str) -> JudgeAgreement | None:
-    """The judge against people on the chunks both graded (kappa with its interval and verdict);
+def _agreement(
+    people: Qrels, judge: Qrels, trusted: float, statistic: str, min_queries: int = MIN_QUERIES
+) -> JudgeAgreement | None:
+    """The judge against people on the chunks both graded: kappa, interval and verdict from
+    :func:`calibration.stats.judged.judged_kappa`, as the review reads them (issue #39): clustered by
+    the chunks' queries, no verdict below ``min_queries`` queries, on the relevance scale when the
+    grades are on it (else every grade from the lowest to the highest seen), the draw unknown (a
+    file's: the reason says the verdict assumes a random one) and the people behind the grades too.
     None when no chunk was graded by both."""
     shared = [
-        (qid, doc, grade, judge.grades[qid][doc])
+        (qid, grade, judge.grades[qid][doc])
         for qid, docs in people.grades.items()
         for doc, grade in docs.items()
         if doc in judge.grades.get(qid, {})
     ]
     if not shared:
         return None
-    from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn
+    # start-up: the clustered interval (scipy.special), only with a judge's labels
+    from calibration.stats.agreement import plain_design
+    from calibration.stats.judged import judged_kappa
+    from calibration.stats.kappa import InvalidRatings, grade_range
 
-    rows: list[tuple[str, str, int | str | None]] = []
-    for qid, doc, person, machine in shared:
-        rows += [(f"{qid}\t{doc}", "people", person), (f"{qid}\t{doc}", "judge", machine)]
+    queries = [qid for qid, _, _ in shared]
+    by_people = [person for _, person, _ in shared]
+    by_judge = [machine for _, _, machine in shared]
+    scale = list(RELEVANCE.scale)
+    labels = (
+        scale if all(g in scale for g in (*by_people, *by_judge)) else grade_range([*by_people, *by_judge])
+    )
     try:
-        pair = agreement_report(rows, trusted=trusted, statistic=statistic)["pairs"][0]
-    except (InvalidRatings, IndexError):
-        return {"n": len(shared), "kappa": None, "kappa_ci": None, "verdict": "undefined", "advice": ""}
+        result = judged_kappa(
+            by_people,
+            by_judge,
+            queries,
+            labels=labels,
+            weights=WEIGHTS.get(statistic),
+            bar=trusted,
+            min_queries=min_queries,
+        )
+    except InvalidRatings as exc:
+        return {
+            "n": len(shared),
+            "kappa": None,
+            "kappa_ci": None,
+            "verdict": "undefined",
+            "advice": "",
+            "reason": str(exc),
+            "method": "",
+            "item_level_ci": None,
+            "design": {},
+            "per_query": None,
+            "population": "",
+            "read": "once",
+        }
     return {
-        "n": int(pair.get("n", len(shared))),
-        "kappa": pair.get("kappa"),
-        "kappa_ci": pair.get("kappa_ci"),
-        "verdict": str(pair.get("verdict", "undefined")),
-        "advice": str(pair.get("advice", "")),
+        "n": result["n"],
+        "kappa": result["kappa"],
+        "kappa_ci": result["ci"],
+        "verdict": result["verdict"],
+        "advice": result["advice"],
+        "reason": result["reason"],
+        "method": result["method"],
+        "item_level_ci": result["item_level_ci"],
+        "design": plain_design(result["design"]),
+        "per_query": cast(dict[str, Any] | None, result["per_query"]),
+        "population": result["population"],
+        "read": result["read"],
     }
 
 
@@ -290,6 +339,7 @@ def filled_data(
     judge_name: str = "the judge",
     trusted: float = 0.6,
     statistic: str = "unweighted",
+    min_queries: int = MIN_QUERIES,
 ) -> list[FilledReport]:
     """``metrics --judge-labels``: per cutoff, the run scored with holes as not relevant, with the
     judge's grades on the holes, and (with ``sample``) the corrected figure with its interval."""
@@ -301,7 +351,7 @@ def filled_data(
     if sample is not None:
         for k in ks:
             _check_sample(sample, population, k)
-    agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic)
+    agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic, min_queries)
     reports: list[FilledReport] = []
     for k in ks:
         scores = _scores(qrels, run, [ranked], k, judge, threshold, gain, sample)
@@ -415,6 +465,7 @@ def compare_filled(
     judge_name: str = "the judge",
     trusted: float = 0.6,
     statistic: str = "unweighted",
+    min_queries: int = MIN_QUERIES,
 ) -> list[FilledComparison]:
     """``compare --judge-labels``: per cutoff and measure, B - A with holes as not relevant, with
     the judge's grades on both runs' holes and (with a sample drawn over both runs) corrected, with
@@ -428,7 +479,7 @@ def compare_filled(
     if sample is not None:
         for k in ks:
             _check_sample(sample, population, k)
-    agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic)
+    agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic, min_queries)
     out: list[FilledComparison] = []
     for k in ks:
         both = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)"
@@ -520,10 +571,12 @@ def check_holes(
     *,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
+    min_queries: int = MIN_QUERIES,
 ) -> CheckReport:
     """``check --judge-labels``: the report's run at its k with the holes filled
     (:func:`filled_data`), kept in ``holes``; per query ``filled_at_k``, the share of the top k the
-    judge filled, beside ``judged_at_k`` (people's judgments, which the rules read)."""
+    judge filled, beside ``judged_at_k`` (people's judgments, which the rules read). ``min_queries``:
+    the queries the judge's verdict needs (the policy's)."""
     (filled,) = filled_data(
         qrels,
         run,
@@ -534,6 +587,7 @@ def check_holes(
         run_name=run_name,
         qrels_name=qrels_name,
         judge_name=judge_name,
+        min_queries=min_queries,
     )
     for qid, q in report["queries"].items():
         row = filled["queries"].get(qid)

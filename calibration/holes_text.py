@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any, cast
 
 from calibration.results import CorrectedFigure, FilledComparison, FilledReport, HolesReport, JudgeAgreement
 
@@ -149,14 +150,23 @@ def _ci(ci: list[float] | None, digits: int = 4) -> str:
 
 
 def _kappa(agreement: JudgeAgreement | None) -> str:
+    """The judge's kappa with its interval, verdict and design (issue #39), as the review states them."""
     if agreement is None:
         return "unmeasured: no chunk was graded by both the judge and people"
+    reason = agreement.get("reason")
     if agreement["kappa"] is None:
-        return f"undefined on the {agreement['n']} chunks both graded"
-    return (
-        f"{agreement['kappa']:.2f} {_ci(agreement['kappa_ci'], 2)} on the {agreement['n']} chunks both "
-        f"graded ({agreement['verdict']})"
-    )
+        return f"undefined on the {agreement['n']} chunks both graded" + (f" ({reason})" if reason else "")
+    verdict = agreement["verdict"]
+    ci = agreement["kappa_ci"]
+    said = f"{verdict}, no interval: {reason}" if verdict == "uncalibrated" and reason else verdict
+    shown = f"{agreement['kappa']:.2f}" + (f" {_ci(ci, 2)}" if ci or verdict != "uncalibrated" else "")
+    text = f"{shown} on the {agreement['n']} chunks both graded ({said})"
+    if not agreement.get("design"):
+        return text
+    # start-up: the design's words live beside the verdict (numpy, scipy.special), only with a kappa
+    from calibration.stats.judged import design_line
+
+    return text + f"; design: {design_line(cast(Any, agreement))}"
 
 
 def uncorrected_note(agreement: JudgeAgreement | None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -467,13 +467,19 @@ def scale_text(labels: list[Any]) -> str:
 
 
 def agree_table(report: AgreementReport) -> str:
+    """``agree``'s text: the pairs' table, each pair's design under its row (issue #39), the notes."""
+    # start-up: the design's words live beside the verdict (numpy, scipy.special), only for agree's text
+    from calibration.stats.judged import design_line
+
     bar = report["verdict_thresholds"]["trusted"]
     rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
     notes = []
+    designs = []
     for pair in report["pairs"]:
+        raters = " vs ".join(map(str, pair["raters"]))
         rows.append(
             [
-                " vs ".join(map(str, pair["raters"])),
+                raters,
                 str(pair["n"]),
                 num(pair["observed_agreement"]),
                 decisive(pair["kappa"], bar),
@@ -483,21 +489,44 @@ def agree_table(report: AgreementReport) -> str:
                 pair["verdict"],
             ]
         )
-        if pair["verdict"] in ("undecided", "not trusted"):
-            notes.append(f"{' vs '.join(map(str, pair['raters']))}: {pair['verdict']}: {pair['advice']}")
+        designs.append(f"  design: {design_line(cast(Any, pair))}" if pair.get("design") else "")
+        if pair["verdict"] == "uncalibrated":
+            notes.append(f"{raters}: uncalibrated: {pair.get('reason')}; {pair['advice']}")
+        elif pair["verdict"] in ("undecided", "not trusted"):
+            notes.append(f"{raters}: {pair['verdict']}: {pair['advice']}")
+    table = align(rows).split("\n")
+    shown = [table[0]]
+    for row, design in zip(table[1:], designs):
+        shown += [row, *([design] if design else [])]
     alpha = report["krippendorff_alpha"]
+    clustered = any((p.get("design") or {}).get("queries") is not None for p in report["pairs"])
+    assumed = next(
+        (
+            p["reason"]
+            for p in report["pairs"]
+            if p.get("reason") and p["verdict"] not in ("uncalibrated", "undefined")
+        ),
+        None,
+    )
     lines = [
         f"{report['n_items']} items, {len(report['raters'])} raters; kappa = Cohen's, 95% CI by the score "
-        f"interval (deterministic; it does not collapse at perfect agreement); verdict on the {report['statistic']} kappa against the bar {bar}: trusted when its interval's "
+        "interval (deterministic; it does not collapse at perfect agreement)"
+        + (", clustered by query where the labels carry one" if clustered else "")
+        + f"; verdict on the {report['statistic']} kappa against the bar {bar}: trusted when its interval's "
         "lower end reaches the bar, not trusted when its upper end is below it, else undecided",
         f"scale: {scale_text(report['labels'])}",
-        align(rows),
+        "\n".join(shown),
         *([note] if (note := report.get("pairs_note")) else []),
         *(
             [
                 "--sequential: each verdict is its confidence sequence's first decision (below), not the 95% CI's"
             ]
             if any("sequential" in p for p in report["pairs"])
+            else []
+        ),
+        *(
+            [f"verdicts: {assumed}"]
+            if assumed and not any("sequential" in p for p in report["pairs"])
             else []
         ),
         *notes,

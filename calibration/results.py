@@ -282,6 +282,14 @@ class AgreementPair(TypedDict, total=False):  # one pair of raters in an Agreeme
     confusion: list[list[int]]
     weighted_undefined_reason: str
     sequential: KappaSequence  # agree --sequential: the sequence read after every label; verdict is its
+    # calibration.stats.judged.judged_kappa's, of the verdict's statistic (issue #39):
+    reason: str | None  # why there is no verdict (uncalibrated, undefined), or what the verdict assumes
+    method: str  # the interval kappa_ci is: fixed-n score interval, ", by query" when clustered
+    item_level_ci: list[float] | None  # the item-level score interval, for comparison
+    design: dict[str, Any]  # queries (None: none carried), items, people (None: unknown), design_effect, ...
+    per_query: dict[str, Any] | None  # the median per-query kappa and range (None: no query carried)
+    population: str  # what the interval speaks for: "queries drawn like these 8"
+    read: str  # "once": a file's labels are read once (--sequential: see sequential)
 
 
 class IntervalMethod(TypedDict):
@@ -620,9 +628,16 @@ class HolesReport(TypedDict):
 class JudgeAgreement(TypedDict):  # the judge against people on the chunks both graded
     n: int
     kappa: float | None
-    kappa_ci: list[float] | None
+    kappa_ci: list[float] | None  # the verdict's interval (by query: calibration.stats.judged.judged_kappa)
     verdict: str
     advice: str
+    reason: str | None  # why there is no verdict, or what the verdict assumes
+    method: str
+    item_level_ci: list[float] | None
+    design: dict[str, Any]  # queries, items, design effect, ... (empty when undefined)
+    per_query: dict[str, Any] | None
+    population: str
+    read: str
 
 
 class CorrectedFigure(TypedDict):
@@ -712,3 +727,4 @@ class KappaSequence(TypedDict):
     decided_at: int | None  # the first n whose look decided
     verdict: str  # the verdict then, else the last look's (undecided, undefined), "undecided" with no look
     more_labels: int | None  # undecided: about how many more labels would decide it
+    kappa_ci: NotRequired[str]  # agree --sequential: which interval the pair's kappa_ci is

@@ -32,6 +32,7 @@ from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
 from calibration.estimate.audit import estimate_run
+from calibration.label_rows import long_labels
 from calibration.metrics import Evaluation, Gain, evaluate
 from calibration.policy.rules import (
     DEFAULT_POLICY,
@@ -43,6 +44,7 @@ from calibration.policy.rules import (
 from calibration.results import AgreementReport, AuditReport, PositionReport, PPIReport
 from calibration.scorer import Scorer
 from calibration.stats.position import position_bias
+from calibration.stats.verdict import MIN_QUERIES as VERDICT_QUERIES
 
 # from the one options table (annotation.options), which the argparse options and the pages read
 DEFAULT_K: int = default("k")
@@ -328,32 +330,53 @@ def agree_files(
     trusted: float,
     statistic: str,
     sequential: bool = False,
+    min_queries: int = VERDICT_QUERIES,
+    rubric: str | None = None,
 ) -> AgreementReport:
-    """Every pair of raters of a long CSV (``item,rater,label``), or of two qrels files (raters
-    named after the files): ``calibration.stats.agreement.agreement_report``. ``sequential``: the
-    rows' order (the CSV's, or the second qrels file's) is the labelling order."""
+    """Every pair of raters of a long CSV, or of two qrels files (raters named after the files):
+    ``calibration.stats.agreement.agreement_report``. ``sequential``: the rows' order (the CSV's, or
+    the second qrels file's) is the labelling order.
+
+    The CSV: ``item,rater,label`` with an optional ``query_id`` column, or the CSV ``annotation export
+    --format csv`` writes (:func:`calibration.label_rows.long_labels`: each annotator's newest label of
+    each item, of one ``rubric``). Where the labels carry a query (the query_id column, the qrels' query ids), each pair's
+    interval is clustered by it and fewer than ``min_queries`` queries give no verdict (issue #39)."""
     from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
 
     if bool(labels_csv) == bool(qrels_pair):
         raise InvalidInput("give LABELS.csv or two qrels files (one of them)")
+    people: int | None = 2  # a CSV's pair: two raters; a qrels file may hold many people's grades
+    queries: dict[Any, Any] | None
     if qrels_pair:
+        if rubric is not None:
+            raise InvalidInput("--rubric reads an annotation export; two qrels files hold relevance grades")
         if len(qrels_pair) != 2:
             raise InvalidInput(f"two qrels files to compare; got {len(qrels_pair)}")
         if str(qrels_pair[0]) == str(qrels_pair[1]):
             raise InvalidInput("the two qrels files are the same file")
         rows: list[tuple[str, str, int | str | None]] = []
+        queries = {}
         for path in qrels_pair:
             qrels = read_judgments(path)
-            rows += [(f"{q}\t{d}", str(path), g) for q, docs in qrels.grades.items() for d, g in docs.items()]
+            for q, docs in qrels.grades.items():
+                for d, g in docs.items():
+                    rows.append((f"{q}\t{d}", str(path), g))
+                    queries[f"{q}\t{d}"] = q
         where = " and ".join(map(str, qrels_pair))
+        people = None
     else:
-        rows = [
-            (r["item"], r["rater"], r["label"] or None)
-            for _line, r in read_csv_rows(labels_csv or "", ["item", "rater", "label"])
-        ]
+        rows, queries = long_labels(labels_csv or "", rubric)
         where = str(labels_csv)
     try:
-        return agreement_report(rows, trusted=trusted, statistic=statistic, sequential=sequential)
+        return agreement_report(
+            rows,
+            trusted=trusted,
+            statistic=statistic,
+            sequential=sequential,
+            queries=queries,
+            min_queries=min_queries,
+            people=people,
+        )
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
 

@@ -725,6 +725,8 @@ AGREEMENT_MODULES = (
     "bootstrap",
     "multirater",
     "interval",
+    "kappa_clustered",  # the query-clustered interval and the verdict with its design (issue #39)
+    "judged",
 )
 
 

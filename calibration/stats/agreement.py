@@ -29,14 +29,17 @@ of ratings) and Krippendorff's alpha (nominal; ordinal and interval when the lab
 undefined figure is None with its reason, never 0.
 
 The verdict (:mod:`calibration.stats.verdict`): trusted when the interval's lower end reaches the bar
-(0.6 by default), not trusted when its upper end is below it, else undecided.
+(0.6 by default), not trusted when its upper end is below it, else undecided. Each pair's interval and
+verdict come from :func:`calibration.stats.judged.judged_kappa`, as the review's do: clustered by query
+when the ratings carry one (fewer than ``min_queries`` queries: ``uncalibrated``, with the reason), and
+the design stated (issue #39).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -53,11 +56,12 @@ from calibration.stats.kappa import (
     cohen,
     cohen_all,
     cohen_of_pair,
+    is_missing,
     plain_value,
 )
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
 from calibration.stats.kappa_interval import METHOD as INTERVAL_METHOD
-from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_ci_of_pair, score_interval
+from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, score_interval
 from calibration.stats.kappa_sequence import sequence_of_pair
 from calibration.stats.multirater import (
     LEVELS,
@@ -70,9 +74,9 @@ from calibration.stats.multirater import (
 from calibration.stats.multirater import Level as Level  # re-exported
 from calibration.stats.verdict import (  # re-exported: agreement's verdict
     DEFAULT_STATISTIC,
+    MIN_QUERIES,
     TRUSTED,
     advice,
-    labels_to_decide,
     verdict,
 )
 
@@ -204,7 +208,14 @@ class RaterPairs:
     def pairs(self, labelling_order: bool = False) -> Iterator[tuple[Any, Any, RaterPair]]:
         """The listed pairs, each over the items both rated: in the table's item order, or with
         ``labelling_order`` in the order the rows made them a pair (the later of the two rows)."""
-        raters = self.table.raters
+        for first, second, pair, _items in self.pairs_with_items(labelling_order):
+            yield first, second, pair
+
+    def pairs_with_items(
+        self, labelling_order: bool = False
+    ) -> Iterator[tuple[Any, Any, RaterPair, list[Any]]]:
+        """:meth:`pairs`, each with the items of the pair (as the table names them), in the pair's order."""
+        raters, items = self.table.raters, self.table.items
         rows = self.rows() if labelling_order else None
         for a, b in self.chosen:
             first, second = self.labels[a], self.labels[b]
@@ -213,7 +224,8 @@ class RaterPairs:
                 both.sort(key=lambda i: max(rows[a][i], rows[b][i]))
             codes_a = np.fromiter((first[i] for i in both), dtype=np.int64, count=len(both))
             codes_b = np.fromiter((second[i] for i in both), dtype=np.int64, count=len(both))
-            yield raters[a], raters[b], RaterPair.of_codes(codes_a, codes_b, self.scale)
+            pair = RaterPair.of_codes(codes_a, codes_b, self.scale)
+            yield raters[a], raters[b], pair, [items[i] for i in both]
 
     def rows(self) -> list[dict[int, int]]:
         """Each rater's row positions (among the rated rows, file order) by item position."""
@@ -282,6 +294,28 @@ def from_long(
     }
 
 
+def _pair_queries(items: list[Any], queries: Mapping[Any, Any] | None) -> list[Any] | None:
+    """The query of each item of a pair (None when none of them carries one: the items are counted as
+    independent draws); an item without one among items with one is a query of its own."""
+    if queries is None:
+        return None
+    found = [queries.get(item) for item in items]
+    if all(is_missing(q) or q == "" for q in found):
+        return None
+    return [f"(item {item})" if is_missing(q) or q == "" else q for q, item in zip(found, items)]
+
+
+def plain_design(design: Mapping[str, Any]) -> dict[str, Any]:
+    """A verdict's design as plain JSON values (the items per query a list, not a tuple)."""
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in design.items()}
+
+
+SEQUENTIAL_CI = (
+    "kappa_ci is the fixed-n interval of all n items read once (by query when the labels carry one), "
+    "for comparison; the verdict is the confidence sequence's first decision over the file order"
+)
+
+
 def _report_pair(
     first: Any,
     second: Any,
@@ -291,16 +325,40 @@ def _report_pair(
     bar: float,
     statistic: str,
     sequential: bool = False,
+    *,
+    queries: Sequence[Any] | None = None,
+    min_queries: int = MIN_QUERIES,
+    people: int | None = None,
 ) -> AgreementPair:
-    """One pair of raters in the report: kappas, each with its score interval
-    (:func:`calibration.stats.kappa_interval.kappa_ci`), and the verdict
-    (:func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``)."""
+    """One pair of raters in the report: kappas, each with its interval and the verdict of
+    ``statistic``'s kappa at ``bar``, from :func:`calibration.stats.judged.judged_kappa` (issue #39):
+    clustered by ``queries`` (the query of each item of the pair; None: the item-level score interval
+    of :func:`calibration.stats.kappa_interval.kappa_ci`), no verdict below ``min_queries`` queries,
+    and the design stated (``people``: the raters behind it, None when unknown). A file's draw is
+    unknown: the reason says the verdict assumes a random one."""
+    from calibration.stats.judged import judged_kappa  # start-up: scipy.special, only for a report
+
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
+    a = [pair.scale[c] for c in pair.a.tolist()]
+    b = [pair.scale[c] for c in pair.b.tolist()]
+    judged = {
+        w: judged_kappa(
+            a,
+            b,
+            queries,
+            labels=pair.scale,
+            weights=w,
+            bar=bar,
+            alpha=alpha,
+            min_queries=min_queries,
+            raters=people,
+        )
+        for w in weightings
+    }
     cis: dict[Weights, list[float] | None] = dict.fromkeys(WEIGHTINGS)
     for w in weightings:
-        low, high = kappa_ci_of_pair(pair, w, alpha)  # both None when undefined (stats.interval)
-        cis[w] = None if low is None or high is None else [low, high]
+        cis[w] = judged[w]["ci"]  # None when undefined, or too few queries for a verdict
     unweighted = estimates[None]
     entry: AgreementPair = {
         "raters": [first, second],
@@ -318,15 +376,31 @@ def _report_pair(
     chosen = statistic if ordered else "unweighted"
     weights_of: dict[str, Weights] = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
     key = weights_of[chosen]
-    kappa, ci = estimates[key]["kappa"], cis[key]
+    main = judged[key]
     entry["statistic"] = chosen
-    entry["verdict"] = verdict(kappa, ci, bar=bar)
-    entry["more_labels"] = labels_to_decide(kappa, ci, pair.n, bar=bar)
-    if sequential and kappa is not None:  # the items in labelling order: the sequence's verdict is the pair's
+    entry["verdict"] = main["verdict"]
+    entry["more_labels"] = main["more_labels"]
+    entry["advice"] = main["advice"]
+    entry["reason"] = main["reason"]
+    entry["method"] = main["method"]
+    entry["item_level_ci"] = main["item_level_ci"]
+    entry["design"] = plain_design(main["design"])
+    entry["per_query"] = cast(dict[str, Any] | None, main["per_query"])
+    entry["population"] = main["population"]
+    entry["read"] = main["read"]
+    if sequential and main["kappa"] is not None:  # the items in labelling order: the sequence's verdict
         seq = sequence_of_pair(pair, bar=bar, weights=key, alpha=alpha)
+        seq["kappa_ci"] = SEQUENTIAL_CI
         entry["sequential"] = seq
         entry["verdict"], entry["more_labels"] = seq["verdict"], seq["more_labels"]
-    entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=pair.n, min_labels=0)
+        entry["advice"] = advice(entry["verdict"], more=entry["more_labels"], n=pair.n, min_labels=0)
+        entry["reason"] = (
+            "the verdict is the confidence sequence's first decision, the file order taken as the "
+            "labelling order and each item counted as one draw"
+        )
+        entry["read"] = (
+            "as labelled, in the file order (the verdict: the confidence sequence's; the 95% CI: once)"
+        )
     if not ordered:
         entry["weighted_undefined_reason"] = _UNORDERED
     return entry
@@ -341,6 +415,9 @@ def agreement_report(
     statistic: str = DEFAULT_STATISTIC,
     max_pairs: int = MAX_PAIRS,
     sequential: bool = False,
+    queries: Mapping[Any, Any] | None = None,
+    min_queries: int = MIN_QUERIES,
+    people: int | None = None,
 ) -> AgreementReport:
     """The JSON-able agreement report of long ratings (what ``python -m calibration agree`` prints).
 
@@ -356,14 +433,35 @@ def agreement_report(
     counts every pair of raters and ``pairs_note`` says when the list was cut (None when it was not).
     ``sequential``: the rows' order is the labelling order; each pair with a kappa gets ``sequential``, the
     confidence sequence read after every label (:func:`calibration.stats.kappa_sequence.sequence_of_pair`,
-    the items in the order the rows made them a pair), and its verdict and ``more_labels`` are the pair's.
+    the items in the order the rows made them a pair), and its verdict and ``more_labels`` are the pair's
+    (``kappa_ci`` stays the fixed-n interval, and ``sequential["kappa_ci"]`` says so).
+
+    Each pair's verdict and intervals are :func:`calibration.stats.judged.judged_kappa`'s (issue #39):
+    ``queries`` ({item: query}) clusters the interval by the query of each item (an item the mapping
+    leaves out, among items that have one, is a query of its own; a pair none of whose items has one
+    keeps the item-level interval), fewer than ``min_queries`` queries give ``uncalibrated`` with the
+    reason; each pair carries ``design``, ``per_query``, ``population``, ``method``, ``item_level_ci``
+    (the item-level score interval, for comparison) and ``reason`` (why no verdict, or what it
+    assumes: a file's items drawn at random). ``people``: the raters the design names (None: unknown).
     """
     check_alpha(alpha)
     table = LongTable(rows, labels)
     chosen = RaterPairs(table, max_pairs)
     pairs = [
-        _report_pair(first, second, pair, table.ordered, alpha, trusted, statistic, sequential)
-        for first, second, pair in chosen.pairs(labelling_order=sequential)
+        _report_pair(
+            first,
+            second,
+            pair,
+            table.ordered,
+            alpha,
+            trusted,
+            statistic,
+            sequential,
+            queries=_pair_queries(items, queries),
+            min_queries=min_queries,
+            people=people,
+        )
+        for first, second, pair, items in chosen.pairs_with_items(labelling_order=sequential)
     ]
     fleiss_result = _fleiss_or_reason(table)
     alphas = _krippendorff_all(table)

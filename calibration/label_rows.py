@@ -1,0 +1,104 @@
+"""The label CSVs ``calibration agree`` reads, as (item, rater, label) rows with the query of each item
+(issue #39: the query is the unit of sampling, so a verdict's interval is clustered by it):
+
+- ``item,rater,label``, with an optional ``query_id`` column (an empty cell: no query);
+- the CSV ``annotation export --format csv`` writes (:data:`annotation.exports.label_files.CSV_COLUMNS`):
+  item = ``item_id``, rater = ``annotator``, label = ``value``, the query = ``query_id``. The file is
+  every label row in the order they were made, so each annotator's newest row of an item counts (a
+  correction is a newer row; an empty value, a retraction, is no label), in the order those rows were
+  made (``agree --sequential``'s labelling order); labels of several rubrics need ``rubric``.
+
+Errors are :class:`annotation.model.InvalidTable`: one line naming the file (and the line).
+"""
+
+from __future__ import annotations
+
+import os
+
+from annotation.formats import read_csv_rows
+from annotation.model import InvalidTable
+
+__all__ = ["EXPORT_COLUMNS", "LONG_COLUMNS", "LongRow", "long_labels"]
+
+LONG_COLUMNS = ["item", "rater", "label"]  # agree's long CSV, with an optional query_id
+EXPORT_COLUMNS = ["item_id", "annotator", "value"]  # of annotation export --format csv (query_id, rubric)
+
+LongRow = tuple[str, str, int | str | None]  # (item, rater, label), None: no label
+PathLike = str | os.PathLike[str]
+
+
+def long_labels(path: PathLike, rubric: str | None = None) -> tuple[list[LongRow], dict[str, str] | None]:
+    """(item, rater, label) rows of ``path`` and {item: its query} (None when the file has no
+    ``query_id`` column). ``rubric``: which rubric's labels an export holding several is read for."""
+    read = read_csv_rows(path, [])
+    header = list(read[0][1])
+    if set(LONG_COLUMNS) <= set(header):
+        if rubric is not None:
+            raise InvalidTable(
+                path, None, None, "--rubric reads an annotation export; this file has no rubric"
+            )
+        _required(path, read, LONG_COLUMNS[:2])
+        rows: list[LongRow] = [(r["item"], r["rater"], r["label"] or None) for _line, r in read]
+        if "query_id" not in header:
+            return rows, None
+        return rows, _queries_of(path, [(line, r["item"], r["query_id"]) for line, r in read])
+    if set(EXPORT_COLUMNS) <= set(header):
+        return _export_labels(path, read, rubric)
+    raise InvalidTable(
+        path,
+        1,
+        None,
+        f"header {','.join(header)}; expected the columns {','.join(LONG_COLUMNS)}[,query_id] or the CSV "
+        "annotation export --format csv writes (item_id, query_id, annotator, rubric, value)",
+    )
+
+
+def _export_labels(
+    path: PathLike, read: list[tuple[int, dict[str, str]]], rubric: str | None
+) -> tuple[list[LongRow], dict[str, str] | None]:
+    """The rows of an ``annotation export --format csv`` file (module docstring)."""
+    _required(path, read, EXPORT_COLUMNS[:2])
+    rubrics = sorted({r.get("rubric", "") for _, r in read} - {""})
+    if rubric is None and len(rubrics) > 1:
+        raise InvalidTable(path, None, None, f"labels of {', '.join(rubrics)}; choose one with --rubric")
+    if rubric is not None and rubric not in rubrics:
+        raise InvalidTable(
+            path, None, None, f"no label of the rubric {rubric}; its rubrics: {', '.join(rubrics) or 'none'}"
+        )
+    newest: dict[tuple[str, str], str] = {}
+    for _line, r in read:
+        if rubric is None or r.get("rubric") == rubric:
+            key = (r["item_id"], r["annotator"])
+            newest.pop(key, None)  # the newest row's place in the order: the labelling order
+            newest[key] = r["value"]
+    rows: list[LongRow] = [(item, who, value or None) for (item, who), value in newest.items()]
+    if "query_id" not in read[0][1]:
+        return rows, None
+    kept = {item for item, _who in newest}
+    return rows, _queries_of(
+        path, [(line, r["item_id"], r["query_id"]) for line, r in read if r["item_id"] in kept]
+    )
+
+
+def _required(path: PathLike, read: list[tuple[int, dict[str, str]]], columns: list[str]) -> None:
+    for line, r in read:
+        for column in columns:
+            if r[column] == "":
+                raise InvalidTable(path, line, column, "empty; expected a value")
+
+
+def _queries_of(path: PathLike, rows: list[tuple[int, str, str]]) -> dict[str, str]:
+    """{item: its query} of (line, item, query) rows (an empty query: none); one query an item."""
+    queries: dict[str, str] = {}
+    for line, item, query in rows:
+        if query == "":
+            continue
+        if queries.setdefault(item, query) != query:
+            raise InvalidTable(
+                path,
+                line,
+                "query_id",
+                f"item {item!r} under the query {query!r} and the query {queries[item]!r}; an item is "
+                "labelled under one query",
+            )
+    return queries
