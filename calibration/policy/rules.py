@@ -355,24 +355,13 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         return replace(DEFAULT_POLICY, source=source)
     if not isinstance(data, Mapping):
         raise InvalidPolicy(f"{source}: expected a mapping with corpus, rules and diagnosis")
-    unknown = set(data) - {
-        "corpus",
-        "rules",
-        "diagnosis",
-        "kappa_statistic",
-        "undecided",
-        "min_queries",
-        "stale_after_weeks",
-    }
+    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", "undecided", *WHOLE_KEYS}
     if unknown:
         raise InvalidPolicy(
             f"{source}: unknown key {quoted(sorted(map(str, unknown))[0])}; "
             "expected corpus, kappa_statistic, undecided, min_queries, stale_after_weeks, rules, diagnosis"
         )
-    min_queries = _min_queries(data.get("min_queries", VERDICT_QUERIES), f"{source}: min_queries")
-    stale = _whole(
-        data.get("stale_after_weeks", STALE_AFTER_WEEKS), f"{source}: stale_after_weeks", 1, 520, "weeks"
-    )
+    whole = {k: _whole(data[k], f"{source}: {k}", k) for k in WHOLE_KEYS if k in data}
     undecided = data.get("undecided", "fail")
     if undecided not in UNDECIDED:
         raise InvalidPolicy(f"{source}: undecided: {quoted(undecided)}; expected fail or warn")
@@ -408,20 +397,25 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
                 f"{source}: diagnosis.{key}: {quoted(value)}; expected a number between 0 and 1"
             )
         diagnosis = replace(diagnosis, **{key: float(value)})
-    return Policy(
-        corpus,
-        tuple(rules[r.name] for r in RULES),
-        diagnosis,
-        source,
-        statistic,
-        undecided,
-        min_queries,
-        stale,
-    )
+    policy = Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic, undecided)
+    for key, number in whole.items():
+        policy = _set_whole(policy, key, number)
+    return policy
 
 
-def _whole(value: Any, where: str, low: int, high: int, noun: str) -> int:
-    """A whole number from ``low`` to ``high`` (a policy file's or a --rule's text)."""
+# whole-number policy keys: (lowest, highest, what they count); min_queries >= 2: a query-level variance
+WHOLE_KEYS = {"min_queries": (2, 100_000, "queries"), "stale_after_weeks": (1, 520, "weeks")}
+
+
+def _set_whole(policy: Policy, key: str, number: int) -> Policy:
+    if key == "min_queries":
+        return replace(policy, min_queries=number)
+    return replace(policy, stale_after_weeks=number)
+
+
+def _whole(value: Any, where: str, key: str) -> int:
+    """A whole-number policy key's value (a policy file's or a --rule's text), within its range."""
+    low, high, noun = WHOLE_KEYS[key]
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -429,11 +423,6 @@ def _whole(value: Any, where: str, low: int, high: int, noun: str) -> int:
             f"{where}: {quoted(value)}; expected a whole number of {noun} from {low} to {high}"
         )
     return value
-
-
-def _min_queries(value: Any, where: str) -> int:
-    """The queries a judge verdict needs: a whole number of at least 2 (a query-level variance needs two)."""
-    return _whole(value, where, 2, 100_000, "queries")
 
 
 _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
@@ -459,16 +448,10 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
                 raise InvalidPolicy(f"--rule {quoted(text)}; expected undecided=fail or undecided=warn")
             policy = replace(policy, undecided=value)
             continue
-        if name == "stale_after_weeks":
+        if name in WHOLE_KEYS:
             if op != "=":
-                raise InvalidPolicy(f"--rule {quoted(text)}; expected stale_after_weeks=N")
-            weeks = _whole(value, f"--rule {quoted(text)}", 1, 520, "weeks")
-            policy = replace(policy, stale_after_weeks=weeks)
-            continue
-        if name == "min_queries":
-            if op != "=":
-                raise InvalidPolicy(f"--rule {quoted(text)}; expected min_queries=N")
-            policy = replace(policy, min_queries=_min_queries(value, f"--rule {quoted(text)}"))
+                raise InvalidPolicy(f"--rule {quoted(text)}; expected {name}=N")
+            policy = _set_whole(policy, name, _whole(value, f"--rule {quoted(text)}", name))
             continue
         if name == "corpus":
             if op != "=" or value not in CORPORA:
