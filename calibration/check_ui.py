@@ -270,6 +270,11 @@ def render_history() -> None:
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return
+    if diff["settings_changed"]:
+        st.warning(
+            f"Settings changed: {md(', '.join(diff['settings_changed']))}: the two checks measured "
+            "differently; the changes below follow the settings, not the system."
+        )
     if diff["labels_changed"]:
         st.warning(
             f"The labels changed between check {first} and check {second}: a difference may be the labels', "

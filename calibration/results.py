@@ -258,6 +258,7 @@ class QueryChange(TypedDict):  # one query held by both checks of a diff
 class CheckDiff(TypedDict):
     first: CheckRow
     second: CheckRow
+    settings_changed: list[str]  # "k 5 -> 10": the changes below follow the settings, not the system
     labels_changed: bool
     dropped: list[str]  # queries the first held and the second did not
     added: list[str]

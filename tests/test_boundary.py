@@ -272,10 +272,16 @@ def test_unreadable_records_are_named_and_skipped_by_the_commands(demo_sqlite, c
 
     fp = _corrupt(Path(demo_sqlite))
     db = str(demo_sqlite)
-    # the list reads the readable review before the unreadable one
+    # the list shows each current judge's reading now (#40), not a saved review
     assert judge_main(["list", "--db", db]) == 0
     out, err = capsys.readouterr()
-    assert SKIPPED[1] in err and "uncalibrated: kappa 0.145 [-0.152, 0.478] against people (n = 20" in out
+    # (its settings unreadable, its out-of-fold answers are unknown: its own answers are read)
+    line = next(x for x in out.splitlines() if x.startswith("offline-lexical/relevance v1 (current)"))
+    assert "uncalibrated (20 human-labelled items, fewer than the 30 needed): unweighted kappa" in line
+    # the review's trend reads the saved reviews: the unreadable one named and skipped
+    assert calibration_main(["review", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert SKIPPED[1] in err
     runs = [
         (judge_main, ["list", "--db", db]),
         (calibration_main, ["review", "--db", db]),

@@ -426,9 +426,20 @@ def diff_table(diff: CheckDiff) -> str:
         change = [f"+{c}" for c in row["findings_gained"]] + [f"-{c}" for c in row["findings_lost"]]
         cells.append(" ".join(change) or "-")
         rows.append(cells)
-    lines = [
+    settings = diff.get("settings_changed") or []
+    lines = (
+        [
+            f"settings changed: {', '.join(settings)}: the two checks measured differently; the changes "
+            "below follow the settings, not the system",
+            "",
+        ]
+        if settings
+        else []
+    )
+    lines += [
         f"check {b['id']} ({b['name']}, {b['created_at'][:19]}) minus check {a['id']} ({a['name']}, "
-        f"{a['created_at'][:19]}), per query held by both; Δ = second - first",
+        f"{a['created_at'][:19]}), per query held by both; Δ = second - first"
+        + (" (under other settings)" if settings else ""),
         "",
         align(rows),
     ]
