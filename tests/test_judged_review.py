@@ -277,3 +277,25 @@ def test_check_reads_only_the_evidence_about_its_golden_set(capsys, tmp_path) ->
     kappa = next(r for r in json.loads(out)["rules"] if r["rule"] == "kappa")
     entry = next(j for j in kappa["judges"] if j["fingerprint"] == FP)
     assert entry["evidence"].startswith("on 40 labels over 4 of this golden set's 8 queries")
+
+
+def test_agree_on_the_same_labels_prints_the_same_design_interval_and_verdict(capsys, tmp_path) -> None:
+    """Parity (issue #39): the store's labels written as agree's CSV (people's grade and the judge's,
+    with the query) give agree the review's interval, verdict and design (queries, items, design
+    effect); agree's "people" are its pair's two raters."""
+    db = tmp_path / "s.db"
+    labelled_store(db, 8, 10)
+    reviewed = the_judge(db)["consensus"]
+    people, answers, qs = expected(8, 10)
+    rows = ["item,rater,label,query_id"]
+    for i, (p, j, q) in enumerate(zip(people, answers, qs)):
+        rows += [f"{i},people,{p},{q}", f"{i},judge,{j},{q}"]
+    path = tmp_path / "labels.csv"
+    path.write_text("\n".join(rows) + "\n")
+    code, out, err = cli(main, capsys, "agree", str(path), "--format", "json")
+    assert code == 0, err
+    pair = json.loads(out)["pairs"][0]
+    assert pair["kappa_ci"] == pytest.approx(reviewed["ci"])
+    assert pair["verdict"] == the_judge(db)["verdict"]
+    for key in ("queries", "items", "design_effect"):
+        assert pair["design"][key] == pytest.approx(reviewed["design"][key])
