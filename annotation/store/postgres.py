@@ -87,6 +87,7 @@ ID_TABLES = frozenset(
         "sessions",
         "imports",
         "retirements",
+        "verdict_looks",
         "settlements",
         "handout",
     )
