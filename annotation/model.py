@@ -289,6 +289,8 @@ def as_numpy(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
             return np.zeros(0, dtype=_NUMPY_TYPES.get(array.type, np.float64))
         else:
             return np.concatenate([as_numpy(chunk) for chunk in array.chunks])
+    if array.type == pa.bool_() and array.null_count == 0:  # bits: as int8 bytes, then a view
+        return as_numpy(pc.cast(array, pa.int8())).view(np.bool_)
     dtype = _NUMPY_TYPES.get(array.type)
     if dtype is not None and array.null_count == 0:
         # a view of the Arrow buffer (Array.to_numpy would import pandas)

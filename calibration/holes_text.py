@@ -270,6 +270,18 @@ def compare_filled_text(reports: list[FilledComparison]) -> str:
             f"(holes in the top {k}: {r['holes'][0]:,} of {a}, {r['holes'][1]:,} of {b}; the judge graded "
             f"{r['filled'][0]:,} and {r['filled'][1]:,}).",
         ]
+        (holes_a, holes_b), (filled_a, filled_b) = r["holes"], r["filled"]
+        if (filled_a, filled_b) == (holes_a, holes_b):
+            lines.append(
+                f"Unjudged chunks: the judge's grades fill every unjudged chunk of both top {k}s ({holes_a:,} "
+                f"of A's, {holes_b:,} of B's): the judge-filled column rests on no chunk left unjudged."
+            )
+        else:
+            lines.append(
+                f"Unjudged chunks: the judge's grades fill {filled_a:,} of A's {holes_a:,} and {filled_b:,} of "
+                f"B's {holes_b:,} unjudged chunks in the top {k}; the other {holes_a - filled_a + holes_b - filled_b:,} "
+                "count as not relevant in every column: label them, or have the judge grade them."
+            )
         info = r["sample"]
         if info is None:
             lines.append(

@@ -452,10 +452,71 @@ def compare_table(comparison: Comparison, qrels_path: str, run_a: str, run_b: st
         *notes,
         *[f"note: {note}" for note in comparison.notes],
         "",
+        *unjudged_lines(comparison, qrels_path, run_a, run_b),
+        "",
         "per query, B - A:",
         align(per_query),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _top(depth: int | None) -> str:
+    return f"top {depth}" if depth is not None else "ranking"
+
+
+def unjudged_lines(comparison: Comparison, qrels_path: str, run_a: str, run_b: str) -> list[str]:
+    """What of each measure's B - A sits on chunks nobody judged (``calibration.unjudged``): per
+    measure the interval and the chunks, then one line per difference they could undo, saying
+    what to label."""
+    shares = {name: t["unjudged"] for name, t in comparison.measures.items() if "unjudged" in t}
+    tops = " or ".join(dict.fromkeys(_top(s["depth"]) for s in shares.values()))
+    if not any(s["chunks_a"] or s["chunks_b"] for s in shares.values()):
+        return [
+            f"unjudged chunks: none in either run's {tops}; every difference above rests on judged chunks"
+        ]
+    grade = max(comparison.min_grade, 1)
+    lines = [
+        f"unjudged chunks (not relevant in the table above): per measure, B - A [the least, the greatest] "
+        f"with them relevant (grade {grade}) or not, and how many sit in each run's top k (RR, AP: the "
+        "deepest k) over its n queries; exact for P, R and Success, the 8 group fillings for the others "
+        "(docs/metrics.md, unjudged chunks in compare):"
+    ]
+    undo = []
+    for name, s in shares.items():
+        delta = comparison.measures[name]["delta"]
+        if not (s["chunks_a"] or s["chunks_b"]) or s["interval"] is None:
+            continue
+        low, high = s["interval"]
+        reach = (
+            "they do not move it"
+            if high - low <= 1e-12
+            else "the sign could flip"
+            if s["sign_could_flip"]
+            else "holds 0"
+            if s["holds_zero"]
+            else "keeps its sign"
+        )
+        lines.append(
+            f"{name}: {signed(delta, 4)} [{signed(low, 4)}, {signed(high, 4)}]: A {s['chunks_a']:,}, "
+            f"B {s['chunks_b']:,} unjudged on {s['queries']:,} of {comparison.measures[name]['n']:,} queries; {reach}"
+        )
+        if s["sign_could_flip"] or (s["holds_zero"] and abs(delta or 0.0) > 1e-12):
+            undo.append((name, s, delta))
+    for name, s, delta in undo:
+        lines.append(
+            f"B's {signed(delta, 4)} {name}: {s['chunks_b']:,} unjudged chunks in B's {_top(s['depth'])} "
+            f"(A: {s['chunks_a']:,}); relevant or not, they put B - A between {signed(s['interval'][0], 4)} "
+            f"and {signed(s['interval'][1], 4)}, which holds 0 "
+            f"({'the sign could flip' if s['sign_could_flip'] else 'the difference could vanish'}); "
+            "label them or use --judge-labels"
+        )
+    depths = sorted({s["depth"] for _, s, _ in undo if s["depth"] is not None})
+    if depths:
+        lines.append(
+            "the chunks to label, per query: "
+            f"python -m calibration holes {qrels_path} {run_a} {run_b} -k {depths[-1]}"
+        )
+    return lines
 
 
 # ---------------------------------------------------------------- agreement, position, PPI

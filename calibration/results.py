@@ -697,6 +697,17 @@ class FilledDelta(TypedDict):  # one measure of ``compare --judge-labels``: B - 
     corrected: CorrectedFigure | None
 
 
+class UnjudgedShare(TypedDict):  # compare: the part of one measure's B - A on chunks nobody judged
+    depth: int | None  # the top d it reads: k, or None for the whole ranking (RR, AP)
+    chunks_a: int  # unjudged chunks in A's top d, summed over the queries that define the measure
+    chunks_b: int
+    queries: int  # of those queries, the ones with an unjudged chunk in either top d
+    interval: list[float] | None  # mean B - A with them relevant or not: [least, greatest]
+    holds_zero: bool  # the unjudged chunks can undo the difference
+    sign_could_flip: bool  # the interval holds differences of both signs
+    exact: bool  # the exact range (P@k, R@k, Success@k); else the range of the 8 group fillings
+
+
 class FilledComparison(TypedDict):
     k: int
     runs: list[str]  # A, B

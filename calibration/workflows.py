@@ -45,6 +45,7 @@ from calibration.results import AgreementReport, AuditReport, PositionReport, PP
 from calibration.scorer import Scorer
 from calibration.stats.position import position_bias
 from calibration.stats.verdict import MIN_QUERIES as VERDICT_QUERIES
+from calibration.unjudged import tops, unjudged_share
 
 # from the one options table (annotation.options), which the argparse options and the pages read
 DEFAULT_K: int = default("k")
@@ -296,7 +297,8 @@ def compare_runs(
 ) -> Comparison:
     """Score both runs, then per measure a paired randomization test and t-test over the queries
     where it is defined for both (``calibration.stats.significance.paired_test``) and per query B - A
-    (None where either is undefined)."""
+    (None where either is undefined); each measure's ``unjudged``: the unjudged chunks in each
+    run's top k and the interval of B - A as they are relevant or not (``calibration.unjudged``)."""
     from calibration.stats.significance import (
         paired_test,  # start-up: scipy, ~0.6 s that metrics and audit never need
     )
@@ -316,6 +318,11 @@ def compare_runs(
             x, y = a.values[name][i], b.values[name][i]
             row[name] = None if x != x or y != y else float(y - x)
         deltas[qid] = row
+    deepest = max(cutoffs(ks), default=0)
+    top_a, top_b = (tops(run, deepest, qrels.grades, grade) for run in (run_a, run_b))
+    shares = unjudged_share(qrels.grades, top_a, top_b, deltas, grade)
+    for name, share in shares.items():
+        tests[name]["unjudged"] = share
     notes = [few_queries_note(len(deltas))] if len(deltas) < MIN_QUERIES else []
     return Comparison(grade, cutoffs(ks), permutations, seed, tests, deltas, notes)
 

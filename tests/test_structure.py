@@ -33,6 +33,7 @@ PURE = [
     "calibration/audit.py",
     "calibration/holes.py",
     "calibration/holes_interval.py",
+    "calibration/unjudged.py",
     "calibration/scorer.py",
     "calibration/stats/agreement.py",
     "calibration/stats/kappa.py",
