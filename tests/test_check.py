@@ -65,6 +65,23 @@ def test_corpus_decides_the_faithfulness_bar_and_recall_at_20():
     assert DEFAULT_POLICY.bar("recall_at_20") is None  # narrow: does not apply
 
 
+def test_faithfulness_off_is_off_whatever_the_corpus(tmp_path):
+    """Issue #40 item 9: ``faithfulness: off`` with ``corpus: broad`` used to come back at 0.7 (a
+    policy file, or ``--rule corpus=broad --rule faithfulness=off``) or at 0.5 (the two --rules the
+    other way round). Off is off, in a file and in either order; one bar holds for both corpora."""
+    path = tmp_path / "denominator.yaml"
+    path.write_text("corpus: broad\nrules:\n  faithfulness: off\n")
+    assert load_policy(path).bar("faithfulness") is None
+    for texts in (["corpus=broad", "faithfulness=off"], ["faithfulness=off", "corpus=broad"]):
+        assert override(DEFAULT_POLICY, texts).bar("faithfulness") is None, texts
+    for texts in (["corpus=broad", "faithfulness>=0.8"], ["faithfulness>=0.8", "corpus=broad"]):
+        assert override(DEFAULT_POLICY, texts).bar("faithfulness") == Bar(">=", 0.8), texts
+    # a bar per corpus, and broad: off alone
+    both = policy_from_mapping({"corpus": "broad", "rules": {"faithfulness": {"broad": "off"}}})
+    assert both.bar("faithfulness") is None
+    assert policy_from_mapping({"rules": {"faithfulness": {"broad": "off"}}}).bar("faithfulness") == Bar(">=", 0.7)
+
+
 def test_policy_file_and_command_line_overrides(tmp_path):
     path = tmp_path / "denominator.yaml"
     path.write_text(

@@ -18,7 +18,7 @@ each rule with the sentence it comes from. A rule has a name, a comparison
   fails no build).
 
 ``corpus: narrow | broad`` (default narrow) decides which faithfulness bar
-applies and whether ``recall_at_20`` applies at all. A rule with no bar
+applies (0.7 or 0.5; one bar given, or off, holds for both) and whether ``recall_at_20`` applies at all. A rule with no bar
 (``label_coverage`` until a team sets one: the essay names none) is off.
 
 The ``diagnosis`` section holds the product's own bars for ``ranking_weak``
@@ -143,8 +143,8 @@ class Rule:
     def bar_for(self, corpus: Corpus) -> Bar | None:
         if corpus not in self.corpora:
             return None
-        if corpus == "broad" and self.broad_bar is not None:
-            return self.broad_bar
+        if corpus == "broad" and self.name == "faithfulness":
+            return self.broad_bar  # its own bar, None when off: off is off whatever the corpus
         return self.bar
 
     def bar_text(self, corpus: Corpus | None, k: int | None = None) -> str:
@@ -312,7 +312,7 @@ class Policy:
 DEFAULT_POLICY = Policy()
 
 
-def _with_bar(rule: Rule, value: Any, where: str, corpus: Corpus | None = None) -> Rule:
+def _with_bar(rule: Rule, value: Any, where: str) -> Rule:
     if rule.name in ON_OFF_RULES:
         if value in (True, "on", "true"):
             return replace(rule, bar=_default(rule.name).bar)
@@ -334,8 +334,8 @@ def _with_bar(rule: Rule, value: Any, where: str, corpus: Corpus | None = None) 
     bar = parse_bar(value, where)
     if bar is not None and not 0.0 <= bar.value <= 1.0:
         raise InvalidPolicy(f"{where}: {quoted(value)}; expected a bar between 0 and 1")
-    if rule.name == "faithfulness":  # one bar for the corpus in force
-        return replace(rule, broad_bar=bar) if corpus == "broad" else replace(rule, bar=bar)
+    if rule.name == "faithfulness":  # one bar (or off) for both corpora, whichever is in force
+        return replace(rule, bar=bar, broad_bar=bar)
     if rule.name == "kappa" and bar is not None and bar.op != ">=":
         # the verdict reads an interval against one bar: trusted when its lower end reaches it
         raise InvalidPolicy(
@@ -382,7 +382,7 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
             raise InvalidPolicy(
                 f"{source}: rules: unknown rule {quoted(name)}; expected one of {', '.join(RULE_NAMES)}"
             )
-        rules[name] = _with_bar(rules[name], value, f"{source}: rules.{name}", corpus)
+        rules[name] = _with_bar(rules[name], value, f"{source}: rules.{name}")
     diagnosis = Diagnosis()
     given_d = data.get("diagnosis") or {}
     if not isinstance(given_d, Mapping):
@@ -469,7 +469,7 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
                     given = str(_default(name).bar_for(policy.corpus) or "off")
         else:
             given = f"{op} {value}"
-        new = _with_bar(rule, given, where, policy.corpus)
+        new = _with_bar(rule, given, where)
         policy = replace(policy, rules=tuple(new if r.name == name else r for r in policy.rules))
     return policy
 
