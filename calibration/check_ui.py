@@ -32,6 +32,7 @@ from calibration.policy.check_text import (
     judge_line,
     missing_line,
     readable,
+    result_text,
     rule_status,
     unreadable_lines,
 )
@@ -40,7 +41,14 @@ from calibration.policy.rules import InvalidPolicy, Policy
 from calibration.results import HistoryEntry
 
 KEY = "check:"
-STATUS = {"passed": "passed", "failed": "FAILED", "warning": "warning", "not evaluated": "not evaluated"}
+STATUS = {
+    "passed": "passed",
+    "failed": "FAILED",
+    "warning": "warning",
+    "not evaluated": "not evaluated",
+    "not applicable": "not applicable",
+    "off": "off",
+}
 # the figure of a history chart -> the rule whose bar is drawn on it
 BARS = {"fetch_recall": "stage1_recall", "judged_at_k": "judged_at_k", "label_coverage": "label_coverage"}
 LABELS = {
@@ -94,12 +102,13 @@ def render_check(
         f"k = {k}; {md(report['stage1'] or '')}; store: {md(report['store'] or 'none')}; "
         "the same report as `python -m calibration check`."
     )
+    said = md(result_text(report))  # the CLI's result line: the rules counted by status
     if failed:  # a verdict, not an error of the page: coloured text, not an alert box
-        st.markdown(f"**Result:** :red[FAILED: {', '.join(failed)}] (the CLI exits 1)")
+        st.markdown(f"**Result:** :red[{said}]")
     elif report["warnings"]:
-        st.markdown(f"**Result:** :orange[no rule failed; warnings: {', '.join(report['warnings'])}]")
+        st.markdown(f"**Result:** :orange[{said}]")
     else:
-        st.markdown("**Result:** :green[no rule failed]")
+        st.markdown(f"**Result:** :green[{said}]")
     rules = pd.DataFrame(
         [
             {

@@ -222,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="one report per run held to the policy: the seven figures per query, the findings, every rule",
         description="The run's seven figures per query (fetch recall, keep recall, RR, nDCG@k, |Rel|, k, "
         "label coverage), the findings and the diagnosis in words, and every rule of the policy with "
-        "passed / failed / not evaluated. Exit 0: no rule failed; 1: a rule failed; 2: bad input.",
+        "passed / failed / warning / not evaluated (fails unless not_evaluated: warn) / not applicable / off. Exit 0: no rule failed; 1: a rule failed; 2: bad input.",
         epilog="the policy (denominator.yaml, --policy FILE, else ./denominator.yaml, else these defaults):\n\n"
         + policy_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
         "else ./denominator.db when it exists, as the Metrics page)",
     )
     ch.add_argument(
-        "--no-store", action="store_true", help="leave the store out: the judge rules are not evaluated"
+        "--no-store", action="store_true", help="leave the store out: the judge rules are not applicable"
     )
     # the store is read by default now; kept so old scripts run (it still needs a store to be there)
     ch.add_argument("--with-store", action="store_true", help=argparse.SUPPRESS)

@@ -132,7 +132,8 @@ class PolicyJSON(TypedDict):  # a policy as a report names it (calibration.polic
     source: str
     corpus: str  # narrow or broad
     kappa_statistic: str
-    undecided: str  # fail or warn
+    undecided: str  # fail or warn: a judge figure not shown (undecided, uncalibrated, stale)
+    not_evaluated: str  # fail or warn: a rule that applies with no evidence to evaluate it on
     min_queries: int  # queries a judge verdict needs (fewer: uncalibrated)
     stale_after_weeks: int  # a verdict on labels older than this is stale
     rules: dict[str, str | None]  # each rule's bar as printed (None: off)
@@ -169,10 +170,10 @@ class RuleHead(TypedDict):  # what every rule of a check report starts with
 
 
 class RuleResult(RuleHead):  # one rule of the policy held to a run (calibration.policy.check)
-    passed: bool | None  # None: not evaluated (or only a warning), never passed
+    passed: bool | None  # False: failed, or not evaluated (not_evaluated: fail); None: never passed
     queries: list[str]  # the queries that failed it
-    status: str  # passed, failed, warning, not evaluated
-    reason: NotRequired[str]  # why it was not evaluated
+    status: str  # passed, failed, warning, not evaluated, not applicable, off
+    reason: NotRequired[str]  # why it was not evaluated, not applicable or off
     evaluated: NotRequired[int]  # queries that define the figure
     undefined: NotRequired[int]  # queries that do not
     scored_zero: NotRequired[list[str]]  # all_queries under --missing zero

@@ -79,7 +79,9 @@ def test_faithfulness_off_is_off_whatever_the_corpus(tmp_path):
     # a bar per corpus, and broad: off alone
     both = policy_from_mapping({"corpus": "broad", "rules": {"faithfulness": {"broad": "off"}}})
     assert both.bar("faithfulness") is None
-    assert policy_from_mapping({"rules": {"faithfulness": {"broad": "off"}}}).bar("faithfulness") == Bar(">=", 0.7)
+    assert policy_from_mapping({"rules": {"faithfulness": {"broad": "off"}}}).bar("faithfulness") == Bar(
+        ">=", 0.7
+    )
 
 
 def test_policy_file_and_command_line_overrides(tmp_path):

@@ -149,7 +149,7 @@ def test_the_demo_stores_uncalibrated_judges_fail_kappa(capsys, tmp_path):
 def test_a_store_with_no_judge_claims_nothing(capsys, demo_db):
     report = check(capsys, GOLDEN, RUN, "-k", "5", "--db", demo_db, "--rule", "rel_at_least_k=off", expect=1)
     kappa = rules_of(report)["kappa"]
-    assert kappa["passed"] is None and kappa["status"] == "not evaluated"
+    assert kappa["passed"] is None and kappa["status"] == "not applicable"
     assert "holds no judge: nothing is claimed" in kappa["reason"]
 
 
@@ -257,7 +257,7 @@ def test_the_reordered_q_milk_is_ranking_weak_not_retrieval_weak(capsys, tmp_pat
     milk = shallow["queries"]["q_milk"]
     assert milk["fetch_recall"] is None and milk["findings"].count("ranking_weak") == 1
     assert not {"retrieval_weak", "loss_at_cut"} & set(milk["findings"])
-    assert rules_of(shallow)["stage1_recall"]["passed"] is None
+    assert rules_of(shallow)["stage1_recall"]["passed"] is False  # not evaluated is never a pass (#40)
 
 
 def findings_on_page(at) -> dict[str, set[str]]:
@@ -313,9 +313,9 @@ def test_check_reads_the_default_store_as_the_page_does(capsys, tmp_path, monkey
     )
     assert frame.loc["kappa", "result"] == "FAILED" and frame.loc["faithfulness", "result"] == "FAILED"
     assert "store: ./denominator.db" in plain(page_text(at))
-    # --no-store leaves it out: the judge rules are not evaluated, and say why
+    # --no-store leaves it out: the judge rules are not applicable (no judge bears on the run), and say why
     alone = check(capsys, *args, "--no-store", expect=1)
-    assert alone["store"] is None and rules_of(alone)["kappa"]["status"] == "not evaluated"
+    assert alone["store"] is None and rules_of(alone)["kappa"]["status"] == "not applicable"
     assert rules_of(alone)["kappa"]["reason"] == "no store: --no-store"
 
 

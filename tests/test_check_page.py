@@ -36,7 +36,10 @@ def record(at: AppTest, name: str) -> AppTest:
 def test_the_page_checks_the_worked_example_as_the_cli_does(demo_db, capsys):
     at = run_page()
     text = plain(page_text(at))
-    assert "**Result:** :red[FAILED: faithfulness, rel_at_least_k] (the CLI exits 1)" in text
+    assert (
+        "**Result:** :red[FAILED: faithfulness, rel_at_least_k (exit 1); passed 4, failed 2, warned 0, not applicable 2 (recall_at_20, kappa), off 1 (of 9 rules)]"
+        in text
+    )
     rules = table_with(at, "rule").set_index("rule")
     assert rules.loc["rel_at_least_k", "result"] == "FAILED"
     assert rules.loc["rel_at_least_k", "detail"] == "FAILED for 3 of 4 queries: q_faw, q_milk, q_store"
@@ -45,7 +48,7 @@ def test_the_page_checks_the_worked_example_as_the_cli_does(demo_db, capsys):
     # the interval reaches the bar, not shown, so the rule fails; no judge yet, nothing claimed
     assert rules.loc["faithfulness", "detail"] == "FAILED for 1 of 1: people"
     assert "people: pass rate 0.688 [0.444, 0.858], n = 16" in text and "would decide it" in text
-    assert rules.loc["kappa", "result"] == "not evaluated"
+    assert rules.loc["kappa", "result"] == "not applicable"
     assert "holds no judge: nothing is claimed" in rules.loc["kappa", "detail"]
     figures = table_with(at, "R@fetch").set_index("query")
     assert figures.loc["q_store", "RR"] == "0.500" and figures.loc["q_broad", "|Rel|"] == "8"
@@ -78,6 +81,8 @@ def test_the_page_checks_the_worked_example_as_the_cli_does(demo_db, capsys):
                 "failed": "FAILED",
                 "warning": "warning",
                 "not evaluated": "not evaluated",
+                "not applicable": "not applicable",
+                "off": "off",
             }[rule["status"]]
         )
     for qid, q in report["queries"].items():

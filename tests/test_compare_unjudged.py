@@ -104,7 +104,10 @@ def test_the_judge_fills_the_holes_and_compare_says_so(tmp_path, capsys) -> None
 def test_the_bound_by_hand() -> None:
     """P@2, one query: A = [judged relevant, u1], B = [u2, u1]; u1 is in both top 2s (it cancels),
     u2 in B's only. B - A as they fall: -0.5 (u2 not relevant) to 0 (relevant), whatever u1 is."""
-    from calibration.unjudged import ranked, unjudged_share  # the module this issue adds (the test fails before)
+    from calibration.unjudged import (  # the module this issue adds (the test fails before)
+        ranked,
+        unjudged_share,
+    )
 
     grades = {"q": {"r": 1}}
     a, b = ranked({"q": ["r", "u1"]}, grades, 2, 1), ranked({"q": ["u2", "u1"]}, grades, 2, 1)

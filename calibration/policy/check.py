@@ -218,14 +218,14 @@ def _query_rule(
     }
     bar = rule.bar_for(policy.corpus)
     if policy.corpus not in rule.corpora:
-        return _not_evaluated(entry, f"applies to broad corpora; the policy says corpus: {policy.corpus}")
+        return _not_applicable(entry, f"applies to broad corpora; the policy says corpus: {policy.corpus}")
     if bar is None:
-        return _not_evaluated(entry, "off (no bar set)")
+        return _off(entry)
     if name == "all_queries":
         # the golden queries that count: a judged relevant document (a missing one scored 0 is in queries)
         evaluated = sum(1 for q in queries.values() if q["rel"] > 0) + (0 if scored_zero else len(missing))
         if not evaluated:
-            return _not_evaluated(entry, "no golden query has a judged relevant document")
+            return _not_evaluated(entry, "no golden query has a judged relevant document", policy)
         if scored_zero and missing:
             return {
                 **entry,
@@ -265,7 +265,7 @@ def _query_rule(
             "stage1_recall": stage1,
             "label_coverage": "label coverage unknown: give --corpus or --corpus-size",
         }
-        return _not_evaluated(entry, reasons.get(name, "no query defines the figure"))
+        return _not_evaluated(entry, reasons.get(name, "no query defines the figure"), policy)
     passed = not failing
     if evaluated < len(queries):
         return {
@@ -279,9 +279,22 @@ def _query_rule(
     return {**entry, "passed": passed, "queries": failing, "evaluated": evaluated, "status": _status(passed)}
 
 
-def _not_evaluated(entry: RuleHead, reason: str) -> RuleResult:
-    """A query rule that could not be evaluated, with why (never passed)."""
-    return {**entry, "passed": None, "queries": [], "reason": reason, "status": _status(None)}
+def _not_evaluated(entry: RuleHead, reason: str, policy: Policy) -> RuleResult:
+    """A rule that applies but has no evidence to be evaluated on, with why: never a pass. It fails
+    (passed False) unless the policy says ``not_evaluated: warn`` (passed None, listed as a warning)."""
+    passed = False if policy.not_evaluated == "fail" else None
+    return {**entry, "passed": passed, "queries": [], "reason": reason, "status": "not evaluated"}
+
+
+def _not_applicable(entry: RuleHead, reason: str) -> RuleResult:
+    """A rule whose subject is absent (no judge for this run; a broad-corpus rule on a narrow
+    corpus): named, with why; it passes nothing and fails nothing."""
+    return {**entry, "passed": None, "queries": [], "reason": reason, "status": "not applicable"}
+
+
+def _off(entry: RuleHead) -> RuleResult:
+    """A rule the policy turned off (or never set a bar for)."""
+    return {**entry, "passed": None, "queries": [], "reason": "off (no bar set)", "status": "off"}
 
 
 OUTCOME_PASSED = {"passed": True, "failed": False, "warning": None}
@@ -315,9 +328,9 @@ def _judge_rule(
         }
 
     if bar is None:
-        return {**result(None, "not evaluated", []), "reason": "off (no bar set)"}
-    if entries is None or not entries:
-        return {**result(None, "not evaluated", []), "reason": why_none}
+        return {**result(None, "off", []), "reason": "off (no bar set)"}
+    if entries is None or not entries:  # no judge (or no grade) bears on this run: nothing to judge
+        return {**result(None, "not applicable", []), "reason": why_none}
     judged = [e.copy() for e in entries]
     outcomes = [e["outcome"] for e in judged]
     status = "failed" if "failed" in outcomes else ("warning" if "warning" in outcomes else "passed")
@@ -580,10 +593,14 @@ def check_report(
         "missing": "zero" if scored_zero else "drop",
         "summary": summary,
         "rules": rules,
-        "warnings": [r["rule"] for r in rules if r["status"] == "warning"],
+        "warnings": [
+            r["rule"]
+            for r in rules
+            if r["status"] == "warning" or (r["status"] == "not evaluated" and r["passed"] is None)
+        ],
         "passed": not any(r["passed"] is False for r in rules),
     }
 
 
-def _status(passed: bool | None) -> str:
-    return {True: "passed", False: "failed", None: "not evaluated"}[passed]
+def _status(passed: bool) -> str:
+    return "passed" if passed else "failed"

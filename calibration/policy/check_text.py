@@ -21,7 +21,15 @@ from calibration.results import (
     RuleResult,
 )
 
-__all__ = ["check_table", "check_markdown", "policy_help", "rule_status", "finding_line", "FIGURE_HEADER"]
+__all__ = [
+    "check_table",
+    "check_markdown",
+    "policy_help",
+    "rule_status",
+    "result_text",
+    "finding_line",
+    "FIGURE_HEADER",
+]
 
 FIGURE_HEADER = ["query", "R@fetch", "R@k", "RR", "nDCG@k", "|Rel|", "k", "coverage"]
 
@@ -94,6 +102,10 @@ def finding_line(code: str, q: CheckQuery, report: CheckReport) -> str:
 def rule_status(rule: RuleResult) -> str:
     """``passed``, ``FAILED for q_faw, q_milk``, ``warning for 2 of 2 judges``, ``not evaluated: ...``."""
     status = rule.get("status") or {True: "passed", False: "failed", None: "not evaluated"}[rule["passed"]]
+    if status == "not applicable":
+        return f"not applicable: {rule.get('reason')}"
+    if status == "off":
+        return "off"
     judges = rule.get("judges") or []
     if rule["rule"] == "all_queries" and rule["passed"] is not None:
         n = rule.get("evaluated")
@@ -117,7 +129,11 @@ def rule_status(rule: RuleResult) -> str:
             "(not shown; the policy says undecided: warn)"
         )
     if status == "not evaluated":
-        return f"not evaluated: {rule.get('reason')}"
+        said = "FAILED" if rule["passed"] is False else "warning"
+        why = (
+            "the policy says not_evaluated: warn" if rule["passed"] is None else "not_evaluated: warn to warn"
+        )
+        return f"{said}, not evaluated: {rule.get('reason')} ({why})"
     if rule["scope"] == "judge":
         failed = [j["judge"] for j in judges if j.get("outcome") == "failed"]
         return f"FAILED for {len(failed)} of {len(judges)}: {', '.join(failed)}"
@@ -216,12 +232,23 @@ def check_table(report: CheckReport, qrels_path: str = "", run_path: str = "") -
 
 
 def result_text(report: CheckReport) -> str:
-    """``FAILED: kappa (exit 1)``, ``no rule failed; warnings: kappa``, ``no rule failed``."""
-    failed = [r["rule"] for r in report["rules"] if r["passed"] is False]
+    """``FAILED: kappa (exit 1); passed 5, failed 1, warned 0, not applicable 1 (faithfulness),
+    off 2``, or ``no rule failed; ...``: the rules counted by status (a rule not evaluated counts
+    as failed, or as warned under ``not_evaluated: warn``)."""
+    rules = report["rules"]
+    failed = [r["rule"] for r in rules if r["passed"] is False]
     warned = report.get("warnings") or []
+    absent = [r["rule"] for r in rules if r.get("status") == "not applicable"]
+    off = sum(1 for r in rules if r.get("status") == "off")
+    passed = sum(1 for r in rules if r["passed"] is True)
+    counts = (
+        f"passed {passed}, failed {len(failed)}, warned {len(warned)}, not applicable {len(absent)}"
+        + (f" ({', '.join(absent)})" if absent else "")
+        + f", off {off} (of {len(rules)} rules)"
+    )
     if failed:
-        return f"FAILED: {', '.join(failed)} (exit 1)"
-    return "no rule failed" + (f"; warnings: {', '.join(warned)}" if warned else "")
+        return f"FAILED: {', '.join(failed)} (exit 1); {counts}"
+    return "no rule failed" + (f"; warnings: {', '.join(warned)}" if warned else "") + f"; {counts}"
 
 
 def judge_line(rule: RuleResult, j: JudgeOutcome) -> str:

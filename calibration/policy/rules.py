@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from annotation.errors import DenominatorError
+from calibration.policy.keys import CHOICE_KEYS, WHOLE_KEYS, InvalidPolicy, choice, quoted, whole
 from calibration.results import PolicyJSON
 from calibration.stats.verdict import DEFAULT_STATISTIC, STALE_AFTER_WEEKS, STATISTICS, TRUSTED
 from calibration.stats.verdict import MIN_QUERIES as VERDICT_QUERIES
@@ -63,17 +63,7 @@ __all__ = [
 Corpus = Literal["narrow", "broad"]
 CORPORA: tuple[Corpus, ...] = ("narrow", "broad")
 # what a judge rule does with a figure that is not shown (undecided, uncalibrated, undefined)
-UNDECIDED = ("fail", "warn")
-
-
-def quoted(value: Any, most: int = 200) -> str:
-    """A value from the file as an error quotes it: its repr, at most ``most`` characters."""
-    text = repr(value)
-    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
-
-
-class InvalidPolicy(DenominatorError, ValueError):
-    """A policy file or override that does not parse (an unknown rule, a bar that is no number)."""
+UNDECIDED = CHOICE_KEYS["undecided"]
 
 
 @dataclass(frozen=True)
@@ -139,19 +129,18 @@ class Rule:
     source: str  # the sentence it comes from
     broad_bar: Bar | None = None  # faithfulness: the bar for broad corpora
     corpora: tuple[Corpus, ...] = CORPORA  # where the rule applies
+    split: bool = False  # a bar per corpus (faithfulness): broad reads broad_bar, off there is off
 
     def bar_for(self, corpus: Corpus) -> Bar | None:
         if corpus not in self.corpora:
             return None
-        if corpus == "broad" and self.name == "faithfulness":
-            return self.broad_bar  # its own bar, None when off: off is off whatever the corpus
-        return self.bar
+        return self.broad_bar if corpus == "broad" and self.split else self.bar
 
     def bar_text(self, corpus: Corpus | None, k: int | None = None) -> str:
         """The bar as printed beside the rule: ``> 0.95``, ``>= k (5)``, ``off``, ``broad corpora only``;
         ``corpus`` None: the bars of every corpus (the table of docs/check.md and ``check --help``)."""
         if corpus is None:
-            if self.broad_bar is not None and self.broad_bar != self.bar:
+            if self.split and self.broad_bar != self.bar:
                 return f"{self.bar or 'off'} narrow, {self.broad_bar} broad"
             if self.corpora != CORPORA:
                 return f"{self.bar or 'off'} ({' and '.join(self.corpora)} corpora)"
@@ -202,6 +191,7 @@ RULES: tuple[Rule, ...] = (
         Bar(">=", 0.7),
         "faithfulness 0.7+ for narrow corpora, 0.5+ for broad ones",
         broad_bar=Bar(">=", 0.5),
+        split=True,
     ),
     Rule(
         "kappa",
@@ -278,6 +268,7 @@ class Policy:
     source: str = "the defaults (the essay's table)"
     kappa_statistic: str = DEFAULT_STATISTIC  # what the kappa bar applies to (the essay: unweighted)
     undecided: str = "fail"  # a judge figure not shown (undecided, uncalibrated): fail, or warn
+    not_evaluated: str = "fail"  # a rule that applies with no evidence to evaluate it on: fail, or warn
     min_queries: int = VERDICT_QUERIES  # queries a judge verdict needs (issue #39): fewer, uncalibrated
     stale_after_weeks: int = STALE_AFTER_WEEKS  # a verdict on older labels is stale (issue #40)
 
@@ -296,6 +287,7 @@ class Policy:
             "corpus": self.corpus,
             "kappa_statistic": self.kappa_statistic,
             "undecided": self.undecided,
+            "not_evaluated": self.not_evaluated,
             "min_queries": self.min_queries,
             "stale_after_weeks": self.stale_after_weeks,
             "rules": {
@@ -355,16 +347,14 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
         return replace(DEFAULT_POLICY, source=source)
     if not isinstance(data, Mapping):
         raise InvalidPolicy(f"{source}: expected a mapping with corpus, rules and diagnosis")
-    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", "undecided", *WHOLE_KEYS}
+    unknown = set(data) - {"corpus", "rules", "diagnosis", "kappa_statistic", *CHOICE_KEYS, *WHOLE_KEYS}
     if unknown:
         raise InvalidPolicy(
-            f"{source}: unknown key {quoted(sorted(map(str, unknown))[0])}; "
-            "expected corpus, kappa_statistic, undecided, min_queries, stale_after_weeks, rules, diagnosis"
+            f"{source}: unknown key {quoted(sorted(map(str, unknown))[0])}; expected corpus, kappa_statistic, "
+            "undecided, not_evaluated, min_queries, stale_after_weeks, rules, diagnosis"
         )
-    whole = {k: _whole(data[k], f"{source}: {k}", k) for k in WHOLE_KEYS if k in data}
-    undecided = data.get("undecided", "fail")
-    if undecided not in UNDECIDED:
-        raise InvalidPolicy(f"{source}: undecided: {quoted(undecided)}; expected fail or warn")
+    numbers = {k: whole(data[k], f"{source}: {k}", k) for k in WHOLE_KEYS if k in data}
+    choices = {k: choice(data[k], f"{source}: {k}", k) for k in CHOICE_KEYS if k in data}
     statistic = data.get("kappa_statistic", DEFAULT_STATISTIC)
     if statistic not in STATISTICS:
         raise InvalidPolicy(
@@ -397,32 +387,23 @@ def policy_from_mapping(data: Any, source: str = "the policy") -> Policy:
                 f"{source}: diagnosis.{key}: {quoted(value)}; expected a number between 0 and 1"
             )
         diagnosis = replace(diagnosis, **{key: float(value)})
-    policy = Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic, undecided)
-    for key, number in whole.items():
-        policy = _set_whole(policy, key, number)
+    policy = Policy(corpus, tuple(rules[r.name] for r in RULES), diagnosis, source, statistic)
+    for key, number in numbers.items():
+        policy = _set(policy, key, number)
+    for key, said in choices.items():
+        policy = _set(policy, key, said)
     return policy
 
 
-# whole-number policy keys: (lowest, highest, what they count); min_queries >= 2: a query-level variance
-WHOLE_KEYS = {"min_queries": (2, 100_000, "queries"), "stale_after_weeks": (1, 520, "weeks")}
-
-
-def _set_whole(policy: Policy, key: str, number: int) -> Policy:
+def _set(policy: Policy, key: str, value: int | str) -> Policy:
+    """The policy with one plain key (``calibration.policy.keys``) set."""
     if key == "min_queries":
-        return replace(policy, min_queries=number)
-    return replace(policy, stale_after_weeks=number)
-
-
-def _whole(value: Any, where: str, key: str) -> int:
-    """A whole-number policy key's value (a policy file's or a --rule's text), within its range."""
-    low, high, noun = WHOLE_KEYS[key]
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidPolicy(
-            f"{where}: {quoted(value)}; expected a whole number of {noun} from {low} to {high}"
-        )
-    return value
+        return replace(policy, min_queries=int(value))
+    if key == "stale_after_weeks":
+        return replace(policy, stale_after_weeks=int(value))
+    if key == "undecided":
+        return replace(policy, undecided=str(value))
+    return replace(policy, not_evaluated=str(value))
 
 
 _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
@@ -430,7 +411,7 @@ _OVERRIDE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(>=|<=|>|<|=)\s*(.+?)\s*$")
 
 def override(policy: Policy, texts: Sequence[str]) -> Policy:
     """Command-line overrides: ``stage1_recall>0.9``, ``label_coverage>=0.01``, ``kappa=off``,
-    ``corpus=broad``, ``no_duplicates=off``, ``undecided=warn``."""
+    ``corpus=broad``, ``no_duplicates=off``, ``undecided=warn``, ``not_evaluated=warn``."""
     for text in texts:
         match = _OVERRIDE_RE.match(text)
         if not match:
@@ -443,15 +424,13 @@ def override(policy: Policy, texts: Sequence[str]) -> Policy:
                 raise InvalidPolicy(f"--rule {quoted(text)}; expected kappa_statistic={'|'.join(STATISTICS)}")
             policy = replace(policy, kappa_statistic=value)
             continue
-        if name == "undecided":
-            if op != "=" or value not in UNDECIDED:
-                raise InvalidPolicy(f"--rule {quoted(text)}; expected undecided=fail or undecided=warn")
-            policy = replace(policy, undecided=value)
-            continue
-        if name in WHOLE_KEYS:
+        if name in CHOICE_KEYS or name in WHOLE_KEYS:
             if op != "=":
-                raise InvalidPolicy(f"--rule {quoted(text)}; expected {name}=N")
-            policy = _set_whole(policy, name, _whole(value, f"--rule {quoted(text)}", name))
+                expected = "N" if name in WHOLE_KEYS else "fail|warn"
+                raise InvalidPolicy(f"--rule {quoted(text)}; expected {name}={expected}")
+            where = f"--rule {quoted(text)}"
+            setting = whole(value, where, name) if name in WHOLE_KEYS else choice(value, where, name)
+            policy = _set(policy, name, setting)
             continue
         if name == "corpus":
             if op != "=" or value not in CORPORA:
