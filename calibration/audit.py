@@ -26,7 +26,9 @@ repeats included, and a hit is a distinct relevant document among them):
 
 Findings (codes): ``recall_undefined``, ``duplicate_ids``,
 ``positional_mismatch``, ``rel_above_k``, ``rel_below_k``,
-``low_judged_at_k``, ``stage1_recall_low``, ``labels_incomplete``.
+``low_judged_at_k``, ``stage1_recall_low``, ``stage1_circular`` (every judged chunk of the
+query lies in stage 1: its recall there is 1 by construction, the labels having been pooled from
+this run's top; ``stage1_circular`` in the query's figures), ``labels_incomplete``.
 """
 
 from __future__ import annotations
@@ -155,9 +157,12 @@ def audit_query(
     slots, repeated = blank_repeats(ranking)  # a repeat is None: it keeps its slot, matches nothing
     top = slots[:k]
     stage1_hits = None
+    circular = False
     if fetch_ranking is not None or fetch_depth is not None:
         fetched, _ = blank_repeats(list(fetch_ranking) if fetch_ranking is not None else list(ranking))
         stage1_hits = sum(1 for doc in fetched[:fetch_depth] if doc in relevant)
+        in_fetch = sum(1 for doc in fetched[:fetch_depth] if doc is not None and doc in grades)
+        circular = 0 < len(grades) == in_fetch
     true_relevant = {doc for doc, g in truth.items() if g >= min_grade} if truth is not None else None
     return _query_report(
         k,
@@ -175,6 +180,7 @@ def audit_query(
         outside_corpus=sum(1 for doc in grades if doc not in corpus_ids) if corpus_ids is not None else None,
         min_judged=min_judged,
         stage1_min=stage1_min,
+        circular=circular,
     )
 
 
@@ -195,6 +201,7 @@ def _query_report(
     outside_corpus: int | None,
     min_judged: Bar,
     stage1_min: Bar,
+    circular: bool = False,
 ) -> dict[str, Any]:
     """One query's audit from its counts: the figures, then the findings.
     Shared by the per-query reference and the batch path, so both say the same."""
@@ -220,6 +227,9 @@ def _query_report(
         findings.append("low_judged_at_k")
     if stage1 is not None and not stage1_min.holds(stage1):
         findings.append("stage1_recall_low")
+    circular = circular and n_rel > 0  # with nothing relevant, stage-1 recall is undefined, not circular
+    if circular:
+        findings.append("stage1_circular")
     if truth_incomplete:
         findings.append("labels_incomplete")
 
@@ -240,6 +250,7 @@ def _query_report(
         "distinct_hits": distinct_hits,
         "recall_at_fetch": stage1,
         "fetch_hits": stage1_hits,
+        "stage1_circular": circular,
         "lost_after_fetch": lost,
         "recall_true": recall_true,
         "findings": findings,
@@ -356,17 +367,22 @@ def audit_run(
     ks = sorted({k} if fetch_depth is None else {k, fetch_depth})
     result = score(qrels, ks, min_grade, with_positional=True, missing=missing, with_depth=own_depth)
     c_fetch = None
+    judged_fetch: list[int] | None = None  # distinct judged chunks in stage 1, per query
     if own_depth and result.depth > k:  # stage 1 = the run read to its own depth: every hit counts
         fetch_depth = result.depth
         c_fetch = result.num_rel_ret.tolist()
+        judged_fetch = result.counts["judged_ret"].tolist()
     elif own_depth:  # no deeper than k: no stage 1, which a stage1-recall gate needs
         _check_inputs(grades, k, None, corpus_size, corpus_ids, gates, False, stage1_min)
     elif fetch_depth is not None:
         c_fetch = result.counts[f"hits@{fetch_depth}"].tolist()
+        judged_fetch = result.counts[f"judged@{fetch_depth}"].tolist()
     stage1_by_query: dict[str, int] = {}
+    judged_by_query: dict[str, int] = {}
     if fetch_run is not None:
         fetched = evaluate(qrels, fetch_run, ks=[1], min_grade=min_grade, missing="zero", executor=executor)
         stage1_by_query = dict(zip(fetched.qids, fetched.num_rel_ret.tolist()))
+        judged_by_query = dict(zip(fetched.qids, fetched.counts["judged_ret"].tolist()))
     truth_by_query: dict[str, tuple[int, int]] = {}
     if truth is not None:
         against_truth = score(truth, [k], min_grade, missing="zero")
@@ -386,9 +402,22 @@ def audit_run(
         c[f"positional@{k}"].tolist(),
         c[f"judged@{k}"].tolist(),
         c_fetch if c_fetch is not None else [None] * len(result.qids),
+        judged_fetch if judged_fetch is not None else [None] * len(result.qids),
+        result.num_judged.tolist(),
     )
     queries: dict[str, dict[str, Any]] = {}
-    for qid, evaluated, n_rel, retrieved, hits, positional, judged, hits_at_fetch in columns:
+    for (
+        qid,
+        evaluated,
+        n_rel,
+        retrieved,
+        hits,
+        positional,
+        judged,
+        hits_at_fetch,
+        in_fetch,
+        n_judged,
+    ) in columns:
         if not evaluated and (missing != "zero" or n_rel == 0):  # zero: a missing query that counts
             continue
         judged_grades = grades.get(qid, {})
@@ -402,6 +431,10 @@ def audit_run(
         stage1_hits = hits_at_fetch
         if fetch_run is not None:
             stage1_hits = stage1_by_query.get(qid, 0)
+            in_fetch = judged_by_query.get(qid, 0)
+        # circular: every judged chunk of the query lies in stage 1, so stage-1 recall is 1 by
+        # construction (labels pooled from this run's top: they cannot show it missing anything)
+        circular = stage1_hits is not None and in_fetch is not None and 0 < n_judged == in_fetch
         queries[qid] = _query_report(
             k,
             n_rel=n_rel,
@@ -420,6 +453,7 @@ def audit_run(
             ),
             min_judged=min_judged,
             stage1_min=stage1_min,
+            circular=circular,
         )
     report = _assemble(
         k,

@@ -254,7 +254,8 @@ def evaluate(
     positions (lines), repeats included. Besides the measures,
     ``Evaluation.counts`` holds per query and k the ``hits@k`` (distinct relevant
     documents among the first k positions) and ``judged@k`` (distinct judged
-    documents among the first k positions), and with ``with_positional`` the
+    documents among the first k positions), ``judged_ret`` (distinct judged documents anywhere
+    in the ranking), and with ``with_positional`` the
     ``positional@k`` hits a naive count of the first k lines would give
     (repeats counted each time).
     """
@@ -337,6 +338,7 @@ def evaluate(
     for k in ks:
         counts[f"judged@{k}"] = np.bincount(row_q[rank <= k], minlength=nq)
         counts[f"hits@{k}"] = np.bincount(row_q[is_rel & (rank <= k)], minlength=nq)
+    counts["judged_ret"] = np.bincount(row_q, minlength=nq)  # distinct judged documents retrieved
 
     rel_q = row_q[is_rel]
     rel_rank = rank[is_rel]

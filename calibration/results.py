@@ -28,6 +28,7 @@ class AuditQuery(TypedDict):  # one query of the audit at cutoff k
     distinct_hits: int
     recall_at_fetch: float | None  # stage 1
     fetch_hits: int | None  # distinct relevant documents stage 1 found
+    stage1_circular: bool  # every judged document lies in stage 1: its recall there is 1 by construction
     lost_after_fetch: float | None
     recall_true: float | None  # against a fuller truth set
     findings: list[str]
@@ -90,6 +91,7 @@ class CheckFigures(TypedDict):
     positional_hits: int
     distinct_hits: int
     fetch_hits: int | None
+    stage1_circular: bool  # every judged document in stage 1 (stage1_recall leaves the query out)
     filled_at_k: NotRequired[float]  # check --judge-labels: the share of the top k the judge filled
 
 
@@ -176,6 +178,7 @@ class RuleResult(RuleHead):  # one rule of the policy held to a run (calibration
     reason: NotRequired[str]  # why it was not evaluated, not applicable or off
     evaluated: NotRequired[int]  # queries that define the figure
     undefined: NotRequired[int]  # queries that do not
+    circular: NotRequired[int]  # stage1_recall: queries left out, every judged chunk in stage 1
     scored_zero: NotRequired[list[str]]  # all_queries under --missing zero
     superseded: NotRequired[list[SupersededOutcome]]  # judge rules: earlier versions, listed, not gated
     judges: NotRequired[list[JudgeOutcome]]  # judge rules

@@ -87,6 +87,8 @@ def test_a_judge_at_kappa_half_on_40_items_fails_the_build(capsys, demo_db):
         "rel_at_least_k=off",
         "--rule",
         "min_queries=4",
+        "--rule",
+        "stage1_recall=off",  # the labels were pooled from this run: circular, not under test
     ]
     report = check(capsys, *args, expect=1)
     kappa = rules_of(report)["kappa"]
@@ -117,7 +119,9 @@ def test_a_judge_at_kappa_half_on_40_items_fails_the_build(capsys, demo_db):
         Path(os.path.dirname(str(demo_db)) if not str(demo_db).startswith("postgresql") else "/tmp")
         / "warn.yaml"
     )
-    policy.write_text("undecided: warn\nrules:\n  faithfulness: off\n  rel_at_least_k: off\n")
+    policy.write_text(
+        "undecided: warn\nrules:\n  faithfulness: off\n  rel_at_least_k: off\n  stage1_recall: off\n"
+    )
     warned = check(capsys, GOLDEN, RUN, "-k", "5", "--db", demo_db, "--policy", policy, expect=0)
     kappa = rules_of(warned)["kappa"]
     assert kappa["status"] == "warning" and kappa["passed"] is None and warned["warnings"] == ["kappa"]
@@ -130,7 +134,7 @@ def test_the_demo_stores_uncalibrated_judges_fail_kappa(capsys, tmp_path):
 
     db = tmp_path / "demo.db"
     build_demo(str(db), with_judge=True)
-    args = [GOLDEN, RUN, "-k", "5", "--db", db, "--rule", "rel_at_least_k=off"]
+    args = [GOLDEN, RUN, "-k", "5", "--db", db, "--rule", "rel_at_least_k=off", "--rule", "stage1_recall=off"]
     report = check(capsys, *args, expect=1)
     judges = rules_of(report)["kappa"]["judges"]
     assert {j["name"] for j in judges} == {"offline-lexical/relevance", "offline-lexical/faithfulness"}

@@ -22,6 +22,10 @@ def run_page(k: int = 5) -> AppTest:
     return at
 
 
+def rules_detail(at: AppTest, rule: str) -> str:
+    return str(table_with(at, "rule").set_index("rule").loc[rule, "detail"])
+
+
 def table_with(at: AppTest, column: str):
     return next(t.value.astype(str).map(plain) for t in at.table if column in t.value.columns)
 
@@ -37,8 +41,12 @@ def test_the_page_checks_the_worked_example_as_the_cli_does(demo_db, capsys):
     at = run_page()
     text = plain(page_text(at))
     assert (
-        "**Result:** :red[FAILED: faithfulness, rel_at_least_k (exit 1); passed 4, failed 2, warned 0, not applicable 2 (recall_at_20, kappa), off 1 (of 9 rules)]"
+        "**Result:** :red[FAILED: stage1_recall, faithfulness, rel_at_least_k (exit 1); passed 3, failed 3, warned 0, not applicable 2 (recall_at_20, kappa), off 1 (of 9 rules)]"
         in text
+    )
+    # the worked example's labels were pooled from this run: every judged chunk is in its top 10
+    assert rules_detail(at, "stage1_recall").startswith(
+        "FAILED, not evaluated: circular: every judged chunk of 4 of 4"
     )
     rules = table_with(at, "rule").set_index("rule")
     assert rules.loc["rel_at_least_k", "result"] == "FAILED"

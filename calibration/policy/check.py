@@ -208,6 +208,7 @@ def _query_rule(
     missing: Sequence[str] = (),
     scored_zero: bool = False,
     stage1_known: bool = False,
+    fetch_depth: int | None = None,
 ) -> RuleResult:
     rule = policy.rule(name)
     entry: RuleHead = {
@@ -245,7 +246,11 @@ def _query_rule(
         }
     failing: list[str] = []
     evaluated = 0
+    circular = 0  # stage1_recall: queries whose every judged chunk lies in stage 1 (1 by construction)
     for qid, q in queries.items():
+        if name == "stage1_recall" and q["stage1_circular"]:
+            circular += 1
+            continue
         if name == "rel_at_least_k":
             value: float | None = q["rel"] / k
         elif name == "no_duplicates":
@@ -261,6 +266,12 @@ def _query_rule(
         stage1 = "no stage-1 figure: the run is no deeper than k; give --fetch-run or --fetch-depth"
         if stage1_known:
             stage1 = "no query has a judged relevant document: stage-1 recall is undefined for every query"
+        if circular:
+            stage1 = (
+                f"circular: every judged chunk of {circular} of {len(queries)} queries is in this run's stage 1 "
+                f"(its top {fetch_depth}), so stage-1 recall is 1 by construction (as when the labels were pooled "
+                "from this run): label chunks other systems find (pool several runs, or pool --estimate)"
+            )
         reasons = {
             "stage1_recall": stage1,
             "label_coverage": "label coverage unknown: give --corpus or --corpus-size",
@@ -268,14 +279,17 @@ def _query_rule(
         return _not_evaluated(entry, reasons.get(name, "no query defines the figure"), policy)
     passed = not failing
     if evaluated < len(queries):
-        return {
+        result: RuleResult = {
             **entry,
             "passed": passed,
             "queries": failing,
             "evaluated": evaluated,
-            "undefined": len(queries) - evaluated,
+            "undefined": len(queries) - evaluated - circular,
             "status": _status(passed),
         }
+        if circular:
+            result["circular"] = circular
+        return result
     return {**entry, "passed": passed, "queries": failing, "evaluated": evaluated, "status": _status(passed)}
 
 
@@ -504,6 +518,7 @@ def check_report(
             "positional_hits": a["positional_hits"],
             "distinct_hits": a["distinct_hits"],
             "fetch_hits": a.get("fetch_hits"),
+            "stage1_circular": bool(a.get("stage1_circular")),
         }
         findings = list(a["findings"]) + _diagnose(row, policy)
         if scored_zero and qid in audit["missing_from_run"]:
@@ -555,7 +570,15 @@ def check_report(
         if rule.scope == "query":
             rules.append(
                 _query_rule(
-                    rule.name, policy, queries, figures[rule.name], k, missing, scored_zero, stage1_known
+                    rule.name,
+                    policy,
+                    queries,
+                    figures[rule.name],
+                    k,
+                    missing,
+                    scored_zero,
+                    stage1_known,
+                    audit["fetch_depth"],
                 )
             )
         elif rule.name == "faithfulness":

@@ -117,11 +117,12 @@ def rule_status(rule: RuleResult) -> str:
             f"FAILED: {len(rule['queries'])} of {queries(n)} with judged relevant documents "
             f"not in the run: {', '.join(rule['queries'])} (--missing zero scores them 0)"
         )
+    left = f"; {rule['circular']} circular, left out" if rule.get("circular") else ""
     if status == "passed":
         n = rule.get("evaluated")
         if judges:
             return f"passed ({len(judges)} of {len(judges)})"
-        return "passed" + (f" ({queries(n)})" if n is not None else "")
+        return "passed" + (f" ({queries(n)}{left})" if n is not None else "")
     if status == "warning":
         warned = [j["judge"] for j in judges if j.get("outcome") == "warning"]
         return (
@@ -137,9 +138,7 @@ def rule_status(rule: RuleResult) -> str:
     if rule["scope"] == "judge":
         failed = [j["judge"] for j in judges if j.get("outcome") == "failed"]
         return f"FAILED for {len(failed)} of {len(judges)}: {', '.join(failed)}"
-    return (
-        f"FAILED for {len(rule['queries'])} of {rule.get('evaluated')} queries: {', '.join(rule['queries'])}"
-    )
+    return f"FAILED for {len(rule['queries'])} of {rule.get('evaluated')} queries{left}: {', '.join(rule['queries'])}"
 
 
 def _header(report: CheckReport) -> list[str]:

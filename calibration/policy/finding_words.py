@@ -21,6 +21,7 @@ FINDINGS = (
     "rel_below_k",
     "low_judged_at_k",
     "stage1_recall_low",
+    "stage1_circular",
     "labels_incomplete",
 )
 
@@ -56,6 +57,12 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
         return (
             f"stage 1 finds only {_stage1_share(q, rel)} of |Rel|={rel}: "
             "what the fetch misses no reranker can recover"
+        )
+    if code == "stage1_circular":
+        return (
+            "every judged chunk of this query is in the run's stage 1: stage-1 recall is 1 by construction "
+            "(as when the labels were pooled from this run's top) and cannot show what the fetch misses; "
+            "label chunks other systems find (pool several runs, or pool --estimate)"
         )
     if code == "labels_incomplete":
         return (

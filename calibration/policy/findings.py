@@ -37,6 +37,10 @@ KIND_TEXT = {  # what a kind of finding says of a query, and why it matters (``{
     "rel_below_k": ("fewer relevant chunks than k = {k}", "precision can never reach 1"),
     "low_judged_at_k": ("few judged chunks in the top {k}", "unjudged chunks count as not relevant"),
     "stage1_recall_low": ("stage-1 recall below the bar", "what the fetch misses no reranker can recover"),
+    "stage1_circular": (
+        "every judged chunk in stage 1 (labels pooled from this run)",
+        "stage-1 recall is 1 by construction: it cannot show what the fetch misses",
+    ),
     "labels_incomplete": ("relevant chunks in the truth set the labels lack", "recall reads too high"),
     "labels_incomplete_estimated": (
         "judged recall outside the interval estimated from the sample",
