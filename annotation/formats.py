@@ -62,9 +62,9 @@ from annotation.records import (
     parse_json_line,
     read_corpus,
     read_corpus_ids,
-    read_corpus_text_keys,
     read_csv_rows,
     read_queries,
+    read_text_keys,
     read_traces,
 )
 from annotation.textio import (
@@ -104,7 +104,7 @@ __all__ = [
     "read_rankings",
     "read_ranked",
     "read_corpus_ids",
-    "read_corpus_text_keys",
+    "read_text_keys",
     "read_corpus",
     "read_queries",
     "read_traces",

@@ -196,7 +196,7 @@ def text_key(text: str) -> str:
     return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def read_corpus_text_keys(path: str | os.PathLike) -> dict[str, str] | None:
+def read_text_keys(path: str | os.PathLike) -> dict[str, str] | None:
     """Per document id of a JSONL corpus, the :func:`text_key` of its ``text`` (a line without a
     string text gets none); None when no text is known (one id per line, or no line has a text):
     duplicates are then found by id only. Only the keys are kept, never the texts."""

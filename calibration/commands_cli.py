@@ -16,14 +16,7 @@ from typing import Any, Literal, TextIO, overload
 import pyarrow as pa
 
 from annotation.cli_base import UsageError, open_store, plural, say_notes
-from annotation.formats import (
-    Qrels,
-    read_corpus_ids,
-    read_corpus_text_keys,
-    read_judgments,
-    read_ranked,
-    write_text,
-)
+from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, read_text_keys, write_text
 from annotation.model import Run
 from calibration import actions
 from calibration.audit import REPEAT_RULE, parse_gate
@@ -212,8 +205,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
     gates = [parse_gate(rule) for rule in args.fail_on]
     # a run file is read in pieces (never whole when grouped by query), but the estimate needs it all
-    text_keys = read_corpus_text_keys(args.corpus) if args.corpus else None  # duplicates by text too
-    in_pieces = args.stored_run is None and args.run and not args.estimate and text_keys is None
+    in_pieces = args.stored_run is None and args.run and not args.estimate
     qrels, run, qrels_name, run_name, corpus = _scored(args, read_run=not in_pieces)
     result = actions.audit(
         qrels,
@@ -231,7 +223,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         stage1_min=args.stage1_min,
         run_name=run_name,
         qrels_name=qrels_name,
-        text_keys=text_keys,
+        text_keys=read_text_keys(args.corpus) if args.corpus else None,  # texts: read the run whole
     )
     code = 0 if result["passed"] else 1
     estimates = None
@@ -270,7 +262,7 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
         fetch_depth=args.fetch_depth,
         corpus_size=args.corpus_size,
         corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
-        text_keys=read_corpus_text_keys(args.corpus) if args.corpus else None,  # duplicates by text too
+        text_keys=read_text_keys(args.corpus) if args.corpus else None,  # duplicates by text too
         missing=args.missing,
         run_name=args.run,
         qrels_name=args.qrels,

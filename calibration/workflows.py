@@ -198,7 +198,9 @@ def same_text_of(run: Run | Scorer, text_keys: Mapping[str, str], k: int) -> dic
     (:func:`calibration.audit.same_text_pairs`). The run must be in memory (a :class:`Run`): a run
     file read in pieces gives counts, not rankings (:class:`InvalidAudit`)."""
     if not isinstance(run, Run):
-        raise InvalidAudit("comparing chunk texts needs the run read whole; give a Run, not a run file's scorer")
+        raise InvalidAudit(
+            "comparing chunk texts needs the run read whole; give a Run, not a run file's scorer"
+        )
     return {qid: same_text_pairs(ranking, text_keys, k) for qid, ranking in run.rankings().items()}
 
 
@@ -229,7 +231,7 @@ def audit_data(
     Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``). ``run``: a :class:`Run`, or
     a run file's :class:`~calibration.scorer.Scorer` (``calibration.run_file.file_scorer``: read
     in pieces, never whole when it is grouped by query). ``text_keys`` (document id -> text key,
-    ``annotation.records.read_corpus_text_keys``; the run then a :class:`Run`) or ``same_text``
+    ``annotation.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
     (:func:`same_text_of`, already found): duplicates by text too, else by id only (the report's
     ``duplicates_by``)."""
     k = k or DEFAULT_K
