@@ -64,6 +64,7 @@ from annotation.records import (
     read_corpus_ids,
     read_csv_rows,
     read_queries,
+    read_text_keys,
     read_traces,
 )
 from annotation.textio import (
@@ -103,6 +104,7 @@ __all__ = [
     "read_rankings",
     "read_ranked",
     "read_corpus_ids",
+    "read_text_keys",
     "read_corpus",
     "read_queries",
     "read_traces",

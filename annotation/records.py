@@ -9,6 +9,7 @@ raises a :class:`FormatError` subclass naming the file, the line and the field.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -185,6 +186,28 @@ def read_corpus_ids(path: str | os.PathLike) -> list[str]:
         seen[doc] = number
         ids.append(doc)
     return ids
+
+
+def text_key(text: str) -> str:
+    """The key two chunks with the same text share: a BLAKE2b (128-bit) hex digest of the text
+    normalised by collapsing every run of whitespace (``str.split``'s, Unicode) to one space,
+    stripping the ends, and case folding (``str.casefold``)."""
+    normal = " ".join(text.split()).casefold()
+    return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def read_text_keys(path: str | os.PathLike) -> dict[str, str] | None:
+    """Per document id of a JSONL corpus, the :func:`text_key` of its ``text`` (a line without a
+    string text gets none); None when no text is known (one id per line, or no line has a text):
+    duplicates are then found by id only. Only the keys are kept, never the texts."""
+    if not str(path).lower().endswith(".jsonl"):
+        return None
+    keys: dict[str, str] = {}
+    for number, line in content_lines(path, InvalidCorpus, limited=False):
+        obj = parse_json_line(line, path, number, InvalidCorpus)
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("text"), str):
+            keys[obj["id"]] = text_key(obj["text"])
+    return keys or None
 
 
 # ---------------------------------------------------------------- JSON lines

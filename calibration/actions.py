@@ -180,7 +180,10 @@ def audit(
     qrels: Qrels, run: Run | PathLike, k: int | None = None, min_grade: int | None = None, **options: Any
 ) -> AuditReport:
     """The denominators of one run at one cutoff (:func:`calibration.workflows.audit_data`): a
-    :class:`Run`, or a run file read in pieces when it is grouped by query."""
+    :class:`Run`, or a run file read in pieces when it is grouped by query (read whole with
+    ``text_keys``: comparing texts needs each query's ranking)."""
+    if options.get("text_keys") is not None and not isinstance(run, Run):
+        run = read_ranked(run)
     return audit_data(qrels, _readable(run), k, min_grade, **options)
 
 
@@ -225,7 +228,9 @@ def check(
     if min_queries is not None:
         policy = replace(policy, min_queries=min_queries)
     path = store_path or check_store(db, no_store=no_store)
-    whole = run if isinstance(run, Run) or judge is None else read_ranked(run)  # the holes need all of it
+    # the holes, and texts compared (text_keys), need all of it
+    needs_whole = judge is not None or inputs.get("text_keys") is not None
+    whole = run if isinstance(run, Run) or not needs_whole else read_ranked(run)
     if path is None:
         why = "no store: --no-store" if no_store else None
         report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)

@@ -24,7 +24,13 @@ repeats included, and a hit is a distinct relevant document among them):
                           recall_at_fetch - recall, what the cut to k lost
 - ``recall_true``       = recall against a fuller "truth" label set
 
-Findings (codes): ``recall_undefined``, ``duplicate_ids``,
+Duplicates: ``duplicates`` are the ids repeated in the ranking; when the chunk texts are known
+(their keys handed in: ``annotation.records.text_key``, the text with whitespace collapsed and
+case folded, hashed), ``same_text`` adds the pairs of different ids in the top k whose text is
+the same (:func:`same_text_pairs`). The ``duplicates`` gate and ``check``'s ``no_duplicates``
+read both.
+
+Findings (codes): ``recall_undefined``, ``duplicate_ids``, ``duplicate_text``,
 ``positional_mismatch``, ``rel_above_k``, ``rel_below_k``,
 ``low_judged_at_k``, ``stage1_recall_low``, ``stage1_circular`` (every judged chunk of the
 query lies in stage 1: its recall there is 1 by construction, the labels having been pooled from
@@ -65,6 +71,7 @@ __all__ = [
     "audit_query",
     "audit",
     "audit_run",
+    "same_text_pairs",
     "finding_text",
     "repeats_text",
     "REPEAT_RULE",
@@ -135,6 +142,27 @@ def label_coverage(
     return (len(grades) / corpus_size) if corpus_size else None
 
 
+def same_text_pairs(ranking: Sequence[str], text_keys: Mapping[str, str], k: int) -> list[list[str]]:
+    """The pairs ``[later, first]`` of different ids among the first k positions whose text keys
+    are equal, in ranking order: each later id beside the first id of its text. An id repeated, or
+    without a key (its text not known), pairs with nothing."""
+    first: dict[str, str] = {}
+    seen: set[str] = set()
+    pairs: list[list[str]] = []
+    for doc in ranking[:k]:
+        if doc in seen:
+            continue
+        seen.add(doc)
+        key = text_keys.get(doc)
+        if key is None:
+            continue
+        if key in first:
+            pairs.append([doc, first[key]])
+        else:
+            first[key] = doc
+    return pairs
+
+
 def audit_query(
     ranking: Sequence[str],
     grades: Mapping[str, int],
@@ -148,11 +176,13 @@ def audit_query(
     truth: Mapping[str, int] | None = None,
     min_judged: Bar = JUDGED_BAR,
     stage1_min: Bar = STAGE1_BAR,
+    text_keys: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Audit of one query. ``fetch_ranking`` is stage 1 (defaults to ``ranking``
     itself); it is read to ``fetch_depth`` (default: all of it). With
     ``corpus_ids`` label coverage counts only judged documents of the corpus
-    (the others are counted in ``judged_outside_corpus``)."""
+    (the others are counted in ``judged_outside_corpus``). With ``text_keys`` (document id ->
+    text key) the top k's ids of the same text are paired in ``same_text``."""
     relevant = {doc for doc, g in grades.items() if g >= min_grade}
     slots, repeated = blank_repeats(ranking)  # a repeat is None: it keeps its slot, matches nothing
     top = slots[:k]
@@ -181,6 +211,7 @@ def audit_query(
         min_judged=min_judged,
         stage1_min=stage1_min,
         circular=circular,
+        same_text=same_text_pairs(ranking, text_keys, k) if text_keys is not None else None,
     )
 
 
@@ -202,6 +233,7 @@ def _query_report(
     min_judged: Bar,
     stage1_min: Bar,
     circular: bool = False,
+    same_text: list[list[str]] | None = None,
 ) -> dict[str, Any]:
     """One query's audit from its counts: the figures, then the findings.
     Shared by the per-query reference and the batch path, so both say the same."""
@@ -217,6 +249,8 @@ def _query_report(
         findings.append("recall_undefined")
     if repeated:
         findings.append("duplicate_ids")
+    if same_text:
+        findings.append("duplicate_text")
     if positional_hits != distinct_hits:
         findings.append("positional_mismatch")
     if n_rel > k:
@@ -254,6 +288,7 @@ def _query_report(
         "lost_after_fetch": lost,
         "recall_true": recall_true,
         "findings": findings,
+        **({"same_text": same_text} if same_text is not None else {}),
     }
 
 
@@ -271,6 +306,7 @@ def audit(
     gates: Sequence[Gate] = (),
     min_judged: Bar = JUDGED_BAR,
     stage1_min: Bar = STAGE1_BAR,
+    text_keys: Mapping[str, str] | None = None,
 ) -> AuditReport:
     """Audit every query that has judgments and a ranking; then the gates.
 
@@ -306,12 +342,14 @@ def audit(
             truth=(truth.get(qid, {}) if truth is not None else None),
             min_judged=min_judged,
             stage1_min=stage1_min,
+            text_keys=text_keys,
         )
     not_in_qrels = sum(1 for q in rankings if q not in grades)
     report = _assemble(
         k, min_grade, fetch_depth, corpus_size, queries, missing, not_in_qrels, gates, stage1_min
     )
     report["missing_relevant"] = missing_relevant(grades, missing, min_grade)
+    report["duplicates_by"] = "id and text" if text_keys is not None else "id"
     return report
 
 
@@ -340,6 +378,7 @@ def audit_run(
     missing: Literal["drop", "zero"] = "drop",
     executor: Executor | None = None,
     own_depth: bool = False,
+    same_text: Mapping[str, list[list[str]]] | None = None,
 ) -> AuditReport:
     """The same audit as :func:`audit`, counted by the vectorized engine
     (:func:`calibration.metrics.evaluate`, handed the caller's ``executor``) instead of one
@@ -350,7 +389,9 @@ def audit_run(
     ``run``: a :class:`Run`, or a :class:`Scorer` (a run file read in pieces: the run is read
     once, or twice with ``truth``). ``own_depth``: without ``fetch_run`` or ``fetch_depth``,
     stage 1 is the run read to its own depth when that is deeper than k (the report's
-    ``fetch_depth``), known once the run has been read."""
+    ``fetch_depth``), known once the run has been read. ``same_text``: per query, the pairs of
+    different ids of the same text in the top k (:func:`same_text_pairs`; None: texts not known,
+    duplicates by id only)."""
     grades = qrels.grades
     corpus_size = _check_inputs(
         grades,
@@ -454,6 +495,7 @@ def audit_run(
             min_judged=min_judged,
             stage1_min=stage1_min,
             circular=circular,
+            same_text=same_text.get(qid, []) if same_text is not None else None,
         )
     report = _assemble(
         k,
@@ -467,6 +509,7 @@ def audit_run(
         stage1_min,
     )
     report["missing_relevant"] = missing_relevant(grades, result.missing_from_run, min_grade)
+    report["duplicates_by"] = "id and text" if same_text is not None else "id"
     return report
 
 
@@ -573,7 +616,7 @@ def _check_gate(
     stage1_bar = stage1 if gate.threshold is None else Bar(stage1.op, gate.threshold)
     for qid, q in queries.items():
         if gate.name == "duplicates":
-            bad = bool(q["duplicates"])
+            bad = bool(q["duplicates"]) or bool(q.get("same_text"))
         elif gate.name == "undefined-recall":
             bad = q["recall"] is None
         elif gate.name == "rel-above-k":

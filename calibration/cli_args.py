@@ -47,7 +47,10 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
     corpus = parser.add_mutually_exclusive_group()
     corpus.add_argument("--corpus-size", type=positive_int, metavar="N", help="documents in the corpus")
     corpus.add_argument(
-        "--corpus", metavar="FILE", help='corpus: JSONL {"id": ...} or one id per line (its size is used)'
+        "--corpus",
+        metavar="FILE",
+        help='corpus: JSONL {"id": ..., "text"?: ...} or one id per line (its size is used; audit, check: '
+        "the texts find duplicates by text too)",
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, TextIO, overload
 import pyarrow as pa
 
 from annotation.cli_base import UsageError, open_store, plural, say_notes
-from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, write_text
+from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, read_text_keys, write_text
 from annotation.model import Run
 from calibration import actions
 from calibration.audit import REPEAT_RULE, parse_gate
@@ -223,6 +223,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         stage1_min=args.stage1_min,
         run_name=run_name,
         qrels_name=qrels_name,
+        text_keys=read_text_keys(args.corpus) if args.corpus else None,  # texts: read the run whole
     )
     code = 0 if result["passed"] else 1
     estimates = None
@@ -261,6 +262,7 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
         fetch_depth=args.fetch_depth,
         corpus_size=args.corpus_size,
         corpus_ids=set(read_corpus_ids(args.corpus)) if args.corpus else None,
+        text_keys=read_text_keys(args.corpus) if args.corpus else None,  # duplicates by text too
         missing=args.missing,
         run_name=args.run,
         qrels_name=args.qrels,

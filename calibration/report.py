@@ -19,6 +19,7 @@ import numpy as np
 from annotation.render import align, decisive, interval, num, signed
 from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
 from calibration.metrics import Evaluation
+from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
 from calibration.policy.findings import group_findings, group_text, repeats_group
 from calibration.results import (
     AgreementReport,
@@ -306,6 +307,8 @@ def audit_table(result: AuditReport, qrels_path: str = "", run_path: str = "", v
         lines += group_text(group, verbose)
     if not groups:
         lines.append("  none")
+    if "duplicates_by" in result:  # which duplicates were looked for
+        lines.append(BY_TEXT if result["duplicates_by"] == "id and text" else BY_ID_ONLY)
     if result["gates"]:
         lines.append("")
         lines.append("gates:")

@@ -24,6 +24,8 @@ class AuditQuery(TypedDict):  # one query of the audit at cutoff k
     judged_outside_corpus: int | None
     judged_at_k: float | None
     duplicates: list[str]
+    # texts known (audit --corpus FILE): [later id, first id] of the same text in the top k
+    same_text: NotRequired[list[list[str]]]
     positional_hits: int
     distinct_hits: int
     recall_at_fetch: float | None  # stage 1
@@ -72,6 +74,7 @@ class AuditReport(TypedDict):
     gates: list[GateResult]
     passed: bool
     stage1: NotRequired[str]  # how stage 1 was taken, in words (calibration.workflows.audit_data)
+    duplicates_by: NotRequired[str]  # "id and text" (the texts known) or "id"
 
 
 # the figures of one query of a check: the seven the essay names and what they rest on
@@ -88,6 +91,7 @@ class CheckFigures(TypedDict):
     judged_at_k: float | None
     recall_at_20: float | None
     duplicates: list[str]
+    same_text: NotRequired[list[list[str]]]  # the texts known: ids of the same text in the top k
     positional_hits: int
     distinct_hits: int
     fetch_hits: int | None
@@ -182,6 +186,7 @@ class RuleResult(RuleHead):  # one rule of the policy held to a run (calibration
     scored_zero: NotRequired[list[str]]  # all_queries under --missing zero
     superseded: NotRequired[list[SupersededOutcome]]  # judge rules: earlier versions, listed, not gated
     judges: NotRequired[list[JudgeOutcome]]  # judge rules
+    note: NotRequired[str]  # no_duplicates: by id only, or by id and text
 
 
 # calibration.policy.check.check_report (python -m calibration check --format json)
@@ -192,6 +197,7 @@ class CheckReport(TypedDict):
     stage1: str | None
     corpus_size: int | None
     store: str | None  # the store the judge rules read, as printed (no credentials)
+    duplicates_by: NotRequired[str]  # "id and text" (check --corpus FILE with texts) or "id"
     policy: PolicyJSON
     queries: dict[str, CheckQuery]
     missing_from_run: list[str]

@@ -20,7 +20,7 @@ files, :class:`InvalidInput` for inputs the pure modules refuse.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -30,7 +30,7 @@ from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
-from calibration.audit import Gate, audit_run, corpus_size_of, label_coverage
+from calibration.audit import Gate, InvalidAudit, audit_run, corpus_size_of, label_coverage, same_text_pairs
 from calibration.estimate.audit import estimate_run
 from calibration.label_rows import long_labels
 from calibration.metrics import Evaluation, Gain, evaluate
@@ -193,6 +193,17 @@ def scored_once(score: Scorer, also_ks: Sequence[int] = ()) -> Scorer:
     return once
 
 
+def same_text_of(run: Run | Scorer, text_keys: Mapping[str, str], k: int) -> dict[str, list[list[str]]]:
+    """Per query of ``run``, the pairs of different ids of the same text in its top k
+    (:func:`calibration.audit.same_text_pairs`). The run must be in memory (a :class:`Run`): a run
+    file read in pieces gives counts, not rankings (:class:`InvalidAudit`)."""
+    if not isinstance(run, Run):
+        raise InvalidAudit(
+            "comparing chunk texts needs the run read whole; give a Run, not a run file's scorer"
+        )
+    return {qid: same_text_pairs(ranking, text_keys, k) for qid, ranking in run.rankings().items()}
+
+
 def audit_data(
     qrels: Qrels,
     run: Run | Scorer,
@@ -211,14 +222,21 @@ def audit_data(
     missing: str = "drop",
     run_name: str = "the run",
     qrels_name: str = "the judgments",
+    text_keys: Mapping[str, str] | None = None,
+    same_text: Mapping[str, list[list[str]]] | None = None,
 ) -> AuditReport:
     """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
     of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
     policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept.
     Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``). ``run``: a :class:`Run`, or
     a run file's :class:`~calibration.scorer.Scorer` (``calibration.run_file.file_scorer``: read
-    in pieces, never whole when it is grouped by query)."""
+    in pieces, never whole when it is grouped by query). ``text_keys`` (document id -> text key,
+    ``annotation.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
+    (:func:`same_text_of`, already found): duplicates by text too, else by id only (the report's
+    ``duplicates_by``)."""
     k = k or DEFAULT_K
+    if same_text is None and text_keys is not None:
+        same_text = same_text_of(run, text_keys, k)
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         result = audit_run(
             qrels,
@@ -236,6 +254,7 @@ def audit_data(
             missing="zero" if missing == "zero" else "drop",
             executor=pool,
             own_depth=True,
+            same_text=same_text,
         )
     if not result["queries"]:
         raise NothingToEvaluate.no_shared_query(run_name, qrels_name, "audit")

@@ -44,6 +44,7 @@ import numpy as np
 from annotation.render import decisive as render_decisive
 from annotation.render import num
 from calibration.metrics import Evaluation
+from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
 from calibration.policy.rules import MIN_QUERIES, Bar, Policy, few_queries_note
 from calibration.results import (
     AuditReport,
@@ -253,8 +254,8 @@ def _query_rule(
             continue
         if name == "rel_at_least_k":
             value: float | None = q["rel"] / k
-        elif name == "no_duplicates":
-            value = float(len(q["duplicates"]))
+        elif name == "no_duplicates":  # repeated ids, and ids of the same text when texts are known
+            value = float(len(q["duplicates"]) + len(q.get("same_text", [])))
         else:
             value = q[figure] if figure is not None else None
         if value is None:
@@ -520,6 +521,8 @@ def check_report(
             "fetch_hits": a.get("fetch_hits"),
             "stage1_circular": bool(a.get("stage1_circular")),
         }
+        if "same_text" in a:  # the texts were compared
+            row["same_text"] = a["same_text"]
         findings = list(a["findings"]) + _diagnose(row, policy)
         if scored_zero and qid in audit["missing_from_run"]:
             # not in the run: scored as retrieving nothing (--missing zero)
@@ -551,7 +554,7 @@ def check_report(
     }
 
     # the figure each query rule reads (all_queries: the missing queries; rel_at_least_k: |Rel| / k;
-    # no_duplicates: the repeated ids)
+    # no_duplicates: the repeated ids, and the ids of the same text when the texts are known)
     figures: dict[str, MeanFigure | None] = {
         "all_queries": None,
         "stage1_recall": "fetch_recall",
@@ -565,22 +568,24 @@ def check_report(
     stage1_known = audit["fetch_depth"] is not None or (audit.get("stage1") or "").startswith(
         "stage 1 = the fetch run"
     )
+    by_text = audit.get("duplicates_by") == "id and text"
     rules: list[RuleResult] = []
     for rule in policy.rules:
         if rule.scope == "query":
-            rules.append(
-                _query_rule(
-                    rule.name,
-                    policy,
-                    queries,
-                    figures[rule.name],
-                    k,
-                    missing,
-                    scored_zero,
-                    stage1_known,
-                    audit["fetch_depth"],
-                )
+            result = _query_rule(
+                rule.name,
+                policy,
+                queries,
+                figures[rule.name],
+                k,
+                missing,
+                scored_zero,
+                stage1_known,
+                audit["fetch_depth"],
             )
+            if rule.name == "no_duplicates" and result["status"] in ("passed", "failed"):
+                result["note"] = BY_TEXT if by_text else BY_ID_ONLY
+            rules.append(result)
         elif rule.name == "faithfulness":
             rules.append(
                 _judge_rule(
@@ -608,6 +613,7 @@ def check_report(
         "fetch_depth": audit["fetch_depth"],
         "stage1": audit.get("stage1"),
         "corpus_size": audit["corpus_size"],
+        "duplicates_by": "id and text" if by_text else "id",
         "store": store,
         "policy": policy.to_json(),
         "queries": queries,

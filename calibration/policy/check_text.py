@@ -100,7 +100,12 @@ def finding_line(code: str, q: CheckQuery, report: CheckReport) -> str:
 
 
 def rule_status(rule: RuleResult) -> str:
-    """``passed``, ``FAILED for q_faw, q_milk``, ``warning for 2 of 2 judges``, ``not evaluated: ...``."""
+    """``passed``, ``FAILED for q_faw, q_milk``, ``warning for 2 of 2 judges``, ``not evaluated: ...``;
+    then the rule's note (no_duplicates: by id only, or by text too)."""
+    return _rule_words(rule) + (f"; {rule['note']}" if rule.get("note") else "")
+
+
+def _rule_words(rule: RuleResult) -> str:
     status = rule.get("status") or {True: "passed", False: "failed", None: "not evaluated"}[rule["passed"]]
     if status == "not applicable":
         return f"not applicable: {rule.get('reason')}"

@@ -11,11 +11,22 @@ from typing import Any
 from annotation.render import num
 from calibration.policy.rules import DEFAULT_POLICY, Bar
 
-__all__ = ["FINDINGS", "REPEAT_RULE", "STAGE1_BAR", "JUDGED_BAR", "finding_text", "repeats_text"]
+__all__ = [
+    "FINDINGS",
+    "REPEAT_RULE",
+    "STAGE1_BAR",
+    "JUDGED_BAR",
+    "BY_ID_ONLY",
+    "BY_TEXT",
+    "finding_text",
+    "repeats_text",
+    "same_text_text",
+]
 
 FINDINGS = (
     "recall_undefined",
     "duplicate_ids",
+    "duplicate_text",
     "positional_mismatch",
     "rel_above_k",
     "rel_below_k",
@@ -27,6 +38,11 @@ FINDINGS = (
 
 REPEAT_RULE = "each repeat keeps its slot and scores nothing"
 """How a repeated document id is counted, in the words every face uses."""
+
+BY_ID_ONLY = "duplicates by id only: give --corpus to compare text"
+"""What a report says when no chunk text is known to compare."""
+BY_TEXT = "duplicates by id and by text (whitespace collapsed, case folded)"
+"""What a report says when the texts were compared too."""
 
 # the bars of the findings low_judged_at_k and stage1_recall_low: the policy's rules (calibration.policy.rules)
 STAGE1_BAR: Bar = DEFAULT_POLICY.bar("stage1_recall") or Bar(">", 0.95)
@@ -40,6 +56,8 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
         return "no judged relevant document: recall is undefined (left out of the mean)"
     if code == "duplicate_ids":
         return repeats_text(q["duplicates"])
+    if code == "duplicate_text":
+        return same_text_text(q.get("same_text") or [])
     if code == "positional_mismatch":
         return (
             f"a naive positional count finds {q['positional_hits']} hits in the top {k}, "
@@ -93,6 +111,12 @@ def repeats_text(ids: Sequence[str]) -> str:
     """The repeated ids of a ranking and how they count (the duplicate_ids finding,
     the metrics' notes on the CLI and on the page)."""
     return f"repeated ids {', '.join(ids)}: {REPEAT_RULE}"
+
+
+def same_text_text(pairs: Sequence[Sequence[str]]) -> str:
+    """``folderB/d1 = folderA/d1 (same text)``: the duplicate_text finding's pairs, each later id
+    beside the first id of its text."""
+    return ", ".join(f"{later} = {first} (same text)" for later, first in pairs)
 
 
 def _fmt(value: float | None) -> str:

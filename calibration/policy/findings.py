@@ -29,6 +29,7 @@ EXAMPLES = 3  # queries a text table lists under each kind of finding; --verbose
 KIND_TEXT = {  # what a kind of finding says of a query, and why it matters (``{k}``: the cutoff)
     "recall_undefined": ("no judged relevant chunk", "recall undefined, left out of the mean"),
     "duplicate_ids": ("duplicate chunk ids", REPEAT_RULE),
+    "duplicate_text": ("the same text under different chunk ids", "the model is shown the same text twice"),
     "positional_mismatch": (
         "more hits by a naive positional count than distinct relevant chunks",
         "a repeated relevant chunk counted again",

@@ -15,7 +15,7 @@ One rule each, for the CLI and the pages alike:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -48,6 +48,7 @@ from calibration.workflows import (
     PathLike,
     audit_data,
     refuse_nothing_evaluated,
+    same_text_of,
     scored_once,
 )
 
@@ -158,11 +159,15 @@ def check_data(
     missing: str = "drop",
     run_name: str = "the run",
     qrels_name: str = "the judgments",
+    text_keys: Mapping[str, str] | None = None,
 ) -> CheckReport:
     """``check``: the audit and the metrics of one run held to ``policy``; with a ``store``
     (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
-    each judge's calibration too. ``store_reason``: why there is none (said in the report)."""
+    each judge's calibration too. ``store_reason``: why there is none (said in the report).
+    ``text_keys``: the chunks' text keys (the run then a :class:`Run`): ``no_duplicates`` reads
+    ids of the same text too, else ids only."""
     k = k or DEFAULT_K
+    same_text = same_text_of(run, text_keys, k) if text_keys is not None else None
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         # one read of the run for the audit and the metrics (a run file: in pieces)
         score = scored_once(run_scorer(run, pool) if isinstance(run, Run) else run, also_ks=(k, 20))
@@ -179,6 +184,7 @@ def check_data(
             missing=missing,
             run_name=run_name,
             qrels_name=qrels_name,
+            same_text=same_text,
         )
         ev = score(
             qrels, sorted({k, 20}), audit["min_grade"], missing="zero" if missing == "zero" else "drop"
