@@ -253,11 +253,15 @@ def _read_queries(
 _DISPUTE_KEYS = ("chunk", "grades", "aggregate", "settled")
 
 
-def _read_disputed(path: str | os.PathLike, node: yaml.Node, where: str, lo: int, hi: int) -> list[dict[str, Any]]:
+def _read_disputed(
+    path: str | os.PathLike, node: yaml.Node, where: str, lo: int, hi: int
+) -> list[dict[str, Any]]:
     """A query's ``disputed`` list, as the export writes it: ``[{chunk, grades: {person: grade},
     aggregate, settled?}]`` (each grade on the scale; the file's grades stay what ``grades`` says)."""
     if not isinstance(node, yaml.SequenceNode):
-        raise InvalidGolden(path, _line(node), where, "expected a list of {chunk, grades, aggregate, settled?}")
+        raise InvalidGolden(
+            path, _line(node), where, "expected a list of {chunk, grades, aggregate, settled?}"
+        )
     out = []
     for index, item in enumerate(node.value):
         at = f"{where}[{index}]"
@@ -265,11 +269,16 @@ def _read_disputed(path: str | os.PathLike, node: yaml.Node, where: str, lo: int
         for key, (knode, _v) in fields.items():
             if key not in _DISPUTE_KEYS:
                 raise InvalidGolden(
-                    path, _line(knode), f"{at}.{field_label(key)}", "unknown key; expected chunk, grades, aggregate, settled"
+                    path,
+                    _line(knode),
+                    f"{at}.{field_label(key)}",
+                    "unknown key; expected chunk, grades, aggregate, settled",
                 )
         for key in _DISPUTE_KEYS[:3]:
             if key not in fields:
-                raise InvalidGolden(path, _line(item), f"{at}.{key}", "missing; expected chunk, grades, aggregate")
+                raise InvalidGolden(
+                    path, _line(item), f"{at}.{key}", "missing; expected chunk, grades, aggregate"
+                )
         dispute: dict[str, Any] = {
             "chunk": _scalar_str(path, fields["chunk"][1], f"{at}.chunk"),
             "grades": _read_grades(path, fields["grades"][1], f"{at}.grades", lo, hi),

@@ -99,8 +99,12 @@ def export_qrels(
     check_annotator(store, annotator)
     qrels = current_qrels(store, annotator, aggregate, "labels")
     write_qrels(qrels, path)
-    return _written(qrels, path, None if annotator else aggregate, "qrels keeps one grade per item: "
-                    "export golden to see each person's")
+    return _written(
+        qrels,
+        path,
+        None if annotator else aggregate,
+        "qrels keeps one grade per item: export golden to see each person's",
+    )
 
 
 # what the labelling pages show a person (DESIGN principle 4): said of the labels made here

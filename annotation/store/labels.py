@@ -185,7 +185,9 @@ class Labels(Identity):
         export gives it), items in label order."""
         by_item: dict[tuple[str, str], dict[str, int]] = {}
         for label in self.current_labels(annotator):
-            by_item.setdefault((label["query_id"], label["chunk_id"]), {})[label["annotator"]] = label["value"]
+            by_item.setdefault((label["query_id"], label["chunk_id"]), {})[label["annotator"]] = label[
+                "value"
+            ]
         settled = {} if annotator else self.settled_chunk_grades()  # type: ignore[attr-defined]
         grades: dict[str, dict[str, int]] = {}
         disputed: dict[str, list[dict[str, Any]]] = {}
