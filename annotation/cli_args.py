@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotation.choices import AGGREGATES, EXPORT_FORMATS, METHODS
+from annotation.choices import EXPORT_FORMATS, METHODS
 from annotation.cli_base import OneLineParser, add_db_option
 from annotation.options import add_option, option
 from annotation.values import judge_name, positive_int, run_name
@@ -229,12 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "NAME@VERSION (python -m judge list names them), or a FINGERPRINT or its prefix; "
         "a failed call is no grade (left out, counted)",
     )
-    exp.add_argument(
-        "--aggregate",
-        choices=list(AGGREGATES),
-        default="median",
-        help="one grade per item from several people: median (lower middle), majority, or mean rounded half up",
-    )
+    add_option(exp, "aggregate")
     exp.add_argument("--annotator", help="only this person's labels (default: all, aggregated)")
     exp.add_argument(
         "--anonymize",

@@ -374,7 +374,11 @@ def render_export(names: list[str]) -> None:
     fmt = EXPORT_FORMATS[left.selectbox("format", list(EXPORT_FORMATS), key="data:export-format")]
     who = middle.selectbox("whose labels", [everyone, *names], key="data:export-who")
     aggregate = right.selectbox(
-        "one grade from several people", list(AGGREGATES), key="data:export-aggregate"
+        "one grade from several people",
+        list(AGGREGATES),
+        index=list(AGGREGATES).index(option("aggregate").default),
+        help=option("aggregate").help,
+        key="data:export-aggregate",
     )
     threshold = 1
     if "threshold" in fmt.options:

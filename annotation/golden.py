@@ -129,9 +129,12 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     qnode = top["queries"][1]
     if not isinstance(qnode, yaml.SequenceNode):
         raise InvalidGolden(path, _line(qnode), "queries", "expected a list of {id, text, grades}")
-    grades, texts, _unnamed = _read_queries(path, qnode.value, scale, essay=False)
+    disputed: dict[str, list[dict[str, Any]]] = {}
+    grades, texts, _unnamed = _read_queries(path, qnode.value, scale, essay=False, disputed=disputed)
     if not grades:
         raise InvalidGolden(path, _line(qnode), "queries", "empty; expected at least one query")
+    if disputed:
+        meta["disputed"] = disputed
     return Qrels(grades=grades, texts=texts, meta=meta, path=str(path), sampling=sampling)
 
 
@@ -152,13 +155,18 @@ def _read_query_list(path: str | os.PathLike, root: yaml.SequenceNode) -> Qrels:
 
 
 def _read_queries(
-    path: str | os.PathLike, items: list[yaml.Node], scale: dict[int, str], essay: bool
+    path: str | os.PathLike,
+    items: list[yaml.Node],
+    scale: dict[int, str],
+    essay: bool,
+    disputed: dict[str, list[dict[str, Any]]] | None = None,
 ) -> tuple[dict[str, dict[str, int]], dict[str, str], int]:
     """(grades, texts, how many queries are named by their text) of the query items:
-    ``{id, text?, grades}`` in the mapping's ``queries`` list, or ``{query, grades, id?}``
-    in the essay's list (each query's text given once; without an id, the text is the id)."""
+    ``{id, text?, grades, disputed?}`` in the mapping's ``queries`` list (``disputed`` read into
+    ``disputed`` by query, :func:`_read_disputed`), or ``{query, grades, id?}`` in the essay's
+    list (each query's text given once; without an id, the text is the id)."""
     lo, hi = min(scale), max(scale)
-    allowed = ("query", "id", "grades", "notes") if essay else ("id", "text", "grades", "notes")
+    allowed = ("query", "id", "grades", "notes") if essay else ("id", "text", "grades", "notes", "disputed")
     expected = "query, grades and an optional id" if essay else "id, text, grades"
     grades: dict[str, dict[str, int]] = {}
     texts: dict[str, str] = {}
@@ -237,7 +245,49 @@ def _read_queries(
         if "grades" not in fields:
             raise InvalidGolden(path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}")
         grades[qid] = _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi)
+        if "disputed" in fields and disputed is not None:
+            disputed[qid] = _read_disputed(path, fields["disputed"][1], f"{where}.disputed", lo, hi)
     return grades, texts, unnamed
+
+
+_DISPUTE_KEYS = ("chunk", "grades", "aggregate", "settled")
+
+
+def _read_disputed(
+    path: str | os.PathLike, node: yaml.Node, where: str, lo: int, hi: int
+) -> list[dict[str, Any]]:
+    """A query's ``disputed`` list, as the export writes it: ``[{chunk, grades: {person: grade},
+    aggregate, settled?}]`` (each grade on the scale; the file's grades stay what ``grades`` says)."""
+    if not isinstance(node, yaml.SequenceNode):
+        raise InvalidGolden(
+            path, _line(node), where, "expected a list of {chunk, grades, aggregate, settled?}"
+        )
+    out = []
+    for index, item in enumerate(node.value):
+        at = f"{where}[{index}]"
+        fields = _mapping(path, item, at)
+        for key, (knode, _v) in fields.items():
+            if key not in _DISPUTE_KEYS:
+                raise InvalidGolden(
+                    path,
+                    _line(knode),
+                    f"{at}.{field_label(key)}",
+                    "unknown key; expected chunk, grades, aggregate, settled",
+                )
+        for key in _DISPUTE_KEYS[:3]:
+            if key not in fields:
+                raise InvalidGolden(
+                    path, _line(item), f"{at}.{key}", "missing; expected chunk, grades, aggregate"
+                )
+        dispute: dict[str, Any] = {
+            "chunk": _scalar_str(path, fields["chunk"][1], f"{at}.chunk"),
+            "grades": _read_grades(path, fields["grades"][1], f"{at}.grades", lo, hi),
+        }
+        for key in ("aggregate", "settled"):
+            if key in fields:
+                dispute[key] = _scalar_int(path, fields[key][1], f"{at}.{key}")
+        out.append(dispute)
+    return out
 
 
 def _read_grades(path: str | os.PathLike, node: yaml.Node, where: str, lo: int, hi: int) -> dict[str, int]:
@@ -494,8 +544,10 @@ def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
 
 
 def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | None = None) -> None:
-    """golden.yaml with metadata first, then the queries; ids written as strings."""
+    """golden.yaml with metadata first, then the queries; ids written as strings. A query with
+    ``info["disputed"][qid]`` (:meth:`Store.export_qrels`) lists them under its ``disputed``."""
     info = {**qrels.meta, **(meta or {})}
+    disputed = info.get("disputed") or {}
     doc: dict[str, Any] = {}
     for key in ("name", "description", "created", "judged_by", "shown", "min_grade"):
         if key in info:
@@ -509,6 +561,7 @@ def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | N
             "id": qid,
             **({"text": qrels.texts[qid]} if qid in qrels.texts else {}),
             "grades": {doc: int(grade) for doc, grade in docs.items()},
+            **({"disputed": disputed[qid]} if disputed.get(qid) else {}),
         }
         for qid, docs in qrels.grades.items()
     ]

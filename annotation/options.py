@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.choices import AGGREGATE_RULES, AGGREGATES
 from annotation.values import (
     MAX_PERMUTATIONS,
     bounded_int,
@@ -92,6 +93,16 @@ OPTIONS: tuple[Option, ...] = (
         rule="golden.yaml's min_grade, else 1",
         minimum=0,
         maximum=100,
+    ),
+    Option(
+        "aggregate",
+        "--aggregate",
+        "median",
+        "one grade per item from several people's current labels: "
+        + "; ".join(AGGREGATE_RULES[name] for name in AGGREGATES)
+        + "; an admin's settled grade wins; disputed items listed in golden.yaml",
+        ("annotation export", "the Data page"),
+        choices=AGGREGATES,
     ),
     Option(
         "fetch_depth",

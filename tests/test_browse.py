@@ -267,13 +267,17 @@ def test_exports_aggregate_honours_the_settlement(hand, tmp_path) -> None:
             assert qrels.meta["settled"] == 1
         assert store.export_qrels("ann").grades["q1"]["c1"] == 1  # one person's labels are theirs alone
         summary = export_qrels(store, tmp_path / "qrels.txt")
-        assert summary.endswith("; 1 item settled by an admin (the settled grade, not the aggregate)")
+        assert "; 1 item settled by an admin (the settled grade, not the aggregate); " in summary
         assert read_judgments(tmp_path / "qrels.txt").grades["q1"]["c1"] == 0
         judged = judged_grades(store, 1, None, "median")
         assert judged.settled == 1
         assert judged.source() == (
             "the median grade over 3 annotators (ann, bob, root), "
-            "1 item settled by an admin (the settled grade, not the aggregate)"
+            "1 item settled by an admin (the settled grade, not the aggregate), "
+            # c1 (ann 1, bob 3, root 0) disagrees, c2 (ann 2, bob 2) agrees
+            "1 of 2 items graded by more than one person had disagreeing grades, aggregated by the median, "
+            "the lower middle grade (an even number of raters: the lower of the two middle grades) "
+            "(1 of them settled by an admin, the settled grade kept)"
         )
         beir = export_beir(store, tmp_path / "beir")
         assert "1 item settled by an admin" in beir

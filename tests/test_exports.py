@@ -62,6 +62,12 @@ MEDIAN = {
     "q_store": {"d1": 0, "d2": 0, "m4": 0, "p2": 0, "p5": 0, "s1": 3, "s2": 2, "s3": 1, "x2": 0, "x4": 0},
 }
 
+# the demo: cat and dan grade all 20 items, and disagree on one (#40 item 11)
+DEMO_DISAGREEMENT = (
+    "1 of 20 items graded by more than one person had disagreeing grades, aggregated by the med"
+    "ian, the lower middle grade (an even number of raters: the lower of the two middle grades)"
+)
+
 
 def _loader(module: str):
     """The destination library whose own loader must read the export. It lives in the
@@ -278,7 +284,13 @@ def test_ragas_rows(demo, tmp_path) -> None:
         "RAGAS has no graded relevance: only the 5 chunks graded >= 1 are listed as reference context ids, "
         "the 15 judged below 1 and every grade are left out" in summary
     )
-    assert "relevance from the median grade over 2 annotators (cat, dan), threshold 1" in summary
+    assert (
+        "relevance from the median grade over 2 annotators (cat, dan)"
+        + ", "
+        + DEMO_DISAGREEMENT
+        + ", threshold 1"
+        in summary
+    )
     assert "20 traces' queries have no judgment at all" in summary
     assert "60 shown contexts are unjudged" in summary
     assert "the threshold and who labelled are not in the file" in summary
@@ -400,7 +412,10 @@ def test_deepeval_goldens(demo, tmp_path) -> None:
     assert (
         "DeepEval has no graded relevance or context ids: context holds the texts of the 5 chunks" in summary
     )
-    assert "no expected_output" in summary and "(cat, dan), threshold 1" in summary
+    assert (
+        "no expected_output" in summary
+        and "(cat, dan)" + ", " + DEMO_DISAGREEMENT + ", threshold 1" in summary
+    )
 
 
 def test_deepeval_threshold_and_annotator(demo, tmp_path) -> None:
@@ -584,7 +599,13 @@ def test_trec_folder_of_the_demo(demo, tmp_path) -> None:
     ]
     assert read_judgments(out / "qrels").grades == MEDIAN
     assert read_ranked(out / "retriever.run").rankings() == read_ranked(EXAMPLE_DIR / "run.jsonl").rankings()
-    assert "qrels (20 judgments over 2 queries from the median grade over 2 annotators (cat, dan))" in summary
+    assert (
+        "qrels (20 judgments over 2 queries from the median grade over 2 annotators (cat, dan)"
+        + ", "
+        + DEMO_DISAGREEMENT
+        + ")"
+        in summary
+    )
     assert "1 run files (retriever.run)" in summary and "trec_eval -l 1" in summary
     assert "for threshold 2 run trec_eval -l 2" in export_trec(demo, out, threshold=2)
     assert read_judgments(out / "qrels").grades == MEDIAN

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.choices import AGGREGATE_RULES
 from annotation.formats import Qrels, write_atomic
 from annotation.rubrics import RELEVANCE
 from annotation.store import AGGREGATES, Store, StoreError
@@ -43,6 +44,7 @@ __all__ = [
     "current_qrels",
     "judged_grades",
     "settled_words",
+    "disagreement_words",
     "jsonl_record",
     "FORMULA_STARTS",
     "spreadsheet_safe",
@@ -121,6 +123,7 @@ class Judged:
     annotator: str | None
     aggregate: str
     settled: int = 0  # items an admin settled: their settled grade, not the aggregate (Store.export_qrels)
+    disagreement: str = ""  # how many items had disagreeing people, and the rule (disagreement_words)
     naming: Names = field(default_factory=Names)  # names, annotator and who are already as written
 
     @property
@@ -142,6 +145,7 @@ class Judged:
         if self.annotator:
             return f"{self.annotator}'s label" if pair else f"{self.annotator}'s current labels"
         settled = f", {settled_words(self.settled)}" if self.settled and not pair else ""
+        settled += f", {self.disagreement}" if self.disagreement and not pair else ""
         if len(names) == 1:
             return f"{names[0]}'s label" if pair else f"the current labels of {names[0]}{settled}"
         return (
@@ -208,6 +212,7 @@ def judged_grades(
         naming(annotator) if annotator else None,
         aggregate,
         qrels.meta.get("settled", 0),
+        "" if annotator else disagreement_words(qrels.meta, aggregate),
         naming,
     )
 
@@ -215,6 +220,22 @@ def judged_grades(
 def settled_words(n: int) -> str:
     """How many items of an export an admin settled, in words ("1 item settled by an admin")."""
     return f"{n} item{'' if n == 1 else 's'} settled by an admin (the settled grade, not the aggregate)"
+
+
+def disagreement_words(meta: dict[str, Any], aggregate: str) -> str:
+    """How many items of an export (``meta`` of :meth:`Store.export_qrels`) had people giving
+    different grades, of how many more than one person graded, and the rule that made them one
+    grade (:data:`annotation.choices.AGGREGATE_RULES`); "" when no item had more than one person."""
+    multi_rated = meta.get("multi_rated", 0)
+    if not multi_rated:
+        return ""
+    disputes = [d for items in meta.get("disputed", {}).values() for d in items]
+    settled = sum(1 for d in disputes if "settled" in d)
+    return (
+        f"{len(disputes)} of {multi_rated} item{'' if multi_rated == 1 else 's'} graded by more than one "
+        f"person had disagreeing grades, aggregated by the {AGGREGATE_RULES[aggregate]}"
+        + (f" ({settled} of them settled by an admin, the settled grade kept)" if settled else "")
+    )
 
 
 def jsonl_record(obj: Any) -> str:

@@ -14,6 +14,7 @@ from annotation.exports.common import (
     PathLike,
     check_annotator,
     current_qrels,
+    disagreement_words,
     export_names,
     naming_clause,
     settled_words,
@@ -46,13 +47,22 @@ CSV_COLUMNS = [
 ]
 
 
-def _written(qrels: Qrels, path: PathLike) -> str:
+def _written(qrels: Qrels, path: PathLike, aggregate: str | None = None, where: str = "") -> str:
+    """The summary's head: what was written, how many items an admin settled, and (``aggregate``:
+    several people's grades made one) how many items had disagreeing people, ``where`` they are."""
     settled = qrels.meta.get("settled", 0)
     judgments, queries = qrels.n_judgments, len(qrels.grades)
+    disagreement = disagreement_words(qrels.meta, aggregate) if aggregate else ""
+    if disagreement and where and qrels.meta.get("disputed"):
+        disagreement += f"; {where}"
     return (
-        f"wrote {counted(judgments, 'judgment', 'judgments')} over {counted(queries, 'query', 'queries')}"
-        f" to {path}"
-    ) + (f"; {settled_words(settled)}" if settled else "")
+        (
+            f"wrote {counted(judgments, 'judgment', 'judgments')} over {counted(queries, 'query', 'queries')}"
+            f" to {path}"
+        )
+        + (f"; {settled_words(settled)}" if settled else "")
+        + (f"; {disagreement}" if disagreement else "")
+    )
 
 
 def export_qrels(
@@ -89,7 +99,12 @@ def export_qrels(
     check_annotator(store, annotator)
     qrels = current_qrels(store, annotator, aggregate, "labels")
     write_qrels(qrels, path)
-    return _written(qrels, path)
+    return _written(
+        qrels,
+        path,
+        None if annotator else aggregate,
+        "qrels keeps one grade per item: export golden to see each person's",
+    )
 
 
 # what the labelling pages show a person (DESIGN principle 4): said of the labels made here
@@ -147,7 +162,8 @@ def export_golden(
     }
     meta.update(_provenance(origins))
     if len(origins) == 1 and origins[0]["imported"]:  # one file's labels keep all it said of them
-        meta.update(origins[0]["meta"])
+        # but not the disputes that file listed: this export's own are in qrels.meta
+        meta.update({k: v for k, v in origins[0]["meta"].items() if k != "disputed"})
     judged_by = meta["judged_by"] if isinstance(meta["judged_by"], list) else [str(meta["judged_by"])]
     min_grades = sorted({_min_grade(origin) for origin in origins})
     design = sampling_design(store)
@@ -162,13 +178,19 @@ def export_golden(
             for _, q, c in store.chunk_items()
             if q in design["queries"] and (q, c) not in sampled and c not in qrels.grades.get(q, {})
         )
-    write_golden(qrels, path, meta=meta)
     named = naming_clause(
         names,
         [str(name) for name in judged_by],
         "judged_by" + (" and what shown and grade_scale say of each origin" if _mixed(meta) else ""),
     )
-    summary = _written(qrels, path) + (f"; {named}" if named else "")
+    if anonymize and "disputed" in qrels.meta:  # each person's grade of a disputed item, by pseudonym
+        qrels.meta["disputed"] = {
+            qid: [{**d, "grades": {names(who): g for who, g in d["grades"].items()}} for d in items]
+            for qid, items in qrels.meta["disputed"].items()
+        }
+    write_golden(qrels, path, meta=meta)
+    where = "each query lists them under disputed with every person's grade"
+    summary = _written(qrels, path, None if annotator else aggregate, where) + (f"; {named}" if named else "")
     summary += _imported_said(origins)
     if len(min_grades) > 1:
         summary += (

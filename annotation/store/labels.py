@@ -177,15 +177,28 @@ class Labels(Identity):
         Adjudication: in the grade from all annotators, an item with a current settlement takes
         its settled grade, whatever the method (:meth:`Browse.settled_chunk_grades`, the store's
         ``browse`` part); ``meta["settled"]`` says how many items did (absent when none). One
-        annotator's export is theirs alone: no settlement changes it."""
-        by_item: dict[tuple[str, str], list[int]] = {}
+        annotator's export is theirs alone: no settlement changes it.
+
+        Disagreement is kept: ``meta["disputed"]`` (absent when none) maps each query to its items
+        whose people gave different grades, ``{"chunk", "grades": {name: grade}, "aggregate": the
+        method's grade}`` plus ``"settled": grade`` when an admin settled the item (the grade the
+        export gives it), items in label order."""
+        by_item: dict[tuple[str, str], dict[str, int]] = {}
         for label in self.current_labels(annotator):
-            by_item.setdefault((label["query_id"], label["chunk_id"]), []).append(label["value"])
+            by_item.setdefault((label["query_id"], label["chunk_id"]), {})[label["annotator"]] = label[
+                "value"
+            ]
         settled = {} if annotator else self.settled_chunk_grades()  # type: ignore[attr-defined]
         grades: dict[str, dict[str, int]] = {}
-        for (qid, doc), values in by_item.items():
-            grade = aggregate_grades(values, aggregate)
+        disputed: dict[str, list[dict[str, Any]]] = {}
+        for (qid, doc), given in by_item.items():
+            grade = aggregate_grades(list(given.values()), aggregate)
             grades.setdefault(qid, {})[doc] = settled.get((qid, doc), grade)
+            if len(set(given.values())) > 1:
+                dispute: dict[str, Any] = {"chunk": doc, "grades": dict(given), "aggregate": grade}
+                if (qid, doc) in settled:
+                    dispute["settled"] = settled[(qid, doc)]
+                disputed.setdefault(qid, []).append(dispute)
         texts = {
             qid: text
             for qid, text in self.db.execute(
@@ -197,6 +210,11 @@ class Labels(Identity):
         n_settled = sum(1 for key in by_item if key in settled)
         if n_settled:
             qrels.meta["settled"] = n_settled
+        multi_rated = sum(1 for given in by_item.values() if len(given) > 1)
+        if multi_rated:  # items several people graded: what the disputed are a fraction of
+            qrels.meta["multi_rated"] = multi_rated
+        if disputed:
+            qrels.meta["disputed"] = disputed
         return qrels
 
     # ------------------------------------------------------------ what the workflows read of labels
