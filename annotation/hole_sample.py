@@ -45,6 +45,8 @@ class HoleSample:
     holes: dict[str, tuple[str, ...]]  # sampled query -> the holes people label
     grades: dict[str, dict[str, int]]  # people's grades the file holds
     design: dict[str, Any]  # the design as recorded (kind, k, seed, population, sample, runs, ...)
+    # who graded its holes: the file's judged_by, or the people whose labels the app read (#40)
+    graded_by: tuple[str, ...] = ()
 
 
 def read_hole_sample(path: str | os.PathLike[str]) -> HoleSample:
@@ -94,4 +96,5 @@ def read_hole_sample(path: str | os.PathLike[str]) -> HoleSample:
         holes=holes,
         grades={q: dict(g) for q, g in qrels.grades.items() if g},
         design=dict(params),
+        graded_by=tuple(qrels.meta.get("judged_by") or ()) if any(qrels.grades.values()) else (),
     )

@@ -31,7 +31,7 @@ the same (:func:`same_text_pairs`). The ``duplicates`` gate and ``check``'s ``no
 read both.
 
 Findings (codes): ``recall_undefined``, ``duplicate_ids``, ``duplicate_text``,
-``positional_mismatch``, ``rel_above_k``, ``rel_below_k``,
+``positional_mismatch``, ``run_short`` (the ranking fills fewer than k positions), ``rel_above_k``, ``rel_below_k``,
 ``low_judged_at_k``, ``stage1_recall_low``, ``stage1_circular`` (every judged chunk of the
 query lies in stage 1: its recall there is 1 by construction, the labels having been pooled from
 this run's top; ``stage1_circular`` in the query's figures), ``labels_incomplete``.
@@ -253,6 +253,8 @@ def _query_report(
         findings.append("duplicate_text")
     if positional_hits != distinct_hits:
         findings.append("positional_mismatch")
+    if retrieved < k:
+        findings.append("run_short")
     if n_rel > k:
         findings.append("rel_above_k")
     if 0 < n_rel < k:
@@ -345,6 +347,9 @@ def audit(
             text_keys=text_keys,
         )
     not_in_qrels = sum(1 for q in rankings if q not in grades)
+    if fetch_rankings is None and fetch_depth is not None:  # stage 1 is never deeper than the run
+        deepest = max((len(r) for r in rankings.values()), default=0)
+        fetch_depth = deepest if 0 < deepest < fetch_depth else fetch_depth
     report = _assemble(
         k, min_grade, fetch_depth, corpus_size, queries, missing, not_in_qrels, gates, stage1_min
     )
@@ -406,7 +411,10 @@ def audit_run(
     score = run_scorer(run, executor) if isinstance(run, Run) else run
     own_depth = own_depth and fetch_run is None and fetch_depth is None
     ks = sorted({k} if fetch_depth is None else {k, fetch_depth})
-    result = score(qrels, ks, min_grade, with_positional=True, missing=missing, with_depth=own_depth)
+    read_to = fetch_run is None and fetch_depth is not None  # --fetch-depth: the run read to a depth
+    result = score(
+        qrels, ks, min_grade, with_positional=True, missing=missing, with_depth=own_depth or read_to
+    )
     c_fetch = None
     judged_fetch: list[int] | None = None  # distinct judged chunks in stage 1, per query
     if own_depth and result.depth > k:  # stage 1 = the run read to its own depth: every hit counts
@@ -418,6 +426,8 @@ def audit_run(
     elif fetch_depth is not None:
         c_fetch = result.counts[f"hits@{fetch_depth}"].tolist()
         judged_fetch = result.counts[f"judged@{fetch_depth}"].tolist()
+        if read_to and 0 < result.depth < fetch_depth:  # stage 1 is never deeper than the run
+            fetch_depth = result.depth
     stage1_by_query: dict[str, int] = {}
     judged_by_query: dict[str, int] = {}
     if fetch_run is not None:

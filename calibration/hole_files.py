@@ -148,6 +148,7 @@ def holes_data(
             "queries": picked,
             "holes": sum(len(rows[q]["holes"]) for q in picked),
             "file": None,
+            "graded_by": [],  # drawn, not yet graded
         }
     left_out: set[str] = set()
     for ranked in rankings:
@@ -558,6 +559,7 @@ def _sample_info(sample: HoleSample | None, scores: HoleScores) -> HoleSampleInf
         "queries": sorted(sample.holes, key=lambda q: q.encode("utf-8")),
         "holes": sum(len(hs) for hs in sample.holes.values()),
         "file": sample.path,
+        "graded_by": list(sample.graded_by),
     }
 
 

@@ -7,7 +7,14 @@ import csv
 import io
 from typing import Any, cast
 
-from calibration.results import CorrectedFigure, FilledComparison, FilledReport, HolesReport, JudgeAgreement
+from calibration.results import (
+    CorrectedFigure,
+    FilledComparison,
+    FilledReport,
+    HoleSampleInfo,
+    HolesReport,
+    JudgeAgreement,
+)
 
 __all__ = [
     "check_holes_text",
@@ -15,6 +22,7 @@ __all__ = [
     "judged_cell",
     "holes_table",
     "holes_csv",
+    "graded_by",
     "filled_text",
     "compare_filled_text",
     "uncorrected_note",
@@ -118,13 +126,22 @@ def holes_table(report: HolesReport) -> str:
         ]
         if info["file"]:
             lines.append(
-                f"Written to {info['file']} (golden.yaml with the sampling design): put people's "
-                f"grades in it, or queue the holes in the app with python -m annotation pool --holes "
+                f"Written to {info['file']} (golden.yaml with the sampling design): put people's grades in it "
+                f"(their names under judged_by), or queue the holes in the app with python -m annotation pool --holes "
                 f"{info['file']}; then metrics --judge-labels J --hole-sample {info['file']}."
             )
         else:
             lines.append("Not written: --out FILE records it (golden.yaml's sampling section).")
     return "\n".join(lines) + "\n"
+
+
+def graded_by(info: HoleSampleInfo) -> str:
+    """Who graded a hole sample, in words: its judged_by (or the store's labellers), or that the
+    file does not say (an older file, or grades typed in by hand)."""
+    who = info.get("graded_by") or []
+    if who:
+        return f"graded by {', '.join(who)}"
+    return "graded by people (who is not recorded: the file names no judged_by)"
 
 
 def holes_csv(report: HolesReport) -> str:
@@ -203,7 +220,7 @@ def filled_text(reports: list[FilledReport]) -> str:
         else:
             lines.append(
                 f"Hole sample {str(info['file'] or '')}: {info['n']} of {info['population']} queries "
-                f"(seed {info['seed']}), {info['holes']:,} holes graded by people. The judge against people "
+                f"(seed {info['seed']}), {info['holes']:,} holes {graded_by(info)}. The judge against people "
                 f"on the chunks both graded, the sampled holes included: kappa {_kappa(r['agreement'])}."
             )
         head = f"{'measure':<10}  {'holes as not relevant':<22}  {'judge-filled':<22}  corrected, 95% CI"
@@ -290,7 +307,7 @@ def compare_filled_text(reports: list[FilledComparison]) -> str:
         else:
             lines.append(
                 f"Hole sample {info['file'] or ''}: {info['n']} of {info['population']} queries (seed "
-                f"{info['seed']}), {info['holes']:,} holes graded by people. The interval is the holes' "
+                f"{info['seed']}), {info['holes']:,} holes {graded_by(info)}. The interval is the holes' "
                 "labels' uncertainty over these queries (not the query sample's: compare without "
                 f"--judge-labels gives the paired tests). The judge against people on the chunks both "
                 f"graded, the sampled holes included: kappa {_kappa(r['agreement'])}."

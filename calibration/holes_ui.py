@@ -43,6 +43,7 @@ from calibration.holes_text import (
 )
 from calibration.metrics_data_ui import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet
 from calibration.results import FilledReport, HolesReport
+from calibration.review_sample import human_labels
 from calibration.stored import stored_label_sets, stored_qrels
 from judge import actions as judge_actions
 from judge.holes import HoleSpec
@@ -270,6 +271,7 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
         sample = read_hole_sample(folder / chosen)
         with Store(db) as store:
             people, _ = stored_qrels(store, "median")
+            labellers = hole_labellers(store, sample)
     except DenominatorError as exc:
         st.error(md(exc))
         return None
@@ -281,7 +283,15 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
         }
         for qid, holes in sample.holes.items()
     }
-    return dataclasses.replace(sample, grades={q: g for q, g in grades.items() if g})
+    who = tuple(sorted(set(sample.graded_by) | labellers)) if labellers else sample.graded_by
+    return dataclasses.replace(sample, grades={q: g for q, g in grades.items() if g}, graded_by=who)
+
+
+def hole_labellers(store: Store, sample: HoleSample) -> set[str]:
+    """Who graded the sample's holes in the app: the people with a current relevance label on one."""
+    pairs = {(qid, chunk) for qid, holes in sample.holes.items() for chunk in holes}
+    items = {int(item) for item, qid, chunk in store.chunk_items() if (qid, chunk) in pairs}
+    return {who for item, by in human_labels(store, "relevance").items() if item in items for who in by}
 
 
 def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int) -> None:

@@ -96,6 +96,11 @@ class CheckFigures(TypedDict):
     distinct_hits: int
     fetch_hits: int | None
     stage1_circular: bool  # every judged document in stage 1 (stage1_recall leaves the query out)
+    retrieved: NotRequired[int]  # positions the ranking fills, repeats included (run_short: < k)
+    # ranking figures below the diagnosis bars with unjudged chunks in the top k (#40 item 10):
+    unjudged_top: NotRequired[list[str]]  # those chunks, in rank order
+    rr_best: NotRequired[float | None]  # RR were they relevant
+    ndcg_best: NotRequired[float | None]  # an upper bound of nDCG@k were they relevant
     filled_at_k: NotRequired[float]  # check --judge-labels: the share of the top k the judge filled
 
 
@@ -617,6 +622,7 @@ class HoleSampleInfo(TypedDict):
     queries: list[str]
     holes: int  # holes of the sampled queries' top k: what people label
     file: str | None  # where the design was written (golden.yaml's sampling section)
+    graded_by: list[str]  # who graded its holes (the file's judged_by, or the store's labellers); [] unknown
 
 
 class HolesReport(TypedDict):

@@ -151,6 +151,8 @@ def stage1_of(k: int, fetch_run: Run | None, fetch_depth: int | None, read_to: i
     ``read_to``: the audit's ``fetch_depth``); a run no deeper than k has none."""
     if fetch_run is not None:
         return f"stage 1 = the fetch run {fetch_run.name!r} (all of it)"
+    if fetch_depth is not None and read_to is not None and read_to < fetch_depth:
+        return f"stage 1 = the run read to depth {read_to}, all of it (--fetch-depth {fetch_depth} is deeper than the run)"
     if fetch_depth is not None:
         return f"stage 1 = the run read to depth {fetch_depth}"
     if read_to is not None:
@@ -342,7 +344,8 @@ def compare_runs(
     shares = unjudged_share(qrels.grades, top_a, top_b, deltas, grade)
     for name, share in shares.items():
         tests[name]["unjudged"] = share
-    notes = [few_queries_note(len(deltas))] if len(deltas) < MIN_QUERIES else []
+    relevant = sum(1 for qid in a.qids if any(g >= grade for g in qrels.grades.get(qid, {}).values()))
+    notes = [few_queries_note(relevant)] if relevant < MIN_QUERIES else []
     return Comparison(grade, cutoffs(ks), permutations, seed, tests, deltas, notes)
 
 

@@ -531,7 +531,8 @@ def test_compare_notes_a_golden_set_under_30_queries(capsys, tmp_path):
         )
     )
     assert out["notes"] == [
-        "4 queries: the essay asks for 30-50 before comparing systems; a difference over so few queries is an anecdote"
+        "4 queries with a judged relevant chunk: the essay asks for 30-50 before comparing systems; "
+        "a difference over so few queries is an anecdote"
     ]
     (tmp_path / "q.qrels").write_text("\n".join(f"q{i} 0 d{i} 1" for i in range(30)) + "\n")
     (tmp_path / "r.jsonl").write_text(
@@ -540,6 +541,19 @@ def test_compare_notes_a_golden_set_under_30_queries(capsys, tmp_path):
     args = ["compare", tmp_path / "q.qrels", tmp_path / "r.jsonl", tmp_path / "r.jsonl", "-k", "2"]
     assert json.loads(run(capsys, *args, "--format", "json"))["notes"] == []
     assert "note:" not in run(capsys, *args)
+    # 30 judged queries, 2 of them with nothing relevant (grade 0): 28 a difference rests on (#40 item 12)
+    (tmp_path / "q.qrels").write_text("\n".join(f"q{i} 0 d{i} {int(i >= 2)}" for i in range(30)) + "\n")
+    for command in ("compare", "check"):
+        argv = [command, tmp_path / "q.qrels", tmp_path / "r.jsonl"]
+        argv += (
+            [tmp_path / "r.jsonl"] if command == "compare" else ["--no-store", "--rule", "rel_at_least_k=off"]
+        )
+        code = 0 if command == "compare" else 1  # check: a run no deeper than k has no stage 1
+        report = json.loads(run(capsys, *argv, "-k", "2", "--format", "json", expect=code))
+        notes = report["notes"] if command == "compare" else report["summary"]["notes"]
+        assert notes and notes[0].startswith(
+            "28 queries with a judged relevant chunk: the essay asks for 30-50"
+        )
 
 
 def test_metrics_prints_label_coverage_or_says_it_is_unknown(capsys):

@@ -248,9 +248,28 @@ def test_the_reordered_q_milk_is_ranking_weak_not_retrieval_weak(capsys, tmp_pat
     milk = report["queries"]["q_milk"]
     assert milk["rr"] == pytest.approx(1 / 3) and milk["ndcg"] == pytest.approx(0.4813308059)
     assert milk["keep_recall"] == pytest.approx(2 / 3) and milk["fetch_recall"] == 1.0
-    assert {"ranking_weak", "loss_at_cut"} <= set(milk["findings"])
-    assert "retrieval_weak" not in milk["findings"]
+    # s2, x1 and x3 are not judged for q_milk: were they relevant, RR would be 1, so the diagnosis
+    # claims nothing about the order and names them to label (#40 item 10)
+    assert {"ranking_unjudged", "loss_at_cut"} <= set(milk["findings"])
+    assert "ranking_weak" not in milk["findings"] and "retrieval_weak" not in milk["findings"]
+    assert milk["unjudged_top"] == ["s2", "x1", "x3"] and milk["rr_best"] == 1.0
     code, out, _ = cli(main, capsys, "check", GOLDEN, run, "-k", "5", "--no-store")
+    line = next(x for x in out.splitlines() if "q_milk: [ranking_unjudged]" in x)
+    assert "nDCG@5 0.481 and RR 0.333 below the bars (0.5, 0.5), but 3 unjudged chunks in the top 5" in line
+    # judged not relevant, they cannot lift it: the order is weak
+    judged = tmp_path / "judged.yaml"
+    milk_grades = "    d1: 3\n    d2: 2\n    d3: 1\n- id: q_broad"
+    judged.write_text(
+        GOLDEN.read_text().replace(milk_grades, "    s2: 0\n    x1: 0\n    x3: 0\n" + milk_grades)
+    )
+    assert judged.read_text() != GOLDEN.read_text()
+    milk = check(capsys, judged, run, "-k", "5", "--no-store", "--missing", "zero", expect=1)["queries"][
+        "q_milk"
+    ]
+    assert {"ranking_weak", "loss_at_cut"} <= set(milk["findings"]) and "ranking_unjudged" not in milk[
+        "findings"
+    ]
+    code, out, _ = cli(main, capsys, "check", judged, run, "-k", "5", "--no-store", "--missing", "zero")
     line = next(x for x in out.splitlines() if "q_milk: [ranking_weak]" in x)
     assert "nDCG@5 0.481 is below 0.5 and RR 0.333 is below 0.5" in line
     # a run no deeper than k: stage 1 unknown, and then no code claims the cause is retrieval
@@ -259,7 +278,7 @@ def test_the_reordered_q_milk_is_ranking_weak_not_retrieval_weak(capsys, tmp_pat
     shallow = check(capsys, GOLDEN, cut, "-k", "5", "--no-store", "--missing", "zero", expect=1)
     assert "stage 1 unknown" in shallow["stage1"]
     milk = shallow["queries"]["q_milk"]
-    assert milk["fetch_recall"] is None and milk["findings"].count("ranking_weak") == 1
+    assert milk["fetch_recall"] is None and milk["findings"].count("ranking_unjudged") == 1
     assert not {"retrieval_weak", "loss_at_cut"} & set(milk["findings"])
     assert rules_of(shallow)["stage1_recall"]["passed"] is False  # not evaluated is never a pass (#40)
 
@@ -292,7 +311,7 @@ def test_the_page_gives_the_same_codes(capsys, demo_db, tmp_path):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     codes = findings_on_page(at)["q_milk"]
-    assert {"ranking_weak", "loss_at_cut"} <= codes and "retrieval_weak" not in codes
+    assert {"ranking_unjudged", "loss_at_cut"} <= codes and "retrieval_weak" not in codes
 
 
 # ---------------------------------------------------------------- one rule for which store check reads

@@ -22,7 +22,10 @@ evidence in words.
   min(stage-1 recall, the ceiling min(1, k/|Rel|))): the reranker or keep-n drops
   what fetch found;
 - ``ranking_weak``: nDCG@k or RR below the policy's ``diagnosis`` bars, whatever
-  the recall: the order;
+  the recall: the order; claimed only when it holds were every unjudged chunk of the top k
+  relevant (:mod:`calibration.ranking_bound`), else
+- ``ranking_unjudged``: the figures are below the bars, but the unjudged chunks of the top k
+  could lift them: label those (named) before blaming the order;
 - ``retrieval_weak``: stage 1 is known and its recall is not what
   ``stage1_recall`` asks: chunking, embeddings or fetch depth. Without a
   stage-1 figure no code claims the cause is retrieval;
@@ -45,7 +48,8 @@ from annotation.render import decisive as render_decisive
 from annotation.render import num
 from calibration.metrics import Evaluation
 from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
-from calibration.policy.rules import MIN_QUERIES, Bar, Policy, few_queries_note
+from calibration.policy.rules import MIN_QUERIES, Bar, Diagnosis, Policy, few_queries_note
+from calibration.ranking_bound import RankingBound
 from calibration.results import (
     AuditReport,
     CheckFigures,
@@ -73,7 +77,7 @@ __all__ = [
     "faithfulness_entry",
 ]
 
-DIAGNOSES = ("loss_at_cut", "ranking_weak", "retrieval_weak", "labels_thin")
+DIAGNOSES = ("loss_at_cut", "ranking_weak", "ranking_unjudged", "retrieval_weak", "labels_thin")
 FIGURES = ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "k", "label_coverage")
 # the figures of a query whose mean over queries the summary gives, in its order
 MeanFigure = Literal[
@@ -120,16 +124,24 @@ def _defined(value: float | None) -> TypeGuard[float]:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def _diagnose(q: CheckFigures, policy: Policy) -> list[str]:
-    """Every code of :data:`DIAGNOSES` that applies to one query (see the module docstring)."""
+def _below(ndcg: float | None, rr: float | None, d: Diagnosis) -> bool:
+    """nDCG@k or RR below the diagnosis bars."""
+    return (_defined(ndcg) and ndcg < d.ndcg) or (_defined(rr) and rr < d.rr)
+
+
+def _diagnose(q: CheckFigures, policy: Policy, bound: RankingBound | None = None) -> list[str]:
+    """Every code of :data:`DIAGNOSES` that applies to one query (see the module docstring);
+    ``bound``: what the unjudged chunks of its top k could make of its ranking figures."""
     d = policy.diagnosis
     codes: list[str] = []
     fetch_hits, hits, rel, k = q["fetch_hits"], q["distinct_hits"], q["rel"], q["k"]
     if fetch_hits is not None and rel > 0 and hits < min(fetch_hits, k):
         codes.append("loss_at_cut")
     ndcg, rr = q["ndcg"], q["rr"]
-    if (_defined(ndcg) and ndcg < d.ndcg) or (_defined(rr) and rr < d.rr):
-        codes.append("ranking_weak")
+    if _below(ndcg, rr, d):
+        # weak only if weak at the best the unjudged chunks could make of it (#40 item 10)
+        holds = bound is None or not bound.unjudged or _below(bound.ndcg_best, bound.rr_best, d)
+        codes.append("ranking_weak" if holds else "ranking_unjudged")
     stage1_bar, fetch = policy.bar("stage1_recall"), q["fetch_recall"]
     if stage1_bar is not None and _defined(fetch) and not stage1_bar.holds(fetch):
         codes.append("retrieval_weak")
@@ -179,6 +191,21 @@ def diagnosis_text(code: str, q: CheckFigures, policy_json: PolicyJSON) -> str:
             if _defined(value) and value < floor:
                 low.append(f"{name} {render_decisive(value, floor, medium='prose')} is below {floor:g}")
         return " and ".join(low) + ": the order within the kept set; look at the reranker"
+    if code == "ranking_unjudged":
+        d = policy_json["diagnosis"]
+        low = [
+            f"{name} {render_decisive(value, floor, medium='prose')}"
+            for name, value, floor in ((f"nDCG@{k}", q["ndcg"], d["ndcg"]), ("RR", q["rr"], d["rr"]))
+            if _defined(value) and value < floor
+        ]
+        ids = q.get("unjudged_top") or []
+        n = len(ids)
+        return (
+            f"{' and '.join(low)} below the bars ({d['ndcg']:g}, {d['rr']:g}), but {n} unjudged "
+            f"{'chunk' if n == 1 else 'chunks'} in the top {k} ({', '.join(ids)}) could lift "
+            f"{'it' if len(low) == 1 else 'them'} (best nDCG@{k} {f(q.get('ndcg_best'))}, RR "
+            f"{f(q.get('rr_best'))}): label {'it' if n == 1 else 'them'} before blaming the order"
+        )
     if code == "retrieval_weak":
         bar = _bar_of(policy_json, "stage1_recall")
         shown = decisive(q["fetch_recall"], bar) if bar is not None else f(q["fetch_recall"])
@@ -492,9 +519,12 @@ def check_report(
     superseded: Sequence[SupersededOutcome] = (),
     store: str | None = None,
     store_reason: str = "no store: ./denominator.db is not there; give --db",
+    bounds: Mapping[str, RankingBound] | None = None,
 ) -> CheckReport:
     """The check report (the JSON of ``python -m calibration check --format json``). ``store``: the
-    store the judge rules read, as printed (no credentials); None: ``store_reason`` says why none."""
+    store the judge rules read, as printed (no credentials); None: ``store_reason`` says why none.
+    ``bounds``: per query whose ranking figures are below the diagnosis bars, what its unjudged
+    chunks could make of them (:func:`calibration.ranking_bound.ranking_bound`)."""
     k = audit["k"]
     index = {qid: i for i, qid in enumerate(ev.qids)}
     r20 = ev.values.get("R@20")
@@ -520,10 +550,16 @@ def check_report(
             "distinct_hits": a["distinct_hits"],
             "fetch_hits": a.get("fetch_hits"),
             "stage1_circular": bool(a.get("stage1_circular")),
+            "retrieved": a["retrieved"],
         }
         if "same_text" in a:  # the texts were compared
             row["same_text"] = a["same_text"]
-        findings = list(a["findings"]) + _diagnose(row, policy)
+        bound = bounds.get(qid) if bounds is not None else None
+        if bound is not None and bound.unjudged:
+            row["unjudged_top"] = bound.unjudged
+            row["rr_best"] = bound.rr_best
+            row["ndcg_best"] = bound.ndcg_best
+        findings = list(a["findings"]) + _diagnose(row, policy, bound)
         if scored_zero and qid in audit["missing_from_run"]:
             # not in the run: scored as retrieving nothing (--missing zero)
             queries[qid] = {**row, "scored_zero": True, "findings": findings}
@@ -550,7 +586,9 @@ def check_report(
         "recall_at_20": mean_of("recall_at_20"),
         "rel": {"mean": total_rel / len(queries) if queries else None, "total": total_rel},
         "findings": counts,
-        "notes": [few_queries_note(len(queries))] if len(queries) < MIN_QUERIES else [],
+        "notes": [few_queries_note(relevant)]
+        if (relevant := sum(q["rel"] > 0 for q in queries.values())) < MIN_QUERIES
+        else [],
     }
 
     # the figure each query rule reads (all_queries: the missing queries; rel_at_least_k: |Rel| / k;

@@ -14,6 +14,7 @@ from calibration.results import (
     CheckDiff,
     CheckQuery,
     CheckReport,
+    FigureMean,
     HistoryEntry,
     HistoryRow,
     JudgeOutcome,
@@ -49,31 +50,31 @@ def _cell(value: float | None, what: str = "") -> str:
 
 def figure_rows(report: CheckReport) -> list[list[str]]:
     """The seven figures per query, then the means (with how many queries each rests on)."""
-    rows = []
-    for qid, q in report["queries"].items():
-        rows.append(
-            [
-                qid,
-                _cell(q["fetch_recall"], "fetch"),
-                _cell(q["keep_recall"]),
-                _cell(q["rr"]),
-                _cell(q["ndcg"]),
-                str(q["rel"]),
-                str(q["k"]),
-                _cell(q["label_coverage"], "coverage"),
-            ]
-        )
+    rows = [
+        [qid, _cell(q["fetch_recall"], "fetch"), _cell(q["keep_recall"]), _cell(q["rr"]), _cell(q["ndcg"])]
+        + [str(q["rel"]), str(q["k"]), _cell(q["label_coverage"], "coverage")]
+        for qid, q in report["queries"].items()
+    ]
     s = report["summary"]
+    # "mean of N": N the queries the recall mean is over (those with a judged relevant chunk); a
+    # figure defined on another count says its own ("0.875 (of 3)")
+    n = s["n_queries"] - s["keep_recall"]["undefined"]
+
+    def mean(figure: FigureMean, what: str = "") -> str:
+        cell = _cell(figure["mean"], what)
+        over = s["n_queries"] - figure["undefined"]
+        return f"{cell} (of {over})" if figure["mean"] is not None and over != n else cell
+
     rows.append(
         [
-            f"mean of {s['n_queries']}",
-            _cell(s["fetch_recall"]["mean"], "fetch"),
-            _cell(s["keep_recall"]["mean"]),
-            _cell(s["rr"]["mean"]),
-            _cell(s["ndcg"]["mean"]),
-            _mean_rel(s["rel"]),
+            f"mean of {n}",
+            mean(s["fetch_recall"], "fetch"),
+            mean(s["keep_recall"]),
+            mean(s["rr"]),
+            mean(s["ndcg"]),
+            _mean_rel(s["rel"]) + (f" (of {s['n_queries']})" if s["n_queries"] != n else ""),
             str(report["k"]),
-            _cell(s["label_coverage"]["mean"], "coverage"),
+            mean(s["label_coverage"], "coverage"),
         ]
     )
     return rows
@@ -137,7 +138,9 @@ def _rule_words(rule: RuleResult) -> str:
     if status == "not evaluated":
         said = "FAILED" if rule["passed"] is False else "warning"
         why = (
-            "the policy says not_evaluated: warn" if rule["passed"] is None else "not_evaluated: warn to warn"
+            "the policy says not_evaluated: warn"
+            if rule["passed"] is None
+            else "not_evaluated: warn makes it a warning"
         )
         return f"{said}, not evaluated: {rule.get('reason')} ({why})"
     if rule["scope"] == "judge":

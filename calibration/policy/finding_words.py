@@ -28,6 +28,7 @@ FINDINGS = (
     "duplicate_ids",
     "duplicate_text",
     "positional_mismatch",
+    "run_short",
     "rel_above_k",
     "rel_below_k",
     "low_judged_at_k",
@@ -62,6 +63,12 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
         return (
             f"a naive positional count finds {q['positional_hits']} hits in the top {k}, "
             f"distinct documents give {q['distinct_hits']}"
+        )
+    if code == "run_short":
+        n = q.get("retrieved", 0)  # a check recorded before run_short held none
+        return (
+            f"the run returns {n} {'chunk' if n == 1 else 'chunks'} for k = {k}: the {k - n} empty "
+            f"{'slot counts' if k - n == 1 else 'slots count'} as not relevant (precision is over k)"
         )
     if code == "rel_above_k":
         return f"|Rel|={rel} > k={k}: recall can never exceed {q['recall_ceiling']:.3f}"

@@ -34,6 +34,7 @@ KIND_TEXT = {  # what a kind of finding says of a query, and why it matters (``{
         "more hits by a naive positional count than distinct relevant chunks",
         "a repeated relevant chunk counted again",
     ),
+    "run_short": ("fewer chunks in the ranking than k = {k}", "the empty slots count as not relevant"),
     "rel_above_k": ("more relevant chunks than k = {k}", "recall can never reach 1"),
     "rel_below_k": ("fewer relevant chunks than k = {k}", "precision can never reach 1"),
     "low_judged_at_k": ("few judged chunks in the top {k}", "unjudged chunks count as not relevant"),

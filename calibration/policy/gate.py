@@ -72,6 +72,8 @@ __all__ = [
 
 if TYPE_CHECKING:  # the store is imported only by a check that reads one (check --no-store never loads it)
     from annotation.store import Store
+    from calibration.metrics import Evaluation
+    from calibration.ranking_bound import RankingBound
 
 # ---------------------------------------------------------------- policy and check
 
@@ -165,7 +167,9 @@ def check_data(
     (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
     each judge's calibration too. ``store_reason``: why there is none (said in the report).
     ``text_keys``: the chunks' text keys (the run then a :class:`Run`): ``no_duplicates`` reads
-    ids of the same text too, else ids only."""
+    ids of the same text too, else ids only. The queries whose ranking figures are below the
+    diagnosis bars have their top read again (a run file's, ``calibration.run_file.FileScorer``):
+    could its unjudged chunks lift them? (:mod:`calibration.ranking_bound`)"""
     k = k or DEFAULT_K
     same_text = same_text_of(run, text_keys, k) if text_keys is not None else None
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
@@ -190,12 +194,15 @@ def check_data(
             qrels, sorted({k, 20}), audit["min_grade"], missing="zero" if missing == "zero" else "drop"
         )
     refuse_nothing_evaluated(ev, run_name, qrels_name)
+    source = run if isinstance(run, Run) else getattr(run, "path", None)  # a FileScorer's file
+    bounds = _ranking_bounds(qrels, source, ev, k, audit["min_grade"], policy) if source is not None else None
     if store is None:
         return check_report(
             audit,
             ev,
             policy,
             store_reason=store_reason or "no store: ./denominator.db is not there; give --db",
+            bounds=bounds,
         )
     faithfulness, judges, superseded = _store_rules(store, policy, set(qrels.grades))
     return check_report(
@@ -206,7 +213,33 @@ def check_data(
         judges=judges,
         superseded=superseded,
         store=shown_location_of(store),
+        bounds=bounds,
     )
+
+
+def _ranking_bounds(
+    qrels: Qrels, run: Run | str | os.PathLike[str], ev: Evaluation, k: int, min_grade: int, policy: Policy
+) -> dict[str, RankingBound]:
+    """Per query whose nDCG@k or RR is below the diagnosis bars, what its unjudged chunks could
+    make of them: its top read again (only those queries; a file in pieces)."""
+    # start-up: the unjudged reader (pyarrow compute), only when a query's ranking reads weak
+    from calibration.ranking_bound import ranking_bound, rr_depth
+    from calibration.run_file import queries_of
+    from calibration.unjudged import Ranked, tops
+
+    d = policy.diagnosis
+    ndcg, rr = ev.values[f"nDCG@{k}"], ev.values["RR"]
+    weak = [qid for i, qid in enumerate(ev.qids) if ndcg[i] < d.ndcg or rr[i] < d.rr]  # NaN: never
+    if not weak:
+        return {}
+    grades = {qid: qrels.grades.get(qid, {}) for qid in weak}
+    top_grade = max((g for docs in qrels.grades.values() for g in docs.values()), default=min_grade)
+    top_grade = max(top_grade, min_grade, 1)
+    ranked = tops(queries_of(run, weak), rr_depth(k, d.rr), grades, min_grade)
+    return {
+        qid: ranking_bound(ranked.get(qid) or Ranked([]), grades[qid], k, min_grade, top_grade)
+        for qid in weak
+    }
 
 
 def shown_location_of(store: Store) -> str:

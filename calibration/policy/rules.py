@@ -236,9 +236,11 @@ MIN_QUERIES = 30
 
 
 def few_queries_note(n: int) -> str:
-    """The one wording of "too few queries to compare systems" (compare, check, the pages)."""
+    """The one wording of "too few queries to compare systems" (compare, check, the pages); ``n``
+    counts the queries with a judged relevant chunk, the ones a recall or a difference rests on."""
     return (
-        f"{n} {'query' if n == 1 else 'queries'}: the essay asks for {MIN_QUERIES}-50 before comparing systems; "
+        f"{n} {'query' if n == 1 else 'queries'} with a judged relevant chunk: the essay asks for "
+        f"{MIN_QUERIES}-50 before comparing systems; "
         "a difference over so few queries is an anecdote"
     )
 
