@@ -160,12 +160,14 @@ def check_data(
     run_name: str = "the run",
     qrels_name: str = "the judgments",
     text_keys: Mapping[str, str] | None = None,
+    provenance: str | None = None,
 ) -> CheckReport:
     """``check``: the audit and the metrics of one run held to ``policy``; with a ``store``
     (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
     each judge's calibration too. ``store_reason``: why there is none (said in the report).
     ``text_keys``: the chunks' text keys (the run then a :class:`Run`): ``no_duplicates`` reads
-    ids of the same text too, else ids only."""
+    ids of the same text too, else ids only. ``provenance``: what golden.yaml's provenance says of
+    this run (:func:`calibration.provenance.pooled_from_this_run`): ``stage1_recall`` then says so."""
     k = k or DEFAULT_K
     same_text = same_text_of(run, text_keys, k) if text_keys is not None else None
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
@@ -185,6 +187,7 @@ def check_data(
             run_name=run_name,
             qrels_name=qrels_name,
             same_text=same_text,
+            provenance=provenance,
         )
         ev = score(
             qrels, sorted({k, 20}), audit["min_grade"], missing="zero" if missing == "zero" else "drop"
