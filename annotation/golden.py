@@ -7,7 +7,8 @@ when a file gives none.
 
 The ``sampling`` section is parsed here into a
 :class:`~annotation.model.SamplingDesign` and checked once (sizes, draws,
-shapes); the estimate takes the type as it is.
+shapes); the estimate takes the type as it is. The ``provenance`` section
+likewise into a :class:`~annotation.provenance.Provenance`.
 """
 
 from __future__ import annotations
