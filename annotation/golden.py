@@ -7,7 +7,8 @@ when a file gives none.
 
 The ``sampling`` section is parsed here into a
 :class:`~annotation.model.SamplingDesign` and checked once (sizes, draws,
-shapes); the estimate takes the type as it is.
+shapes); the estimate takes the type as it is. The ``provenance`` section
+likewise into a :class:`~annotation.provenance.Provenance`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import yaml
 
 from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
 from annotation.plain_yaml import construct, read_yaml_tree, yaml_problem
+from annotation.provenance import OtherBatch, PooledBatch, Provenance
 from annotation.textio import (
     INT64_RANGE,
     YAML_BREAK,
@@ -54,6 +56,7 @@ _GOLDEN_TOP_KEYS = {
     "min_grade",
     "queries",
     "sampling",
+    "provenance",
 }
 
 
@@ -61,7 +64,8 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     """golden.yaml in either shape, each error naming the line:
 
     - a mapping: ``queries: [{id, text, grades: {doc: grade}}]`` plus metadata
-      (``grade_scale``, ``judged_by``, ``shown``, ``created``, ``min_grade``, ``sampling``);
+      (``grade_scale``, ``judged_by``, ``shown``, ``created``, ``min_grade``, ``sampling``,
+      ``provenance``);
     - a list, as the essay writes a golden set: ``[{query, grades: {doc: grade}, id?}]``,
       no metadata (the default grade scale). A query without ``id`` is named by its text,
       which a run's query_id must then match; :attr:`Qrels.notes` says how many.
@@ -125,6 +129,11 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     sampling = None
     if "sampling" in top:
         meta["sampling"], sampling = _read_sampling(path, top["sampling"][1])
+    provenance = None
+    if "provenance" in top:
+        provenance = _read_provenance(path, top["provenance"][1])
+        if provenance is not None:
+            meta["provenance"] = provenance.to_dict()
 
     qnode = top["queries"][1]
     if not isinstance(qnode, yaml.SequenceNode):
@@ -135,7 +144,9 @@ def read_golden(path: str | os.PathLike) -> Qrels:
         raise InvalidGolden(path, _line(qnode), "queries", "empty; expected at least one query")
     if disputed:
         meta["disputed"] = disputed
-    return Qrels(grades=grades, texts=texts, meta=meta, path=str(path), sampling=sampling)
+    return Qrels(
+        grades=grades, texts=texts, meta=meta, path=str(path), sampling=sampling, provenance=provenance
+    )
 
 
 def _read_query_list(path: str | os.PathLike, root: yaml.SequenceNode) -> Qrels:
@@ -376,6 +387,131 @@ def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, Sampl
     )
 
 
+_POOL_KEYS = ("batch", "runs", "depth", "items", "labelled", "fingerprints")
+_OTHER_KEYS = ("batch", "items", "labelled")
+
+
+def _read_provenance(path: str | os.PathLike, node: yaml.Node) -> Provenance | None:
+    """The ``provenance`` section (:mod:`annotation.provenance`): ``pools`` of ``{batch?, runs,
+    depth, items, labelled?, fingerprints?}``, ``other`` of ``{batch, items, labelled?}``,
+    ``warning?``; None when it is empty. Every count a whole number, every name text."""
+    if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
+        return None
+    fields = _mapping(path, node, "provenance")
+    for key, (knode, _v) in fields.items():
+        if key not in ("pools", "other", "warning"):
+            raise InvalidGolden(
+                path,
+                _line(knode),
+                f"provenance.{field_label(key)}",
+                "unknown key; expected pools, other, warning",
+            )
+    pools = tuple(
+        PooledBatch(
+            runs=tuple(_texts(path, entry["runs"][1], f"{at}.runs")),
+            depth=_count(path, entry["depth"][1], f"{at}.depth", least=1),
+            items=_count(path, entry["items"][1], f"{at}.items"),
+            labelled=_count(path, entry["labelled"][1], f"{at}.labelled") if "labelled" in entry else None,
+            batch=_scalar_str(path, entry["batch"][1], f"{at}.batch") if "batch" in entry else None,
+            fingerprints={
+                run: _scalar_str(path, vnode, f"{at}.fingerprints.{field_label(run)}")
+                for run, (_k, vnode) in _mapping(path, entry["fingerprints"][1], f"{at}.fingerprints").items()
+            }
+            if "fingerprints" in entry
+            else {},
+        )
+        for at, entry in _entries(path, fields, "pools", _POOL_KEYS, ("runs", "depth", "items"))
+    )
+    other = tuple(
+        OtherBatch(
+            batch=_scalar_str(path, entry["batch"][1], f"{at}.batch"),
+            items=_count(path, entry["items"][1], f"{at}.items"),
+            labelled=_count(path, entry["labelled"][1], f"{at}.labelled") if "labelled" in entry else None,
+        )
+        for at, entry in _entries(path, fields, "other", _OTHER_KEYS, ("batch", "items"))
+    )
+    for pool in pools:
+        unknown = sorted(set(pool.fingerprints) - set(pool.runs))
+        if unknown:
+            raise InvalidGolden(
+                path,
+                _line(node),
+                "provenance.pools",
+                f"a fingerprint of {shown_value(unknown[0])}, a run the pool does not name; "
+                f"expected fingerprints of its runs ({', '.join(pool.runs)})",
+            )
+    warning = _scalar_str(path, fields["warning"][1], "provenance.warning") if "warning" in fields else None
+    return Provenance(pools=pools, other=other, warning=warning)
+
+
+def _entries(
+    path: str | os.PathLike,
+    fields: dict[Any, tuple[yaml.Node, yaml.Node]],
+    key: str,
+    allowed: tuple[str, ...],
+    required: tuple[str, ...],
+) -> list[tuple[str, dict[Any, tuple[yaml.Node, yaml.Node]]]]:
+    """``provenance.<key>``: a list of mappings of ``allowed`` keys, each with ``required``."""
+    if key not in fields or (
+        isinstance(fields[key][1], yaml.ScalarNode) and fields[key][1].tag.endswith(":null")
+    ):
+        return []
+    node = fields[key][1]
+    if not isinstance(node, yaml.SequenceNode):
+        raise InvalidGolden(
+            path, _line(node), f"provenance.{key}", f"expected a list of {{{', '.join(allowed)}}}"
+        )
+    out = []
+    for index, item in enumerate(node.value):
+        at = f"provenance.{key}[{index}]"
+        entry = _mapping(path, item, at)
+        for name, (knode, _v) in entry.items():
+            if name not in allowed:
+                raise InvalidGolden(
+                    path,
+                    _line(knode),
+                    f"{at}.{field_label(name)}",
+                    f"unknown key; expected {', '.join(allowed)}",
+                )
+        for name in required:
+            if name not in entry:
+                raise InvalidGolden(
+                    path, _line(item), f"{at}.{name}", f"missing; expected {', '.join(required)}"
+                )
+        out.append((at, entry))
+    return out
+
+
+def _texts(path: str | os.PathLike, node: yaml.Node, where: str) -> list[str]:
+    """A non-empty list of names (a single name is a list of one)."""
+    names = (
+        [_scalar_str(path, n, where) for n in node.value]
+        if isinstance(node, yaml.SequenceNode)
+        else [_scalar_str(path, node, where)]
+    )
+    if not names or not all(names):
+        raise InvalidGolden(path, _line(node), where, "expected a list of run names")
+    return names
+
+
+def _count(path: str | os.PathLike, node: yaml.Node, where: str, least: int = 0) -> int:
+    """A whole number >= ``least``."""
+    if (
+        not (
+            isinstance(node, yaml.ScalarNode)
+            and node.tag.endswith(":int")
+            and _GOLDEN_INT.fullmatch(node.value)
+        )
+        or len(node.value.lstrip("+-")) > 19
+    ):
+        shown = shown_value(node.value) if isinstance(node, yaml.ScalarNode) else "a list or mapping"
+        raise InvalidGolden(path, _line(node), where, f"expected a whole number, got {shown}")
+    value = int(node.value)
+    if value < least:
+        raise InvalidGolden(path, _line(node), where, f"expected a whole number >= {least}, got {value}")
+    return value
+
+
 def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[Stratum, ...]:
     """One query's strata: each a whole number of candidates (at most MAX_STRATUM) and the
     chunk ids drawn from them, no chunk drawn twice in the query (a draw without replacement,
@@ -556,6 +692,9 @@ def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | N
     if "sampling" in info or qrels.sampling is not None:
         sampling = info.get("sampling", qrels.sampling)  # the section as read (or built), else the design
         doc["sampling"] = sampling.to_dict() if isinstance(sampling, SamplingDesign) else sampling
+    if "provenance" in info or qrels.provenance is not None:
+        provenance = info.get("provenance", qrels.provenance)
+        doc["provenance"] = provenance.to_dict() if isinstance(provenance, Provenance) else provenance
     doc["queries"] = [
         {
             "id": qid,

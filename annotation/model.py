@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from annotation.errors import DenominatorError
+from annotation.provenance import Provenance
 
 
 class FormatError(DenominatorError, ValueError):
@@ -96,6 +97,7 @@ class Qrels:
         table: pa.Table | None = None,
         sampling: SamplingDesign | None = None,
         notes: list[str] | None = None,
+        provenance: Provenance | None = None,
     ) -> None:
         if grades is None and table is None:
             raise ValueError("Qrels needs grades or a table")
@@ -107,6 +109,8 @@ class Qrels:
         # golden.yaml's sampling section, parsed and checked where the file was read;
         # meta["sampling"] keeps its plain values as the file wrote them
         self.sampling = sampling
+        # golden.yaml's provenance section (how the labels were made), parsed likewise
+        self.provenance = provenance
         # what the reader wants the user told, one line each (queries named by their text):
         # the faces print them ("note: ..."); not part of equality
         self.notes = list(notes) if notes else []

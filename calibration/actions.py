@@ -28,6 +28,7 @@ from calibration.policy.gate import (
     verdict_settings,
 )
 from calibration.policy.rules import DEFAULT_POLICY, Policy
+from calibration.provenance import pooled_from_this_run
 from calibration.results import (
     AgreementReport,
     AuditReport,
@@ -181,10 +182,12 @@ def audit(
 ) -> AuditReport:
     """The denominators of one run at one cutoff (:func:`calibration.workflows.audit_data`): a
     :class:`Run`, or a run file read in pieces when it is grouped by query (read whole with
-    ``text_keys``: comparing texts needs each query's ranking)."""
+    ``text_keys``: comparing texts needs each query's ranking). The report's ``provenance`` says
+    when golden.yaml's provenance pooled every label from this run (:func:`pooled_from_this_run`)."""
     if options.get("text_keys") is not None and not isinstance(run, Run):
         run = read_ranked(run)
-    return audit_data(qrels, _readable(run), k, min_grade, **options)
+    claim = pooled_from_this_run(qrels, run)
+    return audit_data(qrels, _readable(run), k, min_grade, provenance=claim, **options)
 
 
 def _names(inputs: dict[str, Any]) -> dict[str, str]:
@@ -231,6 +234,7 @@ def check(
     # the holes, and texts compared (text_keys), need all of it
     needs_whole = judge is not None or inputs.get("text_keys") is not None
     whole = run if isinstance(run, Run) or not needs_whole else read_ranked(run)
+    inputs["provenance"] = pooled_from_this_run(qrels, whole)  # labels pooled from this run: said
     if path is None:
         why = "no store: --no-store" if no_store else None
         report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)

@@ -300,6 +300,8 @@ def audit_table(result: AuditReport, qrels_path: str = "", run_path: str = "", v
     ]
     if s["missing_from_run"]:
         lines.append(f"{s['missing_from_run']} queries of the qrels are missing from the run: not audited")
+    if "provenance" in result:  # golden.yaml's provenance pooled every label from this run
+        lines.append(f"stage-1 recall is {result['provenance']}")
     lines.append("")
     groups = group_findings(result)
     lines.append("findings, by kind:" if groups else "findings:")

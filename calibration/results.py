@@ -75,6 +75,9 @@ class AuditReport(TypedDict):
     passed: bool
     stage1: NotRequired[str]  # how stage 1 was taken, in words (calibration.workflows.audit_data)
     duplicates_by: NotRequired[str]  # "id and text" (the texts known) or "id"
+    # golden.yaml's provenance says every label was pooled from this run's top D: the sentence that
+    # says so (calibration.provenance.pooled_from_this_run); absent when it says nothing of this run
+    provenance: NotRequired[str]
 
 
 # the figures of one query of a check: the seven the essay names and what they rest on

@@ -226,6 +226,7 @@ def audit_data(
     qrels_name: str = "the judgments",
     text_keys: Mapping[str, str] | None = None,
     same_text: Mapping[str, list[list[str]]] | None = None,
+    provenance: str | None = None,
 ) -> AuditReport:
     """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
     of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
@@ -235,7 +236,8 @@ def audit_data(
     in pieces, never whole when it is grouped by query). ``text_keys`` (document id -> text key,
     ``annotation.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
     (:func:`same_text_of`, already found): duplicates by text too, else by id only (the report's
-    ``duplicates_by``)."""
+    ``duplicates_by``). ``provenance``: what golden.yaml's provenance says of this run
+    (:func:`calibration.provenance.pooled_from_this_run`), kept as the report's ``provenance``."""
     k = k or DEFAULT_K
     if same_text is None and text_keys is not None:
         same_text = same_text_of(run, text_keys, k)
@@ -261,6 +263,8 @@ def audit_data(
     if not result["queries"]:
         raise NothingToEvaluate.no_shared_query(run_name, qrels_name, "audit")
     result["stage1"] = stage1_of(k, fetch_run, fetch_depth, result["fetch_depth"])
+    if provenance:
+        result["provenance"] = provenance
     return result
 
 

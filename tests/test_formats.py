@@ -214,7 +214,7 @@ GOLDEN_CASES = [
         "unknown top key",
         "queries:\n  - id: q1\n    grades: {d1: 1}\ncolour: red\n",
         ":4: colour: unknown key; expected one of created, description, grade_scale, judged_by, "
-        "min_grade, name, queries, sampling, shown",
+        "min_grade, name, provenance, queries, sampling, shown",
     ),
     (
         "duplicate top key",

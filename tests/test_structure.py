@@ -26,6 +26,7 @@ PACKAGES = ("annotation", "judge", "calibration")
 
 PURE = [
     "annotation/model.py",
+    "annotation/provenance.py",
     "annotation/rubrics.py",
     "annotation/render.py",
     "calibration/metrics.py",

@@ -21,6 +21,7 @@ from annotation.exports.common import (
     write_csv,
 )
 from annotation.exports.judged import judge_grades, judge_title
+from annotation.exports.provenance import provenance_of
 from annotation.formats import Qrels, write_golden, write_qrels
 from annotation.pooling import sampling_design
 from annotation.render import counted
@@ -136,7 +137,10 @@ def export_golden(
       is true of (min_grade 1 when they differ, and the summary says so).
 
     And the sampling design, if the store has one, so an estimate can be reproduced from the
-    file (the summary warns of pooled chunks of the sampled queries left unlabelled)."""
+    file (the summary warns of pooled chunks of the sampled queries left unlabelled); and the
+    ``provenance`` of its labels (:func:`annotation.exports.provenance.provenance_of`: the pools
+    with each run's fingerprint, the other sources, pool's one-run warning, which the summary
+    repeats), unless all of them were imported from one file (then what that file said)."""
     check_annotator(store, annotator)
     qrels = current_qrels(store, annotator, aggregate, "labels")
     n = qrels.n_judgments
@@ -178,6 +182,11 @@ def export_golden(
             for _, q, c in store.chunk_items()
             if q in design["queries"] and (q, c) not in sampled and c not in qrels.grades.get(q, {})
         )
+    # how the labels were made (the pools, other sources, the one-run warning); labels all from one
+    # imported file keep what it said (its own provenance, or none): the file round-trips
+    made = None if len(origins) == 1 and origins[0]["imported"] else provenance_of(store, qrels.grades)
+    if made is not None:
+        meta["provenance"] = made.to_dict()
     named = naming_clause(
         names,
         [str(name) for name in judged_by],
@@ -197,6 +206,8 @@ def export_golden(
             f"; warning: its labels come with min_grade {' and '.join(map(str, min_grades))} "
             f"({DEFAULT_MIN_GRADE} where made here or imported without one); wrote min_grade {meta['min_grade']}"
         )
+    if made is not None and made.warning:
+        summary += f"; warning: {made.warning} (said in its provenance)"
     if gaps:
         summary += (
             f"; warning: {gaps} pooled chunks "

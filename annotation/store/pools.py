@@ -57,6 +57,13 @@ class Pools(StoreBase):
             [depth],
         ).fetchall()
 
+    def chunk_item_batches(self) -> list[tuple[str, str, str | None]]:
+        """(query, chunk, batch) of every live chunk item; batch None for an item added outside
+        a pool (an import's labels, the estimate's sample)."""
+        return self.db.execute(
+            f"SELECT query_id, chunk_id, batch FROM items i WHERE kind = 'chunk' AND {live_item('i')}"
+        ).fetchall()
+
     # ------------------------------------------------------------ items and assignments
 
     def chunk_item(self, query_id: str, chunk_id: str) -> int | None:

@@ -78,6 +78,8 @@ __all__ = [
 ]
 
 DIAGNOSES = ("loss_at_cut", "ranking_weak", "ranking_unjudged", "retrieval_weak", "labels_thin")
+# what a circular stage 1 asks for, said by both of its reasons (the evidence's and the provenance's)
+CIRCULAR_ADVICE = "label chunks other systems find (pool several runs, or pool --estimate)"
 FIGURES = ("fetch_recall", "keep_recall", "rr", "ndcg", "rel", "k", "label_coverage")
 # the figures of a query whose mean over queries the summary gives, in its order
 MeanFigure = Literal[
@@ -298,7 +300,7 @@ def _query_rule(
             stage1 = (
                 f"circular: every judged chunk of {circular} of {len(queries)} queries is in this run's stage 1 "
                 f"(its top {fetch_depth}), so stage-1 recall is 1 by construction (as when the labels were pooled "
-                "from this run): label chunks other systems find (pool several runs, or pool --estimate)"
+                f"from this run): {CIRCULAR_ADVICE}"
             )
         reasons = {
             "stage1_recall": stage1,
@@ -326,6 +328,23 @@ def _not_evaluated(entry: RuleHead, reason: str, policy: Policy) -> RuleResult:
     (passed False) unless the policy says ``not_evaluated: warn`` (passed None, listed as a warning)."""
     passed = False if policy.not_evaluated == "fail" else None
     return {**entry, "passed": passed, "queries": [], "reason": reason, "status": "not evaluated"}
+
+
+def _pooled_here(result: RuleResult, claim: str, policy: Policy) -> RuleResult:
+    """``stage1_recall`` when golden.yaml's provenance pooled every label from this run (``claim``,
+    the audit's ``provenance``): not evaluated, the claim first, then what the evidence said."""
+    if result["status"] in ("off", "not applicable"):
+        return result
+    entry: RuleHead = {
+        "rule": result["rule"],
+        "bar": result["bar"],
+        "scope": result["scope"],
+        "source": result["source"],
+    }
+    said = result.get("reason")
+    if result["status"] == "not evaluated" and said:
+        return _not_evaluated(entry, f"{claim}; {said.removeprefix('circular: ')}", policy)
+    return _not_evaluated(entry, f"{claim}: {CIRCULAR_ADVICE}", policy)
 
 
 def _not_applicable(entry: RuleHead, reason: str) -> RuleResult:
@@ -623,6 +642,8 @@ def check_report(
             )
             if rule.name == "no_duplicates" and result["status"] in ("passed", "failed"):
                 result["note"] = BY_TEXT if by_text else BY_ID_ONLY
+            if rule.name == "stage1_recall" and "provenance" in audit:
+                result = _pooled_here(result, audit["provenance"], policy)
             rules.append(result)
         elif rule.name == "faithfulness":
             rules.append(

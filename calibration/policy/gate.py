@@ -162,6 +162,7 @@ def check_data(
     run_name: str = "the run",
     qrels_name: str = "the judgments",
     text_keys: Mapping[str, str] | None = None,
+    provenance: str | None = None,
 ) -> CheckReport:
     """``check``: the audit and the metrics of one run held to ``policy``; with a ``store``
     (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
@@ -169,7 +170,8 @@ def check_data(
     ``text_keys``: the chunks' text keys (the run then a :class:`Run`): ``no_duplicates`` reads
     ids of the same text too, else ids only. The queries whose ranking figures are below the
     diagnosis bars have their top read again (a run file's, ``calibration.run_file.FileScorer``):
-    could its unjudged chunks lift them? (:mod:`calibration.ranking_bound`)"""
+    could its unjudged chunks lift them? (:mod:`calibration.ranking_bound`). ``provenance``: what golden.yaml's provenance says of
+    this run (:func:`calibration.provenance.pooled_from_this_run`): ``stage1_recall`` then says so."""
     k = k or DEFAULT_K
     same_text = same_text_of(run, text_keys, k) if text_keys is not None else None
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
@@ -189,6 +191,7 @@ def check_data(
             run_name=run_name,
             qrels_name=qrels_name,
             same_text=same_text,
+            provenance=provenance,
         )
         ev = score(
             qrels, sorted({k, 20}), audit["min_grade"], missing="zero" if missing == "zero" else "drop"
