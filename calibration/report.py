@@ -719,9 +719,10 @@ def review_text(
 ) -> str:
     lines = [f"judge review, week {report['week']}"]
     if drawn:
+        strata = ", ".join(f"{k}: {v}" for k, v in sorted(drawn["strata"].items()))
         lines.append(
-            f"sampled {drawn['sampled']} of {drawn['of']} traces for week {drawn['week']} "
-            f"({', '.join(f'{k}: {v}' for k, v in sorted(drawn['strata'].items()))})"
+            f"sampled {drawn['sampled']} of {drawn['of']} traces for week {drawn['week']}"
+            + (f" ({strata})" if strata else "")
             + (f", assigned to {', '.join(drawn['annotators'])}" if drawn["annotators"] else "")
         )
         if drawn.get("chunks_sampled"):

@@ -219,6 +219,8 @@ def _drawn(items: list[int], draws: dict[int, str]) -> Drawn:
             "random": False,
             "how": f"{len(chosen)} of {len(items)} items were chosen, not drawn at random",
         }
+    if not items:
+        return {"random": True, "how": "no labelled item to read yet"}
     return {"random": True, "how": "drawn at random: " + ", ".join(sorted({draws[i] for i in items}))}
 
 
@@ -377,7 +379,15 @@ def review(
                 out_of_scope.append(judge)
                 continue
         trained = set(judge["settings"].get("trained_on") or []) - set(out_of_fold)
-        scope = f"this week's sample ({len(kind_sample)} items)" if scoped else "every labelled item"
+        scope = "every labelled item"
+        if scoped:  # what this week's reading rests on: the labels made for it, by whom (#40)
+            who = sorted({p for people in store.assignees(kind_sample).values() for p in people})
+            by = (
+                f" by {', '.join(who[:-1])} or {who[-1]}"
+                if len(who) > 1
+                else (f" by {who[0]}" if who else "")
+            )
+            scope = f"this week's sample ({len(kind_sample)} items, {len(humans)} labelled this week{by})"
         if scope_queries is not None:
             scope = (scope_name or "the given queries") + ("; " + scope if scoped else "")
         people_in_scope = {

@@ -60,8 +60,14 @@ def test_the_weekly_sample_scopes_each_judge_to_its_own_items(demo_db) -> None:
     assert (
         before["relevance"]["consensus"]["n"] == 20 and before["relevance"]["scope"] == "every labelled item"
     )
-    assert after["relevance"]["scope"] == "this week's sample (10 items)"
-    assert after["faithfulness"]["scope"] == "this week's sample (10 items)"
+    # the labels read are those made after the draw by the items' assignees (the demo's ann and bob too)
+    assert (
+        after["relevance"]["scope"]
+        == "this week's sample (10 items, 0 labelled this week by ann, bob, eve or fay)"
+    )
+    assert (
+        after["faithfulness"]["scope"] == "this week's sample (10 items, 0 labelled this week by eve or fay)"
+    )
     assert after["relevance"]["consensus"]["n"] == 0 and after["faithfulness"]["consensus"]["n"] == 0
     # within the faithfulness judge's block, kappa, the ceiling and PPI rest on the same population
     assert after["faithfulness"]["pass_rate"]["scope"] == after["faithfulness"]["scope"]

@@ -44,8 +44,9 @@ def test_the_sample_reads_the_labels_made_for_it_by_its_people(tmp_path) -> None
         assert drawn["chunks_stratified_by"] == FP
         report = review(store, save=False, bar=0.6, statistic="unweighted")
         judge = next(j for j in report["judges"] if j["fingerprint"] == FP)
-        assert judge["scope"] == "this week's sample (40 items)"
-        assert judge["consensus"]["n"] == 0 and judge["verdict"] in ("undefined", "uncalibrated")
+        # the W05 case: 0 labels this week by the people the sample went to: uncalibrated
+        assert judge["scope"] == "this week's sample (40 items, 0 labelled this week by bob or cat)"
+        assert judge["consensus"]["n"] == 0 and judge["verdict"] == "uncalibrated"
         # bob labels his share now: those labels count, ann's never do
         sample = store.review_sample(current_week())
         assigned = store.assignees(sample)
