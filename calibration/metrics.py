@@ -201,6 +201,9 @@ class Evaluation:
     counts: dict[str, np.ndarray] = field(default_factory=dict)  # hits@k, judged@k, positional@k
     notes: list[str] = field(default_factory=list)  # how the run was read, for the faces to say
     depth: int = 0  # the run's deepest ranking, all its queries (counted when a scorer is asked to)
+    # with unjudged_depth D: per query, (position, id) of the unjudged chunks of its first D slots
+    unjudged_top: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    unjudged_depth: int = 0
 
     def mean(self, name: str) -> float | None:
         column = self.values[name]
@@ -244,8 +247,13 @@ def evaluate(
     gain: Gain = "linear",
     with_positional: bool = False,
     executor: Executor | None = None,
+    unjudged_depth: int = 0,
 ) -> Evaluation:
     """Vectorized evaluation of a whole run; same values as :func:`evaluate_query`.
+
+    ``unjudged_depth`` D > 0: ``Evaluation.unjudged_top`` lists per query the (position, id) of
+    each slot of its first D that holds a chunk its judgments do not grade (a repeat's slot is
+    blank, not listed): what ``check``'s diagnosis asks before it blames the order.
 
     ``executor``: where to hash the document ids (twice) while the run is sorted; the caller
     owns it (``calibration.workflows`` hands in two threads). Without one the work runs in turn.
@@ -339,6 +347,17 @@ def evaluate(
         counts[f"judged@{k}"] = np.bincount(row_q[rank <= k], minlength=nq)
         counts[f"hits@{k}"] = np.bincount(row_q[is_rel & (rank <= k)], minlength=nq)
     counts["judged_ret"] = np.bincount(row_q, minlength=nq)  # distinct judged documents retrieved
+    unjudged_top: dict[str, list[tuple[int, str]]] = {}
+    if unjudged_depth > 0:
+        position = np.arange(len(qi), dtype=np.int64) - starts[qi] + 1
+        slot = position <= unjudged_depth
+        slot[rows] = False  # judged for its query
+        if repeat is not None:
+            slot &= ~repeat
+        at = np.flatnonzero(slot)
+        ids = docs.take(arrow(order[at] if order is not None else at)).to_pylist()
+        for q, p, doc in zip(qi[at].tolist(), position[at].tolist(), ids):
+            unjudged_top.setdefault(qids_all[q], []).append((p, doc))
 
     rel_q = row_q[is_rel]
     rel_rank = rank[is_rel]
@@ -416,6 +435,8 @@ def evaluate(
         run_name=run.name,
         missing=missing,
         measures=names,
+        unjudged_top=unjudged_top,
+        unjudged_depth=unjudged_depth,
     )
 
 

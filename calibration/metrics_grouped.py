@@ -40,6 +40,7 @@ def evaluate_grouped(
     with_positional: bool = False,
     executor: Executor | None = None,
     run_name: str = "run",
+    unjudged_depth: int = 0,
 ) -> Evaluation:
     """:func:`evaluate` over a run given in pieces (tables q, d, s in file order), holding one
     batch of whole queries at a time; the same values, queries, counts and duplicates.
@@ -95,6 +96,7 @@ def evaluate_grouped(
             gain=gain,
             with_positional=with_positional,
             executor=executor,
+            unjudged_depth=unjudged_depth,
         )
         part.not_in_qrels = len(others)
         parts.append(part)
@@ -139,7 +141,10 @@ def evaluate_grouped(
                 with_positional=with_positional,
             )
         )
-    return _merge(parts, ks, min_grade, gain, missing, tag if tag is not None else run_name, number)
+    merged = _merge(parts, ks, min_grade, gain, missing, tag if tag is not None else run_name, number)
+    merged.unjudged_top = {qid: top for part in parts for qid, top in part.unjudged_top.items()}
+    merged.unjudged_depth = unjudged_depth
+    return merged
 
 
 def _comes_back(qid: str, piece: int) -> str:

@@ -6,12 +6,16 @@ policy's ``diagnosis`` bars. Both count an unjudged chunk as not relevant, so a 
 chunks nobody labelled reads weak whatever its order. :func:`ranking_bound` gives, per query, the
 best each figure could be were the unjudged chunks relevant:
 
-- **RR**: exact. 1 / the first position holding a judged relevant chunk (anywhere in the ranking)
-  or an unjudged one (within the depth read, at least k and at least 1 / the RR bar: an unjudged
-  chunk below that cannot lift RR to the bar);
-- **nDCG@k**: an upper bound. The DCG of the top k with every unjudged chunk at the top grade
-  people gave (the gain is the grade, as in ``calibration.metrics``), over the ideal DCG of the
-  judged grades alone: a filled chunk can only add to the ideal, so no filling reaches higher.
+- **RR**: exact up to the depth read. The larger of RR as judged (its first judged relevant
+  chunk, anywhere in the ranking) and 1 / the first position holding an unjudged chunk within the
+  depth read: at least k and at least 1 / the RR bar, so an unjudged chunk below it could not
+  lift RR to the bar;
+- **nDCG@k**: an upper bound. The DCG of the top k as judged plus every unjudged slot at the top
+  grade people gave (the gain is the grade, as in ``calibration.metrics``), over the ideal DCG of
+  the judged grades alone: a filled chunk can only add to the ideal, so no filling reaches higher.
+
+The unjudged slots are counted in the same read of the run as the figures
+(``calibration.metrics.evaluate``'s ``unjudged_depth``): a run file read in pieces is not read again.
 
 The claim stands when it holds at the best: best nDCG@k below its bar, or best RR below its bar.
 Otherwise the query's finding is ``ranking_unjudged``, naming the chunks to label.
@@ -22,11 +26,8 @@ Pure: no IO.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-from calibration.metrics import blank_repeats
-from calibration.unjudged import Ranked
 
 __all__ = ["RankingBound", "ranking_bound", "rr_depth"]
 
@@ -47,24 +48,25 @@ def rr_depth(k: int, rr_bar: float) -> int:
 
 
 def ranking_bound(
-    r: Ranked, grades: Mapping[str, int], k: int, min_grade: int, top_grade: int
+    unjudged: Sequence[tuple[int, str]],
+    grades: Mapping[str, int],
+    k: int,
+    min_grade: int,
+    top_grade: int,
+    rr: float | None,
+    ndcg: float | None,
 ) -> RankingBound:
-    """The best RR and an upper bound of nDCG@k of one query were its unjudged chunks relevant
-    at ``top_grade``; ``r``: its top (at least k deep, :func:`rr_depth`) and the positions of
-    its judged relevant chunks (``calibration.unjudged.tops``)."""
-    slots, _ = blank_repeats(r.top)
-    unjudged = [doc for doc in slots[:k] if doc is not None and doc not in grades]
+    """The best RR and an upper bound of nDCG@k of one query were its unjudged chunks relevant at
+    ``top_grade``. ``unjudged``: (position, id) of the unjudged chunks of its first slots (at
+    least k deep, :func:`rr_depth`; ``calibration.metrics.Evaluation.unjudged_top``); ``rr`` and
+    ``ndcg``: its RR and nDCG@k as judged (None: undefined)."""
+    in_top = sorted((p, doc) for p, doc in unjudged if p <= k)
     n_rel = sum(1 for g in grades.values() if g >= min_grade)
-    first_unjudged = next(
-        (i for i, doc in enumerate(slots, start=1) if doc is not None and doc not in grades), None
-    )
-    firsts = [p for p in (first_unjudged, min(r.relevant_at.values(), default=None)) if p is not None]
-    rr_best = (1.0 / min(firsts) if firsts else 0.0) if n_rel else None
-    dcg = sum(
-        grades.get(doc, top_grade) / math.log2(rank + 1)
-        for rank, doc in enumerate(slots[:k], start=1)
-        if doc is not None and grades.get(doc, top_grade) >= 1
-    )
+    first = min((p for p, _ in unjudged), default=None)
+    rr_best = max(rr or 0.0, 1.0 / first if first else 0.0) if n_rel else None
     ideal = sorted((g for g in grades.values() if g >= 1), reverse=True)[:k]
     idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
-    return RankingBound(unjudged, rr_best, dcg / idcg if idcg > 0 else None)
+    ndcg_best = None
+    if ndcg is not None and idcg > 0:  # the judged DCG, and each unjudged slot at the top grade
+        ndcg_best = (ndcg * idcg + sum(top_grade / math.log2(p + 1) for p, _ in in_top)) / idcg
+    return RankingBound([doc for _, doc in in_top], rr_best, ndcg_best)

@@ -5,7 +5,7 @@ of lines), not by the run; a run that is not grouped, or not a clean TREC run, i
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from annotation.columnar import NotStreamable, lean_pieces
 from annotation.formats import read_ranked
-from annotation.model import Qrels, Run, arrow, as_numpy
+from annotation.model import Qrels, as_numpy
 from calibration.metrics import Evaluation, evaluate
 from calibration.metrics_grouped import NotGrouped, evaluate_grouped
 from calibration.scorer import run_depth
@@ -28,7 +28,7 @@ from calibration.workflows import (
     refuse_nothing_evaluated,
 )
 
-__all__ = ["FileScorer", "evaluate_run_file", "file_scorer", "queries_of", "RUN_COLUMNS"]
+__all__ = ["FileScorer", "evaluate_run_file", "file_scorer", "RUN_COLUMNS"]
 
 
 # a TREC run's columns as the lean reader names them (annotation.formats reads the same)
@@ -48,6 +48,7 @@ def evaluate_run_file(
     with_positional: bool = False,
     with_depth: bool = False,
     refuse_empty: bool = True,
+    unjudged_depth: int = 0,
 ) -> Evaluation:
     """:func:`evaluate_run` over a run file, read in pieces when it is grouped by query.
 
@@ -82,6 +83,7 @@ def evaluate_run_file(
                     with_positional=with_positional,
                     executor=pool,
                     run_name=run_name,
+                    unjudged_depth=unjudged_depth,
                 )
         except (NotGrouped, NotStreamable) as exc:
             if grouped and isinstance(exc, NotGrouped):
@@ -105,6 +107,7 @@ def evaluate_run_file(
             gain=gain,  # type: ignore[arg-type]
             with_positional=with_positional,
             executor=pool,
+            unjudged_depth=unjudged_depth,
         )
     if refuse_empty:
         refuse_nothing_evaluated(result, run_name, qrels_name)
@@ -132,6 +135,7 @@ class FileScorer:
         with_positional: bool = False,
         missing: Literal["drop", "zero"] = "drop",
         with_depth: bool = False,
+        unjudged_depth: int = 0,
     ) -> Evaluation:
         return evaluate_run_file(
             qrels,
@@ -143,6 +147,7 @@ class FileScorer:
             with_positional=with_positional,
             with_depth=with_depth,
             refuse_empty=False,
+            unjudged_depth=unjudged_depth,
         )
 
 
@@ -171,27 +176,3 @@ class _Depth:
                 self.deepest = max(self.deepest, int(lines.max()))
                 self._last, self._lines = last, int(lines[-1])
             yield piece
-
-
-def queries_of(run: Run | PathLike, qids: Collection[str]) -> Run:
-    """The rows of ``qids`` only, of a run in memory or of a run file (read in pieces when it is a
-    clean TREC run, each piece cut to those queries; else read whole, then cut)."""
-    wanted = arrow(sorted(qids), pa.string())  # not pa.array: it imports pandas
-    if not isinstance(run, Run) and not str(run).lower().endswith(".jsonl"):
-        schema = pa.schema([("q", pa.string()), ("d", pa.string()), ("s", pa.float64())])
-        try:
-            kept = []
-            for piece in lean_pieces(run, RUN_COLUMNS, ("r",), ("s",)):
-                rows = piece.select(["q", "d", "s"]).cast(schema)
-                kept.append(rows.filter(pc.is_in(rows["q"], value_set=wanted)))
-            return Run(table=pa.concat_tables(kept) if kept else schema.empty_table(), path=str(run))
-        except NotStreamable:
-            pass
-    if not isinstance(run, Run):
-        run = read_ranked(run)
-    chosen = set(qids)
-    return Run(
-        table=run.table.filter(pc.is_in(run.table["q"], value_set=wanted)),
-        name=run.name,
-        empty_queries=[q for q in run.empty_queries if q in chosen],
-    )

@@ -160,41 +160,6 @@ def stage1_of(k: int, fetch_run: Run | None, fetch_depth: int | None, read_to: i
     return f"stage 1 unknown: the run is no deeper than k = {k} and no --fetch-depth or --fetch-run was given"
 
 
-def scored_once(score: Scorer, also_ks: Sequence[int] = ()) -> Scorer:
-    """``score`` that reads the run once for every question asked of it about the same judgments
-    (threshold and missing-query rule): the first call scores at its cutoffs and ``also_ks``,
-    positional counts included, and the run's depth when it asks for it; a later call whose
-    cutoffs are among those (and that asks for the depth only if it was counted) gets that
-    result (``check``: the audit and the metrics from one read of a 10M-line run)."""
-    memo: dict[tuple[int, int, str], tuple[Evaluation, bool]] = {}
-
-    def once(
-        qrels: Qrels,
-        ks: Sequence[int],
-        min_grade: int,
-        *,
-        with_positional: bool = False,
-        missing: Literal["drop", "zero"] = "drop",
-        with_depth: bool = False,
-    ) -> Evaluation:
-        key = (id(qrels), min_grade, missing)
-        kept, counted = memo.get(key, (None, False))
-        if kept is not None and set(ks) <= set(kept.ks) and (counted or not with_depth):
-            return kept
-        result = score(
-            qrels,
-            sorted({*ks, *also_ks}),
-            min_grade,
-            with_positional=True,
-            missing=missing,
-            with_depth=with_depth,
-        )
-        memo[key] = result, with_depth
-        return result
-
-    return once
-
-
 def same_text_of(run: Run | Scorer, text_keys: Mapping[str, str], k: int) -> dict[str, list[list[str]]]:
     """Per query of ``run``, the pairs of different ids of the same text in its top k
     (:func:`calibration.audit.same_text_pairs`). The run must be in memory (a :class:`Run`): a run

@@ -14,8 +14,6 @@ import pytest
 from annotation.formats import read_ranked
 from calibration.__main__ import main
 from calibration.ranking_bound import ranking_bound, rr_depth
-from calibration.run_file import queries_of
-from calibration.unjudged import Ranked
 from tests.conftest import cli
 
 RANKING = ["x", "y", "a", "b", "z"]
@@ -66,22 +64,84 @@ def test_judged_chunks_above_it_let_the_claim_stand(capsys, tmp_path):
 
 def test_the_bound_by_hand():
     grades = {"a": 2, "b": 1}
-    bound = ranking_bound(Ranked(RANKING, {"a": 3, "b": 4}), grades, 5, 1, 2)
+    idcg = 2 + 1 / math.log2(3)
+    ndcg = (2 / 2 + 1 / math.log2(5)) / idcg  # a at 3, b at 4
+    bound = ranking_bound([(1, "x"), (2, "y"), (5, "z")], grades, 5, 1, 2, 1 / 3, ndcg)
     assert bound.unjudged == ["x", "y", "z"] and bound.rr_best == 1.0
-    # every unjudged chunk at grade 2, over the judged ideal: (2 + 2/log2 3 + 2/2 + 1/log2 5 + 2/log2 6)
+    # every unjudged slot at grade 2, over the judged ideal: (2 + 2/log2 3 + 2/2 + 1/log2 5 + 2/log2 6)
     dcg = 2 + 2 / math.log2(3) + 2 / 2 + 1 / math.log2(5) + 2 / math.log2(6)
-    assert bound.ndcg_best == pytest.approx(dcg / (2 + 1 / math.log2(3)))
-    # a repeat keeps its slot and is not a second unjudged chunk
-    repeated = ranking_bound(Ranked(["x", "x", "a"], {"a": 3}), grades, 3, 1, 2)
-    assert repeated.unjudged == ["x"]
+    assert bound.ndcg_best == pytest.approx(dcg / idcg)
+    # an unjudged chunk below k counts for RR only (k = 1, the bar 0.5: position 2 reaches it)
+    deeper = ranking_bound([(2, "x")], {"a": 2, "n": 0}, 1, 1, 2, 0.0, 0.0)
+    assert deeper.unjudged == [] and deeper.rr_best == 0.5
+    # nothing unjudged: RR as judged (from anywhere in the ranking); nothing relevant: undefined
+    assert ranking_bound([], {"a": 2, "n": 0}, 1, 1, 2, 1 / 40, 0.0).rr_best == 1 / 40
+    assert ranking_bound([], {"n": 0}, 1, 1, 2, None, None).rr_best is None
     assert rr_depth(5, 0.5) == 5 and rr_depth(1, 0.5) == 2 and rr_depth(3, 0.2) == 5
 
 
-def test_a_trec_run_file_is_cut_to_the_queries_as_the_whole_run_is(tmp_path):
+def test_the_unjudged_slots_come_from_the_same_read(tmp_path, monkeypatch):
+    """In memory and read in pieces of about 60 bytes (every query cut between pieces), the same
+    unjudged (position, id) per query; a repeat's slot is blank, not listed."""
+    from annotation import columnar
+    from annotation.formats import read_qrels
+    from calibration import run_file
+    from calibration.metrics import evaluate
+
     path = tmp_path / "run.trec"
-    lines = [f"q{q} Q0 d{d} {d + 1} {10 - d} t" for q in range(3) for d in range(4)]
+    lines = [f"q{q} Q0 d{d} {d + 1} {(d * 7) % 10} t" for q in range(3) for d in range(10)]
+    lines.insert(1, "q0 Q0 d7 1 9.5 t")  # d7 (9) again, scored above the rest: its second slot is a repeat
     path.write_text("\n".join(lines) + "\n")
-    cut = queries_of(path, ["q0", "q2"])
-    whole = queries_of(read_ranked(path), ["q0", "q2"])
-    assert cut.rankings() == whole.rankings() == {q: ["d0", "d1", "d2", "d3"] for q in ("q0", "q2")}
-    assert queries_of(path, ["nowhere"]).rankings() == {}
+    qrels_path = tmp_path / "q.qrels"
+    qrels_path.write_text("q0 0 d3 1\nq1 0 d1 2\nq2 0 d9 0\n")
+    qrels, run = read_qrels(qrels_path), read_ranked(path)
+    whole = evaluate(qrels, run, ks=[4], min_grade=1, unjudged_depth=4).unjudged_top
+    ranking = run.rankings()
+    for qid, judged in (("q0", {"d3"}), ("q1", {"d1"}), ("q2", {"d9"})):
+        seen, expected = set(), []
+        for position, doc in enumerate(ranking[qid][:4], start=1):
+            if doc not in judged and doc not in seen:
+                expected.append((position, doc))
+            seen.add(doc)
+        assert whole[qid] == expected, qid
+    assert whole["q0"] == [(1, "d7"), (3, "d4"), (4, "d1")]  # slot 2 is d7's repeat: blank
+    pieces = columnar.lean_pieces
+    monkeypatch.setattr(run_file, "lean_pieces", lambda *a, **kw: pieces(*a, **{**kw, "piece_bytes": 60}))
+    streamed = run_file.evaluate_run_file(qrels, path, [4], 1, unjudged_depth=4)
+    assert "pieces" in streamed.notes[0] and streamed.unjudged_top == whole
+
+
+def test_the_unjudged_slots_are_the_rankings_by_hand_on_random_runs():
+    """200 seeded runs with repeats and tied scores: evaluate's unjudged slots are those of
+    Run.rankings() (trec_eval's order) read slot by slot."""
+    import random
+
+    import pyarrow as pa
+
+    from annotation.model import Qrels, Run
+    from calibration.metrics import evaluate
+
+    rng = random.Random(7)
+    docs = [f"d{i}" for i in range(8)]
+    for _ in range(200):
+        grades = {
+            f"q{q}": {d: rng.randint(0, 3) for d in rng.sample(docs, rng.randint(1, 5))} for q in range(3)
+        }
+        rows = [
+            (f"q{q}", rng.choice(docs), float(rng.randint(0, 4)))
+            for q in range(3)
+            for _ in range(rng.randint(1, 9))
+        ]
+        run = Run(
+            table=pa.table({"q": [r[0] for r in rows], "d": [r[1] for r in rows], "s": [r[2] for r in rows]})
+        )
+        depth = rng.randint(1, 6)
+        got = evaluate(Qrels(grades=grades), run, ks=[depth], min_grade=1, unjudged_depth=depth).unjudged_top
+        expected = {}
+        for qid, ranking in run.rankings().items():
+            seen = set()
+            for position, doc in enumerate(ranking[:depth], start=1):
+                if doc not in grades.get(qid, {}) and doc not in seen:
+                    expected.setdefault(qid, []).append((position, doc))
+                seen.add(doc)
+        assert got == expected

@@ -14,6 +14,7 @@ One rule each, for the CLI and the pages alike:
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,12 +35,13 @@ from calibration.policy.history import (
     settings_changed,
 )
 from calibration.policy.rules import DEFAULT_POLICY, Policy, override, policy_from_mapping
+from calibration.ranking_bound import ranking_bound, rr_depth
 from calibration.results import (
     CheckReport,
     JudgeOutcome,
     SupersededOutcome,
 )
-from calibration.scorer import Scorer, run_scorer
+from calibration.scorer import Scorer, run_scorer, scored_once
 from calibration.stats.verdict import TRUSTED
 from calibration.workflows import (
     DEFAULT_K,
@@ -49,7 +51,6 @@ from calibration.workflows import (
     audit_data,
     refuse_nothing_evaluated,
     same_text_of,
-    scored_once,
 )
 
 __all__ = [
@@ -176,7 +177,11 @@ def check_data(
     same_text = same_text_of(run, text_keys, k) if text_keys is not None else None
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         # one read of the run for the audit and the metrics (a run file: in pieces)
-        score = scored_once(run_scorer(run, pool) if isinstance(run, Run) else run, also_ks=(k, 20))
+        # the unjudged slots of each query's top too: can they lift a weak ranking? (#40 item 10)
+        depth = rr_depth(k, policy.diagnosis.rr)
+        score = scored_once(
+            run_scorer(run, pool) if isinstance(run, Run) else run, also_ks=(k, 20), also_unjudged=depth
+        )
         audit = audit_data(
             qrels,
             score,
@@ -194,11 +199,14 @@ def check_data(
             provenance=provenance,
         )
         ev = score(
-            qrels, sorted({k, 20}), audit["min_grade"], missing="zero" if missing == "zero" else "drop"
+            qrels,
+            sorted({k, 20}),
+            audit["min_grade"],
+            missing="zero" if missing == "zero" else "drop",
+            unjudged_depth=depth,
         )
     refuse_nothing_evaluated(ev, run_name, qrels_name)
-    source = run if isinstance(run, Run) else getattr(run, "path", None)  # a FileScorer's file
-    bounds = _ranking_bounds(qrels, source, ev, k, audit["min_grade"], policy) if source is not None else None
+    bounds = _ranking_bounds(qrels, ev, k, policy)
     if store is None:
         return check_report(
             audit,
@@ -220,29 +228,32 @@ def check_data(
     )
 
 
-def _ranking_bounds(
-    qrels: Qrels, run: Run | str | os.PathLike[str], ev: Evaluation, k: int, min_grade: int, policy: Policy
-) -> dict[str, RankingBound]:
-    """Per query whose nDCG@k or RR is below the diagnosis bars, what its unjudged chunks could
-    make of them: its top read again (only those queries; a file in pieces)."""
-    # start-up: the unjudged reader (pyarrow compute), only when a query's ranking reads weak
-    from calibration.ranking_bound import ranking_bound, rr_depth
-    from calibration.run_file import queries_of
-    from calibration.unjudged import Ranked, tops
-
+def _ranking_bounds(qrels: Qrels, ev: Evaluation, k: int, policy: Policy) -> dict[str, RankingBound]:
+    """Per query whose nDCG@k or RR is below the diagnosis bars, what the unjudged chunks of its
+    top (``ev.unjudged_top``, counted in the same read) could make of them."""
     d = policy.diagnosis
     ndcg, rr = ev.values[f"nDCG@{k}"], ev.values["RR"]
-    weak = [qid for i, qid in enumerate(ev.qids) if ndcg[i] < d.ndcg or rr[i] < d.rr]  # NaN: never
+    weak = {qid: i for i, qid in enumerate(ev.qids) if ndcg[i] < d.ndcg or rr[i] < d.rr}  # NaN: never
     if not weak:
         return {}
-    grades = {qid: qrels.grades.get(qid, {}) for qid in weak}
-    top_grade = max((g for docs in qrels.grades.values() for g in docs.values()), default=min_grade)
-    top_grade = max(top_grade, min_grade, 1)
-    ranked = tops(queries_of(run, weak), rr_depth(k, d.rr), grades, min_grade)
+    top_grade = max((g for docs in qrels.grades.values() for g in docs.values()), default=ev.min_grade)
+    top_grade = max(top_grade, ev.min_grade, 1)
     return {
-        qid: ranking_bound(ranked.get(qid) or Ranked([]), grades[qid], k, min_grade, top_grade)
-        for qid in weak
+        qid: ranking_bound(
+            ev.unjudged_top.get(qid, []),
+            qrels.grades.get(qid, {}),
+            k,
+            ev.min_grade,
+            top_grade,
+            _finite(rr[i]),
+            _finite(ndcg[i]),
+        )
+        for qid, i in weak.items()
     }
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
 
 
 def shown_location_of(store: Store) -> str:
