@@ -68,5 +68,6 @@ def ranking_bound(
     idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
     ndcg_best = None
     if ndcg is not None and idcg > 0:  # the judged DCG, and each unjudged slot at the top grade
-        ndcg_best = (ndcg * idcg + sum(top_grade / math.log2(p + 1) for p, _ in in_top)) / idcg
+        filled = (ndcg * idcg + sum(top_grade / math.log2(p + 1) for p, _ in in_top)) / idcg
+        ndcg_best = min(1.0, filled)  # no nDCG exceeds 1
     return RankingBound([doc for _, doc in in_top], rr_best, ndcg_best)

@@ -100,6 +100,7 @@ class CheckFigures(TypedDict):
     fetch_hits: int | None
     stage1_circular: bool  # every judged document in stage 1 (stage1_recall leaves the query out)
     retrieved: NotRequired[int]  # positions the ranking fills, repeats included (run_short: < k)
+    r20_circular: NotRequired[bool]  # every judged chunk in the top 20: recall_at_20 leaves it out
     # ranking figures below the diagnosis bars with unjudged chunks in the top k (#40 item 10):
     unjudged_top: NotRequired[list[str]]  # those chunks, in rank order
     rr_best: NotRequired[float | None]  # RR were they relevant

@@ -196,11 +196,12 @@ def summary_lines(report: ReviewReport) -> list[tuple[str, list[str]]]:
             verdict_text(j),
             f"what to do: {j['advice']}",
         ]
-        if design_text(j["consensus"]):
+        labelled = bool(j["consensus"].get("n"))  # no label read: no design, no figure beside it
+        if labelled and design_text(j["consensus"]):
             lines.append(f"design: {design_text(j['consensus'])}")
         if drift_text(j):
             lines.append(drift_text(j))
-        beside = weighted_text(j["consensus"])
+        beside = weighted_text(j["consensus"]) if labelled else ""
         if beside:
             lines.append(f"beside it (not the verdict's statistic): {beside}")
         if (ceiling := j["ceiling"]) is not None:  # None only in check's reading (verdicts only)

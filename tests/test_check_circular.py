@@ -69,7 +69,7 @@ def test_against_the_truth_q_broad_misses_a_quarter_and_the_rest_are_left_out(ca
     assert (stage1["evaluated"], stage1["circular"], stage1["undefined"]) == (1, 3, 0)
     assert report["queries"]["q_broad"]["fetch_recall"] == 0.75
     assert not report["queries"]["q_broad"]["stage1_circular"]
-    assert "FAILED for 1 of 1 queries; 3 circular, left out: q_broad" in table
+    assert "FAILED for 1 of 1 query: q_broad (3 circular, left out)" in table
     assert "retrieval_weak" in report["queries"]["q_broad"]["findings"]
 
 

@@ -154,7 +154,7 @@ def test_a_store_with_no_judge_claims_nothing(capsys, demo_db):
     report = check(capsys, GOLDEN, RUN, "-k", "5", "--db", demo_db, "--rule", "rel_at_least_k=off", expect=1)
     kappa = rules_of(report)["kappa"]
     assert kappa["passed"] is None and kappa["status"] == "not applicable"
-    assert "holds no judge: nothing is claimed" in kappa["reason"]
+    assert "graded items of this golden set's queries: nothing is claimed" in kappa["reason"]
 
 
 # ---------------------------------------------------------------- every golden query counts

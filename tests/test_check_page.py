@@ -57,7 +57,7 @@ def test_the_page_checks_the_worked_example_as_the_cli_does(demo_db, capsys):
     assert rules.loc["faithfulness", "detail"] == "FAILED for 1 of 1: people"
     assert "people: pass rate 0.688 [0.444, 0.858], n = 16" in text and "would decide it" in text
     assert rules.loc["kappa", "result"] == "not applicable"
-    assert "holds no judge: nothing is claimed" in rules.loc["kappa", "detail"]
+    assert "graded items of this golden set's queries: nothing is claimed" in rules.loc["kappa", "detail"]
     figures = table_with(at, "R@fetch").set_index("query")
     assert figures.loc["q_store", "RR"] == "0.500" and figures.loc["q_broad", "|Rel|"] == "8"
     assert figures.loc["q_faw", "coverage"] == "0.125"  # the worked example's corpus of 24

@@ -70,7 +70,9 @@ def test_the_bound_by_hand():
     assert bound.unjudged == ["x", "y", "z"] and bound.rr_best == 1.0
     # every unjudged slot at grade 2, over the judged ideal: (2 + 2/log2 3 + 2/2 + 1/log2 5 + 2/log2 6)
     dcg = 2 + 2 / math.log2(3) + 2 / 2 + 1 / math.log2(5) + 2 / math.log2(6)
-    assert bound.ndcg_best == pytest.approx(dcg / idcg)
+    assert dcg / idcg == pytest.approx(2.0777, abs=1e-4) and bound.ndcg_best == 1.0  # no nDCG exceeds 1
+    one = ranking_bound([(5, "z")], grades, 5, 1, 2, 1 / 3, ndcg)  # only z, at rank 5, could be filled
+    assert one.ndcg_best == pytest.approx(ndcg + 2 / math.log2(6) / idcg)
     # an unjudged chunk below k counts for RR only (k = 1, the bar 0.5: position 2 reaches it)
     deeper = ranking_bound([(2, "x")], {"a": 2, "n": 0}, 1, 1, 2, 0.0, 0.0)
     assert deeper.unjudged == [] and deeper.rr_best == 0.5

@@ -101,7 +101,7 @@ def test_a_store_with_no_judge_makes_kappa_not_applicable(capsys, demo_db):
     )
     kappa = rules_of(report)["kappa"]
     assert kappa["status"] == "not applicable" and kappa["passed"] is None
-    assert "holds no judge" in kappa["reason"]
+    assert "no judge in the store" in kappa["reason"]
     line = result_line(table)
     assert "not applicable" in line and "kappa" in line.split("not applicable", 1)[1], line
     # not counted as a pass

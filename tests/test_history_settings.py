@@ -20,11 +20,11 @@ def test_a_diff_across_settings_says_so_first(capsys, tmp_path) -> None:
     assert code == 0, err
     lines = out.splitlines()
     # at -k 10 the run (10 deep) has no stage 1 beyond k: the fetch depth follows the k
-    assert lines[0].startswith("settings changed: k 5 -> 10, fetch depth 10 -> None: the two checks measured")
+    assert lines[0].startswith("settings changed: k 5 -> 10, fetch depth 10 -> none: the two checks measured")
     assert "the changes below follow the settings, not the system" in lines[0]
     assert "(under other settings)" in out
     code, out, _ = cli(main, capsys, "history", "--db", db, "--diff", "1", "2", "--format", "json")
-    assert json.loads(out)["settings_changed"] == ["k 5 -> 10", "fetch depth 10 -> None"]
+    assert json.loads(out)["settings_changed"] == ["k 5 -> 10", "fetch depth 10 -> none"]
     # the same settings twice: no settings line
     cli(main, capsys, *base, "-k", "10")
     code, out, _ = cli(main, capsys, "history", "--db", db, "--diff", "2", "3")

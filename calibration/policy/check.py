@@ -22,7 +22,7 @@ evidence in words.
   min(stage-1 recall, the ceiling min(1, k/|Rel|))): the reranker or keep-n drops
   what fetch found;
 - ``ranking_weak``: nDCG@k or RR below the policy's ``diagnosis`` bars, whatever
-  the recall: the order; claimed only when it holds were every unjudged chunk of the top k
+  the recall, with at least one relevant chunk kept (else there is no order to blame): the order; claimed only when it holds were every unjudged chunk of the top k
   relevant (:mod:`calibration.ranking_bound`), else
 - ``ranking_unjudged``: the figures are below the bars, but the unjudged chunks of the top k
   could lift them: label those (named) before blaming the order;
@@ -140,7 +140,7 @@ def _diagnose(q: CheckFigures, policy: Policy, bound: RankingBound | None = None
     if fetch_hits is not None and rel > 0 and hits < min(fetch_hits, k):
         codes.append("loss_at_cut")
     ndcg, rr = q["ndcg"], q["rr"]
-    if _below(ndcg, rr, d):
+    if _below(ndcg, rr, d) and hits > 0:  # nothing relevant kept: no order to blame (the cut, the fetch)
         # weak only if weak at the best the unjudged chunks could make of it (#40 item 10)
         holds = bound is None or not bound.unjudged or _below(bound.ndcg_best, bound.rr_best, d)
         codes.append("ranking_weak" if holds else "ranking_unjudged")
@@ -278,7 +278,9 @@ def _query_rule(
     evaluated = 0
     circular = 0  # stage1_recall: queries whose every judged chunk lies in stage 1 (1 by construction)
     for qid, q in queries.items():
-        if name == "stage1_recall" and q["stage1_circular"]:
+        if (name == "stage1_recall" and q["stage1_circular"]) or (
+            name == "recall_at_20" and q.get("r20_circular")
+        ):
             circular += 1
             continue
         if name == "rel_at_least_k":
@@ -299,11 +301,18 @@ def _query_rule(
         if circular:
             stage1 = (
                 f"circular: every judged chunk of {circular} of {len(queries)} queries is in this run's stage 1 "
-                f"(its top {fetch_depth}), so stage-1 recall is 1 by construction (as when the labels were pooled "
+                f"({f'its top {fetch_depth}' if fetch_depth else 'the fetch run'}), so stage-1 recall is 1 by "
+                "construction (as when the labels were pooled "
                 f"from this run): {CIRCULAR_ADVICE}"
             )
         reasons = {
             "stage1_recall": stage1,
+            "recall_at_20": (
+                f"circular: every judged chunk of {circular} of {len(queries)} queries is in this run's top 20, "
+                f"so R@20 is 1 by construction: {CIRCULAR_ADVICE}"
+                if circular
+                else "no query defines the figure"
+            ),
             "label_coverage": "label coverage unknown: give --corpus or --corpus-size",
         }
         return _not_evaluated(entry, reasons.get(name, "no query defines the figure"), policy)
@@ -571,6 +580,8 @@ def check_report(
             "stage1_circular": bool(a.get("stage1_circular")),
             "retrieved": a["retrieved"],
         }
+        if "judged@20" in ev.counts and a["rel"] > 0:  # R@20 circular: every judged chunk in the top 20
+            row["r20_circular"] = bool(ev.counts["judged@20"][i] == ev.num_judged[i])
         if "same_text" in a:  # the texts were compared
             row["same_text"] = a["same_text"]
         bound = bounds.get(qid) if bounds is not None else None
@@ -651,7 +662,9 @@ def check_report(
                     rule.name,
                     policy,
                     faithfulness,
-                    store_reason if faithfulness is None else "no faithfulness grades in the store",
+                    store_reason
+                    if faithfulness is None
+                    else f"no faithfulness label in the store {store} on traces of this golden set's queries",
                 )
             )
         else:
@@ -662,7 +675,7 @@ def check_report(
                     judges,
                     store_reason
                     if judges is None
-                    else f"the store {store} holds no judge: nothing is claimed",
+                    else f"no judge in the store {store} graded items of this golden set's queries: nothing is claimed",
                     superseded,
                 )
             )

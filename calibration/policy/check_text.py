@@ -113,7 +113,7 @@ def _rule_words(rule: RuleResult) -> str:
     if status == "off":
         return "off"
     judges = rule.get("judges") or []
-    if rule["rule"] == "all_queries" and rule["passed"] is not None:
+    if rule["rule"] == "all_queries" and status in ("passed", "failed"):
         n = rule.get("evaluated")
         if rule.get("scored_zero"):
             return f"passed ({queries(n)}; not in the run, scored 0: {', '.join(rule['scored_zero'])})"
@@ -146,7 +146,9 @@ def _rule_words(rule: RuleResult) -> str:
     if rule["scope"] == "judge":
         failed = [j["judge"] for j in judges if j.get("outcome") == "failed"]
         return f"FAILED for {len(failed)} of {len(judges)}: {', '.join(failed)}"
-    return f"FAILED for {len(rule['queries'])} of {rule.get('evaluated')} queries{left}: {', '.join(rule['queries'])}"
+    n = rule.get("evaluated")
+    head = f"FAILED for {len(rule['queries'])} of {queries(n) if n is not None else 'the queries'}"
+    return f"{head}: {', '.join(rule['queries'])}" + (f" ({left[2:]})" if left else "")
 
 
 def _header(report: CheckReport) -> list[str]:

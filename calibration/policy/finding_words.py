@@ -79,10 +79,8 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
             f"only {q['judged_at_k']:.0%} of the top {k} is judged: unjudged documents count as not relevant"
         )
     if code == "stage1_recall_low":
-        return (
-            f"stage 1 finds only {_stage1_share(q, rel)} of |Rel|={rel}: "
-            "what the fetch misses no reranker can recover"
-        )
+        found = "none" if q.get("fetch_hits") == 0 else f"only {_stage1_share(q, rel)}"
+        return f"stage 1 finds {found} of |Rel|={rel}: what the fetch misses no reranker can recover"
     if code == "stage1_circular":
         return (
             "every judged chunk of this query is in the run's stage 1: stage-1 recall is 1 by construction "

@@ -198,16 +198,26 @@ def settings_changed(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """The settings two recorded reports differ in, as "k 5 -> 10" (issue #40: a setting is not the
     system): k, min grade, fetch depth, missing queries, the corpus and the policy's bars (read from
     the recorded report itself, which holds them)."""
-    changes = [f"{words} {a.get(key)} -> {b.get(key)}" for key, words in SETTINGS if a.get(key) != b.get(key)]
+
+    def said(value: Any) -> str:  # a setting not given reads as such, never as Python's None
+        return "none" if value is None else str(value)
+
+    changes = [
+        f"{words} {said(a.get(key))} -> {said(b.get(key))}"
+        for key, words in SETTINGS
+        if a.get(key) != b.get(key)
+    ]
     pa, pb = a.get("policy") or {}, b.get("policy") or {}
     if pa.get("corpus") != pb.get("corpus"):
-        changes.append(f"corpus {pa.get('corpus')} -> {pb.get('corpus')}")
+        changes.append(f"corpus {said(pa.get('corpus'))} -> {said(pb.get('corpus'))}")
     rules = sorted(
         r
         for r in set(pa.get("rules") or {}) | set(pb.get("rules") or {})
         if (pa.get("rules") or {}).get(r) != (pb.get("rules") or {}).get(r)
     )
-    changes += [f"{r} {(pa.get('rules') or {}).get(r)} -> {(pb.get('rules') or {}).get(r)}" for r in rules]
+    changes += [
+        f"{r} {said((pa.get('rules') or {}).get(r))} -> {said((pb.get('rules') or {}).get(r))}" for r in rules
+    ]
     return changes
 
 
