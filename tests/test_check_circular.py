@@ -112,3 +112,38 @@ def test_the_batch_audit_and_the_reference_agree_on_circular():
         )
     no_stage1 = audit(grades, rankings, 5, min_grade=1)
     assert not any(q["stage1_circular"] for q in no_stage1["queries"].values())
+
+
+def test_recall_at_20_leaves_out_the_circular_queries_too(capsys):
+    """On a broad corpus R@20 of labels pooled from the run's top 10 is 1 by construction."""
+    report, table = check(capsys, GOLDEN, RUN, "-k", "5", "--no-store", "--rule", "corpus=broad", expect=1)
+    r20 = rule(report, "recall_at_20")
+    assert r20["status"] == "not evaluated" and r20["reason"].startswith(
+        "circular: every judged chunk of 4 of 4 queries is in this run's top 20, so R@20 is 1 by construction"
+    )
+    report, table = check(capsys, TRUTH, RUN, "-k", "5", "--no-store", "--rule", "corpus=broad", expect=1)
+    assert rule(report, "recall_at_20")["queries"] == ["q_broad"]  # 9 of 12 in its top 20: 0.75
+    assert "recall_at_20 >= 0.8      FAILED for 1 of 1 query: q_broad (3 circular, left out)" in table
+
+
+def test_the_words_hold_at_the_edges(capsys, tmp_path):
+    # a fetch run: no depth to name
+    report, _ = check(capsys, GOLDEN, RUN, "-k", "5", "--no-store", "--fetch-run", RUN, expect=1)
+    assert "is in this run's stage 1 (the fetch run), so" in rule(report, "stage1_recall")["reason"]
+    # nothing relevant anywhere: all_queries is not evaluated, and says so (never "0 of None")
+    zero = tmp_path / "zero.qrels"
+    zero.write_text("q_faw 0 m1 0\nq_faw 0 m2 0\n")
+    report, table = check(capsys, zero, RUN, "-k", "5", "--no-store", expect=1)
+    assert rule(report, "all_queries")["status"] == "not evaluated"
+    assert "FAILED, not evaluated: no golden query has a judged relevant document" in table
+    assert "None" not in table
+    # an empty ranking: nothing kept, so no order to blame; stage 1 finds none
+    empty = tmp_path / "empty.jsonl"
+    rows = [json.loads(line) for line in Path(RUN).read_text().splitlines()]
+    for row in rows:
+        row["ranking"] = [] if row["query_id"] == "q_faw" else row["ranking"]
+    empty.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report, table = check(capsys, GOLDEN, empty, "-k", "5", "--no-store", expect=1)
+    faw = report["queries"]["q_faw"]
+    assert "ranking_weak" not in faw["findings"] and "ranking_unjudged" not in faw["findings"]
+    assert "q_faw: [stage1_recall_low] stage 1 finds none of |Rel|=3" in table
