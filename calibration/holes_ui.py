@@ -101,7 +101,7 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
     admin = _admin()
     judge = render_fill(data, report, db, admin, source)
     sample = render_sample(data, report, db, admin)
-    render_figures(data, k, min_grade, judge, sample)
+    render_figures(data, k, min_grade, judge, sample, db)
 
 
 def render_holes_table(report: HolesReport) -> None:
@@ -337,10 +337,17 @@ def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int) -> None
 
 
 def render_figures(
-    data: DataSet, k: int, min_grade: int | None, judge: tuple[Qrels, str] | None, sample: HoleSample | None
+    data: DataSet,
+    k: int,
+    min_grade: int | None,
+    judge: tuple[Qrels, str] | None,
+    sample: HoleSample | None,
+    db: str | None = None,
 ) -> None:
     """Per measure, holes as not relevant, judge-filled and corrected with its 95% interval, each
-    with the queries it is over (``metrics --judge-labels J [--hole-sample FILE]``)."""
+    with the queries it is over (``metrics --judge-labels J [--hole-sample FILE]``). A judge of the
+    store is given its one reading (:func:`judge.jobs.current_readings`, as ``review``, ``check``
+    and ``judge list`` give it), not a second kappa on these files' chunks (issue #40, item 7)."""
     st.markdown("**The three figures**")
     if judge is None:  # guidance, not a problem: a caption, not an alert box
         st.caption(
@@ -400,7 +407,15 @@ def render_figures(
         f"Judge {md(judge_name)} graded {report['filled']:,} of the {report['holes']:,} holes "
         f"({report['filled_relevant']:,} relevant); {report['ungraded']:,} it did not grade stay not relevant."
     )
-    if not sampled:
+    reading = stored_reading(db, judge_name)
+    if not sampled and reading is not None:
+        st.caption(
+            md(
+                "No hole sample: the judge-filled figures are uncorrected; the judge's reading (as review, "
+                f"check and judge list give it): {reading}."
+            )
+        )
+    elif not sampled:
         st.caption(
             md(f"No hole sample: the judge-filled figures are {uncorrected_note(report['agreement'])}.")
         )
@@ -408,5 +423,25 @@ def render_figures(
         c = m["corrected"]
         if c is not None and c["note"]:
             st.caption(f"{m['measure']}: {md(c['note'])}")
-    with st.expander("As python -m calibration metrics --judge-labels prints it"):
+    shown = "As python -m calibration metrics --judge-labels prints it"
+    if reading is not None:  # the CLI on files: its kappa is on these files' chunks, not the reading
+        shown += " on these files (its kappa: on the chunks both graded here, not the judge's reading)"
+    with st.expander(shown):
         st.code(filled_text(reports), language=None)
+
+
+def stored_reading(db: str | None, name: str) -> str | None:
+    """The current reading of the store's judge ``name`` in a line (``judge.jobs.reading_mark``), or
+    None (no store, or no current judge of that name)."""
+    if db is None:
+        return None
+    # start-up: the review's statistics, only when a stored judge's figures are shown
+    from judge.jobs import current_readings, reading_mark
+
+    try:
+        with Store(db) as store:
+            readings = current_readings(store)
+    except DenominatorError:
+        return None
+    found = next((j for j in readings.values() if j.get("name") == name), None)
+    return reading_mark(found) if found is not None else None

@@ -97,9 +97,17 @@ def test_fill_with_judge_shows_the_judge_filled_figures(demo_db) -> None:
     assert figures.loc["P@5", "corrected, 95% CI"] == "(no hole sample)"
     text = page_text(at)
     assert "Judge offline-lexical/relevance graded 10 of the 10 holes (3 relevant)" in text
-    # no sample: the CLI's words for the uncorrected figure
+    # no sample: uncorrected, with the judge's one reading (#40 item 7): what review, check and
+    # judge list say of it, not a second kappa on the worked example's chunks
+    from judge.jobs import current_readings, reading_mark
+
+    with Store(demo_db) as store:
+        reading = next(
+            j for j in current_readings(store).values() if j["name"] == "offline-lexical/relevance"
+        )
     assert (
-        "No hole sample: the judge-filled figures are uncorrected: the judge's kappa on this rubric" in text
+        "No hole sample: the judge-filled figures are uncorrected; the judge's reading (as review, check and "
+        f"judge list give it): {reading_mark(reading)}." in text
     )
     # exactly the holes were graded: the judge's grades in the store are the 10 holes' and no more
     with Store(demo_db) as store:

@@ -276,3 +276,38 @@ def test_review_same_verdicts_on_the_cli_and_the_page(capsys, demo_db) -> None:
         # (queries, items, people, design effect, population, how drawn and read: issue #39)
         assert verdict_text(judge) in shown
         assert design_text(c) and f"Design: {design_text(c)}" in shown
+
+
+def test_the_relevance_judge_has_one_reading_everywhere(capsys, demo_db) -> None:
+    """Issue #40, item 7, on the demo store with its offline judge: review, check, judge list and the
+    Metrics page's Holes section give the relevance judge the same kappa, interval, n and verdict."""
+    from annotation.store import Store
+    from judge.__main__ import main as judge_main
+    from judge.jobs import current_readings, reading_mark
+
+    with Store(demo_db) as store:
+        grade_offline(store, "relevance")
+        reading = next(j for j in current_readings(store).values() if j["rubric"] == "relevance")
+    mark = reading_mark(reading)
+    consensus = reading["consensus"]
+    review = cli_json(capsys, "review", "--db", demo_db)
+    reviewed = next(j for j in review["judges"] if j["rubric"] == "relevance")
+    assert (reviewed["verdict"], reviewed["consensus"]["n"]) == (reading["verdict"], consensus["n"])
+    assert (
+        reviewed["consensus"]["kappa"] == consensus["kappa"]
+        and reviewed["consensus"]["ci"] == consensus["ci"]
+    )
+    checked = cli_json(
+        capsys, "check", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5", "--db", demo_db
+    )
+    kappa = next(r for r in checked["rules"] if r["rule"] == "kappa")
+    judged = next(j for j in kappa["judges"] if j["fingerprint"] == reading["fingerprint"])
+    assert (judged["verdict"], judged["n"], judged["kappa"], judged["ci"]) == (
+        reading["verdict"],
+        consensus["n"],
+        consensus["kappa"],
+        consensus["ci"],
+    )
+    code, out, err = cli(judge_main, capsys, "list", "--db", demo_db)
+    assert code == 0, err
+    assert mark in out
