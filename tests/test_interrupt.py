@@ -158,5 +158,8 @@ def test_ctrl_c_at_any_point_of_a_command_is_one_line_and_nothing_half_written(
         assert after == _counts(whole)  # whole, never half-written
     if command == "export":
         assert not out.exists()
-    if command == "migrate" and target.exists():
-        assert not any(_counts(target).values())  # empty: the same command runs again
+    if command == "migrate" and target.exists() and any(_counts(target).values()):
+        # the signal came after the commit: the copy is whole, and the same command says so
+        assert _counts(target) == _counts(db)
+        again = subprocess.run([sys.executable, "-m", *argv], cwd=tmp_path, capture_output=True, text=True)
+        assert again.returncode == 0 and "equal on both sides" in again.stdout, again.stderr

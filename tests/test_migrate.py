@@ -160,3 +160,19 @@ def test_a_failed_migrate_leaves_the_target_empty_and_can_run_again(
     assert code == 0, err
     with Store(target) as copy, Store(str(demo)) as original:
         assert copy.counts() == original.counts()
+
+
+def test_the_same_migrate_again_on_its_own_copy_is_done_not_refused(tmp_path, capsys) -> None:
+    """A copy stopped after its commit (Ctrl-C while it printed) is whole: running the same command
+    again verifies every table and says it is copied, never "holds rows already"."""
+    demo = build_demo_as_make_run(tmp_path / "demo.db")
+    target = tmp_path / "copy.db"
+    code, first, err = cli(main, capsys, "migrate", "--from", str(demo), "--to", str(target))
+    assert code == 0, err
+    code, again, err = cli(main, capsys, "migrate", "--from", str(demo), "--to", str(target))
+    assert code == 0, err
+    assert again == first and "equal on both sides" in again
+    with Store(target) as store:  # a different store in the target is still refused
+        store.import_queries({"q-extra": "one more"})
+    code, _, err = cli(main, capsys, "migrate", "--from", str(demo), "--to", str(target))
+    assert code == 2 and "holds rows already" in err

@@ -133,6 +133,10 @@ def copy_store(
     table before it commits (:class:`TransferFailed`, and nothing written); ``progress(table,
     rows)`` after each table."""
     full = _holds_rows(target)
+    if full and (done := _already_copied(source, target)) is not None:
+        # a run stopped after its commit (Ctrl-C while it printed): the copy is whole, and running the
+        # same command again says so instead of refusing the target it filled
+        return done
     if full:
         raise TargetNotEmpty(
             f"{target.path} holds rows already ({', '.join(full[:3])}{', ...' if len(full) > 3 else ''}): "
@@ -217,6 +221,15 @@ def _identity_columns(store: StoreBase, table: str) -> list[str]:
 def _pg_value(table: str, column: str, value: object) -> object:
     """A value as PostgreSQL's column takes it: an import's row key is text there."""
     return str(value) if column == "row_key" and value is not None else value
+
+
+def _already_copied(source: StoreBase, target: StoreBase) -> list[TableCopied] | None:
+    """Every table of ``target`` equal to ``source``'s, by count and checksum (an earlier run of
+    the same copy), or None."""
+    try:
+        return [_verified(source, target, table) for table in TABLES]
+    except TransferFailed:
+        return None
 
 
 def _verified(source: StoreBase, target: StoreBase, table: str) -> TableCopied:
