@@ -37,6 +37,7 @@ from calibration.policy.check_text import (
     unreadable_lines,
 )
 from calibration.policy.gate import check_store, load_policy, record_check
+from calibration.policy.history import settings_lines
 from calibration.policy.rules import InvalidPolicy, Policy
 from calibration.results import HistoryEntry
 
@@ -170,6 +171,7 @@ def history_frame(entries: list[HistoryEntry]) -> pd.DataFrame:
                     "labels": f"{e['golden_hash'][:8]} ({e['golden_labels']})"
                     + (" changed" if e["labels_changed"] else ""),
                     "labels changed": e["labels_changed"],
+                    "settings": ", ".join(e.get("settings_changed") or []),
                 }
             )
     return pd.DataFrame(rows)
@@ -194,6 +196,13 @@ def history_chart(entries: list[HistoryEntry]) -> alt.LayerChart | alt.FacetChar
             alt.Chart(changed)
             .mark_rule(strokeDash=[2, 2], color="gray")
             .encode(x=x, tooltip=[alt.Tooltip("labels:N", title="labels changed here")])
+        )
+    settings = frame[frame["settings"] != ""].drop_duplicates("check")
+    if not settings.empty:  # measured under other settings: the figures move with them (#40)
+        layers.append(
+            alt.Chart(settings)
+            .mark_rule(strokeDash=[8, 2], color="darkorange", strokeWidth=2)
+            .encode(x=x, tooltip=[alt.Tooltip("settings:N", title="settings changed here")])
         )
     bars = []
     last = entries[-1]["bars"]
@@ -245,8 +254,11 @@ def render_history() -> None:
     st.caption(
         "Means over the queries of each recorded check; dashed lines: the policy's bars; a dotted vertical "
         "line: the labels changed there (a new label hash), so a difference may be the labels', not the system's; "
-        "'changed' beside the queries held: the run answered another query set (a changed denominator)."
+        "'changed' beside the queries held: the run answered another query set (a changed denominator); "
+        "an orange vertical line: the settings changed there (k, min grade, fetch depth, the bars)."
     )
+    for line in settings_lines(mine):
+        st.caption(md(line[0].upper() + line[1:]) + ".")
     table = pd.DataFrame(
         [
             {

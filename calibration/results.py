@@ -235,6 +235,7 @@ class CheckRow(TypedDict):  # a recorded check as the store lists it (annotation
 @final
 class HistoryEntry(CheckRow):
     labels_changed: bool  # its label hash differs from the previous report of the same name
+    settings_changed: list[str]  # "k 5 -> 10": measured under other settings than that report
     queries_changed: bool  # so does the query set the run held
     queries_hash: str
     queries_held: int

@@ -29,3 +29,29 @@ def test_a_diff_across_settings_says_so_first(capsys, tmp_path) -> None:
     cli(main, capsys, *base, "-k", "10")
     code, out, _ = cli(main, capsys, "history", "--db", db, "--diff", "2", "3")
     assert "settings changed" not in out
+
+
+def test_the_history_and_its_chart_mark_the_change_of_settings(capsys, tmp_path) -> None:
+    db = str(tmp_path / "h.db")
+    base = ["check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "--record", "--name", "r", "--db", db]
+    for k in ("5", "10", "10"):
+        cli(main, capsys, *base, "-k", k)
+    code, out, err = cli(main, capsys, "history", "--db", db)
+    assert code == 0, err
+    assert (
+        "settings changed at check 2 (r): k 5 -> 10, fetch depth 10 -> none: its figures follow the "
+        "settings, not the system" in out
+    )
+    assert "at check 3" not in out  # the same settings as check 2
+    entries = json.loads(cli(main, capsys, "history", "--db", db, "--format", "json")[1])["checks"]
+    assert [e["settings_changed"] for e in entries] == [[], ["k 5 -> 10", "fetch depth 10 -> none"], []]
+    # the page's chart draws a rule at check 2, its tooltip the change
+    from annotation.store import Store
+    from calibration.check_ui import history_chart
+    from calibration.policy.check_text import readable
+    from calibration.policy.history import history_data
+
+    with Store(db) as store:
+        chart = history_chart(readable(history_data(store)))
+    spec = json.dumps(chart.to_dict())
+    assert "settings changed here" in spec and "k 5 -> 10, fetch depth 10 -> none" in spec

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from annotation.render import align, decisive, num, signed
 from calibration.policy.check import DIAGNOSES, diagnosis_text
 from calibration.policy.finding_words import finding_text
+from calibration.policy.history import settings_lines
 from calibration.policy.rules import policy_help
 from calibration.results import (
     CheckDiff,
@@ -423,6 +424,7 @@ def history_table(rows: Sequence[HistoryRow]) -> str:
     skipped = unreadable_lines(rows)
     entries = readable(rows)
     lines = ([align([HISTORY_HEADER] + history_rows(entries)), ""] if entries else []) + skipped
+    lines += settings_lines(entries)
     if any(e["labels_changed"] for e in entries):
         lines.append(
             "labels: the hash of the judgments (how many); 'changed' = not the labels of the run's previous "

@@ -10,7 +10,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from annotation.model import Qrels
-from calibration.results import CheckDiff, CheckReport, CheckRow, FigureChange, HistoryRow, QueryChange
+from calibration.results import (
+    CheckDiff,
+    CheckReport,
+    CheckRow,
+    FigureChange,
+    HistoryEntry,
+    HistoryRow,
+    QueryChange,
+)
 from calibration.workflows import InvalidInput, PathLike
 
 if TYPE_CHECKING:
@@ -100,6 +108,7 @@ def history_data(store: Store, name: str | None = None) -> list[HistoryRow]:
     by the comparisons."""
     out: list[HistoryRow] = []
     previous: dict[str, tuple[str, str]] = {}
+    previous_report: dict[str, Mapping[str, Any]] = {}  # the run's previous report: its settings
     for entry in store.check_reports(name, with_report=True):
         report = entry.pop("report")
         try:
@@ -119,10 +128,13 @@ def history_data(store: Store, name: str | None = None) -> list[HistoryRow]:
         row = cast(CheckRow, entry)
         before = previous.get(row["name"])
         previous[row["name"]] = (row["golden_hash"], queries_hash)
+        earlier = previous_report.get(row["name"])
+        previous_report[row["name"]] = report
         out.append(
             {
                 **row,
                 "labels_changed": before is not None and before[0] != row["golden_hash"],
+                "settings_changed": settings_changed(earlier, report) if earlier is not None else [],
                 "queries_changed": before is not None and before[1] != queries_hash,
                 "queries_hash": queries_hash,
                 "queries_held": held,
@@ -219,6 +231,17 @@ def settings_changed(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
         f"{r} {said((pa.get('rules') or {}).get(r))} -> {said((pb.get('rules') or {}).get(r))}" for r in rules
     ]
     return changes
+
+
+def settings_lines(entries: Sequence[HistoryEntry]) -> list[str]:
+    """``settings changed at check 2 (bm25): k 5 -> 10: ...``, one per recorded check measured under
+    other settings than its run's previous one (issue #40: a setting is not the system)."""
+    return [
+        f"settings changed at check {e['id']} ({e['name']}): {', '.join(e['settings_changed'])}: its "
+        "figures follow the settings, not the system"
+        for e in entries
+        if e.get("settings_changed")
+    ]
 
 
 def diff_checks(store: Store, first: int, second: int) -> CheckDiff:
