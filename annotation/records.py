@@ -15,6 +15,8 @@ import json
 import math
 import os
 import re
+from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from annotation.model import FormatError, InvalidCorpus, InvalidQueries, InvalidTable, InvalidTraces
@@ -194,6 +196,16 @@ def text_key(text: str) -> str:
     stripping the ends, and case folding (``str.casefold``)."""
     normal = " ".join(text.split()).casefold()
     return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def shared_text_keys(texts: Mapping[str, str | None]) -> dict[str, str] | None:
+    """Per id whose text another id shares, its :func:`text_key` (only those can be duplicates by
+    text); None when no text is known, ``{}`` when no two ids share one."""
+    keys = {doc: text_key(text) for doc, text in texts.items() if text}
+    if not keys:
+        return None
+    counts = Counter(keys.values())
+    return {doc: key for doc, key in keys.items() if counts[key] > 1}
 
 
 def read_text_keys(path: str | os.PathLike) -> dict[str, str] | None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from annotation.formats import read_ranked
 from annotation.model import Qrels, Run
 from annotation.options import default
+from annotation.records import shared_text_keys
 from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
 from calibration.metrics import Evaluation, Gain
 from calibration.policy.gate import (
@@ -255,6 +256,10 @@ def check(
     from annotation.store import Store
 
     with Store(path) as store:
+        if inputs.get("text_keys") is None:  # no --corpus: the store's chunk texts, when it holds them
+            inputs["text_keys"] = shared_text_keys(store.chunk_texts(store.chunk_ids()))
+            if inputs["text_keys"] and not isinstance(whole, Run):  # two ids share a text: read it all
+                whole = read_ranked(whole)
         report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
         if judge is not None:
             assert isinstance(whole, Run)

@@ -146,3 +146,36 @@ def test_the_pure_audit_takes_the_keys(tmp_path):
     assert "duplicate_text" in report["queries"]["q1"]["findings"]
     assert report["duplicates_by"] == "id and text"
     assert audit(grades, {"q1": ["a", "b", "c"]}, 3, min_grade=1)["duplicates_by"] == "id"
+
+
+def test_the_store_gives_the_texts_when_no_corpus_is_given(capsys, tmp_path):
+    """The issue: "when the text is known (corpus, store)". check --db reads the store's chunk texts
+    (no --corpus): the same pairs as with the corpus file; a store whose texts are all different
+    compares texts too, and needs no whole read of the run."""
+    from annotation.store import Store
+
+    qrels, run, corpus, _ = write_inputs(tmp_path)
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.import_corpus([json.loads(line) for line in open(corpus).read().splitlines()])
+    args = ["check", qrels, run, "-k", "3", "--rule", "rel_at_least_k=off", "--format", "json"]
+    code, out, err = cli(main, capsys, *args, "--db", db)
+    with_store = json.loads(out)
+    code, out, err = cli(main, capsys, *args, "--corpus", corpus, "--no-store")
+    with_corpus = json.loads(out)
+    assert with_store["duplicates_by"] == "id and text"
+    for qid in ("q1", "q2", "q3"):
+        assert with_store["queries"][qid].get("same_text") == with_corpus["queries"][qid].get("same_text"), (
+            qid
+        )
+    rule = next(r for r in with_store["rules"] if r["rule"] == "no_duplicates")
+    assert rule["status"] == "failed" and "q1" in rule["queries"] and rule["note"] == BY_TEXT
+    other = tmp_path / "other.db"
+    with Store(other) as store:
+        store.import_corpus(
+            [{"id": doc, "text": f"text of {doc}"} for doc in ("folderA/d1", "folderB/d1", "x")]
+        )
+    code, out, err = cli(main, capsys, *args, "--db", other)
+    report = json.loads(out)
+    assert report["duplicates_by"] == "id and text"
+    assert not any(q.get("same_text") for q in report["queries"].values())

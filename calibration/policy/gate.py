@@ -169,12 +169,13 @@ def check_data(
     (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
     each judge's calibration too. ``store_reason``: why there is none (said in the report).
     ``text_keys``: the chunks' text keys (the run then a :class:`Run`): ``no_duplicates`` reads
-    ids of the same text too, else ids only. The queries whose ranking figures are below the
-    diagnosis bars have their top read again (a run file's, ``calibration.run_file.FileScorer``):
-    could its unjudged chunks lift them? (:mod:`calibration.ranking_bound`). ``provenance``: what golden.yaml's provenance says of
-    this run (:func:`calibration.provenance.pooled_from_this_run`): ``stage1_recall`` then says so."""
+    ids of the same text too, else ids only (an empty mapping: the texts are known and none is
+    shared, so the run need not be whole). The unjudged slots of each query's top are counted in
+    the same read: could they lift a weak ranking? (:mod:`calibration.ranking_bound`). ``provenance``:
+    what golden.yaml's provenance says of this run (:func:`calibration.provenance.pooled_from_this_run`):
+    ``stage1_recall`` then says so."""
     k = k or DEFAULT_K
-    same_text = same_text_of(run, text_keys, k) if text_keys is not None else None
+    same_text = None if text_keys is None else (same_text_of(run, text_keys, k) if text_keys else {})
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         # one read of the run for the audit and the metrics (a run file: in pieces)
         # the unjudged slots of each query's top too: can they lift a weak ranking? (#40 item 10)
