@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+import pyarrow.compute as pc
+
 from annotation.formats import read_ranked
 from annotation.model import Qrels, Run
 from annotation.options import default
@@ -257,7 +259,8 @@ def check(
 
     with Store(path) as store:
         if inputs.get("text_keys") is None:  # no --corpus: the store's chunk texts, when it holds them
-            inputs["text_keys"] = shared_text_keys(store.chunk_texts(store.chunk_ids()))
+            ids = pc.unique(whole.table["d"]).to_pylist() if isinstance(whole, Run) else store.chunk_ids()
+            inputs["text_keys"] = shared_text_keys(store.chunk_texts(ids))
             if inputs["text_keys"] and not isinstance(whole, Run):  # two ids share a text: read it all
                 whole = read_ranked(whole)
         report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
