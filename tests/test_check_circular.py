@@ -9,20 +9,11 @@ import json
 from pathlib import Path
 
 from annotation.formats import Qrels, Run
-from calibration.__main__ import main
 from calibration.audit import audit, audit_run
-from tests.conftest import cli
+from tests.test_check_status import check  # the JSON report and the table, after the exit code
 
 EX = "examples/worked-example"
 GOLDEN, RUN, TRUTH = f"{EX}/golden.yaml", f"{EX}/run.jsonl", f"{EX}/truth.qrels"
-
-
-def check(capsys, *argv, expect: int) -> tuple[dict, str]:
-    code, out, err = cli(main, capsys, "check", *argv, "--format", "json")
-    assert code == expect, (code, out, err)
-    code, table, err = cli(main, capsys, "check", *argv)
-    assert code == expect, (code, table, err)
-    return json.loads(out), table
 
 
 def rule(report: dict, name: str) -> dict:
