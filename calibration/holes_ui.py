@@ -346,7 +346,7 @@ def render_figures(
 ) -> None:
     """Per measure, holes as not relevant, judge-filled and corrected with its 95% interval, each
     with the queries it is over (``metrics --judge-labels J [--hole-sample FILE]``). A judge of the
-    store is given its one reading (:func:`judge.jobs.current_readings`, as ``review``, ``check``
+    store is given its one reading (:func:`calibration.readings.current_readings`, as ``review``, ``check``
     and ``judge list`` give it), not a second kappa on these files' chunks (issue #40, item 7)."""
     st.markdown("**The three figures**")
     if judge is None:  # guidance, not a problem: a caption, not an alert box
@@ -431,12 +431,12 @@ def render_figures(
 
 
 def stored_reading(db: str | None, name: str) -> str | None:
-    """The current reading of the store's judge ``name`` in a line (``judge.jobs.reading_mark``), or
+    """The current reading of the store's judge ``name`` in a line (``calibration.readings.reading_mark``), or
     None (no store, or no current judge of that name)."""
     if db is None:
         return None
     # start-up: the review's statistics, only when a stored judge's figures are shown
-    from judge.jobs import current_readings, reading_mark
+    from calibration.readings import current_readings, reading_mark
 
     try:
         with Store(db) as store:

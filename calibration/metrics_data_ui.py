@@ -126,6 +126,14 @@ def load_stored(db: str, run: str, labels: str, version: tuple) -> DataSet:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
+def label_sets(db: str, version: tuple) -> dict[str, str]:
+    """The store's label sets in words (:func:`calibration.stored.stored_label_sets`, a judge's with
+    its current reading: a review of the store), read again when ``version`` changes."""
+    with Store(db) as store:
+        return stored_label_sets(store)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
 def load_corpus_upload(name: str, data: bytes) -> set[str]:
     return set(read_upload(name, data, read_corpus_ids))
 
@@ -165,7 +173,8 @@ def render_store_source() -> DataSet | None:
     if db is None:
         return None
     with Store(db) as store:
-        runs, sets, version = stored_runs(store), stored_label_sets(store), store_version(store)
+        runs, version = stored_runs(store), store_version(store)
+    sets = label_sets(db, version)
     if not runs:
         st.info("The store holds no run yet: import one on the Data page, or upload files here.")
         return None

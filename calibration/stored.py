@@ -16,9 +16,8 @@ passed in (:class:`annotation.store.Store`); no SQL here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from annotation.model import Qrels, Run
 from annotation.store import AGGREGATES
@@ -50,22 +49,21 @@ def stored_label_sets(store: Store) -> dict[str, str]:
         for method in AGGREGATES
     }
     sets |= {f"annotator:{name}": f"{name}'s current labels" for name in people}
-    reviews = {row["fingerprint"]: row for row in store.calibration_trend()}  # the newest week last
-    for judge in store.judges():
-        if judge["rubric"] == "relevance" and judge["current"] and judge["labels"]:
-            sets[f"judge:{judge['name']}"] = (
-                f"judge {judge['name']} v{judge['version']} ({judge['model'] or judge['kind']}): "
-                f"its {judge['labels']} grades; {calibration_text(reviews.get(judge['fingerprint']))}"
-            )
+    judges = [j for j in store.judges() if j["rubric"] == "relevance" and j["current"] and j["labels"]]
+    if not judges:
+        return sets
+    # start-up: the review's statistics, only when the store holds a judge's grades
+    from calibration.readings import current_readings, reading_mark
+
+    readings = current_readings(store)  # one reading per judge, as review and check give it (#40)
+    for judge in judges:
+        reading = readings.get(judge["fingerprint"])
+        sets[f"judge:{judge['name']}"] = (
+            f"judge {judge['name']} v{judge['version']} ({judge['model'] or judge['kind']}): "
+            f"its {judge['labels']} grades; "
+            + (f"agreement with people: {reading_mark(reading)}" if reading else "not read against people")
+        )
     return sets
-
-
-def calibration_text(review: Mapping[str, Any] | None) -> str:
-    """A judge's agreement with people in words: its newest review's kappa, n and verdict."""
-    if review is None:
-        return "uncalibrated (never reviewed against people)"
-    kappa = "undefined" if review["kappa"] is None else f"{review['kappa']:.3f}"
-    return f"kappa {kappa} with people (n = {review['n']}, week {review['week']}): {review['verdict']}"
 
 
 def stored_runs(store: Store) -> list[str]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, overload
 
 from annotation.errors import DenominatorError
 from annotation.store import Store
+from calibration.readings import current_readings
 from judge.batch import BatchState, Collected, Submitted, batch_state, collect_batch, submit_batch
 from judge.client import Endpoint
 from judge.holes import HoleItems, HoleSpec, find_hole_items, make_hole_items
@@ -32,7 +33,6 @@ from judge.jobs import (
     Plan,
     StoredJudge,
     agreement_mark,
-    current_readings,
     grade_offline,
     llm_calls,
     pair_summary,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from annotation.render import num
 from annotation.store import Store
+from calibration.readings import current_readings, reading_mark
 from calibration.results import PairResult, PairSummary
 from calibration.stats.position import summarize_pairs
 from judge.client import Endpoint, JudgeClient
@@ -386,46 +387,6 @@ def agreement_line(cv: CrossValidation) -> str:
         head + f", accuracy {cv['accuracy']:.3f}, over n = {cv['n']} labelled items ({cv['folds']} folds); "
         "a baseline an LLM judge must beat"
     )
-
-
-def current_readings(store: Store) -> dict[str, Any]:
-    """fingerprint -> every current judge's agreement with people as ``review`` and ``check`` read it
-    now (issue #40, one reading per judge): the policy's bar, statistic, min_queries and staleness, the
-    design-aware interval, the verdict. The policy file is the default one (./denominator.yaml when
-    present, else the defaults); a policy that does not parse falls back to the defaults."""
-    # start-up: the review's statistics (scipy, ~0.7 s), only where a judge's mark is shown
-    from calibration.policy.gate import load_policy, verdict_settings
-    from calibration.policy.rules import DEFAULT_POLICY
-    from calibration.review import review
-
-    try:
-        policy = load_policy()
-    except ValueError:
-        policy = DEFAULT_POLICY
-    bar, statistic = verdict_settings(policy)
-    report = review(
-        store,
-        save=False,
-        bar=bar,
-        statistic=statistic,
-        verdicts_only=True,
-        min_queries=policy.min_queries,
-        face="judge list",
-        stale_after_weeks=policy.stale_after_weeks,
-    )
-    return {j["fingerprint"]: j for j in report["judges"]}
-
-
-def reading_mark(judge: Any) -> str:
-    """One judge's current reading in a line: ``not trusted: unweighted kappa 0.145 [0.02, 0.31] against
-    people (n = 37 over 6 queries)``, with the reason when there is no verdict."""
-    c = judge["consensus"]
-    kappa = num(c.get("kappa"), 3, "prose")
-    ci = f" [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]" if c.get("ci") else ""
-    queries = (c.get("design") or {}).get("queries")
-    over = f" over {queries} {'query' if queries == 1 else 'queries'}" if queries is not None else ""
-    why = f" ({judge['status_reason']})" if judge.get("status_reason") else ""
-    return f"{judge['verdict']}{why}: {c.get('statistic', 'unweighted')} kappa {kappa}{ci} against people (n = {c.get('n', 0)}{over})"
 
 
 def agreement_mark(store: Store, judge: RegisteredJudge, readings: dict[str, Any] | None = None) -> str:

@@ -24,6 +24,7 @@ import streamlit as st
 from annotation import access
 from annotation.render import md
 from annotation.store import Store, StoreError, default_judge_name
+from calibration.readings import reading_of
 from judge import actions, jobs
 from judge.actions import LLMResult
 from judge.client import Endpoint, EndpointRefused, Prices
@@ -60,6 +61,7 @@ def render_offline(db: str) -> None:
     try:
         with Store(db) as store:
             plan = actions.grade(store, rubric, dry_run=True, name=name)
+            reading = reading_of(store, plan["fingerprint"]) if plan["already_done"] else None
     except StoreError as exc:  # a name this judge cannot have
         st.error(md(exc))
         return
@@ -71,6 +73,13 @@ def render_offline(db: str) -> None:
         f"{md(identity_text(plan['identity']))}, fingerprint {plan['fingerprint'][:16]}; "
         f"{jobs.agreement_line(plan['agreement'])}. "
         f"{plan['items'] - plan['already_done']} of {plan['items']} items left to grade."
+    )
+    # the fit's own figure above is not the verdict: the reading review, check and judge list give
+    # this judge is (issue #40, item 7: one reading per judge)
+    st.caption(
+        f"Its reading against people (as review, check and judge list give it): {md(reading)}."
+        if reading is not None
+        else "No reading against people yet: grade with it, then review reads its answers."
     )
     if st.button("Fit and grade", key=f"{KEY}offline-run", type="primary"):
         with Store(db) as store:

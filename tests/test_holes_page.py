@@ -99,7 +99,7 @@ def test_fill_with_judge_shows_the_judge_filled_figures(demo_db) -> None:
     assert "Judge offline-lexical/relevance graded 10 of the 10 holes (3 relevant)" in text
     # no sample: uncorrected, with the judge's one reading (#40 item 7): what review, check and
     # judge list say of it, not a second kappa on the worked example's chunks
-    from judge.jobs import current_readings, reading_mark
+    from calibration.readings import current_readings, reading_mark
 
     with Store(demo_db) as store:
         reading = next(

@@ -282,8 +282,8 @@ def test_the_relevance_judge_has_one_reading_everywhere(capsys, demo_db) -> None
     """Issue #40, item 7, on the demo store with its offline judge: review, check, judge list and the
     Metrics page's Holes section give the relevance judge the same kappa, interval, n and verdict."""
     from annotation.store import Store
+    from calibration.readings import current_readings, reading_mark
     from judge.__main__ import main as judge_main
-    from judge.jobs import current_readings, reading_mark
 
     with Store(demo_db) as store:
         grade_offline(store, "relevance")
@@ -311,3 +311,54 @@ def test_the_relevance_judge_has_one_reading_everywhere(capsys, demo_db) -> None
     code, out, err = cli(judge_main, capsys, "list", "--db", demo_db)
     assert code == 0, err
     assert mark in out
+
+
+def test_the_relevance_judge_has_one_reading_on_every_page(capsys, demo_db) -> None:
+    """Issue #40, item 7, the pages: the Judge page (beside the offline judge's cross-validated fit,
+    and in its table of judges), the Metrics page's label sets of the store and its Check section
+    give the relevance judge the reading review and check give it (before: the label sets quoted
+    the newest saved review, the Judge page only the fit's quadratic 0.491)."""
+    from annotation.store import Store
+    from calibration.metrics_data_ui import STORE
+    from calibration.policy.check_text import judge_line
+    from calibration.readings import current_readings, reading_mark
+    from tests.conftest import page_test, page_text
+
+    with Store(demo_db) as store:
+        grade_offline(store, "relevance")
+        reading = next(j for j in current_readings(store).values() if j["rubric"] == "relevance")
+    mark = reading_mark(reading)
+    consensus = reading["consensus"]
+    assert reading["verdict"] == "uncalibrated" and consensus["n"] == 20  # the demo: 20 labels, 2 queries
+
+    judge_page = page_test("judge.ui.render_judge_page", timeout=60).run()
+    assert not judge_page.exception, [e.value for e in judge_page.exception]
+    text = page_text(judge_page)
+    assert "cross-validated agreement with people: quadratic-weighted kappa" in text  # the fit, kept
+    assert f"Its reading against people (as review, check and judge list give it): {mark}." in text
+    table = next(d.value for d in judge_page.dataframe if "agreement with people" in d.value.columns)
+    assert list(table["agreement with people"].map(plain)) == [mark]
+
+    at = AppTest.from_file(str(APP), default_timeout=90).run()
+    assert not at.exception, [e.value for e in at.exception]
+    checked = cli_json(
+        capsys, "check", EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl", "-k", "5", "--db", demo_db
+    )
+    kappa = next(r for r in checked["rules"] if r["rule"] == "kappa")
+    judged = next(j for j in kappa["judges"] if j["fingerprint"] == reading["fingerprint"])
+    assert (judged["verdict"], judged["n"], judged["kappa"]) == (
+        reading["verdict"],
+        consensus["n"],
+        consensus["kappa"],
+    )
+    at.number_input(key="metrics:k").set_value(5).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert f"kappa: {judge_line(kappa, judged)}" in page_text(at)
+
+    at.radio(key="metrics:source").set_value(STORE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = at.selectbox(key="metrics:stored_labels")
+    described = [o for o in labels.options if o.startswith("judge offline-lexical/relevance")]
+    assert described == [
+        f"judge offline-lexical/relevance v1 (logistic): its 40 grades; agreement with people: {mark}"
+    ]

@@ -1,0 +1,64 @@
+"""One reading per judge (issue #40, item 7): every current judge's agreement with people as
+``review`` and ``check`` read it now, and that reading in one line. ``judge list``, the Judge page,
+the Metrics page's label sets and Holes section, and the Check section all quote these, so a judge
+has one kappa, interval, n and verdict wherever it is shown.
+
+The statistics (the review's scipy and scikit-learn, ~0.7 s) load when a reading is asked for, not
+when this module is imported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from annotation.render import num
+
+if TYPE_CHECKING:
+    from annotation.store import Store
+
+
+def current_readings(store: Store) -> dict[str, Any]:
+    """fingerprint -> every current judge's agreement with people as ``review`` and ``check`` read it
+    now: the policy's bar, statistic, min_queries and staleness, the design-aware interval, the
+    verdict. The policy file is the default one (./denominator.yaml when present, else the
+    defaults); a policy that does not parse falls back to the defaults."""
+    # start-up: the review's statistics (scipy, ~0.7 s), only where a judge's reading is shown
+    from calibration.policy.gate import load_policy, verdict_settings
+    from calibration.policy.rules import DEFAULT_POLICY
+    from calibration.review import review
+
+    try:
+        policy = load_policy()
+    except ValueError:
+        policy = DEFAULT_POLICY
+    bar, statistic = verdict_settings(policy)
+    report = review(
+        store,
+        save=False,
+        bar=bar,
+        statistic=statistic,
+        verdicts_only=True,
+        min_queries=policy.min_queries,
+        face="judge list",
+        stale_after_weeks=policy.stale_after_weeks,
+    )
+    return {j["fingerprint"]: j for j in report["judges"]}
+
+
+def reading_mark(judge: Any) -> str:
+    """One judge's current reading in a line: ``not trusted: unweighted kappa 0.145 [0.02, 0.31] against
+    people (n = 37 over 6 queries)``, with the reason when there is no verdict."""
+    c = judge["consensus"]
+    kappa = num(c.get("kappa"), 3, "prose")
+    ci = f" [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]" if c.get("ci") else ""
+    queries = (c.get("design") or {}).get("queries")
+    over = f" over {queries} {'query' if queries == 1 else 'queries'}" if queries is not None else ""
+    why = f" ({judge['status_reason']})" if judge.get("status_reason") else ""
+    return f"{judge['verdict']}{why}: {c.get('statistic', 'unweighted')} kappa {kappa}{ci} against people (n = {c.get('n', 0)}{over})"
+
+
+def reading_of(store: Store, fingerprint: str) -> str | None:
+    """The current reading of the judge with ``fingerprint`` in a line, or None when the review
+    reads no such current judge."""
+    found = current_readings(store).get(fingerprint)
+    return reading_mark(found) if found is not None else None
