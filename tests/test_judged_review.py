@@ -299,3 +299,53 @@ def test_agree_on_the_same_labels_prints_the_same_design_interval_and_verdict(ca
     assert pair["verdict"] == the_judge(db)["verdict"]
     for key in ("queries", "items", "design_effect"):
         assert pair["design"][key] == pytest.approx(reviewed["design"][key])
+
+
+def test_advice_when_people_disagree_among_themselves_end_to_end(capsys, tmp_path) -> None:
+    """Issue #40, item 8, through ``review``: ann and bob grade the same 80 items (8 queries x 10)
+    with bob one grade off on every item (their kappa below the bar), an LLM judge close to ann: the
+    advice is the rubric's, not the prompt's, and names the ceiling's kappa and n."""
+    from sklearn.metrics import cohen_kappa_score
+
+    db = tmp_path / "s.db"
+    labelled_store(db, 8, 10)
+    with Store(db) as store:
+        store.annotator_id("bob")
+        for item, qid, chunk in store.chunk_items():
+            ann = grades(int(qid[1:]), int(chunk.rsplit("-c", 1)[1]))[0]
+            store.add_label(item, "bob", (ann + 1) % 4, "relevance")
+    code, out, err = cli(main, capsys, "review", "--db", str(db), "--format", "json")
+    assert code == 0, err
+    judge = next(j for j in json.loads(out)["judges"] if j["fingerprint"] == FP)
+    people, _judge, _qs = expected(8, 10)
+    ceiling = cohen_kappa_score(people, [(p + 1) % 4 for p in people])
+    assert judge["ceiling"]["kappa"] == pytest.approx(ceiling) and ceiling < 0.6
+    assert judge["advice"] == (
+        f"people agree with each other at kappa {ceiling:.3f} (the ceiling, n = 80), below the bar 0.6: "
+        "fix the rubric or the guidelines before judging the judge"
+    )
+    code, out, err = cli(main, capsys, "review", "--db", str(db))
+    assert f"what to do: people agree with each other at kappa {ceiling:.3f}" in out and "prompt" not in out
+
+
+def test_advice_for_a_judge_that_picks_by_position_end_to_end(
+    capsys, demo_db, fake_openai, monkeypatch
+) -> None:
+    """Issue #40, item 8, through ``judge compare`` and ``review``: an endpoint that always names the
+    answer shown first (the fake server's bias) on the demo's 4 pairs, asked in both orders: order
+    consistency 0 of 4, and the advice says the judge picks by position, whatever the label count."""
+    from judge.__main__ import main as judge_main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = fake_openai(bias="first")
+    argv = ["compare", "--db", str(demo_db), "--base-url", server.base_url, "--model", "fake-judge"]
+    code, _out, err = cli(judge_main, capsys, *argv)
+    assert code == 0, err
+    code, out, err = cli(main, capsys, "review", "--db", str(demo_db), "--format", "json")
+    assert code == 0, err
+    judge = next(j for j in json.loads(out)["judges"] if j["rubric"] == "preference")
+    assert judge["position"]["position_consistency"] == 0.0 and judge["position"]["n_pairs"] == 4
+    assert judge["advice"].startswith(
+        "the judge picks by position: order consistency 0.000 over 4 pairs asked in both orders"
+    )
+    assert "label" not in judge["advice"].split(";")[0]  # not "label N more items" first
