@@ -218,6 +218,7 @@ class CheckReport(TypedDict):
     passed: bool
     recorded: NotRequired[int]  # its id in the store (check --record)
     holes: NotRequired[FilledReport]  # check --judge-labels: the holes filled, corrected by a sample
+    provenance: NotRequired[str]  # golden.yaml's provenance pooled every label from this run (the audit's)
 
 
 class CheckRow(TypedDict):  # a recorded check as the store lists it (annotation.store.history)

@@ -162,6 +162,13 @@ def test_a_one_run_pool_is_recorded_and_checks_as_circular(bm25, tmp_path, capsy
     )
     code, table, _ = cli(main, capsys, "check", str(golden), str(bm25), "-k", "5", "--no-store")
     assert code == 1 and "golden.yaml's provenance" in table
+    assert report["provenance"] == CLAIM
+    # each circular query's finding quotes the provenance as its reason (#40, item 3)
+    for qid in QUERIES:
+        assert (
+            f"  {qid}: [stage1_circular] every judged chunk of this query is in the run's stage 1: "
+            f"stage-1 recall is 1 by construction; {CLAIM}, and cannot show what the fetch misses"
+        ) in table
 
     # a stage 1 shallower than the pool is evidence by the labels alone, but not by their provenance
     report = check_json(capsys, golden, bm25, "--fetch-depth", "6")
@@ -182,6 +189,9 @@ def test_a_one_run_pool_is_recorded_and_checks_as_circular(bm25, tmp_path, capsy
     rule = stage1(check_json(capsys, golden, swapped))
     assert rule["reason"].startswith("circular: every judged chunk of 3 of 3 queries")
     assert "provenance" not in rule["reason"]
+    code, table, _ = cli(main, capsys, "check", str(golden), str(swapped), "-k", "5", "--no-store")
+    assert "stage-1 recall is 1 by construction (as when the labels were pooled from this run's top)" in table
+    assert "golden.yaml's provenance" not in table
     code, out, _ = cli(main, capsys, "audit", str(golden), str(swapped), "-k", "5", "--format", "json")
     assert "provenance" not in json.loads(out)
 
@@ -198,7 +208,8 @@ def test_a_golden_file_without_provenance_checks_as_before(bm25, tmp_path, capsy
     assert read_golden(bare).provenance is None and "provenance" not in read_golden(bare).meta
     with_it, without = check_json(capsys, golden, bm25), check_json(capsys, bare, bm25)
     assert stage1(without)["reason"].startswith("circular: every judged chunk of 3 of 3 queries")
-    # everything else is the same report
+    # everything else is the same report (the one with it carries the claim its findings quote)
+    assert with_it.pop("provenance") == CLAIM and "provenance" not in without
     for report in (with_it, without):
         report["rules"] = [r for r in report["rules"] if r["rule"] != "stage1_recall"]
     assert with_it == without

@@ -679,7 +679,7 @@ def check_report(
                     superseded,
                 )
             )
-    return {
+    report: CheckReport = {
         "k": k,
         "min_grade": audit["min_grade"],
         "fetch_depth": audit["fetch_depth"],
@@ -701,6 +701,9 @@ def check_report(
         ],
         "passed": not any(r["passed"] is False for r in rules),
     }
+    if "provenance" in audit:  # the claim the circular findings quote
+        report["provenance"] = audit["provenance"]
+    return report
 
 
 def _status(passed: bool) -> str:

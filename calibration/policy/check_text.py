@@ -98,7 +98,7 @@ def finding_line(code: str, q: CheckQuery, report: CheckReport) -> str:
         "recall_at_fetch": q["fetch_recall"],
         "precision_ceiling": min(1.0, q["rel"] / q["k"]),
     }
-    return finding_text(code, audit_like, q["k"])
+    return finding_text(code, audit_like, q["k"], report.get("provenance"))
 
 
 def rule_status(rule: RuleResult) -> str:

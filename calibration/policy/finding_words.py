@@ -50,8 +50,9 @@ STAGE1_BAR: Bar = DEFAULT_POLICY.bar("stage1_recall") or Bar(">", 0.95)
 JUDGED_BAR: Bar = DEFAULT_POLICY.bar("judged_at_k") or Bar(">=", 0.25)
 
 
-def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
-    """The finding in words, with its numbers."""
+def finding_text(code: str, q: Mapping[str, Any], k: int, provenance: str | None = None) -> str:
+    """The finding in words, with its numbers; ``provenance`` (the audit's: golden.yaml pooled every
+    label from this run) is quoted as the reason of a circular stage 1."""
     rel = q["rel"]
     if code == "recall_undefined":
         return "no judged relevant document: recall is undefined (left out of the mean)"
@@ -82,10 +83,11 @@ def finding_text(code: str, q: Mapping[str, Any], k: int) -> str:
         found = "none" if q.get("fetch_hits") == 0 else f"only {_stage1_share(q, rel)}"
         return f"stage 1 finds {found} of |Rel|={rel}: what the fetch misses no reranker can recover"
     if code == "stage1_circular":
+        why = f"; {provenance}" if provenance else " (as when the labels were pooled from this run's top)"
         return (
-            "every judged chunk of this query is in the run's stage 1: stage-1 recall is 1 by construction "
-            "(as when the labels were pooled from this run's top) and cannot show what the fetch misses; "
-            "label chunks other systems find (pool several runs, or pool --estimate)"
+            f"every judged chunk of this query is in the run's stage 1: stage-1 recall is 1 by construction{why}, "
+            "and cannot show what the fetch misses; label chunks other systems find (pool several runs, or "
+            "pool --estimate)"
         )
     if code == "labels_incomplete":
         return (

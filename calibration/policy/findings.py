@@ -76,7 +76,7 @@ def group_findings(report: AuditReport) -> list[FindingGroup]:
     by_code: dict[str, list[tuple[str, str]]] = {}
     for qid, q in report["queries"].items():
         for code in q["findings"]:
-            by_code.setdefault(code, []).append((qid, finding_text(code, q, k)))
+            by_code.setdefault(code, []).append((qid, finding_text(code, q, k, report.get("provenance"))))
     order = [c for c in FINDINGS if c in by_code] + [c for c in by_code if c not in FINDINGS]
     return [
         FindingGroup(
