@@ -479,6 +479,7 @@ class HumanOnlyMean(TypedDict):  # the people's mean alone; no interval over lab
     ci: NotRequired[list[float]]
     se: NotRequired[float]
     n: int
+    how: NotRequired[str]  # the interval in words (calibration.stats.pass_rate.people_pass_rate)
 
 
 # a faithfulness judge's pass rate corrected by PPI (calibration.stats.ppi.ppi_mean, with the judge's

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, cast
 
+import numpy as np
+
 from annotation.store import Store, StoreError
 from calibration.results import (
     KappaEntry,
@@ -68,8 +70,10 @@ from calibration.review_sample import (
 from calibration.stats.agreement import INTERVAL_METHOD, cohen
 from calibration.stats.judged import Drawn, JudgedKappa, judged_kappa
 from calibration.stats.kappa import Weights
+from calibration.stats.pass_rate import people_pass_rate
 from calibration.stats.position import from_slots, position_bias
 from calibration.stats.ppi import ppi_or_reason
+from calibration.stats.ppi_design import weak_check
 from calibration.stats.verdict import (
     MIN_LABELS,
     MIN_QUERIES,
@@ -306,8 +310,12 @@ def _pass_rate(
     if result.get("ci"):
         result["ci"] = _rate_interval(result["ci"])
     human = result.get("human_only")
-    if human and human.get("ci"):
-        human["ci"] = _rate_interval(human["ci"])
+    if human is not None:
+        # one interval for the people's pass rate everywhere (#40, item 7): check's, clustered by query
+        people = people_pass_rate([bool(v) for v in y], [clusters.get(i) for i in labelled], alpha)
+        human["ci"], human["how"] = people["ci"], people["how"]
+        if result.get("ci"):  # is PPI narrower than the people-only figure now shown beside it?
+            result.update(cast(PassRate, weak_check(np.asarray(y), np.asarray(yhat), dict(result))))
     result["scope"] = scope
     return result
 

@@ -165,7 +165,11 @@ def pass_rate_text(rate: PassRate) -> str:
         text = f"faithfulness pass rate: not corrected ({rate['undefined_reason']})"
         human = rate.get("human_only")
         if human and human.get("estimate") is not None:
-            text += f"; people only: {human['estimate']:.3f} over these {human.get('n', rate.get('n_labeled'))} items"
+            text += (
+                f"; people only: {human['estimate']:.3f}{' ' + interval(human['ci'], 3, 'prose') if human.get('ci') else ''} "
+                f"over these {human.get('n', rate.get('n_labeled'))} items"
+                + (f" ({human['how']})" if human.get("how") else "")
+            )
             if rate.get("judge_only") is not None:
                 text += f"; the judge alone says {rate['judge_only']:.3f}"
         return text
@@ -174,7 +178,9 @@ def pass_rate_text(rate: PassRate) -> str:
         f"faithfulness pass rate, corrected (PPI): {rate['estimate']:.3f} {interval(rate['ci'], 3, 'prose')} "
         f"from {rate['n_labeled']} labelled ({rate.get('scope', 'every labelled item')}) and "
         f"{rate['n_unlabeled']} judge-only items; people only: "
-        f"{human['estimate']:.3f} {interval(human.get('ci'), 3, 'prose')}; the judge alone says {rate['judge_only']:.3f}"
+        f"{human['estimate']:.3f} {interval(human.get('ci'), 3, 'prose')}"
+        + (f" ({human['how']})" if human.get("how") else "")
+        + f"; the judge alone says {rate['judge_only']:.3f}"
     )
     if rate.get("weak_note"):
         text += f"; {rate['weak_note']}"

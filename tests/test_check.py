@@ -9,7 +9,7 @@ import pytest
 
 from annotation.store import Store
 from calibration.__main__ import main
-from calibration.policy.check import decisive, faithfulness_entry, wilson
+from calibration.policy.check import decisive, faithfulness_entry
 from calibration.policy.gate import load_policy
 from calibration.policy.rules import (
     DEFAULT_POLICY,
@@ -20,6 +20,7 @@ from calibration.policy.rules import (
     policy_from_mapping,
     rules_table,
 )
+from calibration.stats.pass_rate import people_pass_rate
 from tests.conftest import as_independent_draws, cli
 
 EX = "examples/worked-example"
@@ -138,10 +139,16 @@ def test_decisive_prints_enough_digits_to_explain_the_verdict():
     assert decisive(0.71, bar) == "0.710"
 
 
+def wilson(successes: int, n: int) -> list[float]:
+    """The people's pass rate's interval over ``n`` traces of no query (Wilson's, unclustered)."""
+    return people_pass_rate([True] * successes + [False] * (n - successes))["ci"]
+
+
 def test_wilson_matches_the_published_interval():
     low, high = wilson(8, 10)  # the textbook example: 8 of 10, 95%: [0.490, 0.943]
     assert (round(low, 3), round(high, 3)) == (0.490, 0.943)
-    assert wilson(0, 0) is None
+    with pytest.raises(ValueError, match="no labelled trace"):
+        wilson(0, 0)
     low, high = wilson(0, 20)
     assert low == 0.0 and math.isclose(high, 0.16112, abs_tol=1e-4)
 
@@ -630,6 +637,32 @@ def judged_store(db, disagree: int = 0, new: int = 16, values=(2, 2, 2, 1)) -> l
     return traces
 
 
+def clustered_wilson(db) -> list[float]:
+    """Korn and Graubard's Wilson interval of the people's pass rate by query, computed here from
+    the store's labels (written out, not calibration.stats.pass_rate's code): the CR1 design effect
+    kept at 1 or more, the effective n, t(G - 1)."""
+    from scipy.stats import t
+
+    from calibration.review import PASS, consensus, human_labels
+
+    with Store(db) as store:
+        people = human_labels(store, "faithfulness")
+        queries = store.item_queries("trace")
+    by_query: dict[str, list[float]] = {}
+    for item, votes in people.items():
+        by_query.setdefault(queries[item], []).append(
+            float(consensus(list(votes.values()), "faithfulness") == PASS)
+        )
+    ys = [y for group in by_query.values() for y in group]
+    n, g, p = len(ys), len(by_query), sum(ys) / len(ys)
+    v_c = g / (g - 1) * (n - 1) / n * sum((sum(gr) - len(gr) * p) ** 2 for gr in by_query.values()) / n**2
+    n_eff = n / max(1.0, v_c / (p * (1 - p) / n))
+    z = t.ppf(0.975, g - 1)
+    centre = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff**2)) / (1 + z * z / n_eff)
+    return [centre - half, centre + half]
+
+
 def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
     traces = judged_store(demo_db)
     assert len(traces) == 40
@@ -647,10 +680,14 @@ def test_kappa_and_faithfulness_from_the_store(capsys, demo_db):
     assert judge["judge"] == "m/faithfulness v1 (fp-faith)"  # name and version, the fingerprint beside
     assert rules["kappa"]["passed"] is True and rules["kappa"]["status"] == "passed"
     faith = {j["judge"].split(" ")[0]: j for j in rules["faithfulness"]["judges"]}
-    # people: cat's 16 traces (11 pass) and ann's 16 (12 pass): 23 of 32, Wilson 95%
+    # people: cat's 16 traces (11 pass) and ann's 16 (12 pass): 23 of 32 over the 4 queries, Wilson
+    # 95% at the effective n by query (#40, item 7: the interval the review gives the people too)
     people = faith["people"]
     assert (people["n"], people["rate"]) == (32, pytest.approx(23 / 32))
-    assert people["ci"] == pytest.approx(list(wilson(23, 32)))
+    assert people["ci"] == pytest.approx(clustered_wilson(demo_db))
+    assert people["how"].startswith(
+        "23 of 32 labelled traces fully supported (grade 2) over 4 queries; Wilson 95%"
+    )
     # 0.719 meets >= 0.7, its interval does not: undecided, failed by default
     assert people["verdict"] == "undecided" and people["outcome"] == "failed"
     assert people["more_labels"] > 0

@@ -52,10 +52,16 @@ def test_the_page_checks_the_worked_example_as_the_cli_does(demo_db, capsys):
     assert rules.loc["rel_at_least_k", "result"] == "FAILED"
     assert rules.loc["rel_at_least_k", "detail"] == "FAILED for 3 of 4 queries: q_faw, q_milk, q_store"
     assert rules.loc["stage1_recall", "bar"] == "> 0.95"
-    # the store is the demo's: 11 of its 16 people-labelled traces pass, 0.6875, Wilson [0.444, 0.858]:
-    # the interval reaches the bar, not shown, so the rule fails; no judge yet, nothing claimed
+    # the store is the demo's: 11 of its 16 people-labelled traces pass, 0.6875, over 4 queries: Wilson
+    # at t(3) (the design effect by query 0.27, kept at 1) [0.317, 0.912], where Wilson over 16
+    # independent traces said [0.444, 0.858] (#40, item 7): the interval reaches the bar, not shown,
+    # so the rule fails; no judge yet, nothing claimed
     assert rules.loc["faithfulness", "detail"] == "FAILED for 1 of 1: people"
-    assert "people: pass rate 0.688 [0.444, 0.858], n = 16" in text and "would decide it" in text
+    assert "people: pass rate 0.688 [0.317, 0.912], n = 16" in text and "would decide it" in text
+    assert (
+        "over 4 queries; Wilson 95% at the effective n 16.0 (design effect by query 0.27, kept at 1; t(3))"
+        in text
+    )
     assert rules.loc["kappa", "result"] == "not applicable"
     assert "graded items of this golden set's queries: nothing is claimed" in rules.loc["kappa", "detail"]
     figures = table_with(at, "R@fetch").set_index("query")

@@ -51,6 +51,7 @@ PURE = [
     "calibration/stats/position.py",
     "calibration/stats/ppi.py",
     "calibration/stats/ppi_design.py",
+    "calibration/stats/pass_rate.py",
     "calibration/stats/ppi_budget.py",
     "calibration/stats/significance.py",
     "calibration/policy/rules.py",

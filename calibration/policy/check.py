@@ -70,7 +70,6 @@ __all__ = [
     "DIAGNOSES",
     "check_report",
     "diagnosis_text",
-    "wilson",
     "decisive",
     "judge_name",
     "kappa_entry",
@@ -92,16 +91,6 @@ MeanFigure = Literal[
     "judged_at_k",
     "recall_at_20",
 ]
-
-
-def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
-    """The Wilson score interval of a proportion (95% by default); None when n = 0."""
-    if n <= 0:
-        return None
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def decisive(value: float | None, bar: Bar, digits: int = 3) -> str:

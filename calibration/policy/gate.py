@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from annotation.model import FormatError, Qrels, Run
 from annotation.plain_yaml import read_plain_yaml
-from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry, wilson
+from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.history import (
     HISTORY_FIGURES,
     diff_checks,
@@ -273,6 +273,7 @@ def _store_rules(
     the superseded versions (listed, not gated)."""
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only with a store
     from calibration.review import PASS, consensus, human_labels, review
+    from calibration.stats.pass_rate import pass_rate_how, people_pass_rate
 
     bar_f = policy.bar("faithfulness")
     bar_k = policy.bar("kappa")
@@ -292,19 +293,23 @@ def _store_rules(
     faithfulness: list[JudgeOutcome] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")
+        trace_queries = store.item_queries("trace")
         if golden is not None:  # the people's labels on this golden set's queries only (#40)
-            trace_queries = store.item_queries("trace")
             people = {i: v for i, v in people.items() if trace_queries.get(i) in golden}
         if people:
-            passes = sum(consensus(list(v.values()), "faithfulness") == PASS for v in people.values())
+            # one interval for a pass rate everywhere (#40, item 7): the review's people-only figure
+            shared = people_pass_rate(
+                [consensus(list(v.values()), "faithfulness") == PASS for v in people.values()],
+                [trace_queries.get(i) for i in people],
+            )
             faithfulness.append(
                 faithfulness_entry(
                     "people",
-                    passes / len(people),
-                    wilson(passes, len(people)),
-                    len(people),
+                    shared["estimate"],
+                    shared["ci"],
+                    shared["n"],
                     bar_f,
-                    f"{passes} of {len(people)} labelled traces fully supported (grade {PASS}); Wilson 95%",
+                    pass_rate_how(shared, PASS),
                     policy.undecided,
                 )
             )
