@@ -19,8 +19,9 @@ with G queries (a trace without one is its own query). ``v_c`` is the cluster-ro
 mean with the CR1 factor, the people-only variance of :mod:`calibration.stats.ppi_design` (with
 every trace its own query it is p (1 - p) / n and deff is 1); the t quantile with G - 1 degrees of
 freedom stands for z as Korn and Graubard's degrees-of-freedom adjustment does (their n_eff (z /
-t)^2 is this interval with t for z). The design effect is kept at 1 or more (their truncation): the
-interval is never narrower than Wilson's over independent traces. Without two traces in one query,
+t)^2 is this interval with t for z). The design effect is kept at 1 or more (a choice made here, not
+theirs): a gate's interval is never narrower than Wilson's over independent traces, where a design
+effect under 1 read on a handful of queries is more likely noise than evidence. Without two traces in one query,
 or with one query only (no variance between queries to read), or when every trace passes or every
 one fails (p (1 - p) = 0, no design effect to read), it is Wilson's interval with the normal
 quantile, and ``how`` says which.
