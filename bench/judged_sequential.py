@@ -134,7 +134,7 @@ def readings(
     spread = (np.where(present, (loo - mean[..., None]) ** 2, 0.0)).sum(axis=2)
     v_jack = (q - 1) / np.maximum(q, 1) * spread
     with np.errstate(invalid="ignore", divide="ignore"):
-        deff = np.where((v_item > 0) & (v_jack > 0), v_jack / v_item, 1.0)
+        deff = np.maximum(np.where((v_item > 0) & (v_jack > 0), v_jack / v_item, 1.0), 1.0)  # kept at 1
         t = stdtrit(np.maximum(q - 1, 1), 1 - ALPHA / 2)
         effective = n[None, :] / deff * (Z / t[None, :]) ** 2
     gate = (q[None, :] >= MIN_QUERIES) & np.isfinite(kappa) & (n[None, :] >= MIN_ITEMS)

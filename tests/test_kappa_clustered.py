@@ -271,3 +271,21 @@ def test_fixed_seed_simulation_10_topics_x_30_chunks() -> None:
     assert figures["new_width"] > figures["old_width"]
     assert few["uncalibrated"] == 1.0
     t.within(30, "300 samples of 10 x 30 and 20 of 3 x 100")
+
+
+def test_queries_alike_never_make_the_interval_narrower_than_the_items() -> None:
+    """Issue #40 (a follow-up of #39): 8 queries x 10 chunks whose per-query tables are alike (the
+    judge off by one grade on one chunk in five, in every query) gave the jackknife a design effect of
+    0.0002 and a "95%" interval [0.731, 0.735] on 80 items. The design effect is kept at 1: the
+    interval is the score interval at t(7), wider than the item-level one, and says so."""
+    from tests.test_judged_review import expected
+
+    people, judge, queries = expected(8, 10)
+    result = kappa_ci_clustered(people, judge, queries)
+    assert result.design["design_effect"] == pytest.approx(0.000199, abs=1e-6)  # as measured
+    assert result.design["effective_items"] == 80.0
+    assert result.design["variance"] == "query jackknife; design effect 0.00 kept at 1"
+    low, high = result
+    item_low, item_high = result.item_level
+    assert low < item_low and high > item_high
+    assert (round(low, 3), round(high, 3)) == (0.569, 0.846)

@@ -167,7 +167,7 @@ def judged_kappa(
         deff = design["design_effect"]
         if design["queries"] >= 2:
             t_over_z = float(_t(1.0 - alpha / 2, design["queries"] - 1)) / z
-            effective = n / (deff if deff is not None else 1.0) / t_over_z**2
+            effective = n / max(1.0, deff if deff is not None else 1.0) / t_over_z**2  # kept at 1 (#40)
         per_query = per_query_kappas(people, judge, queries, labels=labels, weights=weights)
         population = f"queries drawn like these {design['queries']}"
     else:

@@ -147,7 +147,14 @@ def design_line(result: Mapping[str, Any]) -> str:
         parts.append(f"{design['people']} {'person' if design['people'] == 1 else 'people'}")
     if design.get("queries") is not None:
         deff = design.get("design_effect")
-        parts.append("design effect " + ("undefined (taken as 1)" if deff is None else f"{deff:.2f}"))
+        parts.append(
+            "design effect "
+            + (
+                "undefined (taken as 1)"
+                if deff is None
+                else f"{deff:.2f}" + (", kept at 1" if deff < 1 else "")
+            )
+        )
     text = (
         ", ".join(parts)
         + f"; for {result.get('population')}; read {result.get('read')} ({result.get('method')})"
