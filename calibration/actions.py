@@ -10,7 +10,7 @@ is written by the faces. A test holds this module's public functions equal to th
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -20,6 +20,7 @@ from annotation.formats import read_ranked
 from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.records import shared_text_keys
+from calibration.audit import Gate
 from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
 from calibration.metrics import Evaluation, Gain
 from calibration.policy.gate import (
@@ -48,8 +49,10 @@ from calibration.results import (
 )
 from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer
-from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
+from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, MIN_QUERIES, SAMPLE_SIZE
 from calibration.workflows import (
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
     Comparison,
     agree_files,
     audit_data,
@@ -181,21 +184,54 @@ def holes(
 
 
 def audit(
-    qrels: Qrels, run: Run | PathLike, k: int | None = None, min_grade: int | None = None, **options: Any
+    qrels: Qrels,
+    run: Run | PathLike,
+    k: int | None = None,
+    min_grade: int | None = None,
+    *,
+    fetch_run: Run | None = None,
+    fetch_depth: int | None = None,
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
+    truth: Qrels | None = None,
+    gates: Sequence[Gate] = (),
+    policy: Policy = DEFAULT_POLICY,
+    min_judged: float | None = None,
+    stage1_min: float | None = None,
+    missing: str = "drop",
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    text_keys: Mapping[str, str] | None = None,
+    same_text: Mapping[str, list[list[str]]] | None = None,
 ) -> AuditReport:
     """The denominators of one run at one cutoff (:func:`calibration.workflows.audit_data`): a
     :class:`Run`, or a run file read in pieces when it is grouped by query (read whole with
     ``text_keys``: comparing texts needs each query's ranking). The report's ``provenance`` says
     when golden.yaml's provenance pooled every label from this run (:func:`pooled_from_this_run`)."""
-    if options.get("text_keys") is not None and not isinstance(run, Run):
+    if text_keys is not None and not isinstance(run, Run):
         run = read_ranked(run)
     claim = pooled_from_this_run(qrels, run)
-    return audit_data(qrels, _readable(run), k, min_grade, provenance=claim, **options)
-
-
-def _names(inputs: dict[str, Any]) -> dict[str, str]:
-    """The run's and the judgments' names among a check's inputs, for the holes' report."""
-    return {key: str(inputs[key]) for key in ("run_name", "qrels_name") if key in inputs}
+    return audit_data(
+        qrels,
+        _readable(run),
+        k,
+        min_grade,
+        fetch_run=fetch_run,
+        fetch_depth=fetch_depth,
+        corpus_size=corpus_size,
+        corpus_ids=corpus_ids,
+        truth=truth,
+        gates=gates,
+        policy=policy,
+        min_judged=min_judged,
+        stage1_min=stage1_min,
+        missing=missing,
+        run_name=run_name,
+        qrels_name=qrels_name,
+        text_keys=text_keys,
+        same_text=same_text,
+        provenance=claim,
+    )
 
 
 def _readable(run: Run | PathLike) -> Run | Scorer:
@@ -219,7 +255,14 @@ def check(
     judge_name: str = "the judge",
     hole_sample: HoleSample | None = None,
     min_queries: int | None = None,
-    **inputs: Any,
+    fetch_run: Run | None = None,
+    fetch_depth: int | None = None,
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
+    missing: str = "drop",
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    text_keys: Mapping[str, str] | None = None,
 ) -> CheckReport:
     """The run held to the policy, reading the store by the one rule (:func:`calibration.policy.gate.check_store`:
     ``db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it exists; ``no_store``: none);
@@ -235,9 +278,19 @@ def check(
         policy = replace(policy, min_queries=min_queries)
     path = store_path or check_store(db, no_store=no_store)
     # the holes, and texts compared (text_keys), need all of it
-    needs_whole = judge is not None or inputs.get("text_keys") is not None
+    needs_whole = judge is not None or text_keys is not None
     whole = run if isinstance(run, Run) or not needs_whole else read_ranked(run)
-    inputs["provenance"] = pooled_from_this_run(qrels, whole)  # labels pooled from this run: said
+    names = {"run_name": run_name, "qrels_name": qrels_name}
+    inputs: dict[str, Any] = dict(
+        fetch_run=fetch_run,
+        fetch_depth=fetch_depth,
+        corpus_size=corpus_size,
+        corpus_ids=corpus_ids,
+        missing=missing,
+        text_keys=text_keys,
+        provenance=pooled_from_this_run(qrels, whole),  # labels pooled from this run: said
+        **names,
+    )
     if path is None:
         why = "no store: --no-store" if no_store else None
         report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)
@@ -252,7 +305,7 @@ def check(
             judge_name,
             hole_sample,
             min_queries=policy.min_queries,
-            **_names(inputs),
+            **names,
         )
     # start-up: the store (sqlite-utils, ~0.3 s), only for a check that reads one
     from annotation.store import Store
@@ -274,7 +327,7 @@ def check(
                 judge_name,
                 hole_sample,
                 min_queries=policy.min_queries,
-                **_names(inputs),
+                **names,
             )
         if record_as is not None:
             report["recorded"] = record_check(store, report, record_as, qrels, run_digest)
@@ -303,7 +356,10 @@ def compare(
     min_grade: int | None = None,
     *,
     judge: None = None,
-    **options: Any,
+    permutations: int = ...,
+    seed: int = ...,
+    names: tuple[str, str] = ...,
+    qrels_name: str = ...,
 ) -> Comparison: ...
 @overload
 def compare(
@@ -314,7 +370,14 @@ def compare(
     min_grade: int | None = None,
     *,
     judge: Qrels,
-    **options: Any,
+    names: tuple[str, str] = ...,
+    qrels_name: str = ...,
+    judge_name: str = ...,
+    hole_sample: HoleSample | None = ...,
+    gain: Gain = ...,
+    trusted: float | None = ...,
+    statistic: str | None = ...,
+    min_queries: int = ...,
 ) -> list[FilledComparison]: ...
 def compare(
     qrels: Qrels,
@@ -324,16 +387,35 @@ def compare(
     min_grade: int | None = None,
     *,
     judge: Qrels | None = None,
-    **options: Any,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
+    names: tuple[str, str] = ("run A", "run B"),
+    qrels_name: str = "the judgments",
+    judge_name: str = "the judge",
+    hole_sample: HoleSample | None = None,
+    gain: Gain = "linear",
+    trusted: float | None = None,
+    statistic: str | None = None,
+    min_queries: int = MIN_QUERIES,
 ) -> Comparison | list[FilledComparison]:
-    """Two runs on the same judgments (:func:`calibration.workflows.compare_runs`: permutations, seed,
-    names, qrels_name). With ``judge`` (a judge's grades): B - A with the holes filled, and with
-    ``hole_sample`` corrected with its interval (:func:`calibration.hole_files.compare_filled`:
-    names, qrels_name, judge_name, hole_sample, gain, trusted, statistic)."""
+    """Two runs on the same judgments (:func:`calibration.workflows.compare_runs`: a paired
+    randomization test of ``permutations`` sign flips seeded ``seed``). With ``judge`` (a judge's
+    grades): B - A with the holes filled, and with ``hole_sample`` corrected with its interval
+    (:func:`calibration.hole_files.compare_filled`; ``trusted`` and ``statistic``: the verdict's bar
+    and statistic, None: the default policy's)."""
     if judge is None:
-        return compare_runs(qrels, run_a, run_b, ks, min_grade, **options)
-    bar, stat = verdict_settings(DEFAULT_POLICY, options.pop("trusted", None), options.pop("statistic", None))
-    sample = options.pop("hole_sample", None)
+        return compare_runs(
+            qrels,
+            run_a,
+            run_b,
+            ks,
+            min_grade,
+            permutations=permutations,
+            seed=seed,
+            names=names,
+            qrels_name=qrels_name,
+        )
+    bar, stat = verdict_settings(DEFAULT_POLICY, trusted, statistic)
     return compare_filled(
         qrels,
         run_a,
@@ -341,10 +423,14 @@ def compare(
         cutoffs(ks),
         judge,
         min_grade=min_grade,
-        sample=sample,
+        sample=hole_sample,
         trusted=bar,
         statistic=stat,
-        **options,
+        names=names,
+        qrels_name=qrels_name,
+        judge_name=judge_name,
+        gain=gain,
+        min_queries=min_queries,
     )
 
 

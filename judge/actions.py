@@ -40,6 +40,7 @@ from judge.jobs import (
     stored_judges,
 )
 from judge.limits import MAX_REPLY_BYTES
+from judge.prompts import DEFAULT_SCHEMA, SchemaMode
 from judge.runner import Call, Progress
 
 if TYPE_CHECKING:  # scikit-learn, only when the offline judge runs
@@ -68,7 +69,7 @@ def _ask(
     calls: Sequence[Call],
     endpoint: Endpoint,
     *,
-    schema: str,
+    schema: SchemaMode,
     name: str | None,
     repeats: int,
     dry_run: bool,
@@ -109,7 +110,7 @@ def grade(
     *,
     holes: HoleSpec,
     endpoint: Endpoint | None = None,
-    schema: str = "json",
+    schema: SchemaMode = DEFAULT_SCHEMA,
     name: str | None = None,
     limit: int | None = None,
     seed: int = 0,
@@ -142,7 +143,7 @@ def grade(
     *,
     holes: None = None,
     endpoint: Endpoint,
-    schema: str = "json",
+    schema: SchemaMode = DEFAULT_SCHEMA,
     name: str | None = None,
     limit: int | None = None,
     dry_run: bool = False,
@@ -159,7 +160,7 @@ def grade(
     *,
     holes: HoleSpec | None = None,
     endpoint: Endpoint | None = None,
-    schema: str = "json",
+    schema: SchemaMode = DEFAULT_SCHEMA,
     name: str | None = None,
     limit: int | None = None,
     seed: int = 0,
@@ -219,7 +220,7 @@ def _grade(
     *,
     item_ids: list[int] | None,
     endpoint: Endpoint | None,
-    schema: str,
+    schema: SchemaMode,
     name: str | None,
     limit: int | None,
     seed: int,
@@ -257,7 +258,7 @@ def compare(
     store: Store,
     *,
     endpoint: Endpoint,
-    schema: str = "json",
+    schema: SchemaMode = DEFAULT_SCHEMA,
     name: str | None = None,
     limit: int | None = None,
     repeats: int = 1,

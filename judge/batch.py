@@ -51,7 +51,7 @@ from judge.batch_files import NOT_JSON, OverLimit, SentCalls, head_custom_id, pa
 from judge.client import CallResult, Endpoint, request_body
 from judge.jobs import Plan, register_judge, stored_judges
 from judge.limits import BATCH_HEAD_BYTES, MAX_REPEATS, MAX_REPLY_BYTES
-from judge.prompts import build_messages, redact, response_format
+from judge.prompts import SchemaMode, build_messages, redact, response_format
 from judge.runner import Call, call_row, call_seed, take_reply
 
 __all__ = [
@@ -164,13 +164,13 @@ def _fail(what: str, base_url: str, exc: Exception) -> BatchError:
     return BatchError(f"{redact(base_url)}: {what}: {detail}")
 
 
-def batch_lines(plan: Plan, endpoint: Endpoint, schema_mode: str) -> list[dict[str, Any]]:
+def batch_lines(plan: Plan, endpoint: Endpoint, schema_mode: SchemaMode) -> list[dict[str, Any]]:
     """One Batch API request per call left of ``plan``: the live call's id and body."""
     return _request_lines(plan, list(plan.todo()), endpoint, schema_mode)
 
 
 def _request_lines(
-    plan: Plan, calls: list[Call], endpoint: Endpoint, schema_mode: str
+    plan: Plan, calls: list[Call], endpoint: Endpoint, schema_mode: SchemaMode
 ) -> list[dict[str, Any]]:
     rubric = plan.settings["rubric"]
     fmt = response_format(rubric, schema_mode)
@@ -188,7 +188,7 @@ def _request_lines(
 
 
 def submit_batch(
-    store: Store, plan: Plan, endpoint: Endpoint, schema_mode: str, *, api_key: Any = _DEFAULT_KEY
+    store: Store, plan: Plan, endpoint: Endpoint, schema_mode: SchemaMode, *, api_key: Any = _DEFAULT_KEY
 ) -> Submitted:
     """Register the judge, upload the calls left as a batch file, create the batch and record
     the calls it asked in the store (what its collection may store); return at once with its id

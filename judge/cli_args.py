@@ -19,7 +19,7 @@ from judge.limits import (
     MAX_SECONDS,
     SEED32,
 )
-from judge.prompts import SCHEMA_MODES
+from judge.prompts import DEFAULT_SCHEMA, SCHEMA_MODES
 
 __all__ = ["DESCRIPTION", "build_parser", "bounded_int", "bounded_float"]
 
@@ -68,8 +68,8 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--schema",
         choices=SCHEMA_MODES,
-        default="json_schema",
-        help="how the JSON reply is requested: json_schema (default), json_object, or prompt only",
+        default=DEFAULT_SCHEMA,
+        help=f"how the JSON reply is requested: json_schema, json_object, or prompt only (default {DEFAULT_SCHEMA})",
     )
     p.add_argument(
         "--temperature",

@@ -24,7 +24,7 @@ from calibration.stats.position import summarize_pairs
 from judge.client import Endpoint, JudgeClient
 from judge.pairwise import pairwise_calls
 from judge.pointwise import pointwise_calls
-from judge.prompts import build_messages, fingerprint, judge_settings
+from judge.prompts import SchemaMode, build_messages, fingerprint, judge_settings
 from judge.runner import Call, Job, Progress, ResultWriter, run_job
 
 if TYPE_CHECKING:  # scikit-learn, only when the offline judge runs
@@ -184,7 +184,7 @@ def plan_llm(
     rubric: str,
     calls: list[Call],
     endpoint: Endpoint,
-    schema_mode: str,
+    schema_mode: SchemaMode,
     name: str | None = None,
     repeats: int = 1,
 ) -> Plan:
@@ -233,7 +233,7 @@ class LLMRun:
         db_path: str,
         plan: Plan,
         endpoint: Endpoint,
-        schema_mode: str,
+        schema_mode: SchemaMode,
         *,
         api_key: Any = _DEFAULT_KEY,
         on_progress: Callable[[Progress], None] | None = None,

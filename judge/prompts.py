@@ -28,7 +28,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from annotation.errors import DenominatorError
@@ -37,6 +37,8 @@ from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric, get_
 __all__ = [
     "PROMPT_VERSION",
     "SCHEMA_MODES",
+    "DEFAULT_SCHEMA",
+    "SchemaMode",
     "InvalidReply",
     "build_messages",
     "reply_schema",
@@ -48,7 +50,11 @@ __all__ = [
 ]
 
 PROMPT_VERSION = "v1"
-SCHEMA_MODES = ("json_schema", "json_object", "prompt")
+SchemaMode = Literal["json_schema", "json_object", "prompt"]
+"""How the JSON reply is asked for: a JSON schema where the endpoint supports it, a JSON object, or
+in the prompt only."""
+SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
+DEFAULT_SCHEMA: SchemaMode = "json_schema"  # the CLI's, the page's and the Python API's default
 WINNERS = ("A", "B", "tie", "both bad")  # stored as 0, 1, 2, 3: the PREFERENCE scale (0 = shown first)
 
 
@@ -139,7 +145,7 @@ def build_messages(rubric: Rubric | str, data: Mapping[str, Any]) -> list[dict[s
     ]
 
 
-def response_format(rubric: Rubric | str, schema_mode: str) -> dict[str, Any] | None:
+def response_format(rubric: Rubric | str, schema_mode: SchemaMode) -> dict[str, Any] | None:
     rubric = get_rubric(rubric) if isinstance(rubric, str) else rubric
     if schema_mode == "json_schema":
         return {
@@ -207,7 +213,7 @@ def judge_settings(
     endpoint: str,
     temperature: float = 0.0,
     seed: int | None = 0,
-    schema_mode: str = "json_schema",
+    schema_mode: SchemaMode = DEFAULT_SCHEMA,
 ) -> dict[str, Any]:
     """Everything the fingerprint is a hash of (and what ``judges.settings`` keeps)."""
     rubric = get_rubric(rubric) if isinstance(rubric, str) else rubric

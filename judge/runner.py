@@ -38,7 +38,7 @@ from typing import Any
 
 from annotation.store import Store, StoreBusy, StoreError
 from judge.client import CallFailed, CallResult, CallStopped, JudgeClient
-from judge.prompts import InvalidReply, build_messages, parse_reply, response_format
+from judge.prompts import InvalidReply, SchemaMode, build_messages, parse_reply, response_format
 
 __all__ = [
     "Call",
@@ -192,7 +192,7 @@ class Job:
         client: JudgeClient,
         rubric: str,
         fingerprint: str,
-        schema_mode: str,
+        schema_mode: SchemaMode,
         calls: Iterable[Call],
         writer: ResultWriter,
         reply_retries: int = 2,

@@ -29,7 +29,7 @@ from judge import actions, jobs
 from judge.actions import LLMResult
 from judge.client import Endpoint, EndpointRefused, Prices
 from judge.jobs import PairSummary
-from judge.prompts import SCHEMA_MODES
+from judge.prompts import SCHEMA_MODES, SchemaMode
 from judge.report import identity_text, judge_name, judge_rows, plan_text, progress_text, run_text
 from judge.runner import Progress
 
@@ -161,7 +161,7 @@ def _ask(
     store: Store,
     rubric: str,
     endpoint: Endpoint,
-    schema: str,
+    schema: SchemaMode,
     name: str | None,
     limit: int,
     *,

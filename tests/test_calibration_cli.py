@@ -155,7 +155,10 @@ def test_review_on_the_demo(demo_db, tmp_path, capsys) -> None:
         in out
     )
     assert "human-human kappa (the ceiling, unweighted): 0.889 (n = 20; no interval: 2 queries" in out
-    assert "design: 2 queries, 20 items, 2 people, design effect 0.89; for queries drawn like these 2" in out
+    assert (
+        "design: 2 queries, 20 items, 2 people, design effect 0.89, kept at 1; for queries drawn like these 2"
+        in out
+    )
     assert "20 of 20 items were chosen, not drawn at random" in out
     assert "verdict: uncalibrated (4 queries: a verdict needs 5): unweighted kappa 1.000 (n = 16;" in out
     # one doubly labelled item or none: the ceiling is undefined with its reason, never 0.000

@@ -739,6 +739,8 @@ def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
             demo_db,
             "--rule",
             "min_queries=4",
+            "--rule",
+            "kappa>=0.7",
             "--format",
             "json",
             expect=1,
@@ -746,9 +748,10 @@ def test_a_judge_that_disagrees_fails_kappa(capsys, demo_db):
     )
     kappa = next(r for r in report["rules"] if r["rule"] == "kappa")
     judge = next(j for j in kappa["judges"] if j["fingerprint"] == "fp-faith")
-    # the interval's upper end is below the bar: not trusted, shown
-    assert judge["verdict"] == "not trusted" and judge["ci"][1] < 0.6
-    assert judge["outcome"] == "failed" and "is not >= 0.6" in judge["reason"]
+    # the interval's upper end is below the bar: not trusted, shown (32 labels over 4 queries: the
+    # interval at t(3), about [-0.25, 0.61], reaches 0.6 since the design effect is kept at 1, #40)
+    assert judge["verdict"] == "not trusted" and judge["ci"][1] < 0.7
+    assert judge["outcome"] == "failed" and "is not >= 0.7" in judge["reason"]
     assert kappa["passed"] is False and "kappa" in [
         r["rule"] for r in report["rules"] if r["passed"] is False
     ]
