@@ -22,6 +22,7 @@ from annotation.options import default
 from annotation.records import shared_text_keys
 from calibration.audit import Gate
 from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
+from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cutoffs
 from calibration.metrics import Evaluation, Gain
 from calibration.policy.gate import (
     check_data,
@@ -38,6 +39,7 @@ from calibration.results import (
     AuditReport,
     CheckDiff,
     CheckReport,
+    Comparison,
     FilledComparison,
     FilledReport,
     HistoryRow,
@@ -51,13 +53,9 @@ from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer
 from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, MIN_QUERIES, SAMPLE_SIZE
 from calibration.workflows import (
-    DEFAULT_PERMUTATIONS,
-    DEFAULT_SEED,
-    Comparison,
     agree_files,
     audit_data,
     compare_runs,
-    cutoffs,
     evaluate_run,
     position_file,
     ppi_files,

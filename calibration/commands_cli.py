@@ -25,13 +25,7 @@ from calibration.hole_files import read_hole_sample, read_judge_labels
 from calibration.holes_cli import run_holes
 from calibration.holes_text import check_holes_text, compare_filled_text, filled_text
 from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
-from calibration.policy.gate import (
-    NoStore,
-    check_store,
-    file_digest,
-    load_policy,
-    verdict_settings,
-)
+from calibration.policy.gate import NoStore, check_store, file_digest, load_policy, verdict_settings
 from calibration.policy.rules import Policy
 from calibration.report import (
     agree_table,
@@ -48,8 +42,9 @@ from calibration.report import (
     ppi_text,
     review_text,
 )
+from calibration.results import POSITION_KEYS
 from calibration.stats.verdict import NOISY_GONE, sample_note
-from calibration.workflows import POSITION_KEYS, coverage_of, estimate_data
+from calibration.workflows import coverage_of, estimate_data
 
 
 def _verdict_settings(args: argparse.Namespace) -> Policy:

@@ -39,6 +39,7 @@ from annotation.golden import write_golden
 from annotation.hole_sample import HOLE_SAMPLE, HoleSample, read_hole_sample
 from annotation.model import Qrels, Run, SamplingDesign, Stratum
 from annotation.rubrics import RELEVANCE
+from calibration.errors import InvalidInput
 from calibration.holes import (
     Corrected,
     HoleScores,
@@ -48,6 +49,7 @@ from calibration.holes import (
     sample_queries,
     score_with_holes,
 )
+from calibration.inputs import min_grade_of
 from calibration.metrics import Gain
 from calibration.results import (
     CheckReport,
@@ -63,7 +65,6 @@ from calibration.results import (
     JudgeAgreement,
 )
 from calibration.stats.verdict import MIN_QUERIES
-from calibration.workflows import InvalidInput, min_grade_of
 
 if TYPE_CHECKING:
     from calibration.stats.kappa import Weights

@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 
 from annotation.formats import read_csv_rows
 from annotation.store import Store
+from calibration.errors import InvalidInput
 from calibration.review import (
     RUBRIC_KIND,
     SCALES,
@@ -29,7 +30,6 @@ from calibration.review import (
 )
 from calibration.stats.kappa import InvalidRatings
 from calibration.stats.plan import Plan, plan
-from calibration.workflows import InvalidInput
 
 __all__ = ["PilotPairs", "PlanEntry", "pilot_from_file", "pilot_from_store", "plan_pilots"]
 

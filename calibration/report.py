@@ -32,8 +32,7 @@ from calibration.results import (
 )
 
 if TYPE_CHECKING:  # types only: the renderings never run a workflow
-    from calibration.results import KappaSequence
-    from calibration.workflows import Comparison, PositionFigure
+    from calibration.results import Comparison, KappaSequence, PositionFigure
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
 

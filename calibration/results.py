@@ -8,7 +8,8 @@ agreement, position bias, PPI, the weekly review.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict, final
+from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict, final, get_args
 
 
 class AuditQuery(TypedDict):  # one query of the audit at cutoff k
@@ -763,3 +764,29 @@ class KappaSequence(TypedDict):
     verdict: str  # the verdict then, else the last look's (undecided, undefined), "undecided" with no look
     more_labels: int | None  # undecided: about how many more labels would decide it
     kappa_ci: NotRequired[str]  # agree --sequential: which interval the pair's kappa_ci is
+
+
+@dataclass
+class Comparison:
+    """Two runs on the same judgments: per measure the paired test, per query B - A."""
+
+    min_grade: int
+    ks: list[int]
+    permutations: int
+    seed: int
+    measures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    queries: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # e.g. too few queries to compare systems
+
+
+# the headline figures of a position report, in the order they are printed (the rest: its counts)
+PositionFigure = Literal[
+    "n_pairs",
+    "position_consistency",
+    "primacy_rate",
+    "recency_rate",
+    "preference_fairness",
+    "repetition_stability",
+    "mean_preference_A",
+]
+POSITION_KEYS: tuple[PositionFigure, ...] = get_args(PositionFigure)

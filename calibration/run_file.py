@@ -16,17 +16,11 @@ import pyarrow.compute as pc
 from annotation.columnar import NotStreamable, lean_pieces
 from annotation.formats import read_ranked
 from annotation.model import Qrels, as_numpy
+from calibration.errors import InvalidInput
+from calibration.inputs import ENGINE_THREADS, PathLike, cutoffs, min_grade_of, refuse_nothing_evaluated
 from calibration.metrics import Evaluation, evaluate
 from calibration.metrics_grouped import NotGrouped, evaluate_grouped
 from calibration.scorer import run_depth
-from calibration.workflows import (
-    ENGINE_THREADS,
-    InvalidInput,
-    PathLike,
-    cutoffs,
-    min_grade_of,
-    refuse_nothing_evaluated,
-)
 
 __all__ = ["FileScorer", "evaluate_run_file", "file_scorer", "RUN_COLUMNS"]
 

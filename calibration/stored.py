@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from annotation.model import Qrels, Run
 from annotation.store import AGGREGATES
-from calibration.workflows import InvalidInput, NothingToEvaluate
+from calibration.errors import InvalidInput, NothingToEvaluate
 
 if TYPE_CHECKING:
     from annotation.store import Store

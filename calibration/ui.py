@@ -33,7 +33,9 @@ from calibration.audit import (
     recall_ceiling,
 )
 from calibration.check_ui import render_check, render_history
+from calibration.errors import NothingToEvaluate
 from calibration.holes_ui import render_holes
+from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, min_grade_of
 from calibration.metrics import Evaluation, InvalidMeasure
 from calibration.metrics_data_ui import (
     EXAMPLE_DIR,
@@ -52,13 +54,7 @@ from calibration.policy.gate import load_policy
 from calibration.policy.rules import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.results import AuditReport
-from calibration.workflows import (
-    DEFAULT_PERMUTATIONS,
-    DEFAULT_SEED,
-    NothingToEvaluate,
-    estimate_data,
-    min_grade_of,
-)
+from calibration.workflows import estimate_data
 
 __all__ = ["render_metrics_page", "EXAMPLE_DIR", "OWN_FILES", "STORE", "WORKED_EXAMPLE", "recall_chart"]
 
@@ -71,7 +67,7 @@ CHECK_QUERIES = 500  # above this many queries the policy check (its per-query t
 @dataclass(frozen=True)
 class Settings:
     k: int
-    min_grade: int | None  # None: the label file's own min_grade, else 1 (calibration.workflows.min_grade_of)
+    min_grade: int | None  # None: the label file's own min_grade, else 1 (calibration.inputs.min_grade_of)
     fetch_depth: int | None  # None: the run's own depth when deeper than k (calibration.workflows.stage1_of)
     source: str
 

@@ -2,36 +2,38 @@
 
 The CLI (``python -m calibration``) and the Metrics page call these and only
 render what they return, so the two can never answer the same question
-differently. The defaults live here, once:
+differently. The defaults of k, the relevance threshold and the randomization
+test live in :mod:`calibration.inputs`, once; here:
 
-- ``k``: :data:`DEFAULT_K` (10) when none is given, on the page as in the CLI;
-- the relevance threshold: :func:`min_grade_of`: the one given, else the
-  label file's own ``min_grade`` (golden.yaml), else :data:`DEFAULT_MIN_GRADE` (1);
-- the randomization test of a comparison: :data:`DEFAULT_PERMUTATIONS` sign
-  flips, seed :data:`DEFAULT_SEED`;
 - the agreement verdict's bar and statistic: :data:`TRUSTED`, :data:`DEFAULT_STATISTIC`
   (``calibration.stats.agreement``).
 
-Errors are named: :class:`NothingToEvaluate` when no query of a run is in the
-judgments, the readers' :class:`~annotation.model.FormatError` family for bad
+Errors are named (:mod:`calibration.errors`): :class:`NothingToEvaluate` when no query of a run
+is in the judgments, the readers' :class:`~annotation.model.FormatError` family for bad
 files, :class:`InvalidInput` for inputs the pure modules refuse.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
-from annotation.errors import DenominatorError
 from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import Qrels, Run
-from annotation.options import default
-from annotation.rubrics import DEFAULT_MIN_GRADE
 from calibration.audit import Gate, InvalidAudit, audit_run, corpus_size_of, label_coverage, same_text_pairs
+from calibration.errors import InvalidInput, NothingToEvaluate
 from calibration.estimate.audit import estimate_run
+from calibration.inputs import (
+    DEFAULT_K,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    ENGINE_THREADS,
+    PathLike,
+    cutoffs,
+    min_grade_of,
+    refuse_nothing_evaluated,
+)
 from calibration.label_rows import long_labels
 from calibration.metrics import Evaluation, Gain, evaluate
 from calibration.policy.rules import (
@@ -41,51 +43,19 @@ from calibration.policy.rules import (
     Policy,
     few_queries_note,
 )
-from calibration.results import AgreementReport, AuditReport, PositionReport, PPIReport
+from calibration.results import (
+    AgreementReport,
+    AuditReport,
+    Comparison,
+    PositionReport,
+    PPIReport,
+)
 from calibration.scorer import Scorer
 from calibration.stats.position import position_bias
 from calibration.stats.verdict import MIN_QUERIES as VERDICT_QUERIES
 from calibration.unjudged import tops, unjudged_share
 
-# from the one options table (annotation.options), which the argparse options and the pages read
-DEFAULT_K: int = default("k")
-DEFAULT_PERMUTATIONS: int = default("permutations")
-DEFAULT_SEED: int = default("compare_seed")
-# The engine hashes document ids in two threads while it sorts (calibration.metrics.evaluate);
-# the workflow owns them, the pure module only uses what it is handed.
-ENGINE_THREADS = 2
-
-PathLike = str | os.PathLike
 _NO_BAR = Bar(">=", float("-inf"))
-
-
-class NothingToEvaluate(DenominatorError, ValueError):
-    """No query of the run is in the judgments: there is nothing to score."""
-
-    @classmethod
-    def no_shared_query(
-        cls, run_name: str, qrels_name: str, action: str, note: str = ""
-    ) -> NothingToEvaluate:
-        """The one message of a run that shares no query with the judgments."""
-        return cls(f"no query of {run_name} is in {qrels_name}: nothing to {action}{note}")
-
-
-class InvalidInput(DenominatorError, ValueError):
-    """An input a computation refuses (too few items, a label off the scale), said in one line
-    that names the file."""
-
-
-def min_grade_of(qrels: Qrels, given: int | None = None) -> int:
-    """The relevance threshold: ``given``, else the label file's ``min_grade``, else 1."""
-    if given is not None:
-        return given
-    return int(qrels.meta.get("min_grade", DEFAULT_MIN_GRADE))
-
-
-def cutoffs(ks: Sequence[int] | None) -> list[int]:
-    """The cutoffs asked for, else ``[DEFAULT_K]``."""
-    return list(ks) if ks else [DEFAULT_K]
-
 
 # ---------------------------------------------------------------- metrics
 
@@ -117,16 +87,6 @@ def evaluate_run(
         )
     refuse_nothing_evaluated(result, run_name, qrels_name, action)
     return result
-
-
-def refuse_nothing_evaluated(
-    result: Evaluation, run_name: str, qrels_name: str, action: str = "evaluate"
-) -> None:
-    """:class:`NothingToEvaluate` when the run shares no query with the judgments (trec_eval
-    too: "No queries with both results and relevance info"), saying what could not be done."""
-    if not result.evaluated.any():
-        note = f" (run has {result.not_in_qrels} queries without judgments)" if action == "evaluate" else ""
-        raise NothingToEvaluate.no_shared_query(run_name, qrels_name, action, note)
 
 
 def coverage_of(
@@ -260,19 +220,6 @@ def estimate_data(
 # ---------------------------------------------------------------- compare
 
 
-@dataclass
-class Comparison:
-    """Two runs on the same judgments: per measure the paired test, per query B - A."""
-
-    min_grade: int
-    ks: list[int]
-    permutations: int
-    seed: int
-    measures: dict[str, dict[str, Any]] = field(default_factory=dict)
-    queries: dict[str, dict[str, float | None]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # e.g. too few queries to compare systems
-
-
 def compare_runs(
     qrels: Qrels,
     run_a: Run,
@@ -377,19 +324,6 @@ def agree_files(
         )
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
-
-
-# the headline figures of a position report, in the order they are printed (the rest: its counts)
-PositionFigure = Literal[
-    "n_pairs",
-    "position_consistency",
-    "primacy_rate",
-    "recency_rate",
-    "preference_fairness",
-    "repetition_stability",
-    "mean_preference_A",
-]
-POSITION_KEYS: tuple[PositionFigure, ...] = get_args(PositionFigure)
 
 
 def position_file(path: PathLike) -> PositionReport:

@@ -40,8 +40,9 @@ from judge.jobs import (
     stored_judges,
 )
 from judge.limits import MAX_REPLY_BYTES
+from judge.progress import Progress
 from judge.prompts import DEFAULT_SCHEMA, SchemaMode
-from judge.runner import Call, Progress
+from judge.runner import Call
 
 if TYPE_CHECKING:  # scikit-learn, only when the offline judge runs
     from judge.lexical import CrossValidation

@@ -23,7 +23,7 @@ server, a LiteLLM proxy) through the ``openai`` async client.
 - Every call reports the model the endpoint says it served (the reply's ``model``, which
   can differ from the one asked for when the name is an alias) and its
   ``system_fingerprint`` when sent: a judge's drift shows in the labels.
-- Every call reports its token usage and latency; :class:`Prices` turns
+- Every call reports its token usage and latency; :class:`judge.prices.Prices` turns
   tokens into a cost when the model's price is known, and says "unknown"
   otherwise (never a made-up 0).
 """
@@ -37,7 +37,7 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, cast
 
@@ -45,7 +45,6 @@ import httpx2
 import openai
 
 from annotation.errors import DenominatorError
-from annotation.values import read_small_file
 from judge.limits import MAX_REPLY_BYTES, MAX_RETRY_AFTER
 from judge.prompts import redact
 
@@ -56,8 +55,6 @@ __all__ = [
     "CallFailed",
     "CallStopped",
     "EndpointRefused",
-    "InvalidPrices",
-    "Prices",
     "request_body",
 ]
 
@@ -128,10 +125,6 @@ class EndpointRefused(DenominatorError):
     """The endpoint refuses every call of this kind (bad key, model, URL or request)."""
 
 
-class InvalidPrices(DenominatorError, ValueError):
-    """A price table that is not ``{"model": {"input": $/1M, "output": $/1M}}``."""
-
-
 @dataclass(frozen=True)
 class Endpoint:
     base_url: str
@@ -162,61 +155,6 @@ class CallResult:
     attempts: int
     served_model: str | None = None  # the reply's ``model``: what the endpoint says it served
     system_fingerprint: str | None = None  # the reply's ``system_fingerprint``, when sent
-
-
-@dataclass
-class Prices:
-    """US dollars per million tokens, per model: ``{"model": {"input": 0.15, "output": 0.6}}``, and
-    optionally the Batch API's price, ``"batch_input"`` and ``"batch_output"`` (both or neither)."""
-
-    table: dict[str, dict[str, float]] = field(default_factory=dict)
-
-    @staticmethod
-    def load(path: str | os.PathLike | None) -> Prices:
-        if not path:
-            return Prices()
-        try:
-            data = json.loads(read_small_file(path, "the price table").decode("utf-8"))  # bounded (#38)
-        except (OSError, ValueError) as exc:  # not JSON, not UTF-8
-            raise InvalidPrices(f"{path}: not a JSON price table ({exc})") from None
-        table = {}
-        for model, price in data.items() if isinstance(data, dict) else []:
-            if not (isinstance(price, dict) and {"input", "output"} <= set(price)):
-                raise InvalidPrices(
-                    f'{path}: {model!r}: expected {{"input": $/1M tokens, "output": $/1M tokens}}'
-                )
-            if ("batch_input" in price) != ("batch_output" in price):
-                raise InvalidPrices(
-                    f'{path}: {model!r}: a batch price needs both "batch_input" and "batch_output"'
-                )
-            keys = [k for k in ("input", "output", "batch_input", "batch_output") if k in price]
-            try:
-                table[model] = {k: float(price[k]) for k in keys}
-            except (TypeError, ValueError):
-                raise InvalidPrices(
-                    f"{path}: {model!r}: prices must be numbers (dollars per million tokens)"
-                ) from None
-        return Prices(table)
-
-    def cost(self, model: str, tokens_in: int, tokens_out: int, batch: bool = False) -> float | None:
-        """The cost in dollars (None: no price for ``model``); ``batch``: at the batch price
-        when the table has one, else at the live price."""
-        price = self.table.get(model)
-        if price is None:
-            return None
-        kind = "batch_" if batch and "batch_input" in price else ""
-        return (tokens_in * price[kind + "input"] + tokens_out * price[kind + "output"]) / 1e6
-
-    def describe(self, model: str, tokens_in: int, tokens_out: int, batch: bool = False) -> str:
-        """``$0.0123``, ``$0.0061 at the batch price``, or ``cost unknown (...)``: never a made-up 0."""
-        cost = self.cost(model, tokens_in, tokens_out, batch)
-        if cost is None:
-            return f"cost unknown (no price for {model!r}; give --prices FILE)"
-        if not batch:
-            return f"${cost:.4f}"
-        if "batch_input" in self.table[model]:
-            return f"${cost:.4f} at the batch price"
-        return f"${cost:.4f} at the live price (no batch price for {model!r} in the price table)"
 
 
 def request_body(

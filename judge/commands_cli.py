@@ -25,7 +25,7 @@ from annotation.values import BadValue, endpoint_url
 from judge import actions
 from judge.actions import LLMResult, NothingToJudge
 from judge.batch import Submitted, refused_text
-from judge.client import Endpoint, EndpointRefused, Prices
+from judge.client import Endpoint, EndpointRefused
 from judge.holes import HoleItems, HoleSpec
 from judge.jobs import (
     LLMRun,
@@ -38,6 +38,8 @@ from judge.jobs import (
     pair_summary_text,
 )
 from judge.limits import INT64, SEED32
+from judge.prices import Prices
+from judge.progress import Progress
 from judge.report import (
     holes_text,
     judge_name,
@@ -47,7 +49,7 @@ from judge.report import (
     plan_text,
     run_text,
 )
-from judge.runner import STOP_GRACE, Progress
+from judge.runner import STOP_GRACE
 
 
 class ProgressLine:

@@ -24,8 +24,9 @@ from calibration.stats.position import summarize_pairs
 from judge.client import Endpoint, JudgeClient
 from judge.pairwise import pairwise_calls
 from judge.pointwise import pointwise_calls
+from judge.progress import Progress
 from judge.prompts import SchemaMode, build_messages, fingerprint, judge_settings
-from judge.runner import Call, Job, Progress, ResultWriter, run_job
+from judge.runner import Call, Job, ResultWriter, run_job
 
 if TYPE_CHECKING:  # scikit-learn, only when the offline judge runs
     from judge.lexical import CrossValidation

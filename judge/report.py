@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any, TypedDict, cast
 
 from calibration.review_report import version_label
-from judge.client import Prices
 from judge.holes import HoleItems
 from judge.jobs import JudgeIdentity, OfflineReport, Plan, StoredJudge, agreement_line
-from judge.runner import Progress
+from judge.prices import Prices
+from judge.progress import Progress
 
 
 def identity_text(identity: JudgeIdentity) -> str:

@@ -33,11 +33,12 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from annotation.store import Store, StoreBusy, StoreError
 from judge.client import CallFailed, CallResult, CallStopped, JudgeClient
+from judge.progress import Progress
 from judge.prompts import InvalidReply, SchemaMode, build_messages, parse_reply, response_format
 
 __all__ = [
@@ -78,31 +79,6 @@ class Call:
 
     def call_id(self, fingerprint: str) -> str:
         return f"{fingerprint[:16]}/{self.item_id}/{self.ab_order or '-'}/{self.repeat}"
-
-
-@dataclass
-class Progress:
-    total: int = 0  # calls this run will make
-    skipped: int = 0  # already done by an earlier run
-    done: int = 0
-    errors: int = 0
-    retries: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    unanswered: int = 0  # stored as not answered: the run was stopped with them in flight
-    lock_delayed: int = 0  # answers that waited for the store's write lock (another process held it)
-    lock_seconds: float = 0.0  # the longest such wait
-    started: float = field(default_factory=time.monotonic)
-    stopped: bool = False
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    def eta(self) -> float | None:
-        if not self.done:
-            return None
-        return self.elapsed / self.done * (self.total - self.done)
 
 
 class ResultWriter:

@@ -27,11 +27,12 @@ from annotation.store import Store, StoreError, default_judge_name
 from calibration.readings import reading_of
 from judge import actions, jobs
 from judge.actions import LLMResult
-from judge.client import Endpoint, EndpointRefused, Prices
+from judge.client import Endpoint, EndpointRefused
 from judge.jobs import PairSummary
+from judge.prices import Prices
+from judge.progress import Progress
 from judge.prompts import SCHEMA_MODES, SchemaMode
 from judge.report import identity_text, judge_name, judge_rows, plan_text, progress_text, run_text
-from judge.runner import Progress
 
 KEY = "judge:"
 OFFLINE = "offline (lexical, no network)"

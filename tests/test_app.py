@@ -6,7 +6,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from annotation.render import plain
-from calibration.workflows import DEFAULT_K
+from calibration.inputs import DEFAULT_K
 from tests.conftest import EXAMPLE, app_test, page_text
 
 

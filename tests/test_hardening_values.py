@@ -509,7 +509,7 @@ def test_small_files_refuse_fifos_devices_and_size_without_reading(tmp_path) -> 
 def test_a_price_table_that_is_a_fifo_or_not_utf8_is_named(tmp_path) -> None:
     """judge's Prices.load (every --prices): the reader is bounded too, not only the flag."""
     from annotation.values import BadValue
-    from judge.client import InvalidPrices, Prices
+    from judge.prices import InvalidPrices, Prices
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

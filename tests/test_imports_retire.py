@@ -27,9 +27,10 @@ from annotation.exchange import ImportSources, WrongSlot, import_files
 from annotation.exports import export_csv, export_qrels, export_trec
 from annotation.formats import read_judgments
 from annotation.store import Store, StoreError, UnknownImport, postgres
+from calibration.errors import InvalidInput
 from calibration.review import review
 from calibration.stored import stored_data, stored_label_sets, stored_qrels, stored_runs
-from calibration.workflows import InvalidInput, evaluate_run
+from calibration.workflows import evaluate_run
 from tests.conftest import cli, integrity_errors
 
 WEEK = "2026-W49"

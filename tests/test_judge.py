@@ -10,9 +10,10 @@ import pytest
 
 from annotation.store import Store
 from judge.__main__ import main
-from judge.client import Endpoint, EndpointRefused, JudgeClient, Prices
+from judge.client import Endpoint, EndpointRefused, JudgeClient
 from judge.pairwise import pairwise_calls, summarize_pairs
 from judge.pointwise import pointwise_calls
+from judge.prices import Prices
 from judge.prompts import (
     InvalidReply,
     build_messages,

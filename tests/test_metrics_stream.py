@@ -10,10 +10,10 @@ import pytest
 
 from annotation.columnar import NotStreamable, lean_pieces
 from annotation.formats import read_qrels, read_run
+from calibration.errors import InvalidInput
 from calibration.metrics import evaluate, evaluate_query
 from calibration.metrics_grouped import NotGrouped, evaluate_grouped
 from calibration.run_file import evaluate_run_file
-from calibration.workflows import InvalidInput
 
 RUN_COLUMNS = ["q", "q0", "d", "r", "s", "t"]
 

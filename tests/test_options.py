@@ -48,8 +48,8 @@ def test_every_command_reads_its_default_from_the_table(name, where) -> None:
 
 
 def test_the_constants_below_the_faces_are_the_tables() -> None:
+    from calibration.inputs import DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
     from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, SAMPLE_SIZE
-    from calibration.workflows import DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED
 
     assert (DEFAULT_K, DEFAULT_PERMUTATIONS, DEFAULT_SEED) == (10, 10_000, 0)
     assert (MIN_LABELS, SAMPLE_SIZE, DEFAULT_OVERLAP) == (30, 60, 1.0)

@@ -16,10 +16,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from annotation.render import plain
+from annotation.rubrics import DEFAULT_MIN_GRADE
 from calibration.__main__ import main as calibration_main
+from calibration.inputs import DEFAULT_K
 from calibration.review import current_week
 from calibration.stats.agreement import cohen
-from calibration.workflows import DEFAULT_K, DEFAULT_MIN_GRADE
 from judge.jobs import grade_offline
 from tests.conftest import APP, EXAMPLE, cli, page_test
 

@@ -10,8 +10,8 @@ from fractions import Fraction
 
 import pytest
 
+from calibration.results import POSITION_KEYS
 from calibration.stats.position import from_slots, position_bias
-from calibration.workflows import POSITION_KEYS
 from judge.pairwise import summarize_pairs
 from tests.conftest import shared_dir
 

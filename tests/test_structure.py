@@ -117,6 +117,8 @@ LONG_MODULES: dict[str, str] = {
     "calibration/results.py": "every shape the faces read, one TypedDict each, so one file answers what a "
     "result holds",
     "annotation/store/browse.py": "the admin's reads: every label side by side, one item's history, adjudication",
+    "calibration/actions.py": "one public function per command, every option a typed keyword (#41): what "
+    "the CLI and the pages call, in one place",
     "calibration/hole_files.py": "the holes' workflows over files: find, sample and record them, score a run "
     "or two with a judge's grades on them, and the corrected figure, over one sample format",
 }
@@ -209,6 +211,33 @@ def test_packages_point_one_way() -> None:
             top = module.split(".")[0]
             if top in PACKAGES + ("app", "denominator") and top not in allowed[package]:
                 bad.append(f"{rel(path)}:{line}: {package} imports {module}")
+    assert not bad, "\n".join(bad)
+
+
+# the modules that read files or the store and those that say a result in words: none of them
+# reaches up to a workflow, an action, the judge's client or its runner (#41)
+READERS_AND_RENDERERS = (
+    "calibration/run_file.py",
+    "calibration/stored.py",
+    "calibration/report.py",
+    "calibration/review_report.py",
+    "calibration/holes_text.py",
+    "calibration/policy/check_text.py",
+    "calibration/policy/findings.py",
+    "calibration/policy/finding_words.py",
+    "calibration/policy/history.py",
+    "judge/report.py",
+)
+ABOVE_THEM = ("calibration.workflows", "calibration.actions", "judge.client", "judge.runner", "judge.actions")
+
+
+def test_no_reader_or_renderer_imports_a_workflow_or_the_client() -> None:
+    bad = [
+        f"{path}:{line}: imports {module}"
+        for path in READERS_AND_RENDERERS
+        for line, module, _names, _inner in imports(ROOT / path)
+        if any(is_within(module, above) for above in ABOVE_THEM)
+    ]
     assert not bad, "\n".join(bad)
 
 

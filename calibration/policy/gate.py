@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from annotation.model import FormatError, Qrels, Run
 from annotation.plain_yaml import read_plain_yaml
+from calibration.errors import InvalidInput
+from calibration.inputs import DEFAULT_K, ENGINE_THREADS, PathLike, refuse_nothing_evaluated
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.history import (
     HISTORY_FIGURES,
@@ -43,15 +45,7 @@ from calibration.results import (
 )
 from calibration.scorer import Scorer, run_scorer, scored_once
 from calibration.stats.verdict import TRUSTED
-from calibration.workflows import (
-    DEFAULT_K,
-    ENGINE_THREADS,
-    InvalidInput,
-    PathLike,
-    audit_data,
-    refuse_nothing_evaluated,
-    same_text_of,
-)
+from calibration.workflows import audit_data, same_text_of
 
 __all__ = [
     "HISTORY_FIGURES",

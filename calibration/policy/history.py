@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from annotation.model import Qrels
+from calibration.errors import InvalidInput
+from calibration.inputs import PathLike
 from calibration.results import (
     CheckDiff,
     CheckReport,
@@ -19,7 +21,6 @@ from calibration.results import (
     HistoryRow,
     QueryChange,
 )
-from calibration.workflows import InvalidInput, PathLike
 
 if TYPE_CHECKING:
     from annotation.store import Store
