@@ -1,9 +1,9 @@
 """A package's public names, imported when first used (PEP 562).
 
-``calibration.stats`` and ``calibration.policy`` name their public API in their ``__init__``, but
-the light entries (``--help``, the option parsers) import one small module of each (the verdict's
-defaults, the policy's bars); an ``__init__`` that imported every module would load numpy and scipy
-for them. So the ``__init__`` lists where each name lives and imports it on first use; the same
+``calibration.estimate`` names its public API in its ``__init__``, but the light entries (``--help``,
+the option parsers) import one small module of it; an ``__init__`` that imported every module would
+load numpy and scipy for them. (``calibration.stats`` and ``calibration.policy`` had such an API too,
+imported nowhere: their ``__init__`` is now a docstring index, #41.) So the ``__init__`` lists where each name lives and imports it on first use; the same
 names are imported under ``TYPE_CHECKING`` for readers and the type checker (a structure test holds
 the two lists equal).
 """

@@ -21,10 +21,7 @@ from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.records import shared_text_keys
 from calibration.audit import Gate
-from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
-from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cutoffs
-from calibration.metrics import Evaluation, Gain
-from calibration.policy.gate import (
+from calibration.gate import (
     check_data,
     check_store,
     diff_checks,
@@ -32,6 +29,9 @@ from calibration.policy.gate import (
     record_check,
     verdict_settings,
 )
+from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
+from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cutoffs
+from calibration.metrics import Evaluation, Gain
 from calibration.policy.rules import DEFAULT_POLICY, Policy
 from calibration.provenance import pooled_from_this_run
 from calibration.results import (
@@ -262,7 +262,7 @@ def check(
     qrels_name: str = "the judgments",
     text_keys: Mapping[str, str] | None = None,
 ) -> CheckReport:
-    """The run held to the policy, reading the store by the one rule (:func:`calibration.policy.gate.check_store`:
+    """The run held to the policy, reading the store by the one rule (:func:`calibration.gate.check_store`:
     ``db``, else ``$DENOMINATOR_DB``, else ``./denominator.db`` when it exists; ``no_store``: none);
     ``store_path``: a store the face has just created (``check --record`` on a missing file).
     ``record_as``: keep the report in that store under this run name (its id in ``recorded``).
@@ -444,7 +444,7 @@ def agree(
     rubric: str | None = None,
 ) -> AgreementReport:
     """Agreement between every pair of raters, the verdict's bar and statistic resolved once
-    (:func:`calibration.policy.gate.verdict_settings`); ``sequential``: the file order is the
+    (:func:`calibration.gate.verdict_settings`); ``sequential``: the file order is the
     labelling order and each verdict is the confidence sequence's (issue #39). ``min_queries``: the
     queries a verdict needs where the labels carry one (None: the policy's); ``rubric``: the rubric
     read from an annotation export holding several."""

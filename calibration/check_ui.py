@@ -24,6 +24,7 @@ from annotation.model import Qrels, Run
 from annotation.render import md, md_list, num, signed
 from annotation.store import Store, StoreError, database_exists
 from calibration import actions
+from calibration.gate import check_store, load_policy, record_check
 from calibration.policy.check_text import (
     FIGURE_HEADER,
     figure_rows,
@@ -36,7 +37,6 @@ from calibration.policy.check_text import (
     rule_status,
     unreadable_lines,
 )
-from calibration.policy.gate import check_store, load_policy, record_check
 from calibration.policy.history import settings_lines
 from calibration.policy.rules import InvalidPolicy, Policy
 from calibration.results import HistoryEntry

@@ -72,7 +72,7 @@ def add_judge_label_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_verdict_options(parser: argparse.ArgumentParser) -> None:
-    """``--trusted K`` and ``--statistic`` (left out: the policy's, :func:`calibration.policy.gate.verdict_settings`),
+    """``--trusted K`` and ``--statistic`` (left out: the policy's, :func:`calibration.gate.verdict_settings`),
     ``--policy FILE``, and ``--noisy``, kept only to be refused in one line."""
     add_option(parser, "trusted")
     add_option(parser, "statistic")

@@ -25,7 +25,7 @@ from annotation.render import md
 from annotation.shipped import WORKED_EXAMPLE as WORKED_EXAMPLE_DIR
 from annotation.store import Store, database_exists
 from annotation.textio import upload_file_name
-from calibration.policy.gate import file_digest
+from calibration.gate import file_digest
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
 
 EXAMPLE_DIR = WORKED_EXAMPLE_DIR  # shipped in the package (annotation.shipped)

@@ -7,8 +7,8 @@ import argparse
 from annotation.cli_base import UsageError, open_store
 from calibration import actions
 from calibration.cli_args import check_verdict_options
+from calibration.gate import load_policy, verdict_settings
 from calibration.planning import PlanEntry
-from calibration.policy.gate import load_policy, verdict_settings
 from calibration.report import dumps
 from calibration.stats.plan import Pilot, parse_designs
 from calibration.stats.verdict import NOISY_GONE

@@ -23,7 +23,7 @@ def current_readings(store: Store) -> dict[str, Any]:
     verdict. The policy file is the default one (./denominator.yaml when present, else the
     defaults); a policy that does not parse falls back to the defaults."""
     # start-up: the review's statistics (scipy, ~0.7 s), only where a judge's reading is shown
-    from calibration.policy.gate import load_policy, verdict_settings
+    from calibration.gate import load_policy, verdict_settings
     from calibration.policy.rules import DEFAULT_POLICY
     from calibration.review import review
 

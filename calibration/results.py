@@ -233,7 +233,7 @@ class CheckRow(TypedDict):  # a recorded check as the store lists it (annotation
     created_at: str
 
 
-# one recorded check in calibration.policy.gate.history_data (python -m calibration history --format json)
+# one recorded check in calibration.gate.history_data (python -m calibration history --format json)
 @final
 class HistoryEntry(CheckRow):
     labels_changed: bool  # its label hash differs from the previous report of the same name
@@ -243,7 +243,7 @@ class HistoryEntry(CheckRow):
     queries_held: int
     n_queries: int
     missing_from_run: int
-    means: dict[str, float | None]  # calibration.policy.gate.HISTORY_FIGURES
+    means: dict[str, float | None]  # calibration.gate.HISTORY_FIGURES
     failed: list[str]  # the rules it failed
     bars: dict[str, str | None]  # the policy's bars it was held to
 
@@ -276,7 +276,7 @@ class QueryChange(TypedDict):  # one query held by both checks of a diff
     findings_lost: list[str]
 
 
-# two recorded checks per query (calibration.policy.gate.diff_checks, python -m calibration history --diff)
+# two recorded checks per query (calibration.gate.diff_checks, python -m calibration history --diff)
 class CheckDiff(TypedDict):
     first: CheckRow
     second: CheckRow

@@ -21,8 +21,8 @@ from annotation.options import option
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration import actions
+from calibration.gate import load_policy
 from calibration.plan_ui import render_plan
-from calibration.policy.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
 from calibration.review import RUBRIC_KIND, current_week, draw_sample, sample_progress
 from calibration.review_report import (

@@ -34,6 +34,7 @@ from calibration.audit import (
 )
 from calibration.check_ui import render_check, render_history
 from calibration.errors import NothingToEvaluate
+from calibration.gate import load_policy
 from calibration.holes_ui import render_holes
 from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, min_grade_of
 from calibration.metrics import Evaluation, InvalidMeasure
@@ -50,7 +51,6 @@ from calibration.metrics_data_ui import (
     render_data_source,
 )
 from calibration.policy.findings import FindingGroup, group_findings
-from calibration.policy.gate import load_policy
 from calibration.policy.rules import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.results import AuditReport

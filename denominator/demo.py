@@ -13,7 +13,7 @@ from annotation.formats import Qrels, read_corpus, read_judgments, read_ranked, 
 from annotation.pooling import pool, pool_pairs
 from annotation.shipped import WORKED_EXAMPLE
 from annotation.store import Store
-from calibration.policy.gate import verdict_settings
+from calibration.gate import verdict_settings
 from calibration.policy.rules import DEFAULT_POLICY
 from calibration.review import review
 from judge.jobs import grade_offline

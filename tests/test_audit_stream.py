@@ -14,7 +14,7 @@ from annotation.formats import read_qrels, read_run
 from calibration import commands_cli
 from calibration.__main__ import main
 from calibration.audit import parse_gate
-from calibration.policy.gate import check_data
+from calibration.gate import check_data
 from calibration.run_file import _Depth, file_scorer
 from calibration.scorer import run_depth
 from calibration.workflows import audit_data

@@ -9,8 +9,8 @@ import pytest
 
 from annotation.store import Store
 from calibration.__main__ import main
+from calibration.gate import load_policy
 from calibration.policy.check import decisive, faithfulness_entry
-from calibration.policy.gate import load_policy
 from calibration.policy.rules import (
     DEFAULT_POLICY,
     Bar,
@@ -428,7 +428,7 @@ def test_history_marks_a_change_of_labels(capsys, tmp_path):
 
 def test_labels_digest_ignores_the_file_format(tmp_path):
     from annotation.formats import read_judgments
-    from calibration.policy.gate import labels_digest
+    from calibration.gate import labels_digest
 
     golden = read_judgments(f"{EX}/golden.yaml")
     lines = [f"{q} 0 {d} {g}" for q, docs in reversed(golden.grades.items()) for d, g in docs.items()]

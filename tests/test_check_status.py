@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from calibration.__main__ import main
-from calibration.policy.gate import load_policy
+from calibration.gate import load_policy
 from calibration.policy.rules import InvalidPolicy, override, policy_from_mapping
 from tests.conftest import cli
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,8 @@ LONG_MODULES: dict[str, str] = {
     "or two with a judge's grades on them, and the corrected figure, over one sample format",
 }
 MAX_LONG_MODULES = 15
-SUBPACKAGES = ("calibration/stats", "calibration/policy", "calibration/estimate", "judge/lexical")
+SUBPACKAGES = ("calibration/estimate", "judge/lexical")  # the subpackages with an API of their own
+INDEXES = ("calibration/stats", "calibration/policy")  # their __init__ a docstring index, nothing more (#41)
 
 
 def product_files() -> list[Path]:
@@ -309,6 +311,44 @@ def calls(function: ast.FunctionDef, names: set[str]) -> bool:
         isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
         for n in ast.walk(function)
     )
+
+
+@pytest.mark.parametrize("package", INDEXES)
+def test_an_index_package_is_its_docstring(package: str) -> None:
+    """The lazy APIs of ``calibration.stats`` and ``calibration.policy`` were imported nowhere (#41):
+    their ``__init__`` is a docstring that names each module, and every module it names exists."""
+    init = ROOT / package / "__init__.py"
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), "a docstring only"
+    doc = ast.get_docstring(tree) or ""
+    dotted = package.replace("/", ".")
+    named = set(re.findall(r":mod:`~?([\w.]+)`", doc))
+    assert named, "the docstring names the modules"
+    for module in named:
+        path = ROOT / (module.replace(".", "/") + ".py")
+        assert path.exists(), f"{package}/__init__.py names {module}, which does not exist"
+    inside = {f"{dotted}.{p.stem}" for p in (ROOT / package).glob("*.py") if p.stem != "__init__"}
+    assert inside <= named, f"not named in the index: {sorted(inside - named)}"
+
+
+def test_the_policy_family_reads_no_store() -> None:
+    """The policy is pure; the policy file and the store check reads live in calibration/gate.py (#41)."""
+    bad = [
+        f"{rel(path)}:{line}: imports {module}"
+        for path in sorted((ROOT / "calibration" / "policy").glob("*.py"))
+        for line, module, _names, _inner in imports(path)
+        if is_within(module, "annotation.store") and not _type_only(path, line)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def _type_only(path: Path, line: int) -> bool:
+    """Is the import ending on ``line`` under ``if TYPE_CHECKING:``?"""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            if any((n.end_lineno or n.lineno) == line for n in node.body):
+                return True
+    return False
 
 
 def test_every_wall_clock_bound_is_marked() -> None:

@@ -1,7 +1,7 @@
 """The history of recorded checks (``check --record``, ``history``, ``history --diff``): the hashes that
 say whether the labels, the run or the query set changed, the rows, and the per-query difference of two
 reports, which says first when their settings differ (issue #40: a setting is not the system).
-Moved out of :mod:`calibration.policy.gate`, which re-exports its names."""
+Moved out of :mod:`calibration.gate`, which re-exports its names."""
 
 from __future__ import annotations
 

@@ -13,45 +13,11 @@ scipy only).
   :mod:`~calibration.stats.ppi_design` PPI when labels come in queries (and when PPI cannot help);
   :mod:`~calibration.stats.ppi_budget` the labels a target width needs;
 - :mod:`~calibration.stats.significance`: the paired tests of ``compare``;
+- :mod:`~calibration.stats.judged`: the one kappa verdict every face prints, with its design;
+  :mod:`~calibration.stats.kappa_sequence` the confidence sequence read when the verdict is read
+  again on more labels; :mod:`~calibration.stats.plan` the labels a verdict needs, by design;
+- :mod:`~calibration.stats.pass_rate`: the people's pass rate with its one interval, by query;
 - :mod:`~calibration.stats.verdict`: the verdict on a kappa and its interval, and its defaults
   (its function ``verdict`` is imported from the module: the package's attribute of that name is
   the module).
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from annotation.lazy import lazy_api
-
-if TYPE_CHECKING:  # the names, for readers and the type checker (imported at run time when first used)
-    from calibration.stats.agreement import RaterPairs, agreement_report
-    from calibration.stats.bootstrap import bootstrap_ci
-    from calibration.stats.interval import Interval
-    from calibration.stats.kappa import WEIGHTINGS, InvalidRatings, UnequalRaters, binarised, cohen, cohen_all
-    from calibration.stats.kappa_clustered import kappa_ci_clustered
-    from calibration.stats.kappa_interval import kappa_ci
-    from calibration.stats.multirater import fleiss, krippendorff_alpha
-    from calibration.stats.position import position_bias, summarize_pairs
-    from calibration.stats.ppi import ppi_mean, ppi_or_reason, ppi_report, rogan_gladen
-    from calibration.stats.ppi_budget import label_budget
-    from calibration.stats.significance import paired_test, randomization_p
-    from calibration.stats.verdict import TRUSTED, advice, labels_to_decide
-
-__all__, __getattr__ = lazy_api(
-    __name__,
-    {
-        "agreement": "RaterPairs agreement_report",
-        "bootstrap": "bootstrap_ci",
-        "interval": "Interval",
-        "kappa": "WEIGHTINGS InvalidRatings UnequalRaters binarised cohen cohen_all",
-        "kappa_clustered": "kappa_ci_clustered",
-        "kappa_interval": "kappa_ci",
-        "multirater": "fleiss krippendorff_alpha",
-        "position": "position_bias summarize_pairs",
-        "ppi": "ppi_mean ppi_or_reason ppi_report rogan_gladen",
-        "ppi_budget": "label_budget",
-        "significance": "paired_test randomization_p",
-        "verdict": "TRUSTED advice labels_to_decide",
-    },
-)
