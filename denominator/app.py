@@ -6,8 +6,9 @@ access rules in ``annotation/access.py``. Pages are functions given to
 such a page without this file). An annotator's navigation holds the labelling
 pages only; admin pages also check the role themselves on every run.
 
-``streamlit run app.py`` finds the ``app = st.App(...)`` below and serves this file
-through it, with the sign-in session routes beside Streamlit's (annotation/access.py
+``streamlit run denominator/app.py`` (what ``denominator serve`` runs) finds the ``app = st.App(...)``
+below and serves this file through it (the checkout's top-level ``app.py`` imports :func:`main` from
+here and builds its own App: ``streamlit run app.py`` serves the same pages and routes), with the sign-in session routes beside Streamlit's (annotation/access.py
 says why: they set the HttpOnly session cookie). Served that way, the file is first
 imported as a module (``__name__ != "__main__"``: only the App is built), then run as
 the script of every page view (``__name__ == "__main__"``, as in AppTest).
@@ -87,5 +88,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     guarded(main)()  # the pages' one boundary: no traceback reaches a page (annotation/boundary_ui.py)
-else:
+elif __name__ != "denominator.app":  # served (imported by its stem); imported as a library, no App
     app = st.App(__file__, routes=access.ROUTES, middleware=access.MIDDLEWARE)
