@@ -9,8 +9,8 @@ then run as the script of every page view, as ``denominator/app.py`` is.
 import streamlit as st
 
 from annotation import access
-from annotation.boundary_ui import guarded
 from denominator.app import main
+from denominator.ui.boundary import guarded
 
 if __name__ == "__main__":
     guarded(main)()  # the pages' one boundary: no traceback reaches a page

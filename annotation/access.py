@@ -206,7 +206,7 @@ def current(store: Store | None = None) -> Identity | None:
             st.error(BUSY)
             st.stop()
         # any other StoreError (PostgreSQL down, a disk error, a foreign file) is no signed-out
-        # user: it reaches the pages' boundary (annotation.boundary_ui), which says the store
+        # user: it reaches the pages' boundary (denominator.ui.boundary), which says the store
         # is unavailable and keeps this tab's session for when it is back
     _take_token_from_address()
     configured = provider()

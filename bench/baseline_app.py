@@ -1,7 +1,7 @@
 """The baseline of bench/browser.py: plain Streamlit doing the least a key press can do.
 
 A fragment holding a counter and a button with the shortcut ``1`` that increments it; the
-new value is shown in the same fragment rerun. The labelling pane (annotation/ui.py
+new value is shown in the same fragment rerun. The labelling pane (denominator/ui/label.py
 ``render_label_pane``) is the same shape (a key-shortcut button in an ``st.fragment`` whose
 rerun draws the next item), so the ratio of their latencies is the cost of our work, with the
 browser, the websocket and Streamlit's own rerun taken out.

@@ -1,6 +1,6 @@
 """The store's part of one key press on a labelling page, step by step, on SQLite and PostgreSQL.
 
-What annotation/ui.py does between a key press and the next item, without the browser: the
+What denominator/ui/label.py does between a key press and the next item, without the browser: the
 callback (a handle from ``annotation.store.borrowed``, the access check, one write: may this
 tab label the item, the label, the lease's end, the next item's lease) and the pane's redraw
 (a handle, the access check, the progress, the tab's lease read back, the item's texts).

@@ -19,13 +19,13 @@ import gc
 import streamlit as st
 
 from annotation import access
-from annotation.boundary_ui import admin_signed_in, guarded
-from annotation.browse_ui import items_page
-from annotation.data_ui import render_data_page
-from annotation.ui import render_compare_page, render_label_chunks_page, render_label_traces_page
-from calibration.review_ui import render_review_page
-from calibration.ui import render_metrics_page
-from judge.ui import render_judge_page
+from denominator.ui.boundary import admin_signed_in, guarded
+from denominator.ui.browse import items_page
+from denominator.ui.data import render_data_page
+from denominator.ui.judge import render_judge_page
+from denominator.ui.label import render_compare_page, render_label_chunks_page, render_label_traces_page
+from denominator.ui.metrics import render_metrics_page
+from denominator.ui.review import render_review_page
 
 
 @st.cache_resource(show_spinner=False)
@@ -87,6 +87,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    guarded(main)()  # the pages' one boundary: no traceback reaches a page (annotation/boundary_ui.py)
+    guarded(main)()  # the pages' one boundary: no traceback reaches a page (denominator/ui/boundary.py)
 elif __name__ != "denominator.app":  # served (imported by its stem); imported as a library, no App
     app = st.App(__file__, routes=access.ROUTES, middleware=access.MIDDLEWARE)

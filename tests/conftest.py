@@ -305,7 +305,7 @@ def app_test(timeout: float = 30) -> AppTest:
 
 def page_test(render: str, timeout: float = 30, state: dict[str, Any] | None = None) -> AppTest:
     """One page on its own (not run yet): ``render`` is its function's dotted name, such as
-    ``annotation.ui.render_label_chunks_page``; ``state`` goes into its session state first."""
+    ``denominator.ui.label.render_label_chunks_page``; ``state`` goes into its session state first."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_function(_render, args=(render,), default_timeout=timeout)

@@ -173,15 +173,15 @@ def test_a_token_link_on_the_page_waits_for_its_button(demo) -> None:
 
 
 PAGES = {
-    "render_metrics_page": "calibration.ui",
-    "render_judge_page": "judge.ui",
-    "render_review_page": "calibration.review_ui",
-    "render_data_page": "annotation.data_ui",
+    "render_metrics_page": "denominator.ui.metrics",
+    "render_judge_page": "denominator.ui.judge",
+    "render_review_page": "denominator.ui.review",
+    "render_data_page": "denominator.ui.data",
 }
 
 
 def session_page(render: str, token: str):
-    module = PAGES.get(render, "annotation.ui")
+    module = PAGES.get(render, "denominator.ui.label")
     return page_test(f"{module}.{render}", state={"access:token": token}).run()
 
 

@@ -52,10 +52,10 @@ def test_the_cli_and_the_pages_call_the_actions() -> None:
         "calibration/__main__.py",
         "calibration/commands_cli.py",
         "calibration/plan_cli.py",
-        "calibration/ui.py",
-        "calibration/check_ui.py",
-        "calibration/review_ui.py",
-        "calibration/holes_ui.py",
+        "denominator/ui/metrics.py",
+        "denominator/ui/check.py",
+        "denominator/ui/review.py",
+        "denominator/ui/holes.py",
     ):
         tree = ast.parse((ROOT / face).read_text(encoding="utf-8"))
         called = {

@@ -305,7 +305,7 @@ def test_the_data_page_imports_a_zipped_beir_folder(tmp_path, monkeypatch) -> No
 
     monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "d.db"))
     Store(tmp_path / "d.db").close()
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     at.file_uploader(key="data:up:beir").set_value(
         ("scifact.zip", zipped(write_beir(tmp_path / "b"), "scifact"), "application/zip")
     )

@@ -57,7 +57,7 @@ def _check(sql: str) -> list[str]:
 )
 def test_the_labelling_pages_never_query_what_they_must_not_show(demo, statements, render) -> None:
     _, token = demo
-    at = page_test(f"annotation.ui.{render}", timeout=60, state={"access:token": token}).run()
+    at = page_test(f"denominator.ui.label.{render}", timeout=60, state={"access:token": token}).run()
     assert not at.exception
     prefix = {"render_label_chunks_page": "label:", "render_label_traces_page": "label:trace:"}.get(
         render, "label:pair:"
@@ -79,6 +79,6 @@ def test_the_instrument_catches_a_leak(demo, statements) -> None:
     db, _ = demo
     with Store(db) as store:
         admin = store.add_annotator("root", "admin")
-    at = page_test("annotation.data_ui.render_data_page", timeout=60, state={"access:token": admin}).run()
+    at = page_test("denominator.ui.data.render_data_page", timeout=60, state={"access:token": admin}).run()
     assert not at.exception and at.title[0].value == "Data"
     assert any(_check(sql) for sql in statements)

@@ -167,7 +167,7 @@ def test_masked_and_described() -> None:
 def test_every_page_says_any_error_in_one_line(case, demo_db, monkeypatch, caplog) -> None:
     """The admin's home (the Metrics page) made to raise each kind of error: one error in the
     page, no traceback element, no server path; a driver's or a bug's traceback in the log."""
-    import calibration.ui
+    import denominator.ui.metrics
 
     error = dict((c[0], c[1]) for c in _drivers())[case]
 
@@ -175,7 +175,7 @@ def test_every_page_says_any_error_in_one_line(case, demo_db, monkeypatch, caplo
         raise error
 
     monkeypatch.setenv("DENOMINATOR_DB", str(demo_db))
-    monkeypatch.setattr(calibration.ui, "render_metrics_page", boom)
+    monkeypatch.setattr(denominator.ui.metrics, "render_metrics_page", boom)
     with caplog.at_level(logging.ERROR, logger="denominator.pages"):
         at = app_test().run()
     assert not at.exception
@@ -302,15 +302,15 @@ def test_unreadable_records_are_named_and_skipped_by_the_commands(demo_sqlite, c
 
 
 def guarded_judge_page() -> None:
-    from annotation.boundary_ui import guarded
-    from judge.ui import render_judge_page
+    from denominator.ui.boundary import guarded
+    from denominator.ui.judge import render_judge_page
 
     guarded(render_judge_page)()
 
 
 def guarded_review_page() -> None:
-    from annotation.boundary_ui import guarded
-    from calibration.review_ui import render_review_page
+    from denominator.ui.boundary import guarded
+    from denominator.ui.review import render_review_page
 
     guarded(render_review_page)()
 

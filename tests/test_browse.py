@@ -1,4 +1,4 @@
-"""The admin's item browser and adjudication (annotation/store/browse.py, annotation/browse_ui.py).
+"""The admin's item browser and adjudication (annotation/store/browse.py, denominator/ui/browse.py).
 
 A store built by hand: two queries, four chunks, a run ``bm25`` that returned c1 and c2 for q1 and
 c3 for q2 (c4 is an item no run returned), two traces and a pair of them.
@@ -297,7 +297,7 @@ def tokens(hand):
 
 
 def items_page(token: str):
-    return page_test("annotation.browse_ui.render_items_page", state={"access:token": token})
+    return page_test("denominator.ui.browse.render_items_page", state={"access:token": token})
 
 
 def test_the_items_page_filters_opens_and_settles(hand, tokens) -> None:
@@ -354,7 +354,7 @@ def test_the_labelling_pages_never_reach_the_browser() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    for path in ("annotation/ui.py", "annotation/pooling.py", "annotation/store/queue.py"):
+    for path in ("denominator/ui/label.py", "annotation/pooling.py", "annotation/store/queue.py"):
         text = (root / path).read_text(encoding="utf-8")
         for name in ("browse_items", "item_labels", "item_detail", "browse_ui", "settle"):
             assert name not in text, f"{path} uses {name}"
@@ -365,7 +365,7 @@ def test_a_confusion_matrix_cell_opens_its_items(hand, tokens) -> None:
     judge's grades: cohen(judge, people)); opening one hands its filters to the Items page."""
     db, items = hand
     review = page_test(
-        "calibration.review_ui.render_review_page", state={"access:token": tokens["root"]}, timeout=60
+        "denominator.ui.review.render_review_page", state={"access:token": tokens["root"]}, timeout=60
     ).run()
     assert not review.exception, [e.value for e in review.exception]
     cells = review.selectbox(key=f"review:cell:{FP}")

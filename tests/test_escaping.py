@@ -37,7 +37,7 @@ def test_md_escapes_every_markdown_and_html_mark_and_keeps_the_text() -> None:
 def test_a_hostile_run_name_is_text_on_the_data_page(demo_db) -> None:
     with Store(demo_db) as store, store.write():
         store.import_run(read_ranked(EXAMPLE / "run.jsonl"), name=HOSTILE, stage="fetch")
-    at = page_test("annotation.data_ui.render_data_page").run()
+    at = page_test("denominator.ui.data.render_data_page").run()
     assert not at.exception, [e.value for e in at.exception]
     texts = rendered(at)
     assert any(HOSTILE == plain(t) for t in texts), "the run name is shown"
@@ -72,7 +72,7 @@ def test_a_value_quoted_in_an_error_is_text_on_the_metrics_page() -> None:
 
 
 def test_a_hostile_judge_name_is_text_on_the_judge_page(demo_db) -> None:
-    at = page_test("judge.ui.render_judge_page", timeout=60).run()
+    at = page_test("denominator.ui.judge.render_judge_page", timeout=60).run()
     at.text_input(key="judge:offline-name").set_value(HOSTILE).run()
     at.button(key="judge:offline-run").click().run()
     assert not at.exception, [e.value for e in at.exception]

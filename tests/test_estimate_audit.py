@@ -102,7 +102,7 @@ def test_audit_estimate_on_the_worked_example(demo_db, tmp_path, capsys) -> None
     # the metrics page shows the same from an uploaded golden.yaml
     at = app_test(timeout=60).run()
     at.number_input(key="metrics:k").set_value(5).run()
-    from calibration.ui import OWN_FILES
+    from denominator.ui.metrics import OWN_FILES
 
     at.radio(key="metrics:source").set_value(OWN_FILES).run()
     at.file_uploader(key="metrics:qrels_upload").set_value(("golden.yaml", out.read_bytes(), "text/yaml"))

@@ -165,7 +165,7 @@ def test_the_page_exports_every_format(own_demo, demo_db, tmp_path, monkeypatch)
     monkeypatch.setenv(
         "DENOMINATOR_DB", str(demo_db)
     )  # own_demo.path: the URL as printed, credentials hidden
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     picker = at.selectbox(key="data:export-format")
     assert picker.options == list(FORMATS) and len(picker.options) == 8
     assert not [box for box in at.selectbox if box.key == "data:export-threshold"]  # golden takes none

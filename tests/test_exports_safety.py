@@ -226,7 +226,7 @@ def test_the_page_anonymizes(own_demo, demo_db, monkeypatch) -> None:
     monkeypatch.setenv(
         "DENOMINATOR_DB", str(demo_db)
     )  # own_demo.path: the URL as printed, credentials hidden
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     at.selectbox(key="data:export-format").set_value("csv").run()
     at.checkbox(key="data:export-anonymize").check().run()
     at.button(key="data:export").click().run()

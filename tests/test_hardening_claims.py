@@ -260,7 +260,9 @@ def test_the_late_key_press_is_told_why_nothing_was_saved(demo_db) -> None:
     others label the item, her key press stores nothing and says why; her next item is shown."""
 
     def tab():
-        return page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "kim"}).run()
+        return page_test(
+            "denominator.ui.label.render_label_chunks_page", state={"label:annotator": "kim"}
+        ).run()
 
     kim = tab()
     held = kim.session_state["label:kim:current"]

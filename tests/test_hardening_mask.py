@@ -15,12 +15,12 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from annotation.__main__ import main as annotation_main
-from annotation.boundary_ui import message as page_message
 from annotation.errors import describe, masked, one_line
 from annotation.store import Store, StoreError, shown_location
 from annotation.store.base import _pg_reason
 from annotation.store.postgres import shown_url
 from denominator.cli import main as denominator_main
+from denominator.ui.boundary import message as page_message
 from judge.prompts import judge_settings, redact
 
 # redact's outputs before #38, byte for byte: they are hashed into judge fingerprints, so a

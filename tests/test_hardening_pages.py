@@ -132,7 +132,7 @@ def test_a_stored_import_time_is_text_on_the_data_page(tmp_path, monkeypatch) ->
             "INSERT INTO imports (name, kind, who, source, created_at) VALUES ('n', 'queries', 'w', 's', ?)",
             [BEACON],
         )
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not [s for s in markdown_strings(at) if ACTIVE.search(s)]
     imports = table_with(at, "when (UTC)")
@@ -166,12 +166,12 @@ def test_the_store_down_names_no_path_or_host_before_sign_in(where, tmp_path, mo
 
 
 def test_a_signed_in_admin_reads_the_stores_own_words(demo_db, monkeypatch) -> None:
-    import calibration.ui
+    import denominator.ui.metrics
 
     def down() -> None:
         raise StoreError("/srv/stores/denominator.db: cannot write (disk I/O error); nothing was written")
 
-    monkeypatch.setattr(calibration.ui, "render_metrics_page", down)
+    monkeypatch.setattr(denominator.ui.metrics, "render_metrics_page", down)
     at = app_test().run()  # the demo has no tokens: local mode, an admin
     [said] = [plain(e.value) for e in at.error]
     assert said.startswith("The store is unavailable: /srv/stores/denominator.db: cannot write")
@@ -210,7 +210,7 @@ def test_an_upload_name_no_file_can_have_is_refused_on_the_metrics_page(name) ->
 def test_an_upload_name_no_file_can_have_is_refused_on_the_data_page(name, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "d.db"))
     Store(tmp_path / "d.db").close()
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     at.file_uploader(key="data:up:run").set_value((name, (EXAMPLE / "run.jsonl").read_bytes(), "text/plain"))
     at.button(key="FormSubmitter:data:import-Import").click().run()
     assert not at.exception
@@ -264,7 +264,7 @@ def test_a_zip_whose_last_record_undercounts_is_refused_too(tmp_path) -> None:
 def test_the_data_page_refuses_a_zip_of_200000_empty_entries(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("DENOMINATOR_DB", str(tmp_path / "d.db"))
     Store(tmp_path / "d.db").close()
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     at.file_uploader(key="data:up:beir").set_value(("many.zip", _many(200_000), "application/zip"))
     at.button(key="FormSubmitter:data:import-Import").click().run()
     assert not at.exception

@@ -47,9 +47,9 @@ def test_the_history_and_its_chart_mark_the_change_of_settings(capsys, tmp_path)
     assert [e["settings_changed"] for e in entries] == [[], ["k 5 -> 10", "fetch depth 10 -> none"], []]
     # the page's chart draws a rule at check 2, its tooltip the change
     from annotation.store import Store
-    from calibration.check_ui import history_chart
     from calibration.policy.check_text import readable
     from calibration.policy.history import history_data
+    from denominator.ui.check import history_chart
 
     with Store(db) as store:
         chart = history_chart(readable(history_data(store)))

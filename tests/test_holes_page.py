@@ -15,8 +15,8 @@ from annotation.formats import read_corpus, read_judgments
 from annotation.options import option
 from annotation.render import md, plain
 from annotation.store import Store
-from calibration.holes_ui import samples_folder
-from calibration.metrics_data_ui import OWN_FILES
+from denominator.ui.holes import samples_folder
+from denominator.ui.metrics_data import OWN_FILES
 from tests.conftest import EXAMPLE, app_test, page_text
 
 SAMPLED = {

@@ -473,7 +473,7 @@ def upload_of(case: Bad) -> tuple[str, tuple[str, bytes]]:
 
 @pytest.mark.parametrize("case", cases(*UPLOAD_KINDS))
 def test_import_uploads_raises_the_named_error(case: Bad, demo_db: Path, monkeypatch) -> None:
-    from annotation.data_ui import import_uploads
+    from denominator.ui.data import import_uploads
 
     monkeypatch.setenv("DENOMINATOR_DB", str(demo_db))
     before = snapshot(demo_db)
@@ -501,11 +501,11 @@ DATA_PAGE_CASES = [
 
 
 def test_data_page_says_nothing_was_imported(demo_db: Path, monkeypatch) -> None:
-    from annotation.data_ui import UPLOADS
+    from denominator.ui.data import UPLOADS
 
     monkeypatch.setenv("DENOMINATOR_DB", str(demo_db))
     before = snapshot(demo_db)
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     assert not at.exception, [e.value for e in at.exception]
     at.text_input(key="data:run-name").input("hostile")
     at.text_input(key="data:labels-by").input("mallory")

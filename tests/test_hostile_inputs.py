@@ -129,7 +129,7 @@ def test_a_sampling_section_json_cannot_hold_is_refused(
 
 def test_a_sampling_date_through_the_data_page(tmp_path, demo_db, monkeypatch) -> None:
     """The Data page showed a full traceback; now the reader's message, nothing imported."""
-    from annotation.data_ui import import_uploads
+    from denominator.ui.data import import_uploads
 
     monkeypatch.setenv("DENOMINATOR_DB", str(demo_db))
     before = snapshot(demo_db)

@@ -17,7 +17,7 @@ SUBMIT = "FormSubmitter:data:import-Import"
 def data_page(db, monkeypatch):
     monkeypatch.setenv("DENOMINATOR_DB", str(db))
     Store(db).close()
-    return page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run(), db
+    return page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run(), db
 
 
 def counts(at) -> dict[str, int]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from annotation.render import plain
 from annotation.store import Store
-from judge.ui import IDENTITY_COLUMNS, SUMMARY_COLUMNS
+from denominator.ui.judge import IDENTITY_COLUMNS, SUMMARY_COLUMNS
 from tests.conftest import page_test
 
 
 def judge_page():
-    return page_test("judge.ui.render_judge_page", timeout=60)
+    return page_test("denominator.ui.judge.render_judge_page", timeout=60)
 
 
 def test_offline_judge_by_default_fits_and_grades(demo_db) -> None:

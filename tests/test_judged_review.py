@@ -174,16 +174,16 @@ def test_the_review_page_reads_the_sequence_and_plans(monkeypatch, tmp_path) -> 
     """The page is a face like review: the same design and interval; its reading is a look (face
     "page"), so after more labels it reads the sequence; the plan is calibration plan's."""
     from calibration import actions
-    from calibration.plan_ui import plan_rows
     from calibration.review_report import design_text
     from calibration.stats.plan import parse_designs
+    from denominator.ui.plan import plan_rows
     from tests.conftest import page_test, page_text
 
     db = tmp_path / "s.db"
     labelled_store(db, 6, 10)
     monkeypatch.setenv("DENOMINATOR_DB", str(db))
     monkeypatch.delenv("DENOMINATOR_ANNOTATOR", raising=False)
-    at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
+    at = page_test("denominator.ui.review.render_review_page", timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     assert "read once (fixed-n score interval, by query)" in page_text(at)
     labelled_store(db, 4, 10, start=6)

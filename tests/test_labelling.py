@@ -9,7 +9,7 @@ from annotation.pooling import next_item, pool, progress
 from annotation.render import plain
 from annotation.rubrics import PREFERENCE
 from annotation.store import Store, StoreError
-from annotation.ui import PAIRS
+from denominator.ui.label import PAIRS
 from tests.conftest import EXAMPLE, page_test, page_text
 
 
@@ -49,7 +49,7 @@ def test_queue_is_blind_and_per_annotator(demo_db) -> None:
 
 def run_function_page(render_name: str):
     """A labelling page (or the Data page), in local mode, for ann."""
-    module = "annotation.data_ui" if render_name == "render_data_page" else "annotation.ui"
+    module = "denominator.ui.data" if render_name == "render_data_page" else "denominator.ui.label"
     return page_test(f"{module}.{render_name}", state={"label:annotator": "ann"})
 
 
@@ -227,7 +227,7 @@ def test_two_quick_keys_grade_one_item_once_and_names_do_not_mix(demo_db) -> Non
 
 
 def test_no_name_no_labelling(demo_db) -> None:
-    at = page_test("annotation.ui.render_label_chunks_page").run()  # no DENOMINATOR_ANNOTATOR either
+    at = page_test("denominator.ui.label.render_label_chunks_page").run()  # no DENOMINATOR_ANNOTATOR either
     assert "Type your name in the sidebar to start." in [i.value for i in at.info]
     assert not at.button
 

@@ -94,7 +94,7 @@ def test_tabs_asking_at_once_get_distinct_items(demo_db) -> None:
 
 
 def _tab(tab: str | None = None):
-    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "ann"})
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "ann"})
     if tab:
         at.query_params["tab"] = tab
     return at.run()
@@ -180,7 +180,7 @@ def test_an_empty_queue_says_why(demo_db) -> None:
         for (item,) in store.db.execute("SELECT id FROM items WHERE kind = 'chunk'").fetchall():
             for who in ("cat", "dan"):
                 store.add_label(item, who, 1)
-    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "zoe"}).run()
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "zoe"}).run()
     assert "Nothing to label here for zoe" in page_text(at) and "--annotators zoe" in page_text(at)
     assert "an open item closes at 2 people's labels" in page_text(at)
 
@@ -220,7 +220,7 @@ def test_the_handout_is_the_projects_and_recorded(demo_db, capsys) -> None:
                 store.db.execute("DELETE FROM handout")
     assert main(["handout", "--db", str(demo_db)]) == 0
     assert capsys.readouterr().out.startswith("items are handed out as assigned")
-    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "sam"}).run()
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "sam"}).run()
     assert "Nothing is assigned to you, sam" in page_text(at) and "--annotators sam" in page_text(at)
     with Store(demo_db) as store, pytest.raises(StoreError, match="expected one of open, assigned"):
         store.set_handout("shut", 2, "kim")
@@ -294,7 +294,7 @@ def test_borrowed_sqlite_handles_are_new_each_time(tmp_path) -> None:
 
 
 def test_the_data_page_says_and_sets_the_handout(demo_db) -> None:
-    at = page_test("annotation.data_ui.render_data_page").run()
+    at = page_test("denominator.ui.data.render_data_page").run()
     assert not at.exception
     assert "items are handed out open: each goes to whoever asks next" in page_text(at)
     [radio] = [r for r in at.radio if r.label == "hand items out"]

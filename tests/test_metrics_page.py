@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from annotation.render import md, plain
-from calibration.metrics_data_ui import CORPUS_STORE, CORPUS_UPLOAD, NO_CORPUS, OWN_FILES, STORE
-from calibration.ui import FINDINGS_LISTED
+from denominator.ui.metrics import FINDINGS_LISTED
+from denominator.ui.metrics_data import CORPUS_STORE, CORPUS_UPLOAD, NO_CORPUS, OWN_FILES, STORE
 from tests.conftest import EXAMPLE, app_test, page_text
 
 

@@ -61,10 +61,10 @@ def test_no_page_prints_the_password(url, monkeypatch):
     build_demo(url)
     monkeypatch.setenv("DENOMINATOR_DB", url)
     for render in (
-        "annotation.data_ui.render_data_page",
-        "calibration.ui.render_metrics_page",
-        "calibration.review_ui.render_review_page",
-        "judge.ui.render_judge_page",
+        "denominator.ui.data.render_data_page",
+        "denominator.ui.metrics.render_metrics_page",
+        "denominator.ui.review.render_review_page",
+        "denominator.ui.judge.render_judge_page",
     ):
         at = page_test(render, timeout=60, state={"label:annotator": "ann"}).run()
         assert not at.exception, (render, [e.value for e in at.exception])

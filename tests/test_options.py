@@ -78,7 +78,7 @@ def test_the_metrics_page_widgets_read_the_table(demo_db) -> None:
 
 
 def test_the_data_page_widgets_read_the_table(demo_db) -> None:
-    at = page_test("annotation.data_ui.render_data_page", timeout=60).run()
+    at = page_test("denominator.ui.data.render_data_page", timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.number_input(key="data:depth").value == default("pool_depth") == 10
     assert at.number_input(key="data:overlap").value == default("pool_overlap") == 0.2

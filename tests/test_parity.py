@@ -182,7 +182,7 @@ def test_review_same_numbers_on_the_cli_and_the_page(capsys, demo_db) -> None:
         grade_offline(store, "relevance")
     week = current_week()
     report = cli_json(capsys, "review", "--db", demo_db, "--week", week)
-    at = page_test("calibration.review_ui.render_review_page").run()
+    at = page_test("denominator.ui.review.render_review_page").run()
     assert not at.exception, [e.value for e in at.exception]
     metrics = {plain(m.label): plain(str(m.value)) for m in at.metric}
     captions = [plain(c.value) for c in at.caption]
@@ -237,7 +237,7 @@ def test_pool_same_items_and_assignments_on_the_cli_and_the_page(capsys, tmp_pat
     code, out, err = cli(annotation_main, capsys, "pool", "--db", by_cli, "--annotators", "ann,bob")
     assert code == 0, err
     monkeypatch.setenv("DENOMINATOR_DB", str(by_page))
-    at = page_test("annotation.data_ui.render_data_page", timeout=60).run()
+    at = page_test("denominator.ui.data.render_data_page", timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     at.text_input(key="data:who").set_value("ann,bob")
     next(b for b in at.button if b.label == "Build the pool").click().run()
@@ -265,7 +265,7 @@ def test_review_same_verdicts_on_the_cli_and_the_page(capsys, demo_db) -> None:
     )
     assert code == 0, err
     report = json.loads(out)
-    at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
+    at = page_test("denominator.ui.review.render_review_page", timeout=60).run()
     at.text_input(key="review:week").set_value("2026-W49").run()
     assert not at.exception, [e.value for e in at.exception]
     shown = page_text(at)
@@ -320,9 +320,9 @@ def test_the_relevance_judge_has_one_reading_on_every_page(capsys, demo_db) -> N
     give the relevance judge the reading review and check give it (before: the label sets quoted
     the newest saved review, the Judge page only the fit's quadratic 0.491)."""
     from annotation.store import Store
-    from calibration.metrics_data_ui import STORE
     from calibration.policy.check_text import judge_line
     from calibration.readings import current_readings, reading_mark
+    from denominator.ui.metrics_data import STORE
     from tests.conftest import page_test, page_text
 
     with Store(demo_db) as store:
@@ -332,7 +332,7 @@ def test_the_relevance_judge_has_one_reading_on_every_page(capsys, demo_db) -> N
     consensus = reading["consensus"]
     assert reading["verdict"] == "uncalibrated" and consensus["n"] == 20  # the demo: 20 labels, 2 queries
 
-    judge_page = page_test("judge.ui.render_judge_page", timeout=60).run()
+    judge_page = page_test("denominator.ui.judge.render_judge_page", timeout=60).run()
     assert not judge_page.exception, [e.value for e in judge_page.exception]
     text = page_text(judge_page)
     assert "cross-validated agreement with people: quadratic-weighted kappa" in text  # the fit, kept

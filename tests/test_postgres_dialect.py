@@ -115,7 +115,7 @@ def test_the_data_page_never_shows_the_databases_password(postgres_server, monke
     url = postgres_server.database().replace("postgres@", "postgres:s3cret-pw@")
     build_demo(url)
     monkeypatch.setenv("DENOMINATOR_DB", url)
-    at = page_test("annotation.data_ui.render_data_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.data.render_data_page", state={"label:annotator": "ann"}).run()
     assert not at.exception
     text = page_text(at)
     assert "Database: postgresql://***@127.0.0.1:" in text

@@ -16,7 +16,7 @@ def demo(demo_db):
 
 
 def label_page(token: str):
-    return page_test("annotation.ui.render_label_chunks_page", state={"access:token": token}).run()
+    return page_test("denominator.ui.label.render_label_chunks_page", state={"access:token": token}).run()
 
 
 def ann_rows(db) -> list[tuple]:
@@ -28,7 +28,7 @@ def ann_rows(db) -> list[tuple]:
 
 
 def test_review_a_revoked_token_cannot_undo(demo) -> None:
-    """annotation/ui.py _undo: _grade re-checks the token inside its callback
+    """denominator/ui/label.py _undo: _grade re-checks the token inside its callback
     (callbacks run before app.py's check), _undo does not: after revocation the
     'u' key still appends a retraction row under the revoked annotator."""
     db, tokens = demo
@@ -44,12 +44,12 @@ def test_review_a_revoked_token_cannot_undo(demo) -> None:
 
 
 def test_review_upload_name_dotdot_is_an_input_error(demo, monkeypatch) -> None:
-    """annotation/data_ui.py import_uploads: the upload's name comes from the browser.
+    """denominator/ui/data.py import_uploads: the upload's name comes from the browser.
     A name of '..' makes Path(name).name == '..', the file is written to the
     upload folder's parent (a directory): IsADirectoryError, which the Data page
     does not catch (it catches FormatError/StoreError), so the page crashes
     with a traceback that shows the server's temporary path."""
-    from annotation.data_ui import import_uploads
+    from denominator.ui.data import import_uploads
 
     try:
         import_uploads({"corpus": ("..", b'{"id": "c1", "text": "t"}\n')})

@@ -206,7 +206,7 @@ def test_review_cli_closes_the_writer_when_a_run_fails(demo, no_leaked_writers) 
 
 
 def test_review_judge_page_closes_the_writer_when_a_run_fails(demo, monkeypatch, no_leaked_writers) -> None:
-    """judge/ui.py render_llm: same as the CLI; any exception but EndpointRefused
+    """denominator/ui/judge.py render_llm: same as the CLI; any exception but EndpointRefused
     (including Streamlit stopping the script when the user clicks during a run)
     leaves the writer thread and its SQLite connection open, one per attempt."""
 
@@ -217,7 +217,7 @@ def test_review_judge_page_closes_the_writer_when_a_run_fails(demo, monkeypatch,
     with scripted_server(respond) as (url, _):
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         monkeypatch.setenv("OPENAI_MODEL", "m")
-        at = page_test("judge.ui.render_judge_page", timeout=60).run()
+        at = page_test("denominator.ui.judge.render_judge_page", timeout=60).run()
         at.number_input(key="judge:limit").set_value(2).run()
         at.button(key="judge:run").click().run()
     assert len(_writer_threads()) == before, "a judge-writer thread was left running"
@@ -320,7 +320,7 @@ def test_review_an_item_without_text_is_not_graded_as_empty(tmp_path) -> None:
 def test_review_the_page_sends_the_server_key_only_to_the_configured_endpoint(
     demo, monkeypatch, fake_openai
 ) -> None:
-    """judge/ui.py: the key comes from the server's OPENAI_API_KEY, but the page
+    """denominator/ui/judge.py: the key comes from the server's OPENAI_API_KEY, but the page
     lets whoever holds the admin role type any base URL; the server then sends
     `Authorization: Bearer $OPENAI_API_KEY` to that URL (an admin of the app,
     who need not have the server's environment, can read the key off the wire)."""
@@ -329,7 +329,7 @@ def test_review_the_page_sends_the_server_key_only_to_the_configured_endpoint(
     elsewhere = fake_openai()
     monkeypatch.setenv("OPENAI_BASE_URL", configured.base_url)
     monkeypatch.setenv("OPENAI_MODEL", "fake-judge")
-    at = page_test("judge.ui.render_judge_page", timeout=60).run()
+    at = page_test("denominator.ui.judge.render_judge_page", timeout=60).run()
     at.text_input(key="judge:base-url").input(elsewhere.base_url).run()
     at.number_input(key="judge:limit").set_value(1).run()
     at.button(key="judge:run").click().run()

@@ -19,7 +19,7 @@ def demo(demo_db):
 
 
 def page():
-    return page_test("calibration.review_ui.render_review_page", timeout=60)
+    return page_test("denominator.ui.review.render_review_page", timeout=60)
 
 
 def test_review_page_shows_kappa_ci_n_verdict_ceiling_and_trend(demo) -> None:

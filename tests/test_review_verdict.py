@@ -117,7 +117,7 @@ def test_the_review_page_draws_the_sample_and_shows_its_progress(demo_db) -> Non
     from tests.conftest import page_test, page_text
 
     judged_demo(demo_db)
-    at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
+    at = page_test("denominator.ui.review.render_review_page", timeout=60).run()
     at.text_input(key="review:week").set_value("2026-W47").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.number_input(key="review:sample_size").value == 60  # the CLI's default

@@ -10,7 +10,7 @@ import sqlite_utils
 
 from annotation.store import Store
 from calibration.review import human_labels, review, trend
-from calibration.review_ui import trend_frame
+from denominator.ui.review import trend_frame
 from judge.__main__ import main as judge_main
 from judge.jobs import grade_offline
 from tests.conftest import page_test, page_text
@@ -74,7 +74,7 @@ def test_three_refits_are_one_name_three_versions_and_one_trend_line(demo_db) ->
 
 def test_the_review_page_draws_one_line_for_the_refitted_judge(demo_db) -> None:
     refit_three_times(demo_db)
-    at = page_test("calibration.review_ui.render_review_page", timeout=60).run()
+    at = page_test("denominator.ui.review.render_review_page", timeout=60).run()
     at.text_input(key="review:week").set_value(WEEKS[-1])
     at.number_input(key="review:min").set_value(10).run()
     assert not at.exception

@@ -94,7 +94,7 @@ def _press_under_lock(at, db: Path, figure, who: str) -> None:
 
 @pytest.mark.wall_clock
 def test_a_key_press_under_a_long_write_says_busy_and_loses_nothing(demo_db, bounded, figure) -> None:
-    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "ann"}).run()
     assert not at.exception
     _press_under_lock(at, demo_db, figure, "local mode")
 
@@ -102,7 +102,7 @@ def test_a_key_press_under_a_long_write_says_busy_and_loses_nothing(demo_db, bou
 @pytest.mark.wall_clock
 def test_a_signed_in_annotator_is_never_told_the_token_was_revoked(demo_db, bounded, figure) -> None:
     add_tokens(demo_db)
-    at = page_test("annotation.ui.render_label_chunks_page")
+    at = page_test("denominator.ui.label.render_label_chunks_page")
     at.session_state["access:token"] = _token(demo_db)
     at.run()
     assert not at.exception
@@ -121,7 +121,7 @@ def test_signing_in_under_a_long_write_says_busy_and_keeps_the_token(demo_db, bo
     token = _token(demo_db)
     lock = held(demo_db)
     try:
-        at = page_test("annotation.ui.render_label_chunks_page")
+        at = page_test("denominator.ui.label.render_label_chunks_page")
         at.session_state["access:token"] = token
         at.run()
         assert not at.exception
@@ -135,7 +135,7 @@ def test_signing_in_under_a_long_write_says_busy_and_keeps_the_token(demo_db, bo
 
 
 def test_undo_under_a_long_write_says_busy_and_can_be_pressed_again(demo_db, bounded) -> None:
-    at = page_test("annotation.ui.render_label_chunks_page", state={"label:annotator": "ann"}).run()
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "ann"}).run()
     at.button(key="label:grade3").click().run()
     assert labels_of(demo_db, "ann") == [3]
     lock = held(demo_db)

@@ -92,6 +92,7 @@ FACES = (
         "denominator/__init__.py",
     }
     | {f"{p}/{face}" for p in PACKAGES for face in ("ui.py", "__main__.py", "cli_args.py")}
+    | {str(path.relative_to(ROOT)) for path in (ROOT / "denominator" / "ui").glob("*.py")}  # the pages (#41)
     | {  # a page of its own (<name>_ui.py) or a command's own face (<name>_cli.py)
         str(path.relative_to(ROOT))
         for p in PACKAGES
@@ -106,7 +107,7 @@ LONG_MODULES: dict[str, str] = {
     "place, so the oracle tests read one module",
     "annotation/textio.py": "the one ground every reader stands on: byte checks, limits, trec_eval's syntax",
     "annotation/store/base.py": "the connection and its write discipline (patient writers, busy, migrations)",
-    "calibration/ui.py": "the Metrics page: sources, the figures, the audit's findings and the estimate",
+    "denominator/ui/metrics.py": "the Metrics page: sources, the figures, the audit's findings and the estimate",
     "calibration/audit.py": "every finding of the audit and the fractions they are of, computed together",
     "annotation/access.py": "every way in (local mode, tokens and their sessions, the team's provider) and "
     "each page's rule, read in one place",

@@ -98,7 +98,7 @@ def test_the_annotators_dom_holds_no_store_id(chromium: Path, make_run_db: Path)
                 keys = dom_keys(page)
                 assert keys, f"/{path}: no keyed element found (the test would see nothing)"
                 assert {k for k in keys if not KEY.fullmatch(k)} == set(), f"/{path}: {sorted(keys)}"
-                # no id in the address either: only the tab's random id (its leases, annotation.ui)
+                # no id in the address either: only the tab's random id (its leases, denominator.ui.label)
                 address, _, query = page.url.partition("?")
                 assert address == f"{url}/{path}" and re.fullmatch(r"(tab=[A-Za-z0-9_-]{8,32})?", query), (
                     page.url

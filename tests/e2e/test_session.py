@@ -108,7 +108,7 @@ def test_keyboard_session_survives_a_kill(chromium, tmp_path) -> None:
     expected_values = [3, 2, 1, 0, 2]
     with Store(db) as store:
         # the items graded, in order: five distinct ones of ann's queue, the fifth undone and graded
-        # again (which five: the queue's, less any a tab left open still holds, annotation.ui)
+        # again (which five: the queue's, less any a tab left open still holds, denominator.ui.label)
         graded = [
             item
             for (item,) in store.db.execute(

@@ -241,7 +241,7 @@ def test_a_token_link_becomes_a_cookie_and_leaves_no_trace(browser, make_run_db,
         page.locator("#sign-in-by-link").click()
         _signed_in(page, "ann")
         # the address stays: an annotator reaches the page at /label too
-        assert page.url.partition("?")[0] == f"{server.url}/label"  # and the tab's id (annotation.ui)
+        assert page.url.partition("?")[0] == f"{server.url}/label"  # and the tab's id (denominator.ui.label)
         # one request carried the token in its address (the link's page); the button's POST
         # carried it in its body and was answered with a redirect
         assert [a for a in seen if token in a] == [f"{server.url}/label?token={token}"]

@@ -32,13 +32,18 @@ from calibration.audit import (
     precision_ceiling,
     recall_ceiling,
 )
-from calibration.check_ui import render_check, render_history
 from calibration.errors import NothingToEvaluate
 from calibration.gate import load_policy
-from calibration.holes_ui import render_holes
 from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, min_grade_of
 from calibration.metrics import Evaluation, InvalidMeasure
-from calibration.metrics_data_ui import (
+from calibration.policy.findings import FindingGroup, group_findings
+from calibration.policy.rules import InvalidPolicy
+from calibration.report import estimate_summary_line, inflation_text, sampled_labels
+from calibration.results import AuditReport
+from calibration.workflows import estimate_data
+from denominator.ui.check import render_check, render_history
+from denominator.ui.holes import render_holes
+from denominator.ui.metrics_data import (
     EXAMPLE_DIR,
     KEY,
     OWN_FILES,
@@ -50,11 +55,6 @@ from calibration.metrics_data_ui import (
     read_upload,
     render_data_source,
 )
-from calibration.policy.findings import FindingGroup, group_findings
-from calibration.policy.rules import InvalidPolicy
-from calibration.report import estimate_summary_line, inflation_text, sampled_labels
-from calibration.results import AuditReport
-from calibration.workflows import estimate_data
 
 __all__ = ["render_metrics_page", "EXAMPLE_DIR", "OWN_FILES", "STORE", "WORKED_EXAMPLE", "recall_chart"]
 

@@ -16,13 +16,11 @@ import pandas as pd
 import streamlit as st
 
 from annotation import access
-from annotation.browse_ui import open_items
 from annotation.options import option
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
 from calibration import actions
 from calibration.gate import load_policy
-from calibration.plan_ui import render_plan
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
 from calibration.review import RUBRIC_KIND, current_week, draw_sample, sample_progress
 from calibration.review_report import (
@@ -39,6 +37,8 @@ from calibration.review_report import (
     weighted_text,
 )
 from calibration.stats.verdict import MIN_LABELS, SAMPLE_ADVICE, sample_note
+from denominator.ui.browse import open_items
+from denominator.ui.plan import render_plan
 
 KEY = "review:"
 BADGE: dict[str, Literal["green", "orange", "red", "gray"]] = {

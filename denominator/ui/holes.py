@@ -41,10 +41,10 @@ from calibration.holes_text import (
     uncorrected_note,
     unjudged_text,
 )
-from calibration.metrics_data_ui import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet
 from calibration.results import FilledReport, HolesReport
 from calibration.review_sample import human_labels
 from calibration.stored import stored_label_sets, stored_qrels
+from denominator.ui.metrics_data import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet
 from judge import actions as judge_actions
 from judge.holes import HoleSpec
 

@@ -24,19 +24,19 @@ from annotation.exchange import ImportSources, NothingToImport, WrongSlot, impor
 from annotation.exports import FORMATS as EXPORT_FORMATS
 from annotation.exports.download import export_download
 from annotation.formats import FormatError
-from annotation.imports_ui import (
-    PENDING_IMPORT,
-    page_words,
-    render_imports_section,
-    render_wrong_slot,
-    who_acts,
-)
 from annotation.options import default, option
 from annotation.pooling import KINDS, handout_text, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, AnnotatorRow, Store, StoreError
 from annotation.store.postgres import shown_url
 from annotation.textio import upload_file_name
+from denominator.ui.imports import (
+    PENDING_IMPORT,
+    page_words,
+    render_imports_section,
+    render_wrong_slot,
+    who_acts,
+)
 
 __all__ = ["render_data_page", "import_uploads", "UPLOADS"]
 
