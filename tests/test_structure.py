@@ -244,6 +244,22 @@ def test_no_reader_or_renderer_imports_a_workflow_or_the_client() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_no_package_imports_another_both_ways() -> None:
+    """Faces included (#41): before, calibration/holes_ui.py imported judge.actions while judge imports
+    calibration; the pages now live in denominator/ui/, the top."""
+    edges: dict[tuple[str, str], str] = {}
+    for path in product_files():
+        own = rel(path).split("/")[0]
+        if own not in PACKAGES:
+            continue
+        for line, module, _names, _inner in imports(path):
+            other = module.split(".")[0]
+            if other in PACKAGES and other != own:
+                edges.setdefault((own, other), f"{rel(path)}:{line}")
+    both = [f"{a} <-> {b}: {edges[(a, b)]}, {edges[(b, a)]}" for a, b in edges if a < b and (b, a) in edges]
+    assert not both, "\n".join(both)
+
+
 def test_no_private_name_crosses_a_module() -> None:
     bad = []
     for path in product_files():
