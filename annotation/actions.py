@@ -21,6 +21,7 @@ from annotation.exchange import ImportSources, import_files
 from annotation.hole_pool import HolePoolReport, pool_holes
 from annotation.options import default
 from annotation.pooling import (
+    DEFAULT_STRATA,
     EstimateSample,
     PoolReport,
     RunFound,
@@ -44,8 +45,6 @@ __all__ = [
     "migrate",
     "export",
 ]
-
-DEFAULT_STRATA = (50, 100, 1000)  # the estimate's strata of unjudged candidates, by best rank
 
 
 class PoolResult(TypedDict):

@@ -302,6 +302,25 @@ OPTIONS: tuple[Option, ...] = (
         seed,
         "S",
     ),
+    # the judge's (#41): the bound on concurrency is the machine's (judge.limits.max_concurrency)
+    Option(
+        "concurrency",
+        "--concurrency",
+        8,
+        "calls to the endpoint at once, a connection each (at most half this process's open-file "
+        "limit, at most 1024)",
+        ("judge grade", "judge compare", "the Judge page"),
+        metavar="N",
+        minimum=1,
+    ),
+    Option(
+        "schema",
+        "--schema",
+        "json_schema",
+        "how the JSON reply is requested: json_schema, json_object, or prompt only",
+        ("judge grade", "judge compare", "the Judge page"),
+        choices=("json_schema", "json_object", "prompt"),
+    ),
 )
 
 _BY_NAME = {o.name: o for o in OPTIONS}

@@ -25,6 +25,7 @@ from annotation.enqueue import check_overlap, queue_pairs
 from annotation.options import default
 from annotation.rubrics import DEFAULT_MIN_GRADE
 from annotation.store import ITEM_KINDS, Store, StoreError
+from annotation.values import ranks
 
 __all__ = [
     "pool",
@@ -129,7 +130,9 @@ def pool(
     }
 
 
-DEFAULT_STRATA = (50, 100, 1000)
+DEFAULT_STRATA: tuple[int, ...] = ranks(
+    default("estimate_strata")
+)  # the options table's, parsed as --strata is
 
 
 def check_estimate(

@@ -6,9 +6,9 @@ mistyped option answer without loading openai, numpy or the store; the commands 
 from __future__ import annotations
 
 import argparse
-import resource
 
 from annotation.cli_base import OneLineParser, add_db_option
+from annotation.options import add_option, default
 from annotation.values import batch_id, bounded_float, bounded_int, endpoint_url, small_file
 from judge.limits import (
     INT64,
@@ -18,16 +18,10 @@ from judge.limits import (
     MAX_RETRY_AFTER,
     MAX_SECONDS,
     SEED32,
+    max_concurrency,
 )
-from judge.prompts import DEFAULT_SCHEMA, SCHEMA_MODES
 
 __all__ = ["DESCRIPTION", "build_parser", "bounded_int", "bounded_float"]
-
-
-def _max_concurrency() -> int:
-    """A connection (an open file) per call in flight: half the process's open-file limit, at most 1024."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return max(1, min(1024, soft // 2 if soft != resource.RLIM_INFINITY else 1024))
 
 
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
@@ -50,12 +44,12 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         type=endpoint_url,
         help="the endpoint, e.g. http://127.0.0.1:8000/v1 (or OPENAI_BASE_URL)",
     )
-    most = _max_concurrency()
-    p.add_argument(
-        "--concurrency",
+    most = max_concurrency()
+    add_option(
+        p,
+        "concurrency",
         type=bounded_int(1, most, " (a connection each; half this process's open-file limit, at most 1024)"),
-        default=min(8, most),
-        help=f"calls at once (default 8, at most {most})",
+        default=min(default("concurrency"), most),
     )
     p.add_argument(
         "--limit",
@@ -65,12 +59,7 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         help="only the first N items (N >= 1)",
     )
     p.add_argument("--dry-run", action="store_true", help="say how many calls, tokens and cost; make none")
-    p.add_argument(
-        "--schema",
-        choices=SCHEMA_MODES,
-        default=DEFAULT_SCHEMA,
-        help=f"how the JSON reply is requested: json_schema, json_object, or prompt only (default {DEFAULT_SCHEMA})",
-    )
+    add_option(p, "schema")
     p.add_argument(
         "--temperature",
         type=bounded_float(0.0, 2.0),

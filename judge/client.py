@@ -4,7 +4,7 @@ server, a LiteLLM proxy) through the ``openai`` async client.
 - The endpoint is ``base_url`` (``--base-url`` or ``OPENAI_BASE_URL``); the key
   comes only from ``OPENAI_API_KEY``, read here and never stored, logged or
   shown (local servers that need no key get a placeholder).
-- Concurrency is bounded by a semaphore (``--concurrency``, default 8).
+- Concurrency is bounded by a semaphore (``--concurrency``, the options table's default).
 - Transient failures are retried with exponential backoff and jitter: 429,
   5xx, timeouts and dropped connections; a ``Retry-After`` header (seconds or
   an HTTP date) sets the wait, up to ``max_retry_after`` seconds (default 60):
@@ -45,6 +45,7 @@ import httpx2
 import openai
 
 from annotation.errors import DenominatorError
+from annotation.options import default
 from judge.limits import MAX_REPLY_BYTES, MAX_RETRY_AFTER
 from judge.prompts import redact
 
@@ -133,7 +134,7 @@ class Endpoint:
     seed: int | None = 0
     timeout: float = 60.0  # the call's whole deadline: connect, every read, retries and their waits
     max_retries: int = 6
-    concurrency: int = 8
+    concurrency: int = default("concurrency")  # the options table's
     backoff: float = 0.5  # first wait, doubled per retry, with jitter
     max_retry_after: float = MAX_RETRY_AFTER  # a longer Retry-After makes the call an error row
     max_reply_bytes: int = MAX_REPLY_BYTES  # a longer reply is not read: an error row with its first KB

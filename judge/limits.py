@@ -1,8 +1,10 @@
 """The judge's bounds and defaults that its command line offers, in a module that imports
-nothing (``python -m judge ... --help`` loads neither openai nor the store, #27); the client
+nothing but the standard library's ``resource`` (``python -m judge ... --help`` loads neither openai nor the store, #27); the client
 and the runner read them from here."""
 
 from __future__ import annotations
+
+import resource
 
 __all__ = [
     "INT64",
@@ -13,6 +15,7 @@ __all__ = [
     "MAX_RETRY_AFTER",
     "MAX_REPLY_BYTES",
     "BATCH_HEAD_BYTES",
+    "max_concurrency",
 ]
 
 INT64 = 2**63 - 1  # what SQLite stores and an endpoint's seed holds
@@ -23,3 +26,10 @@ MAX_REPEATS = 1_000_000
 MAX_RETRY_AFTER = 60.0  # the longest Retry-After honoured by default
 MAX_REPLY_BYTES = 1_000_000  # the largest reply read by default
 BATCH_HEAD_BYTES = 65_536  # of a batch line over the reply limit, the first bytes kept: its custom_id
+
+
+def max_concurrency() -> int:
+    """A connection (an open file) per call in flight: half the process's open-file limit, at most
+    1024; the bound of ``--concurrency`` and of the Judge page's box alike."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(1, min(1024, soft // 2 if soft != resource.RLIM_INFINITY else 1024))

@@ -28,10 +28,11 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from annotation.errors import DenominatorError
+from annotation.options import default
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric, get_rubric
 
 __all__ = [
@@ -53,8 +54,10 @@ PROMPT_VERSION = "v1"
 SchemaMode = Literal["json_schema", "json_object", "prompt"]
 """How the JSON reply is asked for: a JSON schema where the endpoint supports it, a JSON object, or
 in the prompt only."""
-SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
-DEFAULT_SCHEMA: SchemaMode = "json_schema"  # the CLI's, the page's and the Python API's default
+SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(
+    SchemaMode
+)  # the options table's choices (a test holds them equal)
+DEFAULT_SCHEMA: SchemaMode = cast(SchemaMode, default("schema"))  # the CLI's, the page's and the API's
 WINNERS = ("A", "B", "tie", "both bad")  # stored as 0, 1, 2, 3: the PREFERENCE scale (0 = shown first)
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation import access
+from annotation.options import default as option_default
 from annotation.render import md
 from annotation.store import Store, StoreError, default_judge_name
 from calibration.readings import reading_of
@@ -29,9 +30,10 @@ from judge import actions, jobs
 from judge.actions import LLMResult
 from judge.client import Endpoint, EndpointRefused
 from judge.jobs import PairSummary
+from judge.limits import max_concurrency
 from judge.prices import Prices
 from judge.progress import Progress
-from judge.prompts import SCHEMA_MODES, SchemaMode
+from judge.prompts import DEFAULT_SCHEMA, SCHEMA_MODES, SchemaMode
 from judge.report import identity_text, judge_name, judge_rows, plan_text, progress_text, run_text
 
 KEY = "judge:"
@@ -99,9 +101,16 @@ def render_llm(db: str) -> None:
     model = middle.text_input("model", value=os.environ.get("OPENAI_MODEL", ""), key=f"{KEY}model").strip()
     rubric = right.selectbox("rubric", ["relevance", "faithfulness", "preference"], key=f"{KEY}rubric")
     left, middle, right = st.columns(3)
-    concurrency = int(left.number_input("concurrency", 1, 256, 8, key=f"{KEY}concurrency"))
+    most = max_concurrency()  # the CLI's bound: a connection each
+    concurrency = int(
+        left.number_input(
+            "concurrency", 1, most, min(option_default("concurrency"), most), key=f"{KEY}concurrency"
+        )
+    )
     limit = int(middle.number_input("items (0: all)", 0, 10_000_000, 0, key=f"{KEY}limit"))
-    schema = right.selectbox("reply format", list(SCHEMA_MODES), key=f"{KEY}schema")
+    schema = right.selectbox(
+        "reply format", list(SCHEMA_MODES), index=SCHEMA_MODES.index(DEFAULT_SCHEMA), key=f"{KEY}schema"
+    )
     default = default_judge_name({"kind": "llm", "model": model or "MODEL", "rubric": rubric})
     name = st.text_input("judge name", placeholder=default, key=f"{KEY}name").strip() or None
     if not os.environ.get("OPENAI_API_KEY"):
