@@ -302,6 +302,17 @@ OPTIONS: tuple[Option, ...] = (
         seed,
         "S",
     ),
+    Option(
+        "alpha",
+        "--alpha",
+        0.05,
+        "1 - the confidence of an interval (0.05: 95%), the level of every interval a face prints",
+        ("calibration ppi", "the review's, the plan's and the pages' intervals"),
+        finite_float,
+        "A",
+        minimum=0.0,
+        maximum=1.0,
+    ),
     # the judge's (#41): the bound on concurrency is the machine's (judge.limits.max_concurrency)
     Option(
         "concurrency",

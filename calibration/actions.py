@@ -30,7 +30,7 @@ from calibration.gate import (
     verdict_settings,
 )
 from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
-from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cutoffs
+from calibration.inputs import ALPHA, DEFAULT_PERMUTATIONS, DEFAULT_SEED, cutoffs
 from calibration.metrics import Evaluation, Gain
 from calibration.policy.rules import DEFAULT_POLICY, Policy
 from calibration.provenance import pooled_from_this_run
@@ -466,7 +466,7 @@ def position(judgments: PathLike) -> PositionReport:
 
 
 def ppi(
-    labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
+    labeled: PathLike, unlabeled: PathLike, *, alpha: float = ALPHA, lam: float | None = None
 ) -> PPIReport:
     """A mean corrected by prediction-powered inference."""
     return ppi_files(labeled, unlabeled, alpha=alpha, lam=lam)

@@ -344,9 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument(
         "unlabeled", metavar="UNLABELED.csv", help="header judge[,query_id]: items only the judge graded"
     )
-    pp.add_argument(
-        "--alpha", type=finite_float, default=0.05, help="1 - confidence of the interval (default 0.05)"
-    )
+    add_option(pp, "alpha")
     pp.add_argument(
         "--lam",
         type=finite_float,

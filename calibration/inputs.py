@@ -6,6 +6,7 @@ workflows and the actions alike (none of them imports another layer for these):
   ``min_grade`` (golden.yaml), else :data:`~annotation.rubrics.DEFAULT_MIN_GRADE` (1);
 - the randomization test of a comparison: :data:`DEFAULT_PERMUTATIONS` sign flips, seed
   :data:`DEFAULT_SEED`;
+- :data:`ALPHA`: 1 - the confidence of every interval (0.05);
 - :data:`ENGINE_THREADS`: the threads the metrics engine hashes document ids in while it sorts;
 - :func:`refuse_nothing_evaluated`: the one refusal of a run that shares no query with the judgments.
 
@@ -32,6 +33,7 @@ __all__ = [
     "DEFAULT_PERMUTATIONS",
     "DEFAULT_SEED",
     "ENGINE_THREADS",
+    "ALPHA",
     "PathLike",
     "cutoffs",
     "min_grade_of",
@@ -41,6 +43,7 @@ __all__ = [
 DEFAULT_K: int = default("k")
 DEFAULT_PERMUTATIONS: int = default("permutations")
 DEFAULT_SEED: int = default("compare_seed")
+ALPHA: float = default("alpha")  # every interval's level below the faces (the pure modules take it)
 # The engine hashes document ids in two threads while it sorts (calibration.metrics.evaluate); the
 # caller owns them, the pure module only uses what it is handed.
 ENGINE_THREADS = 2

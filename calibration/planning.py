@@ -19,6 +19,7 @@ from typing import Any, TypedDict
 from annotation.formats import read_csv_rows
 from annotation.store import Store
 from calibration.errors import InvalidInput
+from calibration.inputs import ALPHA
 from calibration.review import (
     RUBRIC_KIND,
     SCALES,
@@ -180,7 +181,7 @@ def plan_pilots(
     bar: float,
     statistic: str,
     min_queries: int,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
 ) -> list[PlanEntry]:
     """:func:`calibration.stats.plan.plan` of each pilot: the verdict's statistic's weights (nominal
     labels: unweighted)."""

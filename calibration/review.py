@@ -45,6 +45,7 @@ from typing import Any, cast
 import numpy as np
 
 from annotation.store import Store, StoreError
+from calibration.inputs import ALPHA
 from calibration.results import (
     KappaEntry,
     KappaFigure,
@@ -266,7 +267,7 @@ def _pass_rate(
     answers: dict[int, int],
     rubric: str,
     scope: str,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     *,
     draws: dict[int, str] | None = None,
     queries: dict[int, Any] | None = None,

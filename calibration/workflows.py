@@ -25,6 +25,7 @@ from calibration.audit import Gate, InvalidAudit, audit_run, corpus_size_of, lab
 from calibration.errors import InvalidInput, NothingToEvaluate
 from calibration.estimate.audit import estimate_run
 from calibration.inputs import (
+    ALPHA,
     DEFAULT_K,
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
@@ -360,7 +361,7 @@ def _queries(path: PathLike, rows: list[tuple[int, dict[str, str]]]) -> list[str
 
 
 def ppi_files(
-    labeled: PathLike, unlabeled: PathLike, *, alpha: float = 0.05, lam: float | None = None
+    labeled: PathLike, unlabeled: PathLike, *, alpha: float = ALPHA, lam: float | None = None
 ) -> PPIReport:
     """A mean by prediction-powered inference from ``human,judge[,query_id]`` and ``judge[,query_id]``
     CSVs: ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). A ``query_id`` column
