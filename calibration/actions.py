@@ -10,7 +10,7 @@ is written by the faces. A test holds this module's public functions equal to th
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -21,6 +21,7 @@ from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.records import shared_text_keys
 from calibration.audit import Gate
+from calibration.estimate.audit import estimate_run
 from calibration.gate import (
     check_data,
     check_store,
@@ -69,13 +70,16 @@ __all__ = [
     "metrics",
     "holes",
     "audit",
+    "estimate",
     "check",
+    "record",
     "history",
     "compare",
     "agree",
     "position",
     "ppi",
     "review",
+    "draw_review_sample",
     "plan",
 ]
 
@@ -232,6 +236,22 @@ def audit(
     )
 
 
+def estimate(
+    labels: Qrels,
+    run: Run,
+    report: AuditReport,
+    *,
+    interval: str = "midp",
+    on_query: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """``audit --estimate``'s second step: what the labels missed, estimated from the label file's
+    sample (``calibration.estimate``) at the audit's own k and threshold; adds
+    ``labels_incomplete_estimated`` to ``report``, the audit it follows (the CLI and the page alike)."""
+    return estimate_run(
+        labels, run, report["k"], report["min_grade"], report, on_query=on_query, interval=interval
+    )
+
+
 def _readable(run: Run | PathLike) -> Run | Scorer:
     """A run in memory as it is; a run file as its scorer (read in pieces, :func:`file_scorer`)."""
     return run if isinstance(run, Run) else file_scorer(run)
@@ -330,6 +350,12 @@ def check(
         if record_as is not None:
             report["recorded"] = record_check(store, report, record_as, qrels, run_digest)
     return report
+
+
+def record(store: Store, report: CheckReport, name: str, qrels: Qrels, run_digest: str) -> int:
+    """Keep a check's ``report`` in ``store`` under the run name ``name`` (what ``check --record``
+    and the page's "Record this check" do): its id."""
+    return record_check(store, report, name, qrels, run_digest)
 
 
 @overload
@@ -493,15 +519,12 @@ def review(
     policy's. ``face``: who reads the verdict (review, page), recorded with each look. Returns (report,
     the draw)."""
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only for this command
-    from calibration.review import draw_sample
     from calibration.review import review as weekly_review
 
     bar, chosen = verdict_settings(policy, trusted, statistic)
     drawn = None
     if sample:
-        drawn = draw_sample(
-            store, week, n=sample or SAMPLE_SIZE, annotators=list(annotators), seed=seed, overlap=overlap
-        )
+        drawn = draw_review_sample(store, week, n=sample, annotators=annotators, seed=seed, overlap=overlap)
     report = weekly_review(
         store,
         week,
@@ -514,6 +537,23 @@ def review(
         stale_after_weeks=policy.stale_after_weeks,
     )
     return report, drawn
+
+
+def draw_review_sample(
+    store: Store,
+    week: str | None = None,
+    *,
+    n: int = SAMPLE_SIZE,
+    annotators: Sequence[str] = (),
+    seed: int = default("review_seed"),
+    overlap: float = DEFAULT_OVERLAP,
+) -> ReviewSample:
+    """This week's sample for the review, drawn and assigned (``review --sample N``'s first step;
+    the Review page's "Draw" button): :func:`calibration.review_sample.draw_sample`."""
+    # start-up: the review's statistics, only for this command
+    from calibration.review import draw_sample
+
+    return draw_sample(store, week, n=n, annotators=list(annotators), seed=seed, overlap=overlap)
 
 
 def plan(

@@ -44,7 +44,7 @@ from calibration.report import (
 )
 from calibration.results import POSITION_KEYS
 from calibration.stats.verdict import NOISY_GONE, sample_note
-from calibration.workflows import coverage_of, estimate_data
+from calibration.workflows import coverage_of
 
 
 def _verdict_settings(args: argparse.Namespace) -> Policy:
@@ -224,7 +224,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
     estimates = None
     if args.estimate:  # before the report: it adds the finding labels_incomplete_estimated
         assert run is not None  # --estimate reads the run whole, never in pieces
-        estimates = estimate_data(qrels, run, result, interval=args.interval, on_query=_QueryProgress())
+        estimates = actions.estimate(qrels, run, result, interval=args.interval, on_query=_QueryProgress())
     if args.format == "json":
         shown: Mapping[str, Any] = result if estimates is None else {**result, "estimate": estimates}
         return dumps(shown), code

@@ -15,7 +15,7 @@ files, :class:`InvalidInput` for inputs the pure modules refuse.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -23,7 +23,6 @@ from annotation.formats import csv_numbers, read_csv_rows, read_judgments
 from annotation.model import Qrels, Run
 from calibration.audit import Gate, InvalidAudit, audit_run, corpus_size_of, label_coverage, same_text_pairs
 from calibration.errors import InvalidInput, NothingToEvaluate
-from calibration.estimate.audit import estimate_run
 from calibration.inputs import (
     ALPHA,
     DEFAULT_K,
@@ -201,21 +200,6 @@ def _bar(policy: Policy, rule: str, value: float | None) -> Bar:
     if bar is None:
         return _NO_BAR
     return bar if value is None else Bar(bar.op, value)
-
-
-def estimate_data(
-    labels: Qrels,
-    run: Run,
-    report: AuditReport,
-    *,
-    interval: str = "midp",
-    on_query: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
-    """What the labels missed, estimated from the label file's sample (``audit --estimate``),
-    at the audit's own k and threshold; it adds ``labels_incomplete_estimated`` to ``report``."""
-    return estimate_run(
-        labels, run, report["k"], report["min_grade"], report, on_query=on_query, interval=interval
-    )
 
 
 # ---------------------------------------------------------------- compare

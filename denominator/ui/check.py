@@ -24,7 +24,7 @@ from annotation.model import Qrels, Run
 from annotation.render import md, md_list, num, signed
 from annotation.store import Store, StoreError, database_exists
 from calibration import actions
-from calibration.gate import check_store, load_policy, record_check
+from calibration.gate import check_store, load_policy
 from calibration.policy.check_text import (
     FIGURE_HEADER,
     figure_rows,
@@ -148,7 +148,7 @@ def render_check(
         if st.form_submit_button("Record this check"):
             try:
                 with Store(db) as store:
-                    report_id = record_check(store, report, name, qrels, run_digest)
+                    report_id = actions.record(store, report, name, qrels, run_digest)
                 st.success(f"Recorded check {report_id} of {md(name)}.")
             except (StoreError, ValueError) as exc:
                 st.error(md(exc))

@@ -40,7 +40,6 @@ from calibration.policy.findings import FindingGroup, group_findings
 from calibration.policy.rules import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.results import AuditReport
-from calibration.workflows import estimate_data
 from denominator.ui.check import render_check, render_history
 from denominator.ui.holes import render_holes
 from denominator.ui.metrics_data import (
@@ -470,7 +469,7 @@ def render_estimate(data: DataSet, report: AuditReport) -> None:
             bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
 
     try:
-        estimates = estimate_data(labels, data.run, report.copy(), interval=chosen, on_query=on_query)
+        estimates = actions.estimate(labels, data.run, report.copy(), interval=chosen, on_query=on_query)
     except (InvalidAudit, ValueError) as exc:
         st.error(f"No estimate: {md(exc)}")
         return

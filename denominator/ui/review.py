@@ -22,7 +22,7 @@ from annotation.store import Store, StoreError
 from calibration import actions
 from calibration.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
-from calibration.review import RUBRIC_KIND, current_week, draw_sample, sample_progress
+from calibration.review import RUBRIC_KIND, current_week, sample_progress
 from calibration.review_report import (
     design_text,
     drift_text,
@@ -179,7 +179,9 @@ def render_sample(db: str, week: str) -> None:
         if st.form_submit_button("Draw this week's sample"):
             try:
                 with Store(db) as store:
-                    drawn = draw_sample(store, week, n=int(size), annotators=who, overlap=float(overlap))
+                    drawn = actions.draw_review_sample(
+                        store, week, n=int(size), annotators=who, overlap=float(overlap)
+                    )
             except StoreError as exc:
                 st.error(md(exc))
                 return
