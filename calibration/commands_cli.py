@@ -427,12 +427,10 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
             )
     except StoreError as exc:
         raise UsageError(str(exc)) from None
-    text = {
-        "json": to_json,
-        "markdown": to_markdown,
-        "html": to_html,
-        "table": lambda r: review_text(r, drawn, summary_lines(r), superseded_text(r)),
-    }[args.format](report)
+    if args.format == "table":
+        text = review_text(report, drawn, summary_lines(report), superseded_text(report))
+    else:
+        text = {"json": to_json, "markdown": to_markdown, "html": to_html}[args.format](report)
     if args.output:
         write_text(args.output, text)
         return (

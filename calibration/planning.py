@@ -105,7 +105,7 @@ def _value(text: str) -> Any:
 
 
 def pilot_from_file(
-    path: str | os.PathLike, judge: str | None = None, rubric: str | None = None
+    path: str | os.PathLike[str], judge: str | None = None, rubric: str | None = None
 ) -> PilotPairs:
     """The pairs of ``query_id,person,judge`` or of an ``annotation export --format csv`` file."""
     rows = read_csv_rows(path, [])

@@ -34,13 +34,12 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
-    positive_int,
     refuse_special_db,
     run_main,
     shown_db,
 )
 from annotation.quiet_start import quiet_interrupt_until_main
-from annotation.values import read_small_file, refuse_special
+from annotation.values import positive_int, read_small_file, refuse_special
 
 GROUPS = {
     "annotation": "the label store: import, export, pool, baseline, annotators",

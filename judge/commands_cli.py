@@ -87,7 +87,7 @@ class ProgressLine:
 
 def _use_lexical(args: argparse.Namespace) -> bool:
     if args.judge:
-        return args.judge == "lexical"
+        return bool(args.judge == "lexical")
     return not (args.base_url or os.environ.get("OPENAI_BASE_URL"))
 
 

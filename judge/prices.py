@@ -27,7 +27,7 @@ class Prices:
     table: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @staticmethod
-    def load(path: str | os.PathLike | None) -> Prices:
+    def load(path: str | os.PathLike[str] | None) -> Prices:
         if not path:
             return Prices()
         try:

@@ -35,7 +35,8 @@ def estimate_run(
     stratum; wider); docs/estimate.md says which to choose. The design is ``qrels.sampling``,
     checked where the file was read; what needs the grades is checked here."""
     # start-up: scipy, ~0.75 s
-    from calibration.estimate import LabelledStratum, aggregate_recall, estimate_recall_at_k
+    from calibration.estimate.points import LabelledStratum
+    from calibration.estimate.recall import aggregate_recall, estimate_recall_at_k
 
     design = qrels.sampling
     if design is None or not design.queries:

@@ -247,22 +247,12 @@ def _query_rule(
         if not evaluated:
             return _not_evaluated(entry, "no golden query has a judged relevant document", policy)
         if scored_zero and missing:
-            return {
-                **entry,
-                "passed": True,
-                "queries": [],
-                "evaluated": evaluated,
-                "scored_zero": list(missing),
-                "status": _status(True),
-            }
-        passed = not missing
-        return {
-            **entry,
-            "passed": passed,
-            "queries": list(missing),
-            "evaluated": evaluated,
-            "status": _status(passed),
-        }
+            result = _rule(entry, True, [], _status(True))
+            result["evaluated"], result["scored_zero"] = evaluated, list(missing)
+            return result
+        result = _rule(entry, not missing, list(missing), _status(not missing))
+        result["evaluated"] = evaluated
+        return result
     failing: list[str] = []
     evaluated = 0
     circular = 0  # stage1_recall: queries whose every judged chunk lies in stage 1 (1 by construction)
@@ -306,26 +296,35 @@ def _query_rule(
         }
         return _not_evaluated(entry, reasons.get(name, "no query defines the figure"), policy)
     passed = not failing
+    result = _rule(entry, passed, failing, _status(passed))
+    result["evaluated"] = evaluated
     if evaluated < len(queries):
-        result: RuleResult = {
-            **entry,
-            "passed": passed,
-            "queries": failing,
-            "evaluated": evaluated,
-            "undefined": len(queries) - evaluated - circular,
-            "status": _status(passed),
-        }
+        result["undefined"] = len(queries) - evaluated - circular
         if circular:
             result["circular"] = circular
-        return result
-    return {**entry, "passed": passed, "queries": failing, "evaluated": evaluated, "status": _status(passed)}
+    return result
+
+
+def _rule(head: RuleHead, passed: bool | None, queries: list[str], status: str) -> RuleResult:
+    """A rule's result: its head, whether it passed, the queries that failed it, its status (the
+    keys a rule may add are set on it after: a TypedDict built whole, not spread from another)."""
+    return {
+        "rule": head["rule"],
+        "bar": head["bar"],
+        "scope": head["scope"],
+        "source": head["source"],
+        "passed": passed,
+        "queries": queries,
+        "status": status,
+    }
 
 
 def _not_evaluated(entry: RuleHead, reason: str, policy: Policy) -> RuleResult:
     """A rule that applies but has no evidence to be evaluated on, with why: never a pass. It fails
     (passed False) unless the policy says ``not_evaluated: warn`` (passed None, listed as a warning)."""
-    passed = False if policy.not_evaluated == "fail" else None
-    return {**entry, "passed": passed, "queries": [], "reason": reason, "status": "not evaluated"}
+    result = _rule(entry, False if policy.not_evaluated == "fail" else None, [], "not evaluated")
+    result["reason"] = reason
+    return result
 
 
 def _pooled_here(result: RuleResult, claim: str, policy: Policy) -> RuleResult:
@@ -348,12 +347,16 @@ def _pooled_here(result: RuleResult, claim: str, policy: Policy) -> RuleResult:
 def _not_applicable(entry: RuleHead, reason: str) -> RuleResult:
     """A rule whose subject is absent (no judge for this run; a broad-corpus rule on a narrow
     corpus): named, with why; it passes nothing and fails nothing."""
-    return {**entry, "passed": None, "queries": [], "reason": reason, "status": "not applicable"}
+    result = _rule(entry, None, [], "not applicable")
+    result["reason"] = reason
+    return result
 
 
 def _off(entry: RuleHead) -> RuleResult:
     """A rule the policy turned off (or never set a bar for)."""
-    return {**entry, "passed": None, "queries": [], "reason": "off (no bar set)", "status": "off"}
+    result = _rule(entry, None, [], "off")
+    result["reason"] = "off (no bar set)"
+    return result
 
 
 OUTCOME_PASSED = {"passed": True, "failed": False, "warning": None}
@@ -376,20 +379,17 @@ def _judge_rule(
     }
     listed = [s.copy() for s in superseded]
 
-    def result(passed: bool | None, status: str, judges: list[JudgeOutcome]) -> RuleResult:
-        return {
-            **head,
-            "queries": [],
-            "superseded": listed,
-            "passed": passed,
-            "status": status,
-            "judges": judges,
-        }
+    def result(passed: bool | None, status: str, judges: list[JudgeOutcome], reason: str = "") -> RuleResult:
+        out = _rule(head, passed, [], status)
+        out["superseded"], out["judges"] = listed, judges
+        if reason:
+            out["reason"] = reason
+        return out
 
     if bar is None:
-        return {**result(None, "off", []), "reason": "off (no bar set)"}
+        return result(None, "off", [], "off (no bar set)")
     if entries is None or not entries:  # no judge (or no grade) bears on this run: nothing to judge
-        return {**result(None, "not applicable", []), "reason": why_none}
+        return result(None, "not applicable", [], why_none)
     judged = [e.copy() for e in entries]
     outcomes = [e["outcome"] for e in judged]
     status = "failed" if "failed" in outcomes else ("warning" if "warning" in outcomes else "passed")
@@ -579,11 +579,10 @@ def check_report(
             row["rr_best"] = bound.rr_best
             row["ndcg_best"] = bound.ndcg_best
         findings = list(a["findings"]) + _diagnose(row, policy, bound)
-        if scored_zero and qid in audit["missing_from_run"]:
-            # not in the run: scored as retrieving nothing (--missing zero)
-            queries[qid] = {**row, "scored_zero": True, "findings": findings}
-        else:
-            queries[qid] = {**row, "findings": findings}
+        query: CheckQuery = {**row, "scored_zero": True, "findings": findings}
+        if not (scored_zero and qid in audit["missing_from_run"]):
+            del query["scored_zero"]  # said only of a query not in the run, scored as retrieving nothing
+        queries[qid] = query
 
     def mean_of(figure: MeanFigure) -> FigureMean:
         return _mean([q[figure] for q in queries.values()])

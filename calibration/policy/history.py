@@ -268,13 +268,17 @@ def diff_checks(store: Store, first: int, second: int) -> CheckDiff:
             "findings_gained": sorted(fb - fa),
             "findings_lost": sorted(fa - fb),
         }
-    order = lambda ids: sorted(ids, key=lambda q: q.encode("utf-8"))  # noqa: E731
     return {
         "first": _row(a),
         "second": _row(b),
         "settings_changed": settings_changed(a["report"], b["report"]),
         "labels_changed": a["golden_hash"] != b["golden_hash"],
-        "dropped": order(held_a - held_b),
-        "added": order(held_b - held_a),
+        "dropped": _in_byte_order(held_a - held_b),
+        "added": _in_byte_order(held_b - held_a),
         "queries": queries,
     }
+
+
+def _in_byte_order(ids: set[str]) -> list[str]:
+    """Query ids in trec_eval's order: by their UTF-8 bytes."""
+    return sorted(ids, key=lambda q: q.encode("utf-8"))

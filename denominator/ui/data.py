@@ -19,7 +19,6 @@ import streamlit as st
 from annotation import access, actions
 from annotation.baseline import baseline_text
 from annotation.beir import unpack_beir_zip
-from annotation.cli_base import ranks
 from annotation.exchange import ImportSources, NothingToImport, WrongSlot, import_files
 from annotation.exports import FORMATS as EXPORT_FORMATS
 from annotation.exports.download import export_download
@@ -30,6 +29,7 @@ from annotation.render import md, md_list
 from annotation.store import AGGREGATES, AnnotatorRow, Store, StoreError
 from annotation.store.postgres import shown_url
 from annotation.textio import upload_file_name
+from annotation.values import ranks
 from denominator.ui.imports import (
     PENDING_IMPORT,
     page_words,

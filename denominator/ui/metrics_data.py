@@ -109,7 +109,7 @@ def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: by
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def load_stored(db: str, run: str, labels: str, version: tuple) -> DataSet:
+def load_stored(db: str, run: str, labels: str, version: tuple[object, ...]) -> DataSet:
     """A stored run and label set (:func:`calibration.stored.stored_data`); ``version`` (the
     store's row counts) only keys the cache, so a new label or import reads the store again."""
     with Store(db) as store:
@@ -126,7 +126,7 @@ def load_stored(db: str, run: str, labels: str, version: tuple) -> DataSet:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def label_sets(db: str, version: tuple) -> dict[str, str]:
+def label_sets(db: str, version: tuple[object, ...]) -> dict[str, str]:
     """The store's label sets in words (:func:`calibration.stored.stored_label_sets`, a judge's with
     its current reading: a review of the store), read again when ``version`` changes."""
     with Store(db) as store:
@@ -138,7 +138,7 @@ def load_corpus_upload(name: str, data: bytes) -> set[str]:
     return set(read_upload(name, data, read_corpus_ids))
 
 
-def store_version(store: Store) -> tuple:
+def store_version(store: Store) -> tuple[object, ...]:
     """What changes when the store's runs, labels or judges' answers change (append-only tables)."""
     judges = tuple((j["fingerprint"], j["rows"]) for j in store.judges())
     return tuple(store.counts().items()) + judges
