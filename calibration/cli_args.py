@@ -5,6 +5,7 @@ one options table (:mod:`annotation.options`), which the pages read too."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, TypeAlias
 
 from annotation.cli_base import OneLineParser, UsageError, add_db_option, add_format_option
 from annotation.options import add_option, default
@@ -115,10 +116,31 @@ def add_verbose_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+if (
+    TYPE_CHECKING
+):  # the subcommands' container (argparse names its type privately; generic to the checker only)
+    Subcommands: TypeAlias = argparse._SubParsersAction[OneLineParser]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m calibration", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    _add_metrics(sub)
+    _add_holes(sub)
+    _add_audit(sub)
+    _add_check(sub)
+    _add_history(sub)
+    _add_compare(sub)
+    _add_agree(sub)
+    _add_position(sub)
+    _add_ppi(sub)
+    _add_plan(sub)
+    _add_review(sub)
+    return parser
 
+
+def _add_metrics(sub: Subcommands) -> None:
+    """``metrics``'s arguments."""
     m = sub.add_parser("metrics", help="P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run")
     m.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels or golden.yaml")
     m.add_argument("run", metavar="RUN", nargs="?", help="TREC run, or .jsonl rankings")
@@ -149,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_label_options(m)
     add_format_option(m, "table", "json", "trec")
 
+
+def _add_holes(sub: Subcommands) -> None:
+    """``holes``'s arguments."""
     h = sub.add_parser(
         "holes", help="the unjudged chunks of a run's top k; a sample of queries whose holes people label"
     )
@@ -170,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_format_option(h, "table", "json", "csv")
 
+
+def _add_audit(sub: Subcommands) -> None:
+    """``audit``'s arguments."""
     a = sub.add_parser("audit", help="denominators, ceilings, coverage, duplicates, stage-1 recall, gates")
     a.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels or golden.yaml")
     a.add_argument("run", metavar="RUN", nargs="?", help="TREC run, or .jsonl rankings")
@@ -220,6 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_verbose_option(a, "each kind of finding")
     add_format_option(a, "table", "json")
+
+
+def _add_check(sub: Subcommands) -> None:
+    """``check``'s arguments."""
     ch = sub.add_parser(
         "check",
         help="one report per run held to the policy: the seven figures per query, the findings, every rule",
@@ -279,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_label_options(ch)
     add_format_option(ch, "table", "json", "markdown")
 
+
+def _add_history(sub: Subcommands) -> None:
+    """``history``'s arguments."""
     hi = sub.add_parser("history", help="the recorded checks of a run over time, or two of them per query")
     hi.add_argument("--name", metavar="NAME", help="only this run name")
     hi.add_argument(
@@ -291,6 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_option(hi)
     add_format_option(hi, "table", "json")
 
+
+def _add_compare(sub: Subcommands) -> None:
+    """``compare``'s arguments."""
     c = sub.add_parser("compare", help="two runs on the same judgments: per-query deltas and paired tests")
     c.add_argument("qrels", metavar="QRELS", help="TREC qrels or golden.yaml")
     c.add_argument("run_a", metavar="RUN_A", help="the baseline run (TREC run or .jsonl rankings)")
@@ -301,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(c, "compare_seed")
     add_judge_label_options(c)
     add_format_option(c, "table", "json")
+
+
+def _add_agree(sub: Subcommands) -> None:
+    """``agree``'s arguments."""
     ag = sub.add_parser(
         "agree", help="agreement between raters: Cohen's kappa (weighted), CI, Fleiss, Krippendorff"
     )
@@ -331,10 +373,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_verdict_options(ag)
     add_format_option(ag, "table", "json")
 
+
+def _add_position(sub: Subcommands) -> None:
+    """``position``'s arguments."""
     po = sub.add_parser("position", help="position bias of pairwise judgments asked in both orders")
     po.add_argument("judgments", metavar="JUDGMENTS.csv", help="header item,order,choice[,repeat]")
     add_format_option(po, "table", "json")
 
+
+def _add_ppi(sub: Subcommands) -> None:
+    """``ppi``'s arguments."""
     pp = sub.add_parser("ppi", help="a mean corrected by prediction-powered inference (PPI++ by default)")
     pp.add_argument(
         "labeled",
@@ -354,6 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_format_option(pp, "table", "json")
 
+
+def _add_plan(sub: Subcommands) -> None:
+    """``plan``'s arguments."""
     pl = sub.add_parser(
         "plan",
         help="plan the labelling: the kappa interval's expected width for designs queries x chunks per query",
@@ -388,6 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_verdict_options(pl)
     add_format_option(pl, "table", "json")
 
+
+def _add_review(sub: Subcommands) -> None:
+    """``review``'s arguments."""
     rv = sub.add_parser("review", help="the weekly judge review: kappa with CI and ceiling, verdict, trend")
     add_db_option(rv)
     rv.add_argument("--week", metavar="YYYY-Www", help="the ISO week (default: this week)")
@@ -407,4 +461,3 @@ def build_parser() -> argparse.ArgumentParser:
     add_verdict_options(rv)
     add_format_option(rv, "table", "json", "markdown", "html")
     rv.add_argument("-o", "--output", metavar="FILE", help="write the report here (replaced atomically)")
-    return parser
