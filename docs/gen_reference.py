@@ -1,8 +1,9 @@
-"""Writes the generated parts of docs/cli.md: every command's usage and options, read from the
-argparse parsers, and the options table, ``annotation.options.options_markdown()``.
+"""Writes the generated parts of docs/cli.md (every command's usage and options, read from the
+argparse parsers, and the options table, ``annotation.options.options_markdown()``) and of
+docs/api.md (every public action of the three packages: its signature and its docstring).
 
-    .venv/bin/python docs/gen_reference.py           # rewrite docs/cli.md's generated parts
-    .venv/bin/python docs/gen_reference.py --check   # exit 1 when docs/cli.md is out of date
+    .venv/bin/python docs/gen_reference.py           # rewrite the pages' generated parts
+    .venv/bin/python docs/gen_reference.py --check   # exit 1 when a page is out of date
 
 Each generated part sits between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME
 -->``; the text around them is written by hand. tests/test_docs.py holds the committed page to
@@ -16,9 +17,11 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "cli.md"
+API_PAGE = ROOT / "docs" / "api.md"
 WIDTH = 100  # the usage lines' width, fixed so the page does not depend on the terminal
 
 if str(ROOT) not in sys.path[:1]:  # this checkout's packages, whatever the venv's editable install says
@@ -136,30 +139,94 @@ def options_table() -> str:
     return options_markdown()
 
 
-PARTS: dict[str, Callable[[], str]] = {"commands": commands_markdown, "options": options_table}
+def api_markdown() -> str:
+    """Every public action of ``annotation.actions``, ``calibration.actions`` and ``judge.actions``, in
+    ``__all__``'s order: its signature (the annotations as written) and its docstring."""
+    import importlib
+    import inspect
+
+    sections = []
+    for package in ("calibration", "annotation", "judge"):
+        module = importlib.import_module(f"{package}.actions")
+        sections.append(
+            f"### `{package}.actions`\n\n{inspect.cleandoc(module.__doc__ or '').splitlines()[0]}\n"
+        )
+        for name in module.__all__:
+            function = getattr(module, name)
+            signature = _signature(function)
+            doc = inspect.cleandoc(function.__doc__ or "(no docstring)")
+            sections.append(
+                f"#### `{package}.actions.{name}`\n\n```python\n{name}{signature}\n```\n\n{doc}\n"
+            )
+    return "\n".join(sections)
 
 
-def render(page: str) -> str:
-    """The page with each generated part written anew."""
-    for name, make in PARTS.items():
+def _signature(function: Any) -> str:
+    """``(qrels: Qrels, k: int | None = None, *, policy: Policy = DEFAULT_POLICY) -> CheckReport``: the
+    parameters, annotations and defaults as written in the source (the function's last definition:
+    an overloaded one's implementation), one per line when they do not fit one."""
+    import ast
+    import inspect
+
+    source = Path(inspect.getsourcefile(function) or "").read_text(encoding="utf-8")
+    found = [
+        n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == function.__name__
+    ][-1]
+    args = found.args
+
+    def one(arg: ast.arg, default: ast.expr | None, prefix: str = "") -> str:
+        text = prefix + arg.arg + (f": {ast.unparse(arg.annotation)}" if arg.annotation else "")
+        return text + (f" = {ast.unparse(default)}" if default is not None else "")
+
+    positional = args.posonlyargs + args.args
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    parts = [one(a, d) for a, d in zip(positional, defaults)]
+    if args.vararg:
+        parts.append(one(args.vararg, None, "*"))
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [one(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg:
+        parts.append(one(args.kwarg, None, "**"))
+    returned = f" -> {ast.unparse(found.returns)}" if found.returns else ""
+    one_line = f"({', '.join(parts)}){returned}"
+    if len(one_line) <= WIDTH - 20:
+        return one_line
+    return "(\n" + "".join(f"    {part},\n" for part in parts) + f"){returned}"
+
+
+PAGES: dict[Path, dict[str, Callable[[], str]]] = {
+    PAGE: {"commands": commands_markdown, "options": options_table},
+    API_PAGE: {"api": api_markdown},
+}
+PARTS = PAGES[PAGE]  # the CLI page's, as tests/test_docs.py reads them
+
+
+def render(page: str, parts: dict[str, Callable[[], str]] | None = None) -> str:
+    """The page with each generated part written anew (the CLI page's parts unless given)."""
+    for name, make in (PARTS if parts is None else parts).items():
         start, end = f"<!-- generated: {name} -->\n", f"<!-- end generated: {name} -->"
         found = re.search(re.escape(start) + r".*?" + re.escape(end), page, re.S)
         if not found:
-            raise SystemExit(f"{PAGE}: no {start.strip()} ... {end} markers")
+            raise SystemExit(f"no {start.strip()} ... {end} markers")
         part = f"{start}\n{make().strip()}\n\n{end}"
         page = page[: found.start()] + part + page[found.end() :]
     return page
 
 
 def main(argv: list[str]) -> int:
-    current = PAGE.read_text(encoding="utf-8")
-    fresh = render(current)
-    if "--check" in argv:
-        if fresh != current:
-            print(f"{PAGE.relative_to(ROOT)} is out of date: run .venv/bin/python docs/gen_reference.py")
-            return 1
-        return 0
-    PAGE.write_text(fresh, encoding="utf-8")
+    stale = []
+    for path, parts in PAGES.items():
+        current = path.read_text(encoding="utf-8")
+        fresh = render(current, parts)
+        if "--check" in argv:
+            if fresh != current:
+                stale.append(str(path.relative_to(ROOT)))
+        else:
+            path.write_text(fresh, encoding="utf-8")
+    if stale:
+        print(f"{', '.join(stale)} out of date: run .venv/bin/python docs/gen_reference.py")
+        return 1
     return 0
 
 
