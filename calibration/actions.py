@@ -41,6 +41,7 @@ from calibration.results import (
     CheckDiff,
     CheckReport,
     Comparison,
+    EstimateReport,
     FilledComparison,
     FilledReport,
     HistoryRow,
@@ -243,7 +244,7 @@ def estimate(
     *,
     interval: str = "midp",
     on_query: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
+) -> EstimateReport:
     """``audit --estimate``'s second step: what the labels missed, estimated from the label file's
     sample (``calibration.estimate``) at the audit's own k and threshold; adds
     ``labels_incomplete_estimated`` to ``report``, the audit it follows (the CLI and the page alike)."""

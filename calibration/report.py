@@ -32,7 +32,7 @@ from calibration.results import (
 )
 
 if TYPE_CHECKING:  # types only: the renderings never run a workflow
-    from calibration.results import Comparison, KappaSequence, PositionFigure
+    from calibration.results import Comparison, EstimateReport, KappaSequence, PositionFigure
 
 MEAN_NAMES = {"RR": "MRR", "AP": "MAP"}
 
@@ -321,7 +321,7 @@ def audit_table(result: AuditReport, qrels_path: str = "", run_path: str = "", v
     return "\n".join(lines) + "\n"
 
 
-def estimate_summary_line(estimates: dict[str, Any]) -> str:
+def estimate_summary_line(estimates: EstimateReport) -> str:
     """The estimate over queries in one sentence, every figure with what it rests on."""
     s, k = estimates["summary"], estimates["k"]
     if not s["n_defined"]:
@@ -363,7 +363,7 @@ def design_text(design: Any) -> str:
     )
 
 
-def estimate_table(estimates: dict[str, Any]) -> str:
+def estimate_table(estimates: EstimateReport) -> str:
     k = estimates["k"]
     rows = [
         [

@@ -45,6 +45,30 @@ class EstimatedRecall(TypedDict):  # calibration.estimate.audit.estimate_run
     rel: float | None
 
 
+class EstimateQuery(TypedDict):  # one query of calibration.estimate.audit.estimate_run
+    recall_judged: float | None
+    rel_judged: int | None
+    recall_estimated: float | None
+    recall_ci: list[float] | None
+    rel_estimated: float | None
+    rel_ci: list[float] | None
+    n_sampled: int | None
+    n_sampled_relevant: int | None
+    labels_incomplete_estimated: bool
+    unjudged_in_top_k: int
+    n_drawn: int
+    reason: str | None
+
+
+class EstimateReport(TypedDict):  # audit --estimate (calibration.actions.estimate)
+    design: dict[str, Any] | None  # golden.yaml's sampling section, as read
+    k: int
+    interval: str  # midp, wilson, ...
+    queries: dict[str, EstimateQuery]
+    note: NotRequired[str]  # what the estimate cannot place, or k past the pool's depth
+    summary: dict[str, Any]  # judged and estimated recall@k over the queries where both are defined
+
+
 class AuditSummary(TypedDict):
     n_queries: int
     mean_recall: float | None

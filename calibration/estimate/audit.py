@@ -14,7 +14,7 @@ from typing import Any
 
 from annotation.model import Qrels
 from calibration.audit import InvalidAudit
-from calibration.results import AuditReport
+from calibration.results import AuditReport, EstimateQuery, EstimateReport
 
 
 def estimate_run(
@@ -25,7 +25,7 @@ def estimate_run(
     result: AuditReport,
     on_query: Callable[[int, int], None] | None = None,
     interval: str = "midp",
-) -> dict[str, Any]:
+) -> EstimateReport:
     """Judged recall beside the recall estimated from golden.yaml's sample of unjudged
     candidates (calibration.estimate), per query; a finding when the interval excludes the
     judged value. The sampled chunks' grades are in the file's grades; every other grade
@@ -47,7 +47,7 @@ def estimate_run(
     depth = design.depth
     rankings = run.rankings()
     parameters = dict(design.parameters) if design.parameters is not None else None
-    out: dict[str, Any] = {"design": parameters, "k": k, "interval": interval, "queries": {}}
+    out: EstimateReport = {"design": parameters, "k": k, "interval": interval, "queries": {}, "summary": {}}
     if depth is not None and k > depth:
         out["note"] = (
             f"k = {k} exceeds the pool depth {depth}: unsampled candidates in the top k are not "
@@ -152,7 +152,7 @@ def estimate_run(
 
 
 def _estimate_summary(
-    rows: dict[str, dict[str, Any]], estimates: dict[str, dict[str, Any]], k: int, aggregate: Any
+    rows: dict[str, EstimateQuery], estimates: dict[str, dict[str, Any]], k: int, aggregate: Any
 ) -> dict[str, Any]:
     """Judged and estimated recall@k over the queries where both are defined (mean, with a
     seeded bootstrap interval over queries for the estimate), |Rel| summed over them, and the
@@ -164,20 +164,22 @@ def _estimate_summary(
     method = "bootstrap over queries"
     if len(both) == 1:  # resampling one query says nothing: its own interval is the honest one
         only = rows[both[0]]["recall_ci"]
-        agg["mean"]["ci"] = agg["ratio"]["ci"] = list(only)
+        agg["mean"]["ci"] = agg["ratio"]["ci"] = list(only) if only is not None else None
         method = "the one query's own interval"
     return {
         "interval_over_queries": method,
         "n_queries": len(rows),
         "n_defined": len(both),
         "undefined": [qid for qid in rows if qid not in both],
-        "recall_judged_mean": sum(rows[q]["recall_judged"] for q in both) / len(both) if both else None,
+        "recall_judged_mean": sum(rows[q]["recall_judged"] or 0.0 for q in both) / len(both)
+        if both
+        else None,
         "recall_estimated_mean": agg["mean"]["estimate"],
         "recall_estimated_mean_ci": agg["mean"]["ci"],
         "recall_estimated_ratio": agg["ratio"]["estimate"],  # sum of numerators / sum of |Rel|
         "recall_estimated_ratio_ci": agg["ratio"]["ci"],
         "rel_judged_total": sum(rows[q]["rel_judged"] or 0 for q in both),
-        "rel_estimated_total": sum(rows[q]["rel_estimated"] for q in both) if both else None,
+        "rel_estimated_total": sum(rows[q]["rel_estimated"] or 0.0 for q in both) if both else None,
         "n_sampled": sum(int(e["n_sampled"] or 0) for e in rows.values()),
         "n_sampled_relevant": sum(int(e["n_sampled_relevant"] or 0) for e in rows.values()),
         "n_boot": agg["n_boot"],
