@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 TRACE_SOURCES = ("jsonl", "openinference", "langfuse", "langsmith")
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 class NothingToImport(StoreError):

@@ -38,7 +38,9 @@ _YAML_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEn
 _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 
 
-def _compose(path: str | os.PathLike, text: str, error: type[FormatError], expected: str) -> yaml.Node | None:
+def _compose(
+    path: str | os.PathLike[str], text: str, error: type[FormatError], expected: str
+) -> yaml.Node | None:
     """The file's node tree, after refusing anchors, aliases, tags and deep nesting.
 
     libyaml first; on any YAML error the pure-Python loader reads the file again, so that
@@ -53,7 +55,7 @@ def _compose(path: str | os.PathLike, text: str, error: type[FormatError], expec
     return yaml.compose(text, Loader=yaml.SafeLoader)
 
 
-def read_plain_yaml(path: str | os.PathLike, error: type[FormatError], expected: str) -> Any:
+def read_plain_yaml(path: str | os.PathLike[str], error: type[FormatError], expected: str) -> Any:
     """A small YAML file read as golden.yaml is (a policy file): a regular file, plain YAML only (no
     anchor, alias or tag: a 300-byte alias bomb is refused before it expands), nested at most 64
     deep, each key once; every refusal one :class:`FormatError` of ``error``'s kind naming the line,
@@ -65,7 +67,7 @@ def read_plain_yaml(path: str | os.PathLike, error: type[FormatError], expected:
     return construct(root)
 
 
-def read_yaml_tree(path: str | os.PathLike, error: type[FormatError], expected: str) -> yaml.Node | None:
+def read_yaml_tree(path: str | os.PathLike[str], error: type[FormatError], expected: str) -> yaml.Node | None:
     """A regular file's YAML node tree (plain YAML only), every refusal one ``error`` naming the line."""
     require_file(path, error)
     text = read_text_file(path, error)
@@ -80,7 +82,7 @@ def read_yaml_tree(path: str | os.PathLike, error: type[FormatError], expected: 
         raise error(path, None, None, f"nested too deeply; {expected}") from None
 
 
-def _refuse_repeated_keys(path: str | os.PathLike, root: yaml.Node, error: type[FormatError]) -> None:
+def _refuse_repeated_keys(path: str | os.PathLike[str], root: yaml.Node, error: type[FormatError]) -> None:
     """A key given twice in one mapping (YAML keeps the last silently): refused, naming both lines."""
     stack = [root]
     while stack:
@@ -112,7 +114,7 @@ def construct(node: yaml.Node) -> Any:
 
 
 def _refuse_aliases_and_tags(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     text: str,
     loader: Any,
     error: type[FormatError],

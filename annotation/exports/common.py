@@ -51,7 +51,7 @@ __all__ = [
     "write_csv",
 ]
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 class NothingToExport(StoreError):

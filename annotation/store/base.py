@@ -129,13 +129,13 @@ def shown_location(path: str) -> str:
     return masked(path if os.path.dirname(path) else os.path.join(".", path), known=path)
 
 
-def database_exists(path: str | os.PathLike) -> bool:
+def database_exists(path: str | os.PathLike[str]) -> bool:
     """True when the store is there to open: a PostgreSQL URL (its server says at open), an
     SQLite file that exists."""
     return pg.is_url(str(path)) or os.path.exists(sqlite_path(str(path)))
 
 
-def empty_file(path: str | os.PathLike) -> bool:
+def empty_file(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is an SQLite path whose file is there and holds no byte: no Denominator
     database (a command that only reads refuses it rather than write a schema into it)."""
     if pg.is_url(str(path)):
@@ -186,7 +186,7 @@ def cause(exc: Exception) -> str:
 DATA_TABLES = ("queries", "chunks", "runs", "traces", "labels")
 
 
-def holds_nothing(path: str | os.PathLike) -> bool:
+def holds_nothing(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is missing or holds no data: no query, chunk, run, trace or label
     (annotators alone are no data: a team may hand out tokens first). Opening a file that
     exists applies the migrations; a file that is no Denominator database is a StoreError."""
@@ -281,7 +281,7 @@ class StoreBase:
     db: pg.Database  # sqlite_utils.Database, or pg.PgDatabase on PostgreSQL
 
     def __init__(
-        self, path: str | os.PathLike | None = None, *, wait: float | None = None, patient: bool = False
+        self, path: str | os.PathLike[str] | None = None, *, wait: float | None = None, patient: bool = False
     ) -> None:
         self.path = str(path or default_db_path())
         # a bulk writer (an import, a command line's write, a load test): while other writes keep
