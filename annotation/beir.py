@@ -27,8 +27,8 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from annotation.formats import parse_json_line
 from annotation.model import FormatError, Qrels
+from annotation.records import parse_json_line
 from annotation.textio import (
     ASCII_SPACE,
     JudgmentLines,

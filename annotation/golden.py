@@ -621,7 +621,8 @@ def _plain(value: Any) -> str:
 
 
 def _line(node: yaml.Node) -> int:
-    return node.start_mark.line + 1
+    line: int = node.start_mark.line + 1
+    return line
 
 
 def _mapping(
@@ -652,8 +653,9 @@ def _scalar_str(path: str | os.PathLike[str], node: yaml.Node, where: str) -> st
         raise InvalidGolden(path, _line(node), where, "expected a single value")
     if node.tag.endswith(":null"):
         raise InvalidGolden(path, _line(node), where, "is empty, expected a value")
-    check_text(node.value, path, _line(node), where, InvalidGolden)
-    return node.value  # the text as written: 001 stays "001"
+    text: str = node.value  # the text as written: 001 stays "001"
+    check_text(text, path, _line(node), where, InvalidGolden)
+    return text
 
 
 _GOLDEN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
@@ -710,7 +712,7 @@ def write_golden(qrels: Qrels, path: str | os.PathLike[str], meta: dict[str, Any
     write_atomic(path, text)
 
 
-class _GoldenDumper(yaml.SafeDumper):
+class _GoldenDumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no stubs here: SafeDumper is Any
     """safe_dump, but a text holding a YAML line break other than LF (NEL,
     U+2028, U+2029) is double-quoted, where the emitter escapes it: written
     raw it would fold into a space, and the reader refuses it."""

@@ -21,7 +21,8 @@ __all__ = ["read_plain_yaml", "read_yaml_tree", "construct", "yaml_problem"]
 
 
 def _line_of(node: yaml.Node) -> int:
-    return node.start_mark.line + 1
+    line: int = node.start_mark.line + 1
+    return line
 
 
 _YAML_MAX_DEPTH = 64
@@ -166,7 +167,8 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
     mark = getattr(exc, "problem_mark", None)
     if mark is not None:
-        return mark.line + 1
+        line: int = mark.line + 1
+        return line
     position = getattr(exc, "position", None)  # ReaderError: a character YAML refuses
     if isinstance(position, int):
         return text.count("\n", 0, position) + 1
