@@ -256,7 +256,7 @@ def provider_outcome() -> ProviderAccess | None:
     return found if isinstance(found, ProviderAccess) else None
 
 
-def _session(store: Store) -> dict | None:
+def _session(store: Store) -> dict[str, Any] | None:
     """This tab's live session: a token just given is traded for a new one; else the one this
     tab holds; else the one the browser's cookie names (a refresh, a new tab)."""
     token = (st.session_state.pop(TOKEN, None) or "").strip()
@@ -578,7 +578,9 @@ def _safe_target(target: str) -> str:
     return "/" + target.lstrip("/\\")
 
 
-def _link_people(store: Store, token: str, session_id: str | None) -> tuple[dict | None, dict | None]:
+def _link_people(
+    store: Store, token: str, session_id: str | None
+) -> tuple[dict[str, str] | None, dict[str, Any] | None]:
     """(whom the link's token signs in, who is signed in on this browser), read only."""
     return store.identify(token), store.session_identity(session_id=session_id)
 
@@ -592,7 +594,12 @@ LINK_PAGE_HEADERS = {
 
 
 def link_page(
-    token: str, target: str, who: dict | None, now: dict | None, *, store_down: bool = False
+    token: str,
+    target: str,
+    who: dict[str, str] | None,
+    now: dict[str, Any] | None,
+    *,
+    store_down: bool = False,
 ) -> Html:
     """The same-origin page every ``?token=`` arrival gets: whom the link signs in, who is signed
     in on this browser when the request carried its cookie (a link followed from another site

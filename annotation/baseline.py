@@ -38,7 +38,8 @@ _TOKENS = {"lower": True, "token_pattern": r"(?u)\b\w\w+\b", "stopwords": "en", 
 def _tokenize(texts: list[str]) -> list[list[str]]:
     import bm25s  # start-up: ~0.27 s that the other commands need not pay
 
-    return bm25s.tokenize(texts, return_ids=False, show_progress=False, **_TOKENS)
+    tokens: list[list[str]] = bm25s.tokenize(texts, return_ids=False, show_progress=False, **_TOKENS)
+    return tokens
 
 
 def bm25_run(chunks: Mapping[str, str], queries: Mapping[str, str], depth: int, name: str = "bm25") -> Run:

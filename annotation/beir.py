@@ -27,8 +27,8 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from annotation.formats import parse_json_line
 from annotation.model import FormatError, Qrels
+from annotation.records import parse_json_line
 from annotation.textio import (
     ASCII_SPACE,
     JudgmentLines,
@@ -57,7 +57,9 @@ class InvalidBeir(FormatError):
     kind = "BEIR"
 
 
-def read_beir(folder: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, Qrels]]:
+def read_beir(
+    folder: str | os.PathLike[str],
+) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, Qrels]]:
     """(chunks, queries, qrels per split) of a BEIR folder.
 
     chunks are ``{"id", "text", "title"?, "metadata"?}`` in file order, ready
@@ -227,7 +229,7 @@ _END64 = struct.Struct("<4sQ2H2L4Q")  # the ZIP64 one, just before its locator
 _LOCATOR64 = struct.Struct("<4sLQL")
 
 
-def _zip_directory(archive: str | os.PathLike) -> tuple[int, int] | None:
+def _zip_directory(archive: str | os.PathLike[str]) -> tuple[int, int] | None:
     """(entries, bytes) of a zip's central directory as its last record (ZIP64's when there is one)
     says; None when there is no such record (not a zip: :class:`zipfile.ZipFile` says so)."""
     with open(archive, "rb") as f:
@@ -250,7 +252,9 @@ def _zip_directory(archive: str | os.PathLike) -> tuple[int, int] | None:
     return entries, directory
 
 
-def unpack_beir_zip(archive: str | os.PathLike, dest: str | os.PathLike, name: str | None = None) -> Path:
+def unpack_beir_zip(
+    archive: str | os.PathLike[str], dest: str | os.PathLike[str], name: str | None = None
+) -> Path:
     """A BEIR folder uploaded as a .zip, unpacked into ``dest``: the folder that holds
     ``corpus.jsonl`` (the zip's root, or its one top folder). Refused, before anything is
     unpacked, with :class:`InvalidBeir` naming the upload (``name``): not a zip, a member

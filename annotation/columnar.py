@@ -30,7 +30,7 @@ _INT_BYTES = np.zeros(256, dtype=bool)
 _INT_BYTES[list(b"0123456789-")] = True  # no '+': Arrow refuses "+1", the line reader takes it
 
 
-def _has_odd_bytes(path: str | os.PathLike, odd: tuple[bytes, ...] = _ODD_BYTES) -> bool:
+def _has_odd_bytes(path: str | os.PathLike[str], odd: tuple[bytes, ...] = _ODD_BYTES) -> bool:
     """A BOM, or a byte the lean reader leaves to others: TAB, NUL, CR, VT, FF
     (memchr over blocks read in turn: a few GB/s, one block held, stops at the first found)."""
     try:
@@ -46,7 +46,7 @@ def _has_odd_bytes(path: str | os.PathLike, odd: tuple[bytes, ...] = _ODD_BYTES)
 
 
 def simple_table(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     names: list[str],
     int_columns: tuple[str, ...],
     number_columns: tuple[str, ...],
@@ -121,7 +121,7 @@ _PIECE_BYTES = 16 << 20
 
 
 def lean_pieces(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     names: list[str],
     int_columns: tuple[str, ...],
     number_columns: tuple[str, ...],
@@ -222,7 +222,7 @@ def _bytes_in(chunk: pa.Array, allowed: np.ndarray) -> bool:
 
 
 def fast_table(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     names: list[str],
     int_columns: tuple[str, ...],
     number_columns: tuple[str, ...],

@@ -9,13 +9,14 @@ import sys
 
 from annotation import actions, exports
 from annotation.baseline import baseline_text
-from annotation.cli_base import Access, UsageError, open_store, plural, ranks, shown_db
+from annotation.cli_base import Access, UsageError, open_store, plural, shown_db
 from annotation.exchange import ImportSources, NothingToImport, login_name
 from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
 from annotation.options import default
 from annotation.pooling import handout_text
 from annotation.store import AnnotatorRow
 from annotation.store.providers import mappable, unmappable
+from annotation.values import ranks
 
 __all__ = ["COMMANDS", "run"]
 

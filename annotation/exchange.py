@@ -21,6 +21,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 TRACE_SOURCES = ("jsonl", "openinference", "langfuse", "langsmith")
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 class NothingToImport(StoreError):
@@ -304,7 +305,11 @@ def _file_names(sources: ImportSources) -> str:
 
 
 def _import_beir(
-    store: Store, folder: PathLike, chunks: list[dict], queries: dict[str, str], splits: dict[str, Qrels]
+    store: Store,
+    folder: PathLike,
+    chunks: list[dict[str, Any]],
+    queries: dict[str, str],
+    splits: dict[str, Qrels],
 ) -> list[str]:
     """A BEIR folder's corpus, queries and each split's qrels as labels by ``beir:<split>``
     (inside the caller's transaction: all of it lands, or none)."""

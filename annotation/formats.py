@@ -122,7 +122,7 @@ __all__ = [
 # ---------------------------------------------------------------- qrels
 
 
-def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -> Qrels:
+def read_qrels(path: str | os.PathLike[str], scale: tuple[int, int] | None = None) -> Qrels:
     """TREC qrels ``qid iter docid grade``.
 
     ``scale=(lo, hi)`` also refuses grades outside lo..hi (negative grades
@@ -136,7 +136,7 @@ def read_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) ->
     return _slow_qrels(path, scale)
 
 
-def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -> Qrels:
+def _slow_qrels(path: str | os.PathLike[str], scale: tuple[int, int] | None = None) -> Qrels:
     """Line-by-line reader: the reference, and the one that names a bad line."""
     text = read_text_file(path, InvalidQrels)
     judgments = JudgmentLines(path, InvalidQrels, "grade", "graded")
@@ -169,7 +169,7 @@ def _slow_qrels(path: str | os.PathLike, scale: tuple[int, int] | None = None) -
     return Qrels(grades=grades, path=str(path))
 
 
-def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels | None:
+def _fast_qrels(path: str | os.PathLike[str], scale: tuple[int, int] | None) -> Qrels | None:
     """Columnar read of a clean qrels file; None sends it to the line reader."""
     table = fast_table(path, ["q", "i", "d", "g"], int_columns=("g",), number_columns=())
     if table is None:
@@ -195,7 +195,7 @@ def _fast_qrels(path: str | os.PathLike, scale: tuple[int, int] | None) -> Qrels
     return Qrels(table=pairs, path=str(path))
 
 
-def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
+def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
     """TREC qrels, queries and documents in their stored order, iter 0."""
     lines = []
     for qid, docs in qrels.grades.items():
@@ -206,7 +206,7 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike) -> None:
     write_atomic(path, "".join(lines))
 
 
-def read_judgments(path: str | os.PathLike) -> Qrels:
+def read_judgments(path: str | os.PathLike[str]) -> Qrels:
     """golden.yaml (by extension .yaml/.yml) or TREC qrels."""
     if str(path).lower().endswith((".yaml", ".yml")):
         return read_golden(path)
@@ -218,7 +218,7 @@ def read_judgments(path: str | os.PathLike) -> Qrels:
 _RUN_COLUMNS = ["q", "q0", "d", "r", "s", "t"]
 
 
-def read_run(path: str | os.PathLike) -> Run:
+def read_run(path: str | os.PathLike[str]) -> Run:
     """TREC run ``qid Q0 docid rank score tag``.
 
     A fast columnar reader (Arrow) handles clean files; anything it cannot
@@ -231,7 +231,7 @@ def read_run(path: str | os.PathLike) -> Run:
     return table
 
 
-def _fast_run(path: str | os.PathLike) -> Run | None:
+def _fast_run(path: str | os.PathLike[str]) -> Run | None:
     table = fast_table(path, _RUN_COLUMNS, int_columns=("r",), number_columns=("s",))
     if table is None:
         return None
@@ -243,7 +243,7 @@ def _fast_run(path: str | os.PathLike) -> Run | None:
     return Run(table=out, name=tag, path=str(path))
 
 
-def _slow_run(path: str | os.PathLike) -> Run:
+def _slow_run(path: str | os.PathLike[str]) -> Run:
     """Line-by-line reader: the reference, and the one that names a bad line."""
     text = read_text_file(path, InvalidRun, limited=False)  # runs: metrics' own scale targets
     q: list[str] = []
@@ -283,7 +283,7 @@ def _slow_run(path: str | os.PathLike) -> Run:
     return Run(table=table, name=tag or "run", path=str(path))
 
 
-def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None:
+def write_run(run: Run, path: str | os.PathLike[str], tag: str | None = None) -> None:
     """TREC run in trec_eval order, ranks 1..n per query; scores written with repr().
 
     Every row keeps its own score, so reading the file back gives the same
@@ -307,7 +307,7 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> None
 # ---------------------------------------------------------------- JSONL rankings
 
 
-def read_rankings(path: str | os.PathLike, name: str | None = None) -> Run:
+def read_rankings(path: str | os.PathLike[str], name: str | None = None) -> Run:
     """JSONL ``{"query_id": str, "ranking": [docid, ...]}``, best first."""
     rankings: dict[str, list[str]] = {}
     seen_line: dict[str, int] = {}
@@ -379,7 +379,7 @@ def _json_kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def write_rankings(run: Run, path: str | os.PathLike) -> None:
+def write_rankings(run: Run, path: str | os.PathLike[str]) -> None:
     """JSONL rankings in trec_eval order, one query per line."""
     lines = []
     for qid, docs in run.rankings().items():
@@ -391,14 +391,14 @@ def write_rankings(run: Run, path: str | os.PathLike) -> None:
     write_atomic(path, "".join(lines))
 
 
-def read_ranked(path: str | os.PathLike) -> Run:
+def read_ranked(path: str | os.PathLike[str]) -> Run:
     """A TREC run, or JSONL rankings when the name ends in .jsonl."""
     if str(path).lower().endswith(".jsonl"):
         return read_rankings(path)
     return read_run(path)
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
+def write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write a text file atomically (a reader never sees half of it); :class:`FormatError` naming
     the path when it cannot be written."""
     write_atomic(path, text)

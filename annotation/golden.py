@@ -60,7 +60,7 @@ _GOLDEN_TOP_KEYS = {
 }
 
 
-def read_golden(path: str | os.PathLike) -> Qrels:
+def read_golden(path: str | os.PathLike[str]) -> Qrels:
     """golden.yaml in either shape, each error naming the line:
 
     - a mapping: ``queries: [{id, text, grades: {doc: grade}}]`` plus metadata
@@ -149,7 +149,7 @@ def read_golden(path: str | os.PathLike) -> Qrels:
     )
 
 
-def _read_query_list(path: str | os.PathLike, root: yaml.SequenceNode) -> Qrels:
+def _read_query_list(path: str | os.PathLike[str], root: yaml.SequenceNode) -> Qrels:
     """The essay's shape: a top-level list of ``{query, grades, id?}``, on the default scale."""
     scale = dict(DEFAULT_GRADE_SCALE)
     grades, texts, unnamed = _read_queries(path, root.value, scale, essay=True)
@@ -166,7 +166,7 @@ def _read_query_list(path: str | os.PathLike, root: yaml.SequenceNode) -> Qrels:
 
 
 def _read_queries(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     items: list[yaml.Node],
     scale: dict[int, str],
     essay: bool,
@@ -265,7 +265,7 @@ _DISPUTE_KEYS = ("chunk", "grades", "aggregate", "settled")
 
 
 def _read_disputed(
-    path: str | os.PathLike, node: yaml.Node, where: str, lo: int, hi: int
+    path: str | os.PathLike[str], node: yaml.Node, where: str, lo: int, hi: int
 ) -> list[dict[str, Any]]:
     """A query's ``disputed`` list, as the export writes it: ``[{chunk, grades: {person: grade},
     aggregate, settled?}]`` (each grade on the scale; the file's grades stay what ``grades`` says)."""
@@ -301,7 +301,9 @@ def _read_disputed(
     return out
 
 
-def _read_grades(path: str | os.PathLike, node: yaml.Node, where: str, lo: int, hi: int) -> dict[str, int]:
+def _read_grades(
+    path: str | os.PathLike[str], node: yaml.Node, where: str, lo: int, hi: int
+) -> dict[str, int]:
     """``{doc_id: grade}`` (null: none), each grade an integer on the scale lo-hi or negative."""
     if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
         return {}
@@ -321,7 +323,7 @@ def _read_grades(path: str | os.PathLike, node: yaml.Node, where: str, lo: int, 
     return doc_grades
 
 
-def _read_sampling(path: str | os.PathLike, node: yaml.Node) -> tuple[Any, SamplingDesign | None]:
+def _read_sampling(path: str | os.PathLike[str], node: yaml.Node) -> tuple[Any, SamplingDesign | None]:
     """The ``sampling`` section: its plain values (kept in meta, written back as they are)
     and the design they record, checked once; None when the section is empty. Only what JSON
     holds is taken (the store keeps the section as JSON): text keys, and values that are text,
@@ -391,7 +393,7 @@ _POOL_KEYS = ("batch", "runs", "depth", "items", "labelled", "fingerprints")
 _OTHER_KEYS = ("batch", "items", "labelled")
 
 
-def _read_provenance(path: str | os.PathLike, node: yaml.Node) -> Provenance | None:
+def _read_provenance(path: str | os.PathLike[str], node: yaml.Node) -> Provenance | None:
     """The ``provenance`` section (:mod:`annotation.provenance`): ``pools`` of ``{batch?, runs,
     depth, items, labelled?, fingerprints?}``, ``other`` of ``{batch, items, labelled?}``,
     ``warning?``; None when it is empty. Every count a whole number, every name text."""
@@ -445,7 +447,7 @@ def _read_provenance(path: str | os.PathLike, node: yaml.Node) -> Provenance | N
 
 
 def _entries(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     fields: dict[Any, tuple[yaml.Node, yaml.Node]],
     key: str,
     allowed: tuple[str, ...],
@@ -482,7 +484,7 @@ def _entries(
     return out
 
 
-def _texts(path: str | os.PathLike, node: yaml.Node, where: str) -> list[str]:
+def _texts(path: str | os.PathLike[str], node: yaml.Node, where: str) -> list[str]:
     """A non-empty list of names (a single name is a list of one)."""
     names = (
         [_scalar_str(path, n, where) for n in node.value]
@@ -494,7 +496,7 @@ def _texts(path: str | os.PathLike, node: yaml.Node, where: str) -> list[str]:
     return names
 
 
-def _count(path: str | os.PathLike, node: yaml.Node, where: str, least: int = 0) -> int:
+def _count(path: str | os.PathLike[str], node: yaml.Node, where: str, least: int = 0) -> int:
     """A whole number >= ``least``."""
     if (
         not (
@@ -512,7 +514,7 @@ def _count(path: str | os.PathLike, node: yaml.Node, where: str, least: int = 0)
     return value
 
 
-def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[Stratum, ...]:
+def _read_strata(path: str | os.PathLike[str], node: yaml.Node, where: str) -> tuple[Stratum, ...]:
     """One query's strata: each a whole number of candidates (at most MAX_STRATUM) and the
     chunk ids drawn from them, no chunk drawn twice in the query (a draw without replacement,
     one stratum per chunk), never more drawn than the stratum holds."""
@@ -571,7 +573,7 @@ def _read_strata(path: str | os.PathLike, node: yaml.Node, where: str) -> tuple[
     return tuple(strata)
 
 
-def _refuse_non_json(path: str | os.PathLike, node: yaml.Node, where: str) -> None:
+def _refuse_non_json(path: str | os.PathLike[str], node: yaml.Node, where: str) -> None:
     """Refuse, naming the line, what JSON (the store's copy of the section) cannot hold: a key
     that is not text (``1:``, ``true:``, a date), a date or time, NaN or infinity."""
     stack: list[tuple[yaml.Node, str]] = [(node, where)]
@@ -619,11 +621,12 @@ def _plain(value: Any) -> str:
 
 
 def _line(node: yaml.Node) -> int:
-    return node.start_mark.line + 1
+    line: int = node.start_mark.line + 1
+    return line
 
 
 def _mapping(
-    path: str | os.PathLike, node: yaml.Node, where: str, keys_as_int: bool = False
+    path: str | os.PathLike[str], node: yaml.Node, where: str, keys_as_int: bool = False
 ) -> dict[Any, tuple[yaml.Node, yaml.Node]]:
     if not isinstance(node, yaml.MappingNode):
         raise InvalidGolden(path, _line(node), where, "expected a mapping")
@@ -645,19 +648,20 @@ def _mapping(
     return out
 
 
-def _scalar_str(path: str | os.PathLike, node: yaml.Node, where: str) -> str:
+def _scalar_str(path: str | os.PathLike[str], node: yaml.Node, where: str) -> str:
     if not isinstance(node, yaml.ScalarNode):
         raise InvalidGolden(path, _line(node), where, "expected a single value")
     if node.tag.endswith(":null"):
         raise InvalidGolden(path, _line(node), where, "is empty, expected a value")
-    check_text(node.value, path, _line(node), where, InvalidGolden)
-    return node.value  # the text as written: 001 stays "001"
+    text: str = node.value  # the text as written: 001 stays "001"
+    check_text(text, path, _line(node), where, InvalidGolden)
+    return text
 
 
 _GOLDEN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 
 
-def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
+def _scalar_int(path: str | os.PathLike[str], node: yaml.Node, where: str) -> int:
     """A plain decimal integer; YAML 1.1's 0x1F, 0b1, 010 (octal 8), 1_000 and
     1:30 (sexagesimal) are refused rather than guessed."""
     if not (
@@ -679,7 +683,7 @@ def _scalar_int(path: str | os.PathLike, node: yaml.Node, where: str) -> int:
     return int(node.value)
 
 
-def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | None = None) -> None:
+def write_golden(qrels: Qrels, path: str | os.PathLike[str], meta: dict[str, Any] | None = None) -> None:
     """golden.yaml with metadata first, then the queries; ids written as strings. A query with
     ``info["disputed"][qid]`` (:meth:`Store.export_qrels`) lists them under its ``disputed``."""
     info = {**qrels.meta, **(meta or {})}
@@ -708,7 +712,7 @@ def write_golden(qrels: Qrels, path: str | os.PathLike, meta: dict[str, Any] | N
     write_atomic(path, text)
 
 
-class _GoldenDumper(yaml.SafeDumper):
+class _GoldenDumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no stubs here: SafeDumper is Any
     """safe_dump, but a text holding a YAML line break other than LF (NEL,
     U+2028, U+2029) is double-quoted, where the emitter escapes it: written
     raw it would fold into a space, and the reader refuses it."""

@@ -21,7 +21,8 @@ __all__ = ["read_plain_yaml", "read_yaml_tree", "construct", "yaml_problem"]
 
 
 def _line_of(node: yaml.Node) -> int:
-    return node.start_mark.line + 1
+    line: int = node.start_mark.line + 1
+    return line
 
 
 _YAML_MAX_DEPTH = 64
@@ -38,7 +39,9 @@ _YAML_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEn
 _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 
 
-def _compose(path: str | os.PathLike, text: str, error: type[FormatError], expected: str) -> yaml.Node | None:
+def _compose(
+    path: str | os.PathLike[str], text: str, error: type[FormatError], expected: str
+) -> yaml.Node | None:
     """The file's node tree, after refusing anchors, aliases, tags and deep nesting.
 
     libyaml first; on any YAML error the pure-Python loader reads the file again, so that
@@ -53,7 +56,7 @@ def _compose(path: str | os.PathLike, text: str, error: type[FormatError], expec
     return yaml.compose(text, Loader=yaml.SafeLoader)
 
 
-def read_plain_yaml(path: str | os.PathLike, error: type[FormatError], expected: str) -> Any:
+def read_plain_yaml(path: str | os.PathLike[str], error: type[FormatError], expected: str) -> Any:
     """A small YAML file read as golden.yaml is (a policy file): a regular file, plain YAML only (no
     anchor, alias or tag: a 300-byte alias bomb is refused before it expands), nested at most 64
     deep, each key once; every refusal one :class:`FormatError` of ``error``'s kind naming the line,
@@ -65,7 +68,7 @@ def read_plain_yaml(path: str | os.PathLike, error: type[FormatError], expected:
     return construct(root)
 
 
-def read_yaml_tree(path: str | os.PathLike, error: type[FormatError], expected: str) -> yaml.Node | None:
+def read_yaml_tree(path: str | os.PathLike[str], error: type[FormatError], expected: str) -> yaml.Node | None:
     """A regular file's YAML node tree (plain YAML only), every refusal one ``error`` naming the line."""
     require_file(path, error)
     text = read_text_file(path, error)
@@ -80,7 +83,7 @@ def read_yaml_tree(path: str | os.PathLike, error: type[FormatError], expected: 
         raise error(path, None, None, f"nested too deeply; {expected}") from None
 
 
-def _refuse_repeated_keys(path: str | os.PathLike, root: yaml.Node, error: type[FormatError]) -> None:
+def _refuse_repeated_keys(path: str | os.PathLike[str], root: yaml.Node, error: type[FormatError]) -> None:
     """A key given twice in one mapping (YAML keeps the last silently): refused, naming both lines."""
     stack = [root]
     while stack:
@@ -112,7 +115,7 @@ def construct(node: yaml.Node) -> Any:
 
 
 def _refuse_aliases_and_tags(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     text: str,
     loader: Any,
     error: type[FormatError],
@@ -164,7 +167,8 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
     mark = getattr(exc, "problem_mark", None)
     if mark is not None:
-        return mark.line + 1
+        line: int = mark.line + 1
+        return line
     position = getattr(exc, "position", None)  # ReaderError: a character YAML refuses
     if isinstance(position, int):
         return text.count("\n", 0, position) + 1

@@ -36,7 +36,7 @@ from annotation.textio import (
 )
 
 
-def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Chunks of a corpus, JSONL ``{"id": str, "text": str, "source"?: str, ...}``:
     each a dict, in file order; ids unique, texts non-empty strings."""
     chunks: list[dict[str, Any]] = []
@@ -76,7 +76,7 @@ def read_corpus(path: str | os.PathLike) -> list[dict[str, Any]]:
     return chunks
 
 
-def read_queries(path: str | os.PathLike) -> dict[str, str]:
+def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
     """Query texts: JSONL ``{"id": str, "text": str}`` (.jsonl) or TSV ``id<TAB>text``."""
     queries: dict[str, str] = {}
     seen: dict[str, int] = {}
@@ -122,7 +122,7 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
 _TRACE_FIELDS = ("id", "query_id", "system", "question", "contexts", "answer")
 
 
-def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_traces(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """RAG traces, JSONL ``{"id", "query_id", "system", "question", "contexts":
     [chunk ids or texts], "answer"}``: the question a system was asked, the
     contexts it was shown, the answer it gave."""
@@ -166,7 +166,7 @@ def read_traces(path: str | os.PathLike) -> list[dict[str, Any]]:
     return traces
 
 
-def read_corpus_ids(path: str | os.PathLike) -> list[str]:
+def read_corpus_ids(path: str | os.PathLike[str]) -> list[str]:
     """Document ids of a corpus: JSONL ``{"id": ..., "text": ...}`` or one id per line."""
     ids: list[str] = []
     seen: dict[str, int] = {}
@@ -208,7 +208,7 @@ def shared_text_keys(texts: Mapping[str, str | None]) -> dict[str, str] | None:
     return {doc: key for doc, key in keys.items() if counts[key] > 1}
 
 
-def read_text_keys(path: str | os.PathLike) -> dict[str, str] | None:
+def read_text_keys(path: str | os.PathLike[str]) -> dict[str, str] | None:
     """Per document id of a JSONL corpus, the :func:`text_key` of its ``text`` (a line without a
     string text gets none); None when no text is known (one id per line, or no line has a text):
     duplicates are then found by id only. Only the keys are kept, never the texts."""
@@ -284,7 +284,7 @@ def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
     return None
 
 
-def parse_json_line(line: str, path: str | os.PathLike, number: int, error: type[FormatError]) -> Any:
+def parse_json_line(line: str, path: str | os.PathLike[str], number: int, error: type[FormatError]) -> Any:
     """One JSONL line parsed, or the format's error naming the line (and the
     field, where one is to blame). Strict JSON: NaN, Infinity, numbers beyond
     a double, a key twice in one object and lone surrogates are refused."""
@@ -322,7 +322,7 @@ def parse_json_line(line: str, path: str | os.PathLike, number: int, error: type
 
 
 def read_csv_rows(
-    path: str | os.PathLike, required: list[str], optional: tuple[str, ...] = ()
+    path: str | os.PathLike[str], required: list[str], optional: tuple[str, ...] = ()
 ) -> list[tuple[int, dict[str, str]]]:
     """(line, row) of a CSV with a header; one clear line naming file, line and column otherwise.
 
@@ -374,7 +374,9 @@ def read_csv_rows(
     return rows
 
 
-def csv_numbers(path: str | os.PathLike, rows: list[tuple[int, dict[str, str]]], column: str) -> list[float]:
+def csv_numbers(
+    path: str | os.PathLike[str], rows: list[tuple[int, dict[str, str]]], column: str
+) -> list[float]:
     """The column as finite numbers, written as trec_eval writes them (ASCII digits, no 1_000)."""
     out = []
     for number, row in rows:

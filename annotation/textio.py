@@ -109,7 +109,7 @@ def size_text(count: int) -> str:
     return f"{count:,} bytes"
 
 
-def check_file_size(path: str | os.PathLike, error: type[FormatError]) -> None:
+def check_file_size(path: str | os.PathLike[str], error: type[FormatError]) -> None:
     """Refuse a file larger than :attr:`Limits.file_bytes` from its size alone, before reading it."""
     limit = limits().file_bytes
     try:
@@ -128,7 +128,7 @@ def check_file_size(path: str | os.PathLike, error: type[FormatError]) -> None:
 
 def check_text_size(
     value: str,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     line: int | None,
     field_: str,
     error: type[FormatError],
@@ -154,7 +154,7 @@ def check_text_size(
 _BLOCK = 4 << 20  # what the streaming checks read at a time
 
 
-def _open_bytes(path: str | os.PathLike, error: type[FormatError]) -> BinaryIO:
+def _open_bytes(path: str | os.PathLike[str], error: type[FormatError]) -> BinaryIO:
     try:
         return open(path, "rb")  # noqa: SIM115 - the caller closes it
     except FileNotFoundError:
@@ -167,11 +167,11 @@ def _open_bytes(path: str | os.PathLike, error: type[FormatError]) -> BinaryIO:
         raise error(path, None, None, f"cannot be read ({exc.strerror}); expected a readable file") from None
 
 
-def _nul_error(path: str | os.PathLike, line: int, error: type[FormatError]) -> FormatError:
+def _nul_error(path: str | os.PathLike[str], line: int, error: type[FormatError]) -> FormatError:
     return error(path, line, None, "NUL byte: this looks like a binary file; expected UTF-8 text")
 
 
-def read_text_file(path: str | os.PathLike, error: type[FormatError], *, limited: bool = True) -> str:
+def read_text_file(path: str | os.PathLike[str], error: type[FormatError], *, limited: bool = True) -> str:
     """Whole file as text; refuses missing, empty, binary and non-UTF-8 files.
 
     A leading UTF-8 byte order mark is dropped (Windows editors write one). ``limited``: a file
@@ -204,7 +204,7 @@ def read_text_file(path: str | os.PathLike, error: type[FormatError], *, limited
     return data.decode("utf-8")
 
 
-def require_file(path: str | os.PathLike, error: type[FormatError]) -> None:
+def require_file(path: str | os.PathLike[str], error: type[FormatError]) -> None:
     """Refuse what is not a regular file before any reader touches it: a pipe
     or process substitution can be read only once, and the columnar readers
     may need a second look."""
@@ -221,7 +221,7 @@ def require_file(path: str | os.PathLike, error: type[FormatError]) -> None:
 
 
 def check_text(
-    value: str, path: str | os.PathLike, line: int | None, field_: str, error: type[FormatError]
+    value: str, path: str | os.PathLike[str], line: int | None, field_: str, error: type[FormatError]
 ) -> None:
     """JSON and YAML escapes can spell a lone surrogate (\\ud800), which no UTF-8 file can hold,
     and a NUL character (\\u0000), which a PostgreSQL store cannot hold: both refused, so the two
@@ -244,7 +244,7 @@ def check_text(
         ) from None
 
 
-def check_bytes(path: str | os.PathLike, data: bytes | bytearray, error: type[FormatError]) -> None:
+def check_bytes(path: str | os.PathLike[str], data: bytes | bytearray, error: type[FormatError]) -> None:
     if not data.strip():
         raise error(path, None, None, "file is empty; expected at least one line")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # never UTF-8: 0xff and 0xfe are not UTF-8 bytes
@@ -347,7 +347,7 @@ _ID_ADVICE = {
 }
 
 
-def check_trec_id(value: Any, path: str | os.PathLike, what: str, error: type[FormatError]) -> None:
+def check_trec_id(value: Any, path: str | os.PathLike[str], what: str, error: type[FormatError]) -> None:
     """Writers refuse ids that would read back differently (split, or taken as a comment).
 
     An id with whitespace in a TREC qrels or run (a query named by its text) is
@@ -383,7 +383,9 @@ class JudgmentLines:
     integer that fits in 64 bits, one per (query, doc); the same pair again with
     the same grade is taken once, with another grade refused naming both lines."""
 
-    def __init__(self, path: str | os.PathLike, error: type[FormatError], field_: str, verb: str) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], error: type[FormatError], field_: str, verb: str
+    ) -> None:
         self.path, self.error, self.field, self.verb = path, error, field_, verb
         self.grades: dict[str, dict[str, int]] = {}
         self.first_line: dict[tuple[str, str], int] = {}
@@ -417,7 +419,7 @@ class JudgmentLines:
         self.first_line[(qid, doc)] = number
 
 
-def existing_mode(target: Path, path: str | os.PathLike, *, folder: bool = False) -> int | None:
+def existing_mode(target: Path, path: str | os.PathLike[str], *, folder: bool = False) -> int | None:
     """The permission bits of what ``target`` names now (None: nothing there), refusing, before
     anything is written, what a writer must not replace: a symbolic link (refused, not resolved:
     the writers never write through a link, so a link planted at an output path cannot send a
@@ -479,7 +481,7 @@ def create_exclusive(path: Path, data: bytes, mode: int | None = None) -> None:
         handle.write(data)
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write to a new file beside ``path`` and rename it over ``path``: a reader never sees half a file.
 
     Refused before anything is written (:func:`existing_mode`): a symbolic link at ``path`` and
@@ -516,7 +518,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def content_lines(
-    path: str | os.PathLike, error: type[FormatError], *, limited: bool = True
+    path: str | os.PathLike[str], error: type[FormatError], *, limited: bool = True
 ) -> Iterator[tuple[int, str]]:
     """(line number, line) of every non-blank line of a text file, read a line at a time.
 
@@ -542,7 +544,7 @@ def content_lines(
                 yield number, line
 
 
-def scan_bytes(path: str | os.PathLike, error: type[FormatError], max_line: int | None = None) -> None:
+def scan_bytes(path: str | os.PathLike[str], error: type[FormatError], max_line: int | None = None) -> None:
     """:func:`check_bytes` of a file, streamed: a block at a time, the same refusals with the
     same lines and the same precedence (a NUL byte anywhere first, then bad UTF-8, then a lone
     CR), refusing at once at a NUL byte or at a line longer than ``max_line`` bytes."""
@@ -612,7 +614,7 @@ def _utf8_problem(data: bytes, line: int) -> tuple[tuple[int, int] | None, bytes
 
 
 def _check_line_lengths(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     error: type[FormatError],
     block: bytes,
     line: int,
@@ -639,7 +641,7 @@ def _check_line_lengths(
 
 
 def _line_too_long(
-    path: str | os.PathLike, error: type[FormatError], line: int, length: int, max_line: int
+    path: str | os.PathLike[str], error: type[FormatError], line: int, length: int, max_line: int
 ) -> None:
     raise error(
         path,
@@ -663,7 +665,7 @@ YAML_BREAKS = {
 YAML_BREAK = re.compile("[\x85\u2028\u2029]")
 
 
-def refuse_yaml_line_breaks(path: str | os.PathLike, text: str, error: type[FormatError]) -> None:
+def refuse_yaml_line_breaks(path: str | os.PathLike[str], text: str, error: type[FormatError]) -> None:
     """golden.yaml's check: NEL, U+2028 and U+2029 break lines to YAML 1.1 (see YAML_BREAKS)."""
     found = YAML_BREAK.search(text)
     if found:

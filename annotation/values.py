@@ -255,7 +255,7 @@ def _kind(mode: int) -> str | None:
     return next((what for test, what in _KINDS if test(mode)), "not a regular file")
 
 
-def special_kind(path: str | os.PathLike) -> str | None:
+def special_kind(path: str | os.PathLike[str]) -> str | None:
     """What ``path`` is when it is there and no regular file (``a FIFO (named pipe)``, ``a
     character device``, ``a folder``); None for a regular file or nothing there. Read from
     ``stat``: nothing is opened (a FIFO opened for reading waits for a writer for ever)."""
@@ -266,7 +266,7 @@ def special_kind(path: str | os.PathLike) -> str | None:
     return _kind(mode)
 
 
-def refuse_special(path: str | os.PathLike, where: str | None = None) -> None:
+def refuse_special(path: str | os.PathLike[str], where: str | None = None) -> None:
     """:class:`BadValue` when ``path`` is there and no regular file: ``[WHERE: ]PATH is a FIFO
     (named pipe), not a regular file; nothing was opened``."""
     kind = special_kind(path)
@@ -289,7 +289,7 @@ def small_file(text: str) -> str:
     return text
 
 
-def read_small_file(path: str | os.PathLike, where: str, limit: int = SMALL_FILE) -> bytes:
+def read_small_file(path: str | os.PathLike[str], where: str, limit: int = SMALL_FILE) -> bytes:
     """A file read whole, at most ``limit`` bytes: a FIFO, a device or a folder is refused before it
     is opened, a larger file before it is read (:class:`BadValue`, naming ``where``). Missing or
     unreadable files raise the operating system's error (``FileNotFoundError``, ...)."""

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.choices import AGGREGATE_RULES
-from annotation.formats import Qrels, write_atomic
+from annotation.formats import Qrels
 from annotation.rubrics import RELEVANCE
 from annotation.store import AGGREGATES, Store, StoreError
+from annotation.textio import write_atomic
 
 __all__ = [
     "PathLike",
@@ -51,7 +52,7 @@ __all__ = [
     "write_csv",
 ]
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 class NothingToExport(StoreError):

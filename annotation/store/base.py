@@ -23,10 +23,10 @@ import contextlib
 import os
 import random
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Self
+from typing import Any, Self
 
 import sqlite_utils
 
@@ -129,13 +129,13 @@ def shown_location(path: str) -> str:
     return masked(path if os.path.dirname(path) else os.path.join(".", path), known=path)
 
 
-def database_exists(path: str | os.PathLike) -> bool:
+def database_exists(path: str | os.PathLike[str]) -> bool:
     """True when the store is there to open: a PostgreSQL URL (its server says at open), an
     SQLite file that exists."""
     return pg.is_url(str(path)) or os.path.exists(sqlite_path(str(path)))
 
 
-def empty_file(path: str | os.PathLike) -> bool:
+def empty_file(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is an SQLite path whose file is there and holds no byte: no Denominator
     database (a command that only reads refuses it rather than write a schema into it)."""
     if pg.is_url(str(path)):
@@ -186,7 +186,7 @@ def cause(exc: Exception) -> str:
 DATA_TABLES = ("queries", "chunks", "runs", "traces", "labels")
 
 
-def holds_nothing(path: str | os.PathLike) -> bool:
+def holds_nothing(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is missing or holds no data: no query, chunk, run, trace or label
     (annotators alone are no data: a team may hand out tokens first). Opening a file that
     exists applies the migrations; a file that is no Denominator database is a StoreError."""
@@ -220,7 +220,7 @@ def utc_now() -> str:
 
 # Files whose schema this process has checked (and migrated), by StoreBase._checked_key: a later
 # open of the same file at the same schema version and migrations checks nothing and writes nothing.
-_CHECKED: set[tuple] = set()
+_CHECKED: set[tuple[Hashable, ...]] = set()
 
 
 def _read_header(path: str) -> None:
@@ -281,7 +281,7 @@ class StoreBase:
     db: pg.Database  # sqlite_utils.Database, or pg.PgDatabase on PostgreSQL
 
     def __init__(
-        self, path: str | os.PathLike | None = None, *, wait: float | None = None, patient: bool = False
+        self, path: str | os.PathLike[str] | None = None, *, wait: float | None = None, patient: bool = False
     ) -> None:
         self.path = str(path or default_db_path())
         # a bulk writer (an import, a command line's write, a load test): while other writes keep
@@ -414,7 +414,7 @@ class StoreBase:
             raise
         return tuple(row[0] for row in rows)
 
-    def _checked_key(self, applied: tuple[str, ...]) -> tuple:
+    def _checked_key(self, applied: tuple[str, ...]) -> tuple[Hashable, ...]:
         """What a schema check holds for: this file (device, inode), its schema version (any
         change of table, index or trigger moves it) and its applied migrations. On PostgreSQL: the
         database's URL and its applied migrations."""
@@ -547,7 +547,8 @@ class StoreBase:
         return StoreError(f"{self.path}: cannot write ({exc}); nothing was written")
 
     def _busy_timeout(self) -> float:
-        return self.db.conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
+        millis: int = self.db.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        return millis / 1000
 
     def counts(self) -> dict[str, int]:
         """Rows per table: what the store holds, in one line of a summary."""
@@ -580,7 +581,7 @@ class StoreBase:
                 )
             )
 
-    def current_value(self, item_id: int, annotator_id: int) -> tuple | None:
+    def current_value(self, item_id: int, annotator_id: int) -> tuple[Any, ...] | None:
         """(value,) of the newest label row of this annotator on this item; None if none.
         A retraction is (None,)."""
         row = self.db.execute(

@@ -6,6 +6,7 @@ Live rows only (:mod:`annotation.store.retirements`): what a retired import hold
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from annotation.store.base import StoreBase
 from annotation.store.retirements import live, live_item, live_ranking
@@ -65,9 +66,10 @@ class Corpus(StoreBase):
 
     def queries_without_text(self) -> int:
         """How many stored queries have no text (known only from a run or a label file)."""
-        return self.db.execute(
+        count: int = self.db.execute(
             f"SELECT count(*) FROM queries WHERE text IS NULL AND {live('id', 'queries')}"
         ).fetchone()[0]
+        return count
 
     def queries_in_import_order(self) -> list[tuple[str, str | None]]:
         """(id, text) of every query, in the order they were stored."""
@@ -77,7 +79,7 @@ class Corpus(StoreBase):
 
     # ------------------------------------------------------------ traces, rankings, items
 
-    def traces_in_import_order(self) -> list[tuple]:
+    def traces_in_import_order(self) -> list[tuple[Any, ...]]:
         """(id, query id, system, question, contexts JSON, answer, meta) of every trace, in the
         order they were stored; meta is the text of a ``meta`` (or ``metadata``) column where
         the table has one, else None."""

@@ -52,7 +52,7 @@ class Imports(Retirements, Identity):
         """Queries ``{id: text}`` (a None text: an id known, its text to come later)."""
         return self._upsert_texts("queries", ["id", "text"], [(qid, text) for qid, text in queries.items()])
 
-    def _upsert_texts(self, table: str, columns: list[str], rows: list[tuple]) -> dict[str, int]:
+    def _upsert_texts(self, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> dict[str, int]:
         """Insert new ids; fill a stored NULL text; refuse a different text."""
         added = filled = unchanged = 0
         new: list[str] = []

@@ -123,7 +123,8 @@ def changed_settings(previous: Mapping[str, Any], settings: Mapping[str, Any]) -
 
 def _as_stored(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Settings as they read back from the store (JSON), so that old and new compare alike."""
-    return json.loads(json.dumps(dict(settings), sort_keys=True))
+    stored: dict[str, Any] = json.loads(json.dumps(dict(settings), sort_keys=True))
+    return stored
 
 
 def _lineage(rows: list[dict[str, Any]]) -> None:
@@ -482,7 +483,7 @@ class Judges(StoreBase):
         ).fetchall()
         # the newest readable review of each (judge, week): an unreadable one is named and skipped,
         # and the one before it stands (rows of one judge and week are adjacent in this order)
-        newest: dict[tuple, tuple] = {}
+        newest: dict[tuple[Any, Any], tuple[Any, ...]] = {}  # (fingerprint, week): its row
         for row in rows:
             if _readable_review(row):
                 newest[(row[1], row[5])] = row
@@ -533,7 +534,7 @@ def _whole(value: Any) -> int | None:
     return int(value)
 
 
-def _readable_review(row: tuple) -> bool:
+def _readable_review(row: tuple[Any, ...]) -> bool:
     """A stored review a reader can use (its n a count, its kappa and interval numbers or none);
     else the boundary names it and it is skipped."""
     review_id, fp, name, version, _rubric, week, n, kappa, low, high, verdict = row[:11]

@@ -219,7 +219,7 @@ class Labels(Identity):
 
     # ------------------------------------------------------------ what the workflows read of labels
 
-    def label_history(self, annotator: str | None = None) -> list[tuple]:
+    def label_history(self, annotator: str | None = None) -> list[tuple[Any, ...]]:
         """Every label row (retractions included, value None), one person's or everyone's, by
         row id: (label id, item id, kind, query id, chunk id, trace id, trace B id, annotator,
         rubric, value, note, seconds, shown, created at). The CSV export writes them as they are."""
@@ -283,7 +283,7 @@ def _label_set_meta(text: str | None) -> dict[str, Any]:
     """A label set's stored metadata ({} if none), grade scale keys as the integers they are."""
     if not text:
         return {}
-    meta = json.loads(text)
+    meta: dict[str, Any] = json.loads(text)
     if "grade_scale" in meta:  # JSON keys are text; grades are integers
         meta["grade_scale"] = {int(k): v for k, v in meta["grade_scale"].items()}
     return meta

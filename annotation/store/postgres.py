@@ -288,21 +288,22 @@ class PgCursor:
 
     def __init__(self, cursor: Any, returns_id: bool = False) -> None:
         self._cursor = cursor
-        self._returned: tuple | None = cursor.fetchone() if returns_id else None
+        self._returned: tuple[Any, ...] | None = cursor.fetchone() if returns_id else None
         self._returns_id = returns_id
 
-    def fetchone(self) -> tuple | None:
+    def fetchone(self) -> tuple[Any, ...] | None:
         return self._cursor.fetchone() if self._cursor.description and not self._returns_id else None
 
-    def fetchall(self) -> list[tuple]:
+    def fetchall(self) -> list[tuple[Any, ...]]:
         return self._cursor.fetchall() if self._cursor.description and not self._returns_id else []
 
-    def __iter__(self) -> Iterator[tuple]:
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
         return iter(self._cursor) if self._cursor.description and not self._returns_id else iter(())
 
     @property
     def rowcount(self) -> int:
-        return self._cursor.rowcount
+        count: int = self._cursor.rowcount
+        return count
 
     @property
     def description(self) -> Any:
@@ -363,7 +364,8 @@ class PgDatabase:
     def in_transaction(self) -> bool:
         import psycopg  # start-up: psycopg (~150 ms) only for a PostgreSQL store
 
-        return self._connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        busy: bool = self._connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        return busy
 
     def close(self) -> None:
         self._connection.close()
@@ -435,7 +437,8 @@ def applied(db: Database, migration_set: str) -> tuple[str, ...]:
 
 
 def _exists(db: Database, table: str) -> bool:
-    return db.execute("SELECT to_regclass(?) IS NOT NULL", [table]).fetchone()[0]
+    exists: bool = db.execute("SELECT to_regclass(?) IS NOT NULL", [table]).fetchone()[0]
+    return exists
 
 
 def apply(db: Database, migration_set: str, migrations: Sequence[tuple[str, Any]], now: str) -> None:

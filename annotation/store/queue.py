@@ -179,9 +179,10 @@ class Queue(StoreBase):
 
     def item_keys(self, item_id: int) -> tuple[str, str | None, str | None, str | None, str | None] | None:
         """(kind, query id, chunk id, trace id, trace B id) of the item; None when there is none."""
-        return self.db.execute(
+        keys: tuple[str, str | None, str | None, str | None, str | None] | None = self.db.execute(
             "SELECT kind, query_id, chunk_id, trace_id, trace_b_id FROM items WHERE id = ?", [item_id]
         ).fetchone()
+        return keys
 
     def known_items(self, kind: str, item_ids: Iterable[int]) -> set[int]:
         """The ids among ``item_ids`` that are ``kind`` items."""
@@ -210,9 +211,10 @@ class Queue(StoreBase):
 
     def trace_shown(self, trace_id: str | None) -> tuple[str | None, str | None, str | None] | None:
         """(question, contexts as stored (a JSON list), answer) of the trace; None when not stored."""
-        return self.db.execute(
+        shown: tuple[str | None, str | None, str | None] | None = self.db.execute(
             "SELECT question, contexts, answer FROM traces WHERE id = ?", [trace_id]
         ).fetchone()
+        return shown
 
     def trace_answer(self, trace_id: str | None) -> str | None:
         """The trace's answer; None when it has none or is not stored."""

@@ -289,4 +289,5 @@ class Retirements(StoreBase):
         """Live rows of ``table`` (queries or chunks)."""
         if table not in ("queries", "chunks"):
             raise StoreError(f"table {table!r}; expected queries or chunks")
-        return self.db.execute(f"SELECT count(*) FROM {table} WHERE {live('id', table)}").fetchone()[0]
+        count: int = self.db.execute(f"SELECT count(*) FROM {table} WHERE {live('id', table)}").fetchone()[0]
+        return count

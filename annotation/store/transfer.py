@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from annotation.store.base import StoreBase, StoreError
 from annotation.store.postgres import Database
@@ -84,7 +85,7 @@ def _order(store: StoreBase, table: str) -> str:
     return "id" if "id" in store.columns(table) else "rowid"
 
 
-def _rows(store: StoreBase, table: str, columns: list[str]) -> Iterator[tuple]:
+def _rows(store: StoreBase, table: str, columns: list[str]) -> Iterator[tuple[Any, ...]]:
     """The table's rows in insertion order, in batches (a million chunks stay out of memory)."""
     listed = ", ".join(columns)
     order = _order(store, table)
@@ -167,7 +168,7 @@ def _copy_table(source: StoreBase, target: StoreBase, db: Database, table: str) 
     marks = ", ".join("?" * len(columns))
     insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
     rows = 0
-    batch: list[tuple] = []
+    batch: list[tuple[Any, ...]] = []
     for row in _rows(source, table, columns):
         batch.append(
             row if target.dialect == "sqlite" else tuple(_pg_value(table, c, v) for c, v in zip(columns, row))

@@ -69,7 +69,7 @@ class Node:
     parent: str | None
     name: str
     kind: str  # upper case: RETRIEVER, RERANKER, CHAIN, ...
-    order: tuple
+    order: tuple[int, float, str, int]  # the sort key of order()
     record: Any
     loc: str  # where it is, for messages (line given apart)
     line: int | None
@@ -102,7 +102,7 @@ def is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def order(value: Any, index: int) -> tuple:
+def order(value: Any, index: int) -> tuple[int, float, str, int]:
     """A sort key for start times of any export (ns numbers, ISO text, datetimes)."""
     if isinstance(value, bool) or value is None or is_nan(value):
         return (2, 0.0, "", index)

@@ -181,13 +181,15 @@ def _parquet_rows(path: str) -> list[dict[str, Any]]:
             textio.size_text(limit.file_bytes),
             textio.MAX_FILE_BYTES_ENV,
         )
-    return table.to_pylist()
+    records: list[dict[str, Any]] = table.to_pylist()
+    return records
 
 
 def _is_text(kind: pa.DataType) -> bool:
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
-    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+    text: bool = pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+    return text
 
 
 def _expanded_bytes(column: pa.ChunkedArray) -> int:

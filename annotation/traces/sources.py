@@ -25,7 +25,7 @@ _PARSERS: dict[str, tuple[Callable[[str], list[RawTrace]], Spec]] = {
 
 
 def read_trace_source(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     source: str,
     mapping: Mapping[str, str] | Iterable[str] | None = None,
 ) -> TraceImport:
