@@ -1,6 +1,5 @@
-"""The type checker (#28): ``mypy`` on every module of the product, normal mode, and under
-``--strict``'s flags on the pure modules and the actions modules (``pyproject.toml``'s overrides),
-clean; and the actions modules, what every face calls, return typed results, never a bare
+"""The type checker (#28): ``mypy --strict`` on every module of the product (``pyproject.toml``'s
+``strict = true``, #41; before, only the pure modules and the actions modules were strict), clean; and the actions modules, what every face calls, return typed results, never a bare
 ``dict[str, Any]``."""
 
 from __future__ import annotations
@@ -27,20 +26,12 @@ def config() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
 
 
-def test_the_strict_modules_are_the_pure_and_the_actions_modules() -> None:
-    (strict,) = config()["overrides"]
-    assert sorted(strict["module"]) == sorted({dotted(p) for p in [*PURE, *ACTIONS]})
-    # --strict's flags (implicit re-export stays on: the lazy package APIs re-export under TYPE_CHECKING)
-    flags = {key for key, value in strict.items() if value is True}
-    assert flags >= {
-        "disallow_any_generics",
-        "disallow_untyped_calls",
-        "disallow_untyped_defs",
-        "disallow_incomplete_defs",
-        "check_untyped_defs",
-        "warn_return_any",
-        "strict_equality",
-    }
+def test_every_module_is_strict() -> None:
+    """One configuration for the whole product: --strict, no module let off (#41)."""
+    mypy = config()
+    assert mypy["strict"] is True
+    assert "overrides" not in mypy, "a module let off --strict"
+    assert mypy["files"] == ["annotation", "calibration", "judge", "denominator"]
 
 
 def test_the_tree_type_checks(tmp_path: Path) -> None:
