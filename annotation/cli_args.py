@@ -6,7 +6,7 @@ answer without loading numpy, pyarrow or the store; the commands themselves are 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from annotation.choices import EXPORT_FORMATS, METHODS
 from annotation.cli_base import OneLineParser, add_db_option
@@ -21,10 +21,27 @@ DESCRIPTION = (
 )
 
 
+if (
+    TYPE_CHECKING
+):  # the subcommands' container (argparse names its type privately; generic to the checker only)
+    Subcommands: TypeAlias = argparse._SubParsersAction[OneLineParser]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m annotation", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    _add_import(sub)
+    _add_pool(sub)
+    _add_baseline(sub)
+    _add_annotators(sub)
+    _add_handout(sub)
+    _add_migrate(sub)
+    _add_export(sub)
+    return parser
 
+
+def _add_import(sub: Subcommands) -> None:
+    """``import``'s arguments."""
     imp = sub.add_parser(
         "import",
         help="add a corpus, queries, a run, RAG traces (JSONL, Phoenix, Langfuse or LangSmith), "
@@ -72,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_options(imp)
     add_imports_parser(sub)
 
+
+def _add_pool(sub: Subcommands) -> None:
+    """``pool``'s arguments."""
     pl = sub.add_parser(
         "pool",
         help="the union of every run's top D per query becomes items to label; or, with --holes, "
@@ -110,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(a pair that is not is skipped and counted); not with --depth, --runs, --estimate",
     )
 
+
+def _add_baseline(sub: Subcommands) -> None:
+    """``baseline``'s arguments."""
     bl = sub.add_parser("baseline", help="add a lexical run (BM25) over the stored corpus, for pooling")
     add_db_option(bl)
     bl.add_argument("--method", choices=list(METHODS), default="bm25", help="ranking method (default bm25)")
@@ -121,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the run's name in the store (default bm25-baseline)",
     )
 
+
+def _add_annotators(sub: Subcommands) -> None:
+    """``annotators``'s arguments."""
     people = sub.add_parser(
         "annotators",
         help="who may open the app: access tokens, sign-in with the team's provider, roles (annotator or admin)",
@@ -171,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (add, ls, rv, mc):
         add_db_option(p)
 
+
+def _add_handout(sub: Subcommands) -> None:
+    """``handout``'s arguments."""
     ho = sub.add_parser(
         "handout", help="how items are handed out: open to whoever asks next, or only as assigned"
     )
@@ -179,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(ho, "handout_labels", default=None)
     ho.add_argument("--by", default="", metavar="NAME", help="who sets it (default: your login name)")
 
+
+def _add_migrate(sub: Subcommands) -> None:
+    """``migrate``'s arguments."""
     mg = sub.add_parser(
         "migrate",
         help="copy every table of one store into another, empty one (SQLite to PostgreSQL or back), "
@@ -199,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the empty store to copy into (created when a missing file)",
     )
 
+
+def _add_export(sub: Subcommands) -> None:
+    """``export``'s arguments."""
     exp = sub.add_parser(
         "export",
         help="write the current labels as "
@@ -240,7 +275,6 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="file to write (replaced atomically)"
     )
-    return parser
 
 
 def add_import_options(imp: argparse.ArgumentParser) -> None:
@@ -256,7 +290,7 @@ def add_import_options(imp: argparse.ArgumentParser) -> None:
     )
 
 
-def add_imports_parser(sub: Any) -> None:
+def add_imports_parser(sub: Subcommands) -> None:
     """The ``imports`` command and its actions."""
     imports = sub.add_parser(
         "imports", help="what was imported, by whom; take an import back (retire) or bring it back (restore)"

@@ -104,8 +104,6 @@ FACES = (
 # not files; LONG_MODULES, a cap on files that split ideas to meet it, gave way to this list)
 LONG_FUNCTION_LINES = 100
 LONG_FUNCTIONS: dict[str, str] = {
-    "annotation/cli_args.py:build_parser": "every command's arguments in one function: to be split one "
-    "function per command, as calibration's was (#41, after annotation's strict typing lands)",
     "calibration/metrics.py:evaluate": "the vectorised engine: one sort, every measure read from it, so "
     "the oracle test holds one function",
     "calibration/review.py:review": "the weekly review's loop over judges: scope, labels, kappa, ceiling, "
@@ -135,7 +133,7 @@ LONG_FUNCTIONS: dict[str, str] = {
     "annotation/exports/label_files.py:export_golden": "golden.yaml's every section (queries, grades, "
     "disputed, provenance), written in the reader's order",
 }
-MAX_LONG_FUNCTIONS = 15  # and shrinking
+MAX_LONG_FUNCTIONS = 14  # and shrinking
 SUBPACKAGES = ("calibration/estimate", "judge/lexical")  # the subpackages with an API of their own
 INDEXES = ("calibration/stats", "calibration/policy")  # their __init__ a docstring index, nothing more (#41)
 
