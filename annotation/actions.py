@@ -143,7 +143,11 @@ def pool(
 
 
 def baseline(
-    store: Store, *, method: str = "bm25", depth: int = 100, name: str = "bm25-baseline"
+    store: Store,
+    *,
+    method: str = default("baseline_method"),
+    depth: int = default("baseline_depth"),
+    name: str = default("baseline_name"),
 ) -> BaselineReport:
     """A lexical run over the stored corpus, stored under ``name`` (:func:`annotation.baseline.add_baseline`)."""
     return add_baseline(store, method=method, depth=depth, name=name)

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from annotation.choices import METHODS
 from annotation.model import Run, arrow
+from annotation.options import default
 from annotation.render import counted
 from annotation.store import RunCounts, Store, StoreError
 from annotation.values import name_problem
@@ -101,7 +102,10 @@ class BaselineReport(RunCounts):
 
 
 def add_baseline(
-    store: Store, method: str = "bm25", depth: int = 100, name: str = "bm25-baseline"
+    store: Store,
+    method: str = default("baseline_method"),
+    depth: int = default("baseline_depth"),
+    name: str = default("baseline_name"),
 ) -> BaselineReport:
     """Rank the stored chunks with text for every stored query with text; store
     the top ``depth`` as run ``name`` (stage fetch). The same store and name

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TypeAlias
 
-from annotation.choices import EXPORT_FORMATS, METHODS
+from annotation.choices import EXPORT_FORMATS
 from annotation.cli_base import OneLineParser, add_db_option
 from annotation.options import add_option, option
 from annotation.values import judge_name, positive_int, run_name
@@ -135,14 +135,9 @@ def _add_baseline(sub: Subcommands) -> None:
     """``baseline``'s arguments."""
     bl = sub.add_parser("baseline", help="add a lexical run (BM25) over the stored corpus, for pooling")
     add_db_option(bl)
-    bl.add_argument("--method", choices=list(METHODS), default="bm25", help="ranking method (default bm25)")
-    bl.add_argument("--depth", type=int, default=100, metavar="D", help="chunks kept per query (default 100)")
-    bl.add_argument(
-        "--name",
-        type=run_name,
-        default="bm25-baseline",
-        help="the run's name in the store (default bm25-baseline)",
-    )
+    add_option(bl, "baseline_method")
+    add_option(bl, "baseline_depth")
+    add_option(bl, "baseline_name")
 
 
 def _add_annotators(sub: Subcommands) -> None:

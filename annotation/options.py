@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.choices import AGGREGATE_RULES, AGGREGATES
+from annotation.choices import AGGREGATE_RULES, AGGREGATES, METHODS
 from annotation.values import (
     MAX_PERMUTATIONS,
     bounded_int,
@@ -31,6 +31,7 @@ from annotation.values import (
     permutations,
     positive_int,
     ranks,
+    run_name,
     seed,
 )
 
@@ -301,6 +302,33 @@ OPTIONS: tuple[Option, ...] = (
         ("calibration compare", "the Metrics page"),
         seed,
         "S",
+    ),
+    Option(
+        "baseline_method",
+        "--method",
+        "bm25",
+        "ranking method of the lexical baseline run",
+        ("annotation baseline", "the Data page"),
+        choices=METHODS,
+    ),
+    Option(
+        "baseline_depth",
+        "--depth",
+        100,
+        "chunks the baseline run keeps per query",
+        ("annotation baseline", "the Data page"),
+        positive_int,
+        "D",
+        minimum=1,
+    ),
+    Option(
+        "baseline_name",
+        "--name",
+        "bm25-baseline",
+        "the baseline run's name in the store",
+        ("annotation baseline", "the Data page"),
+        run_name,
+        "NAME",
     ),
     Option(
         "alpha",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_structure import PURE, product_files
+from tests.test_structure import product_files
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTIONS = ["annotation/actions.py", "calibration/actions.py", "judge/actions.py"]
