@@ -266,24 +266,13 @@ def _store_rules(
     95%; each trusted faithfulness judge: its PPI-corrected rate), every current judge's verdict, and
     the superseded versions (listed, not gated)."""
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only with a store
-    from calibration.review import PASS, consensus, human_labels, review
+    from calibration.readings import verdicts
+    from calibration.review import PASS, consensus, human_labels
     from calibration.stats.pass_rate import pass_rate_how, people_pass_rate
 
     bar_f = policy.bar("faithfulness")
     bar_k = policy.bar("kappa")
-    bar, statistic = verdict_settings(policy)
-    report = review(
-        store,
-        save=False,
-        bar=bar,
-        statistic=statistic,
-        verdicts_only=True,
-        min_queries=policy.min_queries,
-        face="check",
-        stale_after_weeks=policy.stale_after_weeks,
-        scope_queries=golden,
-        scope_name="this golden set's queries",
-    )
+    report = verdicts(store, policy, "check", golden, "this golden set's queries")
     faithfulness: list[JudgeOutcome] = []
     if bar_f is not None:
         people = human_labels(store, "faithfulness")

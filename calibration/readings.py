@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 from annotation.render import num
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from annotation.store import Store
+    from calibration.policy.rules import Policy
+    from calibration.results import ReviewReport
 
 
 def current_readings(store: Store) -> dict[str, Any]:
@@ -23,26 +27,43 @@ def current_readings(store: Store) -> dict[str, Any]:
     verdict. The policy file is the default one (./denominator.yaml when present, else the
     defaults); a policy that does not parse falls back to the defaults."""
     # start-up: the review's statistics (scipy, ~0.7 s), only where a judge's reading is shown
-    from calibration.gate import load_policy, verdict_settings
+    from calibration.gate import load_policy
     from calibration.policy.rules import DEFAULT_POLICY
-    from calibration.review import review
 
     try:
         policy = load_policy()
     except ValueError:
         policy = DEFAULT_POLICY
+    return {j["fingerprint"]: j for j in verdicts(store, policy, "judge list")["judges"]}
+
+
+def verdicts(
+    store: Store,
+    policy: Policy,
+    face: str,
+    scope_queries: Collection[str] | None = None,
+    scope_name: str = "",
+) -> ReviewReport:
+    """Every current judge's verdict under ``policy`` (its bar, statistic, min_queries and staleness),
+    read by ``face`` and not saved: the one call behind :func:`current_readings` and ``check``'s judge
+    rules (which scope it to a golden set's queries)."""
+    # start-up: the review's statistics, only where a verdict is read
+    from calibration.gate import verdict_settings
+    from calibration.review import review
+
     bar, statistic = verdict_settings(policy)
-    report = review(
+    return review(
         store,
         save=False,
         bar=bar,
         statistic=statistic,
         verdicts_only=True,
         min_queries=policy.min_queries,
-        face="judge list",
+        face=face,
         stale_after_weeks=policy.stale_after_weeks,
+        scope_queries=scope_queries,
+        scope_name=scope_name,
     )
-    return {j["fingerprint"]: j for j in report["judges"]}
 
 
 def reading_mark(judge: Any) -> str:
