@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow.compute as pc
 
-from annotation.formats import read_ranked
+from annotation.formats import csv_numbers, read_csv_rows, read_ranked
 from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.records import shared_text_keys
 from calibration.audit import Gate
+from calibration.errors import InvalidInput
 from calibration.estimate.audit import estimate_run
 from calibration.gate import (
     check_data,
@@ -53,14 +54,13 @@ from calibration.results import (
 )
 from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer
+from calibration.stats.position import position_bias
 from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, MIN_QUERIES, SAMPLE_SIZE
 from calibration.workflows import (
     agree_files,
     audit_data,
     compare_runs,
     evaluate_run,
-    position_file,
-    ppi_files,
 )
 
 if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
@@ -487,16 +487,77 @@ def agree(
     )
 
 
-def position(judgments: PathLike) -> PositionReport:
-    """Position bias of pairwise judgments asked in both orders."""
-    return position_file(judgments)
+def position(path: PathLike) -> PositionReport:
+    """Position bias of a CSV of pairwise judgments asked in both orders
+    (``item,order,choice[,repeat]``): ``calibration.stats.position.position_bias``."""
+    judgments = []
+    for line, r in read_csv_rows(path, ["item", "order", "choice"], optional=("repeat",)):
+        if r["order"] not in ("AB", "BA"):
+            raise InvalidInput(f"{path}:{line}: order: {r['order']!r}; expected AB or BA")
+        if r["choice"] not in ("A", "B", "tie", ""):
+            raise InvalidInput(f"{path}:{line}: choice: {r['choice']!r}; expected A, B or tie")
+        repeat = r.get("repeat") or "0"
+        if not (repeat.isascii() and repeat.isdigit() and len(repeat) <= 9):
+            raise InvalidInput(f"{path}:{line}: repeat: {repeat!r}; expected an integer >= 0")
+        judgments.append(
+            {"item": r["item"], "order": r["order"], "choice": r["choice"] or None, "repeat": int(repeat)}
+        )
+    try:
+        return position_bias(judgments)
+    except ValueError as exc:
+        raise InvalidInput(f"{path}: {exc}") from None
 
 
 def ppi(
     labeled: PathLike, unlabeled: PathLike, *, alpha: float = ALPHA, lam: float | None = None
 ) -> PPIReport:
-    """A mean corrected by prediction-powered inference."""
-    return ppi_files(labeled, unlabeled, alpha=alpha, lam=lam)
+    """A mean by prediction-powered inference from ``human,judge[,query_id]`` and ``judge[,query_id]``
+    CSVs: ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). A ``query_id`` column
+    gives each item's query: the intervals are then clustered by query (issue #39; a file without the
+    column counts each of its items as its own query), and the report states the design. When every value is 0 or 1
+    (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
+    labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
+    estimate to hold the first against."""
+    # start-up: scipy, ~0.6 s that metrics and audit never need
+    from calibration.stats.ppi import ppi_report, rogan_gladen_from_labels
+
+    if not 0 < alpha < 1:
+        raise InvalidInput(f"--alpha {alpha}; expected a number between 0 and 1")
+    both = read_csv_rows(labeled, ["human", "judge"], optional=("query_id",))
+    judge_only = read_csv_rows(unlabeled, ["judge"], optional=("query_id",))
+    human, judge = csv_numbers(labeled, both, "human"), csv_numbers(labeled, both, "judge")
+    judge_alone = csv_numbers(unlabeled, judge_only, "judge")
+    try:
+        result = ppi_report(
+            human,
+            judge,
+            judge_alone,
+            alpha=alpha,
+            lam=lam,
+            clusters_labeled=_queries(labeled, both),
+            clusters_unlabeled=_queries(unlabeled, judge_only),
+        )
+        if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
+            result["rogan_gladen"] = rogan_gladen_from_labels(
+                human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha
+            )
+        return result
+    except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
+        text = str(exc)
+        where = unlabeled if "unlabeled" in text.lower() else labeled
+        raise InvalidInput(f"{where}: {text}") from None
+
+
+def _queries(path: PathLike, rows: list[tuple[int, dict[str, str]]]) -> list[str] | None:
+    """The ``query_id`` of every row, or None when the file has no such column."""
+    if not rows or "query_id" not in rows[0][1]:
+        return None
+    for number, row in rows:
+        if row["query_id"] == "":
+            raise InvalidInput(
+                f"{path}:{number}: query_id: empty; expected the query the item was labelled under"
+            )
+    return [row["query_id"] for _, row in rows]
 
 
 def review(

@@ -466,7 +466,7 @@ class PPIReport(TypedDict):
     weak_threshold: NotRequired[float | None]  # 1/sqrt(n - 2), Mani et al. 2025
     weak_note: NotRequired[str | None]  # why PPI cannot narrow the interval here; None: it can
     prefer: NotRequired[str | None]  # "ppi" or "people"
-    rogan_gladen: NotRequired[RoganGladen]  # every value 0 or 1 (calibration.workflows.ppi_files)
+    rogan_gladen: NotRequired[RoganGladen]  # every value 0 or 1 (calibration.actions.ppi)
 
 
 class KappaFigure(TypedDict):

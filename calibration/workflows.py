@@ -19,12 +19,11 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
-from annotation.formats import csv_numbers, read_csv_rows, read_judgments
+from annotation.formats import read_judgments
 from annotation.model import Qrels, Run
 from calibration.audit import Gate, InvalidAudit, audit_run, corpus_size_of, label_coverage, same_text_pairs
 from calibration.errors import InvalidInput, NothingToEvaluate
 from calibration.inputs import (
-    ALPHA,
     DEFAULT_K,
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
@@ -47,11 +46,8 @@ from calibration.results import (
     AgreementReport,
     AuditReport,
     Comparison,
-    PositionReport,
-    PPIReport,
 )
 from calibration.scorer import Scorer
-from calibration.stats.position import position_bias
 from calibration.stats.verdict import MIN_QUERIES as VERDICT_QUERIES
 from calibration.unjudged import tops, unjudged_share
 
@@ -250,7 +246,7 @@ def compare_runs(
     return Comparison(grade, cutoffs(ks), permutations, seed, tests, deltas, notes)
 
 
-# ---------------------------------------------------------------- agreement, position, PPI
+# ---------------------------------------------------------------- agreement
 
 
 def agree_files(
@@ -309,76 +305,3 @@ def agree_files(
         )
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
-
-
-def position_file(path: PathLike) -> PositionReport:
-    """Position bias of a CSV of pairwise judgments asked in both orders
-    (``item,order,choice[,repeat]``): ``calibration.stats.position.position_bias``."""
-    judgments = []
-    for line, r in read_csv_rows(path, ["item", "order", "choice"], optional=("repeat",)):
-        if r["order"] not in ("AB", "BA"):
-            raise InvalidInput(f"{path}:{line}: order: {r['order']!r}; expected AB or BA")
-        if r["choice"] not in ("A", "B", "tie", ""):
-            raise InvalidInput(f"{path}:{line}: choice: {r['choice']!r}; expected A, B or tie")
-        repeat = r.get("repeat") or "0"
-        if not (repeat.isascii() and repeat.isdigit() and len(repeat) <= 9):
-            raise InvalidInput(f"{path}:{line}: repeat: {repeat!r}; expected an integer >= 0")
-        judgments.append(
-            {"item": r["item"], "order": r["order"], "choice": r["choice"] or None, "repeat": int(repeat)}
-        )
-    try:
-        return position_bias(judgments)
-    except ValueError as exc:
-        raise InvalidInput(f"{path}: {exc}") from None
-
-
-def _queries(path: PathLike, rows: list[tuple[int, dict[str, str]]]) -> list[str] | None:
-    """The ``query_id`` of every row, or None when the file has no such column."""
-    if not rows or "query_id" not in rows[0][1]:
-        return None
-    for number, row in rows:
-        if row["query_id"] == "":
-            raise InvalidInput(
-                f"{path}:{number}: query_id: empty; expected the query the item was labelled under"
-            )
-    return [row["query_id"] for _, row in rows]
-
-
-def ppi_files(
-    labeled: PathLike, unlabeled: PathLike, *, alpha: float = ALPHA, lam: float | None = None
-) -> PPIReport:
-    """A mean by prediction-powered inference from ``human,judge[,query_id]`` and ``judge[,query_id]``
-    CSVs: ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). A ``query_id`` column
-    gives each item's query: the intervals are then clustered by query (issue #39; a file without the
-    column counts each of its items as its own query), and the report states the design. When every value is 0 or 1
-    (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
-    labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
-    estimate to hold the first against."""
-    # start-up: scipy, ~0.6 s that metrics and audit never need
-    from calibration.stats.ppi import ppi_report, rogan_gladen_from_labels
-
-    if not 0 < alpha < 1:
-        raise InvalidInput(f"--alpha {alpha}; expected a number between 0 and 1")
-    both = read_csv_rows(labeled, ["human", "judge"], optional=("query_id",))
-    judge_only = read_csv_rows(unlabeled, ["judge"], optional=("query_id",))
-    human, judge = csv_numbers(labeled, both, "human"), csv_numbers(labeled, both, "judge")
-    judge_alone = csv_numbers(unlabeled, judge_only, "judge")
-    try:
-        result = ppi_report(
-            human,
-            judge,
-            judge_alone,
-            alpha=alpha,
-            lam=lam,
-            clusters_labeled=_queries(labeled, both),
-            clusters_unlabeled=_queries(unlabeled, judge_only),
-        )
-        if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
-            result["rogan_gladen"] = rogan_gladen_from_labels(
-                human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha
-            )
-        return result
-    except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
-        text = str(exc)
-        where = unlabeled if "unlabeled" in text.lower() else labeled
-        raise InvalidInput(f"{where}: {text}") from None
