@@ -8,7 +8,7 @@ a signature, a widget and a parser is three defaults, and then two faces gate on
 An option whose default is a rule rather than a value (``min_grade``: the label file's own, else 1;
 ``trusted``: the policy's kappa bar) has ``default=None`` and says the rule in ``rule``; the one
 function that applies the rule lives below the faces (:func:`calibration.inputs.min_grade_of`,
-:func:`calibration.gate.verdict_settings`, :func:`calibration.workflows.stage1_of`).
+:func:`calibration.gate.verdict_settings`, :func:`calibration.audit.stage1_of`).
 
 Light on purpose (no numpy, no store): every ``--help`` reads it.
 """

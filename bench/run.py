@@ -326,9 +326,9 @@ def run_ours(argv: list[str]) -> int:
     import pyarrow as pa
 
     from annotation.formats import read_judgments
+    from calibration.audit import coverage_of
     from calibration.report import dumps, metrics_json
     from calibration.run_file import evaluate_run_file
-    from calibration.workflows import coverage_of
 
     parser = argparse.ArgumentParser(prog="bench/run.py --ours")
     parser.add_argument("qrels")

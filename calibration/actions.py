@@ -9,22 +9,23 @@ is written by the faces. A test holds this module's public functions equal to th
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow.compute as pc
 
-from annotation.formats import csv_numbers, read_csv_rows, read_ranked
+from annotation.formats import csv_numbers, read_csv_rows, read_judgments, read_ranked
 from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.records import shared_text_keys
-from calibration.audit import Gate
-from calibration.errors import InvalidInput
+from calibration.audit import Gate, audit_run, rule_bar, same_text_of, stage1_of
+from calibration.errors import InvalidInput, NothingToEvaluate
 from calibration.estimate.audit import estimate_run
 from calibration.gate import (
-    check_data,
     check_store,
     diff_checks,
     history_data,
@@ -32,10 +33,23 @@ from calibration.gate import (
     verdict_settings,
 )
 from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
-from calibration.inputs import ALPHA, DEFAULT_PERMUTATIONS, DEFAULT_SEED, cutoffs
-from calibration.metrics import Evaluation, Gain
-from calibration.policy.rules import DEFAULT_POLICY, Policy
+from calibration.inputs import (
+    ALPHA,
+    DEFAULT_K,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    ENGINE_THREADS,
+    cutoffs,
+    min_grade_of,
+    refuse_nothing_evaluated,
+)
+from calibration.label_rows import long_labels
+from calibration.metrics import Evaluation, Gain, evaluate
+from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
+from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
+from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
 from calibration.provenance import pooled_from_this_run
+from calibration.ranking_bound import ranking_bound, rr_depth
 from calibration.results import (
     AgreementReport,
     AuditReport,
@@ -47,25 +61,23 @@ from calibration.results import (
     FilledReport,
     HistoryRow,
     HolesReport,
+    JudgeOutcome,
     PositionReport,
     PPIReport,
     ReviewReport,
     ReviewSample,
+    SupersededOutcome,
 )
 from calibration.run_file import evaluate_run_file, file_scorer
-from calibration.scorer import Scorer
+from calibration.scorer import Scorer, run_scorer, scored_once
 from calibration.stats.position import position_bias
 from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, MIN_QUERIES, SAMPLE_SIZE
-from calibration.workflows import (
-    agree_files,
-    audit_data,
-    compare_runs,
-    evaluate_run,
-)
+from calibration.unjudged import tops, unjudged_share
 
 if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
     from annotation.store import Store
     from calibration.planning import PlanEntry
+    from calibration.ranking_bound import RankingBound
 
 __all__ = [
     "metrics",
@@ -162,7 +174,7 @@ def metrics(
             statistic=stat,
         )
     if isinstance(run, Run):
-        return evaluate_run(
+        return _evaluate(
             qrels, run, ks, min_grade, missing=missing, gain=gain, run_name=run_name, qrels_name=qrels_name
         )
     return evaluate_run_file(
@@ -207,14 +219,14 @@ def audit(
     text_keys: Mapping[str, str] | None = None,
     same_text: Mapping[str, list[list[str]]] | None = None,
 ) -> AuditReport:
-    """The denominators of one run at one cutoff (:func:`calibration.workflows.audit_data`): a
+    """The denominators of one run at one cutoff (default :data:`DEFAULT_K`; :func:`_audit`): a
     :class:`Run`, or a run file read in pieces when it is grouped by query (read whole with
     ``text_keys``: comparing texts needs each query's ranking). The report's ``provenance`` says
     when golden.yaml's provenance pooled every label from this run (:func:`pooled_from_this_run`)."""
     if text_keys is not None and not isinstance(run, Run):
         run = read_ranked(run)
     claim = pooled_from_this_run(qrels, run)
-    return audit_data(
+    return _audit(
         qrels,
         _readable(run),
         k,
@@ -312,7 +324,7 @@ def check(
     )
     if path is None:
         why = "no store: --no-store" if no_store else None
-        report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)
+        report = _check(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)
         if judge is None:
             return report
         assert isinstance(whole, Run)
@@ -335,7 +347,7 @@ def check(
             inputs["text_keys"] = shared_text_keys(store.chunk_texts(ids))
             if inputs["text_keys"] and not isinstance(whole, Run):  # two ids share a text: read it all
                 whole = read_ranked(whole)
-        report = check_data(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
+        report = _check(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
         if judge is not None:
             assert isinstance(whole, Run)
             report = check_holes(
@@ -423,13 +435,12 @@ def compare(
     statistic: str | None = None,
     min_queries: int = MIN_QUERIES,
 ) -> Comparison | list[FilledComparison]:
-    """Two runs on the same judgments (:func:`calibration.workflows.compare_runs`: a paired
-    randomization test of ``permutations`` sign flips seeded ``seed``). With ``judge`` (a judge's
+    """Two runs on the same judgments (:func:`_compare_runs`: a paired randomization test of ``permutations`` sign flips seeded ``seed``). With ``judge`` (a judge's
     grades): B - A with the holes filled, and with ``hole_sample`` corrected with its interval
     (:func:`calibration.hole_files.compare_filled`; ``trusted`` and ``statistic``: the verdict's bar
     and statistic, None: the default policy's)."""
     if judge is None:
-        return compare_runs(
+        return _compare_runs(
             qrels,
             run_a,
             run_b,
@@ -476,7 +487,7 @@ def agree(
     queries a verdict needs where the labels carry one (None: the policy's); ``rubric``: the rubric
     read from an annotation export holding several."""
     bar, chosen = verdict_settings(policy, trusted, statistic)
-    return agree_files(
+    return _agree_files(
         labels_csv,
         qrels_pair,
         trusted=bar,
@@ -642,3 +653,401 @@ def plan(
     else:
         pilots = [p for p in pilot_from_store(pilot, judge=judge) if not rubric or p["rubric"] == rubric]
     return plan_pilots(pilots, designs, bar=bar, statistic=chosen, min_queries=min_queries)
+
+
+# ---------------------------------------------------------------- the steps behind the commands
+# (#41: calibration/workflows.py and gate's check folded in; private, each called by its action)
+
+
+def _evaluate(
+    qrels: Qrels,
+    run: Run,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    missing: Literal["drop", "zero"] = "drop",
+    gain: Gain = "linear",
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    action: str = "evaluate",
+) -> Evaluation:
+    """``calibration.metrics.evaluate`` with the shared defaults; refuses a run that shares no
+    query with the judgments (trec_eval too: "No queries with both results and relevance info"),
+    saying what could not be done (``action``)."""
+    with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
+        result = evaluate(
+            qrels,
+            run,
+            ks=cutoffs(ks),
+            min_grade=min_grade_of(qrels, min_grade),
+            missing=missing,
+            gain=gain,
+            executor=pool,
+        )
+    refuse_nothing_evaluated(result, run_name, qrels_name, action)
+    return result
+
+
+def _audit(
+    qrels: Qrels,
+    run: Run | Scorer,
+    k: int | None = None,
+    min_grade: int | None = None,
+    *,
+    fetch_run: Run | None = None,
+    fetch_depth: int | None = None,
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
+    truth: Qrels | None = None,
+    gates: Sequence[Gate] = (),
+    policy: Policy = DEFAULT_POLICY,
+    min_judged: float | None = None,
+    stage1_min: float | None = None,
+    missing: str = "drop",
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    text_keys: Mapping[str, str] | None = None,
+    same_text: Mapping[str, list[list[str]]] | None = None,
+    provenance: str | None = None,
+) -> AuditReport:
+    """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
+    of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
+    policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept.
+    Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``). ``run``: a :class:`Run`, or
+    a run file's :class:`~calibration.scorer.Scorer` (``calibration.run_file.file_scorer``: read
+    in pieces, never whole when it is grouped by query). ``text_keys`` (document id -> text key,
+    ``annotation.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
+    (:func:`same_text_of`, already found): duplicates by text too, else by id only (the report's
+    ``duplicates_by``). ``provenance``: what golden.yaml's provenance says of this run
+    (:func:`calibration.provenance.pooled_from_this_run`), kept as the report's ``provenance``."""
+    k = k or DEFAULT_K
+    if same_text is None and text_keys is not None:
+        same_text = same_text_of(run, text_keys, k)
+    with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
+        result = audit_run(
+            qrels,
+            run,
+            k,
+            min_grade=min_grade_of(qrels, min_grade),
+            fetch_run=fetch_run,
+            fetch_depth=fetch_depth,
+            corpus_size=corpus_size,
+            corpus_ids=corpus_ids,
+            truth=truth,
+            gates=gates,
+            min_judged=rule_bar(policy, "judged_at_k", min_judged),
+            stage1_min=rule_bar(policy, "stage1_recall", stage1_min),
+            missing="zero" if missing == "zero" else "drop",
+            executor=pool,
+            own_depth=True,
+            same_text=same_text,
+        )
+    if not result["queries"]:
+        raise NothingToEvaluate.no_shared_query(run_name, qrels_name, "audit")
+    result["stage1"] = stage1_of(k, fetch_run, fetch_depth, result["fetch_depth"])
+    if provenance:
+        result["provenance"] = provenance
+    return result
+
+
+def _check(
+    qrels: Qrels,
+    run: Run | Scorer,
+    k: int | None = None,
+    min_grade: int | None = None,
+    *,
+    policy: Policy = DEFAULT_POLICY,
+    fetch_run: Run | None = None,
+    fetch_depth: int | None = None,
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
+    store: Store | None = None,
+    store_reason: str | None = None,
+    missing: str = "drop",
+    run_name: str = "the run",
+    qrels_name: str = "the judgments",
+    text_keys: Mapping[str, str] | None = None,
+    provenance: str | None = None,
+) -> CheckReport:
+    """``check``: the audit and the metrics of one run held to ``policy``; with a ``store``
+    (:class:`annotation.store.Store`, chosen by :func:`check_store`) the faithfulness pass rate and
+    each judge's calibration too. ``store_reason``: why there is none (said in the report).
+    ``text_keys``: the chunks' text keys (the run then a :class:`Run`): ``no_duplicates`` reads
+    ids of the same text too, else ids only (an empty mapping: the texts are known and none is
+    shared, so the run need not be whole). The unjudged slots of each query's top are counted in
+    the same read: could they lift a weak ranking? (:mod:`calibration.ranking_bound`). ``provenance``:
+    what golden.yaml's provenance says of this run (:func:`calibration.provenance.pooled_from_this_run`):
+    ``stage1_recall`` then says so."""
+    k = k or DEFAULT_K
+    same_text = None if text_keys is None else (same_text_of(run, text_keys, k) if text_keys else {})
+    with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
+        # one read of the run for the audit and the metrics (a run file: in pieces)
+        # the unjudged slots of each query's top too: can they lift a weak ranking? (#40 item 10)
+        depth = rr_depth(k, policy.diagnosis.rr)
+        score = scored_once(
+            run_scorer(run, pool) if isinstance(run, Run) else run, also_ks=(k, 20), also_unjudged=depth
+        )
+        audit = _audit(
+            qrels,
+            score,
+            k,
+            min_grade,
+            fetch_run=fetch_run,
+            fetch_depth=fetch_depth,
+            corpus_size=corpus_size,
+            corpus_ids=corpus_ids,
+            policy=policy,
+            missing=missing,
+            run_name=run_name,
+            qrels_name=qrels_name,
+            same_text=same_text,
+            provenance=provenance,
+        )
+        ev = score(
+            qrels,
+            sorted({k, 20}),
+            audit["min_grade"],
+            missing="zero" if missing == "zero" else "drop",
+            unjudged_depth=depth,
+        )
+    refuse_nothing_evaluated(ev, run_name, qrels_name)
+    bounds = _ranking_bounds(qrels, ev, k, policy)
+    if store is None:
+        return check_report(
+            audit,
+            ev,
+            policy,
+            store_reason=store_reason or "no store: ./denominator.db is not there; give --db",
+            bounds=bounds,
+        )
+    faithfulness, judges, superseded = _store_rules(store, policy, set(qrels.grades))
+    return check_report(
+        audit,
+        ev,
+        policy,
+        faithfulness=faithfulness,
+        judges=judges,
+        superseded=superseded,
+        store=_shown_location(store),
+        bounds=bounds,
+    )
+
+
+def _ranking_bounds(qrels: Qrels, ev: Evaluation, k: int, policy: Policy) -> dict[str, RankingBound]:
+    """Per query whose nDCG@k or RR is below the diagnosis bars, what the unjudged chunks of its
+    top (``ev.unjudged_top``, counted in the same read) could make of them."""
+    d = policy.diagnosis
+    ndcg, rr = ev.values[f"nDCG@{k}"], ev.values["RR"]
+    weak = {qid: i for i, qid in enumerate(ev.qids) if ndcg[i] < d.ndcg or rr[i] < d.rr}  # NaN: never
+    if not weak:
+        return {}
+    top_grade = max((g for docs in qrels.grades.values() for g in docs.values()), default=ev.min_grade)
+    top_grade = max(top_grade, ev.min_grade, 1)
+    return {
+        qid: ranking_bound(
+            ev.unjudged_top.get(qid, []),
+            qrels.grades.get(qid, {}),
+            k,
+            ev.min_grade,
+            top_grade,
+            _finite(rr[i]),
+            _finite(ndcg[i]),
+        )
+        for qid, i in weak.items()
+    }
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def _shown_location(store: Store) -> str:
+    """The store as the report names it (no credentials)."""
+    # start-up: the store's package, already loaded by whoever opened ``store``
+    from annotation.store import shown_location
+
+    return shown_location(store.location)
+
+
+def _store_rules(
+    store: Store, policy: Policy, golden: set[str] | None = None
+) -> tuple[list[JudgeOutcome], list[JudgeOutcome], list[SupersededOutcome]]:
+    """The faithfulness pass rate (people: the consensus grade 2 of each labelled trace, Wilson
+    95%; each trusted faithfulness judge: its PPI-corrected rate), every current judge's verdict, and
+    the superseded versions (listed, not gated)."""
+    # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only with a store
+    from calibration.readings import verdicts
+    from calibration.review import PASS, consensus, human_labels
+    from calibration.stats.pass_rate import pass_rate_how, people_pass_rate
+
+    bar_f = policy.bar("faithfulness")
+    bar_k = policy.bar("kappa")
+    report = verdicts(store, policy, "check", golden, "this golden set's queries")
+    faithfulness: list[JudgeOutcome] = []
+    if bar_f is not None:
+        people = human_labels(store, "faithfulness")
+        trace_queries = store.item_queries("trace")
+        if golden is not None:  # the people's labels on this golden set's queries only (#40)
+            people = {i: v for i, v in people.items() if trace_queries.get(i) in golden}
+        if people:
+            # one interval for a pass rate everywhere (#40, item 7): the review's people-only figure
+            shared = people_pass_rate(
+                [consensus(list(v.values()), "faithfulness") == PASS for v in people.values()],
+                [trace_queries.get(i) for i in people],
+            )
+            faithfulness.append(
+                faithfulness_entry(
+                    "people",
+                    shared["estimate"],
+                    shared["ci"],
+                    shared["n"],
+                    bar_f,
+                    pass_rate_how(shared, PASS),
+                    policy.undecided,
+                )
+            )
+        for judge in report["judges"]:
+            rate = judge["pass_rate"]
+            if (
+                judge["rubric"] != "faithfulness"
+                or judge["verdict"] != "trusted"
+                or rate is None
+                or rate.get("estimate") is None
+            ):
+                continue
+            faithfulness.append(
+                faithfulness_entry(
+                    judge_name(judge),
+                    rate["estimate"],
+                    rate["ci"],
+                    rate["n_labeled"] + rate["n_unlabeled"],
+                    bar_f,
+                    f"trusted judge, corrected by PPI from {rate['n_labeled']} labelled and "
+                    f"{rate['n_unlabeled']} judge-only traces",
+                    policy.undecided,
+                )
+            )
+    golden_queries = len(golden) if golden is not None else None
+    judges = (
+        [kappa_entry(j, bar_k, policy.undecided, golden_queries) for j in report["judges"]] if bar_k else []
+    )
+    superseded: list[SupersededOutcome] = [
+        {
+            **j,
+            "judge": judge_name(j),
+            "reason": "superseded by a later version of its name: listed, not gated",
+        }
+        for j in report["superseded"]
+    ]
+    for j in report["out_of_scope"]:  # no evidence about this run (#40): listed, not gated
+        superseded.append(
+            {
+                **j,
+                "judge": judge_name(j),
+                "reason": "graded nothing of this golden set's queries: no evidence about this run, listed, not gated",
+            }
+        )
+    return faithfulness, judges, superseded
+
+
+def _compare_runs(
+    qrels: Qrels,
+    run_a: Run,
+    run_b: Run,
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
+    names: tuple[str, str] = ("run A", "run B"),
+    qrels_name: str = "the judgments",
+) -> Comparison:
+    """Score both runs, then per measure a paired randomization test and t-test over the queries
+    where it is defined for both (``calibration.stats.significance.paired_test``) and per query B - A
+    (None where either is undefined); each measure's ``unjudged``: the unjudged chunks in each
+    run's top k and the interval of B - A as they are relevant or not (``calibration.unjudged``)."""
+    from calibration.stats.significance import (
+        paired_test,  # start-up: scipy, ~0.6 s that metrics and audit never need
+    )
+
+    grade = min_grade_of(qrels, min_grade)
+    a, b = (
+        _evaluate(qrels, run, ks, grade, run_name=name, qrels_name=qrels_name, action="compare")
+        for run, name in zip((run_a, run_b), names)
+    )
+    if a.qids != b.qids:  # both are the judged queries, in the judgments' order
+        raise NothingToEvaluate(f"{names[0]} and {names[1]} were scored over different queries")
+    tests = {name: paired_test(a.values[name], b.values[name], permutations, seed) for name in a.measures}
+    deltas: dict[str, dict[str, float | None]] = {}
+    for i, qid in enumerate(a.qids):
+        row: dict[str, float | None] = {}
+        for name in a.measures:
+            x, y = a.values[name][i], b.values[name][i]
+            row[name] = None if x != x or y != y else float(y - x)
+        deltas[qid] = row
+    deepest = max(cutoffs(ks), default=0)
+    top_a, top_b = (tops(run, deepest, qrels.grades, grade) for run in (run_a, run_b))
+    shares = unjudged_share(qrels.grades, top_a, top_b, deltas, grade)
+    for name, share in shares.items():
+        tests[name]["unjudged"] = share
+    relevant = sum(1 for qid in a.qids if any(g >= grade for g in qrels.grades.get(qid, {}).values()))
+    notes = [few_queries_note(relevant)] if relevant < POLICY_QUERIES else []
+    return Comparison(grade, cutoffs(ks), permutations, seed, tests, deltas, notes)
+
+
+def _agree_files(
+    labels_csv: PathLike | None = None,
+    qrels_pair: Sequence[PathLike] | None = None,
+    *,
+    trusted: float,
+    statistic: str,
+    sequential: bool = False,
+    min_queries: int = MIN_QUERIES,
+    rubric: str | None = None,
+) -> AgreementReport:
+    """Every pair of raters of a long CSV, or of two qrels files (raters named after the files):
+    ``calibration.stats.agreement.agreement_report``. ``sequential``: the rows' order (the CSV's, or
+    the second qrels file's) is the labelling order.
+
+    The CSV: ``item,rater,label`` with an optional ``query_id`` column, or the CSV ``annotation export
+    --format csv`` writes (:func:`calibration.label_rows.long_labels`: each annotator's newest label of
+    each item, of one ``rubric``). Where the labels carry a query (the query_id column, the qrels' query ids), each pair's
+    interval is clustered by it and fewer than ``min_queries`` queries give no verdict (issue #39)."""
+    from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
+
+    if bool(labels_csv) == bool(qrels_pair):
+        raise InvalidInput("give LABELS.csv or two qrels files (one of them)")
+    people: int | None = 2  # a CSV's pair: two raters; a qrels file may hold many people's grades
+    queries: dict[Any, Any] | None
+    if qrels_pair:
+        if rubric is not None:
+            raise InvalidInput("--rubric reads an annotation export; two qrels files hold relevance grades")
+        if len(qrels_pair) != 2:
+            raise InvalidInput(f"two qrels files to compare; got {len(qrels_pair)}")
+        if str(qrels_pair[0]) == str(qrels_pair[1]):
+            raise InvalidInput("the two qrels files are the same file")
+        rows: list[tuple[str, str, int | str | None]] = []
+        queries = {}
+        for path in qrels_pair:
+            qrels = read_judgments(path)
+            for q, docs in qrels.grades.items():
+                for d, g in docs.items():
+                    rows.append((f"{q}\t{d}", str(path), g))
+                    queries[f"{q}\t{d}"] = q
+        where = " and ".join(map(str, qrels_pair))
+        people = None
+    else:
+        rows, queries = long_labels(labels_csv or "", rubric)
+        where = str(labels_csv)
+    try:
+        return agreement_report(
+            rows,
+            trusted=trusted,
+            statistic=statistic,
+            sequential=sequential,
+            queries=queries,
+            min_queries=min_queries,
+            people=people,
+        )
+    except InvalidRatings as exc:
+        raise InvalidInput(f"{where}: {exc}") from None

@@ -57,7 +57,7 @@ from calibration.policy.finding_words import (
     finding_text,
     repeats_text,
 )
-from calibration.policy.rules import Bar
+from calibration.policy.rules import Bar, Policy
 from calibration.results import AuditQuery, AuditReport, AuditSummary, GateResult
 from calibration.scorer import Scorer, run_scorer
 
@@ -72,6 +72,10 @@ __all__ = [
     "audit",
     "audit_run",
     "same_text_pairs",
+    "same_text_of",
+    "stage1_of",
+    "coverage_of",
+    "rule_bar",
     "finding_text",
     "repeats_text",
     "REPEAT_RULE",
@@ -647,3 +651,56 @@ def _check_gate(
     if gate.name == "stage1-recall":  # the comparison it was held to, with its strictness
         out["bar"] = f"stage-1 recall {stage1_bar}"
     return out
+
+
+# ---------------------------------------------------------------- the audit's inputs in words (#41: from workflows)
+
+_NO_BAR = Bar(">=", float("-inf"))
+
+
+def rule_bar(policy: Policy, rule: str, value: float | None) -> Bar:
+    """The policy's bar of ``rule``, at ``value`` when one is given (its strictness kept); a rule
+    turned off never fires (a bar every figure meets)."""
+    bar = policy.bar(rule)
+    if bar is None:
+        return _NO_BAR
+    return bar if value is None else Bar(bar.op, value)
+
+
+def stage1_of(k: int, fetch_run: Run | None, fetch_depth: int | None, read_to: int | None) -> str:
+    """Stage 1 in words, the one rule of the CLI and the pages: ``--fetch-run``, else
+    ``--fetch-depth``, else a run deeper than k is its own stage 1 (read to its full depth,
+    ``read_to``: the audit's ``fetch_depth``); a run no deeper than k has none."""
+    if fetch_run is not None:
+        return f"stage 1 = the fetch run {fetch_run.name!r} (all of it)"
+    if fetch_depth is not None and read_to is not None and read_to < fetch_depth:
+        return f"stage 1 = the run read to depth {read_to}, all of it (--fetch-depth {fetch_depth} is deeper than the run)"
+    if fetch_depth is not None:
+        return f"stage 1 = the run read to depth {fetch_depth}"
+    if read_to is not None:
+        return f"stage 1 taken as the run's depth {read_to} (no --fetch-depth or --fetch-run)"
+    return f"stage 1 unknown: the run is no deeper than k = {k} and no --fetch-depth or --fetch-run was given"
+
+
+def same_text_of(run: Run | Scorer, text_keys: Mapping[str, str], k: int) -> dict[str, list[list[str]]]:
+    """Per query of ``run``, the pairs of different ids of the same text in its top k
+    (:func:`calibration.audit.same_text_pairs`). The run must be in memory (a :class:`Run`): a run
+    file read in pieces gives counts, not rankings (:class:`InvalidAudit`)."""
+    if not isinstance(run, Run):
+        raise InvalidAudit(
+            "comparing chunk texts needs the run read whole; give a Run, not a run file's scorer"
+        )
+    return {qid: same_text_pairs(ranking, text_keys, k) for qid, ranking in run.rankings().items()}
+
+
+def coverage_of(
+    qrels: Qrels, qids: Sequence[str], corpus_size: int | None = None, corpus_ids: set[str] | None = None
+) -> dict[str, float | None] | None:
+    """Label coverage (judged documents / corpus size) of each query, as the audit counts it;
+    None when the corpus size is not known ("coverage unknown", never a made-up figure)."""
+    if corpus_size is None and corpus_ids is None:
+        return None  # before qrels.grades: a dict of every judgment (0.1 s, 200 MB at 2M)
+    size = corpus_size_of(qrels.grades, corpus_size, corpus_ids)
+    if size is None:
+        return None
+    return {qid: label_coverage(qrels.grades.get(qid, {}), size, corpus_ids) for qid in qids}

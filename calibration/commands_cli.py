@@ -19,7 +19,7 @@ from annotation.cli_base import UsageError, open_store, plural, say_notes
 from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, read_text_keys, write_text
 from annotation.model import Run
 from calibration import actions
-from calibration.audit import REPEAT_RULE, parse_gate
+from calibration.audit import REPEAT_RULE, coverage_of, parse_gate
 from calibration.cli_args import check_verdict_options
 from calibration.gate import NoStore, check_store, file_digest, load_policy, verdict_settings
 from calibration.hole_files import read_hole_sample, read_judge_labels
@@ -44,7 +44,6 @@ from calibration.report import (
 )
 from calibration.results import POSITION_KEYS
 from calibration.stats.verdict import NOISY_GONE, sample_note
-from calibration.workflows import coverage_of
 
 
 def _verdict_settings(args: argparse.Namespace) -> Policy:

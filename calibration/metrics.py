@@ -256,7 +256,7 @@ def evaluate(
     blank, not listed): what ``check``'s diagnosis asks before it blames the order.
 
     ``executor``: where to hash the document ids (twice) while the run is sorted; the caller
-    owns it (``calibration.workflows`` hands in two threads). Without one the work runs in turn.
+    owns it (``calibration.actions`` hands in two threads). Without one the work runs in turn.
 
     A repeated document keeps its slot and scores nothing; ``num_ret`` counts
     positions (lines), repeats included. Besides the measures,

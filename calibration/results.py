@@ -98,7 +98,7 @@ class AuditReport(TypedDict):
     summary: AuditSummary
     gates: list[GateResult]
     passed: bool
-    stage1: NotRequired[str]  # how stage 1 was taken, in words (calibration.workflows.audit_data)
+    stage1: NotRequired[str]  # how stage 1 was taken, in words (calibration.actions.audit)
     duplicates_by: NotRequired[str]  # "id and text" (the texts known) or "id"
     # golden.yaml's provenance says every label was pooled from this run's top D: the sentence that
     # says so (calibration.provenance.pooled_from_this_run); absent when it says nothing of this run

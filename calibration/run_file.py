@@ -1,7 +1,7 @@
 """Metrics over a run file, read in pieces when it is grouped by query (issue #19): the
 workflow ``python -m calibration metrics QRELS RUN`` calls. Memory is bounded by a piece (16 MB
 of lines), not by the run; a run that is not grouped, or not a clean TREC run, is read whole as
-:func:`calibration.workflows.evaluate_run` reads it, and the result's notes say so."""
+:func:`calibration.actions.metrics` reads it, and the result's notes say so."""
 
 from __future__ import annotations
 

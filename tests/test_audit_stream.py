@@ -11,13 +11,11 @@ import pytest
 import calibration.run_file as run_file
 from annotation.columnar import lean_pieces
 from annotation.formats import read_qrels, read_run
-from calibration import commands_cli
+from calibration import actions, commands_cli
 from calibration.__main__ import main
 from calibration.audit import parse_gate
-from calibration.gate import check_data
-from calibration.run_file import _Depth, file_scorer
+from calibration.run_file import _Depth
 from calibration.scorer import run_depth
-from calibration.workflows import audit_data
 from tests.test_metrics_stream import RUN_COLUMNS, write_collection
 
 SETTINGS = [
@@ -46,8 +44,8 @@ def test_audit_of_a_run_file_is_the_audit_of_the_run(
     if options.pop("truth", False):
         (tmp_path / "t").mkdir()
         options["truth"] = read_qrels(write_collection(tmp_path / "t", seed + 10)[0])
-    whole = audit_data(qrels, run, 5, 1, **options)
-    streamed = audit_data(qrels, file_scorer(run_path), 5, 1, **options)
+    whole = actions.audit(qrels, run, 5, 1, **options)
+    streamed = actions.audit(qrels, run_path, 5, 1, **options)
     assert streamed == whole
     if not settings:
         assert whole["fetch_depth"] == run_depth(run) > 5  # the own-depth path was taken
@@ -61,13 +59,11 @@ def test_check_of_a_run_file_is_the_check_of_the_run_from_one_read(
 ) -> None:
     qrels_path, run_path = write_collection(tmp_path, seed)
     qrels, run = read_qrels(qrels_path), read_run(run_path)
-    whole = check_data(qrels, run, 5, 1, fetch_depth=10, missing=missing, store_reason="none")
+    whole = actions.check(qrels, run, 5, 1, fetch_depth=10, missing=missing, no_store=True)
     reads = []
     real = run_file.evaluate_run_file
     monkeypatch.setattr(run_file, "evaluate_run_file", lambda *a, **kw: reads.append(a[1]) or real(*a, **kw))
-    streamed = check_data(
-        qrels, file_scorer(run_path), 5, 1, fetch_depth=10, missing=missing, store_reason="none"
-    )
+    streamed = actions.check(qrels, run_path, 5, 1, fetch_depth=10, missing=missing, no_store=True)
     assert streamed == whole
     assert reads == [run_path]  # the audit and the metrics from one read of the file
 
@@ -75,10 +71,8 @@ def test_check_of_a_run_file_is_the_check_of_the_run_from_one_read(
 def test_an_ungrouped_run_file_is_read_whole_with_the_same_report(tmp_path: Path) -> None:
     qrels_path, run_path = write_collection(tmp_path, 3, grouped=False)
     qrels, run = read_qrels(qrels_path), read_run(run_path)
-    assert audit_data(qrels, file_scorer(run_path), 5) == audit_data(qrels, run, 5)
-    assert check_data(qrels, file_scorer(run_path), 5, store_reason="x") == check_data(
-        qrels, run, 5, store_reason="x"
-    )
+    assert actions.audit(qrels, run_path, 5) == actions.audit(qrels, run, 5)
+    assert actions.check(qrels, run_path, 5, no_store=True) == actions.check(qrels, run, 5, no_store=True)
 
 
 @pytest.mark.parametrize("piece_bytes", [40, 100, 333, 1 << 20])

@@ -27,10 +27,10 @@ from annotation.exchange import ImportSources, WrongSlot, import_files
 from annotation.exports import export_csv, export_qrels, export_trec
 from annotation.formats import read_judgments
 from annotation.store import Store, StoreError, UnknownImport, postgres
+from calibration import actions
 from calibration.errors import InvalidInput
 from calibration.review import review
 from calibration.stored import stored_data, stored_label_sets, stored_qrels, stored_runs
-from calibration.workflows import evaluate_run
 from tests.conftest import cli, integrity_errors
 
 WEEK = "2026-W49"
@@ -190,7 +190,7 @@ def reviewed(store: Store) -> tuple[int, float | None, int]:
 
 def metrics(store: Store, run: str) -> dict[str, float | None]:
     data = stored_data(store, run)
-    result = evaluate_run(data.qrels, data.run, ks=[2])
+    result = actions.metrics(data.qrels, data.run, ks=[2])
     return {name: result.mean(name) for name in ("P@2", "R@2", "RR")}
 
 

@@ -22,7 +22,6 @@ from calibration.hole_files import filled_data
 from calibration.stats.judged import design_line, judged_kappa
 from calibration.stats.kappa_clustered import kappa_ci_clustered
 from calibration.stats.kappa_interval import kappa_ci
-from calibration.workflows import agree_files
 from tests.conftest import EXAMPLE, cli
 
 # 3 queries x 4 chunks, relevant (1) or not (0). alice marks the first two of each query relevant;
@@ -58,7 +57,7 @@ def flat(grades: dict[str, list[int]]) -> tuple[list[int], list[str]]:
 
 
 def test_three_queries_give_no_verdict_with_the_reason(tmp_path) -> None:
-    (pair,) = agree_files(
+    (pair,) = actions.agree(
         write_long(tmp_path / "l.csv", ALICE_3, BOB_3), trusted=0.6, statistic="unweighted"
     )["pairs"]
     assert pair["kappa"] == pytest.approx(2 / 3)
@@ -72,7 +71,9 @@ def test_three_queries_give_no_verdict_with_the_reason(tmp_path) -> None:
 
 
 def test_eight_queries_the_clustered_interval_not_the_item_level_one(tmp_path) -> None:
-    report = agree_files(write_long(tmp_path / "l.csv", ALICE_8, BOB_8), trusted=0.6, statistic="unweighted")
+    report = actions.agree(
+        write_long(tmp_path / "l.csv", ALICE_8, BOB_8), trusted=0.6, statistic="unweighted"
+    )
     (pair,) = report["pairs"]
     a, queries = flat(ALICE_8)
     b, _ = flat(BOB_8)
@@ -92,7 +93,7 @@ def test_eight_queries_the_clustered_interval_not_the_item_level_one(tmp_path) -
 
 
 def test_without_a_query_column_the_item_level_interval_and_verdict_stay(tmp_path) -> None:
-    (pair,) = agree_files(
+    (pair,) = actions.agree(
         write_long(tmp_path / "l.csv", ALICE_8, BOB_8, query=False), trusted=0.6, statistic="unweighted"
     )["pairs"]
     a, _ = flat(ALICE_8)
@@ -207,7 +208,7 @@ def test_two_qrels_files_are_clustered_by_their_query(tmp_path) -> None:
     people, judge = tmp_path / "people.qrels", tmp_path / "judge.qrels"
     people.write_text("".join(f"{q} 0 {q}-c{i} {g}\n" for q, gs in ALICE_8.items() for i, g in enumerate(gs)))
     judge.write_text("".join(f"{q} 0 {q}-c{i} {g}\n" for q, gs in BOB_8.items() for i, g in enumerate(gs)))
-    (pair,) = agree_files(qrels_pair=[people, judge], trusted=0.6, statistic="unweighted")["pairs"]
+    (pair,) = actions.agree(qrels_pair=[people, judge], trusted=0.6, statistic="unweighted")["pairs"]
     a, queries = flat(ALICE_8)
     b, _ = flat(BOB_8)
     clustered = kappa_ci_clustered(a, b, queries, labels=[0, 1])
@@ -217,7 +218,7 @@ def test_two_qrels_files_are_clustered_by_their_query(tmp_path) -> None:
 
 
 def test_sequential_says_which_interval_kappa_ci_is(tmp_path) -> None:
-    report = agree_files(
+    report = actions.agree(
         write_long(tmp_path / "l.csv", ALICE_8, BOB_8), trusted=0.6, statistic="unweighted", sequential=True
     )
     (pair,) = report["pairs"]

@@ -6,10 +6,10 @@ from typing import get_type_hints
 
 from annotation.formats import read_judgments, read_ranked
 from annotation.store import Store
+from calibration.actions import agree
 from calibration.audit import audit_run, parse_gate
 from calibration.results import AgreementPair, AuditQuery, AuditReport, AuditSummary, GateResult, ReviewJudge
 from calibration.review import review
-from calibration.workflows import agree_files
 from judge.jobs import grade_offline
 from tests.conftest import EXAMPLE
 
@@ -28,7 +28,7 @@ def test_the_audit_report_is_its_typed_shape() -> None:
         gates=[parse_gate("duplicates")],
         min_grade=1,
     )
-    # "stage1" (how stage 1 was taken, in words) is the workflow's: calibration.workflows.audit_data;
+    # "stage1" (how stage 1 was taken, in words) is the action's: calibration.actions.audit;
     # "provenance" only when golden.yaml's provenance pooled every label from this run (test_provenance.py)
     assert set(report) | {"stage1", "provenance"} == keys(AuditReport)
     assert set(report["summary"]) == keys(AuditSummary)
@@ -45,7 +45,7 @@ def test_an_agreement_pair_is_its_typed_shape(tmp_path) -> None:
     labels.write_text(
         "item,rater,label\n" + "".join(f"i{i},a,{i % 3}\ni{i},b,{(i + i // 4) % 3}\n" for i in range(12))
     )
-    (pair,) = agree_files(labels, trusted=0.6, statistic="unweighted")["pairs"]
+    (pair,) = agree(labels, trusted=0.6, statistic="unweighted")["pairs"]
     assert set(pair) <= keys(AgreementPair) and {"raters", "n", "kappa", "kappa_ci", "verdict"} <= set(pair)
 
 

@@ -240,7 +240,7 @@ READERS_AND_RENDERERS = (
     "calibration/policy/history.py",
     "judge/report.py",
 )
-ABOVE_THEM = ("calibration.workflows", "calibration.actions", "judge.client", "judge.runner", "judge.actions")
+ABOVE_THEM = ("calibration.actions", "judge.client", "judge.runner", "judge.actions")
 
 
 def test_no_reader_or_renderer_imports_a_workflow_or_the_client() -> None:

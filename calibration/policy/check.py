@@ -33,7 +33,7 @@ evidence in words.
   on few labels.
 
 Pure: the audit, the evaluation and the judges' figures are handed in by
-:func:`calibration.workflows.check_data`.
+:func:`calibration.actions.check`.
 """
 
 from __future__ import annotations

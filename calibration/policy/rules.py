@@ -29,7 +29,7 @@ than stage 1 found and k could hold), ``retrieval_weak`` reads
 ``label_coverage``.
 
 Pure: :func:`policy_from_mapping` takes what a YAML file or a page gave; the
-file is read by :func:`calibration.workflows.load_policy`.
+file is read by :func:`calibration.gate.load_policy`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the findings and the diagnosis in words, and a button that records the report
 in the store. ``render_history``: each figure of a run name over time with the
 policy's bars drawn and a mark where the labels changed, and the per-query
 difference between any two recorded reports. Both render what
-``calibration.workflows`` and ``calibration.policy.check_text`` return, so the page
+``calibration.actions`` and ``calibration.policy.check_text`` return, so the page
 and the CLI say the same; every data string goes through ``md``.
 """
 

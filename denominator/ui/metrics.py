@@ -67,7 +67,7 @@ CHECK_QUERIES = 500  # above this many queries the policy check (its per-query t
 class Settings:
     k: int
     min_grade: int | None  # None: the label file's own min_grade, else 1 (calibration.inputs.min_grade_of)
-    fetch_depth: int | None  # None: the run's own depth when deeper than k (calibration.workflows.stage1_of)
+    fetch_depth: int | None  # None: the run's own depth when deeper than k (calibration.audit.stage1_of)
     source: str
 
 
@@ -510,7 +510,7 @@ def render_estimate(data: DataSet, report: AuditReport) -> None:
 
 
 def render_comparison(data: DataSet, settings: Settings) -> None:
-    """A second run against the same judgments: ``calibration.workflows.compare_runs``, as
+    """A second run against the same judgments: ``calibration.actions.compare``, as
     ``python -m calibration compare`` (same k, threshold rule, permutations and seed)."""
     st.subheader("Compare with a second run")
     upload = st.file_uploader(
