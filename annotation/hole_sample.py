@@ -13,7 +13,7 @@ It is a golden.yaml file whose ``sampling`` section records the design::
 one stratum ``holes`` per sampled query, taking every hole of its top k (``size`` equals the
 chunks listed); people's grades on them go in its ``grades`` (or in GOLDEN, once labelled).
 Whether its queries are the ones its seed draws is checked where the run is known
-(:mod:`calibration.hole_files`).
+(:mod:`calibration.holes.files`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ uniform random sample of queries whose holes people label (here: read from the f
 
 The target is the mean of each measure had people judged every chunk in the run's top 10 (the
 pool's judgments plus the full judgments' grades on the holes), over the queries the pool's
-judgments define it for (:mod:`calibration.holes`). Per repetition (one seeded generator) a new
+judgments define it for (:mod:`calibration.holes.scoring`). Per repetition (one seeded generator) a new
 sample of queries is drawn; the judge and the per-query values stay the same, since neither
 depends on which queries are drawn. Printed per measure and sample size:
 
@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:  # run as a script: the checkout's packages
 
 from annotation.model import Qrels, Run  # noqa: E402
 from bench.cranfield import Collection, cranfield_dir, load  # noqa: E402
-from calibration.holes import HoleScores, corrected_mean, find_holes, score_with_holes  # noqa: E402
+from calibration.holes.scoring import HoleScores, corrected_mean, find_holes, score_with_holes  # noqa: E402
 
 K = 10
 MEASURES = ("P@10", "nDCG@10", "R@10", "RR", "AP")
@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
 class Population:
     """Per query of a synthetic run's top 10 (P@10): ``pool`` (holes as not relevant), ``filled``
     (the judge's grades on the holes), ``people`` (people's on the holes), and the P@10 bounds
-    :func:`calibration.holes.score_with_holes` cuts the corrected figure to."""
+    :func:`calibration.holes.scoring.score_with_holes` cuts the corrected figure to."""
 
     share: float
     pool: np.ndarray

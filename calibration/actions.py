@@ -32,7 +32,8 @@ from calibration.gate import (
     record_check,
     verdict_settings,
 )
-from calibration.hole_files import HoleSample, check_holes, compare_filled, filled_data, holes_data
+from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data, shared_queries
+from calibration.holes.scoring import HolesError, holes_of, sample_queries
 from calibration.inputs import (
     ALPHA,
     DEFAULT_K,
@@ -60,6 +61,8 @@ from calibration.results import (
     FilledComparison,
     FilledReport,
     HistoryRow,
+    HoleRow,
+    HoleSampleInfo,
     HolesReport,
     JudgeOutcome,
     PositionReport,
@@ -153,7 +156,7 @@ def metrics(
 
     With ``judge`` (a judge's grades): the run's holes (its top-k chunks the judgments do not
     grade) filled with them, and with ``hole_sample`` the corrected figure with its interval
-    (:func:`calibration.hole_files.filled_data`), one report per cutoff; the judge's agreement
+    (:func:`calibration.holes.files.filled_data`), one report per cutoff; the judge's agreement
     with people is read against ``trusted`` and ``statistic`` (default: the policy's)."""
     if judge is not None:
         if not isinstance(run, Run):
@@ -191,11 +194,72 @@ def holes(
     seed: int = default("holes_seed"),
     qrels_name: str = "the judgments",
 ) -> HolesReport:
-    """The runs' top-k chunks the judgments do not grade, per query (several runs, named: their
-    union, for ``compare``); with ``sample``, a uniform random sample of that many queries whose
-    holes people label (:func:`calibration.hole_files.holes_data`; the face writes it with
-    ``write_hole_sample``)."""
-    return holes_data(qrels, runs, k, sample=sample, seed=seed, qrels_name=qrels_name)
+    """The runs' top-k chunks the judgments do not grade, per query the judgments and every run share
+    (several runs, named: their union, for ``compare``); with ``sample``, a uniform random sample of
+    that many of the queries (seeded), whose holes people label (the face writes it with
+    :func:`calibration.holes.files.write_hole_sample`)."""
+    if not runs:
+        raise InvalidInput("holes needs a run")
+    rankings = [run.rankings() for _, run in runs]  # once per run: seconds on a big one
+    population = shared_queries(qrels, *rankings)
+    if not population:
+        names = " and ".join(name for name, _ in runs)
+        raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
+    try:
+        per_run = [holes_of(qrels.grades, ranked, k) for ranked in rankings]
+    except HolesError as exc:
+        raise InvalidInput(str(exc)) from None
+    rows: dict[str, HoleRow] = {}
+    for qid in population:
+        union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
+        rows[qid] = {
+            "holes": union,
+            "judged": [holes[qid].judged for holes in per_run],
+            "filled": [holes[qid].filled for holes in per_run],
+            "share": [holes[qid].share for holes in per_run],
+        }
+    total = sum(len(row["holes"]) for row in rows.values())
+    positions = k * len(rows) * len(runs)
+    unjudged = sum(len(holes[qid].holes) for holes in per_run for qid in population)
+    judged = sum(holes[qid].judged for holes in per_run for qid in population)
+    filled = sum(holes[qid].filled for holes in per_run for qid in population)
+    repeated = filled - judged - unjudged  # a repeat's slot: filled, neither judged nor a hole
+    info: HoleSampleInfo | None = None
+    if sample is not None:
+        try:
+            picked = sample_queries(population, sample, seed)
+        except HolesError as exc:
+            raise InvalidInput(str(exc)) from None
+        info = {
+            "seed": seed,
+            "n": len(picked),
+            "population": len(population),
+            "queries": picked,
+            "holes": sum(len(rows[q]["holes"]) for q in picked),
+            "file": None,
+            "graded_by": [],  # drawn, not yet graded
+        }
+    left_out: set[str] = set()
+    for ranked in rankings:
+        left_out |= set(ranked) - set(population)
+    return {
+        "k": k,
+        "runs": [name for name, _ in runs],
+        "judgments": qrels_name,
+        "queries": rows,
+        "n_queries": len(rows),
+        "positions": positions,
+        "holes": total,
+        "unjudged_positions": unjudged,
+        "judged_positions": judged,
+        "filled_positions": filled,
+        "repeated_positions": repeated,
+        # the audit's judged@k: judged positions / the positions the rankings fill (an empty
+        # position of a short ranking is not judged, nor is a repeated id's second slot)
+        "judged_at_k": judged / filled if filled else None,
+        "not_shared": len(left_out),
+        "sample": info,
+    }
 
 
 def audit(
@@ -301,7 +365,7 @@ def check(
     ``record_as``: keep the report in that store under this run name (its id in ``recorded``).
 
     With ``judge`` (a judge's grades): the run's holes at k filled with them and, with
-    ``hole_sample``, corrected (:func:`calibration.hole_files.check_holes`): the report's ``holes``
+    ``hole_sample``, corrected (:func:`calibration.holes.files.check_holes`): the report's ``holes``
     and, per query, ``filled_at_k`` beside ``judged_at_k``, which still counts people's judgments
     only (the rules read people's evidence; the judge's fill is said, never counted as judged).
     ``min_queries``: the queries a judge verdict needs, overriding the policy's (None: the policy's)."""
@@ -437,7 +501,7 @@ def compare(
 ) -> Comparison | list[FilledComparison]:
     """Two runs on the same judgments (:func:`_compare_runs`: a paired randomization test of ``permutations`` sign flips seeded ``seed``). With ``judge`` (a judge's
     grades): B - A with the holes filled, and with ``hole_sample`` corrected with its interval
-    (:func:`calibration.hole_files.compare_filled`; ``trusted`` and ``statistic``: the verdict's bar
+    (:func:`calibration.holes.files.compare_filled`; ``trusted`` and ``statistic``: the verdict's bar
     and statistic, None: the default policy's)."""
     if judge is None:
         return _compare_runs(

@@ -57,7 +57,7 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
 
 def add_judge_label_options(parser: argparse.ArgumentParser) -> None:
     """``--judge-labels FILE`` and ``--hole-sample FILE``: score the run with a judge's grades on its
-    holes, corrected by people's on a sample of queries (:mod:`calibration.hole_files`)."""
+    holes, corrected by people's on a sample of queries (:mod:`calibration.holes.files`)."""
     parser.add_argument(
         "--judge-labels",
         metavar="FILE",

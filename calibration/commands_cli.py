@@ -22,9 +22,9 @@ from calibration import actions
 from calibration.audit import REPEAT_RULE, coverage_of, parse_gate
 from calibration.cli_args import check_verdict_options
 from calibration.gate import NoStore, check_store, file_digest, load_policy, verdict_settings
-from calibration.hole_files import read_hole_sample, read_judge_labels
+from calibration.holes.files import read_hole_sample, read_judge_labels
+from calibration.holes.holes_text import check_holes_text, compare_filled_text, filled_text
 from calibration.holes_cli import run_holes
-from calibration.holes_text import check_holes_text, compare_filled_text, filled_text
 from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.policy.rules import Policy
 from calibration.report import (

@@ -637,7 +637,7 @@ class SampleProgress(TypedDict):  # how far people are with this week's sample
     chunks: int  # of size: chunks
 
 
-# ---------------------------------------------------------------- holes (calibration.holes)
+# ---------------------------------------------------------------- holes (calibration.holes.scoring)
 
 
 class HoleRow(TypedDict):  # one query of ``python -m calibration holes``

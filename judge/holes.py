@@ -1,6 +1,6 @@
 """The holes of a run's top k as chunk items a judge grades (``judge grade --holes``, #30).
 
-A hole (:func:`calibration.holes.find_holes`) is a chunk in the run's top k that the judgments
+A hole (:func:`calibration.holes.scoring.find_holes`) is a chunk in the run's top k that the judgments
 (GOLDEN: golden.yaml or TREC qrels) do not grade. To be graded it must be a chunk item of the
 store, standing on a query row and a chunk row that both have a text: the query's text is the
 store's, else GOLDEN's (golden.yaml holds query texts); the chunk's is the store's, else the
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from annotation.model import Qrels, Run
 from annotation.store import Store
 from annotation.store.base import random_position
-from calibration.holes import find_holes
+from calibration.holes.scoring import find_holes
 
 __all__ = ["HoleSpec", "Hole", "HoleItems", "find_hole_items", "make_hole_items", "HOLES_BATCH"]
 

@@ -1,4 +1,4 @@
-"""Holes in a run's top k, filled by a judge, corrected with a sample (calibration/holes.py): the
+"""Holes in a run's top k, filled by a judge, corrected with a sample (calibration/holes/scoring.py): the
 worked example by hand, the estimator's formula by hand, and its coverage on Cranfield."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from annotation.formats import read_golden, read_rankings
 from annotation.model import Qrels, Run
-from calibration.holes import (
+from calibration.holes.scoring import (
     MIN_CHANGED,
     HolesError,
     corrected_mean,
@@ -113,7 +113,7 @@ def test_the_corrected_mean_by_hand() -> None:
     assert got.ci is not None
     assert got.ci[1] == pytest.approx(0.3433333 + 0.0499634, abs=1e-6)  # the t interval's upper end
     # its lower end (0.2933699) is widened to the score interval's lower root
-    # (calibration/holes_interval.py): share = var(y - f) / var(y) = 0.0047222 / 0.0291667;
+    # (calibration/holes/interval.py): share = var(y - f) / var(y) = 0.0047222 / 0.0291667;
     # a+ = sum y^2 / sum y = 0.91 / 2.1; K = t^2 * 0.4 / 5 * share = 0.0855879;
     # the smaller root of (1 + K) u^2 - (2 * 0.3433333 + K a+) u + 0.3433333^2 = 0
     assert got.ci[0] == pytest.approx(0.2829893, abs=1e-6)

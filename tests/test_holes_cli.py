@@ -243,8 +243,8 @@ def test_compare_prints_corrected_deltas_with_intervals_that_hold_the_truth(cran
 
 def test_metrics_corrected_equals_the_library(cranfield_files, capsys) -> None:
     from annotation.formats import read_ranked
-    from calibration.hole_files import read_hole_sample
-    from calibration.holes import score_with_holes
+    from calibration.holes.files import read_hole_sample
+    from calibration.holes.scoring import score_with_holes
 
     _s, paths = cranfield_files
     code, out, _ = cli(

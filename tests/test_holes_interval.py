@@ -2,7 +2,7 @@
 
 When the sampled queries' gains barely vary (every one gained one relevant hole), the t interval
 read no variance and printed ``P@10 0.3000 [0.3000, 0.3000] (n 6 of 200)``; the score interval's
-lower end (``calibration/holes_interval.py``) widens it as Wilson's interval widens 6 successes
+lower end (``calibration/holes/interval.py``) widens it as Wilson's interval widens 6 successes
 in 6. Held here by hand and by a smaller run of ``bench/holes.py --synthetic``.
 """
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from annotation.model import Qrels, Run
-from calibration.holes import MIN_CHANGED, corrected_mean, score_with_holes
-from calibration.holes_interval import score_bounds
+from calibration.holes.interval import score_bounds
+from calibration.holes.scoring import MIN_CHANGED, corrected_mean, score_with_holes
 
 T_975_5 = 2.5705818366147395  # Student t, 5 degrees of freedom: the 0.975 quantile
 K2 = T_975_5**2 * (1 - 6 / 200) / (6 - 1)  # t^2 (1 - n/N) / (n - 1) = 1.2819308

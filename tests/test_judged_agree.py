@@ -18,7 +18,7 @@ from annotation.formats import read_judgments, read_ranked
 from annotation.store import Store
 from calibration import actions
 from calibration.__main__ import main
-from calibration.hole_files import filled_data
+from calibration.holes.files import filled_data
 from calibration.stats.judged import design_line, judged_kappa
 from calibration.stats.kappa_clustered import kappa_ci_clustered
 from calibration.stats.kappa_interval import kappa_ci

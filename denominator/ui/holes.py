@@ -6,7 +6,7 @@ A page face: it calls the actions (:mod:`calibration.actions`, :mod:`judge.actio
 :mod:`annotation.actions`) as the command line does (``calibration holes``, ``judge grade
 --holes``, ``annotation pool --holes``, ``calibration metrics --judge-labels --hole-sample``),
 with the widgets' defaults and bounds from the options table. The words for a figure with no
-interval are the command line's (:mod:`calibration.holes_text`, the result's note). The buttons
+interval are the command line's (:mod:`calibration.holes.holes_text`, the result's note). The buttons
 that write (the judge's grades, a sample and its queue) are an admin's. Session keys are
 namespaced ``metrics:holes:``; every data string is escaped with :func:`annotation.render.md`.
 """
@@ -31,8 +31,8 @@ from annotation.options import option
 from annotation.render import md, md_list
 from annotation.store import Store, database_exists, default_judge_name
 from calibration import actions
-from calibration.hole_files import write_hole_sample
-from calibration.holes_text import (
+from calibration.holes.files import write_hole_sample
+from calibration.holes.holes_text import (
     SHOWN_HOLES,
     corrected_text,
     filled_text,

@@ -1,6 +1,6 @@
 """The score interval that widens the holes' corrected t interval (pure: numpy; no IO).
 
-:func:`calibration.holes.corrected_mean` gives the t interval of the difference estimator, and
+:func:`calibration.holes.scoring.corrected_mean` gives the t interval of the difference estimator, and
 the t interval trusts the sample's own variance. A query's gain from people's labels on its holes
 (``g = y - p``) is not a well-behaved number: for most measures it is zero for most queries and
 large for a few, and when nearly every query gains (each has one relevant hole) it is the same

@@ -42,7 +42,7 @@ is. Three figures per measure, over the same queries:
 The t interval trusts the sample's variance, which a sample of gains can misread: one that drew
 few of the rare large gains reads a low mean and a low variance, one whose queries all gained
 alike reads none. So the interval is widened to the hull of the t interval and a score interval
-(the variance tied to the mean, Wilson's reasoning: :mod:`calibration.holes_interval`). On
+(the variance tied to the mean, Wilson's reasoning: :mod:`calibration.holes.interval`). On
 Cranfield (``bench/holes.py``, docs/benchmarks.md) its upper end took P@10's coverage from
 93.2-94.7% to 95.7-96.6% at 40 sampled queries, 6% wider; its lower end took the coverage where
 90% of queries gain one relevant hole from 61-63% to 95-98% at 10 sampled queries of 200, and
@@ -72,9 +72,8 @@ from numpy.typing import ArrayLike
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
-
-from .holes_interval import ALIKE, score_bounds, widened
-from .metrics import Evaluation, Gain, blank_repeats, evaluate
+from calibration.holes.interval import ALIKE, score_bounds, widened
+from calibration.metrics import Evaluation, Gain, blank_repeats, evaluate
 
 __all__ = [
     "CORRECTED_MEASURES",
@@ -273,7 +272,7 @@ def corrected_mean(
     ddof = 2 if tuned and n > 2 and note is None else 1
     width = half(d, ddof)
     se = width / q
-    # the hull of the t interval and the score interval (calibration/holes_interval.py)
+    # the hull of the t interval and the score interval (calibration/holes/interval.py)
     k2 = q * q * fpc / (n - ddof)
     low, high = around(estimate, width, bounds)
     score = score_bounds(gain_y, gain_f, lam, raw - base, k2)

@@ -1,5 +1,5 @@
-"""The holes' workflows (:mod:`calibration.holes` over files): find a run's holes and draw the
-sample of queries whose holes people label (``python -m calibration holes``), record the sample
+"""The holes over files (:mod:`calibration.holes.scoring` read and written): the queries a run's holes are
+found on (:func:`calibration.actions.holes` finds them and draws the sample people label), record the sample
 as golden.yaml's ``sampling`` section, and score a run with a judge's labels on its holes and,
 with a hole sample, the corrected figure (``metrics --judge-labels [--hole-sample]``).
 
@@ -40,12 +40,11 @@ from annotation.hole_sample import HOLE_SAMPLE, HoleSample, read_hole_sample
 from annotation.model import Qrels, Run, SamplingDesign, Stratum
 from annotation.rubrics import RELEVANCE
 from calibration.errors import InvalidInput
-from calibration.holes import (
+from calibration.holes.scoring import (
     Corrected,
     HoleScores,
     HolesError,
     corrected_mean,
-    holes_of,
     sample_queries,
     score_with_holes,
 )
@@ -59,7 +58,6 @@ from calibration.results import (
     FilledMean,
     FilledQuery,
     FilledReport,
-    HoleRow,
     HoleSampleInfo,
     HolesReport,
     JudgeAgreement,
@@ -77,7 +75,7 @@ __all__ = [
     "check_holes",
     "compare_filled",
     "filled_data",
-    "holes_data",
+    "shared_queries",
     "read_hole_sample",
     "read_judge_labels",
     "write_hole_sample",
@@ -90,88 +88,12 @@ HOLE_SAMPLE_METHOD = (
 )
 
 
-def _population(qrels: Qrels, *rankings: Mapping[str, Sequence[str]]) -> list[str]:
+def shared_queries(qrels: Qrels, *rankings: Mapping[str, Sequence[str]]) -> list[str]:
     """The queries the judgments and every run (its rankings) share, bytewise."""
     shared = set(qrels.grades)
     for ranked in rankings:
         shared &= set(ranked)
     return sorted(shared, key=lambda q: q.encode("utf-8"))
-
-
-def holes_data(
-    qrels: Qrels,
-    runs: Sequence[tuple[str, Run]],
-    k: int,
-    *,
-    sample: int | None = None,
-    seed: int = 0,
-    qrels_name: str = "the judgments",
-) -> HolesReport:
-    """Per query the judgments and every run share, the runs' top-k chunks the judgments do not
-    grade (several runs: their union, for ``compare``); with ``sample``, a uniform random sample of
-    that many of the queries (seeded), whose holes people label."""
-    if not runs:
-        raise InvalidInput("holes needs a run")
-    rankings = [run.rankings() for _, run in runs]  # once per run: seconds on a big one
-    population = _population(qrels, *rankings)
-    if not population:
-        names = " and ".join(name for name, _ in runs)
-        raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
-    try:
-        per_run = [holes_of(qrels.grades, ranked, k) for ranked in rankings]
-    except HolesError as exc:
-        raise InvalidInput(str(exc)) from None
-    rows: dict[str, HoleRow] = {}
-    for qid in population:
-        union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
-        rows[qid] = {
-            "holes": union,
-            "judged": [holes[qid].judged for holes in per_run],
-            "filled": [holes[qid].filled for holes in per_run],
-            "share": [holes[qid].share for holes in per_run],
-        }
-    total = sum(len(row["holes"]) for row in rows.values())
-    positions = k * len(rows) * len(runs)
-    unjudged = sum(len(holes[qid].holes) for holes in per_run for qid in population)
-    judged = sum(holes[qid].judged for holes in per_run for qid in population)
-    filled = sum(holes[qid].filled for holes in per_run for qid in population)
-    repeated = filled - judged - unjudged  # a repeat's slot: filled, neither judged nor a hole
-    info: HoleSampleInfo | None = None
-    if sample is not None:
-        try:
-            picked = sample_queries(population, sample, seed)
-        except HolesError as exc:
-            raise InvalidInput(str(exc)) from None
-        info = {
-            "seed": seed,
-            "n": len(picked),
-            "population": len(population),
-            "queries": picked,
-            "holes": sum(len(rows[q]["holes"]) for q in picked),
-            "file": None,
-            "graded_by": [],  # drawn, not yet graded
-        }
-    left_out: set[str] = set()
-    for ranked in rankings:
-        left_out |= set(ranked) - set(population)
-    return {
-        "k": k,
-        "runs": [name for name, _ in runs],
-        "judgments": qrels_name,
-        "queries": rows,
-        "n_queries": len(rows),
-        "positions": positions,
-        "holes": total,
-        "unjudged_positions": unjudged,
-        "judged_positions": judged,
-        "filled_positions": filled,
-        "repeated_positions": repeated,
-        # the audit's judged@k: judged positions / the positions the rankings fill (an empty
-        # position of a short ranking is not judged, nor is a repeated id's second slot)
-        "judged_at_k": judged / filled if filled else None,
-        "not_shared": len(left_out),
-        "sample": info,
-    }
 
 
 def write_hole_sample(report: HolesReport, qrels: Qrels, path: PathLike) -> None:
@@ -347,7 +269,7 @@ def filled_data(
     judge's grades on the holes, and (with ``sample``) the corrected figure with its interval."""
     threshold = min_grade_of(qrels, min_grade)
     ranked = run.rankings()  # once: seconds on a big run
-    population = _population(qrels, ranked)
+    population = shared_queries(qrels, ranked)
     if not population:
         raise InvalidInput(f"{run_name} and {qrels_name} share no query")
     if sample is not None:
@@ -475,7 +397,7 @@ def compare_filled(
     (compare's paired tests say that)."""
     threshold = min_grade_of(qrels, min_grade)
     ranked_a, ranked_b = run_a.rankings(), run_b.rankings()
-    population = _population(qrels, ranked_a, ranked_b)
+    population = shared_queries(qrels, ranked_a, ranked_b)
     if not population:
         raise InvalidInput(f"{names[0]}, {names[1]} and {qrels_name} share no query")
     if sample is not None:
