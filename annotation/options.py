@@ -286,6 +286,14 @@ OPTIONS: tuple[Option, ...] = (
         maximum=100_000,
     ),
     Option(
+        "designs",
+        "--designs",
+        "5x20,5x60,10x30,20x15,30x10,10x60,20x30,40x15",
+        "designs, queries x chunks per query",
+        ("calibration plan", "the Review page"),
+        metavar="QxM,...",
+    ),
+    Option(
         "holes_seed",
         "--seed",
         0,

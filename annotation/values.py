@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from annotation.errors import DenominatorError
 
 __all__ = [
+    "parse_designs",
     "MAX_INT",
     "MAX_PERMUTATIONS",
     "SMALL_FILE",
@@ -307,3 +308,31 @@ def read_small_file(path: str | os.PathLike[str], where: str, limit: int = SMALL
     if len(data) > limit:
         raise BadValue(f"{where}: more than {limit:,} bytes; at most {limit:,} are read")
     return data
+
+
+MAX_DESIGN = 1_000_000  # a design's Q or m above this is refused
+
+
+_DESIGN = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+
+
+def parse_designs(text: str) -> list[tuple[int, int]]:
+    """``"5x60,10x30"`` -> ``[(5, 60), (10, 30)]``; ValueError in one line naming the bad part."""
+    designs: list[tuple[int, int]] = []
+    parts = [p for p in str(text).split(",")]
+    if not any(p.strip() for p in parts):
+        raise ValueError("no design given; expected QxM[,QxM...], e.g. 5x60,10x30")
+    for part in parts:
+        match = _DESIGN.match(part)
+        if not match:
+            raise ValueError(
+                f"design {part.strip()!r}; expected QxM (queries x chunks per query), e.g. 10x30"
+            )
+        q, m = int(match.group(1)), int(match.group(2))
+        if not (2 <= q <= MAX_DESIGN and 1 <= m <= MAX_DESIGN):
+            raise ValueError(
+                f"design {part.strip()!r}: queries must be 2 to {MAX_DESIGN:,} and chunks per query 1 to {MAX_DESIGN:,}"
+            )
+        if (q, m) not in designs:
+            designs.append((q, m))
+    return designs

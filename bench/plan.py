@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from kappa_design import DATA, RELEVANT, Population, run_design  # noqa: E402
 
-from calibration.stats.plan import parse_designs, plan  # noqa: E402
+from annotation.values import parse_designs  # noqa: E402
+from calibration.stats.plan import plan  # noqa: E402
 
 DESIGNS = ("5x60", "10x30", "20x15")
 BOUND = 0.15  # |predicted / realised - 1|, the median pilot's, each design

@@ -22,7 +22,7 @@ from annotation.formats import csv_numbers, read_csv_rows, read_judgments, read_
 from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.records import shared_text_keys
-from calibration.audit import Gate, audit_run, rule_bar, same_text_of, stage1_of
+from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
 from calibration.errors import InvalidInput, NothingToEvaluate
 from calibration.estimate.audit import estimate_run
 from calibration.gate import (
@@ -114,6 +114,8 @@ def metrics(
     grouped: bool | None = None,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
     judge: None = None,
 ) -> Evaluation: ...
 @overload
@@ -128,6 +130,8 @@ def metrics(
     grouped: bool | None = None,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
     judge: Qrels,
     judge_name: str = "the judge",
     hole_sample: HoleSample | None = None,
@@ -145,6 +149,8 @@ def metrics(
     grouped: bool | None = None,
     run_name: str = "the run",
     qrels_name: str = "the judgments",
+    corpus_size: int | None = None,
+    corpus_ids: set[str] | None = None,
     judge: Qrels | None = None,
     judge_name: str = "the judge",
     hole_sample: HoleSample | None = None,
@@ -152,7 +158,9 @@ def metrics(
     statistic: str | None = None,
 ) -> Evaluation | list[FilledReport]:
     """P@k, R@k, MRR, nDCG@k, MAP, Success@k of a run: a :class:`Run`, or a run file read in pieces
-    when it is grouped by query (:func:`calibration.run_file.evaluate_run_file`).
+    when it is grouped by query (:func:`calibration.run_file.evaluate_run_file`); with ``corpus_size``
+    or ``corpus_ids``, each query's label coverage too (``Evaluation.coverage``: judged documents
+    over the corpus; None where the corpus is not known).
 
     With ``judge`` (a judge's grades): the run's holes (its top-k chunks the judgments do not
     grade) filled with them, and with ``hole_sample`` the corrected figure with its interval
@@ -177,12 +185,15 @@ def metrics(
             statistic=stat,
         )
     if isinstance(run, Run):
-        return _evaluate(
+        result = _evaluate(
             qrels, run, ks, min_grade, missing=missing, gain=gain, run_name=run_name, qrels_name=qrels_name
         )
-    return evaluate_run_file(
-        qrels, run, ks, min_grade, missing=missing, gain=gain, grouped=grouped, qrels_name=qrels_name
-    )
+    else:
+        result = evaluate_run_file(
+            qrels, run, ks, min_grade, missing=missing, gain=gain, grouped=grouped, qrels_name=qrels_name
+        )
+    result.coverage = coverage_of(qrels, result.qids, corpus_size, corpus_ids)
+    return result
 
 
 def holes(
@@ -273,7 +284,7 @@ def audit(
     corpus_size: int | None = None,
     corpus_ids: set[str] | None = None,
     truth: Qrels | None = None,
-    gates: Sequence[Gate] = (),
+    gates: Sequence[Gate | str] = (),
     policy: Policy = DEFAULT_POLICY,
     min_judged: float | None = None,
     stage1_min: float | None = None,
@@ -300,7 +311,7 @@ def audit(
         corpus_size=corpus_size,
         corpus_ids=corpus_ids,
         truth=truth,
-        gates=gates,
+        gates=[g if isinstance(g, Gate) else parse_gate(g) for g in gates],  # --fail-on as written
         policy=policy,
         min_judged=min_judged,
         stage1_min=stage1_min,

@@ -11,9 +11,8 @@ from annotation.cli_base import OneLineParser, UsageError, add_db_option, add_fo
 from annotation.options import add_option, default
 from annotation.options import option as table_option
 from annotation.values import finite_float, fraction, positive_int
-from calibration.policy.finding_words import JUDGED_BAR, STAGE1_BAR
+from calibration.policy.finding_words import JUDGED_BAR, STAGE1_BAR, policy_help
 from calibration.policy.findings import EXAMPLES
-from calibration.policy.rules import policy_help
 from calibration.stats.verdict import SAMPLE_ADVICE
 
 DESCRIPTION = (
@@ -423,12 +422,7 @@ def _add_plan(sub: Subcommands) -> None:
     pl.add_argument(
         "--rubric", choices=("relevance", "faithfulness", "preference"), help="only this rubric's labels"
     )
-    pl.add_argument(
-        "--designs",
-        metavar="QxM,...",
-        default="5x20,5x60,10x30,20x15,30x10,10x60,20x30,40x15",
-        help="designs, queries x chunks per query (default: %(default)s)",
-    )
+    add_option(pl, "designs")
     pl.add_argument(
         "--min-queries",
         type=positive_int,

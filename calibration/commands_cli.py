@@ -19,7 +19,7 @@ from annotation.cli_base import UsageError, open_store, plural, say_notes
 from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, read_text_keys, write_text
 from annotation.model import Run
 from calibration import actions
-from calibration.audit import REPEAT_RULE, coverage_of, parse_gate
+from calibration.audit import REPEAT_RULE
 from calibration.cli_args import check_verdict_options
 from calibration.gate import NoStore, check_store, file_digest, load_policy, verdict_settings
 from calibration.holes.files import read_hole_sample, read_judge_labels
@@ -43,7 +43,7 @@ from calibration.report import (
     review_text,
 )
 from calibration.results import POSITION_KEYS
-from calibration.stats.verdict import NOISY_GONE, sample_note
+from calibration.stats.verdict import NOISY_GONE
 
 
 def _verdict_settings(args: argparse.Namespace) -> Policy:
@@ -128,6 +128,8 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
             gain=args.gain,
             grouped=args.grouped,
             qrels_name=qrels_name,
+            corpus_size=args.corpus_size,
+            corpus_ids=corpus,
         )
         # how the run was read: with --verbose, or when a TREC run could not be read in pieces
         say_notes([n for n in result.notes if args.verbose or n.startswith("run read whole: ")])
@@ -144,8 +146,10 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
             gain=args.gain,
             run_name=run_name,
             qrels_name=qrels_name,
+            corpus_size=args.corpus_size,
+            corpus_ids=corpus,
         )
-    coverage = coverage_of(qrels, result.qids, args.corpus_size, corpus)
+    coverage = result.coverage
     if args.format == "json":
         return dumps(metrics_json(result, coverage)), 0
     if args.format == "trec":
@@ -197,7 +201,6 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         )
     if args.interval != "midp" and not args.estimate:
         raise UsageError("python -m calibration audit: --interval is for the estimate; add --estimate")
-    gates = [parse_gate(rule) for rule in args.fail_on]
     # a run file is read in pieces (never whole when grouped by query), but the estimate needs it all
     in_pieces = args.stored_run is None and args.run and not args.estimate
     qrels, run, qrels_name, run_name, corpus = _scored(args, read_run=not in_pieces)
@@ -211,7 +214,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
         corpus_size=args.corpus_size,
         corpus_ids=corpus,
         truth=_judgments(args.truth) if args.truth else None,
-        gates=gates,
+        gates=args.fail_on,
         policy=load_policy(args.policy),
         min_judged=args.min_judged,
         stage1_min=args.stage1_min,
@@ -401,7 +404,14 @@ def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
 def run_review(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the review's words and the store, only for this command
     from annotation.store import StoreError
-    from calibration.review_report import summary_lines, superseded_text, to_html, to_json, to_markdown
+    from calibration.review_report import (
+        sample_note,
+        summary_lines,
+        superseded_text,
+        to_html,
+        to_json,
+        to_markdown,  # start-up: the review's words, only for this command
+    )
 
     policy = _verdict_settings(args)  # the bar, the statistic and min_queries when not given
     check_verdict_options(args.trusted, args.noisy, NOISY_GONE)

@@ -204,6 +204,8 @@ class Evaluation:
     # with unjudged_depth D: per query, (position, id) of the unjudged chunks of its first D slots
     unjudged_top: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     unjudged_depth: int = 0
+    # label coverage per query (judged documents / corpus size): calibration.actions.metrics, given the corpus
+    coverage: dict[str, float | None] | None = None
 
     def mean(self, name: str) -> float | None:
         column = self.values[name]

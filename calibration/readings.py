@@ -9,6 +9,7 @@ when this module is imported.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from annotation.render import num
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
     from annotation.store import Store
     from calibration.policy.rules import Policy
-    from calibration.results import ReviewReport
+    from calibration.results import PairSummary, ReviewReport
 
 
 def current_readings(store: Store) -> dict[str, Any]:
@@ -83,3 +84,38 @@ def reading_of(store: Store, fingerprint: str) -> str | None:
     reads no such current judge."""
     found = current_readings(store).get(fingerprint)
     return reading_mark(found) if found is not None else None
+
+
+def pair_summary(store: Store, fingerprint: str) -> PairSummary:
+    """A pairwise judge's swap-and-average over the pairs it answered in both orders."""
+    # start-up: the position statistics (numpy), only for a pairwise judge's summary
+    from calibration.stats.position import summarize_pairs
+
+    # boundary: calibration.stats.position.summarize_pairs gives this shape as dict[str, Any]
+    return summarize_pairs(store.judge_values(fingerprint))
+
+
+def agreement_mark(store: Store, judge: Mapping[str, Any], readings: dict[str, Any] | None = None) -> str:
+    """What a judge's figures must carry beside them: its current reading (:func:`current_readings`,
+    the one ``review`` and ``check`` give it now); for a judge the review does not read (an earlier
+    version), its newest saved review, marked as saved; else the offline judge's cross-validated
+    kappa, else "uncalibrated"."""
+    readings = current_readings(store) if readings is None else readings
+    if judge["fingerprint"] in readings:
+        return reading_mark(readings[judge["fingerprint"]])
+    from calibration.review import latest_calibration  # start-up: the review's scikit-learn, ~0.7 s
+
+    latest = latest_calibration(store, judge["fingerprint"])
+    if latest is not None:
+        kappa = num(latest["kappa"], 3, "prose")
+        ci = f" [{latest['ci'][0]:.3f}, {latest['ci'][1]:.3f}]" if latest["ci"] else ""
+        return (
+            f"{latest['verdict']}: kappa {kappa}{ci} against people (n = {latest['n']}, saved review of week "
+            f"{latest['week']}; not the current version)"
+        )
+    cv = judge["settings"].get("agreement") or {}
+    if cv.get("kappa_quadratic") is not None:
+        return (
+            f"cross-validated kappa {cv['kappa_quadratic']:.3f} against people (n = {cv['n']}); no review yet"
+        )
+    return "uncalibrated: no review against people yet"

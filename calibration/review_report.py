@@ -10,9 +10,10 @@ from typing import Any
 
 from annotation.render import decisive, interval, num
 from calibration.results import KappaEntry, PassRate, PositionReport, ReviewJudge, ReviewReport, TrendPoint
-from calibration.stats.verdict import design_line
+from calibration.stats.verdict import SAMPLE_RANGE, design_line
 
 __all__ = [
+    "sample_note",
     "design_text",
     "no_interval",
     "version_label",
@@ -309,3 +310,17 @@ def to_html(report: ReviewReport) -> str:
 
 def to_json(report: ReviewReport) -> str:
     return json.dumps(report, indent=1, default=str) + "\n"
+
+
+def sample_note(n: int) -> str | None:
+    """What the essay asks when a weekly sample of ``n`` is outside 50-100 (None inside): said beside
+    the draw, which goes on."""
+    low, high = SAMPLE_RANGE
+    if low <= n <= high:
+        return None
+    why = (
+        "fewer items give a kappa interval too wide to decide a verdict"
+        if n < low
+        else "more is more labelling than a weekly review needs"
+    )
+    return f"a sample of {n}: the essay asks for {low}-{high} traces a week ({why}); drawn as asked"

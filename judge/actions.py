@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, overload
 
 from annotation.errors import DenominatorError
 from annotation.store import Store
-from calibration.readings import current_readings
+from calibration.readings import agreement_mark, current_readings, pair_summary
 from judge.batch import BatchState, Collected, Submitted, batch_state, collect_batch, submit_batch
 from judge.client import Endpoint
 from judge.holes import HoleItems, HoleSpec, find_hole_items, make_hole_items
@@ -32,10 +32,8 @@ from judge.jobs import (
     PairSummary,
     Plan,
     StoredJudge,
-    agreement_mark,
     grade_offline,
     llm_calls,
-    pair_summary,
     plan_llm,
     stored_judges,
 )

@@ -50,7 +50,7 @@ from annotation.store import Store, StoreError
 from judge.batch_files import NOT_JSON, OverLimit, SentCalls, head_custom_id, parse_custom_id, stream_lines
 from judge.client import CallResult, Endpoint, request_body
 from judge.jobs import Plan, register_judge, stored_judges
-from judge.limits import BATCH_HEAD_BYTES, MAX_REPEATS, MAX_REPLY_BYTES
+from judge.limits import MAX_REPLY_BYTES
 from judge.prompts import SchemaMode, build_messages, redact, response_format
 from judge.runner import Call, call_row, call_seed, take_reply
 
@@ -63,7 +63,6 @@ __all__ = [
     "batch_state",
     "collect_batch",
     "batch_lines",
-    "refused_text",
     "MAX_LINES",
 ]
 
@@ -443,49 +442,3 @@ def _take(
 def _name(examples: list[str], what: str) -> None:
     if len(examples) < EXAMPLES:
         examples.append(what)
-
-
-def refused_text(collected: Collected) -> str:
-    """What a collection did not store as answers, counted, with the first few named, one
-    line each: ids ignored, lines left out, error rows of calls with no answer read; and a note
-    for a batch sent before its calls were recorded ("" when none)."""
-    out = []
-
-    def lines(n: int) -> str:
-        return f"{n:,} line" + ("" if n == 1 else "s")
-
-    if collected.unknown:
-        n = collected.unknown
-        what = "1 answer for an id" if n == 1 else f"{n:,} answers for ids"
-        out.append(
-            f"{what} this batch did not send {'was' if n == 1 else 'were'} ignored "
-            f"(e.g. {', '.join(collected.ignored)})"
-        )
-    parts = []
-    if collected.duplicates:
-        parts.append(f"{lines(collected.duplicates)} repeating an id (the first of each kept)")
-    if collected.malformed:
-        parts.append(f"{lines(collected.malformed)} not JSON")
-    if collected.unreadable:
-        parts.append(
-            f"{lines(collected.unreadable)} over the {collected.line_cap:,}-byte reply limit naming no call "
-            f"in its first {BATCH_HEAD_BYTES:,} bytes"
-        )
-    if collected.truncated:
-        parts.append("a file longer than the reply limit times the calls submitted, read no further")
-    if parts:
-        named = f" (e.g. {', '.join(collected.examples)})" if collected.examples else ""
-        out.append("left out: " + "; ".join(parts) + named)
-    unread = []
-    if collected.too_long:
-        unread.append(f"{collected.too_long:,} over the {collected.line_cap:,}-byte reply limit (not read)")
-    if collected.missing:
-        unread.append(f"{collected.missing:,} with no answer in what was read of the batch's files")
-    if unread:
-        out.append("calls stored as error rows, asked again next run: " + "; ".join(unread))
-    if not collected.recorded:
-        out.append(
-            "this batch's calls were not recorded when it was sent (an older version): answers kept only "
-            f"for this judge's calls on the store's items, repeats below {MAX_REPEATS:,}"
-        )
-    return "\n".join(out)

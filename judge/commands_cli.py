@@ -22,9 +22,10 @@ from annotation.cli_base import (
 from annotation.formats import read_corpus, read_judgments, read_ranked
 from annotation.store import Store
 from annotation.values import BadValue, endpoint_url
+from calibration.readings import agreement_mark, pair_summary
 from judge import actions
 from judge.actions import LLMResult, NothingToJudge
-from judge.batch import Submitted, refused_text
+from judge.batch import Submitted
 from judge.client import Endpoint, EndpointRefused
 from judge.holes import HoleItems, HoleSpec
 from judge.jobs import (
@@ -32,21 +33,20 @@ from judge.jobs import (
     OfflineReport,
     PairSummary,
     Plan,
-    agreement_line,
-    agreement_mark,
-    pair_summary,
-    pair_summary_text,
 )
 from judge.limits import INT64, SEED32
 from judge.prices import Prices
 from judge.progress import Progress
 from judge.report import (
+    agreement_line,
     holes_text,
     judge_name,
     judge_rows,
     judges_text,
     offline_text,
+    pair_summary_text,
     plan_text,
+    refused_text,
     run_text,
 )
 from judge.runner import STOP_GRACE

@@ -16,11 +16,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from annotation.render import num
 from annotation.store import Store
-from calibration.readings import current_readings, reading_mark
 from calibration.results import PairResult, PairSummary
-from calibration.stats.position import summarize_pairs
 from judge.client import Endpoint, JudgeClient
 from judge.pairwise import pairwise_calls
 from judge.pointwise import pointwise_calls
@@ -45,8 +42,6 @@ __all__ = [
     "judge_identity",
     "register_judge",
     "stored_judges",
-    "pair_summary",
-    "pair_summary_text",
     "grade_offline",
     "OUT_TOKENS_ESTIMATE",
 ]
@@ -287,28 +282,6 @@ class LLMRun:
         return progress
 
 
-def pair_summary(store: Store, fingerprint: str) -> PairSummary:
-    """A pairwise judge's swap-and-average over the pairs it answered in both orders."""
-    # boundary: calibration.stats.position.summarize_pairs gives this shape as dict[str, Any]
-    return summarize_pairs(store.judge_values(fingerprint))
-
-
-def pair_summary_text(summary: PairSummary) -> str:
-    """The swap-averaged preference in words, with its n (the CLI's and the page's wording)."""
-    if summary["mean_preference_a"] is None:
-        return "no pair has both orders answered yet"
-    left_out = (
-        f" ({summary['incomplete_pairs']} pairs with one order only left out)"
-        if summary["incomplete_pairs"]
-        else ""
-    )
-    return (
-        f"swap-averaged preference for A (the pair's first trace): mean {summary['mean_preference_a']:.3f} "
-        f"over {summary['n_pairs']} pairs asked in both orders{left_out}; the two orders agree in "
-        f"{summary['consistent']} of {summary['compared']} comparisons ({summary['consistency']:.0%})"
-    )
-
-
 def grade_offline(
     store: Store,
     rubric: str,
@@ -375,42 +348,3 @@ def grade_offline(
     )
     report["graded"] = len(todo)
     return report
-
-
-def agreement_line(cv: CrossValidation) -> str:
-    """The offline judge's cross-validated agreement, with its n."""
-    kappa = cv.get("kappa_quadratic")
-    if kappa is None:
-        head = f"cross-validated agreement with people: kappa undefined ({cv.get('undefined_reason') or 'undefined'})"
-    else:
-        head = f"cross-validated agreement with people: quadratic-weighted kappa {kappa:.3f}"
-    return (
-        head + f", accuracy {cv['accuracy']:.3f}, over n = {cv['n']} labelled items ({cv['folds']} folds); "
-        "a baseline an LLM judge must beat"
-    )
-
-
-def agreement_mark(store: Store, judge: RegisteredJudge, readings: dict[str, Any] | None = None) -> str:
-    """What a judge's figures must carry beside them: its current reading (:func:`current_readings`,
-    the one ``review`` and ``check`` give it now); for a judge the review does not read (an earlier
-    version), its newest saved review, marked as saved; else the offline judge's cross-validated
-    kappa, else "uncalibrated"."""
-    readings = current_readings(store) if readings is None else readings
-    if judge["fingerprint"] in readings:
-        return reading_mark(readings[judge["fingerprint"]])
-    from calibration.review import latest_calibration  # start-up: the review's scikit-learn, ~0.7 s
-
-    latest = latest_calibration(store, judge["fingerprint"])
-    if latest is not None:
-        kappa = num(latest["kappa"], 3, "prose")
-        ci = f" [{latest['ci'][0]:.3f}, {latest['ci'][1]:.3f}]" if latest["ci"] else ""
-        return (
-            f"{latest['verdict']}: kappa {kappa}{ci} against people (n = {latest['n']}, saved review of week "
-            f"{latest['week']}; not the current version)"
-        )
-    cv = judge["settings"].get("agreement") or {}
-    if cv.get("kappa_quadratic") is not None:
-        return (
-            f"cross-validated kappa {cv['kappa_quadratic']:.3f} against people (n = {cv['n']}); no review yet"
-        )
-    return "uncalibrated: no review against people yet"

@@ -10,13 +10,19 @@ fingerprint 0b187b4953d3d59a``.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from calibration.results import PairSummary
 from calibration.review_report import version_label
 from judge.holes import HoleItems
-from judge.jobs import JudgeIdentity, OfflineReport, Plan, StoredJudge, agreement_line
+from judge.jobs import JudgeIdentity, OfflineReport, Plan, StoredJudge
+from judge.limits import BATCH_HEAD_BYTES, MAX_REPEATS
 from judge.prices import Prices
 from judge.progress import Progress
+
+if TYPE_CHECKING:
+    from judge.batch import Collected
+    from judge.lexical import CrossValidation
 
 
 def identity_text(identity: JudgeIdentity) -> str:
@@ -197,3 +203,78 @@ def judges_text(rows: list[JudgeRow]) -> str:
         f"{r['cost']}; {r['agreement with people']}\n"
         for r in rows
     )
+
+
+def agreement_line(cv: CrossValidation) -> str:
+    """The offline judge's cross-validated agreement, with its n."""
+    kappa = cv.get("kappa_quadratic")
+    if kappa is None:
+        head = f"cross-validated agreement with people: kappa undefined ({cv.get('undefined_reason') or 'undefined'})"
+    else:
+        head = f"cross-validated agreement with people: quadratic-weighted kappa {kappa:.3f}"
+    return (
+        head + f", accuracy {cv['accuracy']:.3f}, over n = {cv['n']} labelled items ({cv['folds']} folds); "
+        "a baseline an LLM judge must beat"
+    )
+
+
+def pair_summary_text(summary: PairSummary) -> str:
+    """The swap-averaged preference in words, with its n (the CLI's and the page's wording)."""
+    if summary["mean_preference_a"] is None:
+        return "no pair has both orders answered yet"
+    left_out = (
+        f" ({summary['incomplete_pairs']} pairs with one order only left out)"
+        if summary["incomplete_pairs"]
+        else ""
+    )
+    return (
+        f"swap-averaged preference for A (the pair's first trace): mean {summary['mean_preference_a']:.3f} "
+        f"over {summary['n_pairs']} pairs asked in both orders{left_out}; the two orders agree in "
+        f"{summary['consistent']} of {summary['compared']} comparisons ({summary['consistency']:.0%})"
+    )
+
+
+def refused_text(collected: Collected) -> str:
+    """What a collection did not store as answers, counted, with the first few named, one
+    line each: ids ignored, lines left out, error rows of calls with no answer read; and a note
+    for a batch sent before its calls were recorded ("" when none)."""
+    out = []
+
+    def lines(n: int) -> str:
+        return f"{n:,} line" + ("" if n == 1 else "s")
+
+    if collected.unknown:
+        n = collected.unknown
+        what = "1 answer for an id" if n == 1 else f"{n:,} answers for ids"
+        out.append(
+            f"{what} this batch did not send {'was' if n == 1 else 'were'} ignored "
+            f"(e.g. {', '.join(collected.ignored)})"
+        )
+    parts = []
+    if collected.duplicates:
+        parts.append(f"{lines(collected.duplicates)} repeating an id (the first of each kept)")
+    if collected.malformed:
+        parts.append(f"{lines(collected.malformed)} not JSON")
+    if collected.unreadable:
+        parts.append(
+            f"{lines(collected.unreadable)} over the {collected.line_cap:,}-byte reply limit naming no call "
+            f"in its first {BATCH_HEAD_BYTES:,} bytes"
+        )
+    if collected.truncated:
+        parts.append("a file longer than the reply limit times the calls submitted, read no further")
+    if parts:
+        named = f" (e.g. {', '.join(collected.examples)})" if collected.examples else ""
+        out.append("left out: " + "; ".join(parts) + named)
+    unread = []
+    if collected.too_long:
+        unread.append(f"{collected.too_long:,} over the {collected.line_cap:,}-byte reply limit (not read)")
+    if collected.missing:
+        unread.append(f"{collected.missing:,} with no answer in what was read of the batch's files")
+    if unread:
+        out.append("calls stored as error rows, asked again next run: " + "; ".join(unread))
+    if not collected.recorded:
+        out.append(
+            "this batch's calls were not recorded when it was sent (an older version): answers kept only "
+            f"for this judge's calls on the store's items, repeats below {MAX_REPEATS:,}"
+        )
+    return "\n".join(out)

@@ -173,9 +173,9 @@ def test_review_and_check_print_the_same_design_interval_and_verdict(capsys, tmp
 def test_the_review_page_reads_the_sequence_and_plans(monkeypatch, tmp_path) -> None:
     """The page is a face like review: the same design and interval; its reading is a look (face
     "page"), so after more labels it reads the sequence; the plan is calibration plan's."""
+    from annotation.values import parse_designs
     from calibration import actions
     from calibration.review_report import design_text
-    from calibration.stats.plan import parse_designs
     from denominator.ui.plan import plan_rows
     from tests.conftest import page_test, page_text
 

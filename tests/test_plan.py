@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 from scipy.special import chdtri, fdtri, stdtrit
 
+from annotation.options import default
+from annotation.values import parse_designs
 from calibration.__main__ import main
 from calibration.stats.kappa_interval import score_interval
-from calibration.stats.plan import DEFAULT_DESIGNS, median_factor, parse_designs, pilot, plan, predict
+from calibration.stats.plan import median_factor, pilot, plan, predict
 
 
 def kappa_of(table: np.ndarray) -> float:
@@ -189,7 +191,7 @@ def test_a_file_of_other_columns_is_refused(tmp_path, capsys) -> None:
 # item agreed on (kappa 1, V 0: no disagreement, so no ICC to estimate)
 PERFECT = [2, 2, 2, 0, 0, 2, 2, 2, 2, 0, 0, 2, 2, 2, 2, 0]
 PERFECT_QUERIES = [q for q in ("q_faw", "q_store", "q_milk", "q_broad") for _ in range(4)]
-DEFAULT = parse_designs(DEFAULT_DESIGNS)
+DEFAULT = parse_designs(default("designs"))
 
 
 def _perfect_plan() -> dict:

@@ -408,3 +408,98 @@ def test_every_wall_clock_bound_is_marked() -> None:
                     + ("unmarked" if times else "marked, times nothing")
                 )
     assert not bad, "\n".join(bad)
+
+
+# What a face may call (#41, item 1): its actions, what says a result in words, what reads or writes
+# a file or the store, the options with their settings, and the app's own frame. From any other module
+# a face takes types, errors and constants only (a class, or a name that is no function): a function
+# called from there is a face reaching around the actions for what an action should hand it.
+FACE_MAY_CALL = {
+    "actions": ("annotation.actions", "calibration.actions", "judge.actions"),
+    "renderers": (
+        "annotation.render",
+        "calibration.report",
+        "calibration.review_report",
+        "calibration.holes.holes_text",
+        "calibration.policy.check_text",
+        "calibration.policy.finding_words",
+        "calibration.policy.findings",
+        "judge.report",
+    ),
+    "readers and writers": (
+        "annotation.formats",
+        "annotation.values",
+        "annotation.textio",
+        "annotation.golden",
+        "annotation.hole_sample",
+        "annotation.store",
+        "annotation.rubrics",
+        "annotation.exports",
+        "calibration.stored",
+        "calibration.holes.files",
+        "calibration.review_sample",  # the weekly sample in the store: its week, progress and labels
+        "calibration.readings",  # each judge's reading as review computes it, read for every face
+    ),
+    "options": (
+        "annotation.options",
+        "annotation.choices",
+        "calibration.inputs",
+        "calibration.gate",
+        "judge.limits",
+    ),
+    "frame": (
+        "annotation.cli_base",
+        "annotation.quiet_start",
+        "annotation.access",
+        "annotation.shipped",
+        "annotation.errors",
+        "denominator",
+    ),
+}
+
+
+# formulas a face shows beside a figure, as the CLI's renderer does (one line each, no store, no file)
+FACE_FORMULAS = {
+    "calibration.audit.recall_ceiling": "min(1, k / |Rel|), beside R@k on the Metrics page and in the CLI table",
+    "calibration.audit.precision_ceiling": "min(1, |Rel| / k), beside P@k on the Metrics page and in the CLI table",
+}
+
+
+def face_paths() -> list[str]:
+    # the demo builder writes the worked example into a store as data (its answer pairs have no command)
+    return sorted(p for p in FACES if (ROOT / p).exists() and p != "denominator/demo.py")
+
+
+def may_call(module: str) -> bool:
+    if any(is_within(module, allowed) for kind in FACE_MAY_CALL.values() for allowed in kind):
+        return True
+    path = module.replace(".", "/")
+    return f"{path}.py" in FACES or f"{path}/__init__.py" in FACES  # a face's own helpers
+
+
+def test_no_face_reaches_around_the_actions() -> None:
+    """Before #41 the pages called the workflows behind the actions (``hole_files.holes_data``,
+    ``workflows.audit_data``, ``pooling.sample_unjudged``...); now a face calls an action, a renderer,
+    a reader or writer, an option, or its frame, and takes only types, errors and constants elsewhere."""
+    bad = []
+    for face in face_paths():
+        for line, module, names, _inner in imports(ROOT / face):
+            if module.split(".")[0] not in PACKAGES + ("denominator",) or may_call(module):
+                continue
+            target = importlib.import_module(module)
+            for name in names:
+                if (
+                    importlib.util.find_spec(f"{module}.{name}") is not None
+                    if hasattr(target, "__path__")
+                    else False
+                ):
+                    if not may_call(f"{module}.{name}"):
+                        bad.append(f"{face}:{line}: imports the module {module}.{name}")
+                    continue
+                value = getattr(target, name)
+                is_type = (
+                    isinstance(value, type) or type(value).__module__ == "typing"
+                )  # a class, Literal, alias
+                if callable(value) and not is_type and f"{module}.{name}" not in FACE_FORMULAS:
+                    bad.append(f"{face}:{line}: calls {module}.{name}")
+    assert not bad, "\n".join(bad)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal, TypeGuard, cast
 
 import numpy as np
 
@@ -249,10 +249,10 @@ def _query_rule(
         if scored_zero and missing:
             result = _rule(entry, True, [], _status(True))
             result["evaluated"], result["scored_zero"] = evaluated, list(missing)
-            return result
+            return _status_last(result)
         result = _rule(entry, not missing, list(missing), _status(not missing))
         result["evaluated"] = evaluated
-        return result
+        return _status_last(result)
     failing: list[str] = []
     evaluated = 0
     circular = 0  # stage1_recall: queries whose every judged chunk lies in stage 1 (1 by construction)
@@ -302,7 +302,7 @@ def _query_rule(
         result["undefined"] = len(queries) - evaluated - circular
         if circular:
             result["circular"] = circular
-    return result
+    return _status_last(result)
 
 
 def _rule(head: RuleHead, passed: bool | None, queries: list[str], status: str) -> RuleResult:
@@ -319,12 +319,19 @@ def _rule(head: RuleHead, passed: bool | None, queries: list[str], status: str) 
     }
 
 
+def _status_last(result: RuleResult) -> RuleResult:
+    """``status`` after the keys a rule adds, where check's JSON has always printed it (its bytes kept)."""
+    shown = cast(dict[str, Any], result)
+    shown["status"] = shown.pop("status")
+    return result
+
+
 def _not_evaluated(entry: RuleHead, reason: str, policy: Policy) -> RuleResult:
     """A rule that applies but has no evidence to be evaluated on, with why: never a pass. It fails
     (passed False) unless the policy says ``not_evaluated: warn`` (passed None, listed as a warning)."""
     result = _rule(entry, False if policy.not_evaluated == "fail" else None, [], "not evaluated")
     result["reason"] = reason
-    return result
+    return _status_last(result)
 
 
 def _pooled_here(result: RuleResult, claim: str, policy: Policy) -> RuleResult:
@@ -349,14 +356,14 @@ def _not_applicable(entry: RuleHead, reason: str) -> RuleResult:
     corpus): named, with why; it passes nothing and fails nothing."""
     result = _rule(entry, None, [], "not applicable")
     result["reason"] = reason
-    return result
+    return _status_last(result)
 
 
 def _off(entry: RuleHead) -> RuleResult:
     """A rule the policy turned off (or never set a bar for)."""
     result = _rule(entry, None, [], "off")
     result["reason"] = "off (no bar set)"
-    return result
+    return _status_last(result)
 
 
 OUTCOME_PASSED = {"passed": True, "failed": False, "warning": None}
@@ -382,6 +389,9 @@ def _judge_rule(
     def result(passed: bool | None, status: str, judges: list[JudgeOutcome], reason: str = "") -> RuleResult:
         out = _rule(head, passed, [], status)
         out["superseded"], out["judges"] = listed, judges
+        shown = cast(dict[str, Any], out)  # the keys in the order check's JSON has always had them
+        for key in ("queries", "superseded", "passed", "status", "judges"):
+            shown[key] = shown.pop(key)
         if reason:
             out["reason"] = reason
         return out

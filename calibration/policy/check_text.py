@@ -8,9 +8,7 @@ from typing import Any, Literal
 
 from annotation.render import align, decisive, num, signed
 from calibration.policy.check import DIAGNOSES, diagnosis_text
-from calibration.policy.finding_words import finding_text
-from calibration.policy.history import settings_lines
-from calibration.policy.rules import policy_help
+from calibration.policy.finding_words import finding_text, policy_help
 from calibration.results import (
     CheckDiff,
     CheckQuery,
@@ -24,6 +22,7 @@ from calibration.results import (
 )
 
 __all__ = [
+    "settings_lines",
     "check_table",
     "check_markdown",
     "policy_help",
@@ -498,3 +497,14 @@ def diff_table(diff: CheckDiff) -> str:
 
 def signed_int(value: float | None) -> str:
     return "undef" if value is None else f"{int(value):+d}"
+
+
+def settings_lines(entries: Sequence[HistoryEntry]) -> list[str]:
+    """``settings changed at check 2 (bm25): k 5 -> 10: ...``, one per recorded check measured under
+    other settings than its run's previous one (issue #40: a setting is not the system)."""
+    return [
+        f"settings changed at check {e['id']} ({e['name']}): {', '.join(e['settings_changed'])}: its "
+        "figures follow the settings, not the system"
+        for e in entries
+        if e.get("settings_changed")
+    ]

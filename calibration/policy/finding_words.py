@@ -9,9 +9,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotation.render import num
-from calibration.policy.rules import DEFAULT_POLICY, Bar
+from calibration.policy.rules import DEFAULT_POLICY, Bar, Policy, rules_table
 
 __all__ = [
+    "policy_help",
     "FINDINGS",
     "REPEAT_RULE",
     "STAGE1_BAR",
@@ -128,3 +129,17 @@ def same_text_text(pairs: Sequence[Sequence[str]]) -> str:
 
 def _fmt(value: float | None) -> str:
     return num(value, 3, "prose")
+
+
+def policy_help(policy: Policy = DEFAULT_POLICY) -> str:
+    """The thresholds table, each rule with its strictness and its source: ``check --help``."""
+    rows = [["rule", "bar", "source"]] + [list(r) for r in rules_table(policy, every_corpus=True)]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
+    table = "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows
+    )
+    return table + (
+        "\n\nkappa and faithfulness pass when the interval's lower end meets the bar and fail when its upper "
+        "end does not; a figure not shown (undecided, uncalibrated) fails too, unless the policy says "
+        f"undecided: warn (now: {policy.undecided})"
+    )

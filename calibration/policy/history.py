@@ -17,7 +17,6 @@ from calibration.results import (
     CheckReport,
     CheckRow,
     FigureChange,
-    HistoryEntry,
     HistoryRow,
     QueryChange,
 )
@@ -232,17 +231,6 @@ def settings_changed(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
         f"{r} {said((pa.get('rules') or {}).get(r))} -> {said((pb.get('rules') or {}).get(r))}" for r in rules
     ]
     return changes
-
-
-def settings_lines(entries: Sequence[HistoryEntry]) -> list[str]:
-    """``settings changed at check 2 (bm25): k 5 -> 10: ...``, one per recorded check measured under
-    other settings than its run's previous one (issue #40: a setting is not the system)."""
-    return [
-        f"settings changed at check {e['id']} ({e['name']}): {', '.join(e['settings_changed'])}: its "
-        "figures follow the settings, not the system"
-        for e in entries
-        if e.get("settings_changed")
-    ]
 
 
 def diff_checks(store: Store, first: int, second: int) -> CheckDiff:

@@ -56,7 +56,6 @@ __all__ = [
     "policy_from_mapping",
     "override",
     "rules_table",
-    "policy_help",
     "UNDECIDED",
 ]
 
@@ -462,17 +461,3 @@ def rules_table(
     print (``every_corpus``: both faithfulness bars), and the one a report prints for its corpus."""
     corpus = None if every_corpus else policy.corpus
     return [(rule.name, rule.bar_text(corpus, k), rule.source) for rule in policy.rules]
-
-
-def policy_help(policy: Policy = DEFAULT_POLICY) -> str:
-    """The thresholds table, each rule with its strictness and its source: ``check --help``."""
-    rows = [["rule", "bar", "source"]] + [list(r) for r in rules_table(policy, every_corpus=True)]
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
-    table = "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows
-    )
-    return table + (
-        "\n\nkappa and faithfulness pass when the interval's lower end meets the bar and fail when its upper "
-        "end does not; a figure not shown (undecided, uncalibrated) fails too, unless the policy says "
-        f"undecided: warn (now: {policy.undecided})"
-    )

@@ -44,7 +44,6 @@ bound carried through the chance correction, :mod:`calibration.stats.kappa_inter
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Hashable, Sequence
 from statistics import NormalDist
 from typing import Any, TypedDict
@@ -65,24 +64,19 @@ from calibration.stats.kappa_interval import MIN_ITEMS, check_alpha, kappa_and_v
 from calibration.stats.verdict import verdict
 
 __all__ = [
-    "DEFAULT_DESIGNS",
     "MAX_QUERIES",
     "DesignPlan",
     "Pilot",
     "Plan",
     "median_factor",
-    "parse_designs",
     "pilot",
     "plan",
     "predict",
 ]
 
 # labels 300 and 600 split between queries and chunks per query, and a small first step
-DEFAULT_DESIGNS = "5x20,5x60,10x30,20x15,30x10,10x60,20x30,40x15"
 ICC_ESTIMATORS = ("median", "anova")  # median-unbiased (F's median) or the ANOVA moment estimator
 MAX_QUERIES = 100_000  # the search for the queries that decide stops here ("out of reach")
-MAX_DESIGN = 1_000_000  # a design's Q or m above this is refused
-_DESIGN = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 
 
 class Pilot(TypedDict):
@@ -136,28 +130,6 @@ MODEL = (
     "n* = Q m / (deff c^2) x (z / t(Q-1))^2, c^2 = median chi2(Q-1) / (Q-1) "
     "(about 2 t c sqrt(V deff / (Q m)))"
 )
-
-
-def parse_designs(text: str) -> list[tuple[int, int]]:
-    """``"5x60,10x30"`` -> ``[(5, 60), (10, 30)]``; ValueError in one line naming the bad part."""
-    designs: list[tuple[int, int]] = []
-    parts = [p for p in str(text).split(",")]
-    if not any(p.strip() for p in parts):
-        raise ValueError("no design given; expected QxM[,QxM...], e.g. 5x60,10x30")
-    for part in parts:
-        match = _DESIGN.match(part)
-        if not match:
-            raise ValueError(
-                f"design {part.strip()!r}; expected QxM (queries x chunks per query), e.g. 10x30"
-            )
-        q, m = int(match.group(1)), int(match.group(2))
-        if not (2 <= q <= MAX_DESIGN and 1 <= m <= MAX_DESIGN):
-            raise ValueError(
-                f"design {part.strip()!r}: queries must be 2 to {MAX_DESIGN:,} and chunks per query 1 to {MAX_DESIGN:,}"
-            )
-        if (q, m) not in designs:
-            designs.append((q, m))
-    return designs
 
 
 def median_factor(queries: int) -> float:

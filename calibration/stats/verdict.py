@@ -51,20 +51,6 @@ SAMPLE_ADVICE = (
 SAMPLE_RANGE = (50, 100)  # what the essay asks a week
 
 
-def sample_note(n: int) -> str | None:
-    """What the essay asks when a weekly sample of ``n`` is outside 50-100 (None inside): said beside
-    the draw, which goes on."""
-    low, high = SAMPLE_RANGE
-    if low <= n <= high:
-        return None
-    why = (
-        "fewer items give a kappa interval too wide to decide a verdict"
-        if n < low
-        else "more is more labelling than a weekly review needs"
-    )
-    return f"a sample of {n}: the essay asks for {low}-{high} traces a week ({why}); drawn as asked"
-
-
 DEFAULT_OVERLAP: float = default(
     "review_overlap"
 )  # the share of the sample that two or more of the chosen annotators label

@@ -35,9 +35,9 @@ from calibration.policy.check_text import (
     readable,
     result_text,
     rule_status,
+    settings_lines,
     unreadable_lines,
 )
-from calibration.policy.history import settings_lines
 from calibration.policy.rules import InvalidPolicy, Policy
 from calibration.results import HistoryEntry
 

@@ -25,16 +25,25 @@ from annotation import access
 from annotation.options import default as option_default
 from annotation.render import md
 from annotation.store import Store, StoreError, default_judge_name
-from calibration.readings import reading_of
-from judge import actions, jobs
+from calibration.readings import agreement_mark, reading_of
+from calibration.results import PairSummary
+from judge import actions
 from judge.actions import LLMResult
 from judge.client import Endpoint, EndpointRefused
-from judge.jobs import PairSummary
 from judge.limits import max_concurrency
 from judge.prices import Prices
 from judge.progress import Progress
 from judge.prompts import DEFAULT_SCHEMA, SCHEMA_MODES, SchemaMode
-from judge.report import identity_text, judge_name, judge_rows, plan_text, progress_text, run_text
+from judge.report import (
+    agreement_line,
+    identity_text,
+    judge_name,
+    judge_rows,
+    pair_summary_text,
+    plan_text,
+    progress_text,
+    run_text,
+)
 
 KEY = "judge:"
 OFFLINE = "offline (lexical, no network)"
@@ -74,7 +83,7 @@ def render_offline(db: str) -> None:
     st.caption(
         f"Fitted on {plan['fitted_on']} human labels ({plan['features']}): judge "
         f"{md(identity_text(plan['identity']))}, fingerprint {plan['fingerprint'][:16]}; "
-        f"{jobs.agreement_line(plan['agreement'])}. "
+        f"{agreement_line(plan['agreement'])}. "
         f"{plan['items'] - plan['already_done']} of {plan['items']} items left to grade."
     )
     # the fit's own figure above is not the verdict: the reading review, check and judge list give
@@ -151,7 +160,7 @@ def render_llm(db: str) -> None:
             result, summary = _ask(
                 store, rubric, endpoint, schema, name, limit, on_progress=on_progress, api_key=api_key
             )
-            mark = jobs.agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
+            mark = agreement_mark(store, {"fingerprint": plan.fingerprint, "settings": plan.settings})
     except (EndpointRefused, StoreError, ValueError) as exc:
         st.error(md(exc))
         return
@@ -163,7 +172,7 @@ def render_llm(db: str) -> None:
     if summary is not None and summary["mean_preference_a"] is not None:
         st.markdown(
             f"Judge {md(identity_text(plan.identity))}, fingerprint `{plan.fingerprint[:16]}` ({md(mark)}): "
-            f"{jobs.pair_summary_text(summary)}."
+            f"{pair_summary_text(summary)}."
         )
 
 

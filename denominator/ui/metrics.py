@@ -28,7 +28,6 @@ from calibration import actions
 from calibration.audit import (
     REPEAT_RULE,
     InvalidAudit,
-    finding_text,
     precision_ceiling,
     recall_ceiling,
 )
@@ -36,6 +35,7 @@ from calibration.errors import NothingToEvaluate
 from calibration.gate import load_policy
 from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, min_grade_of
 from calibration.metrics import Evaluation, InvalidMeasure
+from calibration.policy.finding_words import finding_text
 from calibration.policy.findings import FindingGroup, group_findings
 from calibration.policy.rules import InvalidPolicy
 from calibration.report import estimate_summary_line, inflation_text, sampled_labels

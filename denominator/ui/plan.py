@@ -8,17 +8,17 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from annotation.options import default as option_default
 from annotation.render import md
 from annotation.store import Store, StoreError
+from annotation.values import parse_designs
 from calibration import actions
 from calibration.planning import PlanEntry
 from calibration.policy.rules import Policy
-from calibration.stats.plan import parse_designs
 
 __all__ = ["render_plan", "plan_rows"]
 
 KEY = "review:plan:"
-DESIGNS = "5x20,5x60,10x30,20x15,30x10,10x60,20x30,40x15"  # calibration plan's default
 
 
 def plan_rows(entry: PlanEntry) -> list[dict[str, object]]:
@@ -42,7 +42,7 @@ def render_plan(db: str, policy: Policy, min_queries: int) -> None:
     """The plan, folded away: it reads every current judge's labels (a second or so)."""
     with st.expander("Plan the labelling: more queries or more chunks per query?"):
         text = st.text_input(
-            "designs, queries x chunks per query", value=DESIGNS, key=f"{KEY}designs"
+            "designs, queries x chunks per query", value=option_default("designs"), key=f"{KEY}designs"
         ).strip()
         try:
             designs = parse_designs(text)

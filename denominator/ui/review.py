@@ -22,7 +22,7 @@ from annotation.store import Store, StoreError
 from calibration import actions
 from calibration.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
-from calibration.review import RUBRIC_KIND, current_week, sample_progress
+from calibration.review import RUBRIC_KIND
 from calibration.review_report import (
     design_text,
     drift_text,
@@ -30,13 +30,15 @@ from calibration.review_report import (
     no_interval,
     pass_rate_text,
     position_text,
+    sample_note,
     superseded_text,
     to_html,
     to_markdown,
     verdict_text,
     weighted_text,
 )
-from calibration.stats.verdict import MIN_LABELS, SAMPLE_ADVICE, sample_note
+from calibration.review_sample import current_week, sample_progress
+from calibration.stats.verdict import MIN_LABELS, SAMPLE_ADVICE
 from denominator.ui.browse import open_items
 from denominator.ui.plan import render_plan
 
