@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from annotation.cli_base import OneLineParser, add_db_option
-from annotation.options import add_option, default
+from annotation.options import add_option
 from annotation.values import batch_id, bounded_float, bounded_int, endpoint_url, small_file
 from judge.limits import (
     INT64,
@@ -18,6 +18,7 @@ from judge.limits import (
     MAX_RETRY_AFTER,
     MAX_SECONDS,
     SEED32,
+    default_concurrency,
     max_concurrency,
 )
 
@@ -49,7 +50,7 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         p,
         "concurrency",
         type=bounded_int(1, most, " (a connection each; half this process's open-file limit, at most 1024)"),
-        default=min(default("concurrency"), most),
+        default=default_concurrency(),
     )
     p.add_argument(
         "--limit",

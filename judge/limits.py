@@ -1,10 +1,12 @@
 """The judge's bounds and defaults that its command line offers, in a module that imports
-nothing but the standard library's ``resource`` (``python -m judge ... --help`` loads neither openai nor the store, #27); the client
-and the runner read them from here."""
+nothing but the standard library's ``resource`` and the options table (``python -m judge ... --help``
+loads neither openai nor the store, #27); the client, the runner and the Judge page read them from here."""
 
 from __future__ import annotations
 
 import resource
+
+from annotation.options import default
 
 __all__ = [
     "INT64",
@@ -16,6 +18,7 @@ __all__ = [
     "MAX_REPLY_BYTES",
     "BATCH_HEAD_BYTES",
     "max_concurrency",
+    "default_concurrency",
 ]
 
 INT64 = 2**63 - 1  # what SQLite stores and an endpoint's seed holds
@@ -33,3 +36,9 @@ def max_concurrency() -> int:
     1024; the bound of ``--concurrency`` and of the Judge page's box alike."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return max(1, min(1024, soft // 2 if soft != resource.RLIM_INFINITY else 1024))
+
+
+def default_concurrency() -> int:
+    """The options table's concurrency, within :func:`max_concurrency` on this machine: the default
+    of ``--concurrency`` and of the Judge page's box alike (one rule, #41)."""
+    return min(int(default("concurrency")), max_concurrency())

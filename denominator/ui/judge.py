@@ -22,7 +22,6 @@ import pandas as pd
 import streamlit as st
 
 from annotation import access
-from annotation.options import default as option_default
 from annotation.render import md
 from annotation.store import Store, StoreError, default_judge_name
 from calibration.readings import agreement_mark, reading_of
@@ -30,7 +29,7 @@ from calibration.results import PairSummary
 from judge import actions
 from judge.actions import LLMResult
 from judge.client import Endpoint, EndpointRefused
-from judge.limits import max_concurrency
+from judge.limits import default_concurrency, max_concurrency
 from judge.prices import Prices
 from judge.progress import Progress
 from judge.prompts import DEFAULT_SCHEMA, SCHEMA_MODES, SchemaMode
@@ -112,9 +111,7 @@ def render_llm(db: str) -> None:
     left, middle, right = st.columns(3)
     most = max_concurrency()  # the CLI's bound: a connection each
     concurrency = int(
-        left.number_input(
-            "concurrency", 1, most, min(option_default("concurrency"), most), key=f"{KEY}concurrency"
-        )
+        left.number_input("concurrency", 1, most, default_concurrency(), key=f"{KEY}concurrency")
     )
     limit = int(middle.number_input("items (0: all)", 0, 10_000_000, 0, key=f"{KEY}limit"))
     schema = right.selectbox(
