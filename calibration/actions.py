@@ -45,7 +45,7 @@ from calibration.inputs import (
     refuse_nothing_evaluated,
 )
 from calibration.label_rows import long_labels
-from calibration.metrics import Evaluation, Gain, evaluate
+from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
@@ -912,7 +912,7 @@ def _ranking_bounds(qrels: Qrels, ev: Evaluation, k: int, policy: Policy) -> dic
     """Per query whose nDCG@k or RR is below the diagnosis bars, what the unjudged chunks of its
     top (``ev.unjudged_top``, counted in the same read) could make of them."""
     d = policy.diagnosis
-    ndcg, rr = ev.values[f"nDCG@{k}"], ev.values["RR"]
+    ndcg, rr = ev.values[Measure("nDCG", k)], ev.values[RR]
     weak = {qid: i for i, qid in enumerate(ev.qids) if ndcg[i] < d.ndcg or rr[i] < d.rr}  # NaN: never
     if not weak:
         return {}
@@ -1063,8 +1063,9 @@ def _compare_runs(
     deepest = max(cutoffs(ks), default=0)
     top_a, top_b = (tops(run, deepest, qrels.grades, grade) for run in (run_a, run_b))
     shares = unjudged_share(qrels.grades, top_a, top_b, deltas, grade)
-    for name, share in shares.items():
-        tests[name]["unjudged"] = share
+    for name in a.measures:
+        if name in shares:
+            tests[name]["unjudged"] = shares[name]
     relevant = sum(1 for qid in a.qids if any(g >= grade for g in qrels.grades.get(qid, {}).values()))
     notes = [few_queries_note(relevant)] if relevant < POLICY_QUERIES else []
     return Comparison(grade, cutoffs(ks), permutations, seed, tests, deltas, notes)

@@ -53,6 +53,8 @@ Gain = Literal["linear", "exp"]
 __all__ = [
     "InvalidMeasure",
     "Measure",
+    "RR",
+    "AP",
     "parse_measure",
     "evaluate_query",
     "evaluate",
@@ -68,15 +70,30 @@ class InvalidMeasure(DenominatorError, ValueError):
 _MEASURE_RE = re.compile(r"^(P|R|nDCG|Success)@([1-9][0-9]*)$|^(RR|AP|MRR|MAP)$")
 
 
-@dataclass(frozen=True)
-class Measure:
-    """A measure with a name that round-trips: ``str(parse_measure("nDCG@10")) == "nDCG@10"``."""
+class Measure(str):
+    """A measure's name, built one way (#41: results are keyed by it, not by strings written by hand):
+    ``Measure("nDCG", 10) == "nDCG@10"``, ``Measure("RR") == "RR"``. It is a ``str``, so a result
+    keyed by it prints and serialises as before; it is its own type, so ``values[f"nDCG@{k}"]``
+    is a mypy error where a :class:`Measure` is expected."""
 
-    name: str  # P, R, nDCG, Success, RR, AP
-    k: int | None = None
+    __slots__ = ()
 
-    def __str__(self) -> str:
-        return f"{self.name}@{self.k}" if self.k is not None else self.name
+    def __new__(cls, name: str, k: int | None = None) -> Measure:
+        return super().__new__(cls, f"{name}@{k}" if k is not None else name)
+
+    @property
+    def name(self) -> str:
+        """P, R, nDCG, Success, RR or AP."""
+        return self.split("@", 1)[0]
+
+    @property
+    def k(self) -> int | None:
+        _, _, k = self.partition("@")
+        return int(k) if k else None
+
+
+RR = Measure("RR")
+AP = Measure("AP")
 
 
 def parse_measure(text: str) -> Measure:
@@ -148,25 +165,25 @@ def evaluate_query(
     ideal = sorted((_gain(g, gain) for g in grades.values() if g >= 1), reverse=True)
     for k in ks:
         hits = sum(relevant[:k])
-        out[f"P@{k}"] = hits / k
-        out[f"R@{k}"] = hits / n_rel if n_rel else None
-        out[f"Success@{k}"] = (1.0 if hits else 0.0) if n_rel else None
+        out[Measure("P", k)] = hits / k
+        out[Measure("R", k)] = hits / n_rel if n_rel else None
+        out[Measure("Success", k)] = (1.0 if hits else 0.0) if n_rel else None
         dcg = sum(
             _gain(grades[doc], gain) / math.log2(rank + 1)
             for rank, doc in enumerate(docs[:k], start=1)
             if doc is not None and grades.get(doc, 0) >= 1
         )
         idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal[:k], start=1))
-        out[f"nDCG@{k}"] = dcg / idcg if idcg > 0 else None
+        out[Measure("nDCG", k)] = dcg / idcg if idcg > 0 else None
     first = next((rank for rank, rel in enumerate(relevant, start=1) if rel), None)
-    out["RR"] = (1.0 / first if first else 0.0) if n_rel else None
+    out[RR] = (1.0 / first if first else 0.0) if n_rel else None
     found = 0
     precision_sum = 0.0
     for rank, rel in enumerate(relevant, start=1):
         if rel:
             found += 1
             precision_sum += found / rank
-    out["AP"] = precision_sum / n_rel if n_rel else None
+    out[AP] = precision_sum / n_rel if n_rel else None
     return out
 
 
@@ -186,7 +203,7 @@ class Evaluation:
     min_grade: int
     gain: Gain
     qids: list[str]
-    values: dict[str, np.ndarray]  # measure name -> float64 per query
+    values: dict[Measure, np.ndarray]  # measure -> float64 per query
     num_ret: np.ndarray  # positions retrieved (lines), repeats included
     num_rel: np.ndarray
     num_rel_ret: np.ndarray  # distinct relevant documents retrieved
@@ -197,7 +214,7 @@ class Evaluation:
     duplicates: dict[str, list[str]]  # qid -> repeated document ids
     run_name: str = "run"
     missing: str = "drop"
-    measures: list[str] = field(default_factory=list)
+    measures: list[Measure] = field(default_factory=list)
     counts: dict[str, np.ndarray] = field(default_factory=dict)  # hits@k, judged@k, positional@k
     notes: list[str] = field(default_factory=list)  # how the run was read, for the faces to say
     depth: int = 0  # the run's deepest ranking, all its queries (counted when a scorer is asked to)
@@ -207,12 +224,12 @@ class Evaluation:
     # label coverage per query (judged documents / corpus size): calibration.actions.metrics, given the corpus
     coverage: dict[str, float | None] | None = None
 
-    def mean(self, name: str) -> float | None:
+    def mean(self, name: Measure) -> float | None:
         column = self.values[name]
         defined = ~np.isnan(column)
         return float(column[defined].mean()) if defined.any() else None
 
-    def undefined(self, name: str) -> int:
+    def undefined(self, name: Measure) -> int:
         return int(np.isnan(self.values[name]).sum())
 
     def query(self, qid: str) -> dict[str, float | None]:
@@ -224,19 +241,16 @@ class Evaluation:
         return out
 
 
-def measure_names(ks: Sequence[int]) -> list[str]:
-    names: list[str] = []
-    for k in ks:
-        names.append(f"P@{k}")
-    for k in ks:
-        names.append(f"R@{k}")
-    names.append("RR")
-    for k in ks:
-        names.append(f"nDCG@{k}")
-    names.append("AP")
-    for k in ks:
-        names.append(f"Success@{k}")
-    return names
+def measure_names(ks: Sequence[int]) -> list[Measure]:
+    """Every measure at cutoffs ``ks``, in the order the tables print them."""
+    return [
+        *(Measure("P", k) for k in ks),
+        *(Measure("R", k) for k in ks),
+        RR,
+        *(Measure("nDCG", k) for k in ks),
+        AP,
+        *(Measure("Success", k) for k in ks),
+    ]
 
 
 def evaluate(
@@ -369,15 +383,15 @@ def evaluate(
     values: dict[str, np.ndarray] = {}
     for k in ks:
         hits = counts[f"hits@{k}"].astype(np.float64)
-        values[f"P@{k}"] = hits / k
-        values[f"R@{k}"] = np.where(defined, hits / np.maximum(num_rel, 1), np.nan)
-        values[f"Success@{k}"] = np.where(defined, (hits > 0).astype(np.float64), np.nan)
+        values[Measure("P", k)] = hits / k
+        values[Measure("R", k)] = np.where(defined, hits / np.maximum(num_rel, 1), np.nan)
+        values[Measure("Success", k)] = np.where(defined, (hits > 0).astype(np.float64), np.nan)
 
     rr = np.zeros(nq)
     if len(rel_rank):
         first_q, first_idx = np.unique(rel_q, return_index=True)
         rr[first_q] = 1.0 / rel_rank[first_idx]
-    values["RR"] = np.where(defined, rr, np.nan)
+    values[RR] = np.where(defined, rr, np.nan)
 
     ap_sum: np.ndarray
     if len(rel_rank):
@@ -386,7 +400,7 @@ def evaluate(
         ap_sum = np.bincount(rel_q, weights=found_so_far / rel_rank, minlength=nq)
     else:
         ap_sum = np.zeros(nq)
-    values["AP"] = np.where(defined, ap_sum / np.maximum(num_rel, 1), np.nan)
+    values[AP] = np.where(defined, ap_sum / np.maximum(num_rel, 1), np.nan)
 
     has_gain = grade >= 1
     g_q = row_q[has_gain]
@@ -406,7 +420,7 @@ def evaluate(
     for k in ks:
         dcg = np.bincount(g_q[g_rank <= k], weights=g_disc[g_rank <= k], minlength=nq)
         idcg = np.bincount(i_q[i_rank <= k], weights=i_disc[i_rank <= k], minlength=nq)
-        values[f"nDCG@{k}"] = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), np.nan)
+        values[Measure("nDCG", k)] = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), np.nan)
 
     evaluated = num_ret > 0
     if run.empty_queries:  # asked and answered with nothing: evaluated, retrieved 0

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, arrow, as_numpy
-from calibration.metrics import Evaluation, Gain, evaluate, measure_names
+from calibration.metrics import Evaluation, Gain, Measure, evaluate, measure_names
 
 __all__ = ["NotGrouped", "evaluate_grouped"]
 
@@ -221,7 +221,7 @@ def _merge(
     )
 
 
-def _value_of(part: Evaluation, name: str) -> np.ndarray:
+def _value_of(part: Evaluation, name: Measure) -> np.ndarray:
     return part.values[name]
 
 

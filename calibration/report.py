@@ -18,7 +18,7 @@ import numpy as np
 
 from annotation.render import align, decisive, interval, num, signed
 from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
-from calibration.metrics import Evaluation
+from calibration.metrics import AP, RR, Evaluation, Measure
 from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
 from calibration.policy.findings import group_findings, group_text, repeats_group
 from calibration.results import (
@@ -105,10 +105,10 @@ def metrics_trec(result: Evaluation) -> str:
     it: it is left out here too.
     """
     names = (
-        [("map", "AP"), ("recip_rank", "RR")]
-        + [(f"P_{k}", f"P@{k}") for k in result.ks]
-        + [(f"recall_{k}", f"R@{k}") for k in result.ks]
-        + [(f"ndcg_cut_{k}", f"nDCG@{k}") for k in result.ks]
+        [("map", AP), ("recip_rank", RR)]
+        + [(f"P_{k}", Measure("P", k)) for k in result.ks]
+        + [(f"recall_{k}", Measure("R", k)) for k in result.ks]
+        + [(f"ndcg_cut_{k}", Measure("nDCG", k)) for k in result.ks]
     )
     known = result.num_judged > 0
     values = {ours: np.nan_to_num(result.values[ours][known], nan=0.0) for _, ours in names}
@@ -163,15 +163,15 @@ def metrics_table(
             row.append(_num(coverage.get(qid), 3))
         for k in ks:
             row += [
-                _num(result.values[f"P@{k}"][i], 3),
+                _num(result.values[Measure("P", k)][i], 3),
                 f"({precision_ceiling(k, n_rel):.3f})",
-                _num(result.values[f"R@{k}"][i], 3),
+                _num(result.values[Measure("R", k)][i], 3),
                 f"({recall_ceiling(k, n_rel):.3f})" if n_rel else "(undef)",
             ]
-        row += [_num(result.values["RR"][i], 3)]
-        row += [_num(result.values[f"nDCG@{k}"][i], 3) for k in ks]
-        row += [_num(result.values["AP"][i], 3)]
-        row += [_num(result.values[f"Success@{k}"][i], 3) for k in ks]
+        row += [_num(result.values[RR][i], 3)]
+        row += [_num(result.values[Measure("nDCG", k)][i], 3) for k in ks]
+        row += [_num(result.values[AP][i], 3)]
+        row += [_num(result.values[Measure("Success", k)][i], 3) for k in ks]
         rows.append(row)
     n = len(result.qids)
     mean_row = ["mean", "", ""]
@@ -181,9 +181,10 @@ def metrics_table(
         mean_row.append(_num(sum(defined) / len(defined) if defined else None, 3))
         undef_row.append(f"{len(coverage) - len(defined)}/{n}")
     for k in ks:
-        mean_row += [_num(result.mean(f"P@{k}"), 3), "", _num(result.mean(f"R@{k}"), 3), ""]
-        undef_row += [f"{result.undefined(f'P@{k}')}/{n}", "", f"{result.undefined(f'R@{k}')}/{n}", ""]
-    for name in ["RR"] + [f"nDCG@{k}" for k in ks] + ["AP"] + [f"Success@{k}" for k in ks]:
+        p, r = Measure("P", k), Measure("R", k)
+        mean_row += [_num(result.mean(p), 3), "", _num(result.mean(r), 3), ""]
+        undef_row += [f"{result.undefined(p)}/{n}", "", f"{result.undefined(r)}/{n}", ""]
+    for name in [RR, *(Measure("nDCG", k) for k in ks), AP, *(Measure("Success", k) for k in ks)]:
         mean_row.append(_num(result.mean(name), 3))
         undef_row.append(f"{result.undefined(name)}/{n}")
     out = [

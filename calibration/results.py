@@ -9,7 +9,10 @@ agreement, position bias, PPI, the weekly review.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypedDict, final, get_args
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, final, get_args
+
+if TYPE_CHECKING:  # a measure is a str at run time: no import of the engine for its name
+    from calibration.metrics import Measure
 
 
 class AuditQuery(TypedDict):  # one query of the audit at cutoff k
@@ -798,7 +801,7 @@ class Comparison:
     ks: list[int]
     permutations: int
     seed: int
-    measures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    measures: dict[Measure, dict[str, Any]] = field(default_factory=dict)
     queries: dict[str, dict[str, float | None]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # e.g. too few queries to compare systems
 

@@ -321,3 +321,20 @@ def test_measure_names_round_trip() -> None:
     for bad in ("P@0", "nDCG@x", "P@", "foo", "R@-1"):
         with pytest.raises(InvalidMeasure):
             parse_measure(bad)
+
+
+def test_results_are_keyed_by_measure() -> None:
+    """#41: the engine's keys are Measures (typed), equal to the names every output prints."""
+    from calibration.metrics import AP, RR, Measure, evaluate, parse_measure
+
+    m = Measure("nDCG", 10)
+    assert m == "nDCG@10" and (m.name, m.k) == ("nDCG", 10) and (RR.name, RR.k) == ("RR", None)
+    assert (
+        parse_measure("nDCG@10") == m
+        and isinstance(parse_measure("MAP"), Measure)
+        and parse_measure("MAP") == AP
+    )
+    ev = evaluate(Qrels(grades=GRADES), Run.from_rankings(RANKINGS), ks=[5], min_grade=1)
+    assert all(type(name) is Measure for name in ev.values) and list(ev.values) == ev.measures
+    assert [str(name) for name in ev.measures] == ["P@5", "R@5", "RR", "nDCG@5", "AP", "Success@5"]
+    assert ev.values["R@5"] is ev.values[Measure("R", 5)]  # a str looks it up too (the JSON's keys)

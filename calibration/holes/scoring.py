@@ -73,7 +73,7 @@ from numpy.typing import ArrayLike
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
 from calibration.holes.interval import ALIKE, score_bounds, widened
-from calibration.metrics import Evaluation, Gain, blank_repeats, evaluate
+from calibration.metrics import AP, RR, Evaluation, Gain, Measure, blank_repeats, evaluate
 
 __all__ = [
     "CORRECTED_MEASURES",
@@ -98,10 +98,10 @@ class HolesError(DenominatorError, ValueError):
     """A hole sample or a judge's labels that cannot be used as asked."""
 
 
-def corrected_measures(ks: Sequence[int]) -> list[str]:
+def corrected_measures(ks: Sequence[int]) -> list[Measure]:
     """The mean measures that get a corrected figure: P@k, R@k, nDCG@k per k, RR, AP."""
-    names = [f"P@{k}" for k in ks] + [f"R@{k}" for k in ks] + [f"nDCG@{k}" for k in ks]
-    return [*names, "RR", "AP"]
+    names = [Measure(name, k) for name in ("P", "R", "nDCG") for k in ks]
+    return [*names, RR, AP]
 
 
 CORRECTED_MEASURES = corrected_measures  # the list for given cutoffs
@@ -312,13 +312,13 @@ class HoleScores:
     ``rel``: |Rel| from people's grades (before the sample's holes)."""
 
     k: int
-    measures: list[str]
+    measures: list[Measure]
     qids: list[str]
     holes: dict[str, HoleQuery]
     sampled: list[str]
-    pool: dict[str, np.ndarray]
-    filled: dict[str, np.ndarray]
-    people: dict[str, np.ndarray]
+    pool: dict[Measure, np.ndarray]
+    filled: dict[Measure, np.ndarray]
+    people: dict[Measure, np.ndarray]
     rel: np.ndarray
     filled_count: np.ndarray
     filled_relevant: np.ndarray
@@ -456,7 +456,7 @@ def score_with_holes(
     return scores
 
 
-def _aligned(evaluation: Evaluation, name: str, rows: Mapping[str, int]) -> np.ndarray:
+def _aligned(evaluation: Evaluation, name: Measure, rows: Mapping[str, int]) -> np.ndarray:
     out = np.full(len(rows), np.nan)
     at = [rows[qid] for qid in evaluation.qids]
     out[at] = evaluation.values[name]

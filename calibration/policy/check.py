@@ -46,7 +46,7 @@ import numpy as np
 
 from annotation.render import decisive as render_decisive
 from annotation.render import num
-from calibration.metrics import Evaluation
+from calibration.metrics import RR, Evaluation, Measure
 from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
 from calibration.policy.rules import MIN_QUERIES, Bar, Diagnosis, Policy, few_queries_note
 from calibration.ranking_bound import RankingBound
@@ -554,7 +554,7 @@ def check_report(
     chunks could make of them (:func:`calibration.ranking_bound.ranking_bound`)."""
     k = audit["k"]
     index = {qid: i for i, qid in enumerate(ev.qids)}
-    r20 = ev.values.get("R@20")
+    r20 = ev.values.get(Measure("R", 20))
     scored_zero = ev.missing == "zero"
     missing = list(audit.get("missing_relevant", audit["missing_from_run"]))
     queries: dict[str, CheckQuery] = {}
@@ -563,8 +563,8 @@ def check_report(
         row: CheckFigures = {
             "fetch_recall": a["recall_at_fetch"],
             "keep_recall": a["recall"],
-            "rr": _value(ev.values["RR"], i),
-            "ndcg": _value(ev.values[f"nDCG@{k}"], i),
+            "rr": _value(ev.values[RR], i),
+            "ndcg": _value(ev.values[Measure("nDCG", k)], i),
             "rel": a["rel"],
             "k": k,
             "label_coverage": a["label_coverage"],

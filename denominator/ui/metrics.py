@@ -34,7 +34,7 @@ from calibration.audit import (
 from calibration.errors import NothingToEvaluate
 from calibration.gate import load_policy
 from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, min_grade_of
-from calibration.metrics import Evaluation, InvalidMeasure
+from calibration.metrics import AP, RR, Evaluation, InvalidMeasure, Measure
 from calibration.policy.finding_words import finding_text
 from calibration.policy.findings import FindingGroup, group_findings
 from calibration.policy.rules import InvalidPolicy
@@ -79,12 +79,12 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return _render_num(value, digits, "prose")
 
 
-def _value(evaluation: Evaluation, name: str, i: int) -> float | None:
+def _value(evaluation: Evaluation, name: Measure, i: int) -> float | None:
     value = float(evaluation.values[name][i])
     return None if math.isnan(value) else value
 
 
-def _over(evaluation: Evaluation, name: str) -> str:
+def _over(evaluation: Evaluation, name: Measure) -> str:
     return over(len(evaluation.qids), evaluation.undefined(name))
 
 
@@ -96,7 +96,7 @@ def metrics_frame(evaluation: Evaluation, report: AuditReport, escape: bool = Tr
     for i, qid in enumerate(evaluation.qids):
         n_rel = int(evaluation.num_rel[i])
         hits = report["queries"][qid]["distinct_hits"] if qid in report["queries"] else None
-        recall = _value(evaluation, f"R@{k}", i)
+        recall = _value(evaluation, Measure("R", k), i)
         ceiling = recall_ceiling(k, n_rel)
         recall_cell = f"{fmt(recall)} = {hits}/{n_rel}" if recall is not None else "undefined (|Rel| = 0)"
         share = f"{recall / ceiling:.0%}" if recall is not None and ceiling else "undefined"
@@ -104,17 +104,17 @@ def metrics_frame(evaluation: Evaluation, report: AuditReport, escape: bool = Tr
             {
                 "query": md(qid) if escape else qid,
                 "|Rel|": str(n_rel),
-                f"P@{k}": f"{fmt(_value(evaluation, f'P@{k}', i))} = {hits}/{k}",
+                f"P@{k}": f"{fmt(_value(evaluation, Measure('P', k), i))} = {hits}/{k}",
                 f"P@{k} ceiling": fmt(precision_ceiling(k, n_rel)),
                 f"R@{k}": recall_cell,
                 f"R@{k} ceiling": fmt(ceiling),
                 "share of ceiling": share,
-                "RR": fmt(_value(evaluation, "RR", i)),
-                f"nDCG@{k}": fmt(_value(evaluation, f"nDCG@{k}", i)),
-                "AP": fmt(_value(evaluation, "AP", i)),
+                "RR": fmt(_value(evaluation, RR, i)),
+                f"nDCG@{k}": fmt(_value(evaluation, Measure("nDCG", k), i)),
+                "AP": fmt(_value(evaluation, AP, i)),
             }
         )
-    measures = {f"P@{k}": f"P@{k}", f"R@{k}": f"R@{k}", "RR": "RR", f"nDCG@{k}": f"nDCG@{k}", "AP": "AP"}
+    measures = {str(m): m for m in (Measure("P", k), Measure("R", k), RR, Measure("nDCG", k), AP)}
     mean_row = {column: "" for column in rows[0]} if rows else {}
     over_row = dict(mean_row)
     mean_row["query"] = "mean"
@@ -160,13 +160,13 @@ def charted(evaluation: Evaluation, most: int = CHART_QUERIES) -> list[int]:
     """The queries the recall chart draws: every one with a defined recall, or when there are more
     than ``most``, the ``most`` furthest below their ceiling (lowest share), in the run's order."""
     k = evaluation.ks[0]
-    defined = [i for i in range(len(evaluation.qids)) if _value(evaluation, f"R@{k}", i) is not None]
+    defined = [i for i in range(len(evaluation.qids)) if _value(evaluation, Measure("R", k), i) is not None]
     if len(defined) <= most:
         return defined
 
     def share(i: int) -> float:
         ceiling = recall_ceiling(k, int(evaluation.num_rel[i])) or 1.0
-        return float(evaluation.values[f"R@{k}"][i]) / ceiling
+        return float(evaluation.values[Measure("R", k)][i]) / ceiling
 
     return sorted(sorted(defined, key=share)[:most])
 
@@ -177,7 +177,11 @@ def recall_chart(evaluation: Evaluation) -> alt.LayerChart | alt.FacetChart | No
     k = evaluation.ks[0]
     records = []
     for i in charted(evaluation):
-        qid, recall, n_rel = evaluation.qids[i], _value(evaluation, f"R@{k}", i), int(evaluation.num_rel[i])
+        qid, recall, n_rel = (
+            evaluation.qids[i],
+            _value(evaluation, Measure("R", k), i),
+            int(evaluation.num_rel[i]),
+        )
         for name, value in ((f"ceiling min(1, {k}/|Rel|)", recall_ceiling(k, n_rel)), (f"R@{k}", recall)):
             records.append(
                 {"query": f"{qid} (|Rel|={n_rel})", "series": name, "value": value, "label": f"{value:.3f}"}
@@ -255,10 +259,10 @@ def render_controls() -> Settings:
 def render_summary(evaluation: Evaluation) -> None:
     k = evaluation.ks[0]
     tiles = [
-        (f"mean R@{k}", f"R@{k}", "each recall a share of its query's |Rel|"),
-        (f"mean P@{k}", f"P@{k}", f"each precision a share of k = {k}"),
-        (f"mean nDCG@{k}", f"nDCG@{k}", f"{evaluation.gain} gain, ideal from the judged grades"),
-        ("MRR", "RR", "1 / rank of the first relevant"),
+        (f"mean R@{k}", Measure("R", k), "each recall a share of its query's |Rel|"),
+        (f"mean P@{k}", Measure("P", k), f"each precision a share of k = {k}"),
+        (f"mean nDCG@{k}", Measure("nDCG", k), f"{evaluation.gain} gain, ideal from the judged grades"),
+        ("MRR", RR, "1 / rank of the first relevant"),
     ]
     for column, (label, name, note) in zip(st.columns(len(tiles)), tiles):
         with column:
@@ -273,7 +277,7 @@ def render_metrics_table(evaluation: Evaluation, report: AuditReport) -> None:
     st.caption(
         f"R@{k} = distinct relevant in the top {k} / |Rel|, its ceiling min(1, {k}/|Rel|); "
         f"P@{k} = relevant in the top {k} / {k}, its ceiling min(1, |Rel|/{k}). "
-        f"Means are over the queries where each measure is defined: R@{k} {_over(evaluation, f'R@{k}')}."
+        f"Means are over the queries where each measure is defined: R@{k} {_over(evaluation, Measure('R', k))}."
     )
 
 
@@ -285,7 +289,7 @@ def render_recall_chart(evaluation: Evaluation) -> None:
         st.info(f"R@{k} is undefined for every query (no judged relevant document): nothing to draw.")
         return
     st.altair_chart(chart, width="stretch", alt=f"Per query, R@{k} beside its ceiling min(1, {k}/|Rel|)")
-    left_out = evaluation.undefined(f"R@{k}")
+    left_out = evaluation.undefined(Measure("R", k))
     note = f"; {left_out} queries with undefined recall left out" if left_out else ""
     drawn, defined = len(charted(evaluation)), len(evaluation.qids) - left_out
     if drawn < defined:
