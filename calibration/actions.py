@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow.compute as pc
 
-from annotation.formats import csv_numbers, read_csv_rows, read_ranked
+from annotation.formats.by_extension import read_ranked
+from annotation.formats.csv_tables import csv_numbers, read_csv_rows
+from annotation.formats.records import shared_text_keys
 from annotation.model import Qrels, Run
 from annotation.options import default
-from annotation.records import shared_text_keys
 from calibration.audit import Gate
 from calibration.errors import InvalidInput
 from calibration.estimate.audit import estimate_run

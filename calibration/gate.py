@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from annotation.formats.plain_yaml import read_plain_yaml
 from annotation.model import FormatError, Qrels, Run
-from annotation.plain_yaml import read_plain_yaml
 from calibration.errors import InvalidInput
 from calibration.inputs import DEFAULT_K, ENGINE_THREADS, PathLike, refuse_nothing_evaluated
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry

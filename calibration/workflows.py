@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
-from annotation.formats import read_judgments
+from annotation.formats.by_extension import read_judgments
 from annotation.model import Qrels, Run
 from calibration.audit import Gate, InvalidAudit, audit_run, corpus_size_of, label_coverage, same_text_pairs
 from calibration.errors import InvalidInput, NothingToEvaluate
