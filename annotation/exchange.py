@@ -25,17 +25,11 @@ from typing import Any
 
 import yaml
 
-from annotation.beir import read_beir
 from annotation.exports import NothingToExport, export_labels
-from annotation.formats import (
-    FormatError,
-    Qrels,
-    read_corpus,
-    read_judgments,
-    read_queries,
-    read_ranked,
-    read_traces,
-)
+from annotation.formats.beir import read_beir
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.records import read_corpus, read_queries, read_traces
+from annotation.model import FormatError, Qrels
 from annotation.render import counted
 from annotation.store import ImportChange, ImportRecord, OffScale, Store, StoreError
 from annotation.trace_sources import read_trace_source, to_store

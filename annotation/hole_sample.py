@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.errors import DenominatorError
-from annotation.golden import read_golden
+from annotation.formats.golden import read_golden
 
 __all__ = ["HOLE_SAMPLE", "HoleSample", "InvalidHoleSample", "read_hole_sample"]
 

@@ -350,7 +350,7 @@ class SamplingDesign:
     ``parameters``: the ``design`` mapping as recorded (None if the file has none); of it,
     ``depth`` (the pool depth, a whole number or None) and ``corpus`` (True when a stratum
     of corpus chunks takes every unjudged chunk no run ranked) are what the estimate reads.
-    Parsed and checked once, by ``annotation.golden.read_golden``; the code below it takes
+    Parsed and checked once, by ``annotation.formats.golden.read_golden``; the code below it takes
     the type as it is."""
 
     queries: dict[str, tuple[Stratum, ...]]

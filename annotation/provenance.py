@@ -14,7 +14,7 @@ that ``check`` and ``audit`` can tell labels pooled from the run under test (iss
       warning: the pool holds one run (bm25): ...   # pool's one-run warning, when one run was pooled
 
 Pure: the types, the fingerprint and the one reading of "every label pooled from one run";
-``annotation.golden`` reads the section, ``annotation.exports.provenance`` builds it from a store.
+``annotation.formats.golden`` reads the section, ``annotation.exports.provenance`` builds it from a store.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class OtherBatch:
 
 @dataclass(frozen=True)
 class Provenance:
-    """golden.yaml's ``provenance`` section, parsed and checked once (``annotation.golden``)."""
+    """golden.yaml's ``provenance`` section, parsed and checked once (``annotation.formats.golden``)."""
 
     pools: tuple[PooledBatch, ...] = ()
     other: tuple[OtherBatch, ...] = ()

@@ -5,7 +5,7 @@ Langfuse or LangSmith spans, or the product's own trace JSONL, and returns a
 :class:`TraceImport`: the questions asked (queries), the chunks retrieved, one
 run per system and stage (``fetch`` from retriever spans, ``keep`` from
 reranker output), and the traces (question, the chunk ids shown to the LLM,
-answer) in the shape :func:`annotation.formats.read_traces` gives. It only
+answer) in the shape :func:`annotation.formats.records.read_traces` gives. It only
 parses: :func:`to_store` writes a :class:`TraceImport` in one store
 transaction. Bad input raises :class:`InvalidTraceSource` (a
 :class:`~annotation.model.FormatError`) naming the file, line or record, and

@@ -459,8 +459,9 @@ def write_cli_files(s: Setting, folder: Path, *, n: int, seed: int, k: int = K) 
     and graded from the full judgments (what people would have labelled)."""
     import subprocess
 
-    from annotation.formats import write_qrels, write_rankings
-    from annotation.golden import read_golden, write_golden
+    from annotation.formats.golden import read_golden, write_golden
+    from annotation.formats.rankings import write_rankings
+    from annotation.formats.trec import write_qrels
     from annotation.model import Run as RunType
 
     c = s.collection

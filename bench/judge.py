@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotation.formats import Run  # noqa: E402
+from annotation.model import Run  # noqa: E402
 from annotation.pooling import pool  # noqa: E402
 from annotation.store import Store  # noqa: E402
 

@@ -325,7 +325,7 @@ def run_ours(argv: list[str]) -> int:
     through ``calibration.run_file.evaluate_run_file`` (streams a grouped run)."""
     import pyarrow as pa
 
-    from annotation.formats import read_judgments
+    from annotation.formats.by_extension import read_judgments
     from calibration.audit import coverage_of
     from calibration.report import dumps, metrics_json
     from calibration.run_file import evaluate_run_file

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow.compute as pc
 
-from annotation.formats import csv_numbers, read_csv_rows, read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.csv_tables import csv_numbers, read_csv_rows
+from annotation.formats.records import shared_text_keys
 from annotation.model import Qrels, Run
 from annotation.options import default
-from annotation.records import shared_text_keys
 from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
 from calibration.errors import InvalidInput, NothingToEvaluate
 from calibration.estimate.audit import estimate_run
@@ -791,7 +792,7 @@ def _audit(
     Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``). ``run``: a :class:`Run`, or
     a run file's :class:`~calibration.scorer.Scorer` (``calibration.run_file.file_scorer``: read
     in pieces, never whole when it is grouped by query). ``text_keys`` (document id -> text key,
-    ``annotation.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
+    ``annotation.formats.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
     (:func:`same_text_of`, already found): duplicates by text too, else by id only (the report's
     ``duplicates_by``). ``provenance``: what golden.yaml's provenance says of this run
     (:func:`calibration.provenance.pooled_from_this_run`), kept as the report's ``provenance``."""

@@ -25,7 +25,7 @@ repeats included, and a hit is a distinct relevant document among them):
 - ``recall_true``       = recall against a fuller "truth" label set
 
 Duplicates: ``duplicates`` are the ids repeated in the ranking; when the chunk texts are known
-(their keys handed in: ``annotation.records.text_key``, the text with whitespace collapsed and
+(their keys handed in: ``annotation.formats.records.text_key``, the text with whitespace collapsed and
 case folded, hashed), ``same_text`` adds the pairs of different ids in the top k whose text is
 the same (:func:`same_text_pairs`). The ``duplicates`` gate and ``check``'s ``no_duplicates``
 read both.

@@ -16,8 +16,10 @@ from typing import Any, Literal, TextIO, overload
 import pyarrow as pa
 
 from annotation.cli_base import UsageError, open_store, plural, say_notes
-from annotation.formats import Qrels, read_corpus_ids, read_judgments, read_ranked, read_text_keys, write_text
-from annotation.model import Run
+from annotation.formats.atomic import write_atomic
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.records import read_corpus_ids, read_text_keys
+from annotation.model import Qrels, Run
 from calibration import actions
 from calibration.audit import REPEAT_RULE
 from calibration.cli_args import check_verdict_options
@@ -441,7 +443,7 @@ def run_review(args: argparse.Namespace) -> tuple[str, int]:
     else:
         text = {"json": to_json, "markdown": to_markdown, "html": to_html}[args.format](report)
     if args.output:
-        write_text(args.output, text)
+        write_atomic(args.output, text)
         return (
             f"wrote the week {report['week']} review of {plural(len(report['judges']), 'judge')} to {args.output}\n",
             0,

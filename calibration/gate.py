@@ -19,8 +19,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from annotation.formats.plain_yaml import read_plain_yaml
 from annotation.model import FormatError
-from annotation.plain_yaml import read_plain_yaml
 from calibration.errors import InvalidInput
 from calibration.inputs import PathLike
 from calibration.policy.history import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from annotation.cli_base import UsageError, say_notes
-from annotation.formats import read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
 from calibration import actions
 from calibration.holes.files import write_hole_sample
 from calibration.holes.holes_text import holes_csv, holes_table

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from annotation.formats import read_csv_rows
+from annotation.formats.csv_tables import read_csv_rows
 from annotation.model import InvalidTable
 
 __all__ = ["EXPORT_COLUMNS", "LONG_COLUMNS", "LongRow", "long_labels"]

@@ -3,7 +3,7 @@ flat with the run's size. Each batch is scored by :func:`calibration.metrics.eva
 that batch's judgments only, and the parts are merged in query-id order, so the values, counts,
 repeated ids and missing queries equal a whole read's (``tests/test_metrics_stream.py``).
 
-Pure: it takes Arrow tables (``annotation.columnar.lean_pieces`` reads them from a file).
+Pure: it takes Arrow tables (``annotation.formats.columnar.lean_pieces`` reads them from a file).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
-from annotation.formats import read_csv_rows
+from annotation.formats.csv_tables import read_csv_rows
 from annotation.store import Store
 from calibration.errors import InvalidInput
 from calibration.inputs import ALPHA

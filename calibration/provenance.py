@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.columnar import NotStreamable, lean_pieces
-from annotation.formats import read_ranked
+from annotation.formats.by_extension import read_ranked
+from annotation.formats.columnar import NotStreamable, lean_pieces
 from annotation.model import Qrels, Run, as_numpy
 from annotation.provenance import run_fingerprint
 from calibration.unjudged import tops

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.columnar import NotStreamable, lean_pieces
-from annotation.formats import read_ranked
+from annotation.formats.by_extension import read_ranked
+from annotation.formats.columnar import NotStreamable, lean_pieces
 from annotation.model import Qrels, as_numpy
 from calibration.errors import InvalidInput
 from calibration.inputs import ENGINE_THREADS, PathLike, cutoffs, min_grade_of, refuse_nothing_evaluated
@@ -25,7 +25,7 @@ from calibration.scorer import run_depth
 __all__ = ["FileScorer", "evaluate_run_file", "file_scorer", "RUN_COLUMNS"]
 
 
-# a TREC run's columns as the lean reader names them (annotation.formats reads the same)
+# a TREC run's columns as the lean reader names them (annotation.formats.trec reads the same)
 RUN_COLUMNS = ["q", "q0", "d", "r", "s", "t"]
 
 
@@ -46,7 +46,7 @@ def evaluate_run_file(
 ) -> Evaluation:
     """:func:`evaluate_run` over a run file, read in pieces when it is grouped by query.
 
-    ``grouped``: None (default) streams a clean TREC run (``annotation.columnar.lean_pieces``,
+    ``grouped``: None (default) streams a clean TREC run (``annotation.formats.columnar.lean_pieces``,
     ``calibration.metrics.evaluate_grouped``: memory bounded by a piece, not by the run) and,
     when a query comes back after other queries or the file is not lean, reads it whole as
     :func:`evaluate_run` does, saying so in ``Evaluation.notes``; True: the run must be

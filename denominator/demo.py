@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 
-from annotation.formats import Qrels, read_corpus, read_judgments, read_ranked, read_traces
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.records import read_corpus, read_traces
+from annotation.model import Qrels
 from annotation.pooling import pool, pool_pairs
 from annotation.shipped import WORKED_EXAMPLE
 from annotation.store import Store

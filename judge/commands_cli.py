@@ -19,7 +19,8 @@ from annotation.cli_base import (
     plural,
     say_notes,
 )
-from annotation.formats import read_corpus, read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.records import read_corpus
 from annotation.store import Store
 from annotation.values import BadValue, endpoint_url
 from calibration.readings import agreement_mark, pair_summary

@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 
 from annotation.__main__ import main
-from annotation.formats import read_golden, read_qrels
+from annotation.formats.golden import read_golden
+from annotation.formats.trec import read_qrels
 from annotation.store import Store
 from denominator.cli import main as denominator_main
 from tests.conftest import EXAMPLE, cli

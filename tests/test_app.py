@@ -105,7 +105,7 @@ def test_recall_chart_is_drawn():
 
 
 def test_recall_chart_data_is_recall_beside_ceiling():
-    from annotation.formats import read_judgments, read_ranked
+    from annotation.formats.by_extension import read_judgments, read_ranked
     from calibration.metrics import evaluate
     from denominator.ui.metrics import EXAMPLE_DIR, recall_chart
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.formats import Qrels, Run
+from annotation.model import Qrels, Run
 from calibration.audit import audit, audit_run, parse_gate
 
 DOCS = ["a", "b", "B", "c", "10", "9", "é", "d1", "d2", "x"]

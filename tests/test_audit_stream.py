@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import calibration.run_file as run_file
-from annotation.columnar import lean_pieces
-from annotation.formats import read_qrels, read_run
+from annotation.formats.columnar import lean_pieces
+from annotation.formats.trec import read_qrels, read_run
 from calibration import actions, commands_cli
 from calibration.__main__ import main
 from calibration.audit import parse_gate

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from annotation.__main__ import main
-from annotation.beir import InvalidBeir, read_beir
 from annotation.exchange import login_name
+from annotation.formats.beir import InvalidBeir, read_beir
 from annotation.store import Store
 from tests.conftest import cli
 
@@ -264,7 +264,7 @@ def zipped(root: Path, top: str = "") -> bytes:
 
 @pytest.mark.parametrize("top", ["", "scifact"])
 def test_a_zipped_folder_unpacks_to_the_folder_holding_the_corpus(tmp_path, top) -> None:
-    from annotation.beir import unpack_beir_zip
+    from annotation.formats.beir import unpack_beir_zip
 
     (tmp_path / "up.zip").write_bytes(zipped(write_beir(tmp_path / "b"), top))
     folder = unpack_beir_zip(tmp_path / "up.zip", tmp_path / "out", name="up.zip")
@@ -276,7 +276,7 @@ def test_a_zipped_folder_unpacks_to_the_folder_holding_the_corpus(tmp_path, top)
 def test_a_zip_that_leaves_its_folder_or_holds_no_corpus_is_refused_before_unpacking(tmp_path) -> None:
     import zipfile
 
-    from annotation.beir import unpack_beir_zip
+    from annotation.formats.beir import unpack_beir_zip
 
     cases = {
         "slip.zip": (

@@ -50,7 +50,7 @@ def test_every_named_error_has_one_root() -> None:
                 named[f"{name}.{attr}"] = value
     assert len(named) >= 45, sorted(named)  # the 54 of the review, less the private and merged ones
     assert [n for n, cls in named.items() if not issubclass(cls, DenominatorError)] == []
-    from annotation.formats import FormatError
+    from annotation.model import FormatError
     from annotation.rubrics import UnknownRubric
 
     assert issubclass(FormatError, ValueError) and issubclass(UnknownRubric, KeyError)

@@ -20,7 +20,7 @@ import pytest
 
 from annotation.exports import export_beir, export_qrels
 from annotation.exports.common import judged_grades
-from annotation.formats import read_judgments
+from annotation.formats.by_extension import read_judgments
 from annotation.model import Run
 from annotation.render import plain
 from annotation.store import Store, StoreError

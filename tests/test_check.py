@@ -413,7 +413,7 @@ def test_history_marks_a_change_of_labels(capsys, tmp_path):
     args = ["check", golden, f"{EX}/run.jsonl", "-k", "5", "--record", "--name", "r", "--db", db]
     run(capsys, *args, expect=1)
     qrels = tmp_path / "more.qrels"  # the same queries, one more relevant chunk for q_faw
-    from annotation.formats import read_judgments
+    from annotation.formats.by_extension import read_judgments
 
     grades = read_judgments(golden).grades
     lines = [f"{q} 0 {d} {g}" for q, docs in grades.items() for d, g in docs.items()] + ["q_faw 0 x3 1"]
@@ -427,7 +427,7 @@ def test_history_marks_a_change_of_labels(capsys, tmp_path):
 
 
 def test_labels_digest_ignores_the_file_format(tmp_path):
-    from annotation.formats import read_judgments
+    from annotation.formats.by_extension import read_judgments
     from calibration.gate import labels_digest
 
     golden = read_judgments(f"{EX}/golden.yaml")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotation.formats import Qrels, Run
+from annotation.model import Qrels, Run
 from calibration.audit import audit, audit_run
 from tests.test_check_status import check  # the JSON report and the table, after the exit code
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.formats import read_ranked
+from annotation.formats.by_extension import read_ranked
 from calibration.__main__ import main
 from calibration.ranking_bound import ranking_bound, rr_depth
 from tests.conftest import cli
@@ -85,8 +85,8 @@ def test_the_bound_by_hand():
 def test_the_unjudged_slots_come_from_the_same_read(tmp_path, monkeypatch):
     """In memory and read in pieces of about 60 bytes (every query cut between pieces), the same
     unjudged (position, id) per query; a repeat's slot is blank, not listed."""
-    from annotation import columnar
-    from annotation.formats import read_qrels
+    from annotation.formats import columnar
+    from annotation.formats.trec import read_qrels
     from calibration import run_file
     from calibration.metrics import evaluate
 

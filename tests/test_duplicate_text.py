@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 
-from annotation.formats import read_text_keys
-from annotation.records import text_key
+from annotation.formats.records import read_text_keys, text_key
 from calibration.__main__ import main
 from calibration.audit import audit, same_text_pairs
 from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT

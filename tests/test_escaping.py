@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from annotation.formats import read_ranked
+from annotation.formats.by_extension import read_ranked
 from annotation.render import md, plain
 from annotation.store import Store
 from tests.conftest import EXAMPLE, app_test, page_test

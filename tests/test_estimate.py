@@ -16,7 +16,9 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.signal import fftconvolve
 
-from annotation.formats import read_golden, read_qrels, read_rankings
+from annotation.formats.golden import read_golden
+from annotation.formats.rankings import read_rankings
+from annotation.formats.trec import read_qrels
 from bench.cranfield import parse
 from calibration.estimate import (
     INTERVALS,

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from annotation.__main__ import main as annotation_main
-from annotation.formats import read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.render import plain
 from annotation.store import Store
 from calibration.__main__ import main as calibration_main
@@ -21,7 +21,7 @@ def test_audit_estimate_on_the_worked_example(demo_db, tmp_path, capsys) -> None
     truth = read_judgments(EXAMPLE / "truth.qrels").grades
     golden = read_judgments(EXAMPLE / "golden.yaml").grades
     with Store(db) as store:  # the depth-10 pool fully judged (with the truth), under one name
-        from annotation.formats import Qrels
+        from annotation.model import Qrels
 
         store.import_labels(Qrels(grades=golden), annotator="pool")
         for item_id, qid, doc in store.db.execute(
@@ -51,7 +51,7 @@ def test_audit_estimate_on_the_worked_example(demo_db, tmp_path, capsys) -> None
     broad = report["estimate"]["queries"]["q_broad"]
     # the whole corpus was sampled: the estimate is exact, |Rel| = 12, recall@5 = 5/12
     assert broad["rel_estimated"] == 12 and abs(broad["recall_estimated"] - 5 / 12) < 1e-9
-    from annotation.formats import read_ranked
+    from annotation.formats.by_extension import read_ranked
 
     top10 = read_ranked(EXAMPLE / "run.jsonl").rankings()["q_broad"][:10]
     pooled_relevant = sum(1 for d in top10 if truth["q_broad"].get(d, 0) >= 1)
@@ -156,7 +156,7 @@ def test_the_worked_example_sample_is_reproducible(tmp_path) -> None:
     import examples.make_sampled as make
 
     qrels, sampling = make.build()
-    from annotation.golden import write_golden
+    from annotation.formats.golden import write_golden
 
     write_golden(qrels, tmp_path / "sampled.yaml")
     assert (tmp_path / "sampled.yaml").read_bytes() == (EXAMPLE / "sampled.yaml").read_bytes()

@@ -22,7 +22,9 @@ import yaml
 from annotation.__main__ import main
 from annotation.choices import AGGREGATE_RULES
 from annotation.exports import export_beir, export_golden, export_qrels
-from annotation.formats import InvalidGolden, read_golden, read_judgments, write_golden
+from annotation.formats.by_extension import read_judgments
+from annotation.formats.golden import read_golden, write_golden
+from annotation.model import InvalidGolden
 from annotation.options import option
 from annotation.store import Store
 

@@ -28,7 +28,6 @@ import pytest
 
 from annotation import exchange
 from annotation.__main__ import build_parser
-from annotation.beir import read_beir
 from annotation.exchange import ImportSources, import_files
 from annotation.exports import (
     BEIR_QRELS_HEADER,
@@ -49,7 +48,10 @@ from annotation.exports import (
     export_trec,
     formats_taking,
 )
-from annotation.formats import FormatError, Qrels, read_judgments, read_ranked, read_run
+from annotation.formats.beir import read_beir
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.trec import read_run
+from annotation.model import FormatError, Qrels
 from annotation.store import Store, StoreError
 from denominator.demo import EXAMPLE_DIR, build_demo
 from tests.conftest import BACKENDS, page_test

@@ -1,4 +1,4 @@
-"""annotation/formats.py: strict readers, exact messages, trec_eval files, round trips, fuzz.
+"""annotation/formats/: strict readers, exact messages, trec_eval files, round trips, fuzz.
 
 Every malformed input is checked for its exception class and its whole
 message (``PATH:LINE: FIELD: what was expected``), because the message is
@@ -17,9 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation import formats
-from annotation.formats import (
-    DEFAULT_GRADE_SCALE,
+from annotation.formats import trec
+from annotation.formats.golden import DEFAULT_GRADE_SCALE, read_golden, write_golden
+from annotation.formats.rankings import read_rankings, write_rankings
+from annotation.formats.records import read_corpus_ids
+from annotation.formats.trec import read_qrels, read_run, write_qrels, write_run
+from annotation.model import (
     FormatError,
     InvalidCorpus,
     InvalidGolden,
@@ -28,15 +31,6 @@ from annotation.formats import (
     InvalidRun,
     Qrels,
     Run,
-    read_corpus_ids,
-    read_golden,
-    read_qrels,
-    read_rankings,
-    read_run,
-    write_golden,
-    write_qrels,
-    write_rankings,
-    write_run,
 )
 from tests.conftest import EXAMPLE, shared_dir
 
@@ -376,7 +370,7 @@ def test_bad_golden(tmp_path, case, content, message) -> None:
 @pytest.mark.parametrize(("case", "content", "message"), GOLDEN_CASES, ids=[c[0] for c in GOLDEN_CASES])
 def test_bad_golden_without_libyaml(tmp_path, monkeypatch, case, content, message) -> None:
     """The same messages where PyYAML was built without libyaml (the pure-Python loader)."""
-    from annotation import plain_yaml
+    from annotation.formats import plain_yaml
 
     monkeypatch.setattr(plain_yaml, "_FAST_LOADER", None)
     path = write(tmp_path, "golden.yaml", content)
@@ -384,7 +378,7 @@ def test_bad_golden_without_libyaml(tmp_path, monkeypatch, case, content, messag
 
 
 def test_golden_reads_the_same_with_and_without_libyaml(monkeypatch) -> None:
-    from annotation import plain_yaml
+    from annotation.formats import plain_yaml
 
     example = EXAMPLE / "sampled.yaml"
     fast = read_golden(example)
@@ -503,15 +497,15 @@ def test_fast_path_hands_line_100000_to_the_line_reader(
     body = "".join(clean_run_lines[:-1]).encode("utf-8")
     tail = bad_line if isinstance(bad_line, bytes) else bad_line.encode("utf-8")
     path = write(tmp_path, "big.run", body + tail)
-    assert formats._fast_run(path) is None
+    assert trec._fast_run(path) is None
     raises_exactly(InvalidRun, f"{path}{message}", lambda: read_run(path))
 
 
 def test_fast_path_reads_a_large_clean_run_like_the_line_reader(tmp_path, clean_run_lines) -> None:
     path = write(tmp_path, "big.run", "".join(clean_run_lines))
-    fast = formats._fast_run(path)
+    fast = trec._fast_run(path)
     assert fast is not None, "a clean run must take the columnar path"
-    slow = formats._slow_run(path)
+    slow = trec._slow_run(path)
     assert fast.n_rows == slow.n_rows == 100_000
     assert fast.table.equals(slow.table)
     assert fast.name == slow.name == "bm25"
@@ -526,7 +520,7 @@ def test_comment_and_crlf_deep_in_a_large_run_are_accepted(tmp_path, clean_run_l
     path = write(tmp_path, "big.run", "".join(lines))
     run = read_run(path)
     assert run.n_rows == 99_999
-    assert run.table.equals(formats._slow_run(path).table)
+    assert run.table.equals(trec._slow_run(path).table)
 
 
 # ---------------------------------------------------------------- positive cases
@@ -546,9 +540,9 @@ def test_tab_separated_run_with_padded_scores_takes_the_fast_path(tmp_path) -> N
         "a.run",
         "301\tQ0\tFR1\t104\t  2.129133\tSTANDARD\n301\tQ0\tFR2\t414\t  1.724760\tSTANDARD\n",
     )
-    assert formats._fast_run(path) is not None
+    assert trec._fast_run(path) is not None
     run = read_run(path)
-    assert run.table.equals(formats._slow_run(path).table)
+    assert run.table.equals(trec._slow_run(path).table)
     assert run.table["s"].to_pylist() == [2.129133, 1.72476]
     assert run.name == "STANDARD"
 
@@ -595,7 +589,7 @@ def test_unicode_ids(tmp_path) -> None:
     # a no-break space and U+2028 are not TREC separators: they stay in the id
     qrels = write(tmp_path, "a.qrels", "q\u00e9 0 d\u00fcoc 1\nq\u00a0x 0 \u6587\u2028\u4ef6 2\n")
     assert read_qrels(qrels).grades == {"q\u00e9": {"d\u00fcoc": 1}, "q\u00a0x": {"\u6587\u2028\u4ef6": 2}}
-    assert formats._fast_qrels(qrels, None).grades == formats._slow_qrels(qrels).grades
+    assert trec._fast_qrels(qrels, None).grades == trec._slow_qrels(qrels).grades
     run = write(tmp_path, "a.run", "q\u00e9 Q0 \u00e9a 1 1.0 r\nq\u00e9 Q0 \u00e9b 2 1.0 r\n")
     # equal scores: docid descending, bytewise
     assert read_run(run).rankings() == {"q\u00e9": ["\u00e9b", "\u00e9a"]}
@@ -617,19 +611,19 @@ def test_fast_and_slow_paths_give_identical_tables(tmp_path) -> None:
     lines.append("zzz Q0 d7 3 .5 bm25\n")
     lines.append("zzz Q0 d6 4 +7 bm25\n")
     path = write(tmp_path, "a.run", "".join(lines))
-    fast = formats._fast_run(path)
+    fast = trec._fast_run(path)
     assert fast is not None
-    slow = formats._slow_run(path)
+    slow = trec._slow_run(path)
     assert fast.table.schema == slow.table.schema
     assert fast.table.equals(slow.table)
     assert fast.rankings() == slow.rankings()
     assert fast.name == slow.name
 
     qrels = write(tmp_path, "a.qrels", "".join(f"{i % 50} 0 doc{i} {i % 4 - 1}\n" for i in range(3_000)))
-    fast_qrels = formats._fast_qrels(qrels, None)
+    fast_qrels = trec._fast_qrels(qrels, None)
     assert fast_qrels is not None
-    assert fast_qrels.grades == formats._slow_qrels(qrels).grades
-    assert list(fast_qrels.grades) == list(formats._slow_qrels(qrels).grades)
+    assert fast_qrels.grades == trec._slow_qrels(qrels).grades
+    assert list(fast_qrels.grades) == list(trec._slow_qrels(qrels).grades)
 
 
 @needs_trec_eval
@@ -650,7 +644,7 @@ def test_trec_eval_run_files() -> None:
     plain = read_run(TREC_EVAL / "results.test")
     assert plain.n_rows == 1500
     assert plain.name == "STANDARD"
-    assert plain.table.equals(formats._slow_run(TREC_EVAL / "results.test").table)
+    assert plain.table.equals(trec._slow_run(TREC_EVAL / "results.test").table)
     commented = read_run(TREC_EVAL / "results.comment.test")
     assert commented.table.equals(plain.table)
     trunc = read_run(TREC_EVAL / "results.trunc")
@@ -805,7 +799,7 @@ def test_write_run_read_run_property(tmp_path, rows) -> None:
     write_run(run, path)
     back = read_run(path)
     assert back.ordered_rows() == run.ordered_rows()
-    assert formats._slow_run(path).ordered_rows() == run.ordered_rows()
+    assert trec._slow_run(path).ordered_rows() == run.ordered_rows()
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -818,7 +812,7 @@ def test_write_qrels_read_qrels_property(tmp_path, grades) -> None:
     path = tmp_path / "prop.qrels"
     write_qrels(Qrels(grades=grades), path)
     assert read_qrels(path).grades == grades
-    assert formats._slow_qrels(path).grades == grades
+    assert trec._slow_qrels(path).grades == grades
 
 
 # ---------------------------------------------------------------- fuzz: only FormatError escapes
@@ -945,14 +939,14 @@ def test_fuzz_fast_and_slow_paths_agree(tmp_path_factory, data) -> None:
     path = tmp_path_factory.mktemp("agree") / "f"
     path.write_bytes(content)
     if kind == "qrels":
-        fast, slow = formats._fast_qrels(path, None), _outcome(formats._slow_qrels, path)
+        fast, slow = trec._fast_qrels(path, None), _outcome(trec._slow_qrels, path)
         if fast is not None:
             assert isinstance(slow, Qrels), slow
             assert fast.grades == slow.grades
             assert [list(d) for d in fast.grades.values()] == [list(d) for d in slow.grades.values()]
         assert _outcome(read_qrels, path) == slow
     else:
-        fast, slow = formats._fast_run(path), _outcome(formats._slow_run, path)
+        fast, slow = trec._fast_run(path), _outcome(trec._slow_run, path)
         if fast is not None:
             assert isinstance(slow, Run), slow
             assert fast.table.equals(slow.table)
@@ -975,8 +969,8 @@ def test_fuzz_fast_and_slow_paths_agree(tmp_path_factory, data) -> None:
 def test_fuzz_score_tokens_fast_equals_slow(tmp_path_factory, token) -> None:
     path = tmp_path_factory.mktemp("score") / "f.run"
     path.write_text(f"q1\tQ0\td1\t1\t{token}\tr\nq1\tQ0\td2\t2\t1.0\tr\n", encoding="utf-8")
-    fast = formats._fast_run(path)
-    slow = _outcome(formats._slow_run, path)
+    fast = trec._fast_run(path)
+    slow = _outcome(trec._slow_run, path)
     if fast is not None:
         assert isinstance(slow, Run), (token, slow)
         assert fast.table.equals(slow.table), token

@@ -21,16 +21,9 @@ from annotation.__main__ import main as annotation_main
 from annotation.cli_base import shown_db
 from annotation.exports import export_golden, export_qrels, export_trec
 from annotation.exports.label_files import MADE_HERE_SHOWN
-from annotation.formats import (
-    DEFAULT_GRADE_SCALE,
-    InvalidGolden,
-    Qrels,
-    Run,
-    UnwritableId,
-    read_golden,
-    write_qrels,
-    write_run,
-)
+from annotation.formats.golden import DEFAULT_GRADE_SCALE, read_golden
+from annotation.formats.trec import write_qrels, write_run
+from annotation.model import InvalidGolden, Qrels, Run, UnwritableId
 from annotation.rubrics import RELEVANCE
 from annotation.store import Store, postgres
 from calibration.__main__ import main as calibration_main

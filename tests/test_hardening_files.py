@@ -26,10 +26,11 @@ import pytest
 
 from annotation.__main__ import main as annotation_main
 from annotation.exports import folders
-from annotation.formats import FormatError, read_golden
-from annotation.model import InvalidGolden
+from annotation.formats.atomic import write_atomic
+from annotation.formats.golden import read_golden
+from annotation.formats.textio import MAX_TEXT_BYTES_ENV
+from annotation.model import FormatError, InvalidGolden
 from annotation.store import Store
-from annotation.textio import MAX_TEXT_BYTES_ENV, write_atomic
 from annotation.trace_sources import InvalidTraceSource, read_trace_source
 from calibration.__main__ import main as calibration_main
 from tests.conftest import EXAMPLE, cli
@@ -71,13 +72,13 @@ def test_a_symlink_target_is_refused_and_what_it_points_to_is_untouched(tmp_path
 
 
 def test_a_device_is_refused_before_anything_is_written(monkeypatch) -> None:
-    from annotation import textio
+    from annotation.formats import atomic
 
     def no_write(*args, **kwargs):
         raise AssertionError("a write was started for a device target")
 
     # whatever the writer does, it cannot create, rename or replace anything here
-    monkeypatch.setattr(textio, "create_exclusive", no_write, raising=False)
+    monkeypatch.setattr(atomic, "create_exclusive", no_write, raising=False)
     monkeypatch.setattr(Path, "write_text", no_write)
     monkeypatch.setattr(os, "replace", no_write)
     monkeypatch.setattr(os, "rename", no_write)
@@ -98,11 +99,11 @@ def test_a_link_planted_at_the_old_temporary_name_is_not_written_through(tmp_pat
 
 
 def test_a_link_planted_at_the_random_temporary_name_is_passed_over(tmp_path, monkeypatch) -> None:
-    from annotation import textio
+    from annotation.formats import atomic
 
     secret = _secret(tmp_path)
     names = iter(["aaaa", "bbbb"])
-    monkeypatch.setattr(textio.secrets, "token_hex", lambda n: next(names))
+    monkeypatch.setattr(atomic.secrets, "token_hex", lambda n: next(names))
     planted = tmp_path / ".out.txt.aaaa.tmp"  # someone guessed the first name
     planted.symlink_to(secret)
     write_atomic(tmp_path / "out.txt", "the report\n")

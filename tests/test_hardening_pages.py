@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from annotation.beir import ZIP_MAX_ENTRIES, InvalidBeir, unpack_beir_zip
+from annotation.formats.beir import ZIP_MAX_ENTRIES, InvalidBeir, unpack_beir_zip
+from annotation.formats.textio import upload_file_name
 from annotation.render import plain
 from annotation.store import Store, StoreError
-from annotation.textio import upload_file_name
 from calibration.__main__ import main as calibration_main
 from tests.conftest import EXAMPLE, app_test, page_test
 

@@ -12,7 +12,8 @@ import pytest
 
 from annotation import actions
 from annotation.__main__ import main
-from annotation.formats import read_golden, read_qrels
+from annotation.formats.golden import read_golden
+from annotation.formats.trec import read_qrels
 from annotation.pooling import next_item
 from annotation.store import Store, StoreError, aggregate_grades
 from calibration.__main__ import main as calibration_main

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from annotation.formats import read_golden, read_rankings
+from annotation.formats.golden import read_golden
+from annotation.formats.rankings import read_rankings
 from annotation.model import Qrels, Run
 from calibration.holes.scoring import (
     MIN_CHANGED,

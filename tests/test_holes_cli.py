@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from annotation.formats import read_judgments
-from annotation.golden import read_golden, write_golden
+from annotation.formats.by_extension import read_judgments
+from annotation.formats.golden import read_golden, write_golden
 from annotation.model import Qrels
 from calibration.__main__ import main
 from tests.conftest import EXAMPLE, cli
@@ -242,7 +242,7 @@ def test_compare_prints_corrected_deltas_with_intervals_that_hold_the_truth(cran
 
 
 def test_metrics_corrected_equals_the_library(cranfield_files, capsys) -> None:
-    from annotation.formats import read_ranked
+    from annotation.formats.by_extension import read_ranked
     from calibration.holes.files import read_hole_sample
     from calibration.holes.scoring import score_with_holes
 

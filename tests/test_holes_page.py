@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from annotation.formats import read_corpus, read_judgments
+from annotation.formats.by_extension import read_judgments
+from annotation.formats.records import read_corpus
 from annotation.options import option
 from annotation.render import md, plain
 from annotation.store import Store

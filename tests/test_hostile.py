@@ -31,18 +31,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from annotation.__main__ import main as annotation_main
-from annotation.beir import read_beir
-from annotation.formats import (
-    FormatError,
-    csv_numbers,
-    read_corpus,
-    read_csv_rows,
-    read_golden,
-    read_judgments,
-    read_queries,
-    read_ranked,
-    read_traces,
-)
+from annotation.formats.beir import read_beir
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.csv_tables import csv_numbers, read_csv_rows
+from annotation.formats.golden import read_golden
+from annotation.formats.records import read_corpus, read_queries, read_traces
+from annotation.model import FormatError
 from annotation.render import plain
 from annotation.store import StoreError
 from calibration.__main__ import main as calibration_main
@@ -882,7 +876,8 @@ def test_the_json_reader_is_strict_but_keeps_what_json_allows(tmp_path) -> None:
 
 def test_golden_line_breaks_round_trip(tmp_path) -> None:
     """NEL, U+2028 and U+2029 are refused raw in golden.yaml, so the writer escapes them."""
-    from annotation.formats import Qrels, write_golden
+    from annotation.formats.golden import write_golden
+    from annotation.model import Qrels
 
     qrels = Qrels(grades={"q\u2028x": {"d\x85y": 1, "e\u2029": 2}}, texts={"q\u2028x": "a \x85 b"})
     path = tmp_path / "g.yaml"

@@ -22,15 +22,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotation.__main__ import main as annotation_main
-from annotation.formats import (
-    FormatError,
-    InvalidGolden,
-    read_corpus,
-    read_golden,
-    read_judgments,
-    read_ranked,
-)
-from annotation.textio import DEFAULT_LIMITS, LimitSetting, limits
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.golden import read_golden
+from annotation.formats.records import read_corpus
+from annotation.formats.textio import DEFAULT_LIMITS, LimitSetting, limits
+from annotation.model import FormatError, InvalidGolden
 from annotation.trace_sources import InvalidTraceSource, read_trace_source
 from calibration.__main__ import main as calibration_main
 from calibration.stats.agreement import MAX_PAIRS, agreement_report, from_long, krippendorff_alpha
@@ -420,7 +416,7 @@ def test_a_bad_limit_setting_is_one_line(value, tmp_path, demo_db, capsys, monke
 def test_the_streaming_checks_keep_the_old_messages(tmp_path) -> None:
     """Bytes cut by the block boundary, CR at a block's end: the same refusals and lines as the
     whole-file check (the block is made small to put the boundary where it hurts)."""
-    from annotation import textio
+    from annotation.formats import textio
 
     cases = [
         (

@@ -25,7 +25,7 @@ from annotation.__main__ import main
 from annotation.cli_base import shown_db
 from annotation.exchange import ImportSources, WrongSlot, import_files
 from annotation.exports import export_csv, export_qrels, export_trec
-from annotation.formats import read_judgments
+from annotation.formats.by_extension import read_judgments
 from annotation.store import Store, StoreError, UnknownImport, postgres
 from calibration import actions
 from calibration.errors import InvalidInput

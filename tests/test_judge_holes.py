@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from annotation.formats import read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.store import Store
 from judge import actions
 from judge.__main__ import main

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from annotation.__main__ import main as annotation_main
-from annotation.formats import read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.store import Store
 from calibration import actions
 from calibration.__main__ import main

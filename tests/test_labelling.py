@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.formats import Qrels, Run
+from annotation.model import Qrels, Run
 from annotation.pooling import next_item, pool, progress
 from annotation.render import plain
 from annotation.rubrics import PREFERENCE
@@ -101,7 +101,7 @@ def test_label_traces_page_grades_faithfulness_with_a_note(demo_db) -> None:
     assert "rag-bm25" not in text and "rag-rerank" not in text  # blind: no system name
     assert "Context 1 of" in text and "Answer" in text
     # contexts given as chunk ids are shown as the chunks' texts, never as bare ids
-    from annotation.formats import read_corpus
+    from annotation.formats.records import read_corpus
 
     corpus = {c["id"]: c["text"] for c in read_corpus(EXAMPLE / "corpus.jsonl")}
     shown = [c.value for c in at.code]

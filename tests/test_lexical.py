@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.formats import Qrels
+from annotation.model import Qrels
 from annotation.rubrics import get_rubric
 from annotation.store import Store, aggregate_grades
 from denominator.demo import EXAMPLE_DIR

@@ -27,7 +27,7 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation.formats import Qrels, Run
+from annotation.model import Qrels, Run
 from calibration.metrics import evaluate, evaluate_query
 
 ORACLE_KS = (1, 3, 5, 10)

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from annotation.columnar import NotStreamable, lean_pieces
-from annotation.formats import read_qrels, read_run
+from annotation.formats.columnar import NotStreamable, lean_pieces
+from annotation.formats.trec import read_qrels, read_run
 from calibration.errors import InvalidInput
 from calibration.metrics import evaluate, evaluate_query
 from calibration.metrics_grouped import NotGrouped, evaluate_grouped

@@ -203,7 +203,8 @@ def test_review_same_numbers_on_the_cli_and_the_page(capsys, demo_db) -> None:
 
 def _fresh_store(path) -> None:
     """The worked example's corpus, queries and run, nothing pooled yet."""
-    from annotation.formats import read_corpus, read_judgments, read_ranked
+    from annotation.formats.by_extension import read_judgments, read_ranked
+    from annotation.formats.records import read_corpus
     from annotation.store import Store
 
     golden = read_judgments(EXAMPLE / "golden.yaml")

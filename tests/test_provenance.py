@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from annotation.exchange import export_labels
-from annotation.formats import InvalidGolden, read_golden, read_ranked
+from annotation.formats.by_extension import read_ranked
+from annotation.formats.golden import read_golden
+from annotation.model import InvalidGolden
 from annotation.pooling import next_item, one_run_warning, pool, sample_unjudged
 from annotation.provenance import Provenance, run_fingerprint
 from annotation.store import Store

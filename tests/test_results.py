@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import get_type_hints
 
-from annotation.formats import read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.store import Store
 from calibration.actions import agree
 from calibration.audit import audit_run, parse_gate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.formats import FormatError
+from annotation.model import FormatError
 from annotation.store import Store, StoreError
 from tests.conftest import add_tokens, page_test
 

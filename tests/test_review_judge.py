@@ -308,7 +308,7 @@ def test_review_an_item_without_text_is_not_graded_as_empty(tmp_path) -> None:
     name only ids) is sent as {"chunk": ""}. The judge's grade of an empty chunk
     is stored as a real value and the item counts as done for that fingerprint,
     so once the corpus is imported the judge never asks again."""
-    from annotation.formats import Qrels
+    from annotation.model import Qrels
 
     with Store(tmp_path / "t.db") as store:
         store.import_queries({"q1": "how do I store maize?"})

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from annotation.exchange import export_labels
-from annotation.formats import InvalidGolden, Qrels, Run, read_golden, write_golden
-from annotation.model import SamplingDesign, Stratum
+from annotation.formats.golden import read_golden, write_golden
+from annotation.model import InvalidGolden, Qrels, Run, SamplingDesign, Stratum
 from annotation.pooling import item_view, next_item, pool, sample_unjudged, sampling_design
 from annotation.store import Store, StoreError
 from tests.conftest import cli

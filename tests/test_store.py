@@ -6,7 +6,10 @@ import sqlite3
 
 import pytest
 
-from annotation.formats import Qrels, Run, read_corpus, read_golden, read_queries, read_rankings
+from annotation.formats.golden import read_golden
+from annotation.formats.rankings import read_rankings
+from annotation.formats.records import read_corpus, read_queries
+from annotation.model import Qrels, Run
 from annotation.store import ImportConflict, Store, StoreError
 from annotation.store.migrations import migration_names
 from tests.conftest import EXAMPLE, integrity_errors

@@ -76,11 +76,8 @@ IO_MODULES = (
     "shutil",
     "socket",
     "subprocess",
-    "annotation.formats",
+    "annotation.formats",  # the whole family (#41): its readers, the YAML, the text and the writers
     "annotation.store",
-    "annotation.textio",
-    "annotation.golden",
-    "annotation.columnar",
 )
 # faces and the demo builder: the top layer, which may import any package
 FACES = (
@@ -135,11 +132,12 @@ LONG_FUNCTIONS: dict[str, str] = {
 }
 MAX_LONG_FUNCTIONS = 14  # and shrinking
 SUBPACKAGES = ("calibration/estimate", "judge/lexical")  # the subpackages with an API of their own
-INDEXES = (
+INDEXES = (  # their __init__ a docstring index, nothing more (#41)
     "calibration/stats",
     "calibration/policy",
     "calibration/holes",
-)  # their __init__ a docstring index, nothing more (#41)
+    "annotation/formats",
+)
 
 
 def product_files() -> list[Path]:
@@ -367,6 +365,68 @@ def test_an_index_package_is_its_docstring(package: str) -> None:
     assert inside <= named, f"not named in the index: {sorted(inside - named)}"
 
 
+FORMATS = ROOT / "annotation" / "formats"
+# what the formats family stands on: the core types, no IO of the store, no workflow, no face
+BELOW_THE_FORMATS = ("annotation.formats", "annotation.model", "annotation.errors", "annotation.provenance")
+
+
+def defined_names(path: Path) -> set[str]:
+    """The names a module defines itself (a function, a class, an assignment), not those it imports."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def python_files() -> list[Path]:
+    """Every module of the checkout: the product, its tests, the benchmarks, the docs' scripts."""
+    found = {
+        p.resolve()
+        for p in ROOT.rglob("*.py")
+        if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)
+    }
+    return sorted(found)
+
+
+def test_a_format_is_imported_from_the_module_that_defines_it() -> None:
+    """``annotation/formats/`` is a family, not a façade (#41: seven modules behind one that eleven
+    imports bypassed): its ``__init__`` gives no name, and a name taken from one of its modules is
+    defined there, never forwarded from another (a submodule itself may be imported by name)."""
+    defined = {
+        "annotation.formats" + ("" if p.stem == "__init__" else f".{p.stem}"): defined_names(p)
+        for p in FORMATS.glob("*.py")
+    }
+    bad = []
+    for path in python_files():
+        for line, module, names, _inner in imports(path):
+            if module not in defined:
+                continue
+            forwarded = [n for n in names if n not in defined[module] and f"{module}.{n}" not in defined]
+            if forwarded:
+                bad.append(
+                    f"{rel(path)}:{line}: imports {', '.join(forwarded)} from {module}, which does not define it"
+                )
+    assert not bad, "\n".join(bad)
+
+
+def test_the_formats_family_stands_on_the_core_types() -> None:
+    """The formats read and write files, nothing more: of the product they import the core types
+    (``annotation.model``, ``annotation.errors``, ``annotation.provenance``) and each other, never
+    the store, a workflow, a face or another package (#41)."""
+    bad = [
+        f"{rel(path)}:{line}: imports {module}"
+        for path in sorted(FORMATS.glob("*.py"))
+        for line, module, _names, _inner in imports(path)
+        if module.split(".")[0] in (*PACKAGES, "app", "denominator")
+        and not any(is_within(module, below) for below in BELOW_THE_FORMATS)
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_the_policy_family_reads_no_store() -> None:
     """The policy is pure; the policy file and the store check reads live in calibration/gate.py (#41)."""
     bad = [
@@ -429,8 +489,6 @@ FACE_MAY_CALL = {
     "readers and writers": (
         "annotation.formats",
         "annotation.values",
-        "annotation.textio",
-        "annotation.golden",
         "annotation.hole_sample",
         "annotation.store",
         "annotation.rubrics",

@@ -11,7 +11,10 @@ import json
 import pytest
 import yaml
 
-from annotation.formats import Qrels, Run, read_golden, read_qrels, read_rankings
+from annotation.formats.golden import read_golden
+from annotation.formats.rankings import read_rankings
+from annotation.formats.trec import read_qrels
+from annotation.model import Qrels, Run
 from calibration.__main__ import main
 from calibration.audit import audit, parse_gate
 from calibration.metrics import evaluate, evaluate_query

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.choices import AGGREGATE_RULES
-from annotation.formats import Qrels
+from annotation.formats.atomic import write_atomic
+from annotation.model import Qrels
 from annotation.rubrics import RELEVANCE
 from annotation.store import AGGREGATES, Store, StoreError
-from annotation.textio import write_atomic
 
 __all__ = [
     "PathLike",

@@ -22,17 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from annotation.exports.common import NothingToExport, PathLike, jsonl_record, judged_grades
-from annotation.formats import FormatError, InvalidQrels, InvalidRun
-from annotation.model import UnwritableId
+from annotation.formats.atomic import create_exclusive, existing_mode, temporary_name
+from annotation.formats.textio import check_trec_id, has_space, shown_value
+from annotation.model import FormatError, InvalidQrels, InvalidRun, UnwritableId
 from annotation.store import Store, StoreError
-from annotation.textio import (
-    check_trec_id,
-    create_exclusive,
-    existing_mode,
-    has_space,
-    shown_value,
-    temporary_name,
-)
 
 __all__ = ["BEIR_QRELS_HEADER", "write_folder", "export_beir", "export_trec"]
 
@@ -46,7 +39,7 @@ def write_folder(path: PathLike, files: dict[str, str]) -> None:
     folder, or an earlier export of the same kind): nothing else is ever deleted.
 
     ``path`` may not be a symbolic link, nor anything but a folder (refused before anything is
-    written: :func:`annotation.textio.existing_mode`). The folder is built under a random name
+    written: :func:`annotation.formats.atomic.existing_mode`). The folder is built under a random name
     beside it, made exclusively (mkdir), its files created exclusively and never through a link;
     a folder replaced keeps its permission bits, and so does each file it held."""
     target = Path(path)
@@ -232,7 +225,7 @@ def _beir_document(chunk_id: str, text: str, source: str | None, meta_text: str 
         meta = {"meta": meta}
     title = meta.get("title") if isinstance(meta.get("title"), str) else ""
     body = text
-    if title and text.startswith(title + "\n\n"):  # as annotation.beir stored it
+    if title and text.startswith(title + "\n\n"):  # as annotation.formats.beir stored it
         body = text[len(title) + 2 :]
     elif title and text == title:  # a BEIR document with a title and no text
         body = ""
@@ -275,8 +268,8 @@ def export_trec(
     """A folder with ``qrels`` (TREC qrels ``qid 0 docid grade``, every current
     grade 0-3) and, per stored run, ``<run name>.run`` (``qid Q0 docid rank
     score tag``, the tag being the run's name), ranks and scores as stored,
-    queries in import order. Read back with :func:`annotation.formats.read_judgments`
-    and :func:`annotation.formats.read_ranked`.
+    queries in import order. Read back with :func:`annotation.formats.by_extension.read_judgments`
+    and :func:`annotation.formats.by_extension.read_ranked`.
 
     A run name that cannot be a file name or TREC column (whitespace,
     slashes, a leading '.') is written with '_' in their place; a stored
@@ -286,7 +279,7 @@ def export_trec(
     """
     judged = judged_grades(store, threshold, annotator, aggregate, anonymize)
     qrels_lines = []
-    for qid, docs in judged.grades.items():  # annotation.formats.write_qrels's format and checks
+    for qid, docs in judged.grades.items():  # annotation.formats.trec.write_qrels's format and checks
         check_trec_id(qid, path, "qid", InvalidQrels)
         for doc, grade in docs.items():
             check_trec_id(doc, path, "docid", InvalidQrels)

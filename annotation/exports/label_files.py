@@ -22,7 +22,9 @@ from annotation.exports.common import (
 )
 from annotation.exports.judged import judge_grades, judge_title
 from annotation.exports.provenance import provenance_of
-from annotation.formats import Qrels, write_golden, write_qrels
+from annotation.formats.golden import write_golden
+from annotation.formats.trec import write_qrels
+from annotation.model import Qrels
 from annotation.pooling import sampling_design
 from annotation.render import counted
 from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
@@ -74,7 +76,7 @@ def export_qrels(
     anonymize: bool = False,
     judge: str | None = None,
 ) -> str:
-    """TREC qrels ``qid 0 docid grade`` of the current labels (:func:`annotation.formats.write_qrels`).
+    """TREC qrels ``qid 0 docid grade`` of the current labels (:func:`annotation.formats.trec.write_qrels`).
     It names no one: ``anonymize`` changes nothing.
 
     With ``judge`` (a name, its newest version; ``NAME@VERSION``; or a fingerprint or its prefix:

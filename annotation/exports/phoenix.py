@@ -17,9 +17,9 @@ from annotation.exports.common import (
 )
 from annotation.exports.judged import judge_grades
 from annotation.exports.stored_traces import StoredTrace, stored_traces
+from annotation.formats.atomic import write_atomic
 from annotation.rubrics import RELEVANCE
 from annotation.store import Store, StoreError
-from annotation.textio import write_atomic
 
 __all__ = ["PHOENIX_COLUMNS", "PHOENIX_LABELS", "export_phoenix"]
 

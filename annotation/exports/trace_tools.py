@@ -8,8 +8,8 @@ import json
 
 from annotation.exports.common import PathLike, jsonl_record, naming_clause
 from annotation.exports.stored_traces import reference_samples
+from annotation.formats.atomic import write_atomic
 from annotation.store import Store
-from annotation.textio import write_atomic
 
 __all__ = ["export_ragas", "export_deepeval"]
 

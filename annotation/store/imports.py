@@ -223,7 +223,7 @@ class Imports(Retirements, Identity):
     def import_traces(
         self, traces: Sequence[Mapping[str, Any]], identical: list[tuple[str, str]] | None = None
     ) -> dict[str, int]:
-        """Traces as read by :func:`annotation.formats.read_traces`; each also
+        """Traces as read by :func:`annotation.formats.records.read_traces`; each also
         becomes a ``trace`` item (faithfulness). The same trace again changes
         nothing; the same id with other content is refused. A trace with a new id
         whose question, contexts and answer are those of a live trace (or of one

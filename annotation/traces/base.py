@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, overload
 
+from annotation.formats.textio import check_text, check_text_size
 from annotation.model import InvalidTraces
-from annotation.textio import check_text, check_text_size
 
 # a path that leads nowhere (None is a value a record can hold)
 MISSING = object()
@@ -172,7 +172,7 @@ def check_nul(value: str, path: str, line: int | None, at: str) -> None:
 def utf8(value: str, path: str, line: int | None, at: str) -> None:
     """InvalidTraceSource if ``value`` holds a NUL character (:func:`check_nul`) or a lone surrogate
     (cannot be stored as UTF-8), or is longer than a text may be
-    (:func:`annotation.textio.check_text_size`)."""
+    (:func:`annotation.formats.textio.check_text_size`)."""
     check_nul(value, path, line, at)
     try:
         value.encode("utf-8")

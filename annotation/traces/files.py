@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from annotation import textio
+from annotation.formats import textio
 from annotation.traces.base import InvalidTraceSource
 
 

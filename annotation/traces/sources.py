@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 
-from annotation.formats import read_traces
+from annotation.formats.records import read_traces
 from annotation.traces import langfuse, langsmith, openinference
 from annotation.traces.base import InvalidTraceSource, QueryConflict, RawTrace, TraceImport, short
 from annotation.traces.build import Builder
@@ -73,7 +73,7 @@ def read_trace_source(
 
 
 def _read_jsonl(path: str) -> TraceImport:
-    """The product's trace JSONL (:func:`annotation.formats.read_traces`): traces
+    """The product's trace JSONL (:func:`annotation.formats.records.read_traces`): traces
     and their queries only (contexts may be ids or texts: no chunks, no runs)."""
     traces = read_traces(path)
     imp = TraceImport(source="jsonl", path=path, traces=traces)

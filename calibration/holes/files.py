@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from annotation.formats import read_judgments
-from annotation.golden import write_golden
+from annotation.formats.by_extension import read_judgments
+from annotation.formats.golden import write_golden
 from annotation.hole_sample import HOLE_SAMPLE, HoleSample, read_hole_sample
 from annotation.model import Qrels, Run, SamplingDesign, Stratum
 from annotation.rubrics import RELEVANCE

@@ -21,8 +21,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent / "worked-example"
 sys.path.insert(0, str(HERE.parents[1]))
 
-from annotation.formats import Qrels, read_corpus_ids, read_judgments  # noqa: E402
-from annotation.golden import write_golden  # noqa: E402
+from annotation.formats.by_extension import read_judgments  # noqa: E402
+from annotation.formats.golden import write_golden  # noqa: E402
+from annotation.formats.records import read_corpus_ids  # noqa: E402
+from annotation.model import Qrels  # noqa: E402
 
 SAMPLE, SEED = 6, 0
 STRATUM = "unjudged corpus chunks"

@@ -18,17 +18,17 @@ import streamlit as st
 
 from annotation import access, actions
 from annotation.baseline import baseline_text
-from annotation.beir import unpack_beir_zip
 from annotation.exchange import ImportSources, NothingToImport, WrongSlot, import_files
 from annotation.exports import FORMATS as EXPORT_FORMATS
 from annotation.exports.download import export_download
-from annotation.formats import FormatError
+from annotation.formats.beir import unpack_beir_zip
+from annotation.formats.textio import upload_file_name
+from annotation.model import FormatError
 from annotation.options import default, option
 from annotation.pooling import KINDS, handout_text, pool_report, progress, sample_unjudged
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, AnnotatorRow, Store, StoreError
 from annotation.store.postgres import shown_url
-from annotation.textio import upload_file_name
 from annotation.values import ranks
 from denominator.ui.imports import (
     PENDING_IMPORT,

@@ -24,7 +24,7 @@ import streamlit as st
 from annotation import access
 from annotation import actions as annotation_actions
 from annotation.errors import DenominatorError
-from annotation.formats import read_corpus
+from annotation.formats.records import read_corpus
 from annotation.hole_sample import HoleSample, read_hole_sample
 from annotation.model import Qrels
 from annotation.options import option

@@ -23,7 +23,7 @@ from annotation.exchange import (
     retirement_text,
     rows_text,
 )
-from annotation.formats import FormatError
+from annotation.model import FormatError
 from annotation.render import md
 from annotation.store import ImportRecord, Store, StoreError
 

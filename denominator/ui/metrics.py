@@ -20,7 +20,8 @@ import pandas as pd
 import streamlit as st
 
 from annotation import access
-from annotation.formats import FormatError, read_ranked
+from annotation.formats.by_extension import read_ranked
+from annotation.model import FormatError
 from annotation.options import option
 from annotation.render import interval, md, md_list, over, signed
 from annotation.render import num as _render_num

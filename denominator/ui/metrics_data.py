@@ -20,11 +20,13 @@ import streamlit as st
 
 from annotation import access
 from annotation.errors import DenominatorError
-from annotation.formats import FormatError, Qrels, Run, read_corpus_ids, read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.records import read_corpus_ids
+from annotation.formats.textio import upload_file_name
+from annotation.model import FormatError, Qrels, Run
 from annotation.render import md
 from annotation.shipped import WORKED_EXAMPLE as WORKED_EXAMPLE_DIR
 from annotation.store import Store, database_exists
-from annotation.textio import upload_file_name
 from calibration.gate import file_digest
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
 
@@ -85,7 +87,7 @@ def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
     """Write the bytes to a temporary file named like the upload, then read it.
 
     The name keeps its extension (the readers choose the format by it); a name no file can have
-    (``..``, a NUL, over 255 bytes) is refused (:func:`annotation.textio.upload_file_name`); a
+    (``..``, a NUL, over 255 bytes) is refused (:func:`annotation.formats.textio.upload_file_name`); a
     reader's error is re-raised as :class:`UploadError` naming the upload, not the temporary path.
     """
     safe_name = upload_file_name(name)

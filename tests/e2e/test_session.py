@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.formats import read_golden
+from annotation.formats.golden import read_golden
 from annotation.pooling import item_view, next_item
 from annotation.store import Store
 from tests.conftest import (

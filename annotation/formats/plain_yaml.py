@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
+from annotation.formats.textio import field_label, read_text_file, refuse_yaml_line_breaks, require_file
 from annotation.model import FormatError
-from annotation.textio import field_label, read_text_file, refuse_yaml_line_breaks, require_file
 
 __all__ = ["read_plain_yaml", "read_yaml_tree", "construct", "yaml_problem"]
 

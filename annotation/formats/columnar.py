@@ -1,7 +1,7 @@
 """The columnar (Arrow) readers for TREC qrels and runs: a lean read of the
 common single-space file checked by a memory-mapped scan for odd bytes, and a
 general read that also takes tab-separated, padded files. Each returns a
-table, or None whenever the line reader in ``annotation.formats`` might read
+table, or None whenever the line reader in :mod:`annotation.formats.trec` might read
 the file differently, so the line reader stays the reference and the one
 that names a bad line.
 """
@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from annotation.errors import DenominatorError
-from annotation.textio import BOM, INT_RE, NUMBER_RE
+from annotation.formats.textio import BOM, INT_RE, NUMBER_RE
 
 _NOT_SIMPLE = object()
 _ODD_BYTES = (b"\t", b"\x00", b"\r", b"\x0b", b"\x0c")

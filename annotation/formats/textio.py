@@ -1,18 +1,18 @@
-"""The ground every reader and writer stands on: the raw-bytes and text
-checks the line readers share (UTF-8, NUL, lone CR, LF-only line numbering,
-trec_eval's whitespace and number syntax; streamed, a block at a time), the
-size limits every reader checks before it holds a file (:class:`Limits`, set
-by ``DENOMINATOR_MAX_*``), golden.yaml's line-break check, and atomic writing.
-Strict JSON lines are :func:`annotation.records.parse_json_line`. The types
-the readers build and the errors they raise live in
-:mod:`annotation.model` (no IO); ``annotation.formats`` is the public face.
+"""The ground every reader stands on: the raw-bytes and text checks the line
+readers share (UTF-8, NUL, lone CR, LF-only line numbering, trec_eval's
+whitespace and number syntax; streamed, a block at a time), the size limits
+every reader checks before it holds a file (:class:`Limits`, set by
+``DENOMINATOR_MAX_*``), the checks of an id a TREC writer is given,
+golden.yaml's line-break check, and an uploaded file's name. Strict JSON lines
+are :mod:`annotation.formats.json_lines`; writing a file is
+:mod:`annotation.formats.atomic`. The types the readers build and the errors
+they raise live in :mod:`annotation.model` (no IO).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -375,7 +375,7 @@ def check_trec_id(value: Any, path: str | os.PathLike[str], what: str, error: ty
         )
 
 
-# ---------------------------------------------------------------- writing
+# ---------------------------------------------------------------- grades, line by line
 
 
 class JudgmentLines:
@@ -417,101 +417,6 @@ class JudgmentLines:
             return
         docs[doc] = grade
         self.first_line[(qid, doc)] = number
-
-
-def existing_mode(target: Path, path: str | os.PathLike[str], *, folder: bool = False) -> int | None:
-    """The permission bits of what ``target`` names now (None: nothing there), refusing, before
-    anything is written, what a writer must not replace: a symbolic link (refused, not resolved:
-    the writers never write through a link, so a link planted at an output path cannot send a
-    write elsewhere; give the path of the file itself), and anything but a regular file (a
-    directory, a device such as /dev/full, a FIFO, a socket), or with ``folder`` anything but
-    a directory. Only the last part of the path is looked at, without following it."""
-    try:
-        found = os.lstat(target)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise FormatError(
-            path, None, None, f"cannot be written ({exc.strerror}); nothing was written"
-        ) from None
-    kind = found.st_mode
-    expected = "expected a folder (created if missing)" if folder else "expected a writable file path"
-    if stat.S_ISLNK(kind):
-        raise FormatError(
-            path,
-            None,
-            None,
-            "is a symbolic link; refused, nothing was written (a link is never written through: "
-            f"give the path of what it points to); {expected}",
-        )
-    if folder and not stat.S_ISDIR(kind):
-        what = "a file" if stat.S_ISREG(kind) else "not a regular file (a device, a FIFO or a socket)"
-        raise FormatError(path, None, None, f"is {what}; {expected}")
-    if not folder and stat.S_ISDIR(kind):
-        raise FormatError(path, None, None, f"is a directory; {expected}")
-    if not folder and not stat.S_ISREG(kind):
-        raise FormatError(
-            path,
-            None,
-            None,
-            "is not a regular file (a device, a FIFO or a socket); refused, nothing was written; "
-            "expected a path to a regular file",
-        )
-    return stat.S_IMODE(kind) & 0o777  # read, write, run: never a set-id bit onto new contents
-
-
-_EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def temporary_name(target: Path, kind: str = "tmp") -> Path:
-    """A name beside ``target`` for a file or folder made on the way to it: hidden, with a random
-    part (never a name another user can guess and plant a link at)."""
-    stem = target.name if len(os.fsencode(target.name)) <= 200 else "denominator"
-    return target.with_name(f".{stem}.{secrets.token_hex(8)}.{kind}")
-
-
-def create_exclusive(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to a new file at ``path``: created exclusively (O_EXCL), never through a link
-    (O_NOFOLLOW); FileExistsError if anything is there. ``mode``: its permission bits (else
-    0o666 less the umask, as any new file)."""
-    fd = os.open(path, _EXCLUSIVE, 0o666)
-    with os.fdopen(fd, "wb") as handle:
-        if mode is not None:
-            os.fchmod(handle.fileno(), mode)
-        handle.write(data)
-
-
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write to a new file beside ``path`` and rename it over ``path``: a reader never sees half a file.
-
-    Refused before anything is written (:func:`existing_mode`): a symbolic link at ``path`` and
-    anything there but a regular file. The new file has a random name in the target's folder and
-    is created exclusively, never through a link (:func:`create_exclusive`); a file replaced keeps
-    its permission bits. :class:`FormatError` naming the path when it cannot be written."""
-    target = Path(path)
-    mode = existing_mode(target, path)
-    data = text.encode("utf-8")
-    for _ in range(100):
-        tmp = temporary_name(target)
-        try:
-            create_exclusive(tmp, data, mode)
-        except FileExistsError:
-            continue  # a name taken (by chance, or planted): another random one
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise FormatError(
-                path, None, None, f"cannot be written ({exc.strerror}); expected a writable file path"
-            ) from None
-        break
-    else:
-        raise FormatError(path, None, None, "no free temporary name beside it; nothing was written")
-    try:
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise FormatError(
-            path, None, None, f"cannot be written ({exc.strerror}); expected a writable file path"
-        ) from None
 
 
 # ---------------------------------------------------------------- JSON lines

@@ -1,11 +1,6 @@
-"""Read, validate and write the exchange formats: TREC qrels, TREC runs,
-JSONL rankings and golden.yaml.
-
-Every reader is strict: bad input raises a subclass of :class:`FormatError`
-whose message names the file, the line and the field and says what was
-expected. Nothing is coerced silently ("001" stays "001": ids are text).
-Lines end at LF (CRLF is fine); TREC fields are separated by ASCII whitespace
-only, as trec_eval splits them; a leading UTF-8 byte order mark is dropped.
+"""TREC qrels and TREC runs, as trec_eval reads them: the readers (a columnar fast path,
+:mod:`annotation.formats.columnar`, for clean files; the line reader the reference, and the one
+that names a bad line) and the writers.
 
 TREC qrels   ``qid iter docid grade``, whitespace separated; grade an integer
              (negative = judged, never relevant, as in trec_eval). Lines that
@@ -14,109 +9,37 @@ TREC run     ``qid Q0 docid rank score tag``; anything after the tag is
              ignored, as trec_eval ignores it. The rank column must be an
              integer but is never used to order: trec_eval orders by score
              descending, ties by docid descending (bytewise).
-JSONL        ``{"query_id": "q1", "ranking": ["d3", "d1", ...]}`` one object
-rankings     per line, best first.
-golden.yaml  ``queries: [{id, text, grades: {doc_id: grade}}]`` plus metadata
-             (``grade_scale`` with the wording of each grade, ``judged_by``,
-             ``shown``, ``created``, ``min_grade``); or the essay's bare list
-             ``[{query, grades: {doc_id: grade}, id?}]``, where a query without
-             an id is named by its text (:attr:`Qrels.notes` says so).
 
-The TREC writers refuse an id with whitespace (:class:`UnwritableId`, saying to
-give the queries ids): its line would split wrongly.
+Fields are separated by ASCII whitespace only, as trec_eval splits them. The writers refuse an
+id with whitespace (:class:`~annotation.model.UnwritableId`, saying to give the queries ids): its
+line would split wrongly.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.columnar import fast_table
-from annotation.columnar import simple_table as simple_table  # re-exported for tests
-from annotation.golden import DEFAULT_GRADE_SCALE, read_golden, write_golden
-from annotation.model import (
-    FormatError,
-    InvalidCorpus,
-    InvalidGolden,
-    InvalidQrels,
-    InvalidQueries,
-    InvalidRankings,
-    InvalidRun,
-    InvalidTable,
-    InvalidTraces,
-    Qrels,
-    Run,
-    UnwritableId,
-    arrow,
-    as_numpy,
-)
-from annotation.records import (
-    csv_numbers,
-    parse_json_line,
-    read_corpus,
-    read_corpus_ids,
-    read_csv_rows,
-    read_queries,
-    read_text_keys,
-    read_traces,
-)
-from annotation.textio import (
+from annotation.formats.atomic import write_atomic
+from annotation.formats.columnar import fast_table
+from annotation.formats.textio import (
     NUMBER_PATTERN,
     JudgmentLines,
     check_file_size,
-    check_text,
     check_trec_id,
-    clip_text,
-    content_lines,
-    has_space,
     parse_int,
     read_text_file,
     require_file,
     shown_value,
     split_fields,
-    write_atomic,
 )
+from annotation.model import InvalidQrels, InvalidRun, Qrels, Run, arrow, as_numpy
 
-__all__ = [
-    "FormatError",
-    "InvalidQrels",
-    "InvalidRun",
-    "InvalidRankings",
-    "InvalidGolden",
-    "InvalidCorpus",
-    "InvalidQueries",
-    "InvalidTraces",
-    "InvalidTable",
-    "UnwritableId",
-    "Qrels",
-    "Run",
-    "read_qrels",
-    "read_golden",
-    "read_judgments",
-    "read_run",
-    "read_rankings",
-    "read_ranked",
-    "read_corpus_ids",
-    "read_text_keys",
-    "read_corpus",
-    "read_queries",
-    "read_traces",
-    "read_csv_rows",
-    "csv_numbers",
-    "write_text",
-    "write_qrels",
-    "write_golden",
-    "write_run",
-    "write_rankings",
-    "DEFAULT_GRADE_SCALE",
-]
+__all__ = ["read_qrels", "write_qrels", "read_run", "write_run"]
 
 
 # ---------------------------------------------------------------- qrels
@@ -204,13 +127,6 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
             check_trec_id(doc, path, "docid", InvalidQrels)
             lines.append(f"{qid} 0 {doc} {int(grade)}\n")
     write_atomic(path, "".join(lines))
-
-
-def read_judgments(path: str | os.PathLike[str]) -> Qrels:
-    """golden.yaml (by extension .yaml/.yml) or TREC qrels."""
-    if str(path).lower().endswith((".yaml", ".yml")):
-        return read_golden(path)
-    return read_qrels(path)
 
 
 # ---------------------------------------------------------------- runs
@@ -302,103 +218,3 @@ def write_run(run: Run, path: str | os.PathLike[str], tag: str | None = None) ->
                 )
             lines.append(f"{qid} Q0 {doc} {rank} {score!r} {name}\n")
     write_atomic(path, "".join(lines))
-
-
-# ---------------------------------------------------------------- JSONL rankings
-
-
-def read_rankings(path: str | os.PathLike[str], name: str | None = None) -> Run:
-    """JSONL ``{"query_id": str, "ranking": [docid, ...]}``, best first."""
-    rankings: dict[str, list[str]] = {}
-    seen_line: dict[str, int] = {}
-    for number, line in content_lines(path, InvalidRankings, limited=False):  # as runs
-        obj = parse_json_line(line, path, number, InvalidRankings)
-        if not isinstance(obj, dict):
-            raise InvalidRankings(
-                path, number, None, 'expected an object {"query_id": ..., "ranking": [...]}'
-            )
-        if "query_id" not in obj:
-            raise InvalidRankings(path, number, "query_id", "missing; expected the query id as a string")
-        qid = obj["query_id"]
-        if not isinstance(qid, str) or not qid:
-            raise InvalidRankings(
-                path,
-                number,
-                "query_id",
-                f'expected a non-empty string (ids are text: write "1", not 1), got {clip_text(json.dumps(qid))}',
-            )
-        check_text(qid, path, number, "query_id", InvalidRankings)
-        if "ranking" not in obj:
-            raise InvalidRankings(
-                path, number, "ranking", "missing; expected a list of document ids, best first"
-            )
-        ranking = obj["ranking"]
-        if not isinstance(ranking, list):
-            raise InvalidRankings(
-                path, number, "ranking", f"expected a list of document ids, got {_json_kind(ranking)}"
-            )
-        for pos, doc in enumerate(ranking):
-            if not isinstance(doc, str) or not doc or has_space(doc):
-                raise InvalidRankings(
-                    path,
-                    number,
-                    f"ranking[{pos}]",
-                    f"expected a document id (a non-empty string without spaces), got {clip_text(json.dumps(doc))}",
-                )
-            check_text(doc, path, number, f"ranking[{pos}]", InvalidRankings)
-        if qid in rankings:
-            raise InvalidRankings(
-                path,
-                number,
-                "query_id",
-                f"{shown_value(qid)} already given on line {seen_line[qid]}; expected each query once",
-            )
-        rankings[qid] = ranking
-        seen_line[qid] = number
-    if not rankings:
-        raise InvalidRankings(
-            path,
-            None,
-            None,
-            'no rankings, only blank lines; expected {"query_id": ..., "ranking": [...]} lines',
-        )
-    run = Run.from_rankings(rankings, name=name or Path(path).stem)
-    run.path = str(path)
-    return run
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "null" if value is None else type(value).__name__
-
-
-def write_rankings(run: Run, path: str | os.PathLike[str]) -> None:
-    """JSONL rankings in trec_eval order, one query per line."""
-    lines = []
-    for qid, docs in run.rankings().items():
-        if not isinstance(qid, str) or not qid:
-            raise InvalidRankings(path, None, "query_id", f"expected a non-empty string, got {qid!r}")
-        for doc in docs:
-            check_trec_id(doc, path, "docid", InvalidRankings)
-        lines.append(json.dumps({"query_id": qid, "ranking": docs}) + "\n")
-    write_atomic(path, "".join(lines))
-
-
-def read_ranked(path: str | os.PathLike[str]) -> Run:
-    """A TREC run, or JSONL rankings when the name ends in .jsonl."""
-    if str(path).lower().endswith(".jsonl"):
-        return read_rankings(path)
-    return read_run(path)
-
-
-def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write a text file atomically (a reader never sees half of it); :class:`FormatError` naming
-    the path when it cannot be written."""
-    write_atomic(path, text)

@@ -27,9 +27,8 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from annotation.model import FormatError, Qrels
-from annotation.records import parse_json_line
-from annotation.textio import (
+from annotation.formats.json_lines import parse_json_line
+from annotation.formats.textio import (
     ASCII_SPACE,
     JudgmentLines,
     check_text,
@@ -40,6 +39,7 @@ from annotation.textio import (
     require_file,
     shown_value,
 )
+from annotation.model import FormatError, Qrels
 
 __all__ = [
     "InvalidBeir",

@@ -1,39 +1,39 @@
-"""The record files beside the rankings: corpus, queries and traces (JSON lines, or a corpus
-as one id per line, queries as TSV), and the CSV tables of ``calibration agree|position|ppi``;
-and strict JSON lines (:func:`parse_json_line`), which the JSONL readers share.
-
-Every reader is strict, as :mod:`annotation.formats` (which re-exports them) says: bad input
-raises a :class:`FormatError` subclass naming the file, the line and the field.
+"""The record files beside the rankings: a corpus (JSON lines, or one id per line), queries
+(JSON lines or TSV) and traces (JSON lines), and the text keys that find two chunks with the same
+text. Strict as every reader of the family: bad input raises a
+:class:`~annotation.model.FormatError` subclass naming the file, the line and the field.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
-import math
 import os
-import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from annotation.model import FormatError, InvalidCorpus, InvalidQueries, InvalidTable, InvalidTraces
-from annotation.textio import (
+from annotation.formats.json_lines import parse_json_line
+from annotation.formats.textio import (
     ASCII_SPACE,
-    NUMBER_PATTERN,
     check_text,
     check_text_size,
-    clip_text,
     content_lines,
-    field_label,
     has_space,
     limits,
-    read_text_file,
-    require_file,
     shown_value,
 )
+from annotation.model import InvalidCorpus, InvalidQueries, InvalidTraces
+
+__all__ = [
+    "read_corpus",
+    "read_queries",
+    "read_traces",
+    "read_corpus_ids",
+    "text_key",
+    "shared_text_keys",
+    "read_text_keys",
+]
 
 
 def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -220,174 +220,3 @@ def read_text_keys(path: str | os.PathLike[str]) -> dict[str, str] | None:
         if isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("text"), str):
             keys[obj["id"]] = text_key(obj["text"])
     return keys or None
-
-
-# ---------------------------------------------------------------- JSON lines
-
-
-class _NotJson(ValueError):
-    """What Python's json module takes but JSON is not (RFC 8259): NaN and
-    Infinity, a number beyond a double, a key given twice in one object."""
-
-    def __init__(self, field_: str | None, message: str) -> None:
-        super().__init__(message)
-        self.field, self.message = field_, message
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _value in pairs:
-            if key in seen:
-                raise _NotJson(field_label(key), "given twice in one object; expected each key once")
-            seen.add(key)
-    return obj
-
-
-def _no_constant(name: str) -> None:
-    raise _NotJson(None, f"{name} is not JSON; expected a number, a string or null")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise _NotJson(
-            None, f"the number {clip_text(text)} is beyond what a double holds; expected a finite number"
-        )
-    return value
-
-
-# a \uD800-\uDFFF escape: JSON can spell a lone surrogate, which no UTF-8 text can hold
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
-    """(field, the surrogate) of the first string in a parsed JSON value that UTF-8 cannot encode."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return where, value[exc.start]
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            inner = f"{where}.{field_label(key)}" if where else field_label(key)
-            found = _lone_surrogate(key, f"{inner} (the key)") or _lone_surrogate(item, inner)
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _lone_surrogate(item, f"{where}[{index}]")
-            if found:
-                return found
-    return None
-
-
-def parse_json_line(line: str, path: str | os.PathLike[str], number: int, error: type[FormatError]) -> Any:
-    """One JSONL line parsed, or the format's error naming the line (and the
-    field, where one is to blame). Strict JSON: NaN, Infinity, numbers beyond
-    a double, a key twice in one object and lone surrogates are refused."""
-    try:
-        obj = json.loads(
-            line, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite
-        )
-    except json.JSONDecodeError as exc:
-        raise error(path, number, None, f"not valid JSON ({exc.msg}); expected one object per line") from None
-    except _NotJson as exc:
-        raise error(path, number, exc.field, exc.message) from None
-    except ValueError:  # int() refuses more than 4300 digits
-        raise error(
-            path, number, None, "a number with thousands of digits; expected one object per line"
-        ) from None
-    except RecursionError:
-        raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
-    if _SURROGATE_ESCAPE.search(line):
-        try:
-            found = _lone_surrogate(obj, "")
-        except RecursionError:
-            raise error(path, number, None, "JSON nested too deeply; expected one object per line") from None
-        if found:
-            field_, char = found
-            raise error(
-                path,
-                number,
-                clip_text(field_) or None,
-                f"holds the lone surrogate U+{ord(char):04X}; expected text that UTF-8 can encode",
-            )
-    return obj
-
-
-# ---------------------------------------------------------------- CSV tables (agree, position, ppi)
-
-
-def read_csv_rows(
-    path: str | os.PathLike[str], required: list[str], optional: tuple[str, ...] = ()
-) -> list[tuple[int, dict[str, str]]]:
-    """(line, row) of a CSV with a header; one clear line naming file, line and column otherwise.
-
-    The bytes are checked as every reader checks them (UTF-8, no NUL, no lone
-    CR; a UTF-8 byte order mark, as Excel writes, is dropped); every row has
-    as many fields as the header; values are stripped; a required column
-    other than ``label`` and ``choice`` may not be empty; blank lines are
-    skipped; line numbers are the file's lines, a quoted field over several
-    lines included. Raises :class:`InvalidTable`.
-    """
-    require_file(path, InvalidTable)
-    text = read_text_file(path, InvalidTable)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    expected = f"the columns {','.join(required)}" + (f"[,{','.join(optional)}]" if optional else "")
-    done = 0  # the last line read so far: a row starts on the next one
-    try:
-        header = [h.strip() for h in next(reader, [])]
-        done = reader.line_num
-        missing = [c for c in required if c not in header]
-        if missing:
-            shown = clip_text(",".join(header)) if any(header) else "(empty)"
-            raise InvalidTable(path, 1, None, f"header {shown}; expected {expected}")
-        twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
-        if twice is not None:
-            raise InvalidTable(
-                path, 1, None, f"header names the column {twice!r} twice; expected {expected}, each once"
-            )
-        rows = []
-        for fields in reader:
-            number, done = done + 1, reader.line_num
-            if not fields:  # a blank line
-                continue
-            if len(fields) != len(header):
-                raise InvalidTable(
-                    path,
-                    number,
-                    None,
-                    f"{len(fields)} fields; expected {len(header)}, as the header {clip_text(','.join(header))} has",
-                )
-            row = {column: value.strip() for column, value in zip(header, fields)}
-            for column in required:
-                if row[column] == "" and column not in ("label", "choice"):
-                    raise InvalidTable(path, number, column, "empty; expected a value")
-            rows.append((number, row))
-    except csv.Error as exc:
-        raise InvalidTable(path, done + 1, None, f"not valid CSV ({exc}); expected {expected}") from None
-    if not rows:
-        raise InvalidTable(path, None, None, "no rows after the header")
-    return rows
-
-
-def csv_numbers(
-    path: str | os.PathLike[str], rows: list[tuple[int, dict[str, str]]], column: str
-) -> list[float]:
-    """The column as finite numbers, written as trec_eval writes them (ASCII digits, no 1_000)."""
-    out = []
-    for number, row in rows:
-        raw = row[column]
-        value = float(raw) if NUMBER_PATTERN.fullmatch(raw) else None
-        if value is None or not math.isfinite(value):
-            raise InvalidTable(
-                path,
-                number,
-                column,
-                f"{shown_value(raw)} is not a finite number; expected a number such as 0, 1 or 0.5",
-            )
-        out.append(value)
-    return out

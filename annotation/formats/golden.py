@@ -20,10 +20,9 @@ from typing import Any
 
 import yaml
 
-from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
-from annotation.plain_yaml import construct, read_yaml_tree, yaml_problem
-from annotation.provenance import OtherBatch, PooledBatch, Provenance
-from annotation.textio import (
+from annotation.formats.atomic import write_atomic
+from annotation.formats.plain_yaml import construct, read_yaml_tree, yaml_problem
+from annotation.formats.textio import (
     INT64_RANGE,
     YAML_BREAK,
     check_text,
@@ -32,8 +31,9 @@ from annotation.textio import (
     field_label,
     limits,
     shown_value,
-    write_atomic,
 )
+from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
+from annotation.provenance import OtherBatch, PooledBatch, Provenance
 
 # The project's own wording of TREC's 0-3 relevance scale (DESIGN.md).
 DEFAULT_GRADE_SCALE: dict[int, str] = {

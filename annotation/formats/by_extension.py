@@ -1,0 +1,29 @@
+"""The two readers that choose a format by the file's name: :func:`read_judgments` (golden.yaml
+or TREC qrels) and :func:`read_ranked` (JSONL rankings or a TREC run), what every command that
+takes "labels" or "a run" reads.
+"""
+
+from __future__ import annotations
+
+import os
+
+from annotation.formats.golden import read_golden
+from annotation.formats.rankings import read_rankings
+from annotation.formats.trec import read_qrels, read_run
+from annotation.model import Qrels, Run
+
+__all__ = ["read_judgments", "read_ranked"]
+
+
+def read_judgments(path: str | os.PathLike[str]) -> Qrels:
+    """golden.yaml (by extension .yaml/.yml) or TREC qrels."""
+    if str(path).lower().endswith((".yaml", ".yml")):
+        return read_golden(path)
+    return read_qrels(path)
+
+
+def read_ranked(path: str | os.PathLike[str]) -> Run:
+    """A TREC run, or JSONL rankings when the name ends in .jsonl."""
+    if str(path).lower().endswith(".jsonl"):
+        return read_rankings(path)
+    return read_run(path)
