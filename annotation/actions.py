@@ -26,11 +26,11 @@ from annotation.pooling import (
     PoolReport,
     RunFound,
     check_estimate,
-    pool_report,
     sample_unjudged,
 )
 from annotation.pooling import pool as build_pool
 from annotation.store import AnnotatorRow, ClaimRule, ImportChange, ImportRecord, Store, StoreError
+from annotation.views import pool_report
 
 if TYPE_CHECKING:
     from annotation.store.transfer import TableCopied
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "import_",
     "pool",
+    "sample",
     "baseline",
     "annotators",
     "handout",
@@ -127,19 +128,46 @@ def pool(
         check_estimate(store, depth, estimate, list(strata), annotators=list(annotators))
     report = build_pool(store, depth, runs=runs, annotators=annotators, overlap=overlap, seed=seed)
     found = pool_report(store, depth)
-    sample: EstimateSample | None = None
+    drawn: EstimateSample | None = None
     if estimate:
-        sample = sample_unjudged(
+        drawn = sample(
             store,
             depth,
             estimate,
-            strata=list(strata),
-            corpus=corpus_stratum,
+            strata=strata,
+            corpus_stratum=corpus_stratum,
             runs=runs,
-            annotators=list(annotators),
+            annotators=annotators,
             seed=seed,
         )
-    return {"pool": report, "found": found, "sample": sample}
+    return {"pool": report, "found": found, "sample": drawn}
+
+
+def sample(
+    store: Store,
+    depth: int,
+    n: int,
+    *,
+    strata: Sequence[int] = DEFAULT_STRATA,
+    corpus_stratum: bool = False,
+    runs: Sequence[str] | None = None,
+    annotators: Sequence[str] = (),
+    seed: int = default("pool_seed"),
+) -> EstimateSample:
+    """``pool --estimate``'s second step, on a pool already made (the Data page's Sample): per query a
+    stratified random sample of ``n`` unjudged candidates beyond ``depth``, assigned to ``annotators``
+    (everyone when none is named), for the estimate of what the labels missed
+    (:func:`annotation.pooling.sample_unjudged`)."""
+    return sample_unjudged(
+        store,
+        depth,
+        n,
+        strata=list(strata),
+        corpus=corpus_stratum,
+        runs=runs,
+        annotators=list(annotators),
+        seed=seed,
+    )
 
 
 def baseline(

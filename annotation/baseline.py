@@ -26,11 +26,10 @@ import pyarrow as pa
 from annotation.choices import METHODS
 from annotation.model import Run, arrow
 from annotation.options import default
-from annotation.render import counted
 from annotation.store import RunCounts, Store, StoreError
 from annotation.values import name_problem
 
-__all__ = ["METHODS", "bm25_run", "add_baseline", "baseline_text", "BM25_PARAMS", "BaselineReport"]
+__all__ = ["METHODS", "bm25_run", "add_baseline", "BM25_PARAMS", "BaselineReport"]
 
 BM25_PARAMS = {"method": "lucene", "k1": 1.5, "b": 0.75}
 _TOKENS = {"lower": True, "token_pattern": r"(?u)\b\w\w+\b", "stopwords": "en", "stemmer": None}
@@ -143,16 +142,3 @@ def add_baseline(
         "depth": min(depth, len(chunks)),
         **counts,
     }
-
-
-def baseline_text(report: BaselineReport) -> str:
-    """What :func:`add_baseline` did, in one line (the command line's and the Data page's words)."""
-
-    skipped = report["queries_without_text"]
-    return (
-        f"baseline run {report['name']!r} ({report['engine']}, fetch): top {report['depth']} of "
-        f"{counted(report['chunks'], 'chunk', 'chunks')} for {counted(report['queries'], 'query', 'queries')}"
-        + (f" ({counted(skipped, 'query', 'queries')} without text skipped)" if skipped else "")
-        + f": {counted(report['runs'], 'run', 'runs')}, {counted(report['rankings'], 'ranking', 'rankings')}, "
-        f"{report['unchanged']} unchanged"
-    )

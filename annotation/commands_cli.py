@@ -8,12 +8,11 @@ import argparse
 import sys
 
 from annotation import actions, exports
-from annotation.baseline import baseline_text
 from annotation.cli_base import Access, UsageError, open_store, plural, shown_db
-from annotation.exchange import ImportSources, NothingToImport, login_name
+from annotation.commands_text import baseline_text, handout_text
+from annotation.exchange import ImportSources, NothingToImport
 from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
-from annotation.options import default
-from annotation.pooling import handout_text
+from annotation.options import default, login_name
 from annotation.store import AnnotatorRow
 from annotation.store.providers import mappable, unmappable
 from annotation.values import ranks

@@ -15,7 +15,6 @@ shape matches the other slot is refused with what it looks like (:class:`WrongSl
 
 from __future__ import annotations
 
-import getpass
 import os
 import statistics
 from collections.abc import Mapping, Sequence
@@ -25,13 +24,14 @@ from typing import Any
 
 import yaml
 
+from annotation.commands_text import rows_text
 from annotation.exports import NothingToExport, export_labels
 from annotation.formats.beir import read_beir
 from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.formats.records import read_corpus, read_queries, read_traces
 from annotation.model import FormatError, Qrels
-from annotation.render import counted
-from annotation.store import ImportChange, ImportRecord, OffScale, Store, StoreError
+from annotation.options import login_name
+from annotation.store import OffScale, Store, StoreError
 from annotation.trace_sources import read_trace_source, to_store
 
 __all__ = [
@@ -44,10 +44,6 @@ __all__ = [
     "slot_findings",
     "PASSAGE_CHARS",
     "ROWS_FACTOR",
-    "login_name",
-    "rows_text",
-    "import_state_text",
-    "retirement_text",
 ]
 
 TRACE_SOURCES = ("jsonl", "openinference", "langfuse", "langsmith")
@@ -227,48 +223,11 @@ def import_files(store: Store, sources: ImportSources) -> list[str]:
             lines += [f"  note: {note}" for note in labels.notes]  # e.g. queries named by their text
         totals = store.live_counts()
     lines.append(f"import {import_id}: {name}, by {who}")
-    lines.append("store now: " + rows_text(totals))
+    lines.append("store now: " + rows_text(totals))  # the words every face says
     return lines
 
 
 IMPORT_FIELDS = ("corpus", "queries", "beir", "run", "traces", "labels")
-ROW_WORDS = {"queries": ("query", "queries"), "chunks": ("chunk", "chunks"), "runs": ("run", "runs")}
-
-
-def login_name() -> str:
-    """The person at this machine (who runs an import or a retirement when no one signed in):
-    the login name, else ``unknown``."""
-    try:
-        return getpass.getuser() or "unknown"
-    except (KeyError, OSError):  # no login name (a container without a passwd entry)
-        return "unknown"
-
-
-def rows_text(rows: Mapping[str, int]) -> str:
-    """What an import holds: ``4 queries, 24 chunks, 1 run, 30 labels`` (``no rows``)."""
-    words = [counted(n, *ROW_WORDS.get(table, (table[:-1], table))) for table, n in rows.items()]
-    return ", ".join(words) or "no rows"
-
-
-def import_state_text(row: ImportRecord) -> str:
-    """``live``, ``retired (by sam, wrong slot)``: an import's state and its newest change."""
-    state = str(row["state"])
-    if row.get("changed_by"):
-        state += f" (by {row['changed_by']}{', ' + str(row['reason']) if row.get('reason') else ''})"
-    return state
-
-
-def retirement_text(done: ImportChange, action: str) -> str:
-    """What a retire or restore did, in one sentence (every face says this; the CLI adds its
-    command to undo it): ``retired import 2 (queries q.jsonl; 30 queries): its rows are out of
-    queues, metrics, exports and reviews``."""
-    head = f"import {done['id']} ({done['name']}; {rows_text(done['rows'])})"
-    if not done["changed"]:
-        when = f" (by {done['changed_by']}, {done['changed_at']})" if done.get("changed_by") else ""
-        return f"{head} is already {done['state']}{when}; nothing changed"
-    if action == "retire":
-        return f"retired {head}: its rows are out of queues, metrics, exports and reviews"
-    return f"restored {head}: its rows count again in queues, metrics, exports and reviews"
 
 
 def _import_name(sources: ImportSources) -> tuple[str, str]:

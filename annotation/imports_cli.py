@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from annotation import actions
 from annotation.cli_base import UsageError, open_store, plural
+from annotation.commands_text import import_state_text, retirement_text, rows_text
 from annotation.exchange import (
     ImportSources,
     NothingToImport,
     WrongSlot,
-    import_state_text,
-    login_name,
-    retirement_text,
-    rows_text,
 )
+from annotation.options import login_name
 
 if TYPE_CHECKING:
     from annotation.store import ImportRecord, Store

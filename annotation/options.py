@@ -16,6 +16,7 @@ Light on purpose (no numpy, no store): every ``--help`` reads it.
 from __future__ import annotations
 
 import argparse
+import getpass
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,7 @@ from annotation.values import (
     seed,
 )
 
-__all__ = ["Option", "OPTIONS", "option", "default", "add_option", "options_markdown"]
+__all__ = ["Option", "OPTIONS", "option", "default", "add_option", "options_markdown", "login_name"]
 
 
 @dataclass(frozen=True)
@@ -413,3 +414,12 @@ def options_markdown(options: Sequence[Option] = OPTIONS) -> str:
         shown = o.shown_default.replace("|", "\\|")
         rows.append(f"| `{o.name}` | `{o.flag}` | {shown} | {o.help} | {', '.join(o.where)} |")
     return "\n".join(rows) + "\n"
+
+
+def login_name() -> str:
+    """The person at this machine (who runs an import or a retirement when no one signed in):
+    the login name, else ``unknown``."""
+    try:
+        return getpass.getuser() or "unknown"
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        return "unknown"

@@ -14,7 +14,6 @@ that is random per annotator, so the position in the queue leaks no rank.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Sequence
@@ -23,7 +22,6 @@ from typing import Any, TypedDict
 
 from annotation.enqueue import check_overlap, queue_pairs
 from annotation.options import default
-from annotation.rubrics import DEFAULT_MIN_GRADE
 from annotation.store import ITEM_KINDS, Store, StoreError
 from annotation.values import ranks
 
@@ -33,13 +31,6 @@ __all__ = [
     "check_estimate",
     "sample_unjudged",
     "sampling_design",
-    "next_item",
-    "item_view",
-    "item_summary",
-    "is_open",
-    "my_work",
-    "progress",
-    "handout_text",
     "PoolReport",
     "EstimateSample",
     "RunFound",
@@ -289,56 +280,6 @@ def sampling_design(store: Store) -> dict[str, Any]:
 KINDS = ITEM_KINDS
 
 
-def next_item(
-    store: Store, annotator: str, skipped: Sequence[int] = (), kind: str = "chunk"
-) -> dict[str, Any] | None:
-    """The next item to label, with only what the page may show:
-
-    - chunk: ``{"item_id", "query", "chunk"}``
-    - trace: ``{"item_id", "question", "contexts": [texts], "answer"}``
-    - pair: ``{"item_id", "question", "answers": [first, second], "shown": "AB" | "BA"}``
-      (the order is random per annotator and item, and stable)
-
-    Blind by construction: the queries read only items, assignments, queries,
-    chunks, traces' question/contexts/answer and this annotator's own labels;
-    never runs, rankings, system names, judge labels or other people's labels."""
-    annotator_id = store.annotator_id(annotator)
-    item_id = store.next_unlabelled_item(annotator_id, kind, skipped)
-    return item_view(store, item_id, annotator) if item_id is not None else None
-
-
-def item_view(store: Store, item_id: int, annotator: str) -> dict[str, Any] | None:
-    """What the labelling page shows of one item (see :func:`next_item`)."""
-    row = store.item_keys(item_id)
-    if row is None:
-        return None
-    kind, query_id, chunk_id, trace_id, trace_b_id = row
-    if kind == "chunk":
-        return {
-            "item_id": item_id,
-            "query": store.query_text(query_id) or "",
-            "chunk": store.chunk_text(chunk_id) or "",
-        }
-    trace = store.trace_shown(trace_id)
-    assert trace is not None  # an item's trace is stored (a foreign key)
-    if kind == "trace":
-        return {
-            "item_id": item_id,
-            "question": trace[0],
-            "contexts": [_context_text(store, c) for c in json.loads(trace[1] or "[]")],
-            "answer": trace[2],
-        }
-    other = store.trace_answer(trace_b_id)
-    flip = hashlib.sha256(f"{annotator}\0{item_id}".encode()).digest()[0] % 2 == 1
-    answers = [other, trace[2]] if flip else [trace[2], other]
-    return {"item_id": item_id, "question": trace[0], "answers": answers, "shown": "BA" if flip else "AB"}
-
-
-def _context_text(store: Store, context: str) -> str:
-    """A context given as a chunk id shows the chunk's text; a text shows itself."""
-    return store.chunk_text(context) or context
-
-
 def pool_pairs(store: Store, system_a: str, system_b: str) -> dict[str, int]:
     """A ``pair`` item per query answered by both systems (their first traces)."""
     rows = store.first_trace_pairs(system_a, system_b)
@@ -351,102 +292,3 @@ def pool_pairs(store: Store, system_a: str, system_b: str) -> dict[str, int]:
                 store.ensure_item("pair", query_id=query_id, trace_id=trace_a, trace_b_id=trace_b)
                 added += 1
     return {"pairs": len(rows), "added": added}
-
-
-SUMMARY_CHARS = 90  # how much of an item's text the "your work" list shows
-
-
-def _short(text: str | None, chars: int) -> str:
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
-
-
-def item_summary(view: dict[str, Any] | None) -> str:
-    """One line that says which item it is (:func:`item_view`'s texts, never more): the query and
-    the chunk's opening for a chunk, the question for a trace or a pair."""
-    if view is None:
-        return "an item no longer stored"
-    if "chunk" in view:
-        return f"“{_short(view['query'], 40)}” / “{_short(view['chunk'], SUMMARY_CHARS - 40)}”"
-    return f"“{_short(view['question'], SUMMARY_CHARS)}”"
-
-
-def is_open(store: Store, item_id: int, annotator: str) -> bool:
-    """Whether the item has no current label of this annotator (a skipped item still to label)."""
-    current = store.current_value(item_id, store.annotator_id(annotator))
-    return current is None or current == (None,)
-
-
-def my_work(
-    store: Store, annotator: str, kind: str, skipped: Sequence[int] = (), limit: int = 20
-) -> dict[str, Any]:
-    """What an annotator has left aside and done on ``kind`` items, and nothing of anyone else:
-    ``{"skipped": [{"item_id", "summary"}], "past": [{"item_id", "value", "rubric", "when",
-    "summary"}]}``, the skipped items still open in their order, the past labels newest first
-    (at most ``limit``)."""
-    open_skipped = [i for i in skipped if is_open(store, i, annotator)]
-    return {
-        "skipped": [
-            {"item_id": i, "summary": item_summary(item_view(store, i, annotator))} for i in open_skipped
-        ],
-        "past": [
-            {
-                "item_id": row["item_id"],
-                "value": row["value"],
-                "rubric": row["rubric"],
-                "when": row["created_at"][:16].replace("T", " "),
-                "summary": item_summary(item_view(store, row["item_id"], annotator)),
-            }
-            for row in store.my_labels(annotator, kind, limit)
-        ],
-    }
-
-
-def progress(store: Store, annotator: str, kind: str = "chunk") -> tuple[int, int]:
-    """(labelled, total) of this annotator's queue of ``kind`` items."""
-    annotator_id = store.annotator_id(annotator)
-    return store.queue_progress(annotator_id, kind)
-
-
-def pool_report(store: Store, depth: int, min_grade: int = DEFAULT_MIN_GRADE) -> list[RunFound]:
-    """Per run: pairs in its top ``depth``, judged-relevant chunks among them
-    (current labels, median over annotators), and how many of those only this
-    run found. If one run finds most relevant chunks alone, the labels lean
-    toward it: the other systems' recall is measured against its finds."""
-    grades: dict[tuple[str, str], list[int]] = {}
-    for label in store.current_labels(kind="chunk"):
-        grades.setdefault((label["query_id"], label["chunk_id"]), []).append(label["value"])
-    relevant = {
-        pair for pair, values in grades.items() if sorted(values)[(len(values) - 1) // 2] >= min_grade
-    }
-    found: dict[str, set[tuple[str, str]]] = {}
-    for name, query_id, chunk_id in store.top_ranked(depth):
-        found.setdefault(name, set()).add((query_id, chunk_id))
-    report: list[RunFound] = []
-    for name in sorted(found):
-        mine = found[name] & relevant
-        others = set().union(*(found[o] for o in found if o != name)) if len(found) > 1 else set()
-        report.append(
-            {
-                "run": name,
-                "pooled": len(found[name]),
-                "relevant_found": len(mine),
-                "relevant_judged": len(relevant),
-                "found_only_here": len(mine - others),
-            }
-        )
-    return report
-
-
-def handout_text(mode: str, labels: int) -> str:
-    """The handout in words, the same on every face."""
-    if mode == "open":
-        return (
-            f"items are handed out open: each goes to whoever asks next, never twice to one person, "
-            f"until {labels} different {'person has' if labels == 1 else 'people have'} labelled it; "
-            "a person with items assigned (pool --annotators) gets those"
-        )
-    return (
-        "items are handed out as assigned: each only to the people it is assigned to "
-        "(pool --annotators); a person with nothing assigned gets nothing"
-    )

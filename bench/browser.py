@@ -50,8 +50,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotation.pooling import next_item, pool_pairs  # noqa: E402
+from annotation.pooling import pool_pairs  # noqa: E402
 from annotation.store import Store  # noqa: E402
+from annotation.views import next_item  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's Chromium, never a downloaded browser
 CHROMIUM_ARGS = [

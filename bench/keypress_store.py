@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotation.pooling import item_view  # noqa: E402
 from annotation.store import Store, borrowed  # noqa: E402
+from annotation.views import item_view  # noqa: E402
 
 RUBRIC = {"chunk": "relevance", "trace": "faithfulness", "pair": "preference"}
 STEPS = (

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from annotation.pooling import next_item  # noqa: E402
 from annotation.store import Store  # noqa: E402
+from annotation.views import next_item  # noqa: E402
 
 
 def build(path: str, n_chunks: int, seed: int = 1) -> None:

@@ -31,6 +31,7 @@ STEPS = {
     ("calibration", "estimate"): "audit --estimate",
     ("calibration", "record"): "check --record",
     ("calibration", "draw_review_sample"): "review --sample",
+    ("annotation", "sample"): "pool --estimate",
 }
 PARSERS = {
     "calibration": "calibration.cli_args",

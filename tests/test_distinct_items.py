@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from annotation.__main__ import main as annotation_main
-from annotation.pooling import item_view
 from annotation.store import Store
+from annotation.views import item_view
 from tests.conftest import cli
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "worked-example"

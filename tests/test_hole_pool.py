@@ -14,8 +14,8 @@ from annotation import actions
 from annotation.__main__ import main
 from annotation.formats.golden import read_golden
 from annotation.formats.trec import read_qrels
-from annotation.pooling import next_item
 from annotation.store import Store, StoreError, aggregate_grades
+from annotation.views import next_item
 from calibration.__main__ import main as calibration_main
 from denominator.cli import main as denominator_main
 from tests.conftest import EXAMPLE, cli

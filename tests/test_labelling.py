@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from annotation.model import Qrels, Run
-from annotation.pooling import next_item, pool, progress
+from annotation.pooling import pool
 from annotation.render import plain
 from annotation.rubrics import PREFERENCE
 from annotation.store import Store, StoreError
+from annotation.views import next_item, progress
 from denominator.ui.label import PAIRS
 from tests.conftest import EXAMPLE, page_test, page_text
 
@@ -162,7 +163,7 @@ def test_pool_report_says_what_each_run_found_alone(store) -> None:
     store.import_run(Run.from_rankings({"q": ["a", "b", "c"]}), name="bm25")
     store.import_run(Run.from_rankings({"q": ["c", "d", "e"]}), name="dense")
     store.import_labels(Qrels(grades={"q": {"a": 2, "b": 0, "c": 3, "d": 1, "e": 0}}), annotator="x")
-    from annotation.pooling import pool_report
+    from annotation.views import pool_report
 
     report = {row["run"]: row for row in pool_report(store, 3)}
     # relevant (>= 1): a, c, d. bm25 finds a, c (a alone); dense finds c, d (d alone)

@@ -147,7 +147,7 @@ def test_a_person_added_later_gets_work_at_once(demo_db) -> None:
     "0 / 0 ... Nothing left to label". Now sam's queue is the open items: those fewer than two
     other people have labelled; and two people leasing an item's last open places keep a third
     from being shown it."""
-    from annotation.pooling import next_item, progress
+    from annotation.views import next_item, progress
 
     with Store(demo_db) as store:
         store.add_annotator("sam", "annotator")

@@ -14,9 +14,10 @@ from annotation.exchange import export_labels
 from annotation.formats.by_extension import read_ranked
 from annotation.formats.golden import read_golden
 from annotation.model import InvalidGolden
-from annotation.pooling import next_item, one_run_warning, pool, sample_unjudged
+from annotation.pooling import one_run_warning, pool, sample_unjudged
 from annotation.provenance import Provenance, run_fingerprint
 from annotation.store import Store
+from annotation.views import next_item
 from calibration.__main__ import main
 from calibration.provenance import pooled_from_this_run, top_fingerprint
 from tests.conftest import cli

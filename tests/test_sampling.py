@@ -11,8 +11,9 @@ import pytest
 from annotation.exchange import export_labels
 from annotation.formats.golden import read_golden, write_golden
 from annotation.model import InvalidGolden, Qrels, Run, SamplingDesign, Stratum
-from annotation.pooling import item_view, next_item, pool, sample_unjudged, sampling_design
+from annotation.pooling import pool, sample_unjudged, sampling_design
 from annotation.store import Store, StoreError
+from annotation.views import item_view, next_item
 from tests.conftest import cli
 
 

@@ -484,6 +484,7 @@ FACE_MAY_CALL = {
         "calibration.policy.check_text",
         "calibration.policy.finding_words",
         "calibration.policy.findings",
+        "annotation.commands_text",
         "judge.report",
     ),
     "readers and writers": (
@@ -494,6 +495,7 @@ FACE_MAY_CALL = {
         "annotation.rubrics",
         "annotation.exports",
         "calibration.stored",
+        "annotation.views",  # the store as a page shows it: an item, one's work, progress, what runs found
         "calibration.holes.files",
         "calibration.review_sample",  # the weekly sample in the store: its week, progress and labels
         "calibration.readings",  # each judge's reading as review computes it, read for every face

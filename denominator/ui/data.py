@@ -2,8 +2,8 @@
 (and taking an import back), the pool, a sample of what the pool did not judge, and every export
 format as a download.
 
-Every action goes through the function the command line calls (``import_files``, ``pool``,
-``sample_unjudged``, ``add_baseline``, ``export_download``, ``Store.retire_import``); the counts
+Every action goes through the function the command line calls (``actions.import_``, ``pool``,
+``sample``, ``baseline``, ``export_download``, ``Store.retire_import``); the counts
 at the top are drawn last, so they include what this run just did. Every string from the data is
 escaped (:func:`annotation.render.md`); messages name the page's boxes, never a command's flags.
 """
@@ -17,19 +17,20 @@ from pathlib import Path
 import streamlit as st
 
 from annotation import access, actions
-from annotation.baseline import baseline_text
-from annotation.exchange import ImportSources, NothingToImport, WrongSlot, import_files
+from annotation.commands_text import baseline_text, handout_text
+from annotation.exchange import ImportSources, NothingToImport, WrongSlot
 from annotation.exports import FORMATS as EXPORT_FORMATS
 from annotation.exports.download import export_download
 from annotation.formats.beir import unpack_beir_zip
 from annotation.formats.textio import upload_file_name
 from annotation.model import FormatError
 from annotation.options import default, option
-from annotation.pooling import KINDS, handout_text, pool_report, progress, sample_unjudged
+from annotation.pooling import KINDS
 from annotation.render import md, md_list
 from annotation.store import AGGREGATES, AnnotatorRow, Store, StoreError
 from annotation.store.postgres import shown_url
 from annotation.values import ranks
+from annotation.views import pool_report, progress
 from denominator.ui.imports import (
     PENDING_IMPORT,
     page_words,
@@ -100,7 +101,7 @@ def import_uploads(
         )
         try:
             with Store(_db_path()) as store:
-                return [named(line) for line in import_files(store, sources)]
+                return [named(line) for line in actions.import_(store, sources)]
         except FormatError as exc:
             raise type(exc)(named(exc.path), exc.line, exc.field, named(exc.message)) from None
         except WrongSlot as exc:
@@ -305,7 +306,7 @@ def render_estimate_form(depth: int) -> None:
     names = [a.strip() for a in who.split(",") if a.strip()]
     try:
         with Store(_db_path()) as store:
-            sample = sample_unjudged(store, depth, n, strata=strata, corpus=corpus, annotators=names)
+            sample = actions.sample(store, depth, n, strata=strata, corpus_stratum=corpus, annotators=names)
     except StoreError as exc:
         st.error(md(exc))
         return

@@ -4,7 +4,7 @@ slot (a corpus given as queries).
 
 A thin face over :func:`annotation.actions.imports` (:meth:`Store.imports`, :meth:`Store.retire_import`, :meth:`Store.restore_import`)
 (the rules: :mod:`annotation.store.retirements`) with the sentences of
-:mod:`annotation.exchange` (:func:`retirement_text`, :func:`rows_text`), the ones ``python -m
+:mod:`annotation.commands_text` (:func:`retirement_text`, :func:`rows_text`), the ones ``python -m
 annotation imports`` prints. Every string from the data is escaped (:func:`annotation.render.md`).
 """
 
@@ -15,15 +15,13 @@ from typing import Literal
 import streamlit as st
 
 from annotation import actions
+from annotation.commands_text import import_state_text, retirement_text, rows_text
 from annotation.exchange import (
     NothingToImport,
     WrongSlot,
-    import_state_text,
-    login_name,
-    retirement_text,
-    rows_text,
 )
 from annotation.model import FormatError
+from annotation.options import login_name
 from annotation.render import md
 from annotation.store import ImportRecord, Store, StoreError
 

@@ -34,14 +34,10 @@ from typing import Any, TypedDict
 import streamlit as st
 
 from annotation import access
-from annotation.pooling import (
-    item_summary,
-    item_view,
-    my_work,
-)
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreBusy, StoreError, borrowed
+from annotation.views import item_summary, item_view, my_work
 
 KEY = "label:"
 HOLDER = "label:tab"  # this tab's id in the store's leases, kept in its address as ?tab=

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from annotation.formats.golden import read_golden
-from annotation.pooling import item_view, next_item
 from annotation.store import Store
+from annotation.views import item_view, next_item
 from tests.conftest import (
     ARTIFACTS,
     CHROMIUM_ARGS,
