@@ -149,9 +149,10 @@ def test_the_cli_reference_is_generated() -> None:
 
 
 def test_the_api_reference_is_generated() -> None:
-    """docs/api.md's reference is every public action's signature and docstring (#41, item 7), as
-    docs/gen_reference.py writes it: a new action, keyword or docstring fails here until the page
-    is written anew."""
+    """docs/api.md's reference is every public action's signature, docstring, what it returns and
+    raises, and its example (#41, item 7), as docs/gen_reference.py writes it: a new action,
+    keyword or docstring fails here until the page is written anew (an action without its raises
+    or its example fails the generator itself)."""
     gen = gen_reference()
     page = gen.API_PAGE.read_text(encoding="utf-8")
     assert page == gen.render(page, gen.PAGES[gen.API_PAGE]), (
@@ -161,30 +162,57 @@ def test_the_api_reference_is_generated() -> None:
     from calibration import actions as calibration_actions
     from judge import actions as judge_actions
 
+    sections = re.split(r"\n(?=#### )", page.split("<!-- generated: api -->")[1])
     for package, module in (
         ("annotation", annotation_actions),
         ("calibration", calibration_actions),
         ("judge", judge_actions),
     ):
         for name in module.__all__:
-            assert f"#### `{package}.actions.{name}`" in page
+            heading = f"#### `{package}.actions.{name}`"
+            assert heading in page
+            section = next(s for s in sections if s.startswith(heading + "\n"))
+            assert "\n**Returns** `" in section and "\n**Raises** `" in section, heading
+            assert section.count("```python\n") == 1, f"{heading}: one example"
 
 
-def test_the_api_pages_examples_run(capsys) -> None:
-    """Every python block of docs/api.md runs as written, from the repository's root."""
-    import os
-    import re
+def test_the_api_pages_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``python`` block of docs/api.md runs as written (a signature in the reference is a
+    ``py`` block: shown, not run): the hand-written ones each on its own, then the reference's
+    setup and, each in a copy of the setup's namespace, every action's example in the page's order
+    (#41, item 7). They run in a temporary folder holding a link to the repository's examples/, as
+    from the repository's root, with the temporary files (the setup's ``tmp``) under it: nothing
+    is written into the checkout."""
+    import tempfile
 
     page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", page.split("<!-- generated: api -->")[0], re.S)
-    assert len(blocks) >= 2
-    here = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        for block in blocks:
-            exec(compile(block, "docs/api.md", "exec"), {})
-    finally:
-        os.chdir(here)
+    cut = page.index("<!-- generated: api -->")
+    blocks = [
+        (page.count("\n", 0, m.start(1)), m.group(1), m.start() > cut)
+        for m in re.finditer(r"```python\n(.*?)```", page, re.S)
+    ]
+    hand = [(line, code) for line, code, generated in blocks if not generated]
+    setup, *examples = [(line, code) for line, code, generated in blocks if generated]
+    assert len(hand) >= 2
+    assert len(examples) == len(gen_reference().api_actions())  # one per action, each run below
+    (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("DENOMINATOR_DB", raising=False)  # check's store: the examples name theirs
+
+    def run(line: int, code: str, namespace: dict[str, object]) -> None:
+        # the block's own lines: a traceback names docs/api.md's line
+        exec(compile("\n" * line + code, str(ROOT / "docs" / "api.md"), "exec"), namespace)
+
+    shipped = sorted((ROOT / "examples").rglob("*"))
+    for line, code in hand:
+        run(line, code, {})
+    shared: dict[str, object] = {}
+    run(*setup, shared)
+    for line, code in examples:
+        run(line, code, dict(shared))
+    assert sorted((ROOT / "examples").rglob("*")) == shipped  # nothing written beside the examples
+    assert Path(str(shared["tmp"])).parent == tmp_path  # the setup's folder: under the test's
 
 
 def test_the_readme_is_short_and_points_to_the_docs() -> None:
