@@ -276,7 +276,7 @@ def holes(
 
 def audit(
     qrels: Qrels,
-    run: Run | PathLike,
+    run: Run | PathLike | Scorer,
     k: int | None = None,
     min_grade: int | None = None,
     *,
@@ -294,35 +294,57 @@ def audit(
     qrels_name: str = "the judgments",
     text_keys: Mapping[str, str] | None = None,
     same_text: Mapping[str, list[list[str]]] | None = None,
+    provenance: str | None = None,
 ) -> AuditReport:
-    """The denominators of one run at one cutoff (default :data:`DEFAULT_K`; :func:`_audit`): a
-    :class:`Run`, or a run file read in pieces when it is grouped by query (read whole with
-    ``text_keys``: comparing texts needs each query's ranking). The report's ``provenance`` says
-    when golden.yaml's provenance pooled every label from this run (:func:`pooled_from_this_run`)."""
-    if text_keys is not None and not isinstance(run, Run):
-        run = read_ranked(run)
-    claim = pooled_from_this_run(qrels, run)
-    return _audit(
-        qrels,
-        _readable(run),
-        k,
-        min_grade,
-        fetch_run=fetch_run,
-        fetch_depth=fetch_depth,
-        corpus_size=corpus_size,
-        corpus_ids=corpus_ids,
-        truth=truth,
-        gates=[g if isinstance(g, Gate) else parse_gate(g) for g in gates],  # --fail-on as written
-        policy=policy,
-        min_judged=min_judged,
-        stage1_min=stage1_min,
-        missing=missing,
-        run_name=run_name,
-        qrels_name=qrels_name,
-        text_keys=text_keys,
-        same_text=same_text,
-        provenance=claim,
-    )
+    """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
+    of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
+    policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept.
+    Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``). ``run``: a :class:`Run`, a run
+    file (read in pieces when it is grouped by query; read whole with ``text_keys``: comparing texts
+    needs each query's ranking), or a run file's :class:`~calibration.scorer.Scorer` already made
+    (``calibration.run_file.file_scorer``, as ``check`` reads it once for the audit and the metrics).
+    ``gates``: ``--fail-on`` rules, parsed or as written. ``text_keys`` (document id -> text key,
+    ``annotation.formats.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
+    (:func:`same_text_of`, already found): duplicates by text too, else by id only (the report's
+    ``duplicates_by``). ``provenance``: what golden.yaml's provenance says of this run
+    (:func:`calibration.provenance.pooled_from_this_run`), kept as the report's ``provenance``; None: read from ``run``, unless it is a scorer (then given
+    by the caller that read the run)."""
+    k = k or DEFAULT_K
+    if isinstance(run, (str, os.PathLike)):
+        if text_keys is not None:
+            run = read_ranked(run)
+        elif provenance is None:
+            provenance = pooled_from_this_run(qrels, run)
+    if isinstance(run, Run) and provenance is None:
+        provenance = pooled_from_this_run(qrels, run)
+    run = _readable(run) if isinstance(run, (str, os.PathLike)) else run
+    if same_text is None and text_keys is not None:
+        same_text = same_text_of(run, text_keys, k)
+    with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
+        result = audit_run(
+            qrels,
+            run,
+            k,
+            min_grade=min_grade_of(qrels, min_grade),
+            fetch_run=fetch_run,
+            fetch_depth=fetch_depth,
+            corpus_size=corpus_size,
+            corpus_ids=corpus_ids,
+            truth=truth,
+            gates=[g if isinstance(g, Gate) else parse_gate(g) for g in gates],  # --fail-on as written
+            min_judged=rule_bar(policy, "judged_at_k", min_judged),
+            stage1_min=rule_bar(policy, "stage1_recall", stage1_min),
+            missing="zero" if missing == "zero" else "drop",
+            executor=pool,
+            own_depth=True,
+            same_text=same_text,
+        )
+    if not result["queries"]:
+        raise NothingToEvaluate.no_shared_query(run_name, qrels_name, "audit")
+    result["stage1"] = stage1_of(k, fetch_run, fetch_depth, result["fetch_depth"])
+    if provenance:
+        result["provenance"] = provenance
+    return result
 
 
 def estimate(
@@ -764,68 +786,6 @@ def _evaluate(
     return result
 
 
-def _audit(
-    qrels: Qrels,
-    run: Run | Scorer,
-    k: int | None = None,
-    min_grade: int | None = None,
-    *,
-    fetch_run: Run | None = None,
-    fetch_depth: int | None = None,
-    corpus_size: int | None = None,
-    corpus_ids: set[str] | None = None,
-    truth: Qrels | None = None,
-    gates: Sequence[Gate] = (),
-    policy: Policy = DEFAULT_POLICY,
-    min_judged: float | None = None,
-    stage1_min: float | None = None,
-    missing: str = "drop",
-    run_name: str = "the run",
-    qrels_name: str = "the judgments",
-    text_keys: Mapping[str, str] | None = None,
-    same_text: Mapping[str, list[list[str]]] | None = None,
-    provenance: str | None = None,
-) -> AuditReport:
-    """The audit at one cutoff (default :data:`DEFAULT_K`) with the shared threshold rule; the bars
-    of ``low_judged_at_k`` and ``stage1_recall_low`` (and the ``stage1-recall`` gate) are the
-    policy's rules, ``min_judged`` / ``stage1_min`` moving a bar with the rule's strictness kept.
-    Stage 1 is :func:`stage1_of`'s (said in the report's ``stage1``). ``run``: a :class:`Run`, or
-    a run file's :class:`~calibration.scorer.Scorer` (``calibration.run_file.file_scorer``: read
-    in pieces, never whole when it is grouped by query). ``text_keys`` (document id -> text key,
-    ``annotation.formats.records.read_text_keys``; the run then a :class:`Run`) or ``same_text``
-    (:func:`same_text_of`, already found): duplicates by text too, else by id only (the report's
-    ``duplicates_by``). ``provenance``: what golden.yaml's provenance says of this run
-    (:func:`calibration.provenance.pooled_from_this_run`), kept as the report's ``provenance``."""
-    k = k or DEFAULT_K
-    if same_text is None and text_keys is not None:
-        same_text = same_text_of(run, text_keys, k)
-    with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
-        result = audit_run(
-            qrels,
-            run,
-            k,
-            min_grade=min_grade_of(qrels, min_grade),
-            fetch_run=fetch_run,
-            fetch_depth=fetch_depth,
-            corpus_size=corpus_size,
-            corpus_ids=corpus_ids,
-            truth=truth,
-            gates=gates,
-            min_judged=rule_bar(policy, "judged_at_k", min_judged),
-            stage1_min=rule_bar(policy, "stage1_recall", stage1_min),
-            missing="zero" if missing == "zero" else "drop",
-            executor=pool,
-            own_depth=True,
-            same_text=same_text,
-        )
-    if not result["queries"]:
-        raise NothingToEvaluate.no_shared_query(run_name, qrels_name, "audit")
-    result["stage1"] = stage1_of(k, fetch_run, fetch_depth, result["fetch_depth"])
-    if provenance:
-        result["provenance"] = provenance
-    return result
-
-
 def _check(
     qrels: Qrels,
     run: Run | Scorer,
@@ -863,7 +823,7 @@ def _check(
         score = scored_once(
             run_scorer(run, pool) if isinstance(run, Run) else run, also_ks=(k, 20), also_unjudged=depth
         )
-        audit = _audit(
+        report = audit(
             qrels,
             score,
             k,
@@ -882,7 +842,7 @@ def _check(
         ev = score(
             qrels,
             sorted({k, 20}),
-            audit["min_grade"],
+            report["min_grade"],
             missing="zero" if missing == "zero" else "drop",
             unjudged_depth=depth,
         )
@@ -890,7 +850,7 @@ def _check(
     bounds = _ranking_bounds(qrels, ev, k, policy)
     if store is None:
         return check_report(
-            audit,
+            report,
             ev,
             policy,
             store_reason=store_reason or "no store: ./denominator.db is not there; give --db",
@@ -898,7 +858,7 @@ def _check(
         )
     faithfulness, judges, superseded = _store_rules(store, policy, set(qrels.grades))
     return check_report(
-        audit,
+        report,
         ev,
         policy,
         faithfulness=faithfulness,
