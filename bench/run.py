@@ -327,7 +327,7 @@ def run_ours(argv: list[str]) -> int:
 
     from annotation.formats.by_extension import read_judgments
     from calibration.audit import coverage_of
-    from calibration.report import dumps, metrics_json
+    from calibration.commands_text import dumps, metrics_json
     from calibration.run_file import evaluate_run_file
 
     parser = argparse.ArgumentParser(prog="bench/run.py --ours")

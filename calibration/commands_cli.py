@@ -23,13 +23,7 @@ from annotation.model import Qrels, Run
 from calibration import actions
 from calibration.audit import REPEAT_RULE
 from calibration.cli_args import check_verdict_options
-from calibration.gate import NoStore, check_store, file_digest, load_policy, verdict_settings
-from calibration.holes.files import read_hole_sample, read_judge_labels
-from calibration.holes.holes_text import check_holes_text, compare_filled_text, filled_text
-from calibration.holes_cli import run_holes
-from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
-from calibration.policy.rules import Policy
-from calibration.report import (
+from calibration.commands_text import (
     agree_table,
     audit_table,
     compare_json,
@@ -44,6 +38,12 @@ from calibration.report import (
     ppi_text,
     review_text,
 )
+from calibration.gate import NoStore, check_store, file_digest, load_policy, verdict_settings
+from calibration.holes.files import read_hole_sample, read_judge_labels
+from calibration.holes.holes_text import check_holes_text, compare_filled_text, filled_text
+from calibration.holes_cli import run_holes
+from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
+from calibration.policy.rules import Policy
 from calibration.results import POSITION_KEYS
 from calibration.stats.verdict import NOISY_GONE
 
@@ -406,7 +406,7 @@ def run_ppi(args: argparse.Namespace) -> tuple[str, int]:
 def run_review(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: the review's words and the store, only for this command
     from annotation.store import StoreError
-    from calibration.review_report import (
+    from calibration.review_text import (
         sample_note,
         summary_lines,
         superseded_text,

@@ -7,9 +7,9 @@ import argparse
 from annotation.cli_base import UsageError, say_notes
 from annotation.formats.by_extension import read_judgments, read_ranked
 from calibration import actions
+from calibration.commands_text import dumps
 from calibration.holes.files import write_hole_sample
 from calibration.holes.holes_text import holes_csv, holes_table
-from calibration.report import dumps
 
 __all__ = ["run_holes"]
 

@@ -8,9 +8,9 @@ from annotation.cli_base import UsageError, open_store
 from annotation.values import parse_designs
 from calibration import actions
 from calibration.cli_args import check_verdict_options
+from calibration.commands_text import dumps
 from calibration.gate import load_policy, verdict_settings
 from calibration.planning import PlanEntry
-from calibration.report import dumps
 from calibration.stats.plan import Pilot
 from calibration.stats.verdict import NOISY_GONE
 

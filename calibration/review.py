@@ -26,7 +26,7 @@
    superseded). When the model its endpoint says it served changed under one fingerprint (a
    provider alias moved), ``served_model_changed`` says from what to what and when, and the review
    rests on the answers since the change only: they are a new version for calibration.
-3. ``calibration.review_report`` says it (text, Markdown, HTML, JSON).
+3. ``calibration.review_text`` says it (text, Markdown, HTML, JSON).
 
 Honesty rules: the offline judge is fitted on human labels, so the items it
 was fitted on are left out of its review (counted); a pairwise judge's

@@ -28,7 +28,7 @@ Fast: a run is read once, sorted by Arrow (trec_eval's order), and only its top 
 of its judged relevant chunks reach Python (:func:`tops`); RR and AP under a filling come from those
 positions, not from the whole ranking, so a 1,000-deep run costs what a 10-deep one does.
 
-Pure: no IO; the faces print it (``calibration.report``).
+Pure: no IO; the faces print it (``calibration.commands_text``).
 """
 
 from __future__ import annotations

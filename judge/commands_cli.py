@@ -28,17 +28,7 @@ from judge import actions
 from judge.actions import LLMResult, NothingToJudge
 from judge.batch import Submitted
 from judge.client import Endpoint, EndpointRefused
-from judge.holes import HoleItems, HoleSpec
-from judge.jobs import (
-    LLMRun,
-    OfflineReport,
-    PairSummary,
-    Plan,
-)
-from judge.limits import INT64, SEED32
-from judge.prices import Prices
-from judge.progress import Progress
-from judge.report import (
+from judge.commands_text import (
     agreement_line,
     holes_text,
     judge_name,
@@ -50,6 +40,16 @@ from judge.report import (
     refused_text,
     run_text,
 )
+from judge.holes import HoleItems, HoleSpec
+from judge.jobs import (
+    LLMRun,
+    OfflineReport,
+    PairSummary,
+    Plan,
+)
+from judge.limits import INT64, SEED32
+from judge.prices import Prices
+from judge.progress import Progress
 from judge.runner import STOP_GRACE
 
 

@@ -300,8 +300,8 @@ def test_the_finding_in_words_and_counted() -> None:
     """golden.yaml's judged recall beside sampled.yaml's estimate (as the Metrics page does):
     q_broad is flagged, its finding said in words, and counted in the summary."""
     from calibration.audit import audit, finding_text
+    from calibration.commands_text import audit_table
     from calibration.estimate.audit import estimate_run
-    from calibration.report import audit_table
 
     golden = read_judgments(EXAMPLE / "golden.yaml")
     run = read_ranked(EXAMPLE / "run.jsonl")

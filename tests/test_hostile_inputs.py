@@ -553,7 +553,7 @@ def test_agree_with_1000_raters_finishes_in_seconds(tmp_path, capsys) -> None:
 
 def test_the_table_says_when_the_pairs_were_cut() -> None:
     """The text table carries the same line as the JSON's pairs_note (30 raters: 435 pairs)."""
-    from calibration.report import agree_table
+    from calibration.commands_text import agree_table
 
     report = agreement_report(many_raters(30, 2), trusted=0.6)
     assert report["pairs_possible"] == 435 and len(report["pairs"]) == 200

@@ -48,7 +48,7 @@ def test_llm_judge_on_the_page_asks_pairs_in_both_orders(demo_db, monkeypatch, f
     assert at.text_input(key="judge:name").placeholder == "fake-judge/preference"  # blank: the default
     at.text_input(key="judge:name").set_value("house-judge").run()
     text = plain(" ".join(m.value for m in at.markdown))
-    # the CLI's own wording (judge.report): `python -m judge compare --dry-run` says the same
+    # the CLI's own wording (judge.commands_text): `python -m judge compare --dry-run` says the same
     assert "would make 8 calls (0 of 8 already done)" in text and "cost unknown" in text
     assert "judge house-judge v1 (new), fingerprint " in text and "fake-judge at" in text
     assert sum(server.received.values()) == 0  # the estimate makes no call

@@ -175,7 +175,7 @@ def test_the_review_page_reads_the_sequence_and_plans(monkeypatch, tmp_path) -> 
     "page"), so after more labels it reads the sequence; the plan is calibration plan's."""
     from annotation.values import parse_designs
     from calibration import actions
-    from calibration.review_report import design_text
+    from calibration.review_text import design_text
     from denominator.ui.plan import plan_rows
     from tests.conftest import page_test, page_text
 

@@ -176,7 +176,7 @@ def test_agree_and_the_python_api_use_one_scale(capsys, tmp_path) -> None:
 
 def test_review_same_numbers_on_the_cli_and_the_page(capsys, demo_db) -> None:
     from annotation.store import Store
-    from calibration.review_report import no_interval
+    from calibration.review_text import no_interval
 
     with Store(demo_db) as store:
         grade_offline(store, "relevance")
@@ -255,7 +255,7 @@ def test_review_same_verdicts_on_the_cli_and_the_page(capsys, demo_db) -> None:
     each judge the same kappa, interval, n and verdict (the bar and statistic resolved once)."""
     from annotation.store import Store
     from calibration.__main__ import main as calibration_main
-    from calibration.review_report import design_text, verdict_text
+    from calibration.review_text import design_text, verdict_text
     from judge.jobs import grade_offline
     from tests.conftest import cli, page_test, page_text
 

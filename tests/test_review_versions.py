@@ -116,7 +116,7 @@ def test_a_served_model_that_moves_is_flagged_and_the_review_rests_on_the_answer
     assert judge["left_out_served_before"] == 5
     assert judge["served_model"] == "gpt-x-2026-06"
     assert (judge["name"], judge["version"]) == ("fake-judge/relevance", 1)  # the fingerprint did not move
-    from calibration.review_report import drift_text, summary_lines
+    from calibration.review_text import drift_text, summary_lines
 
     assert drift_text(judge).startswith("served_model_changed: the endpoint served fake-judge until ")
     heading, lines = summary_lines(report)[0]
@@ -145,7 +145,7 @@ def test_reviews_saved_under_the_old_rule_are_marked_on_the_trend(tmp_path) -> N
     with Store(path) as store:
         (point,) = trend(store)
     assert point["old_rule"] and point["rule"] is None and point["statistic"] == "quadratic"
-    from calibration.review_report import rule_text
+    from calibration.review_text import rule_text
 
     assert rule_text(point) == "old rule (point estimate, quadratic weights)"
     assert trend_frame([point])["rule"].tolist() == ["old rule (point, quadratic)"]

@@ -58,7 +58,7 @@ PURE = [
     "calibration/policy/rules.py",
     "calibration/policy/check.py",
     "calibration/policy/check_text.py",
-    "calibration/review_report.py",
+    "calibration/review_text.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "calibration" / "estimate").glob("*.py")),
 ]
 # what a pure module may not import (a module or any of its submodules)
@@ -233,14 +233,14 @@ def test_packages_point_one_way() -> None:
 READERS_AND_RENDERERS = (
     "calibration/run_file.py",
     "calibration/stored.py",
-    "calibration/report.py",
-    "calibration/review_report.py",
+    "calibration/commands_text.py",
+    "calibration/review_text.py",
     "calibration/holes/holes_text.py",
     "calibration/policy/check_text.py",
     "calibration/policy/findings.py",
     "calibration/policy/finding_words.py",
     "calibration/policy/history.py",
-    "judge/report.py",
+    "judge/commands_text.py",
 )
 ABOVE_THEM = ("calibration.actions", "judge.client", "judge.runner", "judge.actions")
 
@@ -478,14 +478,14 @@ FACE_MAY_CALL = {
     "actions": ("annotation.actions", "calibration.actions", "judge.actions"),
     "renderers": (
         "annotation.render",
-        "calibration.report",
-        "calibration.review_report",
+        "calibration.commands_text",
+        "calibration.review_text",
         "calibration.holes.holes_text",
         "calibration.policy.check_text",
         "calibration.policy.finding_words",
         "calibration.policy.findings",
         "annotation.commands_text",
-        "judge.report",
+        "judge.commands_text",
     ),
     "readers and writers": (
         "annotation.formats",

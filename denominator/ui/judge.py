@@ -29,11 +29,7 @@ from calibration.results import PairSummary
 from judge import actions
 from judge.actions import LLMResult
 from judge.client import Endpoint, EndpointRefused
-from judge.limits import default_concurrency, max_concurrency
-from judge.prices import Prices
-from judge.progress import Progress
-from judge.prompts import DEFAULT_SCHEMA, SCHEMA_MODES, SchemaMode
-from judge.report import (
+from judge.commands_text import (
     agreement_line,
     identity_text,
     judge_name,
@@ -43,6 +39,10 @@ from judge.report import (
     progress_text,
     run_text,
 )
+from judge.limits import default_concurrency, max_concurrency
+from judge.prices import Prices
+from judge.progress import Progress
+from judge.prompts import DEFAULT_SCHEMA, SCHEMA_MODES, SchemaMode
 
 KEY = "judge:"
 OFFLINE = "offline (lexical, no network)"

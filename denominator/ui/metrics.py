@@ -32,6 +32,7 @@ from calibration.audit import (
     precision_ceiling,
     recall_ceiling,
 )
+from calibration.commands_text import estimate_summary_line, inflation_text, sampled_labels
 from calibration.errors import NothingToEvaluate
 from calibration.gate import load_policy
 from calibration.inputs import DEFAULT_PERMUTATIONS, DEFAULT_SEED, min_grade_of
@@ -39,7 +40,6 @@ from calibration.metrics import AP, RR, Evaluation, InvalidMeasure, Measure
 from calibration.policy.finding_words import finding_text
 from calibration.policy.findings import FindingGroup, group_findings
 from calibration.policy.rules import InvalidPolicy
-from calibration.report import estimate_summary_line, inflation_text, sampled_labels
 from calibration.results import AuditReport
 from denominator.ui.check import render_check, render_history
 from denominator.ui.holes import render_holes

@@ -23,7 +23,8 @@ from calibration import actions
 from calibration.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
 from calibration.review import RUBRIC_KIND
-from calibration.review_report import (
+from calibration.review_sample import current_week, sample_progress
+from calibration.review_text import (
     design_text,
     drift_text,
     judge_title,
@@ -37,7 +38,6 @@ from calibration.review_report import (
     verdict_text,
     weighted_text,
 )
-from calibration.review_sample import current_week, sample_progress
 from calibration.stats.verdict import MIN_LABELS, SAMPLE_ADVICE
 from denominator.ui.browse import open_items
 from denominator.ui.plan import render_plan

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from calibration.results import PairSummary
-from calibration.review_report import version_label
+from calibration.review_text import version_label
 from judge.holes import HoleItems
 from judge.jobs import JudgeIdentity, OfflineReport, Plan, StoredJudge
 from judge.limits import BATCH_HEAD_BYTES, MAX_REPEATS
@@ -175,7 +175,7 @@ def judge_rows(judges: list[StoredJudge], marks: dict[str, str], prices: Prices)
     judges), and its agreement with people (``agreement_mark``)."""
     return [
         {
-            # boundary: calibration.review_report.version_label reads a judge row as dict[str, Any]
+            # boundary: calibration.review_text.version_label reads a judge row as dict[str, Any]
             "judge": version_label(cast("dict[str, Any]", j)),
             "fingerprint": j["fingerprint"][:16],
             "changed": changed_text(j),
