@@ -19,7 +19,7 @@ import argparse
 import getpass
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from annotation.choices import AGGREGATE_RULES, AGGREGATES, METHODS
 from annotation.values import (
@@ -379,9 +379,59 @@ def option(name: str) -> Option:
     return _BY_NAME[name]
 
 
-def default(name: str) -> Any:
-    """The option's default value (None when a rule decides it)."""
-    return _BY_NAME[name].default
+# The options by the type of their default, so ``default("k")`` is an int to mypy (#41, item 2: a
+# typed default); ``tests/test_options.py`` holds these lists to the table.
+IntOption = Literal[
+    "k",
+    "min_labels",
+    "sample",
+    "pool_depth",
+    "handout_labels",
+    "pool_seed",
+    "review_seed",
+    "permutations",
+    "holes_seed",
+    "compare_seed",
+    "baseline_depth",
+    "concurrency",
+]
+FloatOption = Literal[
+    "review_overlap",
+    "pool_overlap",
+    "alpha",
+]
+TextOption = Literal[
+    "aggregate",
+    "missing",
+    "handout_mode",
+    "estimate_strata",
+    "designs",
+    "baseline_method",
+    "baseline_name",
+    "schema",
+]
+RuleOption = Literal[
+    "min_grade",
+    "fetch_depth",
+    "trusted",
+    "statistic",
+    "min_queries",
+    "hole_sample",
+]  # no default value: a rule decides (``Option.rule``)
+
+
+@overload
+def default(name: IntOption) -> int: ...
+@overload
+def default(name: FloatOption) -> float: ...
+@overload
+def default(name: TextOption) -> str: ...
+@overload
+def default(name: RuleOption) -> None: ...
+def default(name: str) -> int | float | str | None:
+    """The option's default value (None when a rule decides it), typed by the lists above."""
+    value: int | float | str | None = _BY_NAME[name].default
+    return value
 
 
 def add_option(

@@ -41,4 +41,4 @@ def max_concurrency() -> int:
 def default_concurrency() -> int:
     """The options table's concurrency, within :func:`max_concurrency` on this machine: the default
     of ``--concurrency`` and of the Judge page's box alike (one rule, #41)."""
-    return min(int(default("concurrency")), max_concurrency())
+    return min(default("concurrency"), max_concurrency())

@@ -135,3 +135,19 @@ def test_the_estimate_strata_are_the_tables() -> None:
     assert DEFAULT_STRATA == (50, 100, 1000) and option("estimate_strata").default == "50,100,1000"
     assert pool.__kwdefaults__["strata"] is DEFAULT_STRATA  # annotation.actions wrote its own before
     assert sample_unjudged.__defaults__[0] is DEFAULT_STRATA
+
+
+def test_a_default_is_typed_by_its_option() -> None:
+    """#41 item 2: ``default("k")`` is an int to mypy; the lists it is typed by hold every option
+    once, by the type of its default (None: a rule decides it)."""
+    from typing import get_args
+
+    from annotation.options import OPTIONS, FloatOption, IntOption, RuleOption, TextOption
+
+    listed = {
+        t: set(get_args(alias))
+        for t, alias in ((int, IntOption), (float, FloatOption), (str, TextOption), (type(None), RuleOption))
+    }
+    assert sum(len(names) for names in listed.values()) == len(OPTIONS) == len(set().union(*listed.values()))
+    for o in OPTIONS:
+        assert o.name in listed[type(o.default)], (o.name, o.default)
