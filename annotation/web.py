@@ -1,5 +1,5 @@
-"""The app's own HTTP answers beside Streamlit's (``st.App``; :mod:`annotation.access` holds the
-routes): how a page is written, how much of a body is read, and what every response says about
+"""The app's own HTTP answers beside Streamlit's (``st.App``; :mod:`annotation.access.routes` holds
+the routes): how a page is written, how much of a body is read, and what every response says about
 framing. Each rule is here once, so a new route cannot forget it.
 
 - **Pages.** Every HTML page the app writes itself is :func:`render` of a constant template:

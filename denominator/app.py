@@ -1,14 +1,14 @@
 """Denominator: the Streamlit entry point.
 
 Identity and navigation only: page code lives in each package's ``ui.py``,
-access rules in ``annotation/access.py``. Pages are functions given to
+access rules in ``annotation/access/``. Pages are functions given to
 ``st.navigation`` (no ``pages/`` folder: a deep link after a restart would run
 such a page without this file). An annotator's navigation holds the labelling
 pages only; admin pages also check the role themselves on every run.
 
 ``streamlit run denominator/app.py`` (what ``denominator serve`` runs) finds the ``app = st.App(...)``
 below and serves this file through it (the checkout's top-level ``app.py`` imports :func:`main` from
-here and builds its own App: ``streamlit run app.py`` serves the same pages and routes), with the sign-in session routes beside Streamlit's (annotation/access.py
+here and builds its own App: ``streamlit run app.py`` serves the same pages and routes), with the sign-in session routes beside Streamlit's (annotation/access/routes.py
 says why: they set the HttpOnly session cookie). Served that way, the file is first
 imported as a module (``__name__ != "__main__"``: only the App is built), then run as
 the script of every page view (``__name__ == "__main__"``, as in AppTest).
@@ -18,7 +18,14 @@ import gc
 
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import current, link_pending
+from annotation.access.routes import MIDDLEWARE, ROUTES
+from annotation.access.sign_in_pages import (
+    render_identity,
+    render_link_confirmation,
+    render_local_banner,
+    render_sign_in,
+)
 from denominator.ui.boundary import admin_signed_in, guarded
 from denominator.ui.browse import items_page
 from denominator.ui.data import render_data_page
@@ -44,12 +51,12 @@ def main() -> None:
     st.set_page_config(page_title="Denominator", layout="wide")
     freeze_imports()
 
-    identity = access.current()
-    if access.link_pending():  # a ?token= link signs in only by its button
-        st.navigation([st.Page(access.render_link_confirmation, title="Sign in", url_path="sign-in")]).run()
+    identity = current()
+    if link_pending():  # a ?token= link signs in only by its button
+        st.navigation([st.Page(render_link_confirmation, title="Sign in", url_path="sign-in")]).run()
         st.stop()
     if identity is None:
-        st.navigation([st.Page(access.render_sign_in, title="Sign in", url_path="sign-in")]).run()
+        st.navigation([st.Page(render_sign_in, title="Sign in", url_path="sign-in")]).run()
         st.stop()
 
     admin = identity.role == "admin"
@@ -81,12 +88,12 @@ def main() -> None:
             st.Page(render_data_page, title="Data", url_path="data"),
         ]
     if identity.mode == "local":
-        access.render_local_banner()
-    access.render_identity(identity)
+        render_local_banner()
+    render_identity(identity)
     st.navigation(pages).run()
 
 
 if __name__ == "__main__":
     guarded(main)()  # the pages' one boundary: no traceback reaches a page (denominator/ui/boundary.py)
 elif __name__ != "denominator.app":  # served (imported by its stem); imported as a library, no App
-    app = st.App(__file__, routes=access.ROUTES, middleware=access.MIDDLEWARE)
+    app = st.App(__file__, routes=ROUTES, middleware=MIDDLEWARE)

@@ -53,7 +53,7 @@ COMMANDS = {
 APP = Path(__file__).resolve().parent / "app.py"
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8501
 # the Host names the app answers to unless STREAMLIT_SERVER_ALLOWED_HOSTS says others (DNS
-# rebinding: a page elsewhere whose name resolves here must not reach the app; annotation.access)
+# rebinding: a page elsewhere whose name resolves here must not reach the app; annotation.access.routes)
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 

@@ -608,7 +608,7 @@ def main_pane(page):
 
 
 def open_sign_in_link(page, url: str) -> None:
-    """Follow a ``?token=`` link as a person does: the link's own page (annotation.access:
+    """Follow a ``?token=`` link as a person does: the link's own page (annotation.access.routes:
     a link never signs in by itself), then its button, which signs in and leads to the page."""
     page.goto(url)
     page.locator("#sign-in-by-link").click()

@@ -25,9 +25,9 @@ def test_the_checkouts_app_runs_the_same_pages(demo_db) -> None:
 @pytest.mark.slow
 def test_streamlit_run_app_py_serves_from_a_checkout(demo_db) -> None:
     """``streamlit run app.py`` in the checkout: the app answers with the middleware's headers (no
-    framing), and the sign-in routes of annotation/access.py are mounted beside Streamlit's (a code
+    framing), and the sign-in routes of annotation/access/routes.py are mounted beside Streamlit's (a code
     posted to the session route is refused by that route, 403, not by a server that lacks it)."""
-    from annotation.access import SESSION_ROUTE
+    from annotation.access.routes import SESSION_ROUTE
 
     port = free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "DENOMINATOR_DB": str(demo_db)}

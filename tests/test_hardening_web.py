@@ -1,5 +1,5 @@
 """Issue #38, items 1, 2 and 6: the app's own HTTP answers (annotation/web.py, the routes and
-middleware of annotation/access.py).
+middleware of annotation/access/routes.py).
 
 1. The sign-in link page wrote the request's decoded path into an inline script (json.dumps keeps
    ``</script>``) under a policy allowing inline script: a link from another site ran its own
@@ -36,7 +36,17 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from annotation import access, web
+from annotation import web
+from annotation.access import sign_in_pages
+from annotation.access.routes import (
+    CODE_LIMIT,
+    LINK_LIMIT,
+    LINK_ROUTE,
+    MIDDLEWARE,
+    ROUTES,
+    SESSION_ROUTE,
+    SIGN_OUT_ROUTE,
+)
 from annotation.store import Store
 from tests.conftest import ROOT, add_tokens, running_app
 
@@ -64,9 +74,7 @@ def client(db: Path, monkeypatch) -> TestClient:
     async def streamlit_page(request):  # what Streamlit would answer: no header of its own
         return PlainTextResponse(f"page {request.url.path}")
 
-    app = Starlette(
-        routes=[*access.ROUTES, Route("/{path:path}", streamlit_page)], middleware=access.MIDDLEWARE
-    )
+    app = Starlette(routes=[*ROUTES, Route("/{path:path}", streamlit_page)], middleware=MIDDLEWARE)
     return TestClient(app, base_url="http://localhost")
 
 
@@ -160,13 +168,13 @@ def test_the_link_pages_escape_every_value_for_its_place(demo, monkeypatch) -> N
             "button", "p", "a", "script",
         ]  # fmt: skip
         # the button's refusals write the POSTed token and address back: escaped the same way
-        refused = http.post(access.LINK_ROUTE, data={"token": value, "next": "/" + value}, headers=origin)
+        refused = http.post(LINK_ROUTE, data={"token": value, "next": "/" + value}, headers=origin)
         assert refused.status_code == 403
         again = Parsed(refused.text)
         assert again.scripts == [({"src": "/_denominator/link.js", "data-target": "/" + value}, "")]
         assert "unsafe-inline" not in refused.headers["content-security-policy"]
     # someone else signed in on this browser: both names written as text
-    http.post(access.LINK_ROUTE, data={"token": tokens["ann"]}, headers=origin, follow_redirects=False)
+    http.post(LINK_ROUTE, data={"token": tokens["ann"]}, headers=origin, follow_redirects=False)
     token = evil[HOSTILE[0]]
     parsed = Parsed(http.get(f"/?token={token}").text)
     said = f"This browser is signed in as ann (annotator): signing in as n0{HOSTILE[0]} signs ann out here."
@@ -222,9 +230,9 @@ def test_the_sidebar_script_escapes_its_literals(monkeypatch) -> None:
     stays inside its JSON string (``<`` ``>`` ``&`` escaped), and reads back whole."""
     written: list[str] = []
     sidebar = types.SimpleNamespace(html=lambda body, **_: written.append(body))
-    monkeypatch.setattr(access.st, "sidebar", sidebar)
+    monkeypatch.setattr(sign_in_pages.st, "sidebar", sidebar)
     body = "</script><script>alert(1)</script><!-- & -->"
-    access._post(access.SESSION_ROUTE, body)
+    sign_in_pages._post(SESSION_ROUTE, body)
     (script,) = written
     assert script.startswith("<script>fetch(") and script.endswith(");</script>")
     assert script.count("<") == 2 and script.count(">") == 2 and "&" not in script
@@ -272,15 +280,14 @@ def asgi_post(
 
 @pytest.mark.parametrize(
     ("route", "limit"),
-    [(access.SESSION_ROUTE, access.CODE_LIMIT), (access.SIGN_OUT_ROUTE, access.CODE_LIMIT),
-     (access.LINK_ROUTE, access.LINK_LIMIT)],
+    [(SESSION_ROUTE, CODE_LIMIT), (SIGN_OUT_ROUTE, CODE_LIMIT), (LINK_ROUTE, LINK_LIMIT)],
 )  # fmt: skip
 def test_every_route_reads_at_most_its_limit(demo, monkeypatch, route, limit) -> None:
     """64 MiB offered to each route, declared (refused before a byte is read) and chunked (read
     until the limit is passed, one chunk of 64 KiB past it at most): 413, the connection closed."""
     db, _ = demo
     monkeypatch.setenv("DENOMINATOR_DB", str(db))
-    app = Starlette(routes=access.ROUTES, middleware=access.MIDDLEWARE)
+    app = Starlette(routes=ROUTES, middleware=MIDDLEWARE)
     status, pulled, headers = asgi_post(app, route, 1024, declared=1024 * 65536)
     assert (status, pulled) == (413, 0)
     assert headers["connection"] == "close"
@@ -297,8 +304,8 @@ def test_every_route_reads_at_most_its_limit(demo, monkeypatch, route, limit) ->
 def test_a_body_past_the_limit_is_refused_saying_so(demo, monkeypatch) -> None:
     db, _ = demo
     http = client(db, monkeypatch)
-    for route in (access.SESSION_ROUTE, access.LINK_ROUTE, access.SIGN_OUT_ROUTE):
-        big = http.post(route, content=b"a" * (access.LINK_LIMIT + 1), headers={"origin": "http://localhost"})
+    for route in (SESSION_ROUTE, LINK_ROUTE, SIGN_OUT_ROUTE):
+        big = http.post(route, content=b"a" * (LINK_LIMIT + 1), headers={"origin": "http://localhost"})
         assert big.status_code == 413 and big.headers["connection"] == "close"
         assert big.text.startswith("A request here carries at most ")
 
@@ -314,13 +321,13 @@ def test_every_response_refuses_to_be_framed(demo, monkeypatch) -> None:
         "a page": http.get("/data"),
         "the link page": http.get(f"/label?token={tokens['ann']}"),
         "the link script": http.get(web.LINK_SCRIPT_ROUTE),
-        "a refused code": http.post(access.SESSION_ROUTE, content=b"x", headers=origin),
-        "another site's post": http.post(access.LINK_ROUTE, data={"token": "x"}),
-        "sign-out": http.post(access.SIGN_OUT_ROUTE, headers=origin),
-        "too large": http.post(access.LINK_ROUTE, content=b"a" * 5000, headers=origin),
-        "a wrong method": http.get(access.SESSION_ROUTE),
+        "a refused code": http.post(SESSION_ROUTE, content=b"x", headers=origin),
+        "another site's post": http.post(LINK_ROUTE, data={"token": "x"}),
+        "sign-out": http.post(SIGN_OUT_ROUTE, headers=origin),
+        "too large": http.post(LINK_ROUTE, content=b"a" * 5000, headers=origin),
+        "a wrong method": http.get(SESSION_ROUTE),
         "a foreign host": http.get("/", headers={"host": "rebind.example"}),
-        "the button": http.post(access.LINK_ROUTE, data={"token": tokens["ann"]}, headers=origin, follow_redirects=False),
+        "the button": http.post(LINK_ROUTE, data={"token": tokens["ann"]}, headers=origin, follow_redirects=False),
     }  # fmt: skip
     assert answers["a foreign host"].status_code == 403 and answers["the button"].status_code == 303
     for what, answer in answers.items():
@@ -443,13 +450,11 @@ class Peak:
 
 
 def hostile_routes(token: str) -> list[tuple[str, str]]:
-    """Every route of the served app a body can be sent to: the app's own (from access.ROUTES,
-    so a route added later is here too), the link page the middleware writes, and Streamlit's."""
+    """Every route of the served app a body can be sent to: the app's own (from
+    annotation.access.routes.ROUTES, so a route added later is here too), the link page the
+    middleware writes, and Streamlit's."""
     ours = [
-        (method, route.path)
-        for route in access.ROUTES
-        for method in sorted(route.methods or ())
-        if method != "HEAD"
+        (method, route.path) for route in ROUTES for method in sorted(route.methods or ()) if method != "HEAD"
     ]
     return [
         *ours,
@@ -474,7 +479,7 @@ def test_a_gigabyte_to_every_route_grows_the_server_by_less_than_10_mb(make_run_
         assert port is not None
         pid = listening_pid(port)
         routes = hostile_routes(tokens["ann"])
-        assert ("POST", access.LINK_ROUTE) in routes and ("GET", web.LINK_SCRIPT_ROUTE) in routes
+        assert ("POST", LINK_ROUTE) in routes and ("GET", web.LINK_SCRIPT_ROUTE) in routes
         # warm: each route answered once (its modules imported, its threads started)
         for method, path in routes:
             request = urllib.request.Request(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation import access
 from annotation.__main__ import main as annotation_main
+from annotation.access.identity import db_path
 from annotation.cli_base import open_store, shown_db
 from annotation.store import Store, StoreError, default_db_path
 from annotation.store.base import holds_nothing
@@ -90,8 +90,8 @@ def test_a_token_added_after_make_run_works_in_the_app(fresh_clone) -> None:
     assert added.returncode == 0, added.stderr
     assert added.stderr == "database: ./denominator.db\n"
     token = added.stdout.splitlines()[1]
-    assert access.db_path() == default_db_path() == "denominator.db"  # the app's rule is the CLI's
-    with Store(access.db_path()) as store:
+    assert db_path() == default_db_path() == "denominator.db"  # the app's rule is the CLI's
+    with Store(db_path()) as store:
         assert store.identify(token) == {"name": "sam", "role": "annotator"}
         before = store.counts()
     at = app_test()  # denominator/app.py, reading ./denominator.db of this folder, as `make run` serves it
@@ -142,9 +142,9 @@ def test_holds_nothing(tmp_path) -> None:
 
 
 def test_the_default_is_denominator_db_else_the_environment(fresh_clone, monkeypatch) -> None:
-    assert default_db_path() == access.db_path() == "denominator.db"
+    assert default_db_path() == db_path() == "denominator.db"
     monkeypatch.setenv("DENOMINATOR_DB", str(fresh_clone / "team.db"))
-    assert default_db_path() == access.db_path() == str(fresh_clone / "team.db")
+    assert default_db_path() == db_path() == str(fresh_clone / "team.db")
 
 
 READERS = [  # read only: a missing file is refused, never created

@@ -12,7 +12,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from annotation import access
+from annotation.access import identity, routes
 from annotation.store import Store, StoreError, token_hash
 from annotation.store.identity import DEFAULT_SESSION_HOURS, SESSION_HOURS_ENV, session_hours
 from tests.conftest import add_tokens, app_test, page_text
@@ -172,10 +172,10 @@ def test_the_form_trades_the_token_for_a_session_and_forgets_it(demo) -> None:
     at.button[0].click().run()
     assert not at.exception
     assert "Signed in as **ann** (annotator)" in page_text(at)
-    assert access.TOKEN not in at.session_state and at.session_state[access.SESSION] == 1
+    assert identity.TOKEN not in at.session_state and at.session_state[identity.SESSION] == 1
     assert tokens["ann"] not in repr(at.session_state.to_dict())  # the token is not kept
     html = at.get("html")  # the page posts its one-time code for the cookie, once
-    assert len(html) == 1 and access.SESSION_ROUTE in html[0].proto.body
+    assert len(html) == 1 and routes.SESSION_ROUTE in html[0].proto.body
     at.run()
     assert at.get("html") == [] and "Signed in as **ann** (annotator)" in page_text(at)
     with Store(db) as store:
@@ -191,7 +191,7 @@ def test_a_link_token_is_dropped_from_the_address(demo) -> None:
     at.button(key="access:link-sign-in").click().run()  # a link signs in only by its button
     assert "token" not in at.query_params
     assert "Signed in as **root** (admin)" in page_text(at)
-    assert at.session_state[access.SESSION] == 1
+    assert at.session_state[identity.SESSION] == 1
 
 
 def test_sign_out_ends_the_session_and_asks_to_expire_the_cookie(demo) -> None:
@@ -218,7 +218,7 @@ def test_a_wrong_token_says_so(demo) -> None:
     at.text_input[0].input("not-a-token")
     at.button[0].click().run()
     assert "not valid" in at.error[0].value
-    assert access.SESSION not in at.session_state
+    assert identity.SESSION not in at.session_state
 
 
 # ---------------------------------------------------------------- the cookie's routes
@@ -230,7 +230,7 @@ def client(db_path, monkeypatch) -> TestClient:
     async def page(request):
         return PlainTextResponse(f"page {request.url.path}?{request.url.query}")
 
-    app = Starlette(routes=[*access.ROUTES, Route("/{path:path}", page)], middleware=access.MIDDLEWARE)
+    app = Starlette(routes=[*routes.ROUTES, Route("/{path:path}", page)], middleware=routes.MIDDLEWARE)
     return TestClient(app, base_url="http://localhost")
 
 
@@ -242,22 +242,22 @@ def test_the_code_buys_an_httponly_strict_cookie(demo, monkeypatch) -> None:
     http = client(db, monkeypatch)
     with Store(db) as store:
         started = store.start_session(tokens["ann"])
-    assert http.post(access.SESSION_ROUTE, content=started.handoff).status_code == 403  # no origin
-    foreign = http.post(access.SESSION_ROUTE, content=started.handoff, headers={"origin": "http://evil.test"})
+    assert http.post(routes.SESSION_ROUTE, content=started.handoff).status_code == 403  # no origin
+    foreign = http.post(routes.SESSION_ROUTE, content=started.handoff, headers={"origin": "http://evil.test"})
     assert foreign.status_code == 403
-    answer = http.post(access.SESSION_ROUTE, content=started.handoff, headers=ORIGIN)
+    answer = http.post(routes.SESSION_ROUTE, content=started.handoff, headers=ORIGIN)
     assert answer.status_code == 204
     header = answer.headers["set-cookie"]
-    session_id = http.cookies[access.COOKIE]
-    assert header.startswith(f"{access.COOKIE}={session_id};")
+    session_id = http.cookies[identity.COOKIE]
+    assert header.startswith(f"{identity.COOKIE}={session_id};")
     for attribute in ("HttpOnly", "SameSite=strict", "Path=/", "Max-Age="):
         assert attribute in header
     assert "Secure" not in header  # plain http here; https adds it
     assert answer.headers["cache-control"] == "no-store"
-    assert http.post(access.SESSION_ROUTE, content=started.handoff, headers=ORIGIN).status_code == 403  # once
+    assert http.post(routes.SESSION_ROUTE, content=started.handoff, headers=ORIGIN).status_code == 403  # once
     with Store(db) as store:
         assert store.session_identity(session_id=session_id)["name"] == "ann"
-    gone = http.post(access.SIGN_OUT_ROUTE, headers=ORIGIN)
+    gone = http.post(routes.SIGN_OUT_ROUTE, headers=ORIGIN)
     assert gone.status_code == 204 and 'denominator_session=""' in gone.headers["set-cookie"]
     assert "Max-Age=0" in gone.headers["set-cookie"]
     with Store(db) as store:
@@ -278,27 +278,27 @@ def test_a_token_link_answers_with_its_page_and_signs_in_only_by_its_button(demo
     with Store(db) as store:
         assert store.db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
     form = {"token": tokens["ann"], "next": "/label?x=1"}
-    assert http.post(access.LINK_ROUTE, data=form, follow_redirects=False).status_code == 403  # no origin
+    assert http.post(routes.LINK_ROUTE, data=form, follow_redirects=False).status_code == 403  # no origin
     foreign = {"origin": "http://evil.test"}
-    assert http.post(access.LINK_ROUTE, data=form, headers=foreign, follow_redirects=False).status_code == 403
-    answer = http.post(access.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
+    assert http.post(routes.LINK_ROUTE, data=form, headers=foreign, follow_redirects=False).status_code == 403
+    answer = http.post(routes.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"] == "/label?x=1"
     assert "HttpOnly" in answer.headers["set-cookie"] and tokens["ann"] not in answer.headers["set-cookie"]
-    first = http.cookies[access.COOKIE]
+    first = http.cookies[identity.COOKIE]
     # with the cookie, the link's page names who is signed in; its button ends that session
     page = http.get(f"/?token={tokens['root']}")
     said = "This browser is signed in as <b>ann</b> (annotator): signing in as root signs ann out here."
     assert said in page.text
     form = {"token": tokens["root"], "next": "/"}
-    answer = http.post(access.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
+    answer = http.post(routes.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"] == "/"
     with Store(db) as store:
         assert store.session_identity(session_id=first) is None
-        assert store.session_identity(session_id=http.cookies[access.COOKIE])["name"] == "root"
+        assert store.session_identity(session_id=http.cookies[identity.COOKIE])["name"] == "root"
     wrong = http.get("/label?token=not-a-token", follow_redirects=False)
     assert wrong.status_code == 200 and "This sign-in link is not valid" in wrong.text
     assert 'id="sign-in-by-link"' not in wrong.text
-    refused = http.post(access.LINK_ROUTE, data={"token": "not-a-token"}, headers=ORIGIN)
+    refused = http.post(routes.LINK_ROUTE, data={"token": "not-a-token"}, headers=ORIGIN)
     assert refused.status_code == 403 and "not valid" in refused.text
     assert http.get("/label?x=1").text == "page /label?x=1"
 
@@ -321,7 +321,7 @@ def test_the_redirect_stays_on_this_site(demo, monkeypatch) -> None:
         ("/\\evil.test", "/evil.test"),
     ):
         form = {"token": tokens["ann"], "next": target}
-        answer = http.post(access.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
+        answer = http.post(routes.LINK_ROUTE, data=form, headers=ORIGIN, follow_redirects=False)
         assert answer.status_code == 303 and answer.headers["location"] == expected, target
 
 
@@ -329,7 +329,7 @@ def test_the_link_button_with_the_store_down_says_so(demo, monkeypatch) -> None:
     """A store that cannot be read when the button is pressed is not "a token not valid"."""
     db, tokens = demo
     http = client(db, monkeypatch)
-    monkeypatch.setattr(access, "_sign_in_by_link", lambda *a: (_ for _ in ()).throw(StoreError("down")))
-    answer = http.post(access.LINK_ROUTE, data={"token": tokens["ann"]}, headers=ORIGIN)
+    monkeypatch.setattr(routes, "_sign_in_by_link", lambda *a: (_ for _ in ()).throw(StoreError("down")))
+    answer = http.post(routes.LINK_ROUTE, data={"token": tokens["ann"]}, headers=ORIGIN)
     assert answer.status_code == 503 and "The store is unavailable; nothing was changed." in answer.text
     assert "not valid" not in answer.text

@@ -137,6 +137,7 @@ INDEXES = (  # their __init__ a docstring index, nothing more (#41)
     "calibration/policy",
     "calibration/holes",
     "annotation/formats",
+    "annotation/access",
 )
 
 
@@ -445,6 +446,26 @@ def _type_only(path: Path, line: int) -> bool:
             if any((n.end_lineno or n.lineno) == line for n in node.body):
                 return True
     return False
+
+
+def test_the_access_family_points_one_way() -> None:
+    """annotation/access.py split in three (#41): the identity imports neither the routes nor the
+    sign-in pages, and speaks no HTTP; the routes import no page; the pages read both."""
+    forbidden = {
+        "annotation/access/identity.py": (
+            "annotation.access.routes",
+            "annotation.access.sign_in_pages",
+            "starlette",
+        ),
+        "annotation/access/routes.py": ("annotation.access.sign_in_pages",),
+    }
+    bad = [
+        f"{path}:{line}: imports {module}"
+        for path, below in forbidden.items()
+        for line, module, _names, _inner in imports(ROOT / path)
+        if any(is_within(module, name) for name in below)
+    ]
+    assert not bad, "\n".join(bad)
 
 
 def test_every_wall_clock_bound_is_marked() -> None:

@@ -304,7 +304,7 @@ def _m015_handout(db: sqlite_utils.Database) -> None:
 
 @MIGRATIONS(name="m016_provider_sign_in")
 def _m016_provider_sign_in(db: sqlite_utils.Database) -> None:
-    """Sign-in with the team's OpenID Connect provider, beside tokens (:mod:`annotation.access`):
+    """Sign-in with the team's OpenID Connect provider, beside tokens (:mod:`annotation.access.identity`):
     the person's verified e-mail (``email``, lower-cased) or the provider's subject (``subject``)
     on the annotator, each belonging to one annotator at most, and when that way in was revoked
     (``provider_revoked_at``: the e-mail stays, so a claim rule cannot add the person again).

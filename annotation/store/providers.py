@@ -1,5 +1,5 @@
 """Sign-in with the team's OpenID Connect provider, in the store (:class:`Providers`); the app's
-side is :mod:`annotation.access`, the annotator rows (e-mail, subject, revocation) are
+side is :mod:`annotation.access.identity`, the annotator rows (e-mail, subject, revocation) are
 :mod:`annotation.store.identity`'s.
 
 Streamlit (``st.login``) verifies the provider's ID token (signature, issuer, audience, nonce) and

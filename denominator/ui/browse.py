@@ -9,8 +9,9 @@ marked as the settled one (:meth:`Store.settle`, one transaction), which the exp
 then gives the item.
 
 The labelling pages never link here: an annotator's navigation holds no admin page, and this page
-stops at :func:`access.require_admin` (checked on every run). The review page opens it on a cell
-of its confusion matrix (:func:`open_items`). Session keys are namespaced ``browse:``.
+stops at :func:`annotation.access.identity.require_admin` (checked on every run). The review page
+opens it on a cell of its confusion matrix (:func:`open_items`). Session keys are namespaced
+``browse:``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, NoReturn
 import pandas as pd
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import Identity, existing_db, require_admin
 from annotation.render import md
 from annotation.rubrics import get_rubric
 from annotation.store import Store, StoreError
@@ -81,9 +82,9 @@ def _chosen(value: Any) -> Any:
 
 
 def render_items_page() -> None:
-    identity = access.require_admin()
+    identity = require_admin()
     st.title(TITLE)
-    db = access.existing_db()
+    db = existing_db()
     if db is None:
         return
     handed = st.session_state.pop(HANDED, None)
@@ -215,7 +216,7 @@ def _disagree(row: dict[str, Any]) -> str:
     )
 
 
-def admin_name(identity: access.Identity) -> str:
+def admin_name(identity: Identity) -> str:
     """Who settles: the signed-in admin; in single-user local mode, the name typed in the sidebar."""
     if identity.name:
         return identity.name

@@ -19,7 +19,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import db_path
 from annotation.model import Qrels, Run
 from annotation.render import md, md_list, num, signed
 from annotation.store import Store, StoreError, database_exists
@@ -64,7 +64,7 @@ LABELS = {
 
 def _db() -> str | None:
     """The store's path when there is one (the page never creates a database by reading)."""
-    db = access.db_path()
+    db = db_path()
     return db if database_exists(db) else None
 
 
@@ -141,7 +141,7 @@ def render_check(
     if findings:
         st.markdown("**What the check found, per query**\n\n" + "\n".join(findings))
     if db is None:
-        st.caption(f"No database at {md(access.db_path())}: nothing to record into.")
+        st.caption(f"No database at {md(db_path())}: nothing to record into.")
         return
     with st.form(f"{KEY}record"):
         name = st.text_input("run name", value=run_label, key=f"{KEY}name")
@@ -227,7 +227,7 @@ def render_history() -> None:
     st.header("History of recorded checks")
     db = _db()
     if db is None:
-        st.caption(f"No database at {md(access.db_path())}: recorded checks live in the store.")
+        st.caption(f"No database at {md(db_path())}: recorded checks live in the store.")
         return
     try:
         with Store(db) as store:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from annotation import access, actions
+from annotation import actions
+from annotation.access.identity import db_path, existing_db, require_admin
 from annotation.commands_text import baseline_text, handout_text
 from annotation.exchange import ImportSources, NothingToImport, WrongSlot
 from annotation.exports import FORMATS as EXPORT_FORMATS
@@ -43,7 +44,7 @@ __all__ = ["render_data_page", "import_uploads", "UPLOADS"]
 
 
 def _db_path() -> str:
-    return access.db_path()
+    return db_path()
 
 
 UPLOADS = {
@@ -114,9 +115,9 @@ def import_uploads(
 
 def render_data_page() -> None:
     """Counts, each annotator's progress, import, the pool and what each run found alone, export."""
-    identity = access.require_admin()
+    identity = require_admin()
     st.title("Data")
-    db = access.existing_db()
+    db = existing_db()
     if db is None:
         return
     overview = st.container()  # drawn last, so its counts include what this run imported or pooled

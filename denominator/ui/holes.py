@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from annotation import access
 from annotation import actions as annotation_actions
+from annotation.access.identity import current, db_path
 from annotation.errors import DenominatorError
 from annotation.formats.records import read_corpus
 from annotation.hole_sample import HoleSample, read_hole_sample
@@ -79,7 +79,7 @@ def _names(data: DataSet) -> tuple[str, str]:
 
 
 def _admin() -> bool:
-    identity = access.current()
+    identity = current()
     return identity is not None and identity.role == "admin"
 
 
@@ -96,7 +96,7 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
     if not report["unjudged_positions"]:
         st.success(f"No holes: every chunk of the top {k} is judged; the figures above need no judge.")
         return
-    path = access.db_path()
+    path = db_path()
     db = path if database_exists(path) else None
     admin = _admin()
     judge = render_fill(data, report, db, admin, source)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import existing_db, require_admin
 from annotation.render import md
 from annotation.store import Store, StoreError, default_judge_name
 from calibration.readings import agreement_mark, reading_of
@@ -50,9 +50,9 @@ LLM = "LLM endpoint (OpenAI-compatible)"
 
 
 def render_judge_page() -> None:
-    access.require_admin()
+    require_admin()
     st.title("Judge")
-    db = access.existing_db()
+    db = existing_db()
     if db is None:
         return
     configured = bool(os.environ.get("OPENAI_BASE_URL"))

@@ -33,7 +33,7 @@ from typing import Any, TypedDict
 
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import current, db_path, existing_db
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreBusy, StoreError, borrowed
@@ -87,12 +87,12 @@ def render_compare_page() -> None:
 
 
 def _db_path() -> str:
-    return access.db_path()
+    return db_path()
 
 
 def _render_page(page: LabelPage) -> None:
     st.title(page.title)
-    identity = access.current()
+    identity = current()
     if identity is None:
         st.error("Sign in with your access token first.")
         return
@@ -106,7 +106,7 @@ def _render_page(page: LabelPage) -> None:
     if not annotator:
         st.info("Type your name in the sidebar to start.")
         return
-    if access.existing_db() is None:
+    if existing_db() is None:
         return
     keys = ", ".join(
         f"{key} {page.rubric.wording(value).partition(':')[0]}" for value, key in page.keys.items()
@@ -163,7 +163,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
     note = (st.session_state.get(_note_key(page)) or "").strip() or None
     try:
         with borrowed(_db_path()) as store:
-            identity = access.current(store)  # a token revoked since the page was drawn writes nothing
+            identity = current(store)  # a token revoked since the page was drawn writes nothing
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 _set(
                     page,
@@ -275,7 +275,7 @@ def _undo(page: LabelPage, annotator: str) -> None:
     item_id = history[-1]
     try:
         with Store(_db_path()) as store:
-            identity = access.current(store)  # a token revoked since the page was drawn changes nothing
+            identity = current(store)  # a token revoked since the page was drawn changes nothing
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 _set(
                     page,
@@ -283,7 +283,7 @@ def _undo(page: LabelPage, annotator: str) -> None:
                     "Your access is no longer valid (revoked, or your sign-in ended): nothing was undone. Sign in again.",
                 )
                 return
-            current = store.current_value(item_id, store.annotator_id(annotator))
+            taken_back = store.current_value(item_id, store.annotator_id(annotator))
             summary = item_summary(item_view(store, item_id, annotator))
             with store.write():  # the label taken back and the item on this tab's screen, at once
                 store.undo(item_id, annotator)
@@ -295,7 +295,7 @@ def _undo(page: LabelPage, annotator: str) -> None:
     except StoreError as exc:
         _set(page, "message", str(exc))
         return
-    took = _grade_name(page, current[0]) if current and current[0] is not None else "label"
+    took = _grade_name(page, taken_back[0]) if taken_back and taken_back[0] is not None else "label"
     _set(page, "message", f"Took back your {took} on {summary}: it is on screen again.")
     _set(page, "current", item_id)  # the undone item comes back at once
     _set(page, "shown_at", None)
@@ -315,7 +315,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     """The labelling pane: reruns alone on each keypress."""
     try:
         with borrowed(_db_path()) as store:
-            identity = access.current(store)  # a key press reruns only this pane: check the token here too
+            identity = current(store)  # a key press reruns only this pane: check the token here too
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 st.error("Your access is no longer valid (revoked, or your sign-in ended). Sign in again.")
                 return

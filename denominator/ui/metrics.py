@@ -19,7 +19,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import require_admin
 from annotation.formats.by_extension import read_ranked
 from annotation.model import FormatError
 from annotation.options import option
@@ -389,7 +389,7 @@ def render_duplicate_example(data: DataSet, settings: Settings) -> None:
 def render_metrics_page() -> None:
     """The metrics and audit page: controls, per-query table, chart, inflation, audit, q_dupe.
     Admins only (it names runs and shows their scores)."""
-    access.require_admin()
+    require_admin()
     st.title("Metrics and audit")
     settings = render_controls()
     try:

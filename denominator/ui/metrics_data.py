@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import db_path, existing_db
 from annotation.errors import DenominatorError
 from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.formats.records import read_corpus_ids
@@ -171,7 +171,7 @@ def render_uploads() -> DataSet | None:
 
 def render_store_source() -> DataSet | None:
     """A stored run and a label set of the store, chosen in the sidebar."""
-    db = access.existing_db()
+    db = existing_db()
     if db is None:
         return None
     with Store(db) as store:
@@ -197,7 +197,7 @@ def render_store_source() -> DataSet | None:
 
 def render_corpus(data: DataSet, default_store: bool) -> DataSet:
     """The corpus label coverage divides by: none, an uploaded file, or the store's chunks."""
-    db = access.db_path()
+    db = db_path()
     choices = [NO_CORPUS, CORPUS_UPLOAD] + ([CORPUS_STORE] if database_exists(db) else [])
     with st.sidebar:
         chosen = st.radio(

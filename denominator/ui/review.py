@@ -15,7 +15,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotation import access
+from annotation.access.identity import existing_db, require_admin
 from annotation.options import option
 from annotation.render import interval, md, num
 from annotation.store import Store, StoreError
@@ -72,9 +72,9 @@ def _policy_ok() -> bool:
 
 
 def render_review_page() -> None:
-    access.require_admin()
+    require_admin()
     st.title("Calibration review")
-    db = access.existing_db()
+    db = existing_db()
     if db is None:
         return
     left, right = st.columns(2)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.access import COOKIE
+from annotation.access.identity import COOKIE
 from annotation.store import Store
 from tests.conftest import CHROMIUM_ARGS, CONTENT_TIMEOUT_MS, add_tokens, free_port, running_app
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation.access import COOKIE, LINK_ROUTE
+from annotation.access.identity import COOKIE
+from annotation.access.routes import LINK_ROUTE
 from annotation.store import Store, token_hash
 from tests.conftest import (
     CHROMIUM_ARGS,
