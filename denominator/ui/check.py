@@ -40,6 +40,8 @@ from calibration.policy.check_text import (
 )
 from calibration.policy.rules import InvalidPolicy, Policy
 from calibration.results import HistoryEntry
+from denominator.ui import metrics_cache
+from denominator.ui.metrics_data import content_key, store_version
 
 KEY = "check:"
 STATUS = {
@@ -77,6 +79,7 @@ def _policy() -> Policy | None:
 
 
 def render_check(
+    key: str,
     qrels: Qrels,
     run: Run,
     k: int,
@@ -90,10 +93,15 @@ def render_check(
     policy = _policy()
     if policy is None:
         return
-    inputs: dict[str, Any] = dict(policy=policy, fetch_depth=fetch_depth, corpus_size=corpus_size)
     try:
         db = check_store()  # the CLI's rule: $DENOMINATOR_DB, else ./denominator.db when it is there
-        report = actions.check(qrels, run, k, min_grade, store_path=db, **inputs)
+        version = ""
+        if db is not None:  # what the check reads of the store: a new label or answer checks again
+            with Store(db) as store:
+                version = content_key(store_version(store))
+        report = metrics_cache.check(
+            key, k, min_grade, fetch_depth, corpus_size, policy, db, version, qrels, run
+        )
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return

@@ -7,6 +7,9 @@ library (``calibration.metrics``, ``calibration.audit``) and the readers of
 left out); undefined values read "undefined", never 0. Session keys are
 namespaced ``metrics:``; bad input is shown with ``st.error``, never a
 traceback.
+
+Every result is read through :mod:`denominator.ui.metrics_cache` (the actions, cached under the
+data's digest and the settings each reads), so a run of the page computes only what changed.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import pandas as pd
 import streamlit as st
 
 from annotation.access.identity import require_admin
-from annotation.formats.by_extension import read_ranked
 from annotation.model import FormatError
 from annotation.options import option
 from annotation.render import interval, md, md_list, over, signed
@@ -41,6 +43,7 @@ from calibration.policy.finding_words import finding_text
 from calibration.policy.findings import FindingGroup, group_findings
 from calibration.policy.rules import InvalidPolicy
 from calibration.results import AuditReport
+from denominator.ui import metrics_cache
 from denominator.ui.check import render_check, render_history
 from denominator.ui.holes import render_holes
 from denominator.ui.metrics_data import (
@@ -52,8 +55,9 @@ from denominator.ui.metrics_data import (
     WORKED_EXAMPLE,
     DataSet,
     UploadError,
-    read_upload,
+    load_run_upload,
     render_data_source,
+    upload_digest,
 )
 
 __all__ = ["render_metrics_page", "EXAMPLE_DIR", "OWN_FILES", "STORE", "WORKED_EXAMPLE", "recall_chart"]
@@ -396,17 +400,15 @@ def render_metrics_page() -> None:
         data = render_data_source(settings.source)
         if data is None:
             return
-        evaluation = actions.metrics(data.qrels, data.run, [settings.k], settings.min_grade)
-        report = actions.audit(
-            data.qrels,
-            data.run,
+        evaluation = metrics_cache.metrics(data.key, settings.k, settings.min_grade, data)
+        report = metrics_cache.audit(
+            data.key,
             settings.k,
             settings.min_grade,
-            fetch_depth=settings.fetch_depth,
-            corpus_size=data.corpus_size,
-            corpus_ids=data.corpus_ids,
-            truth=data.truth,
-            policy=load_policy(),
+            settings.fetch_depth,
+            data.corpus_key,
+            load_policy(),
+            data,
         )
     except (UploadError, FormatError, InvalidMeasure, InvalidAudit, InvalidPolicy, NothingToEvaluate) as exc:
         st.error(md(exc))
@@ -437,6 +439,7 @@ def render_metrics_page() -> None:
         render_history()
         return
     render_check(
+        data.key,
         data.qrels,
         data.run,
         settings.k,
@@ -528,9 +531,16 @@ def render_comparison(data: DataSet, settings: Settings) -> None:
         return
     name_a = data.label.split(" (")[0]
     try:
-        other = read_upload(upload.name, upload.getvalue(), read_ranked)
-        comparison = actions.compare(
-            data.qrels, data.run, other, [settings.k], settings.min_grade, names=(name_a, upload.name)
+        digest = upload_digest(upload)
+        other = load_run_upload(upload.name, digest, upload.getvalue())
+        comparison = metrics_cache.compare(
+            data.key,
+            f"{upload.name}:{digest}",
+            settings.k,
+            settings.min_grade,
+            (name_a, upload.name),
+            data,
+            other,
         )
     except (UploadError, FormatError, InvalidMeasure, NothingToEvaluate) as exc:
         st.error(md(exc))
