@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import logging
 import os
 import statistics
@@ -237,13 +238,15 @@ def measure(qrels: Path, runs: list[Path]) -> tuple[dict[str, Step], dict[str, S
 def sections(qrels: Path, run: Path) -> list[str]:
     """Each section of the page's work on one upload, called as the page calls it (no cache), at
     k = 10 then at k = 20: wall and CPU seconds, the load beside."""
+    # outside a server each cache warns as it is made (on import); the profile calls them uncached
+    from streamlit.runtime.caching import cache_data_api
+
+    logging.getLogger(cache_data_api.__name__).setLevel(logging.ERROR)
     from calibration import actions
     from calibration.gate import load_policy
     from denominator.ui.metrics import audit_frame, metrics_frame
     from denominator.ui.metrics_data import load_uploads
 
-    # outside a server the caches warn once per function; the profile calls the reading uncached
-    logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
     rows: list[str] = []
 
     def lap(name: str, wall: float, cpu: float) -> None:
@@ -257,7 +260,7 @@ def sections(qrels: Path, run: Path) -> list[str]:
 
     q_bytes, r_bytes = qrels.read_bytes(), run.read_bytes()
     started = now()
-    data = load_uploads.__wrapped__(qrels.name, "", run.name, "", q_bytes, r_bytes)  # the reading, uncached
+    data = load_uploads.__wrapped__(qrels.name, "", run.name, "", io.BytesIO(q_bytes), io.BytesIO(r_bytes))
     lap("read the two uploads", *started)
     for k in (10, 20):
         started = now()

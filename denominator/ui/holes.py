@@ -95,7 +95,7 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
     except DenominatorError as exc:
         st.error(md(exc))
         return
-    render_holes_table(report)
+    render_holes_table(report, content_key(data.key, k, run_name, qrels_name))
     if not report["unjudged_positions"]:
         st.success(f"No holes: every chunk of the top {k} is judged; the figures above need no judge.")
         return
@@ -107,7 +107,8 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
     render_figures(data, k, min_grade, judge, sample, db)
 
 
-def render_holes_table(report: HolesReport) -> None:
+def render_holes_table(report: HolesReport, key: str) -> None:
+    """The holes per query; ``key``: what the report read (the table's cache key)."""
     k = report["k"]
     st.markdown(
         f"**{unjudged_text(report)} unjudged** in the top {k} of {md(report['runs'][0])} "
@@ -131,10 +132,12 @@ def render_holes_table(report: HolesReport) -> None:
             ]
         )
 
-    if report["n_queries"] <= TABLE_ROWS:
-        st.table(frame(True), hide_index=True)
+    escape = report["n_queries"] <= TABLE_ROWS
+    table = metrics_cache.drawn(f"holes table, escaped {escape}", key, lambda: frame(escape))
+    if escape:
+        st.table(table, hide_index=True)
     else:
-        st.dataframe(frame(False), hide_index=True, height=420)
+        st.dataframe(table, hide_index=True, height=420)
     if report["not_shared"]:
         st.caption(f"{report['not_shared']:,} queries of the run are not in the judgments: not listed.")
 

@@ -12,9 +12,15 @@ passed unhashed (``_data``): hashing a 70 MB run on every run of the page is wha
 estimate adds findings to the audit's report) without touching the cache. Each function keeps at
 most :data:`RESULTS` answers and :data:`RESULT_BYTES` of them (a 10,000-query audit is ~2 MB
 pickled). An error is not cached: it is raised again on the next run, as the action raises it.
+
+:func:`drawn` keeps what a page makes of a result (a per-query table of escaped text, the findings
+in words) under the key of the result it reads: 10,000 rows take longer to write than to read back.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 import streamlit as st
 
@@ -26,10 +32,12 @@ from calibration.policy.rules import Policy
 from calibration.results import AuditReport, CheckReport, Comparison, FilledReport, HolesReport
 from denominator.ui.metrics_data import DataSet
 
-__all__ = ["RESULTS", "RESULT_BYTES", "metrics", "audit", "holes", "filled", "check", "compare"]
+__all__ = ["RESULTS", "RESULT_BYTES", "metrics", "audit", "holes", "filled", "check", "compare", "drawn"]
 
 RESULTS = 16  # answers kept per function: a few settings of a few data sets
 RESULT_BYTES = "256MB"  # and at most this much of them, pickled
+
+T = TypeVar("T")
 
 
 @st.cache_data(show_spinner=False, max_entries=RESULTS, max_size=RESULT_BYTES)
@@ -139,3 +147,10 @@ def compare(
     """``actions.compare`` of the data's run (A) with a second run (B, ``other_key``: its upload's
     name and digest) at one cutoff."""
     return actions.compare(_data.qrels, _data.run, _other, [k], min_grade, names=names)
+
+
+@st.cache_data(show_spinner=False, max_entries=4 * RESULTS, max_size=RESULT_BYTES)
+def drawn(what: str, key: str, _make: Callable[[], T]) -> T:
+    """``_make()``, kept under ``what`` it is (a table's name, escaped or not) and ``key``: the
+    digest of everything the result it is made from reads (:func:`~denominator.ui.metrics_data.content_key`)."""
+    return _make()

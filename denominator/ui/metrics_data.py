@@ -17,6 +17,7 @@ upload's bytes are digested once per upload (:func:`upload_digest`), not on ever
 from __future__ import annotations
 
 import hashlib
+import io
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -142,23 +143,24 @@ def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
 
 @st.cache_data(show_spinner=False, max_entries=DATA_SETS, max_size=DATA_BYTES)
 def load_uploads(
-    qrels_name: str, qrels_digest: str, run_name: str, run_digest: str, _qrels_data: bytes, _run_data: bytes
+    qrels_name: str, qrels_digest: str, run_name: str, run_digest: str, _qrels: io.BytesIO, _run: io.BytesIO
 ) -> DataSet:
-    """The two uploads read, kept under their names and digests (:func:`upload_digest`), not their
-    bytes (hashing them again on every run of the page is what the digest saves)."""
+    """The two uploads (``st.file_uploader``'s files) read, kept under their names and digests
+    (:func:`upload_digest`), not their bytes: hashing, even copying, 70 MB on every run of the page
+    is what the digest saves."""
     return DataSet(
         label=f"{qrels_name} and {run_name}",
-        qrels=read_upload(qrels_name, _qrels_data, read_judgments),
-        run=read_upload(run_name, _run_data, read_ranked),
+        qrels=read_upload(qrels_name, _qrels.getvalue(), read_judgments),
+        run=read_upload(run_name, _run.getvalue(), read_ranked),
         run_digest=run_digest,
         key=content_key(OWN_FILES, qrels_name, qrels_digest, run_name, run_digest),
     )
 
 
 @st.cache_data(show_spinner=False, max_entries=DATA_SETS, max_size=DATA_BYTES)
-def load_run_upload(name: str, digest: str, _data: bytes) -> Run:
+def load_run_upload(name: str, digest: str, _file: io.BytesIO) -> Run:
     """One uploaded run (the Metrics page's second run, to compare), kept under its name and digest."""
-    return read_upload(name, _data, read_ranked)
+    return read_upload(name, _file.getvalue(), read_ranked)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -189,9 +191,9 @@ def label_sets(db: str, version: tuple[object, ...]) -> dict[str, str]:
 
 
 @st.cache_data(show_spinner=False, max_entries=DATA_SETS)
-def load_corpus_upload(name: str, digest: str, _data: bytes) -> set[str]:
+def load_corpus_upload(name: str, digest: str, _file: io.BytesIO) -> set[str]:
     """An uploaded corpus's chunk ids, kept under its name and digest (:func:`upload_digest`)."""
-    return set(read_upload(name, _data, read_corpus_ids))
+    return set(read_upload(name, _file.getvalue(), read_corpus_ids))
 
 
 def store_version(store: Store) -> tuple[object, ...]:
@@ -225,8 +227,8 @@ def render_uploads() -> DataSet | None:
         upload_digest(qrels_file),
         run_file.name,
         upload_digest(run_file),
-        qrels_file.getvalue(),
-        run_file.getvalue(),
+        qrels_file,
+        run_file,
     )
 
 
@@ -283,7 +285,7 @@ def render_corpus(data: DataSet, default_store: bool) -> DataSet:
     data.corpus_ids, data.corpus_label, data.corpus_key = None, "", ""
     if upload is not None:
         digest = upload_digest(upload)
-        data.corpus_ids = load_corpus_upload(upload.name, digest, upload.getvalue())
+        data.corpus_ids = load_corpus_upload(upload.name, digest, upload)
         data.corpus_label = f"{upload.name} ({len(data.corpus_ids):,} chunks)"
         data.corpus_key = content_key(CORPUS_UPLOAD, upload.name, digest)
     return data
