@@ -133,3 +133,22 @@ def test_the_worked_example_drawn_again_is_the_same_page(calls) -> None:
     ok(at.run())
     assert page_text(at) == first
     assert calls["metrics"] == 1 and calls["holes"] == 1
+
+
+def test_the_store_version_moves_when_labels_stop_or_start_counting(demo_db) -> None:
+    """What the stored data and the check are kept under: a retired import (no row deleted, no
+    row counted differently by ``counts``) and a withdrawn settlement (no label added) move it."""
+    from annotation.store import Store
+    from denominator.ui.metrics_data import store_version
+
+    with Store(demo_db) as store:
+        before = store_version(store)
+        store.retire_import(2, "root", "cat's labels were for another corpus")
+        retired = store_version(store)
+        assert retired != before
+        item = next(int(i) for i, _, _ in store.chunk_items())
+        store.settle(item, "root", 3)
+        settled = store_version(store)
+        store.unsettle(item, "root")
+        assert len({before, retired, settled, store_version(store)}) == 4
+        assert store_version(store) == store_version(store)  # reading it writes nothing

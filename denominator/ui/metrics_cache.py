@@ -36,6 +36,9 @@ __all__ = ["RESULTS", "RESULT_BYTES", "metrics", "audit", "holes", "filled", "ch
 
 RESULTS = 16  # answers kept per function: a few settings of a few data sets
 RESULT_BYTES = "256MB"  # and at most this much of them, pickled
+# a check is read again after an hour whatever its key: a judge's verdict turns stale with the
+# calendar week, which no key of the store's rows sees
+CHECK_SECONDS = 3600
 
 T = TypeVar("T")
 
@@ -106,7 +109,7 @@ def filled(
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=RESULTS, max_size=RESULT_BYTES)
+@st.cache_data(show_spinner=False, max_entries=RESULTS, max_size=RESULT_BYTES, ttl=CHECK_SECONDS)
 def check(
     key: str,
     k: int,

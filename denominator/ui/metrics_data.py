@@ -197,9 +197,13 @@ def load_corpus_upload(name: str, digest: str, _file: io.BytesIO) -> set[str]:
 
 
 def store_version(store: Store) -> tuple[object, ...]:
-    """What changes when the store's runs, labels or judges' answers change (append-only tables)."""
+    """What changes when the store's runs, labels or judges' answers change: the rows of its
+    append-only tables, each judge's answers, each import's state (a retired import's rows stop
+    counting, no row is deleted) and the chunks' settled grades (a withdrawn settlement adds no label)."""
     judges = tuple((j["fingerprint"], j["rows"]) for j in store.judges())
-    return tuple(store.counts().items()) + judges
+    imports = tuple((i["id"], i["state"], i["changed_at"]) for i in store.imports())
+    settled = content_key(sorted(store.settled_chunk_grades().items()))
+    return tuple(store.counts().items()) + judges + imports + (settled,)
 
 
 # ---------------------------------------------------------------- rendering
