@@ -66,6 +66,7 @@ bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labe
 	$(PY) bench/trace_import.py || fail=1; \
 	$(PY) bench/estimate.py || fail=1; \
 	$(PY) bench/store_load.py || fail=1; \
+	$(PY) bench/metrics_page_profile.py || fail=1; \
 	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py || fail=1; $(PY) bench/metrics_page.py || fail=1; \
 	else echo "bench/browser.py and bench/metrics_page.py skipped: /usr/bin/chromium missing"; fi; \
 	if [ $$fail = 1 ]; then echo "make bench: a target was missed (see above)"; fi; exit $$fail
