@@ -57,7 +57,7 @@ interop: $(INTEROP)/.installed  ## the exports read by RAGAS's, DeepEval's and P
 	DENOMINATOR_INTEROP=1 DEEPEVAL_TELEMETRY_OPT_OUT=1 RAGAS_DO_NOT_TRACK=true \
 		$(INTEROP)/bin/python -m pytest -q -p no:cacheprovider -m 'not postgres' tests/test_exports.py
 
-bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop; key press to next item beside plain Streamlit; the judge (figures in docs/benchmarks.md)
+bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop; key press to next item beside plain Streamlit; the Metrics page on a 71 MB upload beside plain Streamlit; the judge (figures in docs/benchmarks.md)
 	@fail=0; \
 	$(PY) bench/run.py || fail=1; \
 	$(PY) bench/labelling.py --ops 500 || fail=1; \
@@ -66,8 +66,9 @@ bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labe
 	$(PY) bench/trace_import.py || fail=1; \
 	$(PY) bench/estimate.py || fail=1; \
 	$(PY) bench/store_load.py || fail=1; \
-	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py || fail=1; \
-	else echo "bench/browser.py skipped: /usr/bin/chromium missing"; fi; \
+	$(PY) bench/metrics_page_profile.py || fail=1; \
+	if [ -x /usr/bin/chromium ]; then $(PY) bench/browser.py || fail=1; $(PY) bench/metrics_page.py || fail=1; \
+	else echo "bench/browser.py and bench/metrics_page.py skipped: /usr/bin/chromium missing"; fi; \
 	if [ $$fail = 1 ]; then echo "make bench: a target was missed (see above)"; fi; exit $$fail
 
 # The PostgreSQL tests (marker postgres, in `make test`) start their own server from Debian's

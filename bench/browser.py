@@ -115,6 +115,13 @@ def free_port() -> int:
 @contextlib.contextmanager
 def serve(script: str, env: dict[str, str]) -> Iterator[str]:
     """``streamlit run SCRIPT`` as `make run` starts it, on a free port; its URL."""
+    with served(script, env) as (url, _process):
+        yield url
+
+
+@contextlib.contextmanager
+def served(script: str, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """:func:`serve`, with the server's process beside its URL (its CPU time is read from it)."""
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true"]
     command += ["--server.address", "127.0.0.1", "--server.port", str(port)]
@@ -138,7 +145,7 @@ def serve(script: str, env: dict[str, str]) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise SystemExit(f"{script}: the server did not answer within 60 s")
                 time.sleep(0.2)
-            yield url
+            yield url, process
         finally:
             process.terminate()
             try:

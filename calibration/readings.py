@@ -3,8 +3,8 @@
 the Metrics page's label sets and Holes section, and the Check section all quote these, so a judge
 has one kappa, interval, n and verdict wherever it is shown.
 
-The statistics (the review's scipy and scikit-learn, ~0.7 s) load when a reading is asked for, not
-when this module is imported.
+The statistics (the review's, with scipy.special; no scikit-learn and no scipy.stats since #42) load
+when a reading is asked for, not when this module is imported.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def current_readings(store: Store) -> dict[str, Any]:
     now: the policy's bar, statistic, min_queries and staleness, the design-aware interval, the
     verdict. The policy file is the default one (./denominator.yaml when present, else the
     defaults); a policy that does not parse falls back to the defaults."""
-    # start-up: the review's statistics (scipy, ~0.7 s), only where a judge's reading is shown
+    # start-up: the review's statistics (scipy.special, ~0.3 s), only where a judge's reading is shown
     from calibration.gate import load_policy
     from calibration.policy.rules import DEFAULT_POLICY
 
@@ -103,7 +103,7 @@ def agreement_mark(store: Store, judge: Mapping[str, Any], readings: dict[str, A
     readings = current_readings(store) if readings is None else readings
     if judge["fingerprint"] in readings:
         return reading_mark(readings[judge["fingerprint"]])
-    from calibration.review import latest_calibration  # start-up: the review's scikit-learn, ~0.7 s
+    from calibration.review import latest_calibration  # start-up: the review's statistics, ~0.3 s
 
     latest = latest_calibration(store, judge["fingerprint"])
     if latest is not None:

@@ -26,6 +26,11 @@ server, a LiteLLM proxy) through the ``openai`` async client.
 - Every call reports its token usage and latency; :class:`judge.prices.Prices` turns
   tokens into a cost when the model's price is known, and says "unknown"
   otherwise (never a made-up 0).
+- Lean per call (#42): a run's request body is encoded once per rubric (:class:`RequestTemplate`:
+  a call adds its user message and seed) and sent with the SDK's own ``post`` (the client's
+  auth, headers, timeouts and status errors as ``chat.completions.create`` has them, without its
+  per-call walk of the parameters); the reply is read as the JSON it is, as leniently as the SDK's
+  ``ChatCompletion`` reads it, without building pydantic models.
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ __all__ = [
     "CallFailed",
     "CallStopped",
     "EndpointRefused",
+    "RequestTemplate",
+    "encode_body",
     "request_body",
 ]
 
@@ -178,6 +185,83 @@ def request_body(
     return body
 
 
+def encode_body(body: object) -> bytes:
+    """A request body as the SDK encodes it (``openai._utils._json.openapi_dumps``: UTF-8, no ASCII
+    escapes, no spaces, no NaN)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+_USER_SLOT = "\x00user\x00"  # a system message never holds a NUL: the slot cannot match its text
+_SEED_SLOT = "\x00seed\x00"
+
+
+class RequestTemplate:
+    """The chat completion body of one rubric's calls, encoded once: model, system message,
+    temperature, response format; :meth:`render` adds a call's user message and seed. The bytes
+    are those of :func:`encode_body` of :func:`request_body` for ``[system, user]``."""
+
+    def __init__(self, endpoint: Endpoint, system: str, response_format: Mapping[str, Any] | None) -> None:
+        self.endpoint, self.system, self.response_format = endpoint, system, response_format
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": _USER_SLOT}]
+        body = request_body(endpoint, messages, response_format)
+        self._seeded = "seed" in body
+        if self._seeded:
+            body["seed"] = _SEED_SLOT
+        head, user_slot, tail = encode_body(body).partition(encode_body(_USER_SLOT))
+        middle, seed_slot, end = tail.partition(encode_body(_SEED_SLOT))
+        if not user_slot or bool(seed_slot) != self._seeded:  # a slot not found once: never sent wrong
+            raise ValueError("the request body's slots were not found in its encoding")
+        self._parts = (head, middle, end)
+
+    def render(self, user: str, seed: int | None = None) -> bytes:
+        """The body of one call (``seed`` overrides the endpoint's, as :func:`request_body`)."""
+        seed = seed if seed is not None else self.endpoint.seed
+        if (seed is not None) != self._seeded or isinstance(seed, bool):
+            messages = [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+            return encode_body(request_body(self.endpoint, messages, self.response_format, seed))
+        head, middle, end = self._parts
+        return b"".join((head, encode_body(user), middle, str(seed).encode() if self._seeded else b"", end))
+
+
+def read_completion(
+    reply: httpx2.Response,
+) -> tuple[str | None, int | None, int | None, str | None, str | None]:
+    """(text, tokens in, tokens out, served model, system fingerprint) of a 200 reply, read as the
+    SDK's ``ChatCompletion`` reads it (missing fields are None; no pydantic model built): a body that
+    is not JSON, not an object, or whose first choice has no message object raises CallFailed. A
+    text, token count or model of the wrong type is None (as a batch line's)."""
+    try:
+        data = json.loads(reply.content)
+    except ValueError:  # not JSON (or not UTF-8): with a JSON content type, say so as the SDK's error did
+        content_type = reply.headers.get("content-type", "*").split(";")[0]
+        why = " (JSONDecodeError)" if content_type.endswith("json") else ""
+        raise CallFailed(f"a reply that is not a chat completion{why}") from None
+    if not isinstance(data, dict):
+        raise CallFailed("a reply that is not a chat completion")
+    choices = data.get("choices")
+    text: object = None
+    if choices:
+        first = choices[0] if isinstance(choices, list) else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):  # a 200 that is not a chat completion (a proxy's page)
+            raise CallFailed("a reply that is not a chat completion")
+        text = message.get("content")
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    served, system = data.get("model"), data.get("system_fingerprint")
+    return (
+        text if isinstance(text, str) else None,
+        _count(usage.get("prompt_tokens")),
+        _count(usage.get("completion_tokens")),
+        served if isinstance(served, str) and served else None,
+        system if isinstance(system, str) and system else None,
+    )
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _retry_after(exc: openai.APIStatusError) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or an HTTP date); None
     when absent or unreadable (the normal backoff applies)."""
@@ -250,15 +334,18 @@ class JudgeClient:
         ``call_id`` is sent as ``X-Denominator-Call`` (servers and proxies may log it);
         ``seed`` overrides the endpoint's (a pair's repeat r asks with seed + r); ``stopping``
         set ends a retry's wait at once (:class:`CallStopped`)."""
+        body = encode_body(request_body(self.endpoint, messages, response_format, seed))
+        return await self.send(body, call_id, stopping)
+
+    async def send(self, body: bytes, call_id: str, stopping: asyncio.Event | None = None) -> CallResult:
+        """:meth:`complete` with its body already encoded (:meth:`RequestTemplate.render`)."""
         async with self._limit:
             attempts = [0]
             loop = asyncio.get_running_loop()
             deadline = loop.time() + self.endpoint.timeout
             try:
                 async with asyncio.timeout_at(deadline):
-                    return await self._attempts(
-                        messages, response_format, call_id, seed, stopping, deadline, attempts
-                    )
+                    return await self._attempts(body, call_id, stopping, deadline, attempts)
             except TimeoutError:
                 raise CallFailed(
                     f"no complete reply within the call's deadline of {self.endpoint.timeout:g} s "
@@ -266,25 +353,20 @@ class JudgeClient:
                 ) from None
 
     async def _attempts(
-        self,
-        messages: list[dict[str, str]],
-        response_format: Mapping[str, Any] | None,
-        call_id: str,
-        seed: int | None,
-        stopping: asyncio.Event | None,
-        deadline: float,
-        attempts: list[int],
+        self, body: bytes, call_id: str, stopping: asyncio.Event | None, deadline: float, attempts: list[int]
     ) -> CallResult:
         ep = self.endpoint
-        body = request_body(ep, messages, response_format, seed)
+        headers = {"X-Denominator-Call": call_id}
         loop = asyncio.get_running_loop()
         while True:
             attempts[0] += 1
             attempt = attempts[0]
             started = time.monotonic()
             try:
-                reply = await self._client.chat.completions.create(
-                    **body, extra_headers={"X-Denominator-Call": call_id}
+                # the SDK's request as chat.completions.create makes it (auth, headers, timeout, status
+                # errors), less its per-call transform of the parameters: the body is encoded already
+                reply = await self._client.post(
+                    "/chat/completions", cast_to=httpx2.Response, content=body, options={"headers": headers}
                 )
             except ReplyTooLarge as exc:
                 raise CallFailed(
@@ -323,24 +405,17 @@ class JudgeClient:
                     ) from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
                 wait, reason = None, type(exc).__name__
-            except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
-                raise CallFailed(f"a reply that is not a chat completion ({type(exc).__name__})") from None
             else:
                 latency = (time.monotonic() - started) * 1000
-                try:
-                    usage = reply.usage
-                    text = reply.choices[0].message.content if reply.choices else None
-                    served, system = reply.model, reply.system_fingerprint
-                except AttributeError:  # a 200 that is not a chat completion (a proxy's HTML page)
-                    raise CallFailed("a reply that is not a chat completion") from None
+                text, tokens_in, tokens_out, served, system = read_completion(reply)
                 return CallResult(
                     text=text,
-                    tokens_in=usage.prompt_tokens if usage else None,
-                    tokens_out=usage.completion_tokens if usage else None,
+                    tokens_in=tokens_in,
+                    tokens_out=tokens_out,
                     latency_ms=latency,
                     attempts=attempt,
-                    served_model=served if isinstance(served, str) and served else None,
-                    system_fingerprint=system if isinstance(system, str) and system else None,
+                    served_model=served,
+                    system_fingerprint=system,
                 )
             if attempt > ep.max_retries:
                 raise CallFailed(f"{reason} after {attempt} attempts")

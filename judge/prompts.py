@@ -42,6 +42,8 @@ __all__ = [
     "SchemaMode",
     "InvalidReply",
     "build_messages",
+    "system_prompt",
+    "user_prompt",
     "reply_schema",
     "response_format",
     "parse_reply",
@@ -141,11 +143,20 @@ def build_messages(rubric: Rubric | str, data: Mapping[str, Any]) -> list[dict[s
     """The chat messages for one call. ``data``: relevance ``{"query", "chunk"}``;
     faithfulness ``{"question", "contexts": [texts], "answer"}``; preference
     ``{"question", "answer_A", "answer_B"}`` (A shown first)."""
-    rubric = get_rubric(rubric) if isinstance(rubric, str) else rubric
     return [
-        {"role": "system", "content": _system(rubric)},
-        {"role": "user", "content": _USER.format(data=_encode(data))},
+        {"role": "system", "content": system_prompt(rubric)},
+        {"role": "user", "content": user_prompt(data)},
     ]
+
+
+def system_prompt(rubric: Rubric | str) -> str:
+    """The system message of every call of ``rubric`` (:func:`build_messages`' first)."""
+    return _system(get_rubric(rubric) if isinstance(rubric, str) else rubric)
+
+
+def user_prompt(data: Mapping[str, Any]) -> str:
+    """The user message of one call (:func:`build_messages`' second): the item as data."""
+    return _USER.format(data=_encode(data))
 
 
 def response_format(rubric: Rubric | str, schema_mode: SchemaMode) -> dict[str, Any] | None:

@@ -4,7 +4,9 @@ as it comes, resumable.
 A call is identified by (fingerprint, item, order, repeat). Before a run, the
 calls this judge already has a value for are skipped, so a crash or an
 interrupt resumes where it stopped, and a second run of the same job makes
-no call. Each answer is committed the moment it arrives (:class:`ResultWriter`).
+no call. Answers are committed in small batches as they arrive (:class:`ResultWriter`:
+at most ``WRITE_EVERY`` seconds, 0.1, after each answer, or as soon as ``WRITE_BATCH``, 64,
+are waiting), and whatever is waiting at the end of a run, stopped or not.
 
 Stopping: :meth:`Job.stop` (the CLI calls it on Ctrl-C or SIGTERM) starts no
 new call and ends every retry's wait at once; a call whose request is in
@@ -14,8 +16,9 @@ again), then it is abandoned and stored as not answered (an error row: asked
 again next run). An endpoint that drips its reply holds a stop for at most
 that grace. A process
 killed outright (SIGKILL) can lose the replies in flight at that moment (at
-most ``concurrency`` calls, plus those received and not yet committed); the
-resumed run asks them again.
+most ``concurrency`` calls) and the answers of the batch not yet committed (those
+received in the last ``WRITE_EVERY`` seconds, at most ``WRITE_BATCH``); the resumed run
+asks them again, and never stores an answer twice.
 
 The store's write lock held by another process does not lose an answer: the
 :class:`ResultWriter` queues what it cannot write and retries (every 0.25 s,
@@ -37,9 +40,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.store import Store, StoreBusy, StoreError
-from judge.client import CallFailed, CallResult, CallStopped, JudgeClient
+from judge.client import CallFailed, CallResult, CallStopped, JudgeClient, RequestTemplate
 from judge.progress import Progress
-from judge.prompts import InvalidReply, SchemaMode, build_messages, parse_reply, response_format
+from judge.prompts import (
+    InvalidReply,
+    SchemaMode,
+    parse_reply,
+    response_format,
+    system_prompt,
+    user_prompt,
+)
 
 __all__ = [
     "Call",
@@ -52,12 +62,16 @@ __all__ = [
     "call_seed",
     "take_reply",
     "STOP_GRACE",
+    "WRITE_BATCH",
+    "WRITE_EVERY",
 ]
 
 STOP_GRACE = 2.0  # seconds a call in flight may still deliver its answer once a run is stopped
 LOCK_RETRY_EVERY = 0.25  # seconds between two tries of a write the lock refused
 WRITE_LOCK_WAIT = 120.0  # seconds the end of a run waits for the write lock before giving up
 LOCK_PROBE_MS = 20  # the writer's busy timeout: a held lock costs the calls at most this per try
+WRITE_EVERY = 0.1  # seconds an answer waits at most for its batch's commit (a SIGKILL loses these)
+WRITE_BATCH = 64  # answers waiting that are committed at once, however young
 UNANSWERED = "not answered:"  # how the error of a call the stop cut short begins
 NOT_ANSWERED = f"{UNANSWERED} the run was stopped with the call in flight"
 
@@ -82,14 +96,16 @@ class Call:
 
 
 class ResultWriter:
-    """Commits each answer the moment it arrives, before the worker sends its next call.
+    """Commits the answers in small batches as they arrive, in the event loop's own thread.
 
-    One short transaction per answer, in the event loop's own thread: an answer the
-    endpoint delivered is on disk within about a millisecond, so a process killed
-    outright loses (and a resumed run asks again) only the calls in flight and, at
-    worst, the answers of the last millisecond. A writer thread was measured first:
-    waiting for the thread to be scheduled left answers unstored for several
-    milliseconds, and SIGKILLs at random moments repeated 4-15 of 40 calls.
+    An answer is committed at most ``batch_seconds`` (``WRITE_EVERY``, 0.1 s) after it arrives,
+    with every answer waiting then, or at once when ``batch_size`` (``WRITE_BATCH``, 64) are
+    waiting: one short transaction a batch, not one an answer (#42: 2,000 answers were 2,000
+    transactions, each a ``BEGIN IMMEDIATE`` and a synced ``COMMIT``). A process killed outright
+    loses (and a resumed run asks again) the calls in flight and the answers of the last
+    ``batch_seconds`` at most; :meth:`close` commits whatever waits. A writer thread was measured
+    first (before batching): waiting for the thread to be scheduled left answers unstored for
+    several milliseconds, and SIGKILLs at random moments repeated 4-15 of 40 calls.
 
     When another process holds the write lock, an answer is queued, not lost: the
     writer tries again every ``LOCK_RETRY_EVERY`` seconds (each try waits at most
@@ -97,15 +113,25 @@ class ResultWriter:
     seconds for the rest, then raises :class:`AnswersNotStored`.
     """
 
-    def __init__(self, db_path: str, lock_wait: float = WRITE_LOCK_WAIT) -> None:
+    def __init__(
+        self,
+        db_path: str,
+        lock_wait: float = WRITE_LOCK_WAIT,
+        batch_seconds: float = WRITE_EVERY,
+        batch_size: int = WRITE_BATCH,
+    ) -> None:
         self.db_path = db_path
         self.lock_wait = lock_wait
+        self.batch_seconds = batch_seconds
+        self.batch_size = batch_size
         self._store: Store | None = None
         self.written = 0
         self.received = 0
+        self.commits = 0  # transactions that stored answers
         self.pending: list[tuple[float, dict[str, Any]]] = []  # (received at, row), oldest first
         self.delayed = 0  # answers that waited for the lock
         self.longest_wait = 0.0
+        self._refused = 0  # of the answers pending, the first this many were refused by the lock
         self._next_try = 0.0
 
     def start(self) -> None:
@@ -118,26 +144,36 @@ class ResultWriter:
         self.pending.append((time.monotonic(), row))
         self.flush()
 
+    def due(self, now: float) -> bool:
+        """Whether the answers waiting make a batch: ``batch_size`` of them, or the oldest has
+        waited ``batch_seconds``."""
+        return bool(self.pending) and (
+            len(self.pending) >= self.batch_size or now - self.pending[0][0] >= self.batch_seconds
+        )
+
     def flush(self, force: bool = False) -> bool:
-        """Write the queued answers (not before the next try is due, unless ``force``); True
-        when none is left. A lock held elsewhere leaves them queued; any other error raises."""
+        """Write the queued answers when they make a batch (:meth:`due`) and no lock retry is
+        pending, or at once with ``force``; True when none is left. A lock held elsewhere leaves
+        them queued; any other error raises."""
         if not self.pending:
             return True
         store = self._store
         if store is None:  # not started (put starts it) or closed: nothing to write to, they stay queued
             return False
         now = time.monotonic()
-        if not force and now < self._next_try:
+        if not force and (now < self._next_try or not self.due(now)):
             return False
         try:
             self.written += store.add_judge_labels([row for _, row in self.pending])
         except StoreBusy:  # another process's write: the answers stay queued
             self._next_try = now + LOCK_RETRY_EVERY
+            self._refused = len(self.pending)
             return False
-        waited = [now - at for at, _ in self.pending]
-        late = [w for w in waited if w > LOCK_RETRY_EVERY]
-        self.delayed += len(late)
-        self.longest_wait = max([self.longest_wait, *late])
+        self.commits += 1
+        if self._refused:  # those the lock kept out waited for it
+            self.delayed += self._refused
+            self.longest_wait = max(self.longest_wait, now - self.pending[0][0])
+            self._refused = 0
         self.pending.clear()
         return True
 
@@ -182,6 +218,8 @@ class Job:
         self.rubric = rubric
         self.fingerprint = fingerprint
         self.format = response_format(rubric, schema_mode)
+        # the body every call sends, encoded once: a call adds its item and seed
+        self.template = RequestTemplate(client.endpoint, system_prompt(rubric), self.format)
         if total is None:
             calls = list(calls)
             total = len(calls)
@@ -242,9 +280,11 @@ class Job:
         return p
 
     async def _keep_flushing(self) -> None:
-        """Answers queued behind another process's write lock go in as soon as it is free."""
+        """A batch goes in once its oldest answer has waited ``batch_seconds`` though no other
+        answer came; answers queued behind another process's write lock, as soon as it is free."""
+        every = min(LOCK_RETRY_EVERY, self.writer.batch_seconds / 2)
         while True:
-            await asyncio.sleep(LOCK_RETRY_EVERY)
+            await asyncio.sleep(every)
             self.writer.flush()
 
     async def _worker(self, pending: Iterator[Call]) -> None:
@@ -283,19 +323,13 @@ class Job:
         return call_row(call, self.fingerprint)
 
     async def _one(self, call: Call) -> dict[str, Any]:
-        messages = build_messages(self.rubric, call.data)
+        body = self.template.render(user_prompt(call.data), call_seed(self.client.endpoint.seed, call))
         row = self._row(call)
         for attempt in range(self.reply_retries + 1):
             if attempt and self._stop.is_set():
                 return row  # the invalid reply stays an error row; not asked again
             try:
-                result = await self.client.complete(
-                    messages,
-                    self.format,
-                    call.call_id(self.fingerprint),
-                    seed=call_seed(self.client.endpoint.seed, call),
-                    stopping=self._stopping,
-                )
+                result = await self.client.send(body, call.call_id(self.fingerprint), self._stopping)
             except CallStopped as exc:
                 row["error"] = str(exc)
                 return row

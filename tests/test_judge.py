@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -318,3 +319,130 @@ def test_an_injection_in_a_chunk_stays_data_on_the_wire(demo, fake_openai) -> No
     assert json.loads(block)["chunk"] == INJECTION and user["content"].count("</item>") == 1
     assert body["response_format"]["json_schema"]["schema"]["properties"]["grade"]["enum"] == [0, 1, 2, 3]
     assert body["temperature"] == 0 and body["seed"] == 0
+
+
+# ---------------------------------------------------------------- the lean client (#42, item 5)
+
+
+def test_a_rubrics_body_is_encoded_once_and_equals_the_sdks_encoding() -> None:
+    """RequestTemplate: the bytes json.dumps would give the whole body (the SDK's openapi_dumps:
+    no ASCII escapes, no spaces), with the call's item and seed filled in."""
+    from judge.client import RequestTemplate, encode_body, request_body
+    from judge.prompts import response_format, system_prompt, user_prompt
+
+    data = {"query": "maïs <storage>", "chunk": INJECTION + " 穀物 \x00"}
+    for seed, rubric, mode in [(0, "relevance", "json_schema"), (None, "preference", "prompt")]:
+        ep = Endpoint("http://127.0.0.1:9/v1", "m", temperature=0.25, seed=seed)
+        fmt = response_format(rubric, mode)
+        template = RequestTemplate(ep, system_prompt(rubric), fmt)
+        for call_seed in [None, 7, 12345678901234] if seed is not None else [None]:
+            body = request_body(ep, build_messages(rubric, data), fmt, call_seed)
+            sent = template.render(user_prompt(data), call_seed)
+            expected = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+            assert sent == expected == encode_body(body)
+            assert json.loads(sent)["messages"][1]["content"] == build_messages(rubric, data)[1]["content"]
+    unseeded = RequestTemplate(Endpoint("http://127.0.0.1:9/v1", "m", seed=None), "s", None)
+    # a seed the template has no slot for: the body is encoded whole, never sent without it
+    assert json.loads(unseeded.render("u", 3)) == {
+        "model": "m",
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+        "temperature": 0.0,
+        "seed": 3,
+    }
+
+
+def test_a_reply_is_read_as_leniently_as_the_sdks_chat_completion() -> None:
+    import httpx2
+
+    from judge.client import CallFailed, read_completion
+
+    def reply(body: object, content_type: str = "application/json") -> httpx2.Response:
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return httpx2.Response(200, content=raw, headers={"content-type": content_type})
+
+    full = {
+        "model": "gpt-x",
+        "system_fingerprint": "fp_1",
+        "choices": [{"message": {"content": '{"reason": "r", "grade": 2}'}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5},
+    }
+    assert read_completion(reply(full)) == ('{"reason": "r", "grade": 2}', 12, 5, "gpt-x", "fp_1")
+    assert read_completion(reply({"choices": []})) == (None, None, None, None, None)
+    assert read_completion(reply({"model": "", "choices": [{"message": {}}], "usage": None})) == (
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
+    # a content, a count or a model of the wrong type is None, as a batch line's
+    odd = {"model": 5, "choices": [{"message": {"content": 5}}], "usage": {"prompt_tokens": "12"}}
+    assert read_completion(reply(odd)) == (None, None, None, None, None)
+    for body, content_type, said in [
+        (b"<html>a proxy's page</html>", "text/html", "a reply that is not a chat completion"),
+        (b"{not json", "application/json", "a reply that is not a chat completion (JSONDecodeError)"),
+        ([1, 2], "application/json", "a reply that is not a chat completion"),
+        ({"choices": [{}]}, "application/json", "a reply that is not a chat completion"),
+        ({"choices": "abc"}, "application/json", "a reply that is not a chat completion"),
+    ]:
+        with pytest.raises(CallFailed) as caught:
+            read_completion(reply(body, content_type))
+        assert str(caught.value) == said
+
+
+def _labels(db) -> int:
+    with Store(db) as store:
+        return int(store.db.execute("SELECT count(*) FROM judge_labels").fetchone()[0])
+
+
+def test_answers_are_committed_in_batches_and_a_kill_loses_only_the_last(demo) -> None:
+    """The resume guarantee: what a killed run loses is the batch not yet committed (at most
+    ``batch_size`` answers, or those of the last ``batch_seconds``); everything before is on disk."""
+    settings = judge_settings("relevance", "m", "http://127.0.0.1:9/v1")
+    fp = fingerprint(settings)
+    with Store(demo) as store:
+        store.register_judge(fp, settings)
+        items = [i for (i,) in store.db.execute("SELECT id FROM items ORDER BY id").fetchall()]
+    rows = [{"item_id": i, "fingerprint": fp, "repeat": r, "value": 1} for r in range(5) for i in items][:150]
+    writer = ResultWriter(str(demo), batch_seconds=60.0, batch_size=64)
+    writer.start()
+    for row in rows:
+        writer.put(row)
+    # killed here (never closed): 2 batches of 64 are on disk, the last 22 answers are not
+    assert (_labels(demo), len(writer.pending), writer.commits) == (128, 22, 2)
+    writer.close()
+    assert (_labels(demo), writer.written, writer.commits) == (150, 150, 3)
+
+    young = ResultWriter(str(demo), batch_seconds=0.05, batch_size=64)
+    young.start()
+    young.put(dict(rows[0], repeat=9))
+    assert _labels(demo) == 150 and young.due(time.monotonic() + 0.05)  # waits for its batch
+    time.sleep(0.06)
+    young.put(dict(rows[1], repeat=9))  # the oldest has waited its batch_seconds: both go in
+    assert (_labels(demo), young.pending, young.commits) == (152, [], 1)
+    young.close()
+
+
+def test_a_lone_answer_is_committed_within_its_batch_time_while_the_run_goes_on(demo, fake_openai) -> None:
+    """No answer follows the first for a while (the endpoint holds the second): the run's own
+    ticker commits it within batch_seconds, before the run ends."""
+    with Store(demo) as store:
+        calls = pointwise_calls(store, "relevance")[:2]
+    server = fake_openai(latency=0.01)
+    server.hold()
+    server.allow(1)
+    seen: list[int] = []
+
+    def count_while_the_second_waits() -> None:
+        try:
+            wait_until(lambda: sum(server.served.values()) == 1, "the first answer served")
+            wait_until(lambda: _labels(demo) == 1, "the first answer committed, the run still going", 5.0)
+            seen.append(sum(server.served.values()))
+        finally:
+            server.open()
+
+    watcher = threading.Thread(target=count_while_the_second_waits)
+    watcher.start()
+    _, progress = _run(demo, calls, "relevance", server, concurrency=1)
+    watcher.join()
+    assert seen == [1] and progress.done == 2 and _labels(demo) == 2

@@ -33,9 +33,6 @@ import math
 from collections.abc import Hashable, Sequence
 from typing import TypedDict
 
-from scipy.stats import norm
-from scipy.stats import t as student_t
-
 __all__ = ["PeoplePassRate", "pass_rate_how", "people_pass_rate", "wilson_interval"]
 
 
@@ -90,6 +87,10 @@ def people_pass_rate(
         deff = k * sum(a * a for a in sums.values()) / (n * n) / (p * (1 - p) / n)
     used = max(1.0, deff) if deff is not None else 1.0
     n_eff = n / used
+    # start-up: scipy.stats (~0.5 s), only when a pass rate is computed: not for a judge's closing line
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
+
     if deff is not None:
         z = float(student_t.ppf(1 - alpha / 2, g - 1))
         critical = f"t({g - 1})"

@@ -47,7 +47,6 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.stats import norm
 
 from calibration.stats.ppi_design import (
     QueryDesign,
@@ -75,6 +74,8 @@ __all__ = [
 def z_of(alpha: float) -> float:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha {alpha!r}; expected a number strictly between 0 and 1")
+    from scipy.stats import norm  # start-up: scipy.stats (~0.5 s), only when an interval is computed
+
     return float(norm.ppf(1.0 - alpha / 2.0))
 
 

@@ -60,8 +60,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -179,6 +177,10 @@ def clustered_lambda(
 
 
 def critical(alpha: float, df: int | None) -> float:
+    # start-up: scipy.stats (~0.5 s), only when an interval is computed
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
+
     return float(norm.ppf(1.0 - alpha / 2.0)) if df is None else float(student_t.ppf(1.0 - alpha / 2.0, df))
 
 

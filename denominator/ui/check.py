@@ -39,7 +39,9 @@ from calibration.policy.check_text import (
     unreadable_lines,
 )
 from calibration.policy.rules import InvalidPolicy, Policy
-from calibration.results import HistoryEntry
+from calibration.results import CheckReport, HistoryEntry
+from denominator.ui import metrics_cache
+from denominator.ui.metrics_data import content_key, store_version
 
 KEY = "check:"
 STATUS = {
@@ -77,6 +79,7 @@ def _policy() -> Policy | None:
 
 
 def render_check(
+    key: str,
     qrels: Qrels,
     run: Run,
     k: int,
@@ -90,10 +93,16 @@ def render_check(
     policy = _policy()
     if policy is None:
         return
-    inputs: dict[str, Any] = dict(policy=policy, fetch_depth=fetch_depth, corpus_size=corpus_size)
     try:
         db = check_store()  # the CLI's rule: $DENOMINATOR_DB, else ./denominator.db when it is there
-        report = actions.check(qrels, run, k, min_grade, store_path=db, **inputs)
+        version = ""
+        if db is not None:  # what the check reads of the store: a new label or answer checks again
+            with Store(db) as store:
+                version = content_key(store_version(store))
+        report = metrics_cache.check(
+            key, k, min_grade, fetch_depth, corpus_size, policy, db, version, qrels, run
+        )
+        checked = content_key(key, k, min_grade, fetch_depth, corpus_size, policy, db, version)
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
         return
@@ -127,19 +136,15 @@ def render_check(
     ]
     if judges:
         st.markdown("**Each judge and rubric**\n\n" + "\n".join(judges))
-    rows = [[md(row[0]), *row[1:]] for row in figure_rows(report)]
-    st.table(pd.DataFrame(rows, columns=FIGURE_HEADER), hide_index=True)
+    figures = metrics_cache.drawn("check figures", checked, lambda: figure_table(report))
+    st.table(figures, hide_index=True)
     for note in report["summary"]["notes"]:
         st.caption(f"Note: {md(note)}")
     if missing_line(report):
         st.caption(md(missing_line(report)))
-    findings = [
-        f"- {md(qid)} [{code}] {md(finding_line(code, q, report))}"
-        for qid, q in report["queries"].items()
-        for code in q["findings"]
-    ]
+    findings = metrics_cache.drawn("check findings", checked, lambda: findings_text(report))
     if findings:
-        st.markdown("**What the check found, per query**\n\n" + "\n".join(findings))
+        st.markdown("**What the check found, per query**\n\n" + findings)
     if db is None:
         st.caption(f"No database at {md(db_path())}: nothing to record into.")
         return
@@ -152,6 +157,21 @@ def render_check(
                 st.success(f"Recorded check {report_id} of {md(name)}.")
             except (StoreError, ValueError) as exc:
                 st.error(md(exc))
+
+
+def figure_table(report: CheckReport) -> pd.DataFrame:
+    """The seven figures per query, query ids escaped (``st.table`` renders Markdown)."""
+    rows = [[md(row[0]), *row[1:]] for row in figure_rows(report)]
+    return pd.DataFrame(rows, columns=FIGURE_HEADER)
+
+
+def findings_text(report: CheckReport) -> str:
+    """Each query's findings, a Markdown line each ("" when none)."""
+    return "\n".join(
+        f"- {md(qid)} [{code}] {md(finding_line(code, q, report))}"
+        for qid, q in report["queries"].items()
+        for code in q["findings"]
+    )
 
 
 def history_frame(entries: list[HistoryEntry]) -> pd.DataFrame:

@@ -9,6 +9,8 @@ with the widgets' defaults and bounds from the options table. The words for a fi
 interval are the command line's (:mod:`calibration.holes.holes_text`, the result's note). The buttons
 that write (the judge's grades, a sample and its queue) are an admin's. Session keys are
 namespaced ``metrics:holes:``; every data string is escaped with :func:`annotation.render.md`.
+The holes and the figures are read through :mod:`denominator.ui.metrics_cache` (cached under the
+data's digest and k), the judges' grades from the store once per version of the store.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from calibration.holes.holes_text import (
 from calibration.results import FilledReport, HolesReport
 from calibration.review_sample import human_labels
 from calibration.stored import stored_label_sets, stored_qrels
-from denominator.ui.metrics_data import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet
+from denominator.ui import metrics_cache
+from denominator.ui.metrics_data import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet, content_key, store_version
 from judge import actions as judge_actions
 from judge.holes import HoleSpec
 
@@ -88,11 +91,11 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
     st.subheader(f"Holes: unjudged chunks of the top {k}")
     run_name, qrels_name = _names(data)
     try:
-        report = actions.holes(data.qrels, [(run_name, data.run)], k, qrels_name=qrels_name)
+        report = metrics_cache.holes(data.key, k, run_name, qrels_name, data)
     except DenominatorError as exc:
         st.error(md(exc))
         return
-    render_holes_table(report)
+    render_holes_table(report, content_key(data.key, k, run_name, qrels_name))
     if not report["unjudged_positions"]:
         st.success(f"No holes: every chunk of the top {k} is judged; the figures above need no judge.")
         return
@@ -104,7 +107,8 @@ def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> N
     render_figures(data, k, min_grade, judge, sample, db)
 
 
-def render_holes_table(report: HolesReport) -> None:
+def render_holes_table(report: HolesReport, key: str) -> None:
+    """The holes per query; ``key``: what the report read (the table's cache key)."""
     k = report["k"]
     st.markdown(
         f"**{unjudged_text(report)} unjudged** in the top {k} of {md(report['runs'][0])} "
@@ -128,19 +132,30 @@ def render_holes_table(report: HolesReport) -> None:
             ]
         )
 
-    if report["n_queries"] <= TABLE_ROWS:
-        st.table(frame(True), hide_index=True)
+    escape = report["n_queries"] <= TABLE_ROWS
+    table = metrics_cache.drawn(f"holes table, escaped {escape}", key, lambda: frame(escape))
+    if escape:
+        st.table(table, hide_index=True)
     else:
-        st.dataframe(frame(False), hide_index=True, height=420)
+        st.dataframe(table, hide_index=True, height=420)
     if report["not_shared"]:
         st.caption(f"{report['not_shared']:,} queries of the run are not in the judgments: not listed.")
 
 
-def _judge_sets(db: str) -> dict[str, Qrels]:
-    """Every relevance judge's grades the store holds (its ``judge:NAME`` label sets)."""
+@st.cache_data(show_spinner=False, max_entries=4)
+def judge_sets(db: str, version: str) -> dict[str, Qrels]:
+    """Every relevance judge's grades the store holds (its ``judge:NAME`` label sets), read again
+    when the store's ``version`` (:func:`denominator.ui.metrics_data.store_version`) changes."""
     with Store(db) as store:
         specs = [spec for spec in stored_label_sets(store) if spec.startswith("judge:")]
         return {spec.partition(":")[2]: stored_qrels(store, spec)[0] for spec in specs}
+
+
+def _judge_sets(db: str) -> tuple[dict[str, Qrels], str]:
+    """The store's judges' grades and a key of where and when they were read."""
+    with Store(db) as store:
+        version = content_key(db, store_version(store))
+    return judge_sets(db, version), version
 
 
 def _covered(judge: Qrels, report: HolesReport) -> int:
@@ -154,10 +169,10 @@ def _covered(judge: Qrels, report: HolesReport) -> int:
 
 def render_fill(
     data: DataSet, report: HolesReport, db: str | None, admin: bool, source: str
-) -> tuple[Qrels, str] | None:
+) -> tuple[Qrels, str, str] | None:
     """ "Fill with judge": the offline judge grades exactly the holes (``judge grade --holes``);
-    a judge's grades already in the store for them are used as they are. The judge's grades and
-    its name, or None."""
+    a judge's grades already in the store for them are used as they are. The judge's grades, its
+    name and the key of the store's version they were read at, or None."""
     st.markdown("**Fill with judge**")
     total = report["holes"]
     if db is None:
@@ -191,11 +206,13 @@ def render_fill(
                 )
     elif not admin:
         st.caption("Filling the holes writes the judge's grades to the store: an admin's button.")
-    judges = {name: qrels for name, qrels in _judge_sets(db).items() if _covered(qrels, report)}
+    stored, version = _judge_sets(db)
+    covered = {name: _covered(qrels, report) for name, qrels in stored.items()}
+    judges = {name: qrels for name, qrels in stored.items() if covered[name]}
     if not judges:
         st.caption(f"No judge's grades in the store cover these {total:,} holes yet.")
         return None
-    names = sorted(judges, key=lambda n: (-_covered(judges[n], report), n != DEFAULT_JUDGE, n))
+    names = sorted(judges, key=lambda n: (-covered[n], n != DEFAULT_JUDGE, n))
     wanted = st.session_state.get(f"{KEY}judge")
     chosen = st.selectbox(
         "the judge's grades on the holes (from the store)",
@@ -204,8 +221,8 @@ def render_fill(
         key=f"{KEY}judge_set",
         help="The store's judge:NAME label sets, as `metrics --stored-run NAME --labels judge:NAME` reads them.",
     )
-    st.caption(f"Judge {md(chosen)} graded {_covered(judges[chosen], report):,} of the {total:,} holes.")
-    return judges[chosen], chosen
+    st.caption(f"Judge {md(chosen)} graded {covered[chosen]:,} of the {total:,} holes.")
+    return judges[chosen], chosen, version
 
 
 def _sample_files(db: str, report: HolesReport) -> list[Path]:
@@ -340,7 +357,7 @@ def render_figures(
     data: DataSet,
     k: int,
     min_grade: int | None,
-    judge: tuple[Qrels, str] | None,
+    judge: tuple[Qrels, str, str] | None,
     sample: HoleSample | None,
     db: str | None = None,
 ) -> None:
@@ -356,19 +373,11 @@ def render_figures(
         )
         return
     run_name, qrels_name = _names(data)
-    grades, judge_name = judge
+    grades, judge_name, judge_key = judge
 
     def score(with_sample: HoleSample | None) -> list[FilledReport]:
-        return actions.metrics(
-            data.qrels,
-            data.run,
-            [k],
-            min_grade,
-            judge=grades,
-            judge_name=judge_name,
-            hole_sample=with_sample,
-            run_name=run_name,
-            qrels_name=qrels_name,
+        return metrics_cache.filled(
+            data.key, k, min_grade, judge_key, judge_name, with_sample, run_name, qrels_name, data, grades
         )
 
     try:

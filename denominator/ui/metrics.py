@@ -7,6 +7,9 @@ library (``calibration.metrics``, ``calibration.audit``) and the readers of
 left out); undefined values read "undefined", never 0. Session keys are
 namespaced ``metrics:``; bad input is shown with ``st.error``, never a
 traceback.
+
+Every result is read through :mod:`denominator.ui.metrics_cache` (the actions, cached under the
+data's digest and the settings each reads), so a run of the page computes only what changed.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import pandas as pd
 import streamlit as st
 
 from annotation.access.identity import require_admin
-from annotation.formats.by_extension import read_ranked
 from annotation.model import FormatError
 from annotation.options import option
 from annotation.render import interval, md, md_list, over, signed
@@ -41,6 +43,7 @@ from calibration.policy.finding_words import finding_text
 from calibration.policy.findings import FindingGroup, group_findings
 from calibration.policy.rules import InvalidPolicy
 from calibration.results import AuditReport
+from denominator.ui import metrics_cache
 from denominator.ui.check import render_check, render_history
 from denominator.ui.holes import render_holes
 from denominator.ui.metrics_data import (
@@ -52,8 +55,10 @@ from denominator.ui.metrics_data import (
     WORKED_EXAMPLE,
     DataSet,
     UploadError,
-    read_upload,
+    content_key,
+    load_run_upload,
     render_data_source,
+    upload_digest,
 )
 
 __all__ = ["render_metrics_page", "EXAMPLE_DIR", "OWN_FILES", "STORE", "WORKED_EXAMPLE", "recall_chart"]
@@ -172,12 +177,14 @@ def charted(evaluation: Evaluation, most: int = CHART_QUERIES) -> list[int]:
     return sorted(sorted(defined, key=share)[:most])
 
 
-def recall_chart(evaluation: Evaluation) -> alt.LayerChart | alt.FacetChart | None:
+def recall_chart(
+    evaluation: Evaluation, queries: list[int] | None = None
+) -> alt.LayerChart | alt.FacetChart | None:
     """Per query, recall@k beside its ceiling min(1, k/|Rel|); undefined queries left out (at most
-    :data:`CHART_QUERIES` of them: :func:`charted`)."""
+    :data:`CHART_QUERIES` of them: ``queries``, else :func:`charted`)."""
     k = evaluation.ks[0]
     records = []
-    for i in charted(evaluation):
+    for i in charted(evaluation) if queries is None else queries:
         qid, recall, n_rel = (
             evaluation.qids[i],
             _value(evaluation, Measure("R", k), i),
@@ -271,10 +278,13 @@ def render_summary(evaluation: Evaluation) -> None:
             st.caption(f"{_over(evaluation, name)}; {note}")
 
 
-def render_metrics_table(evaluation: Evaluation, report: AuditReport) -> None:
+def render_metrics_table(evaluation: Evaluation, report: AuditReport, key: str) -> None:
+    """``key``: what the figures read (the data, k, the threshold), the table's cache key."""
     k = evaluation.ks[0]
     st.subheader(f"Per query at k = {k}")
-    render_frame(lambda escape: metrics_frame(evaluation, report, escape), len(evaluation.qids))
+    render_frame(
+        lambda escape: metrics_frame(evaluation, report, escape), len(evaluation.qids), "metrics", key
+    )
     st.caption(
         f"R@{k} = distinct relevant in the top {k} / |Rel|, its ceiling min(1, {k}/|Rel|); "
         f"P@{k} = relevant in the top {k} / {k}, its ceiling min(1, |Rel|/{k}). "
@@ -282,17 +292,18 @@ def render_metrics_table(evaluation: Evaluation, report: AuditReport) -> None:
     )
 
 
-def render_recall_chart(evaluation: Evaluation) -> None:
+def render_recall_chart(evaluation: Evaluation, key: str) -> None:
     k = evaluation.ks[0]
     st.subheader("Recall against its ceiling")
-    chart = recall_chart(evaluation)
+    queries = metrics_cache.drawn("charted", key, lambda: charted(evaluation))
+    chart = recall_chart(evaluation, queries)
     if chart is None:
         st.info(f"R@{k} is undefined for every query (no judged relevant document): nothing to draw.")
         return
     st.altair_chart(chart, width="stretch", alt=f"Per query, R@{k} beside its ceiling min(1, {k}/|Rel|)")
     left_out = evaluation.undefined(Measure("R", k))
     note = f"; {left_out} queries with undefined recall left out" if left_out else ""
-    drawn, defined = len(charted(evaluation)), len(evaluation.qids) - left_out
+    drawn, defined = len(queries), len(evaluation.qids) - left_out
     if drawn < defined:
         note += f"; drawn: the {drawn} of {defined:,} queries furthest below their ceiling"
     st.caption(
@@ -300,14 +311,16 @@ def render_recall_chart(evaluation: Evaluation) -> None:
     )
 
 
-def render_frame(frame: Callable[[bool], pd.DataFrame], n_queries: int) -> None:
+def render_frame(frame: Callable[[bool], pd.DataFrame], n_queries: int, name: str, key: str) -> None:
     """A per-query table: HTML rows (``st.table``, ids escaped) up to :data:`TABLE_ROWS` queries,
     else a scrolling grid (``st.dataframe``, which shows text as text): 6,000 HTML rows freeze
-    the browser."""
-    if n_queries <= TABLE_ROWS:
-        st.table(frame(True), hide_index=True)
+    the browser. The table is kept under its ``name`` and ``key`` (what its figures read)."""
+    escape = n_queries <= TABLE_ROWS
+    table = metrics_cache.drawn(f"{name} table, escaped {escape}", key, lambda: frame(escape))
+    if escape:
+        st.table(table, hide_index=True)
     else:
-        st.dataframe(frame(False), hide_index=True, height=420)
+        st.dataframe(table, hide_index=True, height=420)
 
 
 def render_inflation(report: AuditReport) -> None:
@@ -315,7 +328,8 @@ def render_inflation(report: AuditReport) -> None:
     st.markdown(md(text[0].upper() + text[1:] + "."))
 
 
-def render_audit(report: AuditReport, data: DataSet) -> None:
+def render_audit(report: AuditReport, data: DataSet, key: str) -> None:
+    """``key``: what the audit read (the data, the settings, the corpus, the policy)."""
     k = report["k"]
     min_grade = report["min_grade"]
     st.subheader(f"Audit at k = {k}")
@@ -338,7 +352,7 @@ def render_audit(report: AuditReport, data: DataSet) -> None:
             qid: sum(1 for g in grades.values() if g >= min_grade)
             for qid, grades in data.truth.grades.items()
         }
-    render_frame(lambda escape: audit_frame(report, truth_rel, escape), len(report["queries"]))
+    render_frame(lambda escape: audit_frame(report, truth_rel, escape), len(report["queries"]), "audit", key)
     st.caption("The findings of these queries are grouped by kind under the summary, above.")
 
 
@@ -396,17 +410,10 @@ def render_metrics_page() -> None:
         data = render_data_source(settings.source)
         if data is None:
             return
-        evaluation = actions.metrics(data.qrels, data.run, [settings.k], settings.min_grade)
-        report = actions.audit(
-            data.qrels,
-            data.run,
-            settings.k,
-            settings.min_grade,
-            fetch_depth=settings.fetch_depth,
-            corpus_size=data.corpus_size,
-            corpus_ids=data.corpus_ids,
-            truth=data.truth,
-            policy=load_policy(),
+        policy = load_policy()
+        evaluation = metrics_cache.metrics(data.key, settings.k, settings.min_grade, data)
+        report = metrics_cache.audit(
+            data.key, settings.k, settings.min_grade, settings.fetch_depth, data.corpus_key, policy, data
         )
     except (UploadError, FormatError, InvalidMeasure, InvalidAudit, InvalidPolicy, NothingToEvaluate) as exc:
         st.error(md(exc))
@@ -421,11 +428,13 @@ def render_metrics_page() -> None:
     for note in data.qrels.notes:
         st.info(md(note))
     render_data_warnings(evaluation)
-    render_findings(group_findings(report))
-    render_metrics_table(evaluation, report)
+    scored = content_key(data.key, settings.k, settings.min_grade)  # what the metrics read
+    audited = content_key(scored, settings.fetch_depth, data.corpus_key, policy)  # and the audit
+    render_findings(metrics_cache.drawn("findings", audited, lambda: group_findings(report)))
+    render_metrics_table(evaluation, report, scored)
     render_inflation(report)
-    render_recall_chart(evaluation)
-    render_audit(report, data)
+    render_recall_chart(evaluation, scored)
+    render_audit(report, data, audited)
     render_duplicate_example(data, settings)
     render_estimate(data, report)
     render_holes(data, settings.k, settings.min_grade, settings.source)
@@ -437,6 +446,7 @@ def render_metrics_page() -> None:
         render_history()
         return
     render_check(
+        data.key,
         data.qrels,
         data.run,
         settings.k,
@@ -528,9 +538,16 @@ def render_comparison(data: DataSet, settings: Settings) -> None:
         return
     name_a = data.label.split(" (")[0]
     try:
-        other = read_upload(upload.name, upload.getvalue(), read_ranked)
-        comparison = actions.compare(
-            data.qrels, data.run, other, [settings.k], settings.min_grade, names=(name_a, upload.name)
+        digest = upload_digest(upload)
+        other = load_run_upload(upload.name, digest, upload)
+        comparison = metrics_cache.compare(
+            data.key,
+            f"{upload.name}:{digest}",
+            settings.k,
+            settings.min_grade,
+            (name_a, upload.name),
+            data,
+            other,
         )
     except (UploadError, FormatError, InvalidMeasure, NothingToEvaluate) as exc:
         st.error(md(exc))

@@ -6,10 +6,18 @@ The store source calls :func:`calibration.stored.stored_data`, the function ``py
 calibration metrics|audit --stored-run NAME --labels SET`` calls, so the page and the CLI answer
 the same. Session keys are namespaced ``metrics:``; data strings are escaped with
 :func:`annotation.render.md`.
+
+Each :class:`DataSet` carries a ``key``, a digest of what it holds (the uploaded files' bytes and
+names, the stored run, label set and the store's version, the worked example's files), and a
+``corpus_key`` for the corpus: the page's cached results (:mod:`denominator.ui.metrics_cache`) are
+kept under them, never under the objects, so one person's data never answers for another's. An
+upload's bytes are digested once per upload (:func:`upload_digest`), not on every run of the page.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.typing import UploadedFile
 
 from annotation.access.identity import db_path, existing_db
 from annotation.errors import DenominatorError
@@ -40,6 +49,10 @@ NO_CORPUS = "none (coverage unknown)"
 CORPUS_UPLOAD = "upload a corpus file"
 CORPUS_STORE = "the store's chunks"
 
+DIGESTS = 8  # uploads whose digest a session keeps (the page holds at most four files at once)
+DATA_SETS = 4  # data sets the server keeps read: a 10,000 x 200 run is ~70 MB pickled
+DATA_BYTES = "600MB"  # and at most this much of them
+
 T = TypeVar("T")
 
 
@@ -61,6 +74,24 @@ class DataSet:
     dupe: tuple[Qrels, Run] | None = None  # the worked example's q_dupe
     sampled: Qrels | None = None  # the same labels plus a sample of unjudged chunks (a sampling section)
     run_digest: str = ""  # sha256 of the run file (or of a stored run's rankings), for a recorded check
+    key: str = ""  # a digest of what the judgments, the run and the rest read from (metrics_cache's key)
+    corpus_key: str = ""  # a digest of where the corpus came from ("": none, or the data's own size)
+
+
+def content_key(*parts: object) -> str:
+    """A digest of ``parts`` (names, digests, sizes): a cache key that holds no data."""
+    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
+
+
+def upload_digest(upload: UploadedFile) -> str:
+    """sha256 of an uploaded file's bytes, computed once per upload (its ``file_id``) in this
+    session: hashing a 71 MB run on every run of the page costs ~0.1 s each time."""
+    digests: dict[str, str] = st.session_state.setdefault(f"{KEY}digests", {})
+    if upload.file_id not in digests:
+        while len(digests) >= DIGESTS:
+            del digests[next(iter(digests))]  # the oldest upload's
+        digests[upload.file_id] = file_digest(upload.getvalue())
+    return digests[upload.file_id]
 
 
 # ---------------------------------------------------------------- loading
@@ -71,6 +102,15 @@ def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
     """The worked example: golden.yaml + run.jsonl, its truth set, corpus and q_dupe."""
     base = Path(folder)
     run = read_ranked(base / "run.jsonl")
+    names = (
+        "run.jsonl",
+        "golden.yaml",
+        "corpus.jsonl",
+        "truth.qrels",
+        "dupe.yaml",
+        "dupe.jsonl",
+        "sampled.yaml",
+    )
     return DataSet(
         label="the worked example (examples/worked-example: golden.yaml, run.jsonl)",
         qrels=read_judgments(base / "golden.yaml"),
@@ -80,6 +120,7 @@ def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
         dupe=(read_judgments(base / "dupe.yaml"), read_ranked(base / "dupe.jsonl")),
         sampled=read_judgments(base / "sampled.yaml"),
         run_digest=file_digest(base / "run.jsonl"),
+        key=content_key(WORKED_EXAMPLE, *(file_digest(base / name) for name in names)),
     )
 
 
@@ -100,14 +141,26 @@ def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
             raise UploadError(str(exc).replace(str(path), safe_name)) from None
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def load_uploads(qrels_name: str, qrels_data: bytes, run_name: str, run_data: bytes) -> DataSet:
+@st.cache_data(show_spinner=False, max_entries=DATA_SETS, max_size=DATA_BYTES)
+def load_uploads(
+    qrels_name: str, qrels_digest: str, run_name: str, run_digest: str, _qrels: io.BytesIO, _run: io.BytesIO
+) -> DataSet:
+    """The two uploads (``st.file_uploader``'s files) read, kept under their names and digests
+    (:func:`upload_digest`), not their bytes: hashing, even copying, 70 MB on every run of the page
+    is what the digest saves."""
     return DataSet(
         label=f"{qrels_name} and {run_name}",
-        qrels=read_upload(qrels_name, qrels_data, read_judgments),
-        run=read_upload(run_name, run_data, read_ranked),
-        run_digest=file_digest(run_data),
+        qrels=read_upload(qrels_name, _qrels.getvalue(), read_judgments),
+        run=read_upload(run_name, _run.getvalue(), read_ranked),
+        run_digest=run_digest,
+        key=content_key(OWN_FILES, qrels_name, qrels_digest, run_name, run_digest),
     )
+
+
+@st.cache_data(show_spinner=False, max_entries=DATA_SETS, max_size=DATA_BYTES)
+def load_run_upload(name: str, digest: str, _file: io.BytesIO) -> Run:
+    """One uploaded run (the Metrics page's second run, to compare), kept under its name and digest."""
+    return read_upload(name, _file.getvalue(), read_ranked)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -124,6 +177,8 @@ def load_stored(db: str, run: str, labels: str, version: tuple[object, ...]) -> 
         corpus_ids=data.corpus_ids,
         corpus_label=f"the store's {len(data.corpus_ids):,} chunks",
         run_digest=file_digest(ranked.encode()),
+        key=content_key(STORE, db, run, labels, version),
+        corpus_key=content_key(CORPUS_STORE, db, version),
     )
 
 
@@ -135,15 +190,20 @@ def label_sets(db: str, version: tuple[object, ...]) -> dict[str, str]:
         return stored_label_sets(store)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def load_corpus_upload(name: str, data: bytes) -> set[str]:
-    return set(read_upload(name, data, read_corpus_ids))
+@st.cache_data(show_spinner=False, max_entries=DATA_SETS)
+def load_corpus_upload(name: str, digest: str, _file: io.BytesIO) -> set[str]:
+    """An uploaded corpus's chunk ids, kept under its name and digest (:func:`upload_digest`)."""
+    return set(read_upload(name, _file.getvalue(), read_corpus_ids))
 
 
 def store_version(store: Store) -> tuple[object, ...]:
-    """What changes when the store's runs, labels or judges' answers change (append-only tables)."""
+    """What changes when the store's runs, labels or judges' answers change: the rows of its
+    append-only tables, each judge's answers, each import's state (a retired import's rows stop
+    counting, no row is deleted) and the chunks' settled grades (a withdrawn settlement adds no label)."""
     judges = tuple((j["fingerprint"], j["rows"]) for j in store.judges())
-    return tuple(store.counts().items()) + judges
+    imports = tuple((i["id"], i["state"], i["changed_at"]) for i in store.imports())
+    settled = content_key(sorted(store.settled_chunk_grades().items()))
+    return tuple(store.counts().items()) + judges + imports + (settled,)
 
 
 # ---------------------------------------------------------------- rendering
@@ -166,7 +226,14 @@ def render_uploads() -> DataSet | None:
     if qrels_file is None or run_file is None:
         st.info("Upload a judgments file and a run (in the sidebar) to see their metrics and audit.")
         return None
-    return load_uploads(qrels_file.name, qrels_file.getvalue(), run_file.name, run_file.getvalue())
+    return load_uploads(
+        qrels_file.name,
+        upload_digest(qrels_file),
+        run_file.name,
+        upload_digest(run_file),
+        qrels_file,
+        run_file,
+    )
 
 
 def render_store_source() -> DataSet | None:
@@ -216,10 +283,13 @@ def render_corpus(data: DataSet, default_store: bool) -> DataSet:
         if data.corpus_ids is None:
             with Store(db) as store:
                 data.corpus_ids = set(store.chunk_ids())
+                data.corpus_key = content_key(CORPUS_STORE, db, store_version(store))
             data.corpus_label = f"the store's {len(data.corpus_ids):,} chunks"
         return data
-    data.corpus_ids, data.corpus_label = None, ""
+    data.corpus_ids, data.corpus_label, data.corpus_key = None, "", ""
     if upload is not None:
-        data.corpus_ids = load_corpus_upload(upload.name, upload.getvalue())
+        digest = upload_digest(upload)
+        data.corpus_ids = load_corpus_upload(upload.name, digest, upload)
         data.corpus_label = f"{upload.name} ({len(data.corpus_ids):,} chunks)"
+        data.corpus_key = content_key(CORPUS_UPLOAD, upload.name, digest)
     return data
