@@ -188,14 +188,23 @@ class Run:
     # queries the run answered with nothing (a JSONL ranking []): they were
     # asked, so they count as retrieving nothing, not as missing from the run
     empty_queries: list[str] = field(default_factory=list)
+    # what the engine derives from the table once per run (``calibration.metrics``: trec_eval's
+    # row order, the repeats), so a run scored several ways is sorted once; a Run's table is never
+    # changed after it is made, and the memo is no part of its value
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n_rows(self) -> int:
         rows: int = self.table.num_rows
         return rows
 
+    def query_ids(self) -> set[str]:
+        """The queries the run answers (those answered with nothing too), without ordering a row."""
+        return {*pc.unique(self.table["q"]).to_pylist(), *self.empty_queries}
+
     def rankings(self) -> dict[str, list[str]]:
-        """Per query, docids in trec_eval order (duplicates kept). Reference path."""
+        """Per query, docids in trec_eval order (duplicates kept). Reference path: every row a
+        Python object; the engine's paths sort once, vectorised (``calibration.metrics.top_ranked``)."""
         out = {qid: [doc for doc, _ in rows] for qid, rows in self.ordered_rows().items()}
         for qid in self.empty_queries:
             out.setdefault(qid, [])

@@ -26,7 +26,12 @@ and the CLI as it is today runs beside it as "ours, whole read".
 ``--large``: the same collection at 10x the queries (100M lines, ~3.5 GB, generated
 in ``bench/data/`` and deleted afterwards unless ``--keep``), ours alone on the 10M and
 the 100M file alternating; acceptance: peak RSS under 1 GB on the 100M file and its
-median wall time 8x-12x the 10M file's.
+median wall time at most 12x the 10M file's (an upper bound: better than linear passes).
+
+``holes -k 10`` and ``metrics --judge-labels`` (a judge's grades on the top-10 holes, written
+once beside the data as judge.txt) take turns too, held to 1 GB and 1.3x the metrics' median
+time (issue #42). Every contender's CPU time (user + system) is printed beside its wall time,
+and with trec_eval the median of the rounds' CPU-time ratios (issue #42 asks >= 4x).
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ TOLERANCE = 1e-9
 MAX_PEAK_MIB = 500 * 1000**2 / 1024**2  # 0.5 GB
 LARGE_MAX_PEAK_MIB = 1000**3 / 1024**2  # 1 GB
 MAX_AUDIT_TIME = 1.5  # audit and check: their median wall time over the metrics' median
-LARGE_RATIO = (8.0, 12.0)
+MAX_HOLES_TIME = 1.3  # holes and metrics --judge-labels (issue #42)
+LARGE_RATIO = 12.0  # 100M lines within 12x the 10M time: an upper bound (better than linear passes)
 MEASURES = "P@10 P@100 R@10 R@100 MRR nDCG@10 nDCG@100 MAP Success@10 Success@100".split()
 
 
@@ -72,6 +78,8 @@ class Contender:
     loads: list[float] = field(default_factory=list)  # load average (1 min) before each run
     exit_codes: tuple[int, ...] = (0,)  # audit and check exit 1 when a finding fails a gate
     scores: bool = True  # False: another of our commands, timed beside the metrics (no means)
+    bound: float = 1.5  # another command: its median wall time over the metrics', at most
+    max_mib: float = 500 * 1000**2 / 1024**2  # another command: its peak RSS, at most (MiB)
 
 
 def display(path: str) -> str:
@@ -154,9 +162,9 @@ def report(
         f"- {args.rounds} round{'s' * (args.rounds != 1)}, contenders alternating; each run a fresh interpreter "
         "(import + parse + evaluate)",
         "",
-        "| contender | median wall (s) | runs (s) | median time / ours | median CPU (s) "
+        "| contender | median wall (s) | runs (s) | median time / ours | median CPU (s) | median CPU / ours "
         "| peak RSS (MiB), median (max) | max abs diff of the means vs ours |",
-        "|---|---:|---|---:|---:|---:|---|",
+        "|---|---:|---|---:|---:|---:|---:|---|",
     ]
     for c in contenders:
         runs = ", ".join(f"{s:.2f}" for s in c.seconds)
@@ -173,8 +181,9 @@ def report(
             worst = max(MEASURES, key=lambda m: abs(theirs[m] - ours.output["mean"][m]))
             diff = f"{abs(theirs[worst] - ours.output['mean'][worst]):.1e} ({worst})"
         wall, cpu = statistics.median(c.seconds), statistics.median(c.cpu)
+        cpu_ratio = cpu / statistics.median(ours.cpu)
         lines.append(
-            f"| {c.name} | {wall:.2f} | {runs} | {ratio:.2f}x | {cpu:.2f} | {mib[c.name]:.0f} "
+            f"| {c.name} | {wall:.2f} | {runs} | {ratio:.2f}x | {cpu:.2f} | {cpu_ratio:.2f}x | {mib[c.name]:.0f} "
             f"({top_mib[c.name]:.0f}) | {diff} |"
         )
     peers = [p for p in peers if "mean" in p.output and p.name != WHOLE]
@@ -213,7 +222,13 @@ def report(
     trec = next((c for c in contenders if c.name == "trec_eval"), None)
     if trec is not None:
         versus, low, high = round_ratios(trec, ours)
+        cpu_versus = [a / b for a, b in zip(trec.cpu, ours.cpu)]
         checks += [
+            (
+                f"CPU: ours {statistics.median(cpu_versus):.2f}x less CPU time than trec_eval, median of the "
+                f"rounds ({min(cpu_versus):.2f}x-{max(cpu_versus):.2f}x) (issue #42 asks >= 4x)",
+                statistics.median(cpu_versus) >= MIN_VS_TREC_EVAL,
+            ),
             (
                 f"speed: ours {versus:.2f}x faster than trec_eval, median of the rounds "
                 f"({low:.2f}x-{high:.2f}x) (need >= {MIN_VS_TREC_EVAL:g}x)",
@@ -226,12 +241,13 @@ def report(
         ]
     for c in extra:
         slower, low, high = round_ratios(c, ours)
+        cpu_slower = statistics.median([a / b for a, b in zip(c.cpu, ours.cpu)])
         checks.append(
             (
-                f"{c.name}: {top_mib[c.name]:.0f} MiB at most (need <= {MAX_PEAK_MIB:.0f} MiB = 0.5 GB), "
+                f"{c.name}: {top_mib[c.name]:.0f} MiB at most (need <= {c.max_mib:.0f} MiB), "
                 f"{slower:.2f}x the metrics' time, median of the rounds ({low:.2f}x-{high:.2f}x) "
-                f"(need <= {MAX_AUDIT_TIME:g}x)",
-                top_mib[c.name] <= MAX_PEAK_MIB and slower <= MAX_AUDIT_TIME,
+                f"(need <= {c.bound:g}x); {cpu_slower:.2f}x their CPU time",
+                top_mib[c.name] <= c.max_mib and slower <= c.bound,
             )
         )
     failures = [text for text, ok in checks if not ok] + mean_failures
@@ -283,6 +299,48 @@ def trec_eval_contender() -> Contender | None:
     # num_q: how many queries it averaged over (printed only when asked for, with -m)
     argv = [binary] + [a for m in [*sorted(MEASURES), "num_q"] for a in ("-m", m)]
     return Contender("trec_eval", argv, parse=trec_eval_output, tolerance=5e-5)
+
+
+def ensure_judge(qrels: Path, run: Path) -> Path:
+    """A judge's grades on the run's top-10 holes (seeded, 0-3), written once beside the data:
+    what ``metrics --judge-labels`` fills the holes with."""
+    judge = run.with_name("judge.txt")
+    if not judge.exists():
+        argv = [
+            sys.executable,
+            "-m",
+            "calibration",
+            "holes",
+            str(qrels),
+            str(run),
+            "-k",
+            "10",
+            "--format",
+            "json",
+        ]
+        holes = json.loads(subprocess.run(argv, cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+        lines = []
+        for n, (qid, row) in enumerate(holes["queries"].items()):
+            lines += [f"{qid} 0 {doc} {(n * 7 + i * 3) % 4}\n" for i, doc in enumerate(row["holes"])]
+        tmp = judge.with_suffix(".tmp")
+        tmp.write_text("".join(lines))
+        tmp.rename(judge)
+    return judge
+
+
+def holes_contenders(judge: Path) -> list[Contender]:
+    """``holes -k 10`` and ``metrics --judge-labels`` (issue #42): a whole read, held to 1.3x the
+    metrics' time and 1 GB."""
+    cli = [sys.executable, "-m", "calibration"]
+    bound = {"scores": False, "bound": MAX_HOLES_TIME, "max_mib": LARGE_MAX_PEAK_MIB}
+    return [
+        Contender("ours: holes", [*cli, "holes", "-k", "10", "--format", "json"], **bound),  # type: ignore[arg-type]
+        Contender(
+            "ours: metrics --judge-labels",
+            [*cli, "metrics", "-k", "10", "--judge-labels", display(str(judge)), "--format", "json"],
+            **bound,  # type: ignore[arg-type]
+        ),
+    ]
 
 
 def audit_contenders() -> list[Contender]:
@@ -407,8 +465,8 @@ def large(args: argparse.Namespace) -> int:
             ),
             (
                 f"linear: 100M / 10M median wall = {t_big:.2f} / {t_small:.2f} = {ratio:.2f}x "
-                f"(need {LARGE_RATIO[0]:g}x-{LARGE_RATIO[1]:g}x)",
-                LARGE_RATIO[0] <= ratio <= LARGE_RATIO[1],
+                f"(need <= {LARGE_RATIO:g}x)",
+                ratio <= LARGE_RATIO,
             ),
         ]
         lines += ["", "Acceptance:", ""] + [f"- {'PASS' if ok else 'FAIL'} {text}" for text, ok in checks]
@@ -448,6 +506,7 @@ def main() -> int:
         Contender("ir_measures", [py, "bench/peer_ir_measures.py"]),
         *filter(None, [trec_eval_contender()]),
         *audit_contenders(),
+        *holes_contenders(ensure_judge(qrels, run)),
     ]
     run_rounds(contenders, [(qrels, run)], args.rounds)
 

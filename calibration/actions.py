@@ -46,7 +46,7 @@ from calibration.inputs import (
     refuse_nothing_evaluated,
 )
 from calibration.label_rows import long_labels
-from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate
+from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, top_ranked
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
@@ -212,7 +212,9 @@ def holes(
     :func:`calibration.holes.files.write_hole_sample`)."""
     if not runs:
         raise InvalidInput("holes needs a run")
-    rankings = [run.rankings() for _, run in runs]  # once per run: seconds on a big one
+    if k < 1:
+        raise InvalidInput(f"k {k}; expected a whole number >= 1")
+    rankings = [top_ranked(run, k) for _, run in runs]  # the top k only, from the metrics' sort
     population = shared_queries(qrels, *rankings)
     if not population:
         names = " and ".join(name for name, _ in runs)

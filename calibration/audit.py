@@ -48,7 +48,7 @@ from typing import Any, Literal, cast
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
-from calibration.metrics import blank_repeats, evaluate
+from calibration.metrics import blank_repeats, evaluate, top_ranked
 from calibration.policy.finding_words import (
     FINDINGS,
     JUDGED_BAR,
@@ -690,7 +690,7 @@ def same_text_of(run: Run | Scorer, text_keys: Mapping[str, str], k: int) -> dic
         raise InvalidAudit(
             "comparing chunk texts needs the run read whole; give a Run, not a run file's scorer"
         )
-    return {qid: same_text_pairs(ranking, text_keys, k) for qid, ranking in run.rankings().items()}
+    return {qid: same_text_pairs(ranking, text_keys, k) for qid, ranking in top_ranked(run, k).items()}
 
 
 def coverage_of(

@@ -58,6 +58,7 @@ __all__ = [
     "parse_measure",
     "evaluate_query",
     "evaluate",
+    "top_ranked",
     "Evaluation",
     "blank_repeats",
 ]
@@ -290,61 +291,35 @@ def evaluate(
     nq = len(qids_all)
     qid_array = arrow(qids_all, pa.string())
 
-    # qrels, columnar: per judged (query, doc) its grade; the key qi * ndocs + di
+    # qrels, columnar: per judgment (query, doc) its grade and its query's index
     judged = qrels.to_table()
     j_qi_np = as_numpy(pc.index_in(judged["q"], value_set=qid_array)).astype(np.int64)
-    doc_dict = pc.unique(judged["d"])
-    n_dict = max(len(doc_dict), 1)
-    j_di = as_numpy(pc.index_in(judged["d"], value_set=doc_dict)).astype(np.int64)
     j_grade_all = as_numpy(judged["g"])
     _check_exp_grades(int(j_grade_all.max()) if len(j_grade_all) else 0, gain)
-    j_key = j_qi_np * n_dict + j_di
-    j_order = np.argsort(j_key, kind="stable")
-    j_key = j_key[j_order]
-    j_grade_np = j_grade_all[j_order].astype(np.int64)
     num_rel = np.bincount(j_qi_np[j_grade_all >= min_grade], minlength=nq).astype(np.int64)
 
-    # run rows of judged queries only
-    table = run.table
-    run_qi = pc.index_in(table["q"], value_set=qid_array)
-    keep = pc.is_valid(run_qi)
-    not_in_qrels = 0
-    if not pc.all(keep).as_py():
-        not_in_qrels = len(pc.unique(table["q"].filter(pc.invert(keep))))
-        table = table.filter(keep)
-        run_qi = run_qi.filter(keep)
-    not_in_qrels += len(set(run.empty_queries) - set(qids_all))
-    qi = as_numpy(run_qi).astype(np.int32)
-    docs = table["d"].combine_chunks() if isinstance(table["d"], pa.ChunkedArray) else table["d"]
-    scores = as_numpy(table["s"])
-
-    if executor is not None:
-        # hashing every document id twice overlaps the sort; arguments bound now, not later
-        judged_lookup = executor.submit(_judged_index, docs, doc_dict)
-        keys_job = executor.submit(_duplicate_keys, docs, qi)
-        order, qi = _trec_order(qi, scores, docs)
-        doc_index, dup_keys = judged_lookup.result(), keys_job.result()
-    else:
-        doc_index, dup_keys = _judged_index(docs, doc_dict), _duplicate_keys(docs, qi)
-        order, qi = _trec_order(qi, scores, docs)
-    del scores
-    if order is not None:
-        doc_index = doc_index[order]
-        dup_keys = dup_keys[order]
-
-    repeat, duplicates_idx = _duplicates(qi, dup_keys, docs, order)
-    del dup_keys
-    duplicates = {qids_all[q]: ids for q, ids in duplicates_idx.items()}
+    # the run in trec_eval's order, sorted once per run (every evaluation of it shares the sort)
+    ordered = _ordered(run, executor)
+    # per sorted row, its query's index among the judged queries (-1: a query without judgments)
+    to_judged = _index_or(ordered.queries, qid_array).astype(np.int32)
+    qi = to_judged[ordered.q_sorted]
+    not_in_qrels = int((to_judged < 0).sum()) + len(set(run.empty_queries) - set(qids_all))
+    judgment = ordered.judgment_of(judged["q"], judged["d"])  # per sorted row: its judgment's row
+    docs = ordered.docs
+    order, repeat = ordered.order, ordered.repeat
+    if bool((to_judged < 0).any()):  # the rows of judged queries only
+        keep = np.flatnonzero(qi >= 0)
+        qi, judgment = qi[keep], judgment[keep]
+        repeat = repeat[keep] if repeat is not None else None
+        order = keep if order is None else order[keep]
+    judged_qids = set(qids_all)
+    duplicates = {qid: ids for qid, ids in ordered.duplicates.items() if qid in judged_qids}
 
     # grades of the rows whose document is judged for this query (the only
     # rows that can be relevant or gain), in trec order, repeats included
-    rows = np.flatnonzero(doc_index >= 0)
+    rows = np.flatnonzero(judgment >= 0)
     row_q = qi[rows]
-    key = row_q.astype(np.int64) * n_dict + doc_index[rows].astype(np.int64)
-    pos = np.minimum(np.searchsorted(j_key, key), max(len(j_key) - 1, 0))
-    found = j_key[pos] == key
-    rows, row_q, pos = rows[found], row_q[found], pos[found]
-    grade = j_grade_np[pos]
+    grade = j_grade_all[judgment[rows]].astype(np.int64)
     # ranks are positions in the ranking, repeats included
     num_ret = np.bincount(qi, minlength=nq).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]])
@@ -408,9 +383,9 @@ def evaluate(
     g_gain = _gains(grade[has_gain], gain)
     g_disc = g_gain / np.log2(g_rank + 1.0)
     # ideal: judged grades >= 1 sorted descending per query
-    ideal_mask = j_grade_np >= 1
-    i_q = (j_key[ideal_mask] // n_dict).astype(np.int64)
-    i_gain = _gains(j_grade_np[ideal_mask], gain)
+    ideal_mask = j_grade_all >= 1
+    i_q = j_qi_np[ideal_mask]
+    i_gain = _gains(j_grade_all[ideal_mask], gain)
     i_order = np.lexsort((-i_gain, i_q))
     i_q, i_gain = i_q[i_order], i_gain[i_order]
     i_count = np.bincount(i_q, minlength=nq)
@@ -454,6 +429,141 @@ def evaluate(
         unjudged_top=unjudged_top,
         unjudged_depth=unjudged_depth,
     )
+
+
+def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
+    """Per query of ``run``, its first ``depth`` ids in trec_eval's order (score descending, ties
+    by id descending, bytewise; a repeat keeps its slot): ``{q: r[:depth] for q, r in
+    run.rankings().items()}`` from the sort the metrics share (one per run), with only the top
+    ``depth`` rows of each query made Python strings. Queries in bytewise order, then the queries
+    the run answered with nothing (an empty list). ``Run.rankings`` stays the reference
+    (``tests/test_holes_fast.py``)."""
+    if depth < 1:
+        raise InvalidMeasure(f"depth {depth}; expected a whole number >= 1")
+    out: dict[str, list[str]] = {}
+    if run.table.num_rows:
+        ordered = _ordered(run)
+        q_sorted = ordered.q_sorted
+        counts = np.bincount(q_sorted, minlength=len(ordered.queries))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        head = np.flatnonzero(np.arange(len(q_sorted), dtype=np.int64) - starts[q_sorted] < depth)
+        rows = head if ordered.order is None else ordered.order[head]
+        ids = ordered.docs.take(arrow(rows)).to_pylist()
+        at = 0
+        for qid, n in zip(ordered.queries.to_pylist(), np.minimum(counts, depth).tolist()):
+            out[qid] = ids[at : at + n]
+            at += n
+    for qid in run.empty_queries:
+        out.setdefault(qid, [])
+    return out
+
+
+_ORDER = "trec_order"  # the key of :class:`_Ordered` in ``Run.memo``
+
+
+@dataclass
+class _Ordered:
+    """A run in trec_eval's order, computed once per run (``Run.memo``) and shared by every
+    evaluation of it (``metrics --judge-labels`` scores one run three ways, ``holes`` reads its
+    top k): the sort, the repeats, and each row's 32-bit key of (query, id), which finds the
+    judged rows of any set of judgments without hashing an id string again."""
+
+    queries: pa.Array  # the run's query ids, bytewise
+    order: np.ndarray | None  # rows of the table in trec_eval's order; None: already in it
+    q_sorted: np.ndarray  # per sorted row, its query's index in ``queries`` (int32)
+    docs: pa.Array | pa.ChunkedArray  # the ids, in the table's order
+    keys: np.ndarray  # per sorted row, :func:`_duplicate_keys` of (its query, its id)
+    repeat: np.ndarray | None  # per sorted row: an id already above in its query
+    duplicates: dict[str, list[str]]  # per query (bytewise), the ids it repeats
+
+    def judgment_of(
+        self, judged_q: pa.Array | pa.ChunkedArray, judged_d: pa.Array | pa.ChunkedArray
+    ) -> np.ndarray:
+        """Per sorted row, the index of the judgment (of the columns ``judged_q``, ``judged_d``)
+        of its query and id, -1 if none. The judgments get the rows' keys; a row whose key some
+        judgment has (a 2**24-bucket bitmap, then a binary search) is compared exactly, its
+        query's index and its id, so a key shared by chance never matches."""
+        n = len(self.q_sorted)
+        out = np.full(n, -1, dtype=np.int32)
+        j_q = _index_or(_combined(judged_q), self.queries)
+        in_run = np.flatnonzero(j_q >= 0)  # judgments of the run's queries
+        if n == 0 or len(in_run) == 0:
+            return out
+        j_docs = _combined(judged_d).take(arrow(in_run))
+        j_q = j_q[in_run].astype(np.int32)
+        j_keys = _duplicate_keys(j_docs, j_q)
+        by_key = np.argsort(j_keys, kind="stable")
+        sorted_keys = j_keys[by_key]
+        buckets = np.zeros(1 << 24, dtype=bool)
+        buckets[sorted_keys >> np.uint32(8)] = True
+        candidates = np.flatnonzero(buckets[self.keys >> np.uint32(8)])
+        keys = self.keys[candidates]
+        low = np.searchsorted(sorted_keys, keys, side="left")
+        count = np.searchsorted(sorted_keys, keys, side="right") - low
+        rows = np.repeat(candidates, count)  # a row beside each judgment of its key
+        offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+        which = by_key[np.repeat(low, count) + offsets]
+        same = self.q_sorted[rows] == j_q[which]
+        rows, which = rows[same], which[same]
+        if len(rows):
+            source = rows if self.order is None else self.order[rows]
+            same = as_numpy(pc.equal(self.docs.take(arrow(source)), j_docs.take(arrow(which))))
+            out[rows[same]] = in_run[which[same]]
+        return out
+
+
+def _combined(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _index_or(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Per value, its index in ``value_set``; -1 where it is not there."""
+    found: np.ndarray = _judged_index(values, value_set).astype(np.int64)
+    return found
+
+
+def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
+    """The run's :class:`_Ordered`, from its memo or made now (``executor``: where to hash the
+    ids for the repeats while the rows are sorted)."""
+    memo = run.memo.get(_ORDER)
+    if isinstance(memo, _Ordered):
+        return memo
+    table = run.table
+    # chunk by chunk (a run read in pieces is not copied whole): one dictionary for all chunks
+    encoded = pc.dictionary_encode(table["q"])
+    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    dictionary = chunks[-1].dictionary if chunks else pa.array([], pa.string())
+    by_id = pc.sort_indices(dictionary)  # bytewise: trec_eval's order of queries
+    queries = dictionary.take(by_id)
+    place = np.empty(len(queries), dtype=np.int32)
+    place[as_numpy(by_id)] = np.arange(len(queries), dtype=np.int32)
+    qi = place[as_numpy(pa.chunked_array([chunk.indices for chunk in chunks], pa.int32()))]
+    del encoded, chunks
+    docs = table["d"]
+    scores = as_numpy(table["s"])
+    if executor is not None:
+        keys_job = executor.submit(_duplicate_keys, docs, qi)
+        order, q_sorted = _trec_order(qi, scores, docs)
+        keys = keys_job.result()
+    else:
+        keys = _duplicate_keys(docs, qi)
+        order, q_sorted = _trec_order(qi, scores, docs)
+    del qi, scores
+    if order is not None:
+        keys = keys[order]
+    repeat, repeated = _duplicates(q_sorted, keys, docs, order)
+    names = queries.to_pylist() if repeated else []
+    ordered = _Ordered(
+        queries=queries,
+        order=order,
+        q_sorted=q_sorted,
+        docs=docs,
+        keys=keys,
+        repeat=repeat,
+        duplicates={names[q]: ids for q, ids in repeated.items()},
+    )
+    run.memo[_ORDER] = ordered
+    return ordered
 
 
 def _gains(grades: np.ndarray, gain: Gain) -> np.ndarray:
@@ -566,8 +676,13 @@ def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
     keys; unequal pairs rarely do, and every collision is checked exactly by
     :func:`_duplicates`. Built from each id's length and first and last 8
     bytes, in chunks so the temporaries stay small."""
-    if isinstance(docs, pa.ChunkedArray):
-        docs = docs.combine_chunks()
+    if isinstance(docs, pa.ChunkedArray):  # chunk by chunk: no copy of the whole column
+        keys = np.empty(len(docs), dtype=np.uint32)
+        at = 0
+        for chunk in docs.chunks:
+            keys[at : at + len(chunk)] = _duplicate_keys(chunk, qi[at : at + len(chunk)])
+            at += len(chunk)
+        return keys
     n = len(docs)
     keys = np.empty(n, dtype=np.uint32)
     if n == 0:

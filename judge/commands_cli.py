@@ -330,7 +330,7 @@ def _hole_spec(args: argparse.Namespace) -> HoleSpec | None:
     run = read_ranked(run_path)
     corpus = {c["id"]: c["text"] for c in read_corpus(args.corpus)} if args.corpus else {}
     spec = HoleSpec(qrels, run, args.k, corpus)
-    if not set(run.rankings()) & set(qrels.grades):
+    if not run.query_ids() & set(qrels.grades):
         raise UsageError(f"{run_path} and {golden} share no query: nothing has holes to find")
     return spec
 

@@ -63,6 +63,23 @@ def test_a_retrieval_command_imports_no_pandas(argv: list[str]) -> None:
     assert not modules & (set(HEAVY) - used), modules & (set(HEAVY) - used)
 
 
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared reference data is not beside the checkout")
+@pytest.mark.parametrize("command", ["metrics", "audit", "check"])
+def test_a_space_separated_run_read_in_pieces_imports_no_pandas(command: str, tmp_path: Path) -> None:
+    """The most common TREC layout (single spaces, no tabs) goes through the lean reader in pieces
+    and the grouped scorer, whose query boundaries are Arrow booleans (#42: a boolean column once
+    fell back to ``to_numpy``, which imports pandas)."""
+    run = tmp_path / "run.txt"
+    lines = [" ".join(line.split()) for line in (DATA / "results.test").read_text().splitlines()]
+    run.write_text("\n".join(lines) + "\n")
+    argv = [command, str(DATA / "qrels.test"), str(run), "-k", "10"]
+    if command == "check":
+        argv.append("--no-store")
+    code, modules, out = imported(*argv, "--format", "json")
+    assert code in (0, 1) and '"301"' in out  # a query of the file, in the JSON
+    assert not modules & set(HEAVY), modules & set(HEAVY)
+
+
 def test_the_worked_example_metrics_import_no_pandas() -> None:
     code, modules, out = imported(
         "metrics", str(WORKED / "golden.yaml"), str(WORKED / "run.jsonl"), "-k", "5", "--format", "json"

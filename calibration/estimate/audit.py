@@ -14,6 +14,7 @@ from typing import Any
 
 from annotation.model import Qrels
 from calibration.audit import InvalidAudit
+from calibration.metrics import top_ranked
 from calibration.results import AuditReport, EstimateQuery, EstimateReport
 
 
@@ -45,7 +46,7 @@ def estimate_run(
             "--estimate N, label the sampled chunks, then export --format golden"
         )
     depth = design.depth
-    rankings = run.rankings()
+    rankings = top_ranked(run, k)  # the top k only, from the metrics' sort
     parameters = dict(design.parameters) if design.parameters is not None else None
     out: EstimateReport = {"design": parameters, "k": k, "interval": interval, "queries": {}, "summary": {}}
     if depth is not None and k > depth:

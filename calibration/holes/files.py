@@ -49,7 +49,7 @@ from calibration.holes.scoring import (
     score_with_holes,
 )
 from calibration.inputs import min_grade_of
-from calibration.metrics import Gain
+from calibration.metrics import Gain, top_ranked
 from calibration.results import (
     CheckReport,
     CorrectedFigure,
@@ -268,7 +268,7 @@ def filled_data(
     """``metrics --judge-labels``: per cutoff, the run scored with holes as not relevant, with the
     judge's grades on the holes, and (with ``sample``) the corrected figure with its interval."""
     threshold = min_grade_of(qrels, min_grade)
-    ranked = run.rankings()  # once: seconds on a big run
+    ranked = top_ranked(run, _depth(ks, sample))  # the top k only, from the metrics' sort
     population = shared_queries(qrels, ranked)
     if not population:
         raise InvalidInput(f"{run_name} and {qrels_name} share no query")
@@ -330,6 +330,11 @@ def filled_data(
             }
         )
     return reports
+
+
+def _depth(ks: Sequence[int], sample: HoleSample | None) -> int:
+    """How deep the holes read a ranking: the deepest cutoff, or the sample's k if deeper."""
+    return max([*ks, sample.k if sample is not None else 1, 1])
 
 
 def read_judge_labels(path: PathLike) -> tuple[Qrels, str]:
@@ -396,7 +401,8 @@ def compare_filled(
     its interval: the uncertainty of the holes' labels over these queries, not the query sample's
     (compare's paired tests say that)."""
     threshold = min_grade_of(qrels, min_grade)
-    ranked_a, ranked_b = run_a.rankings(), run_b.rankings()
+    depth = _depth(ks, sample)  # the top k only, from the metrics' sort
+    ranked_a, ranked_b = top_ranked(run_a, depth), top_ranked(run_b, depth)
     population = shared_queries(qrels, ranked_a, ranked_b)
     if not population:
         raise InvalidInput(f"{names[0]}, {names[1]} and {qrels_name} share no query")

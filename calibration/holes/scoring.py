@@ -73,7 +73,7 @@ from numpy.typing import ArrayLike
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
 from calibration.holes.interval import ALIKE, score_bounds, widened
-from calibration.metrics import AP, RR, Evaluation, Gain, Measure, blank_repeats, evaluate
+from calibration.metrics import AP, RR, Evaluation, Gain, Measure, blank_repeats, evaluate, top_ranked
 
 __all__ = [
     "CORRECTED_MEASURES",
@@ -130,7 +130,9 @@ class HoleQuery:
 def find_holes(qrels: Qrels, run: Run, k: int) -> dict[str, HoleQuery]:
     """Per query that both the run and the judgments hold (bytewise order): the run's top k
     chunks that the judgments do not grade. A repeated id keeps its slot and is one hole."""
-    return holes_of(qrels.grades, run.rankings(), k)
+    if k < 1:
+        raise HolesError(f"k {k}; expected a whole number >= 1")
+    return holes_of(qrels.grades, top_ranked(run, k), k)
 
 
 def holes_of(
@@ -362,8 +364,10 @@ def score_with_holes(
     base = qrels.grades
     sample = dict(sample or {})
     people = people or {}
-    if rankings is None:  # the caller's, when it has them already (a big run: seconds)
-        rankings = run.rankings()
+    if k < 1:
+        raise HolesError(f"k {k}; expected a whole number >= 1")
+    if rankings is None:  # the caller's, when it has them already (at least the top k)
+        rankings = top_ranked(run, k)
     strangers = sorted(set(sample) - (set(base) & set(rankings)))
     if strangers:
         raise HolesError(

@@ -1,0 +1,102 @@
+"""Holes, ``--judge-labels`` and ``compare`` read a run's top k from the sort the metrics share
+(issue #42, item 1): :func:`calibration.metrics.top_ranked` against ``Run.rankings()``, the
+reference path; the judged rows found by (query, id) keys, exact under any collision; a run
+scored twice with other judgments sorted once and scored as a fresh one."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import calibration.metrics as metrics
+from annotation.model import Qrels, Run
+from calibration.holes.scoring import find_holes, holes_of
+from calibration.metrics import evaluate, top_ranked
+
+QUERIES = ["q1", "q2", "Ω", "a", "b10", "b2", "é"]
+DOCS = [
+    "d1",
+    "d2",
+    "D3",
+    "é",
+    "ä",
+    "z",
+    "d10",
+    "a-much-longer-document-id-0001",
+    "a-much-longer-document-id-0002",
+]
+
+
+def random_run(rng: random.Random, grouped: bool) -> Run:
+    rows = []
+    for qid in rng.sample(QUERIES, rng.randint(1, 5)):
+        rows += [(qid, rng.choice(DOCS), float(rng.randint(0, 3))) for _ in range(rng.randint(1, 25))]
+    if not grouped:
+        rng.shuffle(rows)
+    q, d, s = zip(*rows)
+    empty = ["nothing"] if rng.random() < 0.3 else []
+    return Run(table=pa.table({"q": list(q), "d": list(d), "s": list(s)}), empty_queries=empty)
+
+
+def random_qrels(rng: random.Random) -> Qrels:
+    grades = {
+        qid: {doc: rng.randint(0, 3) for doc in rng.sample(DOCS, rng.randint(1, 6))}
+        for qid in rng.sample(QUERIES, rng.randint(1, 6))
+    }
+    return Qrels(grades=grades)
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "shuffled"])
+def test_top_ranked_is_the_reference_cut(grouped: bool) -> None:
+    rng = random.Random(42 if grouped else 7)
+    for _ in range(150):
+        run = random_run(rng, grouped)
+        for depth in (1, 3, 10, 100):
+            expected = {qid: ranking[:depth] for qid, ranking in run.rankings().items()}
+            assert top_ranked(run, depth) == expected
+
+
+def test_top_ranked_keeps_a_repeat_in_its_slot() -> None:
+    run = Run.from_rankings({"q": ["a", "b", "a", "c"], "r": []})
+    assert top_ranked(run, 3) == {"q": ["a", "b", "a"], "r": []}
+
+
+def values(evaluation: metrics.Evaluation) -> dict[str, list[float]]:
+    return {name: np.nan_to_num(column, nan=-1.0).tolist() for name, column in evaluation.values.items()}
+
+
+def test_judged_rows_are_exact_when_every_key_collides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every (query, id) gets the same key: each candidate is compared by query and id, so the
+    figures are those of distinct keys."""
+    rng = random.Random(3)
+    cases = [(random_run(rng, bool(i % 2)), random_qrels(rng)) for i in range(60)]
+    expected = [values(evaluate(qrels, run, ks=[1, 5], min_grade=1)) for run, qrels in cases]
+    monkeypatch.setattr(metrics, "_duplicate_keys", lambda docs, qi: np.zeros(len(docs), dtype=np.uint32))
+    for (run, qrels), want in zip(cases, expected):
+        fresh = Run(table=run.table, empty_queries=run.empty_queries)
+        assert values(evaluate(qrels, fresh, ks=[1, 5], min_grade=1)) == want
+
+
+def test_a_run_scored_twice_is_sorted_once_and_scored_as_new() -> None:
+    rng = random.Random(11)
+    for _ in range(60):
+        run = random_run(rng, rng.random() < 0.5)
+        first, second = random_qrels(rng), random_qrels(rng)
+        evaluate(first, run, ks=[3], min_grade=1)
+        memo = run.memo["trec_order"]
+        again = evaluate(second, run, ks=[3], min_grade=1)
+        assert run.memo["trec_order"] is memo
+        fresh = evaluate(second, Run(table=run.table, empty_queries=run.empty_queries), ks=[3], min_grade=1)
+        assert values(again) == values(fresh)
+        assert again.duplicates == fresh.duplicates and again.num_ret.tolist() == fresh.num_ret.tolist()
+
+
+def test_holes_equal_the_reference_path() -> None:
+    rng = random.Random(5)
+    for _ in range(80):
+        run, qrels = random_run(rng, rng.random() < 0.5), random_qrels(rng)
+        for k in (1, 4, 10):
+            assert find_holes(qrels, run, k) == holes_of(qrels.grades, run.rankings(), k)
