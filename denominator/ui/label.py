@@ -357,8 +357,6 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
                     )
                     return
             annotator_id = store.annotator_id(annotator) if pressed is None else pressed.annotator_id
-            done, total = store.queue_progress(annotator_id, page.kind)
-            handout = store.handout() if total == 0 else None  # only to say why the queue is empty
             # the item this tab leases stays on screen until it is graded or skipped, across reruns,
             # reloads and servers; no other tab of this person is shown it (annotation.store.queue).
             # After a press, the lease its write took (the press said so if it came from the skips).
@@ -376,12 +374,15 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
             if (item["item_id"] if item else None) != _get(page, "current"):
                 _set(page, "shown_at", None)
             _set(page, "current", item["item_id"] if item else None)
+            # with an item to show, the progress is read once it is on screen (below)
+            done, total = store.queue_progress(annotator_id, page.kind) if item is None else (0, 0)
+            handout = store.handout() if item is None and total == 0 else None  # why the queue is empty
     except StoreError as exc:
         st.error(md(exc))
         return
-    st.progress(
-        done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {md(annotator)}"
-    )
+    progress = st.empty()  # the bar's place, above the item
+    if item is None:
+        _show_progress(progress, done, total, annotator)
     message = st.session_state.pop(_key(page, "message"), None)
     if message:
         st.info(md(message))
@@ -417,6 +418,13 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         _set(page, "screen", _state(page, "screen", 0) + 1)  # a new item on screen: a fresh note box
     with st.container(key=f"item-{page.kind}"):  # the item's texts (class st-key-item-<kind>)
         _render_item(page, item)
+    try:  # after the item: a key press waits for the next item, not for the count
+        with borrowed(_db_path()) as store:
+            done, total = store.queue_progress(annotator_id, page.kind)
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    _show_progress(progress, done, total, annotator)
     columns = st.columns(len(page.rubric.scale))
     for column, (value, wording) in zip(columns, page.rubric.scale.items()):
         name, _, meaning = wording.partition(": ")
@@ -440,6 +448,13 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     )
     right.button("Undo the last label (u)", **undo)
     render_my_work(page, annotator)
+
+
+def _show_progress(slot: Any, done: int, total: int, annotator: str) -> None:
+    """The bar in its place: ``done / total in this batch labelled by NAME``."""
+    slot.progress(
+        done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {md(annotator)}"
+    )
 
 
 def render_my_work(page: LabelPage, annotator: str) -> None:
