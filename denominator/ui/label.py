@@ -357,19 +357,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
                     )
                     return
             annotator_id = store.annotator_id(annotator) if pressed is None else pressed.annotator_id
-            # the item this tab leases stays on screen until it is graded or skipped, across reruns,
-            # reloads and servers; no other tab of this person is shown it (annotation.store.queue).
-            # After a press, the lease its write took (the press said so if it came from the skips).
-            if pressed is None:
-                leased = store.lease_item(annotator_id, page.kind, _holder())
-                if leased and leased["from_skips"]:
-                    _set(
-                        page,
-                        "message",
-                        f"Back to an item you skipped ({leased['skips_left']} more after it).",
-                    )
-            else:
-                leased = pressed.leased
+            leased = _tab_lease(store, page, annotator_id, pressed)
             item = item_view(store, leased["item_id"], annotator) if leased else None
             if (item["item_id"] if item else None) != _get(page, "current"):
                 _set(page, "shown_at", None)
@@ -448,6 +436,20 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     )
     right.button("Undo the last label (u)", **undo)
     render_my_work(page, annotator)
+
+
+def _tab_lease(
+    store: Store, page: LabelPage, annotator_id: int, pressed: Pressed | None
+) -> dict[str, Any] | None:
+    """The item this tab leases: it stays on screen until it is graded or skipped, across reruns,
+    reloads and servers; no other tab of this person is shown it (annotation.store.queue). After a
+    press, the lease its write took (the press said so if it came from the skips)."""
+    if pressed is not None:
+        return pressed.leased
+    leased = store.lease_item(annotator_id, page.kind, _holder())
+    if leased and leased["from_skips"]:
+        _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
+    return leased
 
 
 def _show_progress(slot: Any, done: int, total: int, annotator: str) -> None:
