@@ -72,6 +72,7 @@ BOUND = 1.5  # the median over rounds of app p50 / baseline p50: above it the be
 AIM = 1.3  # where it should be
 TIMEOUT_MS = 30_000
 PAUSE_S = 0.3  # between the end of one run and the next press
+SETTLE_S = 120.0  # settled()'s longest wait by default (bench/metrics_page.py); this bench: --settle
 TICKS = os.sysconf("SC_CLK_TCK")  # /proc's unit of CPU time
 
 # Armed before each press: the watched text now, then the keydown time and the time of the
@@ -274,7 +275,7 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-def settled(cores: int, longest: float) -> float:
+def settled(cores: int, longest: float = SETTLE_S) -> float:
     """The load before the bench starts, after waiting up to ``longest`` seconds for it to fall to
     the number of cores (the 1-minute average still carries a bench that ran just before)."""
     deadline = time.monotonic() + longest
