@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from annotation.rubrics import DEFAULT_MIN_GRADE
+from annotation.store.base import StoreError
 
 if TYPE_CHECKING:
     from annotation.pooling import RunFound
@@ -46,35 +47,35 @@ def next_item(
 
 
 def item_view(store: Store, item_id: int, annotator: str) -> dict[str, Any] | None:
-    """What the labelling page shows of one item (see :func:`next_item`)."""
-    row = store.item_keys(item_id)
-    if row is None:
+    """What the labelling page shows of one item (see :func:`next_item`): the item and its texts
+    in one read, a trace's contexts given as chunk ids in a second."""
+    shown = store.item_texts(item_id)
+    if shown is None:
         return None
-    kind, query_id, chunk_id, trace_id, trace_b_id = row
-    if kind == "chunk":
+    if shown.kind == "chunk":
+        return {"item_id": item_id, "query": shown.query or "", "chunk": shown.chunk or ""}
+    if not shown.has_trace:  # an item's trace is stored (a foreign key)
+        raise StoreError(f"item {item_id}: its trace is not stored")
+    if shown.kind == "trace":
+        contexts = json.loads(shown.contexts or "[]")
+        ids = [c for c in contexts if isinstance(c, str)]
+        texts = store.chunk_texts_shown(ids) if ids else {}
         return {
             "item_id": item_id,
-            "query": store.query_text(query_id) or "",
-            "chunk": store.chunk_text(chunk_id) or "",
+            "question": shown.question,
+            "contexts": [
+                (texts.get(c) if isinstance(c, str) else store.chunk_text(c)) or c for c in contexts
+            ],
+            "answer": shown.answer,
         }
-    trace = store.trace_shown(trace_id)
-    assert trace is not None  # an item's trace is stored (a foreign key)
-    if kind == "trace":
-        return {
-            "item_id": item_id,
-            "question": trace[0],
-            "contexts": [_context_text(store, c) for c in json.loads(trace[1] or "[]")],
-            "answer": trace[2],
-        }
-    other = store.trace_answer(trace_b_id)
     flip = hashlib.sha256(f"{annotator}\0{item_id}".encode()).digest()[0] % 2 == 1
-    answers = [other, trace[2]] if flip else [trace[2], other]
-    return {"item_id": item_id, "question": trace[0], "answers": answers, "shown": "BA" if flip else "AB"}
-
-
-def _context_text(store: Store, context: str) -> str:
-    """A context given as a chunk id shows the chunk's text; a text shows itself."""
-    return store.chunk_text(context) or context
+    answers = [shown.answer_b, shown.answer] if flip else [shown.answer, shown.answer_b]
+    return {
+        "item_id": item_id,
+        "question": shown.question,
+        "answers": answers,
+        "shown": "BA" if flip else "AB",
+    }
 
 
 SUMMARY_CHARS = 90  # how much of an item's text the "your work" list shows

@@ -86,7 +86,7 @@ from annotation.store.judges import (
 from annotation.store.labels import AGGREGATES, Labels, aggregate_grades
 from annotation.store.migrations import MIGRATIONS
 from annotation.store.pools import Pools
-from annotation.store.postgres import is_url
+from annotation.store.postgres import PgDatabase, is_url
 from annotation.store.providers import ClaimRule, ProviderAccess, ProviderClaims, Providers
 from annotation.store.queue import Queue
 from annotation.store.retirements import ImportChange, ImportRecord, UnknownImport
@@ -152,9 +152,12 @@ def borrowed(location: str) -> Iterator[Store]:
     """A :class:`Store` on ``location`` for one short use (a key press and the pane it redraws).
 
     On PostgreSQL a handle this process used before and gave back is taken when one is idle, as
-    a connection costs several round trips to open (about 10 ms here; ``bench/browser.py``); a
-    ``SELECT 1`` first checks it still reaches the server (one that restarted is replaced by a new
-    connection). It is given back when the block ends with no transaction open and no error;
+    a connection costs several round trips to open (about 10 ms here; ``bench/browser.py``). One
+    whose socket has something to read (a server that shut down or restarted says goodbye or
+    closes it; an idle connection is sent nothing) is first checked with a ``SELECT 1`` and
+    replaced by a new connection when that fails; a quiet one is taken without a round trip (a
+    key press borrows twice: its write, then the pane's redraw). It is given back when the block
+    ends with no transaction open and no error;
     otherwise closed. On SQLite a new handle each time (opening costs under 1 ms, and a new
     handle sees a file replaced under a running app). One thread uses a handle at a time."""
     store = None
@@ -162,7 +165,7 @@ def borrowed(location: str) -> Iterator[Store]:
         with _IDLE_LOCK:
             idle = _IDLE.get(location)
             store = idle.pop() if idle else None
-        if store is not None:
+        if store is not None and not _quiet(store):
             try:
                 store.db.execute("SELECT 1").fetchone()
             except Exception:  # the driver's error or the store's name for it: a new connection
@@ -184,6 +187,10 @@ def borrowed(location: str) -> Iterator[Store]:
                     idle.append(store)
         if not keep:
             _close_quietly(store)
+
+
+def _quiet(store: Store) -> bool:
+    return isinstance(store.db, PgDatabase) and store.db.quiet()
 
 
 def _in_transaction(store: Store) -> bool:

@@ -26,6 +26,7 @@ Readers never wait: a read runs in autocommit and sees the last committed state.
 from __future__ import annotations
 
 import re
+import select
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -366,6 +367,18 @@ class PgDatabase:
 
         busy: bool = self._connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
         return busy
+
+    def quiet(self) -> bool:
+        """True when the connection is open and nothing waits to be read on it, without a round
+        trip: an idle connection in autocommit is sent nothing, so a server that shut down or
+        restarted (its goodbye, or the socket closed) makes it readable."""
+        if self._connection.closed or self._connection.broken:
+            return False
+        try:
+            readable, _, _ = select.select([self._connection.fileno()], [], [], 0)
+        except (OSError, ValueError):  # the socket is gone
+            return False
+        return not readable
 
     def close(self) -> None:
         self._connection.close()

@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from annotation.options import default, option
 from annotation.store.base import ITEM_KINDS, StoreBase, StoreError, utc_now
 from annotation.store.retirements import live, live_item
 
-__all__ = ["Queue", "CURRENT_LABEL", "HANDOUT_MODES", "LEASE_ENV", "lease_seconds"]
+__all__ = ["Queue", "QueueRule", "ItemTexts", "CURRENT_LABEL", "HANDOUT_MODES", "LEASE_ENV", "lease_seconds"]
 
 HANDOUT_MODES: tuple[str, ...] = option("handout_mode").choices or ()  # the options table's
 
@@ -61,6 +61,28 @@ OTHER_LABELLERS = (
     f"AND o.value IS NOT NULL AND {live('o.id', 'labels')} AND o.id = (SELECT max(p.id) FROM labels p "
     f"WHERE p.item_id = o.item_id AND p.annotator_id = o.annotator_id AND {live('p.id', 'labels')}))"
 )
+
+
+class QueueRule(NamedTuple):
+    """What makes a person's queue of one kind of items (:meth:`Queue.queue_rule`)."""
+
+    assigned: bool  # some item of the kind is assigned to them: their queue is their assignments
+    mode: str  # the project's handout (:meth:`Queue.handout`)
+    labels: int
+
+
+class ItemTexts(NamedTuple):
+    """What the labelling page shows of an item (:meth:`Queue.item_texts`): never a run, a rank, a
+    score, a system name or anyone's label."""
+
+    kind: str
+    query: str | None  # a chunk item's query text
+    chunk: str | None  # a chunk item's text
+    has_trace: bool  # a trace or pair item's (first) trace is stored
+    question: str | None
+    contexts: str | None  # as stored: a JSON list of texts or chunk ids
+    answer: str | None
+    answer_b: str | None  # a pair item's second answer
 
 
 class Queue(StoreBase):
@@ -113,53 +135,69 @@ class Queue(StoreBase):
         ).fetchone()
         return row is not None
 
-    def _queue_source(self, kind: str, annotator_id: int) -> tuple[str, str]:
+    def queue_rule(self, annotator_id: int, kind: str) -> QueueRule:
+        """What makes the annotator's queue of ``kind`` items, in one read: whether any ``kind``
+        item is assigned to them (:meth:`_assigned_to`) and the project's handout
+        (:meth:`handout`)."""
+        row = self.db.execute(
+            "SELECT (SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = ? "
+            "AND i.kind = ? LIMIT 1), (SELECT mode FROM handout ORDER BY id DESC LIMIT 1), "
+            "(SELECT per_item FROM handout ORDER BY id DESC LIMIT 1)",
+            [annotator_id, kind],
+        ).fetchone()
+        if row[1] is None:
+            return QueueRule(row[0] is not None, default("handout_mode"), default("handout_labels"))
+        return QueueRule(row[0] is not None, str(row[1]), int(row[2]))
+
+    def _queue_source(self, kind: str, annotator_id: int, rule: QueueRule | None = None) -> tuple[str, str]:
         """FROM/WHERE of an annotator's queue of ``kind`` items (the annotator's id bound as
         ``:annotator``), and its order: the items assigned to them, when there are any; else,
         when the project hands items out ``open`` (:meth:`handout`), the **open** items: those
         fewer than its ``labels`` other people have labelled (plus the person's own labelled
         ones, for the progress), so a person added later gets work at once and adds a second
-        opinion, and one person alone sees every item; else (``assigned``) nothing."""
+        opinion, and one person alone sees every item; else (``assigned``) nothing. ``rule``:
+        :meth:`queue_rule`, when the caller read it already."""
         if kind not in ITEM_KINDS:
             raise StoreError(f"item kind {kind!r}; expected one of {', '.join(ITEM_KINDS)}")
-        if self._assigned_to(annotator_id, kind):
+        if rule is None:
+            rule = self.queue_rule(annotator_id, kind)
+        if rule.assigned:
             return (
                 f"FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = :annotator "
                 f"AND i.kind = '{kind}' AND {live_item('i')}",
                 "a.position",
             )
-        mode, labels = self.handout()
-        if mode == "open":
+        if rule.mode == "open":
             return (
                 f"FROM items i WHERE i.kind = '{kind}' AND {live_item('i')} AND ({CURRENT_LABEL} IS NOT NULL"
-                f" OR {OTHER_LABELLERS} < {int(labels)})",
+                f" OR {OTHER_LABELLERS} < {int(rule.labels)})",
                 "i.position",
             )
         return f"FROM items i WHERE i.kind = '{kind}' AND 1 = 0", "i.position"
 
-    def next_unlabelled_item(self, annotator_id: int, kind: str, skipped: Sequence[int] = ()) -> int | None:
+    def next_unlabelled_item(
+        self, annotator_id: int, kind: str, skipped: Sequence[int] = (), rule: QueueRule | None = None
+    ) -> int | None:
         """The id of the next ``kind`` item in the annotator's queue that has no current label
         of theirs and is not in ``skipped``; None when there is none.
 
         The search starts after the item this annotator labelled last: in a session that goes
         down the queue, every item before it is labelled, so the search does not walk past them
         again (a fetch costs the same after 10 labels or 10,000). Then from the start, for
-        items skipped or undone."""
-        source, order = self._queue_source(kind, annotator_id)
+        items skipped or undone. The last label's place is a subquery of the first search (one
+        read, not two; NULL when that item is not in the queue, and the search goes on from the
+        start). ``rule``: :meth:`queue_rule`, when the caller read it already."""
+        source, order = self._queue_source(kind, annotator_id, rule)
         skip = ", ".join(str(int(i)) for i in skipped)
         unlabelled = f"{CURRENT_LABEL} IS NULL {f'AND i.id NOT IN ({skip})' if skip else ''}"
-        last = self.db.execute(
-            f"""SELECT {order} {source} AND i.id = (
+        # the subquery's own i (and a) shadow the outer ones: the last item's place in the same queue
+        after_last = f"""{order} > (SELECT {order} {source} AND i.id = (
                     SELECT l.item_id FROM labels l JOIN items k ON k.id = l.item_id
-                    WHERE l.annotator_id = :annotator AND k.kind = '{kind}' ORDER BY l.id DESC LIMIT 1)""",
+                    WHERE l.annotator_id = :annotator AND k.kind = '{kind}' ORDER BY l.id DESC LIMIT 1))"""
+        row = self.db.execute(
+            f"SELECT i.id {source} AND {after_last} AND {unlabelled} ORDER BY {order} LIMIT 1",
             {"annotator": annotator_id},
         ).fetchone()
-        row = None
-        if last is not None:
-            row = self.db.execute(
-                f"SELECT i.id {source} AND {order} > :after AND {unlabelled} ORDER BY {order} LIMIT 1",
-                {"annotator": annotator_id, "after": last[0]},
-            ).fetchone()
         if row is None:
             row = self.db.execute(
                 f"SELECT i.id {source} AND {unlabelled} ORDER BY {order} LIMIT 1", {"annotator": annotator_id}
@@ -183,6 +221,34 @@ class Queue(StoreBase):
             "SELECT kind, query_id, chunk_id, trace_id, trace_b_id FROM items WHERE id = ?", [item_id]
         ).fetchone()
         return keys
+
+    def item_texts(self, item_id: int) -> ItemTexts | None:
+        """What the labelling page shows of the item, in one read (:class:`ItemTexts`); None when
+        there is no such item. The same texts as :meth:`query_text`, :meth:`chunk_text`,
+        :meth:`trace_shown` and :meth:`trace_answer` of its keys."""
+        row = self.db.execute(
+            """SELECT i.kind, q.text, c.text, t.id, t.question, t.contexts, t.answer, b.answer
+               FROM items i LEFT JOIN queries q ON q.id = i.query_id LEFT JOIN chunks c ON c.id = i.chunk_id
+               LEFT JOIN traces t ON t.id = i.trace_id LEFT JOIN traces b ON b.id = i.trace_b_id
+               WHERE i.id = ?""",
+            [item_id],
+        ).fetchone()
+        if row is None:
+            return None
+        return ItemTexts(row[0], row[1], row[2], row[3] is not None, row[4], row[5], row[6], row[7])
+
+    def chunk_texts_shown(self, chunk_ids: Sequence[str]) -> dict[str, str | None]:
+        """chunk id -> text of the stored ones among ``chunk_ids`` (a trace's contexts), in one
+        read per 500 ids; the same texts as :meth:`chunk_text`."""
+        wanted = sorted(set(chunk_ids))
+        out: dict[str, str | None] = {}
+        for start in range(0, len(wanted), 500):  # within SQLite's limit of bound parameters
+            batch = wanted[start : start + 500]
+            marks = ", ".join("?" * len(batch))
+            out.update(
+                self.db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", batch).fetchall()
+            )
+        return out
 
     def known_items(self, kind: str, item_ids: Iterable[int]) -> set[int]:
         """The ids among ``item_ids`` that are ``kind`` items."""
@@ -250,15 +316,13 @@ class Queue(StoreBase):
                 self._lease(annotator_id, kind, holder, own[0], revisit=None)
                 return {"item_id": own[0], "from_skips": False, "skips_left": None}
             others = self._leased_elsewhere(annotator_id, holder)
-            mode, labels = self.handout()
-            if mode == "open" and not self._assigned_to(annotator_id, kind):
-                others |= self._open_items_taken(annotator_id, kind, now, labels)
-            skipped = [i for (i,) in self.db.execute(
-                "SELECT item_id FROM skips WHERE annotator_id = ? AND kind = ? ORDER BY created_at, item_id",
-                [annotator_id, kind],
-            ).fetchall()]  # fmt: skip
-            item_id = self.next_unlabelled_item(annotator_id, kind, sorted(set(skipped) | others))
+            rule = self.queue_rule(annotator_id, kind)  # read once for the whole lease
+            if rule.mode == "open" and not rule.assigned:
+                others |= self._open_items_taken(annotator_id, kind, now, rule.labels)
+            skipped = self.skipped_items(annotator_id, kind)
+            item_id = self.next_unlabelled_item(annotator_id, kind, sorted(set(skipped) | others), rule)
             from_skips = False
+            taken_back = 0  # skips deleted below: the list left is known without reading it again
             if item_id is None:  # the queue is done: the skipped items come back, oldest first
                 for back in skipped:
                     if back in others:
@@ -266,16 +330,16 @@ class Queue(StoreBase):
                     self.db.execute(
                         "DELETE FROM skips WHERE annotator_id = ? AND item_id = ?", [annotator_id, back]
                     )
+                    taken_back += 1
                     if self._unlabelled(annotator_id, back):
                         item_id, from_skips = back, True
                         break
             if item_id is None:
                 return None
             self._lease(annotator_id, kind, holder, item_id, revisit=False)
-            left = self.db.execute(
-                "SELECT count(*) FROM skips WHERE annotator_id = ? AND kind = ?", [annotator_id, kind]
-            ).fetchone()[0]
-        return {"item_id": item_id, "from_skips": from_skips, "skips_left": int(left)}
+        # the skips read in this write, less those it deleted (a skip's row is keyed by the person
+        # and the item, and this write holds the store's one write lock)
+        return {"item_id": item_id, "from_skips": from_skips, "skips_left": len(skipped) - taken_back}
 
     def hold_item(self, annotator_id: int, kind: str, holder: str, item_id: int, *, revisit: bool) -> None:
         """Put ``item_id`` on the ``holder`` tab's screen (an item from "my work", or one just

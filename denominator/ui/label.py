@@ -189,7 +189,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
                     shown=item.get("shown"),
                 )
                 store.end_lease(annotator_id, page.kind, _holder())
-                _lease_next(store, page, annotator_id)  # no write of its own at the next draw
+                leased = _lease_next(store, page, annotator_id)  # no write of its own at the next draw
     except StoreBusy:  # waited the bounded time: nothing stored, the same item stays on screen
         _set(page, "message", BUSY_LABEL)
         return
@@ -199,6 +199,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
     _state(page, "history", []).append(item["item_id"])
     _set(page, "shown_at", None)
     _set(page, "current", None)
+    _set(page, "pressed", Pressed(time.monotonic(), annotator, annotator_id, leased, checked=True))
 
 
 def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
@@ -209,7 +210,7 @@ def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
             annotator_id = store.annotator_id(annotator)
             with store.write():  # the skip and the next item's lease, at once
                 store.skip_item(annotator_id, page.kind, _holder(), item_id)
-                _lease_next(store, page, annotator_id)
+                leased = _lease_next(store, page, annotator_id)
     except StoreBusy:
         _set(page, "message", "The store is busy (an import is running); nothing was skipped, press s again.")
         return
@@ -218,14 +219,46 @@ def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
         return
     _set(page, "shown_at", None)
     _set(page, "current", None)
+    _set(page, "pressed", Pressed(time.monotonic(), annotator, annotator_id, leased, checked=False))
 
 
-def _lease_next(store: Store, page: LabelPage, annotator_id: int) -> None:
+def _lease_next(store: Store, page: LabelPage, annotator_id: int) -> dict[str, Any] | None:
     """Lease the tab's next item inside the write that ended its lease (a label or a skip), so
-    the pane's next draw finds it leased and only reads (:meth:`Queue.lease_item`)."""
+    the pane's next draw finds it leased and only reads (:meth:`Queue.lease_item`); the lease."""
     leased = store.lease_item(annotator_id, page.kind, _holder(), ended=True)
     if leased and leased["from_skips"]:
         _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
+    return leased
+
+
+@dataclass(frozen=True)
+class Pressed:
+    """What a key press's callback (a label, a skip) found, for the pane it reruns a moment later
+    in the same script run, so the redraw does not read it again: when, who (their id), the
+    tab's next item as the press's write leased it (committed), and whether the sign-in was
+    checked against the store then."""
+
+    at: float  # time.monotonic() when the press's write committed
+    annotator: str
+    annotator_id: int
+    leased: dict[str, Any] | None
+    checked: bool
+
+
+PRESSED_FRESH_S = 2.0  # a press older than this is not the one whose rerun draws the pane
+
+
+def _pressed(page: LabelPage, annotator: str) -> Pressed | None:
+    """The press this pane's rerun follows (taken: it serves one redraw), when fresh and the
+    same person's; else None and the pane reads everything itself."""
+    pressed = st.session_state.pop(_key(page, "pressed"), None)
+    if (
+        isinstance(pressed, Pressed)
+        and pressed.annotator == annotator
+        and 0 <= time.monotonic() - pressed.at < PRESSED_FRESH_S
+    ):
+        return pressed
+    return None
 
 
 def _note_key(page: LabelPage) -> str:
@@ -313,30 +346,31 @@ class _ButtonOptions(TypedDict):
 @st.fragment
 def render_label_pane(page: LabelPage, annotator: str) -> None:
     """The labelling pane: reruns alone on each keypress."""
+    pressed = _pressed(page, annotator)  # a label or skip just written: its check and lease hold
     try:
         with borrowed(_db_path()) as store:
-            identity = current(store)  # a key press reruns only this pane: check the token here too
-            if identity is None or (identity.mode == "token" and identity.name != annotator):
-                st.error("Your access is no longer valid (revoked, or your sign-in ended). Sign in again.")
-                return
-            annotator_id = store.annotator_id(annotator)
-            done, total = store.queue_progress(annotator_id, page.kind)
-            handout = store.handout() if total == 0 else None  # only to say why the queue is empty
-            # the item this tab leases stays on screen until it is graded or skipped, across reruns,
-            # reloads and servers; no other tab of this person is shown it (annotation.store.queue)
-            leased = store.lease_item(annotator_id, page.kind, _holder())
+            if pressed is None or not pressed.checked:
+                identity = current(store)  # a key press reruns only this pane: check the token here too
+                if identity is None or (identity.mode == "token" and identity.name != annotator):
+                    st.error(
+                        "Your access is no longer valid (revoked, or your sign-in ended). Sign in again."
+                    )
+                    return
+            annotator_id = store.annotator_id(annotator) if pressed is None else pressed.annotator_id
+            leased = _tab_lease(store, page, annotator_id, pressed)
             item = item_view(store, leased["item_id"], annotator) if leased else None
-            if leased and leased["from_skips"]:
-                _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
             if (item["item_id"] if item else None) != _get(page, "current"):
                 _set(page, "shown_at", None)
             _set(page, "current", item["item_id"] if item else None)
+            # with an item to show, the progress is read once it is on screen (below)
+            done, total = store.queue_progress(annotator_id, page.kind) if item is None else (0, 0)
+            handout = store.handout() if item is None and total == 0 else None  # why the queue is empty
     except StoreError as exc:
         st.error(md(exc))
         return
-    st.progress(
-        done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {md(annotator)}"
-    )
+    progress = st.empty()  # the bar's place, above the item
+    if item is None:
+        _show_progress(progress, done, total, annotator)
     message = st.session_state.pop(_key(page, "message"), None)
     if message:
         st.info(md(message))
@@ -372,6 +406,13 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         _set(page, "screen", _state(page, "screen", 0) + 1)  # a new item on screen: a fresh note box
     with st.container(key=f"item-{page.kind}"):  # the item's texts (class st-key-item-<kind>)
         _render_item(page, item)
+    try:  # after the item: a key press waits for the next item, not for the count
+        with borrowed(_db_path()) as store:
+            done, total = store.queue_progress(annotator_id, page.kind)
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    _show_progress(progress, done, total, annotator)
     columns = st.columns(len(page.rubric.scale))
     for column, (value, wording) in zip(columns, page.rubric.scale.items()):
         name, _, meaning = wording.partition(": ")
@@ -395,6 +436,27 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     )
     right.button("Undo the last label (u)", **undo)
     render_my_work(page, annotator)
+
+
+def _tab_lease(
+    store: Store, page: LabelPage, annotator_id: int, pressed: Pressed | None
+) -> dict[str, Any] | None:
+    """The item this tab leases: it stays on screen until it is graded or skipped, across reruns,
+    reloads and servers; no other tab of this person is shown it (annotation.store.queue). After a
+    press, the lease its write took (the press said so if it came from the skips)."""
+    if pressed is not None:
+        return pressed.leased
+    leased = store.lease_item(annotator_id, page.kind, _holder())
+    if leased and leased["from_skips"]:
+        _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
+    return leased
+
+
+def _show_progress(slot: Any, done: int, total: int, annotator: str) -> None:
+    """The bar in its place: ``done / total in this batch labelled by NAME``."""
+    slot.progress(
+        done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {md(annotator)}"
+    )
 
 
 def render_my_work(page: LabelPage, annotator: str) -> None:
