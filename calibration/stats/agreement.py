@@ -61,7 +61,7 @@ from calibration.stats.kappa import (
 )
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
 from calibration.stats.kappa_interval import METHOD as INTERVAL_METHOD
-from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, score_interval
+from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_cis_of_pairs, score_interval
 from calibration.stats.kappa_sequence import sequence_of_pair
 from calibration.stats.multirater import (
     LEVELS,
@@ -329,6 +329,7 @@ def _report_pair(
     queries: Sequence[Any] | None = None,
     min_queries: int = MIN_QUERIES,
     people: int | None = None,
+    items: Mapping[Weights, KappaCI] | None = None,
 ) -> AgreementPair:
     """One pair of raters in the report: kappas, each with its interval and the verdict of
     ``statistic``'s kappa at ``bar``, from :func:`calibration.stats.judged.judged_kappa` (issue #39):
@@ -340,8 +341,9 @@ def _report_pair(
 
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
-    a = [pair.scale[c] for c in pair.a.tolist()]
-    b = [pair.scale[c] for c in pair.b.tolist()]
+    # the grades themselves only for the interval by query; else the pair, already encoded
+    a = [pair.scale[c] for c in pair.a.tolist()] if queries is not None else []
+    b = [pair.scale[c] for c in pair.b.tolist()] if queries is not None else []
     judged = {
         w: judged_kappa(
             a,
@@ -353,6 +355,8 @@ def _report_pair(
             alpha=alpha,
             min_queries=min_queries,
             raters=people,
+            pair=pair,
+            item=items[w] if items is not None else None,
         )
         for w in weightings
     }
@@ -447,6 +451,10 @@ def agreement_report(
     check_alpha(alpha)
     table = LongTable(rows, labels)
     chosen = RaterPairs(table, max_pairs)
+    listed = list(chosen.pairs_with_items(labelling_order=sequential))
+    # every pair's item-level intervals at once, a stack per weighting (kappa_cis_of_pairs)
+    weightings = WEIGHTINGS if table.ordered else (None,)
+    intervals = {w: kappa_cis_of_pairs([pair for _, _, pair, _ in listed], w, alpha) for w in weightings}
     pairs = [
         _report_pair(
             first,
@@ -460,8 +468,9 @@ def agreement_report(
             queries=_pair_queries(items, queries),
             min_queries=min_queries,
             people=people,
+            items={w: intervals[w][i] for w in weightings},
         )
-        for first, second, pair, items in chosen.pairs_with_items(labelling_order=sequential)
+        for i, (first, second, pair, items) in enumerate(listed)
     ]
     fleiss_result = _fleiss_or_reason(table)
     alphas = _krippendorff_all(table)
