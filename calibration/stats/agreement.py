@@ -61,7 +61,13 @@ from calibration.stats.kappa import (
 )
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
 from calibration.stats.kappa_interval import METHOD as INTERVAL_METHOD
-from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, kappa_cis_of_pairs, score_interval
+from calibration.stats.kappa_interval import (
+    KappaCI,
+    check_alpha,
+    kappa_ci,
+    kappa_cis_of_pairs,
+    score_interval,
+)
 from calibration.stats.kappa_sequence import sequence_of_pair
 from calibration.stats.multirater import (
     LEVELS,

@@ -34,7 +34,6 @@ from statistics import NormalDist, median
 from typing import Any, TypedDict
 
 import numpy as np
-from scipy.special import stdtrit  # scipy.special only, as kappa_clustered
 
 from calibration.stats.kappa import RaterPair, Weights, cohen_of_pair
 from calibration.stats.kappa_clustered import MIN_QUERIES, KappaDesign, kappa_ci_clustered, too_few_queries
@@ -230,6 +229,9 @@ def judged_kappa(
 
 
 def _t(p: float, df: int) -> float:
+    # start-up: scipy.special (about 0.2 s of CPU), only for labels that carry their queries
+    from scipy.special import stdtrit
+
     return float(stdtrit(df, p))
 
 

@@ -189,8 +189,16 @@ def brent_roots(
             x_blk, f_blk = np.where(bracket, x_prev, x_blk), np.where(bracket, f_prev, f_blk)
             s_prev = s_cur = np.where(bracket, x_cur - x_prev, s_cur)
             swap = np.abs(f_blk) < np.abs(f_cur)  # the better end becomes the current point
-            x_prev, x_cur, x_blk = np.where(swap, x_cur, x_prev), np.where(swap, x_blk, x_cur), np.where(swap, x_cur, x_blk)
-            f_prev, f_cur, f_blk = np.where(swap, f_cur, f_prev), np.where(swap, f_blk, f_cur), np.where(swap, f_cur, f_blk)
+            x_prev, x_cur, x_blk = (
+                np.where(swap, x_cur, x_prev),
+                np.where(swap, x_blk, x_cur),
+                np.where(swap, x_cur, x_blk),
+            )
+            f_prev, f_cur, f_blk = (
+                np.where(swap, f_cur, f_prev),
+                np.where(swap, f_blk, f_cur),
+                np.where(swap, f_cur, f_blk),
+            )
             tolerance = (xtol + rtol * np.abs(x_cur)) / 2
             half = (x_blk - x_cur) / 2
             done = (f_cur == 0) | (np.abs(half) < tolerance)
@@ -201,10 +209,14 @@ def brent_roots(
             d_blk = (f_blk - f_cur) / (x_blk - x_cur)
             quadratic = -f_cur * (f_blk * d_blk - f_prev * d_prev) / (d_blk * d_prev * (f_blk - f_prev))
             trial = np.where(x_prev == x_blk, secant, quadratic)
-            accept = interpolate & (2 * np.abs(trial) < np.minimum(np.abs(s_prev), 3 * np.abs(half) - tolerance))
+            accept = interpolate & (
+                2 * np.abs(trial) < np.minimum(np.abs(s_prev), 3 * np.abs(half) - tolerance)
+            )
             s_prev, s_cur = np.where(accept, s_cur, half), np.where(accept, trial, half)
             x_prev, f_prev = x_cur, f_cur
-            x_cur = x_cur + np.where(np.abs(s_cur) > tolerance, s_cur, np.where(half > 0, tolerance, -tolerance))
+            x_cur = x_cur + np.where(
+                np.abs(s_cur) > tolerance, s_cur, np.where(half > 0, tolerance, -tolerance)
+            )
             keep = ~done
             live = live[keep]
             x_prev, x_cur, f_prev, xtol = x_prev[keep], x_cur[keep], f_prev[keep], xtol[keep]
@@ -278,7 +290,9 @@ def score_intervals(
     is this on a stack of one)."""
     counts = np.asarray(confusions, dtype=float)
     if counts.ndim != 3 or counts.shape[1] != counts.shape[2] or (counts < 0).any():
-        raise InvalidRatings(f"confusions: expected a stack of square matrices of counts, got shape {counts.shape}")
+        raise InvalidRatings(
+            f"confusions: expected a stack of square matrices of counts, got shape {counts.shape}"
+        )
     d = disagreement_weights(counts.shape[-1], check_weights(weights))
     n = counts.sum(axis=(-2, -1))
     z = NormalDist().inv_cdf(1.0 - check_alpha(alpha) / 2)
@@ -299,7 +313,9 @@ def score_intervals(
     lower = np.flatnonzero(ok & (estimate > 0))
     if len(lower):
         low[lower] = _ends(p[lower], chance[lower], d, estimate[lower], z2n[lower])
-    below = np.flatnonzero(ok & np.isnan(low))  # below chance: the larger variance of the observed table and of chance
+    below = np.flatnonzero(
+        ok & np.isnan(low)
+    )  # below chance: the larger variance of the observed table and of chance
     if len(below):
         chance_variance = kappa_and_variance(chance[below], d)[1]
         spread = np.maximum(observed_variance[below], chance_variance)
@@ -343,7 +359,9 @@ def kappa_ci_of_pair(pair: RaterPair, weights: Weights = None, alpha: float = 0.
     return KappaCI(low, high, **details, undefined_reason=None)
 
 
-def kappa_cis_of_pairs(pairs: Sequence[RaterPair], weights: Weights = None, alpha: float = 0.05) -> list[KappaCI]:
+def kappa_cis_of_pairs(
+    pairs: Sequence[RaterPair], weights: Weights = None, alpha: float = 0.05
+) -> list[KappaCI]:
     """:func:`kappa_ci_of_pair` of each pair, the intervals of all of them computed at once
     (:func:`score_intervals`, one stack a scale length): the same intervals, a fraction of the time."""
     weights = check_weights(weights)
@@ -351,7 +369,11 @@ def kappa_cis_of_pairs(pairs: Sequence[RaterPair], weights: Weights = None, alph
     results = [cohen_of_pair(pair, weights) for pair in pairs]
     ends: dict[int, tuple[float, float]] = {}
     for k in sorted({pair.k for pair in pairs}):
-        rows = [i for i, pair in enumerate(pairs) if pair.k == k and results[i]["kappa"] is not None and pair.n >= MIN_ITEMS]
+        rows = [
+            i
+            for i, pair in enumerate(pairs)
+            if pair.k == k and results[i]["kappa"] is not None and pair.n >= MIN_ITEMS
+        ]
         if not rows:
             continue
         low, high = score_intervals(np.array([pairs[i].confusion() for i in rows]), weights, alpha)
@@ -360,7 +382,13 @@ def kappa_cis_of_pairs(pairs: Sequence[RaterPair], weights: Weights = None, alph
         ends |= {i: (float(lo), float(hi)) for i, lo, hi in zip(rows, low.tolist(), high.tolist())}
     out = []
     for i, (pair, result) in enumerate(zip(pairs, results)):
-        details = {"method": METHOD, "estimate": result["kappa"], "n": pair.n, "alpha": alpha, "weights": weights}
+        details = {
+            "method": METHOD,
+            "estimate": result["kappa"],
+            "n": pair.n,
+            "alpha": alpha,
+            "weights": weights,
+        }
         if result["kappa"] is None:
             out.append(KappaCI(None, None, **details, undefined_reason=result["undefined_reason"]))
         elif i not in ends:

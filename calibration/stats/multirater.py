@@ -354,7 +354,9 @@ def fleiss_of_table(table: LongTable) -> dict[str, Any]:
     have different numbers of ratings."""
     k = len(table.scale)
     counts = np.bincount(table.item_of * k + table.label_of, minlength=len(table.items) * k)
-    return _fleiss_counts(counts.reshape(len(table.items), k).astype(np.int64), list(table.scale), table.items)
+    return _fleiss_counts(
+        counts.reshape(len(table.items), k).astype(np.int64), list(table.scale), table.items
+    )
 
 
 def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = None) -> dict[str, Any]:
