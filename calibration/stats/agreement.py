@@ -57,7 +57,6 @@ from calibration.stats.kappa import (
     cohen_all,
     cohen_of_pair,
     is_missing,
-    plain_value,
 )
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
 from calibration.stats.kappa_interval import METHOD as INTERVAL_METHOD
