@@ -187,7 +187,8 @@ def brent_roots(
                 return root
             bracket = (f_prev != 0) & (f_cur != 0) & ((f_prev < 0) != (f_cur < 0))
             x_blk, f_blk = np.where(bracket, x_prev, x_blk), np.where(bracket, f_prev, f_blk)
-            s_prev = s_cur = np.where(bracket, x_cur - x_prev, s_cur)
+            s_prev = np.where(bracket, x_cur - x_prev, s_prev)
+            s_cur = np.where(bracket, x_cur - x_prev, s_cur)
             swap = np.abs(f_blk) < np.abs(f_cur)  # the better end becomes the current point
             x_prev, x_cur, x_blk = (
                 np.where(swap, x_cur, x_prev),
