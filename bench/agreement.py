@@ -8,6 +8,14 @@ scikit-learn, and `python -m calibration agree --qrels` end to end.
    full loop takes minutes); the ratio is reported, medians over rounds.
 2. Two 10,000-line qrels files, ``python -m calibration agree --qrels A B``
    as a fresh process, wall time, median over rounds.
+3. ``python -m calibration agree LABELS.csv --format json`` on 50 raters x 2,000 items (every
+   rater every item, random grades 0-3: 100,000 rows, 1,225 pairs of which 200 are listed, 600
+   kappa intervals) against the import floor, a fresh interpreter that runs ``import numpy,
+   scipy, pyarrow`` (issue #42). One untimed warm-up of each (bytecode written, the file in the
+   page cache), then the rounds, the two alternating (the one that goes first alternating too);
+   CPU time (user + system, ``os.wait4``) beside wall time, the 1-minute load printed before
+   each run. The ratio is agree's median CPU time over the floor's; exit 1 above
+   ``MAX_FLOOR_RATIO`` (1.5).
 
     python bench/agreement.py [--rounds 3] [--out FILE]
 """
@@ -15,7 +23,10 @@ scikit-learn, and `python -m calibration agree --qrels` end to end.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
+import random
 import statistics
 import subprocess
 import sys
@@ -30,6 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from calibration.stats.agreement import bootstrap_ci  # noqa: E402
+
+MAX_FLOOR_RATIO = 1.5  # agree 50 x 2,000 over the import floor, CPU time (issue #42)
+FLOOR = [sys.executable, "-c", "import numpy, scipy, pyarrow"]
 
 
 def raters(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -61,6 +75,81 @@ def qrels_pair(folder: Path, lines: int) -> tuple[Path, Path]:
             a.write(f"{q} 0 {d} {grades[i]}\n")
             b.write(f"{q} 0 {d} {other[i]}\n")
     return a_path, b_path
+
+
+def many_raters(path: Path, raters: int = 50, items: int = 2000, seed: int = 1) -> Path:
+    """Every rater grades every item 0-3 at random (tests/test_hostile_inputs.py's many_raters)."""
+    rng = random.Random(seed)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item", "rater", "label"])
+        writer.writerows(
+            (f"i{i}", f"r{r:04d}", rng.randint(0, 3)) for r in range(raters) for i in range(items)
+        )
+    return path
+
+
+def child_run(argv: list[str]) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds of the child alone, stdout); bytecode written as a user's is."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
+        out.seek(0)
+        return wall, usage.ru_utime + usage.ru_stime, out.read()
+
+
+def against_floor(rounds: int) -> dict[str, list[float]]:
+    """agree 50 x 2,000 and the import floor, alternating (module docstring, 3)."""
+    runs: dict[str, dict[str, list[float]]] = {
+        side: {"wall": [], "cpu": [], "load": []} for side in ("agree", "floor")
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        labels = many_raters(Path(tmp) / "labels.csv")
+        argv = {
+            "agree": [sys.executable, "-m", "calibration", "agree", str(labels), "--format", "json"],
+            "floor": FLOOR,
+        }
+        for side in argv:  # warm-up: bytecode, page cache
+            child_run(argv[side])
+        for r in range(rounds):
+            for side in ("agree", "floor") if r % 2 == 0 else ("floor", "agree"):
+                load = os.getloadavg()[0]
+                wall, cpu, out = child_run(argv[side])
+                runs[side]["wall"].append(wall)
+                runs[side]["cpu"].append(cpu)
+                runs[side]["load"].append(load)
+        report = json.loads(out if side == "agree" else child_run(argv["agree"])[2])
+    cpu = statistics.median(runs["agree"]["cpu"]) / statistics.median(runs["floor"]["cpu"])
+    wall = statistics.median(runs["agree"]["wall"]) / statistics.median(runs["floor"]["wall"])
+    loads = runs["agree"]["load"] + runs["floor"]["load"]
+
+    def shown(values: list[float]) -> str:
+        return ", ".join(f"{v:.2f}" for v in values)
+
+    print(
+        f"agree 50 raters x 2,000 items ({len(report['pairs'])} of {report['pairs_possible']:,} pairs listed): "
+        f"CPU median {statistics.median(runs['agree']['cpu']):.2f} s ({shown(runs['agree']['cpu'])}), wall "
+        f"{statistics.median(runs['agree']['wall']):.2f} s ({shown(runs['agree']['wall'])}); import floor "
+        f"(numpy, scipy, pyarrow) CPU {statistics.median(runs['floor']['cpu']):.2f} s ({shown(runs['floor']['cpu'])}), "
+        f"wall {statistics.median(runs['floor']['wall']):.2f} s ({shown(runs['floor']['wall'])}); "
+        f"ratio CPU {cpu:.2f}x (bound {MAX_FLOOR_RATIO}x), wall {wall:.2f}x; load {min(loads):.2f}-{max(loads):.2f} "
+        f"(1 min, before each run)"
+    )
+    return {
+        "agree_cpu_s": runs["agree"]["cpu"],
+        "agree_wall_s": runs["agree"]["wall"],
+        "floor_cpu_s": runs["floor"]["cpu"],
+        "floor_wall_s": runs["floor"]["wall"],
+        "load": loads,
+        "cpu_ratio": [cpu],
+        "wall_ratio": [wall],
+    }
 
 
 def main() -> int:
@@ -111,12 +200,24 @@ def main() -> int:
         f"{statistics.median(walls):.2f} s ({', '.join(f'{t:.2f}' for t in walls)}); n = {pair['n']}, "
         f"kappa {pair['kappa']:.3f} [{pair['kappa_ci'][0]:.3f}, {pair['kappa_ci'][1]:.3f}]"
     )
+    floor = against_floor(args.rounds)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(
         json.dumps(
-            {"bootstrap_ours_s": ours, "bootstrap_loop_s": theirs, "ratio": ratio, "agree_qrels_s": walls}
+            {
+                "bootstrap_ours_s": ours,
+                "bootstrap_loop_s": theirs,
+                "ratio": ratio,
+                "agree_qrels_s": walls,
+                "agree_against_floor": floor,
+            }
         )
     )
+    if floor["cpu_ratio"][0] > MAX_FLOOR_RATIO:
+        print(
+            f"FAIL: agree 50 x 2,000 took {floor['cpu_ratio'][0]:.2f}x the import floor's CPU (bound {MAX_FLOOR_RATIO}x)"
+        )
+        return 1
     return 0
 
 

@@ -82,6 +82,7 @@ if TYPE_CHECKING:  # the store is imported by the command that opens it (--help 
     from annotation.store import Store
     from calibration.planning import PlanEntry
     from calibration.ranking_bound import RankingBound
+    from calibration.stats.multirater import EncodedRows
 
 __all__ = [
     "metrics",
@@ -1065,16 +1066,17 @@ def _agree_files(
             raise InvalidInput(f"two qrels files to compare; got {len(qrels_pair)}")
         if str(qrels_pair[0]) == str(qrels_pair[1]):
             raise InvalidInput("the two qrels files are the same file")
-        rows: list[tuple[str, str, int | str | None]] = []
+        graded: list[tuple[str, str, int | str | None]] = []
         queries = {}
         for path in qrels_pair:
             qrels = read_judgments(path)
             for q, docs in qrels.grades.items():
                 for d, g in docs.items():
-                    rows.append((f"{q}\t{d}", str(path), g))
+                    graded.append((f"{q}\t{d}", str(path), g))
                     queries[f"{q}\t{d}"] = q
         where = " and ".join(map(str, qrels_pair))
         people = None
+        rows: list[tuple[str, str, int | str | None]] | EncodedRows = graded
     else:
         rows, queries = long_labels(labels_csv or "", rubric)
         where = str(labels_csv)

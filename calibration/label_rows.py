@@ -8,6 +8,10 @@
   correction is a newer row; an empty value, a retraction, is no label), in the order those rows were
   made (``agree --sequential``'s labelling order); labels of several rubrics need ``rubric``.
 
+The long form is read a column at a time (:func:`annotation.formats.csv_tables.read_csv_columns`,
+Arrow's reader for a plain file) and handed over encoded
+(:class:`calibration.stats.multirater.EncodedRows`): no Python object a row.
+
 Errors are :class:`annotation.model.InvalidTable`: one line naming the file (and the line).
 """
 
@@ -15,8 +19,11 @@ from __future__ import annotations
 
 import os
 
-from annotation.formats.csv_tables import read_csv_rows
+import numpy as np
+
+from annotation.formats.csv_tables import CsvColumns, read_csv_columns
 from annotation.model import InvalidTable
+from calibration.stats.multirater import EncodedRows
 
 __all__ = ["EXPORT_COLUMNS", "LONG_COLUMNS", "LongRow", "long_labels"]
 
@@ -27,23 +34,29 @@ LongRow = tuple[str, str, int | str | None]  # (item, rater, label), None: no la
 PathLike = str | os.PathLike[str]
 
 
-def long_labels(path: PathLike, rubric: str | None = None) -> tuple[list[LongRow], dict[str, str] | None]:
-    """(item, rater, label) rows of ``path`` and {item: its query} (None when the file has no
-    ``query_id`` column). ``rubric``: which rubric's labels an export holding several is read for."""
-    read = read_csv_rows(path, [])
-    header = list(read[0][1])
+def long_labels(
+    path: PathLike, rubric: str | None = None
+) -> tuple[list[LongRow] | EncodedRows, dict[str, str] | None]:
+    """(item, rater, label) rows of ``path`` (the long form: encoded, :class:`EncodedRows`) and
+    {item: its query} (None when the file has no ``query_id`` column). ``rubric``: which rubric's
+    labels an export holding several is read for."""
+    read = read_csv_columns(path, [])
+    header = read.header
     if set(LONG_COLUMNS) <= set(header):
         if rubric is not None:
             raise InvalidTable(
                 path, None, None, "--rubric reads an annotation export; this file has no rubric"
             )
-        _required(path, read, LONG_COLUMNS[:2])
-        rows: list[LongRow] = [(r["item"], r["rater"], r["label"] or None) for _line, r in read]
+        (items, item), (raters, rater), (labels, label) = (read.encoded(c) for c in LONG_COLUMNS)
+        _required_codes(path, read, [(items, item, "item"), (raters, rater, "rater")])
+        if "" in labels:  # an empty cell: no label
+            label = np.where(label == labels.index(""), -1, label)
+        rows = EncodedRows(items, item, raters, rater, labels, label)
         if "query_id" not in header:
             return rows, None
-        return rows, _queries_of(path, [(line, r["item"], r["query_id"]) for line, r in read])
+        return rows, _queries_of_codes(path, read, items, item, *read.encoded("query_id"))
     if set(EXPORT_COLUMNS) <= set(header):
-        return _export_labels(path, read, rubric)
+        return _export_labels(path, read.rows(), rubric)
     raise InvalidTable(
         path,
         1,
@@ -51,6 +64,49 @@ def long_labels(path: PathLike, rubric: str | None = None) -> tuple[list[LongRow
         f"header {','.join(header)}; expected the columns {','.join(LONG_COLUMNS)}[,query_id] or the CSV "
         "annotation export --format csv writes (item_id, query_id, annotator, rubric, value)",
     )
+
+
+def _required_codes(
+    path: PathLike, read: CsvColumns, columns: list[tuple[list[str], np.ndarray, str]]
+) -> None:
+    """:func:`_required` of encoded columns: the first row with an empty one, the first such column."""
+    empty = [
+        codes == names.index("") if "" in names else np.zeros(len(codes), bool) for names, codes, _ in columns
+    ]
+    hits = [int(np.argmax(e)) if e.any() else len(read) for e in empty]
+    row = min(hits)
+    if row < len(read):
+        column = columns[hits.index(row)][2]
+        raise InvalidTable(path, int(read.lines[row]), column, "empty; expected a value")
+
+
+def _queries_of_codes(
+    path: PathLike,
+    read: CsvColumns,
+    items: list[str],
+    item: np.ndarray,
+    queries: list[str],
+    query: np.ndarray,
+) -> dict[str, str]:
+    """:func:`_queries_of` of encoded columns: {item: its query} (an empty query: none), one query an item."""
+    given = np.flatnonzero(query != queries.index("")) if "" in queries else np.arange(len(query))
+    items_given, queries_given = item[given], query[given]
+    distinct, first = np.unique(items_given, return_index=True)
+    query_of = np.full(len(items), -1, dtype=np.int64)
+    query_of[distinct] = queries_given[first]
+    other = queries_given != query_of[items_given]
+    if other.any():
+        row = int(given[np.argmax(other)])
+        name, found = items[int(item[row])], queries[int(query[row])]
+        raise InvalidTable(
+            path,
+            int(read.lines[row]),
+            "query_id",
+            f"item {name!r} under the query {found!r} and the query {queries[int(query_of[item[row]])]!r}; an "
+            "item is labelled under one query",
+        )
+    order = distinct[np.argsort(first)]  # the rows' order, as a dict filled row by row
+    return {items[i]: queries[int(query_of[i])] for i in order.tolist()}
 
 
 def _export_labels(

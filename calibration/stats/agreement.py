@@ -57,11 +57,16 @@ from calibration.stats.kappa import (
     cohen_all,
     cohen_of_pair,
     is_missing,
-    plain_value,
 )
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
 from calibration.stats.kappa_interval import METHOD as INTERVAL_METHOD
-from calibration.stats.kappa_interval import KappaCI, check_alpha, kappa_ci, score_interval
+from calibration.stats.kappa_interval import (
+    KappaCI,
+    check_alpha,
+    kappa_ci,
+    kappa_cis_of_pairs,
+    score_interval,
+)
 from calibration.stats.kappa_sequence import sequence_of_pair
 from calibration.stats.multirater import (
     LEVELS,
@@ -139,28 +144,27 @@ class RaterPairs:
         self.table = table
         n_raters = len(table.raters)
         self.possible = n_raters * (n_raters - 1) // 2
-        rater_index = {rater: i for i, rater in enumerate(table.raters)}
-        item_index = {item: i for i, item in enumerate(table.items)}
-        # each rater's labels, as positions on the table's scale (every label is on it), by item
-        # position: a pair's items come out in the table's item order, already encoded
         self.scale = check_labels(table.scale) if table.scale else []
-        position = {label: code for code, label in enumerate(self.scale)}
-        self.labels: list[dict[int, int]] = [{} for _ in table.raters]
-        for (item, rater), label in table.cell.items():
-            self.labels[rater_index[rater]][item_index[item]] = position[plain_value(label)]
+        # each rater's ratings (rows of the table, in item order): the items, their positions on the
+        # scale and the rows' places in the labelling order; a pair's items come out in item order
+        by_rater = np.lexsort((table.item_of, table.rater_of))
+        self._items = table.item_of[by_rater]
+        self._codes = table.label_of[by_rater]
+        self._rows = by_rater
+        self._start = np.searchsorted(table.rater_of[by_rater], np.arange(n_raters + 1))
         self.note: str | None = None
         if self.possible <= max_pairs:
             self.chosen: list[tuple[int, int]] = list(combinations(range(n_raters), 2))
             self.overlapping = None
             return
-        codes, self.overlapping = self._most_shared(table, rater_index, n_raters, max_pairs)
+        codes, self.overlapping = self._most_shared(n_raters, max_pairs)
         self.chosen = [(int(code // n_raters), int(code % n_raters)) for code in codes]
         self.note = pairs_note(len(self.chosen), self.overlapping, self.possible)
 
-    @staticmethod
-    def _most_shared(
-        table: LongTable, rater_index: dict[Any, int], n_raters: int, max_pairs: int
-    ) -> tuple[NDArray[np.int64], int]:
+    def _of(self, rater: int) -> slice:
+        return slice(int(self._start[rater]), int(self._start[rater + 1]))
+
+    def _most_shared(self, n_raters: int, max_pairs: int) -> tuple[NDArray[np.int64], int]:
         """(the pair codes, first * n_raters + second, of the ``max_pairs`` pairs with the most
         items in common, then in rater order; how many pairs share any item).
 
@@ -169,22 +173,26 @@ class RaterPairs:
         linear in the ratings plus one count per rater (a table of every overlapping pair was
         2.25 GB for 6,000 raters x 3 items); time is the sum over items of (its raters)^2 / 2
         numpy steps, as before."""
-        by_item: dict[Any, list[int]] = {}
-        for item, rater in table.cell:
-            by_item.setdefault(item, []).append(rater_index[rater])
-        item_raters = [np.sort(np.asarray(r, dtype=np.int64)) for r in by_item.values() if len(r) > 1]
-        items_of: list[list[int]] = [[] for _ in range(n_raters)]
-        for k, raters in enumerate(item_raters):
-            for rater in raters.tolist():
-                items_of[rater].append(k)
+        table = self.table
+        by_item = np.argsort(table.item_of, kind="stable")
+        raters_by_item = table.rater_of[by_item]  # each item's raters, a run per item
+        size = np.bincount(table.item_of, minlength=len(table.items))
+        first = np.concatenate([[0], np.cumsum(size)[:-1]])
         best_codes = np.zeros(0, dtype=np.int64)
         best_shared = np.zeros(0, dtype=np.int64)
         overlapping = 0
-        for a, mine in enumerate(items_of):
-            later = [item_raters[k][np.searchsorted(item_raters[k], a, side="right") :] for k in mine]
-            if not later:
+        for a in range(n_raters):
+            mine = self._items[self._of(a)]
+            runs = size[mine]
+            if not runs.sum():
                 continue
-            counts = np.bincount(np.concatenate(later), minlength=n_raters)
+            # the raters of every item of a's, their runs laid end to end
+            ends = np.cumsum(runs)
+            gathered = raters_by_item[np.repeat(first[mine] - ends + runs, runs) + np.arange(ends[-1])]
+            later = gathered[gathered > a]
+            if not len(later):
+                continue
+            counts = np.bincount(later, minlength=n_raters)
             b = np.flatnonzero(counts)
             overlapping += len(b)
             shared = counts[b]
@@ -216,25 +224,19 @@ class RaterPairs:
     ) -> Iterator[tuple[Any, Any, RaterPair, list[Any]]]:
         """:meth:`pairs`, each with the items of the pair (as the table names them), in the pair's order."""
         raters, items = self.table.raters, self.table.items
-        rows = self.rows() if labelling_order else None
         for a, b in self.chosen:
-            first, second = self.labels[a], self.labels[b]
-            both = sorted(first.keys() & second.keys())
-            if rows is not None:
-                both.sort(key=lambda i: max(rows[a][i], rows[b][i]))
-            codes_a = np.fromiter((first[i] for i in both), dtype=np.int64, count=len(both))
-            codes_b = np.fromiter((second[i] for i in both), dtype=np.int64, count=len(both))
+            of_a, of_b = self._of(a), self._of(b)
+            both, in_a, in_b = np.intersect1d(
+                self._items[of_a], self._items[of_b], assume_unique=True, return_indices=True
+            )
+            if labelling_order:
+                made = np.maximum(self._rows[of_a][in_a], self._rows[of_b][in_b])
+                order = np.argsort(made, kind="stable")
+                both, in_a, in_b = both[order], in_a[order], in_b[order]
+            codes_a = self._codes[of_a][in_a].astype(np.int64)
+            codes_b = self._codes[of_b][in_b].astype(np.int64)
             pair = RaterPair.of_codes(codes_a, codes_b, self.scale)
-            yield raters[a], raters[b], pair, [items[i] for i in both]
-
-    def rows(self) -> list[dict[int, int]]:
-        """Each rater's row positions (among the rated rows, file order) by item position."""
-        rater_index = {rater: i for i, rater in enumerate(self.table.raters)}
-        item_index = {item: i for i, item in enumerate(self.table.items)}
-        rows: list[dict[int, int]] = [{} for _ in self.table.raters]
-        for row, (item, rater) in enumerate(self.table.cell):  # the cell dict keeps the rows' order
-            rows[rater_index[rater]][item_index[item]] = row
-        return rows
+            yield raters[a], raters[b], pair, [items[i] for i in both.tolist()]
 
 
 _UNORDERED = "labels are text without an order: weighted kappa needs numeric labels or labels= (the scale)"
@@ -281,7 +283,7 @@ def from_long(
         pairs.append(entry)
     return {
         "n_items": len(table.items),
-        "n_ratings": len(table.cell),
+        "n_ratings": table.n_ratings,
         "n_missing": table.n_missing,
         "raters": list(table.raters),
         "labels": list(table.scale),
@@ -329,6 +331,7 @@ def _report_pair(
     queries: Sequence[Any] | None = None,
     min_queries: int = MIN_QUERIES,
     people: int | None = None,
+    items: Mapping[Weights, KappaCI] | None = None,
 ) -> AgreementPair:
     """One pair of raters in the report: kappas, each with its interval and the verdict of
     ``statistic``'s kappa at ``bar``, from :func:`calibration.stats.judged.judged_kappa` (issue #39):
@@ -340,8 +343,9 @@ def _report_pair(
 
     weightings = WEIGHTINGS if ordered else (None,)
     estimates = {w: cohen_of_pair(pair, w) for w in weightings}
-    a = [pair.scale[c] for c in pair.a.tolist()]
-    b = [pair.scale[c] for c in pair.b.tolist()]
+    # the grades themselves only for the interval by query; else the pair, already encoded
+    a = [pair.scale[c] for c in pair.a.tolist()] if queries is not None else []
+    b = [pair.scale[c] for c in pair.b.tolist()] if queries is not None else []
     judged = {
         w: judged_kappa(
             a,
@@ -353,6 +357,8 @@ def _report_pair(
             alpha=alpha,
             min_queries=min_queries,
             raters=people,
+            pair=pair,
+            item=items[w] if items is not None else None,
         )
         for w in weightings
     }
@@ -447,6 +453,10 @@ def agreement_report(
     check_alpha(alpha)
     table = LongTable(rows, labels)
     chosen = RaterPairs(table, max_pairs)
+    listed = list(chosen.pairs_with_items(labelling_order=sequential))
+    # every pair's item-level intervals at once, a stack per weighting (kappa_cis_of_pairs)
+    weightings = WEIGHTINGS if table.ordered else (None,)
+    intervals = {w: kappa_cis_of_pairs([pair for _, _, pair, _ in listed], w, alpha) for w in weightings}
     pairs = [
         _report_pair(
             first,
@@ -460,8 +470,9 @@ def agreement_report(
             queries=_pair_queries(items, queries),
             min_queries=min_queries,
             people=people,
+            items={w: intervals[w][i] for w in weightings},
         )
-        for first, second, pair, items in chosen.pairs_with_items(labelling_order=sequential)
+        for i, (first, second, pair, items) in enumerate(listed)
     ]
     fleiss_result = _fleiss_or_reason(table)
     alphas = _krippendorff_all(table)
@@ -474,7 +485,7 @@ def agreement_report(
         "fleiss_kappa": fleiss_result["kappa"],
         "krippendorff_alpha": {level: (r["alpha"] if r else None) for level, r in alphas.items()},
         "labels": list(table.scale),
-        "n_ratings": len(table.cell),
+        "n_ratings": table.n_ratings,
         "n_missing": table.n_missing,
         "fleiss_undefined_reason": fleiss_result["undefined_reason"],
         "krippendorff_undefined_reason": {

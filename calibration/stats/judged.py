@@ -34,11 +34,10 @@ from statistics import NormalDist, median
 from typing import Any, TypedDict
 
 import numpy as np
-from scipy.special import stdtrit  # scipy.special only, as kappa_clustered
 
 from calibration.stats.kappa import RaterPair, Weights, cohen_of_pair
 from calibration.stats.kappa_clustered import MIN_QUERIES, KappaDesign, kappa_ci_clustered, too_few_queries
-from calibration.stats.kappa_interval import MIN_ITEMS, kappa_ci_of_pair
+from calibration.stats.kappa_interval import MIN_ITEMS, KappaCI, kappa_ci_of_pair
 from calibration.stats.kappa_sequence import HORIZON, multiplier, score_intervals
 from calibration.stats.kappa_sequence import labels_to_decide as sequence_more
 from calibration.stats.verdict import advice, design_line, labels_to_decide, verdict
@@ -142,15 +141,22 @@ def judged_kappa(
     raters: int | None = None,
     drawn: Drawn | None = None,
     earlier_looks: int = 0,
+    pair: RaterPair | None = None,
+    item: KappaCI | None = None,
 ) -> JudgedKappa:
     """The kappa of ``people`` against ``judge`` (one consensus grade and one judge answer per item,
     ``queries[i]`` the query item i was labelled under, or None), its interval and verdict at ``bar``
     with the design (module docstring). ``raters``: how many people stand behind the people's grades
-    (stated in the design). ``min_labels``: items a verdict needs (0: no minimum)."""
-    pair = RaterPair(list(people), list(judge), labels)
+    (stated in the design). ``min_labels``: items a verdict needs (0: no minimum). ``pair``: the
+    grades already encoded (``RaterPair(people, judge, labels)``; ``people`` and ``judge`` are then
+    read only for the interval by query), ``item``: its item-level interval already computed
+    (``kappa_ci_of_pair(pair, weights, alpha)``): what a report of many pairs hands over."""
+    if pair is None:
+        pair = RaterPair(list(people), list(judge), labels)
     estimate = cohen_of_pair(pair, weights)
     kappa = estimate["kappa"]
-    item = kappa_ci_of_pair(pair, weights, alpha)
+    if item is None:
+        item = kappa_ci_of_pair(pair, weights, alpha)
     item_ci = None if item.low is None or item.high is None else [float(item.low), float(item.high)]
     n = pair.n
     clustered = queries is not None
@@ -223,6 +229,9 @@ def judged_kappa(
 
 
 def _t(p: float, df: int) -> float:
+    # start-up: scipy.special (about 0.2 s of CPU), only for labels that carry their queries
+    from scipy.special import stdtrit
+
     return float(stdtrit(df, p))
 
 

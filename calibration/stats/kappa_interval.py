@@ -160,71 +160,189 @@ def brent_root(
     raise ArithmeticError("brent_root: no convergence in 100 steps")
 
 
-def _end(
-    p: NDArray[np.float64], target: NDArray[np.float64], d: NDArray[np.float64], estimate: float, z2n: float
-) -> float | None:
-    """Kappa at the first point of the segment p -> target where (estimate - kappa)^2 > z2n * V;
-    None when the whole segment stays inside."""
+def brent_roots(
+    f: Callable[[NDArray[np.float64], NDArray[np.intp]], NDArray[np.float64]],
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    xtol: NDArray[np.float64],
+    rtol: float = 4 * 2.220446049250313e-16,
+) -> NDArray[np.float64]:
+    """:func:`brent_root` of many functions at once: ``f(x, rows)`` gives the value of function
+    ``rows[i]`` at ``x[i]``; each root in [a[i], b[i]] (values of opposite signs there) found by
+    the very steps :func:`brent_root` takes for that function alone (every branch computed for every
+    row and the row's own kept), so the roots are its roots whatever the other rows are."""
+    rows = np.arange(len(a))
+    x_prev, x_cur = np.asarray(a, dtype=float).copy(), np.asarray(b, dtype=float).copy()
+    f_prev, f_cur = f(x_prev, rows), f(x_cur, rows)
+    root = np.where(f_prev == 0, x_prev, np.where(f_cur == 0, x_cur, np.nan))
+    if ((f_prev < 0) == (f_cur < 0))[np.isnan(root)].any():
+        raise ValueError("brent_root: f(a) and f(b) must have opposite signs")
+    x_blk, f_blk, s_prev, s_cur = (np.zeros(len(a)) for _ in range(4))
+    live = np.flatnonzero(np.isnan(root))
+    x_prev, x_cur, f_prev, f_cur, xtol = x_prev[live], x_cur[live], f_prev[live], f_cur[live], xtol[live]
+    x_blk, f_blk, s_prev, s_cur = x_blk[live], f_blk[live], s_prev[live], s_cur[live]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(100):
+            if not len(live):
+                return root
+            bracket = (f_prev != 0) & (f_cur != 0) & ((f_prev < 0) != (f_cur < 0))
+            x_blk, f_blk = np.where(bracket, x_prev, x_blk), np.where(bracket, f_prev, f_blk)
+            s_prev = np.where(bracket, x_cur - x_prev, s_prev)
+            s_cur = np.where(bracket, x_cur - x_prev, s_cur)
+            swap = np.abs(f_blk) < np.abs(f_cur)  # the better end becomes the current point
+            x_prev, x_cur, x_blk = (
+                np.where(swap, x_cur, x_prev),
+                np.where(swap, x_blk, x_cur),
+                np.where(swap, x_cur, x_blk),
+            )
+            f_prev, f_cur, f_blk = (
+                np.where(swap, f_cur, f_prev),
+                np.where(swap, f_blk, f_cur),
+                np.where(swap, f_cur, f_blk),
+            )
+            tolerance = (xtol + rtol * np.abs(x_cur)) / 2
+            half = (x_blk - x_cur) / 2
+            done = (f_cur == 0) | (np.abs(half) < tolerance)
+            root[live[done]] = x_cur[done]
+            interpolate = (np.abs(s_prev) > tolerance) & (np.abs(f_cur) < np.abs(f_prev))
+            secant = -f_cur * (x_cur - x_prev) / (f_cur - f_prev)
+            d_prev = (f_prev - f_cur) / (x_prev - x_cur)
+            d_blk = (f_blk - f_cur) / (x_blk - x_cur)
+            quadratic = -f_cur * (f_blk * d_blk - f_prev * d_prev) / (d_blk * d_prev * (f_blk - f_prev))
+            trial = np.where(x_prev == x_blk, secant, quadratic)
+            accept = interpolate & (
+                2 * np.abs(trial) < np.minimum(np.abs(s_prev), 3 * np.abs(half) - tolerance)
+            )
+            s_prev, s_cur = np.where(accept, s_cur, half), np.where(accept, trial, half)
+            x_prev, f_prev = x_cur, f_cur
+            x_cur = x_cur + np.where(
+                np.abs(s_cur) > tolerance, s_cur, np.where(half > 0, tolerance, -tolerance)
+            )
+            keep = ~done
+            live = live[keep]
+            x_prev, x_cur, f_prev, xtol = x_prev[keep], x_cur[keep], f_prev[keep], xtol[keep]
+            x_blk, f_blk, s_prev, s_cur = x_blk[keep], f_blk[keep], s_prev[keep], s_cur[keep]
+            f_cur = f(x_cur, live) if len(live) else x_cur
+    if len(live):
+        raise ArithmeticError("brent_root: no convergence in 100 steps")
+    return root
 
-    def excess(step: NDArray[np.float64] | float) -> NDArray[np.float64]:
-        step = np.asarray(step, dtype=float)[..., None, None]
-        kappa, variance = kappa_and_variance((1.0 - step) * p + step * target, d)
-        return (estimate - kappa) ** 2 - z2n * variance
+
+def _ends(
+    p: NDArray[np.float64],
+    target: NDArray[np.float64],
+    d: NDArray[np.float64],
+    estimate: NDArray[np.float64],
+    z2n: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Per table of the stack ``p`` (M, K, K): kappa at the first point of the segment p -> target
+    where (estimate - kappa)^2 > z2n * V; NaN where the whole segment stays inside. A grid of
+    :data:`_STEPS` steps, then Brent's method on the step that crosses (:func:`brent_roots`)."""
+
+    def excess(step: NDArray[np.float64], rows: NDArray[np.intp]) -> NDArray[np.float64]:
+        s = step[:, None, None]
+        kappa, variance = kappa_and_variance((1.0 - s) * p[rows] + s * target[rows], d)
+        return (estimate[rows] - kappa) ** 2 - z2n[rows] * variance
 
     steps = np.linspace(0.0, 1.0, _STEPS + 1)
-    outside = np.flatnonzero(excess(steps) > 0)
-    if len(outside) == 0:
-        return None
-    j = int(outside[0])
-    if j == 0:  # pragma: no cover - the observed table is always inside (excess <= 0 there)
-        return estimate
-    low, high = float(steps[j - 1]), float(steps[j])
+    grid = steps[None, :, None, None]
+    kappa, variance = kappa_and_variance((1.0 - grid) * p[:, None] + grid * target[:, None], d)
+    outside = (estimate[:, None] - kappa) ** 2 - z2n[:, None] * variance > 0
+    out = np.full(len(p), np.nan)
+    found = np.flatnonzero(outside.any(axis=1))
+    if not len(found):
+        return out
+    j = outside[found].argmax(axis=1)  # >= 1: the observed table is inside (excess <= 0 there)
+    low, high = steps[j - 1], steps[j]
     # At perfect agreement the observed table's excess is exactly 0 (kappa-hat - kappa = 0, V = 0):
     # a root Brent's method would return at once, the interval [1, 1]. The crossing wanted is the
     # next one, where the excess turns from negative (just off the table: (1 - kappa)^2 ~ s^2 against
     # z^2 V / n ~ s) to positive; with n large it lies inside the first grid step, so halve that
     # step until its lower end is inside.
-    if low == 0.0 and not float(excess(0.0)) < 0:
+    for i in np.flatnonzero(low == 0.0):
+        row = found[i : i + 1]
+        if excess(np.zeros(1), row)[0] < 0:
+            continue
         for _ in range(_HALVINGS):
-            if float(excess(high / 2)) < 0:
-                low = high / 2
+            if excess(np.array([high[i] / 2]), row)[0] < 0:
+                low[i] = high[i] / 2
                 break
-            high /= 2
+            high[i] /= 2
         else:  # pragma: no cover - n beyond about 1e60 items
-            return estimate
+            low[i] = high[i] = np.nan
+    inside = ~np.isnan(low)
+    out[found[~inside]] = estimate[found[~inside]]  # pragma: no cover - as above
+    found, low, high = found[inside], low[inside], high[inside]
     # the step's tolerance is relative to the bracket (a crossing inside the first grid step has low 0:
     # an absolute tolerance of 0 never converges there, found at a large effective n, issue #39)
-    step = brent_root(lambda s: float(excess(s)), low, high, xtol=min(1e-13, (low or high) * 1e-9))
-    kappa, _ = kappa_and_variance((1.0 - step) * p + step * target, d)
-    return float(kappa)
+    xtol = np.minimum(1e-13, np.where(low != 0, low, high) * 1e-9)
+    step = brent_roots(lambda s, rows: excess(s, found[rows]), low, high, xtol)[:, None, None]
+    out[found] = kappa_and_variance((1.0 - step) * p[found] + step * target[found], d)[0]
+    return out
+
+
+def score_intervals(
+    confusions: Any, weights: Weights = None, alpha: float = 0.05
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The score interval (module docstring) of the kappa of each K x K table of counts of the stack
+    ``confusions`` (N, K, K), rows: rater a: ``(low, high)``, NaN where kappa is undefined (no item,
+    both raters in one single class) or the table holds fewer than :data:`MIN_ITEMS` items. Each
+    table's interval is the one it has alone (the arithmetic is row by row: :func:`score_interval`
+    is this on a stack of one)."""
+    counts = np.asarray(confusions, dtype=float)
+    if counts.ndim != 3 or counts.shape[1] != counts.shape[2] or (counts < 0).any():
+        raise InvalidRatings(
+            f"confusions: expected a stack of square matrices of counts, got shape {counts.shape}"
+        )
+    d = disagreement_weights(counts.shape[-1], check_weights(weights))
+    n = counts.sum(axis=(-2, -1))
+    z = NormalDist().inv_cdf(1.0 - check_alpha(alpha) / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = counts / n[:, None, None]
+        z2n = z * z / n
+    pooled = (p.sum(axis=-1) + p.sum(axis=-2)) / 2
+    chance = pooled[:, :, None] * pooled[:, None, :]
+    perfect = pooled[:, :, None] * np.eye(counts.shape[-1])
+    estimate, observed_variance = kappa_and_variance(p, d)
+    ok = (n >= MIN_ITEMS) & ~np.isnan(estimate)
+    low, high = np.full(len(n), np.nan), np.full(len(n), np.nan)
+    high[ok] = 1.0
+    upper = np.flatnonzero(ok & (estimate < 1.0))
+    if len(upper):
+        ends = _ends(p[upper], perfect[upper], d, estimate[upper], z2n[upper])
+        high[upper] = np.where(np.isnan(ends), 1.0, ends)
+    lower = np.flatnonzero(ok & (estimate > 0))
+    if len(lower):
+        low[lower] = _ends(p[lower], chance[lower], d, estimate[lower], z2n[lower])
+    below = np.flatnonzero(
+        ok & np.isnan(low)
+    )  # below chance: the larger variance of the observed table and of chance
+    if len(below):
+        chance_variance = kappa_and_variance(chance[below], d)[1]
+        spread = np.maximum(observed_variance[below], chance_variance)
+        low[below] = estimate[below] - np.sqrt(z2n[below] * spread)
+    low = np.where(ok, np.maximum(-1.0, np.minimum(low, estimate)), np.nan)
+    high = np.where(ok, np.minimum(1.0, np.maximum(high, estimate)), np.nan)
+    return low, high
 
 
 def score_interval(confusion: Any, weights: Weights = None, alpha: float = 0.05) -> tuple[float, float]:
     """The score interval (module docstring) of the kappa of a K x K ``confusion`` matrix of counts
-    (rows: rater a): ``(low, high)``. Raises :class:`InvalidRatings` when kappa is undefined there
-    (no item, or both raters in one single class) or fewer than :data:`MIN_ITEMS` items."""
+    (rows: rater a): ``(low, high)``, :func:`score_intervals` of it alone. Raises
+    :class:`InvalidRatings` when kappa is undefined there (no item, or both raters in one single
+    class) or fewer than :data:`MIN_ITEMS` items."""
     counts = np.asarray(confusion, dtype=float)
     if counts.ndim != 2 or counts.shape[0] != counts.shape[1] or (counts < 0).any():
         raise InvalidRatings(f"confusion: expected a square matrix of counts, got shape {counts.shape}")
     n = float(counts.sum())
     if n < MIN_ITEMS:
         raise InvalidRatings(f"an interval needs at least {MIN_ITEMS} items rated by both raters (n = {n:g})")
-    d = disagreement_weights(len(counts), check_weights(weights))
-    p = counts / n
-    pooled = (p.sum(axis=1) + p.sum(axis=0)) / 2
-    chance, perfect = np.outer(pooled, pooled), np.diag(pooled)
-    estimate, observed_variance = (float(x) for x in kappa_and_variance(p, d))
-    if math.isnan(estimate):
+    check_weights(weights)
+    check_alpha(alpha)
+    low, high = score_intervals(counts[None], weights, alpha)
+    if math.isnan(low[0]):
         raise InvalidRatings("kappa is undefined: both raters put every item in one and the same class")
-    z = NormalDist().inv_cdf(1.0 - check_alpha(alpha) / 2)
-    z2n = z * z / n
-    high = 1.0 if estimate >= 1.0 else _end(p, perfect, d, estimate, z2n)
-    low = _end(p, chance, d, estimate, z2n) if estimate > 0 else None
-    if low is None:  # below chance: the larger variance of the observed table and of chance
-        chance_variance = float(kappa_and_variance(chance, d)[1])
-        low = estimate - math.sqrt(z2n * max(observed_variance, chance_variance))
-    high = 1.0 if high is None else high
-    return max(-1.0, min(low, estimate)), min(1.0, max(high, estimate))
+    return float(low[0]), float(high[0])
 
 
 def kappa_ci_of_pair(pair: RaterPair, weights: Weights = None, alpha: float = 0.05) -> KappaCI:
@@ -240,6 +358,46 @@ def kappa_ci_of_pair(pair: RaterPair, weights: Weights = None, alpha: float = 0.
         return KappaCI(None, None, **details, undefined_reason=reason)
     low, high = score_interval(pair.confusion(), weights, alpha)
     return KappaCI(low, high, **details, undefined_reason=None)
+
+
+def kappa_cis_of_pairs(
+    pairs: Sequence[RaterPair], weights: Weights = None, alpha: float = 0.05
+) -> list[KappaCI]:
+    """:func:`kappa_ci_of_pair` of each pair, the intervals of all of them computed at once
+    (:func:`score_intervals`, one stack a scale length): the same intervals, a fraction of the time."""
+    weights = check_weights(weights)
+    alpha = check_alpha(alpha)
+    results = [cohen_of_pair(pair, weights) for pair in pairs]
+    ends: dict[int, tuple[float, float]] = {}
+    for k in sorted({pair.k for pair in pairs}):
+        rows = [
+            i
+            for i, pair in enumerate(pairs)
+            if pair.k == k and results[i]["kappa"] is not None and pair.n >= MIN_ITEMS
+        ]
+        if not rows:
+            continue
+        low, high = score_intervals(np.array([pairs[i].confusion() for i in rows]), weights, alpha)
+        if np.isnan(low).any():  # pragma: no cover - a defined kappa has a defined interval
+            raise InvalidRatings("kappa is undefined: both raters put every item in one and the same class")
+        ends |= {i: (float(lo), float(hi)) for i, lo, hi in zip(rows, low.tolist(), high.tolist())}
+    out = []
+    for i, (pair, result) in enumerate(zip(pairs, results)):
+        details = {
+            "method": METHOD,
+            "estimate": result["kappa"],
+            "n": pair.n,
+            "alpha": alpha,
+            "weights": weights,
+        }
+        if result["kappa"] is None:
+            out.append(KappaCI(None, None, **details, undefined_reason=result["undefined_reason"]))
+        elif i not in ends:
+            reason = f"{pair.n} item rated by both raters: an interval needs at least {MIN_ITEMS}"
+            out.append(KappaCI(None, None, **details, undefined_reason=reason))
+        else:
+            out.append(KappaCI(*ends[i], **details, undefined_reason=None))
+    return out
 
 
 def kappa_ci(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import krippendorff as _krippendorff
@@ -116,13 +116,53 @@ def _numeric_labels(labels: list[Any]) -> list[Any] | None:
     return converted
 
 
+class EncodedRows:
+    """Long rows of text as a CSV reader hands them over, each column already encoded: row r is
+    (``items[item[r]]``, ``raters[rater[r]]``, ``labels[label[r]]``), ``label[r]`` -1 where the
+    cell is empty (no label). The same rows as the tuples, read without a Python object a row."""
+
+    def __init__(
+        self,
+        items: list[str],
+        item: NDArray[np.int64],
+        raters: list[str],
+        rater: NDArray[np.int64],
+        labels: list[str],
+        label: NDArray[np.int64],
+    ) -> None:
+        self.items, self.raters, self.labels = items, raters, labels
+        self.item, self.rater, self.label = item, rater, label
+
+    def __len__(self) -> int:
+        return len(self.item)
+
+    def __iter__(self) -> Iterator[tuple[str, str, str | None]]:
+        labels = [*self.labels, None]  # -1: no label
+        for i, r, g in zip(self.item.tolist(), self.rater.tolist(), self.label.tolist()):
+            yield self.items[i], self.raters[r], labels[g]
+
+
 class LongTable:
-    """Long rows as a raters x items table of labels (None = not rated), with the scale: ``items`` (in
-    first-seen order), ``raters`` (numbers first, then by text), ``cell`` ({(item, rater): label}),
-    ``scale``, ``numeric`` (labels read as numbers), ``ordered`` (numeric or ``labels=`` given),
-    ``n_rows`` and ``n_missing`` (rows without a label)."""
+    """Long rows as the ratings of a raters x items table, with the scale: ``items`` (in first-seen
+    order), ``raters`` (numbers first, then by text), ``scale``, ``numeric`` (labels read as
+    numbers), ``ordered`` (numeric or ``labels=`` given), ``n_rows`` and ``n_missing`` (rows without
+    a label). The ratings, one per (item, rater), in the rows' order (the labelling order):
+    ``item_of``, ``rater_of`` and ``label_of`` (positions in ``items``, ``raters`` and ``scale``),
+    ``numbers`` (each rating as a float, for numeric labels) and ``n_ratings``.
+
+    Rows of text already encoded (:class:`EncodedRows`, no ``labels=``) are read column by column
+    in numpy, to the same table as their tuples give."""
 
     def __init__(self, rows: Any, labels: Sequence[Any] | None = None) -> None:
+        self.scale_given = labels is not None
+        if isinstance(rows, EncodedRows) and labels is None and (rows.label >= 0).any():
+            self._read_encoded(rows)
+        else:
+            self._read_rows(list(rows) if isinstance(rows, EncodedRows) else rows, labels)
+        self.ordered = self.numeric or self.scale_given
+        self.n_ratings = len(self.item_of)
+
+    def _read_rows(self, rows: Any, labels: Sequence[Any] | None) -> None:
         parsed = _long_rows(rows)
         self.n_rows = len(parsed)
         self.n_missing = sum(1 for _item, _rater, label in parsed if label is None)
@@ -136,15 +176,11 @@ class LongTable:
         self.raters: list[Any] = sorted(
             dict.fromkeys(rater for _item, rater, _label in rated), key=_rater_key
         )
-        self.cell: dict[tuple[Any, Any], Any] = {}  # in the rows' order: the labelling order
+        cell: dict[tuple[Any, Any], Any] = {}  # in the rows' order: the labelling order
         for item, rater, label in rated:
-            if (item, rater) in self.cell:
-                raise InvalidRatings(
-                    f"long ratings: rater {rater!r} rated item {item!r} more than once; "
-                    "keep one label per (item, rater) (the newest row counts)"
-                )
-            self.cell[(item, rater)] = label
-        self.scale_given = labels is not None
+            if (item, rater) in cell:
+                raise _rated_twice(item, rater)
+            cell[(item, rater)] = label
         self.scale: list[Any]
         if labels is not None:
             scale = check_labels(labels)
@@ -167,14 +203,76 @@ class LongTable:
                 raise InvalidRatings(
                     "long ratings: labels mix types that have no order; pass labels="
                 ) from None
-        self.ordered = self.numeric or self.scale_given
+        item_index = {item: i for i, item in enumerate(self.items)}
+        rater_index = {rater: i for i, rater in enumerate(self.raters)}
+        position = {label: i for i, label in enumerate(check_labels(self.scale) if self.scale else [])}
+        count = len(cell)
+        self.item_of = np.fromiter((item_index[i] for i, _r in cell), dtype=np.int64, count=count)
+        self.rater_of = np.fromiter((rater_index[r] for _i, r in cell), dtype=np.int64, count=count)
+        self.label_of = np.fromiter(
+            (position[plain_value(v)] for v in cell.values()), dtype=np.int64, count=count
+        )
+        self.numbers = (
+            np.fromiter((float(v) for v in cell.values()), dtype=float, count=count) if self.numeric else None
+        )
 
-    def ratings_of(self, rater: Any) -> list[Any]:
-        return [self.cell.get((item, rater)) for item in self.items]
+    def _read_encoded(self, rows: EncodedRows) -> None:
+        """:meth:`_read_rows` of the rows ``rows`` stands for (text, no ``labels=``, a label at
+        least), a column at a time: each distinct label read once, in the order the rows first use it."""
+        blank = np.array([not text.strip() for text in rows.labels] + [True], dtype=bool)
+        rated = np.flatnonzero(~blank[rows.label])
+        self.n_rows = len(rows.label)
+        self.n_missing = self.n_rows - len(rated)
+        item, rater, label = rows.item[rated], rows.rater[rated], rows.label[rated]
+        used = _first_seen(label)
+        numeric = _numeric_labels([rows.labels[code] for code in used.tolist()])
+        self.numeric = numeric is not None
+        values: list[Any] = numeric if numeric is not None else [rows.labels[code] for code in used.tolist()]
+        whole = grade_range(values) if numeric is not None else None
+        self.scale = whole if whole is not None else sorted(set(values))
+        order = _first_seen(item)
+        self.items = [rows.items[code] for code in order.tolist()]
+        self.item_of = _positions(order, len(rows.items))[item]
+        named = sorted({rows.raters[code] for code in np.unique(rater).tolist()}, key=_rater_key)
+        index = {name: i for i, name in enumerate(named)}
+        lookup = np.array([index.get(name, -1) for name in rows.raters], dtype=np.int64)
+        self.raters = named
+        self.rater_of = lookup[rater]
+        key = self.item_of * len(named) + self.rater_of
+        by_key = np.argsort(key, kind="stable")
+        repeated = by_key[1:][key[by_key][1:] == key[by_key][:-1]]
+        if len(repeated):
+            first = int(repeated.min())
+            raise _rated_twice(self.items[int(self.item_of[first])], named[int(self.rater_of[first])])
+        position = {value: i for i, value in enumerate(self.scale)}
+        scale_of = np.full(len(rows.labels), -1, dtype=np.int64)
+        scale_of[used] = [position[value] for value in values]
+        self.label_of = scale_of[label]
+        self.numbers = None
+        if numeric is not None:
+            number_of = np.zeros(len(rows.labels), dtype=float)
+            number_of[used] = [float(value) for value in numeric]
+            self.numbers = number_of[label]
 
-    def matrix(self) -> list[list[Any]]:
-        """raters x items, None where a rater did not rate an item."""
-        return [self.ratings_of(rater) for rater in self.raters]
+
+def _first_seen(codes: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The distinct codes in the order they first appear."""
+    distinct, first = np.unique(codes, return_index=True)
+    return distinct[np.argsort(first)]
+
+
+def _positions(order: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """For each code below ``size``, its position in ``order`` (-1 when absent)."""
+    out = np.full(size, -1, dtype=np.int64)
+    out[order] = np.arange(len(order))
+    return out
+
+
+def _rated_twice(item: Any, rater: Any) -> InvalidRatings:
+    return InvalidRatings(
+        f"long ratings: rater {rater!r} rated item {item!r} more than once; "
+        "keep one label per (item, rater) (the newest row counts)"
+    )
 
 
 def _rater_key(rater: Any) -> tuple[int, Any, str]:
@@ -254,12 +352,11 @@ def _fleiss_counts(
 def fleiss_of_table(table: LongTable) -> dict[str, Any]:
     """:func:`fleiss`'s dict of long ratings already read; raises :class:`UnequalRaters` when items
     have different numbers of ratings."""
-    position = {label: i for i, label in enumerate(table.scale)}
-    counts = np.zeros((len(table.items), len(table.scale)), dtype=np.int64)
-    index = {item: i for i, item in enumerate(table.items)}
-    for (item, _rater), label in table.cell.items():
-        counts[index[item], position[label]] += 1
-    return _fleiss_counts(counts, list(table.scale), table.items)
+    k = len(table.scale)
+    counts = np.bincount(table.item_of * k + table.label_of, minlength=len(table.items) * k)
+    return _fleiss_counts(
+        counts.reshape(len(table.items), k).astype(np.int64), list(table.scale), table.items
+    )
 
 
 def fleiss(table_or_ratings: Any, *, form: Literal["table", "long"] | None = None) -> dict[str, Any]:
@@ -305,17 +402,14 @@ def alpha_of_table(table: LongTable, level: Level) -> dict[str, Any]:
     same counts in the same item order, so the same alpha, bit for bit."""
     scale = table.scale if table.ordered else None
     _check_level(level, table.numeric, scale)
-    index = {item: i for i, item in enumerate(table.items)}
-    items = np.fromiter((index[item] for item, _rater in table.cell), dtype=np.int64, count=len(table.cell))
-    if table.numeric:
-        values = np.fromiter((float(v) for v in table.cell.values()), dtype=float, count=len(table.cell))
+    items = table.item_of
+    if table.numbers is not None:
+        values = table.numbers
         order: list[Any] = []
     else:
-        order = scale if scale is not None else sorted(set(table.cell.values()), key=str)
+        order = scale if scale is not None else sorted(table.scale, key=str)
         position = {v: i for i, v in enumerate(order)}
-        values = np.fromiter(
-            (float(position[v]) for v in table.cell.values()), dtype=float, count=len(table.cell)
-        )
+        values = np.array([float(position[v]) for v in table.scale], dtype=float)[table.label_of]
     domain = np.unique(values)
     counts = np.zeros((len(table.items), len(domain)), dtype=np.int_)
     np.add.at(counts, (items, np.searchsorted(domain, values)), 1)
