@@ -127,7 +127,8 @@ def _add_pool(sub: Subcommands) -> None:
         metavar="FILE",
         help="instead of a pool of runs: the (query, chunk) pairs of a hole sample (python -m calibration "
         "holes --sample N --out FILE) become items, blind as ever; its queries and chunks must be imported "
-        "(a pair that is not is skipped and counted); not with --depth, --runs, --estimate",
+        "(a pair that is not is skipped and counted); needs --annotators (unassigned, its holes would go "
+        "into every open queue); not with --depth, --runs, --estimate",
     )
 
 

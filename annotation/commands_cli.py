@@ -234,6 +234,11 @@ def pool_holes(args: argparse.Namespace, annotators: list[str]) -> str:
         raise UsageError(
             f"--holes FILE pools the hole sample's own (query, chunk) pairs: it goes without {', '.join(given)}"
         )
+    if not annotators:  # unassigned, the holes would go into every open queue (#43)
+        raise UsageError(
+            "--holes FILE needs the people who label the sample: name them with --annotators X,Y "
+            "(without them its holes would go into every open queue)"
+        )
     with open_store(args.db, "write") as store:
         done = actions.pool(
             store, holes=args.holes, annotators=annotators, overlap=args.overlap, seed=args.seed

@@ -110,7 +110,7 @@ def test_pool_holes_queues_exactly_the_samples_pairs_once(sample, tmp_path, caps
 
 def test_pairs_not_in_the_store_are_skipped_and_counted(sample, tmp_path, capsys) -> None:
     db = imported(tmp_path, capsys, without=("x3",))  # x3 is a hole of both sampled queries
-    code, out, err = cli(main, capsys, "pool", "--db", db, "--holes", sample)
+    code, out, err = cli(main, capsys, "pool", "--db", db, "--holes", sample, "--annotators", "ann")
     assert code == 0 and "Traceback" not in err
     assert (
         "6 (query, chunk) pairs over 2 queries; 2 of 6 not in the store, skipped (q_faw/x3 (chunk not in "
@@ -125,7 +125,7 @@ def test_a_judged_pair_is_not_asked_again(sample, tmp_path, capsys) -> None:
     labels = tmp_path / "one.qrels"
     labels.write_text("q_milk 0 s2 1\n", encoding="utf-8")
     assert cli(main, capsys, "import", "--db", db, "--labels", labels, "--annotator", "cat")[0] == 0
-    code, out, _ = cli(main, capsys, "pool", "--db", db, "--holes", sample)
+    code, out, _ = cli(main, capsys, "pool", "--db", db, "--holes", sample, "--annotators", "ann")
     assert code == 0 and "of the 6 in the store, 1 already judged, 5 new items, 0 already items" in out
     assert chunk_items(db) == sample_pairs(sample)  # the judged pair's item came with its label
 
@@ -145,10 +145,23 @@ def test_the_action_is_what_the_command_does(sample, tmp_path, capsys) -> None:
             actions.pool(store, 5, holes=sample)  # type: ignore[call-overload]
 
 
+def test_holes_without_people_is_refused_in_one_line(sample, tmp_path, capsys) -> None:
+    """#43: without --annotators the sample's 6 holes went into every open queue (a labeller of
+    the demo saw 23 items); now the command asks for the people, in one line, and writes nothing."""
+    db = imported(tmp_path, capsys)
+    code, out, err = cli(main, capsys, "pool", "--db", db, "--holes", sample)
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: --holes FILE needs the people who label the sample: name them with --annotators X,Y "
+        "(without them its holes would go into every open queue)\n"
+    )
+    assert chunk_items(db) == set()
+
+
 @pytest.mark.parametrize("not_holes", ["golden.yaml", "sampled.yaml"])
 def test_a_file_that_is_no_hole_sample_is_one_line(not_holes, tmp_path, capsys) -> None:
     db = imported(tmp_path, capsys)
-    code, out, err = cli(main, capsys, "pool", "--db", db, "--holes", EXAMPLE / not_holes)
+    code, out, err = cli(main, capsys, "pool", "--db", db, "--holes", EXAMPLE / not_holes, "--annotators", "ann")
     assert (code, out) == (2, "")
     (line,) = [line for line in err.splitlines() if line.startswith("error:")]
     assert "is not a hole sample (its sampling section has no design with kind: holes)" in line
