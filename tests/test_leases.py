@@ -158,8 +158,11 @@ def test_a_person_added_later_gets_work_at_once(demo_db) -> None:
         # kim and lee, both new: an open item with no label yet has two places
         kim, lee, max_ = (store.annotator_id(n) for n in ("kim", "lee", "max"))
         taken = store.lease_item(kim, "chunk", "tab-kim-aaaa")["item_id"]
-        assert store.lease_item(lee, "chunk", "tab-lee-aaaa")["item_id"] == taken  # the second place
-        assert store.lease_item(max_, "chunk", "tab-max-aaaa")["item_id"] != taken  # no third
+        # each open person has an order of their own (#43): lee's tab is put on kim's item (the second place)
+        store.hold_item(lee, "chunk", "tab-lee-aaaa", taken, revisit=False)
+        leased = [store.lease_item(max_, "chunk", f"tab-max-{n:04d}") for n in range(20)]
+        shown = [lease["item_id"] for lease in leased if lease is not None]
+        assert len(shown) == 19 and taken not in shown  # no third: max's 20 tabs get the 19 others
 
 
 def test_pool_gives_named_people_the_items_already_in_the_store(demo_db, capsys) -> None:
@@ -306,3 +309,35 @@ def test_the_data_page_says_and_sets_the_handout(demo_db) -> None:
     assert "Saved: items are handed out as assigned" in page_text(at)
     with Store(demo_db) as store:
         assert store.handout() == ("assigned", 3)
+
+
+# ---------------------------------------------------------------- #43: queues that behave
+
+
+def _open_order(store: Store, person: int) -> list[int]:
+    """Every item the person would be handed next, in turn (each one skipped to see the next)."""
+    order: list[int] = []
+    while (item := store.next_unlabelled_item(person, "chunk", order)) is not None:
+        order.append(item)
+    return order
+
+
+def test_each_open_person_has_an_order_of_their_own(demo_db) -> None:
+    """#43: every open-mode person was handed the demo's open items in one order (49, 45, 69, 63 ...
+    for two people). Now each has an order of their own, seeded by the person: the same 20 items,
+    another order for each of sam, tom and una, the same order every time for one person, and a
+    person labelling down their queue goes along their own order."""
+    with Store(demo_db) as store:
+        sam, tom, una = (store.annotator_id(n) for n in ("sam", "tom", "una"))
+        orders = [_open_order(store, person) for person in (sam, tom, una)]
+        assert [len(o) for o in orders] == [20, 20, 20] and len({frozenset(o) for o in orders}) == 1
+        assert len({tuple(o[:4]) for o in orders}) == 3  # three different first four
+        assert len({o[0] for o in orders}) == 3  # and three different first items
+        assert _open_order(store, sam) == orders[0]  # deterministic per person
+        walked = []
+        for _ in range(10):  # sam labels ten, each the item his tab is handed
+            item = store.lease_item(sam, "chunk", "tab-sam-aaaa")["item_id"]
+            store.add_label(item, "sam", 1)
+            store.end_lease(sam, "chunk", "tab-sam-aaaa")
+            walked.append(item)
+        assert walked == orders[0][:10]

@@ -12,6 +12,7 @@ queue, and a retired label file's grades no longer mark an item done.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -20,7 +21,16 @@ from annotation.options import default, option
 from annotation.store.base import ITEM_KINDS, StoreBase, StoreError, utc_now
 from annotation.store.retirements import live, live_item
 
-__all__ = ["Queue", "QueueRule", "ItemTexts", "CURRENT_LABEL", "HANDOUT_MODES", "LEASE_ENV", "lease_seconds"]
+__all__ = [
+    "Queue",
+    "QueueRule",
+    "ItemTexts",
+    "CURRENT_LABEL",
+    "HANDOUT_MODES",
+    "LEASE_ENV",
+    "lease_seconds",
+    "open_order",
+]
 
 HANDOUT_MODES: tuple[str, ...] = option("handout_mode").choices or ()  # the options table's
 
@@ -41,6 +51,36 @@ def lease_seconds() -> float:
     if not 0 < minutes <= 24 * 60:
         raise StoreError(f"{LEASE_ENV} must be a number of minutes above 0 and at most 1440, not {raw!r}")
     return minutes * 60
+
+
+# An open queue's items are read in a person's own order, seeded by the person: the items'
+# random positions (48 bits) fall into STRETCHES equal stretches, which each person visits in a
+# shuffled order of their own, each stretch up or down the position index as the person's seed
+# says (so a fetch stays a few index reads, not a sort of every open item).
+STRETCHES = 64
+_SPAN = (1 << 48) // STRETCHES
+
+
+def open_order(annotator_id: int) -> list[tuple[int, bool]]:
+    """The order in which the person ``annotator_id`` visits the stretches of an open queue, each
+    as (stretch, downwards): a shuffle seeded by the person (the same every time for them,
+    another for each other person)."""
+    seeded = random.Random(f"denominator open order {int(annotator_id)}")
+    order = list(range(STRETCHES))
+    seeded.shuffle(order)
+    return [(stretch, seeded.random() < 0.5) for stretch in order]
+
+
+def _stretch(position: int) -> int:
+    return min(max(position // _SPAN, 0), STRETCHES - 1)
+
+
+def _stretch_bounds(stretch: int) -> tuple[int | None, int | None]:
+    """[low, high) of the stretch's positions; the first and last are open-ended (a position
+    outside 48 bits is still in a stretch)."""
+    low = None if stretch == 0 else stretch * _SPAN
+    high = None if stretch == STRETCHES - 1 else (stretch + 1) * _SPAN
+    return low, high
 
 
 def _later(seconds: float) -> str:
@@ -179,14 +219,64 @@ class Queue(StoreBase):
         self, annotator_id: int, kind: str, skipped: Sequence[int] = (), rule: QueueRule | None = None
     ) -> int | None:
         """The id of the next ``kind`` item in the annotator's queue that has no current label
-        of theirs and is not in ``skipped``; None when there is none.
+        of theirs and is not in ``skipped``; None when there is none. In the order of their
+        assignments when they have some; else, under the ``open`` handout, in an order of their
+        own (:func:`open_order`); else in the items' order. ``rule``: :meth:`queue_rule`, when
+        the caller read it already."""
+        if rule is None:
+            rule = self.queue_rule(annotator_id, kind)
+        if rule.mode == "open" and not rule.assigned:
+            return self._next_open_item(annotator_id, kind, skipped, rule)
+        return self._next_in_order(annotator_id, kind, skipped, rule)
+
+    def _next_open_item(
+        self, annotator_id: int, kind: str, skipped: Sequence[int], rule: QueueRule
+    ) -> int | None:
+        """:meth:`next_unlabelled_item` in the person's own order of the open items
+        (:func:`open_order`): the rest of the stretch of the item they labelled last, then the
+        stretches after it in their order, then from their first stretch (items skipped or
+        undone). Each look is one stretch of the items' position index, so a fetch costs the
+        same after 10 labels or 10,000."""
+        source, _ = self._queue_source(kind, annotator_id, rule)
+        skip = ", ".join(str(int(i)) for i in skipped)
+        unlabelled = f"{CURRENT_LABEL} IS NULL {f'AND i.id NOT IN ({skip})' if skip else ''}"
+        last = self.db.execute(
+            f"""SELECT i.position {source} AND i.id = (SELECT l.item_id FROM labels l JOIN items k ON k.id = l.item_id
+                WHERE l.annotator_id = :annotator AND k.kind = '{kind}' ORDER BY l.id DESC LIMIT 1)""",
+            {"annotator": annotator_id},
+        ).fetchone()
+        order = open_order(annotator_id)
+        looks: list[tuple[int, bool, int | None]] = [(stretch, down, None) for stretch, down in order]
+        if last is not None and last[0] is not None:
+            here = [stretch for stretch, _ in order].index(_stretch(int(last[0])))
+            looks = [(*order[here], int(last[0]))] + looks[here + 1 :] + looks[: here + 1]
+        for stretch, down, after in looks:
+            low, high = _stretch_bounds(stretch)
+            where = "".join(
+                f" AND i.position {op} {bound}"
+                for op, bound in ((">=", low), ("<", high), ("<" if down else ">", after))
+                if bound is not None
+            )
+            row = self.db.execute(
+                f"SELECT i.id {source} AND {unlabelled}{where} ORDER BY i.position{' DESC' if down else ''} LIMIT 1",
+                {"annotator": annotator_id},
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+        return None
+
+    def _next_in_order(
+        self, annotator_id: int, kind: str, skipped: Sequence[int], rule: QueueRule
+    ) -> int | None:
+        """:meth:`next_unlabelled_item` in the queue's order (the person's assignments, or the
+        items').
 
         The search starts after the item this annotator labelled last: in a session that goes
         down the queue, every item before it is labelled, so the search does not walk past them
         again (a fetch costs the same after 10 labels or 10,000). Then from the start, for
         items skipped or undone. The last label's place is a subquery of the first search (one
         read, not two; NULL when that item is not in the queue, and the search goes on from the
-        start). ``rule``: :meth:`queue_rule`, when the caller read it already."""
+        start)."""
         source, order = self._queue_source(kind, annotator_id, rule)
         skip = ", ".join(str(int(i)) for i in skipped)
         unlabelled = f"{CURRENT_LABEL} IS NULL {f'AND i.id NOT IN ({skip})' if skip else ''}"
