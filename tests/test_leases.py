@@ -341,3 +341,29 @@ def test_each_open_person_has_an_order_of_their_own(demo_db) -> None:
             store.end_lease(sam, "chunk", "tab-sam-aaaa")
             walked.append(item)
         assert walked == orders[0][:10]
+
+
+def test_a_skipped_item_closed_by_others_never_comes_back(demo_db) -> None:
+    """#43: sam skipped an open item, tom and una labelled it (the handout's 2), and once sam's
+    queue was done it came back to him: 3 labels under a cap of 2. Now it is not handed back, not
+    listed among his skipped items, and a key press on it (his tab put on it from a stale "my
+    work") stores nothing: the item keeps its 2 labels."""
+    with Store(demo_db) as store:
+        sam = store.annotator_id("sam")
+        for name in ("tom", "una"):
+            store.annotator_id(name)  # added, as the app adds a person at their first visit
+        skipped = store.lease_item(sam, "chunk", "tab-sam-aaaa")["item_id"]
+        store.skip_item(sam, "chunk", "tab-sam-aaaa", skipped)
+        for name in ("tom", "una"):
+            store.add_label(skipped, name, 2)
+        assert store.skipped_items(sam, "chunk") == []  # closed: no longer one of his to label
+        while (lease := store.lease_item(sam, "chunk", "tab-sam-aaaa")) is not None:
+            assert lease["item_id"] != skipped
+            store.add_label(lease["item_id"], "sam", 1)
+            store.end_lease(sam, "chunk", "tab-sam-aaaa")
+        store.hold_item(sam, "chunk", "tab-sam-aaaa", skipped, revisit=False)
+        assert store.label_refusal(sam, "chunk", "tab-sam-aaaa", skipped) == "closed"
+        labellers = store.db.execute(
+            "SELECT count(DISTINCT annotator_id) FROM labels WHERE item_id = ?", [skipped]
+        ).fetchone()[0]
+        assert labellers == 2

@@ -409,7 +409,7 @@ class Queue(StoreBase):
             rule = self.queue_rule(annotator_id, kind)  # read once for the whole lease
             if rule.mode == "open" and not rule.assigned:
                 others |= self._open_items_taken(annotator_id, kind, now, rule.labels)
-            skipped = self.skipped_items(annotator_id, kind)
+            skipped = self.skipped_items(annotator_id, kind, rule)
             item_id = self.next_unlabelled_item(annotator_id, kind, sorted(set(skipped) | others), rule)
             from_skips = False
             taken_back = 0  # skips deleted below: the list left is known without reading it again
@@ -464,7 +464,9 @@ class Queue(StoreBase):
         return self.label_refusal(annotator_id, kind, holder, item_id) is None
 
     def label_refusal(self, annotator_id: int, kind: str, holder: str, item_id: int) -> str | None:
-        """None when a key press in the ``holder`` tab may label ``item_id``: the tab holds it; or
+        """None when a key press in the ``holder`` tab may label ``item_id``: the tab holds it (and,
+        under the ``open`` handout, other people did not close it meanwhile: a tab put on a skipped
+        item from a stale list); or
         its lease lapsed and the item is still one the person would be handed now (no other tab of
         theirs holds it, they have not labelled it since, and it is still in their queue: under the
         ``open`` handout, other people's labels and live leases on it stay below the handout's
@@ -474,8 +476,15 @@ class Queue(StoreBase):
         and the label are one transaction."""
         now = utc_now()
         own = self._own_lease(annotator_id, kind, holder, now)
-        if own is not None and own[0] == item_id:
-            return None
+        if own is not None and own[0] == item_id:  # the tab's own, unless others closed it meanwhile
+            rule = self.queue_rule(annotator_id, kind)
+            if rule.mode != "open" or rule.assigned:
+                return None
+            source, _ = self._queue_source(kind, annotator_id, rule)
+            queued = self.db.execute(
+                f"SELECT 1 {source} AND i.id = :item", {"annotator": annotator_id, "item": item_id}
+            )
+            return None if queued.fetchone() is not None else "closed"
         if item_id in self._leased_elsewhere(annotator_id, holder, now):
             return "tab"
         if not self._unlabelled(annotator_id, item_id):
@@ -495,11 +504,16 @@ class Queue(StoreBase):
             return "closed"
         return None
 
-    def skipped_items(self, annotator_id: int, kind: str) -> list[int]:
-        """The person's skipped ``kind`` items, oldest skip first."""
+    def skipped_items(self, annotator_id: int, kind: str, rule: QueueRule | None = None) -> list[int]:
+        """The person's skipped ``kind`` items still in their queue, oldest skip first: an open
+        item other people closed meanwhile (the handout's labels reached) is not one of them, so a
+        skip never takes an item past its labels (a skip stays: should a label be taken back, the
+        item is theirs to label again). ``rule``: :meth:`queue_rule`, when the caller read it."""
+        source, _ = self._queue_source(kind, annotator_id, rule)
         rows = self.db.execute(
-            "SELECT item_id FROM skips WHERE annotator_id = ? AND kind = ? ORDER BY created_at, item_id",
-            [annotator_id, kind],
+            f"""SELECT s.item_id FROM skips s WHERE s.annotator_id = :annotator AND s.kind = :kind
+               AND s.item_id IN (SELECT i.id {source}) ORDER BY s.created_at, s.item_id""",
+            {"annotator": annotator_id, "kind": kind},
         ).fetchall()
         return [int(r[0]) for r in rows]
 
