@@ -161,7 +161,9 @@ def test_holes_without_people_is_refused_in_one_line(sample, tmp_path, capsys) -
 @pytest.mark.parametrize("not_holes", ["golden.yaml", "sampled.yaml"])
 def test_a_file_that_is_no_hole_sample_is_one_line(not_holes, tmp_path, capsys) -> None:
     db = imported(tmp_path, capsys)
-    code, out, err = cli(main, capsys, "pool", "--db", db, "--holes", EXAMPLE / not_holes, "--annotators", "ann")
+    code, out, err = cli(
+        main, capsys, "pool", "--db", db, "--holes", EXAMPLE / not_holes, "--annotators", "ann"
+    )
     assert (code, out) == (2, "")
     (line,) = [line for line in err.splitlines() if line.startswith("error:")]
     assert "is not a hole sample (its sampling section has no design with kind: holes)" in line
