@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from annotation.rubrics import DEFAULT_MIN_GRADE
@@ -15,6 +16,7 @@ from annotation.store.base import StoreError
 if TYPE_CHECKING:
     from annotation.pooling import RunFound
     from annotation.store import Store
+    from annotation.store.queue import Waiting
 
 __all__ = [
     "SUMMARY_CHARS",
@@ -25,6 +27,7 @@ __all__ = [
     "next_item",
     "pool_report",
     "progress",
+    "waiting_words",
 ]
 
 
@@ -161,3 +164,29 @@ def pool_report(store: Store, depth: int, min_grade: int = DEFAULT_MIN_GRADE) ->
             }
         )
     return report
+
+
+def waiting_words(waiting: Waiting, now: datetime | None = None) -> str:
+    """Why a queue with items left hands nothing out now, and when they come back
+    (:meth:`annotation.store.queue.Queue.waiting`); "" when nothing waits on another screen."""
+    count = waiting.own_tabs + waiting.others
+    if not count or waiting.first_back is None or waiting.last_back is None:
+        return ""
+    now = now or datetime.now(UTC)
+    where = [
+        f"{waiting.own_tabs} on another tab of yours" if waiting.own_tabs else "",
+        f"{waiting.others} on other people's (the last labels they need)" if waiting.others else "",
+    ]
+
+    def when(at: str) -> str:
+        moment = datetime.fromisoformat(at)
+        minutes = max(0, round((moment - now).total_seconds() / 60))
+        return f"{moment:%H:%M} UTC (in {'under a minute' if minutes == 0 else f'about {minutes} min'})"
+
+    first, last = when(waiting.first_back), when(waiting.last_back)
+    return (
+        f"{count} {'item is' if count == 1 else 'items are'} open on other screens "
+        f"({', '.join(w for w in where if w)}). They come back as soon as they are skipped there or "
+        f"their tab is closed; if those tabs stay idle, "
+        + (f"at {first}." if first == last else f"from {first} to {last}.")
+    )

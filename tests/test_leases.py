@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from annotation.store import Store, StoreError
-from annotation.store.queue import lease_seconds
+from annotation.store.queue import TabSession, lease_seconds
 from tests.conftest import page_test, page_text
 
 
@@ -367,3 +367,101 @@ def test_a_skipped_item_closed_by_others_never_comes_back(demo_db) -> None:
             "SELECT count(DISTINCT annotator_id) FROM labels WHERE item_id = ?", [skipped]
         ).fetchone()[0]
         assert labellers == 2
+
+
+def _tab_on(server: str, session: str, alive: set[str]) -> TabSession:
+    return TabSession(server, session, lambda other: other in alive)
+
+
+def test_a_closed_tab_gives_its_item_back_at_once(demo_db) -> None:
+    """#43: an item stayed leased to a closed tab for DENOMINATOR_LEASE_MINUTES (5), so the
+    person's next tab was handed another item and "nothing left" came early. Now a lease records
+    its tab's connection (server and session); the next lease on that server gives back the items
+    of connections that have closed. A reload (a new connection, the same tab) keeps its item;
+    another server's leases are left to lapse (this one cannot see its connections)."""
+    with Store(demo_db) as store:
+        sam = store.annotator_id("sam")
+        first = store.lease_item(sam, "chunk", "tab-one-aaaa", tab=_tab_on("srv1", "s-1", {"s-1"}))
+        # tab one is closed: the next tab of sam on the same server is handed tab one's item
+        nxt = store.lease_item(sam, "chunk", "tab-two-bbbb", tab=_tab_on("srv1", "s-2", {"s-2"}))
+        assert nxt["item_id"] == first["item_id"]
+        assert (
+            store.db.execute("SELECT count(*) FROM leases WHERE holder = 'tab-one-aaaa'").fetchone()[0] == 0
+        )
+        # a reload of tab two: a new connection, the old one closed; the same item
+        again = store.lease_item(sam, "chunk", "tab-two-bbbb", tab=_tab_on("srv1", "s-3", {"s-3"}))
+        assert again["item_id"] == first["item_id"]
+        assert (
+            store.db.execute("SELECT session FROM leases WHERE holder = 'tab-two-bbbb'").fetchone()[0]
+            == "srv1 s-3"
+        )
+        # an open tab keeps its item; a tab of another server is not given back by this one
+        third = store.lease_item(sam, "chunk", "tab-six-cccc", tab=_tab_on("srv2", "s-9", set()))
+        fourth = store.lease_item(sam, "chunk", "tab-ten-dddd", tab=_tab_on("srv1", "s-4", {"s-3", "s-4"}))
+        assert len({again["item_id"], third["item_id"], fourth["item_id"]}) == 3
+
+
+def test_nothing_left_says_what_waits_on_other_screens(demo_db) -> None:
+    """#43: "Nothing left to label" showed while items sat leased to the person's own other tab
+    or to other people's idle tabs, unexplained. Store side: what waits and when it comes back."""
+    with Store(demo_db) as store:
+        sam, kim, lee = (store.annotator_id(n) for n in ("sam", "kim", "lee"))
+        other_tab = store.lease_item(sam, "chunk", "tab-sam-aaaa")["item_id"]
+        both = store.lease_item(kim, "chunk", "tab-kim-aaaa")["item_id"]
+        if both == other_tab:  # kim's and sam's orders start alike: kim takes his next
+            store.end_lease(kim, "chunk", "tab-kim-aaaa")
+            both = store.lease_item(kim, "chunk", "tab-kim-bbbb")["item_id"]
+        store.hold_item(lee, "chunk", "tab-lee-aaaa", both, revisit=False)  # kim and lee: its 2 places
+        labelled = 0
+        while (lease := store.lease_item(sam, "chunk", "tab-sam-bbbb")) is not None:
+            store.add_label(lease["item_id"], "sam", 1)
+            store.end_lease(sam, "chunk", "tab-sam-bbbb")
+            labelled += 1
+        assert labelled == 18  # of his 20 open items: one on his other tab, one on kim's and lee's
+        waiting = store.waiting(sam, "chunk", "tab-sam-bbbb")
+        assert (waiting.own_tabs, waiting.others) == (1, 1)
+        assert waiting.first_back is not None and waiting.first_back <= waiting.last_back
+
+
+def test_the_page_says_why_nothing_is_handed_out_and_when_it_comes_back(demo_db) -> None:
+    """#43: the page said "Nothing left to label" while an item sat on the person's other tab."""
+    with Store(demo_db) as store:
+        sam = store.annotator_id("sam")
+        order = _open_order(store, sam)
+        store.lease_item(sam, "chunk", "tab-sam-other")  # his other tab: the first of his order
+        for item in order[1:]:
+            store.add_label(item, "sam", 1)
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "sam"}).run()
+    text = page_text(at)
+    assert "Nothing left to label" not in text
+    assert (
+        "Nothing to hand you right now (19 of 20 done): 1 item is open on other screens (1 on another "
+        "tab of yours). They come back as soon as they are skipped there or their tab is closed; if "
+        "those tabs stay idle, at " in text
+    )
+    assert "UTC (in about 5 min)." in text
+
+
+def test_the_progress_total_is_fixed_for_a_batch(demo_db) -> None:
+    """#43: the total moved while one worked (1 / 38, later 13 / 34): other people closing open
+    items took them out of it. Now a batch's total is the person's queue when it began; items
+    others close count as done (closed), and a new batch begins only when the queue gains items."""
+    with Store(demo_db) as store:
+        sam = store.annotator_id("sam")
+        for name in ("tom", "una"):
+            store.annotator_id(name)
+        assert store.batch_progress(sam, "chunk") == (0, 20, 0, 0)
+        order = _open_order(store, sam)
+        store.add_label(order[0], "sam", 1)
+        assert store.batch_progress(sam, "chunk") == (1, 20, 1, 0)
+        for item in order[1:4]:  # tom and una close three of sam's items
+            store.add_label(item, "tom", 2)
+            store.add_label(item, "una", 2)
+        assert store.queue_progress(sam, "chunk") == (1, 17)  # the queue shrank ...
+        assert store.batch_progress(sam, "chunk") == (4, 20, 1, 3)  # ... the batch did not
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "sam"}).run()
+    assert "4 / 20 in this batch done: 1 labelled by sam, 3 closed by other people's labels" in page_text(at)
+    with Store(demo_db) as store:  # a new item (a later pool): a new batch, the queue as it stands
+        sam = store.annotator_id("sam")
+        store.add_chunk_item("q_broad", "d2", "later", 1)
+        assert store.batch_progress(sam, "chunk") == (1, 18, 1, 0)

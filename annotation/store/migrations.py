@@ -373,6 +373,28 @@ def _m019_verdict_looks(db: sqlite_utils.Database) -> None:
     append_only(db, "verdict_looks", "verdict_looks are append-only: a record of what was shown")
 
 
+@MIGRATIONS(name="m020_lease_sessions")
+def _m020_lease_sessions(db: sqlite_utils.Database) -> None:
+    """Where each lease's tab runs (:class:`annotation.store.queue.TabSession`): ``server session``,
+    the app process's id and the id of the tab's connection to it, so a tab that closed gives its
+    item back at the next lease on that server instead of after ``DENOMINATOR_LEASE_MINUTES`` (#43).
+    NULL: a lease taken without one (it lapses as before)."""
+    db.execute("ALTER TABLE leases ADD COLUMN session TEXT")
+
+
+@MIGRATIONS(name="m021_batches")
+def _m021_batches(db: sqlite_utils.Database) -> None:
+    """Each person's batch per kind of item (:meth:`annotation.store.queue.Queue.batch_progress`):
+    the highest item id (``upto``) and the number of items (``total``) in their queue when it
+    began, so the progress total stays fixed while other people close open items (#43). Working
+    state, like the leases: a new batch replaces the row."""
+    db.execute(
+        """CREATE TABLE batches (annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            kind TEXT NOT NULL, upto INTEGER NOT NULL, total INTEGER NOT NULL, created_at TEXT NOT NULL,
+            PRIMARY KEY (annotator_id, kind))"""
+    )
+
+
 def migration_functions() -> list[tuple[str, object]]:
     """Every migration this code knows, in order, as (name, function): what PostgreSQL runs."""
     empty = sqlite_utils.Database(memory=True)

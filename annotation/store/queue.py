@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -30,6 +30,9 @@ __all__ = [
     "LEASE_ENV",
     "lease_seconds",
     "open_order",
+    "TabSession",
+    "Waiting",
+    "BatchProgress",
 ]
 
 HANDOUT_MODES: tuple[str, ...] = option("handout_mode").choices or ()  # the options table's
@@ -109,6 +112,41 @@ class QueueRule(NamedTuple):
     assigned: bool  # some item of the kind is assigned to them: their queue is their assignments
     mode: str  # the project's handout (:meth:`Queue.handout`)
     labels: int
+
+
+class TabSession(NamedTuple):
+    """Where a tab runs, for its lease (:meth:`Queue.lease_item`): ``server``, an id of the app's
+    process (letters and digits); ``session``, the app's id of the tab's connection; ``alive``,
+    whether a connection of this server (by its id) is still open. A lease taken by a connection
+    of this server that has closed (the tab was closed) is given back at the next lease."""
+
+    server: str
+    session: str
+    alive: Callable[[str], bool]
+
+    @property
+    def tag(self) -> str:
+        """What the lease row records: ``server session``."""
+        return f"{self.server} {self.session}"
+
+
+class Waiting(NamedTuple):
+    """Items of a person's queue that are on screens now and not theirs to be handed
+    (:meth:`Queue.waiting`)."""
+
+    own_tabs: int  # on other tabs of theirs
+    others: int  # open items whose last places are on other people's screens
+    first_back: str | None  # when the first of those leases lapses, if its tab stays idle (UTC, ISO)
+    last_back: str | None  # when the last one does
+
+
+class BatchProgress(NamedTuple):
+    """A person's progress through their batch of one kind of items (:meth:`Queue.batch_progress`)."""
+
+    done: int  # of total: labelled by them, or closed by other people's labels (or retired) since
+    total: int  # the items in their queue when the batch began: fixed while it lasts
+    labelled: int  # of done: labelled by them
+    closed: int  # of done: no longer theirs to label (other people closed it, or it was retired)
 
 
 class ItemTexts(NamedTuple):
@@ -303,6 +341,42 @@ class Queue(StoreBase):
         ).fetchone()
         return int(done), int(total)
 
+    def batch_progress(self, annotator_id: int, kind: str) -> BatchProgress:
+        """The person's progress through their **batch** of ``kind`` items: the items in their
+        queue when it began (labelled ones included, as :meth:`queue_progress` counts them). Its
+        total stays fixed while it lasts: an open item other people close meanwhile (or an
+        item retired) counts as done, closed, not as a smaller total. A batch begins at the
+        person's first count, and again when their queue gains items: a new item (a later pool,
+        an import) or more items of the batch's time than it began with (a new assignment); then
+        the total is their queue as it stands. Kept in the store (``batches``), so every tab and
+        server of the person counts the same batch. One read; a write only when a batch begins."""
+        source, _ = self._queue_source(kind, annotator_id)
+        row = self.db.execute(
+            "SELECT upto, total FROM batches WHERE annotator_id = ? AND kind = ?", [annotator_id, kind]
+        ).fetchone()
+        upto, total = (int(row[0]), int(row[1])) if row else (-1, -1)
+        counts = self.db.execute(
+            f"""SELECT coalesce(sum(CASE WHEN q.id <= :upto AND q.v IS NOT NULL THEN 1 ELSE 0 END), 0),
+                       coalesce(sum(CASE WHEN q.id <= :upto THEN 1 ELSE 0 END), 0),
+                       coalesce(sum(CASE WHEN q.v IS NOT NULL THEN 1 ELSE 0 END), 0), count(*), max(q.id)
+                FROM (SELECT i.id AS id, {CURRENT_LABEL} AS v {source}) q""",
+            {"annotator": annotator_id, "upto": upto},
+        ).fetchone()
+        labelled, present, labelled_now, count, newest = (int(c or 0) for c in counts)
+        if row is None or newest > upto or present > total:  # a new batch: the queue as it stands
+            with self.write():
+                self.db.execute(
+                    """INSERT INTO batches (annotator_id, kind, upto, total, created_at) VALUES (?, ?, ?, ?, ?)
+                       ON CONFLICT (annotator_id, kind) DO UPDATE SET upto = excluded.upto,
+                       total = excluded.total, created_at = excluded.created_at""",
+                    [annotator_id, kind, newest, count, utc_now()],
+                )
+            return BatchProgress(labelled_now, count, labelled_now, 0)
+        done = total - (present - labelled)  # the batch's items still waiting for their label
+        done = min(max(done, 0), total)
+        labelled = min(labelled, done)
+        return BatchProgress(done, total, labelled, done - labelled)
+
     # ------------------------------------------------------------ what an item shows
 
     def item_keys(self, item_id: int) -> tuple[str, str | None, str | None, str | None, str | None] | None:
@@ -387,23 +461,33 @@ class Queue(StoreBase):
     # once are served one after the other, under the store's one-writer rule.
 
     def lease_item(
-        self, annotator_id: int, kind: str, holder: str, *, ended: bool = False
+        self,
+        annotator_id: int,
+        kind: str,
+        holder: str,
+        *,
+        ended: bool = False,
+        tab: TabSession | None = None,
     ) -> dict[str, Any] | None:
         """What the ``holder`` tab shows: ``{"item_id", "from_skips", "skips_left"}``; its own
         live lease (renewed when half gone), else the next unlabelled item of the person's queue
         that is neither skipped nor another of their tabs', else the oldest skipped item no other
         tab of theirs shows (it leaves the skipped list); None when nothing is left. ``ended``:
         the tab's lease was ended in the enclosing write (a label, a skip), so there is none to
-        look for (two reads fewer on the key press's path)."""
+        look for (two reads fewer on the key press's path). ``tab``: where the tab runs; its lease
+        records it, and the leases of this server's closed tabs are given back first
+        (:meth:`release_closed`)."""
         now = utc_now()
         own = None if ended else self._own_lease(annotator_id, kind, holder, now)
-        if own is not None and own[1] > _later(lease_seconds() / 2):
+        if own is not None and own[1] > _later(lease_seconds() / 2) and (tab is None or own[2] == tab.tag):
             return {"item_id": own[0], "from_skips": False, "skips_left": None}
         with self.write():
             self.db.execute("DELETE FROM leases WHERE expires_at <= ?", [now])
+            if tab is not None:
+                self.release_closed(tab, keep=holder)
             own = None if ended else self._own_lease(annotator_id, kind, holder, now)
             if own is not None:
-                self._lease(annotator_id, kind, holder, own[0], revisit=None)
+                self._lease(annotator_id, kind, holder, own[0], revisit=None, tab=tab)
                 return {"item_id": own[0], "from_skips": False, "skips_left": None}
             others = self._leased_elsewhere(annotator_id, holder)
             rule = self.queue_rule(annotator_id, kind)  # read once for the whole lease
@@ -426,20 +510,79 @@ class Queue(StoreBase):
                         break
             if item_id is None:
                 return None
-            self._lease(annotator_id, kind, holder, item_id, revisit=False)
+            self._lease(annotator_id, kind, holder, item_id, revisit=False, tab=tab)
         # the skips read in this write, less those it deleted (a skip's row is keyed by the person
         # and the item, and this write holds the store's one write lock)
         return {"item_id": item_id, "from_skips": from_skips, "skips_left": len(skipped) - taken_back}
 
-    def hold_item(self, annotator_id: int, kind: str, holder: str, item_id: int, *, revisit: bool) -> None:
+    def release_closed(self, tab: TabSession, keep: str = "") -> int:
+        """Give back the leases taken by connections of ``tab.server`` that have closed (``tab.alive``
+        says no), but the ``keep`` tab's (a reload: a new connection, the same tab); how many.
+        Leases of other servers are left to lapse (this server cannot see their connections)."""
+        rows = self.db.execute(
+            "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
+            [f"{tab.server} %", keep],
+        ).fetchall()
+        closed = [row for row in rows if not tab.alive(str(row[3]).partition(" ")[2])]
+        if closed:
+            with self.write():
+                for annotator_id, kind, holder, session in closed:
+                    self.db.execute(
+                        "DELETE FROM leases WHERE annotator_id = ? AND kind = ? AND holder = ? AND session = ?",
+                        [annotator_id, kind, holder, session],
+                    )
+        return len(closed)
+
+    def waiting(self, annotator_id: int, kind: str, holder: str) -> Waiting:
+        """The items of the person's ``kind`` queue that wait on other screens (what "nothing
+        left" is short of): unlabelled by them and leased by another of their tabs, or, under the
+        ``open`` handout, open items whose last places other people's tabs hold; with when the
+        first and the last of those leases lapse if their tabs stay idle."""
+        now = utc_now()
+        rule = self.queue_rule(annotator_id, kind)
+        source, _ = self._queue_source(kind, annotator_id, rule)
+        mine = self.db.execute(
+            f"""SELECT l.item_id, l.expires_at FROM leases l WHERE l.annotator_id = :annotator AND l.kind = :kind
+               AND l.holder <> :holder AND l.expires_at > :now
+               AND l.item_id IN (SELECT i.id {source} AND {CURRENT_LABEL} IS NULL)""",
+            {"annotator": annotator_id, "kind": kind, "holder": holder, "now": now},
+        ).fetchall()
+        own = {int(item) for item, _ in mine}
+        theirs: set[int] = set()
+        times = [str(at) for _, at in mine]
+        if rule.mode == "open" and not rule.assigned:
+            theirs = self._open_items_taken(annotator_id, kind, now, rule.labels) - own
+            theirs = {item for item in theirs if self._unlabelled(annotator_id, item)}
+            if theirs:
+                marks = ", ".join(str(int(i)) for i in sorted(theirs))
+                times += [
+                    str(r[0])
+                    for r in self.db.execute(
+                        f"""SELECT min(expires_at) FROM leases WHERE annotator_id <> ? AND kind = ?
+                           AND expires_at > ? AND item_id IN ({marks}) GROUP BY item_id""",
+                        [annotator_id, kind, now],
+                    ).fetchall()
+                ]
+        return Waiting(len(own), len(theirs), min(times, default=None), max(times, default=None))
+
+    def hold_item(
+        self,
+        annotator_id: int,
+        kind: str,
+        holder: str,
+        item_id: int,
+        *,
+        revisit: bool,
+        tab: TabSession | None = None,
+    ) -> None:
         """Put ``item_id`` on the ``holder`` tab's screen (an item from "my work", or one just
         undone): it leaves the skipped list; ``revisit`` lets a labelled item be labelled again
-        (a past label changed)."""
+        (a past label changed); ``tab`` as :meth:`lease_item` records it."""
         with self.write():
             self.db.execute(
                 "DELETE FROM skips WHERE annotator_id = ? AND item_id = ?", [annotator_id, item_id]
             )
-            self._lease(annotator_id, kind, holder, item_id, revisit=revisit)
+            self._lease(annotator_id, kind, holder, item_id, revisit=revisit, tab=tab)
 
     def skip_item(self, annotator_id: int, kind: str, holder: str, item_id: int) -> None:
         """The ``holder`` tab skips ``item_id``: on the person's skipped list, its lease ended."""
@@ -517,17 +660,19 @@ class Queue(StoreBase):
         ).fetchall()
         return [int(r[0]) for r in rows]
 
-    def _own_lease(self, annotator_id: int, kind: str, holder: str, now: str) -> tuple[int, str] | None:
-        """(item, expires_at) of the tab's live lease, when its item still wants this person's
-        label (or the lease is a revisit of a past label)."""
+    def _own_lease(
+        self, annotator_id: int, kind: str, holder: str, now: str
+    ) -> tuple[int, str, str | None] | None:
+        """(item, expires_at, session) of the tab's live lease, when its item still wants this
+        person's label (or the lease is a revisit of a past label)."""
         row = self.db.execute(
-            f"""SELECT l.item_id, l.expires_at FROM leases l JOIN items i ON i.id = l.item_id
+            f"""SELECT l.item_id, l.expires_at, l.session FROM leases l JOIN items i ON i.id = l.item_id
                WHERE l.annotator_id = :annotator AND l.kind = :kind AND l.holder = :holder
                AND l.expires_at > :now AND {live_item("i")}
                AND (l.revisit = 1 OR {CURRENT_LABEL} IS NULL)""",
             {"annotator": annotator_id, "kind": kind, "holder": holder, "now": now},
         ).fetchone()
-        return (int(row[0]), row[1]) if row else None
+        return (int(row[0]), row[1], row[2]) if row else None
 
     def _leased_elsewhere(self, annotator_id: int, holder: str, now: str | None = None) -> set[int]:
         """The items the person's other tabs hold now."""
@@ -557,15 +702,23 @@ class Queue(StoreBase):
         return bool(row and row[0])
 
     def _lease(
-        self, annotator_id: int, kind: str, holder: str, item_id: int, *, revisit: bool | None
+        self,
+        annotator_id: int,
+        kind: str,
+        holder: str,
+        item_id: int,
+        *,
+        revisit: bool | None,
+        tab: TabSession | None = None,
     ) -> None:
         """The tab's lease on ``item_id`` from now for :func:`lease_seconds` (``revisit`` None:
-        as it was)."""
+        as it was), recording where the tab runs (``tab`` None: as it was)."""
         flag = "leases.revisit" if revisit is None else str(int(revisit))
+        session = "leases.session" if tab is None else "excluded.session"
         self.db.execute(
-            f"""INSERT INTO leases (annotator_id, kind, holder, item_id, revisit, expires_at)
-               VALUES (?, ?, ?, ?, {0 if revisit is None else int(revisit)}, ?)
+            f"""INSERT INTO leases (annotator_id, kind, holder, item_id, revisit, expires_at, session)
+               VALUES (?, ?, ?, ?, {0 if revisit is None else int(revisit)}, ?, ?)
                ON CONFLICT (annotator_id, kind, holder) DO UPDATE SET item_id = excluded.item_id,
-               revisit = {flag}, expires_at = excluded.expires_at""",
-            [annotator_id, kind, holder, item_id, _later(lease_seconds())],
+               revisit = {flag}, expires_at = excluded.expires_at, session = {session}""",
+            [annotator_id, kind, holder, item_id, _later(lease_seconds()), None if tab is None else tab.tag],
         )

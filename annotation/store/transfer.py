@@ -49,6 +49,7 @@ TABLES = (
     "settlements",
     "leases",
     "skips",
+    "batches",
     "handout",
     "claim_rules",
     "provider_sessions",

@@ -10,7 +10,12 @@ On every page ``s`` skips and ``u`` undoes the last label of this session (and s
 took back). Skipped items come back at the end of the queue. Where a person is lives in the
 store (annotation.store.queue: leases and skips), not in the browser session: each tab (its id
 in the address, ``?tab=``) leases the item it shows, so a reload shows the same item and the
-same skipped list, and two tabs or servers of one person never show the same item. "Show my work"
+same skipped list, and two tabs or servers of one person never show the same item; a tab that
+is closed gives its item back at the next lease on its server (the lease records the tab's
+connection, :func:`_tab_session`). With nothing to hand out while items sit on other screens,
+the pane says how many and when they come back. The bar counts the person's batch
+(:meth:`annotation.store.queue.Queue.batch_progress`): its total stays fixed while others close
+open items. "Show my work"
 lists the annotator's skipped items (to label now) and their own past labels, newest first, each
 of which can be changed (a new row; the old one stays in the history).
 Only the item's texts, the rubric and the annotator's own progress are shown:
@@ -32,14 +37,20 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from annotation.access.identity import current, db_path, existing_db
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreBusy, StoreError, borrowed
-from annotation.views import item_summary, item_view, my_work
+from annotation.store.queue import BatchProgress, TabSession
+from annotation.views import item_summary, item_view, my_work, waiting_words
 
 KEY = "label:"
+# this app process's id in the leases' ``session`` (annotation.store.queue.TabSession): a lease
+# taken here by a tab whose connection has closed is given back at the next lease on this server
+SERVER = secrets.token_hex(8)
 HOLDER = "label:tab"  # this tab's id in the store's leases, kept in its address as ?tab=
 _HOLDER_SHAPE = re.compile(r"[A-Za-z0-9_-]{8,32}")
 TAKEN = (
@@ -131,6 +142,19 @@ def _show_holder() -> None:
     holder = _holder()
     if st.query_params.get("tab") != holder:
         st.query_params["tab"] = holder
+
+
+def _tab_session() -> TabSession | None:
+    """Where this tab runs, for its lease: this server and the tab's connection (Streamlit's
+    session id), with the runtime's word on whether a connection is still open. Streamlit has no
+    hook that runs when a tab closes; it drops the tab's connection from its active sessions the
+    moment the browser closes the websocket, which is what the next lease reads. None outside a
+    server (nothing is given back early then: leases lapse as before)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not Runtime.exists():
+        return None
+    runtime = Runtime.instance()
+    return TabSession(SERVER, ctx.session_id, lambda session: bool(runtime.is_active_session(session)))
 
 
 def _who() -> str:
@@ -225,7 +249,7 @@ def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
 def _lease_next(store: Store, page: LabelPage, annotator_id: int) -> dict[str, Any] | None:
     """Lease the tab's next item inside the write that ended its lease (a label or a skip), so
     the pane's next draw finds it leased and only reads (:meth:`Queue.lease_item`); the lease."""
-    leased = store.lease_item(annotator_id, page.kind, _holder(), ended=True)
+    leased = store.lease_item(annotator_id, page.kind, _holder(), ended=True, tab=_tab_session())
     if leased and leased["from_skips"]:
         _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
     return leased
@@ -281,7 +305,12 @@ def _revisit(page: LabelPage, annotator: str, item_id: int, value: int | None) -
     try:
         with Store(_db_path()) as store:
             store.hold_item(
-                store.annotator_id(annotator), page.kind, _holder(), item_id, revisit=value is not None
+                store.annotator_id(annotator),
+                page.kind,
+                _holder(),
+                item_id,
+                revisit=value is not None,
+                tab=_tab_session(),
             )
     except StoreError as exc:
         _set(page, "message", f"That item could not be put on screen: {exc}")
@@ -320,7 +349,14 @@ def _undo(page: LabelPage, annotator: str) -> None:
             summary = item_summary(item_view(store, item_id, annotator))
             with store.write():  # the label taken back and the item on this tab's screen, at once
                 store.undo(item_id, annotator)
-                store.hold_item(store.annotator_id(annotator), page.kind, _holder(), item_id, revisit=False)
+                store.hold_item(
+                    store.annotator_id(annotator),
+                    page.kind,
+                    _holder(),
+                    item_id,
+                    revisit=False,
+                    tab=_tab_session(),
+                )
             history.pop()  # only once undone: a busy store keeps it to undo at the next press
     except StoreBusy:
         _set(page, "message", BUSY_UNDO)
@@ -363,14 +399,23 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
                 _set(page, "shown_at", None)
             _set(page, "current", item["item_id"] if item else None)
             # with an item to show, the progress is read once it is on screen (below)
-            done, total = store.queue_progress(annotator_id, page.kind) if item is None else (0, 0)
+            counted = (
+                store.batch_progress(annotator_id, page.kind) if item is None else BatchProgress(0, 0, 0, 0)
+            )
+            total = counted.total
             handout = store.handout() if item is None and total == 0 else None  # why the queue is empty
+            # why a queue with items left hands nothing out now (other screens hold them), and when
+            waits = (
+                waiting_words(store.waiting(annotator_id, page.kind, _holder()))
+                if item is None and total
+                else ""
+            )
     except StoreError as exc:
         st.error(md(exc))
         return
     progress = st.empty()  # the bar's place, above the item
     if item is None:
-        _show_progress(progress, done, total, annotator)
+        _show_progress(progress, counted, annotator)
     message = st.session_state.pop(_key(page, "message"), None)
     if message:
         st.info(md(message))
@@ -380,26 +425,8 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         "on_click": _undo,
         "args": (page, annotator),
     }
-    if item is None and handout is not None:  # total == 0: the handout is read then, and only then
-        assign = f"`python -m annotation pool --depth D --annotators {md(annotator)}`"
-        mode, needed = handout  # read in the same store visit whenever the queue is empty
-        if mode == "assigned":
-            st.info(
-                f"Nothing is assigned to you, {md(annotator)}: this project hands items out only as "
-                f"assigned. An admin assigns work with {assign}."
-            )
-        else:
-            st.info(
-                f"Nothing to label here for {md(annotator)}: no item of this page is in your queue and "
-                f"none needs another person's label now (an open item closes at {needed} people's "
-                f"labels). An admin gives you work with {assign} (or imports more)."
-            )
-        render_my_work(page, annotator)
-        return
     if item is None:
-        st.success(f"Nothing left to label: {done} of {total} done.")
-        st.button("Undo the last label (u)", **undo)
-        render_my_work(page, annotator)
+        _render_nothing_here(page, annotator, counted, handout, waits, undo)
         return
     if _get(page, "shown_at") is None:
         _set(page, "shown_at", time.monotonic())
@@ -408,11 +435,11 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         _render_item(page, item)
     try:  # after the item: a key press waits for the next item, not for the count
         with borrowed(_db_path()) as store:
-            done, total = store.queue_progress(annotator_id, page.kind)
+            counted = store.batch_progress(annotator_id, page.kind)
     except StoreError as exc:
         st.error(md(exc))
         return
-    _show_progress(progress, done, total, annotator)
+    _show_progress(progress, counted, annotator)
     columns = st.columns(len(page.rubric.scale))
     for column, (value, wording) in zip(columns, page.rubric.scale.items()):
         name, _, meaning = wording.partition(": ")
@@ -438,6 +465,41 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     render_my_work(page, annotator)
 
 
+def _render_nothing_here(
+    page: LabelPage,
+    annotator: str,
+    counted: BatchProgress,
+    handout: tuple[str, int] | None,
+    waits: str,
+    undo: _ButtonOptions,
+) -> None:
+    """No item for this tab: why (nothing in the queue, as the handout says; items on other
+    screens, and when they come back; or all done), then the person's work."""
+    done, total = counted.done, counted.total
+    if handout is not None:  # total == 0: the handout is read then, and only then
+        assign = f"`python -m annotation pool --depth D --annotators {md(annotator)}`"
+        mode, needed = handout  # read in the same store visit whenever the queue is empty
+        if mode == "assigned":
+            st.info(
+                f"Nothing is assigned to you, {md(annotator)}: this project hands items out only as "
+                f"assigned. An admin assigns work with {assign}."
+            )
+        else:
+            st.info(
+                f"Nothing to label here for {md(annotator)}: no item of this page is in your queue and "
+                f"none needs another person's label now (an open item closes at {needed} people's "
+                f"labels). An admin gives you work with {assign} (or imports more)."
+            )
+    elif waits:
+        st.info(f"Nothing to hand you right now ({done} of {total} done): {md(waits)}")
+        st.button("Look again", key=f"{page.prefix}again")  # a rerun of the pane
+        st.button("Undo the last label (u)", **undo)
+    else:
+        st.success(f"Nothing left to label: {done} of {total} done.")
+        st.button("Undo the last label (u)", **undo)
+    render_my_work(page, annotator)
+
+
 def _tab_lease(
     store: Store, page: LabelPage, annotator_id: int, pressed: Pressed | None
 ) -> dict[str, Any] | None:
@@ -446,17 +508,23 @@ def _tab_lease(
     press, the lease its write took (the press said so if it came from the skips)."""
     if pressed is not None:
         return pressed.leased
-    leased = store.lease_item(annotator_id, page.kind, _holder())
+    leased = store.lease_item(annotator_id, page.kind, _holder(), tab=_tab_session())
     if leased and leased["from_skips"]:
         _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
     return leased
 
 
-def _show_progress(slot: Any, done: int, total: int, annotator: str) -> None:
-    """The bar in its place: ``done / total in this batch labelled by NAME``."""
-    slot.progress(
-        done / total if total else 1.0, text=f"{done} / {total} in this batch labelled by {md(annotator)}"
-    )
+def _show_progress(slot: Any, counted: BatchProgress, annotator: str) -> None:
+    """The bar in its place: ``done / total in this batch labelled by NAME``; with items other
+    people closed meanwhile, how many of the done were labelled and how many closed."""
+    done, total = counted.done, counted.total
+    text = f"{done} / {total} in this batch labelled by {md(annotator)}"
+    if counted.closed:
+        text = (
+            f"{done} / {total} in this batch done: {counted.labelled} labelled by {md(annotator)}, "
+            f"{counted.closed} closed by other people's labels"
+        )
+    slot.progress(done / total if total else 1.0, text=text)
 
 
 def render_my_work(page: LabelPage, annotator: str) -> None:

@@ -166,3 +166,37 @@ def test_a_reload_keeps_the_item_on_screen_and_the_skipped_list(chromium, tmp_pa
             expect(main).to_contain_text(chunk.strip().split("\n")[-1][:20], timeout=CONTENT_TIMEOUT_MS)
         finally:
             browser.close()
+
+
+def test_a_closed_tab_gives_its_item_back_at_once(chromium, tmp_path) -> None:
+    """#43: a closed tab's item stayed leased for DENOMINATOR_LEASE_MINUTES (5), so the person's
+    next tab was handed another one. The server drops a tab's connection from its sessions when
+    the browser closes it, and the next lease on that server gives the item back: the next tab,
+    opened at once, is handed the closed tab's item (the first of the person's order)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    db = str(tmp_path / "open.db")
+    open_queue(tmp_path, db)
+    with running_app(db) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1300, "height": 1000})
+            first = context.new_page()
+            first.goto(f"{url}/label")
+            expect(main_pane(first).get_by_text("0 / 120 in this batch")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            wait_for_script_run(first)
+            closed = shown(first)
+            first.close()
+            second = context.new_page()
+            second.goto(f"{url}/label")
+            expect(main_pane(second).get_by_text("0 / 120 in this batch")).to_be_visible(
+                timeout=CONTENT_TIMEOUT_MS
+            )
+            wait_for_script_run(second)
+            expect(on_screen(second)).to_have_text(closed, use_inner_text=True, timeout=CONTENT_TIMEOUT_MS)
+        finally:
+            browser.close()
+    with Store(db) as store:  # one lease left, the second tab's
+        assert store.db.execute("SELECT count(*) FROM leases").fetchone()[0] == 1
