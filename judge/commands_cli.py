@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from annotation.cli_base import (
     UsageError,
@@ -19,14 +19,11 @@ from annotation.cli_base import (
     plural,
     say_notes,
 )
-from annotation.formats.by_extension import read_judgments, read_ranked
-from annotation.formats.records import read_corpus
 from annotation.store import Store
 from annotation.values import BadValue, endpoint_url
 from calibration.readings import agreement_mark, pair_summary
 from judge import actions
 from judge.actions import LLMResult, NothingToJudge
-from judge.batch import Submitted
 from judge.client import Endpoint, EndpointRefused
 from judge.commands_text import (
     agreement_line,
@@ -40,7 +37,6 @@ from judge.commands_text import (
     refused_text,
     run_text,
 )
-from judge.holes import HoleItems, HoleSpec
 from judge.jobs import (
     LLMRun,
     OfflineReport,
@@ -51,6 +47,10 @@ from judge.limits import INT64, SEED32
 from judge.prices import Prices
 from judge.progress import Progress
 from judge.runner import STOP_GRACE
+
+if TYPE_CHECKING:  # a batch (openai's SDK) and --holes (the file readers, the metrics) load them
+    from judge.batch import Submitted
+    from judge.holes import HoleItems, HoleSpec
 
 
 class ProgressLine:
@@ -324,6 +324,11 @@ def _hole_spec(args: argparse.Namespace) -> HoleSpec | None:
         )
     if args.k is None:
         raise UsageError("python -m judge grade: --holes GOLDEN RUN needs -k K (the cutoff)")
+    # start-up: the file readers (pyarrow) and the metrics' scoring, for --holes only
+    from annotation.formats.by_extension import read_judgments, read_ranked
+    from annotation.formats.records import read_corpus
+    from judge.holes import HoleSpec
+
     golden, run_path = args.holes
     qrels = read_judgments(golden)
     say_notes(qrels.notes)
