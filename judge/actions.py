@@ -180,7 +180,8 @@ def grade(
     if holes is not None:
         if rubric != "relevance":
             raise NothingToJudge(f"holes are chunks: they are graded for relevance, not {rubric}")
-        from judge.holes import find_hole_items, make_hole_items  # the metrics' scoring, --holes only
+        # start-up: the metrics' scoring (and the model), for --holes only
+        from judge.holes import find_hole_items, make_hole_items
 
         found = find_hole_items(store, holes)
         if not dry_run and found.to_make:
