@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -242,10 +244,38 @@ def _graded(store: Store, fingerprint: str, ids: set[int]) -> int:
     return len(ids & {item for item, _, _ in store.judge_done(fingerprint)})
 
 
+# What the closing agreement line imports (the review, and the policy file's reader: numpy, pyarrow
+# and yaml, ~0.3 s of CPU), loaded while the calls wait on the endpoint (#42, item 5)
+AFTER_THE_RUN = ("calibration.gate", "calibration.review")
+PRELOAD_AFTER = 0.1  # seconds into the run: the first calls are on their way
+
+
+def _preload() -> None:
+    for module in AFTER_THE_RUN:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # the line after the run imports it again, and says what failed
+            return
+
+
 @contextmanager
 def _stop_on_signals(llm: LLMRun) -> Iterator[None]:
     """Ctrl-C or SIGTERM while a run asks: the first starts no new call and gives the calls in flight
-    a grace; the second abandons them (KeyboardInterrupt, which the action reads as stopped)."""
+    a grace; the second abandons them (KeyboardInterrupt, which the action reads as stopped). The
+    modules of the line after the run are imported meanwhile, in a thread (:data:`AFTER_THE_RUN`)."""
+    preload = threading.Timer(PRELOAD_AFTER, _preload)
+    preload.daemon = True
+    preload.start()
+    try:
+        with _signals_stop(llm):
+            yield
+    finally:
+        preload.cancel()  # a run shorter than PRELOAD_AFTER: the line imports them itself
+        preload.join()
+
+
+@contextmanager
+def _signals_stop(llm: LLMRun) -> Iterator[None]:
     interrupts: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
