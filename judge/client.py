@@ -36,7 +36,8 @@ request the SDK's ``chat.completions.create`` makes (see "Lean per call" below).
   same request, without the SDK's per-call walk of the parameters (a third of the client's CPU a
   call), and without importing the SDK (0.5 s of CPU at every start; only a batch loads it). The
   reply is read as the JSON it is, as leniently as the SDK's ``ChatCompletion`` reads it, without
-  building pydantic models. The SDK's telemetry headers (``X-Stainless-*``) are not sent.
+  building pydantic models. The SDK's telemetry headers (``X-Stainless-*``) are not sent, and the
+  ``User-Agent`` is Denominator's.
 """
 
 from __future__ import annotations
