@@ -23,9 +23,7 @@ from typing import TYPE_CHECKING, overload
 from annotation.errors import DenominatorError
 from annotation.store import Store
 from calibration.readings import agreement_mark, current_readings, pair_summary
-from judge.batch import BatchState, Collected, Submitted, batch_state, collect_batch, submit_batch
 from judge.client import Endpoint
-from judge.holes import HoleItems, HoleSpec, find_hole_items, make_hole_items
 from judge.jobs import (
     LLMRun,
     OfflineReport,
@@ -42,8 +40,10 @@ from judge.progress import Progress
 from judge.prompts import DEFAULT_SCHEMA, SchemaMode
 from judge.runner import Call
 
-if TYPE_CHECKING:  # scikit-learn, only when the offline judge runs
-    from judge.lexical import CrossValidation
+if TYPE_CHECKING:
+    from judge.batch import BatchState, Collected, Submitted  # openai's SDK: only a batch loads it
+    from judge.holes import HoleItems, HoleSpec  # the metrics' scoring: only --holes loads it
+    from judge.lexical import CrossValidation  # scikit-learn, only when the offline judge runs
 
 __all__ = ["grade", "compare", "fit_lexical", "batch", "list_"]
 
@@ -81,6 +81,8 @@ def _ask(
     if dry_run:
         return LLMResult(plan)
     if batch:
+        from judge.batch import submit_batch  # start-up: openai's SDK (0.5 s of CPU), a batch's only
+
         return LLMResult(plan, submitted=submit_batch(store, plan, endpoint, schema))
     key = {} if api_key is None else {"api_key": api_key}
     llm = LLMRun(store.location, plan, endpoint, schema, on_progress=on_progress, **key)
@@ -178,6 +180,9 @@ def grade(
     if holes is not None:
         if rubric != "relevance":
             raise NothingToJudge(f"holes are chunks: they are graded for relevance, not {rubric}")
+        # start-up: the metrics' scoring (and the model), for --holes only
+        from judge.holes import find_hole_items, make_hole_items
+
         found = find_hole_items(store, holes)
         if not dry_run and found.to_make:
             if endpoint is None:  # the offline judge must fit before any item is made for it
@@ -314,6 +319,8 @@ def batch(
 ) -> BatchState | Collected:
     """A submitted batch: its state (no ``store``), or its answers collected into ``store`` (each
     line at most ``max_reply_bytes``, only the calls the batch submitted)."""
+    from judge.batch import batch_state, collect_batch  # start-up: openai's SDK, a batch's only
+
     if store is None:
         return batch_state(url, batch_id)
     return collect_batch(store, url, batch_id, max_reply_bytes=max_reply_bytes)

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from annotation.cli_base import (
     UsageError,
@@ -19,14 +21,11 @@ from annotation.cli_base import (
     plural,
     say_notes,
 )
-from annotation.formats.by_extension import read_judgments, read_ranked
-from annotation.formats.records import read_corpus
 from annotation.store import Store
 from annotation.values import BadValue, endpoint_url
 from calibration.readings import agreement_mark, pair_summary
 from judge import actions
 from judge.actions import LLMResult, NothingToJudge
-from judge.batch import Submitted
 from judge.client import Endpoint, EndpointRefused
 from judge.commands_text import (
     agreement_line,
@@ -40,7 +39,6 @@ from judge.commands_text import (
     refused_text,
     run_text,
 )
-from judge.holes import HoleItems, HoleSpec
 from judge.jobs import (
     LLMRun,
     OfflineReport,
@@ -51,6 +49,10 @@ from judge.limits import INT64, SEED32
 from judge.prices import Prices
 from judge.progress import Progress
 from judge.runner import STOP_GRACE
+
+if TYPE_CHECKING:  # a batch (openai's SDK) and --holes (the file readers, the metrics) load them
+    from judge.batch import Submitted
+    from judge.holes import HoleItems, HoleSpec
 
 
 class ProgressLine:
@@ -242,10 +244,38 @@ def _graded(store: Store, fingerprint: str, ids: set[int]) -> int:
     return len(ids & {item for item, _, _ in store.judge_done(fingerprint)})
 
 
+# What the closing agreement line imports (the review, and the policy file's reader: numpy, pyarrow
+# and yaml, ~0.3 s of CPU), loaded while the calls wait on the endpoint (#42, item 5)
+AFTER_THE_RUN = ("calibration.gate", "calibration.review")
+PRELOAD_AFTER = 0.1  # seconds into the run: the first calls are on their way
+
+
+def _preload() -> None:
+    for module in AFTER_THE_RUN:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # the line after the run imports it again, and says what failed
+            return
+
+
 @contextmanager
 def _stop_on_signals(llm: LLMRun) -> Iterator[None]:
     """Ctrl-C or SIGTERM while a run asks: the first starts no new call and gives the calls in flight
-    a grace; the second abandons them (KeyboardInterrupt, which the action reads as stopped)."""
+    a grace; the second abandons them (KeyboardInterrupt, which the action reads as stopped). The
+    modules of the line after the run are imported meanwhile, in a thread (:data:`AFTER_THE_RUN`)."""
+    preload = threading.Timer(PRELOAD_AFTER, _preload)
+    preload.daemon = True
+    preload.start()
+    try:
+        with _signals_stop(llm):
+            yield
+    finally:
+        preload.cancel()  # a run shorter than PRELOAD_AFTER: the line imports them itself
+        preload.join()
+
+
+@contextmanager
+def _signals_stop(llm: LLMRun) -> Iterator[None]:
     interrupts: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -324,6 +354,11 @@ def _hole_spec(args: argparse.Namespace) -> HoleSpec | None:
         )
     if args.k is None:
         raise UsageError("python -m judge grade: --holes GOLDEN RUN needs -k K (the cutoff)")
+    # start-up: the file readers (pyarrow) and the metrics' scoring, for --holes only
+    from annotation.formats.by_extension import read_judgments, read_ranked
+    from annotation.formats.records import read_corpus
+    from judge.holes import HoleSpec
+
     golden, run_path = args.holes
     qrels = read_judgments(golden)
     say_notes(qrels.notes)

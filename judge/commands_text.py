@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from calibration.results import PairSummary
 from calibration.review_text import version_label
-from judge.holes import HoleItems
 from judge.jobs import JudgeIdentity, OfflineReport, Plan, StoredJudge
 from judge.limits import BATCH_HEAD_BYTES, MAX_REPEATS
 from judge.prices import Prices
@@ -22,6 +21,7 @@ from judge.progress import Progress
 
 if TYPE_CHECKING:
     from judge.batch import Collected
+    from judge.holes import HoleItems  # the metrics' scoring: loaded by --holes only
     from judge.lexical import CrossValidation
 
 

@@ -217,3 +217,32 @@ def test_the_judges_light_entry_names_every_command() -> None:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert set(entry.NAMES) == set(entry.COMMANDS) == set(commands_cli.COMMANDS) == set(sub.choices)
     assert client.MAX_REPLY_BYTES is limits.MAX_REPLY_BYTES  # one default, read by the client
+
+
+def test_a_judge_run_imports_neither_the_sdk_nor_pandas(tmp_path: Path) -> None:
+    """``python -m judge grade`` against an endpoint, start to exit: the calls go through httpx2 (the
+    openai SDK and pydantic, 0.5 s of CPU, are a batch's only), the store opens without pandas
+    (sqlite-utils would import it), and up to the first call nothing loads numpy or pyarrow (a dry
+    run plans as the run does; the closing agreement line reads the policy file, which loads them,
+    while the calls are in flight). #42, item 5."""
+    from annotation.model import Run
+    from annotation.pooling import pool
+    from annotation.store import Store
+    from tests.fake_openai import FakeOpenAI
+
+    db = tmp_path / "judge.db"
+    with Store(db) as store:
+        store.import_queries({"q1": "how do I store maize", "q2": "how do I dry beans"})
+        store.import_corpus([{"id": f"c{j}", "text": f"chunk {j}: dry the grain first"} for j in range(3)])
+        store.import_run(Run.from_rankings({q: ["c0", "c1", "c2"] for q in ("q1", "q2")}), "r")
+        pool(store, 3)
+    heavy = {"openai", "pydantic", *HEAVY} - {"sqlite_utils"}  # sqlite-utils is the store
+    with FakeOpenAI(latency=0.0) as server:
+        argv = ["grade", "--db", str(db), "--rubric", "relevance", "--base-url", server.base_url]
+        argv += ["--model", "fake-judge"]
+        code, planned, out = imported(*argv, "--dry-run", package="judge")
+        assert code == 0 and "6 calls" in out and "no call made" in out, out
+        assert not planned & {"numpy", "pyarrow", *heavy}, planned & {"numpy", "pyarrow", *heavy}
+        code, modules, out = imported(*argv, package="judge")
+    assert code == 0 and "6 calls made" in out and "uncalibrated" in out, out
+    assert not modules & heavy, modules & heavy

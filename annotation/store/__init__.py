@@ -46,8 +46,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from annotation.model import Qrels, Run
 from annotation.store.base import (
     BUSY_ENV,
     BUSY_TIMEOUT_MS,
@@ -90,6 +90,20 @@ from annotation.store.postgres import PgDatabase, is_url
 from annotation.store.providers import ClaimRule, ProviderAccess, ProviderClaims, Providers
 from annotation.store.queue import Queue
 from annotation.store.retirements import ImportChange, ImportRecord, UnknownImport
+
+if TYPE_CHECKING:
+    from annotation.model import Qrels, Run
+
+
+def __getattr__(name: str) -> Any:
+    """``Qrels`` and ``Run``, named here for the store's readers, imported on first use (numpy and
+    pyarrow: opening the store loads neither, #42)."""
+    if name in ("Qrels", "Run"):
+        import annotation.model  # start-up: numpy and pyarrow (0.25 s of CPU), loaded on first use
+
+        return getattr(annotation.model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Store",

@@ -28,11 +28,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Self
 
-import sqlite_utils
-
 from annotation.errors import DenominatorError, masked
 from annotation.store import postgres as pg
 from annotation.store.migrations import APPEND_ONLY, MIGRATIONS, migration_functions, migration_names
+from annotation.store.sqlite_lean import sqlite_utils
 
 __all__ = [
     "StoreBase",

@@ -15,13 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from annotation.model import Qrels, Run
 from annotation.rubrics import get_rubric
 from annotation.store.base import ImportConflict, OffScale, StoreError, inserted_id, utc_now
 from annotation.store.identity import Identity
 from annotation.store.retirements import Retirements, live
+
+if TYPE_CHECKING:  # numpy and pyarrow: the store's opening loads neither (#42)
+    from annotation.model import Qrels, Run
 
 __all__ = ["Imports", "RunCounts"]
 

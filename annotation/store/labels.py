@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotation.choices import AGGREGATES
-from annotation.model import Qrels
 from annotation.rubrics import get_rubric
 from annotation.store.base import StoreError, inserted_id, utc_now
 from annotation.store.identity import Identity
 from annotation.store.retirements import live, live_item
+
+if TYPE_CHECKING:  # numpy and pyarrow: the store's opening loads neither (#42)
+    from annotation.model import Qrels
 
 __all__ = ["Labels", "AGGREGATES", "aggregate_grades"]
 
@@ -206,6 +208,8 @@ class Labels(Identity):
             ).fetchall()
             if qid in grades
         }
+        from annotation.model import Qrels  # start-up: numpy and pyarrow (0.25 s), the exports only
+
         qrels = Qrels(grades=grades, texts=texts, path=self.path)
         n_settled = sum(1 for key in by_item if key in settled)
         if n_settled:

@@ -9,10 +9,8 @@ migration (SQLite runs exactly the SQL it ran before PostgreSQL came)."""
 
 from __future__ import annotations
 
-import sqlite_utils
-from sqlite_utils.migrations import Migrations
-
 from annotation.store.postgres import append_only_sql
+from annotation.store.sqlite_lean import Migrations, sqlite_utils
 
 __all__ = ["MIGRATIONS", "APPEND_ONLY", "migration_names", "migration_functions", "append_only", "postgres"]
 
