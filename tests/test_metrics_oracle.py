@@ -648,3 +648,22 @@ def test_run_longer_than_one_hashing_chunk():
     assert ev.num_ret[0] == n + 1 and ev.num_rel_ret[0] == 2
     assert ev.values["AP"][0] == approx((1 + 2 / n) / 2)
     assert ev.values["RR"][0] == 1.0 and ev.values["P@10"][0] == approx(0.1)
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["q2", "q2", "q10", "q10", "q10", "q1", "q1", "q1"],  # in blocks: compared row by row
+        ["q2", "q10", "q2", "q10", "q1", "q10", "q1", "q1"],  # not: through a dictionary
+        ["q2", "q2", "q2", "q2", "q10", "q10", "q10", "q10", "q2", "q1"],  # a query comes back
+    ],
+)
+def test_query_index_in_blocks_or_not(ids):
+    from calibration.metrics import _query_index
+
+    expected = sorted(set(ids), key=lambda q: q.encode("utf-8"))
+    for column in (pa.array(ids), pa.chunked_array([ids[:3], ids[3:]])):
+        queries, index = _query_index(column)
+        assert queries.to_pylist() == ["q1", "q10", "q2"]  # bytewise
+        assert index.dtype == np.int32
+        assert [expected[i] for i in index] == ids
