@@ -321,7 +321,7 @@ def evaluate(
     row_q = qi[rows]
     grade = j_grade_all[judgment[rows]].astype(np.int64)
     # ranks are positions in the ranking, repeats included
-    num_ret = np.bincount(qi, minlength=nq).astype(np.int64)
+    num_ret = _ascending_counts(qi, nq)  # qi ascends: the rows are in trec order
     starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]])
     rank = rows - starts[row_q] + 1
     counts: dict[str, np.ndarray] = {}
@@ -459,6 +459,7 @@ def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
 
 
 _ORDER = "trec_order"  # the key of :class:`_Ordered` in ``Run.memo``
+_COMBINED_ROWS = 1 << 22  # a run's ids held in one array up to this many rows (a batch), chunked above
 
 
 @dataclass
@@ -529,6 +530,8 @@ def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
     table = run.table
     queries, qi = _query_index(table["q"])
     docs = table["d"]
+    if isinstance(docs, pa.ChunkedArray) and docs.num_chunks > 1 and len(docs) <= _COMBINED_ROWS:
+        docs = docs.combine_chunks()  # a batch of pieces: taking from chunks would join them each time
     scores = as_numpy(table["s"])
     if executor is not None:
         keys_job = executor.submit(_duplicate_keys, docs, qi)
@@ -590,6 +593,12 @@ def _query_index(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarr
     place[as_numpy(by_id)] = np.arange(len(queries), dtype=np.int32)
     qi: np.ndarray = place[as_numpy(pa.chunked_array([chunk.indices for chunk in chunks], pa.int32()))]
     return queries, qi
+
+
+def _ascending_counts(values: np.ndarray, size: int) -> np.ndarray:
+    """``np.bincount(values, minlength=size)`` of ascending values in 0..size-1: a binary search
+    per value of the range, not a pass over the rows."""
+    return np.diff(np.searchsorted(values, np.arange(size + 1))).astype(np.int64)
 
 
 def _gains(grades: np.ndarray, gain: Gain) -> np.ndarray:
@@ -728,29 +737,54 @@ def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
     offsets_type = np.int64 if docs.type == pa.large_string() else np.int32
     offsets = np.frombuffer(buffers[1], dtype=offsets_type)[docs.offset : docs.offset + n + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
-    padded = np.concatenate([np.zeros(8, np.uint8), data, np.zeros(8, np.uint8)])
-    # the 8 bytes starting at every byte offset, read as one little-endian word
-    words = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    width = int(offsets[1] - offsets[0])
+    if int(offsets[-1] - offsets[0]) == width * n and bool((np.diff(offsets) == width).all()):
+        # ids of one length (the usual collection): their bytes as a table, the words its columns
+        rows = data[int(offsets[0]) : int(offsets[-1])].reshape(n, width)
+        fixed = np.full(_CHUNK, width, dtype=np.int64)
+    else:
+        padded = np.concatenate([np.zeros(8, np.uint8), data, np.zeros(8, np.uint8)])
+        # the 8 bytes starting at every byte offset, read as one little-endian word
+        words = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+        rows = None
     with np.errstate(over="ignore"):
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
-            starts = offsets[lo:hi].astype(np.int64)
-            ends = offsets[lo + 1 : hi + 1].astype(np.int64)
-            lengths = ends - starts
-            head = words[starts + 8]
-            tail = words[ends]
-            short = lengths < 8
-            if short.any():
-                bits = (lengths[short] * 8).astype(np.uint64)
-                head[short] &= (np.uint64(1) << bits) - np.uint64(1)
-                shifted = np.where(bits > 0, tail[short] >> (np.uint64(64) - np.maximum(bits, 1)), 0)
-                tail[short] = shifted
+            if rows is not None:
+                head, tail = _fixed_words(rows[lo:hi], width)
+                lengths = fixed[: hi - lo]
+            else:
+                starts = offsets[lo:hi].astype(np.int64)
+                ends = offsets[lo + 1 : hi + 1].astype(np.int64)
+                lengths = ends - starts
+                head = words[starts + 8]
+                tail = words[ends]
+                short = lengths < 8
+                if short.any():
+                    bits = (lengths[short] * 8).astype(np.uint64)
+                    head[short] &= (np.uint64(1) << bits) - np.uint64(1)
+                    shifted = np.where(bits > 0, tail[short] >> (np.uint64(64) - np.maximum(bits, 1)), 0)
+                    tail[short] = shifted
             mixed = head * np.uint64(0x9E3779B97F4A7C15)
             mixed ^= (tail ^ (tail >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
             mixed ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
             mixed ^= qi[lo:hi].astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
             keys[lo:hi] = (mixed ^ (mixed >> np.uint64(32))).astype(np.uint32)
     return keys
+
+
+def _fixed_words(rows: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_duplicate_keys`' two words of ids of one length ``width`` (a row of bytes each):
+    the first and the last 8 bytes, little-endian; an id shorter than 8 bytes is both words, its
+    bytes in the low ones (as the general path masks and shifts them)."""
+    if width >= 8:
+        head = np.ascontiguousarray(rows[:, :8]).view("<u8")[:, 0]
+        tail = head if width == 8 else np.ascontiguousarray(rows[:, width - 8 :]).view("<u8")[:, 0]
+        return head, tail
+    low = np.zeros((len(rows), 8), dtype=np.uint8)
+    low[:, :width] = rows
+    word = low.view("<u8")[:, 0]
+    return word, word
 
 
 def _duplicates(
@@ -763,7 +797,7 @@ def _duplicates(
     """
     if len(qi) < 2:
         return None, {}
-    counts = np.bincount(qi)
+    counts = _ascending_counts(qi, int(qi[-1]) + 1)
     width = int(counts.max())
     if bool(((counts == width) | (counts == 0)).all()):
         # every query has the same depth: sort each query's keys alone (cache-sized rows)
