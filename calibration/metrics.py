@@ -59,6 +59,7 @@ __all__ = [
     "evaluate_query",
     "evaluate",
     "top_ranked",
+    "sorted_queries",
     "Evaluation",
     "blank_repeats",
 ]
@@ -456,6 +457,14 @@ def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
     for qid in run.empty_queries:
         out.setdefault(qid, [])
     return out
+
+
+def sorted_queries(run: Run, executor: Executor | None = None) -> list[str]:
+    """The queries of ``run`` that have rows, bytewise, from the sort every evaluation of the run
+    shares: the sort is made now (``executor``: as :func:`evaluate`'s) and kept in ``Run.memo``,
+    so an :func:`evaluate` of the run that follows does not sort again."""
+    queries: list[str] = _ordered(run, executor).queries.to_pylist()
+    return queries
 
 
 _ORDER = "trec_order"  # the key of :class:`_Ordered` in ``Run.memo``

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, arrow, as_numpy
-from calibration.metrics import Evaluation, Gain, Measure, _ordered, evaluate, measure_names
+from calibration.metrics import Evaluation, Gain, Measure, evaluate, measure_names, sorted_queries
 
 __all__ = ["NotGrouped", "evaluate_grouped"]
 
@@ -76,7 +76,7 @@ def evaluate_grouped(
     def score(batch: pa.Table, number: int) -> None:
         run = Run(table=batch, name=run_name)
         # the batch in trec_eval's order (its queries beside), which evaluate then reads from the memo
-        batch_qids = _ordered(run, executor).queries.to_pylist()
+        batch_qids = sorted_queries(run, executor)
         known = np.array([position[q] for q in batch_qids if q in position], dtype=np.int64)
         if seen[known].any():
             raise NotGrouped(_comes_back(qids_all[int(known[seen[known]][0])], number))
