@@ -31,6 +31,7 @@ if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, e
     quiet_interrupt_until_main()
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 
 from annotation.cli_base import lazy_commands, run_main
@@ -58,8 +59,20 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_comm
 ) | lazy_commands("calibration.plan_cli", ("plan",))
 
 
+# the commands on the metrics engine multiply no matrices: one BLAS thread, so that numpy's import
+# does not start OpenBLAS's thread per core (0.05 s of CPU at every start, #42); a user's own
+# OPENBLAS_NUM_THREADS stands
+ONE_BLAS_THREAD = ("metrics", "holes", "audit", "check", "compare")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_main(build_parser(), lambda args: COMMANDS[args.command](args), argv)
+    return run_main(build_parser(), _dispatch, argv)
+
+
+def _dispatch(args: argparse.Namespace) -> tuple[str, int]:
+    if args.command in ONE_BLAS_THREAD:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return COMMANDS[args.command](args)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ __all__ = [
     "evaluate_query",
     "evaluate",
     "top_ranked",
+    "sorted_queries",
     "Evaluation",
     "blank_repeats",
 ]
@@ -321,7 +322,7 @@ def evaluate(
     row_q = qi[rows]
     grade = j_grade_all[judgment[rows]].astype(np.int64)
     # ranks are positions in the ranking, repeats included
-    num_ret = np.bincount(qi, minlength=nq).astype(np.int64)
+    num_ret = _ascending_counts(qi, nq)  # qi ascends: the rows are in trec order
     starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]])
     rank = rows - starts[row_q] + 1
     counts: dict[str, np.ndarray] = {}
@@ -458,7 +459,16 @@ def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
     return out
 
 
+def sorted_queries(run: Run, executor: Executor | None = None) -> list[str]:
+    """The queries of ``run`` that have rows, bytewise, from the sort every evaluation of the run
+    shares: the sort is made now (``executor``: as :func:`evaluate`'s) and kept in ``Run.memo``,
+    so an :func:`evaluate` of the run that follows does not sort again."""
+    queries: list[str] = _ordered(run, executor).queries.to_pylist()
+    return queries
+
+
 _ORDER = "trec_order"  # the key of :class:`_Ordered` in ``Run.memo``
+_COMBINED_ROWS = 1 << 22  # a run's ids held in one array up to this many rows (a batch), chunked above
 
 
 @dataclass
@@ -481,7 +491,7 @@ class _Ordered:
     ) -> np.ndarray:
         """Per sorted row, the index of the judgment (of the columns ``judged_q``, ``judged_d``)
         of its query and id, -1 if none. The judgments get the rows' keys; a row whose key some
-        judgment has (a 2**24-bucket bitmap, then a binary search) is compared exactly, its
+        judgment has (a bitmap, :func:`_maybe_in`, then a binary search) is compared exactly, its
         query's index and its id, so a key shared by chance never matches."""
         n = len(self.q_sorted)
         out = np.full(n, -1, dtype=np.int32)
@@ -494,9 +504,7 @@ class _Ordered:
         j_keys = _duplicate_keys(j_docs, j_q)
         by_key = np.argsort(j_keys, kind="stable")
         sorted_keys = j_keys[by_key]
-        buckets = np.zeros(1 << 24, dtype=bool)
-        buckets[sorted_keys >> np.uint32(8)] = True
-        candidates = np.flatnonzero(buckets[self.keys >> np.uint32(8)])
+        candidates = _maybe_in(self.keys, sorted_keys)
         keys = self.keys[candidates]
         low = np.searchsorted(sorted_keys, keys, side="left")
         count = np.searchsorted(sorted_keys, keys, side="right") - low
@@ -529,17 +537,10 @@ def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
     if isinstance(memo, _Ordered):
         return memo
     table = run.table
-    # chunk by chunk (a run read in pieces is not copied whole): one dictionary for all chunks
-    encoded = pc.dictionary_encode(table["q"])
-    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
-    dictionary = chunks[-1].dictionary if chunks else pa.array([], pa.string())
-    by_id = pc.sort_indices(dictionary)  # bytewise: trec_eval's order of queries
-    queries = dictionary.take(by_id)
-    place = np.empty(len(queries), dtype=np.int32)
-    place[as_numpy(by_id)] = np.arange(len(queries), dtype=np.int32)
-    qi = place[as_numpy(pa.chunked_array([chunk.indices for chunk in chunks], pa.int32()))]
-    del encoded, chunks
+    queries, qi = _query_index(table["q"])
     docs = table["d"]
+    if isinstance(docs, pa.ChunkedArray) and docs.num_chunks > 1 and len(docs) <= _COMBINED_ROWS:
+        docs = docs.combine_chunks()  # a batch of pieces: taking from chunks would join them each time
     scores = as_numpy(table["s"])
     if executor is not None:
         keys_job = executor.submit(_duplicate_keys, docs, qi)
@@ -564,6 +565,49 @@ def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
     )
     run.memo[_ORDER] = ordered
     return ordered
+
+
+def _query_index(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """(the column's distinct ids, bytewise: trec_eval's order of queries; per row, the index of
+    its id among them, int32). A column whose ids come in blocks (each id's rows together, as in
+    a TREC run) is read block by block: each row compared with the one before, no id hashed;
+    any other through one Arrow dictionary for all its chunks (a run read in pieces is not
+    copied whole)."""
+    n = len(column)
+    if n:
+        change = np.empty(n, dtype=bool)
+        change[0] = True
+        change[1:] = as_numpy(pc.not_equal(column.slice(1), column.slice(0, n - 1)))
+        starts = np.flatnonzero(change)
+        del change
+        if 4 * len(starts) <= n:  # blocks of 4 rows or more: sorting the blocks' ids is cheap
+            block_ids = _combined(column.take(arrow(starts)))
+            sorted_at = pc.sort_indices(block_ids)
+            queries = block_ids.take(sorted_at)
+            by_id = as_numpy(sorted_at)
+            if (
+                not len(queries) > 1
+                or not pc.any(pc.equal(queries.slice(1), queries.slice(0, len(queries) - 1))).as_py()
+            ):
+                place = np.empty(len(queries), dtype=np.int32)
+                place[by_id] = np.arange(len(queries), dtype=np.int32)
+                lengths = np.diff(np.append(starts, n))
+                return queries, np.repeat(place, lengths)
+    encoded = pc.dictionary_encode(column)
+    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    dictionary = chunks[-1].dictionary if chunks else pa.array([], pa.string())
+    by_id = pc.sort_indices(dictionary)  # bytewise
+    queries = dictionary.take(by_id)
+    place = np.empty(len(queries), dtype=np.int32)
+    place[as_numpy(by_id)] = np.arange(len(queries), dtype=np.int32)
+    qi: np.ndarray = place[as_numpy(pa.chunked_array([chunk.indices for chunk in chunks], pa.int32()))]
+    return queries, qi
+
+
+def _ascending_counts(values: np.ndarray, size: int) -> np.ndarray:
+    """``np.bincount(values, minlength=size)`` of ascending values in 0..size-1: a binary search
+    per value of the range, not a pass over the rows."""
+    return np.diff(np.searchsorted(values, np.arange(size + 1))).astype(np.int64)
 
 
 def _gains(grades: np.ndarray, gain: Gain) -> np.ndarray:
@@ -659,7 +703,18 @@ def _order_ties(
     return order
 
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 14  # rows: a chunk's temporaries stay in the cache (a third less time than 1 << 20)
+
+
+def _maybe_in(keys: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """The rows of ``keys`` (uint32) whose key may be among ``members``: a superset, through a
+    bitmap of the keys' top bits, 64 slots per member (from 2**16 to 2**24: a small table stays
+    in the cache; about one row in 64 of the rest passes by chance)."""
+    bits = min(24, max(16, int(len(members)).bit_length() + 6))
+    shift = np.uint32(32 - bits)
+    buckets = np.zeros(1 << bits, dtype=bool)
+    buckets[members >> shift] = True
+    return np.flatnonzero(buckets[keys >> shift])
 
 
 def _judged_index(docs: pa.Array, doc_dict: pa.Array) -> np.ndarray:
@@ -691,29 +746,54 @@ def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
     offsets_type = np.int64 if docs.type == pa.large_string() else np.int32
     offsets = np.frombuffer(buffers[1], dtype=offsets_type)[docs.offset : docs.offset + n + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
-    padded = np.concatenate([np.zeros(8, np.uint8), data, np.zeros(8, np.uint8)])
-    # the 8 bytes starting at every byte offset, read as one little-endian word
-    words = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    width = int(offsets[1] - offsets[0])
+    if int(offsets[-1] - offsets[0]) == width * n and bool((np.diff(offsets) == width).all()):
+        # ids of one length (the usual collection): their bytes as a table, the words its columns
+        rows = data[int(offsets[0]) : int(offsets[-1])].reshape(n, width)
+        fixed = np.full(_CHUNK, width, dtype=np.int64)
+    else:
+        padded = np.concatenate([np.zeros(8, np.uint8), data, np.zeros(8, np.uint8)])
+        # the 8 bytes starting at every byte offset, read as one little-endian word
+        words = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+        rows = None
     with np.errstate(over="ignore"):
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
-            starts = offsets[lo:hi].astype(np.int64)
-            ends = offsets[lo + 1 : hi + 1].astype(np.int64)
-            lengths = ends - starts
-            head = words[starts + 8]
-            tail = words[ends]
-            short = lengths < 8
-            if short.any():
-                bits = (lengths[short] * 8).astype(np.uint64)
-                head[short] &= (np.uint64(1) << bits) - np.uint64(1)
-                shifted = np.where(bits > 0, tail[short] >> (np.uint64(64) - np.maximum(bits, 1)), 0)
-                tail[short] = shifted
+            if rows is not None:
+                head, tail = _fixed_words(rows[lo:hi], width)
+                lengths = fixed[: hi - lo]
+            else:
+                starts = offsets[lo:hi].astype(np.int64)
+                ends = offsets[lo + 1 : hi + 1].astype(np.int64)
+                lengths = ends - starts
+                head = words[starts + 8]
+                tail = words[ends]
+                short = lengths < 8
+                if short.any():
+                    bits = (lengths[short] * 8).astype(np.uint64)
+                    head[short] &= (np.uint64(1) << bits) - np.uint64(1)
+                    shifted = np.where(bits > 0, tail[short] >> (np.uint64(64) - np.maximum(bits, 1)), 0)
+                    tail[short] = shifted
             mixed = head * np.uint64(0x9E3779B97F4A7C15)
             mixed ^= (tail ^ (tail >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
             mixed ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
             mixed ^= qi[lo:hi].astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
             keys[lo:hi] = (mixed ^ (mixed >> np.uint64(32))).astype(np.uint32)
     return keys
+
+
+def _fixed_words(rows: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_duplicate_keys`' two words of ids of one length ``width`` (a row of bytes each):
+    the first and the last 8 bytes, little-endian; an id shorter than 8 bytes is both words, its
+    bytes in the low ones (as the general path masks and shifts them)."""
+    if width >= 8:
+        head = np.ascontiguousarray(rows[:, :8]).view("<u8")[:, 0]
+        tail = head if width == 8 else np.ascontiguousarray(rows[:, width - 8 :]).view("<u8")[:, 0]
+        return head, tail
+    low = np.zeros((len(rows), 8), dtype=np.uint8)
+    low[:, :width] = rows
+    word = low.view("<u8")[:, 0]
+    return word, word
 
 
 def _duplicates(
@@ -726,7 +806,7 @@ def _duplicates(
     """
     if len(qi) < 2:
         return None, {}
-    counts = np.bincount(qi)
+    counts = _ascending_counts(qi, int(qi[-1]) + 1)
     width = int(counts.max())
     if bool(((counts == width) | (counts == 0)).all()):
         # every query has the same depth: sort each query's keys alone (cache-sized rows)
@@ -739,10 +819,8 @@ def _duplicates(
     del sorted_keys
     if len(repeated_keys) == 0:
         return None, {}
-    # membership through a 2**24-bucket bitmap first: np.isin would sort again
-    buckets = np.zeros(1 << 24, dtype=bool)
-    buckets[repeated_keys >> np.uint32(8)] = True
-    candidates = np.flatnonzero(buckets[keys >> np.uint32(8)])
+    # membership through a bitmap first (:func:`_maybe_in`): np.isin would sort again
+    candidates = _maybe_in(keys, repeated_keys)
     candidates = candidates[np.isin(keys[candidates], repeated_keys)]
     rows = candidates if order is None else order[candidates]
     candidate_docs = docs.take(arrow(rows)).to_pylist()

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, arrow, as_numpy
-from calibration.metrics import Evaluation, Gain, Measure, evaluate, measure_names
+from calibration.metrics import Evaluation, Gain, Measure, evaluate, measure_names, sorted_queries
 
 __all__ = ["NotGrouped", "evaluate_grouped"]
 
@@ -74,7 +74,9 @@ def evaluate_grouped(
         return Qrels(table=judged.take(arrow(rows)), meta=qrels.meta)
 
     def score(batch: pa.Table, number: int) -> None:
-        batch_qids = pc.unique(batch["q"]).to_pylist()
+        run = Run(table=batch, name=run_name)
+        # the batch in trec_eval's order (its queries beside), which evaluate then reads from the memo
+        batch_qids = sorted_queries(run, executor)
         known = np.array([position[q] for q in batch_qids if q in position], dtype=np.int64)
         if seen[known].any():
             raise NotGrouped(_comes_back(qids_all[int(known[seen[known]][0])], number))
@@ -86,7 +88,6 @@ def evaluate_grouped(
         if not len(known):
             parts.append(_empty_part(ks, min_grade, gain, len(others), run_name, missing))
             return
-        run = Run(table=batch, name=run_name)
         part = evaluate(
             judged_of(known),
             run,
@@ -108,10 +109,7 @@ def evaluate_grouped(
         if tag is None and piece.schema.metadata and b"tag" in piece.schema.metadata:
             tag = piece.schema.metadata[b"tag"].decode("utf-8")
         piece = piece.select(["q", "d", "s"]).replace_schema_metadata(None)
-        q = piece["q"]
-        last = q[len(q) - 1]
-        tail = as_numpy(pc.equal(q, last))
-        cut = len(tail) - int(np.argmin(tail[::-1])) if not tail.all() else 0
+        cut = _last_block(piece["q"])
         head = piece.slice(0, cut)
         if carry is not None and cut:
             batch = pa.concat_tables([carry, head])
@@ -145,6 +143,22 @@ def evaluate_grouped(
     merged.unjudged_top = {qid: top for part in parts for qid, top in part.unjudged_top.items()}
     merged.unjudged_depth = unjudged_depth
     return merged
+
+
+def _last_block(q: pa.ChunkedArray) -> int:
+    """Where the column's last block of equal ids begins (0: every row has the last id), found
+    from the end in growing windows: the rest of the column is not compared."""
+    n = len(q)
+    last = q[n - 1]
+    width = 1024
+    while True:
+        start = max(0, n - width)
+        tail = as_numpy(pc.equal(q.slice(start), last))
+        if not tail.all():
+            return start + len(tail) - int(np.argmin(tail[::-1]))
+        if start == 0:
+            return 0
+        width *= 8
 
 
 def _comes_back(qid: str, piece: int) -> str:

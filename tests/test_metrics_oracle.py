@@ -648,3 +648,38 @@ def test_run_longer_than_one_hashing_chunk():
     assert ev.num_ret[0] == n + 1 and ev.num_rel_ret[0] == 2
     assert ev.values["AP"][0] == approx((1 + 2 / n) / 2)
     assert ev.values["RR"][0] == 1.0 and ev.values["P@10"][0] == approx(0.1)
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["q2", "q2", "q10", "q10", "q10", "q1", "q1", "q1"],  # in blocks: compared row by row
+        ["q2", "q10", "q2", "q10", "q1", "q10", "q1", "q1"],  # not: through a dictionary
+        ["q2", "q2", "q2", "q2", "q10", "q10", "q10", "q10", "q2", "q1"],  # a query comes back
+    ],
+)
+def test_query_index_in_blocks_or_not(ids):
+    from calibration.metrics import _query_index
+
+    expected = sorted(set(ids), key=lambda q: q.encode("utf-8"))
+    for column in (pa.array(ids), pa.chunked_array([ids[:3], ids[3:]])):
+        queries, index = _query_index(column)
+        assert queries.to_pylist() == ["q1", "q10", "q2"]  # bytewise
+        assert index.dtype == np.int32
+        assert [expected[i] for i in index] == ids
+
+
+@pytest.mark.parametrize("width", [0, 3, 7, 8, 9, 16, 23])
+def test_ids_of_one_length_get_the_general_paths_keys(width):
+    """The hash of ids of one length reads their bytes as a table; the keys must be the general
+    path's, since a run's keys meet those of judgments hashed apart (any mix of lengths)."""
+    from calibration.metrics import _duplicate_keys
+
+    rng = np.random.default_rng(width)
+    ids = ["".join(chr(c) for c in rng.integers(33, 127, width)) for _ in range(500)]
+    ids.append("é" * (width // 2) + "a" * (width % 2))  # two-byte characters, the same byte length
+    qi = rng.integers(0, 20, len(ids)).astype(np.int32)
+    mixed = pa.array([*ids, "an id of another length" + "x" * width])  # the general path
+    general = _duplicate_keys(mixed, np.append(qi, 0).astype(np.int32))[:-1]
+    assert (_duplicate_keys(pa.array(ids), qi) == general).all()
+    assert (_duplicate_keys(pa.array(ids).slice(7, 100), qi[7:107]) == general[7:107]).all()
