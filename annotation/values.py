@@ -353,3 +353,9 @@ def origin(url: str) -> str | None:
     host = f"[{host}]" if ":" in host else host  # an IPv6 address, bracketed again
     default = {"http": 80, "https": 443}[parts.scheme]
     return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def sign_in_link(url: str, token: str) -> str:
+    """The whole sign-in link: the app's address (``url``, as people open it) and its ``?token=``
+    (the link's page asks before it signs anyone in: docs/labelling.md)."""
+    return f"{url.rstrip('/')}/?token={token}"
