@@ -198,6 +198,10 @@ def annotators(store: Store, action: Literal["revoke"], *, name: str = "") -> li
 
 
 @overload
+def annotators(store: Store, action: Literal["renew"], *, name: str = "") -> str: ...
+
+
+@overload
 def annotators(store: Store, action: Literal["list"] = "list") -> AnnotatorList: ...
 
 
@@ -228,13 +232,16 @@ def annotators(
     who: str = "",
 ) -> str | None | list[str] | AnnotatorList | list[ClaimRule]:
     """``add`` (the access token, shown once; None with ``email`` or ``subject``: the person signs
-    in with the provider), ``revoke`` (every way in ends; the ways it ended), ``list`` (the rows, whether the
+    in with the provider), ``revoke`` (every way in ends; the ways it ended), ``renew`` (a fresh
+    token for a known person, their old one and its sessions ended: a new sign-in link), ``list`` (the rows, whether the
     app asks people to sign in, the claim rules) or ``map-claim`` (``claim`` = ``value`` adds a
     person at first sign-in with ``role``, or the rule goes with ``remove``; the rules after)."""
     if action == "add":
         return store.add_annotator(name, role or "annotator", email=email, subject=subject)
     if action == "revoke":
         return store.revoke_annotator(name)
+    if action == "renew":
+        return store.renew_token(name)
     if action == "map-claim":
         if remove:
             store.unmap_claim(claim, value)

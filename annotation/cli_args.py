@@ -170,6 +170,20 @@ def _add_annotators(sub: Subcommands) -> None:
         metavar="SUB",
         help="signs in with the provider as this subject (the ID token's sub claim; no token)",
     )
+    link = acts.add_parser(
+        "link",
+        help="a new sign-in link for a person (a fresh token: the old one and its sessions end; "
+        "a sign-in with the provider stays)",
+    )
+    link.add_argument("name", help="whose link")
+    for p in (add, link):
+        p.add_argument(
+            "--url",
+            metavar="URL",
+            default=None,
+            help="the app's address as people open it (e.g. http://127.0.0.1:8502): the token is "
+            "printed as a whole sign-in link (default: $DENOMINATOR_URL, else the token alone)",
+        )
     ls = acts.add_parser(
         "list", help="every annotator: role, access, current labels, provider sign-in; claim rules"
     )
@@ -190,7 +204,7 @@ def _add_annotators(sub: Subcommands) -> None:
         "--remove", action="store_true", help="the rule goes (people it added stay, with their roles)"
     )
     mc.add_argument("--by", metavar="NAME", help="who sets it (default: your login name)")
-    for p in (add, ls, rv, mc):
+    for p in (add, link, ls, rv, mc):
         add_db_option(p)
 
 

@@ -5,7 +5,9 @@ returns its standard output: imported by :mod:`annotation.__main__` only once a 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from urllib.parse import urlsplit
 
 from annotation import actions, exports
 from annotation.cli_base import Access, UsageError, open_store, plural, shown_db
@@ -15,7 +17,7 @@ from annotation.imports_cli import cli_import, cli_words, import_options, run_im
 from annotation.options import default, login_name
 from annotation.store import AnnotatorRow
 from annotation.store.providers import mappable, unmappable
-from annotation.values import ranks
+from annotation.values import origin, ranks, sign_in_link
 
 __all__ = ["COMMANDS", "run"]
 
@@ -61,11 +63,39 @@ def run_export(args: argparse.Namespace) -> str:
         return actions.export(store, fmt.name, args.output, **options) + "\n"
 
 
+URL_ENV = "DENOMINATOR_URL"  # the app's address as people open it, for whole sign-in links
+
+
+def app_url(given: str | None) -> str | None:
+    """``--url``, else ``$DENOMINATOR_URL``, else None: the app's address as people open it (an
+    http(s) address; a path is kept, for a server under a prefix). Anything else is a UsageError
+    before the store is written."""
+    url = (given if given is not None else os.environ.get(URL_ENV, "")).strip()
+    if not url:
+        return None
+    where = "--url" if given is not None else f"${URL_ENV}"
+    parts = urlsplit(url)
+    if origin(url) is None or parts.query or parts.fragment:
+        raise UsageError(f"{where}: expected the app's http:// or https:// address, got {url!r}")
+    return url.rstrip("/")
+
+
+def shown_token(token: str, url: str | None) -> str:
+    if url is not None:
+        return f"sign-in link, shown this once:\n{sign_in_link(url, token)}\n"
+    return (
+        f"access token, shown this once:\n{token}\n"
+        "open the app with ?token=<token> or paste it at the sign-in prompt "
+        "(with --url, the whole link is printed)\n"
+    )
+
+
 def run_annotators(args: argparse.Namespace) -> str:
-    modes: dict[str, Access] = {"add": "create", "revoke": "write", "map-claim": "create"}
+    modes: dict[str, Access] = {"add": "create", "link": "write", "revoke": "write", "map-claim": "create"}
     mode = modes.get(args.action, "read")  # list only reads
     if args.action == "map-claim":
         return map_claim(args, mode)
+    url = app_url(args.url) if args.action in ("add", "link") else None  # before the store opens
     with open_store(args.db, mode) as store:
         if args.action == "add":
             name = args.name.strip()
@@ -80,10 +110,11 @@ def run_annotators(args: argparse.Namespace) -> str:
                 )
                 return f"annotator {name!r} ({args.role}) signs in with the provider as {way}\n"
             token = actions.annotators(store, "add", name=name, role=args.role)
-            return (
-                f"annotator {name!r} ({args.role}); access token, shown this once:\n{token}\n"
-                "open the app with ?token=<token> or paste it at the sign-in prompt\n"
-            )
+            assert token is not None  # neither --email nor --subject: a token
+            return f"annotator {name!r} ({args.role}); " + shown_token(token, url)
+        if args.action == "link":
+            token = actions.annotators(store, "renew", name=args.name)
+            return f"annotator {args.name!r}: a new token (the old one stopped); " + shown_token(token, url)
         if args.action == "revoke":
             ended = actions.annotators(store, "revoke", name=args.name)
             return f"revoked the {' and the '.join(ended)} of {args.name!r}; their labels stay\n"

@@ -336,3 +336,26 @@ def parse_designs(text: str) -> list[tuple[int, int]]:
         if (q, m) not in designs:
             designs.append((q, m))
     return designs
+
+
+def origin(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s) address, the host in lower case and a default port
+    (80, 443) left out; None for anything else. Two addresses with one origin share the browser's
+    cookies, so a sign-in started at one comes back to the other signed in."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:  # a port out of range or not a number
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    host = parts.hostname.lower()
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address, bracketed again
+    default = {"http": 80, "https": 443}[parts.scheme]
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def sign_in_link(url: str, token: str) -> str:
+    """The whole sign-in link: the app's address (``url``, as people open it) and its ``?token=``
+    (the link's page asks before it signs anyone in: docs/labelling.md)."""
+    return f"{url.rstrip('/')}/?token={token}"

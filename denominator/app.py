@@ -32,6 +32,7 @@ from denominator.ui.data import render_data_page
 from denominator.ui.judge import render_judge_page
 from denominator.ui.label import render_compare_page, render_label_chunks_page, render_label_traces_page
 from denominator.ui.metrics import render_metrics_page
+from denominator.ui.people import render_people_page
 from denominator.ui.review import render_review_page
 
 
@@ -86,6 +87,7 @@ def main() -> None:
             st.Page(render_review_page, title="Calibration review", url_path="review"),
             items_page(),
             st.Page(render_data_page, title="Data", url_path="data"),
+            st.Page(render_people_page, title="People", url_path="people"),
         ]
     if identity.mode == "local":
         render_local_banner()

@@ -39,7 +39,7 @@ from annotation.cli_base import (
     shown_db,
 )
 from annotation.quiet_start import quiet_interrupt_until_main
-from annotation.values import positive_int, read_small_file, refuse_special
+from annotation.values import origin, positive_int, read_small_file, refuse_special
 
 GROUPS = {
     "annotation": "the label store: import, export, pool, baseline, annotators",
@@ -132,10 +132,11 @@ AUTH_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret", "ser
 MIN_COOKIE_SECRET = 32  # characters: the key that signs everyone's sign-in cookie
 
 
-def check_secrets(path: str) -> str:
+def check_secrets(path: str) -> tuple[str, str]:
     """``--secrets FILE``, checked before Streamlit starts: a file only its owner can read, TOML,
-    with Streamlit's ``[auth]`` keys for one provider. Returns the provider's host. Each refusal is
-    one line naming the file and the key, never a value."""
+    with Streamlit's ``[auth]`` keys for one provider. Returns the provider's host and the app's
+    address its ``redirect_uri`` names (where people must open the app to sign in with it). Each
+    refusal is one line naming the file and the key, never a value."""
     where = f"--secrets {path}"
     try:
         refuse_special(path, where)  # a FIFO opened for reading waits for ever
@@ -172,7 +173,10 @@ def check_secrets(path: str) -> str:
         )
     if importlib.util.find_spec("authlib") is None:  # Streamlit's st.login runs on Authlib
         raise UsageError("sign-in with a provider needs Authlib: pip install -r requirements.txt")
-    return urlsplit(auth["server_metadata_url"]).netloc
+    back_to = origin(auth["redirect_uri"])
+    if back_to is None:
+        raise UsageError(f"{where}: [auth] redirect_uri must be an http:// or https:// address")
+    return urlsplit(auth["server_metadata_url"]).netloc, back_to
 
 
 def check_session_hours() -> None:
@@ -212,12 +216,14 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
     db = env.get("DENOMINATOR_DB") or "./denominator.db"
     refuse_special_db(db)  # the app would wait on a FIFO for ever
     check_session_hours()
-    signing_in = f"; sign-in with {check_secrets(args.secrets)}" if args.secrets else ""
-    print(
-        f"serving {shown_db(db)} at http://{args.host}:{chosen}{signing_in} (Ctrl-C stops)",
-        file=sys.stderr,
-        flush=True,
-    )
+    here = f"http://{args.host}:{chosen}"
+    said = f"serving {shown_db(db)} at {here}"
+    if args.secrets:
+        host, back_to = check_secrets(args.secrets)
+        said += f"; sign-in with {host}"
+        if back_to != origin(here):  # the provider sends people back there, not here
+            said += f": people open {back_to}, where its redirect_uri sends them back"
+    print(f"{said} (Ctrl-C stops)", file=sys.stderr, flush=True)
     command = streamlit_command(args.host, chosen, args.secrets)
     os.execve(command[0], command, env)
     return "", 0  # not reached: execve replaced this process

@@ -91,6 +91,47 @@ def test_annotators_command_line(tmp_path, capsys) -> None:
     assert "--role" in capsys.readouterr().err
 
 
+def test_annotators_add_and_link_print_the_whole_sign_in_link(tmp_path, capsys, monkeypatch) -> None:
+    """``--url`` (or ``$DENOMINATOR_URL``) turns the token into the link people open; ``link``
+    gives a known person a new one, ending the old token and its sessions; a bad address is one
+    line, exit 2, before the store is opened."""
+    db = str(tmp_path / "people.db")
+    monkeypatch.delenv("DENOMINATOR_URL", raising=False)
+    for bad in ("127.0.0.1:8502", "ftp://host/", "http://h:8502/?x=1"):
+        assert main(["annotators", "add", "ann", "--role", "annotator", "--db", db, "--url", bad]) == 2
+        err = capsys.readouterr().err
+        assert err == f"error: --url: expected the app's http:// or https:// address, got {bad!r}\n", err
+    assert not (tmp_path / "people.db").exists()  # nothing written, not even an empty store
+    url = "http://127.0.0.1:8502/"
+    assert main(["annotators", "add", "ann", "--role", "annotator", "--db", db, "--url", url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "annotator 'ann' (annotator); sign-in link, shown this once:"
+    assert out[1].startswith("http://127.0.0.1:8502/?token=") and len(out) == 2
+    first = out[1].split("?token=", 1)[1]
+    with Store(db) as store:
+        assert store.identify(first) == {"name": "ann", "role": "annotator"}
+        session = store.claim_session(store.start_session(first).handoff)
+    monkeypatch.setenv("DENOMINATOR_URL", "https://labels.example.com/team")
+    assert main(["annotators", "link", "ann", "--db", db]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "annotator 'ann': a new token (the old one stopped); sign-in link, shown this once:"
+    assert out[1].startswith("https://labels.example.com/team/?token=")
+    second = out[1].split("?token=", 1)[1]
+    with Store(db) as store:
+        assert store.identify(first) is None and store.identify(second) == {
+            "name": "ann",
+            "role": "annotator",
+        }
+        assert store.session_identity(session_id=session.session_id) is None  # the old sign-in ended
+    assert main(["annotators", "link", "zed", "--db", db]) == 2
+    assert capsys.readouterr().err == "error: no annotator named 'zed'\n"
+    monkeypatch.setenv("DENOMINATOR_URL", "labels")
+    assert main(["annotators", "link", "ann", "--db", db]) == 2
+    assert (
+        "error: $DENOMINATOR_URL: expected the app's http:// or https:// address" in capsys.readouterr().err
+    )
+
+
 # ---------------------------------------------------------------- the app
 
 

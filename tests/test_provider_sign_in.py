@@ -16,7 +16,10 @@ import pytest
 import streamlit as st
 
 from annotation.__main__ import main
+from annotation.access.identity import elsewhere
+from annotation.render import md
 from annotation.store import ProviderClaims, Store, StoreError
+from annotation.values import origin
 from denominator.cli import main as denominator_main
 from denominator.cli import streamlit_command
 from tests.conftest import app_test, cli, page_text, plant_secrets, stored_bytes
@@ -405,6 +408,12 @@ def test_serve_checks_the_secrets_file_and_prints_no_value(tmp_path, capsys, mon
     assert denominator_main(["serve", "--secrets", str(secrets_file(tmp_path)), "--port", "8611"]) == 0
     err = capsys.readouterr().err
     assert "sign-in with id.example.com" in err and SECRET not in err and COOKIE not in err
+    # the address people must open: the one the provider sends them back to, not the one served
+    assert "people open https://labels.example.com, where its redirect_uri sends them back" in err
+    here = secrets_file(tmp_path, base.replace("https://labels.example.com", "http://127.0.0.1:8611"))
+    assert denominator_main(["serve", "--secrets", str(here), "--port", "8611"]) == 0
+    err = capsys.readouterr().err
+    assert "at http://127.0.0.1:8611; sign-in with id.example.com (Ctrl-C stops)" in err, err
     command = ran[0][1]
     assert command[command.index("--secrets.files") + 1] == str(good.resolve())  # its path, not its contents
     assert not any(SECRET in word or COOKIE in word for word in command)
@@ -453,6 +462,45 @@ def test_a_configured_provider_ends_local_mode(demo_db) -> None:
     finally:
         st.config.set_option("server.address", "127.0.0.1")
     assert [t.value for t in at.title] == ["Sign in"] and not at.error
+
+
+def test_origin_and_a_sign_in_started_elsewhere() -> None:
+    assert origin("http://LocalHost:8501/oauth2callback") == "http://localhost:8501"
+    assert origin("https://labels.example.com:443/oauth2callback") == "https://labels.example.com"
+    assert origin("http://example.com:80/x?y=1") == "http://example.com"
+    assert origin("http://[::1]:8501/") == "http://[::1]:8501"
+    for bad in ("localhost:8501", "ftp://example.com/", "http://:8501/", "http://h:99999/", ""):
+        assert origin(bad) is None, bad
+    back = "http://localhost:8501"
+    assert elsewhere("http://localhost:8501/label", back) is None
+    assert elsewhere(None, back) is None and elsewhere("http://127.0.0.1:8501/", None) is None
+    assert elsewhere("http://127.0.0.1:8501/label", back) == (
+        "Sign in at http://localhost:8501: the provider sends people back there, not to http://127.0.0.1:8501."
+    )
+    assert elsewhere("http://localhost:8502/", back) is not None  # another port: another server
+
+
+def test_the_sign_in_page_sends_people_to_the_address_the_provider_returns_to(demo_db) -> None:
+    """Opened at http://localhost:8501 while the redirect URL is http://127.0.0.1:8501: no
+    provider button (its sign-in would come back signed in as nobody), the address to open
+    instead; the token form stays (a token signs in on any address)."""
+    at = signed_in_app()
+    at.context = {"url": "http://localhost:8501/"}
+    at.run()
+    assert not at.exception
+    text = page_text(at)
+    assert "Sign in with id.example.com" not in text
+    assert [e.value for e in at.error] == [
+        md(
+            "Sign in at http://127.0.0.1:8501: the provider sends people back there, not to http://localhost:8501."
+        )
+    ]
+    assert at.get("link_button")[0].proto.url == "http://127.0.0.1:8501"
+    assert "access token" in text
+    at = signed_in_app()
+    at.context = {"url": "http://127.0.0.1:8501/label"}
+    at.run()
+    assert "Sign in with id.example.com" in page_text(at) and not at.error
 
 
 def test_signed_in_with_the_provider_labels_blind_and_admin_pages_refuse(demo) -> None:

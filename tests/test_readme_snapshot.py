@@ -224,7 +224,10 @@ export sampled golden              |      | annotation export --db {T}/demo.db -
 audit estimate of export           | json | calibration audit {T}/sampled.yaml {W}/run.jsonl -k 5 --estimate --format json
 [annotators demo]
 annotators add annotator           |      | annotation annotators add ann --role annotator --db {T}/demo.db
-annotators add admin               |      | annotation annotators add lee --role admin --db {T}/demo.db
+annotators add admin               |      | annotation annotators add lee --role admin --db {T}/demo.db --url http://127.0.0.1:8502
+annotators add with link           |      | annotation annotators add ann --role annotator --db {T}/demo.db --url http://127.0.0.1:8502
+annotators new link                |      | annotation annotators link ann --db {T}/demo.db --url http://127.0.0.1:8502
+annotators usage: bad url          |      | annotation annotators link ann --db {T}/demo.db --url 127.0.0.1:8502
 annotators add again               |      | annotation annotators add ann --role admin --db {T}/demo.db
 annotators usage: no role          |      | annotation annotators add zed --db {T}/demo.db
 annotators list                    |      | annotation annotators list --db {T}/demo.db

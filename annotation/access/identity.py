@@ -54,6 +54,7 @@ from annotation.store import (
     database_exists,
     default_db_path,
 )
+from annotation.values import origin
 
 TOKEN = "access:token"  # a token given on this tab, traded for a session at the next check
 SESSION = "access:session"  # the store row of this tab's session (server-side state only)
@@ -81,6 +82,22 @@ class Provider:
 
     host: str  # where its metadata is, as the sign-in button names it
     problem: str | None = None  # why sign-in with it is refused here (said on the sign-in page)
+    back_to: str | None = None  # the app's address its redirect_uri names (scheme://host:port)
+
+
+def elsewhere(here: str | None, back_to: str | None) -> str | None:
+    """Why a sign-in with the provider started at ``here`` (the page's address) would come back
+    signed in as nobody, else None: the provider sends people to ``back_to`` (its redirect_uri's
+    origin), and a browser keeps the sign-in's state cookie per host, so the state set at
+    http://127.0.0.1:8501 is not sent to http://localhost:8501 and Streamlit drops the sign-in
+    (its log blames back/forward navigation). Unknown addresses (a test, an old browser) say
+    nothing."""
+    if here is None or back_to is None:
+        return None
+    at = origin(here)
+    if at is None or at == back_to:
+        return None
+    return f"Sign in at {back_to}: the provider sends people back there, not to {at}."
 
 
 def provider() -> Provider | None:
@@ -96,13 +113,15 @@ def provider() -> Provider | None:
     if not isinstance(auth, Mapping) or not auth.get("server_metadata_url"):
         return None
     host = urlsplit(str(auth.get("server_metadata_url"))).netloc or "the team's provider"
+    back_to = origin(str(auth.get("redirect_uri") or ""))
     if st.get_option("server.trustedUserHeaders"):
         return Provider(
             host,
             "server.trustedUserHeaders is set: a request's headers could say who someone is, so "
             "sign-in with the provider is off. Unset it to sign in with the provider.",
+            back_to,
         )
-    return Provider(host)
+    return Provider(host, None, back_to)
 
 
 def db_path() -> str:

@@ -23,6 +23,7 @@ from annotation.access.identity import (
     TOKEN,
     Identity,
     db_path,
+    elsewhere,
     local_mode_allowed,
     provider,
     provider_outcome,
@@ -119,7 +120,12 @@ def render_sign_in() -> None:
             if not database_exists(db_path()):
                 # before sign-in: where the database is stays unsaid
                 st.warning("No database yet: an admin creates it and adds people first.")
-            if st.button(
+            wrong = elsewhere(st.context.url, configured.back_to)
+            if wrong is not None and configured.back_to is not None:
+                # a sign-in from here would come back to another host, signed in as nobody
+                st.error(md(wrong))
+                st.link_button(f"Open {md(configured.back_to)}", configured.back_to, type="primary")
+            elif st.button(
                 f"Sign in with {md(configured.host)}", key="access:provider-sign-in", type="primary"
             ):
                 st.login()

@@ -227,6 +227,32 @@ class Identity(StoreBase):
                 )
         return [way for way, active in (("token", token), ("provider sign-in", provider)) if active]
 
+    def renew_token(self, name: str) -> str:
+        """A fresh access token for ``name``, a person known here (their old token and every session
+        started with one end; a sign-in with the provider stays). For a new sign-in link when the
+        old one is lost: the store keeps only a token's hash, so a link is never shown twice."""
+        token = secrets.token_urlsafe(24)
+        with self.write():
+            row = self.db.execute("SELECT id FROM annotators WHERE name = ?", [name]).fetchone()
+            if row is None:
+                raise StoreError(f"no annotator named {name!r}")
+            self.db.execute("UPDATE annotators SET token_hash = ? WHERE id = ?", [token_hash(token), row[0]])
+            self.db.execute(
+                "UPDATE sessions SET revoked_at = ? WHERE revoked_at IS NULL AND annotator_id = ?",
+                [utc_now(), row[0]],
+            )
+        return token
+
+    def last_labelled(self) -> dict[str, str]:
+        """Each annotator's newest label's time (UTC, ISO 8601), undone labels and labels of
+        retired imports included: when they last labelled, not what stands. Names with no label
+        are absent."""
+        rows = self.db.execute(
+            """SELECT a.name, max(l.created_at) FROM labels l JOIN annotators a ON a.id = l.annotator_id
+               GROUP BY a.name"""
+        ).fetchall()
+        return {name: at for name, at in rows if at}
+
     def identify(self, token: str | None) -> dict[str, str] | None:
         """``{"name", "role"}`` of the active token, else None."""
         if not token:

@@ -290,6 +290,42 @@ def test_a_claim_rule_adds_a_person_at_first_sign_in(browser, make_run_db, tmp_p
     assert row == ("annotator", "lab@example.com", None)
 
 
+def test_opened_at_another_address_the_page_says_where_to_sign_in(browser, make_run_db, tmp_path) -> None:
+    """The redirect URL on localhost (the docs' example), the app opened at the 127.0.0.1 address
+    a server prints: a sign-in started there would come back to localhost signed in as nobody (the
+    browser keeps the sign-in's state cookie per host). The page says where to sign in instead of
+    offering the provider's button, its link leads there, and the sign-in there works."""
+    from playwright.sync_api import expect
+
+    db = tmp_path / "elsewhere.db"
+    db.write_bytes(make_run_db.read_bytes())
+    with Store(db) as store:
+        store.add_annotator("ann", "annotator", email="ann@example.com")
+    port = free_port()
+    with oidc_provider() as provider_url:
+        back_to = f"http://localhost:{port}"
+        secrets_file, _ = write_secrets(tmp_path, back_to, provider_url, secrets.token_urlsafe(32))
+        with serving(db, secrets_file, port) as server:
+            assert f"people open {back_to}, where its redirect_uri sends them back" in server.output()
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            page.goto(f"http://127.0.0.1:{port}")
+            said = re.compile(
+                rf"Sign in at http\u2060?://localhost:{port}: the provider sends people back there, "
+                rf"not to http\u2060?://127\.0\.0\.1:{port}\."
+            )
+            expect(page.get_by_text(said)).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+            wait_for_script_run(page)
+            expect(page.get_by_role("button", name="Sign in with 127.0.0.1")).to_have_count(0)
+            link = page.locator(f'a[href="{back_to}"]')
+            expect(link).to_have_text(re.compile(rf"^Open http\u2060?://localhost:{port}$"))
+            with page.context.expect_page() as opened:  # Streamlit's link button opens a new tab
+                link.click()
+            page = opened.value
+            page.wait_for_url(lambda address: address.startswith(back_to), timeout=CONTENT_TIMEOUT_MS)
+            sign_in_with_provider(page, back_to, "ann-sub")
+            signed_in(page, "Signed in as ann (annotator) with ann@example.com")
+
+
 @pytest.mark.postgres
 def test_two_servers_one_postgresql_one_cookie_secret(browser, postgres_server, tmp_path) -> None:
     """Two app servers on one PostgreSQL database, each with its own address and redirect URL
