@@ -304,7 +304,7 @@ def evaluate(
     to_judged = _index_or(ordered.queries, qid_array).astype(np.int32)
     qi = to_judged[ordered.q_sorted]
     not_in_qrels = int((to_judged < 0).sum()) + len(set(run.empty_queries) - set(qids_all))
-    judgment = ordered.judgment_of(judged["q"], judged["d"])  # per sorted row: its judgment's row
+    judgment = ordered.judgments(judged)  # per sorted row: its judgment's row (kept per judgments)
     docs = ordered.docs
     order, repeat = ordered.order, ordered.repeat
     if bool((to_judged < 0).any()):  # the rows of judged queries only
@@ -459,6 +459,7 @@ def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
 
 
 _ORDER = "trec_order"  # the key of :class:`_Ordered` in ``Run.memo``
+_JUDGMENTS_KEPT = 4  # judgment sets whose rows an _Ordered keeps (--judge-labels scores three)
 
 
 @dataclass
@@ -466,7 +467,8 @@ class _Ordered:
     """A run in trec_eval's order, computed once per run (``Run.memo``) and shared by every
     evaluation of it (``metrics --judge-labels`` scores one run three ways, ``holes`` reads its
     top k): the sort, the repeats, and each row's 32-bit key of (query, id), which finds the
-    judged rows of any set of judgments without hashing an id string again."""
+    judged rows of any set of judgments without hashing an id string again; and per set of
+    judgments (the last few), those rows (:meth:`judgments`), which no cutoff moves."""
 
     queries: pa.Array  # the run's query ids, bytewise
     order: np.ndarray | None  # rows of the table in trec_eval's order; None: already in it
@@ -475,6 +477,20 @@ class _Ordered:
     keys: np.ndarray  # per sorted row, :func:`_duplicate_keys` of (its query, its id)
     repeat: np.ndarray | None  # per sorted row: an id already above in its query
     duplicates: dict[str, list[str]]  # per query (bytewise), the ids it repeats
+    # (judgments' table, judgment_of its columns): the table held, so its identity is never reused
+    judged: list[tuple[pa.Table, np.ndarray]] = field(default_factory=list)
+
+    def judgments(self, table: pa.Table) -> np.ndarray:
+        """:meth:`judgment_of` the columns ``q`` and ``d`` of ``table`` (``Qrels.to_table``: one
+        table per set of judgments, never changed), kept for the same table (read-only): a page
+        that scores one run and one set of judgments at every k it is asked finds the rows once."""
+        for kept, rows in self.judged:
+            if kept is table:
+                return rows
+        rows = self.judgment_of(table["q"], table["d"])
+        rows.flags.writeable = False
+        self.judged = [*self.judged[-(_JUDGMENTS_KEPT - 1) :], (table, rows)]
+        return rows
 
     def judgment_of(
         self, judged_q: pa.Array | pa.ChunkedArray, judged_d: pa.Array | pa.ChunkedArray

@@ -129,10 +129,24 @@ class HoleQuery:
 
 def find_holes(qrels: Qrels, run: Run, k: int) -> dict[str, HoleQuery]:
     """Per query that both the run and the judgments hold (bytewise order): the run's top k
-    chunks that the judgments do not grade. A repeated id keeps its slot and is one hole."""
+    chunks that the judgments do not grade. A repeated id keeps its slot and is one hole.
+
+    :func:`holes_of` over ``run.rankings()`` is the reference; here the engine's pass finds them
+    (:func:`calibration.metrics.evaluate` with ``unjudged_depth`` k: the run's sort and its
+    judged rows, each made once per run and judgments), so only the holes become Python strings."""
     if k < 1:
         raise HolesError(f"k {k}; expected a whole number >= 1")
-    return holes_of(qrels.grades, top_ranked(run, k), k)
+    if run.table.num_rows == 0:
+        return holes_of(qrels.grades, top_ranked(run, k), k)
+    # any threshold: a hole is a chunk with no grade at all, which no threshold moves
+    scored = evaluate(qrels, run, ks=[k], min_grade=1, unjudged_depth=k)
+    judged = scored.counts[f"judged@{k}"].tolist()
+    filled = np.minimum(scored.num_ret, k).tolist()
+    out: dict[str, HoleQuery] = {}
+    for i, qid in enumerate(scored.qids):
+        holes = tuple(doc for _, doc in scored.unjudged_top.get(qid, ()))
+        out[qid] = HoleQuery(qid=qid, k=k, holes=holes, judged=judged[i], filled=filled[i])
+    return out
 
 
 def holes_of(
