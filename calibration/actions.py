@@ -46,7 +46,7 @@ from calibration.inputs import (
     refuse_nothing_evaluated,
 )
 from calibration.label_rows import long_labels
-from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate
+from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, ranked_queries
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
@@ -224,7 +224,11 @@ def holes(
         raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
     rows: dict[str, HoleRow] = {}
     for qid in population:
-        union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
+        union = (
+            list(per_run[0][qid].holes)  # one run: its holes are distinct already
+            if len(per_run) == 1
+            else list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
+        )
         rows[qid] = {
             "holes": union,
             "judged": [holes[qid].judged for holes in per_run],
@@ -254,7 +258,7 @@ def holes(
         }
     left_out: set[str] = set()
     for _, run in runs:
-        left_out |= run.query_ids() - shared
+        left_out |= set(ranked_queries(run)) - shared
     return {
         "k": k,
         "runs": [name for name, _ in runs],

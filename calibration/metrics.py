@@ -458,6 +458,49 @@ def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
     return out
 
 
+def ranked_queries(run: Run) -> list[str]:
+    """The queries of ``run`` (bytewise, then those it answered with nothing): ``Run.query_ids``
+    from the sort the metrics share, no pass over the rows when the run is sorted already."""
+    queries: list[str] = _ordered(run).queries.to_pylist() if run.table.num_rows else []
+    seen = set(queries)
+    return queries + [qid for qid in dict.fromkeys(run.empty_queries) if qid not in seen]
+
+
+def top_unjudged(run: Run, qrels: Qrels, depth: int) -> dict[str, tuple[list[str], int, int]]:
+    """Per query of ``run`` (bytewise, then the queries it answered with nothing), its first
+    ``depth`` slots in trec_eval's order read against ``qrels``: (the ids ``qrels`` does not grade
+    for the query, in rank order, a repeat's slot skipped; the judged ids among them, distinct;
+    the slots the ranking fills, repeats too: min(depth, lines)). From the sort and the judged
+    rows the metrics share (``Run.memo``), only the unjudged ids made Python strings; a query
+    ``qrels`` holds no grade for has every slot unjudged."""
+    if depth < 1:
+        raise InvalidMeasure(f"depth {depth}; expected a whole number >= 1")
+    out: dict[str, tuple[list[str], int, int]] = {}
+    if run.table.num_rows:
+        ordered = _ordered(run)
+        q_sorted = ordered.q_sorted
+        n_queries = len(ordered.queries)
+        counts = np.bincount(q_sorted, minlength=n_queries)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        head = np.flatnonzero(np.arange(len(q_sorted), dtype=np.int64) - starts[q_sorted] < depth)
+        if ordered.repeat is not None:
+            head = head[~ordered.repeat[head]]  # a repeat's slot: neither judged nor a hole
+        judged = ordered.judgments(qrels.to_table())[head] >= 0
+        holes = head[~judged]
+        n_judged = np.bincount(q_sorted[head[judged]], minlength=n_queries).tolist()
+        n_holes = np.bincount(q_sorted[holes], minlength=n_queries).tolist()
+        rows = holes if ordered.order is None else ordered.order[holes]
+        ids = ordered.docs.take(arrow(rows)).to_pylist()
+        filled = np.minimum(counts, depth).tolist()
+        at = 0
+        for q, qid in enumerate(ordered.queries.to_pylist()):
+            out[qid] = (ids[at : at + n_holes[q]], n_judged[q], filled[q])
+            at += n_holes[q]
+    for qid in run.empty_queries:
+        out.setdefault(qid, ([], 0, 0))
+    return out
+
+
 _ORDER = "trec_order"  # the key of :class:`_Ordered` in ``Run.memo``
 _JUDGMENTS_KEPT = 4  # judgment sets whose rows an _Ordered keeps (--judge-labels scores three)
 

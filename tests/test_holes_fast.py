@@ -59,6 +59,15 @@ def test_top_ranked_is_the_reference_cut(grouped: bool) -> None:
             assert top_ranked(run, depth) == expected
 
 
+def test_ranked_queries_are_the_runs() -> None:
+    rng = random.Random(9)
+    for _ in range(60):
+        run = random_run(rng, rng.random() < 0.5)
+        queries = metrics.ranked_queries(run)
+        assert len(queries) == len(set(queries)) and set(queries) == run.query_ids()
+    assert metrics.ranked_queries(Run.from_rankings({"q": ["a"], "r": []})) == ["q", "r"]
+
+
 def test_top_ranked_keeps_a_repeat_in_its_slot() -> None:
     run = Run.from_rankings({"q": ["a", "b", "a", "c"], "r": []})
     assert top_ranked(run, 3) == {"q": ["a", "b", "a"], "r": []}

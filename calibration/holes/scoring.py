@@ -73,7 +73,17 @@ from numpy.typing import ArrayLike
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
 from calibration.holes.interval import ALIKE, score_bounds, widened
-from calibration.metrics import AP, RR, Evaluation, Gain, Measure, blank_repeats, evaluate, top_ranked
+from calibration.metrics import (
+    AP,
+    RR,
+    Evaluation,
+    Gain,
+    Measure,
+    blank_repeats,
+    evaluate,
+    top_ranked,
+    top_unjudged,
+)
 
 __all__ = [
     "CORRECTED_MEASURES",
@@ -130,23 +140,18 @@ class HoleQuery:
 def find_holes(qrels: Qrels, run: Run, k: int) -> dict[str, HoleQuery]:
     """Per query that both the run and the judgments hold (bytewise order): the run's top k
     chunks that the judgments do not grade. A repeated id keeps its slot and is one hole.
-
-    :func:`holes_of` over ``run.rankings()`` is the reference; here the engine's pass finds them
-    (:func:`calibration.metrics.evaluate` with ``unjudged_depth`` k: the run's sort and its
-    judged rows, each made once per run and judgments), so only the holes become Python strings."""
+    :func:`holes_of` over ``run.rankings()`` is the reference; here the sort and the judged rows
+    the metrics share find them (:func:`calibration.metrics.top_unjudged`), only the holes made
+    Python strings."""
     if k < 1:
         raise HolesError(f"k {k}; expected a whole number >= 1")
-    if run.table.num_rows == 0:
-        return holes_of(qrels.grades, top_ranked(run, k), k)
-    # any threshold: a hole is a chunk with no grade at all, which no threshold moves
-    scored = evaluate(qrels, run, ks=[k], min_grade=1, unjudged_depth=k)
-    judged = scored.counts[f"judged@{k}"].tolist()
-    filled = np.minimum(scored.num_ret, k).tolist()
-    out: dict[str, HoleQuery] = {}
-    for i, qid in enumerate(scored.qids):
-        holes = tuple(doc for _, doc in scored.unjudged_top.get(qid, ()))
-        out[qid] = HoleQuery(qid=qid, k=k, holes=holes, judged=judged[i], filled=filled[i])
-    return out
+    graded = qrels.grades
+    found = top_unjudged(run, qrels, k)
+    return {
+        qid: HoleQuery(qid=qid, k=k, holes=tuple(holes), judged=judged, filled=filled)
+        for qid in sorted(found.keys() & graded.keys(), key=lambda q: q.encode("utf-8"))
+        for holes, judged, filled in [found[qid]]
+    }
 
 
 def holes_of(
