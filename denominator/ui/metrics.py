@@ -14,6 +14,7 @@ data's digest and the settings each reads), so a run of the page computes only w
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -484,7 +485,10 @@ def render_estimate(data: DataSet, report: AuditReport) -> None:
             bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
 
     try:
-        estimates = actions.estimate(labels, data.run, report.copy(), interval=chosen, on_query=on_query)
+        # a deep copy: the estimate adds findings inside the report, which the cache shares
+        estimates = actions.estimate(
+            labels, data.run, copy.deepcopy(report), interval=chosen, on_query=on_query
+        )
     except (InvalidAudit, ValueError) as exc:
         st.error(f"No estimate: {md(exc)}")
         return
