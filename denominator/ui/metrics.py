@@ -66,6 +66,9 @@ from denominator.ui.metrics_data import (
 __all__ = ["render_metrics_page", "EXAMPLE_DIR", "OWN_FILES", "STORE", "WORKED_EXAMPLE", "recall_chart"]
 
 FINDINGS_LISTED = 200  # queries an expander lists under one kind of finding; a line says how many more
+# a kind with more queries than this lists them when its expander is opened (a run of the page):
+# the browser draws 200 Markdown lines per kind on every run otherwise (~0.1 s of its CPU each)
+FINDINGS_OPENED = 20
 TABLE_ROWS = 200  # a per-query table longer than this is a scrolling grid (st.dataframe), not HTML rows
 CHART_QUERIES = 40  # the recall chart draws at most this many queries: those furthest below their ceiling
 CHECK_QUERIES = 500  # above this many queries the policy check (its per-query table) is drawn on request
@@ -378,13 +381,20 @@ def render_audit(report: AuditReport, data: DataSet, key: str) -> None:
 def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -> None:
     """One line per kind of finding with its count over the queries, each an expander listing
     the queries (the first ``listed``, then how many more): a run of 6,000 queries stays one
-    screen. The same groups as the CLI's table (``calibration.policy.findings.group_findings``)."""
+    screen. The same groups as the CLI's table (``calibration.policy.findings.group_findings``).
+    A kind of more than :data:`FINDINGS_OPENED` queries is listed once its expander is opened."""
     st.subheader("Findings")
     if not groups:
         st.success("No findings: every denominator is as it should be.")
         return
     for group in groups:
-        with st.expander(md(group.line), key=f"metrics_finding_{group.code}"):
+        lazy = len(group.queries) > FINDINGS_OPENED
+        expander = st.expander(
+            md(group.line), key=f"metrics_finding_{group.code}", on_change="rerun" if lazy else "ignore"
+        )
+        with expander:
+            if lazy and not expander.open:
+                continue
             shown = group.queries[:listed]
             st.markdown("\n".join(f"- **{md(qid)}**: {md(text)}" for qid, text in shown))
             if len(group.queries) > len(shown):
