@@ -35,7 +35,18 @@ from calibration.policy.rules import Policy
 from calibration.results import AuditReport, CheckReport, Comparison, FilledReport, HolesReport
 from denominator.ui.metrics_data import DataSet
 
-__all__ = ["RESULTS", "RESULT_BYTES", "SHARED", "metrics", "audit", "holes", "filled", "check", "compare", "drawn"]
+__all__ = [
+    "RESULTS",
+    "RESULT_BYTES",
+    "SHARED",
+    "metrics",
+    "audit",
+    "holes",
+    "filled",
+    "check",
+    "compare",
+    "drawn",
+]
 
 RESULTS = 16  # answers kept per function: a few settings of a few data sets
 RESULT_BYTES = "256MB"  # and at most this much of them, pickled
