@@ -18,8 +18,9 @@ moment on the shared machine hits both. Per round, on the app's Metrics page (a 
 - k 20 -> 10: back to inputs already computed (cached): to the run's end;
 - upload again (a new session, the same files): to the findings and to the run's end.
 
-Reports the median of each over the rounds, its ratio to the baseline's, the server's CPU time
-(user + system, /proc) and the 1-minute load before and after. Then, in this process, where the
+Reports the median of each over the rounds, its ratio to the baseline's, the server's and the
+browser's CPU time (user + system, /proc; the browser: every Chromium process below this one) and
+the 1-minute load before and after. Then, in this process, where the
 server's time goes on one upload: each section's call as the page makes it, wall and CPU.
 Acceptance (#42): findings <= 3x the baseline's upload; k changed <= 1.5 s. Exit 1 when a bound is
 missed on a quiet machine (the load before the bench at most the number of cores).
@@ -64,6 +65,36 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def browser_seconds() -> float:
+    """User + system CPU time so far of this bench's Chromium: every live process below this one
+    whose name starts with "chrom" (the browser, its renderers, its GPU and utility processes)."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone since the listing
+            continue
+        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+        parents[int(entry.name)], names[int(entry.name)] = int(rest.split()[1]), name
+    ours = {os.getpid()}
+    grew = True
+    while grew:
+        below = {pid for pid, parent in parents.items() if parent in ours} - ours
+        grew = bool(below)
+        ours |= below
+    total = 0.0
+    for pid in ours:
+        if names.get(pid, "").startswith("chrom"):
+            try:
+                total += cpu_seconds(pid)
+            except OSError:
+                continue
+    return total
+
+
 @dataclass
 class Step:
     """One timed step over the rounds: seconds to the first mark and to the end, the server's CPU."""
@@ -72,6 +103,7 @@ class Step:
     first: list[float] = field(default_factory=list)
     done: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
+    browser: list[float] = field(default_factory=list)  # Chromium's CPU over the step
     loads: list[float] = field(default_factory=list)
 
 
@@ -79,7 +111,7 @@ def timed(
     step: Step, pid: int, action: Callable[[], None], first: Callable[[], None], done: Callable[[], None]
 ) -> None:
     """Time ``action`` to ``first`` and then to ``done`` (each waits for what it names)."""
-    cpu = cpu_seconds(pid)
+    cpu, browser = cpu_seconds(pid), browser_seconds()
     started = time.monotonic()
     action()
     first()
@@ -87,6 +119,7 @@ def timed(
     done()
     step.done.append(time.monotonic() - started)
     step.cpu.append(cpu_seconds(pid) - cpu)
+    step.browser.append(browser_seconds() - browser)
     step.loads.append(load())
 
 
@@ -307,8 +340,8 @@ def main() -> int:
         app, base = measure(qrels, runs)
         header = (
             f"| step ({args.queries:,} x {args.depth}, {size:.0f} MB run; median of {args.rounds}) "
-            "| app: first mark / run ended (s) | app server CPU (s) | baseline (s) | baseline CPU (s) "
-            f"| app/baseline | load (1 min, {cores} cores) |"
+            "| app: first mark / run ended (s) | app CPU: server / browser (s) | baseline (s) "
+            f"| baseline CPU: server / browser (s) | app/baseline | load (1 min, {cores} cores) |"
         )
         rows = [header, "|---|---:|---:|---:|---:|---:|---:|"]
         print(header, flush=True)
@@ -323,8 +356,9 @@ def main() -> int:
             ratio = median(step.first) / median(other.first)
             loads = step.loads + other.loads
             row = (
-                f"| {name} | {median(step.first):.2f} / {median(step.done):.2f} | {median(step.cpu):.2f} "
-                f"| {median(other.first):.2f} | {median(other.cpu):.2f} | {ratio:.1f}x "
+                f"| {name} | {median(step.first):.2f} / {median(step.done):.2f} "
+                f"| {median(step.cpu):.2f} / {median(step.browser):.2f} | {median(other.first):.2f} "
+                f"| {median(other.cpu):.2f} / {median(other.browser):.2f} | {ratio:.1f}x "
                 f"(ended {median(step.done) / median(other.first):.1f}x) | {min(loads):.1f}-{max(loads):.1f} |"
             )
             rows.append(row)

@@ -33,8 +33,8 @@ from calibration.gate import (
     record_check,
     verdict_settings,
 )
-from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data, shared_queries
-from calibration.holes.scoring import HolesError, holes_of, sample_queries
+from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data
+from calibration.holes.scoring import HolesError, find_holes, sample_queries
 from calibration.inputs import (
     ALPHA,
     DEFAULT_K,
@@ -46,7 +46,7 @@ from calibration.inputs import (
     refuse_nothing_evaluated,
 )
 from calibration.label_rows import long_labels
-from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, top_ranked
+from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, ranked_queries
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
@@ -215,18 +215,20 @@ def holes(
         raise InvalidInput("holes needs a run")
     if k < 1:
         raise InvalidInput(f"k {k}; expected a whole number >= 1")
-    rankings = [top_ranked(run, k) for _, run in runs]  # the top k only, from the metrics' sort
-    population = shared_queries(qrels, *rankings)
+    # each run's holes from the metrics' pass (its sort and judged rows, once per run)
+    per_run = [find_holes(qrels, run, k) for _, run in runs]
+    shared = set.intersection(*(set(holes) for holes in per_run))  # each holds the judged queries
+    population = sorted(shared, key=lambda q: q.encode("utf-8"))
     if not population:
         names = " and ".join(name for name, _ in runs)
         raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
-    try:
-        per_run = [holes_of(qrels.grades, ranked, k) for ranked in rankings]
-    except HolesError as exc:
-        raise InvalidInput(str(exc)) from None
     rows: dict[str, HoleRow] = {}
     for qid in population:
-        union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
+        union = (
+            list(per_run[0][qid].holes)  # one run: its holes are distinct already
+            if len(per_run) == 1
+            else list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
+        )
         rows[qid] = {
             "holes": union,
             "judged": [holes[qid].judged for holes in per_run],
@@ -255,8 +257,8 @@ def holes(
             "graded_by": [],  # drawn, not yet graded
         }
     left_out: set[str] = set()
-    for ranked in rankings:
-        left_out |= set(ranked) - set(population)
+    for _, run in runs:
+        left_out |= set(ranked_queries(run)) - shared
     return {
         "k": k,
         "runs": [name for name, _ in runs],

@@ -305,7 +305,7 @@ def evaluate(
     to_judged = _index_or(ordered.queries, qid_array).astype(np.int32)
     qi = to_judged[ordered.q_sorted]
     not_in_qrels = int((to_judged < 0).sum()) + len(set(run.empty_queries) - set(qids_all))
-    judgment = ordered.judgment_of(judged["q"], judged["d"])  # per sorted row: its judgment's row
+    judgment = ordered.judgments(judged)  # per sorted row: its judgment's row (kept per judgments)
     docs = ordered.docs
     order, repeat = ordered.order, ordered.repeat
     if bool((to_judged < 0).any()):  # the rows of judged queries only
@@ -467,8 +467,52 @@ def sorted_queries(run: Run, executor: Executor | None = None) -> list[str]:
     return queries
 
 
+def ranked_queries(run: Run) -> list[str]:
+    """The queries of ``run`` (bytewise, then those it answered with nothing): ``Run.query_ids``
+    from the sort the metrics share, no pass over the rows when the run is sorted already."""
+    queries: list[str] = _ordered(run).queries.to_pylist() if run.table.num_rows else []
+    seen = set(queries)
+    return queries + [qid for qid in dict.fromkeys(run.empty_queries) if qid not in seen]
+
+
+def top_unjudged(run: Run, qrels: Qrels, depth: int) -> dict[str, tuple[list[str], int, int]]:
+    """Per query of ``run`` (bytewise, then the queries it answered with nothing), its first
+    ``depth`` slots in trec_eval's order read against ``qrels``: (the ids ``qrels`` does not grade
+    for the query, in rank order, a repeat's slot skipped; the judged ids among them, distinct;
+    the slots the ranking fills, repeats too: min(depth, lines)). From the sort and the judged
+    rows the metrics share (``Run.memo``), only the unjudged ids made Python strings; a query
+    ``qrels`` holds no grade for has every slot unjudged."""
+    if depth < 1:
+        raise InvalidMeasure(f"depth {depth}; expected a whole number >= 1")
+    out: dict[str, tuple[list[str], int, int]] = {}
+    if run.table.num_rows:
+        ordered = _ordered(run)
+        q_sorted = ordered.q_sorted
+        n_queries = len(ordered.queries)
+        counts = np.bincount(q_sorted, minlength=n_queries)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        head = np.flatnonzero(np.arange(len(q_sorted), dtype=np.int64) - starts[q_sorted] < depth)
+        if ordered.repeat is not None:
+            head = head[~ordered.repeat[head]]  # a repeat's slot: neither judged nor a hole
+        judged = ordered.judgments(qrels.to_table())[head] >= 0
+        holes = head[~judged]
+        n_judged = np.bincount(q_sorted[head[judged]], minlength=n_queries).tolist()
+        n_holes = np.bincount(q_sorted[holes], minlength=n_queries).tolist()
+        rows = holes if ordered.order is None else ordered.order[holes]
+        ids = ordered.docs.take(arrow(rows)).to_pylist()
+        filled = np.minimum(counts, depth).tolist()
+        at = 0
+        for q, qid in enumerate(ordered.queries.to_pylist()):
+            out[qid] = (ids[at : at + n_holes[q]], n_judged[q], filled[q])
+            at += n_holes[q]
+    for qid in run.empty_queries:
+        out.setdefault(qid, ([], 0, 0))
+    return out
+
+
 _ORDER = "trec_order"  # the key of :class:`_Ordered` in ``Run.memo``
 _COMBINED_ROWS = 1 << 22  # a run's ids held in one array up to this many rows (a batch), chunked above
+_JUDGMENTS_KEPT = 4  # judgment sets whose rows an _Ordered keeps (--judge-labels scores three)
 
 
 @dataclass
@@ -476,7 +520,8 @@ class _Ordered:
     """A run in trec_eval's order, computed once per run (``Run.memo``) and shared by every
     evaluation of it (``metrics --judge-labels`` scores one run three ways, ``holes`` reads its
     top k): the sort, the repeats, and each row's 32-bit key of (query, id), which finds the
-    judged rows of any set of judgments without hashing an id string again."""
+    judged rows of any set of judgments without hashing an id string again; and per set of
+    judgments (the last few), those rows (:meth:`judgments`), which no cutoff moves."""
 
     queries: pa.Array  # the run's query ids, bytewise
     order: np.ndarray | None  # rows of the table in trec_eval's order; None: already in it
@@ -485,6 +530,20 @@ class _Ordered:
     keys: np.ndarray  # per sorted row, :func:`_duplicate_keys` of (its query, its id)
     repeat: np.ndarray | None  # per sorted row: an id already above in its query
     duplicates: dict[str, list[str]]  # per query (bytewise), the ids it repeats
+    # (judgments' table, judgment_of its columns): the table held, so its identity is never reused
+    judged: list[tuple[pa.Table, np.ndarray]] = field(default_factory=list)
+
+    def judgments(self, table: pa.Table) -> np.ndarray:
+        """:meth:`judgment_of` the columns ``q`` and ``d`` of ``table`` (``Qrels.to_table``: one
+        table per set of judgments, never changed), kept for the same table (read-only): a page
+        that scores one run and one set of judgments at every k it is asked finds the rows once."""
+        for kept, rows in self.judged:
+            if kept is table:
+                return rows
+        rows = self.judgment_of(table["q"], table["d"])
+        rows.flags.writeable = False
+        self.judged = [*self.judged[-(_JUDGMENTS_KEPT - 1) :], (table, rows)]
+        return rows
 
     def judgment_of(
         self, judged_q: pa.Array | pa.ChunkedArray, judged_d: pa.Array | pa.ChunkedArray

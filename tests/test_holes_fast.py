@@ -59,6 +59,15 @@ def test_top_ranked_is_the_reference_cut(grouped: bool) -> None:
             assert top_ranked(run, depth) == expected
 
 
+def test_ranked_queries_are_the_runs() -> None:
+    rng = random.Random(9)
+    for _ in range(60):
+        run = random_run(rng, rng.random() < 0.5)
+        queries = metrics.ranked_queries(run)
+        assert len(queries) == len(set(queries)) and set(queries) == run.query_ids()
+    assert metrics.ranked_queries(Run.from_rankings({"q": ["a"], "r": []})) == ["q", "r"]
+
+
 def test_top_ranked_keeps_a_repeat_in_its_slot() -> None:
     run = Run.from_rankings({"q": ["a", "b", "a", "c"], "r": []})
     assert top_ranked(run, 3) == {"q": ["a", "b", "a"], "r": []}
@@ -100,3 +109,21 @@ def test_holes_equal_the_reference_path() -> None:
         run, qrels = random_run(rng, rng.random() < 0.5), random_qrels(rng)
         for k in (1, 4, 10):
             assert find_holes(qrels, run, k) == holes_of(qrels.grades, run.rankings(), k)
+
+
+def test_a_run_finds_its_judged_rows_once_per_judgments() -> None:
+    """The judged rows of one set of judgments are kept beside the run's sort, read-only: every
+    cutoff asked after the first reads them; other judgments (a new table) find their own."""
+    rng = random.Random(13)
+    for _ in range(40):
+        run, qrels, other = random_run(rng, rng.random() < 0.5), random_qrels(rng), random_qrels(rng)
+        for k in (1, 4, 10):
+            assert find_holes(qrels, run, k) == holes_of(qrels.grades, run.rankings(), k)
+        ordered = run.memo["trec_order"]
+        assert [table for table, _ in ordered.judged] == [qrels.to_table()]
+        assert not ordered.judged[0][1].flags.writeable
+        fresh = Run(table=run.table, empty_queries=run.empty_queries)
+        assert values(evaluate(other, run, ks=[3], min_grade=1)) == values(
+            evaluate(other, fresh, ks=[3], min_grade=1)
+        )
+        assert len(ordered.judged) == 2

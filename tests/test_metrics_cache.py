@@ -124,6 +124,31 @@ def test_a_file_of_the_same_name_with_other_content_is_computed_anew(calls) -> N
     assert dict(calls) == {}
 
 
+def test_a_new_k_sorts_the_run_and_finds_its_judged_rows_no_more(calls, monkeypatch) -> None:
+    """The data set read is one object from one run of the page to the next (not a copy per run):
+    its run's memo (trec_eval's order, the judged rows) serves every k and every section."""
+    import calibration.metrics as engine
+
+    sorts: list[int] = []
+    found: list[int] = []
+    real_order, real_judgment = engine._trec_order, engine._Ordered.judgment_of
+    at = app_test(timeout=60).run()
+    at.radio(key="metrics:source").set_value(OWN_FILES).run()  # the worked example's sorts before
+    monkeypatch.setattr(engine, "_trec_order", lambda *a: sorts.append(1) or real_order(*a))
+    monkeypatch.setattr(engine._Ordered, "judgment_of", lambda *a: found.append(1) or real_judgment(*a))
+    calls.clear()
+    at.number_input(key="metrics:k").set_value(2)
+    at.file_uploader(key="metrics:qrels_upload").set_value(("qrels.txt", QRELS, "text/plain"))
+    at.file_uploader(key="metrics:run_upload").set_value(("run.jsonl", RUN, "text/plain"))
+    ok(at.run())
+    assert (len(sorts), len(found)) == (1, 1)
+    ok(at.number_input(key="metrics:k").set_value(1).run())
+    ok(at.number_input(key="metrics:fetch_depth").set_value(3).run())
+    assert mean_recall(at, 1) == "0.250"
+    assert dict(calls) == {"metrics": 2, "audit": 3, "holes": 2, "check": 3}
+    assert (len(sorts), len(found)) == (1, 1)
+
+
 def test_the_worked_example_drawn_again_is_the_same_page(calls) -> None:
     """The estimate adds its finding to the audit's report it is handed: a copy, never the cache's."""
     at = ok(app_test(timeout=60).run())

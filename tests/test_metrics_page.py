@@ -75,7 +75,10 @@ def test_findings_are_one_line_per_kind_with_their_counts() -> None:
     )
     assert len(at.expander) == len(lines)  # one expander per kind, none per query
     assert not at.warning  # no yellow box per repeated query
-    text = page_text(at)
+    # a kind of more than FINDINGS_OPENED queries lists them once its expander is opened
+    assert "q000**: repeated ids" not in page_text(at)
+    at.session_state["metrics_finding_duplicate_ids"] = True
+    text = page_text(ok(at.run()))
     # the expander lists the first FINDINGS_LISTED queries, then says how many more
     assert "q000**: repeated ids q000-d0: each repeat keeps its slot and scores nothing" in text
     assert f"q{FINDINGS_LISTED - 1:03d}**: repeated ids" in text

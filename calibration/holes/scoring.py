@@ -73,7 +73,17 @@ from numpy.typing import ArrayLike
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run
 from calibration.holes.interval import ALIKE, score_bounds, widened
-from calibration.metrics import AP, RR, Evaluation, Gain, Measure, blank_repeats, evaluate, top_ranked
+from calibration.metrics import (
+    AP,
+    RR,
+    Evaluation,
+    Gain,
+    Measure,
+    blank_repeats,
+    evaluate,
+    top_ranked,
+    top_unjudged,
+)
 
 __all__ = [
     "CORRECTED_MEASURES",
@@ -129,10 +139,19 @@ class HoleQuery:
 
 def find_holes(qrels: Qrels, run: Run, k: int) -> dict[str, HoleQuery]:
     """Per query that both the run and the judgments hold (bytewise order): the run's top k
-    chunks that the judgments do not grade. A repeated id keeps its slot and is one hole."""
+    chunks that the judgments do not grade. A repeated id keeps its slot and is one hole.
+    :func:`holes_of` over ``run.rankings()`` is the reference; here the sort and the judged rows
+    the metrics share find them (:func:`calibration.metrics.top_unjudged`), only the holes made
+    Python strings."""
     if k < 1:
         raise HolesError(f"k {k}; expected a whole number >= 1")
-    return holes_of(qrels.grades, top_ranked(run, k), k)
+    graded = qrels.grades
+    found = top_unjudged(run, qrels, k)
+    return {
+        qid: HoleQuery(qid=qid, k=k, holes=tuple(holes), judged=judged, filled=filled)
+        for qid in sorted(found.keys() & graded.keys(), key=lambda q: q.encode("utf-8"))
+        for holes, judged, filled in [found[qid]]
+    }
 
 
 def holes_of(

@@ -14,11 +14,13 @@ data's digest and the settings each reads), so a run of the page computes only w
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -64,6 +66,9 @@ from denominator.ui.metrics_data import (
 __all__ = ["render_metrics_page", "EXAMPLE_DIR", "OWN_FILES", "STORE", "WORKED_EXAMPLE", "recall_chart"]
 
 FINDINGS_LISTED = 200  # queries an expander lists under one kind of finding; a line says how many more
+# a kind with more queries than this lists them when its expander is opened (a run of the page):
+# the browser draws 200 Markdown lines per kind on every run otherwise (~0.1 s of its CPU each)
+FINDINGS_OPENED = 20
 TABLE_ROWS = 200  # a per-query table longer than this is a scrolling grid (st.dataframe), not HTML rows
 CHART_QUERIES = 40  # the recall chart draws at most this many queries: those furthest below their ceiling
 CHECK_QUERIES = 500  # above this many queries the policy check (its per-query table) is drawn on request
@@ -94,42 +99,59 @@ def _over(evaluation: Evaluation, name: Measure) -> str:
     return over(len(evaluation.qids), evaluation.undefined(name))
 
 
+def _texts(values: np.ndarray) -> list[str]:
+    """Each value of a column as :func:`fmt` writes it: three digits, or undefined for NaN."""
+    undefined = fmt(None)
+    return [undefined if math.isnan(v) else f"{v:.3f}" for v in values.tolist()]
+
+
 def metrics_frame(evaluation: Evaluation, report: AuditReport, escape: bool = True) -> pd.DataFrame:
     """Per-query table of strings, each figure beside its denominator, then the means; query ids
-    escaped for Markdown (``st.table``) unless ``escape`` is False (``st.dataframe`` shows text)."""
+    escaped for Markdown (``st.table``) unless ``escape`` is False (``st.dataframe`` shows text).
+    Made a column at a time (10,000 queries: a new k draws it again)."""
     k = evaluation.ks[0]
-    rows: list[dict[str, str]] = []
-    for i, qid in enumerate(evaluation.qids):
-        n_rel = int(evaluation.num_rel[i])
-        hits = report["queries"][qid]["distinct_hits"] if qid in report["queries"] else None
-        recall = _value(evaluation, Measure("R", k), i)
-        ceiling = recall_ceiling(k, n_rel)
-        recall_cell = f"{fmt(recall)} = {hits}/{n_rel}" if recall is not None else "undefined (|Rel| = 0)"
-        share = f"{recall / ceiling:.0%}" if recall is not None and ceiling else "undefined"
-        rows.append(
-            {
-                "query": md(qid) if escape else qid,
-                "|Rel|": str(n_rel),
-                f"P@{k}": f"{fmt(_value(evaluation, Measure('P', k), i))} = {hits}/{k}",
-                f"P@{k} ceiling": fmt(precision_ceiling(k, n_rel)),
-                f"R@{k}": recall_cell,
-                f"R@{k} ceiling": fmt(ceiling),
-                "share of ceiling": share,
-                "RR": fmt(_value(evaluation, RR, i)),
-                f"nDCG@{k}": fmt(_value(evaluation, Measure("nDCG", k), i)),
-                "AP": fmt(_value(evaluation, AP, i)),
-            }
-        )
+    queries = report["queries"]
+    qids = evaluation.qids
+    n_rels = evaluation.num_rel.tolist()
+    hits = [queries[qid]["distinct_hits"] if qid in queries else None for qid in qids]
+    recalls = evaluation.values[Measure("R", k)].tolist()
+    ceilings = [recall_ceiling(k, n_rel) for n_rel in n_rels]
+    texts = {
+        name: _texts(evaluation.values[name])
+        for name in (Measure("P", k), Measure("R", k), RR, Measure("nDCG", k), AP)
+    }
+    columns: dict[str, list[str]] = {
+        "query": [md(qid) for qid in qids] if escape else list(qids),
+        "|Rel|": [str(n_rel) for n_rel in n_rels],
+        f"P@{k}": [f"{text} = {hit}/{k}" for text, hit in zip(texts[Measure("P", k)], hits)],
+        f"P@{k} ceiling": [fmt(precision_ceiling(k, n_rel)) for n_rel in n_rels],
+        f"R@{k}": [
+            f"{text} = {hit}/{n_rel}" if not math.isnan(recall) else "undefined (|Rel| = 0)"
+            for text, hit, n_rel, recall in zip(texts[Measure("R", k)], hits, n_rels, recalls)
+        ],
+        f"R@{k} ceiling": [fmt(ceiling) for ceiling in ceilings],
+        "share of ceiling": [
+            f"{recall / ceiling:.0%}" if not math.isnan(recall) and ceiling else "undefined"
+            for recall, ceiling in zip(recalls, ceilings)
+        ],
+        "RR": texts[RR],
+        f"nDCG@{k}": texts[Measure("nDCG", k)],
+        "AP": texts[AP],
+    }
     measures = {str(m): m for m in (Measure("P", k), Measure("R", k), RR, Measure("nDCG", k), AP)}
-    mean_row = {column: "" for column in rows[0]} if rows else {}
-    over_row = dict(mean_row)
-    mean_row["query"] = "mean"
-    over_row["query"] = "queries in the mean"
-    for column, name in measures.items():
-        mean_row[column] = fmt(evaluation.mean(name))
-        n = len(evaluation.qids)
-        over_row[column] = f"{n - evaluation.undefined(name)} of {n} ({evaluation.undefined(name)} undefined)"
-    return pd.DataFrame(rows + [mean_row, over_row])
+    if not qids:  # no query: the means' rows alone, under the query and the measures
+        columns = {column: [] for column in ("query", *measures)}
+    n = len(qids)
+    for column, values in columns.items():
+        name = measures.get(column)
+        if column == "query":
+            values += ["mean", "queries in the mean"]
+        elif name is None:
+            values += ["", ""]
+        else:
+            left_out = evaluation.undefined(name)
+            values += [fmt(evaluation.mean(name)), f"{n - left_out} of {n} ({left_out} undefined)"]
+    return pd.DataFrame(columns)
 
 
 def audit_frame(
@@ -359,13 +381,20 @@ def render_audit(report: AuditReport, data: DataSet, key: str) -> None:
 def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -> None:
     """One line per kind of finding with its count over the queries, each an expander listing
     the queries (the first ``listed``, then how many more): a run of 6,000 queries stays one
-    screen. The same groups as the CLI's table (``calibration.policy.findings.group_findings``)."""
+    screen. The same groups as the CLI's table (``calibration.policy.findings.group_findings``).
+    A kind of more than :data:`FINDINGS_OPENED` queries is listed once its expander is opened."""
     st.subheader("Findings")
     if not groups:
         st.success("No findings: every denominator is as it should be.")
         return
     for group in groups:
-        with st.expander(md(group.line), key=f"metrics_finding_{group.code}"):
+        lazy = len(group.queries) > FINDINGS_OPENED
+        expander = st.expander(
+            md(group.line), key=f"metrics_finding_{group.code}", on_change="rerun" if lazy else "ignore"
+        )
+        with expander:
+            if lazy and not expander.open:
+                continue
             shown = group.queries[:listed]
             st.markdown("\n".join(f"- **{md(qid)}**: {md(text)}" for qid, text in shown))
             if len(group.queries) > len(shown):
@@ -484,7 +513,10 @@ def render_estimate(data: DataSet, report: AuditReport) -> None:
             bar.progress(done / total, text=f"Estimating what the labels missed: {done} of {total} queries")
 
     try:
-        estimates = actions.estimate(labels, data.run, report.copy(), interval=chosen, on_query=on_query)
+        # a deep copy: the estimate adds findings inside the report, which the cache shares
+        estimates = actions.estimate(
+            labels, data.run, copy.deepcopy(report), interval=chosen, on_query=on_query
+        )
     except (InvalidAudit, ValueError) as exc:
         st.error(f"No estimate: {md(exc)}")
         return

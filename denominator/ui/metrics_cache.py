@@ -8,10 +8,13 @@ of the fetch depth only the audit and the check, a change of the minimum grade n
 nor the corpus; a run of the page with the same inputs computes nothing. The data themselves are
 passed unhashed (``_data``): hashing a 70 MB run on every run of the page is what the key saves.
 
-``st.cache_data`` hands each caller its own copy, so a page may change what it is given (the
-estimate adds findings to the audit's report) without touching the cache. Each function keeps at
-most :data:`RESULTS` answers and :data:`RESULT_BYTES` of them (a 10,000-query audit is ~2 MB
-pickled). An error is not cached: it is raised again on the next run, as the action raises it.
+``st.cache_data`` hands each caller its own copy (unpickled on every run of the page), so a page
+may change what it is given without touching the cache. The audit and the holes, a dict per query
+(~0.03 and ~0.07 s to pickle and unpickle on 10,000 x 200 at k = 20, on every run), are kept as
+the objects themselves (``st.cache_resource``, :data:`SHARED` of each): read-only, whoever reads
+them (the estimate, which adds findings to the audit's report, is handed a deep copy). Each other
+function keeps at most :data:`RESULTS` answers and :data:`RESULT_BYTES` of them. An error is not
+cached: it is raised again on the next run, as the action raises it.
 
 :func:`drawn` keeps what a page makes of a result (a per-query table of escaped text, the findings
 in words) under the key of the result it reads: 10,000 rows take longer to write than to read back.
@@ -32,10 +35,22 @@ from calibration.policy.rules import Policy
 from calibration.results import AuditReport, CheckReport, Comparison, FilledReport, HolesReport
 from denominator.ui.metrics_data import DataSet
 
-__all__ = ["RESULTS", "RESULT_BYTES", "metrics", "audit", "holes", "filled", "check", "compare", "drawn"]
+__all__ = [
+    "RESULTS",
+    "RESULT_BYTES",
+    "SHARED",
+    "metrics",
+    "audit",
+    "holes",
+    "filled",
+    "check",
+    "compare",
+    "drawn",
+]
 
 RESULTS = 16  # answers kept per function: a few settings of a few data sets
 RESULT_BYTES = "256MB"  # and at most this much of them, pickled
+SHARED = 8  # audits and holes kept as objects: a 10,000-query audit is ~20 MB in memory
 # a check is read again after an hour whatever its key: a judge's verdict turns stale with the
 # calendar week, which no key of the store's rows sees
 CHECK_SECONDS = 3600
@@ -49,7 +64,7 @@ def metrics(key: str, k: int, min_grade: int | None, _data: DataSet) -> Evaluati
     return actions.metrics(_data.qrels, _data.run, [k], min_grade)
 
 
-@st.cache_data(show_spinner=False, max_entries=RESULTS, max_size=RESULT_BYTES)
+@st.cache_resource(show_spinner=False, max_entries=SHARED)
 def audit(
     key: str,
     k: int,
@@ -60,7 +75,7 @@ def audit(
     _data: DataSet,
 ) -> AuditReport:
     """``actions.audit``: reads the data (its truth set and corpus size among them: ``key``), the
-    corpus chosen beside it (``corpus_key``) and the policy's bars."""
+    corpus chosen beside it (``corpus_key``) and the policy's bars. Shared: never changed."""
     return actions.audit(
         _data.qrels,
         _data.run,
@@ -74,10 +89,10 @@ def audit(
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=RESULTS, max_size=RESULT_BYTES)
+@st.cache_resource(show_spinner=False, max_entries=SHARED)
 def holes(key: str, k: int, run_name: str, qrels_name: str, _data: DataSet) -> HolesReport:
     """``actions.holes`` of the data's run: the judgments and the run at k (no grade threshold:
-    a hole is a chunk with no grade at all)."""
+    a hole is a chunk with no grade at all). Shared: never changed."""
     return actions.holes(_data.qrels, [(run_name, _data.run)], k, qrels_name=qrels_name)
 
 

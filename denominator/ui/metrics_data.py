@@ -12,6 +12,12 @@ names, the stored run, label set and the store's version, the worked example's f
 ``corpus_key`` for the corpus: the page's cached results (:mod:`denominator.ui.metrics_cache`) are
 kept under them, never under the objects, so one person's data never answers for another's. An
 upload's bytes are digested once per upload (:func:`upload_digest`), not on every run of the page.
+
+A data set read is kept as one object (``st.cache_resource``), not a copy per run of the page
+(``st.cache_data`` unpickles 70 MB each time, ~0.2 s): its run is the same :class:`Run` from one
+run of the page to the next, so what the engine derives from it once (``Run.memo``: trec_eval's
+order, the judged rows) serves every k. Shared, it is never changed: :func:`render_corpus` gives
+a copy with the corpus beside it.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import hashlib
 import io
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -50,8 +56,7 @@ CORPUS_UPLOAD = "upload a corpus file"
 CORPUS_STORE = "the store's chunks"
 
 DIGESTS = 8  # uploads whose digest a session keeps (the page holds at most four files at once)
-DATA_SETS = 4  # data sets the server keeps read: a 10,000 x 200 run is ~70 MB pickled
-DATA_BYTES = "600MB"  # and at most this much of them
+DATA_SETS = 4  # data sets the server keeps read: a 10,000 x 200 run is ~70 MB in memory
 
 T = TypeVar("T")
 
@@ -97,7 +102,7 @@ def upload_digest(upload: UploadedFile) -> str:
 # ---------------------------------------------------------------- loading
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def load_worked_example(folder: str = str(EXAMPLE_DIR)) -> DataSet:
     """The worked example: golden.yaml + run.jsonl, its truth set, corpus and q_dupe."""
     base = Path(folder)
@@ -141,13 +146,14 @@ def read_upload(name: str, data: bytes, reader: Callable[[Path], T]) -> T:
             raise UploadError(str(exc).replace(str(path), safe_name)) from None
 
 
-@st.cache_data(show_spinner=False, max_entries=DATA_SETS, max_size=DATA_BYTES)
+@st.cache_resource(show_spinner=False, max_entries=DATA_SETS)
 def load_uploads(
     qrels_name: str, qrels_digest: str, run_name: str, run_digest: str, _qrels: io.BytesIO, _run: io.BytesIO
 ) -> DataSet:
     """The two uploads (``st.file_uploader``'s files) read, kept under their names and digests
     (:func:`upload_digest`), not their bytes: hashing, even copying, 70 MB on every run of the page
-    is what the digest saves."""
+    is what the digest saves. One object for every session that uploads the same files: never
+    changed (:func:`render_corpus` copies it)."""
     return DataSet(
         label=f"{qrels_name} and {run_name}",
         qrels=read_upload(qrels_name, _qrels.getvalue(), read_judgments),
@@ -157,13 +163,13 @@ def load_uploads(
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=DATA_SETS, max_size=DATA_BYTES)
+@st.cache_resource(show_spinner=False, max_entries=DATA_SETS)
 def load_run_upload(name: str, digest: str, _file: io.BytesIO) -> Run:
     """One uploaded run (the Metrics page's second run, to compare), kept under its name and digest."""
     return read_upload(name, _file.getvalue(), read_ranked)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=DATA_SETS)
 def load_stored(db: str, run: str, labels: str, version: tuple[object, ...]) -> DataSet:
     """A stored run and label set (:func:`calibration.stored.stored_data`); ``version`` (the
     store's row counts) only keys the cache, so a new label or import reads the store again."""
@@ -263,7 +269,8 @@ def render_store_source() -> DataSet | None:
 
 
 def render_corpus(data: DataSet, default_store: bool) -> DataSet:
-    """The corpus label coverage divides by: none, an uploaded file, or the store's chunks."""
+    """The corpus label coverage divides by: none, an uploaded file, or the store's chunks; a copy
+    of ``data`` (kept read, shared: never changed) with the corpus beside it, its run the same."""
     db = db_path()
     choices = [NO_CORPUS, CORPUS_UPLOAD] + ([CORPUS_STORE] if database_exists(db) else [])
     with st.sidebar:
@@ -280,16 +287,19 @@ def render_corpus(data: DataSet, default_store: bool) -> DataSet:
             else None
         )
     if chosen == CORPUS_STORE:
-        if data.corpus_ids is None:
-            with Store(db) as store:
-                data.corpus_ids = set(store.chunk_ids())
-                data.corpus_key = content_key(CORPUS_STORE, db, store_version(store))
-            data.corpus_label = f"the store's {len(data.corpus_ids):,} chunks"
-        return data
-    data.corpus_ids, data.corpus_label, data.corpus_key = None, "", ""
-    if upload is not None:
-        digest = upload_digest(upload)
-        data.corpus_ids = load_corpus_upload(upload.name, digest, upload)
-        data.corpus_label = f"{upload.name} ({len(data.corpus_ids):,} chunks)"
-        data.corpus_key = content_key(CORPUS_UPLOAD, upload.name, digest)
-    return data
+        if data.corpus_ids is not None:
+            return data
+        with Store(db) as store:
+            ids = set(store.chunk_ids())
+            key = content_key(CORPUS_STORE, db, store_version(store))
+        return replace(data, corpus_ids=ids, corpus_key=key, corpus_label=f"the store's {len(ids):,} chunks")
+    if upload is None:
+        return replace(data, corpus_ids=None, corpus_label="", corpus_key="")
+    digest = upload_digest(upload)
+    ids = load_corpus_upload(upload.name, digest, upload)
+    return replace(
+        data,
+        corpus_ids=ids,
+        corpus_label=f"{upload.name} ({len(ids):,} chunks)",
+        corpus_key=content_key(CORPUS_UPLOAD, upload.name, digest),
+    )
