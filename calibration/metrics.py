@@ -59,6 +59,7 @@ __all__ = [
     "evaluate_query",
     "evaluate",
     "top_ranked",
+    "query_indices",
     "Evaluation",
     "blank_repeats",
 ]
@@ -431,18 +432,19 @@ def evaluate(
     )
 
 
-def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
+def top_ranked(run: Run, depth: int, executor: Executor | None = None) -> dict[str, list[str]]:
     """Per query of ``run``, its first ``depth`` ids in trec_eval's order (score descending, ties
     by id descending, bytewise; a repeat keeps its slot): ``{q: r[:depth] for q, r in
     run.rankings().items()}`` from the sort the metrics share (one per run), with only the top
     ``depth`` rows of each query made Python strings. Queries in bytewise order, then the queries
     the run answered with nothing (an empty list). ``Run.rankings`` stays the reference
-    (``tests/test_holes_fast.py``)."""
+    (``tests/test_holes_fast.py``). ``executor``: where to hash the ids while the run is sorted,
+    as :func:`evaluate`'s."""
     if depth < 1:
         raise InvalidMeasure(f"depth {depth}; expected a whole number >= 1")
     out: dict[str, list[str]] = {}
     if run.table.num_rows:
-        ordered = _ordered(run)
+        ordered = _ordered(run, executor)
         q_sorted = ordered.q_sorted
         counts = np.bincount(q_sorted, minlength=len(ordered.queries))
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -481,7 +483,7 @@ class _Ordered:
     ) -> np.ndarray:
         """Per sorted row, the index of the judgment (of the columns ``judged_q``, ``judged_d``)
         of its query and id, -1 if none. The judgments get the rows' keys; a row whose key some
-        judgment has (a 2**24-bucket bitmap, then a binary search) is compared exactly, its
+        judgment has (a bitmap of the keys' top bits, then a binary search) is compared exactly, its
         query's index and its id, so a key shared by chance never matches."""
         n = len(self.q_sorted)
         out = np.full(n, -1, dtype=np.int32)
@@ -494,9 +496,8 @@ class _Ordered:
         j_keys = _duplicate_keys(j_docs, j_q)
         by_key = np.argsort(j_keys, kind="stable")
         sorted_keys = j_keys[by_key]
-        buckets = np.zeros(1 << 24, dtype=bool)
-        buckets[sorted_keys >> np.uint32(8)] = True
-        candidates = np.flatnonzero(buckets[self.keys >> np.uint32(8)])
+        buckets, shift = _bitmap(sorted_keys)
+        candidates = np.flatnonzero(buckets[self.keys >> shift])
         keys = self.keys[candidates]
         low = np.searchsorted(sorted_keys, keys, side="left")
         count = np.searchsorted(sorted_keys, keys, side="right") - low
@@ -522,6 +523,20 @@ def _index_or(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     return found
 
 
+def query_indices(column: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """(the column's distinct query ids, bytewise: trec_eval's order of queries; per row, its
+    query's index among them, int32), chunk by chunk (a run read in pieces is not copied whole)."""
+    encoded = pc.dictionary_encode(column)  # one dictionary for all chunks
+    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    dictionary = chunks[-1].dictionary if chunks else pa.array([], pa.string())
+    by_id = pc.sort_indices(dictionary)
+    queries = dictionary.take(by_id)
+    place = np.empty(len(queries), dtype=np.int32)
+    place[as_numpy(by_id)] = np.arange(len(queries), dtype=np.int32)
+    qi = place[as_numpy(pa.chunked_array([chunk.indices for chunk in chunks], pa.int32()))]
+    return queries, qi
+
+
 def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
     """The run's :class:`_Ordered`, from its memo or made now (``executor``: where to hash the
     ids for the repeats while the rows are sorted)."""
@@ -529,16 +544,7 @@ def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
     if isinstance(memo, _Ordered):
         return memo
     table = run.table
-    # chunk by chunk (a run read in pieces is not copied whole): one dictionary for all chunks
-    encoded = pc.dictionary_encode(table["q"])
-    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
-    dictionary = chunks[-1].dictionary if chunks else pa.array([], pa.string())
-    by_id = pc.sort_indices(dictionary)  # bytewise: trec_eval's order of queries
-    queries = dictionary.take(by_id)
-    place = np.empty(len(queries), dtype=np.int32)
-    place[as_numpy(by_id)] = np.arange(len(queries), dtype=np.int32)
-    qi = place[as_numpy(pa.chunked_array([chunk.indices for chunk in chunks], pa.int32()))]
-    del encoded, chunks
+    queries, qi = query_indices(table["q"])
     docs = table["d"]
     scores = as_numpy(table["s"])
     if executor is not None:
@@ -716,6 +722,17 @@ def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:
     return keys
 
 
+def _bitmap(keys: np.ndarray) -> tuple[np.ndarray, np.uint32]:
+    """A bucket per value of the keys' top bits, set where some key falls (and the shift that
+    reads a key's bucket): about 64 buckets a key, 2**16 to 2**24 of them, so a batch's few
+    keys get a table that stays in cache while every row of the batch is looked up in it."""
+    bits = max(16, min(24, (len(keys) * 64).bit_length()))
+    shift = np.uint32(32 - bits)
+    buckets = np.zeros(1 << bits, dtype=bool)
+    buckets[keys >> shift] = True
+    return buckets, shift
+
+
 def _duplicates(
     qi: np.ndarray, keys: np.ndarray, docs: pa.Array, order: np.ndarray | None
 ) -> tuple[np.ndarray | None, dict[int, list[str]]]:
@@ -739,10 +756,9 @@ def _duplicates(
     del sorted_keys
     if len(repeated_keys) == 0:
         return None, {}
-    # membership through a 2**24-bucket bitmap first: np.isin would sort again
-    buckets = np.zeros(1 << 24, dtype=bool)
-    buckets[repeated_keys >> np.uint32(8)] = True
-    candidates = np.flatnonzero(buckets[keys >> np.uint32(8)])
+    # membership through a bitmap of the keys' top bits first: np.isin would sort again
+    buckets, shift = _bitmap(repeated_keys)
+    candidates = np.flatnonzero(buckets[keys >> shift])
     candidates = candidates[np.isin(keys[candidates], repeated_keys)]
     rows = candidates if order is None else order[candidates]
     candidate_docs = docs.take(arrow(rows)).to_pylist()
