@@ -76,6 +76,7 @@ from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer, run_scorer, scored_once
 from calibration.stats.position import position_bias
 from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, MIN_QUERIES, SAMPLE_SIZE
+from calibration.top_k import top_ranked_file
 from calibration.unjudged import tops, unjudged_share
 
 if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
@@ -200,7 +201,7 @@ def metrics(
 
 def holes(
     qrels: Qrels,
-    runs: Sequence[tuple[str, Run]],
+    runs: Sequence[tuple[str, Run | PathLike]],
     k: int,
     *,
     sample: int | None = None,
@@ -210,12 +211,14 @@ def holes(
     """The runs' top-k chunks the judgments do not grade, per query the judgments and every run share
     (several runs, named: their union, for ``compare``); with ``sample``, a uniform random sample of
     that many of the queries (seeded), whose holes people label (the face writes it with
-    :func:`calibration.holes.files.write_hole_sample`)."""
+    :func:`calibration.holes.files.write_hole_sample`). A run is a :class:`Run` or a run file (read
+    in pieces when it is grouped by query: :func:`calibration.top_k.top_ranked_file`)."""
     if not runs:
         raise InvalidInput("holes needs a run")
     if k < 1:
         raise InvalidInput(f"k {k}; expected a whole number >= 1")
-    rankings = [top_ranked(run, k) for _, run in runs]  # the top k only, from the metrics' sort
+    # the top k only: from the metrics' sort of a Run, or from a run file's pieces
+    rankings = [top_ranked(run, k) if isinstance(run, Run) else top_ranked_file(run, k) for _, run in runs]
     population = shared_queries(qrels, *rankings)
     if not population:
         names = " and ".join(name for name, _ in runs)
