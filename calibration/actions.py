@@ -169,9 +169,7 @@ def metrics(
     grade) filled with them, and with ``hole_sample`` the corrected figure with its interval
     (:func:`calibration.holes.files.filled_data`), one report per cutoff; the judge's agreement
     with people is read against ``trusted`` and ``statistic`` (default: the policy's)."""
-    if judge is not None:
-        if not isinstance(run, Run):
-            raise TypeError("metrics with a judge's labels scores a Run in memory")
+    if judge is not None:  # a run file: read in pieces when grouped by query (filled_data)
         bar, stat = verdict_settings(DEFAULT_POLICY, trusted, statistic)
         return filled_data(
             qrels,
