@@ -33,8 +33,8 @@ from calibration.gate import (
     record_check,
     verdict_settings,
 )
-from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data
-from calibration.holes.scoring import HolesError, find_holes, sample_queries
+from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data, shared_queries
+from calibration.holes.scoring import HolesError, holes_of, sample_queries
 from calibration.inputs import (
     ALPHA,
     DEFAULT_K,
@@ -46,7 +46,7 @@ from calibration.inputs import (
     refuse_nothing_evaluated,
 )
 from calibration.label_rows import long_labels
-from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, ranked_queries
+from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, top_ranked
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
@@ -76,6 +76,7 @@ from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer, run_scorer, scored_once
 from calibration.stats.position import position_bias
 from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, MIN_QUERIES, SAMPLE_SIZE
+from calibration.top_k import top_ranked_file
 from calibration.unjudged import tops, unjudged_share
 
 if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
@@ -168,9 +169,7 @@ def metrics(
     grade) filled with them, and with ``hole_sample`` the corrected figure with its interval
     (:func:`calibration.holes.files.filled_data`), one report per cutoff; the judge's agreement
     with people is read against ``trusted`` and ``statistic`` (default: the policy's)."""
-    if judge is not None:
-        if not isinstance(run, Run):
-            raise TypeError("metrics with a judge's labels scores a Run in memory")
+    if judge is not None:  # a run file: read in pieces when grouped by query (filled_data)
         bar, stat = verdict_settings(DEFAULT_POLICY, trusted, statistic)
         return filled_data(
             qrels,
@@ -200,7 +199,7 @@ def metrics(
 
 def holes(
     qrels: Qrels,
-    runs: Sequence[tuple[str, Run]],
+    runs: Sequence[tuple[str, Run | PathLike]],
     k: int,
     *,
     sample: int | None = None,
@@ -210,25 +209,25 @@ def holes(
     """The runs' top-k chunks the judgments do not grade, per query the judgments and every run share
     (several runs, named: their union, for ``compare``); with ``sample``, a uniform random sample of
     that many of the queries (seeded), whose holes people label (the face writes it with
-    :func:`calibration.holes.files.write_hole_sample`)."""
+    :func:`calibration.holes.files.write_hole_sample`). A run is a :class:`Run` or a run file (read
+    in pieces when it is grouped by query: :func:`calibration.top_k.top_ranked_file`)."""
     if not runs:
         raise InvalidInput("holes needs a run")
     if k < 1:
         raise InvalidInput(f"k {k}; expected a whole number >= 1")
-    # each run's holes from the metrics' pass (its sort and judged rows, once per run)
-    per_run = [find_holes(qrels, run, k) for _, run in runs]
-    shared = set.intersection(*(set(holes) for holes in per_run))  # each holds the judged queries
-    population = sorted(shared, key=lambda q: q.encode("utf-8"))
+    # the top k only: from the metrics' sort of a Run, or from a run file's pieces
+    rankings = [top_ranked(run, k) if isinstance(run, Run) else top_ranked_file(run, k) for _, run in runs]
+    population = shared_queries(qrels, *rankings)
     if not population:
         names = " and ".join(name for name, _ in runs)
         raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
+    try:
+        per_run = [holes_of(qrels.grades, ranked, k) for ranked in rankings]
+    except HolesError as exc:
+        raise InvalidInput(str(exc)) from None
     rows: dict[str, HoleRow] = {}
     for qid in population:
-        union = (
-            list(per_run[0][qid].holes)  # one run: its holes are distinct already
-            if len(per_run) == 1
-            else list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
-        )
+        union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
         rows[qid] = {
             "holes": union,
             "judged": [holes[qid].judged for holes in per_run],
@@ -257,8 +256,8 @@ def holes(
             "graded_by": [],  # drawn, not yet graded
         }
     left_out: set[str] = set()
-    for _, run in runs:
-        left_out |= set(ranked_queries(run)) - shared
+    for ranked in rankings:
+        left_out |= set(ranked) - set(population)
     return {
         "k": k,
         "runs": [name for name, _ in runs],

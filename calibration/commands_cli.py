@@ -171,17 +171,18 @@ def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
         "--format trec": args.format == "trec",
         "--missing zero": args.missing != "drop",
         "--corpus": args.corpus or args.corpus_size,
-        "--grouped (the run is read whole)": args.grouped,
+        "--grouped (a grouped run is read in pieces without it)": args.grouped,
     }
     for flag in (flag for flag, given in unread.items() if given):
         raise UsageError(f"python -m calibration metrics: {flag} does not go with --judge-labels")
-    qrels, run, qrels_name, run_name, _corpus = _scored(args)
-    assert run is not None
+    # a run file is read by the action (in pieces when grouped by query), a stored run here
+    in_pieces = args.stored_run is None and bool(args.run)
+    qrels, run, qrels_name, run_name, _corpus = _scored(args, read_run=not in_pieces)
     judge, judge_name = read_judge_labels(args.judge_labels)
     sample = read_hole_sample(args.hole_sample) if args.hole_sample else None
     reports = actions.metrics(
         qrels,
-        run,
+        args.run if run is None else run,
         args.k,
         args.min_grade,
         gain=args.gain,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from annotation.cli_base import UsageError, say_notes
-from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.by_extension import read_judgments
 from calibration import actions
 from calibration.commands_text import dumps
 from calibration.holes.files import write_hole_sample
@@ -23,8 +23,15 @@ def run_holes(args: argparse.Namespace) -> tuple[str, int]:
         raise UsageError("python -m calibration holes: a run is named twice")
     qrels = read_judgments(args.qrels)
     say_notes(qrels.notes)
-    runs = [(path, read_ranked(path)) for path in args.run]
-    report = actions.holes(qrels, runs, args.k[0], sample=args.sample, seed=args.seed, qrels_name=args.qrels)
+    # the run files are read by the action (in pieces when grouped by query)
+    report = actions.holes(
+        qrels,
+        [(path, path) for path in args.run],
+        args.k[0],
+        sample=args.sample,
+        seed=args.seed,
+        qrels_name=args.qrels,
+    )
     if args.out:
         write_hole_sample(report, qrels, args.out)
     if args.format == "json":

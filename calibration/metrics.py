@@ -60,6 +60,7 @@ __all__ = [
     "evaluate",
     "top_ranked",
     "sorted_queries",
+    "query_indices",
     "Evaluation",
     "blank_repeats",
 ]
@@ -432,18 +433,19 @@ def evaluate(
     )
 
 
-def top_ranked(run: Run, depth: int) -> dict[str, list[str]]:
+def top_ranked(run: Run, depth: int, executor: Executor | None = None) -> dict[str, list[str]]:
     """Per query of ``run``, its first ``depth`` ids in trec_eval's order (score descending, ties
     by id descending, bytewise; a repeat keeps its slot): ``{q: r[:depth] for q, r in
     run.rankings().items()}`` from the sort the metrics share (one per run), with only the top
     ``depth`` rows of each query made Python strings. Queries in bytewise order, then the queries
     the run answered with nothing (an empty list). ``Run.rankings`` stays the reference
-    (``tests/test_holes_fast.py``)."""
+    (``tests/test_holes_fast.py``). ``executor``: where to hash the ids while the run is sorted,
+    as :func:`evaluate`'s."""
     if depth < 1:
         raise InvalidMeasure(f"depth {depth}; expected a whole number >= 1")
     out: dict[str, list[str]] = {}
     if run.table.num_rows:
-        ordered = _ordered(run)
+        ordered = _ordered(run, executor)
         q_sorted = ordered.q_sorted
         counts = np.bincount(q_sorted, minlength=len(ordered.queries))
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -596,7 +598,7 @@ def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
     if isinstance(memo, _Ordered):
         return memo
     table = run.table
-    queries, qi = _query_index(table["q"])
+    queries, qi = query_indices(table["q"])
     docs = table["d"]
     if isinstance(docs, pa.ChunkedArray) and docs.num_chunks > 1 and len(docs) <= _COMBINED_ROWS:
         docs = docs.combine_chunks()  # a batch of pieces: taking from chunks would join them each time
@@ -626,7 +628,7 @@ def _ordered(run: Run, executor: Executor | None = None) -> _Ordered:
     return ordered
 
 
-def _query_index(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+def query_indices(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     """(the column's distinct ids, bytewise: trec_eval's order of queries; per row, the index of
     its id among them, int32). A column whose ids come in blocks (each id's rows together, as in
     a TREC run) is read block by block: each row compared with the one before, no id hashed;

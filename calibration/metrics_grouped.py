@@ -8,7 +8,7 @@ Pure: it takes Arrow tables (``annotation.formats.columnar.lean_pieces`` reads t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from functools import partial
 from typing import Literal
@@ -21,7 +21,7 @@ from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, arrow, as_numpy
 from calibration.metrics import Evaluation, Gain, Measure, evaluate, measure_names, sorted_queries
 
-__all__ = ["NotGrouped", "evaluate_grouped"]
+__all__ = ["NotGrouped", "QueryBatches", "evaluate_grouped"]
 
 
 class NotGrouped(DenominatorError, ValueError):
@@ -65,7 +65,6 @@ def evaluate_grouped(
     seen = np.zeros(len(qids_all), dtype=bool)
     seen_elsewhere: set[str] = set()  # run queries without judgments
     parts: list[Evaluation] = []
-    tag: str | None = None
 
     def judged_of(indices: np.ndarray) -> Qrels:
         lengths = j_counts[indices]
@@ -102,26 +101,11 @@ def evaluate_grouped(
         part.not_in_qrels = len(others)
         parts.append(part)
 
-    carry: pa.Table | None = None
-    number = 0
-    for piece in pieces:
-        number += 1
-        if tag is None and piece.schema.metadata and b"tag" in piece.schema.metadata:
-            tag = piece.schema.metadata[b"tag"].decode("utf-8")
-        piece = piece.select(["q", "d", "s"]).replace_schema_metadata(None)
-        cut = _last_block(piece["q"])
-        head = piece.slice(0, cut)
-        if carry is not None and cut:
-            batch = pa.concat_tables([carry, head])
-            carry = piece.slice(cut)
-        elif carry is not None:
-            batch, carry = None, pa.concat_tables([carry, piece])
-        else:
-            batch, carry = head, piece.slice(cut)
-        if batch is not None and batch.num_rows:
-            score(batch, number)
-    if carry is not None and carry.num_rows:
-        score(carry, number)
+    batches = QueryBatches(pieces)
+    for batch in batches:
+        score(batch, batches.read)
+    number = batches.read
+    tag = batches.tag
 
     unseen = np.flatnonzero(~seen)
     if len(unseen):  # the judged queries the run never asked: missing, or zero with missing="zero"
@@ -159,6 +143,41 @@ def _last_block(q: pa.ChunkedArray) -> int:
         if start == 0:
             return 0
         width *= 8
+
+
+class QueryBatches:
+    """A run's pieces (tables q, d, s in file order, as ``lean_pieces`` reads them) as batches of
+    whole queries: the rows of a piece's last query wait for the next piece, so a batch ends at a
+    query boundary when the run is grouped by query. Iterating yields the batches (tables q, d, s;
+    none empty); ``read`` is the pieces read so far, ``tag`` the run's tag (the first piece's
+    metadata) once read. A query that comes back after other queries is not caught here: that is
+    the caller's check (:class:`NotGrouped`)."""
+
+    def __init__(self, pieces: Iterable[pa.Table]) -> None:
+        self.pieces = pieces
+        self.read = 0
+        self.tag: str | None = None
+
+    def __iter__(self) -> Iterator[pa.Table]:
+        carry: pa.Table | None = None
+        for piece in self.pieces:
+            self.read += 1
+            if self.tag is None and piece.schema.metadata and b"tag" in piece.schema.metadata:
+                self.tag = piece.schema.metadata[b"tag"].decode("utf-8")
+            piece = piece.select(["q", "d", "s"]).replace_schema_metadata(None)
+            cut = _last_block(piece["q"])
+            head = piece.slice(0, cut)
+            if carry is not None and cut:
+                batch = pa.concat_tables([carry, head])
+                carry = piece.slice(cut)
+            elif carry is not None:
+                batch, carry = None, pa.concat_tables([carry, piece])
+            else:
+                batch, carry = head, piece.slice(cut)
+            if batch is not None and batch.num_rows:
+                yield batch
+        if carry is not None and carry.num_rows:
+            yield carry
 
 
 def _comes_back(qid: str, piece: int) -> str:

@@ -117,10 +117,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "interval, written as the paper writes it",
     "calibration/holes/scoring.py:corrected_mean": "the corrected figure, its variance and interval, the "
     "formula in one place with its derivation",
-    "calibration/holes/scoring.py:score_with_holes": "holes as not relevant, judge-filled and the sample, "
-    "scored from one ranking read",
-    "calibration/metrics_grouped.py:evaluate_grouped": "the engine over a run read in pieces, the same "
-    "measures as evaluate",
     "calibration/stats/position.py:position_bias": "every position figure of pairwise answers in both "
     "orders, from one pass over the pairs",
     "annotation/pooling.py:sample_unjudged": "the estimate's stratified sample per query: strata, "

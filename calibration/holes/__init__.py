@@ -7,6 +7,8 @@ by a judge, and the metric corrected by people's labels on a random sample of qu
 - :mod:`calibration.holes.files`: the hole sample written as golden.yaml's ``sampling`` section and
   checked when read back, and a run scored with a judge's labels on its holes, corrected by the
   sample (``metrics|compare|check --judge-labels [--hole-sample]``);
+- :mod:`calibration.holes.streamed`: ``metrics --judge-labels`` over a run file read in pieces, a
+  batch of whole queries scored at a time;
 - :mod:`calibration.holes.holes_text`: how the holes and the judge-filled figures are said (pure).
 
 Finding them is :func:`calibration.actions.holes` (``python -m calibration holes``, its face

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from annotation.formats.by_extension import read_judgments
+from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.formats.golden import write_golden
 from annotation.hole_sample import HOLE_SAMPLE, HoleSample, read_hole_sample
 from annotation.model import Qrels, Run, SamplingDesign, Stratum
@@ -44,10 +44,15 @@ from calibration.holes.scoring import (
     Corrected,
     HoleScores,
     HolesError,
+    check_sample_queries,
+    correct_scores,
     corrected_mean,
+    merged_scores,
+    refuse_unlabelled,
     sample_queries,
     score_with_holes,
 )
+from calibration.holes.streamed import StreamedScores, sample_holes, streamed_scores
 from calibration.inputs import min_grade_of
 from calibration.metrics import Gain, top_ranked
 from calibration.results import (
@@ -168,11 +173,12 @@ def _agreement(
     grades are on it (else every grade from the lowest to the highest seen), the draw unknown (a
     file's: the reason says the verdict assumes a random one) and the people behind the grades too.
     None when no chunk was graded by both."""
+    judged = judge.grades  # (a property: read once, not per chunk)
     shared = [
-        (qid, grade, judge.grades[qid][doc])
+        (qid, grade, judged[qid][doc])
         for qid, docs in people.grades.items()
         for doc, grade in docs.items()
-        if doc in judge.grades.get(qid, {})
+        if doc in judged.get(qid, {})
     ]
     if not shared:
         return None
@@ -251,7 +257,7 @@ def _value(x: float) -> float | None:
 
 def filled_data(
     qrels: Qrels,
-    run: Run,
+    run: Run | PathLike,
     ks: Sequence[int],
     judge: Qrels,
     *,
@@ -266,9 +272,19 @@ def filled_data(
     min_queries: int = MIN_QUERIES,
 ) -> list[FilledReport]:
     """``metrics --judge-labels``: per cutoff, the run scored with holes as not relevant, with the
-    judge's grades on the holes, and (with ``sample``) the corrected figure with its interval."""
+    judge's grades on the holes, and (with ``sample``) the corrected figure with its interval.
+    ``run``: a :class:`Run`, or a run file, read in pieces when it is a clean TREC run grouped by
+    query (:mod:`calibration.holes.streamed`), else whole."""
     threshold = min_grade_of(qrels, min_grade)
-    ranked = top_ranked(run, _depth(ks, sample))  # the top k only, from the metrics' sort
+    depth = _depth(ks, sample)
+    streamed = None
+    if not isinstance(run, Run):
+        streamed = streamed_scores(
+            qrels, run, ks, depth, judge, min_grade=threshold, gain=gain, sample=sample
+        )
+        run = read_ranked(run) if streamed is None else run
+    # the top k only: from the file's pieces, or from the metrics' sort
+    ranked = streamed.ranked if streamed is not None else top_ranked(cast(Run, run), depth)
     population = shared_queries(qrels, ranked)
     if not population:
         raise InvalidInput(f"{run_name} and {qrels_name} share no query")
@@ -278,7 +294,10 @@ def filled_data(
     agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic, min_queries)
     reports: list[FilledReport] = []
     for k in ks:
-        scores = _scores(qrels, run, [ranked], k, judge, threshold, gain, sample)
+        if streamed is None:
+            scores = _scores(qrels, cast(Run, run), [ranked], k, judge, threshold, gain, sample)
+        else:
+            scores = _merged_scores(qrels, streamed, k, sample)
         means: list[FilledMean] = []
         for name in scores.measures:
             pool_mean, pool_n = scores.mean("pool", name)
@@ -356,12 +375,7 @@ def _scores(
 ) -> HoleScores:
     """The run (``rankings[0]``) scored three ways; ``rankings``: every run the sample serves
     (compare: both), whose top k of the sample's depth bound which of its chunks count as holes."""
-    holes = None
-    if sample is not None:  # a chunk the file names outside every run's top k is no hole: ignored
-        holes = {}
-        for qid, listed in sample.holes.items():
-            top = {d for ranked in rankings for d in ranked.get(qid, ())[: sample.k]}
-            holes[qid] = [d for d in listed if d in top]
+    holes = sample_holes(sample, rankings) if sample is not None else None
     try:
         return score_with_holes(
             qrels,
@@ -377,6 +391,19 @@ def _scores(
     except HolesError as exc:
         where = f"{sample.path}: " if sample else ""
         raise InvalidInput(f"{where}{exc}{hint if sample else ''}") from None
+
+
+def _merged_scores(qrels: Qrels, streamed: StreamedScores, k: int, sample: HoleSample | None) -> HoleScores:
+    """The batches' figures at ``k`` merged, checked and corrected as :func:`_scores` gives them."""
+    try:
+        if sample is not None:
+            check_sample_queries(sample_holes(sample, [streamed.ranked]), qrels.grades, streamed.ranked)
+        refuse_unlabelled(streamed.missing[k], k)
+        scores = merged_scores(streamed.parts[k])
+        correct_scores(scores)
+    except HolesError as exc:
+        raise InvalidInput(f"{sample.path}: {exc}" if sample else str(exc)) from None
+    return scores
 
 
 def compare_filled(

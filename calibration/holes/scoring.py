@@ -64,7 +64,7 @@ it is still a uniform random sample. Queries left out are counted.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -98,6 +98,11 @@ __all__ = [
     "holes_of",
     "sample_queries",
     "score_with_holes",
+    "check_sample_queries",
+    "correct_scores",
+    "merged_scores",
+    "query_scores",
+    "refuse_unlabelled",
 ]
 
 
@@ -379,25 +384,79 @@ def score_with_holes(
     ``sample``: the hole sample's design, per sampled query the chunk ids that were its holes;
     ``people``: people's grades on those holes when the judgments do not hold them. A sampled
     hole with no people's grade in either is an error (the sample would not be random any more
-    if it were dropped)."""
-    base = qrels.grades
+    if it were dropped).
+
+    The steps, for a run scored batch by batch of whole queries (``metrics --judge-labels`` on a
+    run file): :func:`check_sample_queries`, :func:`query_scores` per batch, :func:`merged_scores`,
+    :func:`refuse_unlabelled`, :func:`correct_scores`."""
     sample = dict(sample or {})
-    people = people or {}
     if k < 1:
         raise HolesError(f"k {k}; expected a whole number >= 1")
     if rankings is None:  # the caller's, when it has them already (at least the top k)
         rankings = top_ranked(run, k)
-    strangers = sorted(set(sample) - (set(base) & set(rankings)))
+    check_sample_queries(sample, qrels.grades, rankings)
+    scores, missing = query_scores(
+        qrels,
+        run,
+        rankings,
+        k=k,
+        judge=judge,
+        min_grade=min_grade,
+        gain=gain,
+        sample=sample,
+        people=people or {},
+    )
+    refuse_unlabelled(missing, k)
+    correct_scores(scores, alpha)
+    return scores
+
+
+def check_sample_queries(
+    sample: Mapping[str, Sequence[str]], grades: Mapping[str, Mapping[str, int]], queries: Iterable[str]
+) -> None:
+    """Every query the hole sample names is one the judgments and the run (its ``queries``) hold."""
+    strangers = sorted(set(sample) - (set(grades) & set(queries)))
     if strangers:
         raise HolesError(
             f"the hole sample names {len(strangers)} quer{'y' if len(strangers) == 1 else 'ies'} "
             f"the run and the judgments do not both hold (first {strangers[0]!r})"
         )
+
+
+def refuse_unlabelled(missing: int, k: int) -> None:
+    """``missing`` holes of the sampled queries without a people's grade: an error."""
+    if missing:
+        raise HolesError(
+            f"{missing} hole{'' if missing == 1 else 's'} of the sampled queries' top {k} "
+            f"{'has' if missing == 1 else 'have'} no people's grade: label them "
+            "(python -m annotation pool --holes FILE) before the sample can correct the metric"
+        )
+
+
+def query_scores(
+    qrels: Qrels,
+    run: Run,
+    rankings: Mapping[str, Sequence[str]],
+    *,
+    k: int,
+    judge: Mapping[str, Mapping[str, int]],
+    min_grade: int,
+    gain: Gain,
+    sample: Mapping[str, Sequence[str]],
+    people: Mapping[str, Mapping[str, int]],
+) -> tuple[HoleScores, int]:
+    """The per-query part of :func:`score_with_holes` (no corrected figure yet), and the count of
+    the sampled queries' holes without a people's grade. Each query's figures read only its own
+    grades and ranking, so a run scored batch by batch of whole queries (``qrels`` and ``run``
+    cut to the batch's queries, ``sample`` to those of them it names) gives the figures of a whole
+    read (:func:`merged_scores`)."""
+    base = qrels.grades
     # what people had graded before the sample: the sample's holes taken out again
-    pool = {
-        qid: {d: g for d, g in grades.items() if d not in set(sample.get(qid, ()))}
-        for qid, grades in base.items()
-    }
+    pool = dict(base)
+    for qid, listed in sample.items():
+        if qid in pool:
+            drop = set(listed)
+            pool[qid] = {d: g for d, g in pool[qid].items() if d not in drop}
     holes = holes_of(pool, rankings, k)
     qids = list(holes)
     truth: dict[str, dict[str, int]] = {}
@@ -411,12 +470,6 @@ def score_with_holes(
             else:
                 labelled[doc] = grade
         truth[qid] = labelled
-    if missing:
-        raise HolesError(
-            f"{missing} hole{'' if missing == 1 else 's'} of the sampled queries' top {k} "
-            f"{'has' if missing == 1 else 'have'} no people's grade: label them "
-            "(python -m annotation pool --holes FILE) before the sample can correct the metric"
-        )
     fill: dict[str, dict[str, int]] = {}
     counts = np.zeros((3, len(qids)), dtype=np.int64)
     for i, qid in enumerate(qids):
@@ -427,7 +480,10 @@ def score_with_holes(
         counts[1, i] = sum(1 for g in got.values() if g >= min_grade)
         counts[2, i] = len(holes[qid].holes) - len(got)
     measures = corrected_measures([k])
-    as_pool = evaluate(Qrels(grades=pool), run, ks=[k], min_grade=min_grade, gain=gain)
+    # the same judgments as a table when the sample took none out (the engine reads tables)
+    as_pool = evaluate(
+        qrels if not sample else Qrels(grades=pool), run, ks=[k], min_grade=min_grade, gain=gain
+    )
     as_filled = evaluate(_merged(pool, fill, qids), run, ks=[k], min_grade=min_grade, gain=gain)
     sampled = [qid for qid in qids if qid in sample]
     rows = {qid: i for i, qid in enumerate(qids)}
@@ -451,32 +507,76 @@ def score_with_holes(
         filled_relevant=counts[1],
         ungraded=counts[2],
     )
-    if sampled:
-        in_sample = np.zeros(len(qids), dtype=bool)
-        in_sample[[rows[q] for q in sampled]] = True
-        for name in measures:
-            domain = ~np.isnan(scores.pool[name])  # defined by people's grades: filled only adds
-            pick = domain & in_sample
-            undefined = pick & np.isnan(people_values[name])
-            if undefined.any():  # cannot happen: people's labels only add to the pool's
-                raise HolesError(f"{name} undefined with people's grades on a sampled query")
-            bounds = (0.0, 1.0)
-            if name.startswith("P@"):  # holes only add relevant chunks: between none and all of them
-                shares = np.array([len(holes[q].holes) / k for q in qids])
-                low = float(scores.pool[name][domain].mean())
-                bounds = (low, min(1.0, low + float(shares[domain].mean())))
-            elif name.startswith("R@"):  # a relevant hole adds to hits and |Rel| alike: h/R only rises
-                bounds = (float(scores.pool[name][domain].mean()), 1.0)
-            scores.corrected[name] = corrected_mean(
-                people_values[name][pick],
-                scores.filled[name][pick],
-                scores.filled[name][domain],
-                anchor_sampled=scores.pool[name][pick],
-                anchor_all=scores.pool[name][domain],
-                alpha=alpha,
-                bounds=bounds,
-            )
-    return scores
+    return scores, missing
+
+
+def merged_scores(parts: Sequence[HoleScores]) -> HoleScores:
+    """One :class:`HoleScores` from those of batches of whole queries (each query in one batch, all
+    at the same k), in bytewise order of queries, as :func:`query_scores` gives a whole run's."""
+    if not parts:
+        raise HolesError("no batch of queries to merge")
+    qids = [qid for part in parts for qid in part.qids]
+    order = np.array(sorted(range(len(qids)), key=lambda i: qids[i].encode("utf-8")), dtype=np.int64)
+    measures = parts[0].measures
+
+    def joined(get: Callable[[HoleScores], np.ndarray]) -> np.ndarray:
+        return np.concatenate([get(part) for part in parts])[order]
+
+    def figures(which: str) -> dict[Measure, np.ndarray]:
+        return {
+            name: np.concatenate([getattr(part, which)[name] for part in parts])[order] for name in measures
+        }
+
+    holes = {qid: hole for part in parts for qid, hole in part.holes.items()}
+    in_sample = {qid for part in parts for qid in part.sampled}
+    merged_qids = [qids[i] for i in order.tolist()]
+    return HoleScores(
+        k=parts[0].k,
+        measures=measures,
+        qids=merged_qids,
+        holes={qid: holes[qid] for qid in merged_qids},
+        sampled=[qid for qid in merged_qids if qid in in_sample],
+        pool=figures("pool"),
+        filled=figures("filled"),
+        people=figures("people"),
+        rel=joined(lambda part: part.rel),
+        filled_count=joined(lambda part: part.filled_count),
+        filled_relevant=joined(lambda part: part.filled_relevant),
+        ungraded=joined(lambda part: part.ungraded),
+    )
+
+
+def correct_scores(scores: HoleScores, alpha: float = 0.05) -> None:
+    """The corrected figure of every measure (``scores.corrected``), when a sample was drawn:
+    :func:`corrected_mean` over the queries where people's grades define the measure."""
+    if not scores.sampled:
+        return
+    qids, holes, k = scores.qids, scores.holes, scores.k
+    rows = {qid: i for i, qid in enumerate(qids)}
+    in_sample = np.zeros(len(qids), dtype=bool)
+    in_sample[[rows[q] for q in scores.sampled]] = True
+    for name in scores.measures:
+        domain = ~np.isnan(scores.pool[name])  # defined by people's grades: filled only adds
+        pick = domain & in_sample
+        undefined = pick & np.isnan(scores.people[name])
+        if undefined.any():  # cannot happen: people's labels only add to the pool's
+            raise HolesError(f"{name} undefined with people's grades on a sampled query")
+        bounds = (0.0, 1.0)
+        if name.startswith("P@"):  # holes only add relevant chunks: between none and all of them
+            shares = np.array([len(holes[q].holes) / k for q in qids])
+            low = float(scores.pool[name][domain].mean())
+            bounds = (low, min(1.0, low + float(shares[domain].mean())))
+        elif name.startswith("R@"):  # a relevant hole adds to hits and |Rel| alike: h/R only rises
+            bounds = (float(scores.pool[name][domain].mean()), 1.0)
+        scores.corrected[name] = corrected_mean(
+            scores.people[name][pick],
+            scores.filled[name][pick],
+            scores.filled[name][domain],
+            anchor_sampled=scores.pool[name][pick],
+            anchor_all=scores.pool[name][domain],
+            alpha=alpha,
+            bounds=bounds,
+        )
 
 
 def _aligned(evaluation: Evaluation, name: Measure, rows: Mapping[str, int]) -> np.ndarray:
