@@ -1,6 +1,5 @@
 """Calls to any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp
-server, a LiteLLM proxy) over ``httpx2``, the HTTP client under the ``openai`` SDK, with the
-request the SDK's ``chat.completions.create`` makes (see "Lean per call" below).
+server, a LiteLLM proxy) through the ``openai`` async client.
 
 - The endpoint is ``base_url`` (``--base-url`` or ``OPENAI_BASE_URL``); the key
   comes only from ``OPENAI_API_KEY``, read here and never stored, logged or
@@ -28,16 +27,10 @@ request the SDK's ``chat.completions.create`` makes (see "Lean per call" below).
   tokens into a cost when the model's price is known, and says "unknown"
   otherwise (never a made-up 0).
 - Lean per call (#42): a run's request body is encoded once per rubric (:class:`RequestTemplate`:
-  a call adds its user message and seed) and sent straight through ``httpx2`` with the headers
-  the SDK sends (``Authorization: Bearer`` the key; ``OpenAI-Organization`` and ``OpenAI-Project``
-  from ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID``; ``OPENAI_CUSTOM_HEADERS``, a header a line,
-  over them; JSON in and out), its timeouts and connection limits, and its errors read as it
-  reads them (a status error's body and ``error`` object; a timeout, a dropped connection): the
-  same request, without the SDK's per-call walk of the parameters (a third of the client's CPU a
-  call), and without importing the SDK (0.5 s of CPU at every start; only a batch loads it). The
-  reply is read as the JSON it is, as leniently as the SDK's ``ChatCompletion`` reads it, without
-  building pydantic models. The SDK's telemetry headers (``X-Stainless-*``) are not sent, and the
-  ``User-Agent`` is Denominator's.
+  a call adds its user message and seed) and sent with the SDK's own ``post`` (the client's
+  auth, headers, timeouts and status errors as ``chat.completions.create`` has them, without its
+  per-call walk of the parameters); the reply is read as the JSON it is, as leniently as the SDK's
+  ``ChatCompletion`` reads it, without building pydantic models.
 """
 
 from __future__ import annotations
@@ -47,15 +40,14 @@ import email.utils
 import json
 import os
 import random
-import ssl
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, cast
 
-import anyio
 import httpx2
+import openai
 
 from annotation.errors import DenominatorError
 from annotation.options import default
@@ -78,10 +70,6 @@ RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx (a gateway's 520-529 too)
 PER_CALL_STATUS = {400, 413, 422}  # this request refused (too long, filtered): an error row, not a retry
 MAX_WAIT = 60.0  # the longest backoff between two attempts
 KEPT_BYTES = 1024  # of a reply over the cap, what the error row keeps
-# the SDK's (openai.DEFAULT_CONNECTION_LIMITS), not imported: importing openai costs 0.5 s of CPU
-CONNECTION_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
-# what the SDK reads as a dropped connection (openai._httpx2.request_exceptions), a timeout apart
-CONNECTION_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
 
 
 class CallFailed(DenominatorError):
@@ -127,7 +115,7 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
     """The HTTP transport with every response body capped at ``cap`` bytes as it is read."""
 
     def __init__(self, cap: int) -> None:
-        self._inner = httpx2.AsyncHTTPTransport(limits=CONNECTION_LIMITS)
+        self._inner = httpx2.AsyncHTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
         self._cap = cap
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -274,51 +262,10 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
-class StatusError:
-    """A reply whose status is not 2xx, read as the SDK reads it into ``openai.APIStatusError``:
-    ``body`` is the reply's JSON (its ``error`` object when it has one), or its text when it is
-    not JSON."""
-
-    status_code: int
-    response: httpx2.Response
-
-    @property
-    def body(self) -> object:
-        text = self.response.text.strip()
-        try:
-            body: object = json.loads(text)
-        except ValueError:
-            return text
-        return body.get("error", body) if isinstance(body, dict) else body
-
-
-def request_headers(api_key: str) -> dict[str, str]:
-    """The headers of every call, as the SDK's ``AsyncOpenAI`` sends them (its telemetry apart):
-    JSON, the key as a bearer token, the organization and project of ``OPENAI_ORG_ID`` and
-    ``OPENAI_PROJECT_ID``, then ``OPENAI_CUSTOM_HEADERS`` (``Name: value`` a line) over them."""
-    headers = {
-        "Accept": "application/json",
-        "Content-Type": "application/json",
-        "Authorization": f"Bearer {api_key}",
-        "User-Agent": "denominator-judge",
-        # replies are read up to max_reply_bytes, uncompressed
-        "Accept-Encoding": "identity",
-    }
-    for name, variable in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
-        if (value := os.environ.get(variable)) is not None:
-            headers[name] = value
-    for line in (os.environ.get("OPENAI_CUSTOM_HEADERS") or "").split("\n"):
-        name, colon, value = line.partition(":")
-        if colon:
-            headers[name.strip()] = value.strip()
-    return headers
-
-
-def _retry_after(exc: StatusError) -> float | None:
+def _retry_after(exc: openai.APIStatusError) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or an HTTP date); None
     when absent or unreadable (the normal backoff applies)."""
-    value = exc.response.headers.get("retry-after")
+    value = exc.response.headers.get("retry-after") if exc.response is not None else None
     if not value:
         return None
     try:
@@ -334,7 +281,7 @@ def _retry_after(exc: StatusError) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error_code(exc: StatusError) -> str | None:
+def _error_code(exc: openai.APIStatusError) -> str | None:
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error")
     inner = error if isinstance(error, dict) else body
@@ -354,22 +301,25 @@ class JudgeClient:
         if not endpoint.model:
             raise EndpointRefused("no model given: pass --model (or set OPENAI_MODEL)")
         self.endpoint = endpoint
-        key = api_key if api_key is not None else (os.environ.get("OPENAI_API_KEY") or "no-key")
-        self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
-        # Redirects are not followed: another host's answer would be stored under this
-        # endpoint's fingerprint. Each read, write and connect has the whole deadline (the SDK's).
-        self._http = httpx2.AsyncClient(
-            transport=_CappedTransport(endpoint.max_reply_bytes),
-            follow_redirects=False,
+        self._client = openai.AsyncOpenAI(
+            base_url=endpoint.base_url,
+            api_key=api_key if api_key is not None else (os.environ.get("OPENAI_API_KEY") or "no-key"),
+            max_retries=0,
             timeout=endpoint.timeout,
-            headers=request_headers(key),
+            # Redirects are not followed: another host's answer would be stored under this
+            # endpoint's fingerprint. Replies are read up to max_reply_bytes, uncompressed.
+            http_client=openai.DefaultAsyncHttpxClient(
+                transport=_CappedTransport(endpoint.max_reply_bytes),
+                follow_redirects=False,
+                headers={"Accept-Encoding": "identity"},
+            ),
         )
         self._limit = asyncio.Semaphore(endpoint.concurrency)
         self._rng = rng or random.Random()
         self.retries = 0  # transient failures retried, over all calls
 
     async def close(self) -> None:
-        await self._http.aclose()
+        await self._client.close()
 
     async def complete(
         self,
@@ -413,50 +363,35 @@ class JudgeClient:
             attempt = attempts[0]
             started = time.monotonic()
             try:
-                # the request chat.completions.create makes (its headers, timeout and connection
-                # limits), the body encoded already; the reply read whole (up to the cap)
-                reply = await self._http.post(self._url, content=body, headers=headers)
+                # the SDK's request as chat.completions.create makes it (auth, headers, timeout, status
+                # errors), less its per-call transform of the parameters: the body is encoded already
+                reply = await self._client.post(
+                    "/chat/completions", cast_to=httpx2.Response, content=body, options={"headers": headers}
+                )
             except ReplyTooLarge as exc:
                 raise CallFailed(
                     f"a reply over {ep.max_reply_bytes:,} bytes (--max-reply-bytes), not read further; "
                     f"its first {len(exc.head):,} bytes kept",
                     raw=exc.head.decode("utf-8", errors="replace"),
                 ) from None
-            except httpx2.TimeoutException:  # the SDK's names for the two: the error rows say them
-                wait, reason = None, "APITimeoutError"
-            except CONNECTION_ERRORS:
-                wait, reason = None, "APIConnectionError"
-            else:
-                if 200 <= reply.status_code < 300:
-                    latency = (time.monotonic() - started) * 1000
-                    text, tokens_in, tokens_out, served, system = read_completion(reply)
-                    return CallResult(
-                        text=text,
-                        tokens_in=tokens_in,
-                        tokens_out=tokens_out,
-                        latency_ms=latency,
-                        attempts=attempt,
-                        served_model=served,
-                        system_fingerprint=system,
-                    )
-                refused = StatusError(reply.status_code, reply)
-                status = refused.status_code
+            except openai.APIStatusError as exc:
+                status = exc.status_code
                 if 300 <= status < 400:
-                    target = reply.headers.get("location")
+                    target = exc.response.headers.get("location") if exc.response is not None else None
                     raise EndpointRefused(
                         f"{redact(ep.base_url)}: HTTP {status}: a redirect to {redact(target or 'nowhere named')}, "
                         "not followed (its answers would be stored as this endpoint's); give the endpoint "
                         "meant as --base-url"
                     ) from None
-                if status == 429 and _error_code(refused) == "insufficient_quota":
+                if status == 429 and _error_code(exc) == "insufficient_quota":
                     raise EndpointRefused(
                         f"{redact(ep.base_url)}: HTTP 429: the account's quota is used up"
                     ) from None
                 if status in PER_CALL_STATUS:
-                    raise CallFailed(_refusal(refused, ep)) from None
+                    raise CallFailed(_refusal(exc, ep)) from None
                 if status not in RETRYABLE_STATUS and status < 500:
-                    raise EndpointRefused(_refusal(refused, ep)) from None
-                wait = _retry_after(refused)
+                    raise EndpointRefused(_refusal(exc, ep)) from None
+                wait = _retry_after(exc)
                 reason = f"HTTP {status}"
                 if wait is not None and wait > ep.max_retry_after:
                     raise CallFailed(
@@ -468,6 +403,20 @@ class JudgeClient:
                         f"{reason} with Retry-After {wait:,.0f} s, past the call's deadline of "
                         f"{ep.timeout:g} s (--timeout); {_attempts_text(attempt)}"
                     ) from None
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                wait, reason = None, type(exc).__name__
+            else:
+                latency = (time.monotonic() - started) * 1000
+                text, tokens_in, tokens_out, served, system = read_completion(reply)
+                return CallResult(
+                    text=text,
+                    tokens_in=tokens_in,
+                    tokens_out=tokens_out,
+                    latency_ms=latency,
+                    attempts=attempt,
+                    served_model=served,
+                    system_fingerprint=system,
+                )
             if attempt > ep.max_retries:
                 raise CallFailed(f"{reason} after {attempt} attempts")
             if stopping is not None and stopping.is_set():
@@ -495,7 +444,7 @@ async def _wait(seconds: float, stopping: asyncio.Event | None, reason: str) -> 
     raise CallStopped(f"not answered: stopped while waiting to retry ({reason})")
 
 
-def _refusal(exc: StatusError, ep: Endpoint) -> str:
+def _refusal(exc: openai.APIStatusError, ep: Endpoint) -> str:
     try:
         message = exc.body.get("message") if isinstance(exc.body, dict) else None
     except AttributeError:

@@ -206,7 +206,7 @@ def test_the_key_is_sent_but_never_stored(demo, fake_openai) -> None:
 
 
 def test_the_headers_are_the_sdks(demo, fake_openai, monkeypatch) -> None:
-    """The request chat.completions.create makes (#42, item 5: sent through httpx2 without the SDK):
+    """The request chat.completions.create makes (#42, item 5: the SDK's own ``post``):
     JSON both ways, the bearer key, the organization and project of OPENAI_ORG_ID and
     OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS (a header a line) over them, the call's id."""
     monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
@@ -228,22 +228,6 @@ def test_the_headers_are_the_sdks(demo, fake_openai, monkeypatch) -> None:
     assert headers["x-gateway"] == "team a" and headers["authorization"].startswith("Bearer ")
     assert headers["x-denominator-call"].endswith(f"/{calls[0].item_id}/-/0")
     assert headers["accept-encoding"] == "identity"  # replies read up to the cap, uncompressed
-
-
-def test_a_refusal_is_read_as_the_sdk_reads_it() -> None:
-    """A status error's body: its ``error`` object when the reply is JSON holding one, the JSON
-    itself otherwise, its text when it is not JSON (``openai.APIStatusError.body``)."""
-    import httpx2
-
-    from judge.client import StatusError
-
-    def body(content: bytes) -> object:
-        return StatusError(400, httpx2.Response(400, content=content)).body
-
-    assert body(b'{"error": {"message": "no", "code": "c"}}') == {"message": "no", "code": "c"}
-    assert body(b'{"message": "flat"}') == {"message": "flat"}
-    assert body(b"  <html>bad gateway</html>\n") == "<html>bad gateway</html>"
-    assert body(b"[1, 2]") == [1, 2]
 
 
 # ---------------------------------------------------------------- pairs
