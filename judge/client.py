@@ -44,15 +44,17 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
-import openai
 
 from annotation.errors import DenominatorError
 from annotation.options import default
 from judge.limits import MAX_REPLY_BYTES, MAX_RETRY_AFTER
 from judge.prompts import redact
+
+if TYPE_CHECKING:  # the SDK loads where a client is made (0.5 s of CPU: a dry run never pays it)
+    import openai
 
 __all__ = [
     "Endpoint",
@@ -115,6 +117,8 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
     """The HTTP transport with every response body capped at ``cap`` bytes as it is read."""
 
     def __init__(self, cap: int) -> None:
+        import openai
+
         self._inner = httpx2.AsyncHTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
         self._cap = cap
 
@@ -300,6 +304,8 @@ class JudgeClient:
         endpoint other than the configured one (the server's key goes nowhere else)."""
         if not endpoint.model:
             raise EndpointRefused("no model given: pass --model (or set OPENAI_MODEL)")
+        import openai  # here, not at the module's import: see TYPE_CHECKING above
+
         self.endpoint = endpoint
         self._client = openai.AsyncOpenAI(
             base_url=endpoint.base_url,
@@ -355,6 +361,8 @@ class JudgeClient:
     async def _attempts(
         self, body: bytes, call_id: str, stopping: asyncio.Event | None, deadline: float, attempts: list[int]
     ) -> CallResult:
+        import openai  # loaded by the client already: a look-up in sys.modules
+
         ep = self.endpoint
         headers = {"X-Denominator-Call": call_id}
         loop = asyncio.get_running_loop()

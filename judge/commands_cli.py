@@ -124,6 +124,8 @@ def run_llm(
     )
     if not endpoint.model:
         raise UsageError("no model: pass --model NAME (or set OPENAI_MODEL)")
+    if not args.dry_run:  # the SDK (0.5 s of CPU) loads on the other core while the run is planned
+        threading.Thread(target=_import_sdk, daemon=True).start()
     if args.seed + repeats - 1 > INT64:  # repeat r asks with seed + r
         raise UsageError(
             f"--seed {args.seed} with --repeats {repeats}: seed + repeats - 1 must be at most {INT64:,}"
@@ -248,6 +250,13 @@ def _graded(store: Store, fingerprint: str, ids: set[int]) -> int:
 # and yaml, ~0.3 s of CPU), loaded while the calls wait on the endpoint (#42, item 5)
 AFTER_THE_RUN = ("calibration.gate", "calibration.review")
 PRELOAD_AFTER = 0.1  # seconds into the run: the first calls are on their way
+
+
+def _import_sdk() -> None:
+    try:
+        importlib.import_module("openai")
+    except ImportError:  # the client imports it again, and says what failed
+        return
 
 
 def _preload() -> None:
