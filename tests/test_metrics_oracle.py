@@ -658,12 +658,12 @@ def test_run_longer_than_one_hashing_chunk():
         ["q2", "q2", "q2", "q2", "q10", "q10", "q10", "q10", "q2", "q1"],  # a query comes back
     ],
 )
-def test_query_index_in_blocks_or_not(ids):
-    from calibration.metrics import _query_index
+def testquery_indices_in_blocks_or_not(ids):
+    from calibration.metrics import query_indices
 
     expected = sorted(set(ids), key=lambda q: q.encode("utf-8"))
     for column in (pa.array(ids), pa.chunked_array([ids[:3], ids[3:]])):
-        queries, index = _query_index(column)
+        queries, index = query_indices(column)
         assert queries.to_pylist() == ["q1", "q10", "q2"]  # bytewise
         assert index.dtype == np.int32
         assert [expected[i] for i in index] == ids

@@ -150,6 +150,7 @@ def no_anchor_or_image(page, port: int, where: str) -> None:
 
 
 def test_no_string_from_the_data_acts_on_any_page(chromium: Path, tmp_path: Path) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
     with beacon() as b:
@@ -173,8 +174,17 @@ def test_no_string_from_the_data_acts_on_any_page(chromium: Path, tmp_path: Path
                             page.get_by_text("a run in the store").click()
                             wait_for_script_run(page)
                             stored = page.get_by_test_id("stSelectbox").filter(has_text="Stored run")
-                            stored.click()
-                            page.get_by_role("option").nth(1).click()  # the demo's retriever, then this one
+                            # the demo's retriever, then this one; a rerun still drawing the page
+                            # may close the list once, so it is opened again
+                            for attempt in range(3):
+                                stored.click()
+                                try:
+                                    page.get_by_role("option").nth(1).click(timeout=10_000)
+                                    break
+                                except PlaywrightTimeout:
+                                    if attempt == 2:
+                                        raise
+                                    wait_for_script_run(page)
                             wait_for_script_run(page)
                         # the strings were on the pages, as text: the test sees what it guards (and
                         # they are drawn before the page is read)
