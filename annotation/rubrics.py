@@ -9,6 +9,7 @@ in the project's own words, so labels made here compare with public qrels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 from annotation.errors import DenominatorError
 
@@ -22,6 +23,9 @@ __all__ = [
     "RUBRICS",
     "DEFAULT_MIN_GRADE",
     "get_rubric",
+    "RUBRIC_OF_KIND",
+    "KIND_OF_RUBRIC",
+    "candidate_value",
 ]
 
 
@@ -85,6 +89,9 @@ PREFERENCE = Rubric(
 NO_PREFERENCE = (2, 3)  # the preference values that prefer neither answer: tie, both bad
 
 RUBRICS = {rubric.name: rubric for rubric in (RELEVANCE, FAITHFULNESS, PREFERENCE)}
+# the kind of item each rubric grades: a chunk under a query, a trace, a pair of traces
+RUBRIC_OF_KIND = {"chunk": "relevance", "trace": "faithfulness", "pair": "preference"}
+KIND_OF_RUBRIC = {rubric: kind for kind, rubric in RUBRIC_OF_KIND.items()}
 
 # Relevant means grade >= 1 on RELEVANCE unless the user sets another threshold (trec_eval's -l)
 DEFAULT_MIN_GRADE = 1
@@ -95,3 +102,19 @@ def get_rubric(name: str) -> Rubric:
         return RUBRICS[name]
     except KeyError:
         raise UnknownRubric(f"unknown rubric {name!r}; expected one of {', '.join(RUBRICS)}") from None
+
+
+@overload
+def candidate_value(kind: str, value: int, shown: str | None) -> int: ...
+
+
+@overload
+def candidate_value(kind: str, value: int | None, shown: str | None) -> int | None: ...
+
+
+def candidate_value(kind: str, value: int | None, shown: str | None) -> int | None:
+    """A stored label value as the candidate it names: on a pair shown B first (``shown`` "BA"),
+    0 (first shown) is B and 1 is A; every other value is itself."""
+    if kind == "pair" and shown == "BA" and value in (0, 1):
+        return 1 - value
+    return value

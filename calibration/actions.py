@@ -23,6 +23,7 @@ from annotation.formats.csv_tables import csv_numbers, read_csv_rows
 from annotation.formats.records import shared_text_keys
 from annotation.model import Qrels, Run
 from annotation.options import default
+from annotation.rubrics import KIND_OF_RUBRIC, candidate_value, get_rubric
 from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
 from calibration.errors import InvalidInput, NothingToEvaluate
 from calibration.estimate.audit import estimate_run
@@ -45,7 +46,7 @@ from calibration.inputs import (
     min_grade_of,
     refuse_nothing_evaluated,
 )
-from calibration.label_rows import long_labels
+from calibration.label_rows import LongRow, long_labels
 from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, top_ranked
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
@@ -582,12 +583,19 @@ def agree(
     sequential: bool = False,
     min_queries: int | None = None,
     rubric: str | None = None,
+    store: Store | None = None,
 ) -> AgreementReport:
     """Agreement between every pair of raters, the verdict's bar and statistic resolved once
     (:func:`calibration.gate.verdict_settings`); ``sequential``: the file order is the
     labelling order and each verdict is the confidence sequence's (issue #39). ``min_queries``: the
     queries a verdict needs where the labels carry one (None: the policy's); ``rubric``: the rubric
-    read from an annotation export holding several."""
+    read from an annotation export holding several, or from ``store``.
+
+    ``store`` (instead of the files): the people's current labels of one ``rubric`` (relevance when
+    None), each person a rater, what the Agreement page shows and ``agree --db`` prints: the same
+    rows ``annotation export --format csv`` writes, read the same way (each person's newest label of
+    an item, in the order they were made; a pair's choice as the candidate it names), each item's
+    query the one the review clusters by (:meth:`Store.item_queries`)."""
     bar, chosen = verdict_settings(policy, trusted, statistic)
     return _agree_files(
         labels_csv,
@@ -597,7 +605,26 @@ def agree(
         sequential=sequential,
         min_queries=policy.min_queries if min_queries is None else min_queries,
         rubric=rubric,
+        store=store,
     )
+
+
+def _people_labels(store: Store, rubric: str) -> tuple[list[LongRow], dict[str, str]]:
+    """(item, person, grade) of the store's people on ``rubric``'s items, as :func:`agree` reads them
+    from an export: every label row in the order it was made, each person's newest counting (a
+    retraction: no grade), text as the CSV has it; and {item: its query} (the review's)."""
+    kind = KIND_OF_RUBRIC[get_rubric(rubric).name]
+    newest: dict[tuple[str, str], int | None] = {}
+    for row in store.label_history():
+        if row[2] != kind or row[8] != rubric:
+            continue
+        key = (str(row[1]), row[7])
+        newest.pop(key, None)  # the newest row's place in the order: the labelling order
+        newest[key] = candidate_value(kind, row[9], row[12])
+    rows: list[LongRow] = [(item, who, None if v is None else str(v)) for (item, who), v in newest.items()]
+    labelled = {item for item, _ in newest}
+    queries = {str(i): q for i, q in store.item_queries(kind).items() if q is not None and str(i) in labelled}
+    return rows, queries
 
 
 def position(path: PathLike) -> PositionReport:
@@ -1045,8 +1072,10 @@ def _agree_files(
     sequential: bool = False,
     min_queries: int = MIN_QUERIES,
     rubric: str | None = None,
+    store: Store | None = None,
 ) -> AgreementReport:
-    """Every pair of raters of a long CSV, or of two qrels files (raters named after the files):
+    """Every pair of raters of a long CSV, of two qrels files (raters named after the files), or of
+    the people of a ``store`` (:func:`agree`):
     ``calibration.stats.agreement.agreement_report``. ``sequential``: the rows' order (the CSV's, or
     the second qrels file's) is the labelling order.
 
@@ -1056,11 +1085,17 @@ def _agree_files(
     interval is clustered by it and fewer than ``min_queries`` queries give no verdict (issue #39)."""
     from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
 
-    if bool(labels_csv) == bool(qrels_pair):
-        raise InvalidInput("give LABELS.csv or two qrels files (one of them)")
+    if sum(map(bool, (labels_csv, qrels_pair, store is not None))) != 1:
+        raise InvalidInput("give LABELS.csv, two qrels files or a store (one of them)")
     people: int | None = 2  # a CSV's pair: two raters; a qrels file may hold many people's grades
     queries: dict[Any, Any] | None
-    if qrels_pair:
+    rows: list[LongRow] | EncodedRows
+    if store is not None:
+        labelled, queries = _people_labels(store, rubric or "relevance")
+        people = len({rater for _, rater, _ in labelled})
+        rows = labelled
+        where = "the store's labels"
+    elif qrels_pair:
         if rubric is not None:
             raise InvalidInput("--rubric reads an annotation export; two qrels files hold relevance grades")
         if len(qrels_pair) != 2:
@@ -1077,7 +1112,7 @@ def _agree_files(
                     queries[f"{q}\t{d}"] = q
         where = " and ".join(map(str, qrels_pair))
         people = None
-        rows: list[tuple[str, str, int | str | None]] | EncodedRows = graded
+        rows = graded
     else:
         rows, queries = long_labels(labels_csv or "", rubric)
         where = str(labels_csv)

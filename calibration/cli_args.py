@@ -366,7 +366,14 @@ def _add_agree(sub: Subcommands) -> None:
     ag.add_argument(
         "--rubric",
         choices=("relevance", "faithfulness", "preference"),
-        help="an annotation export with labels of several rubrics: this rubric's",
+        help="an annotation export with labels of several rubrics, or --db: this rubric's (with --db: "
+        "relevance by default)",
+    )
+    ag.add_argument(
+        "--db",
+        metavar="DB",
+        help="instead of a file: the people's current labels in this store (a path or a PostgreSQL URL), "
+        "each person a rater: what the Agreement page shows",
     )
     add_option(ag, "min_queries")
     add_verdict_options(ag)

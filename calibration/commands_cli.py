@@ -379,14 +379,18 @@ def run_agree(args: argparse.Namespace) -> tuple[str, int]:
         from calibration.stats.kappa_interval import BOOTSTRAP_GONE
 
         raise UsageError(BOOTSTRAP_GONE)
-    if bool(args.labels) == bool(args.qrels):
-        raise UsageError("python -m calibration agree: give LABELS.csv or --qrels A B (one of them)")
+    if sum(map(bool, (args.labels, args.qrels, args.db))) != 1:
+        raise UsageError("python -m calibration agree: give LABELS.csv, --qrels A B or --db DB (one of them)")
     if args.qrels and args.qrels[0] == args.qrels[1]:
         raise UsageError("python -m calibration agree --qrels: the two files are the same file")
     options = {
         key: getattr(args, key) for key in ("trusted", "statistic", "sequential", "min_queries", "rubric")
     }
-    report = actions.agree(args.labels, args.qrels, policy=policy, **options)
+    if args.db:
+        with open_store(args.db, "read") as store:
+            report = actions.agree(policy=policy, store=store, **options)
+    else:
+        report = actions.agree(args.labels, args.qrels, policy=policy, **options)
     return (dumps(report, one_line=()), 0) if args.format == "json" else (agree_table(report), 0)
 
 

@@ -3,7 +3,8 @@
 
 - ``item,rater,label``, with an optional ``query_id`` column (an empty cell: no query);
 - the CSV ``annotation export --format csv`` writes (:data:`annotation.exports.label_files.CSV_COLUMNS`):
-  item = ``item_id``, rater = ``annotator``, label = ``value``, the query = ``query_id``. The file is
+  item = ``item_id``, rater = ``annotator``, label = ``value`` (a pair's: the candidate it names,
+  whichever order it was shown in), the query = ``query_id``. The file is
   every label row in the order they were made, so each annotator's newest row of an item counts (a
   correction is a newer row; an empty value, a retraction, is no label), in the order those rows were
   made (``agree --sequential``'s labelling order); labels of several rubrics need ``rubric``.
@@ -23,6 +24,7 @@ import numpy as np
 
 from annotation.formats.csv_tables import CsvColumns, read_csv_columns
 from annotation.model import InvalidTable
+from annotation.rubrics import candidate_value
 from calibration.stats.multirater import EncodedRows
 
 __all__ = ["EXPORT_COLUMNS", "LONG_COLUMNS", "LongRow", "long_labels"]
@@ -126,7 +128,7 @@ def _export_labels(
         if rubric is None or r.get("rubric") == rubric:
             key = (r["item_id"], r["annotator"])
             newest.pop(key, None)  # the newest row's place in the order: the labelling order
-            newest[key] = r["value"]
+            newest[key] = _candidate(r)
     rows: list[LongRow] = [(item, who, value or None) for (item, who), value in newest.items()]
     if "query_id" not in read[0][1]:
         return rows, None
@@ -134,6 +136,16 @@ def _export_labels(
     return rows, _queries_of(
         path, [(line, r["item_id"], r["query_id"]) for line, r in read if r["item_id"] in kept]
     )
+
+
+def _candidate(row: dict[str, str]) -> str:
+    """An export row's value as the candidate it names: a pair's choice is stored in the order the
+    pair was shown (``shown`` BA: the first shown is B), so two people who preferred the same answer
+    shown in other orders agree (:func:`annotation.rubrics.candidate_value`)."""
+    value = row["value"]
+    if row.get("kind") == "pair" and value in ("0", "1"):
+        return str(candidate_value("pair", int(value), row.get("shown") or None))
+    return value
 
 
 def _required(path: PathLike, read: list[tuple[int, dict[str, str]]], columns: list[str]) -> None:

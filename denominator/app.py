@@ -26,6 +26,7 @@ from annotation.access.sign_in_pages import (
     render_local_banner,
     render_sign_in,
 )
+from denominator.ui.agreement import render_agreement_page
 from denominator.ui.boundary import admin_signed_in, guarded
 from denominator.ui.browse import items_page
 from denominator.ui.data import render_data_page
@@ -85,6 +86,7 @@ def main() -> None:
             *labelling,
             st.Page(render_judge_page, title="Judge", url_path="judge"),
             st.Page(render_review_page, title="Calibration review", url_path="review"),
+            st.Page(render_agreement_page, title="Agreement", url_path="agreement"),
             items_page(),
             st.Page(render_data_page, title="Data", url_path="data"),
             st.Page(render_people_page, title="People", url_path="people"),

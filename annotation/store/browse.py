@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, overload
+from typing import Any
 
-from annotation.rubrics import get_rubric
+from annotation.rubrics import KIND_OF_RUBRIC, RUBRIC_OF_KIND, candidate_value, get_rubric
 from annotation.store.base import StoreError, inserted_id, utc_now
 from annotation.store.labels import Labels, aggregate_grades
 from annotation.store.retirements import live, live_item
@@ -51,8 +51,6 @@ __all__ = [
     "candidate_value",
 ]
 
-RUBRIC_OF_KIND = {"chunk": "relevance", "trace": "faithfulness", "pair": "preference"}
-KIND_OF_RUBRIC = {rubric: kind for kind, rubric in RUBRIC_OF_KIND.items()}
 SHOWN_CHARS = 100  # characters of a chunk or an answer in a row of the browser's table
 
 # the newest row per (item, annotator): the label that counts (a retraction has value NULL)
@@ -63,22 +61,6 @@ _NEWEST_LABEL = (
 )
 # the current settlement of an item: its newest settlements row
 _NEWEST_SETTLEMENT = "s.id = (SELECT max(id) FROM settlements n WHERE n.item_id = s.item_id)"
-
-
-@overload
-def candidate_value(kind: str, value: int, shown: str | None) -> int: ...
-
-
-@overload
-def candidate_value(kind: str, value: int | None, shown: str | None) -> int | None: ...
-
-
-def candidate_value(kind: str, value: int | None, shown: str | None) -> int | None:
-    """A stored label value as the candidate it names: on a pair shown B first (``shown`` "BA"),
-    0 (first shown) is B and 1 is A; every other value is itself."""
-    if kind == "pair" and shown == "BA" and value in (0, 1):
-        return 1 - value
-    return value
 
 
 def people_grade_of(kind: str, values: list[int]) -> int | None:
@@ -181,6 +163,7 @@ class Browse(Labels):
         people_grade: int | None = None,
         week: str | None = None,
         settled: bool | None = None,
+        between: tuple[str, str] | None = None,
     ) -> list[dict[str, Any]]:
         """The items that pass every filter given, by item id. Filters (module docstring for the
         terms): ``query`` a piece of the query id, query text or trace question (ASCII letters
@@ -189,7 +172,9 @@ class Browse(Labels):
         ``judge`` (a fingerprint) items that judge graded, and the judge the judge filters read;
         ``people_disagree``; ``judge_disagrees``; ``judge_grade`` and ``people_grade`` (a cell of
         the review's confusion matrix: the judge's grade, the people's grade); ``week`` the items
-        of that week's review sample; ``settled`` True: settled items only, False: unsettled only.
+        of that week's review sample; ``settled`` True: settled items only, False: unsettled only;
+        ``between`` (two people's names) the items both have a current label on, the two differing
+        (the disagreements of one pair on the Agreement page).
 
         Each row: ``{"item_id", "kind", "rubric", "query_id", "query" (the query text, or a
         trace's question), "shown" (the chunk's or answer's opening; a pair's two trace ids),
@@ -198,6 +183,8 @@ class Browse(Labels):
         counted disagrees, None when no judge could be compared), "settled" (the settled value or
         None), "settled_by"}``."""
         where, params = self._item_filter(query, rubric, run, annotator, judge, week)
+        if between is not None:
+            self._check_pair(between)
         source = (
             "FROM items i LEFT JOIN queries q ON q.id = i.query_id LEFT JOIN traces t ON t.id = i.trace_id "
             f"WHERE {where}"
@@ -210,15 +197,7 @@ class Browse(Labels):
                 LEFT JOIN chunks c ON c.id = i.chunk_id WHERE {where} ORDER BY i.id""",
             params,
         ).fetchall()
-        people: dict[int, dict[str, int]] = {}
-        for item, kind, name, value, shown in self.db.execute(
-            f"""SELECT l.item_id, i.kind, a.name, l.value, l.shown FROM labels l
-                JOIN annotators a ON a.id = l.annotator_id JOIN items i ON i.id = l.item_id
-                WHERE l.item_id IN ({candidates}) AND l.value IS NOT NULL AND {_NEWEST_LABEL}
-                ORDER BY a.name""",
-            params,
-        ):
-            people.setdefault(item, {})[name] = candidate_value(kind, value, shown)
+        people = self._people_votes(candidates, params)
         judges: dict[int, dict[str, int]] = {}
         for item, name, version, value in self.db.execute(
             f"""SELECT j.item_id, g.name, g.version, j.value FROM judge_labels j
@@ -264,8 +243,34 @@ class Browse(Labels):
             }
             if not _passes(row, people_disagree, judge_disagrees, judge_grade, people_grade, settled):
                 continue
+            if between is not None and not _pair_differs(votes, between):
+                continue
             out.append(row)
         return out
+
+    def _people_votes(self, candidates: str, params: list[Any]) -> dict[int, dict[str, int]]:
+        """{item: {person: current value}} of the ``candidates`` (a SELECT of item ids), a pair's
+        value as the candidate it names, people by name."""
+        people: dict[int, dict[str, int]] = {}
+        for item, kind, name, value, shown in self.db.execute(
+            f"""SELECT l.item_id, i.kind, a.name, l.value, l.shown FROM labels l
+                JOIN annotators a ON a.id = l.annotator_id JOIN items i ON i.id = l.item_id
+                WHERE l.item_id IN ({candidates}) AND l.value IS NOT NULL AND {_NEWEST_LABEL}
+                ORDER BY a.name""",
+            params,
+        ):
+            people.setdefault(item, {})[name] = candidate_value(kind, value, shown)
+        return people
+
+    def _check_pair(self, between: tuple[str, str]) -> None:
+        """StoreError unless ``between`` names two different people of the store."""
+        if len(between) != 2 or between[0] == between[1]:
+            raise StoreError(
+                f"disagreements between two different people; got {', '.join(between) or 'none'}"
+            )
+        for name in between:
+            if self.db.execute("SELECT 1 FROM annotators WHERE name = ?", [name]).fetchone() is None:
+                raise StoreError(f"no annotator named {name!r}")
 
     # ------------------------------------------------------------ one item, whole
 
@@ -501,6 +506,12 @@ def _passes(
     if settled is not None and (row["settled"] is not None) != settled:
         return False
     return True
+
+
+def _pair_differs(votes: Mapping[str, int], between: tuple[str, str]) -> bool:
+    """Whether both people of ``between`` have a current value in ``votes`` and the two differ."""
+    first, second = between
+    return first in votes and second in votes and votes[first] != votes[second]
 
 
 def _json_list(text: str) -> list[str]:

@@ -45,6 +45,7 @@ FILTERS: dict[str, Any] = {  # every filter's widget key and its default
     "people_grade": ANY,
     "week": "",
     "settled": ANY,
+    "between": ANY,
 }
 SETTLED_CHOICES: dict[str | bool, str] = {
     ANY: "settled or not",
@@ -165,10 +166,20 @@ def render_filters(store: Store) -> dict[str, Any]:
     settled = second[3].selectbox(
         "settled", list(SETTLED_CHOICES), key=f"{KEY}settled", format_func=SETTLED_CHOICES.__getitem__
     )
-    third = st.columns([1, 1, 2])
+    third = st.columns([1, 1, 2, 2])
     people_disagree = third[0].checkbox("people disagree", key=f"{KEY}people_disagree")
     judge_disagrees = third[1].checkbox("judge and people disagree", key=f"{KEY}judge_disagrees")
     week = third[2].text_input("in the review sample of week (ISO, e.g. 2026-W49)", key=f"{KEY}week").strip()
+    pairs = [(a, b) for i, a in enumerate(sorted(people)) for b in sorted(people)[i + 1 :]]
+    handed_pair = st.session_state[f"{KEY}between"]
+    if not _is_any(handed_pair) and tuple(handed_pair) not in pairs:  # a pair no longer both people
+        st.session_state[f"{KEY}between"] = ANY
+    between = third[3].selectbox(
+        "two people disagree",
+        [ANY, *pairs],
+        key=f"{KEY}between",
+        format_func=lambda p: "any two" if _is_any(p) else f"{p[0]} and {p[1]}",
+    )
     return {
         "query": query or None,
         "rubric": _chosen(rubric),
@@ -181,6 +192,7 @@ def render_filters(store: Store) -> dict[str, Any]:
         "people_grade": _chosen(people_grade),
         "week": week or None,
         "settled": _chosen(settled),
+        "between": None if _is_any(between) else tuple(between),
     }
 
 
