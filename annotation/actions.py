@@ -202,6 +202,10 @@ def annotators(store: Store, action: Literal["renew"], *, name: str = "") -> str
 
 
 @overload
+def annotators(store: Store, action: Literal["reviewer"], *, name: str = "", remove: bool = False) -> str: ...
+
+
+@overload
 def annotators(store: Store, action: Literal["list"] = "list") -> AnnotatorList: ...
 
 
@@ -233,7 +237,8 @@ def annotators(
 ) -> str | None | list[str] | AnnotatorList | list[ClaimRule]:
     """``add`` (the access token, shown once; None with ``email`` or ``subject``: the person signs
     in with the provider), ``revoke`` (every way in ends; the ways it ended), ``renew`` (a fresh
-    token for a known person, their old one and its sessions ended: a new sign-in link), ``list`` (the rows, whether the
+    token for a known person, their old one and its sessions ended: a new sign-in link), ``reviewer``
+    (the person may review others' labels, or no longer with ``remove``; their role after), ``list`` (the rows, whether the
     app asks people to sign in, the claim rules) or ``map-claim`` (``claim`` = ``value`` adds a
     person at first sign-in with ``role``, or the rule goes with ``remove``; the rules after)."""
     if action == "add":
@@ -242,6 +247,9 @@ def annotators(
         return store.revoke_annotator(name)
     if action == "renew":
         return store.renew_token(name)
+    if action == "reviewer":
+        store.set_reviewer(name, not remove)
+        return "annotator" if remove else "reviewer"
     if action == "map-claim":
         if remove:
             store.unmap_claim(claim, value)

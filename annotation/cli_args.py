@@ -156,9 +156,10 @@ def _add_annotators(sub: Subcommands) -> None:
     add.add_argument("name", help="the person's name, as their labels will carry it")
     add.add_argument(
         "--role",
-        choices=["annotator", "admin"],
+        choices=["annotator", "reviewer", "admin"],
         required=True,
-        help="annotator: the labelling pages and their own progress; admin: every page",
+        help="annotator: the labelling pages and their own progress; reviewer: those and Review labels "
+        "(agree with or correct others' labels); admin: every page",
     )
     add.add_argument(
         "--email",
@@ -191,6 +192,13 @@ def _add_annotators(sub: Subcommands) -> None:
         "revoke", help="every way in of the person stops at once (token, provider sign-in); their labels stay"
     )
     rv.add_argument("name", help="whose access to revoke")
+    rw = acts.add_parser(
+        "reviewer",
+        help="let an annotator review others' labels (the role reviewer: the Review labels page), or "
+        "take it back with --off; their way in stays",
+    )
+    rw.add_argument("name", help="whose review rights")
+    rw.add_argument("--off", action="store_true", help="take the review rights back (the role annotator)")
     mc = acts.add_parser(
         "map-claim",
         help="a person whose provider's ID token carries CLAIM=VALUE (e.g. groups=labellers) is added "
@@ -204,7 +212,7 @@ def _add_annotators(sub: Subcommands) -> None:
         "--remove", action="store_true", help="the rule goes (people it added stay, with their roles)"
     )
     mc.add_argument("--by", metavar="NAME", help="who sets it (default: your login name)")
-    for p in (add, link, ls, rv, mc):
+    for p in (add, link, ls, rv, rw, mc):
         add_db_option(p)
 
 

@@ -91,7 +91,13 @@ def shown_token(token: str, url: str | None) -> str:
 
 
 def run_annotators(args: argparse.Namespace) -> str:
-    modes: dict[str, Access] = {"add": "create", "link": "write", "revoke": "write", "map-claim": "create"}
+    modes: dict[str, Access] = {
+        "add": "create",
+        "link": "write",
+        "revoke": "write",
+        "reviewer": "write",
+        "map-claim": "create",
+    }
     mode = modes.get(args.action, "read")  # list only reads
     if args.action == "map-claim":
         return map_claim(args, mode)
@@ -115,6 +121,9 @@ def run_annotators(args: argparse.Namespace) -> str:
         if args.action == "link":
             token = actions.annotators(store, "renew", name=args.name)
             return f"annotator {args.name!r}: a new token (the old one stopped); " + shown_token(token, url)
+        if args.action == "reviewer":
+            role = actions.annotators(store, "reviewer", name=args.name, remove=args.off)
+            return f"annotator {args.name!r} is now a{'n' if role == 'annotator' else ''} {role}\n"
         if args.action == "revoke":
             ended = actions.annotators(store, "revoke", name=args.name)
             return f"revoked the {' and the '.join(ended)} of {args.name!r}; their labels stay\n"

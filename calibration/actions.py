@@ -612,11 +612,13 @@ def agree(
 def _people_labels(store: Store, rubric: str) -> tuple[list[LongRow], dict[str, str]]:
     """(item, person, grade) of the store's people on ``rubric``'s items, as :func:`agree` reads them
     from an export: every label row in the order it was made, each person's newest counting (a
-    retraction: no grade), text as the CSV has it; and {item: its query} (the review's)."""
+    retraction: no grade), text as the CSV has it, a settlement's label left out (an admin's or a
+    review's correction, made reading the others' grades); and {item: its query} (the review's)."""
     kind = KIND_OF_RUBRIC[get_rubric(rubric).name]
+    settling = store.settlement_labels()  # given while reading the others' grades: no rating of its own
     newest: dict[tuple[str, str], int | None] = {}
     for row in store.label_history():
-        if row[2] != kind or row[8] != rubric:
+        if row[2] != kind or row[8] != rubric or row[0] in settling:
             continue
         key = (str(row[1]), row[7])
         newest.pop(key, None)  # the newest row's place in the order: the labelling order

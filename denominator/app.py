@@ -32,6 +32,7 @@ from denominator.ui.browse import items_page
 from denominator.ui.data import render_data_page
 from denominator.ui.judge import render_judge_page
 from denominator.ui.label import render_compare_page, render_label_chunks_page, render_label_traces_page
+from denominator.ui.label_review import render_label_review_page
 from denominator.ui.metrics import render_metrics_page
 from denominator.ui.people import render_people_page
 from denominator.ui.review import render_review_page
@@ -80,6 +81,9 @@ def main() -> None:
         *labelling,
         st.Page(render_label_chunks_page, title="Label chunks", url_path="label", visibility="hidden"),
     ]
+    reviewing = st.Page(render_label_review_page, title="Review labels", url_path="review-labels")
+    if identity.role == "reviewer":
+        pages = [*pages, reviewing]
     if admin:
         pages = [
             st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
@@ -87,6 +91,7 @@ def main() -> None:
             st.Page(render_judge_page, title="Judge", url_path="judge"),
             st.Page(render_review_page, title="Calibration review", url_path="review"),
             st.Page(render_agreement_page, title="Agreement", url_path="agreement"),
+            reviewing,
             items_page(),
             st.Page(render_data_page, title="Data", url_path="data"),
             st.Page(render_people_page, title="People", url_path="people"),

@@ -50,7 +50,7 @@ def test_tokens_are_shown_once_and_stored_as_hashes(tmp_path) -> None:
         assert store.identify(token + "x") is None and store.identify("") is None
         with pytest.raises(StoreError, match="already has a token; revoke it first"):
             store.add_annotator("ann", "admin")
-        with pytest.raises(StoreError, match="role must be one of annotator, admin"):
+        with pytest.raises(StoreError, match="role must be one of annotator, reviewer, admin"):
             store.add_annotator("eve", "owner")
         store.revoke_annotator("ann")
         assert store.identify(token) is None

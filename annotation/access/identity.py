@@ -71,7 +71,7 @@ BUSY = "The store is busy (an import is running); try again in a moment (reload 
 @dataclass(frozen=True)
 class Identity:
     name: str | None  # signed in: the annotator's name; local mode: None (the page asks)
-    role: str  # "annotator" or "admin"
+    role: str  # "annotator", "reviewer" (an annotator who may review others' labels) or "admin"
     mode: str  # "token": signed in, the name coming with the sign-in (a token or the provider); or "local"
     via: str = "token"  # how a signed-in person came in: "token" or "provider"
 
@@ -259,6 +259,17 @@ def link_pending() -> bool:
 
 def local_mode_allowed() -> bool:
     return (st.get_option("server.address") or "") in LOOPBACK
+
+
+def require_reviewer() -> Identity:
+    """At the top of the review pass: stops the page unless this session is an admin's or a
+    reviewer's (local mode is an admin's)."""
+    identity = current()
+    if identity is None or identity.role not in ("admin", "reviewer"):
+        who = f"signed in as {md(identity.name)} ({identity.role})" if identity else "not signed in"
+        st.error(f"This page is for reviewers and admins; you are {who}.")
+        st.stop()
+    return identity
 
 
 def require_admin() -> Identity:

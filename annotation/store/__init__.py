@@ -35,7 +35,8 @@ The path (or URL) comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denomin
 - ``queue``: the labelling queue and what an item shows;
 - ``corpus``: chunks, queries, traces, rankings and items read back whole;
 - ``history``: recorded ``check`` reports of a run over time;
-- ``browse``: the admin's item browser, one item's history, settlements (adjudication).
+- ``browse``: the admin's item browser, one item's history, settlements (adjudication);
+- ``reviews``: the review pass: a person's labels agreed with or corrected by a reviewer.
 
 Everything else asks the store: no SQL lives outside this package
 (``tests/test_sql_home.py``).
@@ -90,6 +91,7 @@ from annotation.store.postgres import PgDatabase, is_url
 from annotation.store.providers import ClaimRule, ProviderAccess, ProviderClaims, Providers
 from annotation.store.queue import Queue
 from annotation.store.retirements import ImportChange, ImportRecord, UnknownImport
+from annotation.store.reviews import Reviews
 
 if TYPE_CHECKING:
     from annotation.model import Qrels, Run
@@ -152,7 +154,9 @@ __all__ = [
 ]
 
 
-class Store(Imports, Browse, Labels, Judges, Pools, Queue, Corpus, History, Providers, Identity, StoreBase):
+class Store(
+    Imports, Reviews, Browse, Labels, Judges, Pools, Queue, Corpus, History, Providers, Identity, StoreBase
+):
     """A handle on the SQLite file; one per script run (or per session)."""
 
 

@@ -459,6 +459,14 @@ class Browse(Labels):
             )
         }
 
+    def settlement_labels(self) -> set[int]:
+        """The ids of every label row a settlement points at (current or withdrawn): grades given
+        while reading everyone else's, which agreement between people leaves out."""
+        return {
+            int(r[0])
+            for r in self.db.execute("SELECT label_id FROM settlements WHERE label_id IS NOT NULL").fetchall()
+        }
+
     def _current_settlements(self, where: str, params: list[Any]) -> dict[int, dict[str, Any]]:
         """item -> ``{"value", "admin", "label_id"}`` of the current settlement of the items that
         pass ``where`` (over ``settlements s``); a withdrawn one is no settlement."""

@@ -30,6 +30,9 @@ __all__ = [
     "Identity",
     "token_hash",
     "ROLES",
+    "CLAIM_ROLES",
+    "role_of",
+    "stored_role",
     "REVOKED",
     "DEFAULT_SESSION_HOURS",
     "MAX_SESSION_HOURS",
@@ -41,7 +44,23 @@ __all__ = [
     "AnnotatorRow",
 ]
 
-ROLES = ("annotator", "admin")
+ROLES = ("annotator", "reviewer", "admin")
+# a reviewer is stored as an annotator who may review (annotators.reviewer, m022): the role column
+# keeps the two values its CHECK allows, and every read of a role goes through role_of
+CLAIM_ROLES = ("annotator", "admin")  # the roles a claim rule gives (claim_rules' CHECK)
+
+
+def role_of(table: str) -> str:
+    """SQL for the role of the annotators row ``table`` (an alias): ``reviewer`` for an annotator
+    who may review, else the stored role."""
+    return f"(CASE WHEN {table}.role = 'annotator' AND {table}.reviewer = 1 THEN 'reviewer' ELSE {table}.role END)"
+
+
+def stored_role(role: str) -> tuple[str, int]:
+    """(the role column, the reviewer column) of a role."""
+    return ("annotator", 1) if role == "reviewer" else (role, 0)
+
+
 REVOKED = "revoked"
 DEFAULT_SESSION_HOURS = 12.0  # a working day and its evening; the one place this default lives
 SESSION_HOURS_ENV = "DENOMINATOR_SESSION_HOURS"
@@ -99,8 +118,8 @@ def _later(seconds: float) -> str:
 
 
 # a live session: not ended, not expired, and its token still the annotator's active token
-_LIVE = """SELECT s.id, a.name, a.role, s.expires_at FROM sessions s JOIN annotators a ON a.id = s.annotator_id
-           WHERE {which} AND s.revoked_at IS NULL AND s.expires_at > ? AND a.token_hash = s.token_hash"""
+_LIVE = f"""SELECT s.id, a.name, {role_of("a")}, s.expires_at FROM sessions s JOIN annotators a ON a.id = s.annotator_id
+           WHERE {{which}} AND s.revoked_at IS NULL AND s.expires_at > ? AND a.token_hash = s.token_hash"""
 
 
 def token_hash(token: str) -> str:
@@ -121,7 +140,9 @@ class Identity(StoreBase):
         if not create:
             raise StoreError(f"no annotator named {name!r}")
         with self.write():
-            cursor = self.db.execute("INSERT INTO annotators (name, role) VALUES (?, ?)", [name, role])
+            cursor = self.db.execute(
+                "INSERT INTO annotators (name, role, reviewer) VALUES (?, ?, ?)", [name, *stored_role(role)]
+            )
         return inserted_id(cursor)
 
     # Access tokens. ``annotators.token_hash`` is NULL (no token ever given: a
@@ -154,9 +175,10 @@ class Identity(StoreBase):
                     f"(python -m annotation annotators revoke {name})"
                 )
             self.db.execute(
-                """INSERT INTO annotators (name, role, token_hash) VALUES (?, ?, ?)
-                   ON CONFLICT (name) DO UPDATE SET role = excluded.role, token_hash = excluded.token_hash""",
-                [name, role, token_hash(token)],
+                """INSERT INTO annotators (name, role, reviewer, token_hash) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (name) DO UPDATE SET role = excluded.role, reviewer = excluded.reviewer,
+                   token_hash = excluded.token_hash""",
+                [name, *stored_role(role), token_hash(token)],
             )
         return token
 
@@ -193,10 +215,11 @@ class Identity(StoreBase):
                         f"the {column.replace('email', 'e-mail')} {value!r} already belongs to annotator {other[0]!r}"
                     )
             self.db.execute(
-                """INSERT INTO annotators (name, role, email, subject) VALUES (?, ?, ?, ?)
-                   ON CONFLICT (name) DO UPDATE SET role = excluded.role, email = excluded.email,
-                   subject = excluded.subject, subject_issuer = NULL, provider_revoked_at = NULL""",
-                [name, role, email, subject],
+                """INSERT INTO annotators (name, role, reviewer, email, subject) VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT (name) DO UPDATE SET role = excluded.role, reviewer = excluded.reviewer,
+                   email = excluded.email, subject = excluded.subject, subject_issuer = NULL,
+                   provider_revoked_at = NULL""",
+                [name, *stored_role(role), email, subject],
             )
 
     def revoke_annotator(self, name: str) -> list[str]:
@@ -258,7 +281,7 @@ class Identity(StoreBase):
         if not token:
             return None
         row = self.db.execute(
-            "SELECT name, role FROM annotators WHERE token_hash = ?", [token_hash(token)]
+            f"SELECT a.name, {role_of('a')} FROM annotators a WHERE a.token_hash = ?", [token_hash(token)]
         ).fetchone()
         return {"name": row[0], "role": row[1]} if row else None
 
@@ -276,7 +299,7 @@ class Identity(StoreBase):
         """Every annotator: name, role, access (token, revoked, none), current labels (their newest
         live label per live item: :mod:`annotation.store.retirements`)."""
         rows = self.db.execute(
-            f"""SELECT a.name, a.role, a.token_hash, a.email, a.subject, a.provider_revoked_at,
+            f"""SELECT a.name, {role_of("a")}, a.token_hash, a.email, a.subject, a.provider_revoked_at,
                       (SELECT count(*) FROM labels l JOIN items i ON i.id = l.item_id
                         WHERE l.annotator_id = a.id AND {live_item("i")}
                         AND l.id = (SELECT max(id) FROM labels m

@@ -26,6 +26,7 @@ APPEND_ONLY = {
     "m015_handout": ("handout",),
     "m017_batch_submitted": ("batch_submitted",),
     "m019_verdict_looks": ("verdict_looks",),
+    "m022_label_reviews": ("label_reviews",),
 }
 
 
@@ -391,6 +392,26 @@ def _m021_batches(db: sqlite_utils.Database) -> None:
             kind TEXT NOT NULL, upto INTEGER NOT NULL, total INTEGER NOT NULL, created_at TEXT NOT NULL,
             PRIMARY KEY (annotator_id, kind))"""
     )
+
+
+@MIGRATIONS(name="m022_label_reviews")
+def _m022_label_reviews(db: sqlite_utils.Database) -> None:
+    """The review pass (#43, item 7). ``annotators.reviewer``: an annotator who may also review
+    other people's labels (the role ``reviewer``; the role column keeps its two values). ``label_reviews``:
+    each review of a label row, by whom and when: ``agree``, or ``correct`` with the reviewer's own
+    label (``correction_id``, a new row of ``labels``: nothing is overwritten). Append-only: a
+    record of what was reviewed; a second review of the same row is a new row, the newest counts."""
+    db.execute("ALTER TABLE annotators ADD COLUMN reviewer INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        """CREATE TABLE label_reviews (id INTEGER PRIMARY KEY, label_id INTEGER NOT NULL REFERENCES labels(id),
+            item_id INTEGER NOT NULL REFERENCES items(id), annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            reviewer_id INTEGER NOT NULL REFERENCES annotators(id),
+            verdict TEXT NOT NULL CHECK (verdict IN ('agree', 'correct')),
+            correction_id INTEGER REFERENCES labels(id), note TEXT, created_at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX label_reviews_label ON label_reviews (label_id)")
+    db.execute("CREATE INDEX label_reviews_person ON label_reviews (annotator_id)")
+    append_only(db, "label_reviews", "label reviews are append-only: review again instead")
 
 
 def migration_functions() -> list[tuple[str, object]]:

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
 from annotation.store.base import StoreBase, StoreError, inserted_id, utc_now
-from annotation.store.identity import REVOKED, ROLES, session_hours, token_hash
+from annotation.store.identity import CLAIM_ROLES, REVOKED, role_of, session_hours, stored_role, token_hash
 
 __all__ = [
     "Providers",
@@ -210,7 +210,7 @@ class Providers(StoreBase):
 
     def _provider_session(self, key: str, shown: str) -> ProviderAccess | None:
         row = self.db.execute(
-            """SELECT a.name, a.role, a.provider_revoked_at, s.revoked_at, s.expires_at
+            f"""SELECT a.name, {role_of("a")}, a.provider_revoked_at, s.revoked_at, s.expires_at
                FROM provider_sessions s JOIN annotators a ON a.id = s.annotator_id WHERE s.sign_in_hash = ?""",
             [key],
         ).fetchone()
@@ -231,7 +231,7 @@ class Providers(StoreBase):
         (:meth:`_record_subject`), so a revocation holds on the provider's account, whatever
         e-mail that account signs in with later."""
         row = self.db.execute(
-            """SELECT id, name, role, provider_revoked_at, subject_issuer FROM annotators
+            f"""SELECT a.id, a.name, {role_of("a")}, a.provider_revoked_at, a.subject_issuer FROM annotators a
                WHERE subject = ? AND (subject_issuer IS NULL OR subject_issuer = ?)""",
             [person.subject, person.issuer],
         ).fetchone()
@@ -244,7 +244,8 @@ class Providers(StoreBase):
         row = (
             person.email
             and self.db.execute(
-                "SELECT id, name, role, provider_revoked_at FROM annotators WHERE email = ?", [person.email]
+                f"SELECT a.id, a.name, {role_of('a')}, a.provider_revoked_at FROM annotators a WHERE a.email = ?",
+                [person.email],
             ).fetchone()
         )
         if row:
@@ -254,7 +255,8 @@ class Providers(StoreBase):
         if role is None or person.email is None:
             return None
         row = self.db.execute(
-            "SELECT id, role, token_hash, email, subject FROM annotators WHERE name = ?", [person.email]
+            f"SELECT a.id, {role_of('a')}, a.token_hash, a.email, a.subject FROM annotators a WHERE a.name = ?",
+            [person.email],
         ).fetchone()
         if row is None:
             cursor = self.db.execute(
@@ -272,7 +274,8 @@ class Providers(StoreBase):
         if token is None:  # labels under this name, no access yet: the rule's role
             known_role = role
         self.db.execute(
-            "UPDATE annotators SET email = ?, role = ? WHERE id = ?", [person.email, known_role, annotator_id]
+            "UPDATE annotators SET email = ?, role = ?, reviewer = ? WHERE id = ?",
+            [person.email, *stored_role(known_role), annotator_id],
         )
         self._record_subject(int(annotator_id), person)
         return int(annotator_id), person.email, known_role, False
@@ -315,8 +318,8 @@ class Providers(StoreBase):
             raise StoreError("a claim rule is CLAIM=VALUE, both given (e.g. groups=labellers)")
         if not mappable(claim):
             raise StoreError(unmappable(claim))
-        if role not in ROLES:
-            raise StoreError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        if role not in CLAIM_ROLES:
+            raise StoreError(f"a claim rule's role must be one of {', '.join(CLAIM_ROLES)}, not {role!r}")
         with self.write():
             self.db.execute(
                 """INSERT INTO claim_rules (claim, value, role, who, created_at) VALUES (?, ?, ?, ?, ?)

@@ -1,6 +1,6 @@
 """The People page (admins): who may open the app, each person's progress and last label, and
-the three things an admin does to them: add (a sign-in link, or sign-in with the team's provider
-by e-mail), give a new sign-in link, revoke.
+what an admin does to them: add (a sign-in link, or sign-in with the team's provider by e-mail),
+give a new sign-in link, give or take back review rights (the role reviewer), revoke.
 
 Every action goes through the function ``python -m annotation annotators`` calls
 (:func:`annotation.actions.annotators`). A token is shown once, inside the whole link people open
@@ -27,6 +27,7 @@ from annotation.views import progress
 __all__ = ["render_people_page", "app_address"]
 
 SHOWN = "people:shown"  # (name, link) of the link just made, for the run the action reruns into
+SAID = "people:said"  # what an action that reruns the page did, said once
 WAYS = ("a sign-in link (an access token)", "the team's provider, by e-mail")
 
 
@@ -69,6 +70,9 @@ def render_people_page() -> None:
         name, link = shown
         st.success(f"Sign-in link for **{md(name)}**, shown this once (copy it now):")
         st.code(link, language=None)
+    said = st.session_state.pop(SAID, None)
+    if said is not None:
+        st.success(said)
     st.subheader("Everyone who may open the app")
     if rows:
         st.table(rows)
@@ -78,6 +82,7 @@ def render_people_page() -> None:
     others = [name for name in people if name != identity.name]
     if others:
         render_link_form(others)
+        render_reviewer_form([p for p in listed["annotators"] if p["name"] != identity.name])
         render_revoke_form(others)
 
 
@@ -105,10 +110,11 @@ def render_add_form(local: bool) -> None:
         name = st.text_input("name (as their labels will carry it)")
         role = st.radio(
             "role",
-            ("annotator", "admin"),
-            index=1 if local else 0,
+            ("annotator", "reviewer", "admin"),
+            index=2 if local else 0,
             horizontal=True,
-            help="annotator: the labelling pages and their own progress; admin: every page",
+            help="annotator: the labelling pages and their own progress; reviewer: those and Review "
+            "labels (agree with or correct others' labels); admin: every page",
         )
         way = st.radio("signs in with", WAYS, horizontal=True)
         email = st.text_input("e-mail (for the provider)", help="the provider must say it is verified")
@@ -160,6 +166,32 @@ def render_link_form(people: list[str]) -> None:
                 return
             st.session_state[SHOWN] = (name, sign_in_link(app_address(), token))
             st.rerun()
+
+
+def render_reviewer_form(people: list[AnnotatorRow]) -> None:
+    """Let an annotator review others' labels, or take it back (an admin reviews already)."""
+    names = [p["name"] for p in people if p["role"] in ("annotator", "reviewer")]
+    if not names:
+        return
+    roles = {p["name"]: p["role"] for p in people}
+    st.subheader("Review rights")
+    st.caption("A reviewer labels as an annotator does, and may also agree with or correct others' labels.")
+    with st.form("people:reviewer"):
+        name = st.selectbox(
+            "person", names, key="people:reviewer-who", format_func=lambda n: f"{n} ({roles[n]})"
+        )
+        if st.form_submit_button("Give or take back review rights") and name is not None:
+            st.session_state.pop(SHOWN, None)
+            try:
+                with Store(existing_db() or "") as store:
+                    role = actions.annotators(store, "reviewer", name=name, remove=roles[name] == "reviewer")
+            except StoreError as exc:
+                st.error(md(exc))
+                return
+            st.session_state[SAID] = (
+                f"**{md(name)}** is now {'a reviewer' if role == 'reviewer' else 'an annotator'}."
+            )
+            st.rerun()  # the table above shows the new role
 
 
 def render_revoke_form(people: list[str]) -> None:
