@@ -22,7 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation.access.identity import existing_db, require_admin
-from annotation.render import decisive, interval, md, num
+from annotation.render import counted, decisive, interval, md, num
 from annotation.rubrics import RUBRICS
 from annotation.store import Store, StoreError
 from calibration import actions
@@ -185,7 +185,7 @@ def render_disagreements(
         "pair of people",
         pairs,
         key=f"{KEY}pair",
-        format_func=lambda p: f"{p[0]} and {p[1]}: {len(disagreements.get(p, []))} items",
+        format_func=lambda p: f"{p[0]} and {p[1]}: {counted(len(disagreements.get(p, [])), 'item', 'items')}",
     )
     if chosen is None:
         return
@@ -220,5 +220,6 @@ def render_disagreements(
             "person's label changes."
         )
     )
-    if st.button(f"Settle these {len(rows)} items on the Items page", key=f"{KEY}open"):
+    what = "this item" if len(rows) == 1 else f"these {len(rows)} items"
+    if st.button(f"Settle {what} on the Items page", key=f"{KEY}open"):
         open_items(rubric=rubric, between=chosen)
