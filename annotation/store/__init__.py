@@ -35,6 +35,7 @@ The path (or URL) comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denomin
 - ``queue``: the labelling queue and what an item shows;
 - ``corpus``: chunks, queries, traces, rankings and items read back whole;
 - ``history``: recorded ``check`` reports of a run over time;
+- ``guidelines``: each rubric's guidelines, versioned (an admin's edit is a new version);
 - ``browse``: the admin's item browser, one item's history, settlements (adjudication).
 
 Everything else asks the store: no SQL lives outside this package
@@ -72,6 +73,7 @@ from annotation.store.base import (
 )
 from annotation.store.browse import Browse
 from annotation.store.corpus import Corpus
+from annotation.store.guidelines import GuidelineVersions
 from annotation.store.history import History
 from annotation.store.identity import REVOKED, ROLES, AnnotatorRow, Identity, token_hash
 from annotation.store.imports import Imports, RunCounts
@@ -152,7 +154,20 @@ __all__ = [
 ]
 
 
-class Store(Imports, Browse, Labels, Judges, Pools, Queue, Corpus, History, Providers, Identity, StoreBase):
+class Store(
+    Imports,
+    Browse,
+    Labels,
+    Judges,
+    Pools,
+    Queue,
+    Corpus,
+    History,
+    GuidelineVersions,
+    Providers,
+    Identity,
+    StoreBase,
+):
     """A handle on the SQLite file; one per script run (or per session)."""
 
 

@@ -55,6 +55,7 @@ TABLES = (
     "provider_sessions",
     "batch_submitted",
     "verdict_looks",
+    "guidelines",
 )
 BATCH = 5_000
 
