@@ -91,6 +91,7 @@ ID_TABLES = frozenset(
         "verdict_looks",
         "settlements",
         "handout",
+        "guidelines",
     )
 )
 _LOWER_PARAM = re.compile(r"\blower\(\s*\?\s*\)", re.IGNORECASE)
