@@ -249,3 +249,46 @@ def test_an_admin_edits_the_guidelines_on_the_page(demo_db) -> None:
     denied = guidelines_page(ann)
     assert "This page is for admins only" in plain(denied.error[0].value)
     assert not denied.text_area
+
+
+# ---------------------------------------------------------------- golden.yaml's provenance
+
+
+def test_golden_provenance_says_which_guidelines_the_labels_were_made_under(demo_db, tmp_path) -> None:
+    import yaml
+
+    from annotation import actions
+    from annotation.formats.golden import read_golden
+    from annotation.provenance import GuidelinesUsed
+
+    never = tmp_path / "never.yaml"
+    with Store(demo_db) as store:
+        actions.export(store, "golden", never)
+    untouched = never.read_bytes()
+    assert b"guidelines" not in untouched  # never edited: the file is what it was before guidelines
+
+    with Store(demo_db) as store:
+        items = [r[0] for r in store.db.execute("SELECT id FROM items WHERE kind = 'chunk' ORDER BY id").fetchall()]
+        before = store.current_label_guidelines()  # the demo's labels: imported, none recorded
+        assert set(before) == {None}
+        store.add_annotator("eve", "annotator")
+        store.add_label(items[0], "eve", 1)
+        store.set_guidelines("relevance", "Grade 3 only for the exact answer.", "root")
+        store.add_label(items[1], "eve", 3)
+        store.add_label(items[2], "eve", 2)
+        edited = tmp_path / "edited.yaml"
+        actions.export(store, "golden", edited)
+        mine = tmp_path / "eve.yaml"
+        actions.export(store, "golden", mine, annotator="eve")
+    section = yaml.safe_load(edited.read_text())["provenance"]["guidelines"]
+    assert section == [{"version": 1, "labels": 2}, {"version": 0, "labels": 1}, {"labels": before[None]}]
+    assert yaml.safe_load(mine.read_text())["provenance"]["guidelines"] == [
+        {"version": 1, "labels": 2},
+        {"version": 0, "labels": 1},
+    ]
+    read = read_golden(edited)  # the file reads back: the section is part of the format
+    assert read.provenance is not None and read.provenance.guidelines == (
+        GuidelinesUsed(1, 2),
+        GuidelinesUsed(0, 1),
+        GuidelinesUsed(None, before[None]),
+    )

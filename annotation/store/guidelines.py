@@ -14,6 +14,7 @@ from typing import Any
 
 from annotation.rubrics import Guidelines, check_guidelines_text, default_guidelines, get_rubric
 from annotation.store.base import StoreBase, StoreError, utc_now
+from annotation.store.retirements import live, live_item
 
 __all__ = ["GuidelineVersions", "GUIDELINES_IN_FORCE"]
 
@@ -73,6 +74,23 @@ class GuidelineVersions(StoreBase):
                 {"version": int(version), "who": who, "created_at": created_at, "labels": counts.get(version, 0)}
             )
         return history
+
+    def current_label_guidelines(self, annotator: str | None = None) -> dict[int | None, int]:
+        """The current chunk labels (one person's or everyone's; retractions and retired rows
+        left out, as :meth:`annotation.store.labels.Labels.current_labels` reads them) counted by
+        the relevance guidelines version they were made under; None: not recorded (made before
+        guidelines were, or imported)."""
+        rows = self.db.execute(
+            f"""SELECT l.guidelines, count(*) FROM labels l JOIN items i ON i.id = l.item_id
+                JOIN annotators a ON a.id = l.annotator_id
+                WHERE i.kind = 'chunk' AND l.value IS NOT NULL AND (CAST(? AS TEXT) IS NULL OR a.name = ?)
+                AND {live_item("i")} AND l.id = (
+                    SELECT max(id) FROM labels WHERE item_id = l.item_id AND annotator_id = l.annotator_id
+                    AND {live("id", "labels")})
+                GROUP BY l.guidelines""",
+            [annotator, annotator],
+        ).fetchall()
+        return {(None if version is None else int(version)): int(count) for version, count in rows}
 
     def set_guidelines(self, rubric: str, text: str, who: str) -> Guidelines:
         """Append ``text`` as the next version of ``rubric``'s guidelines, by ``who``; the
