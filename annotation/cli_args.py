@@ -232,7 +232,9 @@ def _add_guidelines(sub: Subcommands) -> None:
     )
     acts = gl.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
     show = acts.add_parser("show", help="print the guidelines in force (or as at --version) on stdout")
-    show.add_argument("--version", type=bounded_int(0, 1_000_000), metavar="N", help="as at version N (0: built in)")
+    show.add_argument(
+        "--version", type=bounded_int(0, 1_000_000), metavar="N", help="as at version N (0: built in)"
+    )
     put = acts.add_parser(
         "set",
         help="a new version of the guidelines from --file (else stdin); the same text adds none",

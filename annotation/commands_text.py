@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from annotation.rubrics import Guidelines
     from annotation.store.retirements import ImportChange, ImportRecord
 
-__all__ = ["ROW_WORDS", "baseline_text", "guidelines_text", "handout_text", "import_state_text", "retirement_text", "rows_text"]
+__all__ = [
+    "ROW_WORDS",
+    "baseline_text",
+    "guidelines_text",
+    "handout_text",
+    "import_state_text",
+    "retirement_text",
+    "rows_text",
+]
 
 
 def baseline_text(report: BaselineReport) -> str:

@@ -28,7 +28,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PooledBatch", "OtherBatch", "GuidelinesUsed", "Provenance", "run_fingerprint", "FINGERPRINT_PREFIX"]
+__all__ = [
+    "PooledBatch",
+    "OtherBatch",
+    "GuidelinesUsed",
+    "Provenance",
+    "run_fingerprint",
+    "FINGERPRINT_PREFIX",
+]
 
 FINGERPRINT_PREFIX = "sha256:"
 FINGERPRINT_HEX = 16  # hex digits kept: a short name of what was pooled, not a security check

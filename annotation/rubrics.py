@@ -186,7 +186,10 @@ def default_guidelines(rubric: Rubric | str) -> Guidelines:
     lines = [rubric.question, "", "Grades:"]
     # a preference is pressed and read by its name (A, B, tie, both bad), a grade by its number
     numbered = rubric.name != PREFERENCE.name
-    lines += [f"- {value} {rubric.wording(value)}" if numbered else f"- {rubric.wording(value)}" for value in sorted(rubric.scale)]
+    lines += [
+        f"- {value} {rubric.wording(value)}" if numbered else f"- {rubric.wording(value)}"
+        for value in sorted(rubric.scale)
+    ]
     lines += ["", "Worked examples.", setting]
     for value in sorted(examples):
         name = rubric.wording(value).partition(":")[0]
@@ -206,7 +209,9 @@ def check_guidelines_text(text: str) -> str:
     kept = "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     kept = kept.strip("\n")
     if not kept.strip():
-        raise InvalidGuidelines("the guidelines are empty: write the grade definitions and an example per grade")
+        raise InvalidGuidelines(
+            "the guidelines are empty: write the grade definitions and an example per grade"
+        )
     if len(kept) > MAX_GUIDELINES_CHARS:
         raise InvalidGuidelines(
             f"the guidelines are {len(kept):,} characters; at most {MAX_GUIDELINES_CHARS:,} are kept"

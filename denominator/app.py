@@ -29,10 +29,10 @@ from annotation.access.sign_in_pages import (
 from denominator.ui.boundary import admin_signed_in, guarded
 from denominator.ui.browse import items_page
 from denominator.ui.data import render_data_page
+from denominator.ui.guidelines import render_guidelines_page
 from denominator.ui.judge import render_judge_page
 from denominator.ui.label import render_compare_page, render_label_chunks_page, render_label_traces_page
 from denominator.ui.metrics import render_metrics_page
-from denominator.ui.guidelines import render_guidelines_page
 from denominator.ui.people import render_people_page
 from denominator.ui.review import render_review_page
 

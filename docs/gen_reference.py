@@ -463,9 +463,8 @@ print(mode, labels)
     "annotation.actions.guidelines": """
 with Store(DEMO) as store:
     built_in = annotation.actions.guidelines(store, rubric="relevance")  # version 0, the built-in text
-    edited = annotation.actions.guidelines(
-        store, "set", rubric="relevance", text=built_in.text + "\\nA table of figures counts as text.", who="admin"
-    )
+    more = built_in.text + "\\nA table of figures counts as text."
+    edited = annotation.actions.guidelines(store, "set", rubric="relevance", text=more, who="admin")
     assert edited.version == built_in.version + 1 and store.guidelines_version("relevance") == edited.version
 print(edited.version, edited.who, edited.text.splitlines()[-1])
 """,

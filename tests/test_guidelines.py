@@ -35,7 +35,9 @@ def chunk_item(store: Store, query: str = "q1", chunk: str = "c1") -> int:
         db.execute("INSERT INTO chunks (id, text) VALUES (?, 'a chunk')", [chunk])
         db.execute("INSERT INTO items (kind, query_id, chunk_id) VALUES ('chunk', ?, ?)", [query, chunk])
     return int(
-        store.db.execute("SELECT id FROM items WHERE query_id = ? AND chunk_id = ?", [query, chunk]).fetchone()[0]
+        store.db.execute(
+            "SELECT id FROM items WHERE query_id = ? AND chunk_id = ?", [query, chunk]
+        ).fetchone()[0]
     )
 
 
@@ -107,7 +109,7 @@ def test_built_in_guidelines_define_every_grade_with_an_example() -> None:
     for rubric in (RELEVANCE, FAITHFULNESS, PREFERENCE):
         text = default_guidelines(rubric).text
         assert text.startswith(rubric.question)
-        for value, wording in rubric.scale.items():
+        for wording in rubric.scale.values():
             assert wording in text  # the scale's own words: what the buttons and the judge say
             name = wording.partition(":")[0]
             assert f"({name}):" in text or f"- {name}: " in text.split("Worked examples.")[1]
@@ -151,9 +153,13 @@ def test_cli_shows_and_sets_guidelines(tmp_path, capsys, monkeypatch) -> None:
     assert "relevance guidelines, version 0 (built in)" in err
     rules = tmp_path / "rules.txt"
     rules.write_text("Grade 3 only for the exact answer.\n", encoding="utf-8")
-    code, out, err = cli(main, capsys, "guidelines", "set", "relevance", "--file", str(rules), "--by", "lead", "--db", db)
+    code, out, err = cli(
+        main, capsys, "guidelines", "set", "relevance", "--file", str(rules), "--by", "lead", "--db", db
+    )
     assert code == 0 and out.startswith("set: relevance guidelines, version 1, by lead at ")
-    code, out, err = cli(main, capsys, "guidelines", "set", "relevance", "--file", str(rules), "--by", "lead", "--db", db)
+    code, out, err = cli(
+        main, capsys, "guidelines", "set", "relevance", "--file", str(rules), "--by", "lead", "--db", db
+    )
     assert code == 0 and out.startswith("unchanged: relevance guidelines, version 1, by lead at ")
     code, out, err = cli(main, capsys, "guidelines", "show", "relevance", "--db", db)
     assert out == "Grade 3 only for the exact answer.\n"
@@ -268,7 +274,9 @@ def test_golden_provenance_says_which_guidelines_the_labels_were_made_under(demo
     assert b"guidelines" not in untouched  # never edited: the file is what it was before guidelines
 
     with Store(demo_db) as store:
-        items = [r[0] for r in store.db.execute("SELECT id FROM items WHERE kind = 'chunk' ORDER BY id").fetchall()]
+        items = [
+            r[0] for r in store.db.execute("SELECT id FROM items WHERE kind = 'chunk' ORDER BY id").fetchall()
+        ]
         before = store.current_label_guidelines()  # the demo's labels: imported, none recorded
         assert set(before) == {None}
         store.add_annotator("eve", "annotator")

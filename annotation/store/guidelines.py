@@ -66,12 +66,19 @@ class GuidelineVersions(StoreBase):
                 [rubric],
             ).fetchall()
         )
-        history: list[dict[str, Any]] = [{"version": 0, "who": None, "created_at": None, "labels": counts.get(0, 0)}]
+        history: list[dict[str, Any]] = [
+            {"version": 0, "who": None, "created_at": None, "labels": counts.get(0, 0)}
+        ]
         for version, who, created_at in self.db.execute(
             "SELECT version, who, created_at FROM guidelines WHERE rubric = ? ORDER BY version", [rubric]
         ).fetchall():
             history.append(
-                {"version": int(version), "who": who, "created_at": created_at, "labels": counts.get(version, 0)}
+                {
+                    "version": int(version),
+                    "who": who,
+                    "created_at": created_at,
+                    "labels": counts.get(version, 0),
+                }
             )
         return history
 
