@@ -237,7 +237,17 @@ def test_an_admin_edits_the_guidelines_on_the_page(demo_db) -> None:
     text = page_text(at)
     assert "Saved: relevance guidelines, version 1, by root at" in text and "In force: version 1" in text
     rows = at.table[0].value.to_dict("records")
-    assert [(r["version"], r["by"]) for r in rows] == [("0", "built in"), ("1", "root")]
+    assert [(r["version"], r["by"], r["labels made under it"]) for r in rows] == [
+        ("0", "built in", "0"),
+        ("1", "root", "0"),
+    ]
+    with Store(demo_db) as store:  # the demo's relevance labels were stored without a version
+        demo_labels = store.labels_by_guidelines("relevance")
+    assert set(demo_labels) == {None} and demo_labels[None] > 0
+    assert (
+        f"0 of the {demo_labels[None]} relevance label rows with a grade record the version they were "
+        f"made under; {demo_labels[None]} do not" in text
+    )
     # the same text again: no version added
     at.button(key="FormSubmitter:guidelines:edit:relevance-Save as a new version").click().run()
     assert "Unchanged: the text is the same as version 1" in page_text(at)

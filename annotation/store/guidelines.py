@@ -54,18 +54,22 @@ class GuidelineVersions(StoreBase):
             return default_guidelines(rubric)
         return Guidelines(rubric, int(row[0]), str(row[1]), str(row[2]), str(row[3]))
 
+    def labels_by_guidelines(self, rubric: str) -> dict[int | None, int]:
+        """The label rows of ``rubric`` with a grade (current or not) by the guidelines version
+        they were made under; None: not recorded (stored before versions were, or imported)."""
+        get_rubric(rubric)
+        rows = self.db.execute(
+            """SELECT guidelines, count(*) FROM labels WHERE rubric = ? AND value IS NOT NULL
+               GROUP BY guidelines""",
+            [rubric],
+        ).fetchall()
+        return {(None if version is None else int(version)): int(count) for version, count in rows}
+
     def guideline_history(self, rubric: str) -> list[dict[str, Any]]:
         """Every version of ``rubric``'s guidelines, the built-in one first: ``{"version", "who"
-        (None for the built-in), "created_at" (None), "labels": the labels made under it (rows
-        with a grade, current or not)}``."""
-        get_rubric(rubric)
-        counts = dict(
-            self.db.execute(
-                """SELECT guidelines, count(*) FROM labels WHERE rubric = ? AND value IS NOT NULL
-                   AND guidelines IS NOT NULL GROUP BY guidelines""",
-                [rubric],
-            ).fetchall()
-        )
+        (None for the built-in), "created_at" (None), "labels": the label rows with a grade made
+        under it, current or not}`` (:meth:`labels_by_guidelines`)."""
+        counts = self.labels_by_guidelines(rubric)
         history: list[dict[str, Any]] = [
             {"version": 0, "who": None, "created_at": None, "labels": counts.get(0, 0)}
         ]
@@ -77,7 +81,7 @@ class GuidelineVersions(StoreBase):
                     "version": int(version),
                     "who": who,
                     "created_at": created_at,
-                    "labels": counts.get(version, 0),
+                    "labels": counts.get(int(version), 0),
                 }
             )
         return history

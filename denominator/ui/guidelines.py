@@ -44,6 +44,7 @@ def render_guidelines_page() -> None:
         with Store(db) as store:
             now = actions.guidelines(store, "show", rubric=rubric)
             history = store.guideline_history(rubric)
+            unrecorded = store.labels_by_guidelines(rubric).get(None, 0)
     except StoreError as exc:
         st.error(md(exc))
         return
@@ -72,6 +73,11 @@ def render_guidelines_page() -> None:
             }
             for row in history
         ]
+    )
+    recorded = sum(row["labels"] for row in history)
+    st.caption(
+        f"{recorded} of the {recorded + unrecorded} {rubric} label rows with a grade record the version "
+        f"they were made under; {unrecorded} do not (stored before versions were recorded, or imported)."
     )
 
 
