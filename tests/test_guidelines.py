@@ -131,6 +131,7 @@ def test_edited_guidelines_are_in_the_judge_prompt_and_change_its_fingerprint() 
 
 def test_a_judge_planned_after_an_edit_is_a_new_version(store) -> None:
     from judge.client import Endpoint
+    from judge.commands_text import judge_name
     from judge.jobs import plan_llm, register_judge
 
     endpoint = Endpoint(base_url="http://127.0.0.1:9/v1", model="m")
@@ -143,6 +144,43 @@ def test_a_judge_planned_after_an_edit_is_a_new_version(store) -> None:
     assert after.settings["guidelines"] == "Grade 3 only for the exact answer."
     assert (after.identity["name"], after.identity["version"]) == ("m/relevance", 2)
     assert after.identity["changed"] == ["guidelines", "prompt_sha"]
+    assert judge_name(before, "m", "relevance").endswith("relevance, prompt v1)")
+    assert judge_name(after, "m", "relevance") == (
+        f"judge m/relevance v2 (new version; changed: guidelines, prompt_sha), fingerprint "
+        f"{after.fingerprint[:16]} (m at http://127.0.0.1:9/v1, relevance, prompt v1 with the rubric's "
+        "edited guidelines)"
+    )
+
+
+def test_a_live_judge_run_sends_the_edited_guidelines(tmp_path, fake_openai) -> None:
+    """The runner's system message, built once per run, carries the guidelines of the plan's
+    settings: what the endpoint receives is what the fingerprint hashes."""
+    from denominator.demo import build_demo
+    from judge import actions as judge_actions
+    from judge.client import Endpoint
+
+    db = str(tmp_path / "demo.db")
+    build_demo(db)
+    server = fake_openai()
+    endpoint = Endpoint(model="m", base_url=server.base_url)
+    with Store(db) as store:
+        store.set_guidelines("relevance", "Grade 3 only for the exact answer.", "root")
+        done = judge_actions.grade(store, "relevance", endpoint=endpoint, limit=2, api_key="test")
+        stored = store.db.execute("SELECT DISTINCT fingerprint FROM judge_labels").fetchall()
+    assert done.progress is not None and done.progress.done == 2
+    systems = [m["content"] for r in server.requests for m in r["body"]["messages"] if m["role"] == "system"]
+    assert len(systems) == 2 and all(s == system_prompt_with(EDITED_RULE) for s in systems)
+    assert stored == [(done.plan.fingerprint,)]
+    assert done.plan.settings["prompt_sha"] == prompt_sha("relevance", EDITED_RULE)
+
+
+EDITED_RULE = "Grade 3 only for the exact answer."
+
+
+def system_prompt_with(guidelines: str) -> str:
+    from judge.prompts import system_prompt
+
+    return system_prompt("relevance", guidelines)
 
 
 def test_cli_shows_and_sets_guidelines(tmp_path, capsys, monkeypatch) -> None:
