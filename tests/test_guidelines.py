@@ -172,6 +172,11 @@ def test_a_live_judge_run_sends_the_edited_guidelines(tmp_path, fake_openai) -> 
     assert len(systems) == 2 and all(s == system_prompt_with(EDITED_RULE) for s in systems)
     assert stored == [(done.plan.fingerprint,)]
     assert done.plan.settings["prompt_sha"] == prompt_sha("relevance", EDITED_RULE)
+    from judge.batch import batch_lines  # a Batch API file asks the same
+
+    lines = batch_lines(done.plan, endpoint, "json_schema")
+    assert len(lines) == 2
+    assert all(line["body"]["messages"][0]["content"] == system_prompt_with(EDITED_RULE) for line in lines)
 
 
 EDITED_RULE = "Grade 3 only for the exact answer."
