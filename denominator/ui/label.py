@@ -8,7 +8,8 @@
 
 On every page ``s`` skips and ``u`` undoes the last label of this session (and says what it
 took back); ``g`` shows or hides the rubric's guidelines (its grade definitions and worked
-examples, as an admin last edited them: :func:`render_guidelines`). Skipped items come back at the end of the queue. Where a person is lives in the
+examples, as an admin last edited them: :func:`render_guidelines`). Skipped items come back at
+the end of the queue. Where a person is lives in the
 store (annotation.store.queue: leases and skips), not in the browser session: each tab (its id
 in the address, ``?tab=``) leases the item it shows, so a reload shows the same item and the
 same skipped list, and two tabs or servers of one person never show the same item; a tab that
