@@ -10,6 +10,8 @@
     python -m annotation annotators list [--db DB]
     python -m annotation annotators revoke NAME [--db DB]
     python -m annotation handout [--db DB] [--mode open|assigned] [--labels N] [--by NAME]
+    python -m annotation guidelines show RUBRIC [--version N] [--db DB]
+    python -m annotation guidelines set RUBRIC [--file FILE] [--by NAME] [--db DB]
     python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
         [--threshold G] [--judge NAME[@VERSION]|FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
         golden, qrels, csv, ragas, deepeval, beir, trec, phoenix)
@@ -37,7 +39,7 @@ from annotation.cli_base import lazy_commands, run_main
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-NAMES = ("import", "pool", "baseline", "annotators", "handout", "imports", "migrate", "export")
+NAMES = ("import", "pool", "baseline", "annotators", "handout", "guidelines", "imports", "migrate", "export")
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], str]] = lazy_commands("annotation.commands_cli", NAMES)

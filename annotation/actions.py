@@ -29,6 +29,7 @@ from annotation.pooling import (
     sample_unjudged,
 )
 from annotation.pooling import pool as build_pool
+from annotation.rubrics import Guidelines
 from annotation.store import AnnotatorRow, ClaimRule, ImportChange, ImportRecord, Store, StoreError
 from annotation.views import pool_report
 
@@ -42,6 +43,7 @@ __all__ = [
     "baseline",
     "annotators",
     "handout",
+    "guidelines",
     "imports",
     "migrate",
     "export",
@@ -274,6 +276,26 @@ def handout(
             now_mode, now_labels = store.handout()
             store.set_handout(mode or now_mode, now_labels if labels is None else labels, who)
     return store.handout()
+
+
+def guidelines(
+    store: Store,
+    action: Literal["show", "set"] = "show",
+    *,
+    rubric: str,
+    text: str | None = None,
+    version: int | None = None,
+    who: str = "",
+) -> Guidelines:
+    """``show`` a rubric's guidelines (in force, or as at ``version``; 0: the built-in ones), or
+    ``set`` them to ``text`` by ``who``: a new version when the text differs from the guidelines in
+    force (:meth:`annotation.store.guidelines.GuidelineVersions.set_guidelines`); the guidelines
+    shown or in force after."""
+    if action == "set":
+        if text is None:
+            raise StoreError("guidelines set needs the text of the guidelines")
+        return store.set_guidelines(rubric, text, who)
+    return store.guidelines(rubric, version)
 
 
 @overload

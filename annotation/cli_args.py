@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, TypeAlias
 from annotation.choices import EXPORT_FORMATS
 from annotation.cli_base import OneLineParser, add_db_option
 from annotation.options import add_option, option
-from annotation.values import judge_name, positive_int, run_name
+from annotation.rubrics import RUBRICS
+from annotation.values import bounded_int, judge_name, positive_int, run_name, small_file
+
+RUBRIC_NAMES = tuple(RUBRICS)
 
 __all__ = ["DESCRIPTION", "build_parser", "add_import_options", "add_imports_parser"]
 
@@ -35,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_baseline(sub)
     _add_annotators(sub)
     _add_handout(sub)
+    _add_guidelines(sub)
     _add_migrate(sub)
     _add_export(sub)
     return parser
@@ -225,6 +229,29 @@ def _add_handout(sub: Subcommands) -> None:
     add_option(ho, "handout_mode", default=None)
     add_option(ho, "handout_labels", default=None)
     ho.add_argument("--by", default="", metavar="NAME", help="who sets it (default: your login name)")
+
+
+def _add_guidelines(sub: Subcommands) -> None:
+    """``guidelines``'s arguments."""
+    gl = sub.add_parser(
+        "guidelines",
+        help="each rubric's guidelines (grade definitions and worked examples): print them, or set a "
+        "new version from a file",
+    )
+    acts = gl.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
+    show = acts.add_parser("show", help="print the guidelines in force (or as at --version) on stdout")
+    show.add_argument(
+        "--version", type=bounded_int(0, 1_000_000), metavar="N", help="as at version N (0: built in)"
+    )
+    put = acts.add_parser(
+        "set",
+        help="a new version of the guidelines from --file (else stdin); the same text adds none",
+    )
+    put.add_argument("--file", type=small_file, metavar="FILE", help="UTF-8 text (default: stdin)")
+    put.add_argument("--by", default="", metavar="NAME", help="who sets them (default: your login name)")
+    for p in (show, put):
+        p.add_argument("rubric", choices=RUBRIC_NAMES, help="the rubric")
+        add_db_option(p)
 
 
 def _add_migrate(sub: Subcommands) -> None:

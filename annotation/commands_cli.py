@@ -11,13 +11,13 @@ from urllib.parse import urlsplit
 
 from annotation import actions, exports
 from annotation.cli_base import Access, UsageError, open_store, plural, shown_db
-from annotation.commands_text import baseline_text, handout_text
+from annotation.commands_text import baseline_text, guidelines_text, handout_text
 from annotation.exchange import ImportSources, NothingToImport
 from annotation.imports_cli import cli_import, cli_words, import_options, run_imports
 from annotation.options import default, login_name
 from annotation.store import AnnotatorRow
 from annotation.store.providers import mappable, unmappable
-from annotation.values import origin, ranks, sign_in_link
+from annotation.values import SMALL_FILE, origin, ranks, read_small_file, sign_in_link
 
 __all__ = ["COMMANDS", "run"]
 
@@ -199,6 +199,37 @@ def run_handout(args: argparse.Namespace) -> str:
     return ("set: " if changing else "") + handout_text(mode, labels) + "\n"
 
 
+def run_guidelines(args: argparse.Namespace) -> str:
+    """``show``: the text on stdout (what ``set --file`` reads back), its version on stderr;
+    ``set``: a new version from ``--file`` or stdin, said in one line."""
+    if args.action == "show":
+        with open_store(args.db, "read") as store:
+            shown = actions.guidelines(store, "show", rubric=args.rubric, version=args.version)
+        print(guidelines_text(shown), file=sys.stderr)
+        return shown.text + "\n"
+    if args.file is not None:
+        try:
+            raw = read_small_file(args.file, "--file")
+        except OSError as exc:
+            raise UsageError(f"--file: {args.file}: {exc.strerror or exc}") from None
+    else:
+        raw = sys.stdin.buffer.read(SMALL_FILE + 1)
+        if len(raw) > SMALL_FILE:
+            raise UsageError(f"stdin: more than {SMALL_FILE:,} bytes; at most {SMALL_FILE:,} are read")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{args.file or 'stdin'}: not UTF-8 text (byte {exc.start})") from None
+    with open_store(args.db, "write") as store:
+        before = actions.guidelines(store, "show", rubric=args.rubric)
+        after = actions.guidelines(
+            store, "set", rubric=args.rubric, text=text, who=(args.by or "").strip() or login_name()
+        )
+    if after.version == before.version:
+        return f"unchanged: {guidelines_text(after)} (the same text)\n"
+    return f"set: {guidelines_text(after)}\n"
+
+
 def run_pool(args: argparse.Namespace) -> str:
     runs = [r for r in (args.runs or "").split(",") if r] or None
     annotators = [a for a in (args.annotators or "").split(",") if a]
@@ -335,6 +366,7 @@ COMMANDS = {
     "baseline": run_baseline,
     "annotators": run_annotators,
     "handout": run_handout,
+    "guidelines": run_guidelines,
     "imports": run_imports,
     "migrate": run_migrate,
     "export": run_export,

@@ -11,9 +11,18 @@ from annotation.render import counted
 
 if TYPE_CHECKING:
     from annotation.baseline import BaselineReport
+    from annotation.rubrics import Guidelines
     from annotation.store.retirements import ImportChange, ImportRecord
 
-__all__ = ["ROW_WORDS", "baseline_text", "handout_text", "import_state_text", "retirement_text", "rows_text"]
+__all__ = [
+    "ROW_WORDS",
+    "baseline_text",
+    "guidelines_text",
+    "handout_text",
+    "import_state_text",
+    "retirement_text",
+    "rows_text",
+]
 
 
 def baseline_text(report: BaselineReport) -> str:
@@ -27,6 +36,17 @@ def baseline_text(report: BaselineReport) -> str:
         + f": {counted(report['runs'], 'run', 'runs')}, {counted(report['rankings'], 'ranking', 'rankings')}, "
         f"{report['unchanged']} unchanged"
     )
+
+
+def guidelines_text(guidelines: Guidelines) -> str:
+    """Which guidelines these are, in one line (the command line's and the Guidelines page's words):
+    ``relevance guidelines, version 2, by root at 2026-12-06 03:20 UTC`` or ``..., version 0
+    (built in)``."""
+    head = f"{guidelines.rubric} guidelines, version {guidelines.version}"
+    if not guidelines.edited:
+        return f"{head} (built in)"
+    when = (guidelines.created_at or "").replace("T", " ")[:16]
+    return f"{head}, by {guidelines.who} at {when} UTC"
 
 
 def handout_text(mode: str, labels: int) -> str:

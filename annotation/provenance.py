@@ -12,6 +12,9 @@ that ``check`` and ``audit`` can tell labels pooled from the run under test (iss
       other:                      # items from anything else: an estimate sample, a hole sample, imports
       - {batch: estimate sample, items: 4, labelled: 4}
       warning: the pool holds one run (bm25): ...   # pool's one-run warning, when one run was pooled
+      guidelines:                 # once the relevance guidelines were edited: the labels behind
+      - {version: 2, labels: 30}  # the file by the version they were made under (0: built in;
+      - {version: 0, labels: 12}  # no version: not recorded, made before #43 or imported)
 
 Pure: the types, the fingerprint and the one reading of "every label pooled from one run";
 ``annotation.formats.golden`` reads the section, ``annotation.exports.provenance`` builds it from a store.
@@ -25,7 +28,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PooledBatch", "OtherBatch", "Provenance", "run_fingerprint", "FINGERPRINT_PREFIX"]
+__all__ = [
+    "PooledBatch",
+    "OtherBatch",
+    "GuidelinesUsed",
+    "Provenance",
+    "run_fingerprint",
+    "FINGERPRINT_PREFIX",
+]
 
 FINGERPRINT_PREFIX = "sha256:"
 FINGERPRINT_HEX = 16  # hex digits kept: a short name of what was pooled, not a security check
@@ -84,12 +94,25 @@ class OtherBatch:
 
 
 @dataclass(frozen=True)
+class GuidelinesUsed:
+    """How many of the file's labels were made under one version of the relevance guidelines
+    (``version`` None: not recorded)."""
+
+    version: int | None
+    labels: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return ({"version": self.version} if self.version is not None else {}) | {"labels": self.labels}
+
+
+@dataclass(frozen=True)
 class Provenance:
     """golden.yaml's ``provenance`` section, parsed and checked once (``annotation.formats.golden``)."""
 
     pools: tuple[PooledBatch, ...] = ()
     other: tuple[OtherBatch, ...] = ()
     warning: str | None = None
+    guidelines: tuple[GuidelinesUsed, ...] = ()  # only once the guidelines were edited
 
     def to_dict(self) -> dict[str, Any]:
         """The section's plain values, as the export writes them."""
@@ -99,6 +122,8 @@ class Provenance:
         }
         if self.warning is not None:
             out["warning"] = self.warning
+        if self.guidelines:
+            out["guidelines"] = [used.to_dict() for used in self.guidelines]
         return out
 
     def one_run_pool(self) -> PooledBatch | None:

@@ -30,6 +30,7 @@ from denominator.ui.agreement import render_agreement_page
 from denominator.ui.boundary import admin_signed_in, guarded
 from denominator.ui.browse import items_page
 from denominator.ui.data import render_data_page
+from denominator.ui.guidelines import render_guidelines_page
 from denominator.ui.judge import render_judge_page
 from denominator.ui.label import render_compare_page, render_label_chunks_page, render_label_traces_page
 from denominator.ui.label_review import render_label_review_page
@@ -95,6 +96,7 @@ def main() -> None:
             items_page(),
             st.Page(render_data_page, title="Data", url_path="data"),
             st.Page(render_people_page, title="People", url_path="people"),
+            st.Page(render_guidelines_page, title="Guidelines", url_path="guidelines"),
         ]
     if identity.mode == "local":
         render_local_banner()

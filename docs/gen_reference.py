@@ -257,6 +257,11 @@ RAISES: dict[str, list[tuple[str, str]]] = {
     "annotation.actions.handout": [
         ("annotation.store.StoreError", "an unknown mode, labels off the range, no one named"),
     ],
+    "annotation.actions.guidelines": [
+        ("annotation.rubrics.UnknownRubric", "a rubric that is not relevance, faithfulness or preference"),
+        ("annotation.rubrics.InvalidGuidelines", "empty text, over 20,000 characters, a control character"),
+        ("annotation.store.StoreError", "a version never written, no text to set, no one named"),
+    ],
     "annotation.actions.imports": [
         ("annotation.store.UnknownImport", "no import of that id"),
         ("annotation.store.StoreError", "no one named"),
@@ -454,6 +459,14 @@ with Store(DEMO) as store:
     mode, labels = annotation.actions.handout(store)
     assert annotation.actions.handout(store, labels=3, who="admin") == (mode, 3)
 print(mode, labels)
+""",
+    "annotation.actions.guidelines": """
+with Store(DEMO) as store:
+    built_in = annotation.actions.guidelines(store, rubric="relevance")  # version 0, the built-in text
+    more = built_in.text + "\\nA table of figures counts as text."
+    edited = annotation.actions.guidelines(store, "set", rubric="relevance", text=more, who="admin")
+    assert edited.version == built_in.version + 1 and store.guidelines_version("relevance") == edited.version
+print(edited.version, edited.who, edited.text.splitlines()[-1])
 """,
     "annotation.actions.imports": """
 with Store(DEMO) as store:

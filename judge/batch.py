@@ -179,7 +179,10 @@ def _request_lines(
             "method": "POST",
             "url": "/v1/chat/completions",
             "body": request_body(
-                endpoint, build_messages(rubric, call.data), fmt, call_seed(endpoint.seed, call)
+                endpoint,
+                build_messages(rubric, call.data, plan.settings.get("guidelines")),
+                fmt,
+                call_seed(endpoint.seed, call),
             ),
         }
         for call in calls

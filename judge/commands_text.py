@@ -38,11 +38,14 @@ def identity_text(identity: JudgeIdentity) -> str:
 
 def judge_name(plan: Plan, model: str, rubric: str) -> str:
     """``judge gpt-x/relevance v2 (current), fingerprint 0b187b4953d3d59a (gpt-x at http://...,
-    relevance, prompt v1)``."""
+    relevance, prompt v1)``; ``prompt v1 with the rubric's edited guidelines`` once an admin
+    edited them (they are in the prompt: ``judge.prompts``)."""
     settings = plan.settings
     return (
         f"judge {identity_text(plan.identity)}, fingerprint {plan.fingerprint[:16]} "
-        f"({model} at {settings['endpoint']}, {rubric}, prompt {settings['prompt_version']})"
+        f"({model} at {settings['endpoint']}, {rubric}, prompt {settings['prompt_version']}"
+        + (" with the rubric's edited guidelines" if "guidelines" in settings else "")
+        + ")"
     )
 
 

@@ -152,7 +152,9 @@ class Plan:
         """(input, output) tokens of the calls left: characters / 4, and a short reply each."""
         rubric = self.settings["rubric"]
         tokens_in = sum(
-            sum(len(m["content"]) for m in build_messages(rubric, c.data)) // 4 * (self.repeats - done)
+            sum(len(m["content"]) for m in build_messages(rubric, c.data, self.settings.get("guidelines")))
+            // 4
+            * (self.repeats - done)
             for c, done in zip(self.calls, self._done_per_call())
         )
         return tokens_in, OUT_TOKENS_ESTIMATE * self.left
@@ -185,9 +187,18 @@ def plan_llm(
     repeats: int = 1,
 ) -> Plan:
     """The judge's fingerprint and settings, its name and version (``name`` None: the default;
-    StoreError for a name it cannot have), and what is done of ``calls`` x ``repeats``."""
+    StoreError for a name it cannot have), and what is done of ``calls`` x ``repeats``. The
+    rubric's guidelines in force go into the prompt when an admin has edited them
+    (:func:`judge.prompts.judge_settings`): an edit is a new fingerprint."""
+    guidelines = store.guidelines(rubric)
     settings = judge_settings(
-        rubric, endpoint.model, endpoint.base_url, endpoint.temperature, endpoint.seed, schema_mode
+        rubric,
+        endpoint.model,
+        endpoint.base_url,
+        endpoint.temperature,
+        endpoint.seed,
+        schema_mode,
+        guidelines.text if guidelines.edited else None,
     )
     fp = fingerprint(settings)
     identity = judge_identity(store, fp, settings, name)
@@ -271,6 +282,7 @@ class LLMRun:
             writer,
             on_progress=self.on_progress,
             total=self.plan.left,
+            guidelines=self.plan.settings.get("guidelines"),
         )
         if self._stopped:
             self.job.stop()

@@ -20,6 +20,13 @@ off the scale raise :class:`InvalidReply`; nothing is coerced into a grade.
 
 A template change must bump ``PROMPT_VERSION``; the fingerprint also hashes
 the template text itself, so an edit without a bump still makes a new judge.
+
+Guidelines an admin edited (#43, :mod:`annotation.store.guidelines`) are part of the system
+message, after the scale: people and the judge read the same definitions and examples
+(principle 6). They are kept in the judge's settings (``guidelines``), so an edit of them is a
+new fingerprint, a new version of the judge, uncalibrated until measured. The built-in
+guidelines (version 0) are not in the prompt: a judge's prompt is as it was until someone edits
+them, and every judge already calibrated keeps its fingerprint.
 """
 
 from __future__ import annotations
@@ -107,7 +114,7 @@ def reply_schema(rubric: Rubric | str) -> dict[str, Any]:
     }
 
 
-def _system(rubric: Rubric) -> str:
+def _system(rubric: Rubric, guidelines: str | None = None) -> str:
     task, what = _TASKS[rubric.name]
     if rubric.name == PREFERENCE.name:
         scale = "\n".join(
@@ -124,6 +131,8 @@ def _system(rubric: Rubric) -> str:
         reply = (
             f'Reply with one JSON object: {{"reason": "<one or two sentences>", "grade": <one of {grades}>}}.'
         )
+    if guidelines is not None:  # an admin's guidelines, as the people labelling read them
+        scale += f"\n\nGuidelines (the same the people labelling read):\n{guidelines}"
     return (
         f"{task}\n\n{what}\n\nQuestion: {rubric.question}\n\nScale:\n{scale}\n\n{_DATA_RULE}\n\n"
         f"{reply} Give the reason first, then the answer. No other text.\n"
@@ -139,19 +148,22 @@ def _encode(data: Mapping[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1).replace("<", "\\u003c")
 
 
-def build_messages(rubric: Rubric | str, data: Mapping[str, Any]) -> list[dict[str, str]]:
+def build_messages(
+    rubric: Rubric | str, data: Mapping[str, Any], guidelines: str | None = None
+) -> list[dict[str, str]]:
     """The chat messages for one call. ``data``: relevance ``{"query", "chunk"}``;
     faithfulness ``{"question", "contexts": [texts], "answer"}``; preference
-    ``{"question", "answer_A", "answer_B"}`` (A shown first)."""
+    ``{"question", "answer_A", "answer_B"}`` (A shown first); ``guidelines``: an admin's
+    guidelines of the rubric (the settings' ``guidelines``; None: not edited)."""
     return [
-        {"role": "system", "content": system_prompt(rubric)},
+        {"role": "system", "content": system_prompt(rubric, guidelines)},
         {"role": "user", "content": user_prompt(data)},
     ]
 
 
-def system_prompt(rubric: Rubric | str) -> str:
+def system_prompt(rubric: Rubric | str, guidelines: str | None = None) -> str:
     """The system message of every call of ``rubric`` (:func:`build_messages`' first)."""
-    return _system(get_rubric(rubric) if isinstance(rubric, str) else rubric)
+    return _system(get_rubric(rubric) if isinstance(rubric, str) else rubric, guidelines)
 
 
 def user_prompt(data: Mapping[str, Any]) -> str:
@@ -215,10 +227,10 @@ def parse_reply(rubric: Rubric | str, text: str | None) -> tuple[int, str]:
         raise InvalidReply(f'"grade": {exc}') from None
 
 
-def prompt_sha(rubric: Rubric | str) -> str:
-    """The hash of everything fixed in the prompt: system text and user template."""
+def prompt_sha(rubric: Rubric | str, guidelines: str | None = None) -> str:
+    """The hash of everything fixed in the prompt: system text (with the guidelines) and user template."""
     rubric = get_rubric(rubric) if isinstance(rubric, str) else rubric
-    return hashlib.sha256(f"{_system(rubric)}\0{_USER}".encode()).hexdigest()
+    return hashlib.sha256(f"{_system(rubric, guidelines)}\0{_USER}".encode()).hexdigest()
 
 
 def judge_settings(
@@ -228,17 +240,20 @@ def judge_settings(
     temperature: float = 0.0,
     seed: int | None = 0,
     schema_mode: SchemaMode = DEFAULT_SCHEMA,
+    guidelines: str | None = None,
 ) -> dict[str, Any]:
-    """Everything the fingerprint is a hash of (and what ``judges.settings`` keeps)."""
+    """Everything the fingerprint is a hash of (and what ``judges.settings`` keeps).
+    ``guidelines``: the rubric's guidelines when an admin edited them (kept as ``guidelines``;
+    None, the built-in ones: no key, so the fingerprint is what it was before guidelines)."""
     rubric = get_rubric(rubric) if isinstance(rubric, str) else rubric
     if schema_mode not in SCHEMA_MODES:
         raise ValueError(f"schema mode {schema_mode!r}; expected one of {', '.join(SCHEMA_MODES)}")
-    return {
+    settings = {
         "kind": "llm",
         "model": model,
         "endpoint": redact(endpoint.rstrip("/")),
         "prompt_version": PROMPT_VERSION,
-        "prompt_sha": prompt_sha(rubric),
+        "prompt_sha": prompt_sha(rubric, guidelines),
         "rubric": rubric.name,
         "scale": {str(k): v for k, v in sorted(rubric.scale.items())},
         "temperature": float(temperature),
@@ -246,6 +261,9 @@ def judge_settings(
         "schema_mode": schema_mode,
         "reply_schema": reply_schema(rubric),
     }
+    if guidelines is not None:
+        settings["guidelines"] = guidelines
+    return settings
 
 
 def fingerprint(settings: Mapping[str, Any]) -> str:

@@ -211,15 +211,17 @@ class Job:
         on_progress: Callable[[Progress], None] | None = None,
         total: int | None = None,
         stop_grace: float = STOP_GRACE,
+        guidelines: str | None = None,
     ) -> None:
         """``calls``: any iterable, read as the workers go (a run of a million repeats is not
-        built in memory); ``total``: how many it holds (None: counted by making it a list)."""
+        built in memory); ``total``: how many it holds (None: counted by making it a list);
+        ``guidelines``: the rubric's edited guidelines, as the judge's settings keep them."""
         self.client = client
         self.rubric = rubric
         self.fingerprint = fingerprint
         self.format = response_format(rubric, schema_mode)
         # the body every call sends, encoded once: a call adds its item and seed
-        self.template = RequestTemplate(client.endpoint, system_prompt(rubric), self.format)
+        self.template = RequestTemplate(client.endpoint, system_prompt(rubric, guidelines), self.format)
         if total is None:
             calls = list(calls)
             total = len(calls)

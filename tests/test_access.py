@@ -218,6 +218,7 @@ PAGES = {
     "render_judge_page": "denominator.ui.judge",
     "render_review_page": "denominator.ui.review",
     "render_data_page": "denominator.ui.data",
+    "render_guidelines_page": "denominator.ui.guidelines",
 }
 
 
@@ -239,7 +240,14 @@ def test_every_labelling_page_is_blind_for_an_annotator(demo, render) -> None:
 
 
 @pytest.mark.parametrize(
-    "render", ["render_data_page", "render_metrics_page", "render_judge_page", "render_review_page"]
+    "render",
+    [
+        "render_data_page",
+        "render_metrics_page",
+        "render_judge_page",
+        "render_review_page",
+        "render_guidelines_page",
+    ],
 )
 def test_admin_pages_refuse_an_annotator_on_the_server(demo, render) -> None:
     _, tokens = demo

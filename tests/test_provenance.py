@@ -269,7 +269,7 @@ MALFORMED = [
         5,
         "provenance.pools[0].depth: missing; expected runs, depth, items",
     ),
-    ("  pool: []\n", 4, "provenance.pool: unknown key; expected pools, other, warning"),
+    ("  pool: []\n", 4, "provenance.pool: unknown key; expected pools, other, warning, guidelines"),
     (
         "  other:\n  - batch: imported\n    items: -1\n",
         6,
@@ -279,6 +279,16 @@ MALFORMED = [
         "  pools: 3\n",
         4,
         "provenance.pools: expected a list of {batch, runs, depth, items, labelled, fingerprints}",
+    ),
+    (
+        "  guidelines:\n  - version: 1\n",
+        5,
+        "provenance.guidelines[0].labels: missing; expected labels",
+    ),
+    (
+        "  guidelines:\n  - {version: two, labels: 3}\n",
+        5,
+        "provenance.guidelines[0].version: expected a whole number, got 'two'",
     ),
 ]
 

@@ -186,7 +186,11 @@ def export_golden(
         )
     # how the labels were made (the pools, other sources, the one-run warning); labels all from one
     # imported file keep what it said (its own provenance, or none): the file round-trips
-    made = None if len(origins) == 1 and origins[0]["imported"] else provenance_of(store, qrels.grades)
+    made = (
+        None
+        if len(origins) == 1 and origins[0]["imported"]
+        else provenance_of(store, qrels.grades, annotator)
+    )
     if made is not None:
         meta["provenance"] = made.to_dict()
     named = naming_clause(

@@ -1,7 +1,9 @@
 """golden.yaml's ``provenance`` section built from a store (:class:`annotation.provenance.Provenance`):
 each pool read back from its batch name (``pool-d{depth}-{run}+{run}``, as
 :func:`annotation.pooling.pool` names it) with a fingerprint of what it took of each stored run,
-every other source of chunk items by name, and pool's one-run warning when one run was pooled."""
+every other source of chunk items by name, pool's one-run warning when one run was pooled, and,
+once the relevance guidelines were edited, the labels by the guidelines version they were made
+under (never edited: no ``guidelines`` key, so the file is what it was before #43)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import re
 from collections.abc import Collection, Mapping
 
 from annotation.pooling import one_run_warning
-from annotation.provenance import OtherBatch, PooledBatch, Provenance, run_fingerprint
+from annotation.provenance import GuidelinesUsed, OtherBatch, PooledBatch, Provenance, run_fingerprint
 from annotation.store import Store
 
 __all__ = ["provenance_of", "ESTIMATE_SAMPLE", "IMPORTED"]
@@ -19,9 +21,12 @@ IMPORTED = "imported"  # items made for imported labels (import --labels)
 _POOL_BATCH = re.compile(r"pool-d([1-9][0-9]*)-(.+)", re.DOTALL)
 
 
-def provenance_of(store: Store, grades: Mapping[str, Mapping[str, int]]) -> Provenance | None:
+def provenance_of(
+    store: Store, grades: Mapping[str, Mapping[str, int]], annotator: str | None = None
+) -> Provenance | None:
     """How the chunk items of ``store`` were made, and how many of each source ``grades`` (the
-    file's judgments) holds; None when the store has no chunk item."""
+    file's judgments) holds; None when the store has no chunk item. ``annotator``: whose labels
+    the file holds (None: everyone's), for the guidelines their labels were made under."""
     rows = store.chunk_item_batches()
     if not rows:
         return None
@@ -56,7 +61,22 @@ def provenance_of(store: Store, grades: Mapping[str, Mapping[str, int]]) -> Prov
         )
     pooled = sorted({run for p in pools for run in p.runs})
     return Provenance(
-        pools=tuple(pools), other=tuple(other), warning=one_run_warning(pooled) if pools else None
+        pools=tuple(pools),
+        other=tuple(other),
+        warning=one_run_warning(pooled) if pools else None,
+        guidelines=_guidelines_used(store, annotator),
+    )
+
+
+def _guidelines_used(store: Store, annotator: str | None) -> tuple[GuidelinesUsed, ...]:
+    """The labels by the relevance guidelines version they were made under, newest version first,
+    the unrecorded last; () while the guidelines were never edited."""
+    if store.guidelines_version("relevance") == 0:
+        return ()
+    counted = store.current_label_guidelines(annotator)
+    recorded = sorted((v for v in counted if v is not None), reverse=True)
+    return tuple(GuidelinesUsed(v, counted[v]) for v in recorded) + (
+        (GuidelinesUsed(None, counted[None]),) if None in counted else ()
     )
 
 

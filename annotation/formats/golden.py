@@ -33,7 +33,7 @@ from annotation.formats.textio import (
     shown_value,
 )
 from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
-from annotation.provenance import OtherBatch, PooledBatch, Provenance
+from annotation.provenance import GuidelinesUsed, OtherBatch, PooledBatch, Provenance
 
 # The project's own wording of TREC's 0-3 relevance scale (DESIGN.md).
 DEFAULT_GRADE_SCALE: dict[int, str] = {
@@ -396,17 +396,17 @@ _OTHER_KEYS = ("batch", "items", "labelled")
 def _read_provenance(path: str | os.PathLike[str], node: yaml.Node) -> Provenance | None:
     """The ``provenance`` section (:mod:`annotation.provenance`): ``pools`` of ``{batch?, runs,
     depth, items, labelled?, fingerprints?}``, ``other`` of ``{batch, items, labelled?}``,
-    ``warning?``; None when it is empty. Every count a whole number, every name text."""
+    ``warning?``, ``guidelines?`` of ``{version?, labels}``; None when it is empty. Every count a whole number, every name text."""
     if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
         return None
     fields = _mapping(path, node, "provenance")
     for key, (knode, _v) in fields.items():
-        if key not in ("pools", "other", "warning"):
+        if key not in ("pools", "other", "warning", "guidelines"):
             raise InvalidGolden(
                 path,
                 _line(knode),
                 f"provenance.{field_label(key)}",
-                "unknown key; expected pools, other, warning",
+                "unknown key; expected pools, other, warning, guidelines",
             )
     pools = tuple(
         PooledBatch(
@@ -443,7 +443,14 @@ def _read_provenance(path: str | os.PathLike[str], node: yaml.Node) -> Provenanc
                 f"expected fingerprints of its runs ({', '.join(pool.runs)})",
             )
     warning = _scalar_str(path, fields["warning"][1], "provenance.warning") if "warning" in fields else None
-    return Provenance(pools=pools, other=other, warning=warning)
+    guidelines = tuple(
+        GuidelinesUsed(
+            version=_count(path, entry["version"][1], f"{at}.version") if "version" in entry else None,
+            labels=_count(path, entry["labels"][1], f"{at}.labels"),
+        )
+        for at, entry in _entries(path, fields, "guidelines", ("version", "labels"), ("labels",))
+    )
+    return Provenance(pools=pools, other=other, warning=warning, guidelines=guidelines)
 
 
 def _entries(

@@ -35,6 +35,7 @@ The path (or URL) comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denomin
 - ``queue``: the labelling queue and what an item shows;
 - ``corpus``: chunks, queries, traces, rankings and items read back whole;
 - ``history``: recorded ``check`` reports of a run over time;
+- ``guidelines``: each rubric's guidelines, versioned (an admin's edit is a new version);
 - ``browse``: the admin's item browser, one item's history, settlements (adjudication);
 - ``reviews``: the review pass: a person's labels agreed with or corrected by a reviewer.
 
@@ -73,6 +74,7 @@ from annotation.store.base import (
 )
 from annotation.store.browse import Browse
 from annotation.store.corpus import Corpus
+from annotation.store.guidelines import GuidelineVersions
 from annotation.store.history import History
 from annotation.store.identity import REVOKED, ROLES, AnnotatorRow, Identity, token_hash
 from annotation.store.imports import Imports, RunCounts
@@ -155,7 +157,19 @@ __all__ = [
 
 
 class Store(
-    Imports, Reviews, Browse, Labels, Judges, Pools, Queue, Corpus, History, Providers, Identity, StoreBase
+    Imports,
+    Reviews,
+    Browse,
+    Labels,
+    Judges,
+    Pools,
+    Queue,
+    Corpus,
+    History,
+    GuidelineVersions,
+    Providers,
+    Identity,
+    StoreBase,
 ):
     """A handle on the SQLite file; one per script run (or per session)."""
 

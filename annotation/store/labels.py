@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from annotation.choices import AGGREGATES
 from annotation.rubrics import get_rubric
 from annotation.store.base import StoreError, inserted_id, utc_now
+from annotation.store.guidelines import GUIDELINES_IN_FORCE
 from annotation.store.identity import Identity
 from annotation.store.retirements import live, live_item
 
@@ -63,16 +64,17 @@ class Labels(Identity):
         seconds: float | None = None,
         shown: str | None = None,
     ) -> int:
-        """Append a label (a correction is just a newer row); returns its id."""
+        """Append a label (a correction is just a newer row), with the version of the rubric's
+        guidelines in force as it is written (:mod:`annotation.store.guidelines`); returns its id."""
         get_rubric(rubric).check(value)
         annotator_id = self.annotator_id(annotator, create=False)
         with self.write() as db:
             if db.execute("SELECT 1 FROM items WHERE id = ?", [item_id]).fetchone() is None:
                 raise StoreError(f"no item {item_id}")
             cursor = db.execute(
-                "INSERT INTO labels (item_id, annotator_id, rubric, value, note, seconds, shown, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [item_id, annotator_id, rubric, value, note, seconds, shown, utc_now()],
+                "INSERT INTO labels (item_id, annotator_id, rubric, value, note, seconds, shown, created_at,"
+                f" guidelines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {GUIDELINES_IN_FORCE})",
+                [item_id, annotator_id, rubric, value, note, seconds, shown, utc_now(), rubric],
             )
         return inserted_id(cursor)
 

@@ -27,6 +27,7 @@ APPEND_ONLY = {
     "m017_batch_submitted": ("batch_submitted",),
     "m019_verdict_looks": ("verdict_looks",),
     "m022_label_reviews": ("label_reviews",),
+    "m023_guidelines": ("guidelines",),
 }
 
 
@@ -412,6 +413,22 @@ def _m022_label_reviews(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX label_reviews_label ON label_reviews (label_id)")
     db.execute("CREATE INDEX label_reviews_person ON label_reviews (annotator_id)")
     append_only(db, "label_reviews", "label reviews are append-only: review again instead")
+
+
+@MIGRATIONS(name="m023_guidelines")
+def _m023_guidelines(db: sqlite_utils.Database) -> None:
+    """Each rubric's guidelines as an admin edits them (#43, :mod:`annotation.store.guidelines`):
+    version 1, 2, ... per rubric, the whole text of each, who wrote it and when. Append-only: an
+    edit is a new version, never an overwrite; no row means the built-in guidelines (version 0).
+    On every label made here, the version in force when it was made (``labels.guidelines``); NULL
+    on labels stored before this migration and on imported ones."""
+    db.execute(
+        """CREATE TABLE guidelines (id INTEGER PRIMARY KEY, rubric TEXT NOT NULL,
+            version INTEGER NOT NULL CHECK (version >= 1), text TEXT NOT NULL, who TEXT NOT NULL,
+            created_at TEXT NOT NULL, UNIQUE (rubric, version))"""
+    )
+    append_only(db, "guidelines", "guidelines are append-only: an edit is a new version")
+    db.execute("ALTER TABLE labels ADD COLUMN guidelines INTEGER")
 
 
 def migration_functions() -> list[tuple[str, object]]:

@@ -91,6 +91,8 @@ ID_TABLES = frozenset(
         "verdict_looks",
         "settlements",
         "handout",
+        "guidelines",
+        "label_reviews",
     )
 )
 _LOWER_PARAM = re.compile(r"\blower\(\s*\?\s*\)", re.IGNORECASE)

@@ -56,6 +56,7 @@ TABLES = (
     "batch_submitted",
     "verdict_looks",
     "label_reviews",
+    "guidelines",
 )
 BATCH = 5_000
 

@@ -7,7 +7,9 @@
   with the label); keys ``a``, ``b``, ``t`` (tie), ``x`` (both bad).
 
 On every page ``s`` skips and ``u`` undoes the last label of this session (and says what it
-took back). Skipped items come back at the end of the queue. Where a person is lives in the
+took back); ``g`` shows or hides the rubric's guidelines (its grade definitions and worked
+examples, as an admin last edited them: :func:`render_guidelines`). Skipped items come back at
+the end of the queue. Where a person is lives in the
 store (annotation.store.queue: leases and skips), not in the browser session: each tab (its id
 in the address, ``?tab=``) leases the item it shows, so a reload shows the same item and the
 same skipped list, and two tabs or servers of one person never show the same item; a tab that
@@ -41,6 +43,7 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from annotation.access.identity import current, db_path, existing_db
+from annotation.commands_text import guidelines_text
 from annotation.render import md
 from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreBusy, StoreError, borrowed
@@ -122,7 +125,7 @@ def _render_page(page: LabelPage) -> None:
     keys = ", ".join(
         f"{key} {page.rubric.wording(value).partition(':')[0]}" for value, key in page.keys.items()
     )
-    st.caption(f"{page.rubric.question} Keys: {keys}; s skip, u undo.")
+    st.caption(f"{page.rubric.question} Keys: {keys}; s skip, u undo, g guidelines.")
     _show_holder()
     render_label_pane(page, annotator)
 
@@ -453,7 +456,7 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         )
         if meaning:
             column.caption(meaning)
-    left, right = st.columns(2)
+    left, right, guide = st.columns(3)
     left.button(
         "Skip (s)",
         key=f"{page.prefix}skip",
@@ -462,7 +465,49 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         args=(page, annotator, item["item_id"]),
     )
     right.button("Undo the last label (u)", **undo)
+    shown = bool(st.session_state.get(f"{page.prefix}guidelines"))
+    guide.button(
+        "Hide the guidelines (g)" if shown else "Guidelines (g)",
+        key=f"{page.prefix}guide",
+        shortcut=GUIDELINES_KEY,
+        on_click=_toggle_guidelines,
+        args=(page,),
+    )
+    if shown:
+        render_guidelines(page)
     render_my_work(page, annotator)
+
+
+GUIDELINES_KEY = "g"  # free on every page: grades 0-3, a b t x, s skip, u undo
+
+
+def _toggle_guidelines(page: LabelPage) -> None:
+    key = f"{page.prefix}guidelines"
+    st.session_state[key] = not st.session_state.get(key)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _guidelines_at(db: str, rubric: str, version: int) -> tuple[str, str]:
+    """(heading, text) of one version of a rubric's guidelines: a version never changes once
+    written (append-only), so a key press reads the text once per version and process."""
+    with borrowed(db) as store:
+        guidelines = store.guidelines(rubric, version)
+    return guidelines_text(guidelines), guidelines.text
+
+
+def render_guidelines(page: LabelPage) -> None:
+    """The rubric's guidelines in force, shown while ``g`` has them on: one read of the version in
+    force per draw, the text from the cache by version (no read at all while they are hidden)."""
+    try:
+        with borrowed(_db_path()) as store:
+            version = store.guidelines_version(page.rubric.name)
+        heading, text = _guidelines_at(_db_path(), page.rubric.name, version)
+    except StoreError as exc:
+        st.error(md(exc))
+        return
+    with st.container(key=f"guidelines-{page.kind}"):  # class st-key-guidelines-<kind>
+        st.markdown(f"**Guidelines**: {md(heading)}")
+        st.code(text, language=None, wrap_lines=True)  # an admin's text, shown as plain text
 
 
 def _render_nothing_here(
