@@ -34,7 +34,20 @@ from tests.conftest import (
 
 pytestmark = pytest.mark.slow  # a real server and a real browser
 
-ADMIN_PAGES = ["", "label", "traces", "compare", "judge", "review", "items", "data"]
+ADMIN_PAGES = [
+    "",
+    "label",
+    "traces",
+    "compare",
+    "judge",
+    "review",
+    "agreement",
+    "review-labels",
+    "items",
+    "data",
+    "people",
+    "guidelines",
+]
 ANNOTATOR_PAGES = ["label", "traces", "compare"]
 # (page, field) pairs the page must show as text (a dataframe's cells are drawn on a canvas:
 # inert, and not in the page's text)
