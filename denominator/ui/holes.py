@@ -137,7 +137,7 @@ def render_holes_table(report: HolesReport, key: str) -> None:
     if escape:
         st.table(table, hide_index=True)
     else:
-        st.dataframe(table, hide_index=True, height=420)
+        st.dataframe(table, hide_index=True, height=420, lazy=True)
     if report["not_shared"]:
         st.caption(f"{report['not_shared']:,} queries of the run are not in the judgments: not listed.")
 

@@ -342,7 +342,7 @@ def render_frame(frame: Callable[[bool], pd.DataFrame], n_queries: int, name: st
     if escape:
         st.table(table, hide_index=True)
     else:
-        st.dataframe(table, hide_index=True, height=420)
+        st.dataframe(table, hide_index=True, height=420, lazy=True)
 
 
 def render_inflation(report: AuditReport) -> None:
