@@ -136,8 +136,16 @@ def render_holes_table(report: HolesReport, key: str) -> None:
     table = metrics_cache.drawn(f"holes table, escaped {escape}", key, lambda: frame(escape))
     if escape:
         st.table(table, hide_index=True)
-    else:
+    else:  # loaded lazily, its CSV made on a click (denominator.ui.metrics.render_frame says why)
         st.dataframe(table, hide_index=True, height=420, lazy=True)
+        st.download_button(
+            f"Download the holes table ({report['n_queries']:,} queries, CSV)",
+            data=lambda: table.to_csv(index=False),
+            file_name="holes-per-query.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key=f"{KEY}csv",
+        )
     if report["not_shared"]:
         st.caption(f"{report['not_shared']:,} queries of the run are not in the judgments: not listed.")
 
