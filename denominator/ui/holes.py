@@ -274,7 +274,7 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
                 help=seed.help,
             )
         everyone = who_can_label(db)
-        people = st.multiselect(
+        queue_to = st.multiselect(
             "people who label the sample",
             everyone,
             key=f"{KEY}people",
@@ -284,12 +284,12 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
         why = None
         if not everyone:
             why = "No one to label the sample yet: add people on the People page first."
-        elif not people:
+        elif not queue_to:
             why = "Choose who labels the sample: without people its holes would go into every open queue."
         if st.button(
             "Draw the sample and queue its holes", key=f"{KEY}draw", disabled=n is None or why is not None
         ):
-            draw(data, report, db, int(n), int(s), people)
+            draw(data, report, db, int(n), int(s), queue_to)
         if why is not None:
             st.caption(why)
         st.caption(f"Samples are written to {md(folder)} (this page's folder beside the store).")
