@@ -34,8 +34,8 @@ from calibration.gate import (
     record_check,
     verdict_settings,
 )
-from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data, shared_queries
-from calibration.holes.scoring import HolesError, holes_of, sample_queries
+from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data
+from calibration.holes.scoring import HoleQuery, HolesError, find_holes, holes_of, sample_queries
 from calibration.inputs import (
     ALPHA,
     DEFAULT_K,
@@ -47,7 +47,7 @@ from calibration.inputs import (
     refuse_nothing_evaluated,
 )
 from calibration.label_rows import LongRow, long_labels
-from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, top_ranked
+from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, ranked_queries
 from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
@@ -216,19 +216,21 @@ def holes(
         raise InvalidInput("holes needs a run")
     if k < 1:
         raise InvalidInput(f"k {k}; expected a whole number >= 1")
-    # the top k only: from the metrics' sort of a Run, or from a run file's pieces
-    rankings = [top_ranked(run, k) if isinstance(run, Run) else top_ranked_file(run, k) for _, run in runs]
-    population = shared_queries(qrels, *rankings)
+    try:
+        found = [_run_holes(qrels, run, k) for _, run in runs]
+    except HolesError as exc:
+        raise InvalidInput(str(exc)) from None
+    per_run = [holes for holes, _ in found]
+    population = sorted(set(qrels.grades).intersection(*(ranked for _, ranked in found)), key=str.encode)
     if not population:
         names = " and ".join(name for name, _ in runs)
         raise InvalidInput(f"{names} and {qrels_name} share no query: nothing has holes to find")
-    try:
-        per_run = [holes_of(qrels.grades, ranked, k) for ranked in rankings]
-    except HolesError as exc:
-        raise InvalidInput(str(exc)) from None
     rows: dict[str, HoleRow] = {}
     for qid in population:
-        union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
+        if len(per_run) == 1:  # one run's holes are distinct already (a repeat keeps its slot)
+            union = list(per_run[0][qid].holes)
+        else:
+            union = list(dict.fromkeys(doc for holes in per_run for doc in holes[qid].holes))
         rows[qid] = {
             "holes": union,
             "judged": [holes[qid].judged for holes in per_run],
@@ -257,8 +259,9 @@ def holes(
             "graded_by": [],  # drawn, not yet graded
         }
     left_out: set[str] = set()
-    for ranked in rankings:
-        left_out |= set(ranked) - set(population)
+    shared = set(population)
+    for _, ranked in found:
+        left_out |= ranked - shared
     return {
         "k": k,
         "runs": [name for name, _ in runs],
@@ -277,6 +280,16 @@ def holes(
         "not_shared": len(left_out),
         "sample": info,
     }
+
+
+def _run_holes(qrels: Qrels, run: Run | PathLike, k: int) -> tuple[dict[str, HoleQuery], set[str]]:
+    """One run's holes at ``k`` per query it shares with ``qrels``, and the queries it ranks. A
+    :class:`Run`'s from the sort and the judged rows the metrics share (``Run.memo``: a new k
+    re-reads neither, only the holes made strings); a run file's from its pieces' top k."""
+    if isinstance(run, Run):
+        return find_holes(qrels, run, k), set(ranked_queries(run))
+    ranked = top_ranked_file(run, k)
+    return holes_of(qrels.grades, ranked, k), set(ranked)
 
 
 def audit(

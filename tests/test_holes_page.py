@@ -16,7 +16,7 @@ from annotation.formats.records import read_corpus
 from annotation.options import option
 from annotation.render import md, plain
 from annotation.store import Store
-from denominator.ui.holes import samples_folder
+from denominator.ui.holes import samples_folder, who_can_label
 from denominator.ui.metrics_data import OWN_FILES
 from tests.conftest import EXAMPLE, app_test, page_text
 
@@ -86,6 +86,45 @@ def test_the_sample_widgets_read_the_options_table(demo_db) -> None:
     assert at.button(key="metrics:holes:draw").disabled  # nothing to draw without a size
 
 
+def test_the_sample_goes_to_people_chosen_from_the_store(demo_db) -> None:
+    """#43 item 3: the page asks who labels the sample; without anyone chosen, the button waits and
+    says why in one line (unassigned, its holes would go into every open queue)."""
+    at = at_k5()
+    people = at.multiselect(key="metrics:holes:people")
+    assert people.options == ["ann", "bob", "cat", "dan"]  # the demo store's people, by name
+    assert people.value == []
+    at.number_input(key="metrics:holes:n").set_value(2).run()
+    assert at.button(key="metrics:holes:draw").disabled  # a size, but nobody to label it
+    reason = "Choose who labels the sample: without people its holes would go into every open queue."
+    assert reason in [plain(c.value) for c in at.caption]
+    at.multiselect(key="metrics:holes:people").set_value(["bob"]).run()
+    assert not ok(at).button(key="metrics:holes:draw").disabled
+    assert reason not in [plain(c.value) for c in at.caption]
+
+
+def test_a_revoked_person_is_not_offered(tmp_path) -> None:
+    db = str(tmp_path / "people.db")
+    with Store(db) as store:
+        store.add_annotator("eve", "annotator")  # a token, then revoked: no way in
+        store.revoke_annotator("eve")
+        store.add_annotator("fay", "annotator")
+        store.add_annotator("gil", "annotator", email="gil@example.org")  # the provider's sign-in
+        store.add_annotator("hal", "annotator", email="hal@example.org")
+        store.revoke_annotator("hal")
+        store.annotator_id("ivy")  # labels imported under a name: no way in
+    assert who_can_label(db) == ["fay", "gil"]
+
+
+def test_a_store_without_people_says_so(texts_only) -> None:
+    at = at_k5()
+    at.number_input(key="metrics:holes:n").set_value(2).run()
+    assert at.multiselect(key="metrics:holes:people").options == []
+    assert at.button(key="metrics:holes:draw").disabled
+    assert "No one to label the sample yet: add people on the People page first." in [
+        plain(c.value) for c in at.caption
+    ]
+
+
 def test_fill_with_judge_shows_the_judge_filled_figures(demo_db) -> None:
     at = at_k5()
     at.button(key="metrics:holes:fill").click().run()
@@ -137,25 +176,37 @@ def texts_only(backend, tmp_path, monkeypatch) -> str:
     return db
 
 
-def draw(at: AppTest, n: int, seed: int) -> AppTest:
+def draw(at: AppTest, n: int, seed: int, people: tuple[str, ...] = ("ann",)) -> AppTest:
     at.number_input(key="metrics:holes:n").set_value(n).run()
     at.number_input(key="metrics:holes:seed").set_value(seed).run()
+    at.multiselect(key="metrics:holes:people").set_value(list(people)).run()
     at.button(key="metrics:holes:draw").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
 def test_a_sample_of_two_queues_exactly_its_six_pairs(texts_only, tmp_path) -> None:
-    at = draw(at_k5(), 2, 1)
+    with Store(texts_only) as store, store.write():
+        for name in ("ann", "bob"):  # people without a token: the app stays in local mode
+            store.annotator_id(name)
+    at = draw(at_k5(), 2, 1, ("ann", "bob"))
     path = samples_folder(texts_only) / next(p.name for p in (tmp_path / "hole-samples").iterdir())
     said = successes(at)
     assert "Drawn: 2 of the 4 queries (seed 1), q_faw, q_milk, with 6 holes" in said
-    assert "Queued for labelling: 6 items (6 new, 0 already items), assigned to nobody, shown blind." in said
+    with Store(texts_only) as store:
+        items = {item: (q, c) for item, q, c in store.chunk_items()}
+        assert set(items.values()) == SAMPLED  # the queue: exactly the 6 pairs
+        assignees = store.assignees(items)
+    # dealt to the two people chosen, a share of 0.2 (options table) to a second person: 1 of 6
+    assert sorted(len(who) for who in assignees.values()) == [1, 1, 1, 1, 1, 2]
+    assert set().union(*assignees.values()) == {"ann", "bob"}
+    assert (
+        "Queued for labelling: 6 items (6 new, 0 already items), shown blind; 7 assignments to ann, bob, "
+        "1 of 6 items given to two of them." in said
+    )
     assert (
         str(path) in said and path.name.startswith("hole-sample-k5-") and path.name.endswith("-n2-seed1.yaml")
     )
-    with Store(texts_only) as store:
-        assert {(q, c) for _, q, c in store.chunk_items()} == SAMPLED  # the queue: exactly the 6 pairs
     # people's grades are not in yet: the corrected figure says why, in the CLI's words
     assert at.selectbox(key="metrics:holes:sample_choice").value == path.name
 

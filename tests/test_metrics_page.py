@@ -169,3 +169,26 @@ def test_the_store_source_without_a_database(tmp_path, monkeypatch) -> None:
     assert not at.exception
     assert any("No database at" in plain(e.value) for e in at.error)
     assert not (tmp_path / "none.db").exists()  # reading never creates a database
+
+
+# ---------------------------------------------------------------- a big run's tables (#42 item 2)
+
+
+def test_a_big_runs_tables_are_grids_with_every_query_and_a_download() -> None:
+    """Above TABLE_ROWS queries a per-query table is a grid loaded lazily (the browser fetches rows
+    as it scrolls; AppTest reads every row), each with a button that makes its CSV when clicked."""
+    qrels, run = big_run(300, 250)
+    at = ok(upload(with_source(OWN_FILES), ("big.qrels", qrels), ("big.jsonl", run)))
+    assert not [t for t in at.table if "P@10 ceiling" in t.value.columns]  # no HTML rows
+    grids = {tuple(d.value.columns)[1]: d.value.set_index("query") for d in at.dataframe}
+    metrics, audit = grids["|Rel|"], grids["judged@10"]
+    assert len(metrics) == 302 and len(audit) == 300  # every query, and the means' two rows
+    # q000 ranks d0 twice, then x, d1, y: 2 distinct relevant of 3 in the top 10
+    assert metrics.loc["q000", "R@10"] == "0.667 = 2/3" and metrics.loc["q299", "R@10"] == "0.667 = 2/3"
+    assert metrics.loc["mean", "R@10"] == "0.667"
+    downloads = [plain(b.proto.label) for b in at.get("download_button")]
+    assert downloads == [
+        "Download the metrics table (300 queries, CSV)",
+        "Download the audit table (300 queries, CSV)",
+        "Download the holes table (300 queries, CSV)",
+    ]

@@ -51,7 +51,7 @@ from denominator.ui.metrics_data import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet, co
 from judge import actions as judge_actions
 from judge.holes import HoleSpec
 
-__all__ = ["render_holes", "samples_folder"]
+__all__ = ["render_holes", "samples_folder", "who_can_label"]
 
 KEY = "metrics:holes:"
 TABLE_ROWS = 200  # past this many queries the holes are a scrolling grid, not HTML rows
@@ -136,8 +136,16 @@ def render_holes_table(report: HolesReport, key: str) -> None:
     table = metrics_cache.drawn(f"holes table, escaped {escape}", key, lambda: frame(escape))
     if escape:
         st.table(table, hide_index=True)
-    else:
-        st.dataframe(table, hide_index=True, height=420)
+    else:  # loaded lazily, its CSV made on a click (denominator.ui.metrics.render_frame says why)
+        st.dataframe(table, hide_index=True, height=420, lazy=True)
+        st.download_button(
+            f"Download the holes table ({report['n_queries']:,} queries, CSV)",
+            data=lambda: table.to_csv(index=False),
+            file_name="holes-per-query.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key=f"{KEY}csv",
+        )
     if report["not_shared"]:
         st.caption(f"{report['not_shared']:,} queries of the run are not in the judgments: not listed.")
 
@@ -234,7 +242,8 @@ def _sample_files(db: str, report: HolesReport) -> list[Path]:
 
 def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: bool) -> HoleSample | None:
     """ "Sample to label": draw a uniform random sample of queries (``holes --sample N --seed S``),
-    write it beside the store and queue its holes for people (``pool --holes FILE``, blind). The
+    write it beside the store and queue its holes, blind, to the people chosen (``pool --holes FILE
+    --annotators X,Y``; none chosen: the button waits, with the reason). The
     sample chosen for the corrected figure, people's grades on its holes from the store, or None."""
     st.markdown("**Sample to label**")
     if db is None:
@@ -264,8 +273,25 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
                 key=f"{KEY}seed",
                 help=seed.help,
             )
-        if st.button("Draw the sample and queue its holes", key=f"{KEY}draw", disabled=n is None):
-            draw(data, report, db, int(n), int(s))
+        everyone = who_can_label(db)
+        queue_to = st.multiselect(
+            "people who label the sample",
+            everyone,
+            key=f"{KEY}people",
+            help="Its holes go to their queues, as `pool --holes FILE --annotators X,Y` deals them "
+            "(with two or more people, a share to a second person too).",
+        )
+        why = None
+        if not everyone:
+            why = "No one to label the sample yet: add people on the People page first."
+        elif not queue_to:
+            why = "Choose who labels the sample: without people its holes would go into every open queue."
+        if st.button(
+            "Draw the sample and queue its holes", key=f"{KEY}draw", disabled=n is None or why is not None
+        ):
+            draw(data, report, db, int(n), int(s), queue_to)
+        if why is not None:
+            st.caption(why)
         st.caption(f"Samples are written to {md(folder)} (this page's folder beside the store).")
     else:
         st.caption("Drawing a sample writes a file and queues items: an admin's button.")
@@ -304,6 +330,22 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
     return dataclasses.replace(sample, grades={q: g for q, g in grades.items() if g}, graded_by=who)
 
 
+def who_can_label(db: str) -> list[str]:
+    """The store's people who can open the app, by name: those a sample's holes can be queued to.
+    Everyone in local mode (no one has a way in yet); else those with a token or the provider's
+    sign-in that is not revoked."""
+    try:
+        with Store(db) as store:
+            listed = annotation_actions.annotators(store, "list")
+    except DenominatorError:
+        return []
+    return [
+        person["name"]
+        for person in listed["annotators"]
+        if not listed["tokens_required"] or person["access"] == "token" or person["provider"] == "active"
+    ]
+
+
 def hole_labellers(store: Store, sample: HoleSample) -> set[str]:
     """Who graded the sample's holes in the app: the people with a current relevance label on one."""
     pairs = {(qid, chunk) for qid, holes in sample.holes.items() for chunk in holes}
@@ -311,8 +353,9 @@ def hole_labellers(store: Store, sample: HoleSample) -> set[str]:
     return {who for item, by in human_labels(store, "relevance").items() if item in items for who in by}
 
 
-def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int) -> None:
-    """Draw, write and queue one sample; what was done, said on the page."""
+def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int, people: list[str]) -> None:
+    """Draw, write and queue one sample to ``people`` (``pool --holes FILE --annotators``); what was
+    done, said on the page."""
     k = report["k"]
     digest = (data.run_digest or "run")[:8]
     path = samples_folder(db) / f"hole-sample-k{k}-{digest}-n{n}-seed{seed}.yaml"
@@ -328,7 +371,7 @@ def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int) -> None
         path.parent.mkdir(parents=True, exist_ok=True)
         write_hole_sample(drawn, data.qrels, path)
         with Store(db) as store:
-            queued = annotation_actions.pool(store, holes=path)
+            queued = annotation_actions.pool(store, holes=path, annotators=people)
     except (DenominatorError, OSError) as exc:
         st.error(f"No sample: {md(exc)}")
         return
@@ -348,7 +391,9 @@ def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int) -> None
         f"Drawn: {info['n']} of the {info['population']} queries (seed {seed}), "
         f"{md_list(info['queries'])}, with {info['holes']:,} holes; written to {md(path)}. "
         f"Queued for labelling: {items:,} items ({queued['items_added']:,} new, "
-        f"{queued['items_existing']:,} already items), assigned to nobody, shown blind."
+        f"{queued['items_existing']:,} already items), shown blind; {queued['assignments']:,} "
+        f"assignments to {md_list(people)}, {queued['doubly_assigned']:,} of "
+        f"{queued['items_assigned']:,} items given to two of them."
         + "".join(f" {note}." for note in notes if note)
     )
 

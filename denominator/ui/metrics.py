@@ -69,7 +69,7 @@ FINDINGS_LISTED = 200  # queries an expander lists under one kind of finding; a 
 # a kind with more queries than this lists them when its expander is opened (a run of the page):
 # the browser draws 200 Markdown lines per kind on every run otherwise (~0.1 s of its CPU each)
 FINDINGS_OPENED = 20
-TABLE_ROWS = 200  # a per-query table longer than this is a scrolling grid (st.dataframe), not HTML rows
+TABLE_ROWS = 200  # a per-query table longer than this is a scrolling grid (st.dataframe, lazy), not HTML rows
 CHART_QUERIES = 40  # the recall chart draws at most this many queries: those furthest below their ceiling
 CHECK_QUERIES = 500  # above this many queries the policy check (its per-query table) is drawn on request
 
@@ -336,13 +336,24 @@ def render_recall_chart(evaluation: Evaluation, key: str) -> None:
 def render_frame(frame: Callable[[bool], pd.DataFrame], n_queries: int, name: str, key: str) -> None:
     """A per-query table: HTML rows (``st.table``, ids escaped) up to :data:`TABLE_ROWS` queries,
     else a scrolling grid (``st.dataframe``, which shows text as text): 6,000 HTML rows freeze
-    the browser. The table is kept under its ``name`` and ``key`` (what its figures read)."""
+    the browser. The grid is loaded lazily (``lazy=True``): the browser is sent its first 1,000
+    rows and fetches the rest from the server as it scrolls, not 10,000 rows on every run of the
+    page (its search and download go with it: a button below downloads the CSV, made when clicked).
+    The table is kept under its ``name`` and ``key`` (what its figures read)."""
     escape = n_queries <= TABLE_ROWS
     table = metrics_cache.drawn(f"{name} table, escaped {escape}", key, lambda: frame(escape))
     if escape:
         st.table(table, hide_index=True)
-    else:
-        st.dataframe(table, hide_index=True, height=420)
+        return
+    st.dataframe(table, hide_index=True, height=420, lazy=True)
+    st.download_button(  # the grid's own download goes with lazy loading: the CSV made on a click
+        f"Download the {name} table ({n_queries:,} queries, CSV)",
+        data=lambda: table.to_csv(index=False),
+        file_name=f"{name}-per-query.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key=f"{KEY}{name}_csv",
+    )
 
 
 def render_inflation(report: AuditReport) -> None:

@@ -48,6 +48,8 @@ def test_big_run_summary_above_the_fold_findings_grouped(chromium, make_run_db, 
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
             page = browser.new_context(viewport=VIEWPORT).new_page()
+            received: list[int] = []  # the sizes of the server's websocket frames
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(len(frame))))
             page.goto(url)  # the Metrics page is the default page
             main = main_pane(page)
             expect(main.get_by_text("Per query at k = 10")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
@@ -94,6 +96,20 @@ def test_big_run_summary_above_the_fold_findings_grouped(chromium, make_run_db, 
             # an expander lists the queries, capped, with how many more
             duplicates.get_by_text("duplicate chunk ids in 1,095").click()
             expect(duplicates).to_contain_text("… and 895 more queries with this finding")
+            # the per-query grid holds every query and the means, its rows fetched as it scrolls (#42)
+            grid = main.get_by_test_id("stDataFrame").first
+            expect(grid.locator("[aria-rowcount]").first).to_have_attribute("aria-rowcount", "6003")
+            wait_for_script_run(page)
+            grid.scroll_into_view_if_needed()
+            before = len(received)
+            box = grid.bounding_box()
+            assert box is not None
+            page.mouse.move(box["x"] + 200, box["y"] + 200)
+            for _ in range(30):
+                page.mouse.wheel(0, 20_000)
+            page.wait_for_timeout(2_000)
+            assert len(received) > before, "scrolling the lazy grid fetched no rows"
+            grid.screenshot(path=str(ARTIFACTS / "metrics-big-run-grid-end.png"))
             expect(page.get_by_test_id("stException")).to_have_count(0)
         finally:
             browser.close()
