@@ -239,12 +239,23 @@ def _lean_piece(
         table = _read_lean(source, names, types, use_threads=False, check_utf8=not ascii)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise NotStreamable(str(exc)) from None
+    finally:
+        _release(block, start, end)
     if table.num_rows == 0:
         raise NotStreamable("a piece with no lines")
     result = lean_columns(table, names, int_columns, number_columns)
     if not isinstance(result, pa.Table):
         raise NotStreamable("a line the lean reader leaves to others")
     return result
+
+
+def _release(block: Any, start: int, end: int) -> None:
+    """A parsed piece of a mapped file let go of (Arrow copied what it kept): its pages leave the
+    process's resident set (they stay in the page cache), so the peak is a piece or two, not the
+    file (a page the next piece shares is read again from the cache, never wrong)."""
+    if isinstance(block, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        first = start - start % mmap.PAGESIZE
+        block.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
 def _string_parts(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:
