@@ -19,23 +19,12 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import pyarrow.compute as pc
 
 from annotation.formats.by_extension import read_judgments, read_ranked
-from annotation.formats.csv_tables import csv_numbers, read_csv_rows
 from annotation.formats.records import shared_text_keys
 from annotation.model import Qrels, Run
 from annotation.options import default
 from annotation.rubrics import KIND_OF_RUBRIC, candidate_value, get_rubric
 from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
 from calibration.errors import InvalidInput, NothingToEvaluate
-from calibration.estimate.audit import estimate_run
-from calibration.gate import (
-    check_store,
-    diff_checks,
-    history_data,
-    record_check,
-    verdict_settings,
-)
-from calibration.holes.files import HoleSample, check_holes, compare_filled, filled_data
-from calibration.holes.scoring import HoleQuery, HolesError, find_holes, holes_of, sample_queries
 from calibration.inputs import (
     ALPHA,
     DEFAULT_K,
@@ -46,13 +35,9 @@ from calibration.inputs import (
     min_grade_of,
     refuse_nothing_evaluated,
 )
-from calibration.label_rows import LongRow, long_labels
 from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, ranked_queries
-from calibration.policy.check import check_report, faithfulness_entry, judge_name, kappa_entry
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
-from calibration.provenance import pooled_from_this_run
-from calibration.ranking_bound import ranking_bound, rr_depth
 from calibration.results import (
     AgreementReport,
     AuditReport,
@@ -75,13 +60,13 @@ from calibration.results import (
 )
 from calibration.run_file import evaluate_run_file, file_scorer
 from calibration.scorer import Scorer, run_scorer, scored_once
-from calibration.stats.position import position_bias
 from calibration.stats.verdict import DEFAULT_OVERLAP, MIN_LABELS, MIN_QUERIES, SAMPLE_SIZE
-from calibration.top_k import top_ranked_file
-from calibration.unjudged import tops, unjudged_share
 
 if TYPE_CHECKING:  # the store is imported by the command that opens it (--help never loads it)
     from annotation.store import Store
+    from calibration.holes.files import HoleSample
+    from calibration.holes.scoring import HoleQuery
+    from calibration.label_rows import LongRow
     from calibration.planning import PlanEntry
     from calibration.ranking_bound import RankingBound
     from calibration.stats.multirater import EncodedRows
@@ -171,6 +156,10 @@ def metrics(
     (:func:`calibration.holes.files.filled_data`), one report per cutoff; the judge's agreement
     with people is read against ``trusted`` and ``statistic`` (default: the policy's)."""
     if judge is not None:  # a run file: read in pieces when grouped by query (filled_data)
+        # start-up: the holes' family and the policy file's reader load for --judge-labels only
+        from calibration.gate import verdict_settings
+        from calibration.holes.files import filled_data
+
         bar, stat = verdict_settings(DEFAULT_POLICY, trusted, statistic)
         return filled_data(
             qrels,
@@ -212,6 +201,9 @@ def holes(
     that many of the queries (seeded), whose holes people label (the face writes it with
     :func:`calibration.holes.files.write_hole_sample`). A run is a :class:`Run` or a run file (read
     in pieces when it is grouped by query: :func:`calibration.top_k.top_ranked_file`)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.holes.scoring import HolesError, sample_queries
+
     if not runs:
         raise InvalidInput("holes needs a run")
     if k < 1:
@@ -286,6 +278,10 @@ def _run_holes(qrels: Qrels, run: Run | PathLike, k: int) -> tuple[dict[str, Hol
     """One run's holes at ``k`` per query it shares with ``qrels``, and the queries it ranks. A
     :class:`Run`'s from the sort and the judged rows the metrics share (``Run.memo``: a new k
     re-reads neither, only the holes made strings); a run file's from its pieces' top k."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.holes.scoring import find_holes, holes_of
+    from calibration.top_k import top_ranked_file
+
     if isinstance(run, Run):
         return find_holes(qrels, run, k), set(ranked_queries(run))
     ranked = top_ranked_file(run, k)
@@ -327,6 +323,9 @@ def audit(
     ``duplicates_by``). ``provenance``: what golden.yaml's provenance says of this run
     (:func:`calibration.provenance.pooled_from_this_run`), kept as the report's ``provenance``; None: read from ``run``, unless it is a scorer (then given
     by the caller that read the run)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.provenance import pooled_from_this_run
+
     k = k or DEFAULT_K
     if isinstance(run, (str, os.PathLike)):
         if text_keys is not None:
@@ -376,6 +375,9 @@ def estimate(
     """``audit --estimate``'s second step: what the labels missed, estimated from the label file's
     sample (``calibration.estimate``) at the audit's own k and threshold; adds
     ``labels_incomplete_estimated`` to ``report``, the audit it follows (the CLI and the page alike)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.estimate.audit import estimate_run
+
     return estimate_run(
         labels, run, report["k"], report["min_grade"], report, on_query=on_query, interval=interval
     )
@@ -421,6 +423,11 @@ def check(
     and, per query, ``filled_at_k`` beside ``judged_at_k``, which still counts people's judgments
     only (the rules read people's evidence; the judge's fill is said, never counted as judged).
     ``min_queries``: the queries a judge verdict needs, overriding the policy's (None: the policy's)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import check_store, record_check
+    from calibration.holes.files import check_holes
+    from calibration.provenance import pooled_from_this_run
+
     if min_queries is not None:
         policy = replace(policy, min_queries=min_queries)
     path = store_path or check_store(db, no_store=no_store)
@@ -484,6 +491,9 @@ def check(
 def record(store: Store, report: CheckReport, name: str, qrels: Qrels, run_digest: str) -> int:
     """Keep a check's ``report`` in ``store`` under the run name ``name`` (what ``check --record``
     and the page's "Record this check" do): its id."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import record_check
+
     return record_check(store, report, name, qrels, run_digest)
 
 
@@ -495,6 +505,9 @@ def history(
     store: Store, *, name: str | None = None, diff: Sequence[int] | None = None
 ) -> list[HistoryRow] | CheckDiff:
     """The recorded checks of ``name`` (or all), or two of them per query (``diff``: two ids)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import diff_checks, history_data
+
     if diff:
         return diff_checks(store, *diff)
     return history_data(store, name)
@@ -555,6 +568,10 @@ def compare(
     grades): B - A with the holes filled, and with ``hole_sample`` corrected with its interval
     (:func:`calibration.holes.files.compare_filled`; ``trusted`` and ``statistic``: the verdict's bar
     and statistic, None: the default policy's)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import verdict_settings
+    from calibration.holes.files import compare_filled
+
     if judge is None:
         return _compare_runs(
             qrels,
@@ -609,6 +626,9 @@ def agree(
     rows ``annotation export --format csv`` writes, read the same way (each person's newest label of
     an item, in the order they were made; a pair's choice as the candidate it names), each item's
     query the one the review clusters by (:meth:`Store.item_queries`)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import verdict_settings
+
     bar, chosen = verdict_settings(policy, trusted, statistic)
     return _agree_files(
         labels_csv,
@@ -645,6 +665,10 @@ def _people_labels(store: Store, rubric: str) -> tuple[list[LongRow], dict[str, 
 def position(path: PathLike) -> PositionReport:
     """Position bias of a CSV of pairwise judgments asked in both orders
     (``item,order,choice[,repeat]``): ``calibration.stats.position.position_bias``."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from annotation.formats.csv_tables import read_csv_rows
+    from calibration.stats.position import position_bias
+
     judgments = []
     for line, r in read_csv_rows(path, ["item", "order", "choice"], optional=("repeat",)):
         if r["order"] not in ("AB", "BA"):
@@ -673,6 +697,9 @@ def ppi(
     (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
     labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
     estimate to hold the first against."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from annotation.formats.csv_tables import csv_numbers, read_csv_rows
+
     # start-up: scipy, ~0.6 s that metrics and audit never need
     from calibration.stats.ppi import ppi_report, rogan_gladen_from_labels
 
@@ -735,6 +762,9 @@ def review(
     0 or None: no draw), the verdict's bar and statistic resolved once; ``min_queries`` None: the
     policy's. ``face``: who reads the verdict (review, page), recorded with each look. Returns (report,
     the draw)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import verdict_settings
+
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only for this command
     from calibration.review import review as weekly_review
 
@@ -788,6 +818,9 @@ def plan(
     file of pairs), per design (queries x chunks per query) the expected kappa interval, its
     verdict at the bar and the labels to decide; ``judge`` picks one judge (a file: which
     annotator is on the judge's side), ``rubric`` one rubric. The bar and statistic resolved once."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import verdict_settings
+
     # start-up: the planning model (scipy), only for this command
     from calibration.planning import pilot_from_file, pilot_from_store, plan_pilots
 
@@ -860,6 +893,10 @@ def _check(
     the same read: could they lift a weak ranking? (:mod:`calibration.ranking_bound`). ``provenance``:
     what golden.yaml's provenance says of this run (:func:`calibration.provenance.pooled_from_this_run`):
     ``stage1_recall`` then says so."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.policy.check import check_report
+    from calibration.ranking_bound import rr_depth
+
     k = k or DEFAULT_K
     same_text = None if text_keys is None else (same_text_of(run, text_keys, k) if text_keys else {})
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
@@ -918,6 +955,9 @@ def _check(
 def _ranking_bounds(qrels: Qrels, ev: Evaluation, k: int, policy: Policy) -> dict[str, RankingBound]:
     """Per query whose nDCG@k or RR is below the diagnosis bars, what the unjudged chunks of its
     top (``ev.unjudged_top``, counted in the same read) could make of them."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.ranking_bound import ranking_bound
+
     d = policy.diagnosis
     ndcg, rr = ev.values[Measure("nDCG", k)], ev.values[RR]
     weak = {qid: i for i, qid in enumerate(ev.qids) if ndcg[i] < d.ndcg or rr[i] < d.rr}  # NaN: never
@@ -957,6 +997,9 @@ def _store_rules(
     """The faithfulness pass rate (people: the consensus grade 2 of each labelled trace, Wilson
     95%; each trusted faithfulness judge: its PPI-corrected rate), every current judge's verdict, and
     the superseded versions (listed, not gated)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.policy.check import faithfulness_entry, judge_name, kappa_entry
+
     # start-up: the review's statistics (scikit-learn, scipy: ~1 s), only with a store
     from calibration.readings import verdicts
     from calibration.review import PASS, consensus, human_labels
@@ -1048,9 +1091,11 @@ def _compare_runs(
     where it is defined for both (``calibration.stats.significance.paired_test``) and per query B - A
     (None where either is undefined); each measure's ``unjudged``: the unjudged chunks in each
     run's top k and the interval of B - A as they are relevant or not (``calibration.unjudged``)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
     from calibration.stats.significance import (
         paired_test,  # start-up: scipy, ~0.6 s that metrics and audit never need
     )
+    from calibration.unjudged import tops, unjudged_share
 
     grade = min_grade_of(qrels, min_grade)
     a, b = (
@@ -1098,6 +1143,8 @@ def _agree_files(
     --format csv`` writes (:func:`calibration.label_rows.long_labels`: each annotator's newest label of
     each item, of one ``rubric``). Where the labels carry a query (the query_id column, the qrels' query ids), each pair's
     interval is clustered by it and fewer than ``min_queries`` queries give no verdict (issue #39)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.label_rows import long_labels
     from calibration.stats.agreement import InvalidRatings, agreement_report  # start-up: scikit-learn, ~1 s
 
     if sum(map(bool, (labels_csv, qrels_pair, store is not None))) != 1:

@@ -38,11 +38,6 @@ from calibration.commands_text import (
     ppi_text,
     review_text,
 )
-from calibration.gate import NoStore, check_store, file_digest, load_policy, verdict_settings
-from calibration.holes.files import read_hole_sample, read_judge_labels
-from calibration.holes.holes_text import check_holes_text, compare_filled_text, filled_text
-from calibration.holes_cli import run_holes
-from calibration.policy.check_text import check_markdown, check_table, diff_table, history_table
 from calibration.policy.rules import Policy
 from calibration.results import POSITION_KEYS
 from calibration.stats.verdict import NOISY_GONE
@@ -50,6 +45,9 @@ from calibration.stats.verdict import NOISY_GONE
 
 def _verdict_settings(args: argparse.Namespace) -> Policy:
     """The policy; the verdict's bar and statistic resolved into ``args`` (:func:`verdict_settings`)."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import load_policy, verdict_settings
+
     policy = load_policy(args.policy)
     args.trusted, args.statistic = verdict_settings(policy, args.trusted, args.statistic)
     return policy
@@ -167,6 +165,10 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
 
 def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
     """``metrics --judge-labels FILE [--hole-sample FILE]``: the holes filled by a judge."""
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.holes.files import read_hole_sample, read_judge_labels
+    from calibration.holes.holes_text import filled_text
+
     unread = {
         "--format trec": args.format == "trec",
         "--missing zero": args.missing != "drop",
@@ -198,6 +200,9 @@ def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_audit(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import load_policy
+
     if len(args.k) > 1:
         raise UsageError(
             f"python -m calibration audit: -k given {len(args.k)} times; the audit takes one cutoff"
@@ -238,6 +243,12 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_check(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.gate import NoStore, check_store, file_digest, load_policy
+    from calibration.holes.files import read_hole_sample, read_judge_labels
+    from calibration.holes.holes_text import check_holes_text
+    from calibration.policy.check_text import check_markdown, check_table
+
     if len(args.k) > 1:
         raise UsageError(
             f"python -m calibration check: -k given {len(args.k)} times; the check takes one cutoff"
@@ -318,8 +329,9 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_history(args: argparse.Namespace) -> tuple[str, int]:
-    # start-up: the store (sqlite-utils), only for this command
+    # start-up: the store (sqlite-utils) and the history's words, only for this command
     from annotation.store import StoreError
+    from calibration.policy.check_text import diff_table, history_table
 
     try:
         with open_store(args.db, "read") as store:
@@ -336,6 +348,10 @@ def run_history(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
+    # start-up: imported when this command runs, not by every command (#42 item 4)
+    from calibration.holes.files import read_hole_sample, read_judge_labels
+    from calibration.holes.holes_text import compare_filled_text
+
     if args.hole_sample and not args.judge_labels:
         raise UsageError("python -m calibration compare: --hole-sample goes with --judge-labels FILE")
     if args.judge_labels:
@@ -487,6 +503,14 @@ def _use_jemalloc() -> None:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
     except NotImplementedError:  # a pyarrow built without jemalloc: keep the default
         pass
+
+
+def run_holes(args: argparse.Namespace) -> tuple[str, int]:
+    """``holes`` (:mod:`calibration.holes_cli`)."""
+    # start-up: the holes' family loads when holes are asked for (#42 item 4)
+    from calibration.holes_cli import run_holes as holes_command
+
+    return holes_command(args)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = {

@@ -694,7 +694,11 @@ def _trec_order(qi: np.ndarray, scores: np.ndarray, docs: pa.Array) -> tuple[np.
     starts = np.concatenate([[0], np.flatnonzero(~same_q) + 1]).astype(np.int64)
     lengths = np.diff(np.concatenate([starts, [n]]))
     block_q = qi[starts]
-    grouped = len(np.unique(block_q)) == len(block_q)
+    # each query in one block: no two blocks' ids equal (sorted, not np.unique: numpy 2.4's imports
+    # numpy.ma, 10-20 ms of every metrics run)
+    sorted_blocks = np.sort(block_q)
+    grouped = not bool((sorted_blocks[1:] == sorted_blocks[:-1]).any())
+    del sorted_blocks
     if grouped and bool((block_q[1:] > block_q[:-1]).all()):
         if bool(((~same_q) | (scores[:-1] >= scores[1:])).all()):
             return _order_ties(None, qi, scores, docs), qi

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from annotation.formats import columnar
 from annotation.formats.columnar import NotStreamable, lean_pieces
 from annotation.formats.trec import read_qrels, read_run
 from calibration.errors import InvalidInput
@@ -144,3 +146,56 @@ def test_last_line_without_a_newline(tmp_path: Path) -> None:
         evaluate_grouped(qrels, pieces, ks=[5], run_name="x", min_grade=1),
         evaluate(qrels, read_run(run_path), ks=[5], min_grade=1),
     )
+
+
+def _pieces(data: bytes, piece_bytes: int, tmp_path: Path, mapped: bool) -> list[bytes] | str:
+    """The pieces :mod:`annotation.formats.columnar` cuts ``data`` into, read from a mapped file
+    or (``mapped`` False) from a stream that has no file number; or the refusal's message."""
+    path = tmp_path / "pieces.txt"
+    path.write_bytes(data)
+    try:
+        if mapped:
+            with open(path, "rb") as fh:
+                return [bytes(block[start:end]) for block, start, end in columnar._pieces_of(fh, piece_bytes)]
+        stream = io.BufferedReader(io.BytesIO(data))  # no fileno: the piece-by-piece read
+        return [bytes(block[start:end]) for block, start, end in columnar._pieces_of(stream, piece_bytes)]
+    except NotStreamable as exc:
+        return str(exc)
+
+
+def test_a_mapped_run_is_cut_into_the_pieces_a_read_one_is(tmp_path: Path) -> None:
+    """#42 item 4: a regular file is mapped, not read into buffers; its pieces (each ending at
+    the last newline before the next multiple of the piece size) and its refusals (a BOM, a
+    line longer than a piece) are the read ones. Random files of short lines, piece sizes 1-60."""
+    rng = random.Random(42)
+    for _ in range(600):
+        lines = ["x" * rng.randint(0, 30) for _ in range(rng.randint(1, 12))]
+        data = ("\n".join(lines) + ("\n" if rng.random() < 0.6 else "")).encode()
+        if rng.random() < 0.1:
+            data = "\ufeff".encode() + data
+        piece_bytes = rng.randint(1, 60)
+        assert _pieces(data, piece_bytes, tmp_path, True) == _pieces(data, piece_bytes, tmp_path, False)
+    # by hand: pieces of 10 bytes over "aaaa\nbbbb\ncc\ndddddd" (no newline at the end)
+    data = b"aaaa\nbbbb\ncc\ndddddd"
+    expected = [b"aaaa\nbbbb\n", b"cc\n", b"dddddd"]
+    assert _pieces(data, 10, tmp_path, True) == expected == _pieces(data, 10, tmp_path, False)
+    assert _pieces(b"\xef\xbb\xbfq Q0 d 1 1 t\n", 64, tmp_path, True) == "a byte-order mark"
+    assert _pieces(b"q Q0 d 1 1 t\n" * 3, 5, tmp_path, True) == "a line longer than 5 bytes"
+
+
+def test_a_mapped_run_scores_as_a_read_one(tmp_path: Path) -> None:
+    """The tables parsed from the mapped pieces equal those of the buffers read (q, d, s, tag)."""
+    _, run_path = write_collection(tmp_path, 11)
+    with open(run_path, "rb") as fh:
+        mapped = [
+            columnar._lean_piece(block, start, end, RUN_COLUMNS, ("r",), ("s",))
+            for block, start, end in columnar._pieces_of(fh, 300)
+        ]
+    with open(run_path, "rb") as fh:
+        read = [
+            columnar._lean_piece(block, 0, end, RUN_COLUMNS, ("r",), ("s",))
+            for block, end in columnar._line_blocks(fh, 300)
+        ]
+    assert len(mapped) == len(read) > 3
+    for a, b in zip(mapped, read):
+        assert a.equals(b) and a.schema.metadata == b.schema.metadata == {b"tag": b"tag11"}

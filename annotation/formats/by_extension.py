@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 
-from annotation.formats.golden import read_golden
-from annotation.formats.rankings import read_rankings
 from annotation.formats.trec import read_qrels, read_run
 from annotation.model import Qrels, Run
 
@@ -18,6 +16,10 @@ __all__ = ["read_judgments", "read_ranked"]
 def read_judgments(path: str | os.PathLike[str]) -> Qrels:
     """golden.yaml (by extension .yaml/.yml) or TREC qrels."""
     if str(path).lower().endswith((".yaml", ".yml")):
+        # start-up: yaml and the golden reader load only for a golden.yaml (#42: a qrels file's
+        # metrics do not pay for them)
+        from annotation.formats.golden import read_golden
+
         return read_golden(path)
     return read_qrels(path)
 
@@ -25,5 +27,8 @@ def read_judgments(path: str | os.PathLike[str]) -> Qrels:
 def read_ranked(path: str | os.PathLike[str]) -> Run:
     """A TREC run, or JSONL rankings when the name ends in .jsonl."""
     if str(path).lower().endswith(".jsonl"):
+        # start-up: the JSON lines reader loads only for JSONL rankings (#42)
+        from annotation.formats.rankings import read_rankings
+
         return read_rankings(path)
     return read_run(path)
