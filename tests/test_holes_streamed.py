@@ -126,7 +126,6 @@ def test_batches_with_a_sample_merge_to_the_whole_runs_figures() -> None:
             part, missing = query_scores(
                 Qrels(grades=base),
                 batch,
-                {q: ranked[q] for q in batch_queries},
                 k=k,
                 judge=judge.grades,
                 min_grade=1,

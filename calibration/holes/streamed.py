@@ -105,7 +105,7 @@ def _score_batch(
     holes = sample_holes(sample, [top], qrels.grades) if sample is not None else {}
     for k in ks:
         part, missing = query_scores(
-            qrels, run, top, k=k, judge=judge, min_grade=min_grade, gain=gain, sample=holes, people=people
+            qrels, run, k=k, judge=judge, min_grade=min_grade, gain=gain, sample=holes, people=people
         )
         out.parts[k].append(part)
         out.missing[k] += missing
