@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # the store is imported by the command that opens it (--help 
 __all__ = [
     "metrics",
     "holes",
+    "stored_hole_sample",
     "audit",
     "estimate",
     "check",
@@ -195,6 +196,16 @@ def metrics(
         )
     result.coverage = coverage_of(qrels, result.qids, corpus_size, corpus_ids)
     return result
+
+
+def stored_hole_sample(store: Store, sample: HoleSample) -> HoleSample:
+    """A hole sample with people's grades on its holes read from ``store``
+    (:func:`calibration.stored.stored_hole_sample`): what the Metrics page's corrected figure reads
+    and ``metrics|compare|check --hole-sample FILE --db DB`` read, one source for both (#43)."""
+    # start-up: the store's label sets (sqlite-utils), only for a sample read from a store
+    from calibration.stored import stored_hole_sample as from_store
+
+    return from_store(store, sample)
 
 
 def holes(
