@@ -421,9 +421,8 @@ def check(
     if min_queries is not None:
         policy = replace(policy, min_queries=min_queries)
     path = store_path or check_store(db, no_store=no_store)
-    # the holes, and texts compared (text_keys), need all of it
-    needs_whole = judge is not None or text_keys is not None
-    whole = run if isinstance(run, Run) or not needs_whole else read_ranked(run)
+    # texts compared (text_keys) need all of it; the holes read a run file in pieces (filled_data)
+    whole = run if isinstance(run, Run) or text_keys is None else read_ranked(run)
     names = {"run_name": run_name, "qrels_name": qrels_name}
     inputs: dict[str, Any] = dict(
         fetch_run=fetch_run,
@@ -440,7 +439,6 @@ def check(
         report = _check(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)
         if judge is None:
             return report
-        assert isinstance(whole, Run)
         return check_holes(
             report,
             qrels,
@@ -462,7 +460,6 @@ def check(
                 whole = read_ranked(whole)
         report = _check(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
         if judge is not None:
-            assert isinstance(whole, Run)
             report = check_holes(
                 report,
                 qrels,

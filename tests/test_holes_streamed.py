@@ -138,3 +138,29 @@ def test_batches_with_a_sample_merge_to_the_whole_runs_figures() -> None:
         merged = merged_scores(parts)
         correct_scores(merged)
         assert figures(merged) == figures(whole)
+
+
+def test_check_with_a_judge_reads_a_grouped_run_file_in_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``check --judge-labels`` on a grouped TREC file: the report of the run read whole, the file
+    never read whole (the check's figures and the holes both read it in pieces)."""
+    import calibration.actions as actions
+    import calibration.holes.files as hole_files
+
+    monkeypatch.setattr(top_k, "lean_pieces", partial(lean_pieces, piece_bytes=200))
+    rng = random.Random(21)
+    for i in range(6):
+        rows, people, judge = random_case(rng)
+        path = write_trec(tmp_path / f"run{i}.txt", rows)
+        whole = actions.check(people, read_run(path), 3, judge=judge, no_store=True, run_name="r")
+        assert whole["holes"]["queries"]  # the holes were scored
+
+        def never(*_: object) -> Run:
+            raise AssertionError("the run file was read whole")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(actions, "read_ranked", never)
+            patched.setattr(hole_files, "read_ranked", never)
+            in_pieces = actions.check(people, path, 3, judge=judge, no_store=True, run_name="r")
+        assert in_pieces == whole

@@ -522,7 +522,7 @@ def _sample_info(sample: HoleSample | None, scores: HoleScores) -> HoleSampleInf
 def check_holes(
     report: CheckReport,
     qrels: Qrels,
-    run: Run,
+    run: Run | PathLike,
     judge: Qrels,
     judge_name: str = "the judge",
     sample: HoleSample | None = None,
@@ -532,7 +532,7 @@ def check_holes(
     min_queries: int = MIN_QUERIES,
 ) -> CheckReport:
     """``check --judge-labels``: the report's run at its k with the holes filled
-    (:func:`filled_data`), kept in ``holes``; per query ``filled_at_k``, the share of the top k the
+    (:func:`filled_data`: a run file read in pieces when grouped by query), kept in ``holes``; per query ``filled_at_k``, the share of the top k the
     judge filled, beside ``judged_at_k`` (people's judgments, which the rules read). ``min_queries``:
     the queries the judge's verdict needs (the policy's)."""
     (filled,) = filled_data(
