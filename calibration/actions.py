@@ -511,8 +511,8 @@ def compare(
 @overload
 def compare(
     qrels: Qrels,
-    run_a: Run,
-    run_b: Run,
+    run_a: Run | PathLike,
+    run_b: Run | PathLike,
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
     *,
@@ -528,8 +528,8 @@ def compare(
 ) -> list[FilledComparison]: ...
 def compare(
     qrels: Qrels,
-    run_a: Run,
-    run_b: Run,
+    run_a: Run | PathLike,
+    run_b: Run | PathLike,
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
     *,
@@ -548,12 +548,13 @@ def compare(
     """Two runs on the same judgments (:func:`_compare_runs`: a paired randomization test of ``permutations`` sign flips seeded ``seed``). With ``judge`` (a judge's
     grades): B - A with the holes filled, and with ``hole_sample`` corrected with its interval
     (:func:`calibration.holes.files.compare_filled`; ``trusted`` and ``statistic``: the verdict's bar
-    and statistic, None: the default policy's)."""
+    and statistic, None: the default policy's; a run file read in pieces when it is a clean TREC
+    run grouped by query)."""
     if judge is None:
         return _compare_runs(
             qrels,
-            run_a,
-            run_b,
+            run_a if isinstance(run_a, Run) else read_ranked(run_a),
+            run_b if isinstance(run_b, Run) else read_ranked(run_b),
             ks,
             min_grade,
             permutations=permutations,

@@ -363,8 +363,8 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
         judge, judge_name = read_judge_labels(args.judge_labels)
         reports = actions.compare(
             _judgments(args.qrels),
-            read_ranked(args.run_a),
-            read_ranked(args.run_b),
+            args.run_a,  # read in pieces when grouped by query
+            args.run_b,
             args.k,
             args.min_grade,
             judge=judge,
