@@ -466,6 +466,60 @@ def _either(
     return _scores(qrels, whole, rankings, k, judge, threshold, gain, sample, hint)
 
 
+def _read_both(
+    qrels: Qrels,
+    run_a: Run | PathLike,
+    run_b: Run | PathLike,
+    ks: Sequence[int],
+    depth: int,
+    judge: Qrels,
+    threshold: int,
+    gain: Gain,
+    sample: HoleSample | None,
+) -> tuple[
+    list[Run | PathLike | _TopOf], dict[int, StreamedScores], dict[str, list[str]], dict[str, list[str]]
+]:
+    """``compare``'s two runs read: each in memory, or a run file's batches scored in pieces
+    (``streamed``, by position) when it is a clean grouped TREC run; and both top ``depth``s."""
+    streamed: dict[int, StreamedScores] = {}
+    runs: list[Run | PathLike | _TopOf] = [run_a, run_b]
+    if sample is None:  # each file read once: its top k and its figures from the same pieces
+        for i, run in enumerate(runs):
+            if not isinstance(run, (Run, _TopOf)):
+                found = streamed_scores(
+                    qrels, run, ks, depth, judge, min_grade=threshold, gain=gain, sample=None
+                )
+                if found is None:
+                    runs[i] = read_ranked(run)
+                else:
+                    streamed[i] = found
+    else:
+        runs = [run if isinstance(run, (Run, _TopOf)) else _top_or_whole(run, depth) for run in runs]
+    ranked_a, ranked_b = (
+        streamed[i].ranked if i in streamed else _ranked(run, depth) for i, run in enumerate(runs)
+    )
+    if sample is not None:  # the files in pieces now, the sample's holes bounded by both runs' top k
+        listed = sample_holes(sample, [ranked_a, ranked_b])
+        for i, run in enumerate(runs):
+            if isinstance(run, _TopOf):
+                found = streamed_scores(
+                    qrels,
+                    run.path,
+                    ks,
+                    depth,
+                    judge,
+                    min_grade=threshold,
+                    gain=gain,
+                    sample=sample,
+                    holes=listed,
+                )
+                if found is None:
+                    runs[i] = read_ranked(run.path)
+                else:
+                    streamed[i] = found
+    return runs, streamed, ranked_a, ranked_b
+
+
 def compare_filled(
     qrels: Qrels,
     run_a: Run | PathLike,
@@ -492,22 +546,8 @@ def compare_filled(
     threshold = min_grade_of(qrels, min_grade)
     depth = _depth(ks, sample)  # the top k only, from the metrics' sort
     both = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)"
-    streamed: dict[int, StreamedScores] = {}
-    runs: list[Run | PathLike | _TopOf] = [run_a, run_b]
-    if sample is None:  # each file read once: its top k and its figures from the same pieces
-        for i, run in enumerate(runs):
-            if not isinstance(run, (Run, _TopOf)):
-                found = streamed_scores(
-                    qrels, run, ks, depth, judge, min_grade=threshold, gain=gain, sample=None
-                )
-                if found is None:
-                    runs[i] = read_ranked(run)
-                else:
-                    streamed[i] = found
-    else:
-        runs = [run if isinstance(run, (Run, _TopOf)) else _top_or_whole(run, depth) for run in runs]
-    ranked_a, ranked_b = (
-        streamed[i].ranked if i in streamed else _ranked(run, depth) for i, run in enumerate(runs)
+    runs, streamed, ranked_a, ranked_b = _read_both(
+        qrels, run_a, run_b, ks, depth, judge, threshold, gain, sample
     )
     population = shared_queries(qrels, ranked_a, ranked_b)
     if not population:
@@ -516,25 +556,6 @@ def compare_filled(
         for k in ks:
             _check_sample(sample, population, k)
     agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic, min_queries)
-    if sample is not None:  # the files in pieces now, the sample's holes bounded by both runs' top k
-        listed = sample_holes(sample, [ranked_a, ranked_b])
-        for i, run in enumerate(runs):
-            if isinstance(run, _TopOf):
-                found = streamed_scores(
-                    qrels,
-                    run.path,
-                    ks,
-                    depth,
-                    judge,
-                    min_grade=threshold,
-                    gain=gain,
-                    sample=sample,
-                    holes=listed,
-                )
-                if found is None:
-                    runs[i] = read_ranked(run.path)
-                else:
-                    streamed[i] = found
     out: list[FilledComparison] = []
     for k in ks:
         scored = (qrels, k, judge, threshold, gain, sample, both)
