@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # the store is imported by the command that opens it (--help 
 __all__ = [
     "metrics",
     "holes",
+    "stored_hole_sample",
     "audit",
     "estimate",
     "check",
@@ -185,6 +186,16 @@ def metrics(
         )
     result.coverage = coverage_of(qrels, result.qids, corpus_size, corpus_ids)
     return result
+
+
+def stored_hole_sample(store: Store, sample: HoleSample) -> HoleSample:
+    """A hole sample with people's grades on its holes read from ``store``
+    (:func:`calibration.stored.stored_hole_sample`): what the Metrics page's corrected figure reads
+    and ``metrics|compare|check --hole-sample FILE --db DB`` read, one source for both (#43)."""
+    # start-up: the store's label sets (sqlite-utils), only for a sample read from a store
+    from calibration.stored import stored_hole_sample as from_store
+
+    return from_store(store, sample)
 
 
 def holes(
@@ -431,9 +442,8 @@ def check(
     if min_queries is not None:
         policy = replace(policy, min_queries=min_queries)
     path = store_path or check_store(db, no_store=no_store)
-    # the holes, and texts compared (text_keys), need all of it
-    needs_whole = judge is not None or text_keys is not None
-    whole = run if isinstance(run, Run) or not needs_whole else read_ranked(run)
+    # texts compared (text_keys) need all of it; the holes read a run file in pieces (filled_data)
+    whole = run if isinstance(run, Run) or text_keys is None else read_ranked(run)
     names = {"run_name": run_name, "qrels_name": qrels_name}
     inputs: dict[str, Any] = dict(
         fetch_run=fetch_run,
@@ -450,7 +460,6 @@ def check(
         report = _check(qrels, _readable(whole), k, min_grade, policy=policy, store_reason=why, **inputs)
         if judge is None:
             return report
-        assert isinstance(whole, Run)
         return check_holes(
             report,
             qrels,
@@ -472,7 +481,6 @@ def check(
                 whole = read_ranked(whole)
         report = _check(qrels, _readable(whole), k, min_grade, policy=policy, store=store, **inputs)
         if judge is not None:
-            assert isinstance(whole, Run)
             report = check_holes(
                 report,
                 qrels,
@@ -530,8 +538,8 @@ def compare(
 @overload
 def compare(
     qrels: Qrels,
-    run_a: Run,
-    run_b: Run,
+    run_a: Run | PathLike,
+    run_b: Run | PathLike,
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
     *,
@@ -547,8 +555,8 @@ def compare(
 ) -> list[FilledComparison]: ...
 def compare(
     qrels: Qrels,
-    run_a: Run,
-    run_b: Run,
+    run_a: Run | PathLike,
+    run_b: Run | PathLike,
     ks: Sequence[int] | None = None,
     min_grade: int | None = None,
     *,
@@ -567,7 +575,8 @@ def compare(
     """Two runs on the same judgments (:func:`_compare_runs`: a paired randomization test of ``permutations`` sign flips seeded ``seed``). With ``judge`` (a judge's
     grades): B - A with the holes filled, and with ``hole_sample`` corrected with its interval
     (:func:`calibration.holes.files.compare_filled`; ``trusted`` and ``statistic``: the verdict's bar
-    and statistic, None: the default policy's)."""
+    and statistic, None: the default policy's; a run file read in pieces when it is a clean TREC
+    run grouped by query)."""
     # start-up: imported when this command runs, not by every command (#42 item 4)
     from calibration.gate import verdict_settings
     from calibration.holes.files import compare_filled
@@ -575,8 +584,8 @@ def compare(
     if judge is None:
         return _compare_runs(
             qrels,
-            run_a,
-            run_b,
+            run_a if isinstance(run_a, Run) else read_ranked(run_a),
+            run_b if isinstance(run_b, Run) else read_ranked(run_b),
             ks,
             min_grade,
             permutations=permutations,

@@ -67,7 +67,8 @@ def add_judge_label_options(parser: argparse.ArgumentParser) -> None:
         "--hole-sample",
         metavar="FILE",
         help="with --judge-labels: the hole sample (python -m calibration holes --sample N --out FILE) "
-        "with people's grades on its holes (in it or in QRELS): the corrected figure and its 95%% interval",
+        "with people's grades on its holes (in it or in QRELS; with --db, labelled in that store): the "
+        "corrected figure and its 95%% interval",
     )
 
 
@@ -337,6 +338,12 @@ def _add_compare(sub: Subcommands) -> None:
     add_option(c, "permutations")
     add_option(c, "compare_seed")
     add_judge_label_options(c)
+    c.add_argument(
+        "--db",
+        default=None,
+        help="with --hole-sample: people's grades on the sample's holes read from this store (the median "
+        "of everyone's current labels, as the Metrics page reads them)",
+    )
     add_format_option(c, "table", "json")
 
 

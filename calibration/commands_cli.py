@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from typing import Any, Literal, TextIO, overload
+from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 
 import pyarrow as pa
 
@@ -41,6 +41,9 @@ from calibration.commands_text import (
 from calibration.policy.rules import Policy
 from calibration.results import POSITION_KEYS
 from calibration.stats.verdict import NOISY_GONE
+
+if TYPE_CHECKING:  # the holes' family loads in the commands that use it (#42 item 4)
+    from calibration.holes.files import HoleSample
 
 
 def _verdict_settings(args: argparse.Namespace) -> Policy:
@@ -76,9 +79,11 @@ def _scored(
     (--corpus, else with --stored-run the store's chunks unless --corpus-size is given)."""
     corpus = set(read_corpus_ids(args.corpus)) if args.corpus else None
     if args.stored_run is None:
-        for option in ("labels", "db"):
-            if getattr(args, option):
-                raise UsageError(f"python -m calibration {args.command}: --{option} goes with --stored-run")
+        if args.labels:
+            raise UsageError(f"python -m calibration {args.command}: --labels goes with --stored-run")
+        if args.db and not getattr(args, "hole_sample", None):
+            also = " or --hole-sample FILE" if args.command == "metrics" else ""
+            raise UsageError(f"python -m calibration {args.command}: --db goes with --stored-run{also}")
         if not args.run:  # argparse's words, as when both were required
             missing = "RUN" if args.qrels else "QRELS, RUN (or --stored-run NAME)"
             raise UsageError(
@@ -166,7 +171,7 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
 def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
     """``metrics --judge-labels FILE [--hole-sample FILE]``: the holes filled by a judge."""
     # start-up: imported when this command runs, not by every command (#42 item 4)
-    from calibration.holes.files import read_hole_sample, read_judge_labels
+    from calibration.holes.files import read_judge_labels
     from calibration.holes.holes_text import filled_text
 
     unread = {
@@ -181,7 +186,7 @@ def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
     in_pieces = args.stored_run is None and bool(args.run)
     qrels, run, qrels_name, run_name, _corpus = _scored(args, read_run=not in_pieces)
     judge, judge_name = read_judge_labels(args.judge_labels)
-    sample = read_hole_sample(args.hole_sample) if args.hole_sample else None
+    sample = _hole_sample(args)
     reports = actions.metrics(
         qrels,
         args.run if run is None else run,
@@ -197,6 +202,27 @@ def _run_filled(args: argparse.Namespace) -> tuple[str, int]:
     if args.format == "json":
         return dumps({"cutoffs": reports}, one_line=()), 0
     return filled_text(reports), 0
+
+
+def _hole_sample(args: argparse.Namespace) -> HoleSample | None:
+    """``--hole-sample FILE``; with ``--db DB`` people's grades on its holes read from that store
+    (:func:`calibration.actions.stored_hole_sample`), as the Metrics page reads them (#43)."""
+    # start-up: the holes' reader, only when a sample is given
+    from calibration.holes.files import read_hole_sample
+
+    if not args.hole_sample:
+        return None
+    sample = read_hole_sample(args.hole_sample)
+    if not args.db:
+        return sample
+    # start-up: the store (sqlite-utils), only when the sample's grades are read from one
+    from annotation.store import StoreError
+
+    try:
+        with open_store(args.db, "read") as store:
+            return actions.stored_hole_sample(store, sample)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run_audit(args: argparse.Namespace) -> tuple[str, int]:
@@ -245,7 +271,7 @@ def run_audit(args: argparse.Namespace) -> tuple[str, int]:
 def run_check(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: imported when this command runs, not by every command (#42 item 4)
     from calibration.gate import NoStore, check_store, file_digest, load_policy
-    from calibration.holes.files import read_hole_sample, read_judge_labels
+    from calibration.holes.files import read_judge_labels
     from calibration.holes.holes_text import check_holes_text
     from calibration.policy.check_text import check_markdown, check_table
 
@@ -265,8 +291,7 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
     judged: dict[str, Any] = {}
     if args.judge_labels:
         judge, judge_name = read_judge_labels(args.judge_labels)
-        sample = read_hole_sample(args.hole_sample) if args.hole_sample else None
-        judged = {"judge": judge, "judge_name": judge_name, "hole_sample": sample}
+        judged = {"judge": judge, "judge_name": judge_name, "hole_sample": _hole_sample(args)}
     inputs = dict(
         policy=policy,
         fetch_run=read_ranked(args.fetch_run) if args.fetch_run else None,
@@ -349,22 +374,24 @@ def run_history(args: argparse.Namespace) -> tuple[str, int]:
 
 def run_compare(args: argparse.Namespace) -> tuple[str, int]:
     # start-up: imported when this command runs, not by every command (#42 item 4)
-    from calibration.holes.files import read_hole_sample, read_judge_labels
+    from calibration.holes.files import read_judge_labels
     from calibration.holes.holes_text import compare_filled_text
 
     if args.hole_sample and not args.judge_labels:
         raise UsageError("python -m calibration compare: --hole-sample goes with --judge-labels FILE")
+    if args.db and not args.hole_sample:
+        raise UsageError("python -m calibration compare: --db goes with --hole-sample FILE")
     if args.judge_labels:
         judge, judge_name = read_judge_labels(args.judge_labels)
         reports = actions.compare(
             _judgments(args.qrels),
-            read_ranked(args.run_a),
-            read_ranked(args.run_b),
+            args.run_a,  # read in pieces when grouped by query
+            args.run_b,
             args.k,
             args.min_grade,
             judge=judge,
             judge_name=judge_name,
-            hole_sample=read_hole_sample(args.hole_sample) if args.hole_sample else None,
+            hole_sample=_hole_sample(args),
             names=(args.run_a, args.run_b),
             qrels_name=args.qrels,
         )

@@ -59,6 +59,7 @@ __all__ = [
     "evaluate_query",
     "evaluate",
     "top_ranked",
+    "with_grades",
     "sorted_queries",
     "query_indices",
     "Evaluation",
@@ -446,10 +447,8 @@ def top_ranked(run: Run, depth: int, executor: Executor | None = None) -> dict[s
     out: dict[str, list[str]] = {}
     if run.table.num_rows:
         ordered = _ordered(run, executor)
-        q_sorted = ordered.q_sorted
-        counts = np.bincount(q_sorted, minlength=len(ordered.queries))
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        head = np.flatnonzero(np.arange(len(q_sorted), dtype=np.int64) - starts[q_sorted] < depth)
+        counts = np.bincount(ordered.q_sorted, minlength=len(ordered.queries))
+        head = ordered.head(depth)
         rows = head if ordered.order is None else ordered.order[head]
         ids = ordered.docs.take(arrow(rows)).to_pylist()
         at = 0
@@ -459,6 +458,66 @@ def top_ranked(run: Run, depth: int, executor: Executor | None = None) -> dict[s
     for qid in run.empty_queries:
         out.setdefault(qid, [])
     return out
+
+
+def with_grades(
+    run: Run,
+    qrels: Qrels,
+    extra: Mapping[str, Mapping[str, int]],
+    qids: Sequence[str],
+    *,
+    depth: int | None = None,
+) -> Qrels:
+    """``qrels``' grades of the queries ``qids`` with ``extra``'s added, as
+    ``Qrels(grades={q: {**qrels.grades.get(q, {}), **extra.get(q, {})} for q in qids})``, and the
+    rows of ``run`` they judge found from those of ``qrels`` (``Run.memo``: found once) and a
+    look-up of ``extra``'s few grades alone, so :func:`evaluate` of the sum does not look the
+    run's rows up against every grade again (``metrics --judge-labels``: the judge's grades on
+    the holes beside people's, issue #42). ``depth``: ``extra`` grades ids of the first ``depth``
+    slots of their query's ranking (the holes of the top k), looked up there alone; everywhere
+    when the run repeats an id or some of them are not there. ``extra`` adds ids ``qrels`` does
+    not grade for the query; where it would change a grade, the sum is made and looked up afresh."""
+    grades = qrels.grades
+    merged: dict[str, dict[str, int]] = {}
+    added: list[tuple[str, str, int]] = []
+    for qid in qids:
+        base, more = grades.get(qid, {}), extra.get(qid, {})
+        if more and not more.keys().isdisjoint(base):  # a grade changed: not a sum
+            return Qrels(grades={q: {**grades.get(q, {}), **extra.get(q, {})} for q in qids})
+        merged[qid] = {**base, **more}
+        added.extend((qid, doc, grade) for doc, grade in more.items())
+    table = qrels.to_table()
+    ordered = _ordered(run) if run.table.num_rows else None
+    keep = as_numpy(pc.is_in(table["q"], value_set=arrow(list(qids), pa.string())))
+    every = bool(keep.all())
+    if not every:  # the grades of the other queries left out
+        table = table.filter(arrow(keep))
+    schema = table.schema
+    more_table = pa.table(
+        {
+            "q": arrow([q for q, _, _ in added], pa.string()).cast(schema.field("q").type),
+            "d": arrow([d for _, d, _ in added], pa.string()).cast(schema.field("d").type),
+            "g": arrow([g for _, _, g in added], pa.int64()).cast(schema.field("g").type),
+        }
+    )
+    summed = pa.concat_tables([table.select(["q", "d", "g"]), more_table]).combine_chunks()
+    if ordered is not None:
+        known = ordered.judgments(qrels.to_table())
+        if every:
+            rows = known.copy()
+        else:  # the kept grades renumbered
+            rows = np.full(len(known), -1, dtype=np.int32)
+            found = np.flatnonzero(known >= 0)
+            found = found[keep[known[found]]]
+            rows[found] = (np.cumsum(keep) - 1)[known[found]]
+        at, which = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if depth is not None and ordered.repeat is None:  # each id once: its one row, if in the top
+            at, which = ordered.matches(more_table["q"], more_table["d"], ordered.head(depth))
+        if len(at) != len(added):
+            at, which = ordered.matches(more_table["q"], more_table["d"])
+        rows[at] = which + table.num_rows
+        ordered.keep(summed, rows)
+    return Qrels(grades=merged, table=summed)
 
 
 def sorted_queries(run: Run, executor: Executor | None = None) -> list[str]:
@@ -492,8 +551,7 @@ def top_unjudged(run: Run, qrels: Qrels, depth: int) -> dict[str, tuple[list[str
         q_sorted = ordered.q_sorted
         n_queries = len(ordered.queries)
         counts = np.bincount(q_sorted, minlength=n_queries)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        head = np.flatnonzero(np.arange(len(q_sorted), dtype=np.int64) - starts[q_sorted] < depth)
+        head = ordered.head(depth)
         if ordered.repeat is not None:
             head = head[~ordered.repeat[head]]  # a repeat's slot: neither judged nor a hole
         judged = ordered.judgments(qrels.to_table())[head] >= 0
@@ -534,6 +592,7 @@ class _Ordered:
     duplicates: dict[str, list[str]]  # per query (bytewise), the ids it repeats
     # (judgments' table, judgment_of its columns): the table held, so its identity is never reused
     judged: list[tuple[pa.Table, np.ndarray]] = field(default_factory=list)
+    heads: dict[int, np.ndarray] = field(default_factory=dict)  # :meth:`head` per depth
 
     def judgments(self, table: pa.Table) -> np.ndarray:
         """:meth:`judgment_of` the columns ``q`` and ``d`` of ``table`` (``Qrels.to_table``: one
@@ -542,7 +601,10 @@ class _Ordered:
         for kept, rows in self.judged:
             if kept is table:
                 return rows
-        rows = self.judgment_of(table["q"], table["d"])
+        return self.keep(table, self.judgment_of(table["q"], table["d"]))
+
+    def keep(self, table: pa.Table, rows: np.ndarray) -> np.ndarray:
+        """``rows``, the :meth:`judgment_of` of ``table``'s columns, kept for it (read-only)."""
         rows.flags.writeable = False
         self.judged = [*self.judged[-(_JUDGMENTS_KEPT - 1) :], (table, rows)]
         return rows
@@ -551,21 +613,37 @@ class _Ordered:
         self, judged_q: pa.Array | pa.ChunkedArray, judged_d: pa.Array | pa.ChunkedArray
     ) -> np.ndarray:
         """Per sorted row, the index of the judgment (of the columns ``judged_q``, ``judged_d``)
-        of its query and id, -1 if none. The judgments get the rows' keys; a row whose key some
-        judgment has (a bitmap, :func:`_maybe_in`, then a binary search) is compared exactly, its
-        query's index and its id, so a key shared by chance never matches."""
-        n = len(self.q_sorted)
-        out = np.full(n, -1, dtype=np.int32)
+        of its query and id, -1 if none (:meth:`matches` of every row)."""
+        out = np.full(len(self.q_sorted), -1, dtype=np.int32)
+        rows, which = self.matches(judged_q, judged_d)
+        out[rows] = which
+        return out
+
+    def matches(
+        self,
+        judged_q: pa.Array | pa.ChunkedArray,
+        judged_d: pa.Array | pa.ChunkedArray,
+        among: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The sorted rows (of ``among``, sorted rows ascending; None: all) that a judgment of the
+        columns ``judged_q``, ``judged_d`` names, ascending, and each one's judgment's index. The
+        judgments get the rows' keys; a row whose key some judgment has (a bitmap,
+        :func:`_maybe_in`, then a binary search) is compared exactly, its query's index and its
+        id, so a key shared by chance never matches."""
+        none = np.zeros(0, dtype=np.int64)
         j_q = _index_or(_combined(judged_q), self.queries)
         in_run = np.flatnonzero(j_q >= 0)  # judgments of the run's queries
-        if n == 0 or len(in_run) == 0:
-            return out
+        if len(self.q_sorted) == 0 or len(in_run) == 0:
+            return none, none
         j_docs = _combined(judged_d).take(arrow(in_run))
         j_q = j_q[in_run].astype(np.int32)
         j_keys = _duplicate_keys(j_docs, j_q)
         by_key = np.argsort(j_keys, kind="stable")
         sorted_keys = j_keys[by_key]
-        candidates = _maybe_in(self.keys, sorted_keys)
+        if among is None:
+            candidates = _maybe_in(self.keys, sorted_keys)
+        else:
+            candidates = among[_maybe_in(self.keys[among], sorted_keys)]
         keys = self.keys[candidates]
         low = np.searchsorted(sorted_keys, keys, side="left")
         count = np.searchsorted(sorted_keys, keys, side="right") - low
@@ -574,11 +652,24 @@ class _Ordered:
         which = by_key[np.repeat(low, count) + offsets]
         same = self.q_sorted[rows] == j_q[which]
         rows, which = rows[same], which[same]
-        if len(rows):
-            source = rows if self.order is None else self.order[rows]
-            same = as_numpy(pc.equal(self.docs.take(arrow(source)), j_docs.take(arrow(which))))
-            out[rows[same]] = in_run[which[same]]
-        return out
+        if not len(rows):
+            return none, none
+        source = rows if self.order is None else self.order[rows]
+        same = as_numpy(pc.equal(self.docs.take(arrow(source)), j_docs.take(arrow(which))))
+        return rows[same], in_run[which[same]]
+
+    def head(self, depth: int) -> np.ndarray:
+        """The sorted rows of each query's first ``depth`` slots (repeats too), ascending; kept
+        per depth (``holes`` and ``--judge-labels`` read the top k several times)."""
+        rows = self.heads.get(depth)
+        if rows is None:
+            counts = np.bincount(self.q_sorted, minlength=len(self.queries))
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            at = np.arange(len(self.q_sorted), dtype=np.int64) - starts[self.q_sorted]
+            rows = np.flatnonzero(at < depth)
+            rows.flags.writeable = False
+            self.heads[depth] = rows
+        return rows
 
 
 def _combined(column: pa.Array | pa.ChunkedArray) -> pa.Array:

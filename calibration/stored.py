@@ -16,9 +16,11 @@ passed in (:class:`annotation.store.Store`); no SQL here.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from annotation.hole_sample import HoleSample
 from annotation.model import Qrels, Run
 from annotation.store import AGGREGATES
 from calibration.errors import InvalidInput, NothingToEvaluate
@@ -93,6 +95,38 @@ def stored_qrels(store: Store, labels: str = DEFAULT_LABELS) -> tuple[Qrels, str
     if not qrels.grades:
         raise NothingToEvaluate(f"the store {store.path} holds no {sets[labels]}: nothing to score")
     return qrels, sets[labels]
+
+
+def stored_hole_sample(store: Store, sample: HoleSample) -> HoleSample:
+    """``sample`` with people's grades on its holes read from ``store`` (issue #43, item 4): the
+    median of everyone's current labels on each hole (``Store.export_qrels``, as the exports give
+    them), the file's own grades winning where both grade a hole, and in ``graded_by`` the people
+    with a current label on one. What the Metrics page's corrected figure and ``metrics|compare|
+    check --hole-sample FILE --db DB`` read, so the two say the same. GOLDEN is left as it is: an
+    export of the store as GOLDEN holds every label of the store, not only the sample's, and so
+    other holes and other figures. :class:`InvalidInput` when the sample has holes and none of
+    them is an item of the store (another store, or a sample never queued)."""
+    # start-up: the review's labels (the store's, per item), only for a sample read from a store
+    from calibration.review_sample import human_labels
+
+    pairs = {(qid, chunk) for qid, holes in sample.holes.items() for chunk in holes}
+    items = {int(item) for item, qid, chunk in store.chunk_items() if (qid, chunk) in pairs}
+    if pairs and not items:
+        raise InvalidInput(
+            f"{sample.path}: none of its {len(pairs)} holes is an item of the store {store.path} "
+            "(another store, or the sample was never queued: python -m annotation pool --holes FILE --db DB)"
+        )
+    people = store.export_qrels(None, DEFAULT_LABELS).grades
+    grades = {
+        qid: {
+            **{d: g for d, g in people.get(qid, {}).items() if d in holes},
+            **sample.grades.get(qid, {}),
+        }
+        for qid, holes in sample.holes.items()
+    }
+    labellers = {who for item, by in human_labels(store, "relevance").items() if item in items for who in by}
+    who = tuple(sorted(set(sample.graded_by) | labellers)) if labellers else sample.graded_by
+    return dataclasses.replace(sample, grades={q: g for q, g in grades.items() if g}, graded_by=who)
 
 
 def stored_run(store: Store, name: str) -> Run:

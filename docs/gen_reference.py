@@ -186,6 +186,10 @@ RAISES: dict[str, list[tuple[str, str]]] = {
     "calibration.actions.holes": [
         ("calibration.errors.InvalidInput", "no run, no shared query, k or a sample size it cannot use"),
     ],
+    "calibration.actions.stored_hole_sample": [
+        ("calibration.errors.InvalidInput", "a sample none of whose holes is an item of the store"),
+        ("annotation.store.StoreError", "the store cannot be read"),
+    ],
     "calibration.actions.audit": [
         ("calibration.errors.NothingToEvaluate", "no query of the run is judged"),
         ("calibration.audit.InvalidAudit", "a fetch depth below k, a corpus too small, a gate it cannot use"),
@@ -326,6 +330,18 @@ report = calibration.actions.holes(golden, [("retriever", run)], 5, sample=2, se
 assert (report["holes"], report["judged_at_k"]) == (10, 0.5)  # half the top-5 slots unjudged
 assert report["sample"]["queries"] == ["q_faw", "q_milk"]  # the queries of hole-sample.yaml
 print(report["queries"]["q_faw"]["holes"])  # ['x3', 'p1', 'd2']
+""",
+    "calibration.actions.stored_hole_sample": """
+from annotation.hole_sample import read_hole_sample
+
+sample = read_hole_sample(EXAMPLE / "hole-sample.yaml")  # q_faw's and q_milk's holes at k 5, graded 0
+with Store(DEMO) as store:  # people's grades on its holes from the store, as the Metrics page reads them
+    stored = calibration.actions.stored_hole_sample(store, sample)
+assert stored.graded_by == ("cat", "dan", "worked-example")  # cat and dan labelled q_faw's in the demo
+filled = calibration.actions.metrics(
+    golden, run, ks=[5], judge=read_judgments(EXAMPLE / "judge.qrels"), hole_sample=stored
+)
+print(filled[0]["means"][0]["corrected"]["estimate"])  # P@5 corrected: 0.5
 """,
     "calibration.actions.audit": """
 report = calibration.actions.audit(golden, EXAMPLE / "run.jsonl", 5)  # a run file, or a Run

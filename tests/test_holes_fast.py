@@ -127,3 +127,36 @@ def test_a_run_finds_its_judged_rows_once_per_judgments() -> None:
             evaluate(other, fresh, ks=[3], min_grade=1)
         )
         assert len(ordered.judged) == 2
+
+
+def test_grades_added_score_as_the_summed_judgments() -> None:
+    """:func:`calibration.metrics.with_grades`: a run scored with grades added to a set it has
+    scored (the judge's on the holes, some queries only, a changed grade, ids outside the top k,
+    repeats) reads as the summed dicts scored on a fresh run, the positional counts too."""
+    rng = random.Random(17)
+    for _ in range(120):
+        run, qrels = random_run(rng, rng.random() < 0.5), random_qrels(rng)
+        depth = rng.choice([1, 3, 10])
+        evaluate(qrels, run, ks=[depth], min_grade=1)  # the base's rows found first, as the holes do
+        ranked = run.rankings()
+        qids = sorted(set(ranked) & set(qrels.grades))
+        qids = rng.sample(qids, rng.randint(0, len(qids)))
+        extra: dict[str, dict[str, int]] = {}
+        for qid in qids:
+            pool = ranked[qid][:depth] if rng.random() < 0.8 else DOCS  # now and then beyond the top
+            unjudged = [d for d in pool if d not in qrels.grades[qid]]
+            picked = rng.sample(unjudged, rng.randint(0, len(set(unjudged)))) if unjudged else []
+            if rng.random() < 0.1:  # now and then a grade changed: not a sum
+                picked += list(qrels.grades[qid])[:1]
+            extra[qid] = {doc: rng.randint(0, 3) for doc in picked}
+        summed = metrics.with_grades(run, qrels, extra, qids, depth=depth)
+        want = {q: {**qrels.grades.get(q, {}), **extra.get(q, {})} for q in qids}
+        assert summed.grades == want
+        fresh = Run(table=run.table, empty_queries=run.empty_queries)
+        for k in ([depth], [1, 5]):
+            got = evaluate(summed, run, ks=k, min_grade=1, with_positional=True)
+            expected = evaluate(Qrels(grades=want), fresh, ks=k, min_grade=1, with_positional=True)
+            assert values(got) == values(expected) and got.qids == expected.qids
+            assert {n: c.tolist() for n, c in got.counts.items()} == {
+                n: c.tolist() for n, c in expected.counts.items()
+            }

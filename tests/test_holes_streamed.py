@@ -126,7 +126,6 @@ def test_batches_with_a_sample_merge_to_the_whole_runs_figures() -> None:
             part, missing = query_scores(
                 Qrels(grades=base),
                 batch,
-                {q: ranked[q] for q in batch_queries},
                 k=k,
                 judge=judge.grades,
                 min_grade=1,
@@ -139,3 +138,70 @@ def test_batches_with_a_sample_merge_to_the_whole_runs_figures() -> None:
         merged = merged_scores(parts)
         correct_scores(merged)
         assert figures(merged) == figures(whole)
+
+
+def test_check_with_a_judge_reads_a_grouped_run_file_in_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``check --judge-labels`` on a grouped TREC file: the report of the run read whole, the file
+    never read whole (the check's figures and the holes both read it in pieces)."""
+    import calibration.actions as actions
+    import calibration.holes.files as hole_files
+
+    monkeypatch.setattr(top_k, "lean_pieces", partial(lean_pieces, piece_bytes=200))
+    rng = random.Random(21)
+    for i in range(6):
+        rows, people, judge = random_case(rng)
+        path = write_trec(tmp_path / f"run{i}.txt", rows)
+        whole = actions.check(people, read_run(path), 3, judge=judge, no_store=True, run_name="r")
+        assert whole["holes"]["queries"]  # the holes were scored
+
+        def never(*_: object) -> Run:
+            raise AssertionError("the run file was read whole")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(actions, "read_ranked", never)
+            patched.setattr(hole_files, "read_ranked", never)
+            in_pieces = actions.check(people, path, 3, judge=judge, no_store=True, run_name="r")
+        assert in_pieces == whole
+
+
+def test_compare_with_a_judge_reads_grouped_run_files_in_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``compare --judge-labels`` on two grouped TREC files, with and without a hole sample drawn
+    over both (people's grades on every hole): the reports of the runs read whole, the files never
+    read whole."""
+    import dataclasses
+
+    import calibration.actions as actions
+    import calibration.holes.files as hole_files
+    from annotation.hole_sample import read_hole_sample
+
+    monkeypatch.setattr(top_k, "lean_pieces", partial(lean_pieces, piece_bytes=300))
+    rng = random.Random(33)
+    for i in range(6):
+        rows_a, people, judge = random_case(rng)
+        rows_b, _, _ = random_case(rng)
+        path_a = write_trec(tmp_path / f"a{i}.txt", rows_a)
+        path_b = write_trec(tmp_path / f"b{i}.txt", rows_b)
+        run_a, run_b = read_run(path_a), read_run(path_b)
+        drawn = actions.holes(people, [(str(path_a), run_a), (str(path_b), run_b)], 3, sample=2, seed=i)
+        hole_files.write_hole_sample(drawn, people, tmp_path / f"sample{i}.yaml")
+        sample = read_hole_sample(tmp_path / f"sample{i}.yaml")
+        graded = {q: {d: rng.randint(0, 3) for d in holes} for q, holes in sample.holes.items()}
+        sample = dataclasses.replace(sample, grades=graded)
+        for with_sample in (None, sample):
+            whole = actions.compare(people, run_a, run_b, [1, 3], judge=judge, hole_sample=with_sample)
+
+            def never(*_: object) -> Run:
+                raise AssertionError("a run file was read whole")
+
+            with monkeypatch.context() as patched:
+                patched.setattr(hole_files, "read_ranked", never)
+                patched.setattr(actions, "read_ranked", never)
+                in_pieces = actions.compare(
+                    people, path_a, path_b, [1, 3], judge=judge, hole_sample=with_sample
+                )
+            assert in_pieces == whole
+            assert with_sample is None or whole[0]["deltas"][0]["corrected"] is not None

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.columnar import NotStreamable
 from annotation.formats.golden import write_golden
 from annotation.hole_sample import HOLE_SAMPLE, HoleSample, read_hole_sample
 from annotation.model import Qrels, Run, SamplingDesign, Stratum
@@ -55,6 +56,7 @@ from calibration.holes.scoring import (
 from calibration.holes.streamed import StreamedScores, sample_holes, streamed_scores
 from calibration.inputs import min_grade_of
 from calibration.metrics import Gain, top_ranked
+from calibration.metrics_grouped import NotGrouped
 from calibration.results import (
     CheckReport,
     CorrectedFigure,
@@ -68,6 +70,7 @@ from calibration.results import (
     JudgeAgreement,
 )
 from calibration.stats.verdict import MIN_QUERIES
+from calibration.top_k import query_batches, top_of_table
 
 if TYPE_CHECKING:
     from calibration.stats.kappa import Weights
@@ -393,23 +396,134 @@ def _scores(
         raise InvalidInput(f"{where}{exc}{hint if sample else ''}") from None
 
 
-def _merged_scores(qrels: Qrels, streamed: StreamedScores, k: int, sample: HoleSample | None) -> HoleScores:
-    """The batches' figures at ``k`` merged, checked and corrected as :func:`_scores` gives them."""
+def _merged_scores(
+    qrels: Qrels,
+    streamed: StreamedScores,
+    k: int,
+    sample: HoleSample | None,
+    hint: str = "",
+    rankings: Sequence[Mapping[str, Sequence[str]]] | None = None,
+) -> HoleScores:
+    """The batches' figures at ``k`` merged, checked and corrected as :func:`_scores` gives them;
+    ``rankings``: every run the sample serves (None: this one), as :func:`_scores`'s."""
     try:
         if sample is not None:
-            check_sample_queries(sample_holes(sample, [streamed.ranked]), qrels.grades, streamed.ranked)
+            served = rankings if rankings is not None else [streamed.ranked]
+            check_sample_queries(sample_holes(sample, served), qrels.grades, streamed.ranked)
         refuse_unlabelled(streamed.missing[k], k)
         scores = merged_scores(streamed.parts[k])
         correct_scores(scores)
     except HolesError as exc:
-        raise InvalidInput(f"{sample.path}: {exc}" if sample else str(exc)) from None
+        raise InvalidInput(f"{sample.path}: {exc}{hint}" if sample else str(exc)) from None
     return scores
+
+
+class _TopOf:
+    """A run file's top k per query, read in pieces (:func:`calibration.top_k.top_ranked_file`):
+    what ``compare`` with a sample reads first, before the figures (a second read in pieces)."""
+
+    def __init__(self, path: PathLike, ranked: dict[str, list[str]]) -> None:
+        self.path, self.ranked = path, ranked
+
+
+def _top_or_whole(path: PathLike, depth: int) -> Run | _TopOf:
+    """A run file's top ``depth`` from a read in pieces when it is a clean grouped TREC run, else the
+    run read whole."""
+    if str(path).lower().endswith(".jsonl"):
+        return read_ranked(path)
+    out: dict[str, list[str]] = {}
+    try:
+        for batch in query_batches(path):
+            out.update(top_of_table(batch, depth))
+    except (NotGrouped, NotStreamable):
+        return read_ranked(path)
+    return _TopOf(path, {qid: out[qid] for qid in sorted(out, key=lambda q: q.encode("utf-8"))})
+
+
+def _ranked(run: Run | PathLike | _TopOf, depth: int) -> dict[str, list[str]]:
+    if isinstance(run, _TopOf):
+        return run.ranked
+    return top_ranked(run if isinstance(run, Run) else read_ranked(run), depth)
+
+
+def _either(
+    run: Run | PathLike | _TopOf,
+    streamed: StreamedScores | None,
+    rankings: Sequence[Mapping[str, Sequence[str]]],
+    qrels: Qrels,
+    k: int,
+    judge: Qrels,
+    threshold: int,
+    gain: Gain,
+    sample: HoleSample | None,
+    hint: str,
+) -> HoleScores:
+    """One run of ``compare`` scored at ``k``: its batches merged (``streamed``), else the run in
+    memory (``rankings``: its top k and the other run's, as :func:`_scores` reads them)."""
+    if streamed is not None:
+        return _merged_scores(qrels, streamed, k, sample, hint, rankings)
+    whole = run if isinstance(run, Run) else read_ranked(run.path if isinstance(run, _TopOf) else run)
+    return _scores(qrels, whole, rankings, k, judge, threshold, gain, sample, hint)
+
+
+def _read_both(
+    qrels: Qrels,
+    run_a: Run | PathLike,
+    run_b: Run | PathLike,
+    ks: Sequence[int],
+    depth: int,
+    judge: Qrels,
+    threshold: int,
+    gain: Gain,
+    sample: HoleSample | None,
+) -> tuple[
+    list[Run | PathLike | _TopOf], dict[int, StreamedScores], dict[str, list[str]], dict[str, list[str]]
+]:
+    """``compare``'s two runs read: each in memory, or a run file's batches scored in pieces
+    (``streamed``, by position) when it is a clean grouped TREC run; and both top ``depth``s."""
+    streamed: dict[int, StreamedScores] = {}
+    runs: list[Run | PathLike | _TopOf] = [run_a, run_b]
+    if sample is None:  # each file read once: its top k and its figures from the same pieces
+        for i, run in enumerate(runs):
+            if not isinstance(run, (Run, _TopOf)):
+                found = streamed_scores(
+                    qrels, run, ks, depth, judge, min_grade=threshold, gain=gain, sample=None
+                )
+                if found is None:
+                    runs[i] = read_ranked(run)
+                else:
+                    streamed[i] = found
+    else:
+        runs = [run if isinstance(run, (Run, _TopOf)) else _top_or_whole(run, depth) for run in runs]
+    ranked_a, ranked_b = (
+        streamed[i].ranked if i in streamed else _ranked(run, depth) for i, run in enumerate(runs)
+    )
+    if sample is not None:  # the files in pieces now, the sample's holes bounded by both runs' top k
+        listed = sample_holes(sample, [ranked_a, ranked_b])
+        for i, run in enumerate(runs):
+            if isinstance(run, _TopOf):
+                found = streamed_scores(
+                    qrels,
+                    run.path,
+                    ks,
+                    depth,
+                    judge,
+                    min_grade=threshold,
+                    gain=gain,
+                    sample=sample,
+                    holes=listed,
+                )
+                if found is None:
+                    runs[i] = read_ranked(run.path)
+                else:
+                    streamed[i] = found
+    return runs, streamed, ranked_a, ranked_b
 
 
 def compare_filled(
     qrels: Qrels,
-    run_a: Run,
-    run_b: Run,
+    run_a: Run | PathLike,
+    run_b: Run | PathLike,
     ks: Sequence[int],
     judge: Qrels,
     *,
@@ -426,10 +540,15 @@ def compare_filled(
     """``compare --judge-labels``: per cutoff and measure, B - A with holes as not relevant, with
     the judge's grades on both runs' holes and (with a sample drawn over both runs) corrected, with
     its interval: the uncertainty of the holes' labels over these queries, not the query sample's
-    (compare's paired tests say that)."""
+    (compare's paired tests say that). A run file is read in pieces when it is a clean TREC run
+    grouped by query (:mod:`calibration.holes.streamed`; with a sample, once more first for its
+    top k, which bounds the sample's holes in the other run), else whole."""
     threshold = min_grade_of(qrels, min_grade)
     depth = _depth(ks, sample)  # the top k only, from the metrics' sort
-    ranked_a, ranked_b = top_ranked(run_a, depth), top_ranked(run_b, depth)
+    both = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)"
+    runs, streamed, ranked_a, ranked_b = _read_both(
+        qrels, run_a, run_b, ks, depth, judge, threshold, gain, sample
+    )
     population = shared_queries(qrels, ranked_a, ranked_b)
     if not population:
         raise InvalidInput(f"{names[0]}, {names[1]} and {qrels_name} share no query")
@@ -439,9 +558,9 @@ def compare_filled(
     agreement = _agreement(_with_sample(qrels, sample), judge, trusted, statistic, min_queries)
     out: list[FilledComparison] = []
     for k in ks:
-        both = " (a sample for compare is drawn over both runs: holes GOLDEN RUN_A RUN_B)"
-        a = _scores(qrels, run_a, [ranked_a, ranked_b], k, judge, threshold, gain, sample, both)
-        b = _scores(qrels, run_b, [ranked_b, ranked_a], k, judge, threshold, gain, sample, both)
+        scored = (qrels, k, judge, threshold, gain, sample, both)
+        a = _either(runs[0], streamed.get(0), [ranked_a, ranked_b], *scored)
+        b = _either(runs[1], streamed.get(1), [ranked_b, ranked_a], *scored)
         rows_a = {q: i for i, q in enumerate(a.qids)}
         rows_b = {q: i for i, q in enumerate(b.qids)}
         shared = [q for q in population if q in rows_a and q in rows_b]
@@ -522,7 +641,7 @@ def _sample_info(sample: HoleSample | None, scores: HoleScores) -> HoleSampleInf
 def check_holes(
     report: CheckReport,
     qrels: Qrels,
-    run: Run,
+    run: Run | PathLike,
     judge: Qrels,
     judge_name: str = "the judge",
     sample: HoleSample | None = None,
@@ -532,7 +651,7 @@ def check_holes(
     min_queries: int = MIN_QUERIES,
 ) -> CheckReport:
     """``check --judge-labels``: the report's run at its k with the holes filled
-    (:func:`filled_data`), kept in ``holes``; per query ``filled_at_k``, the share of the top k the
+    (:func:`filled_data`: a run file read in pieces when grouped by query), kept in ``holes``; per query ``filled_at_k``, the share of the top k the
     judge filled, beside ``judged_at_k`` (people's judgments, which the rules read). ``min_queries``:
     the queries the judge's verdict needs (the policy's)."""
     (filled,) = filled_data(

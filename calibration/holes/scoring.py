@@ -83,6 +83,7 @@ from calibration.metrics import (
     evaluate,
     top_ranked,
     top_unjudged,
+    with_grades,
 )
 
 __all__ = [
@@ -358,12 +359,6 @@ class HoleScores:
         return (float(column[defined].mean()) if defined.any() else None), int(defined.sum())
 
 
-def _merged(
-    base: Mapping[str, Mapping[str, int]], extra: Mapping[str, Mapping[str, int]], qids: Sequence[str]
-) -> Qrels:
-    return Qrels(grades={qid: {**base.get(qid, {}), **extra.get(qid, {})} for qid in qids})
-
-
 def score_with_holes(
     qrels: Qrels,
     run: Run,
@@ -398,7 +393,6 @@ def score_with_holes(
     scores, missing = query_scores(
         qrels,
         run,
-        rankings,
         k=k,
         judge=judge,
         min_grade=min_grade,
@@ -436,7 +430,6 @@ def refuse_unlabelled(missing: int, k: int) -> None:
 def query_scores(
     qrels: Qrels,
     run: Run,
-    rankings: Mapping[str, Sequence[str]],
     *,
     k: int,
     judge: Mapping[str, Mapping[str, int]],
@@ -449,7 +442,9 @@ def query_scores(
     the sampled queries' holes without a people's grade. Each query's figures read only its own
     grades and ranking, so a run scored batch by batch of whole queries (``qrels`` and ``run``
     cut to the batch's queries, ``sample`` to those of them it names) gives the figures of a whole
-    read (:func:`merged_scores`)."""
+    read (:func:`merged_scores`). The run's rows are looked up against the grades once: the
+    holes (:func:`find_holes`) and the three figures read that look-up, the judge's and people's
+    grades on the holes looked up alone (:func:`calibration.metrics.with_grades`)."""
     base = qrels.grades
     # what people had graded before the sample: the sample's holes taken out again
     pool = dict(base)
@@ -457,7 +452,9 @@ def query_scores(
         if qid in pool:
             drop = set(listed)
             pool[qid] = {d: g for d, g in pool[qid].items() if d not in drop}
-    holes = holes_of(pool, rankings, k)
+    # the same judgments (and table) when the sample took none out (the engine reads tables)
+    pool_qrels = qrels if not sample else Qrels(grades=pool)
+    holes = find_holes(pool_qrels, run, k)
     qids = list(holes)
     truth: dict[str, dict[str, int]] = {}
     missing = 0
@@ -480,16 +477,15 @@ def query_scores(
         counts[1, i] = sum(1 for g in got.values() if g >= min_grade)
         counts[2, i] = len(holes[qid].holes) - len(got)
     measures = corrected_measures([k])
-    # the same judgments as a table when the sample took none out (the engine reads tables)
-    as_pool = evaluate(
-        qrels if not sample else Qrels(grades=pool), run, ks=[k], min_grade=min_grade, gain=gain
-    )
-    as_filled = evaluate(_merged(pool, fill, qids), run, ks=[k], min_grade=min_grade, gain=gain)
+    as_pool = evaluate(pool_qrels, run, ks=[k], min_grade=min_grade, gain=gain)
+    filled_qrels = with_grades(run, pool_qrels, fill, qids, depth=k)
+    as_filled = evaluate(filled_qrels, run, ks=[k], min_grade=min_grade, gain=gain)
     sampled = [qid for qid in qids if qid in sample]
     rows = {qid: i for i, qid in enumerate(qids)}
     people_values = {name: np.full(len(qids), np.nan) for name in measures}
     if sampled:
-        as_people = evaluate(_merged(pool, truth, sampled), run, ks=[k], min_grade=min_grade, gain=gain)
+        people_qrels = with_grades(run, pool_qrels, truth, sampled, depth=k)
+        as_people = evaluate(people_qrels, run, ks=[k], min_grade=min_grade, gain=gain)
         at = [rows[qid] for qid in as_people.qids]
         for name in measures:
             people_values[name][at] = as_people.values[name]

@@ -63,9 +63,12 @@ def streamed_scores(
     min_grade: int,
     gain: Gain,
     sample: HoleSample | None,
+    holes: Mapping[str, Sequence[str]] | None = None,
 ) -> StreamedScores | None:
     """The run file at ``path`` scored batch by batch at every cutoff of ``ks``, its top ``depth``
-    kept; None when it is not a clean TREC run grouped by query (read it whole)."""
+    kept; None when it is not a clean TREC run grouped by query (read it whole). ``holes``: per
+    sampled query the sample's holes that count (:func:`sample_holes` over every run the sample
+    serves: ``compare``'s two); None: those in this run's top ``sample.k``."""
     if str(path).lower().endswith(".jsonl"):
         return None
     grades, judged = qrels.grades, judge.grades
@@ -80,9 +83,13 @@ def streamed_scores(
                 out.ranked.update(top)
                 base = {qid: grades[qid] for qid in top if qid in grades}
                 if base:
-                    _score_batch(
-                        out, Qrels(grades=base), run, top, ks, judged, min_grade, gain, sample, people
-                    )
+                    if sample is None:
+                        listed: dict[str, list[str]] = {}
+                    elif holes is None:
+                        listed = sample_holes(sample, [top], base)
+                    else:
+                        listed = {qid: list(h) for qid, h in holes.items() if qid in base}
+                    _score_batch(out, Qrels(grades=base), run, ks, judged, min_grade, gain, listed, people)
     except (NotGrouped, NotStreamable):
         return None
     out.ranked = {qid: out.ranked[qid] for qid in sorted(out.ranked, key=lambda q: q.encode("utf-8"))}
@@ -93,19 +100,18 @@ def _score_batch(
     out: StreamedScores,
     qrels: Qrels,
     run: Run,
-    top: Mapping[str, Sequence[str]],
     ks: Sequence[int],
     judge: Mapping[str, Mapping[str, int]],
     min_grade: int,
     gain: Gain,
-    sample: HoleSample | None,
+    holes: Mapping[str, Sequence[str]],
     people: Mapping[str, Mapping[str, int]],
 ) -> None:
-    """One batch of whole queries (``qrels`` and ``run`` cut to them) scored at every cutoff."""
-    holes = sample_holes(sample, [top], qrels.grades) if sample is not None else {}
+    """One batch of whole queries (``qrels`` and ``run`` cut to them; ``holes``: the sample's, of
+    its queries) scored at every cutoff."""
     for k in ks:
         part, missing = query_scores(
-            qrels, run, top, k=k, judge=judge, min_grade=min_grade, gain=gain, sample=holes, people=people
+            qrels, run, k=k, judge=judge, min_grade=min_grade, gain=gain, sample=holes, people=people
         )
         out.parts[k].append(part)
         out.missing[k] += missing

@@ -15,7 +15,6 @@ data's digest and k), the judges' grades from the store once per version of the 
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import tempfile
 from pathlib import Path
@@ -44,7 +43,6 @@ from calibration.holes.holes_text import (
     unjudged_text,
 )
 from calibration.results import FilledReport, HolesReport
-from calibration.review_sample import human_labels
 from calibration.stored import stored_label_sets, stored_qrels
 from denominator.ui import metrics_cache
 from denominator.ui.metrics_data import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet, content_key, store_version
@@ -310,24 +308,12 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
     )
     if chosen == NO_SAMPLE:
         return None
-    try:
-        sample = read_hole_sample(folder / chosen)
+    try:  # people's grades on its holes from the store, as metrics --hole-sample FILE --db DB reads them
         with Store(db) as store:
-            people, _ = stored_qrels(store, "median")
-            labellers = hole_labellers(store, sample)
+            return actions.stored_hole_sample(store, read_hole_sample(folder / chosen))
     except DenominatorError as exc:
         st.error(md(exc))
         return None
-    # people's grades on the sample's holes, labelled in the app (the file holds none of its own)
-    grades = {
-        qid: {
-            **{d: g for d, g in people.grades.get(qid, {}).items() if d in holes},
-            **sample.grades.get(qid, {}),
-        }
-        for qid, holes in sample.holes.items()
-    }
-    who = tuple(sorted(set(sample.graded_by) | labellers)) if labellers else sample.graded_by
-    return dataclasses.replace(sample, grades={q: g for q, g in grades.items() if g}, graded_by=who)
 
 
 def who_can_label(db: str) -> list[str]:
@@ -344,13 +330,6 @@ def who_can_label(db: str) -> list[str]:
         for person in listed["annotators"]
         if not listed["tokens_required"] or person["access"] == "token" or person["provider"] == "active"
     ]
-
-
-def hole_labellers(store: Store, sample: HoleSample) -> set[str]:
-    """Who graded the sample's holes in the app: the people with a current relevance label on one."""
-    pairs = {(qid, chunk) for qid, holes in sample.holes.items() for chunk in holes}
-    items = {int(item) for item, qid, chunk in store.chunk_items() if (qid, chunk) in pairs}
-    return {who for item, by in human_labels(store, "relevance").items() if item in items for who in by}
 
 
 def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int, people: list[str]) -> None:
