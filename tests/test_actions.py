@@ -31,6 +31,7 @@ STEPS = {
     ("calibration", "estimate"): "audit --estimate",
     ("calibration", "record"): "check --record",
     ("calibration", "draw_review_sample"): "review --sample",
+    ("calibration", "stored_hole_sample"): "metrics --hole-sample FILE --db DB",
     ("annotation", "sample"): "pool --estimate",
 }
 PARSERS = {
