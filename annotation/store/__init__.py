@@ -178,7 +178,9 @@ def borrowed(location: str) -> Iterator[Store]:
     key press borrows twice: its write, then the pane's redraw). It is given back when the block
     ends with no transaction open and no error;
     otherwise closed. On SQLite a new handle each time (opening costs under 1 ms, and a new
-    handle sees a file replaced under a running app). One thread uses a handle at a time."""
+    handle sees a file replaced under a running app), beside one idle connection held on the
+    file (:func:`_anchor`: closing a handle never checkpoints the log). One thread uses a handle
+    at a time."""
     store = None
     if is_url(str(location)):
         with _IDLE_LOCK:
