@@ -248,6 +248,7 @@ class RaterPair:
         self.a, self.b = code_a[both], code_b[both]
         self.n_dropped = int(len(both) - both.sum())
         self.k = len(self.scale)
+        self._cohen: dict[Weights, dict[str, Any]] = {}  # cohen_of_pair's results, once per weighting
 
     @classmethod
     def of_codes(cls, a: NDArray[np.int64], b: NDArray[np.int64], scale: list[Any]) -> RaterPair:
@@ -256,6 +257,7 @@ class RaterPair:
         RaterPairs` builds from a long table whose labels are on its scale."""
         pair = cls.__new__(cls)
         pair.a, pair.b, pair.scale, pair.k, pair.n_dropped = a, b, list(scale), len(scale), 0
+        pair._cohen = {}
         return pair
 
     @property
@@ -296,7 +298,16 @@ def _single_shared_class(confusion: NDArray[np.integer[Any]]) -> int | None:
 
 def cohen_of_pair(pair: RaterPair, weights: Weights) -> dict[str, Any]:
     """:func:`cohen`'s dict for a pair already encoded (``weights`` already checked): the one
-    computation behind :func:`cohen`, :func:`cohen_all`, the bootstrap's estimate and the report."""
+    computation behind :func:`cohen`, :func:`cohen_all`, the bootstrap's estimate and the report.
+    Computed once per pair and weighting (a report asks for it three times: the estimate, the
+    interval, the verdict); each call returns its own copy."""
+    found = pair._cohen.get(weights)
+    if found is None:
+        found = pair._cohen[weights] = _cohen_of_pair(pair, weights)
+    return {**found, "labels": list(found["labels"]), "confusion": [list(row) for row in found["confusion"]]}
+
+
+def _cohen_of_pair(pair: RaterPair, weights: Weights) -> dict[str, Any]:
     confusion = pair.confusion()
     result: dict[str, Any] = {
         "n": pair.n,
@@ -339,6 +350,26 @@ def cohen_of_pair(pair: RaterPair, weights: Weights) -> dict[str, Any]:
     return result
 
 
+_SKLEARN_WEIGHTS: dict[tuple[int, Weights], NDArray[np.int64]] = {}
+
+
+def _sklearn_weights(k: int, weights: Weights) -> NDArray[np.int64]:
+    """scikit-learn's integer disagreement weights (read-only: made once per scale length and
+    weighting, shared by every call)."""
+    found = _SKLEARN_WEIGHTS.get((k, weights))
+    if found is not None:
+        return found
+    if weights is None:
+        w = np.ones((k, k), dtype=np.int64)
+        w.flat[:: k + 1] = 0
+    else:
+        w = np.zeros((k, k), dtype=np.int64) + np.arange(k)
+        w = np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+    w.flags.writeable = False
+    _SKLEARN_WEIGHTS[k, weights] = w
+    return w
+
+
 def kappa_of_confusion(confusion: np.ndarray, weights: Weights) -> float:
     """Cohen's kappa (weighted) from a K x K confusion matrix (rows = rater A), in the arithmetic of
     scikit-learn's ``cohen_kappa_score`` (expected = outer(column sums, row sums) / n; kappa = 1 -
@@ -348,12 +379,7 @@ def kappa_of_confusion(confusion: np.ndarray, weights: Weights) -> float:
     k = confusion.shape[0]
     sum0, sum1 = confusion.sum(axis=0), confusion.sum(axis=1)
     expected = np.outer(sum0, sum1) / np.sum(sum0)
-    if weights is None:
-        w = np.ones((k, k), dtype=np.int64)
-        w.flat[:: k + 1] = 0
-    else:
-        w = np.zeros((k, k), dtype=np.int64) + np.arange(k)
-        w = np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+    w = _sklearn_weights(k, weights)
     denominator = float(np.sum(w * expected))
     if denominator == 0.0:
         return math.nan
