@@ -190,7 +190,7 @@ def test_grades_under_one_chunking_projected_onto_another(chroma) -> None:
         truth = {c for c, g in by_evidence.queries[qid].grades.items() if g >= 1}
         predicted = {c for c, g in mine.grades.items() if g >= 1}
         tp, fp, fn = tp + len(truth & predicted), fp + len(predicted - truth), fn + len(truth - predicted)
-        assert truth - predicted <= set(mine.holes) | {c for c, g in mine.grades.items() if g == 0}
+        assert truth - predicted <= set(mine.holes)  # a miss is a hole, never a wrong decision
         holes_total += len(holes)
     f1 = 2 * tp / (2 * tp + fp + fn)
     assert f1 >= 0.9

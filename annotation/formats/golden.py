@@ -147,7 +147,6 @@ def read_golden(path: str | os.PathLike[str]) -> Qrels:
             meta["provenance"] = provenance.to_dict()
 
     chunk_spans = _read_chunk_spans(path, top["chunks"][1]) if "chunks" in top else {}
-
     qnode = top["queries"][1]
     if not isinstance(qnode, yaml.SequenceNode):
         raise InvalidGolden(path, _line(qnode), "queries", "expected a list of {id, text, grades}")
@@ -160,16 +159,7 @@ def read_golden(path: str | os.PathLike[str]) -> Qrels:
         raise InvalidGolden(path, _line(qnode), "queries", "empty; expected at least one query")
     if disputed:
         meta["disputed"] = disputed
-    return Qrels(
-        grades=grades,
-        texts=texts,
-        meta=meta,
-        path=str(path),
-        sampling=sampling,
-        provenance=provenance,
-        evidence=evidence,
-        chunk_spans=chunk_spans,
-    )
+    return Qrels(grades, texts, meta, str(path), None, sampling, None, provenance, evidence, chunk_spans)
 
 
 def _offset(path: str | os.PathLike[str], node: yaml.Node, where: str) -> int:
@@ -348,18 +338,31 @@ def _read_queries(
                 InvalidGolden,
                 text_limit,
             )
-        if "evidence" in fields and evidence is not None:
-            evidence[qid] = _read_evidence(path, fields["evidence"][1], f"{where}.evidence", lo, hi)
-        elif "grades" not in fields:
-            raise InvalidGolden(
-                path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade} (or evidence)"
-            )
-        grades[qid] = (
-            _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi) if "grades" in fields else {}
-        )
+        grades[qid] = _read_judged(path, item, fields, where, lo, hi, qid, evidence)
         if "disputed" in fields and disputed is not None:
             disputed[qid] = _read_disputed(path, fields["disputed"][1], f"{where}.disputed", lo, hi)
     return grades, texts, unnamed
+
+
+def _read_judged(
+    path: str | os.PathLike[str],
+    item: yaml.Node,
+    fields: dict[Any, tuple[yaml.Node, yaml.Node]],
+    where: str,
+    lo: int,
+    hi: int,
+    qid: str,
+    evidence: dict[str, list[Evidence]] | None,
+) -> dict[str, int]:
+    """A query's ``grades`` (none when its ``evidence`` stands for them), its evidence read into
+    ``evidence``; one of the two is required."""
+    if "evidence" in fields and evidence is not None:
+        evidence[qid] = _read_evidence(path, fields["evidence"][1], f"{where}.evidence", lo, hi)
+    elif "grades" not in fields:
+        raise InvalidGolden(
+            path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade} (or evidence)"
+        )
+    return _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi) if "grades" in fields else {}
 
 
 _DISPUTE_KEYS = ("chunk", "grades", "aggregate", "settled")
