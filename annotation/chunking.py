@@ -29,12 +29,16 @@ def fixed_chunks(documents: Mapping[str, str], size: int, overlap: int = 0) -> l
     if size < 1:
         raise ChunkingError(f"a chunk size of {size} characters; expected at least 1")
     if not 0 <= overlap < size:
-        raise ChunkingError(f"an overlap of {overlap} characters with size {size}; expected 0 <= overlap < size")
+        raise ChunkingError(
+            f"an overlap of {overlap} characters with size {size}; expected 0 <= overlap < size"
+        )
     step = size - overlap
     chunks = []
     for doc, text in documents.items():
         if not doc or any(c.isspace() for c in doc):
-            raise ChunkingError(f"document id {doc!r:.60} holds whitespace; chunk ids are <doc>#<n>, without spaces")
+            raise ChunkingError(
+                f"document id {doc!r:.60} holds whitespace; chunk ids are <doc>#<n>, without spaces"
+            )
         start, n = 0, 0
         while start < len(text):
             end = min(start + size, len(text))

@@ -53,7 +53,11 @@ def _add_chunk(sub: Subcommands) -> None:
     )
     ch.add_argument("--size", type=positive_int, required=True, metavar="N", help="characters a chunk")
     ch.add_argument(
-        "--overlap", type=bounded_int(0, 10**9), default=0, metavar="N", help="characters shared with the next chunk"
+        "--overlap",
+        type=bounded_int(0, 10**9),
+        default=0,
+        metavar="N",
+        help="characters shared with the next chunk",
     )
     ch.add_argument("-o", "--output", required=True, metavar="FILE", help="the chunks file (JSONL) to write")
 
@@ -73,7 +77,11 @@ def _add_import_chroma(sub: Subcommands) -> None:
         help="the corpus files (or their folder) the references point into; repeat for several",
     )
     ic.add_argument(
-        "--grade", type=bounded_int(0, 3, " (the 0-3 scale)"), default=2, metavar="G", help="the grade of every span"
+        "--grade",
+        type=bounded_int(0, 3, " (the 0-3 scale)"),
+        default=2,
+        metavar="G",
+        help="the grade of every span",
     )
     ic.add_argument("-o", "--output", required=True, metavar="FILE", help="the golden.yaml to write")
 

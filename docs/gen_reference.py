@@ -266,10 +266,16 @@ RAISES: dict[str, list[tuple[str, str]]] = {
         ("annotation.store.transfer.TransferFailed", "a copy that fails or does not verify"),
     ],
     "calibration.actions.project": [
-        ("calibration.errors.InvalidInput", "a graded chunk whose offsets are unknown, min_overlap off [0, 1]"),
+        (
+            "calibration.errors.InvalidInput",
+            "a graded chunk whose offsets are unknown, min_overlap off [0, 1]",
+        ),
     ],
     "annotation.actions.chunk": [
-        ("annotation.chunking.ChunkingError", "a size below 1, an overlap not below the size, a document id with spaces"),
+        (
+            "annotation.chunking.ChunkingError",
+            "a size below 1, an overlap not below the size, a document id with spaces",
+        ),
         ("annotation.model.FormatError", "a document it cannot read; the file it cannot write"),
     ],
     "annotation.actions.golden_from_chroma": [

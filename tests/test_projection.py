@@ -40,7 +40,12 @@ def test_overlap_rule_by_hand() -> None:
 
 def test_project_evidence_by_hand() -> None:
     chunks = ChunkIndex(
-        [ChunkSpan("a", "d", 0, 10), ChunkSpan("b", "d", 10, 20), ChunkSpan("c", "d", 20, 30), ChunkSpan("x", "e", 0, 9)]
+        [
+            ChunkSpan("a", "d", 0, 10),
+            ChunkSpan("b", "d", 10, 20),
+            ChunkSpan("c", "d", 20, 30),
+            ChunkSpan("x", "e", 0, 9),
+        ]
     )
     # span 1 [8, 14) grade 3: a holds 2 of 6 (and 2 of its 10): below; b holds 4 of 6: 3
     # span 2 [18, 28) grade 1: b holds 2 of 10: below, c holds 8: 1
@@ -91,7 +96,9 @@ def test_a_graded_chunk_without_offsets_is_refused() -> None:
 # ------------------------------------------------------------------ acceptance on Chroma's corpora
 
 
-def independent_evidence_grades(evidence: list[Evidence], chunks: list[ChunkSpan], min_overlap: float) -> dict[str, int]:
+def independent_evidence_grades(
+    evidence: list[Evidence], chunks: list[ChunkSpan], min_overlap: float
+) -> dict[str, int]:
     """Every chunk against every span, overlap counted as a set of character positions."""
     out: dict[str, int] = {}
     for chunk in chunks:
@@ -102,7 +109,10 @@ def independent_evidence_grades(evidence: list[Evidence], chunks: list[ChunkSpan
             shared = len(cells & set(range(span.start, span.end)))
             if shared == 0:
                 continue
-            fits = shared / (span.end - span.start) >= min_overlap or shared / (chunk.end - chunk.start) >= min_overlap
+            fits = (
+                shared / (span.end - span.start) >= min_overlap
+                or shared / (chunk.end - chunk.start) >= min_overlap
+            )
             out[chunk.id] = max(out.get(chunk.id, 0), span.grade if fits else 0)
     return out
 
@@ -120,7 +130,9 @@ def independent_grade_bounds(
         bound[s.doc][s.start : s.end] = np.minimum(bound[s.doc][s.start : s.end], grade)
         labelled[s.doc][s.start : s.end] = True
     table = {
-        doc: np.array([(spans[k].start, spans[k].end, g) for k, g in grades.items() if spans[k].doc == doc]).reshape(-1, 3)
+        doc: np.array(
+            [(spans[k].start, spans[k].end, g) for k, g in grades.items() if spans[k].doc == doc]
+        ).reshape(-1, 3)
         for doc in lengths
     }
     decided, holes = {}, set()
@@ -182,7 +194,7 @@ def test_grades_under_one_chunking_projected_onto_another(chroma) -> None:
         grades[qid] = {c.id: touched.get(c.id, 0) for c in first if c.doc in docs}
     graded = Qrels(grades=grades, texts=golden.texts, evidence=golden.evidence, path="graded")
     result = actions.project(graded, second, from_chunks=first, source="grades")
-    for qid, evidence in golden.evidence.items():
+    for qid in golden.evidence:
         mine = result.queries[qid]
         assert mine.source == "grades"
         decided, holes = independent_grade_bounds(grades[qid], spans_a, second, lengths)
@@ -204,7 +216,11 @@ def small_case(tmp_path):
     doc = tmp_path / "d.txt"
     doc.write_text("a" * 30)
     documents = read_documents([doc])
-    write_chunks(tmp_path / "b.jsonl", [ChunkSpan("b0", "d", 0, 10), ChunkSpan("b1", "d", 10, 20), ChunkSpan("b2", "d", 20, 30)], documents)
+    write_chunks(
+        tmp_path / "b.jsonl",
+        [ChunkSpan("b0", "d", 0, 10), ChunkSpan("b1", "d", 10, 20), ChunkSpan("b2", "d", 20, 30)],
+        documents,
+    )
     write_chunks(tmp_path / "a.jsonl", [ChunkSpan("a0", "d", 0, 15), ChunkSpan("a1", "d", 15, 30)], documents)
     golden = Qrels(
         grades={"q1": {}, "q2": {"a0": 2, "a1": 0}},
@@ -220,8 +236,18 @@ def test_project_command_writes_golden_and_reports(tmp_path, capsys) -> None:
     doc = small_case(tmp_path)
     out_path = tmp_path / "out.yaml"
     code, out, err = cli(
-        main, capsys, "project", tmp_path / "g.yaml", "--chunks", tmp_path / "b.jsonl", "--from-chunks",
-        tmp_path / "a.jsonl", "--docs", doc, "-o", out_path,
+        main,
+        capsys,
+        "project",
+        tmp_path / "g.yaml",
+        "--chunks",
+        tmp_path / "b.jsonl",
+        "--from-chunks",
+        tmp_path / "a.jsonl",
+        "--docs",
+        doc,
+        "-o",
+        out_path,
     )
     assert code == 0 and err == ""
     projected = read_golden(out_path)
@@ -241,13 +267,33 @@ def test_project_command_qrels_and_json(tmp_path, capsys) -> None:
     small_case(tmp_path)
     qrels = tmp_path / "out.qrels"
     code, _, _ = cli(
-        main, capsys, "project", tmp_path / "g.yaml", "--chunks", tmp_path / "b.jsonl", "--from-chunks",
-        tmp_path / "a.jsonl", "--format", "qrels", "-o", qrels,
+        main,
+        capsys,
+        "project",
+        tmp_path / "g.yaml",
+        "--chunks",
+        tmp_path / "b.jsonl",
+        "--from-chunks",
+        tmp_path / "a.jsonl",
+        "--format",
+        "qrels",
+        "-o",
+        qrels,
     )
     assert code == 0 and qrels.read_text() == "q1 0 b1 3\nq2 0 b2 0\n"
     code, out, err = cli(
-        main, capsys, "project", tmp_path / "g.yaml", "--chunks", tmp_path / "b.jsonl", "--from-chunks",
-        tmp_path / "a.jsonl", "--format", "json", "--min-overlap", "0.7",
+        main,
+        capsys,
+        "project",
+        tmp_path / "g.yaml",
+        "--chunks",
+        tmp_path / "b.jsonl",
+        "--from-chunks",
+        tmp_path / "a.jsonl",
+        "--format",
+        "json",
+        "--min-overlap",
+        "0.7",
     )
     report = json.loads(out)
     assert code == 0 and "projected" in err
@@ -275,5 +321,7 @@ def test_nothing_half_written_on_error(tmp_path, capsys) -> None:
     small_case(tmp_path)
     out_path = tmp_path / "out.yaml"
     out_path.write_text("before\n")
-    code, _, _ = cli(main, capsys, "project", tmp_path / "g.yaml", "--chunks", tmp_path / "b.jsonl", "-o", out_path)
+    code, _, _ = cli(
+        main, capsys, "project", tmp_path / "g.yaml", "--chunks", tmp_path / "b.jsonl", "-o", out_path
+    )
     assert code == 2 and out_path.read_text() == "before\n"

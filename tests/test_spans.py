@@ -76,7 +76,9 @@ def test_chunks_file_errors_name_line_and_field(tmp_path, line, field, words) ->
 
 def test_duplicate_chunk_id_names_the_first_line(tmp_path) -> None:
     path = tmp_path / "c.jsonl"
-    path.write_text('{"id": "x", "doc": "a", "start": 0, "end": 2}\n{"id": "x", "doc": "a", "start": 2, "end": 4}\n')
+    path.write_text(
+        '{"id": "x", "doc": "a", "start": 0, "end": 2}\n{"id": "x", "doc": "a", "start": 2, "end": 4}\n'
+    )
     with pytest.raises(InvalidChunks, match="already on line 1"):
         read_chunks(path)
 
@@ -137,7 +139,12 @@ def test_golden_without_spans_round_trips_unchanged(tmp_path, name) -> None:
 @pytest.mark.parametrize(
     "old, new, field, words",
     [
-        ("    start: 3\n    end: 7", "    start: 7\n    end: 7", "queries[0].evidence[0].end", "not after start 7"),
+        (
+            "    start: 3\n    end: 7",
+            "    start: 7\n    end: 7",
+            "queries[0].evidence[0].end",
+            "not after start 7",
+        ),
         ("    grade: 2\n- id: q2", "    grade: 5\n- id: q2", "queries[0].evidence[0].grade", "0-2"),
         ("    start: 0\n    end: 10", "    start: -1\n    end: 10", "chunks.c1.start", "offset >= 0"),
         ("    grade: 1\n", "    grade: 1\n    why: no\n", "queries[1].evidence[0].why", "unknown key"),
@@ -179,8 +186,14 @@ def test_chroma_reader_by_hand(tmp_path) -> None:
 def test_import_chroma_and_chunk_commands(tmp_path, capsys) -> None:
     golden = tmp_path / "golden.yaml"
     code, out, err = cli(
-        annotation_main, capsys, "import-chroma", CHROMA / "questions.csv", "--corpora", CHROMA / "corpora",
-        "-o", golden,
+        annotation_main,
+        capsys,
+        "import-chroma",
+        CHROMA / "questions.csv",
+        "--corpora",
+        CHROMA / "corpora",
+        "-o",
+        golden,
     )
     assert (code, err) == (0, "")
     assert out == f"wrote 319 queries with 539 evidence spans (grade 2) to {golden}\n"
@@ -193,7 +206,9 @@ def test_import_chroma_and_chunk_commands(tmp_path, capsys) -> None:
         refs = json.loads(row["references"])
         assert [documents[s.doc][s.start : s.end] for s in spans] == [r["content"] for r in refs]
     chunks = tmp_path / "b.jsonl"
-    code, out, _ = cli(annotation_main, capsys, "chunk", CHROMA / "corpora", "--size", 800, "--overlap", 200, "-o", chunks)
+    code, out, _ = cli(
+        annotation_main, capsys, "chunk", CHROMA / "corpora", "--size", 800, "--overlap", 200, "-o", chunks
+    )
     sizes = {doc: len(text) for doc, text in documents.items()}
     # chunks per document: 1 + ceil((len - 800) / 600), computed here from the lengths
     expected = sum(1 + -(-(n - 800) // 600) for n in sizes.values())
@@ -204,6 +219,8 @@ def test_import_chroma_and_chunk_commands(tmp_path, capsys) -> None:
 def test_chunk_command_refuses_bad_overlap(tmp_path, capsys) -> None:
     doc = tmp_path / "d.txt"
     doc.write_text("some text here")
-    code, out, err = cli(annotation_main, capsys, "chunk", doc, "--size", 4, "--overlap", 4, "-o", tmp_path / "c.jsonl")
+    code, out, err = cli(
+        annotation_main, capsys, "chunk", doc, "--size", 4, "--overlap", 4, "-o", tmp_path / "c.jsonl"
+    )
     assert code == 2 and out == "" and err.count("\n") == 1 and "overlap" in err
     assert not (tmp_path / "c.jsonl").exists()

@@ -56,7 +56,10 @@ def read_chroma_questions(
             where = f"references[{position}]."
             if not isinstance(ref, dict):
                 raise InvalidTable(path, line, f"references[{position}]", _REFERENCE)
-            start, end = _index(path, line, ref, where, "start_index"), _index(path, line, ref, where, "end_index")
+            start, end = (
+                _index(path, line, ref, where, "start_index"),
+                _index(path, line, ref, where, "end_index"),
+            )
             if end <= start:
                 raise InvalidTable(path, line, f"{where}end_index", f"{end} is not after {start}")
             check_span(path, line, row["corpus_id"], start, end, documents, InvalidTable, where)

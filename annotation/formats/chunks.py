@@ -42,7 +42,10 @@ def read_documents(paths: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
             doc = file.stem
             if doc in documents:
                 raise InvalidDocuments(
-                    file, None, None, f"document {shown_value(doc)} already read from {where[doc]}; "
+                    file,
+                    None,
+                    None,
+                    f"document {shown_value(doc)} already read from {where[doc]}; "
                     "expected each file name (without its extension) once",
                 )
             documents[doc] = read_text_file(file, InvalidDocuments)
@@ -88,9 +91,7 @@ def _offset(obj: dict[str, Any], key: str, path: str | os.PathLike[str], number:
     return value
 
 
-def read_chunks(
-    path: str | os.PathLike[str], documents: Mapping[str, str] | None = None
-) -> list[ChunkSpan]:
+def read_chunks(path: str | os.PathLike[str], documents: Mapping[str, str] | None = None) -> list[ChunkSpan]:
     """The chunks of a chunks file, in file order: ids unique and without whitespace, ``end >
     start``; with ``documents``, each span inside its document and a ``text`` equal to it."""
     chunks: list[ChunkSpan] = []
@@ -110,7 +111,10 @@ def read_chunks(
             )
         if chunk in seen:
             raise InvalidChunks(
-                path, number, "id", f"{shown_value(chunk)} already on line {seen[chunk]}; expected each id once"
+                path,
+                number,
+                "id",
+                f"{shown_value(chunk)} already on line {seen[chunk]}; expected each id once",
             )
         seen[chunk] = number
         start, end = _offset(obj, "start", path, number), _offset(obj, "end", path, number)
