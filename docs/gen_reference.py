@@ -502,12 +502,14 @@ done = annotation.actions.chunk([tmp / "docs"], tmp / "chunks.jsonl", size=400, 
 assert done["chunks"] == 3  # [0, 400), [300, 700), [600, 1000)
 """,
     "annotation.actions.golden_from_chroma": """
+import csv
+import json
+
 (tmp / "corpora").mkdir()
 (tmp / "corpora" / "tale.md").write_text("The cat sat. The dog ran.")
-(tmp / "questions.csv").write_text(
-    'question,references,corpus_id\\n'
-    'Who ran?,"[{""content"": ""The dog ran."", ""start_index"": 13, ""end_index"": 25}]",tale\\n'
-)
+refs = json.dumps([{"content": "The dog ran.", "start_index": 13, "end_index": 25}])
+with (tmp / "questions.csv").open("w", newline="") as out:
+    csv.writer(out).writerows([["question", "references", "corpus_id"], ["Who ran?", refs, "tale"]])
 done = annotation.actions.golden_from_chroma(tmp / "questions.csv", [tmp / "corpora"], tmp / "golden.yaml")
 assert (done["queries"], done["spans"]) == (1, 1)
 """,
