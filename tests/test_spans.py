@@ -13,7 +13,9 @@ from annotation.chunking import ChunkingError, fixed_chunks
 from annotation.formats.chroma import read_chroma_questions
 from annotation.formats.chunks import read_chunks, read_documents, write_chunks
 from annotation.formats.golden import read_golden, write_golden
-from annotation.model import ChunkSpan, Evidence, InvalidChunks, InvalidGolden, InvalidTable
+from annotation.formats.records import read_corpus
+from annotation.model import ChunkSpan, Evidence, InvalidChunks, InvalidCorpus, InvalidGolden, InvalidTable
+from annotation.store import Store
 from tests.conftest import EXAMPLE, cli, shared_dir
 
 SHARED = shared_dir()
@@ -224,3 +226,47 @@ def test_chunk_command_refuses_bad_overlap(tmp_path, capsys) -> None:
     )
     assert code == 2 and out == "" and err.count("\n") == 1 and "overlap" in err
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_import_keeps_a_chunks_origin_and_the_golden_export_writes_it(tmp_path, capsys) -> None:
+    """A corpus line with doc/start/end: kept in the store's own columns (m022), not in meta, and
+    written by the golden.yaml export as its chunks section; a chunk without them has no entry."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        '{"id": "c1", "text": "hello", "doc": "d", "start": 6, "end": 11}\n{"id": "c2", "text": "plain chunk"}\n'
+    )
+    golden_in = tmp_path / "labels.yaml"
+    golden_in.write_text("queries:\n- id: q1\n  text: hi\n  grades:\n    c1: 2\n    c2: 0\n")
+    db = tmp_path / "s.db"
+    code, _, err = cli(annotation_main, capsys, "import", "--db", db, "--corpus", corpus)
+    assert code == 0, err
+    code, _, err = cli(
+        annotation_main, capsys, "import", "--db", db, "--labels", golden_in, "--annotator", "ann"
+    )
+    assert code == 0, err
+    with Store(str(db)) as store:
+        assert store.chunk_spans(["c1", "c2", "zz"]) == {"c1": ("d", 6, 11)}
+        assert store.chunks_in_import_order()[0][3] is None  # the offsets are not kept twice, in meta
+    out = tmp_path / "out.yaml"
+    code, _, err = cli(annotation_main, capsys, "export", "--db", db, "--format", "golden", "-o", out)
+    assert code == 0, err
+    exported = read_golden(out)
+    assert exported.chunk_spans == {"c1": ChunkSpan("c1", "d", 6, 11)}
+    assert exported.grades == {"q1": {"c1": 2, "c2": 0}}
+
+
+@pytest.mark.parametrize(
+    "line, field",
+    [
+        ('{"id": "c", "text": "hello", "doc": "d", "start": 6}', "end"),
+        ('{"id": "c", "text": "hello", "doc": "d", "start": 6, "end": 10}', "end"),  # 4 != 5 characters
+        ('{"id": "c", "text": "hello", "doc": "", "start": 6, "end": 11}', "doc"),
+        ('{"id": "c", "text": "hello", "doc": "d", "start": -6, "end": 11}', "start"),
+    ],
+)
+def test_corpus_offsets_are_checked(tmp_path, line, field) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(line + "\n")
+    with pytest.raises(InvalidCorpus) as exc:
+        read_corpus(corpus)
+    assert (exc.value.line, exc.value.field) == (1, field)
