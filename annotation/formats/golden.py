@@ -359,8 +359,9 @@ def _read_judged(
     if "evidence" in fields and evidence is not None:
         evidence[qid] = _read_evidence(path, fields["evidence"][1], f"{where}.evidence", lo, hi)
     elif "grades" not in fields:
+        alternative = " (or evidence)" if evidence is not None else ""  # the essay's list holds none
         raise InvalidGolden(
-            path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade} (or evidence)"
+            path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}" + alternative
         )
     return _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi) if "grades" in fields else {}
 
