@@ -86,7 +86,9 @@ def _check_offsets(obj: dict[str, Any], path: str | os.PathLike[str], number: in
         return
     if len(given) < 3:
         missing = next(key for key in ("doc", "start", "end") if key not in obj)
-        raise InvalidCorpus(path, number, missing, "missing; a chunk's origin is doc, start and end, all three")
+        raise InvalidCorpus(
+            path, number, missing, "missing; a chunk's origin is doc, start and end, all three"
+        )
     if not isinstance(obj["doc"], str) or not obj["doc"]:
         raise InvalidCorpus(path, number, "doc", "expected the document's id as a non-empty string")
     check_text(obj["doc"], path, number, "doc", InvalidCorpus)
@@ -94,7 +96,10 @@ def _check_offsets(obj: dict[str, Any], path: str | os.PathLike[str], number: in
         value = obj[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_RANGE[1]:
             raise InvalidCorpus(
-                path, number, key, f"{json.dumps(value)[:40]}; expected a character offset (a whole number >= 0)"
+                path,
+                number,
+                key,
+                f"{json.dumps(value)[:40]}; expected a character offset (a whole number >= 0)",
             )
     if obj["end"] <= obj["start"]:
         raise InvalidCorpus(
