@@ -39,6 +39,8 @@ __all__ = [
     "project_evidence",
     "project_grades",
     "covered_characters",
+    "EvidenceAtK",
+    "evidence_at_k",
 ]
 
 
@@ -215,3 +217,44 @@ class Projection:
             "kept": sum(p.kept for p in chosen),
             "evidence_chars": sum(p.evidence_chars for p in chosen),
         }
+
+
+@dataclass(frozen=True)
+class EvidenceAtK:
+    """One query's evidence measures over its top k chunks (#44 item 4), each with its
+    denominator: ``recall = shared / evidence`` (the evidence's characters the top k cover),
+    ``precision = shared / retrieved`` (the top k's characters that are evidence) and ``iou =
+    shared / (evidence + retrieved - shared)``. Characters are counted once: the top k's are the
+    union of its chunks (two overlapping chunks do not count their shared characters twice), the
+    evidence's the union of its spans with grade >= min_grade. A measure whose denominator is 0 is
+    None (undefined), never 0."""
+
+    shared: int
+    evidence: int
+    retrieved: int
+
+    @property
+    def recall(self) -> float | None:
+        return self.shared / self.evidence if self.evidence else None
+
+    @property
+    def precision(self) -> float | None:
+        return self.shared / self.retrieved if self.retrieved else None
+
+    @property
+    def iou(self) -> float | None:
+        union = self.evidence + self.retrieved - self.shared
+        return self.shared / union if union else None
+
+
+def evidence_at_k(evidence: Sequence[Evidence], top: Sequence[ChunkSpan], min_grade: int) -> EvidenceAtK:
+    """The characters the top chunks and the relevant evidence share, and each one's total (above)."""
+    docs = {c.doc for c in top} | {e.doc for e in evidence if e.grade >= min_grade}
+    shared = spans_total = retrieved = 0
+    for doc in docs:
+        spans = merged((e.start, e.end) for e in evidence if e.doc == doc and e.grade >= min_grade)
+        cover = merged((c.start, c.end) for c in top if c.doc == doc)
+        spans_total += sum(end - start for start, end in spans)
+        retrieved += sum(end - start for start, end in cover)
+        shared += sum(overlap(s, e, cs, ce) for s, e in spans for cs, ce in cover)
+    return EvidenceAtK(shared, spans_total, retrieved)

@@ -17,7 +17,14 @@ from annotation.model import ChunkSpan, Evidence, Qrels
 from calibration import actions
 from calibration.__main__ import main
 from calibration.errors import InvalidInput
-from calibration.projection import ChunkIndex, covered_characters, overlaps, project_evidence, project_grades
+from calibration.projection import (
+    ChunkIndex,
+    covered_characters,
+    evidence_at_k,
+    overlaps,
+    project_evidence,
+    project_grades,
+)
 from tests.conftest import cli, shared_dir
 
 SHARED = shared_dir()
@@ -325,3 +332,39 @@ def test_nothing_half_written_on_error(tmp_path, capsys) -> None:
         main, capsys, "project", tmp_path / "g.yaml", "--chunks", tmp_path / "b.jsonl", "-o", out_path
     )
     assert code == 2 and out_path.read_text() == "before\n"
+
+
+# ------------------------------------------------------------------ item 4: evidence at k (pure)
+
+
+def test_evidence_at_k_by_hand() -> None:
+    # evidence [10, 30) and [25, 40) (union [10, 40) = 30 characters); a grade-0 span is left out
+    evidence = [Evidence("d", 10, 30, 2), Evidence("d", 25, 40, 1), Evidence("d", 90, 99, 0)]
+    # top chunks [0, 20) and [15, 35) overlap: their union [0, 35) = 35 characters, counted once
+    got = evidence_at_k(evidence, [ChunkSpan("a", "d", 0, 20), ChunkSpan("b", "d", 15, 35)], 1)
+    assert (got.shared, got.evidence, got.retrieved) == (25, 30, 35)  # shared: [10, 35)
+    assert (got.recall, got.precision, got.iou) == (25 / 30, 25 / 35, 25 / 40)
+    nothing = evidence_at_k([], [ChunkSpan("a", "d", 0, 20)], 1)
+    assert nothing.recall is None and nothing.precision == 0.0 and nothing.iou == 0.0
+
+
+@needs_chroma
+def test_evidence_at_k_equals_a_character_count(chroma) -> None:
+    """Every query of Chroma's set, a top 5 and 10 of the 800/200 chunking (a seeded stand-in for a
+    retriever: the chunks touching the evidence and as many drawn at random, shuffled), against
+    sets of character positions, to 1e-9."""
+    _documents, golden, _first, second = chroma
+    index, rng, found = ChunkIndex(second), np.random.default_rng(44), 0
+    for evidence in golden.evidence.values():
+        touching = {c for e in evidence for c in index.touching(e.doc, e.start, e.end)}
+        candidates = sorted(touching | {second[i] for i in rng.choice(len(second), len(touching))}, key=lambda c: (c.doc, c.start))
+        for k in (5, 10):
+            top = [candidates[i] for i in rng.permutation(len(candidates))[:k]]
+            got = evidence_at_k(evidence, top, 1)
+            ev = {(e.doc, i) for e in evidence for i in range(e.start, e.end)}
+            ret = {(c.doc, i) for c in top for i in range(c.start, c.end)}
+            found += bool(ev & ret)
+            assert got.recall == pytest.approx(len(ev & ret) / len(ev), abs=1e-9)
+            assert got.precision == pytest.approx(len(ev & ret) / len(ret), abs=1e-9)
+            assert got.iou == pytest.approx(len(ev & ret) / len(ev | ret), abs=1e-9)
+    assert found == 2 * 319  # every top k holds some evidence: the figures are not all 0
