@@ -357,7 +357,10 @@ def test_evidence_at_k_equals_a_character_count(chroma) -> None:
     index, rng, found = ChunkIndex(second), np.random.default_rng(44), 0
     for evidence in golden.evidence.values():
         touching = {c for e in evidence for c in index.touching(e.doc, e.start, e.end)}
-        candidates = sorted(touching | {second[i] for i in rng.choice(len(second), len(touching))}, key=lambda c: (c.doc, c.start))
+        candidates = sorted(
+            touching | {second[i] for i in rng.choice(len(second), len(touching))},
+            key=lambda c: (c.doc, c.start),
+        )
         for k in (5, 10):
             top = [candidates[i] for i in rng.permutation(len(candidates))[:k]]
             got = evidence_at_k(evidence, top, 1)
