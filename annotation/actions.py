@@ -50,7 +50,7 @@ __all__ = [
     "migrate",
     "export",
     "chunk",
-    "golden_from_chroma",
+    "import_chroma",
 ]
 
 
@@ -353,14 +353,14 @@ def chunk(
 
 
 class ChromaReport(TypedDict):
-    """What :func:`golden_from_chroma` wrote: queries, evidence spans, the file."""
+    """What :func:`import_chroma` wrote: queries, evidence spans, the file."""
 
     queries: int
     spans: int
     output: str
 
 
-def golden_from_chroma(
+def import_chroma(
     questions: str | os.PathLike[str],
     corpora: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],

@@ -20,7 +20,7 @@ def run_chunk(args: argparse.Namespace) -> str:
 
 
 def run_import_chroma(args: argparse.Namespace) -> str:
-    done = actions.golden_from_chroma(args.questions, args.corpora, args.output, grade=args.grade)
+    done = actions.import_chroma(args.questions, args.corpora, args.output, grade=args.grade)
     return (
         f"wrote {plural(done['queries'], 'query', 'queries')} with {plural(done['spans'], 'evidence span')} "
         f"(grade {args.grade}) to {done['output']}\n"

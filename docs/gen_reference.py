@@ -278,7 +278,7 @@ RAISES: dict[str, list[tuple[str, str]]] = {
         ),
         ("annotation.model.FormatError", "a document it cannot read; the file it cannot write"),
     ],
-    "annotation.actions.golden_from_chroma": [
+    "annotation.actions.import_chroma": [
         ("annotation.model.FormatError", "a CSV it cannot read, a span its document does not hold"),
     ],
     "annotation.actions.export": [
@@ -501,7 +501,7 @@ print(projected.totals("evidence"))  # ... 'kept': 6, 'evidence_chars': 6
 done = annotation.actions.chunk([tmp / "docs"], tmp / "chunks.jsonl", size=400, overlap=100)
 assert done["chunks"] == 3  # [0, 400), [300, 700), [600, 1000)
 """,
-    "annotation.actions.golden_from_chroma": """
+    "annotation.actions.import_chroma": """
 import csv
 import json
 
@@ -510,7 +510,7 @@ import json
 refs = json.dumps([{"content": "The dog ran.", "start_index": 13, "end_index": 25}])
 with (tmp / "questions.csv").open("w", newline="") as out:
     csv.writer(out).writerows([["question", "references", "corpus_id"], ["Who ran?", refs, "tale"]])
-done = annotation.actions.golden_from_chroma(tmp / "questions.csv", [tmp / "corpora"], tmp / "golden.yaml")
+done = annotation.actions.import_chroma(tmp / "questions.csv", [tmp / "corpora"], tmp / "golden.yaml")
 assert (done["queries"], done["spans"]) == (1, 1)
 """,
     "annotation.actions.export": """
