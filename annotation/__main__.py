@@ -15,6 +15,8 @@
     python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
         [--threshold G] [--judge NAME[@VERSION]|FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
         golden, qrels, csv, ragas, deepeval, beir, trec, phoenix)
+    python -m annotation chunk PATH... --size N [--overlap N] -o CHUNKS.jsonl
+    python -m annotation import-chroma QUESTIONS.csv --corpora PATH [--grade G] -o golden.yaml
 
 The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db`` (what the app
 and ``make run`` use too). A command that writes names it on stderr; one that only reads
@@ -42,7 +44,9 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 NAMES = ("import", "pool", "baseline", "annotators", "handout", "guidelines", "imports", "migrate", "export")
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], str]] = lazy_commands("annotation.commands_cli", NAMES)
+COMMANDS: dict[str, Callable[[argparse.Namespace], str]] = lazy_commands(
+    "annotation.commands_cli", NAMES
+) | lazy_commands("annotation.spans_cli", ("chunk", "import-chroma"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

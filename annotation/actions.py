@@ -17,7 +17,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from annotation import exports as export_formats
 from annotation.baseline import BaselineReport, add_baseline
+from annotation.chunking import fixed_chunks
 from annotation.exchange import ImportSources, import_files
+from annotation.formats.chroma import CHROMA_GRADE, read_chroma_questions
+from annotation.formats.chunks import read_documents, write_chunks
+from annotation.formats.golden import DEFAULT_GRADE_SCALE, write_golden
 from annotation.hole_pool import HolePoolReport, pool_holes
 from annotation.options import default
 from annotation.pooling import (
@@ -47,6 +51,8 @@ __all__ = [
     "imports",
     "migrate",
     "export",
+    "chunk",
+    "import_chroma",
 ]
 
 
@@ -351,3 +357,59 @@ def migrate(
 def export(store: Store, fmt: str, output: str | os.PathLike[str], **options: Any) -> str:
     """One export format (:data:`annotation.exports.FORMATS`) written to ``output``; what was written."""
     return export_formats.export_format(fmt).export(store, output, **options)
+
+
+class ChunkReport(TypedDict):
+    """What :func:`chunk` wrote: documents, chunks, the file."""
+
+    documents: int
+    chunks: int
+    output: str
+
+
+def chunk(
+    docs: Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    *,
+    size: int,
+    overlap: int = 0,
+) -> ChunkReport:
+    """The documents cut into fixed-size chunks (:func:`annotation.chunking.fixed_chunks`), written
+    as a chunks file with each chunk's text (#44)."""
+    documents = read_documents(docs)
+    chunks = fixed_chunks(documents, size, overlap)
+    write_chunks(output, chunks, documents)
+    return {"documents": len(documents), "chunks": len(chunks), "output": str(output)}
+
+
+class ChromaReport(TypedDict):
+    """What :func:`import_chroma` wrote: queries, evidence spans, the file."""
+
+    queries: int
+    spans: int
+    output: str
+
+
+def import_chroma(
+    questions: str | os.PathLike[str],
+    corpora: Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    *,
+    grade: int = CHROMA_GRADE,
+) -> ChromaReport:
+    """Chroma's questions (:mod:`annotation.formats.chroma`) written as a golden.yaml whose queries
+    hold their references as evidence spans, checked against the corpora (#44)."""
+    qrels = read_chroma_questions(questions, read_documents(corpora), grade)
+    qrels.meta.update(
+        {
+            "name": "chroma-chunking-questions",
+            "description": f"evidence spans from {os.path.basename(questions)} (Chroma's chunking evaluation)",
+            "grade_scale": dict(DEFAULT_GRADE_SCALE),
+        }
+    )
+    write_golden(qrels, output)
+    return {
+        "queries": len(qrels.evidence),
+        "spans": sum(len(spans) for spans in qrels.evidence.values()),
+        "output": str(output),
+    }

@@ -41,7 +41,53 @@ def build_parser() -> argparse.ArgumentParser:
     _add_guidelines(sub)
     _add_migrate(sub)
     _add_export(sub)
+    _add_chunk(sub)
+    _add_import_chroma(sub)
     return parser
+
+
+def _add_chunk(sub: Subcommands) -> None:
+    """``chunk``'s arguments (#44)."""
+    ch = sub.add_parser("chunk", help="cut documents into fixed-size chunks: a chunks file with offsets")
+    ch.add_argument(
+        "docs",
+        metavar="PATH",
+        nargs="+",
+        help="a text file or a folder of them (a document's id is its file name without extension)",
+    )
+    ch.add_argument("--size", type=positive_int, required=True, metavar="N", help="characters a chunk")
+    ch.add_argument(
+        "--overlap",
+        type=bounded_int(0, 10**9),
+        default=0,
+        metavar="N",
+        help="characters shared with the next chunk",
+    )
+    ch.add_argument("-o", "--output", required=True, metavar="FILE", help="the chunks file (JSONL) to write")
+
+
+def _add_import_chroma(sub: Subcommands) -> None:
+    """``import-chroma``'s arguments (#44)."""
+    ic = sub.add_parser(
+        "import-chroma",
+        help="Chroma's chunking-evaluation questions as a golden.yaml of evidence spans",
+    )
+    ic.add_argument("questions", metavar="QUESTIONS.csv", help="question, references, corpus_id")
+    ic.add_argument(
+        "--corpora",
+        required=True,
+        action="append",
+        metavar="PATH",
+        help="the corpus files (or their folder) the references point into; repeat for several",
+    )
+    ic.add_argument(
+        "--grade",
+        type=bounded_int(0, 3, " (the 0-3 scale)"),
+        default=2,
+        metavar="G",
+        help="the grade of every span",
+    )
+    ic.add_argument("-o", "--output", required=True, metavar="FILE", help="the golden.yaml to write")
 
 
 def _add_import(sub: Subcommands) -> None:

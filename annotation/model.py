@@ -5,7 +5,9 @@
 - :class:`Qrels` (judgments) and :class:`Run` (a retriever's output, columnar);
 - :func:`as_numpy`, Arrow columns to numpy without pandas;
 - :class:`SamplingDesign` and its :class:`Stratum`: golden.yaml's ``sampling``
-  section, the sample of unjudged candidates an estimate of |Rel| rests on.
+  section, the sample of unjudged candidates an estimate of |Rel| rests on;
+- :class:`ChunkSpan` (where a chunk comes from: its document and character offsets) and
+  :class:`Evidence` (a graded span of a document: golden.yaml's ``evidence``, #44).
 
 The pure modules (``calibration.metrics``, ``audit``, ``estimate``, ...)
 import their types from here and nothing from the file readers: no yaml, no
@@ -80,6 +82,42 @@ class InvalidTable(FormatError):
     kind = "csv"
 
 
+class InvalidChunks(FormatError):
+    kind = "chunks"
+
+
+class InvalidDocuments(FormatError):
+    kind = "documents"
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """Where a chunk comes from: ``doc[start:end]`` (character offsets, end exclusive)."""
+
+    id: str
+    doc: str
+    start: int
+    end: int
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A graded span of a document: ``doc[start:end]`` answers the query at ``grade``."""
+
+    doc: str
+    start: int
+    end: int
+    grade: int
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
 class Qrels:
     """Judgments: ``grades[qid][docid] = grade`` plus what golden.yaml adds.
 
@@ -98,6 +136,8 @@ class Qrels:
         sampling: SamplingDesign | None = None,
         notes: list[str] | None = None,
         provenance: Provenance | None = None,
+        evidence: dict[str, list[Evidence]] | None = None,
+        chunk_spans: dict[str, ChunkSpan] | None = None,
     ) -> None:
         if grades is None and table is None:
             raise ValueError("Qrels needs grades or a table")
@@ -114,6 +154,9 @@ class Qrels:
         # what the reader wants the user told, one line each (queries named by their text):
         # the faces print them ("note: ..."); not part of equality
         self.notes = list(notes) if notes else []
+        # golden.yaml's spans (#44): each query's evidence, and where each graded chunk comes from
+        self.evidence = evidence if evidence is not None else {}
+        self.chunk_spans = chunk_spans if chunk_spans is not None else {}
 
     def __repr__(self) -> str:
         return f"Qrels(path={self.path!r}, judgments={self.n_judgments})"
@@ -121,11 +164,13 @@ class Qrels:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Qrels):
             return NotImplemented
-        return (self.grades, self.texts, self.meta, self.path) == (
+        return (self.grades, self.texts, self.meta, self.path, self.evidence, self.chunk_spans) == (
             other.grades,
             other.texts,
             other.meta,
             other.path,
+            other.evidence,
+            other.chunk_spans,
         )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was

@@ -264,6 +264,18 @@ OPTIONS: tuple[Option, ...] = (
         "S",
     ),
     Option(
+        "min_overlap",
+        "--min-overlap",
+        0.5,
+        "a chunk takes a span's grade when they share at least this share of the span's characters "
+        "or of the chunk's (docs/spans.md measures the choice)",
+        ("calibration project",),
+        fraction,
+        "F",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Option(
         "permutations",
         "--permutations",
         10_000,
@@ -396,6 +408,7 @@ IntOption = Literal[
     "concurrency",
 ]
 FloatOption = Literal[
+    "min_overlap",
     "review_overlap",
     "pool_overlap",
     "alpha",

@@ -18,6 +18,8 @@
         [--min-labels N] [--format table|json|markdown|html] [-o FILE]
     python -m calibration plan [--db DB [--judge NAME] | --pairs FILE] [--designs QxM,...]
         [--trusted K] [--min-queries N] [--format table|json]
+    python -m calibration project GOLDEN --chunks B.jsonl [--from-chunks A.jsonl] [--docs PATH]...
+        [--min-overlap F] [--source evidence|grades] [--format golden|qrels|json] [-o FILE]
 
 Exit codes: 0 success (every gate passed), 1 a gate failed, 2 bad usage or
 input (one line on stderr, no traceback).
@@ -51,12 +53,15 @@ NAMES = (
     "ppi",
     "review",
     "plan",
+    "project",
 )
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_commands(
-    "calibration.commands_cli", NAMES
-) | lazy_commands("calibration.plan_cli", ("plan",))
+COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = (
+    lazy_commands("calibration.commands_cli", NAMES)
+    | lazy_commands("calibration.plan_cli", ("plan",))
+    | lazy_commands("calibration.project_cli", ("project",))
+)
 
 
 # the commands on the metrics engine multiply no matrices: one BLAS thread, so that numpy's import

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.formats.records import shared_text_keys
-from annotation.model import Qrels, Run
+from annotation.model import ChunkSpan, Qrels, Run
 from annotation.options import default
 from annotation.rubrics import KIND_OF_RUBRIC, candidate_value, get_rubric
 from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
@@ -38,6 +38,13 @@ from calibration.inputs import (
 from calibration.metrics import RR, Evaluation, Gain, Measure, evaluate, ranked_queries
 from calibration.policy.rules import DEFAULT_POLICY, Policy, few_queries_note
 from calibration.policy.rules import MIN_QUERIES as POLICY_QUERIES
+from calibration.projection import (
+    ChunkIndex,
+    Projected,
+    Projection,
+    project_evidence,
+    project_grades,
+)
 from calibration.results import (
     AgreementReport,
     AuditReport,
@@ -87,6 +94,7 @@ __all__ = [
     "review",
     "draw_review_sample",
     "plan",
+    "project",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -669,6 +677,56 @@ def _people_labels(store: Store, rubric: str) -> tuple[list[LongRow], dict[str, 
     labelled = {item for item, _ in newest}
     queries = {str(i): q for i, q in store.item_queries(kind).items() if q is not None and str(i) in labelled}
     return rows, queries
+
+
+ProjectSource = Literal["evidence", "grades"]
+# what a projected golden.yaml keeps of the file it came from: the sampling and the provenance name
+# the old chunking's chunk ids, so they are left behind
+_PROJECTED_META = ("name", "description", "judged_by", "shown", "created", "min_grade", "grade_scale")
+
+
+def project(
+    golden: Qrels,
+    chunks: Sequence[ChunkSpan],
+    *,
+    from_chunks: Sequence[ChunkSpan] | None = None,
+    min_overlap: float = default("min_overlap"),
+    source: ProjectSource = "evidence",
+    min_grade: int | None = None,
+) -> Projection:
+    """The golden set put onto ``chunks`` (:mod:`calibration.projection`): per query from its
+    evidence, or from its chunk grades (``source``; a query without the one is projected from the
+    other). Graded chunks are placed by ``from_chunks``, else by the file's ``chunks`` section;
+    a graded chunk placed by neither is refused (:class:`InvalidInput`), never dropped."""
+    if not 0.0 <= min_overlap <= 1.0:
+        raise InvalidInput(f"min_overlap {min_overlap}; expected a share between 0 and 1")
+    threshold = min_grade_of(golden, min_grade)
+    index = ChunkIndex(chunks)
+    spans = dict(golden.chunk_spans)
+    spans.update((c.id, c) for c in from_chunks or ())
+    queries: dict[str, Projected] = {}
+    for qid in golden.qids:
+        evidence, grades = golden.evidence.get(qid, []), golden.grades.get(qid, {})
+        if evidence and (source == "evidence" or not grades):
+            queries[qid] = project_evidence(evidence, index, min_overlap, threshold)
+            continue
+        unplaced = next((chunk for chunk in grades if chunk not in spans), None)
+        if unplaced is not None:
+            raise InvalidInput(
+                f"{golden.path or 'the golden set'}: query {qid!r:.60} grades chunk {unplaced!r:.60}, whose "
+                "document and offsets are unknown; give the chunking it was graded under (--from-chunks "
+                "A.jsonl) or a 'chunks' section"
+            )
+        queries[qid] = project_grades(grades, spans, index, evidence, threshold)
+    written = {chunk for p in queries.values() for chunk in p.grades}
+    projected = Qrels(
+        grades={qid: p.grades for qid, p in queries.items()},
+        texts=dict(golden.texts),
+        meta={key: golden.meta[key] for key in _PROJECTED_META if key in golden.meta},
+        evidence={qid: list(spans_) for qid, spans_ in golden.evidence.items()},
+        chunk_spans={c.id: c for c in chunks if c.id in written},
+    )
+    return Projection(queries, index.total, min_overlap, threshold, projected)
 
 
 def position(path: PathLike) -> PositionReport:

@@ -136,7 +136,51 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ppi(sub)
     _add_plan(sub)
     _add_review(sub)
+    _add_project(sub)
     return parser
+
+
+def _add_project(sub: Subcommands) -> None:
+    """``project``'s arguments (#44)."""
+    pr = sub.add_parser(
+        "project",
+        help="a golden set put onto another chunking: evidence spans, or chunk grades made under another",
+    )
+    pr.add_argument("golden", metavar="GOLDEN", help="golden.yaml (evidence and/or grades) or TREC qrels")
+    pr.add_argument(
+        "--chunks",
+        required=True,
+        metavar="B.jsonl",
+        help='the chunking to project onto: JSONL {"id", "doc", "start", "end", "text"?}',
+    )
+    pr.add_argument(
+        "--from-chunks",
+        metavar="A.jsonl",
+        help="the chunking the grades were made under (else the golden set's chunks section)",
+    )
+    pr.add_argument(
+        "--docs",
+        metavar="PATH",
+        action="append",
+        help="the documents (a text file, or a folder of them; id = file name without extension): "
+        "every span checked against them; repeat for several",
+    )
+    add_option(pr, "min_overlap")
+    pr.add_argument(
+        "--source",
+        choices=["evidence", "grades"],
+        default="evidence",
+        help="what a query holding both is projected from (a query holding one uses it)",
+    )
+    add_option(pr, "min_grade")
+    add_format_option(pr, "golden", "qrels", "json")
+    pr.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the projected set here (replaced atomically; the report goes to stdout); "
+        "needed for golden and qrels; json without it goes to stdout, the report to stderr",
+    )
 
 
 def _add_metrics(sub: Subcommands) -> None:

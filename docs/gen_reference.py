@@ -274,6 +274,22 @@ RAISES: dict[str, list[tuple[str, str]]] = {
         ("annotation.store.transfer.TargetNotEmpty", "a target that holds data"),
         ("annotation.store.transfer.TransferFailed", "a copy that fails or does not verify"),
     ],
+    "calibration.actions.project": [
+        (
+            "calibration.errors.InvalidInput",
+            "a graded chunk whose offsets are unknown, min_overlap off [0, 1]",
+        ),
+    ],
+    "annotation.actions.chunk": [
+        (
+            "annotation.chunking.ChunkingError",
+            "a size below 1, an overlap not below the size, a document id with spaces",
+        ),
+        ("annotation.model.FormatError", "a document it cannot read; the file it cannot write"),
+    ],
+    "annotation.actions.import_chroma": [
+        ("annotation.model.FormatError", "a CSV it cannot read, a span its document does not hold"),
+    ],
     "annotation.actions.export": [
         ("annotation.exports.NothingToExport", "no current labels to export"),
         ("annotation.store.StoreError", "an unknown format, aggregate or annotator"),
@@ -498,6 +514,33 @@ with Store(DEMO) as source, Store(str(tmp / "copy.db")) as target:  # a PostgreS
     copied = annotation.actions.migrate(source, target)
 print(sum(table.rows for table in copied), "rows in", len(copied), "tables")
 assert all(table.checksum for table in copied)
+""",
+    "calibration.actions.project": """
+from annotation.model import ChunkSpan, Evidence, Qrels
+
+spans = Qrels(grades={"q1": {}}, evidence={"q1": [Evidence("doc", 12, 18, 3)]})  # doc[12:18] answers q1
+chunks = [ChunkSpan("b0", "doc", 0, 10), ChunkSpan("b1", "doc", 10, 20), ChunkSpan("b2", "doc", 20, 30)]
+projected = calibration.actions.project(spans, chunks, min_overlap=0.5)
+assert projected.golden.grades == {"q1": {"b1": 3}}  # b1 holds all 6 characters of the span
+print(projected.totals("evidence"))  # ... 'kept': 6, 'evidence_chars': 6
+""",
+    "annotation.actions.chunk": """
+(tmp / "docs").mkdir()
+(tmp / "docs" / "notes.txt").write_text("a" * 1000)
+done = annotation.actions.chunk([tmp / "docs"], tmp / "chunks.jsonl", size=400, overlap=100)
+assert done["chunks"] == 3  # [0, 400), [300, 700), [600, 1000)
+""",
+    "annotation.actions.import_chroma": """
+import csv
+import json
+
+(tmp / "corpora").mkdir()
+(tmp / "corpora" / "tale.md").write_text("The cat sat. The dog ran.")
+refs = json.dumps([{"content": "The dog ran.", "start_index": 13, "end_index": 25}])
+with (tmp / "questions.csv").open("w", newline="") as out:
+    csv.writer(out).writerows([["question", "references", "corpus_id"], ["Who ran?", refs, "tale"]])
+done = annotation.actions.import_chroma(tmp / "questions.csv", [tmp / "corpora"], tmp / "golden.yaml")
+assert (done["queries"], done["spans"]) == (1, 1)
 """,
     "annotation.actions.export": """
 with Store(DEMO) as store:

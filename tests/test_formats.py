@@ -207,7 +207,7 @@ GOLDEN_CASES = [
     (
         "unknown top key",
         "queries:\n  - id: q1\n    grades: {d1: 1}\ncolour: red\n",
-        ":4: colour: unknown key; expected one of created, description, grade_scale, judged_by, "
+        ":4: colour: unknown key; expected one of chunks, created, description, grade_scale, judged_by, "
         "min_grade, name, provenance, queries, sampling, shown",
     ),
     (
@@ -281,7 +281,7 @@ GOLDEN_CASES = [
     (
         "query without grades",
         "queries:\n  - id: q1\n    text: maize pests\n",
-        ":2: queries[0].grades: missing; expected {doc_id: grade}",
+        ":2: queries[0].grades: missing; expected {doc_id: grade} (or evidence)",
     ),
     (
         "query without id",

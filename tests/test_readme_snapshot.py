@@ -412,6 +412,17 @@ NOT_RUN = {
         "a PostgreSQL server (tests/test_migrate.py)"
     ),
     'annotation migrate --from "$DENOMINATOR_DB" --to back.db': "a PostgreSQL server (tests/test_migrate.py)",
+    # docs/spans.md: on Chroma's corpora in the shared data, not in the snapshot's files
+    "annotation chunk corpora/ --size 400 -o A.jsonl": "the shared chroma data (tests/test_spans.py chunks it)",
+    "annotation chunk corpora/ --size 800 --overlap 200 -o B.jsonl": (
+        "the shared chroma data (tests/test_spans.py runs this chunking)"
+    ),
+    "annotation import-chroma questions.csv --corpora corpora/ -o golden.yaml": (
+        "the shared chroma data (tests/test_spans.py runs it and checks its line)"
+    ),
+    "calibration project golden.yaml --chunks B.jsonl --docs corpora/ -o golden-B.yaml": (
+        "the shared chroma data (tests/test_projection.py runs project on a small case)"
+    ),
 }
 SHOWN = re.compile(
     r"^(?:[A-Z_]+=\S+\s+)*(?:(?:\.venv/bin/)?python -m )?((?:calibration|annotation|judge|denominator)\b.*)$"

@@ -30,6 +30,8 @@ PURE = [
     "annotation/provenance.py",
     "annotation/rubrics.py",
     "annotation/render.py",
+    "annotation/chunking.py",
+    "calibration/projection.py",
     "calibration/metrics.py",
     "calibration/metrics_grouped.py",
     "calibration/audit.py",

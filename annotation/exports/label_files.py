@@ -24,7 +24,7 @@ from annotation.exports.judged import judge_grades, judge_title
 from annotation.exports.provenance import provenance_of
 from annotation.formats.golden import write_golden
 from annotation.formats.trec import write_qrels
-from annotation.model import Qrels
+from annotation.model import ChunkSpan, Qrels
 from annotation.pooling import sampling_design
 from annotation.render import counted
 from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
@@ -203,6 +203,9 @@ def export_golden(
             qid: [{**d, "grades": {names(who): g for who, g in d["grades"].items()}} for d in items]
             for qid, items in qrels.meta["disputed"].items()
         }
+    # where each graded chunk comes from, when the corpus gave it (#44): golden.yaml's chunks section
+    spans = store.chunk_spans(chunk for docs in qrels.grades.values() for chunk in docs)
+    qrels.chunk_spans = {chunk: ChunkSpan(chunk, *span) for chunk, span in sorted(spans.items())}
     write_golden(qrels, path, meta=meta)
     where = "each query lists them under disputed with every person's grade"
     summary = _written(qrels, path, None if annotator else aggregate, where) + (f"; {named}" if named else "")

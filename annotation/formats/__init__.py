@@ -20,7 +20,10 @@ The formats:
 - :mod:`~annotation.formats.records`: corpus, queries and traces, and the text keys that find
   two chunks with the same text;
 - :mod:`~annotation.formats.csv_tables`: the CSV tables of ``agree``, ``position`` and ``ppi``;
-- :mod:`~annotation.formats.beir`: BEIR folders, and a zipped one unpacked within limits.
+- :mod:`~annotation.formats.beir`: BEIR folders, and a zipped one unpacked within limits;
+- :mod:`~annotation.formats.chunks`: chunks files (where each chunk comes from: its document and
+  character offsets) and the documents they cut (#44);
+- :mod:`~annotation.formats.chroma`: Chroma's chunking-evaluation questions, read as evidence spans.
 
 What they stand on:
 

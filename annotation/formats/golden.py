@@ -32,7 +32,15 @@ from annotation.formats.textio import (
     limits,
     shown_value,
 )
-from annotation.model import MAX_STRATUM, InvalidGolden, Qrels, SamplingDesign, Stratum
+from annotation.model import (
+    MAX_STRATUM,
+    ChunkSpan,
+    Evidence,
+    InvalidGolden,
+    Qrels,
+    SamplingDesign,
+    Stratum,
+)
 from annotation.provenance import GuidelinesUsed, OtherBatch, PooledBatch, Provenance
 
 # The project's own wording of TREC's 0-3 relevance scale (DESIGN.md).
@@ -57,15 +65,18 @@ _GOLDEN_TOP_KEYS = {
     "queries",
     "sampling",
     "provenance",
+    "chunks",
 }
 
 
 def read_golden(path: str | os.PathLike[str]) -> Qrels:
     """golden.yaml in either shape, each error naming the line:
 
-    - a mapping: ``queries: [{id, text, grades: {doc: grade}}]`` plus metadata
+    - a mapping: ``queries: [{id, text, grades: {doc: grade}, evidence?}]`` plus metadata
       (``grade_scale``, ``judged_by``, ``shown``, ``created``, ``min_grade``, ``sampling``,
-      ``provenance``);
+      ``provenance``) and ``chunks: {chunk: {doc, start, end}}`` (where graded chunks come from);
+      a query's ``evidence: [{doc, start, end, grade}]`` (graded spans of documents, #44) stands
+      beside its grades or instead of them;
     - a list, as the essay writes a golden set: ``[{query, grades: {doc: grade}, id?}]``,
       no metadata (the default grade scale). A query without ``id`` is named by its text,
       which a run's query_id must then match; :attr:`Qrels.notes` says how many.
@@ -135,18 +146,86 @@ def read_golden(path: str | os.PathLike[str]) -> Qrels:
         if provenance is not None:
             meta["provenance"] = provenance.to_dict()
 
+    chunk_spans = _read_chunk_spans(path, top["chunks"][1]) if "chunks" in top else {}
     qnode = top["queries"][1]
     if not isinstance(qnode, yaml.SequenceNode):
         raise InvalidGolden(path, _line(qnode), "queries", "expected a list of {id, text, grades}")
     disputed: dict[str, list[dict[str, Any]]] = {}
-    grades, texts, _unnamed = _read_queries(path, qnode.value, scale, essay=False, disputed=disputed)
+    evidence: dict[str, list[Evidence]] = {}
+    grades, texts, _unnamed = _read_queries(
+        path, qnode.value, scale, essay=False, disputed=disputed, evidence=evidence
+    )
     if not grades:
         raise InvalidGolden(path, _line(qnode), "queries", "empty; expected at least one query")
     if disputed:
         meta["disputed"] = disputed
-    return Qrels(
-        grades=grades, texts=texts, meta=meta, path=str(path), sampling=sampling, provenance=provenance
-    )
+    return Qrels(grades, texts, meta, str(path), None, sampling, None, provenance, evidence, chunk_spans)
+
+
+def _offset(path: str | os.PathLike[str], node: yaml.Node, where: str) -> int:
+    """A character offset: a whole number >= 0 that fits in 64 bits."""
+    value = _scalar_int(path, node, where)
+    if value < 0:
+        raise InvalidGolden(path, _line(node), where, f"expected a character offset >= 0, got {value}")
+    return value
+
+
+def _span_fields(
+    path: str | os.PathLike[str], node: yaml.Node, where: str, keys: tuple[str, ...]
+) -> tuple[str, int, int, dict[Any, tuple[yaml.Node, yaml.Node]]]:
+    """(doc, start, end, the fields) of a span mapping holding exactly ``keys``; start < end."""
+    fields = _mapping(path, node, where)
+    for key, (knode, _v) in fields.items():
+        if key not in keys:
+            raise InvalidGolden(
+                path, _line(knode), f"{where}.{field_label(key)}", f"unknown key; expected {', '.join(keys)}"
+            )
+    for key in keys:
+        if key not in fields:
+            raise InvalidGolden(path, _line(node), f"{where}.{key}", f"missing; expected {', '.join(keys)}")
+    doc = _scalar_str(path, fields["doc"][1], f"{where}.doc")
+    start = _offset(path, fields["start"][1], f"{where}.start")
+    end = _offset(path, fields["end"][1], f"{where}.end")
+    if end <= start:
+        raise InvalidGolden(
+            path,
+            _line(fields["end"][1]),
+            f"{where}.end",
+            f"{end} is not after start {start}; expected end > start (end exclusive)",
+        )
+    return doc, start, end, fields
+
+
+def _read_chunk_spans(path: str | os.PathLike[str], node: yaml.Node) -> dict[str, ChunkSpan]:
+    """The ``chunks`` section: ``{chunk: {doc, start, end}}``, where each graded chunk comes from."""
+    if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
+        return {}
+    spans = {}
+    for chunk, (_knode, vnode) in _mapping(path, node, "chunks").items():
+        doc, start, end, _fields = _span_fields(
+            path, vnode, f"chunks.{field_label(chunk)}", ("doc", "start", "end")
+        )
+        spans[chunk] = ChunkSpan(chunk, doc, start, end)
+    return spans
+
+
+def _read_evidence(
+    path: str | os.PathLike[str], node: yaml.Node, where: str, lo: int, hi: int
+) -> list[Evidence]:
+    """A query's ``evidence``: ``[{doc, start, end, grade}]``, each grade on the scale lo-hi."""
+    if not isinstance(node, yaml.SequenceNode):
+        raise InvalidGolden(path, _line(node), where, "expected a list of {doc, start, end, grade}")
+    out = []
+    for index, item in enumerate(node.value):
+        at = f"{where}[{index}]"
+        doc, start, end, fields = _span_fields(path, item, at, ("doc", "start", "end", "grade"))
+        grade = _scalar_int(path, fields["grade"][1], f"{at}.grade")
+        if not lo <= grade <= hi:
+            raise InvalidGolden(
+                path, _line(fields["grade"][1]), f"{at}.grade", f"expected a grade in {lo}-{hi}, got {grade}"
+            )
+        out.append(Evidence(doc, start, end, grade))
+    return out
 
 
 def _read_query_list(path: str | os.PathLike[str], root: yaml.SequenceNode) -> Qrels:
@@ -171,13 +250,19 @@ def _read_queries(
     scale: dict[int, str],
     essay: bool,
     disputed: dict[str, list[dict[str, Any]]] | None = None,
+    evidence: dict[str, list[Evidence]] | None = None,
 ) -> tuple[dict[str, dict[str, int]], dict[str, str], int]:
     """(grades, texts, how many queries are named by their text) of the query items:
     ``{id, text?, grades, disputed?}`` in the mapping's ``queries`` list (``disputed`` read into
-    ``disputed`` by query, :func:`_read_disputed`), or ``{query, grades, id?}`` in the essay's
-    list (each query's text given once; without an id, the text is the id)."""
+    ``disputed`` by query, :func:`_read_disputed`; ``evidence`` likewise, where it may stand for
+    ``grades``), or ``{query, grades, id?}`` in the essay's list (each query's text given once;
+    without an id, the text is the id)."""
     lo, hi = min(scale), max(scale)
-    allowed = ("query", "id", "grades", "notes") if essay else ("id", "text", "grades", "notes", "disputed")
+    allowed = (
+        ("query", "id", "grades", "notes")
+        if essay
+        else ("id", "text", "grades", "notes", "disputed", "evidence")
+    )
     expected = "query, grades and an optional id" if essay else "id, text, grades"
     grades: dict[str, dict[str, int]] = {}
     texts: dict[str, str] = {}
@@ -253,12 +338,32 @@ def _read_queries(
                 InvalidGolden,
                 text_limit,
             )
-        if "grades" not in fields:
-            raise InvalidGolden(path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}")
-        grades[qid] = _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi)
+        grades[qid] = _read_judged(path, item, fields, where, lo, hi, qid, evidence)
         if "disputed" in fields and disputed is not None:
             disputed[qid] = _read_disputed(path, fields["disputed"][1], f"{where}.disputed", lo, hi)
     return grades, texts, unnamed
+
+
+def _read_judged(
+    path: str | os.PathLike[str],
+    item: yaml.Node,
+    fields: dict[Any, tuple[yaml.Node, yaml.Node]],
+    where: str,
+    lo: int,
+    hi: int,
+    qid: str,
+    evidence: dict[str, list[Evidence]] | None,
+) -> dict[str, int]:
+    """A query's ``grades`` (none when its ``evidence`` stands for them), its evidence read into
+    ``evidence``; one of the two is required."""
+    if "evidence" in fields and evidence is not None:
+        evidence[qid] = _read_evidence(path, fields["evidence"][1], f"{where}.evidence", lo, hi)
+    elif "grades" not in fields:
+        alternative = " (or evidence)" if evidence is not None else ""  # the essay's list holds none
+        raise InvalidGolden(
+            path, _line(item), f"{where}.grades", "missing; expected {doc_id: grade}" + alternative
+        )
+    return _read_grades(path, fields["grades"][1], f"{where}.grades", lo, hi) if "grades" in fields else {}
 
 
 _DISPUTE_KEYS = ("chunk", "grades", "aggregate", "settled")
@@ -706,12 +811,32 @@ def write_golden(qrels: Qrels, path: str | os.PathLike[str], meta: dict[str, Any
     if "provenance" in info or qrels.provenance is not None:
         provenance = info.get("provenance", qrels.provenance)
         doc["provenance"] = provenance.to_dict() if isinstance(provenance, Provenance) else provenance
+    if qrels.chunk_spans:  # where the graded chunks come from (#44): only when known
+        doc["chunks"] = {
+            chunk: {"doc": span.doc, "start": span.start, "end": span.end}
+            for chunk, span in qrels.chunk_spans.items()
+        }
     doc["queries"] = [
         {
             "id": qid,
             **({"text": qrels.texts[qid]} if qid in qrels.texts else {}),
-            "grades": {doc: int(grade) for doc, grade in docs.items()},
+            # a query held by its evidence alone is written without grades, as it was read
+            **(
+                {"grades": {doc: int(grade) for doc, grade in docs.items()}}
+                if docs or qid not in qrels.evidence
+                else {}
+            ),
             **({"disputed": disputed[qid]} if disputed.get(qid) else {}),
+            **(
+                {
+                    "evidence": [
+                        {"doc": e.doc, "start": e.start, "end": e.end, "grade": e.grade}
+                        for e in qrels.evidence[qid]
+                    ]
+                }
+                if qid in qrels.evidence
+                else {}
+            ),
         }
         for qid, docs in qrels.grades.items()
     ]

@@ -16,6 +16,7 @@ from typing import Any
 from annotation.formats.json_lines import parse_json_line
 from annotation.formats.textio import (
     ASCII_SPACE,
+    INT64_RANGE,
     check_text,
     check_text_size,
     content_lines,
@@ -59,6 +60,7 @@ def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             )
         if "source" in obj and not isinstance(obj["source"], str):
             raise InvalidCorpus(path, number, "source", "expected a string")
+        _check_offsets(obj, path, number)
         for key in ("id", "text"):
             check_text(obj[key], path, number, key, InvalidCorpus)
         check_text_size(obj["text"], path, number, "text", InvalidCorpus, text_limit)
@@ -74,6 +76,43 @@ def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not chunks:
         raise InvalidCorpus(path, None, None, "no chunks; expected one JSON object per line")
     return chunks
+
+
+def _check_offsets(obj: dict[str, Any], path: str | os.PathLike[str], number: int) -> None:
+    """Where a chunk comes from (#44): ``doc``, ``start`` and ``end`` all three or none; a
+    non-empty document id, offsets whole numbers >= 0, end > start (end exclusive)."""
+    given = [key for key in ("doc", "start", "end") if key in obj]
+    if not given:
+        return
+    if len(given) < 3:
+        missing = next(key for key in ("doc", "start", "end") if key not in obj)
+        raise InvalidCorpus(
+            path, number, missing, "missing; a chunk's origin is doc, start and end, all three"
+        )
+    if not isinstance(obj["doc"], str) or not obj["doc"]:
+        raise InvalidCorpus(path, number, "doc", "expected the document's id as a non-empty string")
+    check_text(obj["doc"], path, number, "doc", InvalidCorpus)
+    for key in ("start", "end"):
+        value = obj[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_RANGE[1]:
+            raise InvalidCorpus(
+                path,
+                number,
+                key,
+                f"{json.dumps(value)[:40]}; expected a character offset (a whole number >= 0)",
+            )
+    if obj["end"] <= obj["start"]:
+        raise InvalidCorpus(
+            path, number, "end", f"{obj['end']} is not after start {obj['start']}; expected end > start"
+        )
+    if obj["end"] - obj["start"] != len(obj["text"]):
+        raise InvalidCorpus(
+            path,
+            number,
+            "end",
+            f"end - start is {obj['end'] - obj['start']}, the text has {len(obj['text'])} characters; "
+            "expected the offsets of the chunk's own text",
+        )
 
 
 def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:

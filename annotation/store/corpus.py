@@ -35,6 +35,22 @@ class Corpus(StoreBase):
             )
         return out
 
+    def chunk_spans(self, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int, int]]:
+        """chunk id -> (document, start, end) of the stored ones among ``chunk_ids`` whose offsets
+        are known (#44)."""
+        wanted = sorted(set(chunk_ids))
+        out: dict[str, tuple[str, int, int]] = {}
+        for start in range(0, len(wanted), ID_BATCH):
+            batch = wanted[start : start + ID_BATCH]
+            marks = ", ".join("?" * len(batch))
+            for chunk, doc, begin, end in self.db.execute(
+                f"SELECT id, doc, doc_start, doc_end FROM chunks WHERE id IN ({marks}) "
+                f"AND doc IS NOT NULL AND {live('id', 'chunks')}",
+                batch,
+            ).fetchall():
+                out[chunk] = (doc, int(begin), int(end))
+        return out
+
     def chunks_with_text(self, by_id: bool = False) -> dict[str, str]:
         """chunk id -> text of every chunk stored with a text: in the table's order, or by id."""
         order = " ORDER BY id" if by_id else " ORDER BY rowid"  # said: both backends the same order

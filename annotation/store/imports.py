@@ -41,14 +41,25 @@ class Imports(Retirements, Identity):
     """Imports of what is judged (chunks, queries, traces), of runs, and of existing labels."""
 
     def import_corpus(self, chunks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-        """Chunks ``{"id", "text", "source"?, ...}``; other keys kept as ``meta``."""
+        """Chunks ``{"id", "text", "source"?, "doc"?, "start"?, "end"?, ...}``: where the chunk comes
+        from (its document and offsets, #44) in their own columns; other keys kept as ``meta``."""
         rows = []
+        own = ("id", "text", "source", "doc", "start", "end")
         for chunk in chunks:
-            meta = {k: v for k, v in chunk.items() if k not in ("id", "text", "source")}
+            meta = {k: v for k, v in chunk.items() if k not in own}
             rows.append(
-                (chunk["id"], chunk.get("text"), chunk.get("source"), json.dumps(meta) if meta else None)
+                (
+                    chunk["id"],
+                    chunk.get("text"),
+                    chunk.get("source"),
+                    json.dumps(meta) if meta else None,
+                    chunk.get("doc"),
+                    chunk.get("start"),
+                    chunk.get("end"),
+                )
             )
-        return self._upsert_texts("chunks", ["id", "text", "source", "meta"], rows)
+        columns = ["id", "text", "source", "meta", "doc", "doc_start", "doc_end"]
+        return self._upsert_texts("chunks", columns, rows)
 
     def import_queries(self, queries: Mapping[str, str | None]) -> dict[str, int]:
         """Queries ``{id: text}`` (a None text: an id known, its text to come later)."""

@@ -431,6 +431,17 @@ def _m023_guidelines(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE labels ADD COLUMN guidelines INTEGER")
 
 
+@MIGRATIONS(name="m024_chunk_spans")
+def _m024_chunk_spans(db: sqlite_utils.Database) -> None:
+    """Where a chunk comes from (#44): its document (``doc``) and character offsets into it
+    (``doc_start``, ``doc_end``: end exclusive), kept by ``annotation import`` when the corpus
+    gives them and written by the golden.yaml export in its ``chunks`` section. NULL: not known
+    (every chunk imported before, and any corpus without offsets)."""
+    db.execute("ALTER TABLE chunks ADD COLUMN doc TEXT")
+    db.execute("ALTER TABLE chunks ADD COLUMN doc_start INTEGER")
+    db.execute("ALTER TABLE chunks ADD COLUMN doc_end INTEGER")
+
+
 def migration_functions() -> list[tuple[str, object]]:
     """Every migration this code knows, in order, as (name, function): what PostgreSQL runs."""
     empty = sqlite_utils.Database(memory=True)
