@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.store import Store, StoreError, borrowed
+from annotation.store import Store, StoreError
 from annotation.store.migrations import migration_names
 from tests.conftest import HeldWriteLock, timed
 
@@ -211,31 +211,3 @@ def test_a_newer_postgresql_schema_and_a_missing_guard_are_refused(postgres_serv
     with pytest.raises(StoreError, match="labels_no_update") as info:
         Store(guardless)  # seen at once by this process, which had checked the schema before
     assert migration_names()[-1] in str(info.value)
-
-
-def test_a_borrowed_handle_never_closes_the_files_last_connection(tmp_path) -> None:
-    """#42: the last connection to close a WAL file checkpoints the log into it (a flush) and
-    deletes it; a key press closed two handles, each the last. An idle connection is held
-    beside them, and a file replaced under the app gets one of its own."""
-    path = tmp_path / "kept.db"
-    Store(path).close()
-    wal = Path(f"{path}-wal")
-    with borrowed(str(path)) as store:
-        with store.write():
-            store.import_queries({"q1": "what"})
-    assert wal.exists() and wal.stat().st_size > 0  # not checkpointed away at the handle's close
-    with borrowed(str(path)) as store:
-        assert store.counts()["queries"] == 1
-    assert wal.exists()
-    # the file replaced (another inode): the new one is read, and held in its turn
-    replaced = tmp_path / "other.db"
-    Store(replaced).close()
-    path.unlink()
-    wal.unlink()
-    Path(f"{path}-shm").unlink(missing_ok=True)
-    replaced.rename(path)
-    with borrowed(str(path)) as store:
-        assert store.counts()["queries"] == 0
-        with store.write():
-            store.import_queries({"q2": "who"})
-    assert wal.exists() and wal.stat().st_size > 0

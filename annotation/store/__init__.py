@@ -45,8 +45,6 @@ Everything else asks the store: no SQL lives outside this package
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -179,9 +177,6 @@ class Store(
 _IDLE: dict[str, list[Store]] = {}  # PostgreSQL handles of this process not in use, per URL
 _IDLE_LOCK = threading.Lock()
 IDLE_HANDLES = 8  # at most this many kept per URL; more at once are opened and closed
-# SQLite files this process borrows handles on: (device, inode) and one idle connection each
-_ANCHORS: dict[str, tuple[tuple[int, int], sqlite3.Connection]] = {}
-ANCHORED_FILES = 4  # the files most recently borrowed on; an older one's connection is closed
 
 
 @contextmanager
@@ -196,9 +191,7 @@ def borrowed(location: str) -> Iterator[Store]:
     key press borrows twice: its write, then the pane's redraw). It is given back when the block
     ends with no transaction open and no error;
     otherwise closed. On SQLite a new handle each time (opening costs under 1 ms, and a new
-    handle sees a file replaced under a running app), beside one idle connection held on the
-    file (:func:`_anchor`: closing a handle never checkpoints the log). One thread uses a handle
-    at a time."""
+    handle sees a file replaced under a running app). One thread uses a handle at a time."""
     store = None
     if is_url(str(location)):
         with _IDLE_LOCK:
@@ -212,8 +205,6 @@ def borrowed(location: str) -> Iterator[Store]:
                 store = None
     if store is None:
         store = Store(location)
-        if store.dialect == "sqlite":
-            _anchor(store.path)
     ok = False
     try:
         yield store
@@ -228,36 +219,6 @@ def borrowed(location: str) -> Iterator[Store]:
                     idle.append(store)
         if not keep:
             _close_quietly(store)
-
-
-def _anchor(path: str) -> None:
-    """Hold one idle connection, that has read the file, on an SQLite file handles are borrowed on,
-    so that a borrowed handle's close is never the file's last: the last connection to close
-    checkpoints the write-ahead log into the file (a flush) and deletes it, twice per key press
-    (the label's handle, then the pane's). The log is checkpointed as SQLite does between
-    connections (every 1,000 pages). A file replaced under the app (another inode) gets a new one;
-    at most :data:`ANCHORED_FILES` files are held."""
-    try:
-        stat = os.stat(path)
-    except OSError:  # an in-memory or vanished file: nothing to hold
-        return
-    key = (stat.st_dev, stat.st_ino)
-    with _IDLE_LOCK:
-        held = _ANCHORS.get(path)
-        if held is not None and held[0] == key:
-            return
-        try:
-            conn = sqlite3.connect(path, check_same_thread=False)  # closed from whichever thread
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the shared lock, held
-        except sqlite3.Error:  # the handle itself works: the press only pays the checkpoint
-            return
-        _ANCHORS.pop(path, None)
-        _ANCHORS[path] = (key, conn)
-        stale = [held] if held is not None else []
-        while len(_ANCHORS) > ANCHORED_FILES:
-            stale.append(_ANCHORS.pop(next(iter(_ANCHORS))))
-    for _, old in stale:
-        old.close()
 
 
 def _quiet(store: Store) -> bool:
