@@ -25,6 +25,7 @@ from annotation.options import default
 from annotation.rubrics import KIND_OF_RUBRIC, candidate_value, get_rubric
 from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
 from calibration.errors import InvalidInput, NothingToEvaluate
+from calibration.evidence import EvidenceRun, evidence_run
 from calibration.inputs import (
     ALPHA,
     DEFAULT_K,
@@ -95,6 +96,7 @@ __all__ = [
     "draw_review_sample",
     "plan",
     "project",
+    "evidence",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -727,6 +729,31 @@ def project(
         chunk_spans={c.id: c for c in chunks if c.id in written},
     )
     return Projection(queries, index.total, min_overlap, threshold, projected)
+
+
+def evidence(
+    golden: Qrels,
+    run: Run,
+    chunks: Sequence[ChunkSpan],
+    ks: Sequence[int] | None = None,
+    min_grade: int | None = None,
+    *,
+    chunks_name: str = "the chunks file",
+    missing: Literal["drop", "zero"] = "drop",
+) -> EvidenceRun:
+    """Evidence recall, precision and IoU at each cutoff of a run over its own chunking (``chunks``
+    places its chunk ids), against the golden set's evidence (:mod:`calibration.evidence`): the step
+    of ``metrics --evidence`` and ``compare --evidence``. A golden query the run does not answer is
+    dropped and counted (``missing="drop"``), or retrieves nothing (``"zero"``), as in ``metrics``."""
+    return evidence_run(
+        golden,
+        run,
+        chunks,
+        cutoffs(ks),
+        min_grade_of(golden, min_grade),
+        chunks_name=chunks_name,
+        missing=missing,
+    )
 
 
 def position(path: PathLike) -> PositionReport:

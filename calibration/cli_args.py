@@ -213,6 +213,17 @@ def _add_metrics(sub: Subcommands) -> None:
     add_corpus_options(m)
     add_verbose_option(m, "the run's repeated ids")
     add_judge_label_options(m)
+    m.add_argument(
+        "--evidence",
+        action="store_true",
+        help="evidence recall, precision and IoU at k: characters of the golden set's evidence spans the "
+        "top k chunks cover (needs --chunks; table or json)",
+    )
+    m.add_argument(
+        "--chunks",
+        metavar="B.jsonl",
+        help="with --evidence: the run's chunks file, placing each chunk id in its document",
+    )
     add_format_option(m, "table", "json", "trec")
 
 
@@ -388,6 +399,14 @@ def _add_compare(sub: Subcommands) -> None:
         help="with --hole-sample: people's grades on the sample's holes read from this store (the median "
         "of everyone's current labels, as the Metrics page reads them)",
     )
+    c.add_argument(
+        "--evidence",
+        action="store_true",
+        help="compare on evidence recall, precision and IoU at k (characters of the golden set's evidence "
+        "spans): two runs over two chunkings of one corpus (needs --chunks-a and --chunks-b)",
+    )
+    c.add_argument("--chunks-a", metavar="A.jsonl", help="with --evidence: RUN_A's chunks file")
+    c.add_argument("--chunks-b", metavar="B.jsonl", help="with --evidence: RUN_B's chunks file")
     add_format_option(c, "table", "json")
 
 

@@ -118,6 +118,13 @@ def _scored(
 
 
 def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
+    if args.evidence:
+        # start-up: the evidence measures' face loads with --evidence only (#44 item 4)
+        from calibration.evidence_cli import run_metrics_evidence
+
+        return run_metrics_evidence(args)
+    if args.chunks:
+        raise UsageError("python -m calibration metrics: --chunks goes with --evidence")
     if args.judge_labels:
         return _run_filled(args)
     if args.hole_sample:
@@ -377,6 +384,13 @@ def run_compare(args: argparse.Namespace) -> tuple[str, int]:
     from calibration.holes.files import read_judge_labels
     from calibration.holes.holes_text import compare_filled_text
 
+    if args.evidence:
+        # start-up: the evidence measures' face loads with --evidence only (#44 item 4)
+        from calibration.evidence_cli import run_compare_evidence
+
+        return run_compare_evidence(args)
+    if args.chunks_a or args.chunks_b:
+        raise UsageError("python -m calibration compare: --chunks-a and --chunks-b go with --evidence")
     if args.hole_sample and not args.judge_labels:
         raise UsageError("python -m calibration compare: --hole-sample goes with --judge-labels FILE")
     if args.db and not args.hole_sample:

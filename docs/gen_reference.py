@@ -280,6 +280,12 @@ RAISES: dict[str, list[tuple[str, str]]] = {
             "a graded chunk whose offsets are unknown, min_overlap off [0, 1]",
         ),
     ],
+    "calibration.actions.evidence": [
+        (
+            "calibration.errors.InvalidInput",
+            "a golden set holding no evidence, a run chunk id the chunks do not place",
+        ),
+    ],
     "annotation.actions.chunk": [
         (
             "annotation.chunking.ChunkingError",
@@ -523,6 +529,18 @@ chunks = [ChunkSpan("b0", "doc", 0, 10), ChunkSpan("b1", "doc", 10, 20), ChunkSp
 projected = calibration.actions.project(spans, chunks, min_overlap=0.5)
 assert projected.golden.grades == {"q1": {"b1": 3}}  # b1 holds all 6 characters of the span
 print(projected.totals("evidence"))  # ... 'kept': 6, 'evidence_chars': 6
+""",
+    "calibration.actions.evidence": """
+from annotation.model import ChunkSpan, Evidence, Qrels, Run
+
+spans = Qrels(grades={"q1": {}}, evidence={"q1": [Evidence("doc", 35, 50, 2), Evidence("doc", 60, 80, 1)]})
+chunks = [ChunkSpan("b0", "doc", 0, 40), ChunkSpan("b1", "doc", 30, 70), ChunkSpan("b2", "doc", 70, 100)]
+ranked = Run.from_rankings({"q1": ["b1", "b2", "b0"]})
+result = calibration.actions.evidence(spans, ranked, chunks, [1, 3])
+at = result.at("q1", 1)  # b1 = [30, 70) holds 25 of the 35 evidence characters
+assert (at.shared, at.evidence, at.retrieved) == (25, 35, 40) and at.recall == 25 / 35
+assert result.at("q1", 3).retrieved == 100  # b0 and b1 share 10 characters, counted once
+print(result.mean(3, "precision"))  # (0.35, 1): the mean and the queries it is over
 """,
     "annotation.actions.chunk": """
 (tmp / "docs").mkdir()

@@ -32,6 +32,7 @@ STEPS = {
     ("calibration", "record"): "check --record",
     ("calibration", "draw_review_sample"): "review --sample",
     ("calibration", "stored_hole_sample"): "metrics --hole-sample FILE --db DB",
+    ("calibration", "evidence"): "metrics --evidence, compare --evidence",
     ("annotation", "sample"): "pool --estimate",
 }
 PARSERS = {
