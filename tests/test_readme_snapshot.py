@@ -420,6 +420,14 @@ NOT_RUN = {
     "annotation import-chroma questions.csv --corpora corpora/ -o golden.yaml": (
         "the shared chroma data (tests/test_spans.py runs it and checks its line)"
     ),
+    # docs/labelling.md: a redirect to a file and back (tests/test_guidelines.py runs show and set on a store)
+    "annotation guidelines show relevance --db demo.db > relevance.txt": "tests/test_guidelines.py runs it",
+    "annotation guidelines set relevance --file relevance.txt --db demo.db": "tests/test_guidelines.py runs it",
+    # docs/metrics.md: the sample file the Metrics page draws, its name ending in the run's digest
+    "calibration metrics examples/worked-example/golden.yaml examples/worked-example/run.jsonl -k 5 "
+    "--judge-labels judge.qrels --hole-sample hole-samples/hole-sample-k5-....yaml --db demo.db": (
+        "a sample the page drew (tests/test_hole_sample_store.py runs metrics --hole-sample --db on one)"
+    ),
     "calibration project golden.yaml --chunks B.jsonl --docs corpora/ -o golden-B.yaml": (
         "the shared chroma data (tests/test_projection.py runs project on a small case)"
     ),
