@@ -15,7 +15,7 @@
     python -m annotation export [--db DB] --format FORMAT [--annotator NAME] [--aggregate A]
         [--threshold G] [--judge NAME[@VERSION]|FP] -o PATH    (FORMAT: annotation.exports.FORMATS, e.g.
         golden, qrels, csv, ragas, deepeval, beir, trec, phoenix)
-    python -m annotation chunk PATH... --size N [--overlap N] -o CHUNKS.jsonl
+    python -m annotation chunk PATH... --size N [--overlap N] [--by fixed|paragraph] -o CHUNKS.jsonl
     python -m annotation import-chroma QUESTIONS.csv --corpora PATH [--grade G] -o golden.yaml
 
 The database is ``--db``, else ``DENOMINATOR_DB``, else ``./denominator.db`` (what the app

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from annotation import exports as export_formats
 from annotation.baseline import BaselineReport, add_baseline
-from annotation.chunking import fixed_chunks
+from annotation.chunking import ChunkingError, fixed_chunks, paragraph_chunks
 from annotation.exchange import ImportSources, import_files
 from annotation.formats.chroma import CHROMA_GRADE, read_chroma_questions
 from annotation.formats.chunks import read_documents, write_chunks
@@ -373,11 +373,22 @@ def chunk(
     *,
     size: int,
     overlap: int = 0,
+    by: str = "fixed",
 ) -> ChunkReport:
-    """The documents cut into fixed-size chunks (:func:`annotation.chunking.fixed_chunks`), written
-    as a chunks file with each chunk's text (#44)."""
+    """The documents cut into chunks, written as a chunks file with each chunk's text (#44):
+    ``by="fixed"``, chunks of ``size`` characters sharing ``overlap`` with the next
+    (:func:`annotation.chunking.fixed_chunks`); ``by="paragraph"``, whole lines packed into chunks
+    of at most ``size`` characters (:func:`annotation.chunking.paragraph_chunks`, no overlap)."""
+    if by not in ("fixed", "paragraph"):
+        raise ChunkingError(f"chunk by {by!r}; expected fixed or paragraph")
+    if by == "paragraph" and overlap:
+        raise ChunkingError(
+            f"an overlap of {overlap} characters with --by paragraph; paragraphs do not overlap"
+        )
     documents = read_documents(docs)
-    chunks = fixed_chunks(documents, size, overlap)
+    chunks = (
+        paragraph_chunks(documents, size) if by == "paragraph" else fixed_chunks(documents, size, overlap)
+    )
     write_chunks(output, chunks, documents)
     return {"documents": len(documents), "chunks": len(chunks), "output": str(output)}
 

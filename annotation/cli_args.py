@@ -48,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_chunk(sub: Subcommands) -> None:
     """``chunk``'s arguments (#44)."""
-    ch = sub.add_parser("chunk", help="cut documents into fixed-size chunks: a chunks file with offsets")
+    ch = sub.add_parser(
+        "chunk", help="cut documents into chunks (fixed size or by paragraph): a chunks file with offsets"
+    )
     ch.add_argument(
         "docs",
         metavar="PATH",
@@ -61,7 +63,13 @@ def _add_chunk(sub: Subcommands) -> None:
         type=bounded_int(0, 10**9),
         default=0,
         metavar="N",
-        help="characters shared with the next chunk",
+        help="characters shared with the next chunk (fixed only)",
+    )
+    ch.add_argument(
+        "--by",
+        choices=("fixed", "paragraph"),
+        default="fixed",
+        help="fixed: chunks of --size characters; paragraph: whole lines packed into chunks of at most --size",
     )
     ch.add_argument("-o", "--output", required=True, metavar="FILE", help="the chunks file (JSONL) to write")
 

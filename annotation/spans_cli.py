@@ -12,11 +12,13 @@ __all__ = ["run"]
 
 
 def run_chunk(args: argparse.Namespace) -> str:
-    done = actions.chunk(args.docs, args.output, size=args.size, overlap=args.overlap)
-    return (
-        f"wrote {plural(done['chunks'], 'chunk')} of {plural(done['documents'], 'document')} "
-        f"({args.size} characters, overlap {args.overlap}) to {done['output']}\n"
+    done = actions.chunk(args.docs, args.output, size=args.size, overlap=args.overlap, by=args.by)
+    how = (
+        f"paragraphs, at most {args.size} characters"
+        if args.by == "paragraph"
+        else f"{args.size} characters, overlap {args.overlap}"
     )
+    return f"wrote {plural(done['chunks'], 'chunk')} of {plural(done['documents'], 'document')} ({how}) to {done['output']}\n"
 
 
 def run_import_chroma(args: argparse.Namespace) -> str:

@@ -417,6 +417,9 @@ NOT_RUN = {
     "annotation chunk corpora/ --size 800 --overlap 200 -o B.jsonl": (
         "the shared chroma data (tests/test_spans.py runs this chunking)"
     ),
+    "annotation chunk corpora/ --size 800 --by paragraph -o P.jsonl": (
+        "the shared chroma data (bench/chunkers.py runs this chunking; tests/test_spans.py tests --by paragraph)"
+    ),
     "annotation import-chroma questions.csv --corpora corpora/ -o golden.yaml": (
         "the shared chroma data (tests/test_spans.py runs it and checks its line)"
     ),

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from annotation.__main__ import main as annotation_main
-from annotation.chunking import ChunkingError, fixed_chunks
+from annotation.chunking import ChunkingError, fixed_chunks, paragraph_chunks
 from annotation.formats.chroma import read_chroma_questions
 from annotation.formats.chunks import read_chunks, read_documents, write_chunks
 from annotation.formats.golden import read_golden, write_golden
@@ -37,6 +37,31 @@ def test_fixed_chunks_by_hand() -> None:
         fixed_chunks(docs, 4, 4)
     with pytest.raises(ChunkingError, match="whitespace"):
         fixed_chunks({"a b": "text"}, 4)
+
+
+def test_paragraph_chunks_by_hand() -> None:
+    # lines at [0, 3) "aaa", [4, 6) "bb", a blank line, [8, 18) "cccccccccc", "  " (whitespace only),
+    # [22, 23) "d"; size 7: "aaa\nbb" packs (6 characters), the 10-character line is cut 7 + 3, and
+    # its piece [15, 18) takes "d" ([15, 23): 8 characters > 7, so not)
+    text = "aaa\nbb\n\ncccccccccc\n  \nd"
+    assert [(c.id, c.start, c.end) for c in paragraph_chunks({"a": text}, 7)] == [
+        ("a#0", 0, 6),
+        ("a#1", 8, 15),
+        ("a#2", 15, 18),
+        ("a#3", 22, 23),
+    ]
+    assert [(c.start, c.end) for c in paragraph_chunks({"a": text}, 100)] == [(0, 23)]
+    # every chunk starts and ends on a line's characters, never a line break; each at most size
+    for size in (1, 2, 5, 9, 40):
+        chunks = paragraph_chunks({"a": text, "b": "x\r\ny y\n"}, size)
+        for c in chunks:
+            body = {"a": text, "b": "x\r\ny y\n"}[c.doc][c.start : c.end]
+            assert 0 < len(body) <= size and body[0] not in "\r\n" and body[-1] not in "\r\n"
+    assert paragraph_chunks({"e": "", "f": "\n \n"}, 5) == []
+    with pytest.raises(ChunkingError, match="at least 1"):
+        paragraph_chunks({"a": text}, 0)
+    with pytest.raises(ChunkingError, match="whitespace"):
+        paragraph_chunks({"a b": text}, 4)
 
 
 def test_chunks_file_round_trip_and_text_check(tmp_path) -> None:
@@ -226,6 +251,36 @@ def test_chunk_command_refuses_bad_overlap(tmp_path, capsys) -> None:
     )
     assert code == 2 and out == "" and err.count("\n") == 1 and "overlap" in err
     assert not (tmp_path / "c.jsonl").exists()
+    code, out, err = cli(
+        annotation_main,
+        capsys,
+        "chunk",
+        doc,
+        "--size",
+        4,
+        "--overlap",
+        1,
+        "--by",
+        "paragraph",
+        "-o",
+        tmp_path / "c.jsonl",
+    )
+    assert code == 2 and out == "" and err.count("\n") == 1 and "paragraphs do not overlap" in err
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_chunk_command_by_paragraph(tmp_path, capsys) -> None:
+    doc = tmp_path / "d.txt"
+    doc.write_text("first line\nsecond\n\nthird one here\n")
+    code, out, err = cli(
+        annotation_main, capsys, "chunk", doc, "--size", 20, "--by", "paragraph", "-o", tmp_path / "c.jsonl"
+    )
+    assert (code, err) == (0, "")
+    assert (
+        out == f"wrote 2 chunks of 1 document (paragraphs, at most 20 characters) to {tmp_path / 'c.jsonl'}\n"
+    )
+    got = [(c.id, c.start, c.end) for c in read_chunks(tmp_path / "c.jsonl", read_documents([doc]))]
+    assert got == [("d#0", 0, 17), ("d#1", 19, 33)]
 
 
 def test_import_keeps_a_chunks_origin_and_the_golden_export_writes_it(tmp_path, capsys) -> None:
