@@ -10,6 +10,7 @@ from annotation.formats.golden import read_golden
 from annotation.model import ChunkSpan, Evidence
 from annotation.sentences import sentence_spans
 from annotation.store import Store, StoreError, UnplacedChunk
+from annotation.views import marking_view
 from calibration import actions
 from tests.conftest import cli, integrity_errors
 
@@ -105,3 +106,20 @@ def test_golden_export_writes_marks_as_evidence_and_project_finds_the_chunk(tmp_
     other = [ChunkSpan("d#0", "d", 0, 30), ChunkSpan("d#1", "d", 30, 60), ChunkSpan("d#2", "d", 60, 90)]
     projected = actions.project(golden, other)
     assert projected.golden.grades["q1"] == {"d#0": 0, "d#1": 3}  # d#0 holds 13/31: below the bar
+
+
+def test_the_picker_shows_the_persons_own_marks_only(tmp_path, capsys) -> None:
+    db = str(tmp_path / "s.db")
+    _store_with_items(db, tmp_path, capsys)
+    with Store(db) as store:
+        store.annotator_id("bob")
+        c1, c2 = _item(store, "c1"), _item(store, "c2")
+        store.mark_evidence(c1, "bob", [(32, 51)])
+        store.mark_evidence(c1, "ann", [(0, 31)])
+        text = DOC[17:68]
+        assert marking_view(store, c1, "ann", text) == [(0, 31, True), (32, 51, False)]
+        assert marking_view(store, c1, "bob", text) == [(0, 31, False), (32, 51, True)]
+        with pytest.raises(StoreError, match="does not match its place"):
+            marking_view(store, c1, "ann", text + "!")
+        with pytest.raises(UnplacedChunk):
+            marking_view(store, c2, "ann", "plain chunk")
