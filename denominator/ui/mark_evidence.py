@@ -41,6 +41,12 @@ def render_mark_button(column: Any, item_id: int) -> None:
 def _toggle(item_id: int) -> None:
     shown = st.session_state.get(f"{STATE}open") == item_id
     st.session_state[f"{STATE}open"] = None if shown else item_id
+    _clear_boxes()  # opened afresh: the boxes show the stored marks, not an earlier item's ticks
+
+
+def _clear_boxes() -> None:
+    for key in [k for k in st.session_state if str(k).startswith(f"{STATE}box-")]:
+        del st.session_state[key]
 
 
 def render_marker(item: dict[str, Any], annotator: str) -> None:
@@ -59,7 +65,7 @@ def render_marker(item: dict[str, Any], annotator: str) -> None:
         st.warning(md(exc))
         return
     sentences = [(begin, finish) for begin, finish, _ in shown]
-    with st.container(key="mark-evidence"):
+    with st.container(key="label-mark-sentences"):
         st.markdown(
             "**Which sentences answer the query?** Tick them, then save (m). Your grade is a separate key."
         )
@@ -67,7 +73,7 @@ def render_marker(item: dict[str, Any], annotator: str) -> None:
             st.checkbox(
                 md(text[begin:finish]),
                 value=ticked,
-                key=f"{STATE}{item_id}:{number}",
+                key=f"{STATE}box-{number}",  # by position: no store id in the page (#17)
             )
         st.button(
             "Save the marks (m)",
@@ -80,7 +86,7 @@ def render_marker(item: dict[str, Any], annotator: str) -> None:
 
 def _save(item_id: int, annotator: str, sentences: list[tuple[int, int]]) -> None:
     ticked = [
-        span for number, span in enumerate(sentences) if st.session_state.get(f"{STATE}{item_id}:{number}")
+        span for number, span in enumerate(sentences) if st.session_state.get(f"{STATE}box-{number}")
     ]
     try:
         with borrowed(db_path()) as store:
@@ -95,6 +101,7 @@ def _save(item_id: int, annotator: str, sentences: list[tuple[int, int]]) -> Non
         st.session_state[f"{STATE}message"] = f"The marks were not saved: {exc}"
         return
     st.session_state[f"{STATE}open"] = None
+    _clear_boxes()
     st.session_state[f"{STATE}message"] = (
         f"Marked {counted(len(ticked), 'sentence', 'sentences')} of this chunk as the answer "
         "(its grade is unchanged: grade it with 0-3)."

@@ -71,7 +71,7 @@ def test_a_marked_sentence_is_exported_as_evidence_and_projected(chromium, tmp_p
             wait_for_script_run(page)
             page.mouse.click(650, 30)  # focus the page, not an input
             page.keyboard.press("e")
-            picker = page.locator(".st-key-mark-evidence")
+            picker = page.locator(".st-key-label-mark-sentences")
             expect(picker.get_by_text("It thins the blood!")).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
             wait_for_script_run(page)
             picker.get_by_text("Aspirin was first made in 1897.").click()
