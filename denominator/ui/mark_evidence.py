@@ -85,9 +85,7 @@ def render_marker(item: dict[str, Any], annotator: str) -> None:
 
 
 def _save(item_id: int, annotator: str, sentences: list[tuple[int, int]]) -> None:
-    ticked = [
-        span for number, span in enumerate(sentences) if st.session_state.get(f"{STATE}box-{number}")
-    ]
+    ticked = [span for number, span in enumerate(sentences) if st.session_state.get(f"{STATE}box-{number}")]
     try:
         with borrowed(db_path()) as store:
             identity = current(store)  # a token revoked since the page was drawn writes nothing
