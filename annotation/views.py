@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from annotation.rubrics import DEFAULT_MIN_GRADE
+from annotation.sentences import sentence_spans
 from annotation.store.base import StoreError
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "is_open",
     "item_summary",
     "item_view",
+    "marking_view",
     "my_work",
     "next_item",
     "pool_report",
@@ -190,3 +192,18 @@ def waiting_words(waiting: Waiting, now: datetime | None = None) -> str:
         f"their tab is closed; if those tabs stay idle, "
         + (f"at {first}." if first == last else f"from {first} to {last}.")
     )
+
+
+def marking_view(store: Store, item_id: int, annotator: str, text: str) -> list[tuple[int, int, bool]]:
+    """The sentences of ``item_id``'s chunk ``text`` (as the page shows it) a person may mark as
+    the answer (#44 item 2): ``(start, end, ticked)``, offsets into the text, ticked when among
+    ``annotator``'s own current marks (never another person's). StoreError (UnplacedChunk) when the
+    chunk's place in its document is not known or its text is not that place's length."""
+    doc, start, end = store.chunk_place(item_id)
+    if len(text) != end - start:
+        raise StoreError(
+            f"this chunk's text ({len(text)} characters) does not match its place in {doc!r} "
+            f"({start}-{end}), so it cannot be marked"
+        )
+    mine = set(store.my_marks(item_id, annotator))
+    return [(begin, finish, (begin, finish) in mine) for begin, finish in sentence_spans(text)]

@@ -47,8 +47,8 @@ def test_schema_and_migrations_once(db_at) -> None:
     } <= tables
     with Store(db_at) as again:  # opening again applies nothing twice
         applied = again._applied()
-    # m001 schema ... m016 provider sign-in, m017 batch calls, m018 subject issuer, m019 verdict looks, m020 lease sessions, m021 batches, m022 label reviews, m023 guidelines, m024 chunk spans: each once, in order
-    assert list(applied) == migration_names() and len(migration_names()) == 24
+    # m001 schema ... m016 provider sign-in, m017 batch calls, m018 subject issuer, m019 verdict looks, m020 lease sessions, m021 batches, m022 label reviews, m023 guidelines, m024 chunk spans, m025 evidence marks: each once, in order
+    assert list(applied) == migration_names() and len(migration_names()) == 25
 
 
 def test_labels_are_append_only(store) -> None:

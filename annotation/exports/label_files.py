@@ -24,7 +24,7 @@ from annotation.exports.judged import judge_grades, judge_title
 from annotation.exports.provenance import provenance_of
 from annotation.formats.golden import write_golden
 from annotation.formats.trec import write_qrels
-from annotation.model import ChunkSpan, Qrels
+from annotation.model import ChunkSpan, Evidence, Qrels
 from annotation.pooling import sampling_design
 from annotation.render import counted
 from annotation.rubrics import DEFAULT_MIN_GRADE, RELEVANCE
@@ -206,6 +206,7 @@ def export_golden(
     # where each graded chunk comes from, when the corpus gave it (#44): golden.yaml's chunks section
     spans = store.chunk_spans(chunk for docs in qrels.grades.values() for chunk in docs)
     qrels.chunk_spans = {chunk: ChunkSpan(chunk, *span) for chunk, span in sorted(spans.items())}
+    ungraded = marked_evidence(store, qrels, annotator)
     write_golden(qrels, path, meta=meta)
     where = "each query lists them under disputed with every person's grade"
     summary = _written(qrels, path, None if annotator else aggregate, where) + (f"; {named}" if named else "")
@@ -217,6 +218,11 @@ def export_golden(
         )
     if made is not None and made.warning:
         summary += f"; warning: {made.warning} (said in its provenance)"
+    if ungraded:
+        summary += (
+            f"; {counted(ungraded, 'marked chunk', 'marked chunks')} left out of evidence: marked by a person who has no "
+            "current grade of that chunk"
+        )
     if gaps:
         summary += (
             f"; warning: {gaps} pooled chunks "
@@ -224,6 +230,29 @@ def export_golden(
             "nor sampled (label them, or export every annotator's labels)"
         )
     return summary
+
+
+def marked_evidence(store: Store, qrels: Qrels, annotator: str | None = None) -> int:
+    """Add to ``qrels.evidence`` the sentences people marked on *Label chunks* (one person's with
+    ``annotator``): each marked span of a document, graded by **the marking person's own current
+    grade of that chunk** (not the aggregate), one entry per person and span (two people marking
+    one sentence give two entries; nothing is merged). Returns how many marks were left out
+    because their person has no current grade of the chunk (marked, then skipped or undone)."""
+    grades = {
+        (label["item_id"], label["annotator"]): int(label["value"])
+        for label in store.current_labels(annotator)
+        if label["rubric"] == RELEVANCE.name
+    }
+    left_out = 0
+    for mark in store.current_marks(annotator):
+        grade = grades.get((mark["item_id"], mark["annotator"]))
+        if grade is None:
+            left_out += 1
+            continue
+        qrels.evidence.setdefault(mark["query_id"], []).extend(
+            Evidence(mark["doc"], start, end, grade) for start, end in mark["spans"]
+        )
+    return left_out
 
 
 def _mixed(meta: dict[str, Any]) -> bool:

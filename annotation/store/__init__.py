@@ -37,6 +37,8 @@ The path (or URL) comes from ``--db`` or ``DENOMINATOR_DB`` (default ``./denomin
 - ``history``: recorded ``check`` reports of a run over time;
 - ``guidelines``: each rubric's guidelines, versioned (an admin's edit is a new version);
 - ``browse``: the admin's item browser, one item's history, settlements (adjudication);
+- ``evidence_marks``: the sentences a person marked as the answer inside a chunk, as spans of its
+  document (append-only);
 - ``reviews``: the review pass: a person's labels agreed with or corrected by a reviewer.
 
 Everything else asks the store: no SQL lives outside this package
@@ -74,6 +76,7 @@ from annotation.store.base import (
 )
 from annotation.store.browse import Browse
 from annotation.store.corpus import Corpus
+from annotation.store.evidence_marks import EvidenceMarks, UnplacedChunk
 from annotation.store.guidelines import GuidelineVersions
 from annotation.store.history import History
 from annotation.store.identity import REVOKED, ROLES, AnnotatorRow, Identity, token_hash
@@ -121,6 +124,7 @@ __all__ = [
     "ImportConflict",
     "OffScale",
     "UnknownImport",
+    "UnplacedChunk",
     "ImportRecord",
     "ImportChange",
     "AnnotatorRow",
@@ -167,6 +171,7 @@ class Store(
     Corpus,
     History,
     GuidelineVersions,
+    EvidenceMarks,
     Providers,
     Identity,
     StoreBase,

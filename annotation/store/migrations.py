@@ -28,6 +28,7 @@ APPEND_ONLY = {
     "m019_verdict_looks": ("verdict_looks",),
     "m022_label_reviews": ("label_reviews",),
     "m023_guidelines": ("guidelines",),
+    "m025_evidence_marks": ("evidence_marks",),
 }
 
 
@@ -440,6 +441,21 @@ def _m024_chunk_spans(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE chunks ADD COLUMN doc TEXT")
     db.execute("ALTER TABLE chunks ADD COLUMN doc_start INTEGER")
     db.execute("ALTER TABLE chunks ADD COLUMN doc_end INTEGER")
+
+
+@MIGRATIONS(name="m025_evidence_marks")
+def _m025_evidence_marks(db: sqlite_utils.Database) -> None:
+    """The sentences a person marked as the answer inside a chunk (#44 item 2,
+    :mod:`annotation.store.evidence_marks`): one row per confirm, holding the whole set marked
+    (``spans``: JSON ``[[start, end], ...]``, offsets into the document ``doc``; ``[]`` takes the
+    marks back). Append-only: a new confirm is a new row, the newest per (item, annotator) counts."""
+    db.execute(
+        """CREATE TABLE evidence_marks (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id),
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id), doc TEXT NOT NULL, spans TEXT NOT NULL,
+            created_at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX evidence_marks_item ON evidence_marks (item_id, annotator_id)")
+    append_only(db, "evidence_marks", "evidence marks are append-only: mark again instead")
 
 
 def migration_functions() -> list[tuple[str, object]]:

@@ -93,6 +93,7 @@ ID_TABLES = frozenset(
         "handout",
         "guidelines",
         "label_reviews",
+        "evidence_marks",
     )
 )
 _LOWER_PARAM = re.compile(r"\blower\(\s*\?\s*\)", re.IGNORECASE)

@@ -57,6 +57,7 @@ TABLES = (
     "verdict_looks",
     "label_reviews",
     "guidelines",
+    "evidence_marks",
 )
 BATCH = 5_000
 

@@ -7,7 +7,8 @@
   with the label); keys ``a``, ``b``, ``t`` (tie), ``x`` (both bad).
 
 On every page ``s`` skips and ``u`` undoes the last label of this session (and says what it
-took back); ``g`` shows or hides the rubric's guidelines (its grade definitions and worked
+took back); on *Label chunks* ``e`` marks the sentences that answer the query
+(:mod:`denominator.ui.mark_evidence`); ``g`` shows or hides the rubric's guidelines (its grade definitions and worked
 examples, as an admin last edited them: :func:`render_guidelines`). Skipped items come back at
 the end of the queue. Where a person is lives in the
 store (annotation.store.queue: leases and skips), not in the browser session: each tab (its id
@@ -49,6 +50,7 @@ from annotation.rubrics import FAITHFULNESS, PREFERENCE, RELEVANCE, Rubric
 from annotation.store import Store, StoreBusy, StoreError, borrowed
 from annotation.store.queue import BatchProgress, TabSession
 from annotation.views import item_summary, item_view, my_work, waiting_words
+from denominator.ui.mark_evidence import render_mark_button, render_marker
 
 KEY = "label:"
 # this app process's id in the leases' ``session`` (annotation.store.queue.TabSession): a lease
@@ -456,7 +458,9 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         )
         if meaning:
             column.caption(meaning)
-    left, right, guide = st.columns(3)
+    left, right, guide, *mark = st.columns(4 if page.kind == "chunk" else 3)
+    if mark:  # the answer marked inside the chunk (#44): a span of its document
+        render_mark_button(mark[0], item["item_id"])
     left.button(
         "Skip (s)",
         key=f"{page.prefix}skip",
@@ -473,6 +477,8 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
         on_click=_toggle_guidelines,
         args=(page,),
     )
+    if mark:
+        render_marker(item, annotator)
     if shown:
         render_guidelines(page)
     render_my_work(page, annotator)
