@@ -93,9 +93,9 @@ def render_next(db: str, me: str, person: str, kind: str) -> None:
         st.error(md(exc))
         return
     done = total - len(waiting)
-    st.progress(done / total if total else 1.0, text=f"{done} / {total} of {person}'s labels reviewed")
+    st.progress(done / total if total else 1.0, text=f"{done} / {total} of {md(person)}'s labels reviewed")
     if not waiting or item is None:
-        st.success(f"Every current {item_kind_words(kind)} label of {person} is reviewed.")
+        st.success(f"Every current {item_kind_words(kind)} label of {md(person)} is reviewed.")
         return
     label = waiting[0]
     scale = get_rubric(label["rubric"]).scale
