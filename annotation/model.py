@@ -178,13 +178,8 @@ class Qrels:
     @property
     def grades(self) -> dict[str, dict[str, int]]:
         if self._grades is None:
-            grades: dict[str, dict[str, int]] = {}
             table = self.to_table()  # holds no grades yet: the table it was made from
-            for qid, doc, grade in zip(
-                table["q"].to_pylist(), table["d"].to_pylist(), table["g"].to_pylist()
-            ):
-                grades.setdefault(qid, {})[doc] = grade
-            self._grades = grades
+            self._grades = _grades_of(table["q"], table["d"].to_pylist(), table["g"].to_pylist())
         return self._grades
 
     @property
@@ -284,6 +279,31 @@ class Run:
         )
         empty = [qid for qid, docs in rankings.items() if not docs]
         return cls(table=table, name=name, empty_queries=empty)
+
+
+def _grades_of(
+    q: pa.ChunkedArray | pa.Array, docs: list[str], grades: list[int]
+) -> dict[str, dict[str, int]]:
+    """``{q: {d: g}}`` of a table's columns read row by row (a (q, d) given twice keeps its first
+    place and its last grade): each run of rows with one query added at once (the rows' queries
+    compared in Arrow, not one Python step a row)."""
+    out: dict[str, dict[str, int]] = {}
+    n = len(q)
+    column = q.combine_chunks() if isinstance(q, pa.ChunkedArray) else q
+    if n == 0 or column.null_count or column.type not in (pa.string(), pa.large_string()):
+        for qid, doc, grade in zip(column.to_pylist(), docs, grades):
+            out.setdefault(qid, {})[doc] = grade
+        return out
+    change = as_numpy(pc.not_equal(column.slice(1), column.slice(0, n - 1)))
+    starts = np.concatenate([np.zeros(1, np.int64), np.flatnonzero(change) + 1])
+    bounds = [*starts.tolist(), n]
+    for qid, a, b in zip(column.take(arrow(starts)).to_pylist(), bounds, bounds[1:]):
+        block = out.get(qid)
+        if block is None:
+            out[qid] = dict(zip(docs[a:b], grades[a:b]))
+        else:
+            block.update(zip(docs[a:b], grades[a:b]))
+    return out
 
 
 def arrow(values: Any, type: pa.DataType | None = None) -> pa.Array:

@@ -1038,3 +1038,32 @@ def test_fuzz_golden_values_in_every_slot(tmp_path_factory, slots) -> None:
     outcome = _outcome(read_golden, path)
     if isinstance(outcome, Qrels):
         assert all(isinstance(g, int) for docs in outcome.grades.values() for g in docs.values())
+
+
+def test_grades_from_a_table_keep_the_row_by_row_meaning() -> None:
+    """``Qrels.grades`` from a table (each run of one query added at once) equals the row-by-row
+    dict: a query whose rows lie apart merges, a (q, d) given twice keeps its first place and
+    its last grade, in both string types and across chunks (issue #42)."""
+    rng = random.Random(7)
+    for _ in range(500):
+        n = rng.randint(0, 25)
+        q = [rng.choice(["a", "b", "é", "a b"]) for _ in range(n)]
+        d = [rng.choice(["x", "y", "z"]) for _ in range(n)]
+        g = [rng.randint(0, 3) for _ in range(n)]
+        want: dict[str, dict[str, int]] = {}
+        for qid, doc, grade in zip(q, d, g):
+            want.setdefault(qid, {})[doc] = grade
+        for kind in (pa.string(), pa.large_string()):
+            half = n // 2
+            table = pa.table(
+                {
+                    "q": pa.chunked_array([pa.array(q[:half], kind), pa.array(q[half:], kind)], type=kind),
+                    "d": pa.array(d, pa.string()),
+                    "g": pa.array(g, pa.int64()),
+                }
+            )
+            got = Qrels(table=table).grades
+            assert got == want
+            assert [(k, list(v.items())) for k, v in got.items()] == [
+                (k, list(v.items())) for k, v in want.items()
+            ]
