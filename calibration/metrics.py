@@ -479,13 +479,20 @@ def with_grades(
     not grade for the query; where it would change a grade, the sum is made and looked up afresh."""
     grades = qrels.grades
     merged: dict[str, dict[str, int]] = {}
-    added: list[tuple[str, str, int]] = []
+    added_q: list[str] = []
+    added_d: list[str] = []
+    added_g: list[int] = []
     for qid in qids:
-        base, more = grades.get(qid, {}), extra.get(qid, {})
-        if more and not more.keys().isdisjoint(base):  # a grade changed: not a sum
+        base, more = grades.get(qid, {}), extra.get(qid)
+        if not more:
+            merged[qid] = dict(base)
+            continue
+        if not more.keys().isdisjoint(base):  # a grade changed: not a sum
             return Qrels(grades={q: {**grades.get(q, {}), **extra.get(q, {})} for q in qids})
         merged[qid] = {**base, **more}
-        added.extend((qid, doc, grade) for doc, grade in more.items())
+        added_q += [qid] * len(more)
+        added_d += more.keys()
+        added_g += more.values()
     table = qrels.to_table()
     ordered = _ordered(run) if run.table.num_rows else None
     keep = as_numpy(pc.is_in(table["q"], value_set=arrow(list(qids), pa.string())))
@@ -495,9 +502,9 @@ def with_grades(
     schema = table.schema
     more_table = pa.table(
         {
-            "q": arrow([q for q, _, _ in added], pa.string()).cast(schema.field("q").type),
-            "d": arrow([d for _, d, _ in added], pa.string()).cast(schema.field("d").type),
-            "g": arrow([g for _, _, g in added], pa.int64()).cast(schema.field("g").type),
+            "q": arrow(added_q, pa.string()).cast(schema.field("q").type),
+            "d": arrow(added_d, pa.string()).cast(schema.field("d").type),
+            "g": arrow(added_g, pa.int64()).cast(schema.field("g").type),
         }
     )
     summed = pa.concat_tables([table.select(["q", "d", "g"]), more_table]).combine_chunks()
@@ -513,7 +520,7 @@ def with_grades(
         at, which = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         if depth is not None and ordered.repeat is None:  # each id once: its one row, if in the top
             at, which = ordered.matches(more_table["q"], more_table["d"], ordered.head(depth))
-        if len(at) != len(added):
+        if len(at) != len(added_q):
             at, which = ordered.matches(more_table["q"], more_table["d"])
         rows[at] = which + table.num_rows
         ordered.keep(summed, rows)

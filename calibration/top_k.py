@@ -8,7 +8,7 @@ run.rankings().items()}`` (``tests/test_top_k.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +22,7 @@ from calibration.metrics import InvalidMeasure, query_indices, top_ranked
 from calibration.metrics_grouped import NotGrouped, QueryBatches
 from calibration.run_file import RUN_COLUMNS
 
-__all__ = ["query_batches", "top_of_table", "top_ranked_file"]
+__all__ = ["Grouped", "query_batches", "top_of_table", "top_ranked_file"]
 
 
 def top_of_table(table: pa.Table, depth: int) -> dict[str, list[str]]:
@@ -74,18 +74,28 @@ def top_of_table(table: pa.Table, depth: int) -> dict[str, list[str]]:
 def query_batches(path: PathLike) -> Iterator[pa.Table]:
     """A clean TREC run file in batches of whole queries (tables q, d, s), each query in one batch;
     :class:`NotStreamable` (a file the lean reader leaves to the others, read at any point) or
-    :class:`NotGrouped` (a query that comes back after other queries) stops it: read it whole."""
-    seen: set[str] = set()
+    :class:`NotGrouped` (a query that comes back after other queries) stops it: read it whole.
+    (A caller that sorts each batch anyway checks its queries from the sort: :class:`Grouped`.)"""
+    grouped = Grouped()
     batches = QueryBatches(lean_pieces(path, RUN_COLUMNS, ("r",), ("s",)))
     for batch in batches:
-        qids = _queries_of(batch["q"])
-        if not seen.isdisjoint(qids):
-            back = sorted(seen.intersection(qids), key=lambda q: q.encode("utf-8"))[0]
-            raise NotGrouped(
-                f"query {back!r} comes back in piece {batches.read}: the run is not grouped by query"
-            )
-        seen.update(qids)
+        grouped.check(_queries_of(batch["q"]), batches.read)
         yield batch
+
+
+class Grouped:
+    """The queries of the batches read so far: :meth:`check` each batch's, in file order."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def check(self, qids: Collection[str], piece: int) -> None:
+        """:class:`NotGrouped` when a query of ``qids`` (a batch's, read up to piece ``piece``)
+        came in an earlier batch."""
+        if not self.seen.isdisjoint(qids):
+            back = sorted(self.seen.intersection(qids), key=lambda q: q.encode("utf-8"))[0]
+            raise NotGrouped(f"query {back!r} comes back in piece {piece}: the run is not grouped by query")
+        self.seen.update(qids)
 
 
 def _queries_of(column: pa.ChunkedArray) -> list[str]:

@@ -1,5 +1,5 @@
 """``metrics --judge-labels`` over a run file read in pieces, as the metrics read it (issue #42,
-item 1): each batch of whole queries (:func:`calibration.top_k.query_batches`) is sorted once
+item 1): each batch of whole queries (:class:`calibration.metrics_grouped.QueryBatches`, checked by :class:`calibration.top_k.Grouped`) is sorted once
 (``Run.memo``), gives its queries' top k from that sort, and is scored three ways against those
 queries' grades (:func:`calibration.holes.scoring.query_scores`); the batches' figures are merged
 once the file is read. Each query's figures read only its own grades and ranking, so they are a
@@ -13,14 +13,15 @@ from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from annotation.formats.columnar import NotStreamable
+from annotation.formats.columnar import NotStreamable, lean_pieces
 from annotation.hole_sample import HoleSample
 from annotation.model import Qrels, Run
 from calibration.holes.scoring import HoleScores, query_scores
 from calibration.inputs import ENGINE_THREADS, PathLike
 from calibration.metrics import Gain, top_ranked
-from calibration.metrics_grouped import NotGrouped
-from calibration.top_k import query_batches
+from calibration.metrics_grouped import NotGrouped, QueryBatches
+from calibration.run_file import RUN_COLUMNS
+from calibration.top_k import Grouped
 
 __all__ = ["StreamedScores", "sample_holes", "streamed_scores"]
 
@@ -76,10 +77,13 @@ def streamed_scores(
     out = StreamedScores(ranked={}, parts={k: [] for k in ks}, missing=dict.fromkeys(ks, 0))
     try:
         with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
-            for batch in query_batches(path):
+            grouped, batches = Grouped(), QueryBatches(lean_pieces(path, RUN_COLUMNS, ("r",), ("s",)))
+            for batch in batches:
                 run = Run(table=batch)
-                # the batch sorted once (Run.memo): its top k read from the sort the scores share
+                # the batch sorted once (Run.memo): its top k read from the sort the scores share,
+                # its queries too (checked against the batches before: the run grouped by query)
                 top = top_ranked(run, depth, pool)
+                grouped.check(top.keys(), batches.read)
                 out.ranked.update(top)
                 base = {qid: grades[qid] for qid in top if qid in grades}
                 if base:
