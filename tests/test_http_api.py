@@ -377,3 +377,10 @@ def test_two_app_servers_on_postgresql_serve_the_same_data(demo_db: Path | str, 
             f"{two}/api/import/traces", content=traces_body(50, "shared"), headers=root, timeout=60
         )
         assert again.json()["imported"][0] == "traces body: 0 traces, 50 unchanged"
+
+
+def test_api_max_bytes_goes_with_api(capsys: pytest.CaptureFixture[str]) -> None:
+    from denominator.cli import main
+
+    assert main(["serve", "--db", "unused.db", "--api-max-bytes", "5"]) == 2
+    assert capsys.readouterr().err == "error: --api-max-bytes goes with --api\n"
