@@ -11,6 +11,11 @@ annotators add`` prints, with their roles:
   annotation import`` and the Data page run: the same validation, the same append-only rules, one
   transaction (a malformed body stores nothing). Traces become trace items: today's traces go to the
   labelling queue without a file.
+- ``POST /api/pool`` (admin only): ``{"depth", "runs", "annotators"}``, the runs' top ``depth`` as
+  chunk items (:func:`annotation.actions.pool`, what ``python -m annotation pool`` runs): chunks for
+  a query, once the corpus, the queries and the run are pushed. ``POST /api/pairs`` (admin only):
+  ``{"system_a", "system_b"}``, an answer pair per query both systems answered
+  (:func:`annotation.pooling.pool_pairs`, what the demo builds its pairs with; no command has it).
 - ``GET /api/labels``: the labels that count (the newest row per item and person, retractions
   dropped), in label-id order, ``after`` a label id, at most ``limit``. An annotator reads their own
   only (another's: 403); a reviewer or an admin reads anyone's.
@@ -19,8 +24,8 @@ annotators add`` prints, with their roles:
 - ``GET /api/me``: who the token is. ``GET /api/openapi.json`` and ``GET /api/docs``: the contract,
   as data and as a page that needs no network.
 
-Every body is read through :func:`annotation.web.read_body` (at most :data:`DEFAULT_BODY_BYTES`, or
-``DENOMINATOR_API_MAX_BYTES``; more: 413, unread); every query parameter is bounded and checked
+Every body is read through :func:`annotation.web.read_body` (a file at most :data:`DEFAULT_BODY_BYTES`,
+or ``DENOMINATOR_API_MAX_BYTES``; a JSON request at most :data:`JSON_BYTES`; more: 413, unread); every query parameter is bounded and checked
 before the store is opened; an unknown token is 401, a known one of the wrong role 403; the token is
 never written in an answer. Errors are one JSON object ``{"error": "..."}``.
 """
@@ -43,8 +48,29 @@ from starlette.routing import BaseRoute, Mount, Route
 from annotation import actions
 from annotation.errors import DenominatorError
 from annotation.exchange import ImportSources
-from annotation.store import Store, StoreBusy, default_db_path
-from annotation.web import Html, html_response, page, read_body, render, too_large
+from annotation.http_contract import (
+    API_ENV,
+    API_PATH,
+    DEFAULT_BODY_BYTES,
+    DEPTH_MAX,
+    ID_MAX,
+    JSON_BYTES,
+    KINDS,
+    LIMIT_DEFAULT,
+    LIMIT_MAX,
+    MAX_BYTES_ENV,
+    NAME_CHARS,
+    NAMES_MAX,
+    NO_STORE,
+    SLOTS,
+    TOKEN_CHARS,
+    TRACE_SOURCES,
+    docs_page,
+    openapi,
+)
+from annotation.pooling import pool_pairs
+from annotation.store import Store, StoreBusy, database_exists, default_db_path
+from annotation.web import TOO_LARGE_HEADERS, html_response, read_body, too_large
 
 __all__ = [
     "API_ENV",
@@ -59,27 +85,8 @@ __all__ = [
     "openapi",
 ]
 
-API_ENV = "DENOMINATOR_API"  # "1": the app serves the API (``denominator serve --api`` sets it)
-API_PATH = "/api"  # where ``serve --api`` mounts it (Streamlit reserves /_stcore and the like)
-DEFAULT_BODY_BYTES = 8 * 1024 * 1024  # one push: 1,000 traces of a few KB each fit in it
-MAX_BYTES_ENV = "DENOMINATOR_API_MAX_BYTES"
-TOKEN_CHARS = 512  # the longest Authorization value read (a token is 32 characters)
-NAME_CHARS = 200  # an annotator's name, a run's name, an import's name given as a parameter
-LIMIT_MAX = 10_000  # the most labels one answer carries
-LIMIT_DEFAULT = 1_000
-ID_MAX = 2**63 - 1
-KINDS = ("chunk", "trace", "pair")
-Role = Literal["annotator", "reviewer", "admin"]
 
-# slot: the file name each body is written under (the readers choose the format by extension)
-SLOTS: dict[str, dict[str, str]] = {
-    "corpus": {"jsonl": "corpus.jsonl"},
-    "queries": {"jsonl": "queries.jsonl", "tsv": "queries.tsv"},
-    "run": {"trec": "run.trec", "jsonl": "run.jsonl"},
-    "traces": {"jsonl": "traces.jsonl", "json": "traces.json"},
-}
-TRACE_SOURCES = ("jsonl", "openinference", "langfuse", "langsmith")
-NO_STORE = {"Cache-Control": "no-store"}
+Role = Literal["annotator", "reviewer", "admin"]
 
 
 class ApiError(DenominatorError):
@@ -125,6 +132,8 @@ def _error(status: int, message: str) -> JSONResponse:
     headers = dict(NO_STORE)
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="denominator"'
+    if status == 413:  # the rest of the body is never read: the connection closes
+        headers.update(TOO_LARGE_HEADERS)
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
@@ -179,6 +188,10 @@ T = TypeVar("T")
 
 
 def _in_store(db: str, work: Callable[[Store], T]) -> T:
+    if not database_exists(db):  # a request never creates a store
+        raise ApiError(
+            503, "this server's store does not exist yet (python -m denominator demo, or an import)"
+        )
     with Store(db, patient=True) as store:
         return work(store)
 
@@ -270,8 +283,9 @@ def _import_body(
             who=who,
         )
         try:
-            with Store(db, patient=True) as store:
-                lines = actions.import_(store, sources)
+            lines = _in_store(db, lambda store: actions.import_(store, sources))
+        except ApiError:
+            raise
         except DenominatorError as exc:
             raise ApiError(400, _named(str(exc), path)) from None
     return {"imported": [_named(line, path) for line in lines]}
@@ -279,6 +293,74 @@ def _import_body(
 
 def _named(text: str, path: Path) -> str:
     return text.replace(str(path), "body")
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, at most :data:`JSON_BYTES`; else 413 or 400."""
+    body = await read_body(request, JSON_BYTES)
+    if body is None:
+        raise ApiError(413, f"a request here carries at most {JSON_BYTES} bytes")
+    try:
+        value = json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ApiError(400, "the body is not JSON; expected an object") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, "the body is not a JSON object")
+    return value
+
+
+def _names(value: Any, key: str) -> list[str]:
+    if value is None:
+        return []
+    if (
+        not isinstance(value, list)
+        or len(value) > NAMES_MAX
+        or not all(
+            isinstance(v, str) and v.strip() and len(v) <= NAME_CHARS and v.isprintable() for v in value
+        )
+    ):
+        raise ApiError(
+            400, f"{key}: expected a list of at most {NAMES_MAX} names of 1 to {NAME_CHARS} characters"
+        )
+    return [v.strip() for v in value]
+
+
+def _name(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > NAME_CHARS or not value.isprintable():
+        raise ApiError(400, f"{key}: expected a name of 1 to {NAME_CHARS} printable characters")
+    return value.strip()
+
+
+async def pool(request: Request, db: str) -> dict[str, Any]:
+    """``POST /api/pool`` (admin): ``{"depth", "runs"?, "annotators"?}``, the pool of the runs' top
+    ``depth`` as chunk items (what ``python -m annotation pool`` does), assigned to the people named."""
+    token = _token(request)
+    await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
+    asked = await _json_body(request)
+    unknown = sorted(set(asked) - {"depth", "runs", "annotators"})
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0][:40]!r}; expected depth, runs, annotators")
+    depth = asked.get("depth")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= DEPTH_MAX:
+        raise ApiError(400, f"depth: expected a whole number from 1 to {DEPTH_MAX}")
+    runs = _names(asked.get("runs"), "runs") or None
+    people = _names(asked.get("annotators"), "annotators")
+    done = await run_in_threadpool(
+        _in_store, db, lambda store: actions.pool(store, depth, runs=runs, annotators=people)
+    )
+    return {"pool": dict(done["pool"])}
+
+
+async def pairs(request: Request, db: str) -> dict[str, int]:
+    """``POST /api/pairs`` (admin): ``{"system_a", "system_b"}``, a pair item per query both systems
+    answered (their first traces), what the demo builds its answer pairs with."""
+    token = _token(request)
+    await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
+    asked = await _json_body(request)
+    first, second = _name(asked.get("system_a"), "system_a"), _name(asked.get("system_b"), "system_b")
+    if first == second:
+        raise ApiError(400, "system_b: expected another system than system_a")
+    return await run_in_threadpool(_in_store, db, lambda store: pool_pairs(store, first, second))
 
 
 async def labels(request: Request, db: str) -> dict[str, Any]:
@@ -384,6 +466,8 @@ async def docs_route(request: Request, db: str) -> Response:
 ROUTES = [
     Route("/me", _endpoint(me), methods=["GET"]),
     Route("/import/{slot}", _endpoint(push), methods=["POST"]),
+    Route("/pool", _endpoint(pool), methods=["POST"]),
+    Route("/pairs", _endpoint(pairs), methods=["POST"]),
     Route("/labels", _endpoint(labels), methods=["GET"]),
     Route("/verdicts", _endpoint(verdicts), methods=["GET"]),
     Route("/openapi.json", _endpoint(openapi_route), methods=["GET"]),
@@ -412,214 +496,3 @@ def api_routes() -> list[BaseRoute]:
     if os.environ.get(API_ENV) != "1":
         return []
     return [Mount(API_PATH, app=api_app())]
-
-
-# ---------------------------------------------------------------- the contract
-
-_ERROR = {
-    "description": "one line that says why",
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-}
-_AUTH = {
-    "401": {**_ERROR, "description": "no token, or not a valid one"},
-    "403": {**_ERROR, "description": "the token's role may not"},
-}
-
-
-_COMPONENTS: dict[str, Any] = {
-    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-    "schemas": {
-        "Error": {
-            "type": "object",
-            "required": ["error"],
-            "properties": {"error": {"type": "string"}},
-        },
-        "Who": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "role": {"enum": ["annotator", "reviewer", "admin"]},
-            },
-        },
-        "Imported": {
-            "type": "object",
-            "properties": {"imported": {"type": "array", "items": {"type": "string"}}},
-        },
-        "Label": {
-            "type": "object",
-            "properties": {
-                **{key: {"type": "integer"} for key in ("label_id", "item_id", "value")},
-                "kind": {"enum": list(KINDS)},
-                **{
-                    key: {"type": ["string", "null"]}
-                    for key in ("query_id", "chunk_id", "trace_id", "trace_b_id", "note")
-                },
-                **{key: {"type": "string"} for key in ("annotator", "rubric", "created_at")},
-            },
-        },
-        "Labels": {
-            "type": "object",
-            "properties": {
-                "labels": {"type": "array", "items": {"$ref": "#/components/schemas/Label"}},
-                "count": {"type": "integer"},
-                "next_after": {"type": ["integer", "null"]},
-            },
-        },
-        "Verdicts": {
-            "type": "object",
-            "properties": {
-                "verdicts": {"type": "array", "items": {"type": "object"}},
-                "count": {"type": "integer"},
-            },
-        },
-    },
-}
-
-
-def _json_ok(ref: str, text: str) -> dict[str, Any]:
-    return {
-        "description": text,
-        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
-    }
-
-
-def _query(name: str, text: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": False, "description": text, "schema": schema}
-
-
-def openapi() -> dict[str, Any]:
-    """The API's OpenAPI 3.1 document, kept by hand beside the routes (tests hold the two together)."""
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Denominator HTTP API",
-            "version": "1",
-            "description": "Push work to the labelling queue and read labels and judges' verdicts. "
-            "Authorization: Bearer <token> (python -m annotation annotators add). Bodies at most "
-            f"{DEFAULT_BODY_BYTES} bytes by default ({MAX_BYTES_ENV}).",
-        },
-        "servers": [{"url": API_PATH}],
-        "security": [{"bearer": []}],
-        "paths": {
-            "/me": {
-                "get": {
-                    "summary": "Who the token is",
-                    "responses": {"200": _json_ok("Who", "name and role"), **_AUTH},
-                }
-            },
-            "/import/{slot}": {
-                "post": {
-                    "summary": "Import one file of the import formats (admin only)",
-                    "description": "The body is the file: corpus (JSONL chunks), queries (JSONL or TSV), "
-                    "run (TREC or JSONL rankings; ?name= required) or traces (JSONL; ?from= another "
-                    "source's export). One transaction: a malformed body stores nothing. Traces become "
-                    "trace items in the labelling queue.",
-                    "parameters": [
-                        {"name": "slot", "in": "path", "required": True, "schema": {"enum": list(SLOTS)}},
-                        _query(
-                            "format",
-                            "the body's format (default: the slot's first)",
-                            {"enum": sorted({f for s in SLOTS.values() for f in s})},
-                        ),
-                        _query("name", "a run's name", {"type": "string", "maxLength": NAME_CHARS}),
-                        _query("stage", "a run's stage", {"enum": ["fetch", "keep"]}),
-                        _query("from", "where traces come from", {"enum": list(TRACE_SOURCES)}),
-                        _query(
-                            "import_name",
-                            "the import's name in `imports list`",
-                            {"type": "string", "maxLength": NAME_CHARS},
-                        ),
-                    ],
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
-                        },
-                    },
-                    "responses": {
-                        "200": _json_ok("Imported", "what the import added, line by line"),
-                        "400": {
-                            **_ERROR,
-                            "description": "a malformed body (the line and field named); nothing stored",
-                        },
-                        **_AUTH,
-                        "413": {"description": "a body past the limit; nothing read further, nothing stored"},
-                        "503": {**_ERROR, "description": "the store is busy; nothing stored"},
-                    },
-                }
-            },
-            "/labels": {
-                "get": {
-                    "summary": "The labels that count (newest per item and person), by label id",
-                    "description": "An annotator reads their own only; a reviewer or an admin anyone's.",
-                    "parameters": [
-                        _query(
-                            "annotator", "one person's labels", {"type": "string", "maxLength": NAME_CHARS}
-                        ),
-                        _query("kind", "the items' kind", {"enum": list(KINDS)}),
-                        _query("after", "labels after this label id", {"type": "integer", "minimum": 0}),
-                        _query(
-                            "limit",
-                            "at most this many",
-                            {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX},
-                        ),
-                    ],
-                    "responses": {
-                        "200": _json_ok("Labels", "the labels, and next_after when more follow"),
-                        **_AUTH,
-                    },
-                }
-            },
-            "/verdicts": {
-                "get": {
-                    "summary": "Each judge's latest weekly review (admin only)",
-                    "responses": {"200": _json_ok("Verdicts", "one review per judge"), **_AUTH},
-                }
-            },
-        },
-        "components": _COMPONENTS,
-    }
-
-
-_DOCS_ROUTE = (
-    "<h2>{method:text} {path:text}</h2><p>{summary:text}</p><p>{description:text}</p><ul>{params:html}</ul>"
-)
-_DOCS_PARAM = "<li><code>{name:text}</code> ({where:text}): {text:text}</li>"
-_DOCS_BODY = (
-    "<h1>{title:text}</h1><p>{intro:text}</p>"
-    '<p>The machine-readable contract: <a href="{json:url}">{json:text}</a>.</p>{routes:html}'
-)
-
-
-def docs_page(document: Mapping[str, Any]) -> Html:
-    """The OpenAPI document as a plain page (no script, no font, nothing fetched from elsewhere)."""
-    parts: list[str] = []
-    for path, methods in document["paths"].items():
-        for method, spec in methods.items():
-            params = "".join(
-                render(
-                    _DOCS_PARAM,
-                    name=p["name"],
-                    where=p["in"],
-                    text=p.get("description") or json.dumps(p.get("schema")),
-                )
-                for p in spec.get("parameters", [])
-            )
-            parts.append(
-                render(
-                    _DOCS_ROUTE,
-                    method=method.upper(),
-                    path=API_PATH + path,
-                    summary=spec.get("summary", ""),
-                    description=spec.get("description", ""),
-                    params=Html(params),
-                )
-            )
-    body = render(
-        _DOCS_BODY,
-        title=document["info"]["title"],
-        intro=document["info"]["description"],
-        json=f"{API_PATH}/openapi.json",
-        routes=Html("".join(parts)),
-    )
-    return page("HTTP API", body)

@@ -235,7 +235,7 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
     if args.api_max_bytes is not None and not args.api:
         raise UsageError("--api-max-bytes goes with --api")
     # start-up: the API's module (starlette, the import actions) loads for serve only, not every command
-    from annotation.http_api import API_ENV, API_PATH, MAX_BYTES_ENV
+    from annotation.http_contract import API_ENV, API_PATH, MAX_BYTES_ENV
 
     env.pop(API_ENV, None)  # only --api serves it, whatever the environment says
     env.pop(MAX_BYTES_ENV, None)

@@ -306,6 +306,70 @@ def test_oversized_and_malformed_bodies_store_nothing(
     assert DEFAULT_BODY_BYTES == 8 * 1024 * 1024
 
 
+def test_chunks_for_a_query_and_answer_pairs_become_items(db_at: str) -> None:
+    """An empty store: corpus, queries, a run and two systems' traces pushed, then pooled (depth 2 of
+    two queries: 4 chunk items) and paired (two queries both systems answered: 2 pair items)."""
+    with Store(db_at) as store:
+        root = bearer(store.add_annotator("root", "admin") or "")
+        store.add_annotator("ann", "annotator")
+    corpus = "".join(json.dumps({"id": f"c{i}", "text": f"chunk text {i}"}) + "\n" for i in range(4))
+    queries = "".join(json.dumps({"id": q, "text": f"what is {q}?"}) + "\n" for q in ("q1", "q2"))
+    run = "".join(
+        f"{q} Q0 c{i} {r} {1 - r / 10} bm25\n" for q in ("q1", "q2") for r, i in enumerate((0, 1, 2), 1)
+    )
+    traces = "".join(
+        json.dumps(
+            {
+                "id": f"{s}-{q}",
+                "query_id": q,
+                "system": s,
+                "question": f"{q}?",
+                "contexts": ["c0"],
+                "answer": f"{s} on {q}",
+            }
+        )
+        + "\n"
+        for s in ("sys-a", "sys-b")
+        for q in ("q1", "q2")
+    )
+    with api_server(db_at) as url, httpx.Client(base_url=url, timeout=60) as client:
+        for slot, body, params in (
+            ("corpus", corpus, {}),
+            ("queries", queries, {}),
+            ("run", run, {"name": "bm25"}),
+            ("traces", traces, {}),
+        ):
+            answer = client.post(f"/import/{slot}", params=params, content=body.encode(), headers=root)
+            assert answer.status_code == 200, answer.text
+        pooled = client.post(
+            "/pool", json={"depth": 2, "runs": ["bm25"], "annotators": ["ann"]}, headers=root
+        )
+        assert pooled.status_code == 200, pooled.text
+        report = pooled.json()["pool"]
+        assert (report["pooled"], report["items_added"], report["items_assigned"]) == (4, 4, 4)
+        paired = client.post("/pairs", json={"system_a": "sys-a", "system_b": "sys-b"}, headers=root)
+        assert paired.json() == {"pairs": 2, "added": 2}
+        again = client.post("/pairs", json={"system_a": "sys-a", "system_b": "sys-b"}, headers=root)
+        assert again.json() == {"pairs": 2, "added": 0}
+        # bounded and checked before any work
+        assert client.post("/pool", json={"depth": 0}, headers=root).status_code == 400
+        assert client.post("/pool", json={"depth": True}, headers=root).status_code == 400
+        assert client.post("/pool", json={"depth": 2, "runs": ["x"] * 101}, headers=root).status_code == 400
+        assert client.post("/pool", json={"depth": 2, "extra": 1}, headers=root).status_code == 400
+        assert client.post("/pool", content=b"[1]", headers=root).status_code == 400
+        assert client.post("/pool", content=b"{" * 70_000, headers=root).status_code == 413
+        assert (
+            client.post("/pairs", json={"system_a": "sys-a", "system_b": "sys-a"}, headers=root).status_code
+            == 400
+        )
+        unknown = client.post("/pairs", json={"system_a": "sys-a", "system_b": "nobody"}, headers=root)
+        assert unknown.status_code == 400
+        assert unknown.json() == {"error": "no query has traces of both 'sys-a' and 'nobody'"}
+    with Store(db_at) as store:
+        kinds = dict(store.db.execute("SELECT kind, count(*) FROM items GROUP BY kind").fetchall())
+    assert kinds == {"chunk": 4, "trace": 4, "pair": 2}
+
+
 @pytest.mark.parametrize("backend", ["sqlite"])
 def test_openapi_document_matches_the_routes(demo_db: Path | str) -> None:
     routes = {route.path for route in ROUTES} - {"/openapi.json", "/docs"}  # type: ignore[attr-defined]
