@@ -443,6 +443,17 @@ def test_two_app_servers_on_postgresql_serve_the_same_data(demo_db: Path | str, 
         assert again.json()["imported"][0] == "traces body: 0 traces, 50 unchanged"
 
 
+def test_no_store_there_is_503_and_none_is_made(tmp_path: Path) -> None:
+    missing = tmp_path / "none.db"
+    with api_server(missing) as url:
+        answer = httpx.get(f"{url}/me", headers=bearer("any-token"))
+    assert answer.status_code == 503
+    assert answer.json() == {
+        "error": "this server's store does not exist yet (python -m denominator demo, or an import)"
+    }
+    assert not missing.exists()
+
+
 def test_api_max_bytes_goes_with_api(capsys: pytest.CaptureFixture[str]) -> None:
     from denominator.cli import main
 
