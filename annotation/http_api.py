@@ -381,43 +381,33 @@ async def labels(request: Request, db: str) -> dict[str, Any]:
             chosen: str | None = who["name"]
         else:
             chosen = person
-        rows = current_labels(store.label_history(chosen), kind)
-        page_rows = [row for row in rows if row["label_id"] > after][:limit]
-        more = len([row for row in rows if row["label_id"] > after]) > limit
+        rows = store.labels_after(after, limit + 1, chosen, kind)  # one more: whether more follow
+        shown = [_label(row) for row in rows[:limit]]
         return {
-            "labels": page_rows,
-            "count": len(page_rows),
-            "next_after": page_rows[-1]["label_id"] if more else None,
+            "labels": shown,
+            "count": len(shown),
+            "next_after": shown[-1]["label_id"] if len(rows) > limit else None,
         }
 
     return await run_in_threadpool(_in_store, db, read)
 
 
-def current_labels(history: list[tuple[Any, ...]], kind: str | None = None) -> list[Label]:
-    """The label that counts per (item, person): their newest row, dropped when it is a retraction
-    (value None). ``history`` is :meth:`Store.label_history`'s rows, by label id; the result too."""
-    newest: dict[tuple[int, str], tuple[Any, ...]] = {}
-    for row in history:
-        newest[(row[1], row[7])] = row
-    kept = sorted((row for row in newest.values() if row[9] is not None), key=lambda row: row[0])
-    return [
-        {
-            "label_id": int(row[0]),
-            "item_id": int(row[1]),
-            "kind": row[2],
-            "query_id": row[3],
-            "chunk_id": row[4],
-            "trace_id": row[5],
-            "trace_b_id": row[6],
-            "annotator": row[7],
-            "rubric": row[8],
-            "value": int(row[9]),
-            "note": row[10],
-            "created_at": str(row[13]),
-        }
-        for row in kept
-        if kind is None or row[2] == kind
-    ]
+def _label(row: tuple[Any, ...]) -> Label:
+    """A row of :meth:`Store.labels_after` as the API gives it."""
+    return {
+        "label_id": int(row[0]),
+        "item_id": int(row[1]),
+        "kind": row[2],
+        "query_id": row[3],
+        "chunk_id": row[4],
+        "trace_id": row[5],
+        "trace_b_id": row[6],
+        "annotator": row[7],
+        "rubric": row[8],
+        "value": int(row[9]),
+        "note": row[10],
+        "created_at": str(row[11]),
+    }
 
 
 async def verdicts(request: Request, db: str) -> dict[str, Any]:
