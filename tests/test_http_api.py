@@ -152,6 +152,13 @@ def test_push_1000_traces_label_them_and_read_them_back(demo_db: Path | str) -> 
         today = [pair for chunk in pages for pair in chunk]
         assert today == [("today-1", "ann"), ("today-0", "ann"), ("today-2", "bob")]
 
+        # polled after the last id read, a correction made since comes once, and nothing else
+        last = mine.json()["labels"][-1]["label_id"]
+        with Store(demo_db) as store:
+            store.add_label(second, "ann", 2, "faithfulness")
+        polled = client.get("/labels", params={"after": last}, headers=bearer(tokens["ann"])).json()
+        assert [(r["trace_id"], r["value"]) for r in polled["labels"]] == [("today-1", 2)]
+
 
 def reviews(db: str | Path) -> None:
     """Weekly reviews of two judges, as `calibration review` stores them: judge-a in weeks 48 and 49,
