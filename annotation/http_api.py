@@ -46,7 +46,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from annotation import actions
-from annotation.errors import DenominatorError
+from annotation.errors import DenominatorError, describe
 from annotation.exchange import ImportSources
 from annotation.http_contract import (
     API_ENV,
@@ -69,7 +69,15 @@ from annotation.http_contract import (
     openapi,
 )
 from annotation.pooling import pool_pairs
-from annotation.store import Store, StoreBusy, database_exists, default_db_path
+from annotation.store import (
+    DiskError,
+    DiskFull,
+    Store,
+    StoreBusy,
+    StoreError,
+    database_exists,
+    default_db_path,
+)
 from annotation.web import TOO_LARGE_HEADERS, html_response, read_body, too_large
 
 __all__ = [
@@ -192,14 +200,22 @@ def _in_store(db: str, work: Callable[[Store], T]) -> T:
         raise ApiError(
             503, "this server's store does not exist yet (python -m denominator demo, or an import)"
         )
-    with Store(db, patient=True) as store:
-        return work(store)
+    try:
+        store = Store(db, patient=True)
+    except StoreError as exc:  # cannot connect, not a Denominator database, a newer schema: the server's
+        raise ApiError(503, describe(exc, db)) from None
+    with store:
+        try:
+            return work(store)
+        except (DiskFull, DiskError) as exc:  # the server's trouble, not the request's
+            raise ApiError(503, describe(exc, db)) from None
 
 
 def _endpoint(handler: Callable[[Request, str], Any]) -> Callable[[Request], Any]:
     """``handler(request, db)`` with the API's one error boundary: an :class:`ApiError` is its
-    status, a busy store 503, any other named error 400 (nothing stored: every write is one
-    transaction); the answer is never cached."""
+    status, a busy or unreachable store 503, any other named error 400 (nothing stored: every write
+    is one transaction), anything else 500, each one line (:func:`annotation.errors.describe`: no
+    traceback, no password); the answer is never cached."""
 
     async def endpoint(request: Request) -> Response:
         db: str = request.app.state.db
@@ -208,9 +224,12 @@ def _endpoint(handler: Callable[[Request, str], Any]) -> Callable[[Request], Any
         except ApiError as exc:
             return _error(exc.status, str(exc))
         except StoreBusy as exc:
-            return _error(503, str(exc))
+            return _error(503, describe(exc, db))
         except DenominatorError as exc:
-            return _error(400, str(exc))
+            return _error(400, describe(exc, db))
+        except Exception as exc:  # a driver's or the system's failure: one line, the store's password masked
+            said = describe(exc, db)
+            return _error(503 if said.startswith("the store is unavailable") else 500, said)
         if isinstance(result, Response):
             return result
         return JSONResponse(result, headers=NO_STORE)
@@ -284,10 +303,10 @@ def _import_body(
         )
         try:
             lines = _in_store(db, lambda store: actions.import_(store, sources))
-        except ApiError:
+        except (ApiError, StoreBusy):
             raise
         except DenominatorError as exc:
-            raise ApiError(400, _named(str(exc), path)) from None
+            raise ApiError(400, _named(describe(exc, db), path)) from None
     return {"imported": [_named(line, path) for line in lines]}
 
 

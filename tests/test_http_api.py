@@ -461,6 +461,15 @@ def test_no_store_there_is_503_and_none_is_made(tmp_path: Path) -> None:
     assert not missing.exists()
 
 
+def test_an_unreachable_store_is_503_without_its_password() -> None:
+    with api_server("postgresql://someone:s3cret-pw@127.0.0.1:1/nothing") as url:
+        answer = httpx.get(f"{url}/me", headers=bearer("any-token"), timeout=30)
+    assert answer.status_code == 503
+    said = answer.json()["error"]
+    assert said.startswith("postgresql://***@127.0.0.1:1/nothing: cannot connect to the database")
+    assert "s3cret" not in answer.text
+
+
 def test_api_max_bytes_goes_with_api(capsys: pytest.CaptureFixture[str]) -> None:
     from denominator.cli import main
 
