@@ -5,7 +5,8 @@ and the commands of the product as a whole.
     denominator judge ...        the judge: grade, compare, fit-lexical, list
     denominator calibration ...  metrics, audit, compare, agree, position, ppi, review
     denominator demo [--db DB] [--if-empty]   the demo database (``make run`` builds it)
-    denominator serve [--db DB] [--port N] [--host H] [--secrets FILE]   the app (what ``make run`` serves)
+    denominator serve [--db DB] [--port N] [--host H] [--secrets FILE] [--api [--api-max-bytes N]]
+                                 the app (what ``make run`` serves); --api: the HTTP API at /api beside it
     denominator --version
 
 ``denominator GROUP ARGS`` is ``python -m GROUP ARGS``: the same options, output and exit
@@ -125,6 +126,19 @@ def serve_parser() -> argparse.ArgumentParser:
         help="a secrets.toml whose [auth] section signs people in with the team's OpenID Connect "
         "provider (docs/sign-in.md); only its owner may read it (chmod 600)",
     )
+    parser.add_argument(
+        "--api",
+        action="store_true",
+        help="also serve the HTTP API at /api on the same port and store: push imports, read labels "
+        "and verdicts with the people's tokens (docs/api-http.md)",
+    )
+    parser.add_argument(
+        "--api-max-bytes",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --api: the most bytes one request body may carry (default 8388608: 8 MiB)",
+    )
     return parser
 
 
@@ -218,6 +232,18 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
     check_session_hours()
     here = f"http://{args.host}:{chosen}"
     said = f"serving {shown_db(db)} at {here}"
+    if args.api_max_bytes is not None and not args.api:
+        raise UsageError("--api-max-bytes goes with --api")
+    # start-up: the API's module (starlette, the import actions) loads for serve only, not every command
+    from annotation.http_contract import API_ENV, API_PATH, MAX_BYTES_ENV
+
+    env.pop(API_ENV, None)  # only --api serves it, whatever the environment says
+    env.pop(MAX_BYTES_ENV, None)
+    if args.api:
+        env[API_ENV] = "1"
+        if args.api_max_bytes is not None:
+            env[MAX_BYTES_ENV] = str(args.api_max_bytes)
+        said += f"; HTTP API at {here}{API_PATH} (its page: {here}{API_PATH}/docs)"
     if args.secrets:
         host, back_to = check_secrets(args.secrets)
         said += f"; sign-in with {host}"

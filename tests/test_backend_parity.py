@@ -177,6 +177,8 @@ def reads(store: Store) -> dict[str, Any]:
         "current_labels": store.current_labels(),
         "label_origins": store.label_origins(),
         "label_history": store.label_history(),
+        "labels_after": store.labels_after(0, 10_000),  # what the HTTP API reads (#43)
+        "labels_after_trace": store.labels_after(2, 3, kind="trace"),
         "imports": store.imports(),
         "judges": store.judges(),
         "stored_runs": store.stored_runs(),

@@ -530,6 +530,7 @@ FACE_MAY_CALL = {
         "annotation.cli_base",
         "annotation.quiet_start",
         "annotation.access",
+        "annotation.http_api",  # the HTTP API the app mounts beside its pages (serve --api), as access's routes
         "annotation.shipped",
         "annotation.errors",
         "denominator",

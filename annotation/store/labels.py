@@ -237,6 +237,27 @@ class Labels(Identity):
             [annotator, annotator],
         ).fetchall()
 
+    def labels_after(
+        self, after: int, limit: int, annotator: str | None = None, kind: str | None = None
+    ) -> list[tuple[Any, ...]]:
+        """The labels that count (the newest live row per (item, annotator), retractions left out),
+        one person's or everyone's, on ``kind`` items or all, whose row id is past ``after``: at most
+        ``limit``, by row id. Polled with the last id read, each new or corrected label comes once
+        (a correction is a newer row). Rows: (label id, item id, kind, query id, chunk id, trace id,
+        trace B id, annotator, rubric, value, note, created at)."""
+        return self.db.execute(
+            f"""SELECT l.id, l.item_id, i.kind, i.query_id, i.chunk_id, i.trace_id, i.trace_b_id,
+                       a.name, l.rubric, l.value, l.note, l.created_at
+                FROM labels l JOIN items i ON i.id = l.item_id JOIN annotators a ON a.id = l.annotator_id
+                WHERE l.id > ? AND (CAST(? AS TEXT) IS NULL OR a.name = ?)
+                  AND (CAST(? AS TEXT) IS NULL OR i.kind = ?) AND {live_item("i")}
+                  AND l.value IS NOT NULL AND l.id = (
+                      SELECT max(id) FROM labels m WHERE m.item_id = l.item_id AND m.annotator_id = l.annotator_id
+                      AND {live("m.id", "labels")})
+                ORDER BY l.id LIMIT ?""",
+            [int(after), annotator, annotator, kind, kind, int(limit)],
+        ).fetchall()
+
     def annotators_with_labels(self) -> list[str]:
         """The names of everyone with a label row (a retraction counts), by name."""
         return [

@@ -1,0 +1,507 @@
+"""The HTTP API beside the app (#43, item 8): a pipeline pushes work and reads results without files.
+
+``denominator serve --api`` mounts :func:`api_app` at ``/api`` on the app's own server (one port, one
+process, the same store, behind the same host check and framing rules as the pages); ``api_app(db)``
+alone is an ASGI app any server can run (the tests run it under uvicorn). Every route but the two
+documentation routes takes ``Authorization: Bearer <token>``, the tokens ``python -m annotation
+annotators add`` prints, with their roles:
+
+- ``POST /api/import/{slot}`` (admin only): the body is one file of the import formats (``corpus``,
+  ``queries``, ``run``, ``traces``), imported by :func:`annotation.actions.import_`, what ``python -m
+  annotation import`` and the Data page run: the same validation, the same append-only rules, one
+  transaction (a malformed body stores nothing). Traces become trace items: today's traces go to the
+  labelling queue without a file.
+- ``POST /api/pool`` (admin only): ``{"depth", "runs", "annotators"}``, the runs' top ``depth`` as
+  chunk items (:func:`annotation.actions.pool`, what ``python -m annotation pool`` runs): chunks for
+  a query, once the corpus, the queries and the run are pushed. ``POST /api/pairs`` (admin only):
+  ``{"system_a", "system_b"}``, an answer pair per query both systems answered
+  (:func:`annotation.pooling.pool_pairs`, what the demo builds its pairs with; no command has it).
+- ``GET /api/labels``: the labels that count (the newest row per item and person, retractions
+  dropped), in label-id order, ``after`` a label id, at most ``limit``. An annotator reads their own
+  only (another's: 403); a reviewer or an admin reads anyone's.
+- ``GET /api/verdicts`` (admin only): the latest weekly review of each judge (what ``calibration
+  review`` records), read only.
+- ``GET /api/me``: who the token is. ``GET /api/openapi.json`` and ``GET /api/docs``: the contract,
+  as data and as a page that needs no network.
+
+Every body is read through :func:`annotation.web.read_body` (a file at most :data:`DEFAULT_BODY_BYTES`,
+or ``DENOMINATOR_API_MAX_BYTES``; a JSON request at most :data:`JSON_BYTES`; more: 413, unread); every query parameter is bounded and checked
+before the store is opened; an unknown token is 401, a known one of the wrong role 403; the token is
+never written in an answer. Errors are one JSON object ``{"error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypedDict, TypeVar
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+
+from annotation import actions
+from annotation.errors import DenominatorError, describe
+from annotation.exchange import ImportSources
+from annotation.http_contract import (
+    API_ENV,
+    API_PATH,
+    DEFAULT_BODY_BYTES,
+    DEPTH_MAX,
+    ID_MAX,
+    JSON_BYTES,
+    KINDS,
+    LIMIT_DEFAULT,
+    LIMIT_MAX,
+    MAX_BYTES_ENV,
+    NAME_CHARS,
+    NAMES_MAX,
+    NO_STORE,
+    SLOTS,
+    TOKEN_CHARS,
+    TRACE_SOURCES,
+    docs_page,
+    openapi,
+)
+from annotation.pooling import pool_pairs
+from annotation.store import (
+    DiskError,
+    DiskFull,
+    Store,
+    StoreBusy,
+    StoreError,
+    database_exists,
+    default_db_path,
+)
+from annotation.web import TOO_LARGE_HEADERS, html_response, read_body, too_large
+
+__all__ = [
+    "API_ENV",
+    "API_PATH",
+    "DEFAULT_BODY_BYTES",
+    "MAX_BYTES_ENV",
+    "SLOTS",
+    "ApiError",
+    "api_app",
+    "api_routes",
+    "body_limit",
+    "openapi",
+]
+
+
+Role = Literal["annotator", "reviewer", "admin"]
+
+
+class ApiError(DenominatorError):
+    """A request the API refuses: its HTTP status and one line that says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Who(TypedDict):
+    name: str
+    role: str
+
+
+class Label(TypedDict):
+    label_id: int
+    item_id: int
+    kind: str
+    query_id: str | None
+    chunk_id: str | None
+    trace_id: str | None
+    trace_b_id: str | None
+    annotator: str
+    rubric: str
+    value: int
+    note: str | None
+    created_at: str
+
+
+def body_limit() -> int:
+    """The most bytes a push may carry: ``DENOMINATOR_API_MAX_BYTES`` when set (a whole number >= 1),
+    else :data:`DEFAULT_BODY_BYTES`."""
+    raw = os.environ.get(MAX_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_BODY_BYTES
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 12 and int(raw) >= 1):
+        raise ApiError(500, f"{MAX_BYTES_ENV} must be a whole number of bytes >= 1")
+    return int(raw)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    headers = dict(NO_STORE)
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="denominator"'
+    if status == 413:  # the rest of the body is never read: the connection closes
+        headers.update(TOO_LARGE_HEADERS)
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _token(request: Request) -> str:
+    """The bearer token of the request (never echoed); 401 when there is none."""
+    value = request.headers.get("authorization", "")
+    if not value or len(value) > TOKEN_CHARS:
+        raise ApiError(401, "a token is needed: Authorization: Bearer <token>")
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "a token is needed: Authorization: Bearer <token>")
+    return token.strip()
+
+
+def _who(store: Store, token: str, roles: tuple[Role, ...]) -> Who:
+    found = store.identify(token)
+    if found is None:
+        raise ApiError(401, "this token is not valid (unknown or revoked)")
+    if found["role"] not in roles:
+        raise ApiError(403, f"a {found['role']} may not do this; it takes: {' or '.join(roles)}")
+    return {"name": found["name"], "role": found["role"]}
+
+
+def _text(request: Request, key: str, default: str | None = None, limit: int = NAME_CHARS) -> str | None:
+    value = request.query_params.get(key)
+    if value is None:
+        return default
+    value = value.strip()
+    if not value or len(value) > limit or not value.isprintable():
+        raise ApiError(400, f"{key}: expected a non-empty printable text of at most {limit} characters")
+    return value
+
+
+def _choice(request: Request, key: str, choices: tuple[str, ...] | list[str], default: str) -> str:
+    value = _text(request, key, default)
+    if value is None or value not in choices:
+        raise ApiError(400, f"{key}: expected one of {', '.join(choices)}")
+    return value
+
+
+def _whole(request: Request, key: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(key)
+    if raw is None:
+        return default
+    raw = raw.strip()
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19) or not low <= int(raw) <= high:
+        raise ApiError(400, f"{key}: expected a whole number from {low} to {high}")
+    return int(raw)
+
+
+T = TypeVar("T")
+
+
+def _in_store(db: str, work: Callable[[Store], T]) -> T:
+    if not database_exists(db):  # a request never creates a store
+        raise ApiError(
+            503, "this server's store does not exist yet (python -m denominator demo, or an import)"
+        )
+    try:
+        store = Store(db, patient=True)
+    except StoreError as exc:  # cannot connect, not a Denominator database, a newer schema: the server's
+        raise ApiError(503, describe(exc, db)) from None
+    with store:
+        try:
+            return work(store)
+        except (DiskFull, DiskError) as exc:  # the server's trouble, not the request's
+            raise ApiError(503, describe(exc, db)) from None
+
+
+def _endpoint(handler: Callable[[Request, str], Any]) -> Callable[[Request], Any]:
+    """``handler(request, db)`` with the API's one error boundary: an :class:`ApiError` is its
+    status, a busy or unreachable store 503, any other named error 400 (nothing stored: every write
+    is one transaction), anything else 500, each one line (:func:`annotation.errors.describe`: no
+    traceback, no password); the answer is never cached."""
+
+    async def endpoint(request: Request) -> Response:
+        db: str = request.app.state.db
+        try:
+            result = await handler(request, db)
+        except ApiError as exc:
+            return _error(exc.status, str(exc))
+        except StoreBusy as exc:
+            return _error(503, describe(exc, db))
+        except DenominatorError as exc:
+            return _error(400, describe(exc, db))
+        except Exception as exc:  # a driver's or the system's failure: one line, the store's password masked
+            said = describe(exc, db)
+            return _error(503 if said.startswith("the store is unavailable") else 500, said)
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(result, headers=NO_STORE)
+
+    return endpoint
+
+
+# ---------------------------------------------------------------- routes
+
+
+async def me(request: Request, db: str) -> Who:
+    token = _token(request)
+    return await run_in_threadpool(
+        _in_store, db, lambda store: _who(store, token, ("annotator", "reviewer", "admin"))
+    )
+
+
+async def push(request: Request, db: str) -> Any:
+    """``POST /api/import/{slot}``: the body, one file of the slot's format, imported whole or not."""
+    token = _token(request)
+    slot = request.path_params["slot"]
+    if slot not in SLOTS:
+        raise ApiError(404, f"no import slot {str(slot)[:40]!r}; expected one of {', '.join(SLOTS)}")
+    fmt = _choice(request, "format", list(SLOTS[slot]), next(iter(SLOTS[slot])))
+    name = _text(request, "name", "")
+    stage = _choice(request, "stage", ("fetch", "keep"), "fetch")
+    source = _choice(request, "from", TRACE_SOURCES, "jsonl")
+    import_name = _text(request, "import_name", "")
+    # who may push is known before the body is read: a refused token costs no upload
+    who = await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
+    limit = body_limit()
+    body = await read_body(request, limit)
+    if body is None:
+        return too_large(limit)
+    if not body.strip():
+        raise ApiError(400, f"the body is empty: expected the {slot} file ({fmt})")
+    if slot == "run" and not name:
+        raise ApiError(400, "a run needs a name (?name=)")
+    file_name = SLOTS[slot][fmt]
+    return await run_in_threadpool(
+        _import_body, db, slot, file_name, body, name or "", stage, source, import_name or "", who["name"]
+    )
+
+
+def _import_body(
+    db: str,
+    slot: str,
+    file_name: str,
+    body: bytes,
+    name: str,
+    stage: str,
+    source: str,
+    import_name: str,
+    who: str,
+) -> dict[str, Any]:
+    """The body as a file named for its format, imported as ``python -m annotation import`` does;
+    the messages name the body, not the temporary file."""
+    with tempfile.TemporaryDirectory(prefix="denominator-api-") as tmp:
+        path = Path(tmp) / file_name
+        path.write_bytes(body)
+        sources = ImportSources(
+            corpus=path if slot == "corpus" else None,
+            queries=path if slot == "queries" else None,
+            run=path if slot == "run" else None,
+            traces=path if slot == "traces" else None,
+            name=name,
+            stage=stage,
+            traces_from=source,
+            import_name=import_name or f"{slot} over HTTP",
+            who=who,
+        )
+        try:
+            lines = _in_store(db, lambda store: actions.import_(store, sources))
+        except (ApiError, StoreBusy):
+            raise
+        except DenominatorError as exc:
+            raise ApiError(400, _named(describe(exc, db), path)) from None
+    return {"imported": [_named(line, path) for line in lines]}
+
+
+def _named(text: str, path: Path) -> str:
+    return text.replace(str(path), "body")
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, at most :data:`JSON_BYTES`; else 413 or 400."""
+    body = await read_body(request, JSON_BYTES)
+    if body is None:
+        raise ApiError(413, f"a request here carries at most {JSON_BYTES} bytes")
+    try:
+        value = json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ApiError(400, "the body is not JSON; expected an object") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, "the body is not a JSON object")
+    return value
+
+
+def _names(value: Any, key: str) -> list[str]:
+    if value is None:
+        return []
+    if (
+        not isinstance(value, list)
+        or len(value) > NAMES_MAX
+        or not all(
+            isinstance(v, str) and v.strip() and len(v) <= NAME_CHARS and v.isprintable() for v in value
+        )
+    ):
+        raise ApiError(
+            400, f"{key}: expected a list of at most {NAMES_MAX} names of 1 to {NAME_CHARS} characters"
+        )
+    return [v.strip() for v in value]
+
+
+def _name(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > NAME_CHARS or not value.isprintable():
+        raise ApiError(400, f"{key}: expected a name of 1 to {NAME_CHARS} printable characters")
+    return value.strip()
+
+
+async def pool(request: Request, db: str) -> dict[str, Any]:
+    """``POST /api/pool`` (admin): ``{"depth", "runs"?, "annotators"?}``, the pool of the runs' top
+    ``depth`` as chunk items (what ``python -m annotation pool`` does), assigned to the people named."""
+    token = _token(request)
+    await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
+    asked = await _json_body(request)
+    unknown = sorted(set(asked) - {"depth", "runs", "annotators"})
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0][:40]!r}; expected depth, runs, annotators")
+    depth = asked.get("depth")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= DEPTH_MAX:
+        raise ApiError(400, f"depth: expected a whole number from 1 to {DEPTH_MAX}")
+    runs = _names(asked.get("runs"), "runs") or None
+    people = _names(asked.get("annotators"), "annotators")
+    done = await run_in_threadpool(
+        _in_store, db, lambda store: actions.pool(store, depth, runs=runs, annotators=people)
+    )
+    return {"pool": dict(done["pool"])}
+
+
+async def pairs(request: Request, db: str) -> dict[str, int]:
+    """``POST /api/pairs`` (admin): ``{"system_a", "system_b"}``, a pair item per query both systems
+    answered (their first traces), what the demo builds its answer pairs with."""
+    token = _token(request)
+    await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
+    asked = await _json_body(request)
+    first, second = _name(asked.get("system_a"), "system_a"), _name(asked.get("system_b"), "system_b")
+    if first == second:
+        raise ApiError(400, "system_b: expected another system than system_a")
+    return await run_in_threadpool(_in_store, db, lambda store: pool_pairs(store, first, second))
+
+
+async def labels(request: Request, db: str) -> dict[str, Any]:
+    """``GET /api/labels``: the labels that count, by label id."""
+    token = _token(request)
+    person = _text(request, "annotator")
+    kind = _text(request, "kind")
+    if kind is not None and kind not in KINDS:
+        raise ApiError(400, f"kind: expected one of {', '.join(KINDS)}")
+    after = _whole(request, "after", 0, 0, ID_MAX)
+    limit = _whole(request, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX)
+
+    def read(store: Store) -> dict[str, Any]:
+        who = _who(store, token, ("annotator", "reviewer", "admin"))
+        if who["role"] == "annotator":
+            if person is not None and person != who["name"]:
+                raise ApiError(403, "an annotator reads their own labels only")
+            chosen: str | None = who["name"]
+        else:
+            chosen = person
+        rows = store.labels_after(after, limit + 1, chosen, kind)  # one more: whether more follow
+        shown = [_label(row) for row in rows[:limit]]
+        return {
+            "labels": shown,
+            "count": len(shown),
+            "next_after": shown[-1]["label_id"] if len(rows) > limit else None,
+        }
+
+    return await run_in_threadpool(_in_store, db, read)
+
+
+def _label(row: tuple[Any, ...]) -> Label:
+    """A row of :meth:`Store.labels_after` as the API gives it."""
+    return {
+        "label_id": int(row[0]),
+        "item_id": int(row[1]),
+        "kind": row[2],
+        "query_id": row[3],
+        "chunk_id": row[4],
+        "trace_id": row[5],
+        "trace_b_id": row[6],
+        "annotator": row[7],
+        "rubric": row[8],
+        "value": int(row[9]),
+        "note": row[10],
+        "created_at": str(row[11]),
+    }
+
+
+async def verdicts(request: Request, db: str) -> dict[str, Any]:
+    """``GET /api/verdicts``: each judge's newest weekly review (``calibration review``), read only."""
+    token = _token(request)
+
+    def read(store: Store) -> dict[str, Any]:
+        _who(store, token, ("admin",))
+        latest: dict[str, dict[str, Any]] = {}
+        for review in store.calibration_trend():  # oldest week first: the last of a judge is its newest
+            if not review["old_rule"]:
+                latest[str(review["fingerprint"])] = review
+        rows = sorted(
+            latest.values(), key=lambda r: (str(r["name"]), r["version"] or 0, str(r["fingerprint"]))
+        )
+        return {"verdicts": [_verdict(row) for row in rows], "count": len(rows)}
+
+    return await run_in_threadpool(_in_store, db, read)
+
+
+def _verdict(review: Mapping[str, Any]) -> dict[str, Any]:
+    keys = (
+        "fingerprint",
+        "name",
+        "version",
+        "rubric",
+        "week",
+        "n",
+        "kappa",
+        "ci",
+        "verdict",
+        "rule",
+        "statistic",
+    )
+    return {key: review[key] for key in keys}
+
+
+async def openapi_route(request: Request, db: str) -> dict[str, Any]:
+    return openapi()
+
+
+async def docs_route(request: Request, db: str) -> Response:
+    return html_response(docs_page(openapi()), headers=NO_STORE)
+
+
+ROUTES = [
+    Route("/me", _endpoint(me), methods=["GET"]),
+    Route("/import/{slot}", _endpoint(push), methods=["POST"]),
+    Route("/pool", _endpoint(pool), methods=["POST"]),
+    Route("/pairs", _endpoint(pairs), methods=["POST"]),
+    Route("/labels", _endpoint(labels), methods=["GET"]),
+    Route("/verdicts", _endpoint(verdicts), methods=["GET"]),
+    Route("/openapi.json", _endpoint(openapi_route), methods=["GET"]),
+    Route("/docs", _endpoint(docs_route), methods=["GET"]),
+]
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return _error(404, "no such route; see /api/docs")
+
+
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    return _error(405, "this route does not take that method; see /api/docs")
+
+
+def api_app(db: str | None = None) -> Starlette:
+    """The API over the store at ``db`` (default: ``DENOMINATOR_DB``, else ./denominator.db)."""
+    app = Starlette(routes=ROUTES, exception_handlers={404: _not_found, 405: _not_allowed})
+    app.state.db = db or default_db_path()
+    return app
+
+
+def api_routes() -> list[BaseRoute]:
+    """What the app serves beside its pages: the API at :data:`API_PATH` when :data:`API_ENV` is
+    "1" (``denominator serve --api``), else nothing (the API is opt-in)."""
+    if os.environ.get(API_ENV) != "1":
+        return []
+    return [Mount(API_PATH, app=api_app())]
