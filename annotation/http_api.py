@@ -78,7 +78,7 @@ from annotation.store import (
     database_exists,
     default_db_path,
 )
-from annotation.web import TOO_LARGE_HEADERS, html_response, read_body, too_large
+from annotation.web import TOO_LARGE_HEADERS, html_response, read_body
 
 __all__ = [
     "API_ENV",
@@ -161,7 +161,7 @@ def _who(store: Store, token: str, roles: tuple[Role, ...]) -> Who:
     if found is None:
         raise ApiError(401, "this token is not valid (unknown or revoked)")
     if found["role"] not in roles:
-        raise ApiError(403, f"a {found['role']} may not do this; it takes: {' or '.join(roles)}")
+        raise ApiError(403, f"the role {found['role']} may not do this; it takes: {' or '.join(roles)}")
     return {"name": found["name"], "role": found["role"]}
 
 
@@ -262,8 +262,10 @@ async def push(request: Request, db: str) -> Any:
     who = await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
     limit = body_limit()
     body = await read_body(request, limit)
-    if body is None:
-        return too_large(limit)
+    if (
+        body is None
+    ):  # JSON, as every answer of the API, the connection closed as annotation.web.too_large does
+        return _error(413, f"a request here carries at most {limit} bytes")
     if not body.strip():
         raise ApiError(400, f"the body is empty: expected the {slot} file ({fmt})")
     if slot == "run" and not name:

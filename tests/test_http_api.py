@@ -281,7 +281,8 @@ def test_oversized_and_malformed_bodies_store_nothing(
         monkeypatch.setenv(MAX_BYTES_ENV, str(len(good) - 1))
         over = client.post("/import/traces", content=good, headers=bearer(tokens["root"]))
         assert over.status_code == 413
-        assert over.text == f"A request here carries at most {len(good) - 1} bytes.\n"
+        assert over.json() == {"error": f"a request here carries at most {len(good) - 1} bytes"}
+        assert over.headers["connection"] == "close"
         monkeypatch.delenv(MAX_BYTES_ENV)
         # 999 good traces and one broken line: one error naming line 1000, none of the 999 kept
         broken = good + b'{"id": "today-999", "query_id": "q_faw"\n'
