@@ -290,7 +290,9 @@ def evaluate(
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:
         raise InvalidMeasure("cutoffs k must be integers >= 1")
-    qids_all = sorted(qrels.qids, key=lambda q: q.encode("utf-8"))
+    # bytewise (trec_eval's order): UTF-8 keeps code-point order, str's own, so no key is needed;
+    # an id with a lone surrogate (no UTF-8) is refused by arrow() below as by an encode here
+    qids_all = sorted(qrels.qids)
     nq = len(qids_all)
     qid_array = arrow(qids_all, pa.string())
 

@@ -52,7 +52,8 @@ def evaluate_grouped(
     whole). Memory: one piece, one batch and the per-query results.
     """
     judged = qrels.to_table()
-    qids_all = sorted(qrels.qids, key=lambda q: q.encode("utf-8"))
+    # bytewise: UTF-8 keeps str's code-point order (a lone surrogate is refused by arrow() below)
+    qids_all = sorted(qrels.qids)
     qid_array = arrow(qids_all, pa.string())
     position = {qid: i for i, qid in enumerate(qids_all)}  # one lookup table for every batch
     j_qi = as_numpy(pc.index_in(judged["q"], value_set=qid_array)).astype(np.int64)
@@ -220,7 +221,8 @@ def _merge(
     ks = sorted(set(int(k) for k in ks))
     names = measure_names(ks)
     qids = [qid for part in parts for qid in part.qids]
-    order = np.array(sorted(range(len(qids)), key=lambda i: qids[i].encode("utf-8")), dtype=np.int64)
+    # bytewise: UTF-8 keeps str's code-point order (the batches' ids went through Arrow: no surrogate)
+    order = np.array(sorted(range(len(qids)), key=qids.__getitem__), dtype=np.int64)
 
     def joined(get: Callable[[Evaluation], np.ndarray], dtype: type) -> np.ndarray:
         columns = [get(part) for part in parts if len(part.qids)]

@@ -199,3 +199,22 @@ def test_a_mapped_run_scores_as_a_read_one(tmp_path: Path) -> None:
     assert len(mapped) == len(read) > 3
     for a, b in zip(mapped, read):
         assert a.equals(b) and a.schema.metadata == b.schema.metadata == {b"tag": b"tag11"}
+
+
+def test_queries_in_bytewise_order_across_batches(tmp_path: Path) -> None:
+    """trec_eval's order of queries, bytewise UTF-8 (code-point order): U+FF61 before U+1F600
+    (UTF-16 puts the emoji's surrogates first), "Z" before "a" before "é"; the queries in several
+    batches (pieces of 64 bytes), in the file in another order, whole and streamed alike."""
+    qids = ["\U0001f600", "é", "a", "\uff61", "Z", "q10", "q2"]
+    run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run_path.write_text(
+        "".join(f"{q} Q0 D{i} {i} {3 - i}.5 t\n" for q in qids for i in range(3)), encoding="utf-8"
+    )
+    qrels_path.write_text("".join(f"{q} 0 D1 1\n" for q in reversed(qids)), encoding="utf-8")
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    pieces = lean_pieces(run_path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=64)
+    streamed = evaluate_grouped(qrels, pieces, ks=[1], min_grade=1)
+    expected = ["Z", "a", "q10", "q2", "é", "\uff61", "\U0001f600"]
+    assert streamed.qids == expected
+    assert evaluate(qrels, run, ks=[1], min_grade=1).qids == expected
+    assert streamed.values["RR"].tolist() == [0.5] * 7
