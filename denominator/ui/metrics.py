@@ -245,6 +245,10 @@ def recall_chart(
 # ---------------------------------------------------------------- rendering
 
 
+BLANK = "default"  # an empty box's placeholder; the rule that decides it is written under the box
+# (a placeholder of the whole rule was cut off at the sidebar's width: #43, item 9)
+
+
 def render_controls() -> Settings:
     with st.sidebar:
         st.header("Settings")
@@ -264,20 +268,20 @@ def render_controls() -> Settings:
             max_value=grade_option.maximum,
             value=None,
             step=1,
-            placeholder=grade_option.rule,
+            placeholder=BLANK,
             key=f"{KEY}min_grade",
-            help=f"Empty: {grade_option.rule}, as in the CLI.",
         )
+        st.caption(f"Empty: {grade_option.rule}, as in the CLI.")
         fetch_depth = st.number_input(
             "fetch depth (stage 1 = the run read this deep)",
             min_value=fetch_option.minimum,
             max_value=fetch_option.maximum,
             value=None,
             step=1,
-            placeholder=fetch_option.rule,
+            placeholder=BLANK,
             key=f"{KEY}fetch_depth",
-            help=f"Empty: {fetch_option.rule} (as the CLI without --fetch-depth).",
         )
+        st.caption(f"Empty: {fetch_option.rule} (as the CLI without --fetch-depth).")
     return Settings(
         k=int(k),
         min_grade=None if min_grade is None else int(min_grade),
