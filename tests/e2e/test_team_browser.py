@@ -137,15 +137,23 @@ def add_person(page, name: str) -> str:
 
 def choose(page, label: str, option: str) -> None:
     """Pick ``option`` in the select box labelled ``label`` (typed into its search, as a person may)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect
 
     box = main_pane(page).get_by_test_id("stSelectbox").filter(has_text=label).get_by_role("combobox")
     wait_for_script_run(page)
-    if box.input_value() != option:
+    for attempt in range(3):  # a rerun still drawing the page may close the list: opened again
+        if box.input_value() == option:
+            break
         box.click()
         page.keyboard.type(option)
-        page.wait_for_timeout(500)
-        page.keyboard.press("Enter")
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            wait_for_script_run(page)
     expect(box).to_have_value(option, timeout=CONTENT_TIMEOUT_MS)
     wait_for_script_run(page)
 
