@@ -159,6 +159,10 @@ def audit_frame(
 ) -> pd.DataFrame:
     """Per-query audit figures: judged@k, label coverage, hits, stage-1 recall, truth recall."""
     k = report["k"]
+
+    def staged(value: float | None) -> str:
+        return "n/a (no stage 1)" if report["fetch_depth"] is None else fmt(value)
+
     rows = []
     for qid, q in report["queries"].items():
         shown = min(k, q["retrieved"])
@@ -175,8 +179,9 @@ def audit_frame(
                 else f"{fmt(coverage)} of {report['corpus_size']} chunks"
             ),
             f"hits in top {k}: positional / distinct": f"{q['positional_hits']} / {q['distinct_hits']}",
-            f"R@{report['fetch_depth'] or 'fetch'} (stage 1)": fmt(q["recall_at_fetch"]),
-            f"lost by the cut to {k}": fmt(q["lost_after_fetch"]),
+            # n/a: no stage 1, as the CLI says; undefined: nothing relevant (#43, item 9)
+            f"R@{report['fetch_depth'] or 'fetch'} (stage 1)": staged(q["recall_at_fetch"]),
+            f"lost by the cut to {k}": staged(q["lost_after_fetch"]),
         }
         if truth_rel is not None:
             row[f"R@{k} against the truth set"] = f"{fmt(q['recall_true'])} (|Rel| = {truth_rel.get(qid, 0)})"
