@@ -279,8 +279,9 @@ def audit_table(result: AuditReport, qrels_path: str = "", run_path: str = "", v
                 _num(q["judged_at_k"], 3),
                 "n/a" if q["label_coverage"] is None else f"{q['label_coverage']:.3f}",
                 f"{q['positional_hits']}/{q['distinct_hits']}",
-                "n/a" if q["recall_at_fetch"] is None else _num(q["recall_at_fetch"], 3),
-                "n/a" if q["lost_after_fetch"] is None else _num(q["lost_after_fetch"], 3),
+                # n/a: no stage 1; undef: a stage-1 figure that is undefined (nothing relevant: #43)
+                "n/a" if result["fetch_depth"] is None else _num(q["recall_at_fetch"], 3),
+                "n/a" if result["fetch_depth"] is None else _num(q["lost_after_fetch"], 3),
                 "n/a" if q["recall_true"] is None else _num(q["recall_true"], 3),
             ]
         )

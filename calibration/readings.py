@@ -35,7 +35,9 @@ def current_readings(store: Store) -> dict[str, Any]:
         policy = load_policy()
     except ValueError:
         policy = DEFAULT_POLICY
-    return {j["fingerprint"]: j for j in verdicts(store, policy, "judge list")["judges"]}
+    # a reading shows no pass rate: not computed (its interval would load scipy.stats, ~0.6 s of CPU)
+    report = verdicts(store, policy, "judge list", pass_rates=False)
+    return {j["fingerprint"]: j for j in report["judges"]}
 
 
 def verdicts(
@@ -44,10 +46,13 @@ def verdicts(
     face: str,
     scope_queries: Collection[str] | None = None,
     scope_name: str = "",
+    *,
+    pass_rates: bool = True,
 ) -> ReviewReport:
     """Every current judge's verdict under ``policy`` (its bar, statistic, min_queries and staleness),
     read by ``face`` and not saved: the one call behind :func:`current_readings` and ``check``'s judge
-    rules (which scope it to a golden set's queries)."""
+    rules (which scope it to a golden set's queries); ``pass_rates=False``: no judge's pass rate
+    (None), for a face that shows none."""
     # start-up: the review's statistics, only where a verdict is read
     from calibration.gate import verdict_settings
     from calibration.review import review
@@ -64,6 +69,7 @@ def verdicts(
         stale_after_weeks=policy.stale_after_weeks,
         scope_queries=scope_queries,
         scope_name=scope_name,
+        pass_rates=pass_rates,
     )
 
 

@@ -340,6 +340,7 @@ def review(
     stale_after_weeks: int = STALE_AFTER_WEEKS,
     scope_queries: Collection[str] | None = None,
     scope_name: str = "",
+    pass_rates: bool = True,
 ) -> ReviewReport:
     """Every judge's agreement with people this week (see the module docstring): the verdict is
     :func:`calibration.stats.verdict.verdict` of ``statistic``'s kappa and interval at ``bar``.
@@ -350,7 +351,9 @@ def review(
     queries"); a judge that graded none of them is listed in ``out_of_scope``, not reviewed.
     ``min_queries``: queries a verdict needs (labels carrying a
     query are clustered by it). ``face``: who reads the verdict (review, page, check), recorded with
-    each look: a verdict read again on more labels reads the confidence sequence (issue #39)."""
+    each look: a verdict read again on more labels reads the confidence sequence (issue #39).
+    ``pass_rates=False`` (a judge's reading on ``judge list`` and the pages, which show no pass rate):
+    each judge's ``pass_rate`` is None, not computed (its interval loads scipy.stats: ~0.6 s of CPU)."""
     if statistic not in STATISTICS:
         raise StoreError(f"verdict statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
     week = check_week(week or current_week())
@@ -480,9 +483,9 @@ def review(
                     agreement["advice"], kind=judge["kind"], bar=bar, ceiling=ceiling, position=position
                 ),
                 "position": None if verdicts_only else position,
-                "pass_rate": _pass_rate(
-                    people_in_scope, answers, rubric, scope, draws=draws, queries=queries
-                ),
+                "pass_rate": _pass_rate(people_in_scope, answers, rubric, scope, draws=draws, queries=queries)
+                if pass_rates
+                else None,
             }
         )
     if save:

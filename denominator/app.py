@@ -27,17 +27,7 @@ from annotation.access.sign_in_pages import (
     render_sign_in,
 )
 from annotation.http_api import api_routes
-from denominator.ui.agreement import render_agreement_page
 from denominator.ui.boundary import admin_signed_in, guarded
-from denominator.ui.browse import items_page
-from denominator.ui.data import render_data_page
-from denominator.ui.guidelines import render_guidelines_page
-from denominator.ui.judge import render_judge_page
-from denominator.ui.label import render_compare_page, render_label_chunks_page, render_label_traces_page
-from denominator.ui.label_review import render_label_review_page
-from denominator.ui.metrics import render_metrics_page
-from denominator.ui.people import render_people_page
-from denominator.ui.review import render_review_page
 
 
 @st.cache_resource(show_spinner=False)
@@ -53,6 +43,10 @@ def freeze_imports() -> bool:
 
 
 def main() -> None:
+    # start-up: the pages load with the first script run, not when the server imports this file to
+    # build its App (denominator/ui/all_pages.py says why)
+    from denominator.ui import all_pages as ui
+
     st.set_page_config(page_title="Denominator", layout="wide")
     freeze_imports()
 
@@ -71,33 +65,38 @@ def main() -> None:
         # an annotator's home: "/" (a default page answers there only); /label, the admins'
         # address of the page, reaches it too, through a hidden page below
         st.Page(
-            render_label_chunks_page,
+            ui.render_label_chunks_page,
             title="Label chunks",
             url_path="label" if admin else "home",
             default=not admin,
         ),
-        st.Page(render_label_traces_page, title="Label traces", url_path="traces"),
-        st.Page(render_compare_page, title="Compare answers", url_path="compare"),
+        st.Page(ui.render_label_traces_page, title="Label traces", url_path="traces"),
+        st.Page(ui.render_compare_page, title="Compare answers", url_path="compare"),
     ]
     pages = [
         *labelling,
-        st.Page(render_label_chunks_page, title="Label chunks", url_path="label", visibility="hidden"),
+        st.Page(ui.render_label_chunks_page, title="Label chunks", url_path="label", visibility="hidden"),
     ]
-    reviewing = st.Page(render_label_review_page, title="Review labels", url_path="review-labels")
+    reviewing = st.Page(ui.render_label_review_page, title="Review labels", url_path="review-labels")
     if identity.role == "reviewer":
         pages = [*pages, reviewing]
     if admin:
         pages = [
-            st.Page(render_metrics_page, title="Metrics and audit", url_path="metrics", default=True),
+            # an admin's home: "/" (a default page answers there only); /metrics, the address a
+            # person types for it, reaches it too, through a hidden page (it said "Page not found")
+            st.Page(ui.render_metrics_page, title="Metrics and audit", url_path="home", default=True),
+            st.Page(
+                ui.render_metrics_page, title="Metrics and audit", url_path="metrics", visibility="hidden"
+            ),
             *labelling,
-            st.Page(render_judge_page, title="Judge", url_path="judge"),
-            st.Page(render_review_page, title="Calibration review", url_path="review"),
-            st.Page(render_agreement_page, title="Agreement", url_path="agreement"),
+            st.Page(ui.render_judge_page, title="Judge", url_path="judge"),
+            st.Page(ui.render_review_page, title="Calibration review", url_path="review"),
+            st.Page(ui.render_agreement_page, title="Agreement", url_path="agreement"),
             reviewing,
-            items_page(),
-            st.Page(render_data_page, title="Data", url_path="data"),
-            st.Page(render_people_page, title="People", url_path="people"),
-            st.Page(render_guidelines_page, title="Guidelines", url_path="guidelines"),
+            ui.items_page(),
+            st.Page(ui.render_data_page, title="Data", url_path="data"),
+            st.Page(ui.render_people_page, title="People", url_path="people"),
+            st.Page(ui.render_guidelines_page, title="Guidelines", url_path="guidelines"),
         ]
     if identity.mode == "local":
         render_local_banner()

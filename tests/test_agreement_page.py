@@ -208,3 +208,20 @@ def test_agree_db_on_the_command_line(hand) -> None:
         "give LABELS.csv, --qrels A B or --db DB (one of them)"
     )
     assert "Traceback" not in both.stderr
+
+
+def test_an_undefined_kappa_reads_undefined_on_the_page(hand) -> None:
+    """A page says "undefined" (annotation.render: ``undef`` is the CLIs' aligned tables' word); the
+    Agreement page's table and heatmap said "undef" (#43, item 9). dee and ann both gave 0 to the
+    two items both labelled: one grade only, kappa undefined."""
+    db, items = hand
+    with Store(db) as store:
+        root = store.add_annotator("root", "admin")
+        store.annotator_id("dee")
+        for q in ("q1", "q2"):
+            store.add_label(items[(q, 0)], "dee", 0)
+    at = page_test(PAGE, state={"access:token": root}, timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    rows = {r["people"]: r for r in at.dataframe[0].value.to_dict("records")}
+    assert rows["ann and dee"]["kappa"] == "undefined"
+    assert not [r for r in rows.values() if "undef" in r["kappa"] and r["kappa"] != "undefined"]

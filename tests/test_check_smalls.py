@@ -55,7 +55,8 @@ def test_mean_of_counts_the_queries_it_averages(capsys, tmp_path):
         "5)",
     ]
     zero = next(line for line in out.splitlines() if line.startswith("q_zero"))
-    assert zero.split() == ["q_zero", "n/a", "undef", "undef", "undef", "0", "5", "0.042"]
+    # nothing relevant: its stage-1 recall is undefined as its R@k is (it said n/a: #43, item 9)
+    assert zero.split() == ["q_zero", "undef", "undef", "undef", "undef", "0", "5", "0.042"]
     assert "note: 4 queries with a judged relevant chunk: the essay asks for 30-50" in out
 
 
@@ -108,3 +109,23 @@ def test_a_hole_sample_says_who_graded_it(capsys, tmp_path):
     path.write_text(yaml.safe_dump(anonymous, sort_keys=False))
     code, out, _ = cli(main, capsys, *base, "--hole-sample", path)
     assert "6 holes graded by people (who is not recorded: the file names no judged_by)." in out
+
+
+def test_a_stage_1_figure_is_n_a_without_a_stage_1_and_undef_when_undefined(capsys, tmp_path):
+    """One word per meaning (#43, item 9): ``n/a`` where there is no stage 1 (k = 10 reads the whole
+    10-deep run), ``undef`` where a figure is undefined (q_zero holds nothing relevant)."""
+    golden, run = with_a_query_of_nothing_relevant(tmp_path)
+    code, out, err = cli(main, capsys, "check", golden, run, "-k", "10", "--no-store")
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("q_", "mean of"))}
+    assert [rows["q_broad"][1], rows["q_zero"][1], rows["mean"][3]] == ["n/a", "n/a", "n/a"], out
+    assert rows["q_zero"][2:5] == ["undef", "undef", "undef"]
+
+
+def test_audit_says_n_a_without_a_stage_1_and_undef_when_undefined(capsys, tmp_path):
+    """The audit's table, alike (#43, item 9): q_zero's stage-1 recall and loss were n/a with a
+    stage 1 of depth 10, beside its undefined R@5."""
+    golden, run = with_a_query_of_nothing_relevant(tmp_path)
+    for argv, fetch in ((["-k", "5", "--fetch-depth", "10"], "undef"), (["-k", "10"], "n/a")):
+        code, out, err = cli(main, capsys, "audit", golden, run, *argv)
+        zero = next(line.split() for line in out.splitlines() if line.startswith("q_zero"))
+        assert zero[2] == "undef" and zero[-3:] == [fetch, fetch, "n/a"], out  # R@fetch, lost, R(truth)

@@ -252,3 +252,16 @@ def test_a_hole_from_the_data_is_escaped(demo_db) -> None:
     assert not at.exception, [e.value for e in at.exception]
     raw = next(t.value for t in at.table if "holes" in t.value.columns)
     assert raw.loc[0, "holes"] == md("[x](http://e)")
+
+
+def test_the_samples_folder_beside_the_checkouts_store_is_ignored_by_git() -> None:
+    """``make run`` serves ./denominator.db, so the page writes its samples into the checkout: git
+    ignores that folder, as it ignores the store itself (#43, item 9: it showed as untracked)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    folder = samples_folder(str(root / "denominator.db"))
+    sample = folder / "hole-sample-k5-0123456789abcdef.yaml"
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(sample)], cwd=root)
+    assert ignored.returncode == 0, f"{folder.relative_to(root)}/ is not in .gitignore"

@@ -3,9 +3,11 @@ judges shown by name and version, the current one marked."""
 
 from __future__ import annotations
 
+import json
+
 from annotation.render import plain
 from annotation.store import Store
-from denominator.ui.judge import IDENTITY_COLUMNS, SUMMARY_COLUMNS
+from denominator.ui.judge import IDENTITY_COLUMNS, READING_COLUMNS, READING_ROW_HEIGHT, SUMMARY_COLUMNS
 from tests.conftest import page_test
 
 
@@ -29,9 +31,16 @@ def test_offline_judge_by_default_fits_and_grades(demo_db) -> None:
     table = at.dataframe[0].value
     assert list(table["kind"]) == ["lexical"] and list(table["answers"]) == [40]
     assert list(table["judge"]) == ["offline-lexical/relevance v1 (current)"]
-    identity = at.dataframe[1].value  # the second table: fingerprint, what changed, model
+    identity = at.dataframe[2].value  # the third table: fingerprint, what changed, model
     assert list(identity["changed"]) == ["first version"] and len(identity["fingerprint"][0]) == 16
     assert list(table.columns) == list(SUMMARY_COLUMNS) and list(identity.columns) == list(IDENTITY_COLUMNS)
+    # the reading, a sentence, in a table of its own: a wide column, rows of three lines where it
+    # wraps (#43, item 9: a column of the summary cut it off at "uncalibrated (20 human-labelled i")
+    reading = at.dataframe[1]
+    assert list(reading.value.columns) == list(READING_COLUMNS)
+    assert reading.value["agreement with people"][0].startswith("uncalibrated (20 human-labelled items")
+    assert reading.proto.row_height == READING_ROW_HEIGHT >= 3 * 21
+    assert json.loads(reading.proto.columns)["agreement with people"]["width"] == "large"
     with Store(demo_db) as store:
         assert (
             store.db.execute("SELECT count(*) FROM judge_labels WHERE value IS NOT NULL").fetchone()[0] == 40
@@ -59,7 +68,7 @@ def test_llm_judge_on_the_page_asks_pairs_in_both_orders(demo_db, monkeypatch, f
     assert plain(at.success[0].value).startswith("8 calls made, 0 of 8 already done, 0 errors")
     text = " ".join(m.value for m in at.markdown)
     assert "mean 0.500 over 4 pairs asked in both orders" in text
-    table = at.dataframe[0].value
+    table = at.dataframe[1].value
     # the current reading, as review and check give it (#40): no person labelled its pairs yet
     assert list(table["agreement with people"]) == [
         "uncalibrated (0 human-labelled items, fewer than the 30 needed): unweighted kappa undefined "
@@ -85,7 +94,7 @@ def test_a_refit_on_new_labels_is_the_next_version_and_current(demo_db) -> None:
     assert not at.exception, [e.value for e in at.exception]
     table = at.dataframe[0].value
     assert list(table["judge"]) == ["offline-lexical/relevance v1", "offline-lexical/relevance v2 (current)"]
-    assert list(at.dataframe[1].value["changed"]) == ["first version", "trained_on"]
+    assert list(at.dataframe[2].value["changed"]) == ["first version", "trained_on"]
     assert list(table["answers"]) == [40, 40]
 
 

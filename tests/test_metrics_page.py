@@ -192,3 +192,17 @@ def test_a_big_runs_tables_are_grids_with_every_query_and_a_download() -> None:
         "Download the audit table (300 queries, CSV)",
         "Download the holes table (300 queries, CSV)",
     ]
+
+
+def test_stage_1_figures_say_n_a_without_a_stage_1(demo_db) -> None:
+    """k = 10 on the worked example's 10-deep run: no stage 1, so its figures are not applicable,
+    as the CLI's n/a says, not "undefined" (#43, item 9: one word per meaning); --fetch-depth 10
+    at k = 5 gives them."""
+    at = ok(app_test(timeout=60).run())
+    audit = table(at, "label coverage")
+    assert list(audit["R@fetch (stage 1)"]) == ["n/a (no stage 1)"] * 4
+    assert list(audit["lost by the cut to 10"]) == ["n/a (no stage 1)"] * 4
+    at.number_input(key="metrics:k").set_value(5).run()
+    at.number_input(key="metrics:fetch_depth").set_value(10).run()
+    audit = table(ok(at), "label coverage")
+    assert audit.loc["q_faw", "R@10 (stage 1)"] == "1.000"

@@ -128,7 +128,8 @@ def test_audit_same_numbers_at_both_faces_defaults(capsys) -> None:
         assert frame.loc[qid, f"hits in top {DEFAULT_K}: positional / distinct"] == (
             f"{q['positional_hits']} / {q['distinct_hits']}"
         )
-        assert frame.loc[qid, "R@fetch (stage 1)"] == shown(q["recall_at_fetch"]) == "undefined"
+        # no stage 1: not applicable, the CLI table's n/a (JSON null), not "undefined" (#43, item 9)
+        assert q["recall_at_fetch"] is None and frame.loc[qid, "R@fetch (stage 1)"] == "n/a (no stage 1)"
 
 
 def test_compare_same_numbers_on_the_cli_and_the_page(capsys, tmp_path) -> None:

@@ -149,3 +149,17 @@ def test_reviews_saved_under_the_old_rule_are_marked_on_the_trend(tmp_path) -> N
 
     assert rule_text(point) == "old rule (point estimate, quadratic weights)"
     assert trend_frame([point])["rule"].tolist() == ["old rule (point, quadratic)"]
+
+
+def test_a_trend_label_is_drawn_above_its_interval() -> None:
+    """The version label above a point lay on the point's interval line, which runs up through it
+    (#43, item 9: an overlapping label on the Review chart): it is drawn above the interval's top,
+    and above the point when there is no interval."""
+    base = {"fingerprint": "fp" * 8, "rubric": "relevance", "name": "j", "n": 40, "verdict": "undecided"}
+    points = [
+        {**base, "week": "2026-W47", "version": 1, "kappa": 0.52, "ci": [0.31, 0.74], "new_version": True},
+        {**base, "week": "2026-W48", "version": 2, "kappa": 0.66, "ci": None, "new_version": True},
+    ]
+    frame = trend_frame(points)  # type: ignore[arg-type]
+    assert frame["mark"].tolist() == ["v1", "v2"]
+    assert frame["label_at"].tolist() == [0.74, 0.66]

@@ -252,3 +252,24 @@ def test_a_judge_run_imports_no_pandas(tmp_path: Path) -> None:
     assert code == 0 and "6 calls made" in out and "uncalibrated" in out, out
     assert not modules & (heavy - {"openai"}), modules & heavy  # the calls are the SDK's
     assert "openai" in modules
+
+
+def test_judge_list_loads_no_scipy_stats(tmp_path: Path) -> None:
+    """``python -m judge list`` on the demo store (#43, item 9: 1.7 s of CPU for its judges): a
+    judge's reading shows no pass rate, so the faithfulness judge's pass rate (whose interval loads
+    scipy.stats, ~0.6 s) is not computed; the readings printed are those of the review."""
+    db = tmp_path / "demo.db"
+    subprocess.run([sys.executable, "-m", "denominator", "demo", "--db", str(db)], cwd=ROOT, check=True)
+    probe = PROBE.replace("{m.split('.')[0] for m in sys.modules}", "set(sys.modules)")
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "judge", "list", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    modules = set([x for x in done.stderr.splitlines() if x.startswith("MODULES ")][-1].split()[1:])
+    assert done.returncode == 0, done.stderr
+    assert "offline-lexical/faithfulness v1 (current)" in done.stdout
+    assert "unweighted kappa 1.000 against people (n = 16 over 4 queries)" in done.stdout
+    assert "scipy.stats" not in modules

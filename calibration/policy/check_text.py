@@ -41,17 +41,20 @@ def queries(n: int | None) -> str:
 
 
 def _cell(value: float | None, what: str = "") -> str:
+    """A figure of the table: ``n/a`` for a stage-1 figure without a stage 1 (``what`` "no stage"),
+    ``undef`` for one that is undefined (nothing relevant: it said n/a beside R@k's undef, #43)."""
     if value is None and what == "coverage":
         return "unknown"
-    if value is None and what == "fetch":
+    if value is None and what == "no stage":
         return "n/a"
     return num(value, 3)
 
 
 def figure_rows(report: CheckReport) -> list[list[str]]:
     """The seven figures per query, then the means (with how many queries each rests on)."""
+    fetch = "no stage" if report["fetch_depth"] is None else ""  # no stage 1: not applicable
     rows = [
-        [qid, _cell(q["fetch_recall"], "fetch"), _cell(q["keep_recall"]), _cell(q["rr"]), _cell(q["ndcg"])]
+        [qid, _cell(q["fetch_recall"], fetch), _cell(q["keep_recall"]), _cell(q["rr"]), _cell(q["ndcg"])]
         + [str(q["rel"]), str(q["k"]), _cell(q["label_coverage"], "coverage")]
         for qid, q in report["queries"].items()
     ]
@@ -68,7 +71,7 @@ def figure_rows(report: CheckReport) -> list[list[str]]:
     rows.append(
         [
             f"mean of {n}",
-            mean(s["fetch_recall"], "fetch"),
+            mean(s["fetch_recall"], fetch),
             mean(s["keep_recall"]),
             mean(s["rr"]),
             mean(s["ndcg"]),

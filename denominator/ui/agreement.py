@@ -92,9 +92,9 @@ def render_summary(report: AgreementReport) -> None:
     )
     alpha = report["krippendorff_alpha"]
     all_people = (
-        f"All {people} people together: Fleiss' kappa {num(report['fleiss_kappa'])}, "
-        f"Krippendorff's alpha {num(alpha['nominal'])} (nominal)"
-        + (f", {num(alpha['ordinal'])} (ordinal)" if alpha.get("ordinal") is not None else "")
+        f"All {people} people together: Fleiss' kappa {num(report['fleiss_kappa'], medium='prose')}, "
+        f"Krippendorff's alpha {num(alpha['nominal'], medium='prose')} (nominal)"
+        + (f", {num(alpha['ordinal'], medium='prose')} (ordinal)" if alpha.get("ordinal") is not None else "")
         + f", over {report['n_items']} items."
     )
     st.write(md(all_people))
@@ -121,7 +121,7 @@ def pairs_frame(report: AgreementReport, disagreements: dict[tuple[str, str], li
                 "items both labelled": pair["n"],
                 "same grade": f"{agreed(pair)} / {pair['n']}",
                 "disagree": f"{len(disagreements.get(names, []))} / {pair['n']}",
-                "kappa": decisive(pair["kappa"], bar),
+                "kappa": decisive(pair["kappa"], bar, medium="prose"),  # a page: "undefined"
                 "95% CI": interval(ci) if ci else f"none: {pair.get('reason') or 'undefined'}",
                 "verdict": pair["verdict"],
                 "design": design_text(cast(KappaEntry, pair)),
@@ -154,7 +154,7 @@ def render_heatmap(report: AgreementReport) -> None:
                     "with": b,
                     "kappa": pair["kappa"],
                     "items": pair["n"],
-                    "shown": num(pair["kappa"], 2),
+                    "shown": num(pair["kappa"], 2, "prose"),
                 }
             )
     if len(cells) < 2:

@@ -223,9 +223,19 @@ def render_judges(db: str) -> None:
     if not judges:
         st.info("No judge has graded anything yet.")
         return
-    # two tables of few columns, each fitting the page's width (one of eleven ran off its right edge)
+    # tables of few columns, each fitting the page's width (one of eleven ran off its right edge)
     rows = pd.DataFrame(judge_rows(judges, marks, Prices()))
     st.dataframe(rows[list(SUMMARY_COLUMNS)], hide_index=True, width="stretch")
+    # a reading (verdict, why, kappa, n) is a sentence: a table of its own, a wide column whose rows
+    # are three lines high, where it wraps (a column of the table above cut it off: #43, item 9)
+    st.caption("Each judge's agreement with people, as review, check and judge list read it now:")
+    st.dataframe(
+        rows[list(READING_COLUMNS)],
+        hide_index=True,
+        width="stretch",
+        row_height=READING_ROW_HEIGHT,
+        column_config={"agreement with people": st.column_config.TextColumn(width="large")},
+    )
     st.caption("Each judge's fingerprint, what changed from its version before, its model and endpoint:")
     st.dataframe(rows[list(IDENTITY_COLUMNS)], hide_index=True, width="stretch")
 
@@ -238,6 +248,7 @@ SUMMARY_COLUMNS = (
     "error rows",
     "tokens",
     "cost",
-    "agreement with people",
 )
+READING_COLUMNS = ("judge", "agreement with people")
 IDENTITY_COLUMNS = ("judge", "fingerprint", "changed", "model")
+READING_ROW_HEIGHT = 72  # pixels: three lines of a table's text

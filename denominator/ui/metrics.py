@@ -159,6 +159,10 @@ def audit_frame(
 ) -> pd.DataFrame:
     """Per-query audit figures: judged@k, label coverage, hits, stage-1 recall, truth recall."""
     k = report["k"]
+
+    def staged(value: float | None) -> str:
+        return "n/a (no stage 1)" if report["fetch_depth"] is None else fmt(value)
+
     rows = []
     for qid, q in report["queries"].items():
         shown = min(k, q["retrieved"])
@@ -175,8 +179,9 @@ def audit_frame(
                 else f"{fmt(coverage)} of {report['corpus_size']} chunks"
             ),
             f"hits in top {k}: positional / distinct": f"{q['positional_hits']} / {q['distinct_hits']}",
-            f"R@{report['fetch_depth'] or 'fetch'} (stage 1)": fmt(q["recall_at_fetch"]),
-            f"lost by the cut to {k}": fmt(q["lost_after_fetch"]),
+            # n/a: no stage 1, as the CLI says; undefined: nothing relevant (#43, item 9)
+            f"R@{report['fetch_depth'] or 'fetch'} (stage 1)": staged(q["recall_at_fetch"]),
+            f"lost by the cut to {k}": staged(q["lost_after_fetch"]),
         }
         if truth_rel is not None:
             row[f"R@{k} against the truth set"] = f"{fmt(q['recall_true'])} (|Rel| = {truth_rel.get(qid, 0)})"
@@ -245,6 +250,10 @@ def recall_chart(
 # ---------------------------------------------------------------- rendering
 
 
+BLANK = "default"  # an empty box's placeholder; the rule that decides it is written under the box
+# (a placeholder of the whole rule was cut off at the sidebar's width: #43, item 9)
+
+
 def render_controls() -> Settings:
     with st.sidebar:
         st.header("Settings")
@@ -264,20 +273,20 @@ def render_controls() -> Settings:
             max_value=grade_option.maximum,
             value=None,
             step=1,
-            placeholder=grade_option.rule,
+            placeholder=BLANK,
             key=f"{KEY}min_grade",
-            help=f"Empty: {grade_option.rule}, as in the CLI.",
         )
+        st.caption(f"Empty: {grade_option.rule}, as in the CLI.")
         fetch_depth = st.number_input(
             "fetch depth (stage 1 = the run read this deep)",
             min_value=fetch_option.minimum,
             max_value=fetch_option.maximum,
             value=None,
             step=1,
-            placeholder=fetch_option.rule,
+            placeholder=BLANK,
             key=f"{KEY}fetch_depth",
-            help=f"Empty: {fetch_option.rule} (as the CLI without --fetch-depth).",
         )
+        st.caption(f"Empty: {fetch_option.rule} (as the CLI without --fetch-depth).")
     return Settings(
         k=int(k),
         min_grade=None if min_grade is None else int(min_grade),

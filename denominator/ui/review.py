@@ -388,7 +388,7 @@ def render_against_ceiling(judge: ReviewJudge) -> None:
 
 def trend_frame(points: list[TrendPoint]) -> pd.DataFrame:
     """One row per saved review of a judge and week: the judge's name (its versions connect),
-    the version, kappa with its interval, n, the verdict, and whether it was saved under the old
+    the version, kappa with its interval (its label drawn at ``label_at``), n, the verdict, and whether it was saved under the old
     rule (a point estimate on quadratic weights: drawn apart, never mixed in silently)."""
     return pd.DataFrame(
         [
@@ -404,6 +404,9 @@ def trend_frame(points: list[TrendPoint]) -> pd.DataFrame:
                 if t.get("new_version", True)
                 else "",
                 "kappa": t["kappa"],
+                # where the label is drawn: above the interval's top (above the point, it lay on
+                # the interval's line: #43, item 9), above the point when there is no interval
+                "label_at": t["ci"][1] if t["ci"] else t["kappa"],
                 "low": t["ci"][0] if t["ci"] else None,
                 "high": t["ci"][1] if t["ci"] else None,
                 "n": t["n"],
@@ -454,8 +457,8 @@ def render_trend(report: ReviewReport) -> None:
     band = base.mark_rule(strokeWidth=2, opacity=0.6).encode(
         x=x, xOffset=offset, y="low:Q", y2="high:Q", color=color
     )
-    labels = base.mark_text(dy=-12, fontSize=10).encode(
-        x=x, xOffset=offset, y="kappa:Q", text="mark:N", color=color
+    labels = base.mark_text(dy=-10, fontSize=10).encode(
+        x=x, xOffset=offset, y="label_at:Q", text="mark:N", color=color
     )
     trusted = report["thresholds"]["trusted"]
     rule = (
