@@ -61,6 +61,7 @@ from calibration.stats.kappa import (
     Weights,
     check_weights,
     cohen_of_pair,
+    cohen_of_pairs,
     disagreement_weights,
 )
 
@@ -367,7 +368,7 @@ def kappa_cis_of_pairs(
     (:func:`score_intervals`, one stack a scale length): the same intervals, a fraction of the time."""
     weights = check_weights(weights)
     alpha = check_alpha(alpha)
-    results = [cohen_of_pair(pair, weights) for pair in pairs]
+    results = cohen_of_pairs(pairs, weights)  # a stack a scale length, each cached on its pair
     ends: dict[int, tuple[float, float]] = {}
     for k in sorted({pair.k for pair in pairs}):
         rows = [
@@ -377,7 +378,8 @@ def kappa_cis_of_pairs(
         ]
         if not rows:
             continue
-        low, high = score_intervals(np.array([pairs[i].confusion() for i in rows]), weights, alpha)
+        confusions = np.array([results[i]["confusion"] for i in rows])
+        low, high = score_intervals(confusions, weights, alpha)
         if np.isnan(low).any():  # pragma: no cover - a defined kappa has a defined interval
             raise InvalidRatings("kappa is undefined: both raters put every item in one and the same class")
         ends |= {i: (float(lo), float(hi)) for i, lo, hi in zip(rows, low.tolist(), high.tolist())}
