@@ -823,7 +823,9 @@ def test_cohen_of_pairs_is_cohen_of_each_pair_to_the_last_bit() -> None:
                 assert repr(got) == repr(_cohen_of_pair(pair, weights)), (pair.k, pair.n, weights)
                 compared += 1
     assert compared > 1000
-    undefined = cohen_of_pairs([RaterPair.of_codes(np.zeros(3, np.int64), np.zeros(3, np.int64), [0, 1])], None)
+    undefined = cohen_of_pairs(
+        [RaterPair.of_codes(np.zeros(3, np.int64), np.zeros(3, np.int64), [0, 1])], None
+    )
     assert undefined[0]["kappa"] is None and "same label 0" in undefined[0]["undefined_reason"]
 
 
