@@ -64,10 +64,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = (
 )
 
 
-# the commands on the metrics engine multiply no matrices: one BLAS thread, so that numpy's import
-# does not start OpenBLAS's thread per core (0.05 s of CPU at every start, #42); a user's own
-# OPENBLAS_NUM_THREADS stands
-ONE_BLAS_THREAD = ("metrics", "holes", "audit", "check", "compare")
+# the commands on the metrics engine multiply no matrices, and agree only K x K tables (too small
+# for a second thread): one BLAS thread, so that numpy's import does not start OpenBLAS's thread per
+# core (0.05 s of CPU at every start, #42); a user's own OPENBLAS_NUM_THREADS stands
+ONE_BLAS_THREAD = ("metrics", "holes", "audit", "check", "compare", "agree")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,7 +19,6 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from annotation.formats.plain_yaml import read_plain_yaml
 from annotation.model import FormatError
 from calibration.errors import InvalidInput
 from calibration.inputs import PathLike
@@ -70,6 +69,9 @@ def load_policy(
     if path is None and not os.path.exists(where):
         policy = DEFAULT_POLICY
     else:
+        # start-up: yaml (~20 ms) only when a policy file is read, not for the defaults (#42)
+        from annotation.formats.plain_yaml import read_plain_yaml
+
         # read as golden.yaml is: a regular file, plain YAML (no alias bomb), not too deep, each key once
         data = read_plain_yaml(where, PolicyFileError, "expected corpus, undecided, rules, diagnosis")
         policy = policy_from_mapping(data, str(where))

@@ -794,6 +794,41 @@ def test_kappa_of_confusion_is_scikit_learns_to_1e12() -> None:
                 assert ours == pytest.approx(theirs, abs=1e-12), (trial, weights)
 
 
+def test_cohen_of_pairs_is_cohen_of_each_pair_to_the_last_bit() -> None:
+    """The report's kappas come from one stack a scale length (#42); each pair's dict is the one
+    it has alone, bit for bit (``repr`` of every float), over scales of 2-11 grades, one and two
+    items, perfect agreement, one shared class and no item at all, mixed scale lengths in one call."""
+    from calibration.stats.kappa import RaterPair, _cohen_of_pair, cohen_of_pairs
+
+    rng = np.random.default_rng(5)
+    compared = 0
+    for _trial in range(60):
+        pairs = []
+        for _ in range(int(rng.integers(1, 30))):
+            k = int(rng.integers(2, 12))
+            n = int(rng.choice([0, 1, 2, 3, 7, 20, 100, 2000]))
+            a = rng.integers(0, k, n)
+            mode = rng.random()
+            if mode < 0.1:
+                b = a.copy()
+            elif mode < 0.15:
+                a = np.zeros(n, dtype=np.int64)
+                b = a.copy()
+            else:
+                b = np.where(rng.random(n) < 0.7, a, rng.integers(0, k, n))
+            pairs.append(RaterPair.of_codes(a.astype(np.int64), b.astype(np.int64), list(range(k))))
+        for weights in (None, "linear", "quadratic"):
+            fresh = [RaterPair.of_codes(p.a, p.b, p.scale) for p in pairs]
+            for pair, got in zip(pairs, cohen_of_pairs(fresh, weights)):
+                assert repr(got) == repr(_cohen_of_pair(pair, weights)), (pair.k, pair.n, weights)
+                compared += 1
+    assert compared > 1000
+    undefined = cohen_of_pairs(
+        [RaterPair.of_codes(np.zeros(3, np.int64), np.zeros(3, np.int64), [0, 1])], None
+    )
+    assert undefined[0]["kappa"] is None and "same label 0" in undefined[0]["undefined_reason"]
+
+
 def test_agree_on_a_csv_imports_neither_pandas_nor_scikit_learn(tmp_path) -> None:
     """Start-up: `agree` reads a CSV and computes kappa without pandas (0.3 s) or scikit-learn
     (a second): the modules a run imports, seen in the process that ran it."""

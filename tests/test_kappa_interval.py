@@ -351,3 +351,23 @@ def test_one_interval_type_for_the_score_interval_and_the_bootstrap() -> None:
     inside = (boot.low + boot.high) / 2
     assert boot.labels_to_decide(bar=inside) > 0 and score.labels_to_decide(bar=inside) > 0
     assert boot.labels_to_decide(bar=boot.low - 0.2) is None
+
+
+def test_a_stack_of_tables_gives_each_table_its_own_interval_to_the_last_bit() -> None:
+    """score_intervals on a stack (what `agree` runs for every pair at once, #42): each table's
+    ends are the ones it has alone, bit for bit, whether its crossing lies in the grid's first
+    steps (many items), far along it (few items, high agreement) or nowhere (below chance)."""
+    from calibration.stats.kappa_interval import score_intervals
+
+    rng = np.random.default_rng(3)
+    tables = []
+    for n, agree in [(2000, 0.0), (2000, 0.9), (12, 0.95), (6, 1.0), (40, 0.5), (300, 0.2), (5, 0.0)] * 3:
+        a = rng.integers(0, 4, n)
+        b = np.where(rng.random(n) < agree, a, rng.integers(0, 4, n))
+        tables.append(np.bincount(a * 4 + b, minlength=16).reshape(4, 4))
+    for weights in (None, "linear", "quadratic"):
+        low, high = score_intervals(np.array(tables), weights)
+        for i, table in enumerate(tables):
+            one_low, one_high = score_intervals(table[None], weights)
+            assert (repr(low[i]), repr(high[i])) == (repr(one_low[0]), repr(one_high[0])), (i, weights)
+        assert np.isfinite(low).all() and (high > 0.9).any() and (low < 0.2).any()

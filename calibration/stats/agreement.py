@@ -220,15 +220,22 @@ class RaterPairs:
             yield first, second, pair
 
     def pairs_with_items(
-        self, labelling_order: bool = False
+        self, labelling_order: bool = False, *, names: bool = True
     ) -> Iterator[tuple[Any, Any, RaterPair, list[Any]]]:
-        """:meth:`pairs`, each with the items of the pair (as the table names them), in the pair's order."""
+        """:meth:`pairs`, each with the items of the pair (as the table names them), in the pair's
+        order; ``names`` False: an empty list instead (a report without queries never reads them)."""
         raters, items = self.table.raters, self.table.items
+        # each item's place among the first rater's items, -1 where it has none: set and reset a pair
+        # at a time, so a pair costs the items of its two raters (np.intersect1d sorted them again)
+        place = np.full(len(items), -1, dtype=np.int64)
         for a, b in self.chosen:
             of_a, of_b = self._of(a), self._of(b)
-            both, in_a, in_b = np.intersect1d(
-                self._items[of_a], self._items[of_b], assume_unique=True, return_indices=True
-            )
+            items_a, items_b = self._items[of_a], self._items[of_b]
+            place[items_a] = np.arange(len(items_a))
+            found = place[items_b]
+            place[items_a] = -1
+            in_b = np.flatnonzero(found >= 0)  # each rater's items are sorted and distinct
+            in_a, both = found[in_b], items_b[in_b]
             if labelling_order:
                 made = np.maximum(self._rows[of_a][in_a], self._rows[of_b][in_b])
                 order = np.argsort(made, kind="stable")
@@ -236,7 +243,7 @@ class RaterPairs:
             codes_a = self._codes[of_a][in_a].astype(np.int64)
             codes_b = self._codes[of_b][in_b].astype(np.int64)
             pair = RaterPair.of_codes(codes_a, codes_b, self.scale)
-            yield raters[a], raters[b], pair, [items[i] for i in both.tolist()]
+            yield raters[a], raters[b], pair, [items[i] for i in both.tolist()] if names else []
 
 
 _UNORDERED = "labels are text without an order: weighted kappa needs numeric labels or labels= (the scale)"
@@ -453,7 +460,7 @@ def agreement_report(
     check_alpha(alpha)
     table = LongTable(rows, labels)
     chosen = RaterPairs(table, max_pairs)
-    listed = list(chosen.pairs_with_items(labelling_order=sequential))
+    listed = list(chosen.pairs_with_items(labelling_order=sequential, names=queries is not None))
     # every pair's item-level intervals at once, a stack per weighting (kappa_cis_of_pairs)
     weightings = WEIGHTINGS if table.ordered else (None,)
     intervals = {w: kappa_cis_of_pairs([pair for _, _, pair, _ in listed], w, alpha) for w in weightings}

@@ -307,6 +307,81 @@ def cohen_of_pair(pair: RaterPair, weights: Weights) -> dict[str, Any]:
     return {**found, "labels": list(found["labels"]), "confusion": [list(row) for row in found["confusion"]]}
 
 
+def cohen_of_pairs(pairs: Sequence[RaterPair], weights: Weights) -> list[dict[str, Any]]:
+    """:func:`cohen_of_pair` of each pair (``weights`` already checked), the pairs of one scale
+    length computed as a stack: each pair's confusion matrix, agreements and kappa in the very
+    arithmetic :func:`_cohen_of_pair` and :func:`kappa_of_confusion` run on it alone (the same
+    elementwise steps; each sum over a table's own cells, in the same order), so the dicts are
+    equal to the last bit (tests/test_agreement.py holds them equal); each result cached on its pair."""
+    by_k: dict[int, list[RaterPair]] = {}
+    for pair in pairs:
+        if weights not in pair._cohen:
+            if pair.n == 0:  # no table to stack: the undefined dict, alone
+                pair._cohen[weights] = _cohen_of_pair(pair, weights)
+            else:
+                by_k.setdefault(pair.k, []).append(pair)
+    for k, todo in by_k.items():
+        _cohen_stack(todo, k, weights)
+    return [cohen_of_pair(pair, weights) for pair in pairs]
+
+
+def _cohen_stack(pairs: list[RaterPair], k: int, weights: Weights) -> None:
+    """:func:`cohen_of_pairs` of pairs of scale length ``k``, each with at least one item."""
+    n = np.array([pair.n for pair in pairs], dtype=np.int64)
+    which = np.repeat(np.arange(len(pairs), dtype=np.int64), n)
+    cells = np.concatenate([pair.a * k + pair.b for pair in pairs])
+    confusion = np.bincount(which * (k * k) + cells, minlength=len(pairs) * k * k).reshape(-1, k, k)
+    p = confusion / n[:, None, None]
+    row, col = p.sum(axis=2), p.sum(axis=1)
+    observed = np.trace(p, axis1=1, axis2=2)
+    chance = np.matmul(row[:, None, :], col[:, :, None])[:, 0, 0]
+    if weights is not None:
+        d = disagreement_weights(k, weights)
+        d_max = d.max() if d.max() > 0 else 1.0
+        weighted_observed = 1.0 - (d * p).reshape(len(pairs), -1).sum(axis=1) / d_max
+        weighted_chance = 1.0 - np.matmul(np.matmul(row[:, None, :], d), col[:, :, None])[:, 0, 0] / d_max
+    # kappa_of_confusion's arithmetic: expected = outer(column sums, row sums) / n
+    sum0, sum1 = confusion.sum(axis=1), confusion.sum(axis=2)
+    expected = sum0[:, :, None] * sum1[:, None, :] / n[:, None, None]
+    w = _sklearn_weights(k, weights)
+    denominator = (w * expected).reshape(len(pairs), -1).sum(axis=1)
+    disagreed = (w * confusion).reshape(len(pairs), -1).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = 1 - disagreed / denominator
+    used_rows, used_cols = sum1 > 0, sum0 > 0
+    single = (
+        (used_rows.sum(axis=1) == 1)
+        & (used_cols.sum(axis=1) == 1)
+        & (used_rows.argmax(axis=1) == used_cols.argmax(axis=1))
+    )
+    for i, pair in enumerate(pairs):
+        result: dict[str, Any] = {
+            "n": pair.n,
+            "n_dropped": pair.n_dropped,
+            "weights": weights,
+            "labels": list(pair.scale),
+            "observed_agreement": float(observed[i]),
+            "chance_agreement": float(chance[i]),
+            "kappa": None,
+            "confusion": confusion[i].tolist(),
+            "undefined_reason": None,
+        }
+        if weights is not None:
+            result["weighted_observed_agreement"] = float(weighted_observed[i])
+            result["weighted_chance_agreement"] = float(weighted_chance[i])
+        if single[i]:
+            shared = int(used_rows[i].argmax())
+            result["undefined_reason"] = (
+                f"both raters gave all {pair.n} items the same label {pair.scale[shared]!r}: "
+                "chance agreement is 1 and kappa is 0/0"
+            )
+        elif denominator[i] == 0.0 or not math.isfinite(kappa[i]):  # pragma: no cover - as _cohen_of_pair
+            result["undefined_reason"] = "kappa undefined: chance disagreement is 0"
+        else:
+            result["kappa"] = float(kappa[i])
+        pair._cohen[weights] = result
+
+
 def _cohen_of_pair(pair: RaterPair, weights: Weights) -> dict[str, Any]:
     confusion = pair.confusion()
     result: dict[str, Any] = {

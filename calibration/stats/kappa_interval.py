@@ -61,6 +61,7 @@ from calibration.stats.kappa import (
     Weights,
     check_weights,
     cohen_of_pair,
+    cohen_of_pairs,
     disagreement_weights,
 )
 
@@ -75,6 +76,7 @@ BOOTSTRAP_GONE = (
 )
 MIN_ITEMS = 2  # an interval of one item is no interval
 _STEPS = 64  # grid steps along each segment before Brent's method refines the crossing
+_FIRST_STEPS = 8  # of them, computed for every table before the rest (for the tables not crossed yet)
 _HALVINGS = 200  # of the first grid step, at perfect agreement (the crossing within it: n large)
 
 
@@ -245,9 +247,20 @@ def _ends(
         return (estimate[rows] - kappa) ** 2 - z2n[rows] * variance
 
     steps = np.linspace(0.0, 1.0, _STEPS + 1)
-    grid = steps[None, :, None, None]
-    kappa, variance = kappa_and_variance((1.0 - grid) * p[:, None] + grid * target[:, None], d)
-    outside = (estimate[:, None] - kappa) ** 2 - z2n[:, None] * variance > 0
+
+    def outside_at(tables: NDArray[np.intp], at: slice) -> NDArray[np.bool_]:
+        grid = steps[at][None, :, None, None]
+        points = (1.0 - grid) * p[tables, None] + grid * target[tables, None]
+        kappa, variance = kappa_and_variance(points, d)
+        return (estimate[tables, None] - kappa) ** 2 - z2n[tables, None] * variance > 0
+
+    # the grid's first steps for every table, the rest only for the tables that do not cross there
+    # (at n in the thousands most ends lie within a few steps); each point's arithmetic is its own
+    outside = np.zeros((len(p), _STEPS + 1), dtype=bool)
+    outside[:, : _FIRST_STEPS + 1] = outside_at(np.arange(len(p)), slice(0, _FIRST_STEPS + 1))
+    rest = np.flatnonzero(~outside.any(axis=1))
+    if len(rest):
+        outside[rest, _FIRST_STEPS + 1 :] = outside_at(rest, slice(_FIRST_STEPS + 1, None))
     out = np.full(len(p), np.nan)
     found = np.flatnonzero(outside.any(axis=1))
     if not len(found):
@@ -367,7 +380,7 @@ def kappa_cis_of_pairs(
     (:func:`score_intervals`, one stack a scale length): the same intervals, a fraction of the time."""
     weights = check_weights(weights)
     alpha = check_alpha(alpha)
-    results = [cohen_of_pair(pair, weights) for pair in pairs]
+    results = cohen_of_pairs(pairs, weights)  # a stack a scale length, each cached on its pair
     ends: dict[int, tuple[float, float]] = {}
     for k in sorted({pair.k for pair in pairs}):
         rows = [
@@ -377,7 +390,8 @@ def kappa_cis_of_pairs(
         ]
         if not rows:
             continue
-        low, high = score_intervals(np.array([pairs[i].confusion() for i in rows]), weights, alpha)
+        confusions = np.array([results[i]["confusion"] for i in rows])
+        low, high = score_intervals(confusions, weights, alpha)
         if np.isnan(low).any():  # pragma: no cover - a defined kappa has a defined interval
             raise InvalidRatings("kappa is undefined: both raters put every item in one and the same class")
         ends |= {i: (float(lo), float(hi)) for i, lo, hi in zip(rows, low.tolist(), high.tolist())}
