@@ -65,38 +65,45 @@ def main() -> None:
         # an annotator's home: "/" (a default page answers there only); /label, the admins'
         # address of the page, reaches it too, through a hidden page below
         st.Page(
-            ui.render_label_chunks_page,
+            ui.label.render_label_chunks_page,
             title="Label chunks",
             url_path="label" if admin else "home",
             default=not admin,
         ),
-        st.Page(ui.render_label_traces_page, title="Label traces", url_path="traces"),
-        st.Page(ui.render_compare_page, title="Compare answers", url_path="compare"),
+        st.Page(ui.label.render_label_traces_page, title="Label traces", url_path="traces"),
+        st.Page(ui.label.render_compare_page, title="Compare answers", url_path="compare"),
     ]
     pages = [
         *labelling,
-        st.Page(ui.render_label_chunks_page, title="Label chunks", url_path="label", visibility="hidden"),
+        st.Page(
+            ui.label.render_label_chunks_page, title="Label chunks", url_path="label", visibility="hidden"
+        ),
     ]
-    reviewing = st.Page(ui.render_label_review_page, title="Review labels", url_path="review-labels")
+    reviewing = st.Page(
+        ui.label_review.render_label_review_page, title="Review labels", url_path="review-labels"
+    )
     if identity.role == "reviewer":
         pages = [*pages, reviewing]
     if admin:
         pages = [
             # an admin's home: "/" (a default page answers there only); /metrics, the address a
             # person types for it, reaches it too, through a hidden page (it said "Page not found")
-            st.Page(ui.render_metrics_page, title="Metrics and audit", url_path="home", default=True),
+            st.Page(ui.metrics.render_metrics_page, title="Metrics and audit", url_path="home", default=True),
             st.Page(
-                ui.render_metrics_page, title="Metrics and audit", url_path="metrics", visibility="hidden"
+                ui.metrics.render_metrics_page,
+                title="Metrics and audit",
+                url_path="metrics",
+                visibility="hidden",
             ),
             *labelling,
-            st.Page(ui.render_judge_page, title="Judge", url_path="judge"),
-            st.Page(ui.render_review_page, title="Calibration review", url_path="review"),
-            st.Page(ui.render_agreement_page, title="Agreement", url_path="agreement"),
+            st.Page(ui.judge.render_judge_page, title="Judge", url_path="judge"),
+            st.Page(ui.review.render_review_page, title="Calibration review", url_path="review"),
+            st.Page(ui.agreement.render_agreement_page, title="Agreement", url_path="agreement"),
             reviewing,
-            ui.items_page(),
-            st.Page(ui.render_data_page, title="Data", url_path="data"),
-            st.Page(ui.render_people_page, title="People", url_path="people"),
-            st.Page(ui.render_guidelines_page, title="Guidelines", url_path="guidelines"),
+            ui.browse.items_page(),
+            st.Page(ui.data.render_data_page, title="Data", url_path="data"),
+            st.Page(ui.people.render_people_page, title="People", url_path="people"),
+            st.Page(ui.guidelines.render_guidelines_page, title="Guidelines", url_path="guidelines"),
         ]
     if identity.mode == "local":
         render_local_banner()
