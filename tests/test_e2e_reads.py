@@ -60,8 +60,10 @@ READS = frozenset(
 )
 NO_ARGUMENT_READS = frozenset({"count", "content"})  # str.count(x), list.count(x) take one
 MARKER = re.compile(r"#\s*read-after-wait:\s*(?P<why>.*)")
-MAX_ALLOWED = 4  # each one justified on its line; raise it only with a reason no expectation fits (the 4th:
-# a script that must never have run, read once the page's own script has: no expectation waits for an absence to hold)
+MAX_ALLOWED = 7  # each one justified on its line; raise it only with a reason no expectation fits (the 4th:
+# a script that must never have run, read once the page's own script has: no expectation waits for an absence to hold;
+# the 5th to 7th, tests/e2e/test_team_browser.py: an item's number, a sign-in link and a grid's figures, each read once
+# drawn and compared with another person's page or with scikit-learn's kappa to a tolerance)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ PLACEHOLDERS = """() => {
       return [e.placeholder, canvas.measureText(e.placeholder).width, room];
     });
 }"""
+WHOLE = f"() => ({PLACEHOLDERS})().every(([text, width, room]) => width <= room)"
 
 
 def test_metrics_at_its_address_placeholders_whole_and_a_quiet_log(chromium, tmp_path) -> None:
@@ -57,19 +58,19 @@ def test_metrics_at_its_address_placeholders_whole_and_a_quiet_log(chromium, tmp
                 timeout=CONTENT_TIMEOUT_MS
             )
             wait_for_script_run(page)
-            assert page.get_by_text("Page not found").count() == 0
-            assert page.url == f"{server.url}/metrics"
-            shown = page.evaluate(PLACEHOLDERS)
-            assert [text for text, _, _ in shown][:2] == ["default", "default"]  # min grade, fetch depth
-            cut = [("/metrics", text) for text, width, room in shown if width > room]
+            expect(page.get_by_text("Page not found")).to_have_count(0)
+            expect(page).to_have_url(f"{server.url}/metrics")
+            # min grade and fetch depth, empty: "default", the rule written under each
+            expect(page.get_by_placeholder("default", exact=True)).to_have_count(2)
             for path, title in (("/judge", "Judge"), ("/review", "Calibration review"), ("/data", "Data")):
+                # every placeholder on the page whole in its box (a wait for it, failing past the timeout)
+                page.wait_for_function(WHOLE, timeout=CONTENT_TIMEOUT_MS)
                 page.goto(f"{server.url}{path}")
                 expect(main.get_by_role("heading", name=title, exact=True)).to_be_visible(
                     timeout=CONTENT_TIMEOUT_MS
                 )
                 wait_for_script_run(page)
-                cut += [(path, text) for text, width, room in page.evaluate(PLACEHOLDERS) if width > room]
-            assert cut == []
+            page.wait_for_function(WHOLE, timeout=CONTENT_TIMEOUT_MS)
         finally:
             browser.close()
         output = server.output()

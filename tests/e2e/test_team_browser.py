@@ -96,6 +96,7 @@ def on_screen(page) -> int:
 
     item = page.locator(".st-key-item-chunk")
     expect(item).to_have_text(ITEM, use_inner_text=True, timeout=CONTENT_TIMEOUT_MS)
+    # read-after-wait: the item drawn in full just above; its number is compared across people's pages
     found = ITEM.match(item.inner_text())
     assert found is not None
     return int(found.group(1))
@@ -131,7 +132,10 @@ def add_person(page, name: str) -> str:
     expect(main.get_by_text(f"Sign-in link for {name}, shown this once")).to_be_visible(
         timeout=CONTENT_TIMEOUT_MS
     )
-    link = main.get_by_test_id("stCode").first.inner_text().strip()
+    code = main.get_by_test_id("stCode").first
+    expect(code).to_have_text(LINK, timeout=CONTENT_TIMEOUT_MS)
+    # read-after-wait: the link drawn just above (its form expected); it is opened on another person's page
+    link = code.inner_text().strip()
     assert LINK.match(link), link
     wait_for_script_run(page)
     return link
@@ -165,6 +169,9 @@ def grid_rows(frame) -> list[list[str]]:
     holds the cells)."""
     rows = []
     for row in frame.locator("table tr").all():
+        # (each caller expects the grid's table drawn first; its figures are compared with
+        # scikit-learn's kappa and the grades pressed on other pages: a number to a tolerance)
+        # read-after-wait: the grid's table expected drawn by each caller just before
         rows.append([cell.inner_text().strip() for cell in row.locator("th, td").all()])
     return rows
 
