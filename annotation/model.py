@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.errors import DenominatorError
 from annotation.provenance import Provenance
 
@@ -297,7 +297,7 @@ def _grades_of(
     change = as_numpy(pc.not_equal(column.slice(1), column.slice(0, n - 1)))
     starts = np.concatenate([np.zeros(1, np.int64), np.flatnonzero(change) + 1])
     bounds = [*starts.tolist(), n]
-    for qid, a, b in zip(column.take(arrow(starts)).to_pylist(), bounds, bounds[1:]):
+    for qid, a, b in zip(pc.take(column, arrow(starts)).to_pylist(), bounds, bounds[1:]):
         block = out.get(qid)
         if block is None:
             out[qid] = dict(zip(docs[a:b], grades[a:b]))
@@ -353,6 +353,7 @@ _ARROW_OF = {
     np.dtype(np.int64): pa.int64(),
     np.dtype(np.int32): pa.int32(),
     np.dtype(np.uint32): pa.uint32(),
+    np.dtype(np.uint64): pa.uint64(),  # Arrow's sort indices: taken back in holes' top k (#42)
 }
 _NUMPY_OF: dict[pa.DataType, Any] = {arrow_type: dtype for dtype, arrow_type in _ARROW_OF.items()}
 

@@ -22,7 +22,6 @@ Pure: the types, the fingerprint and the one reading of "every label pooled from
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +48,8 @@ def run_fingerprint(tops: Mapping[str, Sequence[str]]) -> str:
     ``depth`` does not change what was pooled, so it does not change the fingerprint."""
     canonical = [[qid, sorted(set(docs))] for qid, docs in sorted(tops.items()) if docs]
     text = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
+    import hashlib  # here, not at import: OpenSSL's load is 3 ms of every start (#42)
+
     return FINGERPRINT_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_HEX]
 
 

@@ -34,6 +34,7 @@ if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, e
 
 import argparse
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 from annotation.cli_base import lazy_commands, run_main
@@ -71,7 +72,8 @@ ONE_BLAS_THREAD = ("metrics", "holes", "audit", "check", "compare", "agree")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_main(build_parser(), _dispatch, argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    return run_main(build_parser(words[0] if words else None), _dispatch, argv)
 
 
 def _dispatch(args: argparse.Namespace) -> tuple[str, int]:

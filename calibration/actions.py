@@ -16,8 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-import pyarrow.compute as pc
-
+import annotation.arrow_compute as pc
 from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.formats.records import shared_text_keys
 from annotation.model import ChunkSpan, Qrels, Run

@@ -43,8 +43,8 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, arrow, as_numpy
 
@@ -351,7 +351,7 @@ def evaluate(
         if repeat is not None:
             slot &= ~repeat
         at = np.flatnonzero(slot)
-        ids = docs.take(arrow(order[at] if order is not None else at)).to_pylist()
+        ids = pc.take(docs, arrow(order[at] if order is not None else at)).to_pylist()
         for q, p, doc in zip(qi[at].tolist(), position[at].tolist(), ids):
             unjudged_top.setdefault(qids_all[q], []).append((p, doc))
 
@@ -452,7 +452,7 @@ def top_ranked(run: Run, depth: int, executor: Executor | None = None) -> dict[s
         counts = np.bincount(ordered.q_sorted, minlength=len(ordered.queries))
         head = ordered.head(depth)
         rows = head if ordered.order is None else ordered.order[head]
-        ids = ordered.docs.take(arrow(rows)).to_pylist()
+        ids = pc.take(ordered.docs, arrow(rows)).to_pylist()
         at = 0
         for qid, n in zip(ordered.queries.to_pylist(), np.minimum(counts, depth).tolist()):
             out[qid] = ids[at : at + n]
@@ -500,13 +500,13 @@ def with_grades(
     keep = as_numpy(pc.is_in(table["q"], value_set=arrow(list(qids), pa.string())))
     every = bool(keep.all())
     if not every:  # the grades of the other queries left out
-        table = table.filter(arrow(keep))
+        table = pc.filter(table, arrow(keep))
     schema = table.schema
     more_table = pa.table(
         {
-            "q": arrow(added_q, pa.string()).cast(schema.field("q").type),
-            "d": arrow(added_d, pa.string()).cast(schema.field("d").type),
-            "g": arrow(added_g, pa.int64()).cast(schema.field("g").type),
+            "q": pc.cast(arrow(added_q, pa.string()), schema.field("q").type),
+            "d": pc.cast(arrow(added_d, pa.string()), schema.field("d").type),
+            "g": pc.cast(arrow(added_g, pa.int64()), schema.field("g").type),
         }
     )
     summed = pa.concat_tables([table.select(["q", "d", "g"]), more_table]).combine_chunks()
@@ -568,7 +568,7 @@ def top_unjudged(run: Run, qrels: Qrels, depth: int) -> dict[str, tuple[list[str
         n_judged = np.bincount(q_sorted[head[judged]], minlength=n_queries).tolist()
         n_holes = np.bincount(q_sorted[holes], minlength=n_queries).tolist()
         rows = holes if ordered.order is None else ordered.order[holes]
-        ids = ordered.docs.take(arrow(rows)).to_pylist()
+        ids = pc.take(ordered.docs, arrow(rows)).to_pylist()
         filled = np.minimum(counts, depth).tolist()
         at = 0
         for q, qid in enumerate(ordered.queries.to_pylist()):
@@ -644,7 +644,7 @@ class _Ordered:
         in_run = np.flatnonzero(j_q >= 0)  # judgments of the run's queries
         if len(self.q_sorted) == 0 or len(in_run) == 0:
             return none, none
-        j_docs = _combined(judged_d).take(arrow(in_run))
+        j_docs = pc.take(_combined(judged_d), arrow(in_run))
         j_q = j_q[in_run].astype(np.int32)
         j_keys = _duplicate_keys(j_docs, j_q)
         by_key = np.argsort(j_keys, kind="stable")
@@ -664,7 +664,7 @@ class _Ordered:
         if not len(rows):
             return none, none
         source = rows if self.order is None else self.order[rows]
-        same = as_numpy(pc.equal(self.docs.take(arrow(source)), j_docs.take(arrow(which))))
+        same = as_numpy(pc.equal(pc.take(self.docs, arrow(source)), pc.take(j_docs, arrow(which))))
         return rows[same], in_run[which[same]]
 
     def head(self, depth: int) -> np.ndarray:
@@ -742,9 +742,9 @@ def query_indices(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndar
         starts = np.flatnonzero(change)
         del change
         if 4 * len(starts) <= n:  # blocks of 4 rows or more: sorting the blocks' ids is cheap
-            block_ids = _combined(column.take(arrow(starts)))
+            block_ids = _combined(pc.take(column, arrow(starts)))
             sorted_at = pc.sort_indices(block_ids)
-            queries = block_ids.take(sorted_at)
+            queries = pc.take(block_ids, sorted_at)
             by_id = as_numpy(sorted_at)
             if (
                 not len(queries) > 1
@@ -758,7 +758,7 @@ def query_indices(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndar
     chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
     dictionary = chunks[-1].dictionary if chunks else pa.array([], pa.string())
     by_id = pc.sort_indices(dictionary)  # bytewise
-    queries = dictionary.take(by_id)
+    queries = pc.take(dictionary, by_id)
     place = np.empty(len(queries), dtype=np.int32)
     place[as_numpy(by_id)] = np.arange(len(queries), dtype=np.int32)
     qi: np.ndarray = place[as_numpy(pa.chunked_array([chunk.indices for chunk in chunks], pa.int32()))]
@@ -856,7 +856,7 @@ def _order_ties(
     new_segment[1:] = ~tie[positions[1:] - 1]
     segment = np.cumsum(new_segment)
     rows = positions if order is None else order[positions]
-    sub = pa.table({"seg": arrow(segment), "d": docs.take(arrow(rows))})
+    sub = pa.table({"seg": arrow(segment), "d": pc.take(docs, arrow(rows))})
     perm = as_numpy(pc.sort_indices(sub, sort_keys=[("seg", "ascending"), ("d", "descending")]))
     if order is None:
         if bool((perm == np.arange(len(perm))).all()):
@@ -988,7 +988,7 @@ def _duplicates(
     candidates = _maybe_in(keys, repeated_keys)
     candidates = candidates[np.isin(keys[candidates], repeated_keys)]
     rows = candidates if order is None else order[candidates]
-    candidate_docs = docs.take(arrow(rows)).to_pylist()
+    candidate_docs = pc.take(docs, arrow(rows)).to_pylist()
     seen: set[tuple[int, str]] = set()
     repeat = np.zeros(len(qi), dtype=bool)
     repeated: dict[int, list[str]] = {}

@@ -15,8 +15,8 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.errors import DenominatorError
 from annotation.model import Qrels, Run, arrow, as_numpy
 from calibration.metrics import Evaluation, Gain, Measure, evaluate, measure_names, sorted_queries
@@ -71,7 +71,7 @@ def evaluate_grouped(
         lengths = j_counts[indices]
         starts = np.repeat(j_starts[indices] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
         rows = j_order[starts + np.arange(int(lengths.sum()))]
-        return Qrels(table=judged.take(arrow(rows)), meta=qrels.meta)
+        return Qrels(table=pc.take(judged, arrow(rows)), meta=qrels.meta)
 
     def score(batch: pa.Table, number: int) -> None:
         run = Run(table=batch, name=run_name)

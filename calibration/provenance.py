@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.formats.by_extension import read_ranked
 from annotation.formats.columnar import NotStreamable, lean_pieces
 from annotation.model import Qrels, Run, as_numpy
@@ -69,7 +69,7 @@ def _top_rows(pieces: Iterable[pa.Table], depth: int) -> pa.Table:
         order = pc.sort_indices(
             both, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]
         )
-        both = both.take(order)
+        both = pc.take(both, order)
         q = both["q"].combine_chunks()
         n = len(q)
         new = np.ones(n, dtype=bool)
@@ -77,5 +77,5 @@ def _top_rows(pieces: Iterable[pa.Table], depth: int) -> pa.Table:
             new[1:] = as_numpy(pc.not_equal(q.slice(1), q.slice(0, n - 1)))
         index = np.arange(n)
         slot = index - np.maximum.accumulate(np.where(new, index, 0))
-        kept = both.take(pa.array(np.flatnonzero(slot < depth)))
+        kept = pc.take(both, pa.array(np.flatnonzero(slot < depth)))
     return kept

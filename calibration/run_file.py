@@ -11,8 +11,8 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.formats.by_extension import read_ranked
 from annotation.formats.columnar import NotStreamable, lean_pieces
 from annotation.model import Qrels, as_numpy

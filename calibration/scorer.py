@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Literal, Protocol
 
-import pyarrow.compute as pc
-
+import annotation.arrow_compute as pc
 from annotation.model import Qrels, Run
 from calibration.metrics import Evaluation, evaluate
 

@@ -12,8 +12,8 @@ from collections.abc import Collection, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.formats.by_extension import read_ranked
 from annotation.formats.columnar import NotStreamable, lean_pieces
 from annotation.model import Run, arrow, as_numpy
@@ -54,7 +54,7 @@ def top_of_table(table: pa.Table, depth: int) -> dict[str, list[str]]:
         rows = np.flatnonzero(scores >= np.repeat(bar, lengths))
     else:
         rows = np.arange(n, dtype=np.int64)
-    picked = pa.table({"q": arrow(qi[rows]), "s": arrow(scores[rows]), "d": table["d"].take(arrow(rows))})
+    picked = pa.table({"q": arrow(qi[rows]), "s": arrow(scores[rows]), "d": pc.take(table["d"], arrow(rows))})
     order = as_numpy(
         pc.sort_indices(picked, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")])
     )
@@ -62,7 +62,7 @@ def top_of_table(table: pa.Table, depth: int) -> dict[str, list[str]]:
     counts = np.bincount(q_sorted, minlength=len(queries))
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     head = order[np.arange(len(order), dtype=np.int64) - starts[q_sorted] < depth]
-    ids = picked["d"].take(arrow(head)).to_pylist()
+    ids = pc.take(picked["d"], arrow(head)).to_pylist()
     out: dict[str, list[str]] = {}
     at = 0
     for qid, count in zip(queries.to_pylist(), np.minimum(counts, depth).tolist()):
@@ -106,7 +106,7 @@ def _queries_of(column: pa.ChunkedArray) -> list[str]:
         return list(q.to_pylist())
     change = as_numpy(pc.not_equal(q.slice(1), q.slice(0, len(q) - 1)))
     starts = np.concatenate([np.zeros(1, np.int64), np.flatnonzero(change) + 1])
-    return list(q.take(arrow(starts)).to_pylist())
+    return list(pc.take(q, arrow(starts)).to_pylist())
 
 
 def top_ranked_file(path: PathLike, depth: int) -> dict[str, list[str]]:

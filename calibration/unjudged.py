@@ -39,8 +39,8 @@ from itertools import product
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.model import Run, arrow, as_numpy
 from calibration.metrics import Gain, blank_repeats, evaluate_query
 from calibration.results import UnjudgedShare
@@ -91,8 +91,8 @@ def tops(run: Run, depth: int, grades: Mapping[str, Mapping[str, int]], min_grad
     if table.num_rows == 0:
         return out
     order = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")])
-    q = table["q"].take(order).combine_chunks()
-    d = table["d"].take(order).combine_chunks()
+    q = pc.take(table["q"], order).combine_chunks()
+    d = pc.take(table["d"], order).combine_chunks()
     n = len(q)
     new = np.ones(n, dtype=bool)
     if n > 1:
@@ -100,13 +100,13 @@ def tops(run: Run, depth: int, grades: Mapping[str, Mapping[str, int]], min_grad
     index = np.arange(n)
     rank = index - np.maximum.accumulate(np.where(new, index, 0))  # 0-based slot within its query
     head = np.flatnonzero(rank < depth)
-    for qid, doc in zip(q.take(arrow(head)).to_pylist(), d.take(arrow(head)).to_pylist()):
+    for qid, doc in zip(pc.take(q, arrow(head)).to_pylist(), pc.take(d, arrow(head)).to_pylist()):
         out.setdefault(qid, Ranked([])).top.append(doc)
     relevant = {(qid, doc) for qid, docs in grades.items() for doc, g in docs.items() if g >= min_grade}
     if relevant:
         ids = arrow(sorted({doc for _, doc in relevant}), pa.string())
         hit = np.flatnonzero(as_numpy(pc.is_in(d, value_set=ids)))  # then the pair, in Python
-        rows = zip(q.take(arrow(hit)).to_pylist(), d.take(arrow(hit)).to_pylist(), rank[hit].tolist())
+        rows = zip(pc.take(q, arrow(hit)).to_pylist(), pc.take(d, arrow(hit)).to_pylist(), rank[hit].tolist())
         for qid, doc, slot in rows:
             if (qid, doc) in relevant:  # rows come in rank order: the first is the first occurrence
                 out.setdefault(qid, Ranked([])).relevant_at.setdefault(doc, slot + 1)

@@ -104,7 +104,7 @@ def test_every_command_says_any_error_in_one_line(module, command, monkeypatch, 
         def parse_args(self, argv):
             return argparse.Namespace(command=command)
 
-    monkeypatch.setattr(cli, "build_parser", lambda: Parser())
+    monkeypatch.setattr(cli, "build_parser", lambda *command: Parser())
     for _, error, says in _drivers():
 
         def boom(args, error=error):
@@ -124,7 +124,7 @@ def test_ctrl_c_and_a_closed_pipe_at_the_boundary(monkeypatch, capsys) -> None:
         def parse_args(self, argv):
             return argparse.Namespace(command="metrics")
 
-    monkeypatch.setattr(cli, "build_parser", lambda: Parser())
+    monkeypatch.setattr(cli, "build_parser", lambda *command: Parser())
 
     def interrupted(args):
         raise KeyboardInterrupt
@@ -146,7 +146,7 @@ def test_debug_shows_the_traceback_of_a_bug(monkeypatch) -> None:
     def bug(args):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(cli, "build_parser", lambda: Parser())
+    monkeypatch.setattr(cli, "build_parser", lambda *command: Parser())
     monkeypatch.setitem(cli.COMMANDS, "list", bug)
     monkeypatch.setenv("DENOMINATOR_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):

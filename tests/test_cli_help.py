@@ -53,3 +53,23 @@ def test_the_checks_catch_what_they_are_for() -> None:
     """The two checks fail on the texts the issue quoted."""
     assert "``" in "``python -m calibration``: retrieval metrics"
     assert [m.group(0) for m in ONE_PLURAL.finditer("scored 1 runs over 3 queries")] == ["1 runs"]
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+@pytest.mark.parametrize("command", list(_commands(calibration_parser())))
+def test_a_command_line_parses_the_same_with_its_command_alone(command: str) -> None:
+    """``python -m calibration COMMAND ...`` builds that command's parser alone (#42): its help, its
+    arguments and its defaults are the whole parser's; a word that is no command gets them all."""
+    whole, alone = _commands(calibration_parser()), _commands(calibration_parser(command))
+    assert list(alone) == [command]
+    assert alone[command].format_help() == whole[command].format_help()
+
+    def arguments(parser: argparse.ArgumentParser) -> list[dict[str, object]]:
+        return [{k: v for k, v in vars(a).items() if k != "container"} for a in parser._actions]
+
+    assert arguments(alone[command]) == arguments(whole[command])
+    assert list(_commands(calibration_parser("--help"))) == list(whole)
+    assert list(_commands(calibration_parser("metric"))) == list(whole)

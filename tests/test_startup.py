@@ -22,7 +22,8 @@ PROBE = (
     "sys.argv = [package, *sys.argv[1:]]\n"
     "try:\n    runpy.run_module(package, run_name='__main__')\n"
     "except SystemExit as exc:\n    code = exc.code\n"
-    "print('MODULES', ' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n"
+    "loaded = {m.split('.')[0] for m in sys.modules} | ({'pyarrow.compute'} & set(sys.modules))\n"
+    "print('MODULES', ' '.join(sorted(loaded)), file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
@@ -64,11 +65,13 @@ def test_a_retrieval_command_imports_no_pandas(argv: list[str]) -> None:
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared reference data is not beside the checkout")
-@pytest.mark.parametrize("command", ["metrics", "audit", "check"])
+@pytest.mark.parametrize("command", ["metrics", "audit", "check", "holes"])
 def test_a_space_separated_run_read_in_pieces_imports_no_pandas(command: str, tmp_path: Path) -> None:
     """The most common TREC layout (single spaces, no tabs) goes through the lean reader in pieces
     and the grouped scorer, whose query boundaries are Arrow booleans (#42: a boolean column once
-    fell back to ``to_numpy``, which imports pandas)."""
+    fell back to ``to_numpy``, which imports pandas; holes' top k took Arrow's uint64 sort indices
+    back through ``pa.array``, which imports it too). Nor ``pyarrow.compute``, whose import makes a
+    wrapper for each of Arrow's functions (40-50 ms: ``annotation.arrow_compute`` calls them by name)."""
     run = tmp_path / "run.txt"
     lines = [" ".join(line.split()) for line in (DATA / "results.test").read_text().splitlines()]
     run.write_text("\n".join(lines) + "\n")
@@ -77,7 +80,17 @@ def test_a_space_separated_run_read_in_pieces_imports_no_pandas(command: str, tm
         argv.append("--no-store")
     code, modules, out = imported(*argv, "--format", "json")
     assert code in (0, 1) and '"301"' in out  # a query of the file, in the JSON
-    assert not modules & set(HEAVY), modules & set(HEAVY)
+    assert not modules & {*HEAVY, "pyarrow.compute"}, modules & {*HEAVY, "pyarrow.compute"}
+
+
+def test_agree_imports_neither_pandas_nor_arrows_compute_module(tmp_path: Path) -> None:
+    """``agree`` on a labels CSV (#42: its CPU is held to 1.5x an import of numpy, scipy and pyarrow)."""
+    labels = tmp_path / "labels.csv"
+    rows = [f"i{i},r{r},{(i * (r + 1)) % 4}" for r in range(3) for i in range(40)]
+    labels.write_text("item,rater,label\n" + "\n".join(rows) + "\n")
+    code, modules, out = imported("agree", str(labels), "--format", "json")
+    assert code in (0, 1) and '"r0"' in out
+    assert not modules & {*HEAVY, "pyarrow.compute"}, modules & {*HEAVY, "pyarrow.compute"}
 
 
 def test_the_worked_example_metrics_import_no_pandas() -> None:

@@ -8,7 +8,6 @@ file. A file that cannot be written is a :class:`~annotation.model.FormatError` 
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -65,7 +64,7 @@ def temporary_name(target: Path, kind: str = "tmp") -> Path:
     """A name beside ``target`` for a file or folder made on the way to it: hidden, with a random
     part (never a name another user can guess and plant a link at)."""
     stem = target.name if len(os.fsencode(target.name)) <= 200 else "denominator"
-    return target.with_name(f".{stem}.{secrets.token_hex(8)}.{kind}")
+    return target.with_name(f".{stem}.{os.urandom(8).hex()}.{kind}")
 
 
 def create_exclusive(path: Path, data: bytes, mode: int | None = None) -> None:

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+import annotation.arrow_compute as pc
 from annotation.errors import DenominatorError
 from annotation.formats.textio import BOM, INT_RE, NUMBER_RE
 

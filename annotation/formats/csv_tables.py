@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+import annotation.arrow_compute as pc
 from annotation.formats.textio import NUMBER_PATTERN, clip_text, read_text_file, require_file, shown_value
 from annotation.model import InvalidTable, as_numpy
 

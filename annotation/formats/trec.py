@@ -22,8 +22,8 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+import annotation.arrow_compute as pc
 from annotation.formats.atomic import write_atomic
 from annotation.formats.columnar import NotStreamable, fast_table, lean_pieces
 from annotation.formats.textio import (
