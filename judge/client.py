@@ -325,7 +325,9 @@ class JudgeClient:
             base_url=endpoint.base_url,
             api_key=api_key if api_key is not None else (os.environ.get("OPENAI_API_KEY") or "no-key"),
             max_retries=0,
-            timeout=endpoint.timeout,
+            # no per-read timeouts: the call's whole deadline (send, asyncio.timeout_at) ends first
+            # anyway, and each read and write would arm and cancel a timer (#42)
+            timeout=None,
             # Redirects are not followed: another host's answer would be stored under this
             # endpoint's fingerprint. Replies are read up to max_reply_bytes, uncompressed.
             http_client=openai.DefaultAsyncHttpxClient(
