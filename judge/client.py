@@ -30,7 +30,9 @@ server, a LiteLLM proxy) through the ``openai`` async client.
   a call adds its user message and seed) and sent with the SDK's own ``post`` (the client's
   auth, headers, timeouts and status errors as ``chat.completions.create`` has them, without its
   per-call walk of the parameters); the reply is read as the JSON it is, as leniently as the SDK's
-  ``ChatCompletion`` reads it, without building pydantic models.
+  ``ChatCompletion`` reads it, without building pydantic models. The connections are held in
+  several httpx2 pools (:class:`_CappedTransport`), the URL is made whole once, and the SDK keeps
+  no per-read timeout (the call's whole deadline is ours).
 """
 
 from __future__ import annotations
