@@ -30,13 +30,16 @@ server, a LiteLLM proxy) through the ``openai`` async client.
   a call adds its user message and seed) and sent with the SDK's own ``post`` (the client's
   auth, headers, timeouts and status errors as ``chat.completions.create`` has them, without its
   per-call walk of the parameters); the reply is read as the JSON it is, as leniently as the SDK's
-  ``ChatCompletion`` reads it, without building pydantic models.
+  ``ChatCompletion`` reads it, without building pydantic models. The connections are held in
+  several httpx2 pools (:class:`_CappedTransport`), the URL is made whole once, and the SDK keeps
+  no per-read timeout (the call's whole deadline is ours).
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import itertools
 import json
 import os
 import random
@@ -72,6 +75,7 @@ RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx (a gateway's 520-529 too)
 PER_CALL_STATUS = {400, 413, 422}  # this request refused (too long, filtered): an error row, not a retry
 MAX_WAIT = 60.0  # the longest backoff between two attempts
 KEPT_BYTES = 1024  # of a reply over the cap, what the error row keeps
+POOL_SHARD = 8  # concurrent calls per connection pool (:class:`_CappedTransport`)
 
 
 class CallFailed(DenominatorError):
@@ -114,23 +118,35 @@ class _CappedStream(httpx2.AsyncByteStream):
 
 
 class _CappedTransport(httpx2.AsyncBaseTransport):
-    """The HTTP transport with every response body capped at ``cap`` bytes as it is read."""
+    """The HTTP transport with every response body capped at ``cap`` bytes as it is read.
 
-    def __init__(self, cap: int) -> None:
+    Its connections are held in ``ceil(concurrency / POOL_SHARD)`` pools of httpx2's own transport,
+    taken in turn (#42): a pool walks all its connections and requests twice a call (when a request
+    comes and when its reply is closed), so 32 calls in one pool of 32 connections cost about 750
+    Python calls a request; four pools of about 8, a quarter of that."""
+
+    def __init__(self, cap: int, concurrency: int = 1) -> None:
         import openai  # start-up: the SDK costs 0.5 s of CPU; loaded where a client is made
 
-        self._inner = httpx2.AsyncHTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
+        shards = max(1, -(-concurrency // POOL_SHARD))
+        tls = httpx2.create_ssl_context()  # one for all pools: each costs ~50 ms of CPU (the CA file read)
+        self._pools = [
+            httpx2.AsyncHTTPTransport(verify=tls, limits=openai.DEFAULT_CONNECTION_LIMITS)
+            for _ in range(shards)
+        ]
+        self._next_pool = itertools.cycle(self._pools).__next__
         self._cap = cap
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
+        response = await self._next_pool().handle_async_request(request)
         # boundary: an async transport's body is an AsyncByteStream (httpx2's AsyncResponseStream);
         # Response.stream is typed for either kind of transport
         response.stream = _CappedStream(cast(httpx2.AsyncByteStream, response.stream), self._cap)
         return response
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        for pool in self._pools:
+            await pool.aclose()
 
 
 class EndpointRefused(DenominatorError):
@@ -311,15 +327,19 @@ class JudgeClient:
             base_url=endpoint.base_url,
             api_key=api_key if api_key is not None else (os.environ.get("OPENAI_API_KEY") or "no-key"),
             max_retries=0,
-            timeout=endpoint.timeout,
+            # no per-read timeouts: the call's whole deadline (send, asyncio.timeout_at) ends first
+            # anyway, and each read and write would arm and cancel a timer (#42)
+            timeout=None,
             # Redirects are not followed: another host's answer would be stored under this
             # endpoint's fingerprint. Replies are read up to max_reply_bytes, uncompressed.
             http_client=openai.DefaultAsyncHttpxClient(
-                transport=_CappedTransport(endpoint.max_reply_bytes),
+                transport=_CappedTransport(endpoint.max_reply_bytes, endpoint.concurrency),
                 follow_redirects=False,
                 headers={"Accept-Encoding": "identity"},
             ),
         )
+        # the URL whole, once: the SDK merges a relative path into its base URL at every call
+        self._url = str(self._client.base_url.join("chat/completions"))
         self._limit = asyncio.Semaphore(endpoint.concurrency)
         self._rng = rng or random.Random()
         self.retries = 0  # transient failures retried, over all calls
@@ -374,7 +394,7 @@ class JudgeClient:
                 # the SDK's request as chat.completions.create makes it (auth, headers, timeout, status
                 # errors), less its per-call transform of the parameters: the body is encoded already
                 reply = await self._client.post(
-                    "/chat/completions", cast_to=httpx2.Response, content=body, options={"headers": headers}
+                    self._url, cast_to=httpx2.Response, content=body, options={"headers": headers}
                 )
             except ReplyTooLarge as exc:
                 raise CallFailed(

@@ -193,6 +193,29 @@ def test_concurrency_is_bounded(demo, fake_openai) -> None:
     assert progress.done == 40
 
 
+def test_calls_spread_over_several_connection_pools_all_fly_at_once(demo, fake_openai) -> None:
+    """Concurrency 20 is three httpx2 pools taken in turn (#42): together they carry every call at
+    once (none waits for a connection in a full pool), and each call is answered once."""
+    with Store(demo) as store:
+        calls = pointwise_calls(store, "relevance")
+    server = fake_openai(latency=0.05)
+    server.hold()
+
+    def open_once_all_are_in() -> None:
+        try:
+            wait_until(lambda: len(server.requests) >= 20, "twenty calls in flight")
+        finally:
+            server.open()
+
+    opener = threading.Thread(target=open_once_all_are_in)
+    opener.start()
+    _, progress = _run(demo, calls, "relevance", server, concurrency=20)
+    opener.join()
+    assert server.max_in_flight == 20
+    assert progress.done == 40 and progress.errors == 0
+    assert sorted(server.served.values()) == [1] * 40
+
+
 def test_the_key_is_sent_but_never_stored(demo, fake_openai) -> None:
     with Store(demo) as store:
         calls = pointwise_calls(store, "relevance", limit=2)
