@@ -45,7 +45,14 @@ from calibration.holes.holes_text import (
 from calibration.results import FilledReport, HolesReport
 from calibration.stored import stored_label_sets, stored_qrels
 from denominator.ui import metrics_cache
-from denominator.ui.metrics_data import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet, content_key, store_version
+from denominator.ui.metrics_data import (
+    EXAMPLE_DIR,
+    ON_REQUEST,
+    WORKED_EXAMPLE,
+    DataSet,
+    content_key,
+    store_version,
+)
 from judge import actions as judge_actions
 from judge.holes import HoleSpec
 
@@ -84,9 +91,20 @@ def _admin() -> bool:
     return identity is not None and identity.role == "admin"
 
 
-def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> None:
-    """The section: the holes per query, the judge's fill, a sample to label, the figures."""
+def render_holes(data: DataSet, k: int, min_grade: int | None, source: str, queries: int = 0) -> None:
+    """The section: the holes per query, the judge's fill, a sample to label, the figures. Above
+    :data:`ON_REQUEST` ``queries`` (the run's evaluated) they are found once asked for: on
+    10,000 x 200 finding them took ~0.4 s of every new k, and their table as long again."""
     st.subheader(f"Holes: unjudged chunks of the top {k}")
+    if queries > ON_REQUEST and not st.toggle(
+        f"Find the holes ({queries:,} queries: found on request)", key=f"{KEY}show"
+    ):
+        st.caption(
+            f"The top {k}'s unjudged chunks per query, a judge to fill them, a sample of queries for "
+            "people to label and the three figures: turn on to see them (the audit's judged@k, above, "
+            "says how many of each query's top k are judged)."
+        )
+        return
     run_name, qrels_name = _names(data)
     try:
         report = metrics_cache.holes(data.key, k, run_name, qrels_name, data)

@@ -52,6 +52,7 @@ from denominator.ui.holes import render_holes
 from denominator.ui.metrics_data import (
     EXAMPLE_DIR,
     KEY,
+    ON_REQUEST,
     OWN_FILES,
     SOURCES,
     STORE,
@@ -72,7 +73,9 @@ FINDINGS_LISTED = 200  # queries an expander lists under one kind of finding; a 
 FINDINGS_OPENED = 20
 TABLE_ROWS = 200  # a per-query table longer than this is a scrolling grid (st.dataframe, lazy), not HTML rows
 CHART_QUERIES = 40  # the recall chart draws at most this many queries: those furthest below their ceiling
-CHECK_QUERIES = 500  # above this many queries the policy check (its per-query table) is drawn on request
+CHECK_QUERIES = (
+    ON_REQUEST  # above this many queries the policy check (its per-query table) is drawn on request
+)
 
 
 @dataclass(frozen=True)
@@ -516,9 +519,9 @@ def render_metrics_page() -> None:
     render_audit(report, data, audited)
     render_duplicate_example(data, settings)
     render_estimate(data, report)
-    render_holes(data, settings.k, settings.min_grade, settings.source)
-    render_comparison(data, settings)
     n = len(evaluation.qids)
+    render_holes(data, settings.k, settings.min_grade, settings.source, n)
+    render_comparison(data, settings)
     if n > CHECK_QUERIES and not st.toggle(
         f"Check against the policy ({n:,} queries: drawn on request)", key=f"{KEY}check_big"
     ):
