@@ -441,7 +441,7 @@ def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -
         st.success("No findings: every denominator is as it should be.")
         return
     for group in groups:
-        lazy = len(group.queries) > FINDINGS_OPENED
+        lazy = group.count > FINDINGS_OPENED
         expander = st.expander(
             md(group.line), key=f"metrics_finding_{group.code}", on_change="rerun" if lazy else "ignore"
         )
@@ -450,9 +450,9 @@ def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -
                 continue
             shown = group.queries[:listed]
             st.markdown("\n".join(f"- **{md(qid)}**: {md(text)}" for qid, text in shown))
-            if len(group.queries) > len(shown):
+            if group.count > len(shown):
                 st.caption(
-                    f"… and {len(group.queries) - len(shown):,} more queries with this finding (the "
+                    f"… and {group.count - len(shown):,} more queries with this finding (the "
                     f"first {len(shown):,} are listed; the audit table above has every query)."
                 )
 
@@ -512,7 +512,11 @@ def render_metrics_page() -> None:
     render_data_warnings(evaluation)
     scored = content_key(data.key, settings.k, settings.min_grade)  # what the metrics read
     audited = content_key(scored, settings.fetch_depth, data.corpus_key, policy)  # and the audit
-    render_findings(metrics_cache.drawn("findings", audited, lambda: group_findings(report)))
+    # each kind's first FINDINGS_LISTED queries in words: the rest are counted, not written
+    findings = metrics_cache.drawn(
+        f"findings, {FINDINGS_LISTED} listed", audited, lambda: group_findings(report, FINDINGS_LISTED)
+    )
+    render_findings(findings)
     render_metrics_table(evaluation, report, scored)
     render_inflation(report)
     render_recall_chart(evaluation, scored)
