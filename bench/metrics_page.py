@@ -60,14 +60,6 @@ VIEWPORT = {"width": 1400, "height": 1000}
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def shown(locator) -> None:
-    """Wait until ``locator`` is visible. Not ``expect(...).to_be_visible()``: each of its failed
-    polls builds an accessibility snapshot of the whole page in the browser's main thread, which a
-    profile of a k change (Chrome DevTools' sampling profiler) found to be 0.46 s of 3.6 s of the
-    browser's CPU: the instrument's own cost, delaying what it measures."""
-    locator.wait_for(state="visible", timeout=TIMEOUT_MS)
-
-
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (its threads included)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -174,11 +166,11 @@ def app_round(browser, url: str, pid: int, qrels: Path, run: Path, steps: dict[s
             uploads.nth(1).set_input_files(str(run))
 
         def findings() -> None:
-            shown(main.get_by_text(f"Data: {qrels.name} and {run.name}"))
-            shown(main.get_by_text("Findings", exact=True))
+            expect(main.get_by_text(f"Data: {qrels.name} and {run.name}")).to_be_visible(timeout=TIMEOUT_MS)
+            expect(main.get_by_text("Findings", exact=True)).to_be_visible(timeout=TIMEOUT_MS)
 
         def ended() -> None:
-            shown(main.get_by_text("Holes: unjudged chunks of the top 10"))
+            expect(main.get_by_text("Holes: unjudged chunks of the top 10")).to_be_visible(timeout=TIMEOUT_MS)
             idle(page)()
 
         timed(step, pid, send, findings, ended)
@@ -194,10 +186,12 @@ def app_round(browser, url: str, pid: int, qrels: Path, run: Path, steps: dict[s
             box.press("Enter")
 
         def audit(k=k) -> None:
-            shown(main.get_by_text(f"Per query at k = {k}"))
+            expect(main.get_by_text(f"Per query at k = {k}")).to_be_visible(timeout=TIMEOUT_MS)
 
         def ended(k=k) -> None:
-            shown(main.get_by_text(f"Holes: unjudged chunks of the top {k}"))
+            expect(main.get_by_text(f"Holes: unjudged chunks of the top {k}")).to_be_visible(
+                timeout=TIMEOUT_MS
+            )
             idle(page)()
 
         timed(steps[name], pid, change, audit, ended)
@@ -225,7 +219,9 @@ def baseline_round(browser, url: str, pid: int, qrels: Path, run: Path, steps: d
         uploads.nth(1).set_input_files(str(run))
 
     def received() -> None:
-        shown(main.get_by_text(f"received {qrels.stat().st_size:,} and {run.stat().st_size:,} bytes"))
+        expect(
+            main.get_by_text(f"received {qrels.stat().st_size:,} and {run.stat().st_size:,} bytes")
+        ).to_be_visible(timeout=TIMEOUT_MS)
 
     timed(steps["upload"], pid, send, received, idle)
     box = page.get_by_label("k (cutoff)")
@@ -235,7 +231,7 @@ def baseline_round(browser, url: str, pid: int, qrels: Path, run: Path, steps: d
         box.press("Enter")
 
     def said() -> None:
-        shown(main.get_by_text("Per query at k = 20"))
+        expect(main.get_by_text("Per query at k = 20")).to_be_visible(timeout=TIMEOUT_MS)
 
     timed(steps["k 10 -> 20"], pid, change, said, idle)
     context.close()
