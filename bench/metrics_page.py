@@ -396,7 +396,7 @@ def main() -> int:
     out.write_text(
         "# The Metrics page on a big upload, beside plain Streamlit\n\n"
         f"- command: `python bench/metrics_page.py --queries {args.queries} --depth {args.depth} "
-        f"--rounds {args.rounds}`\n- date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n\n"
+        f"--rounds {args.rounds}{' --no-sections' if args.no_sections else ''}`\n- date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n\n"
         + "\n".join(rows)
         + f"\n\n{verdict}\n"
         + "\n".join(profile)
