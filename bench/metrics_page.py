@@ -11,7 +11,8 @@ run`), and bench/upload_baseline_app.py (two uploaders and a k input, nothing pa
 Chromium (Debian's) drives both; each round measures both, their order alternating, so a noisy
 moment on the shared machine hits both. Per round, on the app's Metrics page (a new session):
 
-- upload: the two files set in the browser, to the findings drawn and to the script run's end;
+- upload: the two files set in the browser, to the findings drawn and to the script run's end
+  (above 500 queries the page's holes and check are drawn on request: not in the run);
   the baseline: to its "received" line and its run's end;
 - k 10 -> 20: the k typed, to the audit's "Per query at k = 20" and to the run's end; the
   baseline: to its "Per query at k = 20" line;
@@ -307,7 +308,7 @@ def sections(qrels: Path, run: Path) -> list[str]:
         lap(f"per-query tables, k = {k}", *started)
         started = now()
         actions.holes(data.qrels, [("run", data.run)], k)
-        lap(f"holes, k = {k}", *started)
+        lap(f"holes (found on request above 500 queries), k = {k}", *started)
         started = now()
         actions.check(data.qrels, data.run, k, None, no_store=True, policy=load_policy())
         lap(f"check (drawn on request above 500 queries), k = {k}", *started)
@@ -395,7 +396,7 @@ def main() -> int:
     out.write_text(
         "# The Metrics page on a big upload, beside plain Streamlit\n\n"
         f"- command: `python bench/metrics_page.py --queries {args.queries} --depth {args.depth} "
-        f"--rounds {args.rounds}`\n- date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n\n"
+        f"--rounds {args.rounds}{' --no-sections' if args.no_sections else ''}`\n- date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n\n"
         + "\n".join(rows)
         + f"\n\n{verdict}\n"
         + "\n".join(profile)

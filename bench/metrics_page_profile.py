@@ -6,8 +6,9 @@ bench/make_data.py's collection uploaded (default 10,000 queries x 200: a 71 MB 
 the 1-minute load beside each step.
 
 Steps: the upload (everything computed), the same inputs again (all from the cache), k 10 -> 20
-(what reads k computed), k back to 10 (cached), a fetch depth (the audit only), the policy check
-turned on (above 500 queries it is drawn on request), and the page again with it. No browser: the
+(what reads k computed), k back to 10 (cached), a fetch depth (the audit only), the holes turned
+on, then the policy check (above 500 queries each is drawn on request), and the page again with
+them. No browser: the
 browser's share is bench/metrics_page.py's.
 
     python bench/metrics_page_profile.py [--queries 10000] [--depth 200]
@@ -118,8 +119,10 @@ def main() -> int:
         step("k 10 -> 20", lambda: at.number_input(key="metrics:k").set_value(20).run())
         step("k 20 -> 10 (computed before)", lambda: at.number_input(key="metrics:k").set_value(10).run())
         step("fetch depth 50", lambda: at.number_input(key="metrics:fetch_depth").set_value(50).run())
+        step("the holes turned on", lambda: at.toggle(key="metrics:holes:show").set_value(True).run())
+        step("k 10 -> 30, the holes on", lambda: at.number_input(key="metrics:k").set_value(30).run())
         step("the check turned on", lambda: at.toggle(key="metrics:check_big").set_value(True).run())
-        step("the same inputs again, the check on", at.run)
+        step("the same inputs again, the holes and the check on", at.run)
     return 0
 
 

@@ -265,3 +265,24 @@ def test_the_samples_folder_beside_the_checkouts_store_is_ignored_by_git() -> No
     sample = folder / "hole-sample-k5-0123456789abcdef.yaml"
     ignored = subprocess.run(["git", "check-ignore", "-q", str(sample)], cwd=root)
     assert ignored.returncode == 0, f"{folder.relative_to(root)}/ is not in .gitignore"
+
+
+def test_a_big_run_finds_its_holes_on_request(demo_db) -> None:
+    """Above 500 queries (#42 item 2) the section waits for its toggle: no holes found on a run of
+    the page, or a new k, until asked; then the same holes as a small run shows. The data: 501
+    queries, each judging d1 relevant; the run (tag r) ranks x, d1: one hole (x) of each top 2."""
+    queries = [f"q{i:03d}" for i in range(501)]
+    qrels = "".join(f"{q} 0 d1 1\n" for q in queries).encode()
+    run = "".join(f"{q} Q0 {d} {rank} {3 - rank} r\n" for q in queries for rank, d in ((1, "x"), (2, "d1")))
+    at = app_test(timeout=120).run()
+    at.radio(key="metrics:source").set_value(OWN_FILES).run()
+    at.number_input(key="metrics:k").set_value(2)
+    at.file_uploader(key="metrics:qrels_upload").set_value(("qrels.txt", qrels, "text/plain"))
+    at.file_uploader(key="metrics:run_upload").set_value(("run.txt", run.encode(), "text/plain"))
+    text = page_text(ok(at.run())).replace("**", "")
+    assert "Holes: unjudged chunks of the top 2" in text
+    assert "positions unjudged" not in text
+    assert at.toggle(key="metrics:holes:show").label == "Find the holes (501 queries: found on request)"
+    at.toggle(key="metrics:holes:show").set_value(True)
+    text = page_text(ok(at.run())).replace("**", "")
+    assert "501 of 1,002 positions unjudged in the top 2 of r against the judgments" in text

@@ -86,6 +86,21 @@ def test_findings_are_one_line_per_kind_with_their_counts() -> None:
     assert f"… and {250 - FINDINGS_LISTED} more queries with this finding" in text
 
 
+def test_a_group_writes_its_listed_queries_and_counts_them_all() -> None:
+    """``group_findings(report, listed)`` (the page's: #42 item 2) writes each kind's first ``listed``
+    queries in words and counts every one; without ``listed`` (the CLI's) it writes them all."""
+    from calibration.policy.findings import group_findings
+
+    queries = {f"q{i}": {"findings": ["recall_undefined"], "rel": 0} for i in range(5)}
+    report = {"k": 10, "queries": queries}
+    (whole,) = group_findings(report)  # type: ignore[arg-type]
+    (cut,) = group_findings(report, 2)  # type: ignore[arg-type]
+    assert whole.count == cut.count == 5 and whole.line == cut.line
+    assert whole.line.startswith("no judged relevant chunk in 5 of 5 queries")
+    assert [qid for qid, _ in whole.queries] == ["q0", "q1", "q2", "q3", "q4"]
+    assert cut.queries == whole.queries[:2]
+
+
 def test_the_summary_comes_before_the_findings_and_the_tables() -> None:
     qrels, run = big_run(30, 12)
     at = ok(upload(with_source(OWN_FILES), ("big.qrels", qrels), ("big.jsonl", run)))

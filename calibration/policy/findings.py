@@ -69,18 +69,24 @@ def kind_line(code: str, count: int, total: int, k: int, where: str = "queries")
     return f"{what.format(k=k)} in {count:,} of {total:,} {where}" + (f": {why}" if why else "")
 
 
-def group_findings(report: AuditReport) -> list[FindingGroup]:
+def group_findings(report: AuditReport, listed: int | None = None) -> list[FindingGroup]:
     """The audit's findings, one group per kind (in :data:`~calibration.audit.FINDINGS` order, then
-    any other kind): what the page and the text table show instead of one line per query."""
+    any other kind): what the page and the text table show instead of one line per query. With
+    ``listed``, each group's ``queries`` holds its first ``listed`` queries in words, its ``count``
+    all of them (a page that lists 200 of 10,000 writes 200)."""
     k, total = report["k"], len(report["queries"])
+    provenance = report.get("provenance")
     by_code: dict[str, list[tuple[str, str]]] = {}
+    counts: dict[str, int] = {}
     for qid, q in report["queries"].items():
         for code in q["findings"]:
-            by_code.setdefault(code, []).append((qid, finding_text(code, q, k, report.get("provenance"))))
-    order = [c for c in FINDINGS if c in by_code] + [c for c in by_code if c not in FINDINGS]
+            counts[code] = counts.get(code, 0) + 1
+            if listed is None or counts[code] <= listed:
+                by_code.setdefault(code, []).append((qid, finding_text(code, q, k, provenance)))
+    order = [c for c in FINDINGS if c in counts] + [c for c in counts if c not in FINDINGS]
     return [
         FindingGroup(
-            code, kind_line(code, len(by_code[code]), total, k), len(by_code[code]), total, by_code[code]
+            code, kind_line(code, counts[code], total, k), counts[code], total, by_code.get(code, [])
         )
         for code in order
     ]

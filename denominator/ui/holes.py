@@ -45,7 +45,14 @@ from calibration.holes.holes_text import (
 from calibration.results import FilledReport, HolesReport
 from calibration.stored import stored_label_sets, stored_qrels
 from denominator.ui import metrics_cache
-from denominator.ui.metrics_data import EXAMPLE_DIR, WORKED_EXAMPLE, DataSet, content_key, store_version
+from denominator.ui.metrics_data import (
+    EXAMPLE_DIR,
+    ON_REQUEST,
+    WORKED_EXAMPLE,
+    DataSet,
+    content_key,
+    store_version,
+)
 from judge import actions as judge_actions
 from judge.holes import HoleSpec
 
@@ -84,23 +91,35 @@ def _admin() -> bool:
     return identity is not None and identity.role == "admin"
 
 
-def render_holes(data: DataSet, k: int, min_grade: int | None, source: str) -> None:
-    """The section: the holes per query, the judge's fill, a sample to label, the figures."""
+def render_holes(data: DataSet, k: int, min_grade: int | None, source: str, queries: int = 0) -> None:
+    """The section: the holes per query, the judge's fill, a sample to label, the figures. Above
+    :data:`ON_REQUEST` ``queries`` (the run's evaluated) they are found once asked for: on
+    10,000 x 200 finding them took ~0.4 s of every new k, and their table as long again."""
     st.subheader(f"Holes: unjudged chunks of the top {k}")
+    if queries > ON_REQUEST and not st.toggle(
+        f"Find the holes ({queries:,} queries: found on request)", key=f"{KEY}show"
+    ):
+        st.caption(
+            f"The top {k}'s unjudged chunks per query, a judge to fill them, a sample of queries for "
+            "people to label and the three figures: turn on to see them (the audit's judged@k, above, "
+            "says how many of each query's top k are judged)."
+        )
+        return
     run_name, qrels_name = _names(data)
     try:
         report = metrics_cache.holes(data.key, k, run_name, qrels_name, data)
     except DenominatorError as exc:
         st.error(md(exc))
         return
-    render_holes_table(report, content_key(data.key, k, run_name, qrels_name))
+    holes_key = content_key(data.key, k, run_name, qrels_name)
+    render_holes_table(report, holes_key)
     if not report["unjudged_positions"]:
         st.success(f"No holes: every chunk of the top {k} is judged; the figures above need no judge.")
         return
     path = db_path()
     db = path if database_exists(path) else None
     admin = _admin()
-    judge = render_fill(data, report, db, admin, source)
+    judge = render_fill(data, report, db, admin, source, holes_key)
     sample = render_sample(data, report, db, admin)
     render_figures(data, k, min_grade, judge, sample, db)
 
@@ -165,20 +184,22 @@ def _judge_sets(db: str) -> tuple[dict[str, Qrels], str]:
 
 
 def _covered(judge: Qrels, report: HolesReport) -> int:
+    """How many of the report's holes the judge graded."""
+    grades = judge.grades
+    nothing: dict[str, int] = {}
     return sum(
-        1
+        len([doc for doc in row["holes"] if doc in grades.get(qid, nothing)])
         for qid, row in report["queries"].items()
-        for doc in row["holes"]
-        if doc in judge.grades.get(qid, {})
     )
 
 
 def render_fill(
-    data: DataSet, report: HolesReport, db: str | None, admin: bool, source: str
+    data: DataSet, report: HolesReport, db: str | None, admin: bool, source: str, holes_key: str
 ) -> tuple[Qrels, str, str] | None:
     """ "Fill with judge": the offline judge grades exactly the holes (``judge grade --holes``);
     a judge's grades already in the store for them are used as they are. The judge's grades, its
-    name and the key of the store's version they were read at, or None."""
+    name and the key of the store's version they were read at, or None. ``holes_key``: what the
+    report read (the count of the holes each judge graded is kept under it)."""
     st.markdown("**Fill with judge**")
     total = report["holes"]
     if db is None:
@@ -213,7 +234,12 @@ def render_fill(
     elif not admin:
         st.caption("Filling the holes writes the judge's grades to the store: an admin's button.")
     stored, version = _judge_sets(db)
-    covered = {name: _covered(qrels, report) for name, qrels in stored.items()}
+    # counted once per holes report and version of the store: 10,000 queries' holes, ~0.1 s a run
+    covered = metrics_cache.drawn(
+        "holes covered",
+        content_key(holes_key, version),
+        lambda: {name: _covered(qrels, report) for name, qrels in stored.items()},
+    )
     judges = {name: qrels for name, qrels in stored.items() if covered[name]}
     if not judges:
         st.caption(f"No judge's grades in the store cover these {total:,} holes yet.")

@@ -18,6 +18,7 @@ import copy
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -51,6 +52,7 @@ from denominator.ui.holes import render_holes
 from denominator.ui.metrics_data import (
     EXAMPLE_DIR,
     KEY,
+    ON_REQUEST,
     OWN_FILES,
     SOURCES,
     STORE,
@@ -71,7 +73,9 @@ FINDINGS_LISTED = 200  # queries an expander lists under one kind of finding; a 
 FINDINGS_OPENED = 20
 TABLE_ROWS = 200  # a per-query table longer than this is a scrolling grid (st.dataframe, lazy), not HTML rows
 CHART_QUERIES = 40  # the recall chart draws at most this many queries: those furthest below their ceiling
-CHECK_QUERIES = 500  # above this many queries the policy check (its per-query table) is drawn on request
+CHECK_QUERIES = (
+    ON_REQUEST  # above this many queries the policy check (its per-query table) is drawn on request
+)
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,11 @@ def metrics_frame(evaluation: Evaluation, report: AuditReport, escape: bool = Tr
     n_rels = evaluation.num_rel.tolist()
     hits = [queries[qid]["distinct_hits"] if qid in queries else None for qid in qids]
     recalls = evaluation.values[Measure("R", k)].tolist()
-    ceilings = [recall_ceiling(k, n_rel) for n_rel in n_rels]
+    # a ceiling depends on |Rel| alone: computed and written once per distinct |Rel|
+    ceiling_of = {n_rel: recall_ceiling(k, n_rel) for n_rel in set(n_rels)}
+    ceilings = [ceiling_of[n_rel] for n_rel in n_rels]
+    ceiling_text = {n_rel: fmt(ceiling) for n_rel, ceiling in ceiling_of.items()}
+    precision_text = {n_rel: fmt(precision_ceiling(k, n_rel)) for n_rel in ceiling_of}
     texts = {
         name: _texts(evaluation.values[name])
         for name in (Measure("P", k), Measure("R", k), RR, Measure("nDCG", k), AP)
@@ -124,12 +132,12 @@ def metrics_frame(evaluation: Evaluation, report: AuditReport, escape: bool = Tr
         "query": [md(qid) for qid in qids] if escape else list(qids),
         "|Rel|": [str(n_rel) for n_rel in n_rels],
         f"P@{k}": [f"{text} = {hit}/{k}" for text, hit in zip(texts[Measure("P", k)], hits)],
-        f"P@{k} ceiling": [fmt(precision_ceiling(k, n_rel)) for n_rel in n_rels],
+        f"P@{k} ceiling": [precision_text[n_rel] for n_rel in n_rels],
         f"R@{k}": [
             f"{text} = {hit}/{n_rel}" if not math.isnan(recall) else "undefined (|Rel| = 0)"
             for text, hit, n_rel, recall in zip(texts[Measure("R", k)], hits, n_rels, recalls)
         ],
-        f"R@{k} ceiling": [fmt(ceiling) for ceiling in ceilings],
+        f"R@{k} ceiling": [ceiling_text[n_rel] for n_rel in n_rels],
         "share of ceiling": [
             f"{recall / ceiling:.0%}" if not math.isnan(recall) and ceiling else "undefined"
             for recall, ceiling in zip(recalls, ceilings)
@@ -157,51 +165,59 @@ def metrics_frame(evaluation: Evaluation, report: AuditReport, escape: bool = Tr
 def audit_frame(
     report: AuditReport, truth_rel: Mapping[str, int] | None, escape: bool = True
 ) -> pd.DataFrame:
-    """Per-query audit figures: judged@k, label coverage, hits, stage-1 recall, truth recall."""
+    """Per-query audit figures: judged@k, label coverage, hits, stage-1 recall, truth recall.
+    Made a column at a time, as :func:`metrics_frame`."""
     k = report["k"]
+    queries = report["queries"]
+    if not queries:
+        return pd.DataFrame([])
+    qids, rows = list(queries), list(queries.values())
+    no_stage1 = report["fetch_depth"] is None
 
-    def staged(value: float | None) -> str:
-        return "n/a (no stage 1)" if report["fetch_depth"] is None else fmt(value)
+    def staged(values: list[float | None]) -> list[str]:
+        return ["n/a (no stage 1)"] * len(values) if no_stage1 else [fmt(value) for value in values]
 
-    rows = []
-    for qid, q in report["queries"].items():
-        shown = min(k, q["retrieved"])
-        judged = q["judged_at_k"]
-        coverage = q["label_coverage"]
-        row = {
-            "query": md(qid) if escape else qid,
-            f"judged@{k}": "undefined"
-            if judged is None
-            else f"{fmt(judged)} = {round(judged * shown)}/{shown}",
-            "label coverage": (
-                "n/a (corpus size unknown)"
-                if coverage is None
-                else f"{fmt(coverage)} of {report['corpus_size']} chunks"
-            ),
-            f"hits in top {k}: positional / distinct": f"{q['positional_hits']} / {q['distinct_hits']}",
-            # n/a: no stage 1, as the CLI says; undefined: nothing relevant (#43, item 9)
-            f"R@{report['fetch_depth'] or 'fetch'} (stage 1)": staged(q["recall_at_fetch"]),
-            f"lost by the cut to {k}": staged(q["lost_after_fetch"]),
-        }
-        if truth_rel is not None:
-            row[f"R@{k} against the truth set"] = f"{fmt(q['recall_true'])} (|Rel| = {truth_rel.get(qid, 0)})"
-        rows.append(row)
-    return pd.DataFrame(rows)
+    def judged_text(judged: float | None, retrieved: int) -> str:
+        if judged is None:
+            return "undefined"
+        shown = min(k, retrieved)
+        return f"{fmt(judged)} = {round(judged * shown)}/{shown}"
+
+    corpus = f" of {report['corpus_size']} chunks"
+    columns: dict[str, list[str]] = {
+        "query": [md(qid) for qid in qids] if escape else qids,
+        f"judged@{k}": [judged_text(q["judged_at_k"], q["retrieved"]) for q in rows],
+        "label coverage": [
+            "n/a (corpus size unknown)" if q["label_coverage"] is None else fmt(q["label_coverage"]) + corpus
+            for q in rows
+        ],
+        f"hits in top {k}: positional / distinct": [
+            f"{q['positional_hits']} / {q['distinct_hits']}" for q in rows
+        ],
+        # n/a: no stage 1, as the CLI says; undefined: nothing relevant (#43, item 9)
+        f"R@{report['fetch_depth'] or 'fetch'} (stage 1)": staged([q["recall_at_fetch"] for q in rows]),
+        f"lost by the cut to {k}": staged([q["lost_after_fetch"] for q in rows]),
+    }
+    if truth_rel is not None:
+        columns[f"R@{k} against the truth set"] = [
+            f"{fmt(q['recall_true'])} (|Rel| = {truth_rel.get(qid, 0)})" for qid, q in zip(qids, rows)
+        ]
+    return pd.DataFrame(columns)
 
 
 def charted(evaluation: Evaluation, most: int = CHART_QUERIES) -> list[int]:
     """The queries the recall chart draws: every one with a defined recall, or when there are more
     than ``most``, the ``most`` furthest below their ceiling (lowest share), in the run's order."""
     k = evaluation.ks[0]
-    defined = [i for i in range(len(evaluation.qids)) if _value(evaluation, Measure("R", k), i) is not None]
+    recalls = np.asarray(evaluation.values[Measure("R", k)], dtype=float)
+    defined = np.flatnonzero(~np.isnan(recalls))
     if len(defined) <= most:
-        return defined
-
-    def share(i: int) -> float:
-        ceiling = recall_ceiling(k, int(evaluation.num_rel[i])) or 1.0
-        return float(evaluation.values[Measure("R", k)][i]) / ceiling
-
-    return sorted(sorted(defined, key=share)[:most])
+        return defined.tolist()
+    # a defined recall has |Rel| >= 1: its ceiling min(1, k/|Rel|), as recall_ceiling computes it
+    ceilings = np.minimum(1.0, k / np.asarray(evaluation.num_rel, dtype=float)[defined])
+    shares = recalls[defined] / ceilings
+    lowest = defined[np.argsort(shares, kind="stable")[:most]]  # stable: ties in the run's order
+    return sorted(lowest.tolist())
 
 
 def recall_chart(
@@ -323,18 +339,35 @@ def render_metrics_table(evaluation: Evaluation, report: AuditReport, key: str) 
     )
 
 
+def recall_spec(evaluation: Evaluation) -> tuple[int, dict[str, Any] | None]:
+    """:func:`recall_chart` as the Vega-Lite spec ``st.altair_chart`` would send (the default
+    theme's view size left out, as Streamlit leaves it out), and how many queries it draws. Made
+    once per result (:func:`metrics_cache.drawn`): Altair's build and schema check took ~0.1 s on
+    every run of the page."""
+    queries = charted(evaluation)
+    chart = recall_chart(evaluation, queries)
+    if chart is None:
+        return len(queries), None
+    spec = chart.to_dict()
+    spec.pop("config", None)  # the chart sets none: only Altair's default theme's view size
+    return len(queries), spec
+
+
 def render_recall_chart(evaluation: Evaluation, key: str) -> None:
     k = evaluation.ks[0]
     st.subheader("Recall against its ceiling")
-    queries = metrics_cache.drawn("charted", key, lambda: charted(evaluation))
-    chart = recall_chart(evaluation, queries)
-    if chart is None:
+    drawn, spec = metrics_cache.drawn("recall chart", key, lambda: recall_spec(evaluation))
+    if spec is None:
         st.info(f"R@{k} is undefined for every query (no judged relevant document): nothing to draw.")
         return
-    st.altair_chart(chart, width="stretch", alt=f"Per query, R@{k} beside its ceiling min(1, {k}/|Rel|)")
+    st.vega_lite_chart(  # a copy: Streamlit moves the data out of the spec it is given
+        spec=copy.deepcopy(spec),
+        width="stretch",
+        alt=f"Per query, R@{k} beside its ceiling min(1, {k}/|Rel|)",
+    )
     left_out = evaluation.undefined(Measure("R", k))
     note = f"; {left_out} queries with undefined recall left out" if left_out else ""
-    drawn, defined = len(queries), len(evaluation.qids) - left_out
+    defined = len(evaluation.qids) - left_out
     if drawn < defined:
         note += f"; drawn: the {drawn} of {defined:,} queries furthest below their ceiling"
     st.caption(
@@ -408,7 +441,7 @@ def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -
         st.success("No findings: every denominator is as it should be.")
         return
     for group in groups:
-        lazy = len(group.queries) > FINDINGS_OPENED
+        lazy = group.count > FINDINGS_OPENED
         expander = st.expander(
             md(group.line), key=f"metrics_finding_{group.code}", on_change="rerun" if lazy else "ignore"
         )
@@ -417,9 +450,9 @@ def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -
                 continue
             shown = group.queries[:listed]
             st.markdown("\n".join(f"- **{md(qid)}**: {md(text)}" for qid, text in shown))
-            if len(group.queries) > len(shown):
+            if group.count > len(shown):
                 st.caption(
-                    f"… and {len(group.queries) - len(shown):,} more queries with this finding (the "
+                    f"… and {group.count - len(shown):,} more queries with this finding (the "
                     f"first {len(shown):,} are listed; the audit table above has every query)."
                 )
 
@@ -479,16 +512,20 @@ def render_metrics_page() -> None:
     render_data_warnings(evaluation)
     scored = content_key(data.key, settings.k, settings.min_grade)  # what the metrics read
     audited = content_key(scored, settings.fetch_depth, data.corpus_key, policy)  # and the audit
-    render_findings(metrics_cache.drawn("findings", audited, lambda: group_findings(report)))
+    # each kind's first FINDINGS_LISTED queries in words: the rest are counted, not written
+    findings = metrics_cache.drawn(
+        f"findings, {FINDINGS_LISTED} listed", audited, lambda: group_findings(report, FINDINGS_LISTED)
+    )
+    render_findings(findings)
     render_metrics_table(evaluation, report, scored)
     render_inflation(report)
     render_recall_chart(evaluation, scored)
     render_audit(report, data, audited)
     render_duplicate_example(data, settings)
     render_estimate(data, report)
-    render_holes(data, settings.k, settings.min_grade, settings.source)
-    render_comparison(data, settings)
     n = len(evaluation.qids)
+    render_holes(data, settings.k, settings.min_grade, settings.source, n)
+    render_comparison(data, settings)
     if n > CHECK_QUERIES and not st.toggle(
         f"Check against the policy ({n:,} queries: drawn on request)", key=f"{KEY}check_big"
     ):

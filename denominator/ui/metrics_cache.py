@@ -17,7 +17,9 @@ function keeps at most :data:`RESULTS` answers and :data:`RESULT_BYTES` of them.
 cached: it is raised again on the next run, as the action raises it.
 
 :func:`drawn` keeps what a page makes of a result (a per-query table of escaped text, the findings
-in words) under the key of the result it reads: 10,000 rows take longer to write than to read back.
+in words, the chart's spec) under the key of the result it reads, as the object itself (shared,
+read-only, as the audit): 10,000 rows take longer to write than to read back, and longer to
+unpickle on every run than to share.
 """
 
 from __future__ import annotations
@@ -167,8 +169,10 @@ def compare(
     return actions.compare(_data.qrels, _data.run, _other, [k], min_grade, names=names)
 
 
-@st.cache_data(show_spinner=False, max_entries=4 * RESULTS, max_size=RESULT_BYTES)
+@st.cache_resource(show_spinner=False, max_entries=4 * RESULTS)
 def drawn(what: str, key: str, _make: Callable[[], T]) -> T:
     """``_make()``, kept under ``what`` it is (a table's name, escaped or not) and ``key``: the
-    digest of everything the result it is made from reads (:func:`~denominator.ui.metrics_data.content_key`)."""
+    digest of everything the result it is made from reads (:func:`~denominator.ui.metrics_data.content_key`).
+    Kept as the object itself, never changed by whoever reads it: three 10,000-row tables of text
+    took ~0.15 s to unpickle on every run of the page as ``st.cache_data`` copies."""
     return _make()

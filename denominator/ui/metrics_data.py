@@ -55,6 +55,7 @@ NO_CORPUS = "none (coverage unknown)"
 CORPUS_UPLOAD = "upload a corpus file"
 CORPUS_STORE = "the store's chunks"
 
+ON_REQUEST = 500  # above this many queries the page's check and holes are drawn on request (a toggle)
 DIGESTS = 8  # uploads whose digest a session keeps (the page holds at most four files at once)
 DATA_SETS = 4  # data sets the server keeps read: a 10,000 x 200 run is ~70 MB in memory
 
