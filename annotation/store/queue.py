@@ -74,6 +74,9 @@ def open_order(annotator_id: int) -> list[tuple[int, bool]]:
     return [(stretch, seeded.random() < 0.5) for stretch in order]
 
 
+_LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1  # the open ends of the first and last stretches
+
+
 def _stretch(position: int) -> int:
     return min(max(position // _SPAN, 0), STRETCHES - 1)
 
@@ -308,16 +311,25 @@ class Queue(StoreBase):
         if last is not None and last[0] is not None:
             here = [stretch for stretch, _ in order].index(_stretch(int(last[0])))
             looks = [(*order[here], int(last[0]))] + looks[here + 1 :] + looks[: here + 1]
+        # one statement per direction, the bounds bound as parameters: PostgreSQL's client keeps
+        # a statement it has run five times prepared, so its plan is not made again at each look
+        statements = {
+            down: f"SELECT i.id {source} AND {unlabelled} AND i.position BETWEEN :low AND :high "
+            f"ORDER BY i.position{' DESC' if down else ''} LIMIT 1"
+            for down in (False, True)
+        }
         for stretch, down, after in looks:
             low, high = _stretch_bounds(stretch)
-            where = "".join(
-                f" AND i.position {op} {bound}"
-                for op, bound in ((">=", low), ("<", high), ("<" if down else ">", after))
-                if bound is not None
-            )
+            lowest = _LOWEST if low is None else low
+            highest = _HIGHEST if high is None else high - 1
+            if after is not None:  # the rest of the stretch, past the item labelled last
+                lowest, highest = (
+                    (lowest, min(highest, after - 1)) if down else (max(lowest, after + 1), highest)
+                )
+            if lowest > highest:  # nothing left past it in its stretch
+                continue
             row = self._read(
-                f"SELECT i.id {source} AND {unlabelled}{where} ORDER BY i.position{' DESC' if down else ''} LIMIT 1",
-                {"annotator": annotator_id},
+                statements[down], {"annotator": annotator_id, "low": lowest, "high": highest}
             ).fetchone()
             if row is not None:
                 return int(row[0])
