@@ -27,6 +27,8 @@ from annotation.exchange import ImportSources, WrongSlot, import_files
 from annotation.exports import export_csv, export_qrels, export_trec
 from annotation.formats.by_extension import read_judgments
 from annotation.store import Store, StoreError, UnknownImport, postgres
+from annotation.store.queue import CURRENT_LABEL, OTHER_LABELLERS
+from annotation.store.retirements import HELD_TABLES, NONE_RETIRED, all_live, live, live_item
 from calibration import actions
 from calibration.errors import InvalidInput
 from calibration.review import review
@@ -269,6 +271,42 @@ def test_retire_a_takes_it_out_of_counts_queues_metrics_exports_and_review(two, 
     assert exported(store, tmp_path / "restored") == before
     n, kappa, answers = reviewed(store)
     assert (n, answers) == (5, 5) and kappa == pytest.approx(12 / 17)
+
+
+def test_a_queue_read_in_the_write_that_retires_sees_the_retirement(two) -> None:
+    """The queue reads whether anything is retired once per write (#42: its statements drop their
+    liveness tests while nothing is); a retirement inside that write is seen by the reads after it."""
+    store, items = two
+    b_items = {items[("qb1", "b1")], items[("qb1", "b2")]}
+    dan = store.annotator_id("dan")
+    reads: list[str] = []
+    execute = store.db.execute
+
+    def counted(sql, params=None):
+        reads.append(sql)
+        return execute(sql, params) if params is not None else execute(sql)
+
+    store.db.execute = counted  # type: ignore[method-assign]
+    try:
+        with store.write():
+            assert store.next_unlabelled_item(dan, "chunk") is not None  # nothing retired yet
+            store.next_unlabelled_item(dan, "chunk")
+            assert reads.count(NONE_RETIRED) == 1  # once per write
+            store.retire_import(1, "eve")
+            assert queue(store, "dan") == ((0, 2), b_items)
+        assert queue(store, "dan") == ((0, 2), b_items)  # and after it
+    finally:
+        store.db.execute = execute  # type: ignore[method-assign]
+
+
+def test_all_live_drops_every_liveness_test_and_nothing_else() -> None:
+    """With nothing retired a liveness test is true of every row, NULL included: all_live writes
+    each as TRUE and leaves the statement's other words as they were."""
+    for table in HELD_TABLES:
+        assert all_live(f"SELECT 1 WHERE {live('x.id', table)} AND y = 2") == "SELECT 1 WHERE TRUE AND y = 2"
+    assert all_live(live_item("i")) == "TRUE AND TRUE AND TRUE AND TRUE"
+    assert "import_rows" not in all_live(f"SELECT {CURRENT_LABEL}, {OTHER_LABELLERS}")
+    assert all_live("SELECT id FROM import_rows") == "SELECT id FROM import_rows"
 
 
 def test_the_judge_list_counts_answers_on_live_items(two) -> None:

@@ -278,6 +278,9 @@ class StoreBase:
 
     dialect = "sqlite"
     db: pg.Database  # sqlite_utils.Database, or pg.PgDatabase on PostgreSQL
+    # what the open write has read that no other writer can change before it ends (it holds the
+    # one write lock): None outside a write (:meth:`write` empties it at each outermost begin)
+    write_memo: dict[str, Any] | None = None
 
     def __init__(
         self, path: str | os.PathLike[str] | None = None, *, wait: float | None = None, patient: bool = False
@@ -465,19 +468,23 @@ class StoreBase:
             return
         failures = self._failures()
         self._begin()
+        self.write_memo = {}
         try:
-            yield self.db
-        except failures as exc:  # read-only file, full disk, I/O error, a lost server
-            self._rollback()
-            raise self._write_error(exc) from None
-        except BaseException:
-            self._rollback()
-            raise
-        try:
-            conn.execute("COMMIT")
-        except failures as exc:
-            self._rollback()
-            raise self._write_error(exc) from None
+            try:
+                yield self.db
+            except failures as exc:  # read-only file, full disk, I/O error, a lost server
+                self._rollback()
+                raise self._write_error(exc) from None
+            except BaseException:
+                self._rollback()
+                raise
+            try:
+                conn.execute("COMMIT")
+            except failures as exc:
+                self._rollback()
+                raise self._write_error(exc) from None
+        finally:
+            self.write_memo = None
 
     def _failures(self) -> tuple[type[Exception], ...]:
         """The driver's errors a write reports as a StoreError (busy, disk full, I/O)."""
