@@ -57,9 +57,10 @@ interop: $(INTEROP)/.installed  ## the exports read by RAGAS's, DeepEval's and P
 	DENOMINATOR_INTEROP=1 DEEPEVAL_TELEMETRY_OPT_OUT=1 RAGAS_DO_NOT_TRACK=true \
 		$(INTEROP)/bin/python -m pytest -q -p no:cacheprovider -m 'not postgres' tests/test_exports.py
 
-bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the labelling loop; key press to next item beside plain Streamlit; the Metrics page on a 71 MB upload beside plain Streamlit; the judge (figures in docs/benchmarks.md)
+bench: $(STAMP)  ## benchmarks: metrics vs pytrec_eval and ir_measures; the fixed cost on 1M lines beside trec_eval; the labelling loop; key press to next item beside plain Streamlit; the Metrics page on a 71 MB upload beside plain Streamlit; the judge (figures in docs/benchmarks.md)
 	@fail=0; \
 	$(PY) bench/run.py || fail=1; \
+	$(PY) bench/fixed_cost.py || fail=1; \
 	$(PY) bench/labelling.py --ops 500 || fail=1; \
 	$(PY) bench/judge.py || fail=1; \
 	$(PY) bench/agreement.py || fail=1; \
