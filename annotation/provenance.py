@@ -48,7 +48,7 @@ def run_fingerprint(tops: Mapping[str, Sequence[str]]) -> str:
     ``depth`` does not change what was pooled, so it does not change the fingerprint."""
     canonical = [[qid, sorted(set(docs))] for qid, docs in sorted(tops.items()) if docs]
     text = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
-    import hashlib  # here, not at import: OpenSSL's load is 3 ms of every start (#42)
+    import hashlib  # here, not at import: OpenSSL's load is 3 ms of every start-up (#42)
 
     return FINGERPRINT_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_HEX]
 

@@ -233,7 +233,7 @@ def text_key(text: str) -> str:
     normalised by collapsing every run of whitespace (``str.split``'s, Unicode) to one space,
     stripping the ends, and case folding (``str.casefold``)."""
     normal = " ".join(text.split()).casefold()
-    import hashlib  # here, not at import: OpenSSL's load is 3 ms of every start (#42)
+    import hashlib  # here, not at import: OpenSSL's load is 3 ms of every start-up (#42)
 
     return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
 
