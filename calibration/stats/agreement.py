@@ -64,7 +64,7 @@ from calibration.stats.kappa_interval import (
     KappaCI,
     check_alpha,
     kappa_ci,
-    kappa_cis_of_pairs,
+    kappa_cis_of_pairs_weighted,
     score_interval,
 )
 from calibration.stats.kappa_sequence import sequence_of_pair
@@ -117,6 +117,9 @@ __all__ = [
 
 
 MAX_PAIRS = 200  # pairs of raters the report lists, each with its kappas and intervals (~6 ms a pair)
+# raters x items (and raters x raters) up to which the pairs' shared items are one matrix product
+# (8 bytes a cell: 32 MB at most)
+_DENSE_CELLS = 4_000_000
 
 
 def pairs_note(listed: int, overlapping: int, possible: int) -> str:
@@ -174,6 +177,8 @@ class RaterPairs:
         2.25 GB for 6,000 raters x 3 items); time is the sum over items of (its raters)^2 / 2
         numpy steps, as before."""
         table = self.table
+        if n_raters * max(n_raters, len(table.items)) <= _DENSE_CELLS:
+            return self._most_shared_dense(n_raters, max_pairs)
         by_item = np.argsort(table.item_of, kind="stable")
         raters_by_item = table.rater_of[by_item]  # each item's raters, a run per item
         size = np.bincount(table.item_of, minlength=len(table.items))
@@ -206,6 +211,22 @@ class RaterPairs:
             keep = np.lexsort((codes, -shared))[:max_pairs]  # most items in common, then rater order
             best_codes, best_shared = codes[keep], shared[keep]
         return best_codes, overlapping
+
+    def _most_shared_dense(self, n_raters: int, max_pairs: int) -> tuple[NDArray[np.int64], int]:
+        """:meth:`_most_shared` of a small raters x items table: the items every two raters share
+        as one product of the rated-or-not matrix with itself (counts below 2^53: exact in
+        float64), the same pairs in the same order as the rater-by-rater loop."""
+        table = self.table
+        rated = np.zeros((n_raters, len(table.items)))
+        rated[table.rater_of, table.item_of] = 1.0
+        shared_all = (rated @ rated.T).astype(np.int64)
+        first, second = np.triu_indices(n_raters, 1)
+        shared = shared_all[first, second]
+        some = np.flatnonzero(shared)
+        codes = first[some].astype(np.int64) * n_raters + second[some]
+        shared = shared[some]
+        keep = np.lexsort((codes, -shared))[:max_pairs]  # most items in common, then rater order
+        return codes[keep], len(some)
 
     def __len__(self) -> int:
         return len(self.chosen)
@@ -461,9 +482,9 @@ def agreement_report(
     table = LongTable(rows, labels)
     chosen = RaterPairs(table, max_pairs)
     listed = list(chosen.pairs_with_items(labelling_order=sequential, names=queries is not None))
-    # every pair's item-level intervals at once, a stack per weighting (kappa_cis_of_pairs)
+    # every pair's item-level intervals at every weighting at once (kappa_cis_of_pairs_weighted)
     weightings = WEIGHTINGS if table.ordered else (None,)
-    intervals = {w: kappa_cis_of_pairs([pair for _, _, pair, _ in listed], w, alpha) for w in weightings}
+    intervals = kappa_cis_of_pairs_weighted([pair for _, _, pair, _ in listed], weightings, alpha)
     pairs = [
         _report_pair(
             first,
