@@ -56,6 +56,7 @@ from calibration.stats.kappa import (
     cohen,
     cohen_all,
     cohen_of_pair,
+    cohen_of_pairs_weighted,
     is_missing,
 )
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
@@ -64,7 +65,7 @@ from calibration.stats.kappa_interval import (
     KappaCI,
     check_alpha,
     kappa_ci,
-    kappa_cis_of_pairs_weighted,
+    kappa_cis_of_pairs,
     score_interval,
 )
 from calibration.stats.kappa_sequence import sequence_of_pair
@@ -482,9 +483,11 @@ def agreement_report(
     table = LongTable(rows, labels)
     chosen = RaterPairs(table, max_pairs)
     listed = list(chosen.pairs_with_items(labelling_order=sequential, names=queries is not None))
-    # every pair's item-level intervals at every weighting at once (kappa_cis_of_pairs_weighted)
+    # every pair's item-level intervals at once, a stack per weighting (kappa_cis_of_pairs)
     weightings = WEIGHTINGS if table.ordered else (None,)
-    intervals = kappa_cis_of_pairs_weighted([pair for _, _, pair, _ in listed], weightings, alpha)
+    encoded = [pair for _, _, pair, _ in listed]
+    cohen_of_pairs_weighted(encoded, weightings)  # the confusion stack counted once, cached on each pair
+    intervals = {w: kappa_cis_of_pairs(encoded, w, alpha) for w in weightings}
     pairs = [
         _report_pair(
             first,

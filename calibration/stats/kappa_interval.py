@@ -62,7 +62,6 @@ from calibration.stats.kappa import (
     check_weights,
     cohen_of_pair,
     cohen_of_pairs,
-    cohen_of_pairs_weighted,
     disagreement_weights,
 )
 
@@ -95,24 +94,15 @@ def kappa_and_variance(
     tables: NDArray[np.floating[Any]], d: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Kappa and V (n times its delta-method variance, module docstring) of a stack of tables of
-    shares ``(..., K, K)`` (rows: rater a) with disagreement weights ``d`` (K x K, or a K x K matrix
-    a table, broadcast against the stack); NaN where E = 0."""
+    shares ``(..., K, K)`` (rows: rater a) with disagreement weights ``d``; NaN where E = 0."""
     p = np.asarray(tables, dtype=float)
     rows, cols = p.sum(axis=-1), p.sum(axis=-2)
-    if d.ndim == 2:
-        observed = np.einsum("...ij,ij->...", p, d)
-        expected = np.einsum("...i,ij,...j->...", rows, d, cols)
-    else:  # a matrix of weights a table (kappa_cis_of_pairs_weighted)
-        observed = np.einsum("...ij,...ij->...", p, d)
-        expected = np.einsum("...i,...ij,...j->...", rows, d, cols)
+    observed = np.einsum("...ij,ij->...", p, d)
+    expected = np.einsum("...i,ij,...j->...", rows, d, cols)
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = expected[..., None, None]
-        if d.ndim == 2:
-            row_part = np.einsum("ij,...j->...i", d, cols)[..., :, None]
-            col_part = np.einsum("ij,...i->...j", d, rows)[..., None, :]
-        else:
-            row_part = np.einsum("...ij,...j->...i", d, cols)[..., :, None]
-            col_part = np.einsum("...ij,...i->...j", d, rows)[..., None, :]
+        row_part = np.einsum("ij,...j->...i", d, cols)[..., :, None]
+        col_part = np.einsum("ij,...i->...j", d, rows)[..., None, :]
         gradient = -(d * scale - observed[..., None, None] * (row_part + col_part)) / scale**2
         mean = (p * gradient).sum(axis=(-2, -1))
         variance = np.maximum((p * gradient**2).sum(axis=(-2, -1)) - mean**2, 0.0)
@@ -248,17 +238,12 @@ def _ends(
     z2n: NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """Per table of the stack ``p`` (M, K, K): kappa at the first point of the segment p -> target
-    where (estimate - kappa)^2 > z2n * V (``d``: the weights, K x K or (M, K, K) one a table); NaN
-    where the whole segment stays inside. A grid of
+    where (estimate - kappa)^2 > z2n * V; NaN where the whole segment stays inside. A grid of
     :data:`_STEPS` steps, then Brent's method on the step that crosses (:func:`brent_roots`)."""
-
-    stacked = d.ndim == 3  # a weights matrix a table
 
     def excess(step: NDArray[np.float64], rows: NDArray[np.intp]) -> NDArray[np.float64]:
         s = step[:, None, None]
-        kappa, variance = kappa_and_variance(
-            (1.0 - s) * p[rows] + s * target[rows], d[rows] if stacked else d
-        )
+        kappa, variance = kappa_and_variance((1.0 - s) * p[rows] + s * target[rows], d)
         return (estimate[rows] - kappa) ** 2 - z2n[rows] * variance
 
     steps = np.linspace(0.0, 1.0, _STEPS + 1)
@@ -266,7 +251,7 @@ def _ends(
     def outside_at(tables: NDArray[np.intp], at: slice) -> NDArray[np.bool_]:
         grid = steps[at][None, :, None, None]
         points = (1.0 - grid) * p[tables, None] + grid * target[tables, None]
-        kappa, variance = kappa_and_variance(points, d[tables, None] if stacked else d)
+        kappa, variance = kappa_and_variance(points, d)
         return (estimate[tables, None] - kappa) ** 2 - z2n[tables, None] * variance > 0
 
     # the grid's first steps for every table, the rest only for the tables that do not cross there
@@ -305,9 +290,7 @@ def _ends(
     # an absolute tolerance of 0 never converges there, found at a large effective n, issue #39)
     xtol = np.minimum(1e-13, np.where(low != 0, low, high) * 1e-9)
     step = brent_roots(lambda s, rows: excess(s, found[rows]), low, high, xtol)[:, None, None]
-    out[found] = kappa_and_variance(
-        (1.0 - step) * p[found] + step * target[found], d[found] if stacked else d
-    )[0]
+    out[found] = kappa_and_variance((1.0 - step) * p[found] + step * target[found], d)[0]
     return out
 
 
@@ -324,15 +307,7 @@ def score_intervals(
         raise InvalidRatings(
             f"confusions: expected a stack of square matrices of counts, got shape {counts.shape}"
         )
-    return _score_intervals(counts, disagreement_weights(counts.shape[-1], check_weights(weights)), alpha)
-
-
-def _score_intervals(
-    counts: NDArray[np.float64], d: NDArray[np.float64], alpha: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`score_intervals` of a checked stack of counts with the weights ``d``: K x K, or a
-    K x K matrix a table (N, K, K), each table's interval the one it has alone."""
-    stacked = d.ndim == 3
+    d = disagreement_weights(counts.shape[-1], check_weights(weights))
     n = counts.sum(axis=(-2, -1))
     z = NormalDist().inv_cdf(1.0 - check_alpha(alpha) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -347,16 +322,16 @@ def _score_intervals(
     high[ok] = 1.0
     upper = np.flatnonzero(ok & (estimate < 1.0))
     if len(upper):
-        ends = _ends(p[upper], perfect[upper], d[upper] if stacked else d, estimate[upper], z2n[upper])
+        ends = _ends(p[upper], perfect[upper], d, estimate[upper], z2n[upper])
         high[upper] = np.where(np.isnan(ends), 1.0, ends)
     lower = np.flatnonzero(ok & (estimate > 0))
     if len(lower):
-        low[lower] = _ends(p[lower], chance[lower], d[lower] if stacked else d, estimate[lower], z2n[lower])
+        low[lower] = _ends(p[lower], chance[lower], d, estimate[lower], z2n[lower])
     below = np.flatnonzero(
         ok & np.isnan(low)
     )  # below chance: the larger variance of the observed table and of chance
     if len(below):
-        chance_variance = kappa_and_variance(chance[below], d[below] if stacked else d)[1]
+        chance_variance = kappa_and_variance(chance[below], d)[1]
         spread = np.maximum(observed_variance[below], chance_variance)
         low[below] = estimate[below] - np.sqrt(z2n[below] * spread)
     low = np.where(ok, np.maximum(-1.0, np.minimum(low, estimate)), np.nan)
@@ -420,47 +395,6 @@ def kappa_cis_of_pairs(
         if np.isnan(low).any():  # pragma: no cover - a defined kappa has a defined interval
             raise InvalidRatings("kappa is undefined: both raters put every item in one and the same class")
         ends |= {i: (float(lo), float(hi)) for i, lo, hi in zip(rows, low.tolist(), high.tolist())}
-    return _intervals(pairs, results, weights, alpha, ends)
-
-
-def kappa_cis_of_pairs_weighted(
-    pairs: Sequence[RaterPair], weightings: Sequence[Weights], alpha: float = 0.05
-) -> dict[Weights, list[KappaCI]]:
-    """{weights: :func:`kappa_cis_of_pairs` of ``pairs`` at it} for each of ``weightings``: the
-    intervals of every pair at every weighting as one stack a scale length (each table with its own
-    weights matrix), so the grid and Brent's steps run once for all of them."""
-    weightings = [check_weights(w) for w in weightings]
-    alpha = check_alpha(alpha)
-    results = cohen_of_pairs_weighted(pairs, weightings)
-    ends: dict[tuple[Weights, int], tuple[float, float]] = {}
-    for k in sorted({pair.k for pair in pairs}):
-        rows = [
-            (w, i)
-            for w in weightings
-            for i, pair in enumerate(pairs)
-            if pair.k == k and results[w][i]["kappa"] is not None and pair.n >= MIN_ITEMS
-        ]
-        if not rows:
-            continue
-        confusions = np.array([results[w][i]["confusion"] for w, i in rows], dtype=float)
-        matrices = {w: disagreement_weights(k, w) for w in weightings}
-        d = np.array([matrices[w] for w, _ in rows])
-        low, high = _score_intervals(confusions, d, alpha)
-        if np.isnan(low).any():  # pragma: no cover - a defined kappa has a defined interval
-            raise InvalidRatings("kappa is undefined: both raters put every item in one and the same class")
-        ends |= {row: (float(lo), float(hi)) for row, lo, hi in zip(rows, low.tolist(), high.tolist())}
-    return {w: _intervals(pairs, results[w], w, alpha, {i: e for (v, i), e in ends.items() if v == w}) for w in weightings}
-
-
-def _intervals(
-    pairs: Sequence[RaterPair],
-    results: list[dict[str, Any]],
-    weights: Weights,
-    alpha: float,
-    ends: dict[int, tuple[float, float]],
-) -> list[KappaCI]:
-    """Each pair's :class:`KappaCI` from its kappa (``results``) and its interval's ``ends`` (by
-    the pair's place; none: the interval is undefined, the reason said)."""
     out = []
     for i, (pair, result) in enumerate(zip(pairs, results)):
         details = {
