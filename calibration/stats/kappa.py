@@ -393,7 +393,7 @@ def _cohen_stack(
                 f"both raters gave all {pair.n} items the same label {pair.scale[shared]!r}: "
                 "chance agreement is 1 and kappa is 0/0"
             )
-        elif denominator_of[i] == 0.0 or not math.isfinite(kappa_of[i]):  # pragma: no cover - as _cohen_of_pair
+        elif denominator_of[i] == 0.0 or not math.isfinite(kappa_of[i]):  # pragma: no cover
             result["undefined_reason"] = "kappa undefined: chance disagreement is 0"
         else:
             result["kappa"] = kappa_of[i]

@@ -161,6 +161,25 @@ class LongTable:
             self._read_rows(list(rows) if isinstance(rows, EncodedRows) else rows, labels)
         self.ordered = self.numeric or self.scale_given
         self.n_ratings = len(self.item_of)
+        self._value_counts: tuple[NDArray[np.int_], NDArray[np.float64], list[Any]] | None = None
+
+    def value_counts(self) -> tuple[NDArray[np.int_], NDArray[np.float64], list[Any]]:
+        """(items x values counts, the sorted values, the text scale they code (empty for numbers)):
+        what Krippendorff's alpha reads at every level, counted once (the table is not changed after
+        it is read)."""
+        if self._value_counts is None:
+            if self.numbers is not None:
+                values = self.numbers
+                order: list[Any] = []
+            else:
+                order = self.scale if self.ordered else sorted(self.scale, key=str)
+                position = {v: i for i, v in enumerate(order)}
+                values = np.array([float(position[v]) for v in self.scale], dtype=float)[self.label_of]
+            domain = distinct(values)
+            cells = self.item_of * len(domain) + np.searchsorted(domain, values)
+            counts = np.bincount(cells, minlength=len(self.items) * len(domain)).astype(np.int_, copy=False)
+            self._value_counts = counts.reshape(len(self.items), len(domain)), domain, order
+        return self._value_counts
 
     def _read_rows(self, rows: Any, labels: Sequence[Any] | None) -> None:
         parsed = _long_rows(rows)
@@ -412,17 +431,7 @@ def alpha_of_table(table: LongTable, level: Level) -> dict[str, Any]:
     same counts in the same item order, so the same alpha, bit for bit."""
     scale = table.scale if table.ordered else None
     _check_level(level, table.numeric, scale)
-    items = table.item_of
-    if table.numbers is not None:
-        values = table.numbers
-        order: list[Any] = []
-    else:
-        order = scale if scale is not None else sorted(table.scale, key=str)
-        position = {v: i for i, v in enumerate(order)}
-        values = np.array([float(position[v]) for v in table.scale], dtype=float)[table.label_of]
-    domain = distinct(values)
-    counts = np.zeros((len(table.items), len(domain)), dtype=np.int_)
-    np.add.at(counts, (items, np.searchsorted(domain, values)), 1)
+    counts, domain, order = table.value_counts()
     return _alpha_of_counts(counts, domain, level, len(table.raters), table.numeric, order)
 
 
