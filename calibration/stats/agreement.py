@@ -262,8 +262,12 @@ class RaterPairs:
                 made = np.maximum(self._rows[of_a][in_a], self._rows[of_b][in_b])
                 order = np.argsort(made, kind="stable")
                 both, in_a, in_b = both[order], in_a[order], in_b[order]
-            codes_a = self._codes[of_a][in_a].astype(np.int64)
-            codes_b = self._codes[of_b][in_b].astype(np.int64)
+            if len(in_b) == len(items_a) == len(items_b) and not labelling_order:
+                # the same items (each rater's sorted and distinct): the codes as they are, no copy
+                codes_a, codes_b = self._codes[of_a], self._codes[of_b]
+            else:
+                codes_a, codes_b = self._codes[of_a][in_a], self._codes[of_b][in_b]
+            codes_a, codes_b = codes_a.astype(np.int64, copy=False), codes_b.astype(np.int64, copy=False)
             pair = RaterPair.of_codes(codes_a, codes_b, self.scale)
             yield raters[a], raters[b], pair, [items[i] for i in both.tolist()] if names else []
 

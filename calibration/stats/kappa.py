@@ -331,9 +331,10 @@ def cohen_of_pairs_weighted(
                 by_k.setdefault(pair.k, []).append(pair)
     for k, todo in by_k.items():
         n = np.array([pair.n for pair in todo], dtype=np.int64)
-        which = np.repeat(np.arange(len(todo), dtype=np.int64), n)
-        cells = np.concatenate([pair.a * k + pair.b for pair in todo])
-        confusion = np.bincount(which * (k * k) + cells, minlength=len(todo) * k * k).reshape(-1, k, k)
+        # a table a pair: small arrays, where one bincount of every pair's cells laid end to end
+        # made several arrays of all the ratings (megabytes of fresh pages, their faults the cost)
+        confusion = np.array([np.bincount(pair.a * k + pair.b, minlength=k * k) for pair in todo])
+        confusion = confusion.reshape(-1, k, k)
         for weights in weightings:
             _cohen_stack(todo, k, weights, confusion, n)
     return {weights: [cohen_of_pair(pair, weights) for pair in pairs] for weights in weightings}
