@@ -132,6 +132,19 @@ def pairs_note(listed: int, overlapping: int, possible: int) -> str:
     )
 
 
+def _by_rater_then_item(
+    rater_of: NDArray[np.int64], item_of: NDArray[np.int64], n_items: int
+) -> NDArray[np.int64]:
+    """The rows in (rater, item) order: ``np.lexsort((item_of, rater_of))``; for a small table each
+    row placed at its cell and read back in cell order (one rating a cell: the same order, no sort)."""
+    n_raters = int(rater_of.max()) + 1 if len(rater_of) else 0
+    if n_raters * n_items > _DENSE_CELLS:
+        return np.lexsort((item_of, rater_of))
+    slot = np.full(n_raters * n_items, -1, dtype=np.int64)
+    slot[rater_of * n_items + item_of] = np.arange(len(rater_of))
+    return slot[slot >= 0]
+
+
 class RaterPairs:
     """The pairs of raters the report lists: every pair, in rater order, as long as there are at
     most ``max_pairs``; else the ``max_pairs`` pairs with the most items rated by both (then in
@@ -151,7 +164,7 @@ class RaterPairs:
         self.scale = check_labels(table.scale) if table.scale else []
         # each rater's ratings (rows of the table, in item order): the items, their positions on the
         # scale and the rows' places in the labelling order; a pair's items come out in item order
-        by_rater = np.lexsort((table.item_of, table.rater_of))
+        by_rater = _by_rater_then_item(table.rater_of, table.item_of, len(table.items))
         self._items = table.item_of[by_rater]
         self._codes = table.label_of[by_rater]
         self._rows = by_rater

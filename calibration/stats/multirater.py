@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Level = Literal["nominal", "ordinal", "interval"]
+_COUNTED_CELLS = 4_000_000  # items x raters up to which a table's cells are counted, not sorted
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval")
 
 
@@ -258,11 +259,15 @@ class LongTable:
         self.raters = named
         self.rater_of = lookup[rater]
         key = self.item_of * len(named) + self.rater_of
-        by_key = np.argsort(key, kind="stable")
-        repeated = by_key[1:][key[by_key][1:] == key[by_key][:-1]]
-        if len(repeated):
-            first = int(repeated.min())
-            raise _rated_twice(self.items[int(self.item_of[first])], named[int(self.rater_of[first])])
+        cells = len(self.items) * len(named)
+        # a (item, rater) rated twice: counted when the table is small (no sort), found by the sort
+        twice = np.bincount(key, minlength=cells).max() > 1 if cells <= _COUNTED_CELLS else True
+        if twice:
+            by_key = np.argsort(key, kind="stable")
+            repeated = by_key[1:][key[by_key][1:] == key[by_key][:-1]]
+            if len(repeated):
+                first = int(repeated.min())
+                raise _rated_twice(self.items[int(self.item_of[first])], named[int(self.rater_of[first])])
         position = {value: i for i, value in enumerate(self.scale)}
         scale_of = np.full(len(rows.labels), -1, dtype=np.int64)
         scale_of[used] = [position[value] for value in values]
