@@ -244,16 +244,17 @@ class LongTable:
         self.n_rows = len(rows.label)
         self.n_missing = self.n_rows - len(rated)
         item, rater, label = rows.item[rated], rows.rater[rated], rows.label[rated]
-        used = _first_seen(label)
+        used = _first_seen(label, len(rows.labels))
         numeric = _numeric_labels([rows.labels[code] for code in used.tolist()])
         self.numeric = numeric is not None
         values: list[Any] = numeric if numeric is not None else [rows.labels[code] for code in used.tolist()]
         whole = grade_range(values) if numeric is not None else None
         self.scale = whole if whole is not None else sorted(set(values))
-        order = _first_seen(item)
+        order = _first_seen(item, len(rows.items))
         self.items = [rows.items[code] for code in order.tolist()]
         self.item_of = _positions(order, len(rows.items))[item]
-        named = sorted({rows.raters[code] for code in distinct(rater).tolist()}, key=_rater_key)
+        present = np.flatnonzero(np.bincount(rater, minlength=len(rows.raters)))  # distinct(rater), no sort
+        named = sorted({rows.raters[code] for code in present.tolist()}, key=_rater_key)
         index = {name: i for i, name in enumerate(named)}
         lookup = np.array([index.get(name, -1) for name in rows.raters], dtype=np.int64)
         self.raters = named
@@ -289,10 +290,14 @@ def distinct(values: NDArray[Any]) -> NDArray[Any]:
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
-def _first_seen(codes: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The distinct codes in the order they first appear."""
-    distinct, first = np.unique(codes, return_index=True)
-    return distinct[np.argsort(first)]
+def _first_seen(codes: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """The distinct codes (each below ``size``) in the order they first appear: each code's first
+    row by one ``np.minimum.at`` (no sort of the rows: ``np.unique`` sorted them all)."""
+    n = len(codes)
+    first = np.full(size, n, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    present = np.flatnonzero(first < n)
+    return present[np.argsort(first[present], kind="stable")]
 
 
 def _positions(order: NDArray[np.int64], size: int) -> NDArray[np.int64]:
