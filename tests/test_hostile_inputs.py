@@ -596,6 +596,25 @@ def test_the_listed_pairs_equal_a_count_of_every_pair(seed) -> None:
     assert report["pairs_note"].startswith(f"{len(sharing):,} of the 1,770 pairs of raters")
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_small_table_shortcuts_give_the_loops_report(seed, monkeypatch) -> None:
+    """A table of at most 4,000,000 cells finds its pairs by one matrix product, puts its rows in
+    order and looks for a rating given twice by its cells (#42); with the bounds at 0 the sorts and
+    the rater-by-rater loop run instead: the same report, pairs, note and figures."""
+    from calibration.stats import agreement, multirater
+
+    rng = random.Random(seed)
+    raters = [f"r{r:03d}" for r in range(rng.randint(20, 40))]
+    rows = [
+        (f"i{i}", r, rng.randint(0, 3)) for r in raters for i in rng.sample(range(30), rng.randint(1, 12))
+    ]
+    rng.shuffle(rows)
+    shortcut = agreement_report(rows, trusted=0.6, max_pairs=40)
+    monkeypatch.setattr(agreement, "_DENSE_CELLS", 0)
+    monkeypatch.setattr(multirater, "_COUNTED_CELLS", 0)
+    assert agreement_report(rows, trusted=0.6, max_pairs=40) == shortcut
+
+
 def test_agree_memory_is_linear_in_the_ratings(tmp_path) -> None:
     """6,000 raters x 3 items (18 million pairs of raters, each sharing 3 items): 2.25 GB peak
     before (a table of every overlapping pair); under 300 MB now, as the whole command."""

@@ -56,6 +56,7 @@ from calibration.stats.kappa import (
     cohen,
     cohen_all,
     cohen_of_pair,
+    cohen_of_pairs_weighted,
     is_missing,
 )
 from calibration.stats.kappa import grade_range as grade_range  # re-exported: the scale rule of every face
@@ -117,6 +118,9 @@ __all__ = [
 
 
 MAX_PAIRS = 200  # pairs of raters the report lists, each with its kappas and intervals (~6 ms a pair)
+# raters x items (and raters x raters) up to which the pairs' shared items are one matrix product
+# (8 bytes a cell: 32 MB at most)
+_DENSE_CELLS = 4_000_000
 
 
 def pairs_note(listed: int, overlapping: int, possible: int) -> str:
@@ -126,6 +130,19 @@ def pairs_note(listed: int, overlapping: int, possible: int) -> str:
         f"most items in common are listed (then in rater order); Fleiss' kappa and Krippendorff's alpha use "
         "every rating"
     )
+
+
+def _by_rater_then_item(
+    rater_of: NDArray[np.int64], item_of: NDArray[np.int64], n_items: int
+) -> NDArray[np.int64]:
+    """The rows in (rater, item) order: ``np.lexsort((item_of, rater_of))``; for a small table each
+    row placed at its cell and read back in cell order (one rating a cell: the same order, no sort)."""
+    n_raters = int(rater_of.max()) + 1 if len(rater_of) else 0
+    if n_raters * n_items > _DENSE_CELLS:
+        return np.lexsort((item_of, rater_of))
+    slot = np.full(n_raters * n_items, -1, dtype=np.int64)
+    slot[rater_of * n_items + item_of] = np.arange(len(rater_of))
+    return slot[slot >= 0]
 
 
 class RaterPairs:
@@ -147,7 +164,7 @@ class RaterPairs:
         self.scale = check_labels(table.scale) if table.scale else []
         # each rater's ratings (rows of the table, in item order): the items, their positions on the
         # scale and the rows' places in the labelling order; a pair's items come out in item order
-        by_rater = np.lexsort((table.item_of, table.rater_of))
+        by_rater = _by_rater_then_item(table.rater_of, table.item_of, len(table.items))
         self._items = table.item_of[by_rater]
         self._codes = table.label_of[by_rater]
         self._rows = by_rater
@@ -174,6 +191,8 @@ class RaterPairs:
         2.25 GB for 6,000 raters x 3 items); time is the sum over items of (its raters)^2 / 2
         numpy steps, as before."""
         table = self.table
+        if n_raters * max(n_raters, len(table.items)) <= _DENSE_CELLS:
+            return self._most_shared_dense(n_raters, max_pairs)
         by_item = np.argsort(table.item_of, kind="stable")
         raters_by_item = table.rater_of[by_item]  # each item's raters, a run per item
         size = np.bincount(table.item_of, minlength=len(table.items))
@@ -206,6 +225,22 @@ class RaterPairs:
             keep = np.lexsort((codes, -shared))[:max_pairs]  # most items in common, then rater order
             best_codes, best_shared = codes[keep], shared[keep]
         return best_codes, overlapping
+
+    def _most_shared_dense(self, n_raters: int, max_pairs: int) -> tuple[NDArray[np.int64], int]:
+        """:meth:`_most_shared` of a small raters x items table: the items every two raters share
+        as one product of the rated-or-not matrix with itself (counts below 2^53: exact in
+        float64), the same pairs in the same order as the rater-by-rater loop."""
+        table = self.table
+        rated = np.zeros((n_raters, len(table.items)))
+        rated[table.rater_of, table.item_of] = 1.0
+        shared_all = (rated @ rated.T).astype(np.int64)
+        first, second = np.triu_indices(n_raters, 1)
+        shared = shared_all[first, second]
+        some = np.flatnonzero(shared)
+        codes = first[some].astype(np.int64) * n_raters + second[some]
+        shared = shared[some]
+        keep = np.lexsort((codes, -shared))[:max_pairs]  # most items in common, then rater order
+        return codes[keep], len(some)
 
     def __len__(self) -> int:
         return len(self.chosen)
@@ -240,8 +275,12 @@ class RaterPairs:
                 made = np.maximum(self._rows[of_a][in_a], self._rows[of_b][in_b])
                 order = np.argsort(made, kind="stable")
                 both, in_a, in_b = both[order], in_a[order], in_b[order]
-            codes_a = self._codes[of_a][in_a].astype(np.int64)
-            codes_b = self._codes[of_b][in_b].astype(np.int64)
+            if len(in_b) == len(items_a) == len(items_b) and not labelling_order:
+                # the same items (each rater's sorted and distinct): the codes as they are, no copy
+                codes_a, codes_b = self._codes[of_a], self._codes[of_b]
+            else:
+                codes_a, codes_b = self._codes[of_a][in_a], self._codes[of_b][in_b]
+            codes_a, codes_b = codes_a.astype(np.int64, copy=False), codes_b.astype(np.int64, copy=False)
             pair = RaterPair.of_codes(codes_a, codes_b, self.scale)
             yield raters[a], raters[b], pair, [items[i] for i in both.tolist()] if names else []
 
@@ -463,7 +502,9 @@ def agreement_report(
     listed = list(chosen.pairs_with_items(labelling_order=sequential, names=queries is not None))
     # every pair's item-level intervals at once, a stack per weighting (kappa_cis_of_pairs)
     weightings = WEIGHTINGS if table.ordered else (None,)
-    intervals = {w: kappa_cis_of_pairs([pair for _, _, pair, _ in listed], w, alpha) for w in weightings}
+    encoded = [pair for _, _, pair, _ in listed]
+    cohen_of_pairs_weighted(encoded, weightings)  # the confusion stack counted once, cached on each pair
+    intervals = {w: kappa_cis_of_pairs(encoded, w, alpha) for w in weightings}
     pairs = [
         _report_pair(
             first,

@@ -313,24 +313,38 @@ def cohen_of_pairs(pairs: Sequence[RaterPair], weights: Weights) -> list[dict[st
     arithmetic :func:`_cohen_of_pair` and :func:`kappa_of_confusion` run on it alone (the same
     elementwise steps; each sum over a table's own cells, in the same order), so the dicts are
     equal to the last bit (tests/test_agreement.py holds them equal); each result cached on its pair."""
+    return cohen_of_pairs_weighted(pairs, [weights])[weights]
+
+
+def cohen_of_pairs_weighted(
+    pairs: Sequence[RaterPair], weightings: Sequence[Weights]
+) -> dict[Weights, list[dict[str, Any]]]:
+    """{weights: :func:`cohen_of_pairs` at it} for each of ``weightings`` (already checked): each
+    scale length's stack of confusion matrices counted once for all of them."""
     by_k: dict[int, list[RaterPair]] = {}
     for pair in pairs:
-        if weights not in pair._cohen:
+        if any(weights not in pair._cohen for weights in weightings):
             if pair.n == 0:  # no table to stack: the undefined dict, alone
-                pair._cohen[weights] = _cohen_of_pair(pair, weights)
+                for weights in weightings:
+                    pair._cohen[weights] = _cohen_of_pair(pair, weights)
             else:
                 by_k.setdefault(pair.k, []).append(pair)
     for k, todo in by_k.items():
-        _cohen_stack(todo, k, weights)
-    return [cohen_of_pair(pair, weights) for pair in pairs]
+        n = np.array([pair.n for pair in todo], dtype=np.int64)
+        # a table a pair: small arrays, where one bincount of every pair's cells laid end to end
+        # made several arrays of all the ratings (megabytes of fresh pages, their faults the cost)
+        confusion = np.array([np.bincount(pair.a * k + pair.b, minlength=k * k) for pair in todo])
+        confusion = confusion.reshape(-1, k, k)
+        for weights in weightings:
+            _cohen_stack(todo, k, weights, confusion, n)
+    return {weights: [cohen_of_pair(pair, weights) for pair in pairs] for weights in weightings}
 
 
-def _cohen_stack(pairs: list[RaterPair], k: int, weights: Weights) -> None:
-    """:func:`cohen_of_pairs` of pairs of scale length ``k``, each with at least one item."""
-    n = np.array([pair.n for pair in pairs], dtype=np.int64)
-    which = np.repeat(np.arange(len(pairs), dtype=np.int64), n)
-    cells = np.concatenate([pair.a * k + pair.b for pair in pairs])
-    confusion = np.bincount(which * (k * k) + cells, minlength=len(pairs) * k * k).reshape(-1, k, k)
+def _cohen_stack(
+    pairs: list[RaterPair], k: int, weights: Weights, confusion: NDArray[np.intp], n: NDArray[np.int64]
+) -> None:
+    """:func:`cohen_of_pairs` of pairs of scale length ``k``, each with at least one item, their
+    ``confusion`` matrices (a stack) and their ``n`` counted."""
     p = confusion / n[:, None, None]
     row, col = p.sum(axis=2), p.sum(axis=1)
     observed = np.trace(p, axis1=1, axis2=2)
@@ -338,8 +352,10 @@ def _cohen_stack(pairs: list[RaterPair], k: int, weights: Weights) -> None:
     if weights is not None:
         d = disagreement_weights(k, weights)
         d_max = d.max() if d.max() > 0 else 1.0
-        weighted_observed = 1.0 - (d * p).reshape(len(pairs), -1).sum(axis=1) / d_max
-        weighted_chance = 1.0 - np.matmul(np.matmul(row[:, None, :], d), col[:, :, None])[:, 0, 0] / d_max
+        weighted_observed = (1.0 - (d * p).reshape(len(pairs), -1).sum(axis=1) / d_max).tolist()
+        weighted_chance = (
+            1.0 - np.matmul(np.matmul(row[:, None, :], d), col[:, :, None])[:, 0, 0] / d_max
+        ).tolist()
     # kappa_of_confusion's arithmetic: expected = outer(column sums, row sums) / n
     sum0, sum1 = confusion.sum(axis=1), confusion.sum(axis=2)
     expected = sum0[:, :, None] * sum1[:, None, :] / n[:, None, None]
@@ -354,31 +370,34 @@ def _cohen_stack(pairs: list[RaterPair], k: int, weights: Weights) -> None:
         & (used_cols.sum(axis=1) == 1)
         & (used_rows.argmax(axis=1) == used_cols.argmax(axis=1))
     )
+    # as Python values once for the stack (float(x[i]) a pair gave the same floats)
+    observed_of, chance_of, kappa_of = observed.tolist(), chance.tolist(), kappa.tolist()
+    tables, single_of, denominator_of = confusion.tolist(), single.tolist(), denominator.tolist()
     for i, pair in enumerate(pairs):
         result: dict[str, Any] = {
             "n": pair.n,
             "n_dropped": pair.n_dropped,
             "weights": weights,
             "labels": list(pair.scale),
-            "observed_agreement": float(observed[i]),
-            "chance_agreement": float(chance[i]),
+            "observed_agreement": observed_of[i],
+            "chance_agreement": chance_of[i],
             "kappa": None,
-            "confusion": confusion[i].tolist(),
+            "confusion": tables[i],
             "undefined_reason": None,
         }
         if weights is not None:
-            result["weighted_observed_agreement"] = float(weighted_observed[i])
-            result["weighted_chance_agreement"] = float(weighted_chance[i])
-        if single[i]:
+            result["weighted_observed_agreement"] = weighted_observed[i]
+            result["weighted_chance_agreement"] = weighted_chance[i]
+        if single_of[i]:
             shared = int(used_rows[i].argmax())
             result["undefined_reason"] = (
                 f"both raters gave all {pair.n} items the same label {pair.scale[shared]!r}: "
                 "chance agreement is 1 and kappa is 0/0"
             )
-        elif denominator[i] == 0.0 or not math.isfinite(kappa[i]):  # pragma: no cover - as _cohen_of_pair
+        elif denominator_of[i] == 0.0 or not math.isfinite(kappa_of[i]):  # pragma: no cover
             result["undefined_reason"] = "kappa undefined: chance disagreement is 0"
         else:
-            result["kappa"] = float(kappa[i])
+            result["kappa"] = kappa_of[i]
         pair._cohen[weights] = result
 
 

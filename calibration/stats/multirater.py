@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Level = Literal["nominal", "ordinal", "interval"]
+_COUNTED_CELLS = 4_000_000  # items x raters up to which a table's cells are counted, not sorted
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval")
 
 
@@ -161,6 +162,25 @@ class LongTable:
             self._read_rows(list(rows) if isinstance(rows, EncodedRows) else rows, labels)
         self.ordered = self.numeric or self.scale_given
         self.n_ratings = len(self.item_of)
+        self._value_counts: tuple[NDArray[np.int_], NDArray[np.float64], list[Any]] | None = None
+
+    def value_counts(self) -> tuple[NDArray[np.int_], NDArray[np.float64], list[Any]]:
+        """(items x values counts, the sorted values, the text scale they code (empty for numbers)):
+        what Krippendorff's alpha reads at every level, counted once (the table is not changed after
+        it is read)."""
+        if self._value_counts is None:
+            if self.numbers is not None:
+                values = self.numbers
+                order: list[Any] = []
+            else:
+                order = self.scale if self.ordered else sorted(self.scale, key=str)
+                position = {v: i for i, v in enumerate(order)}
+                values = np.array([float(position[v]) for v in self.scale], dtype=float)[self.label_of]
+            domain = distinct(values)
+            cells = self.item_of * len(domain) + np.searchsorted(domain, values)
+            counts = np.bincount(cells, minlength=len(self.items) * len(domain)).astype(np.int_, copy=False)
+            self._value_counts = counts.reshape(len(self.items), len(domain)), domain, order
+        return self._value_counts
 
     def _read_rows(self, rows: Any, labels: Sequence[Any] | None) -> None:
         parsed = _long_rows(rows)
@@ -224,26 +244,31 @@ class LongTable:
         self.n_rows = len(rows.label)
         self.n_missing = self.n_rows - len(rated)
         item, rater, label = rows.item[rated], rows.rater[rated], rows.label[rated]
-        used = _first_seen(label)
+        used = _first_seen(label, len(rows.labels))
         numeric = _numeric_labels([rows.labels[code] for code in used.tolist()])
         self.numeric = numeric is not None
         values: list[Any] = numeric if numeric is not None else [rows.labels[code] for code in used.tolist()]
         whole = grade_range(values) if numeric is not None else None
         self.scale = whole if whole is not None else sorted(set(values))
-        order = _first_seen(item)
+        order = _first_seen(item, len(rows.items))
         self.items = [rows.items[code] for code in order.tolist()]
         self.item_of = _positions(order, len(rows.items))[item]
-        named = sorted({rows.raters[code] for code in distinct(rater).tolist()}, key=_rater_key)
+        present = np.flatnonzero(np.bincount(rater, minlength=len(rows.raters)))  # distinct(rater), no sort
+        named = sorted({rows.raters[code] for code in present.tolist()}, key=_rater_key)
         index = {name: i for i, name in enumerate(named)}
         lookup = np.array([index.get(name, -1) for name in rows.raters], dtype=np.int64)
         self.raters = named
         self.rater_of = lookup[rater]
         key = self.item_of * len(named) + self.rater_of
-        by_key = np.argsort(key, kind="stable")
-        repeated = by_key[1:][key[by_key][1:] == key[by_key][:-1]]
-        if len(repeated):
-            first = int(repeated.min())
-            raise _rated_twice(self.items[int(self.item_of[first])], named[int(self.rater_of[first])])
+        cells = len(self.items) * len(named)
+        # a (item, rater) rated twice: counted when the table is small (no sort), found by the sort
+        twice = np.bincount(key, minlength=cells).max() > 1 if cells <= _COUNTED_CELLS else True
+        if twice:
+            by_key = np.argsort(key, kind="stable")
+            repeated = by_key[1:][key[by_key][1:] == key[by_key][:-1]]
+            if len(repeated):
+                first = int(repeated.min())
+                raise _rated_twice(self.items[int(self.item_of[first])], named[int(self.rater_of[first])])
         position = {value: i for i, value in enumerate(self.scale)}
         scale_of = np.full(len(rows.labels), -1, dtype=np.int64)
         scale_of[used] = [position[value] for value in values]
@@ -265,10 +290,14 @@ def distinct(values: NDArray[Any]) -> NDArray[Any]:
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
-def _first_seen(codes: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The distinct codes in the order they first appear."""
-    distinct, first = np.unique(codes, return_index=True)
-    return distinct[np.argsort(first)]
+def _first_seen(codes: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """The distinct codes (each below ``size``) in the order they first appear: each code's first
+    row by one ``np.minimum.at`` (no sort of the rows: ``np.unique`` sorted them all)."""
+    n = len(codes)
+    first = np.full(size, n, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    present = np.flatnonzero(first < n)
+    return present[np.argsort(first[present], kind="stable")]
 
 
 def _positions(order: NDArray[np.int64], size: int) -> NDArray[np.int64]:
@@ -412,17 +441,7 @@ def alpha_of_table(table: LongTable, level: Level) -> dict[str, Any]:
     same counts in the same item order, so the same alpha, bit for bit."""
     scale = table.scale if table.ordered else None
     _check_level(level, table.numeric, scale)
-    items = table.item_of
-    if table.numbers is not None:
-        values = table.numbers
-        order: list[Any] = []
-    else:
-        order = scale if scale is not None else sorted(table.scale, key=str)
-        position = {v: i for i, v in enumerate(order)}
-        values = np.array([float(position[v]) for v in table.scale], dtype=float)[table.label_of]
-    domain = distinct(values)
-    counts = np.zeros((len(table.items), len(domain)), dtype=np.int_)
-    np.add.at(counts, (items, np.searchsorted(domain, values)), 1)
+    counts, domain, order = table.value_counts()
     return _alpha_of_counts(counts, domain, level, len(table.raters), table.numeric, order)
 
 
