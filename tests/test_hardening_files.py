@@ -103,7 +103,7 @@ def test_a_link_planted_at_the_random_temporary_name_is_passed_over(tmp_path, mo
 
     secret = _secret(tmp_path)
     names = iter(["aaaa", "bbbb"])
-    monkeypatch.setattr(atomic.secrets, "token_hex", lambda n: next(names))
+    monkeypatch.setattr(atomic, "random_part", lambda: next(names))
     planted = tmp_path / ".out.txt.aaaa.tmp"  # someone guessed the first name
     planted.symlink_to(secret)
     write_atomic(tmp_path / "out.txt", "the report\n")
