@@ -173,45 +173,27 @@ def test_a_refusing_endpoint_stops_the_run(demo, fake_openai) -> None:
     writer.close()
 
 
-def test_concurrency_is_bounded(demo, fake_openai) -> None:
+@pytest.mark.parametrize("concurrency", [5, 20], ids=["one pool", "three pools"])
+def test_concurrency_is_bounded_and_reached(demo, fake_openai, concurrency: int) -> None:
+    """``concurrency`` calls in flight at once, never more: 5 is one httpx2 pool, 20 is three taken
+    in turn (#42), which together carry every call at once (none waits for a connection in a full
+    pool); each call is answered once."""
     with Store(demo) as store:
         calls = pointwise_calls(store, "relevance")
     server = fake_openai(latency=0.05)
-    server.hold()  # no reply before five calls are in: the bound is reached, whatever the machine's speed
-
-    def open_once_five_are_in() -> None:
-        try:
-            wait_until(lambda: len(server.requests) >= 5, "five calls in flight")
-        finally:
-            server.open()
-
-    opener = threading.Thread(target=open_once_five_are_in)
-    opener.start()
-    _, progress = _run(demo, calls, "relevance", server, concurrency=5)
-    opener.join()
-    assert server.max_in_flight == 5
-    assert progress.done == 40
-
-
-def test_calls_spread_over_several_connection_pools_all_fly_at_once(demo, fake_openai) -> None:
-    """Concurrency 20 is three httpx2 pools taken in turn (#42): together they carry every call at
-    once (none waits for a connection in a full pool), and each call is answered once."""
-    with Store(demo) as store:
-        calls = pointwise_calls(store, "relevance")
-    server = fake_openai(latency=0.05)
-    server.hold()
+    server.hold()  # no reply before the bound is reached, whatever the machine's speed
 
     def open_once_all_are_in() -> None:
         try:
-            wait_until(lambda: len(server.requests) >= 20, "twenty calls in flight")
+            wait_until(lambda: len(server.requests) >= concurrency, f"{concurrency} calls in flight")
         finally:
             server.open()
 
     opener = threading.Thread(target=open_once_all_are_in)
     opener.start()
-    _, progress = _run(demo, calls, "relevance", server, concurrency=20)
+    _, progress = _run(demo, calls, "relevance", server, concurrency=concurrency)
     opener.join()
-    assert server.max_in_flight == 20
+    assert server.max_in_flight == concurrency
     assert progress.done == 40 and progress.errors == 0
     assert sorted(server.served.values()) == [1] * 40
 
