@@ -437,6 +437,12 @@ def render_findings(groups: list[FindingGroup], listed: int = FINDINGS_LISTED) -
     screen. The same groups as the CLI's table (``calibration.policy.findings.group_findings``).
     A kind of more than :data:`FINDINGS_OPENED` queries is listed once its expander is opened."""
     st.subheader("Findings")
+    # one slot however many kinds: the elements below keep their places when k changes the count
+    with st.container():
+        render_finding_groups(groups, listed)
+
+
+def render_finding_groups(groups: list[FindingGroup], listed: int) -> None:
     if not groups:
         st.success("No findings: every denominator is as it should be.")
         return
