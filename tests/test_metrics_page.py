@@ -111,6 +111,22 @@ def test_the_summary_comes_before_the_findings_and_the_tables() -> None:
     assert "over 30 of 30 queries, 0 undefined" in page_text(at)
 
 
+def test_a_change_of_k_keeps_every_element_in_its_place() -> None:
+    """The kinds of finding are one slot of the page however many there are: when k changes
+    their number, the elements below keep their places, so the browser updates each one in place
+    instead of building every element below again (#42: a new k on 10,000 queries)."""
+    qrels, run = big_run(30, 12)
+    at = ok(upload(with_source(OWN_FILES), ("big.qrels", qrels), ("big.jsonl", run)))
+
+    def layout(at: AppTest) -> list[tuple[int, str]]:
+        return [(i, node.type) for i, node in at.main.children.items()]
+
+    before, groups = layout(at), len(kinds(at))
+    at.number_input(key="metrics:k").set_value(3).run()
+    assert len(kinds(ok(at))) != groups  # k = 3 < |Rel|: another number of kinds
+    assert layout(at) == before
+
+
 def test_a_finding_from_the_data_is_escaped() -> None:
     qrels = b"q[x](http://e) 0 d1 1\n"
     run = b'{"query_id": "q[x](http://e)", "ranking": ["d1", "d1"]}\n'
