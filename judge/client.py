@@ -27,10 +27,11 @@ server, a LiteLLM proxy) through the ``openai`` async client.
   tokens into a cost when the model's price is known, and says "unknown"
   otherwise (never a made-up 0).
 - Lean per call (#42): a run's request body is encoded once per rubric (:class:`RequestTemplate`:
-  a call adds its user message and seed) and sent with the SDK's own ``post`` (the client's
-  auth, headers, timeouts and status errors as ``chat.completions.create`` has them, without its
-  per-call walk of the parameters); the reply is read as the JSON it is, as leniently as the SDK's
-  ``ChatCompletion`` reads it, without building pydantic models. The connections are held in
+  a call adds its user message and seed) and sent with the SDK's own ``request``, the method its
+  ``post`` calls (the client's auth, headers, timeouts and status errors as
+  ``chat.completions.create`` has them, without its per-call walk of the parameters; the request
+  options ``post`` would build are built once and copied a call); the reply is read as the JSON it
+  is, as leniently as the SDK's ``ChatCompletion`` reads it, without building pydantic models. The connections are held in
   several httpx2 pools (:class:`_CappedTransport`) over asyncio's own sockets (:mod:`judge.network`,
   not anyio's), the URL is made whole once, and the SDK keeps no per-read timeout (the call's whole
   deadline is ours).
@@ -352,6 +353,12 @@ class JudgeClient:
         )
         # the URL whole, once: the SDK merges a relative path into its base URL at every call
         self._url = str(self._client.base_url.join("chat/completions"))
+        # the options the SDK's ``post(url, content=...)`` builds at every call (a pydantic model whose
+        # defaults are deep-copied: 7% of a call's Python calls), built once; a call copies them as the
+        # SDK's ``request`` copies them itself (boundary: openai._models, the pinned SDK's own class)
+        from openai._models import FinalRequestOptions
+
+        self._options = FinalRequestOptions.construct(method="post", url=self._url)
         self._limit = asyncio.Semaphore(endpoint.concurrency)
         self._rng = rng or random.Random()
         self.retries = 0  # transient failures retried, over all calls
@@ -404,10 +411,11 @@ class JudgeClient:
             started = time.monotonic()
             try:
                 # the SDK's request as chat.completions.create makes it (auth, headers, timeout, status
-                # errors), less its per-call transform of the parameters: the body is encoded already
-                reply = await self._client.post(
-                    self._url, cast_to=httpx2.Response, content=body, options={"headers": headers}
-                )
+                # errors), less its per-call transform of the parameters: the body is encoded already,
+                # and the options its ``post`` would build are copied from the client's (#42)
+                options = self._options.model_copy()
+                options.content, options.headers = body, headers
+                reply = await self._client.request(httpx2.Response, options)
             except ReplyTooLarge as exc:
                 raise CallFailed(
                     f"a reply over {ep.max_reply_bytes:,} bytes (--max-reply-bytes), not read further; "

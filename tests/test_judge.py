@@ -231,7 +231,8 @@ def test_the_key_is_sent_but_never_stored(demo, fake_openai) -> None:
 
 
 def test_the_headers_are_the_sdks(demo, fake_openai, monkeypatch) -> None:
-    """The request chat.completions.create makes (#42, item 5: the SDK's own ``post``):
+    """The request chat.completions.create makes (#42, item 5: the SDK's own ``request``, which its
+    ``post`` calls):
     JSON both ways, the bearer key, the organization and project of OPENAI_ORG_ID and
     OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS (a header a line) over them, the call's id."""
     monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
