@@ -334,6 +334,7 @@ class JudgeClient:
         if not endpoint.model:
             raise EndpointRefused("no model given: pass --model (or set OPENAI_MODEL)")
         import openai  # start-up: the SDK costs 0.5 s of CPU; loaded where a client is made
+        from openai._models import FinalRequestOptions  # start-up: the SDK's, with it
 
         self.endpoint = endpoint
         self._client = openai.AsyncOpenAI(
@@ -356,8 +357,6 @@ class JudgeClient:
         # the options the SDK's ``post(url, content=...)`` builds at every call (a pydantic model whose
         # defaults are deep-copied: 7% of a call's Python calls), built once; a call copies them as the
         # SDK's ``request`` copies them itself (boundary: openai._models, the pinned SDK's own class)
-        from openai._models import FinalRequestOptions
-
         self._options = FinalRequestOptions.construct(method="post", url=self._url)
         self._limit = asyncio.Semaphore(endpoint.concurrency)
         self._rng = rng or random.Random()
