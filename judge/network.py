@@ -2,8 +2,8 @@
 
 httpx2's transport reads and writes through httpcore2's default backend, anyio, which wraps every
 read and write in a cancel scope (``anyio.fail_after``, even without a timeout) and an exception map,
-over its own socket stream: about a fifth of a call's CPU in the client. This backend is the same
-interface (``httpcore2.AsyncNetworkBackend``, the library's extension point) on
+over its own socket stream: 3,535 Python calls a request in the client, 3,117 with this one. This
+backend is the same interface (``httpcore2.AsyncNetworkBackend``, the library's extension point) on
 ``asyncio.open_connection``: the HTTP itself (h11, the connection pool, TLS settings, keep-alive) is
 still httpcore2's and httpx2's, and above them the SDK's. Errors are httpcore2's own (``ConnectError``,
 ``ReadError``, ``WriteError`` and the timeouts), which httpx2 and the SDK map as they map anyio's. An

@@ -199,8 +199,9 @@ def test_concurrency_is_bounded_and_reached(demo, fake_openai, concurrency: int)
 
 
 def test_the_connections_are_asyncios_streams_kept_alive(demo, fake_openai, monkeypatch) -> None:
-    """Every pool opens its sockets through :class:`judge.network.AsyncioBackend` (#42: anyio's cancel
-    scopes were a fifth of a call's CPU), and keeps them: 40 calls at concurrency 5 open at most 5."""
+    """Every pool opens its sockets through :class:`judge.network.AsyncioBackend` (#42: 3,117 Python
+    calls a request against 3,535 with anyio's), and keeps them: 40 calls at concurrency 5 open at
+    most 5."""
     from judge import network
 
     opened: list[tuple[str, int]] = []
