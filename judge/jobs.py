@@ -265,6 +265,8 @@ class LLMRun:
             self.plan.identity = register_judge(
                 store, self.plan.fingerprint, self.plan.settings, self.plan.identity.get("name")
             )
+        if not self.plan.left:  # every call done (a finished job run again): no client, no SDK (#42)
+            return Progress(total=0)
         client = (
             JudgeClient(self.endpoint)
             if self.api_key is _DEFAULT_KEY

@@ -238,11 +238,12 @@ def test_the_judges_light_entry_names_every_command() -> None:
 
 def test_a_judge_run_imports_no_pandas(tmp_path: Path) -> None:
     """``python -m judge grade`` against an endpoint, start to exit: the calls go through the openai
-    SDK (its own ``post``: the code path users run against OpenAI, vLLM or Ollama; loaded in a thread
-    while the run is planned, never by a dry run), the store opens without pandas
-    (sqlite-utils would import it), and up to the first call nothing loads numpy or pyarrow (a dry
-    run plans as the run does; the closing agreement line reads the policy file, which loads them,
-    while the calls are in flight). #42, item 5."""
+    SDK (its own ``request``, which its ``post`` calls: the code path users run against OpenAI, vLLM
+    or Ollama; loaded in a thread as the judge is registered, never by a dry run nor by a run with
+    every call done), the store opens without pandas (sqlite-utils would import it), and up to the
+    first call nothing loads numpy or pyarrow (a dry run plans as the run does; the closing
+    agreement line reads the policy file, which loads them, while the calls are in flight). #42,
+    item 5."""
     from annotation.model import Run
     from annotation.pooling import pool
     from annotation.store import Store
@@ -262,9 +263,12 @@ def test_a_judge_run_imports_no_pandas(tmp_path: Path) -> None:
         assert code == 0 and "6 calls" in out and "no call made" in out, out
         assert not planned & {"numpy", "pyarrow", *heavy}, planned & {"numpy", "pyarrow", *heavy}
         code, modules, out = imported(*argv, package="judge")
-    assert code == 0 and "6 calls made" in out and "uncalibrated" in out, out
-    assert not modules & (heavy - {"openai"}), modules & heavy  # the calls are the SDK's
-    assert "openai" in modules
+        assert code == 0 and "6 calls made" in out and "uncalibrated" in out, out
+        assert not modules & (heavy - {"openai"}), modules & heavy  # the calls are the SDK's
+        assert "openai" in modules
+        code, again, out = imported(*argv, package="judge")  # every call done: no client, no SDK
+    assert code == 0 and "0 calls made, 6 of 6 already done" in out, out
+    assert not again & heavy, again & heavy
 
 
 def test_judge_list_loads_no_scipy_stats(tmp_path: Path) -> None:
