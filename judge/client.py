@@ -451,6 +451,12 @@ class JudgeClient:
                         f"{ep.timeout:g} s (--timeout); {_attempts_text(attempt)}"
                     ) from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                if (untrusted := _untrusted_certificate(exc)) is not None:
+                    raise EndpointRefused(
+                        f"{redact(ep.base_url)}: its TLS certificate is not trusted ({untrusted}); no retry "
+                        "can fix that: give the certificate of the authority that signed it in "
+                        "SSL_CERT_FILE (a file) or SSL_CERT_DIR"
+                    ) from None
                 wait, reason = None, type(exc).__name__
             else:
                 latency = (time.monotonic() - started) * 1000
@@ -472,6 +478,22 @@ class JudgeClient:
             if wait is None:
                 wait = ep.backoff * 2 ** (attempt - 1) * (0.5 + self._rng.random())
             await _wait(min(wait, MAX_WAIT), stopping, reason)
+
+
+def _untrusted_certificate(exc: BaseException) -> str | None:
+    """The TLS verification failure under a connection error (its reason: "self-signed
+    certificate", "unable to get local issuer certificate", a host name that does not match), or
+    None when the connection failed otherwise (refused, dropped, timed out: retried)."""
+    import ssl  # start-up: loaded already by the connection that failed; a sys.modules look-up
+
+    seen: BaseException | None = exc
+    for _ in range(8):  # the SDK's error, httpx2's, httpcore2's, then the ssl module's own
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return str(seen.verify_message or seen.reason or "certificate verify failed")
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _attempts_text(n: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import ipaddress
+import socket
 import ssl
 from pathlib import Path
 
@@ -103,5 +104,21 @@ def test_an_untrusted_certificate_refuses_every_call(tls_server, monkeypatch) ->
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     results = _calls(base_url, 2)
-    assert all(isinstance(r, CallFailed | EndpointRefused) for r in results), results
+    # no retry can fix it: the run stops with why and what to do, not error rows of "connection error"
+    assert all(isinstance(r, EndpointRefused) for r in results), results
+    message = str(results[0])
+    assert "TLS certificate is not trusted (self-signed certificate)" in message, message
+    assert "SSL_CERT_FILE" in message
     assert sum(server.received.values()) == 0  # no request got through the handshake
+
+
+def test_a_refused_connection_is_still_retried_as_before(tmp_path, monkeypatch) -> None:
+    """Only a certificate's refusal stops the run: a port where nothing listens is a connection
+    error like any other, retried to the call's end (an error row, asked again next run)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with socket.socket() as probe:  # a free port, closed again: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (result,) = _calls(f"https://127.0.0.1:{port}/v1", 1)
+    assert isinstance(result, CallFailed) and not isinstance(result, EndpointRefused), result
+    assert "APIConnectionError after 2 attempts" in str(result)
