@@ -12,6 +12,7 @@ This module imports nothing but the standard library: every layer may import it.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -22,6 +23,23 @@ LINE_LIMIT = 300  # a message is cut to this many characters on a boundary
 
 class DenominatorError(Exception):
     """The root of every error Denominator names: said in one line at a boundary, exit 2."""
+
+
+class FormatError(DenominatorError, ValueError):
+    """Bad input: says which file, line and field, and what was expected. (Here, not beside the
+    readers in :mod:`annotation.model`, so that a module naming it, the policy's reader among them,
+    need not load numpy and pyarrow with the data model: #42.)"""
+
+    kind = "input"
+
+    def __init__(self, path: str | os.PathLike[str], line: int | None, field_: str | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.field = field_
+        self.message = message
+        where = self.path if line is None else f"{self.path}:{line}"
+        what = f"{field_}: {message}" if field_ else message
+        super().__init__(f"{where}: {what}")
 
 
 # where a driver's error comes from, by the top module of its class (the boundary names it)

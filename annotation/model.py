@@ -16,7 +16,6 @@ file, no sqlite, no streamlit, no openai (``tests/test_structure.py``).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,23 +23,8 @@ import numpy as np
 import pyarrow as pa
 
 import annotation.arrow_compute as pc
-from annotation.errors import DenominatorError
+from annotation.errors import FormatError as FormatError  # re-exported: every reader's root error
 from annotation.provenance import Provenance
-
-
-class FormatError(DenominatorError, ValueError):
-    """Bad input: says which file, line and field, and what was expected."""
-
-    kind = "input"
-
-    def __init__(self, path: str | os.PathLike[str], line: int | None, field_: str | None, message: str):
-        self.path = str(path)
-        self.line = line
-        self.field = field_
-        self.message = message
-        where = self.path if line is None else f"{self.path}:{line}"
-        what = f"{field_}: {message}" if field_ else message
-        super().__init__(f"{where}: {what}")
 
 
 class InvalidQrels(FormatError):

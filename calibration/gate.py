@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from annotation.model import FormatError
+from annotation.errors import FormatError
 from calibration.errors import InvalidInput
 from calibration.inputs import PathLike
 from calibration.policy.history import (

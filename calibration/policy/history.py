@@ -9,7 +9,6 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from annotation.model import Qrels
 from calibration.errors import InvalidInput
 from calibration.inputs import PathLike
 from calibration.results import (
@@ -22,6 +21,7 @@ from calibration.results import (
 )
 
 if TYPE_CHECKING:
+    from annotation.model import Qrels
     from annotation.store import Store
 
 
