@@ -29,7 +29,7 @@ from annotation.quiet_start import exit_with, quiet_interrupt_until_main
 if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, exit 130
     quiet_interrupt_until_main()
     # a young-object collection every 10,000 allocations, not 700: the imports (the SDK's models,
-    # numpy, pyarrow) and a run's calls make millions of objects that live to the exit or die by
+    # numpy) and a run's calls make millions of objects that live to the exit or die by
     # their count; 0.1-0.15 s of CPU less in the SDK's import, 0.1 s in 2,000 calls (#42)
     gc.set_threshold(10_000, 10, 10)
 
