@@ -486,3 +486,21 @@ def test_the_batch_apis_client_takes_the_proxy_too(proxy, fake_openai, monkeypat
     with pytest.raises(BatchError, match="HTTP 404"):
         batch_state(server.base_url, "batch_none", timeout=10)
     assert proxy.forwarded == [("GET", f"{server.base_url}/batches/batch_none")]
+
+
+def test_the_batch_apis_client_says_a_socks_proxy_needs_socksio_in_one_line(monkeypatch) -> None:
+    try:
+        import socksio  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("socksio is installed: a SOCKS proxy would be used")
+    from judge.batch import BatchError, batch_state
+
+    monkeypatch.setenv("ALL_PROXY", f"socks5://puser:{SECRET}@127.0.0.1:1080")
+    with pytest.raises(BatchError) as refused:
+        batch_state("http://127.0.0.1:9/v1", "batch_none", timeout=10)
+    assert str(refused.value) == (
+        "http://127.0.0.1:9/v1: a proxy of the environment (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY, either "
+        "case) is a SOCKS proxy, which needs the socksio package (not installed): pip install socksio"
+    )
