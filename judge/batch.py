@@ -48,7 +48,7 @@ import openai
 from annotation.errors import DenominatorError
 from annotation.store import Store, StoreError
 from judge.batch_files import NOT_JSON, OverLimit, SentCalls, head_custom_id, parse_custom_id, stream_lines
-from judge.client import CallResult, Endpoint, request_body
+from judge.client import UNUSABLE_PROXY, CallResult, Endpoint, request_body, unusable_proxy
 from judge.jobs import Plan, register_judge, stored_judges
 from judge.limits import MAX_REPLY_BYTES
 from judge.prompts import SchemaMode, build_messages, redact, response_format
@@ -142,12 +142,15 @@ _DEFAULT_KEY = object()
 def _client(base_url: str, timeout: float, api_key: Any = _DEFAULT_KEY) -> openai.OpenAI:
     """The synchronous client for files and batches: redirects not followed (as live calls)."""
     key = (os.environ.get("OPENAI_API_KEY") or "no-key") if api_key is _DEFAULT_KEY else api_key
+    try:  # httpx2's default transport: the proxies of the environment, each made a pool now
+        http_client = openai.DefaultHttpxClient(follow_redirects=False)
+    except UNUSABLE_PROXY as exc:  # one line, naming no proxy URL (it may hold credentials)
+        raise BatchError(
+            f"{redact(base_url)}: a proxy of the environment (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY, "
+            f"either case) is {unusable_proxy(exc)}"
+        ) from None
     return openai.OpenAI(
-        base_url=base_url,
-        api_key=key,
-        max_retries=2,
-        timeout=timeout,
-        http_client=openai.DefaultHttpxClient(follow_redirects=False),
+        base_url=base_url, api_key=key, max_retries=2, timeout=timeout, http_client=http_client
     )
 
 

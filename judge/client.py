@@ -17,6 +17,13 @@ server, a LiteLLM proxy) through the ``openai`` async client.
   a redirect is not followed (it would store another endpoint's answers under
   this one's fingerprint): :class:`EndpointRefused` naming the target. A
   ``stopping`` event (the run's Ctrl-C or SIGTERM) ends a retry's wait at once.
+- A proxy (#42's transport is the client's own, so httpx2 would not read the environment): the
+  one httpx2 reads for the endpoint (:func:`environment_proxy`: HTTPS_PROXY, HTTP_PROXY, ALL_PROXY
+  and NO_PROXY, either case), as the Batch API's client takes it; an https endpoint is reached
+  through a CONNECT tunnel, a socks5:// proxy needs ``socksio`` (without it, :class:`EndpointRefused`).
+  A proxy that asks for credentials (407) or refuses a tunnel (a 4xx to CONNECT) raises
+  :class:`EndpointRefused`; one that cannot be reached is a connection error like any other.
+  A proxy's credentials are never shown (:func:`judge.prompts.redact`).
 - A refusal that no retry can fix (400, 401, 403, 404, 422) raises
   :class:`EndpointRefused`: a run stops instead of writing thousands of
   identical error rows.
@@ -53,6 +60,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
 
+# boundary: the pinned httpx2's own reading of the proxy environment and its matching (its client's
+# _get_proxy_map and _transport_for_url), not a copy of them; loaded by httpx2 itself, so free here
+from httpx2._utils import URLPattern, get_environment_proxies
+
 from annotation.errors import DenominatorError
 from annotation.options import default
 from judge.limits import MAX_REPLY_BYTES, MAX_RETRY_AFTER
@@ -63,14 +74,17 @@ if TYPE_CHECKING:  # the SDK loads where a client is made (0.5 s of CPU: a dry r
 
 __all__ = [
     "Endpoint",
+    "environment_proxy",
     "JudgeClient",
     "CallResult",
     "CallFailed",
     "CallStopped",
     "EndpointRefused",
     "RequestTemplate",
+    "UNUSABLE_PROXY",
     "encode_body",
     "request_body",
+    "unusable_proxy",
 ]
 
 RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx (a gateway's 520-529 too)
@@ -126,9 +140,13 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
     taken in turn (#42): a pool walks all its connections and requests twice a call (when a request
     comes and when its reply is closed), so 32 calls in one pool of 32 connections cost about 750
     Python calls a request; four pools of about 8, a quarter of that. Each pool's sockets are
-    asyncio's own streams (:mod:`judge.network`), not anyio's: 3,117 Python calls a request, not 3,535."""
+    asyncio's own streams (:mod:`judge.network`), not anyio's: 3,117 Python calls a request, not 3,535.
 
-    def __init__(self, cap: int, concurrency: int = 1) -> None:
+    ``proxy``: the proxy URL every pool goes through (:func:`environment_proxy`), or None for direct
+    connections; httpx2's own proxy pools (a plain http endpoint's requests forwarded, an https one's
+    tunnelled with CONNECT; socks5 needs ``socksio``), the same sockets, TLS context and cap."""
+
+    def __init__(self, cap: int, concurrency: int = 1, proxy: str | None = None) -> None:
         import httpcore2  # start-up: httpx2 loads it with its first transport, as here
         import openai  # start-up: the SDK costs 0.5 s of CPU; loaded where a client is made
 
@@ -137,13 +155,15 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
         shards = max(1, -(-concurrency // POOL_SHARD))
         tls = httpx2.create_ssl_context()  # one for all pools: each costs ~50 ms of CPU (the CA file read)
         self._pools = [
-            httpx2.AsyncHTTPTransport(verify=tls, limits=openai.DEFAULT_CONNECTION_LIMITS)
+            httpx2.AsyncHTTPTransport(proxy=proxy, verify=tls, limits=openai.DEFAULT_CONNECTION_LIMITS)
             for _ in range(shards)
         ]
         backend = AsyncioBackend()
         for transport in self._pools:
             # boundary: httpx2's transport takes no network backend; its httpcore2 pool does, read at
-            # each new connection (checked here: a library that renamed it keeps anyio's, not breaks)
+            # each new connection (checked here: a library that renamed it keeps anyio's, not breaks).
+            # A proxy's pool (httpcore2's AsyncHTTPProxy, AsyncSOCKSProxy) is a connection pool too: it
+            # hands the same attribute to each forwarding, tunnelling or SOCKS connection it makes
             pool = getattr(transport, "_pool", None)
             if isinstance(getattr(pool, "_network_backend", None), httpcore2.AsyncNetworkBackend):
                 pool._network_backend = backend  # type: ignore[union-attr]
@@ -163,7 +183,64 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
 
 
 class EndpointRefused(DenominatorError):
-    """The endpoint refuses every call of this kind (bad key, model, URL or request)."""
+    """The endpoint refuses every call of this kind (bad key, model, URL or request), or cannot be
+    reached as configured (a proxy in the environment this client cannot use)."""
+
+
+def environment_proxy(base_url: str) -> tuple[str, str] | None:
+    """The proxy httpx2 itself takes from the environment for ``base_url`` when it builds its own
+    transport (as the Batch API's client does): ``(variable, proxy URL)``, or None for a direct
+    connection. The variables are urllib's ``getproxies`` as httpx2's ``get_environment_proxies``
+    reads them: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY, the lower-case form first; their
+    patterns are matched most specific first, as httpx2's client matches its mounts. The live
+    client passes its own transport, which makes httpx2 skip the environment: it asks here, once,
+    for its one endpoint."""
+    url = httpx2.URL(base_url)
+    mounts = sorted(
+        ((URLPattern(key), proxy) for key, proxy in get_environment_proxies().items()),
+        key=lambda mount: mount[0],
+    )
+    for pattern, proxy in mounts:
+        if pattern.matches(url):  # a NO_PROXY entry (None) or the first proxy of the endpoint's scheme
+            return None if proxy is None else (f"{pattern.scheme or 'all'}_proxy".upper(), proxy)
+    return None
+
+
+def _shown(url: str) -> str:
+    """A URL as a message may show it: :func:`redact`'s, or no part of it when it cannot be read."""
+    try:
+        return redact(url)
+    except ValueError:  # a port that is not a number, a bracket not closed
+        return "(a URL that cannot be read)"
+
+
+def _capped_transport(endpoint: Endpoint) -> _CappedTransport:
+    """The client's transport, through the environment's proxy for its endpoint when there is one;
+    EndpointRefused, one line naming the variable and the proxy (never its credentials), when that
+    proxy cannot be used: a SOCKS proxy without ``socksio``, a scheme httpx2 has no pool for, a URL
+    that cannot be read."""
+    found = environment_proxy(endpoint.base_url)
+    if found is None:
+        return _CappedTransport(endpoint.max_reply_bytes, endpoint.concurrency)
+    variable, proxy = found
+    try:
+        return _CappedTransport(endpoint.max_reply_bytes, endpoint.concurrency, proxy)
+    except UNUSABLE_PROXY as exc:
+        what = f"the proxy {_shown(proxy)} ({variable} or {variable.lower()})"
+        raise EndpointRefused(f"{_shown(endpoint.base_url)}: {what} is {unusable_proxy(exc)}") from None
+
+
+# what httpx2 raises for a proxy URL it has no pool for: ImportError ("Using SOCKS proxy, but the
+# 'socksio' package is not installed"), ValueError (its Proxy: a scheme not http, https, socks5 nor
+# socks5h), InvalidURL (a URL it cannot read); none of their texts is shown (they hold the URL)
+UNUSABLE_PROXY = (ImportError, ValueError, httpx2.InvalidURL)
+
+
+def unusable_proxy(exc: BaseException) -> str:
+    """Why a proxy of the environment cannot be used, from httpx2's exception (:data:`UNUSABLE_PROXY`)."""
+    if isinstance(exc, ImportError):
+        return "a SOCKS proxy, which needs the socksio package (not installed): pip install socksio"
+    return "not a proxy URL this client can use (http://, https://, socks5:// or socks5h://)"
 
 
 @dataclass(frozen=True)
@@ -347,7 +424,7 @@ class JudgeClient:
             # Redirects are not followed: another host's answer would be stored under this
             # endpoint's fingerprint. Replies are read up to max_reply_bytes, uncompressed.
             http_client=openai.DefaultAsyncHttpxClient(
-                transport=_CappedTransport(endpoint.max_reply_bytes, endpoint.concurrency),
+                transport=_capped_transport(endpoint),  # the environment's proxy, as httpx2's own
                 follow_redirects=False,
                 headers={"Accept-Encoding": "identity"},
             ),
@@ -457,6 +534,11 @@ class JudgeClient:
                         "can fix that: give the certificate of the authority that signed it in "
                         "SSL_CERT_FILE (a file) or SSL_CERT_DIR"
                     ) from None
+                if (tunnel := _proxy_refusal(exc)) is not None:
+                    raise EndpointRefused(
+                        f"{redact(ep.base_url)}: the proxy refused the tunnel to it (CONNECT): {tunnel}"
+                        + (f" ({_PROXY_CREDENTIALS})" if tunnel.startswith("407") else "")
+                    ) from None
                 wait, reason = None, type(exc).__name__
             else:
                 latency = (time.monotonic() - started) * 1000
@@ -496,6 +578,24 @@ def _untrusted_certificate(exc: BaseException) -> str | None:
     return None
 
 
+def _proxy_refusal(exc: BaseException) -> str | None:
+    """A proxy's refusal of a CONNECT tunnel under a connection error, its status line ("407 Proxy
+    Authentication Required", "403 Forbidden": no retry can fix it); None otherwise (a 5xx, the proxy
+    not reaching the endpoint, is retried as a dropped connection)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the SDK's error, then httpx2's
+        if seen is None:
+            return None
+        if isinstance(seen, httpx2.ProxyError):
+            status = str(seen)  # httpcore2's: the CONNECT reply's status and reason, nothing of the URL
+            return status if status[:1] == "4" else None
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+_PROXY_CREDENTIALS = "give the proxy's credentials in its URL: http://user:password@host:port"
+
+
 def _attempts_text(n: int) -> str:
     return f"{n} attempt" + ("" if n == 1 else "s")
 
@@ -522,6 +622,7 @@ def _refusal(exc: openai.APIStatusError, ep: Endpoint) -> str:
         401: "the key was refused (set OPENAI_API_KEY)",
         403: "the key may not use this model or endpoint",
         404: f"no such model or path ({ep.model!r} at {redact(ep.base_url)})",
+        407: f"the proxy asks for credentials ({_PROXY_CREDENTIALS})",
         400: "the request was refused (an endpoint without JSON-schema replies: try --schema json_object "
         "or --schema prompt)",
     }.get(exc.status_code, "the request was refused")
