@@ -20,7 +20,7 @@ from annotation.baseline import BaselineReport, add_baseline
 from annotation.chunking import ChunkingError, fixed_chunks, paragraph_chunks
 from annotation.exchange import ImportSources, import_files
 from annotation.formats.chroma import CHROMA_GRADE, read_chroma_questions
-from annotation.formats.chunks import read_documents, write_chunks
+from annotation.formats.chunks import document_files, read_documents, write_chunks
 from annotation.formats.golden import DEFAULT_GRADE_SCALE, write_golden
 from annotation.hole_pool import HolePoolReport, pool_holes
 from annotation.options import default
@@ -360,11 +360,15 @@ def export(store: Store, fmt: str, output: str | os.PathLike[str], **options: An
 
 
 class ChunkReport(TypedDict):
-    """What :func:`chunk` wrote: documents, chunks, the file."""
+    """What :func:`chunk` wrote: documents, chunks, the file; the file names read as documents
+    (``read``) and the entries of the folders given that were not (``left``: subfolders and the
+    like), each by name in reading order."""
 
     documents: int
     chunks: int
     output: str
+    read: list[str]
+    left: list[str]
 
 
 def chunk(
@@ -385,12 +389,19 @@ def chunk(
         raise ChunkingError(
             f"an overlap of {overlap} characters with --by paragraph; paragraphs do not overlap"
         )
-    documents = read_documents(docs)
+    files, left = document_files(docs)
+    documents = read_documents(files)
     chunks = (
         paragraph_chunks(documents, size) if by == "paragraph" else fixed_chunks(documents, size, overlap)
     )
     write_chunks(output, chunks, documents)
-    return {"documents": len(documents), "chunks": len(chunks), "output": str(output)}
+    return {
+        "documents": len(documents),
+        "chunks": len(chunks),
+        "output": str(output),
+        "read": [f.name for f in files],
+        "left": [f.name + ("/" if f.is_dir() else "") for f in left],
+    }
 
 
 class ChromaReport(TypedDict):

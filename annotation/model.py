@@ -1,7 +1,8 @@
 """Core types, no IO: what every layer passes around.
 
 - the :class:`FormatError` family: bad input, naming file, line and field (and
-  :class:`UnwritableId`: an id a whitespace-separated format cannot hold);
+  :class:`UnwritableId`: an id a whitespace-separated format cannot hold); :class:`ChunksDisagree`,
+  one chunk id placed at two places by two sources;
 - :class:`Qrels` (judgments) and :class:`Run` (a retriever's output, columnar);
 - :func:`as_numpy`, Arrow columns to numpy without pandas;
 - :class:`SamplingDesign` and its :class:`Stratum`: golden.yaml's ``sampling``
@@ -23,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 import annotation.arrow_compute as pc
+from annotation.errors import DenominatorError
 from annotation.errors import FormatError as FormatError  # re-exported: every reader's root error
 from annotation.provenance import Provenance
 
@@ -72,6 +74,12 @@ class InvalidChunks(FormatError):
 
 class InvalidDocuments(FormatError):
     kind = "documents"
+
+
+class ChunksDisagree(DenominatorError, ValueError):
+    """Two sources place one chunk id at two places: a golden set's ``chunks`` section and a chunks
+    file (#44). The id then names two chunks, and a figure read through it would put one
+    chunking's grades or offsets on the other's chunks: refused, never scored."""
 
 
 @dataclass(frozen=True)

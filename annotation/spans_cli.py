@@ -18,7 +18,22 @@ def run_chunk(args: argparse.Namespace) -> str:
         if args.by == "paragraph"
         else f"{args.size} characters, overlap {args.overlap}"
     )
-    return f"wrote {plural(done['chunks'], 'chunk')} of {plural(done['documents'], 'document')} ({how}) to {done['output']}\n"
+    lines = [
+        f"wrote {plural(done['chunks'], 'chunk')} of {plural(done['documents'], 'document')} ({how}) to {done['output']}",
+        f"read as documents: {_names(done['read'])}",
+    ]
+    if done["left"]:
+        lines.append(
+            f"skipped, not files (subfolders are not read; give a subfolder itself to read its files): "
+            f"{_names(done['left'])}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _names(names: list[str], shown: int = 5) -> str:
+    """The first ``shown`` names, then how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def run_import_chroma(args: argparse.Namespace) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import annotation.arrow_compute as pc
 from annotation.formats.by_extension import read_judgments, read_ranked
+from annotation.formats.chunks import check_placements
 from annotation.formats.records import shared_text_keys
 from annotation.model import ChunkSpan, Qrels, Run
 from annotation.options import default
@@ -692,15 +693,48 @@ def project(
     *,
     from_chunks: Sequence[ChunkSpan] | None = None,
     min_overlap: float = default("min_overlap"),
-    source: ProjectSource = "evidence",
+    source: ProjectSource | None = None,
     min_grade: int | None = None,
+    chunks_name: str = "the chunks file",
+    from_chunks_name: str = "the chunks file the grades were made under",
 ) -> Projection:
     """The golden set put onto ``chunks`` (:mod:`calibration.projection`): per query from its
     evidence, or from its chunk grades (``source``; a query without the one is projected from the
-    other). Graded chunks are placed by ``from_chunks``, else by the file's ``chunks`` section;
-    a graded chunk placed by neither is refused (:class:`InvalidInput`), never dropped."""
+    other). ``source`` None (the default) prefers the evidence; a ``source`` named that no query
+    of the golden set holds is refused (:class:`InvalidInput`), never replaced by the other.
+    Graded chunks are placed by ``from_chunks``, else by the file's ``chunks`` section; a graded
+    chunk placed by neither is refused (:class:`InvalidInput`), never dropped. A chunk id the
+    ``chunks`` section and ``chunks`` or ``from_chunks`` place differently is refused
+    (:class:`~annotation.model.ChunksDisagree`)."""
     if not 0.0 <= min_overlap <= 1.0:
         raise InvalidInput(f"min_overlap {min_overlap}; expected a share between 0 and 1")
+    name = golden.path or "the golden set"
+    section = f"{name}'s chunks section"
+    check_placements(
+        golden.chunk_spans,
+        section,
+        from_chunks or (),
+        from_chunks_name,
+        "the chunks file of the chunking the grades were made under",
+    )
+    check_placements(
+        golden.chunk_spans,
+        section,
+        chunks,
+        chunks_name,
+        "a chunking whose ids are not the graded chunking's (python -m annotation chunk names each "
+        "chunking in its ids)",
+    )
+    if source == "grades" and not any(golden.grades.values()):
+        raise InvalidInput(
+            f"{name}: --source grades, but no query holds chunk grades (it holds evidence only); "
+            "drop --source to project from the evidence"
+        )
+    if source == "evidence" and not any(golden.evidence.values()):
+        raise InvalidInput(
+            f"{name}: --source evidence, but no query holds evidence spans; drop --source to project "
+            "from the chunk grades"
+        )
     threshold = min_grade_of(golden, min_grade)
     index = ChunkIndex(chunks)
     spans = dict(golden.chunk_spans)
@@ -708,7 +742,7 @@ def project(
     queries: dict[str, Projected] = {}
     for qid in golden.qids:
         evidence, grades = golden.evidence.get(qid, []), golden.grades.get(qid, {})
-        if evidence and (source == "evidence" or not grades):
+        if evidence and (source != "grades" or not grades):
             queries[qid] = project_evidence(evidence, index, min_overlap, threshold)
             continue
         unplaced = next((chunk for chunk in grades if chunk not in spans), None)
@@ -743,7 +777,16 @@ def evidence(
     """Evidence recall, precision and IoU at each cutoff of a run over its own chunking (``chunks``
     places its chunk ids), against the golden set's evidence (:mod:`calibration.evidence`): the step
     of ``metrics --evidence`` and ``compare --evidence``. A golden query the run does not answer is
-    dropped and counted (``missing="drop"``), or retrieves nothing (``"zero"``), as in ``metrics``."""
+    dropped and counted (``missing="drop"``), or retrieves nothing (``"zero"``), as in ``metrics``.
+    A chunk id the golden set's ``chunks`` section places elsewhere than ``chunks`` does is refused
+    (:class:`~annotation.model.ChunksDisagree`): the set's grades are of another chunking."""
+    check_placements(
+        golden.chunk_spans,
+        f"{golden.path or 'the golden set'}'s chunks section",
+        chunks,
+        chunks_name,
+        "the chunks file of the chunking the golden set grades (or a golden set without those ids)",
+    )
     return evidence_run(
         golden,
         run,

@@ -164,8 +164,8 @@ def _add_project(sub: Subcommands) -> None:
     pr.add_argument(
         "--source",
         choices=["evidence", "grades"],
-        default="evidence",
-        help="what a query holding both is projected from (a query holding one uses it)",
+        help="what a query holding both is projected from (default: evidence; a query holding one uses "
+        "it; a source no query holds is refused)",
     )
     add_option(pr, "min_grade")
     add_format_option(pr, "golden", "qrels", "json")

@@ -128,11 +128,30 @@ def _chunks(path: str | None, flag: str, command: str) -> list[ChunkSpan]:
     return read_chunks(path)
 
 
-def _graded_here(golden: Qrels, chunks: list[ChunkSpan]) -> bool:
-    """Whether the golden set grades any chunk of this chunking (then the chunk-level figures mean
-    something for the run)."""
+def _graded_here(
+    golden: Qrels, chunks: list[ChunkSpan], golden_name: str, chunks_name: str
+) -> tuple[bool, str]:
+    """Whether the golden set's grades are grades of this chunking's chunks (then the chunk-level
+    figures mean something for the run), and what stands behind that: the set grades some chunk
+    of the file, and its ``chunks`` section places each graded chunk of the file (alike:
+    :func:`calibration.actions.evidence` refused a disagreement before); without a section, only
+    the ids say so, and the note says that."""
     ids = {c.id for c in chunks}
-    return any(doc in ids for docs in golden.grades.values() for doc in docs)
+    graded = {doc for docs in golden.grades.values() for doc in docs if doc in ids}
+    if not graded:
+        return False, f"grades none of {chunks_name}'s chunks"
+    if not golden.chunk_spans:
+        return True, (
+            f"{golden_name} has no chunks section: its grades are taken as grades of {chunks_name}'s chunks "
+            "by their ids alone"
+        )
+    unplaced = sorted(graded - set(golden.chunk_spans))
+    if unplaced:
+        return False, (
+            f"grades chunk {unplaced[0]!r:.60} of {chunks_name} but its chunks section does not place it "
+            "(the grades may be of another chunking)"
+        )
+    return True, ""
 
 
 def run_metrics_evidence(args: argparse.Namespace) -> tuple[str, int]:
@@ -151,7 +170,8 @@ def run_metrics_evidence(args: argparse.Namespace) -> tuple[str, int]:
         golden, run, chunks, args.k, args.min_grade, chunks_name=args.chunks, missing=args.missing
     )
     chunk_level = None
-    if _graded_here(golden, chunks):
+    graded, why = _graded_here(golden, chunks, args.qrels, args.chunks)
+    if graded:
         chunk_level = actions.metrics(
             golden,
             run,
@@ -163,16 +183,19 @@ def run_metrics_evidence(args: argparse.Namespace) -> tuple[str, int]:
             qrels_name=args.qrels,
         )
     absent = (
-        f"chunk-level figures (P@k, R@k, nDCG@k, ...): not shown: {args.qrels} grades none of {args.chunks}'s "
-        f"chunks (python -m calibration project {args.qrels} --chunks {args.chunks} -o GOLDEN-B.yaml grades them)"
+        f"chunk-level figures (P@k, R@k, nDCG@k, ...): not shown: {args.qrels} {why} (python -m calibration "
+        f"project {args.qrels} --chunks {args.chunks} -o GOLDEN-B.yaml grades them)"
     )
     if args.format == "json":
         level: dict[str, Any] = {"absent": absent} if chunk_level is None else metrics_json(chunk_level)
+        if chunk_level is not None and why:
+            level["note"] = why
         return dumps({"evidence": evidence_json(result), "chunk_level": level}, one_line=()), 0
     text = evidence_text(result, args.qrels, args.run, args.chunks)
     if chunk_level is None:
         return text + "\n" + absent + "\n", 0
-    return text + "\nchunk-level figures:\n" + metrics_table(chunk_level, args.qrels, args.run), 0
+    note = f" ({why})" if why else ""
+    return text + f"\nchunk-level figures{note}:\n" + metrics_table(chunk_level, args.qrels, args.run), 0
 
 
 def run_compare_evidence(args: argparse.Namespace) -> tuple[str, int]:

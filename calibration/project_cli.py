@@ -97,12 +97,14 @@ def run_project(args: argparse.Namespace) -> tuple[str, int]:
         min_overlap=args.min_overlap,
         source=args.source,
         min_grade=args.min_grade,
+        chunks_name=args.chunks,
+        from_chunks_name=args.from_chunks or "--from-chunks",
     )
     report = project_text(result, args.golden, args.chunks)
     if args.format == "json":
         if args.output:
             write_atomic(args.output, project_json(result))
-            return report, 0
+            return report + f"wrote the projected set (json) to {args.output}\n", 0
         print(report, end="", file=sys.stderr)
         return project_json(result), 0
     if not args.output:

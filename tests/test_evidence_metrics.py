@@ -12,7 +12,7 @@ import pytest
 
 from annotation.__main__ import main as annotation_main
 from annotation.formats.golden import read_golden, write_golden
-from annotation.model import Evidence, Qrels
+from annotation.model import ChunkSpan, Evidence, Qrels
 from calibration.__main__ import main
 from tests.conftest import cli, shared_dir
 
@@ -231,6 +231,89 @@ def test_refusals_are_one_line(tmp_path, capsys, monkeypatch, argv, words) -> No
     monkeypatch.chdir(tmp_path)
     code, out, err = cli(main, capsys, *argv)
     assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+
+
+def test_a_golden_set_placing_a_chunk_elsewhere_is_refused(tmp_path, capsys, monkeypatch) -> None:
+    """gb.yaml grades b1 under a chunking placing it at [0, 50) (its chunks section); b.jsonl places
+    b1 at [30, 70): metrics and compare refuse in one line naming both places, never score it."""
+    tiny(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    golden = read_golden("g.yaml")
+    golden.grades["q1"] = {"b1": 2}
+    golden.chunk_spans = {"b1": ChunkSpan("b1", "d", 0, 50)}
+    write_golden(golden, "gb.yaml")
+    expected = (
+        "error: b.jsonl places chunk 'b1' at 'd'[30:70], gb.yaml's chunks section at 'd'[0:50]: one id, two "
+        "chunkings; expected the chunks file of the chunking the golden set grades (or a golden set "
+        "without those ids)\n"
+    )
+    code, out, err = cli(main, capsys, "metrics", "gb.yaml", "run_b.txt", "--chunks", "b.jsonl", "--evidence")
+    assert (code, out, err) == (2, "", expected)
+    code, out, err = cli(
+        main,
+        capsys,
+        "compare",
+        "gb.yaml",
+        "run_a.txt",
+        "run_b.txt",
+        "--chunks-a",
+        "a.jsonl",
+        "--chunks-b",
+        "b.jsonl",
+        "--evidence",
+    )
+    assert (code, out, err) == (2, "", expected)
+
+
+def test_chunk_level_figures_say_what_they_rest_on(tmp_path, capsys, monkeypatch) -> None:
+    """Grades of b1 with no chunks section: shown, saying they are taken by id; a chunks section
+    that does not place the graded b1: not shown, saying why."""
+    tiny(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    golden = read_golden("g.yaml")
+    golden.grades["q1"] = {"b1": 2}
+    write_golden(golden, "gb.yaml")
+    code, out, err = cli(
+        main, capsys, "metrics", "gb.yaml", "run_b.txt", "--chunks", "b.jsonl", "--evidence", "-k", 1
+    )
+    assert (code, err) == (0, "")
+    assert (
+        "chunk-level figures (gb.yaml has no chunks section: its grades are taken as grades of b.jsonl's "
+        "chunks by their ids alone):\n" in out
+    )
+    got = metrics_json(capsys, "gb.yaml", "run_b.txt", "--chunks", "b.jsonl", "-k", 1)
+    assert got["chunk_level"]["queries"]["q1"]["P@1"] == 1.0  # b1 first, graded 2
+    assert got["chunk_level"]["note"].startswith("gb.yaml has no chunks section")
+    golden.chunk_spans = {"b0": ChunkSpan("b0", "d", 0, 40)}
+    golden.grades["q1"] = {"b0": 0, "b1": 2}
+    write_golden(golden, "gb.yaml")
+    got = metrics_json(capsys, "gb.yaml", "run_b.txt", "--chunks", "b.jsonl", "-k", 1)
+    assert got["chunk_level"]["absent"].startswith(
+        "chunk-level figures (P@k, R@k, nDCG@k, ...): not shown: gb.yaml grades chunk 'b1' of b.jsonl but "
+        "its chunks section does not place it (the grades may be of another chunking)"
+    )
+
+
+def test_a_run_of_one_chunking_is_refused_with_another_chunkings_file(tmp_path, capsys, monkeypatch) -> None:
+    """annotation chunk names the chunking in its ids: a run over the paragraph chunking scored with
+    the fixed chunking's file (the same document, the same numbers of chunks) is refused."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.txt").write_text("first line here\nsecond line\nthird\n")  # 34 characters
+    for name, extra in (("F.jsonl", ["--size", "16"]), ("P.jsonl", ["--size", "16", "--by", "paragraph"])):
+        code, _, _ = cli(annotation_main, capsys, "chunk", "d.txt", *extra, "-o", name)
+        assert code == 0
+    golden = Qrels(grades={"q1": {}}, texts={"q1": "one"}, evidence={"q1": [Evidence("d", 16, 27, 2)]})
+    write_golden(golden, "g.yaml")
+    # F: d#16-0#0 [0, 16), d#16-0#1 [16, 32), d#16-0#2 [32, 34); P: d#p16#0 [0, 15), d#p16#1 [16, 27),
+    # d#p16#2 [28, 33)
+    write_run(tmp_path / "run_p.txt", {"q1": ["d#p16#1", "d#p16#0"]})
+    code, out, err = cli(main, capsys, "metrics", "g.yaml", "run_p.txt", "--chunks", "F.jsonl", "--evidence")
+    assert (code, out) == (2, "") and err == (
+        "error: run_p.txt: query 'q1' ranks chunk 'd#p16#1', which is not in F.jsonl; give the chunks "
+        "file of the chunking the run retrieved from\n"
+    )
+    got = metrics_json(capsys, "g.yaml", "run_p.txt", "--chunks", "P.jsonl", "-k", 1)
+    assert got["evidence"]["queries"]["q1"]["1"]["recall"] == 1.0  # [16, 27) is the span, whole
 
 
 # ------------------------------------------------------------------ Chroma's corpora

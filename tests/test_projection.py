@@ -371,3 +371,96 @@ def test_evidence_at_k_equals_a_character_count(chroma) -> None:
             assert got.precision == pytest.approx(len(ev & ret) / len(ret), abs=1e-9)
             assert got.iou == pytest.approx(len(ev & ret) / len(ev | ret), abs=1e-9)
     assert found == 2 * 319  # every top k holds some evidence: the figures are not all 0
+
+
+def test_project_refuses_a_chunks_file_placing_a_graded_id_elsewhere(tmp_path, capsys, monkeypatch) -> None:
+    """The golden set's chunks section places a0 at [0, 15); a chunks file (--from-chunks or
+    --chunks) placing a0 elsewhere is refused in one line naming both placements, nothing written."""
+    small_case(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    golden = read_golden("g.yaml")
+    golden.chunk_spans = {"a0": ChunkSpan("a0", "d", 0, 15), "a1": ChunkSpan("a1", "d", 15, 30)}
+    write_golden(golden, "g.yaml")
+    write_chunks("a2.jsonl", [ChunkSpan("a0", "d", 0, 12), ChunkSpan("a1", "d", 12, 30)])
+    code, out, err = cli(
+        main, capsys, "project", "g.yaml", "--chunks", "b.jsonl", "--from-chunks", "a2.jsonl", "-o", "p.yaml"
+    )
+    assert (code, out) == (2, "") and err == (
+        "error: a2.jsonl places chunk 'a0' at 'd'[0:12], g.yaml's chunks section at 'd'[0:15]: one id, "
+        "two chunkings; expected the chunks file of the chunking the grades were made under\n"
+    )
+    write_chunks("b2.jsonl", [ChunkSpan("b0", "d", 0, 10), ChunkSpan("a1", "d", 10, 20)])
+    code, out, err = cli(main, capsys, "project", "g.yaml", "--chunks", "b2.jsonl", "-o", "p.yaml")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert "b2.jsonl places chunk 'a1' at 'd'[10:20], g.yaml's chunks section at 'd'[15:30]" in err
+    assert not (tmp_path / "p.yaml").exists()
+    # the same placements agree: projected as before (a1 [15, 30) again in a.jsonl)
+    code, _, _ = cli(
+        main, capsys, "project", "g.yaml", "--chunks", "b.jsonl", "--from-chunks", "a.jsonl", "-o", "p.yaml"
+    )
+    assert code == 0 and read_golden("p.yaml").grades == {"q1": {"b1": 3}, "q2": {"b2": 0}}
+
+
+def test_an_explicit_source_no_query_holds_is_refused(tmp_path, capsys, monkeypatch) -> None:
+    """--source grades on a set holding evidence only (and --source evidence on grades only) is
+    refused; without --source the set is projected from what it holds."""
+    small_case(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    evidence_only = Qrels(grades={"q1": {}}, texts={"q1": "one"}, evidence={"q1": [Evidence("d", 12, 18, 3)]})
+    write_golden(evidence_only, "e.yaml")
+    code, out, err = cli(
+        main, capsys, "project", "e.yaml", "--chunks", "b.jsonl", "--source", "grades", "-o", "p.yaml"
+    )
+    assert (code, out) == (2, "") and err == (
+        "error: e.yaml: --source grades, but no query holds chunk grades (it holds evidence only); drop "
+        "--source to project from the evidence\n"
+    )
+    assert not (tmp_path / "p.yaml").exists()
+    grades_only = Qrels(grades={"q2": {"a0": 2, "a1": 0}}, texts={"q2": "two"})
+    write_golden(grades_only, "r.yaml")
+    code, out, err = cli(
+        main,
+        capsys,
+        "project",
+        "r.yaml",
+        "--chunks",
+        "b.jsonl",
+        "--from-chunks",
+        "a.jsonl",
+        "--source",
+        "evidence",
+        "-o",
+        "p.yaml",
+    )
+    assert (code, out) == (2, "") and "--source evidence, but no query holds evidence spans" in err
+    assert not (tmp_path / "p.yaml").exists()
+    # the default falls back: e.yaml from its evidence (b1 holds all 6 characters: 3), r.yaml from
+    # its grades (b2 [20, 30) inside a1 graded 0)
+    code, out, _ = cli(main, capsys, "project", "e.yaml", "--chunks", "b.jsonl", "-o", "p.yaml")
+    assert code == 0 and read_golden("p.yaml").grades == {"q1": {"b1": 3}}
+    code, out, _ = cli(
+        main, capsys, "project", "r.yaml", "--chunks", "b.jsonl", "--from-chunks", "a.jsonl", "-o", "p2.yaml"
+    )
+    assert code == 0 and read_golden("p2.yaml").grades == {"q2": {"b2": 0}}
+    assert "from grades: 1 query; 1 of 3 chunks the labels touch decided" in out
+
+
+def test_project_json_to_a_file_says_where(tmp_path, capsys, monkeypatch) -> None:
+    small_case(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(
+        main,
+        capsys,
+        "project",
+        "g.yaml",
+        "--chunks",
+        "b.jsonl",
+        "--from-chunks",
+        "a.jsonl",
+        "--format",
+        "json",
+        "-o",
+        "p.json",
+    )
+    assert (code, err) == (0, "") and out.endswith("wrote the projected set (json) to p.json\n")
+    assert json.loads((tmp_path / "p.json").read_text())["queries"]["q1"]["grades"] == {"b1": 3}

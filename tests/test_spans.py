@@ -14,7 +14,15 @@ from annotation.formats.chroma import read_chroma_questions
 from annotation.formats.chunks import read_chunks, read_documents, write_chunks
 from annotation.formats.golden import read_golden, write_golden
 from annotation.formats.records import read_corpus
-from annotation.model import ChunkSpan, Evidence, InvalidChunks, InvalidCorpus, InvalidGolden, InvalidTable
+from annotation.model import (
+    ChunkSpan,
+    Evidence,
+    InvalidChunks,
+    InvalidCorpus,
+    InvalidGolden,
+    InvalidTable,
+    Qrels,
+)
 from annotation.store import Store
 from tests.conftest import EXAMPLE, cli, shared_dir
 
@@ -27,10 +35,10 @@ def test_fixed_chunks_by_hand() -> None:
     docs = {"a": "0123456789", "b": "xyz"}
     # size 4, overlap 1: starts 0, 3, 6 (6..10 reaches the end)
     assert fixed_chunks(docs, 4, 1) == [
-        ChunkSpan("a#0", "a", 0, 4),
-        ChunkSpan("a#1", "a", 3, 7),
-        ChunkSpan("a#2", "a", 6, 10),
-        ChunkSpan("b#0", "b", 0, 3),
+        ChunkSpan("a#4-1#0", "a", 0, 4),
+        ChunkSpan("a#4-1#1", "a", 3, 7),
+        ChunkSpan("a#4-1#2", "a", 6, 10),
+        ChunkSpan("b#4-1#0", "b", 0, 3),
     ]
     assert [(c.start, c.end) for c in fixed_chunks({"a": "0123456789"}, 5)] == [(0, 5), (5, 10)]
     with pytest.raises(ChunkingError, match="0 <= overlap < size"):
@@ -45,10 +53,10 @@ def test_paragraph_chunks_by_hand() -> None:
     # its piece [15, 18) takes "d" ([15, 23): 8 characters > 7, so not)
     text = "aaa\nbb\n\ncccccccccc\n  \nd"
     assert [(c.id, c.start, c.end) for c in paragraph_chunks({"a": text}, 7)] == [
-        ("a#0", 0, 6),
-        ("a#1", 8, 15),
-        ("a#2", 15, 18),
-        ("a#3", 22, 23),
+        ("a#p7#0", 0, 6),
+        ("a#p7#1", 8, 15),
+        ("a#p7#2", 15, 18),
+        ("a#p7#3", 22, 23),
     ]
     assert [(c.start, c.end) for c in paragraph_chunks({"a": text}, 100)] == [(0, 23)]
     # every chunk starts and ends on a line's characters, never a line break; each at most size
@@ -276,11 +284,67 @@ def test_chunk_command_by_paragraph(tmp_path, capsys) -> None:
         annotation_main, capsys, "chunk", doc, "--size", 20, "--by", "paragraph", "-o", tmp_path / "c.jsonl"
     )
     assert (code, err) == (0, "")
-    assert (
-        out == f"wrote 2 chunks of 1 document (paragraphs, at most 20 characters) to {tmp_path / 'c.jsonl'}\n"
+    assert out == (
+        f"wrote 2 chunks of 1 document (paragraphs, at most 20 characters) to {tmp_path / 'c.jsonl'}\n"
+        "read as documents: d.txt\n"
     )
     got = [(c.id, c.start, c.end) for c in read_chunks(tmp_path / "c.jsonl", read_documents([doc]))]
-    assert got == [("d#0", 0, 17), ("d#1", 19, 33)]
+    assert got == [("d#p20#0", 0, 17), ("d#p20#1", 19, 33)]
+
+
+def test_chunk_command_names_what_it_read_and_skipped(tmp_path, capsys) -> None:
+    """A folder's files are read (named, the first five and how many more), its subfolders are not
+    (named too); a folder holding only subfolders is refused, nothing written."""
+    folder = tmp_path / "docs"
+    (folder / "corpora").mkdir(parents=True)
+    (folder / "corpora" / "inner.md").write_text("not read")
+    for name in ("LICENSE", "notes.md", "questions.csv"):
+        (folder / name).write_text("0123456789")
+    out_path = tmp_path / "c.jsonl"
+    code, out, err = cli(annotation_main, capsys, "chunk", folder, "--size", 4, "-o", out_path)
+    assert (code, err) == (0, "")
+    # 10 characters in chunks of 4: 3 chunks a document
+    assert out == (
+        f"wrote 9 chunks of 3 documents (4 characters, overlap 0) to {out_path}\n"
+        "read as documents: LICENSE, notes.md, questions.csv\n"
+        "skipped, not files (subfolders are not read; give a subfolder itself to read its files): corpora/\n"
+    )
+    many = tmp_path / "many"
+    many.mkdir()
+    for n in range(7):
+        (many / f"d{n}.txt").write_text("abc")
+    code, out, _ = cli(annotation_main, capsys, "chunk", many, "--size", 4, "-o", out_path)
+    assert code == 0 and out.splitlines()[1:] == [
+        "read as documents: d0.txt, d1.txt, d2.txt, d3.txt, d4.txt and 2 more"
+    ]
+    only = tmp_path / "only"
+    (only / "corpora").mkdir(parents=True)
+    code, out, err = cli(annotation_main, capsys, "chunk", only, "--size", 4, "-o", tmp_path / "none.jsonl")
+    assert (code, out) == (2, "") and err == (
+        f"error: {only}: holds no file (1 other entry, such as 'corpora': subfolders are not read; give a "
+        "subfolder itself to read its files); expected text files\n"
+    )
+    assert not (tmp_path / "none.jsonl").exists()
+
+
+def test_two_chunkings_never_share_an_id(tmp_path) -> None:
+    """Ids name their chunking: 400/0, 400/100, 800/0 and paragraphs of 400 of one document share
+    none; such an id is a TREC line's docno and a golden.yaml key as it is; old ids (d#0) still read."""
+    docs = {"d": ("word " * 100 + "\n") * 5}  # 2,505 characters
+    chunkings = [fixed_chunks(docs, 400), fixed_chunks(docs, 400, 100), fixed_chunks(docs, 800)]
+    chunkings.append(paragraph_chunks(docs, 400))
+    ids = [{c.id for c in chunking} for chunking in chunkings]
+    assert [len(i) for i in ids] == [7, 9, 4, 10]  # ceil(2505/400), 1 + ceil(2105/300), ceil(2505/800), 2 x 5
+    assert sum(len(i) for i in ids) == len(set().union(*ids))
+    assert chunkings[0][1].id == "d#400-0#1" and chunkings[3][1].id == "d#p400#1"
+    golden = Qrels(
+        grades={"q1": {"d#400-0#1": 2, "d#0": 1}},
+        texts={"q1": "q"},
+        chunk_spans={"d#400-0#1": ChunkSpan("d#400-0#1", "d", 400, 800), "d#0": ChunkSpan("d#0", "d", 0, 10)},
+    )
+    write_golden(golden, tmp_path / "g.yaml")
+    back = read_golden(tmp_path / "g.yaml")
+    assert back.grades == golden.grades and back.chunk_spans == golden.chunk_spans
 
 
 def test_import_keeps_a_chunks_origin_and_the_golden_export_writes_it(tmp_path, capsys) -> None:

@@ -21,11 +21,46 @@ from typing import Any
 from annotation.formats.atomic import write_atomic
 from annotation.formats.json_lines import parse_json_line
 from annotation.formats.textio import check_text, content_lines, has_space, read_text_file, shown_value
-from annotation.model import ChunkSpan, FormatError, InvalidChunks, InvalidDocuments
+from annotation.model import ChunksDisagree, ChunkSpan, FormatError, InvalidChunks, InvalidDocuments
 
-__all__ = ["read_chunks", "write_chunks", "chunk_lines", "read_documents", "check_span"]
+__all__ = [
+    "read_chunks",
+    "write_chunks",
+    "chunk_lines",
+    "read_documents",
+    "document_files",
+    "check_span",
+    "check_placements",
+]
 
 _EXPECTED = 'expected {"id": str, "doc": str, "start": int, "end": int, "text"?: str}'
+
+
+def document_files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[Path]]:
+    """(the files :func:`read_documents` reads, the entries of the folders given it leaves: their
+    subfolders and anything else not a file), each in name order per path given. A folder holding
+    no file is refused (:class:`InvalidDocuments`), naming the subfolders it holds instead."""
+    files: list[Path] = []
+    left: list[Path] = []
+    for given in paths:
+        folder = Path(given)
+        if not folder.is_dir():
+            files.append(folder)
+            continue
+        entries = sorted(folder.iterdir())
+        found = [p for p in entries if p.is_file()]
+        others = [p for p in entries if not p.is_file()]
+        if not found:
+            inside = (
+                f" ({len(others)} other {'entry' if len(others) == 1 else 'entries'}, such as {shown_value(others[0].name)}: subfolders are not "
+                "read; give a subfolder itself to read its files)"
+                if others
+                else ""
+            )
+            raise InvalidDocuments(given, None, None, f"holds no file{inside}; expected text files")
+        files.extend(found)
+        left.extend(others)
+    return files, left
 
 
 def read_documents(paths: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
@@ -33,23 +68,19 @@ def read_documents(paths: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
     are read in name order; the id is the file name without its extension, each id once."""
     documents: dict[str, str] = {}
     where: dict[str, str] = {}
-    for given in paths:
-        folder = Path(given)
-        files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
-        if not files:
-            raise InvalidDocuments(given, None, None, "an empty folder; expected text files")
-        for file in files:
-            doc = file.stem
-            if doc in documents:
-                raise InvalidDocuments(
-                    file,
-                    None,
-                    None,
-                    f"document {shown_value(doc)} already read from {where[doc]}; "
-                    "expected each file name (without its extension) once",
-                )
-            documents[doc] = read_text_file(file, InvalidDocuments)
-            where[doc] = str(file)
+    files, _left = document_files(paths)
+    for file in files:
+        doc = file.stem
+        if doc in documents:
+            raise InvalidDocuments(
+                file,
+                None,
+                None,
+                f"document {shown_value(doc)} already read from {where[doc]}; "
+                "expected each file name (without its extension) once",
+            )
+        documents[doc] = read_text_file(file, InvalidDocuments)
+        where[doc] = str(file)
     return documents
 
 
@@ -80,6 +111,31 @@ def check_span(
             f"{where}end",
             f"{end} is past the end of {shown_value(doc)} ({len(documents[doc])} characters)",
         )
+
+
+def _place(chunk: ChunkSpan) -> str:
+    return f"{shown_value(chunk.doc)}[{chunk.start}:{chunk.end}]"
+
+
+def check_placements(
+    placed: Mapping[str, ChunkSpan],
+    placed_name: str,
+    chunks: Iterable[ChunkSpan],
+    chunks_name: str,
+    expected: str,
+) -> None:
+    """Every chunk id both ``placed`` (a golden set's ``chunks`` section) and ``chunks`` (a chunks
+    file) place, placed alike (document, start, end); else :class:`ChunksDisagree` naming the first
+    such id, both placements and what was ``expected``."""
+    if not placed:
+        return
+    for chunk in chunks:
+        other = placed.get(chunk.id)
+        if other is not None and (other.doc, other.start, other.end) != (chunk.doc, chunk.start, chunk.end):
+            raise ChunksDisagree(
+                f"{chunks_name} places chunk {shown_value(chunk.id)} at {_place(chunk)}, {placed_name} at "
+                f"{_place(other)}: one id, two chunkings; expected {expected}"
+            )
 
 
 def _offset(obj: dict[str, Any], key: str, path: str | os.PathLike[str], number: int) -> int:

@@ -119,7 +119,8 @@ def test_a_marked_sentence_is_exported_as_evidence_and_projected(chromium, tmp_p
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    # B: d#0 [0, 30), d#1 [30, 60), d#2 [60, 89); the span [17, 48) lies 18 / 31 in d#1, 13 / 31 in d#0
+    # B: d#30-0#0 [0, 30), d#30-0#1 [30, 60), d#30-0#2 [60, 89); the span [17, 48) lies 18 / 31 in
+    # d#30-0#1, 13 / 31 in d#30-0#0
     onto_b = read_golden(projected)
-    assert onto_b.grades == {"q1": {"d#0": 0, "d#1": 3}}
+    assert onto_b.grades == {"q1": {"d#30-0#0": 0, "d#30-0#1": 3}}
     assert onto_b.evidence == {"q1": [Evidence("d", 17, 48, 3)]}
