@@ -35,6 +35,8 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
+    check_served_db,
+    refuse_data_file_as_new_db,
     refuse_special_db,
     run_main,
     shown_db,
@@ -94,6 +96,7 @@ def run_demo(args: argparse.Namespace) -> tuple[str, int]:
 
     path = args.db or default_db_path()
     refuse_special_db(path)  # before holds_nothing opens it
+    refuse_data_file_as_new_db(path)  # an empty x.jsonl is no new database
     if args.if_empty and not holds_nothing(path):
         return f"database {shown_db(path)} already holds data: the demo is not added\n", 0
     with open_store(path, "create"):  # said on stderr once the demo is built
@@ -249,6 +252,7 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
         said += f"; sign-in with {host}"
         if back_to != origin(here):  # the provider sends people back there, not here
             said += f": people open {back_to}, where its redirect_uri sends them back"
+    check_served_db(db)  # a file that is no Denominator database: refused before the server starts
     print(f"{said} (Ctrl-C stops)", file=sys.stderr, flush=True)
     command = streamlit_command(args.host, chosen, args.secrets)
     os.execve(command[0], command, env)
