@@ -138,7 +138,7 @@ def say_notes(notes: Sequence[str]) -> None:
         print(f"note: {note}", file=sys.stderr)
 
 
-DB_HELP = "SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
+DB_HELP = "the store: an SQLite file or a postgresql:// URL (default: $DENOMINATOR_DB or ./denominator.db)"
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
@@ -213,13 +213,14 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
     ``$DENOMINATOR_DB``, else ``./denominator.db``, the default the app and ``make run`` use too.
 
     - ``read``: the file must exist (else :class:`UsageError` ``no such database: PATH``, exit 2;
-      nothing is created); nothing is said.
-    - ``write``: the file must exist too (the command needs data a new file would not hold);
-      once the command has succeeded, ``database: PATH`` on stderr.
+      nothing is created).
+    - ``write``: the file must exist too (the command needs data a new file would not hold).
     - ``create``: a missing file is created: ``database: PATH (created)``. If the command then
       fails with the new file still empty, the file is removed: a refused command leaves nothing.
 
-    A failed command says nothing more than its error (one line on stderr).
+    Once the command has succeeded, whatever its access, ``database: PATH`` on stderr (:func:`say_db`):
+    every figure a command prints from a store says which store. A failed command says nothing
+    more than its error (one line on stderr).
     """
     # start-up: the store (sqlite-utils, ~0.3 s), only for the commands that open it
     from annotation.store import Store, database_exists, default_db_path, empty_file
@@ -248,8 +249,13 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
                     os.remove(leftover)
         raise
     store.close()
-    if access != "read":
-        print(f"database: {shown_db(path)}{'' if existed else ' (created)'}", file=sys.stderr)
+    say_db(path, created=not existed)
+
+
+def say_db(path: str, *, created: bool = False) -> None:
+    """``database: PATH`` on stderr (``(created)`` after it for a new file): the line every command
+    that has read or written a store ends with."""
+    print(f"database: {shown_db(path)}{' (created)' if created else ''}", file=sys.stderr)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -259,4 +265,9 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 def add_format_option(parser: argparse.ArgumentParser, *choices: str) -> None:
     """``--format``: the first choice is the default."""
-    parser.add_argument("--format", choices=list(choices), default=choices[0])
+    parser.add_argument(
+        "--format",
+        choices=list(choices),
+        default=choices[0],
+        help=f"the output's format (default {choices[0]})",
+    )

@@ -1,9 +1,11 @@
 """``denominator``: one command for the three command lines (``pip install .`` puts it on PATH),
 and the commands of the product as a whole.
 
-    denominator annotation ...   the label store: import, export, pool, baseline, annotators
-    denominator judge ...        the judge: grade, compare, fit-lexical, list
-    denominator calibration ...  metrics, audit, compare, agree, position, ppi, review
+    denominator annotation ...   the label store: import, imports, pool, baseline, annotators,
+                                 handout, guidelines, migrate, export, chunk, import-chroma
+    denominator judge ...        the judge: grade, compare, fit-lexical, batch, list
+    denominator calibration ...  metrics, holes, audit, check, history, compare, agree, position, ppi,
+                                 plan, review, project
     denominator demo [--db DB] [--if-empty]   the demo database (``make run`` builds it)
     denominator serve [--db DB] [--port N] [--host H] [--secrets FILE] [--api [--api-max-bytes N]]
                                  the app (what ``make run`` serves); --api: the HTTP API at /api beside it
@@ -25,6 +27,7 @@ import shlex
 import signal
 import stat
 import sys
+import textwrap
 import tomllib
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -44,10 +47,12 @@ from annotation.cli_base import (
 from annotation.quiet_start import quiet_interrupt_until_main
 from annotation.values import origin, positive_int, read_small_file, refuse_special
 
+# every command of each group, in its --help's order (a test holds them to the groups' parsers)
 GROUPS = {
-    "annotation": "the label store: import, export, pool, baseline, annotators",
-    "judge": "the judge: grade, compare, fit-lexical, list",
-    "calibration": "metrics, audit, compare, agree, position, ppi, review",
+    "annotation": "the label store: import, imports, pool, baseline, annotators, handout, guidelines, "
+    "migrate, export, chunk, import-chroma",
+    "judge": "the judge: grade, compare, fit-lexical, batch, list",
+    "calibration": "metrics, holes, audit, check, history, compare, agree, position, ppi, plan, review, project",
 }
 COMMANDS = {
     "demo": "build the demo database: the worked example as a labelling project",
@@ -69,7 +74,8 @@ def package_version() -> str:
 
 def usage() -> str:
     lines = ["usage: denominator {annotation,judge,calibration,demo,serve} ... | --version", "", "commands:"]
-    lines += [f"  {name:<12} {text}" for name, text in (GROUPS | COMMANDS).items()]
+    for name, text in (GROUPS | COMMANDS).items():
+        lines += textwrap.wrap(text, 100, initial_indent=f"  {name:<12} ", subsequent_indent=" " * 15)
     lines += ["", "denominator COMMAND --help lists a command's options."]
     return "\n".join(lines) + "\n"
 

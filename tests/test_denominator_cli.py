@@ -21,6 +21,15 @@ def test_help_lists_the_three_groups_and_the_demo(capsys) -> None:
     assert set(GROUPS) == {"annotation", "judge", "calibration"}
 
 
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_help_names_every_command_of_each_group(group) -> None:
+    """`denominator --help` left out holes, check, plan, project, chunk and import-chroma."""
+    import importlib
+
+    listed = GROUPS[group].split(": ")[-1].split(", ")
+    assert sorted(listed) == sorted(importlib.import_module(f"{group}.__main__").COMMANDS)
+
+
 def test_the_demo_is_denominators_command_not_annotations(tmp_path, capsys) -> None:
     """#28: the demo builds with every package, so it is served from the top (``denominator
     demo``); ``python -m annotation`` (the bottom package) no longer offers it."""
