@@ -93,7 +93,7 @@ def _add_import_chroma(sub: Subcommands) -> None:
         type=bounded_int(0, 3, " (the 0-3 scale)"),
         default=2,
         metavar="G",
-        help="the grade of every span",
+        help="the grade of every span (default 2)",
     )
     ic.add_argument("-o", "--output", required=True, metavar="FILE", help="the golden.yaml to write")
 

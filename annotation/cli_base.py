@@ -138,7 +138,7 @@ def say_notes(notes: Sequence[str]) -> None:
         print(f"note: {note}", file=sys.stderr)
 
 
-DB_HELP = "SQLite file (default: $DENOMINATOR_DB or ./denominator.db)"
+DB_HELP = "the store: an SQLite file or a postgresql:// URL (default: $DENOMINATOR_DB or ./denominator.db)"
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
@@ -167,19 +167,60 @@ def refuse_special_db(path: str) -> None:
     refuse_special(sqlite_path(path), "the database")
 
 
+# names of the files Denominator reads and writes beside its database: an empty one is no new
+# database for a command that creates one (SQLite would take it and write its schema into it)
+DATA_FILE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv", ".tsv", ".parquet", ".txt", ".toml")
+
+
+def empty_file_refusal(path: str) -> UsageError:
+    """What a command says of a 0-byte file named as the store it must not create there."""
+    return UsageError(f"{shown_db(path)} is an empty file, not a Denominator database; it was left as it was")
+
+
+def refuse_data_file_as_new_db(path: str) -> None:
+    """A command that creates the store refuses an existing empty file whose name says it holds
+    data of another kind (``x.jsonl``): :class:`UsageError`, exit 2, the file left as it was. An
+    empty ``x.db`` (``touch x.db``) stays a new database, as SQLite takes it."""
+    # start-up: the store's package, which the command is about to open anyway
+    from annotation.store import empty_file
+
+    if empty_file(path) and path.lower().endswith(DATA_FILE_SUFFIXES):
+        raise empty_file_refusal(path)
+
+
+def check_served_db(path: str) -> None:
+    """``serve``'s store, checked before the server starts: a file that is there must be a
+    Denominator database (an empty file, a file that is not SQLite, an SQLite file of other
+    tables or a newer schema: one line, exit 2, the file left as it was); opening it applies the
+    pending migrations the app's first page would. A missing file is served as it is (the pages
+    say how to build one); a PostgreSQL URL is not opened here (the app waits for a server that
+    is down: its pages say the store is unavailable until it is back)."""
+    # start-up: the store's package, which the app is about to open anyway
+    from annotation.store import Store, database_exists, empty_file
+    from annotation.store.postgres import is_url
+
+    if is_url(path) or not database_exists(path):
+        return
+    if empty_file(path):
+        raise empty_file_refusal(path)
+    with Store(path):  # a StoreError names what the file is; nothing is written to a foreign file
+        pass
+
+
 @contextmanager
 def open_store(db: str | None, access: Access) -> Iterator[Store]:
     """The store a command works on, closed at the end: ``db`` (its ``--db``), else
     ``$DENOMINATOR_DB``, else ``./denominator.db``, the default the app and ``make run`` use too.
 
     - ``read``: the file must exist (else :class:`UsageError` ``no such database: PATH``, exit 2;
-      nothing is created); nothing is said.
-    - ``write``: the file must exist too (the command needs data a new file would not hold);
-      once the command has succeeded, ``database: PATH`` on stderr.
+      nothing is created).
+    - ``write``: the file must exist too (the command needs data a new file would not hold).
     - ``create``: a missing file is created: ``database: PATH (created)``. If the command then
       fails with the new file still empty, the file is removed: a refused command leaves nothing.
 
-    A failed command says nothing more than its error (one line on stderr).
+    Once the command has succeeded, whatever its access, ``database: PATH`` on stderr (:func:`say_db`):
+    every figure a command prints from a store says which store. A failed command says nothing
+    more than its error (one line on stderr).
     """
     # start-up: the store (sqlite-utils, ~0.3 s), only for the commands that open it
     from annotation.store import Store, database_exists, default_db_path, empty_file
@@ -193,9 +234,8 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
             "--db or DENOMINATOR_DB names another)"
         )
     if access != "create" and empty_file(path):
-        raise UsageError(
-            f"{shown_db(path)} is an empty file, not a Denominator database; it was left as it was"
-        )
+        raise empty_file_refusal(path)
+    refuse_data_file_as_new_db(path)
     # a command's write is a bulk writer's: it waits through other writes while they keep landing
     store = Store(path, patient=access != "read")
     try:
@@ -209,8 +249,13 @@ def open_store(db: str | None, access: Access) -> Iterator[Store]:
                     os.remove(leftover)
         raise
     store.close()
-    if access != "read":
-        print(f"database: {shown_db(path)}{'' if existed else ' (created)'}", file=sys.stderr)
+    say_db(path, created=not existed)
+
+
+def say_db(path: str, *, created: bool = False) -> None:
+    """``database: PATH`` on stderr (``(created)`` after it for a new file): the line every command
+    that has read or written a store ends with."""
+    print(f"database: {shown_db(path)}{' (created)' if created else ''}", file=sys.stderr)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -220,4 +265,9 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 def add_format_option(parser: argparse.ArgumentParser, *choices: str) -> None:
     """``--format``: the first choice is the default."""
-    parser.add_argument("--format", choices=list(choices), default=choices[0])
+    parser.add_argument(
+        "--format",
+        choices=list(choices),
+        default=choices[0],
+        help=f"the output's format (default {choices[0]})",
+    )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 
 import pyarrow as pa
 
-from annotation.cli_base import UsageError, open_store, plural, say_notes
+from annotation.cli_base import UsageError, open_store, plural, say_db, say_notes
 from annotation.formats.atomic import write_atomic
 from annotation.formats.by_extension import read_judgments, read_ranked
 from annotation.formats.records import read_corpus_ids, read_text_keys
@@ -112,6 +112,7 @@ def _scored(
             data = stored_data(store, args.stored_run, args.labels or DEFAULT_LABELS)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
+    say_db(path)
     if corpus is None and args.corpus_size is None:
         corpus = data.corpus_ids
     return data.qrels, data.run, data.labels_name, data.run_name, corpus
@@ -350,6 +351,8 @@ def run_check(args: argparse.Namespace) -> tuple[str, int]:
                 )
     except store_errors as exc:
         raise UsageError(str(exc)) from None
+    if path is not None:  # a store that was there: read (and recorded into), said as open_store says it
+        say_db(path)
     code = 0 if report["passed"] else 1
     if args.format == "json":
         return dumps(report), code

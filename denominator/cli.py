@@ -1,9 +1,11 @@
 """``denominator``: one command for the three command lines (``pip install .`` puts it on PATH),
 and the commands of the product as a whole.
 
-    denominator annotation ...   the label store: import, export, pool, baseline, annotators
-    denominator judge ...        the judge: grade, compare, fit-lexical, list
-    denominator calibration ...  metrics, audit, compare, agree, position, ppi, review
+    denominator annotation ...   the label store: import, imports, pool, baseline, annotators,
+                                 handout, guidelines, migrate, export, chunk, import-chroma
+    denominator judge ...        the judge: grade, compare, fit-lexical, batch, list
+    denominator calibration ...  metrics, holes, audit, check, history, compare, agree, position, ppi,
+                                 plan, review, project
     denominator demo [--db DB] [--if-empty]   the demo database (``make run`` builds it)
     denominator serve [--db DB] [--port N] [--host H] [--secrets FILE] [--api [--api-max-bytes N]]
                                  the app (what ``make run`` serves); --api: the HTTP API at /api beside it
@@ -25,6 +27,7 @@ import shlex
 import signal
 import stat
 import sys
+import textwrap
 import tomllib
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -35,6 +38,8 @@ from annotation.cli_base import (
     OneLineParser,
     UsageError,
     add_db_option,
+    check_served_db,
+    refuse_data_file_as_new_db,
     refuse_special_db,
     run_main,
     shown_db,
@@ -42,10 +47,12 @@ from annotation.cli_base import (
 from annotation.quiet_start import quiet_interrupt_until_main
 from annotation.values import origin, positive_int, read_small_file, refuse_special
 
+# every command of each group, in its --help's order (a test holds them to the groups' parsers)
 GROUPS = {
-    "annotation": "the label store: import, export, pool, baseline, annotators",
-    "judge": "the judge: grade, compare, fit-lexical, list",
-    "calibration": "metrics, audit, compare, agree, position, ppi, review",
+    "annotation": "the label store: import, imports, pool, baseline, annotators, handout, guidelines, "
+    "migrate, export, chunk, import-chroma",
+    "judge": "the judge: grade, compare, fit-lexical, batch, list",
+    "calibration": "metrics, holes, audit, check, history, compare, agree, position, ppi, plan, review, project",
 }
 COMMANDS = {
     "demo": "build the demo database: the worked example as a labelling project",
@@ -67,7 +74,8 @@ def package_version() -> str:
 
 def usage() -> str:
     lines = ["usage: denominator {annotation,judge,calibration,demo,serve} ... | --version", "", "commands:"]
-    lines += [f"  {name:<12} {text}" for name, text in (GROUPS | COMMANDS).items()]
+    for name, text in (GROUPS | COMMANDS).items():
+        lines += textwrap.wrap(text, 100, initial_indent=f"  {name:<12} ", subsequent_indent=" " * 15)
     lines += ["", "denominator COMMAND --help lists a command's options."]
     return "\n".join(lines) + "\n"
 
@@ -94,6 +102,7 @@ def run_demo(args: argparse.Namespace) -> tuple[str, int]:
 
     path = args.db or default_db_path()
     refuse_special_db(path)  # before holds_nothing opens it
+    refuse_data_file_as_new_db(path)  # an empty x.jsonl is no new database
     if args.if_empty and not holds_nothing(path):
         return f"database {shown_db(path)} already holds data: the demo is not added\n", 0
     with open_store(path, "create"):  # said on stderr once the demo is built
@@ -249,6 +258,7 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
         said += f"; sign-in with {host}"
         if back_to != origin(here):  # the provider sends people back there, not here
             said += f": people open {back_to}, where its redirect_uri sends them back"
+    check_served_db(db)  # a file that is no Denominator database: refused before the server starts
     print(f"{said} (Ctrl-C stops)", file=sys.stderr, flush=True)
     command = streamlit_command(args.host, chosen, args.secrets)
     os.execve(command[0], command, env)

@@ -14,13 +14,16 @@ from annotation.formats.records import read_corpus, read_traces
 from annotation.model import Qrels
 from annotation.pooling import pool, pool_pairs
 from annotation.shipped import WORKED_EXAMPLE
-from annotation.store import Store
+from annotation.store import ImportRecord, Store
 from calibration.gate import verdict_settings
 from calibration.policy.rules import DEFAULT_POLICY
 from calibration.review import review
 from judge.jobs import grade_offline
 
 EXAMPLE_DIR = WORKED_EXAMPLE  # denominator/examples/worked-example, shipped in the wheel
+# the demo's first import, by its name and who ran it: a store that holds it holds the demo
+DEMO_IMPORT = "the worked example: corpus, queries, run 'retriever', traces"
+DEMO_WHO = "demo"
 
 
 def _demo_unsupported_claims() -> list[str]:
@@ -34,16 +37,36 @@ def _demo_unsupported_claims() -> list[str]:
     return list(module.UNSUPPORTED)
 
 
+def demo_import(store: Store) -> ImportRecord | None:
+    """The demo's first import when the store holds it (live or retired), else None."""
+    return next((i for i in store.imports() if i["who"] == DEMO_WHO and i["name"] == DEMO_IMPORT), None)
+
+
 def build_demo(db_path: str, with_judge: bool = False) -> str:
     """The worked example as a labelling project: chunks with texts, queries,
-    the retriever's run, a depth-10 pool shared by two annotators."""
+    the retriever's run, a depth-10 pool shared by two annotators.
+
+    A store that holds the demo already (:func:`demo_import`) is left as it is: labels are
+    appended, never undone, so a second build would add cat's labels, the judge's fit and the
+    import records a second time."""
     golden = read_judgments(EXAMPLE_DIR / "golden.yaml")
     with Store(db_path) as store:
+        built = demo_import(store)
+        if built is not None:
+            retired = (
+                f"; it is retired: python -m annotation imports restore {built['id']} brings it back"
+                if built["state"] == "retired"
+                else ""
+            )
+            return (
+                f"demo database {store.path} already holds the demo (import {built['id']}, "
+                f"{built['created_at'][:10]}): nothing added{retired}\n"
+            )
         # recorded as imports (python -m annotation imports list, the Data page), as a user's would be
         with store.recording(
-            "the worked example: corpus, queries, run 'retriever', traces",
+            DEMO_IMPORT,
             "corpus+queries+run+traces",
-            "demo",
+            DEMO_WHO,
             source="corpus.jsonl, golden.yaml, run.jsonl, traces.jsonl",
         ):
             # list(...): a list of the Mappings the store's imports take (a list is invariant)

@@ -22,7 +22,7 @@ from judge.limits import (
     max_concurrency,
 )
 
-__all__ = ["DESCRIPTION", "build_parser", "bounded_int", "bounded_float"]
+__all__ = ["DESCRIPTION", "LLM_ONLY", "build_parser", "bounded_int", "bounded_float", "llm_only_given"]
 
 
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
@@ -102,6 +102,34 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         help="submit the calls left as an OpenAI Batch API job and return at once with its id "
         "(collect with: python -m judge batch collect ID)",
     )
+
+
+# the options of grade that only the LLM judge reads (--seed, --limit, --name and --dry-run are the
+# offline judge's too): given while the offline judge runs, they would be ignored without a word
+LLM_ONLY = (
+    "model",
+    "base_url",
+    "concurrency",
+    "schema",
+    "temperature",
+    "timeout",
+    "max_retry_after",
+    "max_reply_bytes",
+    "prices",
+    "batch",
+)
+
+
+def llm_only_given(args: argparse.Namespace) -> list[str]:
+    """The flags of :data:`LLM_ONLY` whose value in ``args`` is not their default, in the order
+    ``--help`` lists them (a default given on the command line changes nothing, so is not seen)."""
+    defaults = argparse.ArgumentParser(add_help=False)
+    _add_llm_options(defaults)
+    return [
+        "--" + dest.replace("_", "-")
+        for dest in LLM_ONLY
+        if getattr(args, dest, None) != defaults.get_default(dest)
+    ]
 
 
 DESCRIPTION = (

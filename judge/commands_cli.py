@@ -27,6 +27,7 @@ from annotation.values import BadValue, endpoint_url
 from calibration.readings import agreement_mark, pair_summary
 from judge import actions
 from judge.actions import LLMResult, NothingToJudge
+from judge.cli_args import llm_only_given
 from judge.client import Endpoint, EndpointRefused
 from judge.commands_text import (
     agreement_line,
@@ -385,14 +386,26 @@ def _hole_spec(args: argparse.Namespace) -> HoleSpec | None:
     return spec
 
 
+def _refuse_llm_options(args: argparse.Namespace) -> None:
+    """The offline judge runs: an option only the LLM judge reads (:data:`judge.cli_args.LLM_ONLY`)
+    is a usage error, not ignored."""
+    given = llm_only_given(args)
+    if not given:
+        return
+    what = f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for an LLM judge"
+    if args.judge == "lexical":
+        raise UsageError(f"{what}, not --judge lexical (the offline judge)")
+    raise UsageError(f"{what}: give --base-url (or OPENAI_BASE_URL)")
+
+
 def run_grade(args: argparse.Namespace) -> tuple[str, int]:
     if args.judge != "lexical":
         _check_env_url(args)
+    if _use_lexical(args):
+        _refuse_llm_options(args)  # before the store is opened
     holes = _hole_spec(args)
     with open_store(args.db, "read" if args.dry_run else "write") as store:
         if _use_lexical(args):
-            if args.batch:
-                raise UsageError("--batch is for an LLM judge: give --base-url (or OPENAI_BASE_URL)")
             if not 0 <= args.seed <= SEED32:
                 raise UsageError(
                     f"--seed {args.seed}: the offline judge's seed is an integer from 0 to {SEED32:,}"

@@ -449,7 +449,7 @@ def test_an_unreadable_recorded_report_is_skipped_and_named(capsys, tmp_path, mo
                 [report],
             )
     code, out, err = cli(main, capsys, "history", "--db", db)
-    assert code == 0 and err == "", err
+    assert code == 0 and err == f"database: {db}\n", err  # the skipped reports are said in the output
     assert "check 2 (r): its report cannot be read (not JSON): skipped" in out
     assert "check 3 (r): its report cannot be read (not a check report): skipped" in out
     code, out, err = cli(main, capsys, "history", "--db", db, "--format", "json")

@@ -21,6 +21,15 @@ def test_help_lists_the_three_groups_and_the_demo(capsys) -> None:
     assert set(GROUPS) == {"annotation", "judge", "calibration"}
 
 
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_help_names_every_command_of_each_group(group) -> None:
+    """`denominator --help` left out holes, check, plan, project, chunk and import-chroma."""
+    import importlib
+
+    listed = GROUPS[group].split(": ")[-1].split(", ")
+    assert sorted(listed) == sorted(importlib.import_module(f"{group}.__main__").COMMANDS)
+
+
 def test_the_demo_is_denominators_command_not_annotations(tmp_path, capsys) -> None:
     """#28: the demo builds with every package, so it is served from the top (``denominator
     demo``); ``python -m annotation`` (the bottom package) no longer offers it."""
@@ -143,3 +152,85 @@ def test_the_version_has_its_changelog_section() -> None:
         if line.startswith("version")
     )
     assert f"\n## [{listed}] - " in (ROOT / "CHANGELOG.md").read_text()
+
+
+def test_the_demo_built_twice_adds_nothing_the_second_time(tmp_path, capsys) -> None:
+    """Labels are append-only: a second ``demo`` on the same store appended cat's 16
+    faithfulness labels again (56 labels became 72) and recorded the three imports again."""
+    from annotation.store import Store
+
+    db = tmp_path / "d.db"
+    assert main(["demo", "--db", str(db)]) == 0
+    capsys.readouterr()
+    with Store(db) as store:
+        before = (store.counts()["labels"], len(store.imports()))
+    assert before == (56, 3)  # cat and dan: 20 chunk labels each; cat: 16 faithfulness grades
+    assert main(["demo", "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"demo database {db} already holds the demo (import 1, ")
+    assert out.endswith("): nothing added\n") and err == f"database: {db}\n"
+    with Store(db) as store:
+        assert (store.counts()["labels"], len(store.imports())) == before
+
+
+@pytest.mark.parametrize(
+    "name, content, said",
+    [
+        (
+            "notadb.yaml",
+            b"a: b\n",
+            "{db}: not a Denominator database (not an SQLite file); it was left as it was",
+        ),
+        ("empty.jsonl", b"", "{db} is an empty file, not a Denominator database; it was left as it was"),
+        ("empty.db", b"", "{db} is an empty file, not a Denominator database; it was left as it was"),
+    ],
+)
+def test_serve_refuses_a_file_that_is_no_database_before_it_starts(
+    name, content, said, tmp_path, monkeypatch, capsys
+) -> None:
+    """Every command refused such a file; ``serve`` started, and its pages said the store was
+    unavailable, to reload when it is back: it never would be."""
+    db = tmp_path / name
+    db.write_bytes(content)
+    served = []
+    monkeypatch.setattr("denominator.cli.os.execve", lambda *argv: served.append(argv))
+    assert main(["serve", "--db", str(db), "--port", "8611"]) == 2
+    assert capsys.readouterr().err == "error: " + said.format(db=db) + "\n"
+    assert served == [] and db.read_bytes() == content
+
+
+def test_serve_starts_on_a_missing_file_and_a_postgresql_url_unopened(tmp_path, monkeypatch, capsys) -> None:
+    """A missing file stays missing (the pages say how to build one); a PostgreSQL server is not
+    reached at start-up (the app waits for one that is down)."""
+    served = []
+    monkeypatch.setattr("denominator.cli.os.execve", lambda *argv: served.append(argv))
+    missing = tmp_path / "new.db"
+    for db in (str(missing), "postgresql://u:pw@127.0.0.1:1/den"):
+        assert main(["serve", "--db", db, "--port", "8611"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        f"serving {missing} at http://127.0.0.1:8611 (Ctrl-C stops)\n"
+        "serving postgresql://***@127.0.0.1:1/den at http://127.0.0.1:8611 (Ctrl-C stops)\n"
+    )
+    assert len(served) == 2 and not missing.exists()
+
+
+def test_a_command_that_creates_the_store_leaves_an_empty_data_file_as_it_was(tmp_path, capsys) -> None:
+    """``demo --db x.jsonl`` on an empty x.jsonl turned it into a database, where ``review``
+    refuses it; an empty x.db stays a new database (``touch x.db``)."""
+    from annotation.__main__ import main as annotation_main
+
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    said = f"error: {empty} is an empty file, not a Denominator database; it was left as it was\n"
+    for argv in (["demo"], ["demo", "--if-empty"]):
+        assert main([*argv, "--db", str(empty)]) == 2
+        assert capsys.readouterr().err == said
+    corpus = str(EXAMPLE / "corpus.jsonl")
+    assert annotation_main(["import", "--db", str(empty), "--corpus", corpus]) == 2
+    assert capsys.readouterr().err == said
+    assert empty.stat().st_size == 0
+    touched = tmp_path / "touched.db"
+    touched.touch()
+    assert annotation_main(["import", "--db", str(touched), "--corpus", corpus]) == 0
+    assert capsys.readouterr().err == f"database: {touched}\n" and touched.stat().st_size > 0

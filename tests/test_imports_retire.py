@@ -734,7 +734,7 @@ def test_imports_list_retire_restore_on_the_command_line(db_at, tmp_path, capsys
     assert code == 0 and any(line.startswith("import 2: corpus b.jsonl, by ") for line in out.splitlines())
 
     code, out, err = cli(main, capsys, "imports", "list", "--db", db_at)
-    assert code == 0 and err == ""
+    assert code == 0 and err == f"database: {shown_db(str(db_at))}\n"
     lines = out.splitlines()
     assert lines[0].split() == ["id", "when", "(UTC)", "kind", "who", "state", "rows", "name"]
     columns = [re.split(r"\s{2,}", line) for line in lines[1:3]]  # the columns are padded apart

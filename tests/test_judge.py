@@ -498,3 +498,43 @@ def test_a_lone_answer_is_committed_within_its_batch_time_while_the_run_goes_on(
     _, progress = _run(demo, calls, "relevance", server, concurrency=1)
     watcher.join()
     assert seen == [1] and progress.done == 2 and _labels(demo) == 2
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        (["--model", "gpt-x"], "--model is for an LLM judge: give --base-url (or OPENAI_BASE_URL)"),
+        (
+            ["--temperature", "0.5", "--concurrency", "3", "--timeout", "5"],
+            "--concurrency, --temperature, --timeout are for an LLM judge: give --base-url (or OPENAI_BASE_URL)",
+        ),
+        (["--batch"], "--batch is for an LLM judge: give --base-url (or OPENAI_BASE_URL)"),
+        (
+            ["--judge", "lexical", "--base-url", "http://127.0.0.1:9/v1"],
+            "--base-url is for an LLM judge, not --judge lexical (the offline judge)",
+        ),
+        (
+            ["--judge", "lexical", "--max-reply-bytes", "2048", "--schema", "prompt"],
+            "--schema, --max-reply-bytes are for an LLM judge, not --judge lexical (the offline judge)",
+        ),
+    ],
+)
+def test_an_llm_option_given_to_the_offline_judge_is_refused(demo, capsys, given, said) -> None:
+    """``grade --model gpt-x`` with no endpoint ran the offline judge and ignored the model,
+    exit 0: an option only the LLM judge reads is bad usage, refused before the store opens."""
+    with Store(demo) as store:
+        before = store.db.execute("SELECT count(*) FROM judge_labels").fetchone()[0]
+    assert main(["grade", "--db", str(demo), "--rubric", "relevance", *given]) == 2
+    assert capsys.readouterr() == ("", f"error: {said}\n")
+    with Store(demo) as store:
+        assert store.db.execute("SELECT count(*) FROM judge_labels").fetchone()[0] == before == 0
+
+
+def test_the_offline_judges_own_options_still_run_it(demo, capsys) -> None:
+    """--seed, --limit and --name are the offline judge's too; a default value given changes nothing."""
+    argv = ["grade", "--db", str(demo), "--rubric", "relevance", "--seed", "3", "--limit", "2"]
+    assert main([*argv, "--name", "mine", "--temperature", "0"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        out.startswith("offline judge mine v1 (current), ") and ": graded 2 items (0 already done)\n" in out
+    )

@@ -196,7 +196,7 @@ def test_a_missing_database_is_refused_not_created(main, argv, fresh_clone, caps
     assert list(fresh_clone.iterdir()) == []
 
 
-def test_a_write_names_the_database_and_whether_it_was_created(tmp_path, capsys) -> None:
+def test_a_command_names_the_database_and_whether_it_was_created(tmp_path, capsys) -> None:
     db = tmp_path / "d.db"
     corpus = ["import", "--db", db, "--corpus", EXAMPLE / "corpus.jsonl"]
     code, out, err = cli(annotation_main, capsys, *corpus)
@@ -204,7 +204,30 @@ def test_a_write_names_the_database_and_whether_it_was_created(tmp_path, capsys)
     code, _, err = cli(annotation_main, capsys, *corpus)
     assert code == 0 and err == f"database: {db}\n"
     code, out, err = cli(annotation_main, capsys, "annotators", "list", "--db", db)
-    assert code == 0 and out == "no annotators yet\n" and err == ""  # a read says nothing more
+    assert code == 0 and out == "no annotators yet\n" and err == f"database: {db}\n"  # a read says it too
+
+
+def test_every_command_that_reads_the_store_names_it_as_a_write_does(tmp_path, capsys) -> None:
+    """``database: PATH`` was said by grade, demo, annotators add and check --record, not by
+    fit-lexical, judge list or agree --db: a figure read from a store says which store."""
+    from denominator.demo import build_demo
+
+    db = tmp_path / "demo.db"
+    build_demo(str(db), with_judge=True)
+    golden, run = EXAMPLE / "golden.yaml", EXAMPLE / "run.jsonl"
+    reads = [
+        (judge_main, ["fit-lexical", "--rubric", "relevance"], "quadratic-weighted kappa"),
+        (judge_main, ["list"], "offline-lexical/relevance v1 (current)"),
+        (calibration_main, ["agree"], "20 items, 2 raters; "),
+        (calibration_main, ["history"], "no recorded check yet"),
+        (calibration_main, ["check", golden, run, "-k", "5"], "run.jsonl"),
+        (calibration_main, ["metrics", "--stored-run", "retriever", "-k", "5"], "retriever"),
+        (annotation_main, ["imports", "list"], "the worked example"),
+    ]
+    for main, argv, said in reads:
+        code, out, err = cli(main, capsys, *argv, "--db", db)
+        assert code in (0, 1) and said in out, (argv, out, err)
+        assert err.splitlines()[-1] == f"database: {db}", (argv, err)
 
 
 def test_a_refused_command_leaves_no_new_file(tmp_path, capsys) -> None:
@@ -235,7 +258,7 @@ def test_open_store_access(tmp_path, capsys) -> None:
     assert capsys.readouterr().err == f"database: {db} (created)\n"
     with open_store(db, "read") as store:
         assert store.annotators()[0]["name"] == "sam"
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().err == f"database: {db}\n"  # a read names its store too
 
 
 def test_shown_db() -> None:
