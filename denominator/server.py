@@ -251,8 +251,9 @@ class AcceptFloodFilter(logging.Filter):
 
 
 def protocol(settings: Guard) -> type[DeadlineProtocol]:
-    """:class:`DeadlineProtocol` with ``settings``."""
-    return type("DeadlineProtocol", (DeadlineProtocol,), {"settings": settings})
+    """:class:`DeadlineProtocol` with ``settings``, and its own list of connections waiting for a head
+    (one server's)."""
+    return type("DeadlineProtocol", (DeadlineProtocol,), {"settings": settings, "heads": {}})
 
 
 def install(settings: Guard) -> None:

@@ -21,7 +21,9 @@ import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
-from starlette.routing import Mount, WebSocketRoute
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from annotation.http_api import BODY_IDLE_ENV, api_app
@@ -51,12 +53,23 @@ async def echo(websocket: WebSocket) -> None:
         await websocket.send_text(await websocket.receive_text())
 
 
+async def upload(request: Request) -> PlainTextResponse:
+    """A route that reads its body with no deadline of its own, as Streamlit's upload route does."""
+    return PlainTextResponse(f"{len(await request.body())} bytes")
+
+
 @contextlib.contextmanager
 def guarded_server(db: Path, settings: Guard) -> Iterator[int]:
     """The API and an echo WebSocket under uvicorn with :class:`DeadlineProtocol` and ``settings``,
     as ``serve`` installs it: its port."""
     port = free_port()
-    app = Starlette(routes=[Mount("/api", app=api_app(str(db))), WebSocketRoute("/ws", echo)])
+    app = Starlette(
+        routes=[
+            Mount("/api", app=api_app(str(db))),
+            WebSocketRoute("/ws", echo),
+            Route("/upload", upload, methods=["POST"]),
+        ]
+    )
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
@@ -150,6 +163,19 @@ def test_a_stalled_body_is_408_and_stores_nothing(tmp_path: Path, monkeypatch: p
     }
     assert 0.8 <= took <= 1.0 + SLACK
     assert traces(db) == 0
+
+
+def test_a_stalled_body_outside_the_api_is_closed(tmp_path: Path) -> None:
+    """A route with no deadline of its own (the pages' uploads): the protocol closes the pause."""
+    db = tmp_path / "s.db"
+    admin(db)
+    with guarded_server(db, Guard(5.0, 1.0, 50)) as port:
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nabc")
+        took, said = until_closed(sock, 1.0 + SLACK + 5)
+        whole = httpx.post(f"http://127.0.0.1:{port}/upload", content=b"x" * 1000, timeout=10)
+    assert 0.8 <= took <= 1.0 + SLACK and said == b""
+    assert whole.text == "1000 bytes"
 
 
 def test_a_slow_but_steady_body_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
