@@ -9,11 +9,11 @@ then run as the script of every page view, as ``denominator/app.py`` is.
 import streamlit as st
 
 from annotation.access.routes import MIDDLEWARE, ROUTES
-from annotation.http_api import api_routes
+from annotation.http_api import api_middleware
 from denominator.app import main
 from denominator.ui.boundary import guarded
 
 if __name__ == "__main__":
     guarded(main)()  # the pages' one boundary: no traceback reaches a page
 else:
-    app = st.App(__file__, routes=[*ROUTES, *api_routes()], middleware=MIDDLEWARE)
+    app = st.App(__file__, routes=ROUTES, middleware=[*MIDDLEWARE, *api_middleware()])

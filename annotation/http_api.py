@@ -1,7 +1,8 @@
 """The HTTP API beside the app (#43, item 8): a pipeline pushes work and reads results without files.
 
-``denominator serve --api`` mounts :func:`api_app` at ``/api`` on the app's own server (one port, one
-process, the same store, behind the same host check and framing rules as the pages); ``api_app(db)``
+``denominator serve --api`` serves :func:`api_app` at ``/api`` on the app's own server (one port, one
+process, the same store, behind the same host check and framing rules as the pages:
+:class:`ApiMiddleware`); ``api_app(db)``
 alone is an ASGI app any server can run (the tests run it under uvicorn). Every route but the two
 documentation routes takes ``Authorization: Bearer <token>``, the tokens ``python -m annotation
 annotators add`` prints, with their roles:
@@ -25,7 +26,9 @@ annotators add`` prints, with their roles:
   as data and as a page that needs no network.
 
 Every body is read through :func:`annotation.web.read_body` (a file at most :data:`DEFAULT_BODY_BYTES`,
-or ``DENOMINATOR_API_MAX_BYTES``; a JSON request at most :data:`JSON_BYTES`; more: 413, unread); every query parameter is bounded and checked
+or ``DENOMINATOR_API_MAX_BYTES``; a JSON request at most :data:`JSON_BYTES`; more: 413, unread; a pause
+in it past ``DENOMINATOR_BODY_IDLE_SECONDS``: 408, nothing stored); a path or query string that is not
+UTF-8 is 400; every query parameter is bounded and checked
 before the store is opened; an unknown token is 401, a known one of the wrong role 403; the token is
 never written in an answer. Errors are one JSON object ``{"error": "..."}``.
 """
@@ -38,12 +41,15 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict, TypeVar
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from annotation import actions
 from annotation.errors import DenominatorError, describe
@@ -51,6 +57,9 @@ from annotation.exchange import ImportSources
 from annotation.http_contract import (
     API_ENV,
     API_PATH,
+    BODY_BYTES_MAX,
+    BODY_IDLE_DEFAULT,
+    BODY_IDLE_ENV,
     DEFAULT_BODY_BYTES,
     DEPTH_MAX,
     ID_MAX,
@@ -62,6 +71,7 @@ from annotation.http_contract import (
     NAME_CHARS,
     NAMES_MAX,
     NO_STORE,
+    SECONDS_MAX,
     SLOTS,
     TOKEN_CHARS,
     TRACE_SOURCES,
@@ -78,17 +88,21 @@ from annotation.store import (
     database_exists,
     default_db_path,
 )
-from annotation.web import TOO_LARGE_HEADERS, html_response, read_body
+from annotation.web import TOO_LARGE_HEADERS, BodyStalled, html_response, read_body
 
 __all__ = [
     "API_ENV",
     "API_PATH",
+    "BODY_BYTES_MAX",
+    "BODY_IDLE_ENV",
     "DEFAULT_BODY_BYTES",
     "MAX_BYTES_ENV",
     "SLOTS",
     "ApiError",
+    "ApiMiddleware",
     "api_app",
-    "api_routes",
+    "api_middleware",
+    "body_idle_seconds",
     "body_limit",
     "openapi",
 ]
@@ -125,22 +139,63 @@ class Label(TypedDict):
     created_at: str
 
 
-def body_limit() -> int:
-    """The most bytes a push may carry: ``DENOMINATOR_API_MAX_BYTES`` when set (a whole number >= 1),
-    else :data:`DEFAULT_BODY_BYTES`."""
-    raw = os.environ.get(MAX_BYTES_ENV, "").strip()
+def _setting(name: str, default: int, high: int, unit: str) -> int:
+    """A whole number from 1 to ``high`` in the environment variable ``name``, else ``default``;
+    anything else is the server's error (500; ``denominator serve`` refuses it at start)."""
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return DEFAULT_BODY_BYTES
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 12 and int(raw) >= 1):
-        raise ApiError(500, f"{MAX_BYTES_ENV} must be a whole number of bytes >= 1")
-    return int(raw)
+        return default
+    digits = raw.lstrip("0") or "0"
+    if not (
+        digits.isascii() and digits.isdigit() and len(digits) <= len(str(high)) and 1 <= int(digits) <= high
+    ):
+        raise ApiError(500, f"{name} must be a whole number of {unit} from 1 to {high}")
+    return int(digits)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    headers = dict(NO_STORE)
+def body_limit() -> int:
+    """The most bytes a push may carry: ``DENOMINATOR_API_MAX_BYTES`` when set (1 to
+    :data:`BODY_BYTES_MAX`), else :data:`DEFAULT_BODY_BYTES`."""
+    return _setting(MAX_BYTES_ENV, DEFAULT_BODY_BYTES, BODY_BYTES_MAX, "bytes")
+
+
+def body_idle_seconds() -> int:
+    """The longest pause inside a request body before the API answers 408 and stores nothing:
+    ``DENOMINATOR_BODY_IDLE_SECONDS`` when set (1 to :data:`SECONDS_MAX`), else
+    :data:`BODY_IDLE_DEFAULT`."""
+    return _setting(BODY_IDLE_ENV, BODY_IDLE_DEFAULT, SECONDS_MAX, "seconds")
+
+
+async def _read(request: Request, limit: int) -> bytes:
+    """The body, at most ``limit`` bytes (else 413), each part within :func:`body_idle_seconds` of
+    the last (else 408); what came of a refused body is dropped."""
+    try:
+        body = await read_body(request, limit, body_idle_seconds())
+    except BodyStalled as exc:
+        raise ApiError(408, f"{exc}; send the whole body at once, nothing was stored") from None
+    if body is None:
+        raise ApiError(413, f"a request here carries at most {limit} bytes")
+    return body
+
+
+def _refuse_non_utf8(scope: Scope) -> None:
+    """A path or query string whose %-escapes are not UTF-8 is refused (400), never read with
+    U+FFFD in place of its bytes (a run named '\ufffd' is no name anyone sent)."""
+    for what, raw in (
+        ("the path", scope.get("raw_path") or b""),
+        ("the query string", scope["query_string"]),
+    ):
+        try:
+            unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ApiError(400, f"{what} is not UTF-8 once its %-escapes are read") from None
+
+
+def _error(status: int, message: str, extra: Mapping[str, str] | None = None) -> JSONResponse:
+    headers = dict(NO_STORE) | dict(extra or {})
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="denominator"'
-    if status == 413:  # the rest of the body is never read: the connection closes
+    if status in (408, 413):  # the rest of the body is never read: the connection closes
         headers.update(TOO_LARGE_HEADERS)
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
@@ -220,6 +275,7 @@ def _endpoint(handler: Callable[[Request, str], Any]) -> Callable[[Request], Any
     async def endpoint(request: Request) -> Response:
         db: str = request.app.state.db
         try:
+            _refuse_non_utf8(request.scope)
             result = await handler(request, db)
         except ApiError as exc:
             return _error(exc.status, str(exc))
@@ -260,12 +316,7 @@ async def push(request: Request, db: str) -> Any:
     import_name = _text(request, "import_name", "")
     # who may push is known before the body is read: a refused token costs no upload
     who = await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
-    limit = body_limit()
-    body = await read_body(request, limit)
-    if (
-        body is None
-    ):  # JSON, as every answer of the API, the connection closed as annotation.web.too_large does
-        return _error(413, f"a request here carries at most {limit} bytes")
+    body = await _read(request, body_limit())  # 413 and 408 close the connection: the rest is unread
     if not body.strip():
         raise ApiError(400, f"the body is empty: expected the {slot} file ({fmt})")
     if slot == "run" and not name:
@@ -316,17 +367,35 @@ def _named(text: str, path: Path) -> str:
     return text.replace(str(path), "body")
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, at most :data:`JSON_BYTES`; else 413 or 400."""
-    body = await read_body(request, JSON_BYTES)
-    if body is None:
-        raise ApiError(413, f"a request here carries at most {JSON_BYTES} bytes")
+async def _json_body(request: Request, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The request's JSON object, at most :data:`JSON_BYTES` (else 413), each key once and none
+    but ``fields`` (else 400)."""
+    body = await _read(request, JSON_BYTES)
     try:
-        value = json.loads(body)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ApiError(400, "the body is not JSON; expected an object") from None
+        value = json.loads(body, object_pairs_hook=_once)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        said = str(exc) if isinstance(exc, _DuplicateKey) else "the body is not JSON; expected an object"
+        raise ApiError(400, said) from None
     if not isinstance(value, dict):
         raise ApiError(400, "the body is not a JSON object")
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0][:40]!r}; expected {', '.join(fields)}")
+    return value
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (``{"depth": 5, "depth": 1}`` is refused, as an
+    import body's is: which one was meant is not ours to guess)."""
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise _DuplicateKey(f"the key {key[:40]!r} is given twice in one object")
+        value[key] = item
     return value
 
 
@@ -357,10 +426,7 @@ async def pool(request: Request, db: str) -> dict[str, Any]:
     ``depth`` as chunk items (what ``python -m annotation pool`` does), assigned to the people named."""
     token = _token(request)
     await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
-    asked = await _json_body(request)
-    unknown = sorted(set(asked) - {"depth", "runs", "annotators"})
-    if unknown:
-        raise ApiError(400, f"unknown field {unknown[0][:40]!r}; expected depth, runs, annotators")
+    asked = await _json_body(request, ("depth", "runs", "annotators"))
     depth = asked.get("depth")
     if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= DEPTH_MAX:
         raise ApiError(400, f"depth: expected a whole number from 1 to {DEPTH_MAX}")
@@ -377,7 +443,7 @@ async def pairs(request: Request, db: str) -> dict[str, int]:
     answered (their first traces), what the demo builds its answer pairs with."""
     token = _token(request)
     await run_in_threadpool(_in_store, db, lambda store: _who(store, token, ("admin",)))
-    asked = await _json_body(request)
+    asked = await _json_body(request, ("system_a", "system_b"))
     first, second = _name(asked.get("system_a"), "system_a"), _name(asked.get("system_b"), "system_b")
     if first == second:
         raise ApiError(400, "system_b: expected another system than system_a")
@@ -491,7 +557,10 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 async def _not_allowed(request: Request, exc: Exception) -> Response:
-    return _error(405, "this route does not take that method; see /api/docs")
+    # Starlette's 405 names the route's methods (a set: sorted here, so the header is the same each time)
+    methods = (getattr(exc, "headers", None) or {}).get("Allow", "")
+    allow = {"Allow": ", ".join(sorted(m.strip() for m in methods.split(",") if m.strip()))}
+    return _error(405, "this route does not take that method; see /api/docs", allow)
 
 
 def api_app(db: str | None = None) -> Starlette:
@@ -501,9 +570,37 @@ def api_app(db: str | None = None) -> Starlette:
     return app
 
 
-def api_routes() -> list[BaseRoute]:
-    """What the app serves beside its pages: the API at :data:`API_PATH` when :data:`API_ENV` is
-    "1" (``denominator serve --api``), else nothing (the API is opt-in)."""
+def _for_api(path: str) -> bool:
+    return path == API_PATH or path.startswith(API_PATH + "/")
+
+
+class ApiMiddleware:
+    """``serve --api``: a request for :data:`API_PATH` goes to :func:`api_app` here, inside the host
+    check and the framing rule, before the app's sign-in link page and Streamlit's own middleware:
+    every answer under /api is the API's, in JSON (never the ``?token=`` page, never Streamlit's
+    plain "Bad Request"). A whole address as the request target (``GET http://host/api/me``) is
+    refused in JSON too. Anything else passes through untouched."""
+
+    def __init__(self, app: ASGIApp, db: str | None = None) -> None:
+        self.app = app
+        self.api = api_app(db)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope.get("path", "")
+            if _for_api(path):
+                await self.api({**scope, "root_path": scope.get("root_path", "") + API_PATH}, receive, send)
+                return
+            if not path.startswith("/") and _for_api(urlsplit(path).path):
+                said = f"the request target is a whole address; send its path only ({API_PATH}/...)"
+                await _error(400, said)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def api_middleware() -> list[Middleware]:
+    """What the app adds to its middleware: :class:`ApiMiddleware` when :data:`API_ENV` is "1"
+    (``denominator serve --api``), else nothing (the API is opt-in)."""
     if os.environ.get(API_ENV) != "1":
         return []
-    return [Mount(API_PATH, app=api_app())]
+    return [Middleware(ApiMiddleware)]

@@ -15,6 +15,8 @@ __all__ = [
     "API_PATH",
     "DEFAULT_BODY_BYTES",
     "MAX_BYTES_ENV",
+    "BODY_BYTES_MAX",
+    "BODY_IDLE_ENV",
     "SLOTS",
     "openapi",
     "docs_page",
@@ -24,6 +26,10 @@ API_ENV = "DENOMINATOR_API"  # "1": the app serves the API (``denominator serve 
 API_PATH = "/api"  # where ``serve --api`` mounts it (Streamlit reserves /_stcore and the like)
 DEFAULT_BODY_BYTES = 8 * 1024 * 1024  # one push: 1,000 traces of a few KB each fit in it
 MAX_BYTES_ENV = "DENOMINATOR_API_MAX_BYTES"
+BODY_BYTES_MAX = 2**30  # the most --api-max-bytes may say: a push is held in memory whole (1 GiB)
+BODY_IDLE_ENV = "DENOMINATOR_BODY_IDLE_SECONDS"  # the longest pause inside a body before 408
+BODY_IDLE_DEFAULT = 30
+SECONDS_MAX = 3600  # the longest deadline a setting may give (an hour)
 TOKEN_CHARS = 512  # the longest Authorization value read (a token is 32 characters)
 NAME_CHARS = 200  # an annotator's name, a run's name, an import's name given as a parameter
 LIMIT_MAX = 10_000  # the most labels one answer carries
@@ -234,6 +240,10 @@ def openapi() -> dict[str, Any]:
                         },
                         **_AUTH,
                         "413": {"description": "a body past the limit; nothing read further, nothing stored"},
+                        "408": {
+                            **_ERROR,
+                            "description": f"the body paused past its deadline ({BODY_IDLE_ENV}); nothing stored",
+                        },
                         "503": {**_ERROR, "description": "the store is busy; nothing stored"},
                     },
                 }

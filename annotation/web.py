@@ -21,6 +21,7 @@ framing. Each rule is here once, so a new route cannot forget it.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import html
@@ -156,21 +157,37 @@ def script_json(value: Any) -> str:
 TOO_LARGE_HEADERS = {"Cache-Control": "no-store", "Connection": "close"}
 
 
-async def read_body(request: Request, limit: int) -> bytes | None:
+class BodyStalled(Exception):
+    """A request body whose next bytes did not come within the idle deadline (answer 408)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the body stopped: no bytes came for {seconds:g} s")
+        self.seconds = seconds
+
+
+async def read_body(request: Request, limit: int, idle_seconds: float | None = None) -> bytes | None:
     """The request's body when it is at most ``limit`` bytes, else None (answer :func:`too_large`).
     A declared ``Content-Length`` over the limit (or not a number) is refused before a byte is
-    read; a body sent without one (chunked) is read until it passes the limit, no further."""
+    read (leading zeros are the number's: ``0008`` is 8); a body sent without one (chunked) is
+    read until it passes the limit, no further. With ``idle_seconds``, a body whose next bytes do
+    not come within that many seconds raises :class:`BodyStalled`, and what came is dropped."""
     declared = request.headers.get("content-length")
     if declared is not None:
-        declared = declared.strip()
-        number = declared.isascii() and declared.isdigit()
-        if not number or len(declared) > len(str(limit)) or int(declared) > limit:
+        digits = declared.strip().lstrip("0") or "0"
+        number = digits.isascii() and digits.isdigit()
+        if not number or len(digits) > len(str(limit)) or int(digits) > limit:
             return None
     chunks: list[bytes] = []
     size = 0
     try:
         async with aclosing(request.stream()) as stream:
-            async for chunk in stream:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(anext(stream), idle_seconds)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise BodyStalled(idle_seconds or 0) from None
                 size += len(chunk)
                 if size > limit:
                     return None

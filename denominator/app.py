@@ -26,7 +26,7 @@ from annotation.access.sign_in_pages import (
     render_local_banner,
     render_sign_in,
 )
-from annotation.http_api import api_routes
+from annotation.http_api import api_middleware
 from denominator.ui.boundary import admin_signed_in, guarded
 
 
@@ -114,4 +114,4 @@ def main() -> None:
 if __name__ == "__main__":
     guarded(main)()  # the pages' one boundary: no traceback reaches a page (denominator/ui/boundary.py)
 elif __name__ != "denominator.app":  # served (imported by its stem); imported as a library, no App
-    app = st.App(__file__, routes=[*ROUTES, *api_routes()], middleware=MIDDLEWARE)
+    app = st.App(__file__, routes=ROUTES, middleware=[*MIDDLEWARE, *api_middleware()])

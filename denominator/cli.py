@@ -146,7 +146,8 @@ def serve_parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=None,
         metavar="N",
-        help="with --api: the most bytes one request body may carry (default 8388608: 8 MiB)",
+        help="with --api: the most bytes one request body may carry (default 8388608: 8 MiB; at "
+        "most 1073741824: 1 GiB)",
     )
     return parser
 
@@ -212,11 +213,12 @@ def check_session_hours() -> None:
 
 
 def streamlit_command(host: str, port: int, secrets: str | None = None) -> list[str]:
-    """``streamlit run`` of the installed app with the settings ``make run`` serves: the address,
+    """``streamlit run`` of the installed app, through :mod:`denominator.server` (its deadlines and
+    connection cap), with the settings ``make run`` serves: the address,
     the Host names it answers to, headless, no file watcher, a viewer's toolbar (no Deploy button,
     no developer menu), no usage statistics. Given on the command line, not read from a
     ``.streamlit/config.toml`` of the current folder, so an installed package serves the same."""
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true"]
+    command = [sys.executable, "-m", "denominator.server", "run", str(APP), "--server.headless", "true"]
     command += ["--server.address", host, "--server.port", str(port), "--server.fileWatcherType", "none"]
     command += ["--client.toolbarMode", "viewer", "--browser.gatherUsageStats", "false"]
     if not os.environ.get("STREAMLIT_SERVER_ALLOWED_HOSTS"):  # else the environment's list holds
@@ -244,8 +246,14 @@ def run_serve(args: argparse.Namespace) -> tuple[str, int]:
     if args.api_max_bytes is not None and not args.api:
         raise UsageError("--api-max-bytes goes with --api")
     # start-up: the API's module (starlette, the import actions) loads for serve only, not every command
-    from annotation.http_contract import API_ENV, API_PATH, MAX_BYTES_ENV
+    from annotation.http_contract import API_ENV, API_PATH, BODY_BYTES_MAX, MAX_BYTES_ENV
+    from denominator.server import guard
 
+    guard()  # the deadlines and the connection cap of the environment: one line and exit 2 when wrong
+    if args.api_max_bytes is not None and args.api_max_bytes > BODY_BYTES_MAX:
+        raise UsageError(
+            f"--api-max-bytes: expected at most {BODY_BYTES_MAX} (1 GiB), got {args.api_max_bytes}"
+        )
     env.pop(API_ENV, None)  # only --api serves it, whatever the environment says
     env.pop(MAX_BYTES_ENV, None)
     if args.api:

@@ -136,7 +136,7 @@ def test_worked_example_baseline(demo_db, capsys, monkeypatch) -> None:
     code, out, err = cli(main, capsys, "baseline", "--db", demo_db, "--depth", "5")
     assert code == 2 and out == ""
     assert err == (
-        "error: run 'bm25-baseline' is stored with other rankings or stage; expected a new --name\n"
+        "error: run 'bm25-baseline' is stored with other rankings or stage; expected another run name\n"
     )
 
 

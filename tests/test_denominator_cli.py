@@ -110,7 +110,8 @@ def test_serve_passes_make_runs_settings_on_its_command_line(monkeypatch) -> Non
 
     monkeypatch.delenv("STREAMLIT_SERVER_ALLOWED_HOSTS", raising=False)
     command = streamlit_command("127.0.0.1", 8600)
-    assert command[:5] == [sys.executable, "-m", "streamlit", "run", str(APP)] and APP.is_file()
+    # Streamlit's own command, run through denominator.server: its deadlines and connection cap first
+    assert command[:5] == [sys.executable, "-m", "denominator.server", "run", str(APP)] and APP.is_file()
     pairs = dict(zip(command[5::2], command[6::2], strict=False))
     assert pairs["--server.address"] == "127.0.0.1" and pairs["--server.port"] == "8600"
     assert pairs["--server.headless"] == "true" and pairs["--client.toolbarMode"] == "viewer"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -476,3 +477,93 @@ def test_api_max_bytes_goes_with_api(capsys: pytest.CaptureFixture[str]) -> None
 
     assert main(["serve", "--db", "unused.db", "--api-max-bytes", "5"]) == 2
     assert capsys.readouterr().err == "error: --api-max-bytes goes with --api\n"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_path_or_query_that_is_not_utf8_is_refused(demo_db: Path | str) -> None:
+    """%ff, or an escaped UTF-16 surrogate, was read as U+FFFD and stored as a run's name."""
+    tokens = people(demo_db)
+    before = counts(demo_db)
+    with httpx.Client(timeout=30) as client, api_server(demo_db) as url:
+        root = bearer(tokens["root"])
+        answers = [
+            client.post(f"{url}/import/run?name=%ff", content=b"q_faw Q0 d1 1 1 x\n", headers=root),
+            client.post(f"{url}/import/run?name=%ED%A0%80", content=b"q_faw Q0 d1 1 1 x\n", headers=root),
+            client.post(f"{url}/import/%ff", content=b"x", headers=root),
+            client.get(f"{url}/labels?annotator=%C3", headers=root),
+        ]
+        with Store(demo_db) as store:
+            runs = [r[0] for r in store.db.execute("SELECT name FROM runs")]
+    assert [a.status_code for a in answers] == [400, 400, 400, 400]
+    assert [a.json()["error"] for a in answers] == [
+        "the query string is not UTF-8 once its %-escapes are read",
+        "the query string is not UTF-8 once its %-escapes are read",
+        "the path is not UTF-8 once its %-escapes are read",
+        "the query string is not UTF-8 once its %-escapes are read",
+    ]
+    assert not any("\ufffd" in name for name in runs)
+    assert counts(demo_db) == before
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_json_requests_take_each_known_key_once_and_405_says_allow(demo_db: Path | str) -> None:
+    tokens = people(demo_db)
+    root = bearer(tokens["root"])
+    before = counts(demo_db)
+    with httpx.Client(timeout=30) as client, api_server(demo_db) as url:
+        twice = client.post(f"{url}/pool", content=b'{"depth": 5, "depth": 1}', headers=root)
+        extra = client.post(
+            f"{url}/pairs", json={"system_a": "rag-bm25", "system_b": "rag-rerank", "extra": 1}, headers=root
+        )
+        wrong = client.delete(f"{url}/me", headers=root)
+        posted = client.post(f"{url}/labels", headers=root)
+    assert (twice.status_code, twice.json()) == (
+        400,
+        {"error": "the key 'depth' is given twice in one object"},
+    )
+    assert (extra.status_code, extra.json()) == (
+        400,
+        {"error": "unknown field 'extra'; expected system_a, system_b"},
+    )
+    assert (wrong.status_code, wrong.headers["allow"]) == (405, "GET, HEAD")
+    assert (posted.status_code, posted.headers["allow"]) == (405, "GET, HEAD")
+    assert wrong.json() == {"error": "this route does not take that method; see /api/docs"}
+    assert counts(demo_db) == before
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_the_byte_limit_is_inclusive_and_leading_zeros_are_the_number(
+    demo_db: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokens = people(demo_db)
+    body = traces_body(3, "zeros")
+    monkeypatch.setenv(MAX_BYTES_ENV, str(len(body)))
+    with api_server(demo_db) as url:
+        head = f"Authorization: Bearer {tokens['root']}\r\nConnection: close\r\n"
+
+        def push(length: str, sent: bytes) -> bytes:
+            with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as sock:
+                sock.sendall(
+                    f"POST /import/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: {length}\r\n\r\n".encode()
+                    + sent
+                )
+                got = b""
+                while chunk := sock.recv(65536):
+                    got += chunk
+            return got
+
+        exact = push(f"0000{len(body)}", body)  # exactly the limit, written with leading zeros
+        over = push(f"000{len(body) + 1}", body + b"\n")
+    assert exact.startswith(b"HTTP/1.1 200"), exact[:200]
+    assert b"traces body: 3 traces, 0 unchanged" in exact
+    assert over.startswith(b"HTTP/1.1 413")
+
+
+def test_the_body_limit_has_one_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from annotation.http_api import BODY_BYTES_MAX, ApiError, body_limit
+
+    monkeypatch.setenv(MAX_BYTES_ENV, str(BODY_BYTES_MAX))
+    assert body_limit() == 2**30
+    monkeypatch.setenv(MAX_BYTES_ENV, str(BODY_BYTES_MAX + 1))
+    with pytest.raises(ApiError, match="from 1 to 1073741824"):
+        body_limit()

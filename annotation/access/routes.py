@@ -59,6 +59,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
 
 from annotation.access.identity import COOKIE, db_path
+from annotation.http_contract import API_PATH
 from annotation.store import Store, StoreError, database_exists
 from annotation.store.identity import Claimed
 from annotation.web import (
@@ -301,7 +302,9 @@ class TokenLinkMiddleware:
         ):
             request = Request(scope)
             token = (request.query_params.get("token") or "").strip()[:512]
-            if token and not request.url.path.startswith("/_stcore/"):
+            # the API's paths are the API's: a token there is a credential to refuse in JSON, not a link
+            api = request.url.path == API_PATH or request.url.path.startswith(API_PATH + "/")
+            if token and not api and not request.url.path.startswith("/_stcore/"):
                 try:
                     found = await run_in_threadpool(
                         _in_store, _link_people, token, request.cookies.get(COOKIE), quiet=False

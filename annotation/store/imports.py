@@ -22,6 +22,8 @@ from annotation.store.base import ImportConflict, OffScale, StoreError, inserted
 from annotation.store.identity import Identity
 from annotation.store.retirements import Retirements, live
 
+ONE_ROW = {"chunks": "chunk", "queries": "query"}  # a table's row, named in a conflict's message
+
 if TYPE_CHECKING:  # numpy and pyarrow: the store's opening loads neither (#42)
     from annotation.model import Qrels, Run
 
@@ -95,7 +97,7 @@ class Imports(Retirements, Identity):
                     named.append(row[0])
                 else:
                     raise ImportConflict(
-                        f"{table[:-1]} {row[0]!r} is stored with other text; expected the same text "
+                        f"{ONE_ROW[table]} {row[0]!r} is stored with other text; expected the same text "
                         "(stored texts are never overwritten)"
                     )
             self.hold(table, new, named)
@@ -142,7 +144,7 @@ class Imports(Retirements, Identity):
                     self._ensure_held_ids("chunks", {r[2] for r in rows})
                     return {"runs": 0, "rankings": 0, "unchanged": len(rows)}
                 raise ImportConflict(
-                    f"run {name!r} is stored with other rankings or stage; expected a new --name"
+                    f"run {name!r} is stored with other rankings or stage; expected another run name"
                 )
             self._ensure_held_ids("queries", {r[0] for r in rows} | set(run.empty_queries))
             self._ensure_held_ids("chunks", {r[2] for r in rows})
