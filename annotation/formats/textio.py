@@ -337,6 +337,63 @@ def has_space(value: str) -> bool:
     return any(ch in ASCII_SPACE for ch in value)
 
 
+# ---------------------------------------------------------------- the id rule
+
+# What no id (of a query, a chunk or document, a trace, a run's tag) may hold, whichever reader
+# reads it: whitespace of any kind (str.isspace: ASCII, the Unicode spaces, line and paragraph
+# separators) and the control and format characters (Unicode categories Cc and Cf: ESC, DEL,
+# the C1 controls, bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF). Such a
+# character splits a TREC line, forges a row of a printed table or hides what an id says.
+# The ranges are Python 3.11's (Unicode 14.0); tests/test_formats.py checks them against
+# str.isspace and unicodedata.category over every code point.
+ID_FORBIDDEN_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00, 0x20), (0x7F, 0xA0), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD),
+    (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x1680, 0x1680), (0x180E, 0x180E),
+    (0x2000, 0x200F), (0x2028, 0x202F), (0x205F, 0x2064), (0x2066, 0x206F), (0x3000, 0x3000),
+    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)  # fmt: skip
+ID_FORBIDDEN = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ID_FORBIDDEN_RANGES) + "]")
+# the same class in RE2's syntax (Arrow's compute functions)
+ID_FORBIDDEN_RE2 = "[" + "".join(f"\\x{{{lo:x}}}-\\x{{{hi:x}}}" for lo, hi in ID_FORBIDDEN_RANGES) + "]"
+ID_RULE = "expected an id without whitespace, control or format characters"
+
+
+def id_problem(value: str, spaces: bool = False) -> str | None:
+    """What breaks the id rule in ``value`` (the first such character, by code point and kind), or
+    None when it keeps the rule (emptiness is the caller's check). ``spaces``: U+0020 is taken
+    (golden.yaml's queries named by their text)."""
+    found = ID_FORBIDDEN.search(value.replace(" ", "x") if spaces else value)
+    if found is None:
+        return None
+    ch = found.group()
+    kind = "whitespace" if ch.isspace() else "a control character" if ch < "\xa0" else "a format character"
+    return f"U+{ord(ch):04X} ({kind}) at position {found.start()}"
+
+
+def check_id(
+    value: Any,
+    path: str | os.PathLike[str],
+    line: int | None,
+    field_: str,
+    error: type[FormatError],
+    *,
+    spaces: bool = False,
+) -> str:
+    """The id rule (:data:`ID_FORBIDDEN`), the one every reader applies to every id it reads: a
+    non-empty string without whitespace, control or format characters; ``error`` naming the line
+    and the field otherwise. Returns the id. ``spaces``: U+0020 is taken, for golden.yaml's query
+    ids, which may be a query's text (the TREC writers refuse those, saying to give ids)."""
+    if not isinstance(value, str) or not value:
+        raise error(path, line, field_, f"expected a non-empty id (a string), got {clip_text(repr(value))}")
+    problem = id_problem(value, spaces)
+    if problem is not None:
+        rule = ID_RULE.replace("whitespace", "whitespace other than spaces") if spaces else ID_RULE
+        raise error(path, line, field_, f"{shown_value(value)} holds {problem}; {rule}")
+    return value
+
+
 # what a whitespace-separated line of each format is called, in a refusal
 _TREC_LINE = {"qrels": "a TREC qrels line", "run": "a TREC run line"}
 _ID_NAME = {"qid": "query id", "docid": "document id", "tag": "run tag"}
