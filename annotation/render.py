@@ -40,6 +40,35 @@ WORD_JOINER = "\u2060"
 _AUTOLINKED = re.compile(r"(?i)(\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|@)")
 
 
+# The characters no id may hold (annotation.formats.textio's id rule): whitespace (str.isspace),
+# control and format characters (Unicode categories Cc and Cf); Python 3.11's Unicode 14.0.
+ID_FORBIDDEN_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00, 0x20), (0x7F, 0xA0), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD),
+    (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x1680, 0x1680), (0x180E, 0x180E),
+    (0x2000, 0x200F), (0x2028, 0x202F), (0x205F, 0x2064), (0x2066, 0x206F), (0x3000, 0x3000),
+    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)  # fmt: skip
+# the same but the space, which a text output keeps
+_UNPRINTABLE = re.compile(
+    "["
+    + "".join(f"\\U{lo:08x}-\\U{min(hi, 0x1F) if lo == 0 else hi:08x}" for lo, hi in ID_FORBIDDEN_RANGES)
+    + "]"
+)
+
+
+def printable(value: object) -> str:
+    """A data string (an id, a name) as a text output shows it: each control or format character
+    and each whitespace character but the space written as its Python escape (``\\n``,
+    ``\\x1b``, ``\\u202e``), so an id stored before the id rule cannot break a line, forge a row
+    of a table or reorder what a terminal shows; anything else as it is."""
+    text = str(value)
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def is_undefined(value: float | None) -> bool:
     """None or NaN: a value that is not defined (never shown as 0)."""
     return value is None or (isinstance(value, float) and math.isnan(value))
@@ -116,7 +145,9 @@ def md_list(values: Iterable[object], sep: str = ", ") -> str:
 
 
 def align(rows: list[list[str]]) -> str:
-    """A text table: the first column left-aligned, the others right-aligned, two spaces apart."""
+    """A text table: the first column left-aligned, the others right-aligned, two spaces apart;
+    every cell :func:`printable` (an id cannot break a row)."""
+    rows = [[printable(cell) for cell in r] for r in rows]
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines = []
     for r in rows:
