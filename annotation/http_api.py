@@ -48,6 +48,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from annotation import actions
 from annotation.errors import DenominatorError, describe
 from annotation.exchange import ImportSources
+from annotation.formats.textio import pushed
 from annotation.http_contract import (
     API_ENV,
     API_PATH,
@@ -304,7 +305,8 @@ def _import_body(
             who=who,
         )
         try:
-            lines = _in_store(db, lambda store: actions.import_(store, sources))
+            with pushed(body_limit()):  # what a small Parquet file decodes to is bounded too (M2)
+                lines = _in_store(db, lambda store: actions.import_(store, sources))
         except (ApiError, StoreBusy):
             raise
         except DenominatorError as exc:

@@ -15,6 +15,8 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -73,6 +75,45 @@ _LIMIT_ENV = {
     "text_bytes": MAX_TEXT_BYTES_ENV,
     "rows": MAX_ROWS_ENV,
 }
+
+
+# A file pushed over HTTP (``POST /api/import/...``) is bounded by the request's size, but a Parquet
+# file's few KB can decode to millions of rows and gigabytes of text (dictionary encoding). While
+# :func:`pushed` holds, a Parquet reader also refuses more than PUSH_TEXT_TIMES the push's byte
+# limit of decoded text, and more than one row per PUSH_ROW_BYTES of it (8 MiB: 64 MiB of text,
+# 131,072 rows), from the file's metadata and its dictionaries, before a row becomes objects.
+PUSH_TEXT_TIMES = 8
+PUSH_ROW_BYTES = 64
+
+
+@dataclass(frozen=True)
+class PushBound:
+    """What a pushed file may decode to: ``text_bytes`` of text, ``rows`` rows; ``body_bytes`` the
+    push's own limit they are derived from (named in a refusal)."""
+
+    body_bytes: int
+    text_bytes: int
+    rows: int
+
+
+_PUSH: ContextVar[PushBound | None] = ContextVar("denominator_push_bound", default=None)
+
+
+@contextmanager
+def pushed(body_bytes: int) -> Iterator[PushBound]:
+    """Inside the block, the readers bound what a file decodes to by a push of at most
+    ``body_bytes`` (:func:`push_bound`); this thread's (and context's) reads only."""
+    bound = PushBound(body_bytes, body_bytes * PUSH_TEXT_TIMES, max(1, body_bytes // PUSH_ROW_BYTES))
+    token = _PUSH.set(bound)
+    try:
+        yield bound
+    finally:
+        _PUSH.reset(token)
+
+
+def push_bound() -> PushBound | None:
+    """The bound of the push being read (:func:`pushed`), None outside one (a local file)."""
+    return _PUSH.get()
 
 
 class LimitSetting(FormatError):
