@@ -580,3 +580,45 @@ def test_ids_that_break_the_id_rule_are_refused_by_every_push(demo_db: Path | st
             )
             assert (answer.status_code, answer.json()) == (400, {"error": message}), slot
     assert counts(demo_db) == before
+
+
+def _rows(db: str | Path) -> dict[str, int]:
+    with Store(db) as store:
+        return {
+            table: int(store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            for table in ("queries", "traces", "items", "imports", "import_rows")
+        }
+
+
+def test_a_trace_not_imported_creates_no_query_and_a_repeat_only_records_the_push(
+    demo_db: Path | str,
+) -> None:
+    """L4: (a) a trace with a new id and query id but the question, contexts and answer of a stored
+    one is not imported, and its query is not created; (b) the same trace again adds no row, but
+    the push is recorded as an import naming the trace and its query (docs/api-http.md)."""
+    tokens = people(demo_db)
+    first = traces_body(1, "orph")
+    other = first.replace(b'"orph-0"', b'"orph-b"').replace(b'"q_faw"', b'"q_orph_b"')
+
+    def push(body: bytes) -> tuple[list[str], dict[str, int]]:
+        before = _rows(demo_db)
+        answer = client.post("/import/traces", content=body, headers=bearer(tokens["root"]))
+        assert answer.status_code == 200
+        after = _rows(demo_db)
+        return answer.json()["imported"], {k: after[k] - before[k] for k in before}
+
+    with api_server(demo_db) as url, httpx.Client(base_url=url, timeout=60) as client:
+        _, added = push(first)
+        # q_faw is the demo's: the import holds the trace and names the query
+        assert added == {"queries": 0, "traces": 1, "items": 1, "imports": 1, "import_rows": 2}
+        lines, added = push(other)
+        assert lines[0] == "traces body: 0 traces, 0 unchanged, 1 identical"
+        assert lines[1] == (
+            "  not imported: trace 'orph-b': the same question, contexts and answer as trace 'orph-0'"
+        )
+        assert added == {"queries": 0, "traces": 0, "items": 0, "imports": 1, "import_rows": 0}
+        lines, added = push(first)
+        assert lines[0] == "traces body: 0 traces, 1 unchanged"
+        assert added == {"queries": 0, "traces": 0, "items": 0, "imports": 1, "import_rows": 2}
+    with Store(demo_db) as store:
+        assert store.db.execute("SELECT count(*) FROM queries WHERE id = 'q_orph_b'").fetchone()[0] == 0
