@@ -305,7 +305,9 @@ def _import_body(
             who=who,
         )
         try:
-            with pushed(body_limit()):  # what a small Parquet file decodes to is bounded too (M2)
+            with pushed(
+                body_limit(), MAX_BYTES_ENV
+            ):  # what a small Parquet file decodes to is bounded too (M2)
                 lines = _in_store(db, lambda store: actions.import_(store, sources))
         except (ApiError, StoreBusy):
             raise

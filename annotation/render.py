@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
+from annotation.ids import ID_FORBIDDEN_RANGES
+
 Medium = Literal["table", "prose"]
 
 UNDEFINED: dict[str, str] = {"table": "undef", "prose": "undefined"}
@@ -40,16 +42,6 @@ WORD_JOINER = "\u2060"
 _AUTOLINKED = re.compile(r"(?i)(\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|@)")
 
 
-# The characters no id may hold (annotation.formats.textio's id rule): whitespace (str.isspace),
-# control and format characters (Unicode categories Cc and Cf); Python 3.11's Unicode 14.0.
-ID_FORBIDDEN_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00, 0x20), (0x7F, 0xA0), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD),
-    (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x1680, 0x1680), (0x180E, 0x180E),
-    (0x2000, 0x200F), (0x2028, 0x202F), (0x205F, 0x2064), (0x2066, 0x206F), (0x3000, 0x3000),
-    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
-    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
-    (0xE0020, 0xE007F),
-)  # fmt: skip
 # the same but the space, which a text output keeps
 _UNPRINTABLE = re.compile(
     "["

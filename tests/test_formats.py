@@ -1096,7 +1096,7 @@ _RULE = "expected an id without whitespace, control or format characters"
 def test_the_id_rule_is_str_isspace_and_categories_cc_cf() -> None:
     import unicodedata
 
-    from annotation.formats.textio import ID_FORBIDDEN
+    from annotation.ids import ID_FORBIDDEN
 
     wanted = {c for c in range(0x110000) if chr(c).isspace() or unicodedata.category(chr(c)) in ("Cc", "Cf")}
     found = {c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and ID_FORBIDDEN.match(chr(c))}

@@ -22,7 +22,8 @@ import pyarrow.csv as pcsv
 
 import annotation.arrow_compute as pc
 from annotation.errors import DenominatorError
-from annotation.formats.textio import BOM, ID_FORBIDDEN_RE2, INT_RE, NUMBER_RE, id_problem
+from annotation.formats.textio import BOM, INT_RE, NUMBER_RE, id_problem
+from annotation.ids import ID_FORBIDDEN_RE2
 
 _NOT_SIMPLE = object()
 _ODD_BYTES = (b"\t", b"\x00", b"\r", b"\x0b", b"\x0c")

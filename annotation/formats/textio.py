@@ -23,8 +23,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from annotation.ids import ID_FORBIDDEN
 from annotation.model import FormatError, UnwritableId
-from annotation.render import ID_FORBIDDEN_RANGES
 
 # ---------------------------------------------------------------- raw bytes
 
@@ -89,21 +89,22 @@ PUSH_ROW_BYTES = 64
 @dataclass(frozen=True)
 class PushBound:
     """What a pushed file may decode to: ``text_bytes`` of text, ``rows`` rows; ``body_bytes`` the
-    push's own limit they are derived from (named in a refusal)."""
+    push's own limit they are derived from, and ``setting`` what sets it (both named in a refusal)."""
 
     body_bytes: int
     text_bytes: int
     rows: int
+    setting: str
 
 
 _PUSH: ContextVar[PushBound | None] = ContextVar("denominator_push_bound", default=None)
 
 
 @contextmanager
-def pushed(body_bytes: int) -> Iterator[PushBound]:
+def pushed(body_bytes: int, setting: str) -> Iterator[PushBound]:
     """Inside the block, the readers bound what a file decodes to by a push of at most
-    ``body_bytes`` (:func:`push_bound`); this thread's (and context's) reads only."""
-    bound = PushBound(body_bytes, body_bytes * PUSH_TEXT_TIMES, max(1, body_bytes // PUSH_ROW_BYTES))
+    ``body_bytes`` (set by ``setting``; :func:`push_bound`); this thread's (and context's) reads only."""
+    bound = PushBound(body_bytes, body_bytes * PUSH_TEXT_TIMES, max(1, body_bytes // PUSH_ROW_BYTES), setting)
     token = _PUSH.set(bound)
     try:
         yield bound
@@ -381,17 +382,7 @@ def has_space(value: str) -> bool:
 
 # ---------------------------------------------------------------- the id rule
 
-# What no id (of a query, a chunk or document, a trace, a run's tag) may hold, whichever reader
-# reads it: whitespace of any kind (str.isspace: ASCII, the Unicode spaces, line and paragraph
-# separators) and the control and format characters (Unicode categories Cc and Cf: ESC, DEL,
-# the C1 controls, bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF). Such a
-# character splits a TREC line, forges a row of a printed table or hides what an id says.
-# The ranges (:data:`annotation.render.ID_FORBIDDEN_RANGES`, where the text outputs escape the
-# same characters) are Python 3.11's (Unicode 14.0); tests/test_formats.py checks them against
-# str.isspace and unicodedata.category over every code point.
-ID_FORBIDDEN = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ID_FORBIDDEN_RANGES) + "]")
-# the same class in RE2's syntax (Arrow's compute functions)
-ID_FORBIDDEN_RE2 = "[" + "".join(f"\\x{{{lo:x}}}-\\x{{{hi:x}}}" for lo, hi in ID_FORBIDDEN_RANGES) + "]"
+# The id rule (its characters: :mod:`annotation.ids`)
 ID_RULE = "expected an id without whitespace, control or format characters"
 
 

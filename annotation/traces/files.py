@@ -233,14 +233,12 @@ def _too_big(path: str, what: str, most: str, env: str) -> None:
 
 
 def _too_big_push(path: str, what: str, most: str, push: textio.PushBound) -> None:
-    from annotation.http_contract import MAX_BYTES_ENV  # its name only
-
     raise InvalidTraceSource(
         path,
         None,
         None,
         f"{what}; a file pushed over HTTP takes at most {most} (from its limit of "
-        f"{textio.size_text(push.body_bytes)} a push: set {MAX_BYTES_ENV} to raise it, "
+        f"{textio.size_text(push.body_bytes)} a push: set {push.setting} to raise it, "
         "or import the file with python -m annotation import)",
     )
 
