@@ -54,6 +54,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from annotation import actions
 from annotation.errors import DenominatorError, describe
 from annotation.exchange import ImportSources
+from annotation.formats.textio import pushed
 from annotation.http_contract import (
     API_ENV,
     API_PATH,
@@ -355,7 +356,10 @@ def _import_body(
             who=who,
         )
         try:
-            lines = _in_store(db, lambda store: actions.import_(store, sources))
+            with pushed(
+                body_limit(), MAX_BYTES_ENV
+            ):  # what a small Parquet file decodes to is bounded too (M2)
+                lines = _in_store(db, lambda store: actions.import_(store, sources))
         except (ApiError, StoreBusy):
             raise
         except DenominatorError as exc:

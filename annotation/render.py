@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
+from annotation.ids import ID_FORBIDDEN_RANGES
+
 Medium = Literal["table", "prose"]
 
 UNDEFINED: dict[str, str] = {"table": "undef", "prose": "undefined"}
@@ -38,6 +40,25 @@ _BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
 # ``www`` or the ``@`` breaks the pattern and leaves the text as it reads
 WORD_JOINER = "\u2060"
 _AUTOLINKED = re.compile(r"(?i)(\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|@)")
+
+
+# the same but the space, which a text output keeps
+_UNPRINTABLE = re.compile(
+    "["
+    + "".join(f"\\U{lo:08x}-\\U{min(hi, 0x1F) if lo == 0 else hi:08x}" for lo, hi in ID_FORBIDDEN_RANGES)
+    + "]"
+)
+
+
+def printable(value: object) -> str:
+    """A data string (an id, a name) as a text output shows it: each control or format character
+    and each whitespace character but the space written as its Python escape (``\\n``,
+    ``\\x1b``, ``\\u202e``), so an id stored before the id rule cannot break a line, forge a row
+    of a table or reorder what a terminal shows; anything else as it is."""
+    text = str(value)
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def is_undefined(value: float | None) -> bool:
@@ -116,7 +137,9 @@ def md_list(values: Iterable[object], sep: str = ", ") -> str:
 
 
 def align(rows: list[list[str]]) -> str:
-    """A text table: the first column left-aligned, the others right-aligned, two spaces apart."""
+    """A text table: the first column left-aligned, the others right-aligned, two spaces apart;
+    every cell :func:`printable` (an id cannot break a row)."""
+    rows = [[printable(cell) for cell in r] for r in rows]
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines = []
     for r in rows:

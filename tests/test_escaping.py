@@ -80,3 +80,20 @@ def test_a_hostile_judge_name_is_text_on_the_judge_page(demo_db) -> None:
     assert any(f"as {HOSTILE} v1 (current)." in plain(t) for t in texts), "the name is shown"
     assert not [t for t in texts if ACTIVE.search(t)]
     assert list(at.dataframe[0].value["judge"]) == [f"{HOSTILE} v1 (current)"]  # a table cell: not Markdown
+
+
+def test_text_tables_escape_what_an_id_may_not_hold() -> None:
+    """An id stored before the id rule (a line break, a tab, ESC, a bidi override) cannot forge a
+    row of a CLI's text table: each such character is shown as its escape; spaces and letters stay."""
+    from annotation.render import align, printable
+
+    assert printable("qinj 0 m1 3\nq_faw") == "qinj 0 m1 3\\nq_faw"
+    assert printable("c\u202e\x1b") == "c\\u202e\\x1b"
+    assert printable("a\u2028b\tc\x7f\u00a0") == "a\\u2028b\\tc\\x7f\\xa0"
+    assert printable("q\u00e9 \u6587") == "q\u00e9 \u6587"
+    table = align([["query", "AP"], ["qinj 0 m1 3\nq_faw", "1.000"], ["q2", "0.500"]])
+    assert table.split("\n") == [
+        "query                  AP",
+        "qinj 0 m1 3\\nq_faw  1.000",
+        "q2                  0.500",
+    ]

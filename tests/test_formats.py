@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from annotation.formats import trec
 from annotation.formats.golden import DEFAULT_GRADE_SCALE, read_golden, write_golden
 from annotation.formats.rankings import read_rankings, write_rankings
-from annotation.formats.records import read_corpus_ids
+from annotation.formats.records import read_corpus, read_corpus_ids, read_queries, read_traces
 from annotation.formats.trec import read_qrels, read_run, write_qrels, write_run
 from annotation.model import (
     FormatError,
@@ -586,15 +586,30 @@ def test_ids_are_text_leading_zeros_kept(tmp_path) -> None:
 
 
 def test_unicode_ids(tmp_path) -> None:
-    # a no-break space and U+2028 are not TREC separators: they stay in the id
-    qrels = write(tmp_path, "a.qrels", "q\u00e9 0 d\u00fcoc 1\nq\u00a0x 0 \u6587\u2028\u4ef6 2\n")
-    assert read_qrels(qrels).grades == {"q\u00e9": {"d\u00fcoc": 1}, "q\u00a0x": {"\u6587\u2028\u4ef6": 2}}
+    # letters of any script are ids; a no-break space and U+2028 are whitespace: refused by the id
+    # rule though trec_eval would keep them inside a field (it splits on ASCII whitespace only)
+    qrels = write(tmp_path, "a.qrels", "q\u00e9 0 d\u00fcoc 1\nq\u00e9x 0 \u6587\u4ef6 2\n")
+    assert read_qrels(qrels).grades == {"q\u00e9": {"d\u00fcoc": 1}, "q\u00e9x": {"\u6587\u4ef6": 2}}
     assert trec._fast_qrels(qrels, None).grades == trec._slow_qrels(qrels).grades
     run = write(tmp_path, "a.run", "q\u00e9 Q0 \u00e9a 1 1.0 r\nq\u00e9 Q0 \u00e9b 2 1.0 r\n")
     # equal scores: docid descending, bytewise
     assert read_run(run).rankings() == {"q\u00e9": ["\u00e9b", "\u00e9a"]}
-    rankings = write(tmp_path, "a.jsonl", '{"query_id": "a\u2028b", "ranking": ["\u6587"]}\n')
-    assert read_rankings(rankings).rankings() == {"a\u2028b": ["\u6587"]}
+    rankings = write(tmp_path, "a.jsonl", '{"query_id": "a\u00e9b", "ranking": ["\u6587"]}\n')
+    assert read_rankings(rankings).rankings() == {"a\u00e9b": ["\u6587"]}
+    spaced = write(tmp_path, "b.qrels", "q1 0 d1 1\nq\u00a0x 0 \u6587\u2028\u4ef6 2\n")
+    with pytest.raises(InvalidQrels) as info:
+        read_qrels(spaced)
+    assert str(info.value) == (
+        f"{spaced}:2: qid: 'q\\xa0x' holds U+00A0 (whitespace) at position 1; "
+        "expected an id without whitespace, control or format characters"
+    )
+    broken = write(tmp_path, "b.jsonl", '{"query_id": "a\u2028b", "ranking": ["d"]}\n')
+    with pytest.raises(InvalidRankings) as info:
+        read_rankings(broken)
+    assert str(info.value) == (
+        f"{broken}:1: query_id: 'a\\u2028b' holds U+2028 (whitespace) at position 1; "
+        "expected an id without whitespace other than spaces, control or format characters"
+    )
 
 
 def test_byte_order_mark_is_dropped(tmp_path) -> None:
@@ -778,9 +793,13 @@ def test_writers_refuse_ids_that_would_not_read_back(tmp_path, write_file, value
     assert not path.exists(), "nothing half-written"
 
 
+# ids that keep the id rule: no whitespace (Z*, and the controls str.isspace names: Cc), control
+# or format characters (Cc, Cf)
 TREC_ID = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_characters=" \t\n\r\f\v\x00"), min_size=1, max_size=6
-).filter(lambda s: not s.startswith("#") and s != "\ufeff" and not s.startswith("\ufeff"))
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cc", "Cf", "Cs", "Zs", "Zl", "Zp")),
+    min_size=1,
+    max_size=6,
+).filter(lambda s: not s.startswith("#"))
 SCORE = st.floats(allow_nan=False, width=64)
 
 
@@ -1067,3 +1086,139 @@ def test_grades_from_a_table_keep_the_row_by_row_meaning() -> None:
             assert [(k, list(v.items())) for k, v in got.items()] == [
                 (k, list(v.items())) for k, v in want.items()
             ]
+
+
+# ---------------------------------------------------------------- the id rule (M3)
+
+_RULE = "expected an id without whitespace, control or format characters"
+
+
+def test_the_id_rule_is_str_isspace_and_categories_cc_cf() -> None:
+    import unicodedata
+
+    from annotation.ids import ID_FORBIDDEN
+
+    wanted = {c for c in range(0x110000) if chr(c).isspace() or unicodedata.category(chr(c)) in ("Cc", "Cf")}
+    found = {c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and ID_FORBIDDEN.match(chr(c))}
+    assert found == wanted
+    assert len(found) == 247  # Python 3.11's Unicode 14.0
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "read", "message"),
+    [
+        (
+            "run.jsonl",
+            '{"query_id": "qinj 0 m1 3\\nq_faw", "ranking": ["m2"]}\n',
+            read_rankings,
+            ":1: query_id: 'qinj 0 m1 3\\nq_faw' holds U+000A (whitespace) at position 11; "
+            "expected an id without whitespace other than spaces, control or format characters",
+        ),
+        (
+            "run.jsonl",
+            '{"query_id": "qtab\\tx", "ranking": ["m2"]}\n',
+            read_rankings,
+            ":1: query_id: 'qtab\\tx' holds U+0009 (whitespace) at position 4; "
+            "expected an id without whitespace other than spaces, control or format characters",
+        ),
+        (
+            "run.jsonl",
+            '{"query_id": "q1", "ranking": ["m\\u001b2"]}\n',
+            read_rankings,
+            f":1: ranking[0]: 'm\\x1b2' holds U+001B (a control character) at position 1; {_RULE}",
+        ),
+        (
+            "run.trec",
+            "q1 Q0 d1 1 2.0 r\nq\x1bx Q0 m\x1b2 1 1.0 r\n",
+            read_run,
+            f":2: qid: 'q\\x1bx' holds U+001B (a control character) at position 1; {_RULE}",
+        ),
+        (
+            "run.trec",
+            "q1 Q0 d\u202e1 1 2.0 r\n",
+            read_run,
+            f":1: docid: 'd\\u202e1' holds U+202E (a format character) at position 1; {_RULE}",
+        ),
+        (
+            "run.trec",
+            "q1 Q0 d1 1 2.0 r\x7f\n",
+            read_run,
+            f":1: tag: 'r\\x7f' holds U+007F (a control character) at position 1; {_RULE}",
+        ),
+        (
+            "a.qrels",
+            "q1 0 d1 1\nq2 0 d\u200b2 1\n",
+            read_qrels,
+            f":2: docid: 'd\\u200b2' holds U+200B (a format character) at position 1; {_RULE}",
+        ),
+        (
+            "corpus.jsonl",
+            '{"id": "c\\u202e\\u001b", "text": "x"}\n',
+            read_corpus,
+            f":1: id: 'c\\u202e\\x1b' holds U+202E (a format character) at position 1; {_RULE}",
+        ),
+        (
+            "queries.tsv",
+            "q1\tok\nq\x1by\ttext\n",
+            read_queries,
+            f":2: id: 'q\\x1by' holds U+001B (a control character) at position 1; {_RULE}",
+        ),
+        (
+            "traces.jsonl",
+            '{"id": "t1", "query_id": "tq sp", "system": "s", "question": "q?", "contexts": ["c"], '
+            '"answer": "a"}\n',
+            read_traces,
+            f":1: query_id: 'tq sp' holds U+0020 (whitespace) at position 2; {_RULE}",
+        ),
+        (
+            "traces.jsonl",
+            '{"id": "t\\u2028x", "query_id": "q", "system": "s", "question": "q?", "contexts": ["c"], '
+            '"answer": "a"}\n',
+            read_traces,
+            f":1: id: 't\\u2028x' holds U+2028 (whitespace) at position 1; {_RULE}",
+        ),
+        (
+            "ids.txt",
+            "d1\nd\x1b2\n",
+            read_corpus_ids,
+            f":2: id: 'd\\x1b2' holds U+001B (a control character) at position 1; {_RULE}",
+        ),
+    ],
+    ids=[
+        "rankings line break",
+        "rankings tab",
+        "rankings ESC docid",
+        "trec run ESC",
+        "trec run bidi",
+        "trec run DEL tag",
+        "qrels zero-width space",
+        "corpus bidi",
+        "queries tsv ESC",
+        "traces space",
+        "traces line separator",
+        "corpus ids ESC",
+    ],
+)
+def test_every_reader_refuses_ids_that_break_the_rule(tmp_path, name, content, read, message) -> None:
+    path = write(tmp_path, name, content)
+    with pytest.raises(FormatError) as info:
+        read(path)
+    assert str(info.value) == f"{path}{message}"
+
+
+def test_the_columnar_readers_leave_a_bad_id_to_the_line_reader(tmp_path) -> None:
+    lines = _clean_run_lines(5_000, seed=3)
+    clean = write(tmp_path, "clean.run", "".join(lines))
+    assert trec._fast_run(clean) is not None  # the lean path takes the clean file
+    lines[4_321] = "q\x1b9 Q0 d1 1 1.0 bm25\n"
+    bad = write(tmp_path, "bad.run", "".join(lines))
+    assert trec._fast_run(bad) is None
+    with pytest.raises(InvalidRun) as info:
+        read_run(bad)
+    assert str(info.value) == (
+        f"{bad}:4322: qid: 'q\\x1b9' holds U+001B (a control character) at position 1; {_RULE}"
+    )
+    tabbed = write(tmp_path, "tab.qrels", "q1\t0\td1\t1\nq2\t0\td\u00a02\t1\n")
+    assert trec._fast_qrels(tabbed, None) is None
+    with pytest.raises(InvalidQrels, match="docid: 'd\\\\xa02' holds U\\+00A0 \\(whitespace\\)"):
+        read_qrels(tabbed)

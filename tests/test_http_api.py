@@ -567,3 +567,149 @@ def test_the_body_limit_has_one_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(MAX_BYTES_ENV, str(BODY_BYTES_MAX + 1))
     with pytest.raises(ApiError, match="from 1 to 1073741824"):
         body_limit()
+
+
+def _constant_parquet(rows: int, width: int) -> bytes:
+    """An OpenInference export of ``rows`` spans with the same ``width``-character trace id and
+    input: dictionary-encoded, a few KB whatever ``rows`` is."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "context.span_id": ["s"] * rows,
+            "context.trace_id": ["t" * width] * rows,
+            "name": ["llm"] * rows,
+            "attributes.input.value": ["i" * width] * rows,
+        }
+    )
+    out = io.BytesIO()
+    pq.write_table(table, out, use_dictionary=True, compression="zstd")
+    return out.getvalue()
+
+
+def test_a_small_parquet_push_that_decodes_to_much_is_refused_from_its_metadata(
+    demo_db: Path | str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """M2: a push's decoded text is at most 8 times its byte limit and its rows one per 64 bytes of
+    it, checked from the file's metadata and dictionaries before any row becomes objects; nothing
+    stored, no import recorded. A local file keeps the file limits."""
+    tokens = people(demo_db)
+    before = counts(demo_db)
+    monkeypatch.setenv(MAX_BYTES_ENV, "65536")  # 512 KiB of text, 1,024 rows
+    many, wide = _constant_parquet(2_000, 4), _constant_parquet(1_000, 1_000)
+    assert len(many) < 2_000 and len(wide) < 10_000  # bodies far under the 64 KiB
+    with api_server(demo_db) as url, httpx.Client(base_url=url, timeout=60) as client:
+        push = {"from": "openinference"}
+        rows = client.post("/import/traces", params=push, content=many, headers=bearer(tokens["root"]))
+        assert rows.status_code == 400
+        assert rows.json()["error"] == (
+            "body: 2,000 rows (its metadata says); a file pushed over HTTP takes at most 1,024 rows "
+            f"(from its limit of 65,536 bytes (64 KiB) a push: set {MAX_BYTES_ENV} to raise it, "
+            "or import the file with python -m annotation import)"
+        )
+        text = client.post("/import/traces", params=push, content=wide, headers=bearer(tokens["root"]))
+        assert text.status_code == 400
+        assert text.json()["error"].startswith(
+            "body: 2,004,000 bytes of text once its dictionaries are expanded; a file pushed over HTTP "
+            "takes at most 524,288 bytes (512 KiB) of text"
+        )
+    assert counts(demo_db) == before
+    # the same file read locally: the file limits only (2 GiB of text, 1M rows)
+    from annotation.traces.files import read_values
+
+    local = tmp_path / "wide.parquet"
+    local.write_bytes(wide)
+    assert len(read_values(str(local))) == 1_000
+
+
+def test_ids_that_break_the_id_rule_are_refused_by_every_push(demo_db: Path | str) -> None:
+    """M3: a line break, a tab, ESC, a bidi override or a space in an id is refused over HTTP with
+    the reader's line and field; nothing stored, no import recorded."""
+    tokens = people(demo_db)
+    before = counts(demo_db)
+    rule = "expected an id without whitespace, control or format characters"
+    cases = [
+        (
+            "run",
+            {"format": "jsonl", "name": "inj"},
+            b'{"query_id": "qinj 0 m1 3\\nq_faw", "ranking": ["m2"]}\n',
+            "body:1: query_id: 'qinj 0 m1 3\\nq_faw' holds U+000A (whitespace) at position 11; "
+            "expected an id without whitespace other than spaces, control or format characters",
+        ),
+        (
+            "run",
+            {"format": "trec", "name": "inj2"},
+            b"q\x1bx Q0 m\x1b2 1 1.0 r\n",
+            f"body:1: qid: 'q\\x1bx' holds U+001B (a control character) at position 1; {rule}",
+        ),
+        (
+            "corpus",
+            {},
+            b'{"id": "c\\u202e\\u001b", "text": "x"}\n',
+            f"body:1: id: 'c\\u202e\\x1b' holds U+202E (a format character) at position 1; {rule}",
+        ),
+        (
+            "queries",
+            {"format": "tsv"},
+            b"q\x1by\ttext\n",
+            f"body:1: id: 'q\\x1by' holds U+001B (a control character) at position 1; {rule}",
+        ),
+        (
+            "traces",
+            {},
+            traces_body(1).replace(b'"q_faw"', b'"tq sp"'),
+            f"body:1: query_id: 'tq sp' holds U+0020 (whitespace) at position 2; {rule}",
+        ),
+    ]
+    with api_server(demo_db) as url, httpx.Client(base_url=url, timeout=60) as client:
+        for slot, params, body, message in cases:
+            answer = client.post(
+                f"/import/{slot}", params=params, content=body, headers=bearer(tokens["root"])
+            )
+            assert (answer.status_code, answer.json()) == (400, {"error": message}), slot
+    assert counts(demo_db) == before
+
+
+def _rows(db: str | Path) -> dict[str, int]:
+    with Store(db) as store:
+        return {
+            table: int(store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            for table in ("queries", "traces", "items", "imports", "import_rows")
+        }
+
+
+def test_a_trace_not_imported_creates_no_query_and_a_repeat_only_records_the_push(
+    demo_db: Path | str,
+) -> None:
+    """L4: (a) a trace with a new id and query id but the question, contexts and answer of a stored
+    one is not imported, and its query is not created; (b) the same trace again adds no row, but
+    the push is recorded as an import naming the trace and its query (docs/api-http.md)."""
+    tokens = people(demo_db)
+    first = traces_body(1, "orph")
+    other = first.replace(b'"orph-0"', b'"orph-b"').replace(b'"q_faw"', b'"q_orph_b"')
+
+    def push(body: bytes) -> tuple[list[str], dict[str, int]]:
+        before = _rows(demo_db)
+        answer = client.post("/import/traces", content=body, headers=bearer(tokens["root"]))
+        assert answer.status_code == 200
+        after = _rows(demo_db)
+        return answer.json()["imported"], {k: after[k] - before[k] for k in before}
+
+    with api_server(demo_db) as url, httpx.Client(base_url=url, timeout=60) as client:
+        _, added = push(first)
+        # q_faw is the demo's: the import holds the trace and names the query
+        assert added == {"queries": 0, "traces": 1, "items": 1, "imports": 1, "import_rows": 2}
+        lines, added = push(other)
+        assert lines[0] == "traces body: 0 traces, 0 unchanged, 1 identical"
+        assert lines[1] == (
+            "  not imported: trace 'orph-b': the same question, contexts and answer as trace 'orph-0'"
+        )
+        assert added == {"queries": 0, "traces": 0, "items": 0, "imports": 1, "import_rows": 0}
+        lines, added = push(first)
+        assert lines[0] == "traces body: 0 traces, 1 unchanged"
+        assert added == {"queries": 0, "traces": 0, "items": 0, "imports": 1, "import_rows": 2}
+    with Store(demo_db) as store:
+        assert store.db.execute("SELECT count(*) FROM queries WHERE id = 'q_orph_b'").fetchone()[0] == 0

@@ -30,6 +30,7 @@ PURE = [
     "annotation/provenance.py",
     "annotation/rubrics.py",
     "annotation/render.py",
+    "annotation/ids.py",
     "annotation/chunking.py",
     "calibration/projection.py",
     "calibration/metrics.py",
@@ -370,6 +371,7 @@ FORMATS = ROOT / "annotation" / "formats"
 # reads with too (no pyarrow.compute import, #42)
 BELOW_THE_FORMATS = (
     "annotation.formats",
+    "annotation.ids",  # the id rule's characters: the readers refuse them, render escapes them
     "annotation.model",
     "annotation.errors",
     "annotation.provenance",

@@ -819,3 +819,36 @@ def test_synthetic_import_speed(db_at, tmp_path, figure):
         f"trace_sources: {n} synthetic OpenInference traces read in {read:.2f} s, "
         f"written in {write:.2f} s ({store.dialect})"
     )
+
+
+def test_a_trace_not_imported_leaves_no_query_unless_a_ranking_names_it(db_at):
+    """L4: to_store writes the queries of the traces it imports and of the rankings, and no other:
+    a trace identical to a stored one under another query id, or a trace whose query nothing ranks,
+    leaves no query row."""
+
+    def trace(tid: str, qid: str) -> dict:
+        return {
+            "id": tid,
+            "query_id": qid,
+            "system": "s",
+            "question": "why?",
+            "contexts": ["c"],
+            "answer": "a",
+        }
+
+    with Store(db_at) as store:
+        first = TraceImport("openinference", "x", queries={"q_a": "why?"}, traces=[trace("t1", "q_a")])
+        assert to_store(store, first)["queries"] == 1
+        repeat = TraceImport(
+            "openinference",
+            "y",
+            queries={"q_b": "why?", "q_ranked": "what?", "q_alone": "who?"},
+            runs={("s", "fetch"): {"q_ranked": [("c1", 1.0)]}},
+            traces=[trace("t2", "q_b")],
+        )
+        identical: list[tuple[str, str]] = []
+        counts = to_store(store, repeat, identical=identical)
+        assert (counts["queries"], counts["traces"], counts["identical"], counts["rankings"]) == (1, 0, 1, 1)
+        assert identical == [("t2", "t1")]
+        stored = {row[0] for row in store.db.execute("SELECT id FROM queries")}
+        assert stored == {"q_a", "q_ranked"}

@@ -27,6 +27,8 @@ The formats:
 
 What they stand on:
 
+- :mod:`annotation.ids`: the id rule's characters (no whitespace, control or format character in
+  an id), which :mod:`~annotation.formats.textio` checks and the text outputs escape;
 - :mod:`~annotation.formats.textio`: bytes, lines and texts checked (UTF-8, NUL, lone CR,
   trec_eval's whitespace and numbers), the size limits, the checks of an id a TREC writer takes;
 - :mod:`~annotation.formats.json_lines`: strict JSON lines, the one parser of every JSONL reader;

@@ -31,6 +31,7 @@ from annotation.formats.json_lines import parse_json_line
 from annotation.formats.textio import (
     ASCII_SPACE,
     JudgmentLines,
+    check_id,
     check_text,
     clip_text,
     has_space,
@@ -117,6 +118,7 @@ def _id(obj: dict[str, Any], path: Path, number: int, seen: dict[str, int]) -> s
             path, number, "_id", f"{shown_value(value)} holds whitespace; expected an id without spaces"
         )
     check_text(value, path, number, "_id", InvalidBeir)
+    check_id(value, path, number, "_id", InvalidBeir)
     if value in seen:
         raise InvalidBeir(
             path, number, "_id", f"{shown_value(value)} already on line {seen[value]}; expected each id once"
@@ -209,6 +211,7 @@ def _read_qrels(path: Path) -> Qrels:
                 raise InvalidBeir(
                     path, number, name, f"{shown_value(value)}: expected a non-empty id without spaces"
                 )
+            check_id(value, path, number, name, InvalidBeir)
         judgments.add(qid, doc, judgments.parse(raw_score, number), number)
     grades = judgments.grades
     if not grades:

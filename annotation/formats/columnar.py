@@ -22,7 +22,8 @@ import pyarrow.csv as pcsv
 
 import annotation.arrow_compute as pc
 from annotation.errors import DenominatorError
-from annotation.formats.textio import BOM, INT_RE, NUMBER_RE
+from annotation.formats.textio import BOM, INT_RE, NUMBER_RE, id_problem
+from annotation.ids import ID_FORBIDDEN_RE2
 
 _NOT_SIMPLE = object()
 _ODD_BYTES = (b"\t", b"\x00", b"\r", b"\x0b", b"\x0c")
@@ -104,9 +105,13 @@ def lean_columns(
             if name == "g":
                 out[name] = column
         elif name in (names[0], "d"):
+            if not _keeps_id_rule(column):
+                return None  # the line reader names the id and its character
             out[name] = column
         elif name == "t":
             out["t"] = column.chunk(0)[0].as_py()
+            if id_problem(out["t"]) is not None:
+                return None
     del table
     if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
         return _NOT_SIMPLE
@@ -281,6 +286,22 @@ def _bytes_in(chunk: pa.Array, allowed: np.ndarray) -> bool:
     return bool(allowed[data[offsets[0] : offsets[-1]]].all())
 
 
+def _keeps_id_rule(column: pa.ChunkedArray) -> bool:
+    """No value of a string column breaks the id rule (:data:`annotation.formats.textio.ID_FORBIDDEN`):
+    a chunk whose bytes are all printable ASCII (a min and a max) keeps it; another is searched
+    with the rule's class (RE2)."""
+    for chunk in column.chunks:
+        if len(chunk) == 0:
+            continue
+        offsets, data = _string_parts(chunk)
+        values = data[offsets[0] : offsets[-1]]
+        if not len(values) or (int(values.min()) > 0x20 and int(values.max()) < 0x7F):
+            continue
+        if pc.any(pc.match_substring_regex(chunk, ID_FORBIDDEN_RE2)).as_py():
+            return False
+    return True
+
+
 def _all_digits(chunk: pa.Array) -> bool:
     """Every byte of a string chunk's values is an ASCII digit (one subtraction and a max: a
     tenth of :func:`_bytes_in`'s table look-up)."""
@@ -358,6 +379,8 @@ def fast_table(
                 return None  # a doubled delimiter or a trailing one
             if tab and pc.any(pc.match_substring(column, " ")).as_py():
                 return None
+            if name in (names[0], "d", "t") and not _keeps_id_rule(pa.chunked_array([column])):
+                return None  # the line reader names the id and its character
         out[name] = column
     if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
         return None  # comment lines: the line reader skips them

@@ -25,6 +25,7 @@ from annotation.formats.plain_yaml import construct, read_yaml_tree, yaml_proble
 from annotation.formats.textio import (
     INT64_RANGE,
     YAML_BREAK,
+    check_id,
     check_text,
     check_text_size,
     clip_text,
@@ -313,6 +314,8 @@ def _read_queries(
             raise InvalidGolden(path, _line(item), f"{where}.id", "missing; expected the query id")
         if not qid:
             raise InvalidGolden(path, _line(id_node), id_field, "expected a non-empty query id")
+        # a query may be named by its text (spaces kept); line breaks, tabs and controls never
+        check_id(qid, path, _line(id_node), id_field, InvalidGolden, spaces=True)
         if qid in grades:
             named = " (a query without an id is named by its text)" if essay else ""
             raise InvalidGolden(
@@ -416,6 +419,7 @@ def _read_grades(
     for doc, (knode, vnode) in _mapping(path, node, where).items():
         if not doc:
             raise InvalidGolden(path, _line(knode), where, "expected a non-empty document id")
+        check_id(doc, path, _line(knode), f"{where}.{field_label(doc)}", InvalidGolden)
         grade = _scalar_int(path, vnode, f"{where}.{field_label(doc)}")
         if grade >= 0 and not lo <= grade <= hi:
             raise InvalidGolden(

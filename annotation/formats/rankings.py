@@ -13,6 +13,7 @@ from typing import Any
 from annotation.formats.atomic import write_atomic
 from annotation.formats.json_lines import parse_json_line
 from annotation.formats.textio import (
+    check_id,
     check_text,
     check_trec_id,
     clip_text,
@@ -46,6 +47,8 @@ def read_rankings(path: str | os.PathLike[str], name: str | None = None) -> Run:
                 f'expected a non-empty string (ids are text: write "1", not 1), got {clip_text(json.dumps(qid))}',
             )
         check_text(qid, path, number, "query_id", InvalidRankings)
+        # a query may be named by its text (golden.yaml's essay shape): spaces kept, nothing else
+        check_id(qid, path, number, "query_id", InvalidRankings, spaces=True)
         if "ranking" not in obj:
             raise InvalidRankings(
                 path, number, "ranking", "missing; expected a list of document ids, best first"
@@ -64,6 +67,7 @@ def read_rankings(path: str | os.PathLike[str], name: str | None = None) -> Run:
                     f"expected a document id (a non-empty string without spaces), got {clip_text(json.dumps(doc))}",
                 )
             check_text(doc, path, number, f"ranking[{pos}]", InvalidRankings)
+            check_id(doc, path, number, f"ranking[{pos}]", InvalidRankings)
         if qid in rankings:
             raise InvalidRankings(
                 path,

@@ -16,6 +16,7 @@ from annotation.formats.json_lines import parse_json_line
 from annotation.formats.textio import (
     ASCII_SPACE,
     INT64_RANGE,
+    check_id,
     check_text,
     check_text_size,
     content_lines,
@@ -62,6 +63,7 @@ def read_corpus(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         _check_offsets(obj, path, number)
         for key in ("id", "text"):
             check_text(obj[key], path, number, key, InvalidCorpus)
+        check_id(obj["id"], path, number, "id", InvalidCorpus)
         check_text_size(obj["text"], path, number, "text", InvalidCorpus, text_limit)
         if obj["id"] in seen:
             raise InvalidCorpus(
@@ -91,6 +93,7 @@ def _check_offsets(obj: dict[str, Any], path: str | os.PathLike[str], number: in
     if not isinstance(obj["doc"], str) or not obj["doc"]:
         raise InvalidCorpus(path, number, "doc", "expected the document's id as a non-empty string")
     check_text(obj["doc"], path, number, "doc", InvalidCorpus)
+    check_id(obj["doc"], path, number, "doc", InvalidCorpus)
     for key in ("start", "end"):
         value = obj[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_RANGE[1]:
@@ -145,6 +148,7 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
             )
         for value, name in ((qid, "id"), (query, "text")):
             check_text(value, path, number, name, InvalidQueries)
+        check_id(qid, path, number, "id", InvalidQueries)
         check_text_size(query, path, number, "text", InvalidQueries, text_limit)
         if qid in seen:
             raise InvalidQueries(
@@ -182,6 +186,8 @@ def read_traces(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 )
             check_text(value, path, number, key, InvalidTraces)
             check_text_size(value, path, number, key, InvalidTraces, text_limit)
+            if key in ("id", "query_id"):
+                check_id(value, path, number, key, InvalidTraces)
         contexts = obj["contexts"]
         if not isinstance(contexts, list) or not all(isinstance(c, str) and c.strip() for c in contexts):
             raise InvalidTraces(
@@ -219,6 +225,7 @@ def read_corpus_ids(path: str | os.PathLike[str]) -> list[str]:
             check_text(doc, path, number, "id", InvalidCorpus)
         else:
             doc = line.strip(ASCII_SPACE)
+        check_id(doc, path, number, "id", InvalidCorpus)
         if doc in seen:
             raise InvalidCorpus(
                 path, number, "id", f"{shown_value(doc)} already on line {seen[doc]}; expected each id once"

@@ -15,12 +15,15 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from annotation.ids import ID_FORBIDDEN
 from annotation.model import FormatError, UnwritableId
 
 # ---------------------------------------------------------------- raw bytes
@@ -72,6 +75,46 @@ _LIMIT_ENV = {
     "text_bytes": MAX_TEXT_BYTES_ENV,
     "rows": MAX_ROWS_ENV,
 }
+
+
+# A file pushed over HTTP (``POST /api/import/...``) is bounded by the request's size, but a Parquet
+# file's few KB can decode to millions of rows and gigabytes of text (dictionary encoding). While
+# :func:`pushed` holds, a Parquet reader also refuses more than PUSH_TEXT_TIMES the push's byte
+# limit of decoded text, and more than one row per PUSH_ROW_BYTES of it (8 MiB: 64 MiB of text,
+# 131,072 rows), from the file's metadata and its dictionaries, before a row becomes objects.
+PUSH_TEXT_TIMES = 8
+PUSH_ROW_BYTES = 64
+
+
+@dataclass(frozen=True)
+class PushBound:
+    """What a pushed file may decode to: ``text_bytes`` of text, ``rows`` rows; ``body_bytes`` the
+    push's own limit they are derived from, and ``setting`` what sets it (both named in a refusal)."""
+
+    body_bytes: int
+    text_bytes: int
+    rows: int
+    setting: str
+
+
+_PUSH: ContextVar[PushBound | None] = ContextVar("denominator_push_bound", default=None)
+
+
+@contextmanager
+def pushed(body_bytes: int, setting: str) -> Iterator[PushBound]:
+    """Inside the block, the readers bound what a file decodes to by a push of at most
+    ``body_bytes`` (set by ``setting``; :func:`push_bound`); this thread's (and context's) reads only."""
+    bound = PushBound(body_bytes, body_bytes * PUSH_TEXT_TIMES, max(1, body_bytes // PUSH_ROW_BYTES), setting)
+    token = _PUSH.set(bound)
+    try:
+        yield bound
+    finally:
+        _PUSH.reset(token)
+
+
+def push_bound() -> PushBound | None:
+    """The bound of the push being read (:func:`pushed`), None outside one (a local file)."""
+    return _PUSH.get()
 
 
 class LimitSetting(FormatError):
@@ -335,6 +378,46 @@ def shown_value(value: str, limit: int = 60) -> str:
 
 def has_space(value: str) -> bool:
     return any(ch in ASCII_SPACE for ch in value)
+
+
+# ---------------------------------------------------------------- the id rule
+
+# The id rule (its characters: :mod:`annotation.ids`)
+ID_RULE = "expected an id without whitespace, control or format characters"
+
+
+def id_problem(value: str, spaces: bool = False) -> str | None:
+    """What breaks the id rule in ``value`` (the first such character, by code point and kind), or
+    None when it keeps the rule (emptiness is the caller's check). ``spaces``: U+0020 is taken
+    (golden.yaml's queries named by their text)."""
+    found = ID_FORBIDDEN.search(value.replace(" ", "x") if spaces else value)
+    if found is None:
+        return None
+    ch = found.group()
+    kind = "whitespace" if ch.isspace() else "a control character" if ch < "\xa0" else "a format character"
+    return f"U+{ord(ch):04X} ({kind}) at position {found.start()}"
+
+
+def check_id(
+    value: Any,
+    path: str | os.PathLike[str],
+    line: int | None,
+    field_: str,
+    error: type[FormatError],
+    *,
+    spaces: bool = False,
+) -> str:
+    """The id rule (:data:`ID_FORBIDDEN`), the one every reader applies to every id it reads: a
+    non-empty string without whitespace, control or format characters; ``error`` naming the line
+    and the field otherwise. Returns the id. ``spaces``: U+0020 is taken, for golden.yaml's query
+    ids, which may be a query's text (the TREC writers refuse those, saying to give ids)."""
+    if not isinstance(value, str) or not value:
+        raise error(path, line, field_, f"expected a non-empty id (a string), got {clip_text(repr(value))}")
+    problem = id_problem(value, spaces)
+    if problem is not None:
+        rule = ID_RULE.replace("whitespace", "whitespace other than spaces") if spaces else ID_RULE
+        raise error(path, line, field_, f"{shown_value(value)} holds {problem}; {rule}")
+    return value
 
 
 # what a whitespace-separated line of each format is called, in a refusal

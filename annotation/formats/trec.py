@@ -30,6 +30,7 @@ from annotation.formats.textio import (
     NUMBER_PATTERN,
     JudgmentLines,
     check_file_size,
+    check_id,
     check_trec_id,
     parse_int,
     read_text_file,
@@ -72,6 +73,8 @@ def _slow_qrels(path: str | os.PathLike[str], scale: tuple[int, int] | None = No
                 f"expected 4 columns (qid iter docid grade), got {len(fields)}",
             )
         qid, _iter, doc, raw_grade = fields
+        check_id(qid, path, number, "qid", InvalidQrels)
+        check_id(doc, path, number, "docid", InvalidQrels)
         grade = judgments.parse(raw_grade, number)
         if scale is not None and grade >= 0 and not scale[0] <= grade <= scale[1]:
             raise InvalidQrels(
@@ -206,10 +209,13 @@ def _slow_run(path: str | os.PathLike[str]) -> Run:
             raise InvalidRun(
                 path, number, "score", f"expected a number, got {raw_score!r} (NaN cannot be ordered)"
             )
+        check_id(qid, path, number, "qid", InvalidRun)
+        check_id(doc, path, number, "docid", InvalidRun)
+        if tag is None:  # the run's name: the first line's tag (trec_eval reads no other)
+            tag = check_id(run_tag, path, number, "tag", InvalidRun)
         q.append(qid)
         d.append(doc)
         s.append(score)
-        tag = tag or run_tag
     if not q:
         raise InvalidRun(
             path,

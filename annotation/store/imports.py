@@ -239,56 +239,75 @@ class Imports(Retirements, Identity):
         self, traces: Sequence[Mapping[str, Any]], identical: list[tuple[str, str]] | None = None
     ) -> dict[str, int]:
         """Traces as read by :func:`annotation.formats.records.read_traces`; each also
-        becomes a ``trace`` item (faithfulness). The same trace again changes
-        nothing; the same id with other content is refused. A trace with a new id
-        whose question, contexts and answer are those of a live trace (or of one
-        earlier in ``traces``) is not imported: a labeller would see "the same"
-        item twice. Counted as ``identical``; each is appended to ``identical`` as
-        (its id, the id of the trace it repeats) when a list is given."""
-        added = unchanged = skipped = 0
-        new: list[str] = []
-        named: list[str] = []
+        becomes a ``trace`` item (faithfulness). The same trace again adds no row (the import
+        being recorded names it: see :mod:`annotation.store.retirements`); the same id with other
+        content is refused. A trace with a new id whose question, contexts and answer are those
+        of a live trace (or of one earlier in ``traces``) is not imported: a labeller would see
+        "the same" item twice; nor is its query created. Counted as ``identical``; each is
+        appended to ``identical`` as (its id, the id of the trace it repeats) when a list is given."""
         with self.write() as db:
-            self._ensure_held_ids("queries", {t["query_id"] for t in traces})
-            seen = self._live_trace_contents()
-            for trace in traces:
-                row = (
-                    trace["id"],
-                    trace["query_id"],
-                    trace["system"],
-                    trace["question"],
-                    json.dumps(trace["contexts"], ensure_ascii=False),
-                    trace["answer"],
-                )
-                stored = db.execute(
-                    "SELECT id, query_id, system, question, contexts, answer FROM traces WHERE id = ?",
-                    [trace["id"]],
-                ).fetchone()
-                if stored is not None:
-                    if tuple(stored) != row:
-                        raise ImportConflict(
-                            f"trace {trace['id']!r} is stored with other content; expected a new id"
-                        )
-                    unchanged += 1
-                    named.append(trace["id"])
-                    continue
-                content = _trace_content(*row[3:])
-                if content in seen:
-                    skipped += 1
-                    if identical is not None:
-                        identical.append((trace["id"], seen[content]))
-                    continue
-                seen[content] = trace["id"]
-                new.append(trace["id"])
+            new, named, skipped = self._trace_plan(traces)
+            # the queries of the traces imported or named; none for a trace not imported (L4)
+            self._ensure_held_ids(
+                "queries", {trace["query_id"] for trace, _ in new} | {trace["query_id"] for trace in named}
+            )
+            now = utc_now()
+            for trace, row in new:
                 db.execute(
                     "INSERT INTO traces (id, query_id, system, question, contexts, answer, created_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [*row, utc_now()],
+                    [*row, now],
                 )
                 self.ensure_item("trace", query_id=trace["query_id"], trace_id=trace["id"])
-                added += 1
-            self.hold("traces", new, named)
-        return {"traces": added, "unchanged": unchanged, "identical": skipped}
+            self.hold("traces", [trace["id"] for trace, _ in new], [trace["id"] for trace in named])
+        if identical is not None:
+            identical.extend(skipped)
+        return {"traces": len(new), "unchanged": len(named), "identical": len(skipped)}
+
+    def identical_traces(self, traces: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+        """The traces of ``traces`` that :meth:`import_traces` would not import, each with the id
+        of the trace it repeats (nothing is written)."""
+        return dict(self._trace_plan(traces)[2])
+
+    def _trace_plan(
+        self, traces: Sequence[Mapping[str, Any]]
+    ) -> tuple[
+        list[tuple[Mapping[str, Any], tuple[Any, ...]]], list[Mapping[str, Any]], list[tuple[str, str]]
+    ]:
+        """What :meth:`import_traces` does with each trace: (the new ones with their rows, the
+        ones stored as they are, (id, the trace it repeats) of the ones not imported);
+        ImportConflict for an id stored with other content."""
+        new: list[tuple[Mapping[str, Any], tuple[Any, ...]]] = []
+        named: list[Mapping[str, Any]] = []
+        skipped: list[tuple[str, str]] = []
+        seen = self._live_trace_contents()
+        for trace in traces:
+            row = (
+                trace["id"],
+                trace["query_id"],
+                trace["system"],
+                trace["question"],
+                json.dumps(trace["contexts"], ensure_ascii=False),
+                trace["answer"],
+            )
+            stored = self.db.execute(
+                "SELECT id, query_id, system, question, contexts, answer FROM traces WHERE id = ?",
+                [trace["id"]],
+            ).fetchone()
+            if stored is not None:
+                if tuple(stored) != row:
+                    raise ImportConflict(
+                        f"trace {trace['id']!r} is stored with other content; expected a new id"
+                    )
+                named.append(trace)
+                continue
+            content = _trace_content(*row[3:])
+            if content in seen:
+                skipped.append((trace["id"], seen[content]))
+                continue
+            seen[content] = trace["id"]
+            new.append((trace, row))
+        return new, named, skipped
 
     def _live_trace_contents(self) -> dict[bytes, str]:
         """A digest of each live trace's question, contexts and answer: its id."""

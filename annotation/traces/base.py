@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, overload
 
-from annotation.formats.textio import check_text, check_text_size
+from annotation.formats.textio import check_id, check_text, check_text_size
 from annotation.model import InvalidTraces
 
 # a path that leads nowhere (None is a value a record can hold)
@@ -138,7 +138,8 @@ def ident(value: Any, path: str, line: int | None, loc: str, name: str, required
 
 
 def ident(value: Any, path: str, line: int | None, loc: str, name: str, required: bool = True) -> str | None:
-    """An id as text: a non-empty string, or an integer (written in decimal).
+    """An id as text: a non-empty string that keeps the id rule
+    (:func:`annotation.formats.textio.check_id`), or an integer (written in decimal).
     None when absent and not ``required``; else InvalidTraceSource."""
     if isinstance(value, bool):
         raise InvalidTraceSource(
@@ -150,7 +151,7 @@ def ident(value: Any, path: str, line: int | None, loc: str, name: str, required
         return str(int(value))
     if isinstance(value, str) and value.strip():
         check_nul(value, path, line, where(loc, name))
-        return value
+        return check_id(value, path, line, where(loc, name), InvalidTraceSource)
     if value is None or value is MISSING or value == "" or is_nan(value):
         if required:
             raise InvalidTraceSource(path, line, where(loc, name), "missing; expected an id (a string)")

@@ -146,9 +146,14 @@ def _parquet_rows(path: str) -> list[dict[str, Any]]:
     require_file(path)
     textio.check_file_size(path, InvalidTraceSource)
     limit = textio.limits()
+    push = textio.push_bound()
     try:
         with pq.ParquetFile(path) as parquet:
             meta = parquet.metadata
+            if push is not None and meta.num_rows > push.rows:
+                _too_big_push(
+                    path, f"{meta.num_rows:,} rows (its metadata says)", f"{push.rows:,} rows", push
+                )
             if meta.num_rows > limit.rows:
                 _too_big(
                     path,
@@ -162,6 +167,13 @@ def _parquet_rows(path: str) -> list[dict[str, Any]]:
                 for c in range(meta.num_columns)
             )
             texts = [f.name for f in parquet.schema_arrow if _is_text(f.type)]
+        if push is not None and size > push.text_bytes:
+            _too_big_push(
+                path,
+                f"{size:,} bytes uncompressed (its metadata says)",
+                textio.size_text(push.text_bytes),
+                push,
+            )
         if size > limit.file_bytes:
             _too_big(
                 path,
@@ -174,6 +186,13 @@ def _parquet_rows(path: str) -> list[dict[str, Any]]:
     except (pa.ArrowException, OSError) as exc:
         raise InvalidTraceSource(path, None, None, f"not a readable Parquet file ({exc})") from None
     decoded = sum(_expanded_bytes(table[name]) for name in texts)
+    if push is not None and decoded > push.text_bytes:
+        _too_big_push(
+            path,
+            f"{decoded:,} bytes of text once its dictionaries are expanded",
+            textio.size_text(push.text_bytes) + " of text",
+            push,
+        )
     if decoded > limit.file_bytes:
         _too_big(
             path,
@@ -210,6 +229,17 @@ def _too_big(path: str, what: str, most: str, env: str) -> None:
         None,
         None,
         f"{what}; the readers take at most {most} (set {env} to raise the limit)",
+    )
+
+
+def _too_big_push(path: str, what: str, most: str, push: textio.PushBound) -> None:
+    raise InvalidTraceSource(
+        path,
+        None,
+        None,
+        f"{what}; a file pushed over HTTP takes at most {most} (from its limit of "
+        f"{textio.size_text(push.body_bytes)} a push: set {push.setting} to raise it, "
+        "or import the file with python -m annotation import)",
     )
 
 

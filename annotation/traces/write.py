@@ -19,7 +19,8 @@ def to_store(
 ) -> dict[str, int]:
     """Write a :class:`TraceImport` in one ``store.write()`` transaction: queries,
     chunks, one run per (system, stage) named ``{run_prefix}{system}:{stage}``,
-    traces. All of it lands or none; the same import again changes nothing. A
+    traces. All of it lands or none; the same import again adds no row; a query only for a trace
+    imported or a ranking (a trace not imported leaves none). A
     run name already stored with other rankings is refused (ImportConflict):
     give a ``run_prefix`` for a later export of the same systems.
 
@@ -39,8 +40,14 @@ def to_store(
         counts["unchanged"] += result["unchanged"]
 
     with store.write():
-        if imp.queries:
-            texts("queries", store.import_queries(imp.queries))
+        # the queries of the traces imported and of the rankings: none for a trace that is not
+        # imported (identical to a live one) and ranks nothing (L4)
+        repeats = store.identical_traces(imp.traces) if imp.traces else {}
+        used = {t["query_id"] for t in imp.traces if t["id"] not in repeats}
+        used.update(qid for rankings in imp.runs.values() for qid in rankings)
+        queries = {qid: text for qid, text in imp.queries.items() if qid in used}
+        if queries:
+            texts("queries", store.import_queries(queries))
         if imp.chunks:
             texts("chunks", store.import_corpus(imp.chunks))
         for (system, stage), rankings in sorted(imp.runs.items()):
