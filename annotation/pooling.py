@@ -103,7 +103,9 @@ def pool(
             f"no run named {', '.join(map(repr, unknown))}; stored runs: {', '.join(sorted(known)) or 'none'}"
         )
     if not chosen:
-        raise StoreError("no runs in the store; import one with python -m annotation import --run")
+        raise StoreError(
+            "no runs in the store; import one first (python -m annotation import --run, or POST /api/import/run)"
+        )
     pairs = store.pooled_pairs([known[name] for name in chosen], depth)
     batch = f"pool-d{depth}-" + "+".join(chosen)
     queued = queue_pairs(store, pairs, batch, annotators, overlap, seed)
