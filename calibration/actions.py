@@ -23,7 +23,7 @@ from annotation.model import ChunkSpan, Qrels, Run
 from annotation.options import default
 from annotation.rubrics import KIND_OF_RUBRIC, candidate_value, get_rubric
 from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
-from calibration.errors import InvalidInput, NothingToEvaluate
+from calibration.errors import InvalidInput, NothingToCompare, NothingToEvaluate
 from calibration.evidence import EvidenceRun, evidence_run
 from calibration.inputs import (
     ALPHA,
@@ -1249,7 +1249,7 @@ def _agree_files(
         labelled, queries = _people_labels(store, rubric or "relevance")
         people = len({rater for _, rater, _ in labelled})
         rows = labelled
-        where = "the store's labels"
+        where = f"the store's {rubric or 'relevance'} labels"
     elif qrels_pair:
         if rubric is not None:
             raise InvalidInput("--rubric reads an annotation export; two qrels files hold relevance grades")
@@ -1272,7 +1272,7 @@ def _agree_files(
         rows, queries = long_labels(labels_csv or "", rubric)
         where = str(labels_csv)
     try:
-        return agreement_report(
+        report = agreement_report(
             rows,
             trusted=trusted,
             statistic=statistic,
@@ -1283,3 +1283,39 @@ def _agree_files(
         )
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
+    if qrels_pair:
+        report = _files_in_given_order(report, [str(path) for path in qrels_pair])
+    if not any(pair["n"] for pair in report["pairs"]):
+        raise NothingToCompare(f"{where}: {_nothing_shared(report, bool(qrels_pair))}")
+    return report
+
+
+def _nothing_shared(report: AgreementReport, files: bool) -> str:
+    """Why there is no agreement to measure: no item rated by two raters (one rater, or raters
+    whose items do not meet), in one clause with the counts."""
+    n, raters = report["n_items"], report["raters"]
+    if files:
+        return (
+            f"no (query, chunk) is graded in both files ({n} graded in one only): "
+            "nothing to compare; give two qrels of the same queries and chunks"
+        )
+    if len(raters) < 2:
+        who = f"one rater ({raters[0]})" if raters else "no rater"
+        return f"{n} items, {who}: agreement needs two raters who rated the same items"
+    return (
+        f"{n} items, {len(raters)} raters, and no item rated by two of them: "
+        "agreement needs two raters who rated the same items"
+    )
+
+
+def _files_in_given_order(report: AgreementReport, names: list[str]) -> AgreementReport:
+    """The report of two qrels files with the files as given (the table sorts raters by name): each
+    pair's raters swapped where needed, its confusion matrix transposed with them (the kappas and
+    their intervals do not depend on the order)."""
+    report["raters"] = [r for r in names if r in report["raters"]]
+    for pair in report["pairs"]:
+        if [str(r) for r in pair["raters"]] == names[::-1]:
+            pair["raters"] = list(reversed(pair["raters"]))
+            if pair.get("confusion"):
+                pair["confusion"] = [list(column) for column in zip(*pair["confusion"])]
+    return report

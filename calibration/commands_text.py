@@ -539,7 +539,10 @@ def agree_table(report: AgreementReport) -> str:
     from calibration.stats.judged import design_line
 
     bar = report["verdict_thresholds"]["trusted"]
-    rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
+    # start-up: the pair's counts, in the Agreement page's words
+    from calibration.review_text import same_grade
+
+    rows = [["raters", "n", "same grade", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
     notes = []
     designs = []
     for pair in report["pairs"]:
@@ -548,7 +551,7 @@ def agree_table(report: AgreementReport) -> str:
             [
                 raters,
                 str(pair["n"]),
-                num(pair["observed_agreement"]),
+                same_grade(pair),
                 decisive(pair["kappa"], bar),
                 interval(pair.get("kappa_ci")),
                 decisive(pair["kappa_linear"], bar),
@@ -603,9 +606,19 @@ def agree_table(report: AgreementReport) -> str:
             if p.get("undefined_reason")
         ],
         f"Fleiss' kappa: {num(report['fleiss_kappa'])}"
-        + (f" ({report['fleiss_undefined_reason']})" if report.get("fleiss_undefined_reason") else ""),
+        + (f" ({report['fleiss_undefined_reason']})" if report.get("fleiss_undefined_reason") else "")
+        + (
+            f" (n = {report['n_items']} items, {m} ratings each)"
+            if report["fleiss_kappa"] is not None and (m := report.get("fleiss_ratings_per_item"))
+            else ""
+        ),
         "Krippendorff's alpha: "
-        + ", ".join(f"{level} {num(alpha[level])}" for level in ("nominal", "ordinal", "interval")),
+        + ", ".join(f"{level} {num(alpha[level])}" for level in ("nominal", "ordinal", "interval"))
+        + (
+            f" (n = {report['krippendorff_items']} of {report['n_items']} items: those rated two times or more)"
+            if "krippendorff_items" in report
+            else ""
+        ),
     ]
     for pair in report["pairs"]:
         if "sequential" in pair:

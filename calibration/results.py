@@ -364,7 +364,9 @@ class AgreementReport(TypedDict):
     n_ratings: int
     n_missing: int
     fleiss_undefined_reason: str | None
+    fleiss_ratings_per_item: int | None  # Fleiss' m (every item has it); None when items differ
     krippendorff_undefined_reason: dict[str, str | None]
+    krippendorff_items: int  # the items alpha reads: those with two ratings or more (pairable)
     interval: IntervalMethod
     verdict_thresholds: Thresholds
     statistic: str

@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotation.render import decisive, interval, num
-from calibration.results import KappaEntry, PassRate, PositionReport, ReviewJudge, ReviewReport, TrendPoint
+from calibration.results import AgreementPair, KappaEntry, PassRate, PositionReport, ReviewJudge, ReviewReport, TrendPoint
 from calibration.stats.verdict import SAMPLE_RANGE, design_line
 
 __all__ = [
+    "same_grade",
     "sample_note",
     "design_text",
     "no_interval",
@@ -95,6 +96,14 @@ def weighted_text(entry: KappaEntry) -> str:
         ci = interval(k["ci"], 3, "prose") if k["ci"] or k["kappa"] is None else "(no interval)"
         parts.append(f"{name} {num(k['kappa'], 3, 'prose')} {ci}")
     return "; ".join(parts)
+
+
+def same_grade(pair: AgreementPair) -> str:
+    """The items both raters of a pair gave the same grade, over the items both rated: ``21 / 24``
+    (the confusion matrix's diagonal; the observed agreement as counts, what ``agree`` and the
+    Agreement page show)."""
+    confusion = pair.get("confusion") or []
+    return f"{sum(int(row[i]) for i, row in enumerate(confusion))} / {pair.get('n', 0)}"
 
 
 def design_text(entry: KappaEntry) -> str:

@@ -64,6 +64,58 @@ def test_agree_text_labels_have_no_ordinal_alpha(tmp_path, capsys) -> None:
     )
 
 
+def test_agree_text_gives_each_figure_its_counts(tmp_path, capsys) -> None:
+    """Three raters on four items (0/1): ann-bob agree on i1, i2, i4 (3 / 4), ann-cat on i1, i4
+    (2 / 4). Fleiss by hand: P_i = 1, 1/3, 1/3, 1 (mean 2/3); p_1 = 5/12, p_0 = 7/12, P_e = 74/144;
+    kappa = (96/144 - 74/144) / (70/144) = 22/70 = 0.314, over 4 items with 3 ratings each."""
+    path = tmp_path / "three.csv"
+    path.write_text(
+        "item,rater,label\ni1,ann,1\ni1,bob,1\ni1,cat,1\ni2,ann,0\ni2,bob,0\ni2,cat,1\n"
+        "i3,ann,1\ni3,bob,0\ni3,cat,0\ni4,ann,0\ni4,bob,0\ni4,cat,0\n"
+    )
+    code, out, _ = cli(main, capsys, "agree", path)
+    assert code == 0
+    assert "ann vs bob  4       3 / 4  0.500" in out and "ann vs cat  4       2 / 4  0.000" in out
+    assert "raters      n  same grade  kappa" in out
+    assert "Fleiss' kappa: 0.314 (n = 4 items, 3 ratings each)\n" in out
+    assert "(n = 4 of 4 items: those rated two times or more)\n" in out
+    report = json.loads(cli(main, capsys, "agree", path, "--format", "json")[1])
+    assert report["fleiss_kappa"] == pytest.approx(22 / 70)
+    assert (report["fleiss_ratings_per_item"], report["krippendorff_items"]) == (3, 4)
+
+
+def test_agree_with_nothing_shared_is_a_usage_error(tmp_path, capsys) -> None:
+    """No item rated by two raters: nothing to measure, one line and exit 2 (it printed a row of
+    undef and exited 0); two qrels files keep the order given (they printed B vs A)."""
+    one = tmp_path / "one.csv"
+    one.write_text("item,rater,label\ni1,ann,1\ni2,ann,0\ni3,ann,2\n")
+    code, out, err = cli(main, capsys, "agree", one)
+    assert (code, out) == (2, "")
+    assert err == f"error: {one}: 3 items, one rater (ann): agreement needs two raters who rated the same items\n"
+    apart = tmp_path / "apart.csv"
+    apart.write_text("item,rater,label\ni1,ann,1\ni2,bob,0\n")
+    code, _, err = cli(main, capsys, "agree", apart)
+    assert code == 2 and "2 items, 2 raters, and no item rated by two of them" in err
+    truth, other = tmp_path / "z-truth.qrels", tmp_path / "a-other.qrels"
+    truth.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    other.write_text("q2 0 d1 1\n")
+    code, out, err = cli(main, capsys, "agree", "--qrels", truth, other)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {truth} and {other}: no (query, chunk) is graded in both files (3 graded in one only): "
+        "nothing to compare; give two qrels of the same queries and chunks\n"
+    )
+    # the files as given, z before a; the confusion's rows are the first file's grades
+    other.write_text("q1 0 d1 1\nq1 0 d2 1\n")
+    code, out, _ = cli(main, capsys, "agree", "--qrels", truth, other, "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["raters"] == [str(truth), str(other)]
+    assert report["pairs"][0]["raters"] == [str(truth), str(other)]
+    assert report["pairs"][0]["confusion"] == [[0, 1], [0, 1]]  # truth 0 / other 1 on d2
+    code, out, _ = cli(main, capsys, "agree", "--qrels", truth, other)
+    assert f"{truth} vs {other}  2       1 / 2" in out
+
+
 @pytest.mark.skipif(UMBRELA is None, reason="../shared/data not found")
 def test_agree_qrels_nist_vs_umbrela(capsys) -> None:
     nist, llm = UMBRELA / "qrels.rag25.test.txt", UMBRELA / "qrels.rag25.test-umbrela2.txt"
