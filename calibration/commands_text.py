@@ -660,14 +660,33 @@ def position_json(result: PositionReport, keys: tuple[PositionFigure, ...]) -> d
     return shown | {"counts": {k: v for k, v in result.items() if k not in keys}}
 
 
+def position_counts(result: PositionReport, key: PositionFigure) -> str:
+    """What a figure of ``position`` is a fraction (or a mean) of, from the report's counts:
+    ``1 / 2 comparisons``, ``mean over 2 pairs``."""
+    n = result.get("n_comparisons", 0)
+    if key == "position_consistency":
+        return f"{result.get('n_consistent', 0)} / {n} comparisons pick the same candidate in both orders"
+    if key == "primacy_rate":
+        return f"{result.get('n_primacy', 0)} / {n} comparisons won by the first-shown answer in both orders"
+    if key == "recency_rate":
+        return f"{result.get('n_recency', 0)} / {n} comparisons won by the second-shown answer in both orders"
+    if key == "preference_fairness":
+        return (
+            f"({result.get('n_recency_preferred', 0)} recency-preferred - {result.get('n_primacy_preferred', 0)} "
+            f"primacy-preferred) / {n} comparisons"
+        )
+    if key == "repetition_stability":
+        return f"mean over {result.get('n_repeated_instances', 0)} (pair, order) instances asked more than once"
+    return f"mean over {result['n_pairs']} pairs"
+
+
 def position_text(result: PositionReport, keys: tuple[PositionFigure, ...]) -> str:
     undefined = result.get("undefined") or {}
     lines = [f"{result['n_pairs']} pairs asked in both orders ({result.get('n_comparisons')} comparisons)"]
     for key in keys[1:]:
         value = result[key]
-        lines.append(
-            f"{key}: {num(value)}" + (f" ({undefined[key]})" if value is None and key in undefined else "")
-        )
+        why = undefined.get(key) if value is None else position_counts(result, key)
+        lines.append(f"{key}: {num(value)}" + (f" ({why})" if why else ""))
     return "\n".join(lines) + "\n"
 
 

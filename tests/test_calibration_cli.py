@@ -151,6 +151,28 @@ def test_position_contract(tmp_path, capsys) -> None:
     assert code == 2 and err == f"error: {bad}:2: order: 'CD'; expected AB or BA\n"
 
 
+def test_position_text_gives_each_rate_its_counts(tmp_path, capsys) -> None:
+    """Pair 1 twice: FF (repeat 1: A first wins, B first wins), FS (A both times: consistent); pair 2
+    once: ST (B in AB, a tie in BA: recency-preferred). 3 comparisons: consistency 1/3, primacy 1/3,
+    recency 0/3, fairness (1 - 1)/3 = 0; stability over the 2 repeated (pair, order) instances:
+    (1 + 1/2)/2 = 0.75; preference for A per pair (1 + 1/2)/2 = 0.75 and (0 + 1/2)/2 = 0.25: 0.5."""
+    path = tmp_path / "judgments.csv"
+    path.write_text(
+        "item,order,choice,repeat\n1,AB,A,1\n1,AB,A,2\n1,BA,B,1\n1,BA,A,2\n2,AB,B,1\n2,BA,tie,1\n"
+    )
+    code, out, _ = cli(main, capsys, "position", path)
+    assert code == 0
+    assert out.splitlines() == [
+        "2 pairs asked in both orders (3 comparisons)",
+        "position_consistency: 0.333 (1 / 3 comparisons pick the same candidate in both orders)",
+        "primacy_rate: 0.333 (1 / 3 comparisons won by the first-shown answer in both orders)",
+        "recency_rate: 0.000 (0 / 3 comparisons won by the second-shown answer in both orders)",
+        "preference_fairness: 0.000 ((1 recency-preferred - 1 primacy-preferred) / 3 comparisons)",
+        "repetition_stability: 0.750 (mean over 2 (pair, order) instances asked more than once)",
+        "mean_preference_A: 0.500 (mean over 2 pairs)",
+    ]
+
+
 def test_ppi_contract(tmp_path, capsys) -> None:
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
