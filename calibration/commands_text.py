@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from annotation.render import align, decisive, interval, num, signed
-from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
+from calibration.audit import REPEAT_RULE, coverage_denominator, precision_ceiling, recall_ceiling
 from calibration.metrics import AP, RR, Evaluation, Measure
 from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
 from calibration.policy.findings import group_findings, group_text, repeats_group
@@ -146,10 +146,12 @@ def metrics_table(
     run_path: str = "",
     coverage: Mapping[str, float | None] | None = None,
     verbose: bool = False,
+    corpus_size: int | None = None,
 ) -> str:
     """Aligned per-query table; every recall with |Rel| and its ceiling; label coverage when the
-    corpus size is known (``coverage``), else a line saying it is unknown; the run's repeated ids
-    as one line with a few of its queries (every one when ``verbose``)."""
+    corpus size is known (``coverage``, with a line naming its denominator, ``corpus_size``), else a
+    line saying it is unknown; the run's repeated ids as one line with a few of its queries (every
+    one when ``verbose``)."""
     ks = result.ks
     header = ["query", "|Rel|", "ret"] + (["coverage"] if coverage is not None else [])
     for k in ks:
@@ -199,7 +201,10 @@ def metrics_table(
         f"means are over the queries where each measure is defined; 'undefined' = queries "
         f"left out of that mean (no judged relevant document) of {n} evaluated",
     ]
-    notes = [] if coverage is not None else [COVERAGE_UNKNOWN]
+    if coverage is None:
+        notes = [COVERAGE_UNKNOWN]
+    else:
+        notes = [coverage_denominator(corpus_size)] if corpus_size is not None else []
     if result.missing_from_run:
         verb = (
             "scored 0" if result.missing == "zero" else "not evaluated (use --missing zero to score them 0)"

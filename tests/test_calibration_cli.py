@@ -407,6 +407,7 @@ def test_metrics_of_a_stored_run(demo_db, capsys) -> None:
     # query |Rel| ret coverage P@10 (ceil) R@10 (ceil) RR nDCG@10: coverage over the store's 24 chunks
     assert rows["q_faw"][1:9] == ["2", "10", "0.417", "0.200", "(0.200)", "1.000", "(1.000)", "1.000"]
     assert rows["mean"][1:2] == ["0.417"] and "0.716" in rows["mean"]
+    assert "coverage = judged chunks of the query / the 24 chunks of the corpus" in out  # 10 of 24: 0.417
     assert "2 queries of the run have no judgments: ignored" in out
     code, out, err = cli(
         main,

@@ -571,6 +571,15 @@ def test_metrics_prints_label_coverage_or_says_it_is_unknown(capsys):
     table = run(capsys, *base, "--corpus-size", "24")
     assert "coverage" in table.splitlines()[3] and "0.177" in table  # mean of 8, 3, 3, 3 of 24
     assert "label coverage unknown" not in table
+    # the column's denominator said under the table: q_broad's 8 judged of 24 is 0.333
+    assert "\ncoverage = judged chunks of the query / the 24 chunks of the corpus\n" in table
+    with_ids = run(capsys, *base, "--corpus", f"{EX}/corpus.jsonl")
+    assert "coverage = judged chunks of the query / the 24 chunks of the corpus" in with_ids
+    check = run(capsys, "check", *base[1:], "--corpus-size", "24", "--no-store", expect=1)
+    lines = check.splitlines()
+    at = lines.index("mean of 4    1.000  0.625  0.875   0.741   4.25  5     0.177")
+    assert lines[at + 1] == "coverage = judged chunks of the query / the 24 chunks of the corpus"
+    assert "chunks of the corpus" not in run(capsys, "check", *base[1:], "--no-store", expect=1)
     assert "label coverage unknown: give --corpus FILE or --corpus-size N" in run(capsys, *base)
     assert "label_coverage" not in json.loads(run(capsys, *base, "--format", "json"))["queries"]["q_faw"]
     err = run(capsys, *base, "--corpus-size", "5", expect=2, stream="stderr")

@@ -24,6 +24,7 @@ from annotation.model import Qrels, Run
 from annotation.render import md, md_list, num, signed
 from annotation.store import Store, StoreError, database_exists
 from calibration import actions
+from calibration.audit import coverage_denominator
 from calibration.gate import check_store, load_policy
 from calibration.policy.check_text import (
     FIGURE_HEADER,
@@ -138,6 +139,8 @@ def render_check(
         st.markdown("**Each judge and rubric**\n\n" + "\n".join(judges))
     figures = metrics_cache.drawn("check figures", checked, lambda: figure_table(report))
     st.table(figures, hide_index=True)
+    if (size := report.get("corpus_size")) is not None:
+        st.caption(md(coverage_denominator(size)))
     for note in report["summary"]["notes"]:
         st.caption(f"Note: {md(note)}")
     if missing_line(report):
