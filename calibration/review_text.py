@@ -167,6 +167,14 @@ def position_text(p: PositionReport) -> str:
     )
 
 
+def judge_alone(rate: PassRate) -> str:
+    """The judge's own pass rate over the traces only it graded, with its counts: ``the judge alone
+    says 0.833 (20 / 24 traces no person labelled)``."""
+    n = int(rate.get("n_unlabeled") or 0)
+    passes = round(rate["judge_only"] * n)
+    return f"the judge alone says {rate['judge_only']:.3f} ({passes} / {n} traces no person labelled)"
+
+
 def pass_rate_text(rate: PassRate) -> str:
     """The faithfulness pass rate corrected by PPI beside the people-only one, with what each rests
     on, or why it was not corrected (the people's own rate beside it when there is one), and when PPI
@@ -181,7 +189,7 @@ def pass_rate_text(rate: PassRate) -> str:
                 + (f" ({human['how']})" if human.get("how") else "")
             )
             if rate.get("judge_only") is not None:
-                text += f"; the judge alone says {rate['judge_only']:.3f}"
+                text += f"; {judge_alone(rate)}"
         return text
     human = rate["human_only"]
     text = (
@@ -190,7 +198,7 @@ def pass_rate_text(rate: PassRate) -> str:
         f"{rate['n_unlabeled']} judge-only items; people only: "
         f"{human['estimate']:.3f} {interval(human.get('ci'), 3, 'prose')}"
         + (f" ({human['how']})" if human.get("how") else "")
-        + f"; the judge alone says {rate['judge_only']:.3f}"
+        + f"; {judge_alone(rate)}"
     )
     if rate.get("weak_note"):
         text += f"; {rate['weak_note']}"
