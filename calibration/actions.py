@@ -1107,6 +1107,10 @@ def _store_rules(
         trace_queries = store.item_queries("trace")
         if golden is not None:  # the people's labels on this golden set's queries only (#40)
             people = {i: v for i, v in people.items() if trace_queries.get(i) in golden}
+        in_scope = [i for i, q in trace_queries.items() if golden is None or q in golden]
+        held = f"{len(in_scope)} traces" + (
+            " of this golden set's queries" if golden is not None else " in the store"
+        )
         if people:
             # one interval for a pass rate everywhere (#40, item 7): the review's people-only figure
             shared = people_pass_rate(
@@ -1122,6 +1126,7 @@ def _store_rules(
                     bar_f,
                     pass_rate_how(shared, PASS),
                     policy.undecided,
+                    unlabelled=(sum(1 for i in in_scope if i not in people), held),
                 )
             )
         for judge in report["judges"]:
@@ -1143,6 +1148,10 @@ def _store_rules(
                     f"trusted judge, corrected by PPI from {rate['n_labeled']} labelled and "
                     f"{rate['n_unlabeled']} judge-only traces",
                     policy.undecided,
+                    unlabelled=(
+                        rate["n_unlabeled"],
+                        f"{rate['n_labeled'] + rate['n_unlabeled']} traces the judge graded",
+                    ),
                 )
             )
     golden_queries = len(golden) if golden is not None else None

@@ -681,7 +681,9 @@ def position_counts(result: PositionReport, key: PositionFigure) -> str:
             f"primacy-preferred) / {n} comparisons"
         )
     if key == "repetition_stability":
-        return f"mean over {result.get('n_repeated_instances', 0)} (pair, order) instances asked more than once"
+        return (
+            f"mean over {result.get('n_repeated_instances', 0)} (pair, order) instances asked more than once"
+        )
     return f"mean over {result['n_pairs']} pairs"
 
 

@@ -9,7 +9,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotation.render import decisive, interval, num
-from calibration.results import AgreementPair, KappaEntry, PassRate, PositionReport, ReviewJudge, ReviewReport, TrendPoint
+from calibration.results import (
+    AgreementPair,
+    KappaEntry,
+    PassRate,
+    PositionReport,
+    ReviewJudge,
+    ReviewReport,
+    TrendPoint,
+)
 from calibration.stats.verdict import SAMPLE_RANGE, design_line
 
 __all__ = [

@@ -91,7 +91,10 @@ def test_agree_with_nothing_shared_is_a_usage_error(tmp_path, capsys) -> None:
     one.write_text("item,rater,label\ni1,ann,1\ni2,ann,0\ni3,ann,2\n")
     code, out, err = cli(main, capsys, "agree", one)
     assert (code, out) == (2, "")
-    assert err == f"error: {one}: 3 items, one rater (ann): agreement needs two raters who rated the same items\n"
+    assert (
+        err
+        == f"error: {one}: 3 items, one rater (ann): agreement needs two raters who rated the same items\n"
+    )
     apart = tmp_path / "apart.csv"
     apart.write_text("item,rater,label\ni1,ann,1\ni2,bob,0\n")
     code, _, err = cli(main, capsys, "agree", apart)

@@ -176,6 +176,34 @@ def test_faithfulness_passes_only_when_the_interval_clears_the_bar():
     assert warned["outcome"] == "warning"
 
 
+def test_more_labels_than_the_store_holds_says_so():
+    """8 of 10 needs about 86 more labels (above): with 30 traces left unlabelled of 40, the reason
+    says the store cannot supply them; with 90 left (of 100) it does not (86 <= 90)."""
+    bar = Bar(">=", 0.7)
+    short = faithfulness_entry(
+        "people", 0.8, wilson(8, 10), 10, bar, "", unlabelled=(30, "40 traces in the store")
+    )
+    assert short["more_labels"] == 86 and short["reason"] == (
+        "undecided: 0.800 but its interval [0.490, 0.943] reaches >= 0.7; about 86 more human-labelled "
+        "items would decide it, but only 30 of the 40 traces in the store are unlabelled: a rate this close "
+        "to the bar may never be decided by labelling more"
+    )
+    enough = faithfulness_entry("people", 0.8, wilson(8, 10), 10, bar, "", unlabelled=(90, "100 traces"))
+    assert enough["reason"].endswith("; about 86 more human-labelled items would decide it")
+
+
+def test_check_on_the_demo_says_the_store_cannot_decide_the_pass_rate(capsys, demo_db):
+    """The demo: 11 of 16 labelled traces pass, [0.317, 0.912] at t(3); 0.688 is 0.0125 under 0.7,
+    so about 5165 more labels would decide it, of the 40 traces the store holds for the worked
+    example's 4 queries, 40 - 16 = 24 unlabelled."""
+    out = run(capsys, "check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", demo_db, expect=1)
+    assert (
+        "FAILED (undecided: 0.688 but its interval [0.317, 0.912] reaches >= 0.7; about 5165 more "
+        "human-labelled items would decide it, but only 24 of the 40 traces of this golden set's queries "
+        "are unlabelled: a rate this close to the bar may never be decided by labelling more)"
+    ) in out
+
+
 # ---------------------------------------------------------------- check on the worked example
 
 
