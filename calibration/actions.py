@@ -813,14 +813,50 @@ def ppi(
             clusters_unlabeled=_queries(unlabeled, judge_only),
         )
         if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
+            _as_pass_rate(result, human, judge, _queries(labeled, both), alpha)
             result["rogan_gladen"] = rogan_gladen_from_labels(
                 human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha
+            )
+        if result["n_labeled"] < MIN_LABELS:
+            result["few_labels"] = (
+                f"{result['n_labeled']} labelled items, fewer than the {MIN_LABELS} a judge needs before "
+                "the review gives it a verdict (check uses a judge's corrected rate only once it is trusted): "
+                "an interval from so few labels is a rough guide"
             )
         return result
     except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
         text = str(exc)
         where = unlabeled if "unlabeled" in text.lower() else labeled
         raise InvalidInput(f"{where}: {text}") from None
+
+
+def _as_pass_rate(
+    result: PPIReport, human: list[float], judge: list[float], queries: list[str] | None, alpha: float
+) -> None:
+    """Pass/fail labels: the report read as a pass rate, as the review reads one. PPI's normal
+    interval cut to [0, 1] (``ci_uncut`` keeps what it was when the cut acted); the people-only
+    figure the one interval of a pass rate (:func:`calibration.stats.pass_rate.people_pass_rate`,
+    Wilson's, by query where the file gives one) with its counts; PPI held against that one."""
+    # start-up: numpy and the PPI design's words, with the scipy this command has loaded already
+    import numpy as np
+
+    from calibration.stats.pass_rate import people_pass_rate, rate_interval
+    from calibration.stats.ppi_design import weak_check
+
+    cut = rate_interval(result["ci"])
+    if cut != result["ci"]:
+        result["ci_uncut"], result["ci"] = result["ci"], cut
+    people = people_pass_rate([h == 1.0 for h in human], queries, alpha)
+    result["human_only"] = {
+        "estimate": people["estimate"],
+        "ci": people["ci"],
+        "n": people["n"],
+        "passes": people["passes"],
+        "how": people["how"],
+    }
+    checked = weak_check(np.asarray(human), np.asarray(judge), dict(result))
+    result["correlation"], result["weak_threshold"] = checked["correlation"], checked["weak_threshold"]
+    result["weak_note"], result["prefer"] = checked["weak_note"], checked["prefer"]
 
 
 def _queries(path: PathLike, rows: list[tuple[int, dict[str, str]]]) -> list[str] | None:

@@ -724,13 +724,19 @@ def ppi_design_text(design: PPIDesign) -> str:
 def ppi_text(result: PPIReport, alpha: float, tuned: bool) -> str:
     level = f"{1 - alpha:.0%}"
     human = result["human_only"]
+    uncut = result.get("ci_uncut")
+    cut = f"the normal interval {interval(uncut, 4)} cut to a pass rate's [0, 1]; " if uncut else ""
+    counts = f" ({human['passes']} / {human['n']})" if "passes" in human and "n" in human else ""
+    how = f"; {human['how']}" if human.get("how") else ""
     text = (
         f"PPI{'++' if tuned else ''} estimate {result['estimate']:.4f}, {level} CI "
-        f"{interval(result['ci'], 4)} (lambda {result['lam']:.3f}; "
+        f"{interval(result['ci'], 4)} ({cut}lambda {result['lam']:.3f}; "
         f"{result['n_labeled']} items graded by people and the judge, {result['n_unlabeled']} by the judge alone)\n"
-        f"people only: {human['estimate']:.4f}, {level} CI {interval(human['ci'], 4)} "
-        f"(n = {result['n_labeled']})\n"
+        f"people only: {human['estimate']:.4f}{counts}, {level} CI {interval(human['ci'], 4)} "
+        f"(n = {result['n_labeled']}{how})\n"
     )
+    if result.get("few_labels"):
+        text += f"few labels: {result['few_labels']}\n"
     design = result.get("design")
     if design is not None and (design["queries"] is not None or design["unlabeled_queries"] is not None):
         text += f"design: {ppi_design_text(design)}\n"

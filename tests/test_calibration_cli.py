@@ -321,6 +321,75 @@ def test_ppi_adds_rogan_gladen_for_pass_fail_labels(tmp_path, capsys) -> None:
     assert "rogan_gladen" not in json.loads(capsys.readouterr().out)
 
 
+def test_ppi_of_a_pass_rate_keeps_its_interval_within_0_and_1(tmp_path, capsys) -> None:
+    """The newcomer's files: people 1,0,1,1,1,0 and the judge 1,1,1,0,1,0 on 6 items, the judge alone
+    6 passes of 8. By hand: cov(Y, Yhat) = 1/18 (ddof 0), the pooled judge variance 10 of 14: 20/91
+    (ddof 1), lambda = (1/18) / ((1 + 6/8) * 20/91) = 13/90; estimate 13/90 * 6/8 + mean(Y - 13/90 Yhat)
+    = 733/1080; se^2 = lambda^2 (3/16) / 8 + var(Y - lambda Yhat) / 6. Its normal interval's upper end
+    733/1080 + 1.96 se = 1.0486 is cut to 1 and said; the people's 4 of 6 get Wilson's interval
+    (centre (2/3 + z^2/12) / (1 + z^2/6)), as the review's people-only figure."""
+    from statistics import NormalDist
+
+    labeled, unlabeled = tmp_path / "lab.csv", tmp_path / "unlab.csv"
+    labeled.write_text("human,judge\n1,1\n0,1\n1,1\n1,0\n1,1\n0,0\n")
+    unlabeled.write_text("judge\n1\n1\n0\n1\n1\n1\n0\n1\n")
+    lam = (1 / 18) / ((1 + 6 / 8) * 20 / 91)
+    y, yhat = np.array([1, 0, 1, 1, 1, 0.0]), np.array([1, 1, 1, 0, 1, 0.0])
+    resid = y - lam * yhat
+    estimate = lam * 6 / 8 + resid.mean()
+    se = (lam**2 * (3 / 16) / 8 + resid.var() / 6) ** 0.5
+    z = NormalDist().inv_cdf(0.975)
+    assert lam == pytest.approx(13 / 90) and estimate == pytest.approx(733 / 1080)
+    centre = (2 / 3 + z * z / 12) / (1 + z * z / 6)
+    half = z * (2 / 9 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled, "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["estimate"] == pytest.approx(733 / 1080)
+    assert result["ci_uncut"] == pytest.approx([estimate - z * se, estimate + z * se])
+    assert result["ci_uncut"][1] == pytest.approx(1.0486, abs=1e-4)
+    assert result["ci"] == pytest.approx([estimate - z * se, 1.0])
+    human = result["human_only"]
+    assert (human["passes"], human["n"]) == (4, 6) and human["estimate"] == pytest.approx(4 / 6)
+    assert human["ci"] == pytest.approx([centre - half, centre + half])
+    assert human["ci"] == pytest.approx([0.3000, 0.9032], abs=1e-4)
+    assert result["few_labels"].startswith("6 labelled items, fewer than the 30 a judge needs")
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled)
+    assert out.splitlines()[:3] == [
+        "PPI++ estimate 0.6787, 95% CI [0.3088, 1.0000] (the normal interval [0.3088, 1.0486] cut to a pass "
+        "rate's [0, 1]; lambda 0.144; 6 items graded by people and the judge, 8 by the judge alone)",
+        "people only: 0.6667 (4 / 6), 95% CI [0.3000, 0.9032] (n = 6; Wilson 95% (no query given))",
+        "few labels: 6 labelled items, fewer than the 30 a judge needs before the review gives it a verdict "
+        "(check uses a judge's corrected rate only once it is trusted): an interval from so few labels is "
+        "a rough guide",
+    ]
+
+
+def test_ppi_inside_0_and_1_is_not_cut(tmp_path, capsys) -> None:
+    """test_ppi_adds_rogan_gladen_for_pass_fail_labels's files: PPI's interval lies within [0, 1], so
+    it is ppi_py's as it was (no ci_uncut); grades 0-2 are a mean, not a rate: no cut, no Wilson."""
+    from calibration.stats.ppi import ppi_report
+
+    labeled = tmp_path / "labeled.csv"
+    labeled.write_text("human,judge\n1,1\n1,1\n0,0\n1,0\n0,1\n1,1\n0,0\n1,1\n")
+    unlabeled = tmp_path / "unlabeled.csv"
+    unlabeled.write_text("judge\n1\n1\n0\n1\n0\n1\n1\n1\n0\n1\n")
+    y, yhat = [1, 1, 0, 1, 0, 1, 0, 1], [1, 1, 0, 0, 1, 1, 0, 1]
+    plain = ppi_report(y, yhat, [1, 1, 0, 1, 0, 1, 1, 1, 0, 1])
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled, "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and "ci_uncut" not in result
+    assert 0 < result["ci"][0] and result["ci"][1] < 1 and result["ci"] == pytest.approx(plain["ci"])
+    assert result["human_only"]["passes"] == 5 and result["human_only"]["n"] == 8
+    graded = tmp_path / "graded.csv"
+    graded.write_text("human,judge\n2,1\n1,1\n0,0\n2,2\n")
+    code, out, _ = cli(main, capsys, "ppi", graded, unlabeled, "--format", "json")
+    result = json.loads(out)
+    assert "ci_uncut" not in result and "how" not in result["human_only"]
+    assert result["human_only"]["ci"] == pytest.approx(
+        ppi_report([2, 1, 0, 2], [1, 1, 0, 2], [1, 1, 0, 1, 0, 1, 1, 1, 0, 1])["human_only"]["ci"]
+    )
+
+
 # ---------------------------------------------------------------- metrics and audit: findings by kind
 
 
