@@ -63,7 +63,6 @@ from calibration.scorer import Scorer, run_scorer
 
 __all__ = [
     "label_coverage",
-    "coverage_denominator",
     "corpus_size_of",
     "InvalidAudit",
     "InvalidGate",
@@ -145,12 +144,6 @@ def label_coverage(
     if corpus_ids is not None:
         return _ratio(sum(1 for doc in grades if doc in corpus_ids), len(corpus_ids))
     return (len(grades) / corpus_size) if corpus_size else None
-
-
-def coverage_denominator(corpus_size: int) -> str:
-    """What a table's ``coverage`` column is a fraction of, under the table (metrics, check):
-    ``coverage = judged chunks of the query / the 24 chunks of the corpus``."""
-    return f"coverage = judged chunks of the query / the {corpus_size:,} chunks of the corpus"
 
 
 def same_text_pairs(ranking: Sequence[str], text_keys: Mapping[str, str], k: int) -> list[list[str]]:

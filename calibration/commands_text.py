@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from annotation.render import align, decisive, interval, num, signed
-from calibration.audit import REPEAT_RULE, coverage_denominator, precision_ceiling, recall_ceiling
+from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
 from calibration.metrics import AP, RR, Evaluation, Measure
-from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
+from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT, coverage_denominator
 from calibration.policy.findings import group_findings, group_text, repeats_group
 from calibration.results import (
     AgreementReport,

@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from annotation.render import align, decisive, num, signed
-from calibration.audit import coverage_denominator
 from calibration.policy.check import DIAGNOSES, diagnosis_text
-from calibration.policy.finding_words import finding_text, policy_help
+from calibration.policy.finding_words import coverage_denominator, finding_text, policy_help
 from calibration.results import (
     CheckDiff,
     CheckQuery,

@@ -24,7 +24,6 @@ from annotation.model import Qrels, Run
 from annotation.render import md, md_list, num, signed
 from annotation.store import Store, StoreError, database_exists
 from calibration import actions
-from calibration.audit import coverage_denominator
 from calibration.gate import check_store, load_policy
 from calibration.policy.check_text import (
     FIGURE_HEADER,
@@ -39,6 +38,7 @@ from calibration.policy.check_text import (
     settings_lines,
     unreadable_lines,
 )
+from calibration.policy.finding_words import coverage_denominator
 from calibration.policy.rules import InvalidPolicy, Policy
 from calibration.results import CheckReport, HistoryEntry
 from denominator.ui import metrics_cache
