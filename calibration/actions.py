@@ -787,9 +787,12 @@ def ppi(
     CSVs: ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). A ``query_id`` column
     gives each item's query: the intervals are then clustered by query (issue #39; a file without the
     column counts each of its items as its own query), and the report states the design. When every value is 0 or 1
-    (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
-    labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
-    estimate to hold the first against."""
+    (pass/fail), the report is read as a pass rate, as the review reads one: PPI's interval cut to
+    [0, 1] (``ci_uncut``: what it was, when the cut acted), the people-only figure Wilson's interval
+    of their pass rate with ``n``, ``passes`` and ``how``; and the Rogan-Gladen correction of the
+    judge's pass rate by its tpr and tnr on the labelled items is added as ``rogan_gladen``
+    (percentile bootstrap CI, seed 0), a second estimate to hold the first against. Fewer labelled
+    items than a judge verdict needs (``MIN_LABELS``) add ``few_labels``, a sentence."""
     # start-up: imported when this command runs, not by every command (#42 item 4)
     from annotation.formats.csv_tables import csv_numbers, read_csv_rows
 
