@@ -526,7 +526,8 @@ def test_agree_prints_the_digits_that_explain_a_verdict(capsys, tmp_path):
     out = run(capsys, "agree", tmp_path / "labels.csv")
     line = next(line for line in out.splitlines() if line.startswith("ann vs bob"))
     # the verdict's statistic (the kappa column) shows its fourth digit; the weighted ones are context
-    assert "0.800  0.5996  [0.427, 0.730]" in line and line.rstrip().endswith("undecided")
+    # same grade 45 + 39 = 84 of 105 (the observed agreement 0.800, as counts)
+    assert "84 / 105  0.5996  [0.427, 0.730]" in line and line.rstrip().endswith("undecided")
     # the kappa bar is the policy's: a team that sets 0.35 gets "trusted" (the interval's lower end
     # 0.427 reaches it) from agree as from check
     (tmp_path / "denominator.yaml").write_text("rules:\n  kappa: '>= 0.35'\n")
