@@ -24,7 +24,7 @@ from annotation.model import ChunkSpan, Qrels, Run
 from annotation.options import default
 from annotation.rubrics import KIND_OF_RUBRIC, candidate_value, get_rubric
 from calibration.audit import Gate, audit_run, coverage_of, parse_gate, rule_bar, same_text_of, stage1_of
-from calibration.errors import InvalidInput, NothingToEvaluate
+from calibration.errors import InvalidInput, NothingToCompare, NothingToEvaluate
 from calibration.evidence import EvidenceRun, evidence_run
 from calibration.inputs import (
     ALPHA,
@@ -830,9 +830,12 @@ def ppi(
     CSVs: ``calibration.stats.ppi.ppi_report`` (PPI++ unless ``lam`` is given). A ``query_id`` column
     gives each item's query: the intervals are then clustered by query (issue #39; a file without the
     column counts each of its items as its own query), and the report states the design. When every value is 0 or 1
-    (pass/fail), the Rogan-Gladen correction of the judge's pass rate by its tpr and tnr on the
-    labelled items is added as ``rogan_gladen`` (percentile bootstrap CI, seed 0), a second
-    estimate to hold the first against."""
+    (pass/fail), the report is read as a pass rate, as the review reads one: PPI's interval cut to
+    [0, 1] (``ci_uncut``: what it was, when the cut acted), the people-only figure Wilson's interval
+    of their pass rate with ``n``, ``passes`` and ``how``; and the Rogan-Gladen correction of the
+    judge's pass rate by its tpr and tnr on the labelled items is added as ``rogan_gladen``
+    (percentile bootstrap CI, seed 0), a second estimate to hold the first against. Fewer labelled
+    items than a judge verdict needs (``MIN_LABELS``) add ``few_labels``, a sentence."""
     # start-up: imported when this command runs, not by every command (#42 item 4)
     from annotation.formats.csv_tables import csv_numbers, read_csv_rows
 
@@ -856,14 +859,50 @@ def ppi(
             clusters_unlabeled=_queries(unlabeled, judge_only),
         )
         if all(v in (0.0, 1.0) for v in (*human, *judge, *judge_alone)):
+            _as_pass_rate(result, human, judge, _queries(labeled, both), alpha)
             result["rogan_gladen"] = rogan_gladen_from_labels(
                 human, judge, judge_alone, seed=DEFAULT_SEED, alpha=alpha
+            )
+        if result["n_labeled"] < MIN_LABELS:
+            result["few_labels"] = (
+                f"{result['n_labeled']} labelled items, fewer than the {MIN_LABELS} a judge needs before "
+                "the review gives it a verdict (check uses a judge's corrected rate only once it is trusted): "
+                "an interval from so few labels is a rough guide"
             )
         return result
     except ValueError as exc:  # too few items, a lambda off [0, 1]: the input, said in one line
         text = str(exc)
         where = unlabeled if "unlabeled" in text.lower() else labeled
         raise InvalidInput(f"{where}: {text}") from None
+
+
+def _as_pass_rate(
+    result: PPIReport, human: list[float], judge: list[float], queries: list[str] | None, alpha: float
+) -> None:
+    """Pass/fail labels: the report read as a pass rate, as the review reads one. PPI's normal
+    interval cut to [0, 1] (``ci_uncut`` keeps what it was when the cut acted); the people-only
+    figure the one interval of a pass rate (:func:`calibration.stats.pass_rate.people_pass_rate`,
+    Wilson's, by query where the file gives one) with its counts; PPI held against that one."""
+    # start-up: numpy and the PPI design's words, with the scipy this command has loaded already
+    import numpy as np
+
+    from calibration.stats.pass_rate import people_pass_rate, rate_interval
+    from calibration.stats.ppi_design import weak_check
+
+    cut = rate_interval(result["ci"])
+    if cut != result["ci"]:
+        result["ci_uncut"], result["ci"] = result["ci"], cut
+    people = people_pass_rate([h == 1.0 for h in human], queries, alpha)
+    result["human_only"] = {
+        "estimate": people["estimate"],
+        "ci": people["ci"],
+        "n": people["n"],
+        "passes": people["passes"],
+        "how": people["how"],
+    }
+    checked = weak_check(np.asarray(human), np.asarray(judge), dict(result))
+    result["correlation"], result["weak_threshold"] = checked["correlation"], checked["weak_threshold"]
+    result["weak_note"], result["prefer"] = checked["weak_note"], checked["prefer"]
 
 
 def _queries(path: PathLike, rows: list[tuple[int, dict[str, str]]]) -> list[str] | None:
@@ -1150,6 +1189,10 @@ def _store_rules(
         trace_queries = store.item_queries("trace")
         if golden is not None:  # the people's labels on this golden set's queries only (#40)
             people = {i: v for i, v in people.items() if trace_queries.get(i) in golden}
+        in_scope = [i for i, q in trace_queries.items() if golden is None or q in golden]
+        held = f"{len(in_scope)} traces" + (
+            " of this golden set's queries" if golden is not None else " in the store"
+        )
         if people:
             # one interval for a pass rate everywhere (#40, item 7): the review's people-only figure
             shared = people_pass_rate(
@@ -1165,6 +1208,7 @@ def _store_rules(
                     bar_f,
                     pass_rate_how(shared, PASS),
                     policy.undecided,
+                    unlabelled=(sum(1 for i in in_scope if i not in people), held),
                 )
             )
         for judge in report["judges"]:
@@ -1186,6 +1230,10 @@ def _store_rules(
                     f"trusted judge, corrected by PPI from {rate['n_labeled']} labelled and "
                     f"{rate['n_unlabeled']} judge-only traces",
                     policy.undecided,
+                    unlabelled=(
+                        rate["n_unlabeled"],
+                        f"{rate['n_labeled'] + rate['n_unlabeled']} traces the judge graded",
+                    ),
                 )
             )
     golden_queries = len(golden) if golden is not None else None
@@ -1292,7 +1340,7 @@ def _agree_files(
         labelled, queries = _people_labels(store, rubric or "relevance")
         people = len({rater for _, rater, _ in labelled})
         rows = labelled
-        where = "the store's labels"
+        where = f"the store's {rubric or 'relevance'} labels"
     elif qrels_pair:
         if rubric is not None:
             raise InvalidInput("--rubric reads an annotation export; two qrels files hold relevance grades")
@@ -1315,7 +1363,7 @@ def _agree_files(
         rows, queries = long_labels(labels_csv or "", rubric)
         where = str(labels_csv)
     try:
-        return agreement_report(
+        report = agreement_report(
             rows,
             trusted=trusted,
             statistic=statistic,
@@ -1326,3 +1374,39 @@ def _agree_files(
         )
     except InvalidRatings as exc:
         raise InvalidInput(f"{where}: {exc}") from None
+    if qrels_pair:
+        report = _files_in_given_order(report, [str(path) for path in qrels_pair])
+    if not any(pair["n"] for pair in report["pairs"]):
+        raise NothingToCompare(f"{where}: {_nothing_shared(report, bool(qrels_pair))}")
+    return report
+
+
+def _nothing_shared(report: AgreementReport, files: bool) -> str:
+    """Why there is no agreement to measure: no item rated by two raters (one rater, or raters
+    whose items do not meet), in one clause with the counts."""
+    n, raters = report["n_items"], report["raters"]
+    if files:
+        return (
+            f"no (query, chunk) is graded in both files ({n} graded in one only): "
+            "nothing to compare; give two qrels of the same queries and chunks"
+        )
+    if len(raters) < 2:
+        who = f"one rater ({raters[0]})" if raters else "no rater"
+        return f"{n} items, {who}: agreement needs two raters who rated the same items"
+    return (
+        f"{n} items, {len(raters)} raters, and no item rated by two of them: "
+        "agreement needs two raters who rated the same items"
+    )
+
+
+def _files_in_given_order(report: AgreementReport, names: list[str]) -> AgreementReport:
+    """The report of two qrels files with the files as given (the table sorts raters by name): each
+    pair's raters swapped where needed, its confusion matrix transposed with them (the kappas and
+    their intervals do not depend on the order)."""
+    report["raters"] = [r for r in names if r in report["raters"]]
+    for pair in report["pairs"]:
+        if [str(r) for r in pair["raters"]] == names[::-1]:
+            pair["raters"] = list(reversed(pair["raters"]))
+            if pair.get("confusion"):
+                pair["confusion"] = [list(column) for column in zip(*pair["confusion"])]
+    return report

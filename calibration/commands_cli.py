@@ -173,7 +173,8 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
                 file=sys.stderr,
             )
         return metrics_trec(result), 0
-    return metrics_table(result, qrels_name, run_name, coverage, verbose=args.verbose), 0
+    size = len(corpus) if corpus is not None else args.corpus_size
+    return metrics_table(result, qrels_name, run_name, coverage, verbose=args.verbose, corpus_size=size), 0
 
 
 def _run_filled(args: argparse.Namespace) -> tuple[str, int]:

@@ -19,7 +19,7 @@ import numpy as np
 from annotation.render import align, decisive, interval, num, signed
 from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
 from calibration.metrics import AP, RR, Evaluation, Measure
-from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT
+from calibration.policy.finding_words import BY_ID_ONLY, BY_TEXT, coverage_denominator
 from calibration.policy.findings import group_findings, group_text, repeats_group
 from calibration.results import (
     AgreementReport,
@@ -146,10 +146,12 @@ def metrics_table(
     run_path: str = "",
     coverage: Mapping[str, float | None] | None = None,
     verbose: bool = False,
+    corpus_size: int | None = None,
 ) -> str:
     """Aligned per-query table; every recall with |Rel| and its ceiling; label coverage when the
-    corpus size is known (``coverage``), else a line saying it is unknown; the run's repeated ids
-    as one line with a few of its queries (every one when ``verbose``)."""
+    corpus size is known (``coverage``, with a line naming its denominator, ``corpus_size``), else a
+    line saying it is unknown; the run's repeated ids as one line with a few of its queries (every
+    one when ``verbose``)."""
     ks = result.ks
     header = ["query", "|Rel|", "ret"] + (["coverage"] if coverage is not None else [])
     for k in ks:
@@ -199,7 +201,10 @@ def metrics_table(
         f"means are over the queries where each measure is defined; 'undefined' = queries "
         f"left out of that mean (no judged relevant document) of {n} evaluated",
     ]
-    notes = [] if coverage is not None else [COVERAGE_UNKNOWN]
+    if coverage is None:
+        notes = [COVERAGE_UNKNOWN]
+    else:
+        notes = [coverage_denominator(corpus_size)] if corpus_size is not None else []
     if result.missing_from_run:
         verb = (
             "scored 0" if result.missing == "zero" else "not evaluated (use --missing zero to score them 0)"
@@ -539,7 +544,10 @@ def agree_table(report: AgreementReport) -> str:
     from calibration.stats.judged import design_line
 
     bar = report["verdict_thresholds"]["trusted"]
-    rows = [["raters", "n", "observed", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
+    # start-up: the pair's counts, in the Agreement page's words
+    from calibration.review_text import same_grade
+
+    rows = [["raters", "n", "same grade", "kappa", "95% CI", "linear", "quadratic", "verdict"]]
     notes = []
     designs = []
     for pair in report["pairs"]:
@@ -548,7 +556,7 @@ def agree_table(report: AgreementReport) -> str:
             [
                 raters,
                 str(pair["n"]),
-                num(pair["observed_agreement"]),
+                same_grade(pair),
                 decisive(pair["kappa"], bar),
                 interval(pair.get("kappa_ci")),
                 decisive(pair["kappa_linear"], bar),
@@ -603,9 +611,19 @@ def agree_table(report: AgreementReport) -> str:
             if p.get("undefined_reason")
         ],
         f"Fleiss' kappa: {num(report['fleiss_kappa'])}"
-        + (f" ({report['fleiss_undefined_reason']})" if report.get("fleiss_undefined_reason") else ""),
+        + (f" ({report['fleiss_undefined_reason']})" if report.get("fleiss_undefined_reason") else "")
+        + (
+            f" (n = {report['n_items']} items, {m} ratings each)"
+            if report["fleiss_kappa"] is not None and (m := report.get("fleiss_ratings_per_item"))
+            else ""
+        ),
         "Krippendorff's alpha: "
-        + ", ".join(f"{level} {num(alpha[level])}" for level in ("nominal", "ordinal", "interval")),
+        + ", ".join(f"{level} {num(alpha[level])}" for level in ("nominal", "ordinal", "interval"))
+        + (
+            f" (n = {report['krippendorff_items']} of {report['n_items']} items: those rated two times or more)"
+            if "krippendorff_items" in report
+            else ""
+        ),
     ]
     for pair in report["pairs"]:
         if "sequential" in pair:
@@ -647,14 +665,35 @@ def position_json(result: PositionReport, keys: tuple[PositionFigure, ...]) -> d
     return shown | {"counts": {k: v for k, v in result.items() if k not in keys}}
 
 
+def position_counts(result: PositionReport, key: PositionFigure) -> str:
+    """What a figure of ``position`` is a fraction (or a mean) of, from the report's counts:
+    ``1 / 2 comparisons``, ``mean over 2 pairs``."""
+    n = result.get("n_comparisons", 0)
+    if key == "position_consistency":
+        return f"{result.get('n_consistent', 0)} / {n} comparisons pick the same candidate in both orders"
+    if key == "primacy_rate":
+        return f"{result.get('n_primacy', 0)} / {n} comparisons won by the first-shown answer in both orders"
+    if key == "recency_rate":
+        return f"{result.get('n_recency', 0)} / {n} comparisons won by the second-shown answer in both orders"
+    if key == "preference_fairness":
+        return (
+            f"({result.get('n_recency_preferred', 0)} recency-preferred - {result.get('n_primacy_preferred', 0)} "
+            f"primacy-preferred) / {n} comparisons"
+        )
+    if key == "repetition_stability":
+        return (
+            f"mean over {result.get('n_repeated_instances', 0)} (pair, order) instances asked more than once"
+        )
+    return f"mean over {result['n_pairs']} pairs"
+
+
 def position_text(result: PositionReport, keys: tuple[PositionFigure, ...]) -> str:
     undefined = result.get("undefined") or {}
     lines = [f"{result['n_pairs']} pairs asked in both orders ({result.get('n_comparisons')} comparisons)"]
     for key in keys[1:]:
         value = result[key]
-        lines.append(
-            f"{key}: {num(value)}" + (f" ({undefined[key]})" if value is None and key in undefined else "")
-        )
+        why = undefined.get(key) if value is None else position_counts(result, key)
+        lines.append(f"{key}: {num(value)}" + (f" ({why})" if why else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -685,13 +724,19 @@ def ppi_design_text(design: PPIDesign) -> str:
 def ppi_text(result: PPIReport, alpha: float, tuned: bool) -> str:
     level = f"{1 - alpha:.0%}"
     human = result["human_only"]
+    uncut = result.get("ci_uncut")
+    cut = f"the normal interval {interval(uncut, 4)} cut to a pass rate's [0, 1]; " if uncut else ""
+    counts = f" ({human['passes']} / {human['n']})" if "passes" in human and "n" in human else ""
+    how = f"; {human['how']}" if human.get("how") else ""
     text = (
         f"PPI{'++' if tuned else ''} estimate {result['estimate']:.4f}, {level} CI "
-        f"{interval(result['ci'], 4)} (lambda {result['lam']:.3f}; "
+        f"{interval(result['ci'], 4)} ({cut}lambda {result['lam']:.3f}; "
         f"{result['n_labeled']} items graded by people and the judge, {result['n_unlabeled']} by the judge alone)\n"
-        f"people only: {human['estimate']:.4f}, {level} CI {interval(human['ci'], 4)} "
-        f"(n = {result['n_labeled']})\n"
+        f"people only: {human['estimate']:.4f}{counts}, {level} CI {interval(human['ci'], 4)} "
+        f"(n = {result['n_labeled']}{how})\n"
     )
+    if result.get("few_labels"):
+        text += f"few labels: {result['few_labels']}\n"
     design = result.get("design")
     if design is not None and (design["queries"] is not None or design["unlabeled_queries"] is not None):
         text += f"design: {ppi_design_text(design)}\n"

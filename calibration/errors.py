@@ -3,14 +3,15 @@
 and actions raise these; a face catches the root.
 
 - :class:`NothingToEvaluate`: no query of a run is in the judgments, nothing to score;
-- :class:`InvalidInput`: an input a computation refuses, said in one line that names the file.
+- :class:`InvalidInput`: an input a computation refuses, said in one line that names the file;
+- :class:`NothingToCompare`: agreement asked of ratings where no two raters rated the same item.
 """
 
 from __future__ import annotations
 
 from annotation.errors import DenominatorError
 
-__all__ = ["InvalidInput", "NothingToEvaluate"]
+__all__ = ["InvalidInput", "NothingToCompare", "NothingToEvaluate"]
 
 
 class NothingToEvaluate(DenominatorError, ValueError):
@@ -27,3 +28,8 @@ class NothingToEvaluate(DenominatorError, ValueError):
 class InvalidInput(DenominatorError, ValueError):
     """An input a computation refuses (too few items, a label off the scale), said in one line
     that names the file."""
+
+
+class NothingToCompare(InvalidInput):
+    """Agreement asked of ratings where no two raters rated the same item: nothing to measure (a
+    face says so as it says any bad input; the Agreement page as "nothing to compare yet")."""

@@ -364,7 +364,9 @@ class AgreementReport(TypedDict):
     n_ratings: int
     n_missing: int
     fleiss_undefined_reason: str | None
+    fleiss_ratings_per_item: int | None  # Fleiss' m (every item has it); None when items differ
     krippendorff_undefined_reason: dict[str, str | None]
+    krippendorff_items: int  # the items alpha reads: those with two ratings or more (pairable)
     interval: IntervalMethod
     verdict_thresholds: Thresholds
     statistic: str
@@ -419,6 +421,9 @@ class PairSummary(TypedDict):
 class HumanOnly(TypedDict):  # the people's mean alone
     estimate: float
     ci: list[float]
+    n: NotRequired[int]  # pass/fail labels: the people's pass rate with its counts and interval in words
+    passes: NotRequired[int]
+    how: NotRequired[str]
 
 
 # calibration.stats.ppi.rogan_gladen_from_labels: the judge's pass rate corrected by its tpr and tnr
@@ -470,6 +475,8 @@ class PPIReport(TypedDict):
     weak_note: NotRequired[str | None]  # why PPI cannot narrow the interval here; None: it can
     prefer: NotRequired[str | None]  # "ppi" or "people"
     rogan_gladen: NotRequired[RoganGladen]  # every value 0 or 1 (calibration.actions.ppi)
+    ci_uncut: NotRequired[list[float]]  # every value 0 or 1: PPI's normal interval before its cut to [0, 1]
+    few_labels: NotRequired[str]  # fewer labelled items than a judge verdict needs (MIN_LABELS)
 
 
 class KappaFigure(TypedDict):

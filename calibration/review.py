@@ -71,7 +71,7 @@ from calibration.review_sample import (
 from calibration.stats.agreement import INTERVAL_METHOD, cohen
 from calibration.stats.judged import Drawn, JudgedKappa, judged_kappa
 from calibration.stats.kappa import Weights
-from calibration.stats.pass_rate import people_pass_rate
+from calibration.stats.pass_rate import people_pass_rate, rate_interval
 from calibration.stats.position import from_slots, position_bias
 from calibration.stats.ppi import ppi_or_reason
 from calibration.stats.ppi_design import weak_check
@@ -309,7 +309,7 @@ def _pass_rate(
     # a pass rate lies in [0, 1]: the normal intervals are cut there (people-only 0.667 [0.133, 1.200]
     # on 6 items read as a rate above 1)
     if result.get("ci"):
-        result["ci"] = _rate_interval(result["ci"])
+        result["ci"] = rate_interval(result["ci"])
     human = result.get("human_only")
     if human is not None:
         # one interval for the people's pass rate everywhere (#40, item 7): check's, clustered by query
@@ -319,11 +319,6 @@ def _pass_rate(
             result.update(cast(PassRate, weak_check(np.asarray(y), np.asarray(yhat), dict(result))))
     result["scope"] = scope
     return result
-
-
-def _rate_interval(ci: list[float]) -> list[float]:
-    """An interval of a rate, cut to [0, 1]."""
-    return [max(0.0, float(ci[0])), min(1.0, float(ci[1]))]
 
 
 def review(

@@ -9,10 +9,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotation.render import decisive, interval, num
-from calibration.results import KappaEntry, PassRate, PositionReport, ReviewJudge, ReviewReport, TrendPoint
+from calibration.results import (
+    AgreementPair,
+    KappaEntry,
+    PassRate,
+    PositionReport,
+    ReviewJudge,
+    ReviewReport,
+    TrendPoint,
+)
 from calibration.stats.verdict import SAMPLE_RANGE, design_line
 
 __all__ = [
+    "same_grade",
     "sample_note",
     "design_text",
     "no_interval",
@@ -97,6 +106,14 @@ def weighted_text(entry: KappaEntry) -> str:
     return "; ".join(parts)
 
 
+def same_grade(pair: AgreementPair) -> str:
+    """The items both raters of a pair gave the same grade, over the items both rated: ``21 / 24``
+    (the confusion matrix's diagonal; the observed agreement as counts, what ``agree`` and the
+    Agreement page show)."""
+    confusion = pair.get("confusion") or []
+    return f"{sum(int(row[i]) for i, row in enumerate(confusion))} / {pair.get('n', 0)}"
+
+
 def design_text(entry: KappaEntry) -> str:
     """How the verdict's labels were drawn and read, in words ("" for an entry without a design)."""
     line = design_line(entry)
@@ -158,6 +175,14 @@ def position_text(p: PositionReport) -> str:
     )
 
 
+def judge_alone(rate: PassRate) -> str:
+    """The judge's own pass rate over the traces only it graded, with its counts: ``the judge alone
+    says 0.833 (20 / 24 traces no person labelled)``."""
+    n = int(rate.get("n_unlabeled") or 0)
+    passes = round(rate["judge_only"] * n)
+    return f"the judge alone says {rate['judge_only']:.3f} ({passes} / {n} traces no person labelled)"
+
+
 def pass_rate_text(rate: PassRate) -> str:
     """The faithfulness pass rate corrected by PPI beside the people-only one, with what each rests
     on, or why it was not corrected (the people's own rate beside it when there is one), and when PPI
@@ -172,7 +197,7 @@ def pass_rate_text(rate: PassRate) -> str:
                 + (f" ({human['how']})" if human.get("how") else "")
             )
             if rate.get("judge_only") is not None:
-                text += f"; the judge alone says {rate['judge_only']:.3f}"
+                text += f"; {judge_alone(rate)}"
         return text
     human = rate["human_only"]
     text = (
@@ -181,7 +206,7 @@ def pass_rate_text(rate: PassRate) -> str:
         f"{rate['n_unlabeled']} judge-only items; people only: "
         f"{human['estimate']:.3f} {interval(human.get('ci'), 3, 'prose')}"
         + (f" ({human['how']})" if human.get("how") else "")
-        + f"; the judge alone says {rate['judge_only']:.3f}"
+        + f"; {judge_alone(rate)}"
     )
     if rate.get("weak_note"):
         text += f"; {rate['weak_note']}"

@@ -225,3 +225,33 @@ def test_an_undefined_kappa_reads_undefined_on_the_page(hand) -> None:
     rows = {r["people"]: r for r in at.dataframe[0].value.to_dict("records")}
     assert rows["ann and dee"]["kappa"] == "undefined"
     assert not [r for r in rows.values() if "undef" in r["kappa"] and r["kappa"] != "undefined"]
+
+
+def test_one_person_only_reads_nothing_to_compare(db_at, monkeypatch) -> None:
+    """ann alone labelled 3 items: the page says there is nothing to compare (agree's exit 2, the
+    same action), not an error; the summary of three people gives alpha's items."""
+    with Store(db_at) as store:
+        store.import_queries({"q1": "question"})
+        store.import_corpus([{"id": f"c{i}", "text": f"chunk {i}"} for i in range(3)])
+        store.annotator_id("ann")
+        root = store.add_annotator("root", "admin")
+        for i in range(3):
+            store.add_label(store.ensure_item("chunk", query_id="q1", chunk_id=f"c{i}"), "ann", i)
+    monkeypatch.setenv("DENOMINATOR_DB", str(db_at))
+    at = page_test(PAGE, state={"access:token": root}, timeout=60).run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    assert len(at.info) == 1 and page_text(at).endswith(
+        "Nothing to compare yet: the store's relevance labels: 3 items, one rater (ann): agreement needs "
+        "two raters who rated the same items (`python -m annotation pool --overlap SHARE` gives a share of "
+        "the pooled items to a second person)."
+    )
+
+
+def test_the_summary_says_what_each_all_people_figure_is_over(hand) -> None:
+    """ann and bob labelled all 24 items, cat 12: Fleiss' kappa is undefined (items differ in their
+    number of labels), Krippendorff's alpha reads the 24 items labelled by two people or more."""
+    db, _ = hand
+    with Store(db) as store:
+        root = store.add_annotator("root", "admin")
+    at = page_test(PAGE, state={"access:token": root}, timeout=60).run()
+    assert "over the 24 of 24 items labelled by two people or more." in page_text(at)

@@ -64,6 +64,61 @@ def test_agree_text_labels_have_no_ordinal_alpha(tmp_path, capsys) -> None:
     )
 
 
+def test_agree_text_gives_each_figure_its_counts(tmp_path, capsys) -> None:
+    """Three raters on four items (0/1): ann-bob agree on i1, i2, i4 (3 / 4), ann-cat on i1, i4
+    (2 / 4). Fleiss by hand: P_i = 1, 1/3, 1/3, 1 (mean 2/3); p_1 = 5/12, p_0 = 7/12, P_e = 74/144;
+    kappa = (96/144 - 74/144) / (70/144) = 22/70 = 0.314, over 4 items with 3 ratings each."""
+    path = tmp_path / "three.csv"
+    path.write_text(
+        "item,rater,label\ni1,ann,1\ni1,bob,1\ni1,cat,1\ni2,ann,0\ni2,bob,0\ni2,cat,1\n"
+        "i3,ann,1\ni3,bob,0\ni3,cat,0\ni4,ann,0\ni4,bob,0\ni4,cat,0\n"
+    )
+    code, out, _ = cli(main, capsys, "agree", path)
+    assert code == 0
+    assert "ann vs bob  4       3 / 4  0.500" in out and "ann vs cat  4       2 / 4  0.000" in out
+    assert "raters      n  same grade  kappa" in out
+    assert "Fleiss' kappa: 0.314 (n = 4 items, 3 ratings each)\n" in out
+    assert "(n = 4 of 4 items: those rated two times or more)\n" in out
+    report = json.loads(cli(main, capsys, "agree", path, "--format", "json")[1])
+    assert report["fleiss_kappa"] == pytest.approx(22 / 70)
+    assert (report["fleiss_ratings_per_item"], report["krippendorff_items"]) == (3, 4)
+
+
+def test_agree_with_nothing_shared_is_a_usage_error(tmp_path, capsys) -> None:
+    """No item rated by two raters: nothing to measure, one line and exit 2 (it printed a row of
+    undef and exited 0); two qrels files keep the order given (they printed B vs A)."""
+    one = tmp_path / "one.csv"
+    one.write_text("item,rater,label\ni1,ann,1\ni2,ann,0\ni3,ann,2\n")
+    code, out, err = cli(main, capsys, "agree", one)
+    assert (code, out) == (2, "")
+    assert (
+        err
+        == f"error: {one}: 3 items, one rater (ann): agreement needs two raters who rated the same items\n"
+    )
+    apart = tmp_path / "apart.csv"
+    apart.write_text("item,rater,label\ni1,ann,1\ni2,bob,0\n")
+    code, _, err = cli(main, capsys, "agree", apart)
+    assert code == 2 and "2 items, 2 raters, and no item rated by two of them" in err
+    truth, other = tmp_path / "z-truth.qrels", tmp_path / "a-other.qrels"
+    truth.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    other.write_text("q2 0 d1 1\n")
+    code, out, err = cli(main, capsys, "agree", "--qrels", truth, other)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {truth} and {other}: no (query, chunk) is graded in both files (3 graded in one only): "
+        "nothing to compare; give two qrels of the same queries and chunks\n"
+    )
+    # the files as given, z before a; the confusion's rows are the first file's grades
+    other.write_text("q1 0 d1 1\nq1 0 d2 1\n")
+    code, out, _ = cli(main, capsys, "agree", "--qrels", truth, other, "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["raters"] == [str(truth), str(other)]
+    assert report["pairs"][0]["raters"] == [str(truth), str(other)]
+    assert report["pairs"][0]["confusion"] == [[0, 1], [0, 1]]  # truth 0 / other 1 on d2
+    code, out, _ = cli(main, capsys, "agree", "--qrels", truth, other)
+    assert f"{truth} vs {other}  2       1 / 2" in out
+
+
 @pytest.mark.skipif(UMBRELA is None, reason="../shared/data not found")
 def test_agree_qrels_nist_vs_umbrela(capsys) -> None:
     nist, llm = UMBRELA / "qrels.rag25.test.txt", UMBRELA / "qrels.rag25.test-umbrela2.txt"
@@ -97,6 +152,28 @@ def test_position_contract(tmp_path, capsys) -> None:
     bad.write_text("item,order,choice\np1,CD,A\n")
     code, _, err = cli(main, capsys, "position", bad)
     assert code == 2 and err == f"error: {bad}:2: order: 'CD'; expected AB or BA\n"
+
+
+def test_position_text_gives_each_rate_its_counts(tmp_path, capsys) -> None:
+    """Pair 1 twice: FF (repeat 1: A first wins, B first wins), FS (A both times: consistent); pair 2
+    once: ST (B in AB, a tie in BA: recency-preferred). 3 comparisons: consistency 1/3, primacy 1/3,
+    recency 0/3, fairness (1 - 1)/3 = 0; stability over the 2 repeated (pair, order) instances:
+    (1 + 1/2)/2 = 0.75; preference for A per pair (1 + 1/2)/2 = 0.75 and (0 + 1/2)/2 = 0.25: 0.5."""
+    path = tmp_path / "judgments.csv"
+    path.write_text(
+        "item,order,choice,repeat\n1,AB,A,1\n1,AB,A,2\n1,BA,B,1\n1,BA,A,2\n2,AB,B,1\n2,BA,tie,1\n"
+    )
+    code, out, _ = cli(main, capsys, "position", path)
+    assert code == 0
+    assert out.splitlines() == [
+        "2 pairs asked in both orders (3 comparisons)",
+        "position_consistency: 0.333 (1 / 3 comparisons pick the same candidate in both orders)",
+        "primacy_rate: 0.333 (1 / 3 comparisons won by the first-shown answer in both orders)",
+        "recency_rate: 0.000 (0 / 3 comparisons won by the second-shown answer in both orders)",
+        "preference_fairness: 0.000 ((1 recency-preferred - 1 primacy-preferred) / 3 comparisons)",
+        "repetition_stability: 0.750 (mean over 2 (pair, order) instances asked more than once)",
+        "mean_preference_A: 0.500 (mean over 2 pairs)",
+    ]
 
 
 def test_ppi_contract(tmp_path, capsys) -> None:
@@ -244,6 +321,75 @@ def test_ppi_adds_rogan_gladen_for_pass_fail_labels(tmp_path, capsys) -> None:
     assert "rogan_gladen" not in json.loads(capsys.readouterr().out)
 
 
+def test_ppi_of_a_pass_rate_keeps_its_interval_within_0_and_1(tmp_path, capsys) -> None:
+    """The newcomer's files: people 1,0,1,1,1,0 and the judge 1,1,1,0,1,0 on 6 items, the judge alone
+    6 passes of 8. By hand: cov(Y, Yhat) = 1/18 (ddof 0), the pooled judge variance 10 of 14: 20/91
+    (ddof 1), lambda = (1/18) / ((1 + 6/8) * 20/91) = 13/90; estimate 13/90 * 6/8 + mean(Y - 13/90 Yhat)
+    = 733/1080; se^2 = lambda^2 (3/16) / 8 + var(Y - lambda Yhat) / 6. Its normal interval's upper end
+    733/1080 + 1.96 se = 1.0486 is cut to 1 and said; the people's 4 of 6 get Wilson's interval
+    (centre (2/3 + z^2/12) / (1 + z^2/6)), as the review's people-only figure."""
+    from statistics import NormalDist
+
+    labeled, unlabeled = tmp_path / "lab.csv", tmp_path / "unlab.csv"
+    labeled.write_text("human,judge\n1,1\n0,1\n1,1\n1,0\n1,1\n0,0\n")
+    unlabeled.write_text("judge\n1\n1\n0\n1\n1\n1\n0\n1\n")
+    lam = (1 / 18) / ((1 + 6 / 8) * 20 / 91)
+    y, yhat = np.array([1, 0, 1, 1, 1, 0.0]), np.array([1, 1, 1, 0, 1, 0.0])
+    resid = y - lam * yhat
+    estimate = lam * 6 / 8 + resid.mean()
+    se = (lam**2 * (3 / 16) / 8 + resid.var() / 6) ** 0.5
+    z = NormalDist().inv_cdf(0.975)
+    assert lam == pytest.approx(13 / 90) and estimate == pytest.approx(733 / 1080)
+    centre = (2 / 3 + z * z / 12) / (1 + z * z / 6)
+    half = z * (2 / 9 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled, "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["estimate"] == pytest.approx(733 / 1080)
+    assert result["ci_uncut"] == pytest.approx([estimate - z * se, estimate + z * se])
+    assert result["ci_uncut"][1] == pytest.approx(1.0486, abs=1e-4)
+    assert result["ci"] == pytest.approx([estimate - z * se, 1.0])
+    human = result["human_only"]
+    assert (human["passes"], human["n"]) == (4, 6) and human["estimate"] == pytest.approx(4 / 6)
+    assert human["ci"] == pytest.approx([centre - half, centre + half])
+    assert human["ci"] == pytest.approx([0.3000, 0.9032], abs=1e-4)
+    assert result["few_labels"].startswith("6 labelled items, fewer than the 30 a judge needs")
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled)
+    assert out.splitlines()[:3] == [
+        "PPI++ estimate 0.6787, 95% CI [0.3088, 1.0000] (the normal interval [0.3088, 1.0486] cut to a pass "
+        "rate's [0, 1]; lambda 0.144; 6 items graded by people and the judge, 8 by the judge alone)",
+        "people only: 0.6667 (4 / 6), 95% CI [0.3000, 0.9032] (n = 6; Wilson 95% (no query given))",
+        "few labels: 6 labelled items, fewer than the 30 a judge needs before the review gives it a verdict "
+        "(check uses a judge's corrected rate only once it is trusted): an interval from so few labels is "
+        "a rough guide",
+    ]
+
+
+def test_ppi_inside_0_and_1_is_not_cut(tmp_path, capsys) -> None:
+    """test_ppi_adds_rogan_gladen_for_pass_fail_labels's files: PPI's interval lies within [0, 1], so
+    it is ppi_py's as it was (no ci_uncut); grades 0-2 are a mean, not a rate: no cut, no Wilson."""
+    from calibration.stats.ppi import ppi_report
+
+    labeled = tmp_path / "labeled.csv"
+    labeled.write_text("human,judge\n1,1\n1,1\n0,0\n1,0\n0,1\n1,1\n0,0\n1,1\n")
+    unlabeled = tmp_path / "unlabeled.csv"
+    unlabeled.write_text("judge\n1\n1\n0\n1\n0\n1\n1\n1\n0\n1\n")
+    y, yhat = [1, 1, 0, 1, 0, 1, 0, 1], [1, 1, 0, 0, 1, 1, 0, 1]
+    plain = ppi_report(y, yhat, [1, 1, 0, 1, 0, 1, 1, 1, 0, 1])
+    code, out, _ = cli(main, capsys, "ppi", labeled, unlabeled, "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and "ci_uncut" not in result
+    assert 0 < result["ci"][0] and result["ci"][1] < 1 and result["ci"] == pytest.approx(plain["ci"])
+    assert result["human_only"]["passes"] == 5 and result["human_only"]["n"] == 8
+    graded = tmp_path / "graded.csv"
+    graded.write_text("human,judge\n2,1\n1,1\n0,0\n2,2\n")
+    code, out, _ = cli(main, capsys, "ppi", graded, unlabeled, "--format", "json")
+    result = json.loads(out)
+    assert "ci_uncut" not in result and "how" not in result["human_only"]
+    assert result["human_only"]["ci"] == pytest.approx(
+        ppi_report([2, 1, 0, 2], [1, 1, 0, 2], [1, 1, 0, 1, 0, 1, 1, 1, 0, 1])["human_only"]["ci"]
+    )
+
+
 # ---------------------------------------------------------------- metrics and audit: findings by kind
 
 
@@ -333,6 +479,7 @@ def test_metrics_of_a_stored_run(demo_db, capsys) -> None:
     # query |Rel| ret coverage P@10 (ceil) R@10 (ceil) RR nDCG@10: coverage over the store's 24 chunks
     assert rows["q_faw"][1:9] == ["2", "10", "0.417", "0.200", "(0.200)", "1.000", "(1.000)", "1.000"]
     assert rows["mean"][1:2] == ["0.417"] and "0.716" in rows["mean"]
+    assert "coverage = judged chunks of the query / the 24 chunks of the corpus" in out  # 10 of 24: 0.417
     assert "2 queries of the run have no judgments: ignored" in out
     code, out, err = cli(
         main,

@@ -176,6 +176,34 @@ def test_faithfulness_passes_only_when_the_interval_clears_the_bar():
     assert warned["outcome"] == "warning"
 
 
+def test_more_labels_than_the_store_holds_says_so():
+    """8 of 10 needs about 86 more labels (above): with 30 traces left unlabelled of 40, the reason
+    says the store cannot supply them; with 90 left (of 100) it does not (86 <= 90)."""
+    bar = Bar(">=", 0.7)
+    short = faithfulness_entry(
+        "people", 0.8, wilson(8, 10), 10, bar, "", unlabelled=(30, "40 traces in the store")
+    )
+    assert short["more_labels"] == 86 and short["reason"] == (
+        "undecided: 0.800 but its interval [0.490, 0.943] reaches >= 0.7; about 86 more human-labelled "
+        "items would decide it, but only 30 of the 40 traces in the store are unlabelled: a rate this close "
+        "to the bar may never be decided by labelling more"
+    )
+    enough = faithfulness_entry("people", 0.8, wilson(8, 10), 10, bar, "", unlabelled=(90, "100 traces"))
+    assert enough["reason"].endswith("; about 86 more human-labelled items would decide it")
+
+
+def test_check_on_the_demo_says_the_store_cannot_decide_the_pass_rate(capsys, demo_db):
+    """The demo: 11 of 16 labelled traces pass, [0.317, 0.912] at t(3); 0.688 is 0.0125 under 0.7,
+    so about 5165 more labels would decide it, of the 40 traces the store holds for the worked
+    example's 4 queries, 40 - 16 = 24 unlabelled."""
+    out = run(capsys, "check", f"{EX}/golden.yaml", f"{EX}/run.jsonl", "-k", "5", "--db", demo_db, expect=1)
+    assert (
+        "FAILED (undecided: 0.688 but its interval [0.317, 0.912] reaches >= 0.7; about 5165 more "
+        "human-labelled items would decide it, but only 24 of the 40 traces of this golden set's queries "
+        "are unlabelled: a rate this close to the bar may never be decided by labelling more)"
+    ) in out
+
+
 # ---------------------------------------------------------------- check on the worked example
 
 
@@ -498,7 +526,8 @@ def test_agree_prints_the_digits_that_explain_a_verdict(capsys, tmp_path):
     out = run(capsys, "agree", tmp_path / "labels.csv")
     line = next(line for line in out.splitlines() if line.startswith("ann vs bob"))
     # the verdict's statistic (the kappa column) shows its fourth digit; the weighted ones are context
-    assert "0.800  0.5996  [0.427, 0.730]" in line and line.rstrip().endswith("undecided")
+    # same grade 45 + 39 = 84 of 105 (the observed agreement 0.800, as counts)
+    assert "84 / 105  0.5996  [0.427, 0.730]" in line and line.rstrip().endswith("undecided")
     # the kappa bar is the policy's: a team that sets 0.35 gets "trusted" (the interval's lower end
     # 0.427 reaches it) from agree as from check
     (tmp_path / "denominator.yaml").write_text("rules:\n  kappa: '>= 0.35'\n")
@@ -571,6 +600,15 @@ def test_metrics_prints_label_coverage_or_says_it_is_unknown(capsys):
     table = run(capsys, *base, "--corpus-size", "24")
     assert "coverage" in table.splitlines()[3] and "0.177" in table  # mean of 8, 3, 3, 3 of 24
     assert "label coverage unknown" not in table
+    # the column's denominator said under the table: q_broad's 8 judged of 24 is 0.333
+    assert "\ncoverage = judged chunks of the query / the 24 chunks of the corpus\n" in table
+    with_ids = run(capsys, *base, "--corpus", f"{EX}/corpus.jsonl")
+    assert "coverage = judged chunks of the query / the 24 chunks of the corpus" in with_ids
+    check = run(capsys, "check", *base[1:], "--corpus-size", "24", "--no-store", expect=1)
+    lines = check.splitlines()
+    at = lines.index("mean of 4    1.000  0.625  0.875   0.741   4.25  5     0.177")
+    assert lines[at + 1] == "coverage = judged chunks of the query / the 24 chunks of the corpus"
+    assert "chunks of the corpus" not in run(capsys, "check", *base[1:], "--no-store", expect=1)
     assert "label coverage unknown: give --corpus FILE or --corpus-size N" in run(capsys, *base)
     assert "label_coverage" not in json.loads(run(capsys, *base, "--format", "json"))["queries"]["q_faw"]
     err = run(capsys, *base, "--corpus-size", "5", expect=2, stream="stderr")

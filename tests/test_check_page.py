@@ -67,6 +67,7 @@ def test_the_page_checks_the_worked_example_as_the_cli_does(demo_db, capsys):
     figures = table_with(at, "R@fetch").set_index("query")
     assert figures.loc["q_store", "RR"] == "0.500" and figures.loc["q_broad", "|Rel|"] == "8"
     assert figures.loc["q_faw", "coverage"] == "0.125"  # the worked example's corpus of 24
+    assert "coverage = judged chunks of the query / the 24 chunks of the corpus" in text  # 3 / 24
     # the CLI on the same inputs (k = 5, stage 1 = the run to depth 10, corpus 24, the same store)
     code, out, _ = cli(
         main,

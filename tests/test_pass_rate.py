@@ -93,3 +93,7 @@ def test_check_and_review_give_the_people_one_interval(capsys, tmp_path) -> None
     code, text, _ = cli(main, capsys, "review", "--db", db)
     low, high = people["ci"]
     assert f"people only: 0.688 [{low:.3f}, {high:.3f}] over these 16 items ({human['how']})" in text
+    # the judge's own rate over the 40 - 16 = 24 traces it alone graded (it passes 20), with its counts
+    rate = judge["pass_rate"]
+    assert rate["n_unlabeled"] == 24 and rate["judge_only"] == pytest.approx(20 / 24)
+    assert "; the judge alone says 0.833 (20 / 24 traces no person labelled)" in text

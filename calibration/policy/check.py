@@ -419,11 +419,15 @@ def faithfulness_entry(
     bar: Bar,
     how: str,
     undecided: str = "fail",
+    *,
+    unlabelled: tuple[int, str] | None = None,
 ) -> JudgeOutcome:
     """One source of a faithfulness pass rate held to its bar, read as ``kappa`` reads its interval:
     passed when the interval's lower end meets the bar, failed when its upper end does not; in between
     it is undecided (not shown): failed, or a warning under ``undecided: warn``, with about how many
-    more human-labelled items would decide it."""
+    more human-labelled items would decide it. ``unlabelled`` (how many items are left to label, and
+    what they are of: "40 traces of this golden set's queries") says so when that estimate is more
+    than could be labelled."""
     shown_ci = list(ci) if ci else None
 
     def entry(outcome: str, verdict: str, reason: str | None) -> JudgeOutcome:
@@ -457,8 +461,21 @@ def faithfulness_entry(
         "verdict": "undecided",
         "more_labels": more,
         "reason": f"undecided: {shown} but its interval [{low}, {high}] reaches {bar}"
-        + (f"; about {more} more human-labelled items would decide it" if more else ""),
+        + (f"; about {more} more human-labelled items would decide it" if more else "")
+        + (_beyond_reach(more, unlabelled) if more else ""),
     }
+
+
+def _beyond_reach(more: int, unlabelled: tuple[int, str] | None) -> str:
+    """When the labels that would decide a rate outnumber the items left to label: the store's count,
+    and what it means (the estimate assumes the same rate on more items, which may not exist)."""
+    if unlabelled is None or more <= unlabelled[0]:
+        return ""
+    left, of = unlabelled
+    return (
+        f", but only {left} of the {of} are unlabelled: a rate this close to the bar may never be decided "
+        "by labelling more"
+    )
 
 
 def judge_name(judge: Mapping[str, Any]) -> str:

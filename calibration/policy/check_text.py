@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from annotation.render import align, decisive, num, signed
 from calibration.policy.check import DIAGNOSES, diagnosis_text
-from calibration.policy.finding_words import finding_text, policy_help
+from calibration.policy.finding_words import coverage_denominator, finding_text, policy_help
 from calibration.results import (
     CheckDiff,
     CheckQuery,
@@ -214,6 +214,7 @@ def check_table(report: CheckReport, qrels_path: str = "", run_path: str = "") -
         *_header(report),
         "",
         align([FIGURE_HEADER] + figure_rows(report)),
+        *([coverage_denominator(size)] if (size := report.get("corpus_size")) is not None else []),
         "",
     ]
     for note in s["notes"]:

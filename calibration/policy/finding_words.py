@@ -12,6 +12,7 @@ from annotation.render import num
 from calibration.policy.rules import DEFAULT_POLICY, Bar, Policy, rules_table
 
 __all__ = [
+    "coverage_denominator",
     "policy_help",
     "FINDINGS",
     "REPEAT_RULE",
@@ -143,3 +144,9 @@ def policy_help(policy: Policy = DEFAULT_POLICY) -> str:
         "end does not; a figure not shown (undecided, uncalibrated) fails too, unless the policy says "
         f"undecided: warn (now: {policy.undecided})"
     )
+
+
+def coverage_denominator(corpus_size: int) -> str:
+    """What a table's ``coverage`` column is a fraction of, said under the table (metrics, check, the
+    Check page): ``coverage = judged chunks of the query / the 24 chunks of the corpus``."""
+    return f"coverage = judged chunks of the query / the {corpus_size:,} chunks of the corpus"

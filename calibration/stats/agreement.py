@@ -536,12 +536,14 @@ def agreement_report(
         "n_ratings": table.n_ratings,
         "n_missing": table.n_missing,
         "fleiss_undefined_reason": fleiss_result["undefined_reason"],
+        "fleiss_ratings_per_item": fleiss_result.get("n_raters"),
         "krippendorff_undefined_reason": {
             level: (
                 r["undefined_reason"] if r else "needs numeric labels" if level == "interval" else _UNORDERED
             )
             for level, r in alphas.items()
         },
+        "krippendorff_items": table.pairable_items(),
         "interval": {"method": INTERVAL_METHOD, "alpha": alpha},
         "verdict_thresholds": {"trusted": trusted},
         "statistic": statistic,

@@ -182,6 +182,10 @@ class LongTable:
             self._value_counts = counts.reshape(len(self.items), len(domain)), domain, order
         return self._value_counts
 
+    def pairable_items(self) -> int:
+        """The items rated two times or more: what Krippendorff's alpha reads (its pairable units)."""
+        return int(np.count_nonzero(np.bincount(self.item_of, minlength=len(self.items)) >= 2))
+
     def _read_rows(self, rows: Any, labels: Sequence[Any] | None) -> None:
         parsed = _long_rows(rows)
         self.n_rows = len(parsed)

@@ -33,7 +33,7 @@ import math
 from collections.abc import Hashable, Sequence
 from typing import TypedDict
 
-__all__ = ["PeoplePassRate", "pass_rate_how", "people_pass_rate", "wilson_interval"]
+__all__ = ["PeoplePassRate", "pass_rate_how", "people_pass_rate", "rate_interval", "wilson_interval"]
 
 
 class PeoplePassRate(TypedDict):
@@ -54,6 +54,12 @@ def wilson_interval(p: float, n: float, z: float) -> list[float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def rate_interval(ci: Sequence[float]) -> list[float]:
+    """An interval of a pass rate cut to [0, 1] (a normal interval, as PPI's, can cross 0 or 1 at
+    small n; a rate cannot): the review and ``calibration ppi`` read a corrected rate's interval so."""
+    return [max(0.0, float(ci[0])), min(1.0, float(ci[1]))]
 
 
 def people_pass_rate(

@@ -26,10 +26,10 @@ from annotation.render import counted, decisive, interval, md, num
 from annotation.rubrics import RUBRICS
 from annotation.store import Store, StoreError
 from calibration import actions
-from calibration.errors import InvalidInput
+from calibration.errors import InvalidInput, NothingToCompare
 from calibration.gate import load_policy
 from calibration.results import AgreementPair, AgreementReport, KappaEntry
-from calibration.review_text import design_text
+from calibration.review_text import design_text, same_grade
 from denominator.ui.browse import open_items
 
 KEY = "agreement:"
@@ -49,20 +49,19 @@ def render_agreement_page() -> None:
             report = actions.agree(policy=policy, store=store, rubric=rubric)
             pairs = [people_of(p) for p in report["pairs"]]
             disagreements = {pair: store.browse_items(rubric=rubric, between=pair) for pair in pairs}
-    except InvalidInput as exc:  # no labels of this rubric, or one person's only
+    except NothingToCompare as exc:  # one person, or people whose items do not meet: agree's exit 2
+        st.info(
+            md(
+                f"Nothing to compare yet: {exc} (`python -m annotation pool --overlap SHARE` gives a "
+                "share of the pooled items to a second person)."
+            )
+        )
+        return
+    except InvalidInput as exc:  # no labels of this rubric
         st.info(md(f"Nothing to compare yet: {exc}."))
         return
     except (StoreError, ValueError) as exc:  # a bad store, or a policy file that does not parse
         st.error(md(exc))
-        return
-    if not report["pairs"]:
-        st.info(
-            md(
-                f"{report['n_items']} {rubric} items labelled by {len(report['raters'])} "
-                f"{'person' if len(report['raters']) == 1 else 'people'}: agreement needs two people "
-                "who labelled the same items (`python -m annotation pool --overlap SHARE` gives a share of the pooled items to a second person)."
-            )
-        )
         return
     render_summary(report)
     render_pairs(report, disagreements)
@@ -91,21 +90,22 @@ def render_summary(report: AgreementReport) -> None:
         )
     )
     alpha = report["krippendorff_alpha"]
+    each = report.get("fleiss_ratings_per_item")
     all_people = (
-        f"All {people} people together: Fleiss' kappa {num(report['fleiss_kappa'], medium='prose')}, "
-        f"Krippendorff's alpha {num(alpha['nominal'], medium='prose')} (nominal)"
+        f"All {people} people together: Fleiss' kappa {num(report['fleiss_kappa'], medium='prose')}"
+        + (
+            f" (n = {report['n_items']} items, {each} labels each)"
+            if report["fleiss_kappa"] is not None and each
+            else ""
+        )
+        + f", Krippendorff's alpha {num(alpha['nominal'], medium='prose')} (nominal)"
         + (f", {num(alpha['ordinal'], medium='prose')} (ordinal)" if alpha.get("ordinal") is not None else "")
-        + f", over {report['n_items']} items."
+        + f" over the {report.get('krippendorff_items', report['n_items'])} of {report['n_items']} items "
+        "labelled by two people or more."
     )
     st.write(md(all_people))
     if report.get("pairs_note"):
         st.caption(md(report["pairs_note"]))
-
-
-def agreed(pair: AgreementPair) -> int:
-    """The items both people gave the same grade (the confusion matrix's diagonal)."""
-    confusion = pair.get("confusion") or []
-    return sum(int(row[i]) for i, row in enumerate(confusion))
 
 
 def pairs_frame(report: AgreementReport, disagreements: dict[tuple[str, str], list[Any]]) -> pd.DataFrame:
@@ -119,7 +119,7 @@ def pairs_frame(report: AgreementReport, disagreements: dict[tuple[str, str], li
             {
                 "people": " and ".join(names),
                 "items both labelled": pair["n"],
-                "same grade": f"{agreed(pair)} / {pair['n']}",
+                "same grade": same_grade(pair),
                 "disagree": f"{len(disagreements.get(names, []))} / {pair['n']}",
                 "kappa": decisive(pair["kappa"], bar, medium="prose"),  # a page: "undefined"
                 "95% CI": interval(ci) if ci else f"none: {pair.get('reason') or 'undefined'}",

@@ -38,6 +38,7 @@ from calibration.policy.check_text import (
     settings_lines,
     unreadable_lines,
 )
+from calibration.policy.finding_words import coverage_denominator
 from calibration.policy.rules import InvalidPolicy, Policy
 from calibration.results import CheckReport, HistoryEntry
 from denominator.ui import metrics_cache
@@ -138,6 +139,8 @@ def render_check(
         st.markdown("**Each judge and rubric**\n\n" + "\n".join(judges))
     figures = metrics_cache.drawn("check figures", checked, lambda: figure_table(report))
     st.table(figures, hide_index=True)
+    if (size := report.get("corpus_size")) is not None:
+        st.caption(md(coverage_denominator(size)))
     for note in report["summary"]["notes"]:
         st.caption(f"Note: {md(note)}")
     if missing_line(report):
