@@ -218,3 +218,127 @@ def test_queries_in_bytewise_order_across_batches(tmp_path: Path) -> None:
     assert streamed.qids == expected
     assert evaluate(qrels, run, ks=[1], min_grade=1).qids == expected
     assert streamed.values["RR"].tolist() == [0.5] * 7
+
+
+# Small crafted runs, each a clean base with one line changed: the streamed read (``grouped=None``:
+# the lean pieces, or the whole read they leave the file to) must give what the whole read gives,
+# the same values and run name, or the same error naming the same line.
+_BASE = [
+    "q1 Q0 d1 1 2.5 tagA",
+    "q1 Q0 d2 2 1.5 tagA",
+    "q1 Q0 d3 3 0.5 tagA",
+    "q2 Q0 d1 1 9 tagA",
+    "q2 Q0 d4 2 8 tagA",
+    "q3 Q0 d2 1 1 tagA",
+]
+_CRAFTED = {
+    "clean": _BASE,
+    "double space in the Q0 field (an empty Q0)": [_BASE[0], "q1  d2 2 1.5 tagA", *_BASE[2:]],
+    "double space after Q0 (seven fields)": [_BASE[0], "q1 Q0  d2 2 1.5 tagA", *_BASE[2:]],
+    "trailing space on the tag": [_BASE[0], "q1 Q0 d2 2 1.5 tagA ", *_BASE[2:]],
+    "trailing space on the last line, no newline": [*_BASE[:-1], "q3 Q0 d2 1 1 tagA "],
+    "trailing space for a missing tag": [_BASE[0], "q1 Q0 d2 2 1.5 ", *_BASE[2:]],
+    "leading space": [_BASE[0], " q1 Q0 d2 2 1.5 tagA", *_BASE[2:]],
+    "leading space for a missing qid": [_BASE[0], " Q0 d2 2 1.5 tagA", *_BASE[2:]],
+    "leading space on the first line": [" " + _BASE[0], *_BASE[1:]],
+    "a blank line between": [*_BASE[:3], "", *_BASE[3:]],
+    "blank lines first": ["", "", *_BASE],
+    "a line of one space": [*_BASE[:3], " ", *_BASE[3:]],
+    "the tag read from the first line": [_BASE[0], *(line.replace("tagA", "tagB") for line in _BASE[1:])],
+    "the tag read from the first line after a blank one": [
+        "",
+        *_BASE[:1],
+        *(line.replace("tagA", "tagB") for line in _BASE[1:]),
+    ],
+    "seven fields (the line reader ignores the rest)": [_BASE[0], "q1 Q0 d2 2 1.5 tagA extra", *_BASE[2:]],
+    "five fields": [_BASE[0], "q1 Q0 d2 2 1.5", *_BASE[2:]],
+    "rank +1": [_BASE[0], "q1 Q0 d2 +1 1.5 tagA", *_BASE[2:]],
+    "rank -1": [_BASE[0], "q1 Q0 d2 -1 1.5 tagA", *_BASE[2:]],
+    "rank 007": [_BASE[0], "q1 Q0 d2 007 1.5 tagA", *_BASE[2:]],
+    "rank 1.0": [_BASE[0], "q1 Q0 d2 1.0 1.5 tagA", *_BASE[2:]],
+    "rank abc": [_BASE[0], "q1 Q0 d2 abc 1.5 tagA", *_BASE[2:]],
+    "rank 0x10": [_BASE[0], "q1 Q0 d2 0x10 1.5 tagA", *_BASE[2:]],
+    "rank 1-2": [_BASE[0], "q1 Q0 d2 1-2 1.5 tagA", *_BASE[2:]],
+    "rank -": [_BASE[0], "q1 Q0 d2 - 1.5 tagA", *_BASE[2:]],
+    "rank beyond 64 bits": [_BASE[0], "q1 Q0 d2 99999999999999999999 1.5 tagA", *_BASE[2:]],
+    "rank beyond 64 bits, negative": [_BASE[0], "q1 Q0 d2 -99999999999999999999 1.5 tagA", *_BASE[2:]],
+    "score nan": [_BASE[0], "q1 Q0 d2 2 nan tagA", *_BASE[2:]],
+    "score -NaN": [_BASE[0], "q1 Q0 d2 2 -NaN tagA", *_BASE[2:]],
+    "score inf": [_BASE[0], "q1 Q0 d2 2 inf tagA", *_BASE[2:]],
+    "score -Infinity": [_BASE[0], "q1 Q0 d2 2 -Infinity tagA", *_BASE[2:]],
+    "score 1e400": [_BASE[0], "q1 Q0 d2 2 1e400 tagA", *_BASE[2:]],
+    "score 0x10": [_BASE[0], "q1 Q0 d2 2 0x10 tagA", *_BASE[2:]],
+    "score 1,5": [_BASE[0], "q1 Q0 d2 2 1,5 tagA", *_BASE[2:]],
+    "a comment line first": ["# a comment", *_BASE],
+    "a comment line between": [*_BASE[:3], "#q1 Q0 d9 4 0 tagA", *_BASE[3:]],
+    "a hash inside a qid": [*_BASE[:3], *(line.replace("q2", "q#2") for line in _BASE[3:5]), _BASE[5]],
+    "a hash starting a docid": [_BASE[0], "q1 Q0 #d2 2 1.5 tagA", *_BASE[2:]],
+    "only comments": ["# a comment", "#q1 Q0 d1 1 1 t"],
+    "a tab": [_BASE[0], "q1\tQ0 d2 2 1.5 tagA", *_BASE[2:]],
+    "non-ASCII ids and tag": [line.replace("q1", "q\u00e91").replace("tagA", "t\u00e4g") for line in _BASE],
+}
+_CRAFTED_QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d9 0\nq3 0 d2 3\nq4 0 d1 1\n"
+
+
+def _outcome(qrels, path: Path, grouped: bool | None):
+    try:
+        result = evaluate_run_file(qrels, path, [1, 5], grouped=grouped)
+    except Exception as exc:  # noqa: BLE001 - the error itself is what is compared
+        return type(exc), str(exc)
+    return result
+
+
+@pytest.mark.parametrize("piece_bytes", [40, 1 << 20])
+@pytest.mark.parametrize("case", list(_CRAFTED))
+def test_a_crafted_run_streamed_gives_what_the_whole_read_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, piece_bytes: int
+) -> None:
+    """The lean pieces' checks (empty fields, rank, NaN, comment lines, the tag) accept only what
+    the whole read accepts, with the same values, and leave the rest to it (the same error)."""
+    from calibration import run_file
+
+    monkeypatch.setattr(
+        run_file, "lean_pieces", lambda *a, **kw: lean_pieces(*a, **{**kw, "piece_bytes": piece_bytes})
+    )
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text(_CRAFTED_QRELS)
+    lines = _CRAFTED[case]
+    run_path.write_bytes(("\n".join(lines) + ("" if "no newline" in case else "\n")).encode("utf-8"))
+    qrels = read_qrels(qrels_path)
+    whole = _outcome(qrels, run_path, False)
+    streamed = _outcome(qrels, run_path, None)
+    if isinstance(whole, tuple):
+        assert streamed == whole
+    else:
+        assert not isinstance(streamed, tuple), streamed
+        assert_same(streamed, whole)
+
+
+def test_crafted_runs_the_lean_pieces_take(tmp_path: Path) -> None:
+    """Which crafted runs the lean pieces read themselves (the rest go whole), and the tag each
+    piece carries: the first line's, after any blank line."""
+    taken = {}
+    for case, lines in _CRAFTED.items():
+        path = tmp_path / "run.txt"
+        path.write_bytes(("\n".join(lines) + ("" if "no newline" in case else "\n")).encode("utf-8"))
+        try:
+            pieces = list(lean_pieces(path, RUN_COLUMNS, ("r",), ("s",)))
+        except NotStreamable:
+            continue
+        taken[case] = pieces[0].schema.metadata[b"tag"].decode("utf-8")
+    assert taken == {
+        "clean": "tagA",
+        "a blank line between": "tagA",
+        "blank lines first": "tagA",
+        "the tag read from the first line": "tagA",
+        "the tag read from the first line after a blank one": "tagA",
+        "rank -1": "tagA",
+        "rank 007": "tagA",
+        "rank beyond 64 bits": "tagA",
+        "score inf": "tagA",
+        "score -Infinity": "tagA",
+        "score 1e400": "tagA",
+        "a hash inside a qid": "tagA",
+        "a hash starting a docid": "tagA",
+        "non-ASCII ids and tag": "t\u00e4g",
+    }

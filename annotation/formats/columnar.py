@@ -87,7 +87,7 @@ def lean_columns(
     for name in names:
         column = table[name]
         if name in number_columns:
-            if pc.any(pc.is_nan(column)).as_py():
+            if any(_has_nan(chunk) for chunk in column.chunks):
                 return None  # a NaN score cannot be ordered: the line reader names it
             out[name] = column
             continue
@@ -113,8 +113,8 @@ def lean_columns(
             if id_problem(out["t"]) is not None:
                 return None
     del table
-    if pc.any(pc.starts_with(out[names[0]], "#")).as_py():
-        return _NOT_SIMPLE
+    if any(_first_byte_is(chunk, ord("#")) for chunk in out[names[0]].chunks):
+        return _NOT_SIMPLE  # a comment line: the line reader skips it
     tag = out.pop("t", None)
     result = pa.table(out)
     return result.replace_schema_metadata({"tag": tag}) if tag is not None else result
@@ -300,6 +300,29 @@ def _keeps_id_rule(column: pa.ChunkedArray) -> bool:
         if pc.any(pc.match_substring_regex(chunk, ID_FORBIDDEN_RE2)).as_py():
             return False
     return True
+
+
+def _has_nan(chunk: pa.Array) -> bool:
+    """Any NaN in a chunk of doubles read from a file (no nulls): the minimum is NaN when one is
+    (numpy's min propagates it), one reduction and no mask, over a view of the Arrow buffer
+    (``Array.to_numpy`` would import pandas: 30 MB and a quarter of a second)."""
+    if len(chunk) == 0:
+        return False
+    values = np.frombuffer(chunk.buffers()[1], dtype=np.float64)[chunk.offset : chunk.offset + len(chunk)]
+    return bool(np.isnan(values.min()))
+
+
+def _first_byte_is(chunk: pa.Array, byte: int) -> bool:
+    """Any value of a string chunk whose first byte is ``byte`` (``pc.starts_with`` on one byte): none
+    when no byte of the values is (one compare over the data), else the byte at each value's start
+    offset, gathered; on a 16 MB piece's ids a fifth of ``starts_with``'s time. The chunk holds no
+    empty value (refused before)."""
+    if len(chunk) == 0:
+        return False
+    offsets, data = _string_parts(chunk)
+    if not (data[offsets[0] : offsets[-1]] == byte).any():
+        return False
+    return bool((data[offsets[:-1]] == byte).any())
 
 
 def _all_digits(chunk: pa.Array) -> bool:
