@@ -166,11 +166,16 @@ def position_text(p: PositionReport) -> str:
     def f(value: float | None) -> str:
         return num(value, 3, "prose")
 
+    n = p.get("n_comparisons", 0)
+
+    def of(count: str) -> str:
+        return f" ({p.get(count, 0)} / {n})"
+
     return (
-        f"position bias over {p['n_pairs']} pairs asked in both orders: consistency "
-        f"{f(p.get('position_consistency'))}, primacy {f(p.get('primacy_rate'))}, "
-        f"recency {f(p.get('recency_rate'))}, preference fairness {f(p.get('preference_fairness'))}, "
-        f"repetition stability {f(p.get('repetition_stability'))}, "
+        f"position bias over {p['n_pairs']} pairs asked in both orders ({n} comparisons): consistency "
+        f"{f(p.get('position_consistency'))}{of('n_consistent')}, primacy {f(p.get('primacy_rate'))}"
+        f"{of('n_primacy')}, recency {f(p.get('recency_rate'))}{of('n_recency')}, preference fairness "
+        f"{f(p.get('preference_fairness'))}, repetition stability {f(p.get('repetition_stability'))}, "
         f"mean swap-averaged preference for A {f(p.get('mean_preference_A'))}"
     )
 

@@ -515,3 +515,24 @@ def test_a_stored_run_refused_with_one_line(demo_db, tmp_path, capsys) -> None:
     )
     assert code == 2 and err == f"error: no such database: {tmp_path / 'none.db'}\n"
     assert not (tmp_path / "none.db").exists()
+
+
+def test_the_review_s_position_sentence_gives_each_rate_its_counts() -> None:
+    """The weekly review's sentence on the same judgments as above: 3 comparisons, 1 consistent,
+    1 won by the first-shown answer both times, 0 by the second-shown."""
+    from calibration.review_text import position_text as review_position_text
+    from calibration.stats.position import position_bias
+
+    rows = [
+        {"item": "1", "order": "AB", "choice": "A", "repeat": 1},
+        {"item": "1", "order": "AB", "choice": "A", "repeat": 2},
+        {"item": "1", "order": "BA", "choice": "B", "repeat": 1},
+        {"item": "1", "order": "BA", "choice": "A", "repeat": 2},
+        {"item": "2", "order": "AB", "choice": "B", "repeat": 1},
+        {"item": "2", "order": "BA", "choice": "tie", "repeat": 1},
+    ]
+    assert review_position_text(position_bias(rows)) == (
+        "position bias over 2 pairs asked in both orders (3 comparisons): consistency 0.333 (1 / 3), "
+        "primacy 0.333 (1 / 3), recency 0.000 (0 / 3), preference fairness 0.000, repetition stability "
+        "0.750, mean swap-averaged preference for A 0.500"
+    )
