@@ -1,10 +1,11 @@
 """Key press to next item shown, in a real browser, beside plain Streamlit: the chunk, trace and
 compare pages, on SQLite and on PostgreSQL, with the machine's load beside each figure.
 
-For each backend, starts two servers (``streamlit run``, headless, 127.0.0.1, free ports): the
-app on a fresh demo database (``python -m denominator demo``, single-user local mode; for
+For each backend, starts two servers (headless, 127.0.0.1, free ports): the app as ``denominator
+serve`` runs it (``python -m denominator.server run``: Streamlit with the server's deadlines and
+connection cap) on a fresh demo database (``python -m denominator demo``, single-user local mode; for
 PostgreSQL a new database on a throwaway server from Debian's package, tests/postgres_server.py)
-and bench/baseline_app.py, a fragment that only increments a counter on a key-shortcut button.
+and bench/baseline_app.py (``streamlit run``), a fragment that only increments a counter on a key-shortcut button.
 One Chromium (Debian's) drives both, in blocks that take turns (``--block`` presses on an app
 page, then as many on the baseline, ...), so a noisy moment on the shared machine hits both.
 Each press is timed inside the page: ``performance.now()`` at the ``keydown`` (a capturing
@@ -147,10 +148,15 @@ def serve(script: str, env: dict[str, str]) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def served(script: str, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """:func:`serve`, with the server's process beside its URL (its CPU time is read from it)."""
+def served(
+    script: str, env: dict[str, str], launcher: str = "streamlit"
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """:func:`serve`, with the server's process beside its URL (its CPU time is read from it).
+    ``launcher``: the module that runs ``run SCRIPT``: ``streamlit`` itself for the bare app,
+    ``denominator.server`` for the product's (its deadlines and connection cap, as ``denominator
+    serve`` and ``make run`` start it)."""
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true"]
+    command = [sys.executable, "-m", launcher, "run", script, "--server.headless", "true"]
     command += ["--server.address", "127.0.0.1", "--server.port", str(port)]
     command += ["--server.fileWatcherType", "none"]
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **env}
@@ -364,7 +370,7 @@ def measure(backend: str, pages: list[str], presses: int, block: int) -> list[Me
         bench_traces(db, presses + 2)
         app_env = {"DENOMINATOR_DB": db, "DENOMINATOR_ANNOTATOR": names[0]}
         with (
-            served("denominator/app.py", app_env) as (app_url, app_server),
+            served("denominator/app.py", app_env, "denominator.server") as (app_url, app_server),
             served("bench/baseline_app.py", {}) as (baseline_url, baseline_server),
             sync_playwright() as playwright,
         ):
