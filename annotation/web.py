@@ -34,6 +34,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from annotation.errors import DenominatorError
+
 LINK_SCRIPT_ROUTE = "/_denominator/link.js"  # drops a sign-in link's token from the address bar
 
 
@@ -157,7 +159,7 @@ def script_json(value: Any) -> str:
 TOO_LARGE_HEADERS = {"Cache-Control": "no-store", "Connection": "close"}
 
 
-class BodyStalled(Exception):
+class BodyStalled(DenominatorError):
     """A request body whose next bytes did not come within the idle deadline (answer 408)."""
 
     def __init__(self, seconds: float) -> None:

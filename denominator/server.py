@@ -37,6 +37,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from annotation.cli_base import UsageError
+from annotation.errors import DenominatorError
 from annotation.http_api import ApiError, body_idle_seconds
 from annotation.http_contract import SECONDS_MAX
 
@@ -74,7 +75,7 @@ TIMED_OUT = (
 )
 
 
-class ServerGuardMissing(RuntimeError):
+class ServerGuardMissing(DenominatorError, RuntimeError):
     """This Streamlit builds its server where :func:`install` cannot add the deadlines."""
 
 
