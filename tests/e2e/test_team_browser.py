@@ -265,10 +265,15 @@ def test_a_team_labels_agrees_and_is_reviewed(chromium, tmp_path) -> None:
             pages["bob"].context.close()  # bob closes his tab: its item is carl's at once
 
             def handed_over() -> bool:
+                from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
                 wait_for_script_run(carl)
                 if main_pane(carl).locator(".st-key-item-chunk").count():
                     return True
-                main_pane(carl).get_by_role("button", name="Look again").click()
+                try:  # the page may rerun on its own meanwhile: "Look again" then leaves the DOM
+                    main_pane(carl).get_by_role("button", name="Look again").click(timeout=3_000)
+                except PlaywrightTimeout:
+                    return False
                 wait_for_script_run(carl)
                 return main_pane(carl).locator(".st-key-item-chunk").count() > 0
 
