@@ -449,7 +449,7 @@ def top_ranked(run: Run, depth: int, executor: Executor | None = None) -> dict[s
     out: dict[str, list[str]] = {}
     if run.table.num_rows:
         ordered = _ordered(run, executor)
-        counts = np.bincount(ordered.q_sorted, minlength=len(ordered.queries))
+        counts = ordered.counts()
         head = ordered.head(depth)
         rows = head if ordered.order is None else ordered.order[head]
         ids = pc.take(ordered.docs, arrow(rows)).to_pylist()
@@ -559,7 +559,7 @@ def top_unjudged(run: Run, qrels: Qrels, depth: int) -> dict[str, tuple[list[str
         ordered = _ordered(run)
         q_sorted = ordered.q_sorted
         n_queries = len(ordered.queries)
-        counts = np.bincount(q_sorted, minlength=n_queries)
+        counts = ordered.counts()
         head = ordered.head(depth)
         if ordered.repeat is not None:
             head = head[~ordered.repeat[head]]  # a repeat's slot: neither judged nor a hole
@@ -602,6 +602,7 @@ class _Ordered:
     # (judgments' table, judgment_of its columns): the table held, so its identity is never reused
     judged: list[tuple[pa.Table, np.ndarray]] = field(default_factory=list)
     heads: dict[int, np.ndarray] = field(default_factory=dict)  # :meth:`head` per depth
+    per_query: np.ndarray | None = None  # :meth:`counts`, once asked
 
     def judgments(self, table: pa.Table) -> np.ndarray:
         """:meth:`judgment_of` the columns ``q`` and ``d`` of ``table`` (``Qrels.to_table``: one
@@ -667,15 +668,27 @@ class _Ordered:
         same = as_numpy(pc.equal(pc.take(self.docs, arrow(source)), pc.take(j_docs, arrow(which))))
         return rows[same], in_run[which[same]]
 
+    def counts(self) -> np.ndarray:
+        """Per query (of ``queries``), its sorted rows, int64: a binary search per query in
+        ``q_sorted`` (ascending), not a pass over the rows; kept."""
+        if self.per_query is None:
+            self.per_query = _ascending_counts(self.q_sorted, len(self.queries))
+            self.per_query.flags.writeable = False
+        return self.per_query
+
     def head(self, depth: int) -> np.ndarray:
         """The sorted rows of each query's first ``depth`` slots (repeats too), ascending; kept
         per depth (``holes`` and ``--judge-labels`` read the top k several times)."""
         rows = self.heads.get(depth)
         if rows is None:
-            counts = np.bincount(self.q_sorted, minlength=len(self.queries))
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-            at = np.arange(len(self.q_sorted), dtype=np.int64) - starts[self.q_sorted]
-            rows = np.flatnonzero(at < depth)
+            # per query its first min(rows, depth) sorted rows: a pass over the queries' tops,
+            # not over every row (a 1,000-deep run read to k 10 touches a hundredth of it)
+            counts = self.counts()
+            starts = np.cumsum(counts) - counts
+            taken = np.minimum(counts, depth)
+            ends = np.cumsum(taken)
+            rows = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+            rows += np.repeat(starts - (ends - taken), taken)
             rows.flags.writeable = False
             self.heads[depth] = rows
         return rows
