@@ -769,7 +769,7 @@ def query_indices(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndar
                 return queries, np.repeat(place, lengths)
     encoded = pc.dictionary_encode(column)
     chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
-    dictionary = chunks[-1].dictionary if chunks else pa.array([], pa.string())
+    dictionary = chunks[-1].dictionary if chunks else arrow([], pa.string())  # pa.array: pandas
     by_id = pc.sort_indices(dictionary)  # bytewise
     queries = pc.take(dictionary, by_id)
     place = np.empty(len(queries), dtype=np.int32)
@@ -901,7 +901,7 @@ def _judged_index(docs: pa.Array, doc_dict: pa.Array) -> np.ndarray:
     if found.null_count == 0:
         return as_numpy(found)
     # not pc.fill_null(found, -1): its scalar would import pandas (a quarter of a second)
-    return as_numpy(pc.coalesce(found, arrow(np.full(len(found), -1, dtype=np.int64)).cast(found.type)))
+    return as_numpy(pc.coalesce(found, pc.cast(arrow(np.full(len(found), -1, dtype=np.int64)), found.type)))
 
 
 def _duplicate_keys(docs: pa.Array, qi: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import annotation.arrow_compute as pc
 from annotation.formats.by_extension import read_ranked
 from annotation.formats.columnar import NotStreamable, lean_pieces
-from annotation.model import Qrels, Run, as_numpy
+from annotation.model import Qrels, Run, arrow, as_numpy
 from annotation.provenance import run_fingerprint
 from calibration.unjudged import tops
 
@@ -60,9 +60,7 @@ def top_fingerprint(run: Run | str | os.PathLike[str], depth: int) -> str:
 def _top_rows(pieces: Iterable[pa.Table], depth: int) -> pa.Table:
     """The rows (q, d, s) of each query's top ``depth`` over all pieces (a query may run over two):
     each piece's rows with the top kept so far, sorted as trec_eval orders them, cut to ``depth``."""
-    kept = pa.table(
-        {"q": pa.array([], pa.string()), "d": pa.array([], pa.string()), "s": pa.array([], pa.float64())}
-    )
+    kept = pa.table({"q": arrow([], pa.string()), "d": arrow([], pa.string()), "s": arrow([], pa.float64())})
     for piece in pieces:
         rows = pa.table({"q": piece["q"], "d": piece["d"], "s": pc.cast(piece["s"], pa.float64())})
         both = pa.concat_tables([kept, rows])
@@ -77,5 +75,5 @@ def _top_rows(pieces: Iterable[pa.Table], depth: int) -> pa.Table:
             new[1:] = as_numpy(pc.not_equal(q.slice(1), q.slice(0, n - 1)))
         index = np.arange(n)
         slot = index - np.maximum.accumulate(np.where(new, index, 0))
-        kept = pc.take(both, pa.array(np.flatnonzero(slot < depth)))
+        kept = pc.take(both, arrow(np.flatnonzero(slot < depth)))
     return kept

@@ -95,6 +95,20 @@ def test_a_lean_run_with_a_score_of_each_kind_imports_no_pandas(tmp_path: Path) 
     assert not modules & {*HEAVY, "pyarrow.compute"}, modules & {*HEAVY, "pyarrow.compute"}
 
 
+@pytest.mark.parametrize("command", ["metrics", "audit", "check", "holes"])
+def test_judged_queries_the_run_never_asked_import_no_pandas(command: str, tmp_path: Path) -> None:
+    """Judgments of queries the run does not answer (the usual case: a golden set larger than one
+    run) are scored against an empty run, whose query column once went through ``pa.array``,
+    which imports pandas (0.3 s of every such run)."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("".join(f"q{q} Q0 d{d} {d + 1} {10 - d}.5 tag\n" for q in range(3) for d in range(5)))
+    qrels.write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(6)))  # q3, q4, q5 never asked
+    argv = [command, str(qrels), str(run), "-k", "10", "--format", "json"]
+    code, modules, out = imported(*argv, *(["--no-store"] if command == "check" else []))
+    assert code in (0, 1) and '"q2"' in out
+    assert not modules & {*HEAVY, "pyarrow.compute"}, modules & {*HEAVY, "pyarrow.compute"}
+
+
 def test_agree_imports_neither_pandas_nor_arrows_compute_module(tmp_path: Path) -> None:
     """``agree`` on a labels CSV (#42: its CPU is held to 1.5x an import of numpy, scipy and pyarrow)."""
     labels = tmp_path / "labels.csv"
