@@ -303,6 +303,16 @@ def arrow(values: Any, type: pa.DataType | None = None) -> pa.Array:
     of a command's start) to ask whether its input is a pandas object. Strings, floats and integers
     are laid out in Arrow's buffers directly (as fast as ``pa.array``); anything else goes to it."""
     n = len(values)
+    if (
+        isinstance(values, np.ndarray)
+        and values.dtype == np.bool_
+        and values.ndim == 1
+        and type in (None, pa.bool_())
+    ):
+        # a mask (holes' kept queries): Arrow's bits, least significant first
+        return pa.Array.from_buffers(
+            pa.bool_(), n, [None, pa.py_buffer(np.packbits(values, bitorder="little"))]
+        )
     if type is None:  # a numpy array's own type
         type = _ARROW_OF.get(values.dtype) if isinstance(values, np.ndarray) and values.ndim == 1 else None
         if type is None:

@@ -404,8 +404,8 @@ def evaluate(
 
     evaluated = num_ret > 0
     if run.empty_queries:  # asked and answered with nothing: evaluated, retrieved 0
-        asked = pc.index_in(arrow(run.empty_queries, pa.string()), value_set=qid_array)
-        evaluated[as_numpy(asked.drop_null()).astype(np.int64)] = True
+        asked = _judged_index(arrow(run.empty_queries, pa.string()), qid_array)  # Array.drop_null:
+        evaluated[asked[asked >= 0].astype(np.int64)] = True  # pyarrow.compute
     missing_qids = [qids_all[i] for i in np.flatnonzero(~evaluated)]
     if missing == "zero":
         include = np.ones(nq, dtype=bool)

@@ -5,6 +5,7 @@ quarter of a second of every metrics run; ``metrics --help`` 0.35-0.40 s of CPU)
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,49 @@ def test_judged_queries_the_run_never_asked_import_no_pandas(command: str, tmp_p
     assert not modules & {*HEAVY, "pyarrow.compute"}, modules & {*HEAVY, "pyarrow.compute"}
 
 
+@pytest.mark.parametrize("command", ["metrics", "audit", "check", "compare"])
+def test_a_query_answered_with_nothing_imports_no_arrow_compute(command: str, tmp_path: Path) -> None:
+    """A JSONL run's empty ranking (a query asked and answered with nothing) was found among the
+    judged queries through Arrow's ``Array.drop_null``, which imports ``pyarrow.compute``."""
+    run, qrels = tmp_path / "run.jsonl", tmp_path / "qrels.txt"
+    rankings = {"q0": ["d0", "d1"], "q1": [], "q2": ["d2", "d0"]}
+    run.write_text(
+        "".join(f'{{"query_id": "{q}", "ranking": {json.dumps(r)}}}\n' for q, r in rankings.items())
+    )
+    qrels.write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(3)))
+    runs = [str(run), str(run)] if command == "compare" else [str(run)]
+    extra = ["--no-store"] if command == "check" else []
+    code, modules, out = imported(command, str(qrels), *runs, "-k", "10", "--format", "json", *extra)
+    assert code in (0, 1) and ('"q1"' in out or command == "compare"), out
+    assert not modules & {*HEAVY, "pyarrow.compute"} - {"scipy"}, modules & {*HEAVY, "pyarrow.compute"}
+
+
+@pytest.mark.parametrize("case", ["extra-queries", "hole-sample"])
+def test_judge_filled_figures_import_no_pandas(case: str, tmp_path: Path) -> None:
+    """``--judge-labels`` on a run read whole, the judgments holding queries it never asked, and
+    the worked example with its hole sample: the judged queries kept went to Arrow as a numpy
+    boolean mask through ``pa.array``, which imports pandas (scipy is the judge's agreement's)."""
+    if case == "hole-sample":
+        argv = [str(WORKED / "golden.yaml"), str(WORKED / "run.jsonl"), "-k", "5"]
+        argv += [
+            "--judge-labels",
+            str(WORKED / "judge.qrels"),
+            "--hole-sample",
+            str(WORKED / "hole-sample.yaml"),
+        ]
+    else:
+        run, qrels, judge = tmp_path / "run.jsonl", tmp_path / "qrels.txt", tmp_path / "judge.qrels"
+        run.write_text(
+            "".join(f'{{"query_id": "q{q}", "ranking": ["d0", "d1", "d2", "d3"]}}\n' for q in range(3))
+        )
+        qrels.write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(6)))  # q3-q5 never asked
+        judge.write_text("".join(f"q{q} 0 d{d} {d % 3}\n" for q in range(3) for d in range(4)))
+        argv = [str(qrels), str(run), "-k", "3", "--judge-labels", str(judge)]
+    code, modules, out = imported("metrics", *argv, "--format", "json")
+    assert code == 0 and '"judge_filled"' in out, out
+    assert not modules & ({*HEAVY, "pyarrow.compute"} - {"scipy"}), modules & {*HEAVY, "pyarrow.compute"}
+
+
 def test_agree_imports_neither_pandas_nor_arrows_compute_module(tmp_path: Path) -> None:
     """``agree`` on a labels CSV (#42: its CPU is held to 1.5x an import of numpy, scipy and pyarrow)."""
     labels = tmp_path / "labels.csv"
@@ -142,6 +186,10 @@ def test_the_worked_example_metrics_import_no_pandas() -> None:
         ("numpy-float64", None),
         ("numpy-uint32", None),
         ("numpy-int32-view", "int64"),
+        ("numpy-bool", None),
+        ("numpy-bool", "bool_"),
+        ("numpy-bool-view", None),
+        ("numpy-bool-empty", None),
     ],
 )
 def test_arrow_builds_what_pa_array_builds(values, type_) -> None:
@@ -157,6 +205,9 @@ def test_arrow_builds_what_pa_array_builds(values, type_) -> None:
         "numpy-float64": np.array([0.5, np.nan, 2.0]),
         "numpy-uint32": np.array([1, 4_000_000_000], dtype=np.uint32),
         "numpy-int32-view": np.arange(10, dtype=np.int32)[::3],
+        "numpy-bool": np.array([True, False, False, True, True, False, True, True, False, True, True]),
+        "numpy-bool-view": (np.arange(40) % 3 == 0)[1::2],
+        "numpy-bool-empty": np.zeros(0, dtype=bool),
     }
     values = arrays.get(values, values) if isinstance(values, str) else values
     arrow_type = getattr(pa, type_)() if type_ else None
