@@ -404,8 +404,9 @@ def evaluate(
 
     evaluated = num_ret > 0
     if run.empty_queries:  # asked and answered with nothing: evaluated, retrieved 0
-        asked = _judged_index(arrow(run.empty_queries, pa.string()), qid_array)  # Array.drop_null:
-        evaluated[asked[asked >= 0].astype(np.int64)] = True  # pyarrow.compute
+        # found as -1 where not judged (Arrow's Array.drop_null would import pyarrow.compute)
+        asked = _judged_index(arrow(run.empty_queries, pa.string()), qid_array)
+        evaluated[asked[asked >= 0].astype(np.int64)] = True
     missing_qids = [qids_all[i] for i in np.flatnonzero(~evaluated)]
     if missing == "zero":
         include = np.ones(nq, dtype=bool)
