@@ -300,8 +300,9 @@ def _grades_of(
 
 def arrow(values: Any, type: pa.DataType | None = None) -> pa.Array:
     """``pa.array(values, type)`` without pandas: ``pa.array`` imports pandas (a quarter of a second
-    of a command's start) to ask whether its input is a pandas object. Strings, floats and integers
-    are laid out in Arrow's buffers directly (as fast as ``pa.array``); anything else goes to it."""
+    of a command's start) to ask whether its input is a pandas object. Strings, floats, integers and
+    numpy booleans (a mask) are laid out in Arrow's buffers directly (as fast as ``pa.array``);
+    anything else goes to it."""
     n = len(values)
     if (
         isinstance(values, np.ndarray)
