@@ -6,7 +6,7 @@ label the item, the label, the lease's end, the next item's lease, as ``_grade``
 pane's redraw (a handle, the next item's texts; then, once the item is drawn, a handle and the
 batch's progress). Median milliseconds per step over ``--presses`` presses on the demo's page of
 ``--kind``, for a new person (the open items), the median number of statements sent per press
-(each a round trip to PostgreSQL), and the server's CPU per press on PostgreSQL (``/proc``), with
+(each a round trip to PostgreSQL; statements sent together, one), and the server's CPU per press on PostgreSQL (``/proc``), with
 the load average printed. PostgreSQL: a throwaway server from Debian's package with its durable
 settings (tests/postgres_server.py).
 
@@ -50,10 +50,27 @@ class Counted:
         return self.execute(sql, params) if params is not None else self.execute(sql)
 
 
+class CountedAtOnce:
+    """The handle's ``fetch_all_at_once`` (PostgreSQL: several statements in one round trip),
+    counted as one."""
+
+    def __init__(self, store: Store, sent: list[int]) -> None:
+        self.fetch = store.db.fetch_all_at_once  # type: ignore[attr-defined]
+        self.sent = sent
+
+    def __call__(self, statements: Any) -> Any:
+        self.sent[0] += 1
+        return self.fetch(statements)
+
+
 def _counting(store: Store, sent: list[int]) -> None:
     if not isinstance(store.db.execute, Counted):
         store.db.execute = Counted(store, sent)  # type: ignore[method-assign]
     store.db.execute.sent = sent  # type: ignore[attr-defined]
+    if hasattr(store.db, "fetch_all_at_once"):
+        if not isinstance(store.db.fetch_all_at_once, CountedAtOnce):
+            store.db.fetch_all_at_once = CountedAtOnce(store, sent)  # type: ignore[attr-defined]
+        store.db.fetch_all_at_once.sent = sent  # type: ignore[attr-defined]
 
 
 def _server_cpu_ms(store: Store) -> float | None:
@@ -89,7 +106,7 @@ def presses(
             with store.write():
                 if store.label_refusal(annotator_id, kind, holder, item["item_id"]) is not None:
                     raise SystemExit("the tab lost its lease")
-                store.add_label(item["item_id"], name, 1, RUBRIC[kind])
+                store.add_label(item["item_id"], name, 1, RUBRIC[kind], annotator_id=annotator_id)
                 store.end_lease(annotator_id, kind, holder)
                 leased = store.lease_item(annotator_id, kind, holder, ended=True, tab=TAB)
             marks.append(time.perf_counter())

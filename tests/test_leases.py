@@ -465,3 +465,98 @@ def test_the_progress_total_is_fixed_for_a_batch(demo_db) -> None:
         sam = store.annotator_id("sam")
         store.add_chunk_item("q_broad", "d2", "later", 1)
         assert store.batch_progress(sam, "chunk") == (1, 18, 1, 0)
+
+
+class _Undo(Exception):
+    """Raised inside a write to roll it back."""
+
+
+def _lease_in(store: Store, sam: int, holder: str, tab: TabSession, ended: bool) -> tuple[object, list]:
+    """``lease_item`` after the tab's lease ended in the same write, then the write rolled back:
+    what it returned and the leases it left, without keeping them."""
+    got: list = []
+    try:
+        with store.write():
+            store.end_lease(sam, "chunk", holder)
+            got.append(store.lease_item(sam, "chunk", holder, ended=ended, tab=tab))
+            got.append(
+                sorted(store.db.execute("SELECT annotator_id, holder, item_id FROM leases").fetchall())
+            )
+            raise _Undo
+    except _Undo:
+        pass
+    return got[0], got[1]
+
+
+def test_a_key_press_lease_reads_at_once_what_a_lease_reads_in_turn(demo_db) -> None:
+    """#42: after a label or a skip (``ended``), the lease's reads go together (one round trip on
+    PostgreSQL) and give what the reads made one by one give. The next items in sam's order are
+    made to need each read: the first is on another of sam's tabs, the second closed by others (ann
+    labelled it and bob's screen shows it: the two labels an item wants), the third on a tab of
+    sam's that has closed on this server (given back: the answer), the fourth the answer if that
+    tab were not seen closed; two items are skipped."""
+    with Store(demo_db) as store:
+        sam, bob = store.annotator_id("sam"), store.annotator_id("bob")
+        here = _tab_on("srv1", "s-1", {"s-1", "s-2", "s-3"})  # sam's three tabs, open on srv1
+        skipped = []
+        for _ in range(2):
+            item = store.lease_item(sam, "chunk", "tab-aaaa", tab=here)
+            store.skip_item(sam, "chunk", "tab-aaaa", item["item_id"])
+            skipped.append(item["item_id"])
+        pressed = store.lease_item(sam, "chunk", "tab-aaaa", tab=here)
+        store.add_label(pressed["item_id"], "sam", 1)  # the press's label
+        after: list[int] = []
+        for _ in range(4):  # sam's next four items, the label made
+            nxt = store.next_unlabelled_item(sam, "chunk", sorted({*skipped, *after, pressed["item_id"]}))
+            assert nxt is not None
+            after.append(nxt)
+        first, second, third, fourth = after
+        store.hold_item(sam, "chunk", "tab-bbbb", first, revisit=False, tab=here._replace(session="s-2"))
+        store.add_label(second, "ann", 2)
+        store.hold_item(bob, "chunk", "tab-dddd", second, revisit=False, tab=_tab_on("srv2", "b-1", {"b-1"}))
+        store.hold_item(sam, "chunk", "tab-cccc", third, revisit=False, tab=here._replace(session="s-3"))
+        closed = _tab_on("srv1", "s-1", {"s-1", "s-2"})  # tab-cccc (s-3) has closed
+        at_once = _lease_in(store, sam, "tab-aaaa", closed, ended=True)
+        assert at_once == _lease_in(store, sam, "tab-aaaa", closed, ended=False)
+        item, leases = at_once
+        assert item == {"item_id": third, "from_skips": False, "skips_left": 2}
+        assert [row[1:] for row in leases if row[0] == sam] == [("tab-aaaa", third), ("tab-bbbb", first)]
+        assert (bob, "tab-dddd", second) in leases
+        # the same press with tab-cccc still open: its item stays its own, the next is the fourth
+        still = _lease_in(store, sam, "tab-aaaa", here, ended=True)
+        assert still == _lease_in(store, sam, "tab-aaaa", here, ended=False)
+        assert still[0]["item_id"] == fourth and (sam, "tab-cccc", third) in still[1]
+
+
+def test_a_write_reads_a_queue_rule_once_and_again_after_an_assignment_or_a_handout(demo_db) -> None:
+    """#42: a key press's write reads the person's queue rule once (the label's check, then the
+    next lease); an assignment or a new handout in the same write makes it read again."""
+    with Store(demo_db) as store:
+        sam = store.annotator_id("sam")
+        item = store.next_unlabelled_item(sam, "chunk")
+        assert item is not None
+        sent: list[str] = []
+        real = store.db.execute
+
+        def counted(sql, *args):
+            sent.append(sql)
+            return real(sql, *args)
+
+        store.db.execute = counted  # type: ignore[method-assign]
+        try:
+            with store.write():
+                before = store.queue_rule(sam, "chunk")
+                assert store.queue_rule(sam, "chunk") == before
+                reads = sum("FROM handout" in sql for sql in sent)
+                assert reads == 1
+                store.assign(item, sam, 0)
+                assert store.queue_rule(sam, "chunk") == before._replace(assigned=True)
+                store.set_handout("assigned", 2, "kim")
+                assert store.queue_rule(sam, "chunk").mode == "assigned"
+                assert sum("FROM handout" in sql for sql in sent) == 3
+                raise _Undo
+        except _Undo:
+            pass
+        finally:
+            store.db.execute = real  # type: ignore[method-assign]
+        assert store.queue_rule(sam, "chunk") == before  # outside a write: read each time

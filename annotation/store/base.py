@@ -486,6 +486,13 @@ class StoreBase:
         finally:
             self.write_memo = None
 
+    def _rules_changed(self) -> None:
+        """An assignment or a handout made in this write: what the write read of the queues'
+        rules (``Queue.queue_rule``, kept per write) is out of date."""
+        if self.write_memo is not None:
+            for key in [k for k in self.write_memo if k.startswith("rule ")]:
+                del self.write_memo[key]
+
     def _failures(self) -> tuple[type[Exception], ...]:
         """The driver's errors a write reports as a StoreError (busy, disk full, I/O)."""
         if self.dialect == "postgresql":

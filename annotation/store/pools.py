@@ -118,6 +118,7 @@ class Pools(StoreBase):
                 "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)",
                 [item_id, annotator_id, position],
             )
+            self._rules_changed()
 
     def assign_many(self, rows: Iterable[tuple[int, int, int]]) -> None:
         """:meth:`assign` for each (item, annotator, position), in one transaction."""
@@ -125,6 +126,7 @@ class Pools(StoreBase):
             db.conn.executemany(
                 "INSERT OR IGNORE INTO assignments (item_id, annotator_id, position) VALUES (?, ?, ?)", rows
             )
+            self._rules_changed()
 
     # ------------------------------------------------------------ answer pairs
 

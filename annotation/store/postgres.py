@@ -347,6 +347,22 @@ class PgDatabase:
                 and not sql.rstrip().upper().endswith("RETURNING ID"),
             )
 
+    def fetch_all_at_once(
+        self, statements: Sequence[tuple[str, Sequence[Any] | Mapping[str, Any] | None]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """Each statement's rows, the statements sent together and answered in one round trip
+        (psycopg's pipeline: the server runs them in order, as one after another would). A
+        statement that fails raises when the pipeline ends, as :meth:`execute` would."""
+        cursors = []
+        with self._named_errors():
+            with self._connection.pipeline():
+                for sql, params in statements:
+                    statement = translate(sql, params is not None)
+                    if params is not None and not isinstance(params, Mapping):
+                        params = list(params)
+                    cursors.append(self._connection.execute(statement, params))
+            return [cursor.fetchall() if cursor.description else [] for cursor in cursors]
+
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
         with self._named_errors():
             cursor = self._connection.cursor()

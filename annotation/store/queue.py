@@ -109,6 +109,18 @@ OTHER_LABELLERS = (
 )
 
 
+def _open_taken(annotator_id: int, kind: str, now: str, labels: int) -> tuple[str, dict[str, Any]]:
+    """The read of :meth:`Queue._open_items_taken`: the open items whose last labels needed are
+    on other people's screens."""
+    return (
+        f"""SELECT l.item_id FROM leases l JOIN items i ON i.id = l.item_id
+           WHERE l.annotator_id <> :annotator AND l.kind = :kind AND l.expires_at > :now
+           GROUP BY l.item_id, i.id
+           HAVING count(DISTINCT l.annotator_id) + {OTHER_LABELLERS} >= {int(labels)}""",
+        {"annotator": annotator_id, "kind": kind, "now": now},
+    )
+
+
 class QueueRule(NamedTuple):
     """What makes a person's queue of one kind of items (:meth:`Queue.queue_rule`)."""
 
@@ -177,6 +189,22 @@ class Queue(StoreBase):
             sql = all_live(sql)
         return self.db.execute(sql, params)
 
+    def _reads(
+        self, statements: Sequence[tuple[str, dict[str, Any] | Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """:meth:`_read` of several statements, each one's rows, in order: on PostgreSQL sent
+        together, one round trip for all (a key press's lease reads, #42: each round trip is a
+        wait for the server's process, long on a loaded machine); on SQLite one after another."""
+        live = [
+            (all_live(sql) if "import_rows" in sql and self._none_retired() else sql, p)
+            for sql, p in statements
+        ]
+        at_once = getattr(self.db, "fetch_all_at_once", None)
+        if at_once is not None:
+            rows: list[list[tuple[Any, ...]]] = at_once(live)
+            return rows
+        return [self.db.execute(sql, params).fetchall() for sql, params in live]
+
     def _none_retired(self) -> bool:
         """Whether no import is retired now. Inside a write, read once per write: it holds the
         one write lock, so no other writer retires an import before it ends (a retirement of
@@ -215,6 +243,7 @@ class Queue(StoreBase):
                 "INSERT INTO handout (mode, per_item, who, created_at) VALUES (?, ?, ?, ?)",
                 [mode, labels, who.strip(), utc_now()],
             )
+            self._rules_changed()
 
     def has_assignments(self, kind: str) -> bool:
         """Whether any ``kind`` item is assigned to anybody (else every annotator's queue
@@ -240,6 +269,10 @@ class Queue(StoreBase):
         """What makes the annotator's queue of ``kind`` items, in one read: whether any ``kind``
         item is assigned to them (:meth:`_assigned_to`) and the project's handout
         (:meth:`handout`)."""
+        memo, key = self.write_memo, f"rule {annotator_id} {kind}"
+        if memo is not None and key in memo:  # read already in this write (a label, then the next lease)
+            rule: QueueRule = memo[key]
+            return rule
         row = self.db.execute(
             "SELECT (SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = ? "
             "AND i.kind = ? LIMIT 1), (SELECT mode FROM handout ORDER BY id DESC LIMIT 1), "
@@ -247,8 +280,12 @@ class Queue(StoreBase):
             [annotator_id, kind],
         ).fetchone()
         if row[1] is None:
-            return QueueRule(row[0] is not None, default("handout_mode"), default("handout_labels"))
-        return QueueRule(row[0] is not None, str(row[1]), int(row[2]))
+            rule = QueueRule(row[0] is not None, default("handout_mode"), default("handout_labels"))
+        else:
+            rule = QueueRule(row[0] is not None, str(row[1]), int(row[2]))
+        if memo is not None:
+            memo[key] = rule
+        return rule
 
     def _queue_source(self, kind: str, annotator_id: int, rule: QueueRule | None = None) -> tuple[str, str]:
         """FROM/WHERE of an annotator's queue of ``kind`` items (the annotator's id bound as
@@ -514,18 +551,22 @@ class Queue(StoreBase):
         if own is not None and own[1] > _later(lease_seconds() / 2) and (tab is None or own[2] == tab.tag):
             return {"item_id": own[0], "from_skips": False, "skips_left": None}
         with self.write():
-            self.db.execute("DELETE FROM leases WHERE expires_at <= ?", [now])
-            if tab is not None:
-                self.release_closed(tab, keep=holder)
-            own = None if ended else self._own_lease(annotator_id, kind, holder, now)
-            if own is not None:
-                self._lease(annotator_id, kind, holder, own[0], revisit=None, tab=tab)
-                return {"item_id": own[0], "from_skips": False, "skips_left": None}
-            others = self._leased_elsewhere(annotator_id, holder)
-            rule = self.queue_rule(annotator_id, kind)  # read once for the whole lease
-            if rule.mode == "open" and not rule.assigned:
-                others |= self._open_items_taken(annotator_id, kind, now, rule.labels)
-            skipped = self.skipped_items(annotator_id, kind, rule)
+            if ended:  # a key press: its lease reads sent at once (one round trip on PostgreSQL)
+                others, skipped = self._lease_reads(annotator_id, kind, holder, now, tab)
+                rule = self.queue_rule(annotator_id, kind)  # read by _lease_reads, kept for this write
+            else:
+                self.db.execute("DELETE FROM leases WHERE expires_at <= ?", [now])
+                if tab is not None:
+                    self.release_closed(tab, keep=holder)
+                own = self._own_lease(annotator_id, kind, holder, now)
+                if own is not None:
+                    self._lease(annotator_id, kind, holder, own[0], revisit=None, tab=tab)
+                    return {"item_id": own[0], "from_skips": False, "skips_left": None}
+                others = self._leased_elsewhere(annotator_id, holder)
+                rule = self.queue_rule(annotator_id, kind)  # read once for the whole lease
+                if rule.mode == "open" and not rule.assigned:
+                    others |= self._open_items_taken(annotator_id, kind, now, rule.labels)
+                skipped = self.skipped_items(annotator_id, kind, rule)
             item_id = self.next_unlabelled_item(annotator_id, kind, sorted(set(skipped) | others), rule)
             from_skips = False
             taken_back = 0  # skips deleted below: the list left is known without reading it again
@@ -547,14 +588,55 @@ class Queue(StoreBase):
         # and the item, and this write holds the store's one write lock)
         return {"item_id": item_id, "from_skips": from_skips, "skips_left": len(skipped) - taken_back}
 
-    def release_closed(self, tab: TabSession, keep: str = "") -> int:
+    def _lease_reads(
+        self, annotator_id: int, kind: str, holder: str, now: str, tab: TabSession | None
+    ) -> tuple[set[int], list[int]]:
+        """What :meth:`lease_item` reads after a tab's lease ended in the same write, sent
+        together (:meth:`_reads`): the lapsed leases deleted, this server's leases (for its closed
+        tabs), the items the person's other tabs hold and, under the ``open`` handout, the open
+        items others' screens close; then the person's skipped items. (others, skipped), as
+        :meth:`lease_item` reads them one by one. A closed tab found gives its lease back and
+        the reads are made again."""
+        rule = self.queue_rule(annotator_id, kind)
+        open_items = rule.mode == "open" and not rule.assigned
+        source, _ = self._queue_source(kind, annotator_id, rule)
+        statements: list[tuple[str, dict[str, Any] | Sequence[Any]]] = [
+            ("DELETE FROM leases WHERE expires_at <= ?", [now]),
+            (
+                "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
+                [f"{tab.server} %" if tab is not None else "", holder],
+            ),
+            (
+                "SELECT item_id FROM leases WHERE annotator_id = ? AND holder <> ? AND expires_at > ?",
+                [annotator_id, holder, now],
+            ),
+            (
+                f"""SELECT s.item_id FROM skips s WHERE s.annotator_id = :annotator AND s.kind = :kind
+                   AND s.item_id IN (SELECT i.id {source}) ORDER BY s.created_at, s.item_id""",
+                {"annotator": annotator_id, "kind": kind},
+            ),
+        ]
+        if open_items:
+            statements.append(_open_taken(annotator_id, kind, now, rule.labels))
+        _, sessions, elsewhere, skips, *taken = self._reads(statements)
+        if tab is not None and self.release_closed(tab, keep=holder, rows=sessions):
+            return self._lease_reads(annotator_id, kind, holder, now, None)  # read again without them
+        others = {int(r[0]) for r in elsewhere} | {int(r[0]) for rows in taken for r in rows}
+        return others, [int(r[0]) for r in skips]
+
+    def release_closed(
+        self, tab: TabSession, keep: str = "", rows: Sequence[Sequence[Any]] | None = None
+    ) -> int:
         """Give back the leases taken by connections of ``tab.server`` that have closed (``tab.alive``
         says no), but the ``keep`` tab's (a reload: a new connection, the same tab); how many.
-        Leases of other servers are left to lapse (this server cannot see their connections)."""
-        rows = self.db.execute(
-            "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
-            [f"{tab.server} %", keep],
-        ).fetchall()
+        Leases of other servers are left to lapse (this server cannot see their connections).
+        ``rows``: those leases, when the caller read them (``session LIKE '<server> %'``, holder
+        not ``keep``)."""
+        if rows is None:
+            rows = self.db.execute(
+                "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
+                [f"{tab.server} %", keep],
+            ).fetchall()
         closed = [row for row in rows if not tab.alive(str(row[3]).partition(" ")[2])]
         if closed:
             with self.write():
@@ -717,13 +799,7 @@ class Queue(StoreBase):
     def _open_items_taken(self, annotator_id: int, kind: str, now: str, labels: int) -> set[int]:
         """Open items whose last labels needed are on other people's screens: their labellers
         and the people leasing them reach ``labels`` (with 2, a third person is not shown them)."""
-        rows = self._read(
-            f"""SELECT l.item_id FROM leases l JOIN items i ON i.id = l.item_id
-               WHERE l.annotator_id <> :annotator AND l.kind = :kind AND l.expires_at > :now
-               GROUP BY l.item_id, i.id
-               HAVING count(DISTINCT l.annotator_id) + {OTHER_LABELLERS} >= {int(labels)}""",
-            {"annotator": annotator_id, "kind": kind, "now": now},
-        ).fetchall()
+        rows = self._read(*_open_taken(annotator_id, kind, now, labels)).fetchall()
         return {int(r[0]) for r in rows}
 
     def _unlabelled(self, annotator_id: int, item_id: int) -> bool:

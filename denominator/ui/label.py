@@ -216,6 +216,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
                     note=note,
                     seconds=seconds,
                     shown=item.get("shown"),
+                    annotator_id=annotator_id,
                 )
                 store.end_lease(annotator_id, page.kind, _holder())
                 leased = _lease_next(store, page, annotator_id)  # no write of its own at the next draw
