@@ -146,3 +146,39 @@ def test_a_queue_read_is_never_jit_compiled(pg_url) -> None:
         cost = float(plan[0].split("cost=")[1].split("..")[1].split(" ")[0])
         assert cost > threshold  # the risk is real: with JIT on, this read would be compiled
         assert not any(line.strip().startswith("JIT:") for line in plan)
+
+
+@pytest.mark.postgres
+def test_statements_sent_together_answer_as_one_after_another(pg_url, monkeypatch) -> None:
+    """#42: ``PgDatabase.fetch_all_at_once`` (a key press's lease reads in one round trip) gives each
+    statement's rows in order, a write among them seen by the reads after it, SQLite's ``?`` and
+    ``:name`` parameters, and the same with a libpq that has no pipelines; a failing statement
+    raises what ``execute`` would, and the write it is in lands nothing."""
+    import psycopg
+
+    from annotation.store import Store
+
+    with Store(pg_url) as store:
+        store.import_queries({"q1": "first", "q2": "second", "q3": "third"})
+        statements = [
+            ("SELECT id FROM queries WHERE id <> ? ORDER BY id", ["q2"]),
+            ("DELETE FROM queries WHERE id = :gone", {"gone": "q3"}),
+            ("SELECT count(*) FROM queries", None),
+            ("SELECT text FROM queries WHERE id = 'q2'", None),
+        ]
+        with store.write():
+            at_once = store.db.fetch_all_at_once(statements)
+            store.db.execute("INSERT INTO queries (id, text) VALUES ('q3', 'third')")
+        assert at_once == [[("q1",), ("q3",)], [], [(2,)], [("second",)]]
+        monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
+        with store.write():
+            assert store.db.fetch_all_at_once(statements) == at_once
+            store.db.execute("INSERT INTO queries (id, text) VALUES ('q3', 'third')")
+        monkeypatch.undo()
+        with pytest.raises(psycopg.errors.UndefinedColumn):
+            with store.write():
+                store.db.execute("DELETE FROM queries WHERE id = 'q1'")
+                store.db.fetch_all_at_once(
+                    [("SELECT id FROM queries", None), ("SELECT nothing FROM queries", None)]
+                )
+        assert store.db.execute("SELECT count(*) FROM queries").fetchone()[0] == 3

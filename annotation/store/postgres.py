@@ -352,7 +352,13 @@ class PgDatabase:
     ) -> list[list[tuple[Any, ...]]]:
         """Each statement's rows, the statements sent together and answered in one round trip
         (psycopg's pipeline: the server runs them in order, as one after another would). A
-        statement that fails raises when the pipeline ends, as :meth:`execute` would."""
+        statement that fails raises when the pipeline ends, as :meth:`execute` would. A libpq
+        without pipelines (before PostgreSQL 14's; psycopg[binary] brings a newer one) runs them
+        one after another."""
+        import psycopg  # start-up: loaded by the PostgreSQL open already
+
+        if not psycopg.Pipeline.is_supported():
+            return [self.execute(sql, params).fetchall() for sql, params in statements]
         cursors = []
         with self._named_errors():
             with self._connection.pipeline():
