@@ -291,7 +291,8 @@ def test_a_queue_read_in_the_write_that_retires_sees_the_retirement(two) -> None
         with store.write():
             assert store.next_unlabelled_item(dan, "chunk") is not None  # nothing retired yet
             store.next_unlabelled_item(dan, "chunk")
-            assert reads.count(NONE_RETIRED) == 1  # once per write
+            # once per write (on PostgreSQL in the write's first round trip, with its BEGIN)
+            assert sum(NONE_RETIRED in sql for sql in reads) == 1
             store.retire_import(1, "eve")
             assert queue(store, "dan") == ((0, 2), b_items)
         assert queue(store, "dan") == ((0, 2), b_items)  # and after it

@@ -26,7 +26,7 @@ import sqlite3
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from annotation.errors import DenominatorError, masked
 from annotation.store import postgres as pg
@@ -281,6 +281,7 @@ class StoreBase:
     # what the open write has read that no other writer can change before it ends (it holds the
     # one write lock): None outside a write (:meth:`write` empties it at each outermost begin)
     write_memo: dict[str, Any] | None = None
+    _schema_ready = False  # every migration applied (checked at the open): each table is there
 
     def __init__(
         self, path: str | os.PathLike[str] | None = None, *, wait: float | None = None, patient: bool = False
@@ -328,6 +329,7 @@ class StoreBase:
         conn = self.db.conn
         applied = self._applied()
         if self._checked_key(applied) in _CHECKED:
+            self._schema_ready = True
             return
         tables = self._tables()
         if tables and not applied:
@@ -351,6 +353,7 @@ class StoreBase:
                 self._migrate()
             applied = self._applied()
         _CHECKED.add(self._checked_key(applied))
+        self._schema_ready = True
 
     def _open_postgres(self, url: str) -> None:
         """Connect to PostgreSQL (:mod:`annotation.store.postgres`), then the same checks as a
@@ -467,8 +470,8 @@ class StoreBase:
             yield self.db
             return
         failures = self._failures()
-        self._begin()
-        self.write_memo = {}
+        none_retired = self._begin()
+        self.write_memo = {} if none_retired is None else {"none_retired": none_retired}
         try:
             try:
                 yield self.db
@@ -501,22 +504,33 @@ class StoreBase:
             return (psycopg.OperationalError,)
         return (sqlite3.OperationalError,)
 
-    def _begin(self) -> None:
+    def _begin(self) -> bool | None:
         """``BEGIN IMMEDIATE``: SQLite's busy handler tries again, with growing sleeps, for the
         connection's busy timeout (``self.wait``, unless a caller set ``PRAGMA busy_timeout``).
         A patient store tries again after each busy window in which another write landed
         (:meth:`_landed`): the bound grows with the queue of writers, never past a window
-        without progress."""
+        without progress. On PostgreSQL, whether no import is retired, read under the write's
+        lock in the same round trip (the queue's reads ask it once per write); else None."""
+        from annotation.store.retirements import NONE_RETIRED  # start-up: a module of the store's own
+
         failures = self._failures()
         seen = self._landed() if self.patient else None
         while True:
             try:
-                if self.dialect == "postgresql":
-                    # one round trip: the transaction and its turn (every write takes the one lock)
+                if self.dialect == "postgresql" and not self._schema_ready:  # the migrations' own write
                     self.db.execute(f"BEGIN; SELECT pg_advisory_xact_lock({pg.WRITE_LOCK})")
-                else:
-                    self.db.conn.execute("BEGIN IMMEDIATE")
-                return
+                    return None
+                if self.dialect == "postgresql":
+                    # one round trip: the transaction, its turn (every write takes the one lock) and
+                    # whether any import is retired (the queue's statements drop their liveness tests
+                    # while none is: annotation.store.queue)
+                    begun = self.db.execute(
+                        f"BEGIN; SELECT pg_advisory_xact_lock({pg.WRITE_LOCK}); {NONE_RETIRED}"
+                    )
+                    answers = cast(pg.PgCursor, begun).all_results()
+                    return bool(answers[-1][0][0])
+                self.db.conn.execute("BEGIN IMMEDIATE")
+                return None
             except failures as exc:
                 self._rollback()
                 busy = (_pg_cause(exc) if self.dialect == "postgresql" else cause(exc)) == "busy"

@@ -304,6 +304,15 @@ class PgCursor:
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         return iter(self._cursor) if self._cursor.description and not self._returns_id else iter(())
 
+    def all_results(self) -> list[list[tuple[Any, ...]]]:
+        """Each result's rows, of a text of several statements run at once (PostgreSQL's simple
+        query: ``BEGIN; ...; SELECT ...``), in order; [] for a statement that returns none."""
+        results = []
+        while True:
+            results.append(self._cursor.fetchall() if self._cursor.description else [])
+            if not self._cursor.nextset():
+                return results
+
     @property
     def rowcount(self) -> int:
         count: int = self._cursor.rowcount
