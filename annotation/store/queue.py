@@ -109,6 +109,28 @@ OTHER_LABELLERS = (
 )
 
 
+def _rule_read(annotator_id: int, kind: str) -> tuple[str, list[Any]]:
+    """The read of :meth:`Queue.queue_rule`: whether a ``kind`` item is assigned to the person, the
+    newest handout's mode and labels."""
+    return (
+        "SELECT (SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = ? "
+        "AND i.kind = ? LIMIT 1), (SELECT mode FROM handout ORDER BY id DESC LIMIT 1), "
+        "(SELECT per_item FROM handout ORDER BY id DESC LIMIT 1)",
+        [annotator_id, kind],
+    )
+
+
+def _own_lease_read(annotator_id: int, kind: str, holder: str, now: str) -> tuple[str, dict[str, Any]]:
+    """The read of :meth:`Queue._own_lease`."""
+    return (
+        f"""SELECT l.item_id, l.expires_at, l.session FROM leases l JOIN items i ON i.id = l.item_id
+           WHERE l.annotator_id = :annotator AND l.kind = :kind AND l.holder = :holder
+           AND l.expires_at > :now AND {live_item("i")}
+           AND (l.revisit = 1 OR {CURRENT_LABEL} IS NULL)""",
+        {"annotator": annotator_id, "kind": kind, "holder": holder, "now": now},
+    )
+
+
 def _open_taken(annotator_id: int, kind: str, now: str, labels: int) -> tuple[str, dict[str, Any]]:
     """The read of :meth:`Queue._open_items_taken`: the open items whose last labels needed are
     on other people's screens."""
@@ -119,6 +141,11 @@ def _open_taken(annotator_id: int, kind: str, now: str, labels: int) -> tuple[st
            HAVING count(DISTINCT l.annotator_id) + {OTHER_LABELLERS} >= {int(labels)}""",
         {"annotator": annotator_id, "kind": kind, "now": now},
     )
+
+
+def _lease_of(row: Sequence[Any] | None) -> tuple[int, str, str | None] | None:
+    """(item, expires_at, session) of a lease's row (:func:`_own_lease_read`), None for none."""
+    return (int(row[0]), row[1], row[2]) if row else None
 
 
 class QueueRule(NamedTuple):
@@ -256,35 +283,31 @@ class Queue(StoreBase):
             is not None
         )
 
-    def _assigned_to(self, annotator_id: int, kind: str) -> bool:
-        """Whether ``annotator_id`` has any ``kind`` item in their queue by assignment."""
-        row = self.db.execute(
-            "SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = ? "
-            "AND i.kind = ? LIMIT 1",
-            [annotator_id, kind],
-        ).fetchone()
-        return row is not None
-
     def queue_rule(self, annotator_id: int, kind: str) -> QueueRule:
         """What makes the annotator's queue of ``kind`` items, in one read: whether any ``kind``
-        item is assigned to them (:meth:`_assigned_to`) and the project's handout
+        item is assigned to them and the project's handout
         (:meth:`handout`)."""
-        memo, key = self.write_memo, f"rule {annotator_id} {kind}"
-        if memo is not None and key in memo:  # read already in this write (a label, then the next lease)
-            rule: QueueRule = memo[key]
-            return rule
-        row = self.db.execute(
-            "SELECT (SELECT 1 FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = ? "
-            "AND i.kind = ? LIMIT 1), (SELECT mode FROM handout ORDER BY id DESC LIMIT 1), "
-            "(SELECT per_item FROM handout ORDER BY id DESC LIMIT 1)",
-            [annotator_id, kind],
-        ).fetchone()
+        rule = self._kept_rule(annotator_id, kind)
+        if rule is None:
+            rule = self._keep_rule(
+                annotator_id, kind, self.db.execute(*_rule_read(annotator_id, kind)).fetchone()
+            )
+        return rule
+
+    def _kept_rule(self, annotator_id: int, kind: str) -> QueueRule | None:
+        """The rule this write read already (a label's check, then the next lease), else None."""
+        memo = self.write_memo
+        rule: QueueRule | None = memo.get(f"rule {annotator_id} {kind}") if memo is not None else None
+        return rule
+
+    def _keep_rule(self, annotator_id: int, kind: str, row: Sequence[Any]) -> QueueRule:
+        """The rule of :func:`_rule_read`'s row, kept for the rest of the write."""
         if row[1] is None:
             rule = QueueRule(row[0] is not None, default("handout_mode"), default("handout_labels"))
         else:
             rule = QueueRule(row[0] is not None, str(row[1]), int(row[2]))
-        if memo is not None:
-            memo[key] = rule
+        if self.write_memo is not None:
+            self.write_memo[f"rule {annotator_id} {kind}"] = rule
         return rule
 
     def _queue_source(self, kind: str, annotator_id: int, rule: QueueRule | None = None) -> tuple[str, str]:
@@ -732,9 +755,16 @@ class Queue(StoreBase):
         to the other people it needed meanwhile). Called inside the label's own write: the check
         and the label are one transaction."""
         now = utc_now()
-        own = self._own_lease(annotator_id, kind, holder, now)
+        rule = self._kept_rule(annotator_id, kind)
+        if rule is None:  # the tab's lease and the person's rule (the next lease reads it too), at once
+            own_rows, rule_rows = self._reads(
+                [_own_lease_read(annotator_id, kind, holder, now), _rule_read(annotator_id, kind)]
+            )
+            own = _lease_of(own_rows[0] if own_rows else None)
+            rule = self._keep_rule(annotator_id, kind, rule_rows[0])
+        else:
+            own = self._own_lease(annotator_id, kind, holder, now)
         if own is not None and own[0] == item_id:  # the tab's own, unless others closed it meanwhile
-            rule = self.queue_rule(annotator_id, kind)
             if rule.mode != "open" or rule.assigned:
                 return None
             source, _ = self._queue_source(kind, annotator_id, rule)
@@ -746,17 +776,16 @@ class Queue(StoreBase):
             return "tab"
         if not self._unlabelled(annotator_id, item_id):
             return "tab"
-        source, _ = self._queue_source(kind, annotator_id)
+        source, _ = self._queue_source(kind, annotator_id, rule)
         queued = self._read(
             f"SELECT 1 {source} AND i.id = :item", {"annotator": annotator_id, "item": item_id}
         )
         if queued.fetchone() is None:
             return "closed"
-        mode, labels = self.handout()
         if (
-            mode == "open"
-            and not self._assigned_to(annotator_id, kind)
-            and item_id in self._open_items_taken(annotator_id, kind, now, labels)
+            rule.mode == "open"
+            and not rule.assigned
+            and item_id in self._open_items_taken(annotator_id, kind, now, rule.labels)
         ):
             return "closed"
         return None
@@ -779,14 +808,8 @@ class Queue(StoreBase):
     ) -> tuple[int, str, str | None] | None:
         """(item, expires_at, session) of the tab's live lease, when its item still wants this
         person's label (or the lease is a revisit of a past label)."""
-        row = self._read(
-            f"""SELECT l.item_id, l.expires_at, l.session FROM leases l JOIN items i ON i.id = l.item_id
-               WHERE l.annotator_id = :annotator AND l.kind = :kind AND l.holder = :holder
-               AND l.expires_at > :now AND {live_item("i")}
-               AND (l.revisit = 1 OR {CURRENT_LABEL} IS NULL)""",
-            {"annotator": annotator_id, "kind": kind, "holder": holder, "now": now},
-        ).fetchone()
-        return (int(row[0]), row[1], row[2]) if row else None
+        row = self._read(*_own_lease_read(annotator_id, kind, holder, now)).fetchone()
+        return _lease_of(row)
 
     def _leased_elsewhere(self, annotator_id: int, holder: str, now: str | None = None) -> set[int]:
         """The items the person's other tabs hold now."""
