@@ -626,10 +626,6 @@ class Queue(StoreBase):
         statements: list[tuple[str, dict[str, Any] | Sequence[Any]]] = [
             ("DELETE FROM leases WHERE expires_at <= ?", [now]),
             (
-                "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
-                [f"{tab.server} %" if tab is not None else "", holder],
-            ),
-            (
                 "SELECT item_id FROM leases WHERE annotator_id = ? AND holder <> ? AND expires_at > ?",
                 [annotator_id, holder, now],
             ),
@@ -641,10 +637,18 @@ class Queue(StoreBase):
         ]
         if open_items:
             statements.append(_open_taken(annotator_id, kind, now, rule.labels))
-        _, sessions, elsewhere, skips, *taken = self._reads(statements)
-        if tab is not None and self.release_closed(tab, keep=holder, rows=sessions):
+        if tab is not None:  # this server's leases, whose tabs may have closed
+            statements.append(
+                (
+                    "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
+                    [f"{tab.server} %", holder],
+                )
+            )
+        _, elsewhere, skips, *more = self._reads(statements)
+        taken = more[0] if open_items else []
+        if tab is not None and self.release_closed(tab, keep=holder, rows=more[-1]):
             return self._lease_reads(annotator_id, kind, holder, now, None)  # read again without them
-        others = {int(r[0]) for r in elsewhere} | {int(r[0]) for rows in taken for r in rows}
+        others = {int(r[0]) for r in elsewhere} | {int(r[0]) for r in taken}
         return others, [int(r[0]) for r in skips]
 
     def release_closed(
