@@ -220,8 +220,9 @@ class Queue(StoreBase):
         self, statements: Sequence[tuple[str, dict[str, Any] | Sequence[Any]]]
     ) -> list[list[tuple[Any, ...]]]:
         """:meth:`_read` of several statements, each one's rows, in order: on PostgreSQL sent
-        together, one round trip for all (a key press's lease reads, #42: each round trip is a
-        wait for the server's process, long on a loaded machine); on SQLite one after another."""
+        together, one round trip for all (a key press's lease reads, #42: each round trip waits for
+        the server's process, woken from idle on a quiet machine, or for the network to a remote
+        server); on SQLite one after another."""
         live = [
             (all_live(sql) if "import_rows" in sql and self._none_retired() else sql, p)
             for sql, p in statements
