@@ -143,6 +143,31 @@ def _open_taken(annotator_id: int, kind: str, now: str, labels: int) -> tuple[st
     )
 
 
+def _elsewhere_read(annotator_id: int, holder: str, now: str) -> tuple[str, list[Any]]:
+    """The read of :meth:`Queue._leased_elsewhere`: the items the person's other tabs hold now."""
+    return (
+        "SELECT item_id FROM leases WHERE annotator_id = ? AND holder <> ? AND expires_at > ?",
+        [annotator_id, holder, now],
+    )
+
+
+def _skipped_read(annotator_id: int, kind: str, source: str) -> tuple[str, dict[str, Any]]:
+    """The read of :meth:`Queue.skipped_items`, over the queue's FROM/WHERE ``source``."""
+    return (
+        f"""SELECT s.item_id FROM skips s WHERE s.annotator_id = :annotator AND s.kind = :kind
+           AND s.item_id IN (SELECT i.id {source}) ORDER BY s.created_at, s.item_id""",
+        {"annotator": annotator_id, "kind": kind},
+    )
+
+
+def _server_leases_read(tab: TabSession, keep: str) -> tuple[str, list[Any]]:
+    """The read of :meth:`Queue.release_closed`: the leases of ``tab``'s server, but the ``keep`` tab's."""
+    return (
+        "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
+        [f"{tab.server} %", keep],
+    )
+
+
 def _lease_of(row: Sequence[Any] | None) -> tuple[int, str, str | None] | None:
     """(item, expires_at, session) of a lease's row (:func:`_own_lease_read`), None for none."""
     return (int(row[0]), row[1], row[2]) if row else None
@@ -626,25 +651,13 @@ class Queue(StoreBase):
         source, _ = self._queue_source(kind, annotator_id, rule)
         statements: list[tuple[str, dict[str, Any] | Sequence[Any]]] = [
             ("DELETE FROM leases WHERE expires_at <= ?", [now]),
-            (
-                "SELECT item_id FROM leases WHERE annotator_id = ? AND holder <> ? AND expires_at > ?",
-                [annotator_id, holder, now],
-            ),
-            (
-                f"""SELECT s.item_id FROM skips s WHERE s.annotator_id = :annotator AND s.kind = :kind
-                   AND s.item_id IN (SELECT i.id {source}) ORDER BY s.created_at, s.item_id""",
-                {"annotator": annotator_id, "kind": kind},
-            ),
+            _elsewhere_read(annotator_id, holder, now),
+            _skipped_read(annotator_id, kind, source),
         ]
         if open_items:
             statements.append(_open_taken(annotator_id, kind, now, rule.labels))
         if tab is not None:  # this server's leases, whose tabs may have closed
-            statements.append(
-                (
-                    "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
-                    [f"{tab.server} %", holder],
-                )
-            )
+            statements.append(_server_leases_read(tab, holder))
         _, elsewhere, skips, *more = self._reads(statements)
         taken = more[0] if open_items else []
         if tab is not None and self.release_closed(tab, keep=holder, rows=more[-1]):
@@ -661,10 +674,7 @@ class Queue(StoreBase):
         ``rows``: those leases, when the caller read them (``session LIKE '<server> %'``, holder
         not ``keep``)."""
         if rows is None:
-            rows = self.db.execute(
-                "SELECT annotator_id, kind, holder, session FROM leases WHERE session LIKE ? AND holder <> ?",
-                [f"{tab.server} %", keep],
-            ).fetchall()
+            rows = self.db.execute(*_server_leases_read(tab, keep)).fetchall()
         closed = [row for row in rows if not tab.alive(str(row[3]).partition(" ")[2])]
         if closed:
             with self.write():
@@ -801,11 +811,7 @@ class Queue(StoreBase):
         skip never takes an item past its labels (a skip stays: should a label be taken back, the
         item is theirs to label again). ``rule``: :meth:`queue_rule`, when the caller read it."""
         source, _ = self._queue_source(kind, annotator_id, rule)
-        rows = self._read(
-            f"""SELECT s.item_id FROM skips s WHERE s.annotator_id = :annotator AND s.kind = :kind
-               AND s.item_id IN (SELECT i.id {source}) ORDER BY s.created_at, s.item_id""",
-            {"annotator": annotator_id, "kind": kind},
-        ).fetchall()
+        rows = self._read(*_skipped_read(annotator_id, kind, source)).fetchall()
         return [int(r[0]) for r in rows]
 
     def _own_lease(
@@ -818,10 +824,7 @@ class Queue(StoreBase):
 
     def _leased_elsewhere(self, annotator_id: int, holder: str, now: str | None = None) -> set[int]:
         """The items the person's other tabs hold now."""
-        rows = self.db.execute(
-            "SELECT item_id FROM leases WHERE annotator_id = ? AND holder <> ? AND expires_at > ?",
-            [annotator_id, holder, now or utc_now()],
-        ).fetchall()
+        rows = self.db.execute(*_elsewhere_read(annotator_id, holder, now or utc_now())).fetchall()
         return {int(r[0]) for r in rows}
 
     def _open_items_taken(self, annotator_id: int, kind: str, now: str, labels: int) -> set[int]:
