@@ -342,3 +342,28 @@ def test_crafted_runs_the_lean_pieces_take(tmp_path: Path) -> None:
         "a hash starting a docid": "tagA",
         "non-ASCII ids and tag": "t\u00e4g",
     }
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 64])
+def test_a_piece_scanned_in_steps_finds_what_one_pass_finds(
+    monkeypatch: pytest.MonkeyPatch, step: int
+) -> None:
+    """The odd bytes and the non-ASCII one found a step at a time (the step in the cache, #42) at
+    every position of the piece, the steps' edges and the last short step included, and none
+    outside ``[start, end)``."""
+    from annotation.formats import columnar
+
+    monkeypatch.setattr(columnar, "_SCAN_STEP", step)
+    base = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n"
+    start, end = 3, len(base) - 2
+    assert columnar._scan_piece(bytearray(base), start, end) == (False, True)
+    for byte in [*columnar._ODD_BYTES, b"\xc3"]:
+        for at in range(len(base)):
+            block = bytearray(base)
+            block[at : at + 1] = byte
+            inside = start <= at < end
+            found = columnar._scan_piece(block, start, end)
+            if inside and byte != b"\xc3":  # an odd byte: the piece goes whole, ASCII or not
+                assert found[0], (byte, at)
+            else:
+                assert found == (False, not inside), (byte, at)

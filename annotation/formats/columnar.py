@@ -230,13 +230,11 @@ def _lean_piece(
 ) -> pa.Table:
     """The lines of ``block[start:end]`` (a bytearray or the mapped file) read lean, or
     :class:`NotStreamable`."""
-    if any(block.find(byte, start, end) >= 0 for byte in _ODD_BYTES):
+    odd, ascii = _scan_piece(block, start, end)
+    if odd:
         raise NotStreamable("a tab, NUL, CR, VT or FF byte")
     types = {name: pa.float64() if name in number_columns else pa.string() for name in names}
     piece = memoryview(block)[start:end]
-    # ASCII is valid UTF-8: Arrow's own check of every value (a quarter of the read) is needed
-    # only when some byte of the piece is not (the largest byte: one pass, no copy)
-    ascii = not len(piece) or int(np.frombuffer(piece, dtype=np.uint8).max()) < 0x80
     try:
         # one thread: the pieces are already parsed beside the caller's work, and Arrow's pool
         # costs CPU time (a third more on a loaded machine) to hand a 16 MB piece to two threads
@@ -252,6 +250,26 @@ def _lean_piece(
     if not isinstance(result, pa.Table):
         raise NotStreamable("a line the lean reader leaves to others")
     return result
+
+
+_SCAN_STEP = 256 << 10  # bytes: a step's six passes run in the core's own cache (L2)
+
+
+def _scan_piece(block: Any, start: int, end: int) -> tuple[bool, bool]:
+    """(whether ``block[start:end]`` holds a byte the lean reader leaves to others, whether it is
+    all ASCII). ASCII is valid UTF-8: Arrow's own check of every value (a quarter of the read) is
+    needed only when some byte is not (the largest byte, no copy). Six passes (five ``find`` s and a
+    max) a step of :data:`_SCAN_STEP` bytes at a time: the step is read from memory once and
+    stays in the cache for the other five, half the CPU of six passes over a 16 MB piece (#42)."""
+    ascii = True
+    with memoryview(block) as view:
+        for at in range(start, end, _SCAN_STEP):
+            stop = min(at + _SCAN_STEP, end)
+            if any(block.find(byte, at, stop) >= 0 for byte in _ODD_BYTES):
+                return True, False
+            if ascii and int(np.frombuffer(view[at:stop], dtype=np.uint8).max()) >= 0x80:
+                ascii = False
+    return False, ascii
 
 
 def _release(block: Any, start: int, end: int) -> None:
