@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotation.__main__ import build_demo  # noqa: E402
 from annotation.store import Store  # noqa: E402
+from denominator.demo import build_demo  # noqa: E402
 from tests.postgres_server import PostgresServer, missing_reason  # noqa: E402
 from tests.test_store_concurrency import WRITER  # noqa: E402
 
