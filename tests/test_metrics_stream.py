@@ -367,3 +367,63 @@ def test_a_piece_scanned_in_steps_finds_what_one_pass_finds(
                 assert found[0], (byte, at)
             else:
                 assert found == (False, not inside), (byte, at)
+
+
+@pytest.mark.parametrize("piece_bytes", [40, 1 << 20])
+def test_a_run_in_memory_reads_as_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece_bytes: int
+) -> None:
+    """An upload's bytes read without a file (#42 item 2) give the run its file gives: the same
+    rows, tag and name; every crafted run the lean reader leaves to others gives None (the file
+    readers then judge it), and no other."""
+    from annotation.formats import trec
+    from annotation.formats.by_extension import ranked_in_memory, read_ranked
+
+    monkeypatch.setattr(
+        trec, "lean_pieces", lambda *a, **kw: lean_pieces(*a, **{**kw, "piece_bytes": piece_bytes})
+    )
+    taken = 0
+    for case, lines in _CRAFTED.items():
+        data = ("\n".join(lines) + ("" if "no newline" in case else "\n")).encode("utf-8")
+        path = tmp_path / "run.txt"
+        path.write_bytes(data)
+        in_memory = ranked_in_memory(data, "run.txt")
+        try:
+            list(lean_pieces(path, RUN_COLUMNS, ("r",), ("s",), piece_bytes=piece_bytes))
+            lean = True
+        except NotStreamable:
+            lean = False
+        assert (in_memory is not None) == lean, case
+        if in_memory is None:
+            continue
+        taken += 1
+        from_file = read_ranked(path)
+        assert in_memory.table.equals(from_file.table), case
+        assert (in_memory.name, in_memory.path) == (from_file.name, "run.txt"), case
+    assert taken == 14  # the runs test_crafted_runs_the_lean_pieces_take lists
+    assert ranked_in_memory(b'{"query_id": "q1", "ranking": ["d1"]}\n', "run.jsonl") is None
+
+
+def test_an_upload_writes_no_file_for_a_lean_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The Metrics page's read of an uploaded run: a clean TREC run from its bytes, no temporary
+    file; a tab-separated one and JSONL rankings through the file, as before."""
+    from annotation.formats.by_extension import ranked_in_memory, read_ranked
+    from denominator.ui import metrics_data
+
+    data = ("\n".join(_BASE) + "\n").encode("utf-8")
+    written: list[str] = []
+    real = metrics_data.tempfile.TemporaryDirectory
+
+    def counted(*args, **kwargs):
+        written.append("a file")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(metrics_data.tempfile, "TemporaryDirectory", counted)
+    run = metrics_data.read_upload("my run.txt", data, read_ranked, ranked_in_memory)
+    assert written == [] and run.name == "tagA" and run.table.num_rows == len(_BASE)
+    tabbed = data.replace(b" Q0 ", b"\tQ0\t", 1)
+    again = metrics_data.read_upload("my run.txt", tabbed, read_ranked, ranked_in_memory)
+    assert written == ["a file"] and again.table.equals(run.table)
+    jsonl = b'{"query_id": "q1", "ranking": ["d1", "d2"]}\n'
+    ranked = metrics_data.read_upload("r.jsonl", jsonl, read_ranked, ranked_in_memory)
+    assert written == ["a file", "a file"] and ranked.rankings() == {"q1": ["d1", "d2"]}

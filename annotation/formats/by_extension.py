@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 
-from annotation.formats.trec import read_qrels, read_run
+from annotation.formats.trec import read_qrels, read_run, read_run_bytes
 from annotation.model import Qrels, Run
 
-__all__ = ["read_judgments", "read_ranked"]
+__all__ = ["read_judgments", "read_ranked", "ranked_in_memory"]
 
 
 def read_judgments(path: str | os.PathLike[str]) -> Qrels:
@@ -32,3 +32,12 @@ def read_ranked(path: str | os.PathLike[str]) -> Run:
 
         return read_rankings(path)
     return read_run(path)
+
+
+def ranked_in_memory(data: bytes, name: str) -> Run | None:
+    """:func:`read_ranked` of a file's content already in memory (an upload named ``name``) when
+    it is a TREC run the lean reader takes (:func:`annotation.formats.trec.read_run_bytes`); None
+    for JSONL rankings and for any run the lean reader leaves to the file readers."""
+    if name.lower().endswith(".jsonl"):
+        return None
+    return read_run_bytes(data, name)

@@ -8,6 +8,7 @@ that names a bad line.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import mmap
 import os
@@ -129,7 +130,7 @@ _PIECE_BYTES = 16 << 20
 
 
 def lean_pieces(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | bytes,
     names: list[str],
     int_columns: tuple[str, ...],
     number_columns: tuple[str, ...],
@@ -143,15 +144,22 @@ def lean_pieces(
     :class:`NotStreamable` (pieces already yielded stay valid, the file as a whole is not lean).
     A regular file is mapped, so Arrow reads each piece from the page cache without a copy into
     a buffer of ours (#42 item 4); anything else is read piece by piece; the pieces are the same.
+    ``bytes`` are a file's content already in memory (an upload): cut as a mapped file is, no file
+    written (#42 item 2).
     """
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise NotStreamable(str(exc)) from None
+    if isinstance(path, bytes):
+        fh: io.BufferedReader | contextlib.nullcontext[None] = contextlib.nullcontext()
+        blocks = _mapped_blocks(path, piece_bytes)
+    else:
+        try:
+            fh = open(path, "rb")
+        except OSError as exc:
+            raise NotStreamable(str(exc)) from None
+        blocks = _pieces_of(fh, piece_bytes)
     # the next piece is parsed in a thread while the caller works on this one
     with fh, ThreadPoolExecutor(max_workers=1) as pool:
         pending = None
-        for block, start, end in _pieces_of(fh, piece_bytes):
+        for block, start, end in blocks:
             job = pool.submit(_lean_piece, block, start, end, names, int_columns, number_columns)
             if pending is not None:
                 yield pending.result()
@@ -177,9 +185,10 @@ def _pieces_of(fh: io.BufferedReader, piece_bytes: int) -> Iterator[tuple[Any, i
     yield from _mapped_blocks(mapped, piece_bytes)
 
 
-def _mapped_blocks(mapped: mmap.mmap, piece_bytes: int) -> Iterator[tuple[mmap.mmap, int, int]]:
-    """:func:`_line_blocks` over a mapped file: the same cuts (each piece ends at the last newline
-    before the next multiple of ``piece_bytes``, what is after it starts the next) and refusals."""
+def _mapped_blocks(mapped: mmap.mmap | bytes, piece_bytes: int) -> Iterator[tuple[Any, int, int]]:
+    """:func:`_line_blocks` over a mapped file (or its bytes in memory): the same cuts (each piece
+    ends at the last newline before the next multiple of ``piece_bytes``, what is after it starts
+    the next) and refusals."""
     size = len(mapped)
     start = limit = 0
     while limit < size:
