@@ -167,7 +167,7 @@ def _fast_run(path: str | os.PathLike[str]) -> Run | None:
 
 def read_run_bytes(data: bytes, name: str) -> Run | None:
     """A TREC run's content already in memory (an upload named ``name``), read by the lean reader
-    without writing it to a file (#42 item 2: a 71 MB upload's write cost 0.17 s of CPU); None when
+    without writing it to a file (#42 item 2: a 71 MB run in 0.20 s of CPU, 0.23 s through a file); None when
     the lean reader leaves it to the others, which read a file (:func:`read_run`: the same run, or
     the error naming the bad line)."""
     return _lean_run(data, name)
