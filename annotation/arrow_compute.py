@@ -15,6 +15,7 @@ A module that needs a function not here imports :mod:`pyarrow.compute` itself.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,8 +61,18 @@ _ARROW = (pa.Array, pa.ChunkedArray, pa.Scalar, pa.RecordBatch, pa.Table)
 
 
 def _datum(value: Any) -> Any:
-    """An argument as Arrow takes it: Arrow data as is, a Python value as a scalar."""
-    return value if isinstance(value, _ARROW) else pa.scalar(value)
+    """An argument as Arrow takes it: Arrow data as is, a Python value as a scalar (a ``str``
+    built from its bytes: ``pa.scalar`` imports pandas, a quarter of a second of a command's start)."""
+    if isinstance(value, _ARROW):
+        return value
+    if type(value) is str:
+        try:
+            data = value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: pyarrow says so, as before
+            return pa.scalar(value)
+        offsets = pa.py_buffer(struct.pack("<ii", 0, len(data)))
+        return pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(data)])[0]
+    return pa.scalar(value)
 
 
 def _aggregate(name: str, values: Any) -> Any:

@@ -385,7 +385,7 @@ def run_ours(argv: list[str]) -> int:
 
     from annotation.formats.by_extension import read_judgments
     from calibration.audit import coverage_of
-    from calibration.commands_text import dumps, metrics_json
+    from calibration.commands_text import metrics_json_text
     from calibration.run_file import evaluate_run_file
 
     parser = argparse.ArgumentParser(prog="bench/run.py --ours")
@@ -398,7 +398,7 @@ def run_ours(argv: list[str]) -> int:
     result = evaluate_run_file(qrels, args.run, args.k)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
-    sys.stdout.write(dumps(metrics_json(result, coverage_of(qrels, result.qids))))
+    sys.stdout.write(metrics_json_text(result, coverage_of(qrels, result.qids)))
     return 0
 
 

@@ -30,7 +30,7 @@ from calibration.commands_text import (
     compare_table,
     dumps,
     estimate_table,
-    metrics_json,
+    metrics_json_text,
     metrics_table,
     metrics_trec,
     position_json,
@@ -164,7 +164,7 @@ def run_metrics(args: argparse.Namespace) -> tuple[str, int]:
         )
     coverage = result.coverage
     if args.format == "json":
-        return dumps(metrics_json(result, coverage)), 0
+        return metrics_json_text(result, coverage), 0
     if args.format == "trec":
         if result.duplicates:
             n = sum(len(v) for v in result.duplicates.values())

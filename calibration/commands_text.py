@@ -15,7 +15,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import pyarrow as pa
 
+from annotation import arrow_compute as pc
+from annotation.model import arrow
 from annotation.render import align, decisive, interval, num, signed
 from calibration.audit import REPEAT_RULE, precision_ceiling, recall_ceiling
 from calibration.metrics import AP, RR, Evaluation, Measure
@@ -49,6 +52,10 @@ def _num(value: float | None, digits: int = 4) -> str:
 
 
 def metrics_json(result: Evaluation, coverage: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+    return _metrics_document(result, _query_rows(result, coverage))
+
+
+def _query_rows(result: Evaluation, coverage: Mapping[str, float | None] | None) -> dict[str, Any]:
     columns = {
         name: [None if v != v else v for v in result.values[name].tolist()]  # NaN -> None
         for name in result.measures
@@ -63,6 +70,10 @@ def metrics_json(result: Evaluation, coverage: Mapping[str, float | None] | None
         for name in result.measures:
             row[name] = columns[name][i]
         queries[qid] = row
+    return queries
+
+
+def _metrics_document(result: Evaluation, queries: Any) -> dict[str, Any]:
     mean = {_mean_name(name): result.mean(name) for name in result.measures}
     undefined = {_mean_name(name): result.undefined(name) for name in result.measures}
     return {
@@ -81,12 +92,61 @@ def metrics_json(result: Evaluation, coverage: Mapping[str, float | None] | None
     }
 
 
+def metrics_json_text(result: Evaluation, coverage: Mapping[str, float | None] | None = None) -> str:
+    """``dumps(metrics_json(result, coverage))``, the same text, with the per-query lines written a
+    column at a time: each distinct value of a column is turned into JSON once (``json.dumps``, so
+    every number reads as it does there) and the lines are joined by Arrow, not 10,000 ``dict`` s
+    each encoded alone (10 measures x 10,000 queries: 38 ms against 72 ms of CPU, #42)."""
+    queries: Any = _Rendered(_query_lines(result, coverage)) if result.qids else {}
+    return dumps(_metrics_document(result, queries))
+
+
+class _Rendered(str):
+    """A ``one_line`` entry of :func:`dumps` already written: its lines, without the braces."""
+
+
+def _query_lines(result: Evaluation, coverage: Mapping[str, float | None] | None) -> str:
+    """The lines under "queries" in :func:`metrics_json`'s order of keys and rows."""
+    qids = result.qids
+    plain = " ".join(qids)
+    if json.dumps(plain) == f'"{plain}"':  # no id needs an escape: each is itself in quotes
+        keys = pc.binary_join_element_wise('    "', arrow(qids, pa.string()), '": {"rel": ', "")
+    else:
+        keys = arrow([f'    {json.dumps(qid)}: {{"rel": ' for qid in qids], pa.string())
+    parts: list[Any] = [keys, _json_texts(result.num_rel), ', "retrieved": ', _json_texts(result.num_ret)]
+    if coverage is not None:  # a few per run: each value as json.dumps writes it
+        parts += [', "label_coverage": ', arrow([json.dumps(coverage.get(qid)) for qid in qids], pa.string())]
+    for name in result.measures:
+        parts += [f", {json.dumps(name)}: ", _json_texts(result.values[name])]
+    parts.append("}")
+    return ",\n".join(pc.binary_join_element_wise(*parts, "").to_pylist())
+
+
+def _json_texts(values: np.ndarray) -> pa.Array:
+    """Per value, its JSON text as :func:`metrics_json` writes it (a float's ``repr``, NaN as
+    null): each distinct value (by its bits: 0.0 and -0.0 apart) written once, then taken."""
+    if values.dtype.kind == "f":
+        bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+        distinct, inverse = np.unique(bits, return_inverse=True)
+        numbers = distinct.view(np.float64)
+        texts = list(map(float.__repr__, numbers.tolist()))  # json.dumps' text of a finite float
+        for at in np.flatnonzero(~np.isfinite(numbers)).tolist():
+            value = float(numbers[at])
+            texts[at] = json.dumps(value) if value == value else "null"
+    else:
+        distinct, inverse = np.unique(values, return_inverse=True)
+        texts = [json.dumps(v) for v in distinct.tolist()]
+    return pc.take(arrow(texts, pa.string()), arrow(inverse.astype(np.int32, copy=False).ravel()))
+
+
 def dumps(data: Mapping[str, Any], one_line: tuple[str, ...] = ("queries",)) -> str:
     """JSON for people and scripts: top-level keys indented, one entry per line
     under ``one_line`` keys (a run of 10,000 queries stays readable and fast)."""
     parts = []
     for key, value in data.items():
-        if key in one_line and isinstance(value, Mapping) and value:
+        if isinstance(value, _Rendered):
+            parts.append(f"  {json.dumps(key)}: {{\n{value}\n  }}")
+        elif key in one_line and isinstance(value, Mapping) and value:
             inner = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
             parts.append(f"  {json.dumps(key)}: {{\n{inner}\n  }}")
         else:
