@@ -4,7 +4,7 @@ labelling pane draws, with no store, no access check and no queue.
 The fragment reruns on the key ``1`` as the pane does on a grade, and draws the same elements in
 the same order as ``denominator/ui/label.py``'s ``render_label_pane`` on the page ``?kind=``
 (``chunk``, ``trace`` or ``pair``): the progress bar's place, the item's texts (a bold label and
-a code block each) in a keyed container, the note box on the trace page, the bar, a column per
+a plain text each) in a keyed container, the note box on the trace page, the bar, a column per
 grade (its button and its meaning), the skip, undo and guidelines buttons (and the chunk page's
 mark button), and the "my work" toggle. The texts change with each press, as the next item's do.
 
@@ -48,7 +48,7 @@ def _texts(kind: str, n: int) -> list[tuple[str, str]]:
 
 def _text(label: str, text: str) -> None:
     st.markdown(f"**{label}**")
-    st.code(text, language=None, wrap_lines=True)
+    st.text(text)
 
 
 @st.fragment
@@ -68,7 +68,10 @@ def render_counter(kind: str) -> None:
             for label, text in texts:
                 _text(label, text)
         if kind == "trace":
-            st.text_input("note (optional)", key=f"bench:note:{n}")
+            if st.session_state.get("bench:noted") != n:  # the next item: the box emptied, as the pane does
+                st.session_state["bench:noted"] = n
+                st.session_state["bench:note"] = ""
+            st.text_input("note (optional)", key="bench:note")
     progress.progress(0.5, text=f"{n % 40} / 40 in this batch labelled by bench")
     columns = st.columns(len(GRADES[kind]))
     for value, (column, name) in enumerate(zip(columns, GRADES[kind])):

@@ -317,7 +317,7 @@ def page_test(render: str, timeout: float = 30, state: dict[str, Any] | None = N
 def page_text(at: AppTest) -> str:
     """Everything a person reads on the page (the sidebar too), tables and buttons included, as one string."""
     parts: list[str] = []
-    for kind in "title header subheader markdown caption code error warning info success".split():
+    for kind in "title header subheader markdown caption code text error warning info success".split():
         parts.extend(str(e.value) for e in getattr(at, kind))
     parts += [f"{m.label} {m.value}" for m in at.metric] + [b.label for b in at.button]
     parts += [p.text or "" for p in at.get("progress")]

@@ -233,12 +233,12 @@ def test_the_g_key_shows_the_guidelines_in_force(demo_db) -> None:
     guide = at.button(key="label:guide")
     assert (guide.label, guide.proto.shortcut) == ("Guidelines (g)", "g")
     assert "Worked examples." not in page_text(at)  # hidden until asked for
-    chunk = at.code[1].value
+    chunk = at.text[1].value
     guide.click().run()
     text = page_text(at)
     assert "**Guidelines**: relevance guidelines, version 0 (built in)" in text
     assert default_guidelines(RELEVANCE).text in [c.value for c in at.code]
-    assert at.code[1].value == chunk  # the same item on screen
+    assert at.text[1].value == chunk  # the same item on screen
     with Store(demo_db) as store:
         store.set_guidelines("relevance", "Grade 3 only for the exact answer.", "root")
     at.button(key="label:grade2").click().run()  # the next item, the guidelines still shown: version 1

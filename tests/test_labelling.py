@@ -60,7 +60,7 @@ def test_label_page_grades_skips_and_undoes(demo_db) -> None:
     assert not at.exception
     text = page_text(at)
     assert "0 / 24 in this batch labelled by ann" in text
-    first_chunk = at.code[1].value
+    first_chunk = at.text[1].value
     # blind: no run name, no rank or score, no other person's name
     assert (
         "retriever" not in text
@@ -70,13 +70,13 @@ def test_label_page_grades_skips_and_undoes(demo_db) -> None:
     )
     at.button(key="label:grade3").click().run()
     assert "1 / 24 in this batch" in page_text(at)
-    assert at.code[1].value != first_chunk
-    second_chunk = at.code[1].value
+    assert at.text[1].value != first_chunk
+    second_chunk = at.text[1].value
     at.button(key="label:skip").click().run()
-    assert at.code[1].value != second_chunk and "1 / 24" in page_text(at)
+    assert at.text[1].value != second_chunk and "1 / 24" in page_text(at)
     at.button(key="label:undo").click().run()
     assert "0 / 24 in this batch" in page_text(at)
-    assert at.code[1].value == first_chunk  # the undone chunk comes back
+    assert at.text[1].value == first_chunk  # the undone chunk comes back
     at.button(key="label:grade1").click().run()
     with Store(db) as store:
         mine = "FROM labels l JOIN annotators a ON a.id = l.annotator_id WHERE a.name = 'ann'"
@@ -105,17 +105,17 @@ def test_label_traces_page_grades_faithfulness_with_a_note(demo_db) -> None:
     from annotation.formats.records import read_corpus
 
     corpus = {c["id"]: c["text"] for c in read_corpus(EXAMPLE / "corpus.jsonl")}
-    shown = [c.value for c in at.code]
+    shown = [c.value for c in at.text]
     assert not set(shown) & set(corpus) and sum(value in corpus.values() for value in shown) >= 2
     item_id = at.session_state["label:trace:ann:current"]
-    # the note box's key counts the items shown in this session: never the item's id (#17)
-    assert [box.key for box in at.text_input if "note" in box.key] == ["label:trace:note:1"]
-    at.text_input(key="label:trace:note:1").input("the burning claim is not in the contexts").run()
+    # one note box for every item: its key never holds the item's id (#17)
+    assert [box.key for box in at.text_input if "note" in box.key] == ["label:trace:note"]
+    at.text_input(key="label:trace:note").input("the burning claim is not in the contexts").run()
     at.button(key="label:trace:grade1").click().run()
     assert "1 / 40 in this batch" in page_text(at)
     assert at.session_state["label:trace:ann:current"] != item_id
-    assert [box.key for box in at.text_input if "note" in box.key] == ["label:trace:note:2"]
-    assert at.text_input(key="label:trace:note:2").value == ""  # a fresh box for the next item
+    assert [box.key for box in at.text_input if "note" in box.key] == ["label:trace:note"]
+    assert at.text_input(key="label:trace:note").value == ""  # emptied for the next item
     with Store(db) as store:
         row = store.db.execute(
             """SELECT rubric, value, note FROM labels l JOIN annotators a ON a.id = l.annotator_id
@@ -129,7 +129,7 @@ def test_compare_page_records_the_order_shown(demo_db) -> None:
     at = run_function_page("render_compare_page").run()
     assert not at.exception
     assert "0 / 4 in this batch labelled by ann" in page_text(at)
-    first_answer = at.code[1].value
+    first_answer = at.text[1].value
     at.button(key="label:pair:grade0").click().run()  # 'a': the answer shown first
     at.button(key="label:pair:grade2").click().run()  # 't': a tie
     assert "2 / 4 in this batch" in page_text(at)
@@ -352,7 +352,7 @@ def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took
     assert "0 / 24 in this batch labelled by ann" in page_text(at)
     skipped = []
     for _ in range(2):
-        skipped.append(at.code[1].value)
+        skipped.append(at.text[1].value)
         at.button(key="label:skip").click().run()
     # the two skipped are listed under "my work", to label now
     at.toggle(key="label:mywork").set_value(True).run()
@@ -361,15 +361,15 @@ def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took
     at.toggle(key="label:mywork").set_value(False).run()
     seen = []
     for _ in range(22):
-        seen.append(at.code[1].value)
+        seen.append(at.text[1].value)
         at.button(key="label:grade2").click().run()
     assert not set(skipped) & set(seen)
     assert "22 / 24 in this batch" in page_text(at)
     # the queue is done: the skipped items come back, in the order they were skipped
-    assert at.code[1].value == skipped[0]
+    assert at.text[1].value == skipped[0]
     assert "Back to an item you skipped (1 more after it)." in page_text(at)
     at.button(key="label:grade0").click().run()
-    assert at.code[1].value == skipped[1]
+    assert at.text[1].value == skipped[1]
     at.button(key="label:grade1").click().run()
     assert "Nothing left to label: 24 of 24 done." in page_text(at)
 
@@ -377,7 +377,7 @@ def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took
     at.button(key="label:undo").click().run()
     text = page_text(at)
     assert "Took back your 1 · related on" in text and "it is on screen again" in text
-    assert at.code[1].value == skipped[1]
+    assert at.text[1].value == skipped[1]
     at.button(key="label:grade3").click().run()
 
     # change a past label: the newest is the 3 just given; the one before is skipped[0]'s 0
@@ -386,7 +386,7 @@ def test_skipped_items_come_back_a_past_label_changes_and_undo_says_what_it_took
     assert "Your labels, newest first (20 shown)" in text
     assert "Skipped, 0 to label" in text
     at.button(key="label:change:1").click().run()
-    assert at.code[1].value == skipped[0]
+    assert at.text[1].value == skipped[0]
     assert "Your label on this item is 0 · irrelevant" in page_text(at)
     at.button(key="label:grade3").click().run()
     with Store(demo_db) as store:

@@ -22,11 +22,11 @@ def test_the_pane_of_each_page(kind: str, texts: int, grades: int, controls: int
     at.query_params["kind"] = kind
     at.run()
     assert not at.exception
-    assert len(at.code) == texts
+    assert len(at.text) == texts
     assert [b.label for b in at.button][0] == "Increment (1)"
     assert len(at.button) == grades + controls
     assert len(at.text_input) == (1 if kind == "trace" else 0)
-    first = at.code[0].value
+    first = at.text[0].value
     at.button[0].click().run()
-    assert at.code[0].value != first  # the next item's texts
+    assert at.text[0].value != first  # the next item's texts
     assert "1 / 40" in at.get("progress")[0].proto.text

@@ -105,7 +105,9 @@ def test_label_chunks_with_the_keyboard(browser, server, make_run_db):
         expect(main.get_by_text("0 / 24 in this batch labelled by ann")).to_be_visible(
             timeout=CONTENT_TIMEOUT_MS
         )
-        item = main.locator(".st-key-item-chunk code")  # the query and the chunk, not the banner's code
+        item = main.locator(
+            ".st-key-item-chunk [data-testid='stText']"
+        )  # the query and the chunk, not the banner's code
         expect(item.nth(1)).to_contain_text(" ", timeout=CONTENT_TIMEOUT_MS)  # the chunk drawn
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "label-chunks.png"))

@@ -44,7 +44,7 @@ def test_the_g_key_shows_and_hides_the_guidelines(chromium: Path, tmp_path: Path
             )
             guidelines = main.locator(".st-key-guidelines-chunk")
             expect(guidelines).to_have_count(0)  # hidden until asked for
-            chunk = main.locator(".st-key-item-chunk code").nth(1)
+            chunk = main.locator(".st-key-item-chunk [data-testid='stText']").nth(1)
             expect(chunk).to_contain_text(" ", timeout=CONTENT_TIMEOUT_MS)
             wait_for_script_run(page)
             page.mouse.click(650, 30)  # focus the page, not an input

@@ -173,7 +173,7 @@ def test_the_installed_app_labels_an_item(chromium: Path, served: tuple[str, Pat
             expect(main.get_by_text("0 / 24 in this batch labelled by ann")).to_be_visible(
                 timeout=CONTENT_TIMEOUT_MS
             )
-            chunk = main.locator(".st-key-item-chunk code").nth(1)
+            chunk = main.locator(".st-key-item-chunk [data-testid='stText']").nth(1)
             expect(chunk).to_contain_text(" ", timeout=CONTENT_TIMEOUT_MS)  # the chunk drawn
             wait_for_script_run(page)  # the run over, its shortcuts bound, before the key
             page.mouse.click(650, 30)  # focus the page, not an input
