@@ -160,6 +160,24 @@ def _skipped_read(annotator_id: int, kind: str, source: str) -> tuple[str, dict[
     )
 
 
+def _last_position_read(annotator_id: int, kind: str, source: str) -> tuple[str, dict[str, Any]]:
+    """Where in the queue (``source``) the item the person labelled last sits: its position (no
+    row when it left their queue). The open handout's order goes on from there."""
+    return (
+        f"""SELECT i.position {source} AND i.id = (SELECT l.item_id FROM labels l JOIN items k ON k.id = l.item_id
+            WHERE l.annotator_id = :annotator AND k.kind = '{kind}' ORDER BY l.id DESC LIMIT 1)""",
+        {"annotator": annotator_id},
+    )
+
+
+def _end_lease_statement(annotator_id: int, kind: str, holder: str) -> tuple[str, list[Any]]:
+    """:meth:`Queue.end_lease`'s statement: the ``holder`` tab's lease deleted."""
+    return (
+        "DELETE FROM leases WHERE annotator_id = ? AND kind = ? AND holder = ?",
+        [annotator_id, kind, holder],
+    )
+
+
 def _server_leases_read(tab: TabSession, keep: str) -> tuple[str, list[Any]]:
     """The read of :meth:`Queue.release_closed`: the leases of ``tab``'s server, but the ``keep`` tab's."""
     return (
@@ -363,21 +381,32 @@ class Queue(StoreBase):
         return f"FROM items i WHERE i.kind = '{kind}' AND 1 = 0", "i.position"
 
     def next_unlabelled_item(
-        self, annotator_id: int, kind: str, skipped: Sequence[int] = (), rule: QueueRule | None = None
+        self,
+        annotator_id: int,
+        kind: str,
+        skipped: Sequence[int] = (),
+        rule: QueueRule | None = None,
+        last: list[tuple[Any, ...]] | None = None,
     ) -> int | None:
         """The id of the next ``kind`` item in the annotator's queue that has no current label
         of theirs and is not in ``skipped``; None when there is none. In the order of their
         assignments when they have some; else, under the ``open`` handout, in an order of their
         own (:func:`open_order`); else in the items' order. ``rule``: :meth:`queue_rule`, when
-        the caller read it already."""
+        the caller read it already; ``last``: the rows of :func:`_last_position_read`, when the
+        caller read them (the open handout's order starts there)."""
         if rule is None:
             rule = self.queue_rule(annotator_id, kind)
         if rule.mode == "open" and not rule.assigned:
-            return self._next_open_item(annotator_id, kind, skipped, rule)
+            return self._next_open_item(annotator_id, kind, skipped, rule, last)
         return self._next_in_order(annotator_id, kind, skipped, rule)
 
     def _next_open_item(
-        self, annotator_id: int, kind: str, skipped: Sequence[int], rule: QueueRule
+        self,
+        annotator_id: int,
+        kind: str,
+        skipped: Sequence[int],
+        rule: QueueRule,
+        last_rows: list[tuple[Any, ...]] | None = None,
     ) -> int | None:
         """:meth:`next_unlabelled_item` in the person's own order of the open items
         (:func:`open_order`): the rest of the stretch of the item they labelled last, then the
@@ -387,11 +416,9 @@ class Queue(StoreBase):
         source, _ = self._queue_source(kind, annotator_id, rule)
         skip = ", ".join(str(int(i)) for i in skipped)
         unlabelled = f"{CURRENT_LABEL} IS NULL {f'AND i.id NOT IN ({skip})' if skip else ''}"
-        last = self._read(
-            f"""SELECT i.position {source} AND i.id = (SELECT l.item_id FROM labels l JOIN items k ON k.id = l.item_id
-                WHERE l.annotator_id = :annotator AND k.kind = '{kind}' ORDER BY l.id DESC LIMIT 1)""",
-            {"annotator": annotator_id},
-        ).fetchone()
+        if last_rows is None:
+            last_rows = self._read(*_last_position_read(annotator_id, kind, source)).fetchall()
+        last = last_rows[0] if last_rows else None
         order = open_order(annotator_id)
         looks: list[tuple[int, bool, int | None]] = [(stretch, down, None) for stretch, down in order]
         if last is not None and last[0] is not None:
@@ -585,6 +612,7 @@ class Queue(StoreBase):
         holder: str,
         *,
         ended: bool = False,
+        end: bool = False,
         tab: TabSession | None = None,
     ) -> dict[str, Any] | None:
         """What the ``holder`` tab shows: ``{"item_id", "from_skips", "skips_left"}``; its own
@@ -592,16 +620,19 @@ class Queue(StoreBase):
         that is neither skipped nor another of their tabs', else the oldest skipped item no other
         tab of theirs shows (it leaves the skipped list); None when nothing is left. ``ended``:
         the tab's lease was ended in the enclosing write (a label, a skip), so there is none to
-        look for (two reads fewer on the key press's path). ``tab``: where the tab runs; its lease
+        look for (two reads fewer on the key press's path); ``end``: as ``ended``, the tab's lease
+        ended here, with the reads (:meth:`end_lease` in the same round trip). ``tab``: where the tab runs; its lease
         records it, and the leases of this server's closed tabs are given back first
         (:meth:`release_closed`)."""
         now = utc_now()
+        ended = ended or end
         own = None if ended else self._own_lease(annotator_id, kind, holder, now)
         if own is not None and own[1] > _later(lease_seconds() / 2) and (tab is None or own[2] == tab.tag):
             return {"item_id": own[0], "from_skips": False, "skips_left": None}
         with self.write():
+            last: list[tuple[Any, ...]] | None = None
             if ended:  # a key press: its lease reads sent at once (one round trip on PostgreSQL)
-                others, skipped = self._lease_reads(annotator_id, kind, holder, now, tab)
+                others, skipped, last = self._lease_reads(annotator_id, kind, holder, now, tab, end=end)
                 rule = self.queue_rule(annotator_id, kind)  # read by _lease_reads, kept for this write
             else:
                 self.db.execute("DELETE FROM leases WHERE expires_at <= ?", [now])
@@ -616,7 +647,7 @@ class Queue(StoreBase):
                 if rule.mode == "open" and not rule.assigned:
                     others |= self._open_items_taken(annotator_id, kind, now, rule.labels)
                 skipped = self.skipped_items(annotator_id, kind, rule)
-            item_id = self.next_unlabelled_item(annotator_id, kind, sorted(set(skipped) | others), rule)
+            item_id = self.next_unlabelled_item(annotator_id, kind, sorted(set(skipped) | others), rule, last)
             from_skips = False
             taken_back = 0  # skips deleted below: the list left is known without reading it again
             if item_id is None:  # the queue is done: the skipped items come back, oldest first
@@ -638,32 +669,39 @@ class Queue(StoreBase):
         return {"item_id": item_id, "from_skips": from_skips, "skips_left": len(skipped) - taken_back}
 
     def _lease_reads(
-        self, annotator_id: int, kind: str, holder: str, now: str, tab: TabSession | None
-    ) -> tuple[set[int], list[int]]:
+        self, annotator_id: int, kind: str, holder: str, now: str, tab: TabSession | None, end: bool = False
+    ) -> tuple[set[int], list[int], list[tuple[Any, ...]] | None]:
         """What :meth:`lease_item` reads after a tab's lease ended in the same write, sent
-        together (:meth:`_reads`): the lapsed leases deleted, this server's leases (for its closed
-        tabs), the items the person's other tabs hold and, under the ``open`` handout, the open
-        items others' screens close; then the person's skipped items. (others, skipped), as
-        :meth:`lease_item` reads them one by one. A closed tab found gives its lease back and
-        the reads are made again."""
+        together (:meth:`_reads`): the tab's lease ended first (``end``: :meth:`end_lease`), the
+        lapsed leases deleted, this server's leases (for its closed tabs), the items the person's
+        other tabs hold and, under the ``open`` handout, the open items others' screens close and
+        where the person's last label sits in it (:func:`_last_position_read`); then the person's
+        skipped items. (others, skipped, the last label's rows or None), as :meth:`lease_item`
+        reads them one by one. A closed tab found gives its lease back and the reads are made
+        again."""
         rule = self.queue_rule(annotator_id, kind)
         open_items = rule.mode == "open" and not rule.assigned
         source, _ = self._queue_source(kind, annotator_id, rule)
-        statements: list[tuple[str, dict[str, Any] | Sequence[Any]]] = [
+        statements: list[tuple[str, dict[str, Any] | Sequence[Any]]] = []
+        if end:  # one round trip fewer than end_lease's own
+            statements.append(_end_lease_statement(annotator_id, kind, holder))
+        statements += [
             ("DELETE FROM leases WHERE expires_at <= ?", [now]),
             _elsewhere_read(annotator_id, holder, now),
             _skipped_read(annotator_id, kind, source),
         ]
         if open_items:
             statements.append(_open_taken(annotator_id, kind, now, rule.labels))
+            statements.append(_last_position_read(annotator_id, kind, source))
         if tab is not None:  # this server's leases, whose tabs may have closed
             statements.append(_server_leases_read(tab, holder))
-        _, elsewhere, skips, *more = self._reads(statements)
-        taken = more[0] if open_items else []
+        rows = self._reads(statements)[1 if end else 0 :]
+        _, elsewhere, skips, *more = rows
+        taken, last = (more[0], more[1]) if open_items else ([], None)
         if tab is not None and self.release_closed(tab, keep=holder, rows=more[-1]):
             return self._lease_reads(annotator_id, kind, holder, now, None)  # read again without them
         others = {int(r[0]) for r in elsewhere} | {int(r[0]) for r in taken}
-        return others, [int(r[0]) for r in skips]
+        return others, [int(r[0]) for r in skips], last
 
     def release_closed(
         self, tab: TabSession, keep: str = "", rows: Sequence[Sequence[Any]] | None = None
@@ -748,10 +786,7 @@ class Queue(StoreBase):
     def end_lease(self, annotator_id: int, kind: str, holder: str) -> None:
         """The ``holder`` tab's lease ends (its item was labelled or skipped)."""
         with self.write():
-            self.db.execute(
-                "DELETE FROM leases WHERE annotator_id = ? AND kind = ? AND holder = ?",
-                [annotator_id, kind, holder],
-            )
+            self.db.execute(*_end_lease_statement(annotator_id, kind, holder))
 
     def may_label(self, annotator_id: int, kind: str, holder: str, item_id: int) -> bool:
         """Whether a key press in the ``holder`` tab may label ``item_id`` (:meth:`label_refusal`

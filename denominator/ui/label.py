@@ -218,8 +218,8 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
                     shown=item.get("shown"),
                     annotator_id=annotator_id,
                 )
-                store.end_lease(annotator_id, page.kind, _holder())
-                leased = _lease_next(store, page, annotator_id)  # no write of its own at the next draw
+                # the lease's end and the next lease's reads in one round trip; no write of its own at the next draw
+                leased = _lease_next(store, page, annotator_id, end=True)
     except StoreBusy:  # waited the bounded time: nothing stored, the same item stays on screen
         _set(page, "message", BUSY_LABEL)
         return
@@ -252,10 +252,11 @@ def _skip(page: LabelPage, annotator: str, item_id: int) -> None:
     _set(page, "pressed", Pressed(time.monotonic(), annotator, annotator_id, leased, checked=False))
 
 
-def _lease_next(store: Store, page: LabelPage, annotator_id: int) -> dict[str, Any] | None:
-    """Lease the tab's next item inside the write that ended its lease (a label or a skip), so
-    the pane's next draw finds it leased and only reads (:meth:`Queue.lease_item`); the lease."""
-    leased = store.lease_item(annotator_id, page.kind, _holder(), ended=True, tab=_tab_session())
+def _lease_next(store: Store, page: LabelPage, annotator_id: int, end: bool = False) -> dict[str, Any] | None:
+    """Lease the tab's next item inside the write that ended its lease (a label or a skip; ``end``:
+    end it here, with the lease's reads), so the pane's next draw finds it leased and only reads
+    (:meth:`Queue.lease_item`); the lease."""
+    leased = store.lease_item(annotator_id, page.kind, _holder(), ended=not end, end=end, tab=_tab_session())
     if leased and leased["from_skips"]:
         _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
     return leased
