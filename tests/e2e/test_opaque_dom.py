@@ -32,7 +32,7 @@ KEY = re.compile(
     r"st-key-(?:"
     r"label(?:-trace|-pair)?-(?:grade[0-3]|skip|undo|guide|mywork|now-\d{1,2}|change-\d{1,2})"
     r"|label-mark-(?:toggle|save|sentences|box-\d{1,3})"  # #44: the answer marked, by sentence position
-    r"|label-trace-note-\d"  # the count of items shown in this session: fewer than 10 here
+    r"|label-trace-note"  # one note box for every item, emptied for the next
     r"|item-(?:chunk|trace|pair)"
     r"|access-sign-out"
     r")"

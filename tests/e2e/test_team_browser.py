@@ -103,14 +103,31 @@ def on_screen(page) -> int:
 
 
 def press(page, key: str, then: str) -> None:
-    """Press ``key`` on the page (after its script run ended), and wait for ``then`` and the run's end."""
+    """Press ``key`` on the page (after its script run ended), and wait for ``then`` and the run's end.
+
+    A press that lands before the page's shortcuts are bound is lost (the server never hears of
+    it): seen on a person's first press right after signing in, 3 runs in 4 once the item's texts
+    were drawn faster (``st.text``), none with a 0.7 s pause before the press. So it is pressed
+    again, at most twice more, only when the run has ended and ``then`` has still not appeared
+    (as tests/e2e/test_mark_evidence_browser.py does for its ``e``)."""
     from playwright.sync_api import expect
 
-    wait_for_script_run(page)
-    page.bring_to_front()
-    page.mouse.click(650, 30)  # focus the page, not an input
-    page.keyboard.press(key)
-    expect(main_pane(page).get_by_text(then).first).to_be_visible(timeout=CONTENT_TIMEOUT_MS)
+    for attempt in range(3):
+        wait_for_script_run(page)
+        page.bring_to_front()
+        page.mouse.click(650, 30)  # focus the page, not an input
+        page.keyboard.press(key)
+        try:
+            expect(main_pane(page).get_by_text(then).first).to_be_visible(
+                timeout=10_000 if attempt < 2 else CONTENT_TIMEOUT_MS
+            )
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
+            wait_for_script_run(page)
+            if main_pane(page).get_by_text(then).count():  # it came, late: no second press
+                break
     wait_for_script_run(page)
 
 
