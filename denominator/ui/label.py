@@ -256,7 +256,7 @@ def _lease_next(store: Store, page: LabelPage, annotator_id: int, end: bool = Fa
     """Lease the tab's next item inside the write that ended its lease (a label or a skip; ``end``:
     end it here, with the lease's reads), so the pane's next draw finds it leased and only reads
     (:meth:`Queue.lease_item`); the lease."""
-    leased = store.lease_item(annotator_id, page.kind, _holder(), ended=not end, end=end, tab=_tab_session())
+    leased = store.lease_item(annotator_id, page.kind, _holder(), ended=True, end=end, tab=_tab_session())
     if leased and leased["from_skips"]:
         _set(page, "message", f"Back to an item you skipped ({leased['skips_left']} more after it).")
     return leased
@@ -440,7 +440,8 @@ def render_label_pane(page: LabelPage, annotator: str) -> None:
     if _get(page, "shown_at") is None:
         _set(page, "shown_at", time.monotonic())
         _set(page, "screen", _state(page, "screen", 0) + 1)  # a new item on screen
-        st.session_state[_note_key(page)] = ""  # and an empty note box (set before the box is drawn)
+        if page.kind == "trace":  # the one page with a note box: emptied before it is drawn
+            st.session_state[_note_key(page)] = ""
     with st.container(key=f"item-{page.kind}"):  # the item's texts (class st-key-item-<kind>)
         _render_item(page, item)
     try:  # after the item: a key press waits for the next item, not for the count
