@@ -343,6 +343,32 @@ def test_each_open_person_has_an_order_of_their_own(demo_db) -> None:
         assert walked == orders[0][:10]
 
 
+def test_the_open_order_is_the_stretches_in_the_persons_order(demo_db) -> None:
+    """#43's order, checked against one computed here from the items' positions (not by the
+    store's statements): every open item sorted by its stretch's place in the person's order,
+    then by position up or down the stretch as the person's seed says. The demo's 20 open items
+    lie in stretches far down each person's order, so many looks are walked."""
+    from annotation.store.queue import STRETCHES, open_order
+
+    with Store(demo_db) as store:
+        for name in ("sam", "tom"):
+            person = store.annotator_id(name)
+            rows = store.db.execute("SELECT id, position FROM items WHERE kind = 'chunk'").fetchall()
+            place = {stretch: n for n, (stretch, _) in enumerate(open_order(person))}
+            down = dict(open_order(person))
+            span = (1 << 48) // STRETCHES
+
+            def key(row, place=place, down=down, span=span):
+                stretch = min(max(row[1] // span, 0), STRETCHES - 1)
+                return (place[stretch], -row[1] if down[stretch] else row[1])
+
+            walked = _open_order(store, person)
+            queued = [row for row in rows if row[0] in set(walked)]  # the open ones (others closed the rest)
+            assert len(walked) == len(queued) == 20
+            assert walked == [item for item, _ in sorted(queued, key=key)]
+            assert max(key(row)[0] for row in queued) >= 32  # half the stretches looked at, at least
+
+
 def test_a_skipped_item_closed_by_others_never_comes_back(demo_db) -> None:
     """#43: sam skipped an open item, tom and una labelled it (the handout's 2), and once sam's
     queue was done it came back to him: 3 labels under a cap of 2. Now it is not handed back, not
