@@ -498,7 +498,7 @@ def test_a_million_candidates(monkeypatch):
         ffts.append((len(a), len(b)))
         return fftconvolve(a, b)
 
-    monkeypatch.setattr(estimate_intervals, "fftconvolve", counted)
+    monkeypatch.setattr(estimate_intervals, "_fft_convolve", counted)
     estimate_intervals.clear_caches()  # sums cached by an earlier test would skip the convolutions
     strata = [stratum("21-50", 30, [1, 0, 0, 1] + [0] * 6), stratum("corpus", 10**6, [0] * 49 + [1])]
     got = estimate_unjudged_relevant(strata)
@@ -506,6 +506,40 @@ def test_a_million_candidates(monkeypatch):
     low, high = got["ci"]
     assert got["bounds"][0] < low < got["estimate"] < high < got["bounds"][1]
     assert ffts and max(max(sizes) for sizes in ffts) > 10**5  # the corpus stratum's sum went through the FFT
+
+
+def test_z_is_scipy_stats_normal_quantile():
+    """#42: the intervals' z comes from scipy.special's ndtri, not scipy.stats (~0.7 s to import
+    with scipy.signal): the same float as ``scipy.stats.norm.ppf(1 - alpha / 2)``, on usual alphas,
+    extreme ones and 5,000 drawn at random."""
+    from calibration.estimate.intervals import z_value
+
+    rng = np.random.default_rng(42)
+    alphas = [0.05, 0.1, 0.01, 0.001, 1e-9, 0.5, 0.9, 0.999999, *rng.uniform(1e-12, 1 - 1e-12, 5000)]
+    assert [z_value(float(a)) for a in alphas] == [float(stats.norm.ppf(1 - a / 2)) for a in alphas]
+    assert z_value(0.05) == Z95
+
+
+def test_an_estimate_loads_neither_scipy_stats_nor_signal():
+    """#42: the Metrics page's first audit with an estimate (and ``audit --estimate``) imported
+    scipy.stats and scipy.signal, ~0.7 s of CPU, for a normal quantile and a convolution only
+    sums of a million candidates need. Now scipy.special alone, until such a sum."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from calibration.estimate import estimate_recall_at_k\n"
+        "s = [{'stratum': 'a', 'N': 40, 'labels': [1, 0, 0, 1, 0, 0, 0, 0], 'in_top_k': [True] + [False] * 7,"
+        " 'N_top_k': 3}]\n"
+        "print(estimate_recall_at_k(4, 2, s, 20)['ci'])\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('scipy.'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    ci, modules = done.stdout.splitlines()
+    assert ci.startswith("[") and "scipy.special" in modules.split()
+    assert not {"scipy.stats", "scipy.signal"} & set(modules.split())
 
 
 @pytest.mark.parametrize("seed", range(5))
