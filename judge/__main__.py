@@ -34,6 +34,7 @@ if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, e
     gc.set_threshold(10_000, 10, 10)
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 
 from annotation.cli_base import lazy_commands, run_main
@@ -49,8 +50,21 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_comm
 )
 
 
+# the judge's commands multiply no matrices (the closing line's agreement is a K x K table; the
+# offline judge's fit is scikit-learn's, on its own data, and left as the user set it): one BLAS
+# thread, so that numpy's import does not start OpenBLAS's thread per core (0.05 s of CPU in every
+# grade, #42); a user's own OPENBLAS_NUM_THREADS stands. As ``calibration``'s commands do.
+ONE_BLAS_THREAD = ("grade", "compare", "batch", "list")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_main(build_parser(), lambda args: COMMANDS[args.command](args), argv)
+    return run_main(build_parser(), _dispatch, argv)
+
+
+def _dispatch(args: argparse.Namespace) -> tuple[str, int]:
+    if args.command in ONE_BLAS_THREAD:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return COMMANDS[args.command](args)
 
 
 if __name__ == "__main__":

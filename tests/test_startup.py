@@ -368,3 +368,43 @@ def test_judge_list_loads_no_scipy_stats(tmp_path: Path) -> None:
     assert "offline-lexical/faithfulness v1 (current)" in done.stdout
     assert "unweighted kappa 1.000 against people (n = 16 over 4 queries)" in done.stdout
     assert "scipy.stats" not in modules
+
+
+BLAS_PROBE = PROBE.replace(
+    "print('MODULES'",
+    "import os\nprint('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules, file=sys.stderr)\n"
+    "print('MODULES'",
+)
+
+
+@pytest.mark.parametrize("own", [None, "3"])
+@pytest.mark.parametrize("package", ["calibration", "judge"])
+def test_a_command_that_multiplies_no_matrix_starts_one_blas_thread(
+    package: str, own: str | None, tmp_path: Path
+) -> None:
+    """#42: numpy's import starts OpenBLAS's thread per core, 0.05 s of CPU at every start of a
+    command that multiplies no matrix (half of numpy's import). ``calibration metrics`` and
+    ``judge list`` ask for one thread before numpy loads; a user's own OPENBLAS_NUM_THREADS stands."""
+    import os
+
+    if package == "calibration":
+        argv = ["metrics", str(ROOT / "examples" / "worked-example" / "golden.yaml")]
+        argv += [str(ROOT / "examples" / "worked-example" / "run.jsonl")]
+    else:
+        db = tmp_path / "demo.db"
+        subprocess.run([sys.executable, "-m", "denominator", "demo", "--db", str(db)], cwd=ROOT, check=True)
+        argv = ["list", "--db", str(db)]
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if own is not None:
+        env["OPENBLAS_NUM_THREADS"] = own
+    done = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE, package, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("BLAS ")]
+    assert line == f"BLAS {own or '1'} True"
