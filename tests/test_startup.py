@@ -317,7 +317,8 @@ def test_a_judge_run_imports_no_pandas(tmp_path: Path) -> None:
     """``python -m judge grade`` against an endpoint, start to exit: the calls go through the openai
     SDK (its own ``request``, which its ``post`` calls: the code path users run against OpenAI, vLLM
     or Ollama; loaded in a thread as the judge is registered, never by a dry run nor by a run with
-    every call done), the store opens without pandas (sqlite-utils would import it), and up to the
+    every call done), the store opens without pandas nor sqlite-utils (its schema is current: no
+    migration to apply, the one use of sqlite-utils), and up to the
     first call nothing loads numpy or pyarrow (a dry run plans as the run does; the closing
     agreement line's statistics load numpy while the calls are in flight). Nothing of a judge run
     loads pyarrow: the policy's reader names its errors without the data model (#42). #42,
@@ -333,7 +334,7 @@ def test_a_judge_run_imports_no_pandas(tmp_path: Path) -> None:
         store.import_corpus([{"id": f"c{j}", "text": f"chunk {j}: dry the grain first"} for j in range(3)])
         store.import_run(Run.from_rankings({q: ["c0", "c1", "c2"] for q in ("q1", "q2")}), "r")
         pool(store, 3)
-    heavy = set(HEAVY) - {"sqlite_utils"}  # sqlite-utils is the store
+    heavy = set(HEAVY)  # sqlite-utils too: a current store's schema needs no migration (#42)
     with FakeOpenAI(latency=0.0) as server:
         argv = ["grade", "--db", str(db), "--rubric", "relevance", "--base-url", server.base_url]
         argv += ["--model", "fake-judge"]

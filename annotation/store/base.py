@@ -31,7 +31,7 @@ from typing import Any, Self, cast
 from annotation.errors import DenominatorError, masked
 from annotation.store import postgres as pg
 from annotation.store.migrations import APPEND_ONLY, MIGRATIONS, migration_functions, migration_names
-from annotation.store.sqlite_lean import sqlite_utils
+from annotation.store.sqlite_handle import SqliteDatabase
 
 __all__ = [
     "StoreBase",
@@ -277,7 +277,7 @@ class StoreBase:
     write waits for another write (default :func:`busy_seconds`)."""
 
     dialect = "sqlite"
-    db: pg.Database  # sqlite_utils.Database, or pg.PgDatabase on PostgreSQL
+    db: pg.Database  # SqliteDatabase (what sqlite_utils.Database gave), or pg.PgDatabase on PostgreSQL
     # what the open write has read that no other writer can change before it ends (it holds the
     # one write lock): None outside a write (:meth:`write` empties it at each outermost begin)
     write_memo: dict[str, Any] | None = None
@@ -306,7 +306,7 @@ class StoreBase:
         except sqlite3.Error as exc:
             raise _open_error(self.path, exc) from None
         try:
-            self.db = sqlite_utils.Database(conn)
+            self.db = SqliteDatabase(conn)
             # settings of this connection only: nothing here writes to the file
             conn.execute(f"PRAGMA busy_timeout = {int(self.wait * 1000)}")
             conn.execute("PRAGMA synchronous = FULL")  # a submitted label survives a crash
@@ -390,8 +390,7 @@ class StoreBase:
         if self.dialect == "postgresql":
             pg.apply(self.db, MIGRATIONS.name, migration_functions(), utc_now())
         else:
-            assert isinstance(self.db, sqlite_utils.Database)  # what an SQLite store opens
-            MIGRATIONS.apply(self.db)
+            MIGRATIONS.apply(self.db)  # through sqlite-utils, imported only now
 
     def columns(self, table: str) -> set[str]:
         """The column names of ``table`` (a table of the store's schema)."""
