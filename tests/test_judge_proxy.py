@@ -504,3 +504,33 @@ def test_the_batch_apis_client_says_a_socks_proxy_needs_socksio_in_one_line(monk
         "http://127.0.0.1:9/v1: a proxy of the environment (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY, either "
         "case) is a SOCKS proxy, which needs the socksio package (not installed): pip install socksio"
     )
+
+
+@pytest.mark.parametrize(
+    ("base_url", "proxy", "loads_authorities"),
+    [
+        ("http://127.0.0.1:9/v1", None, False),  # a local endpoint (Ollama, vLLM): no TLS spoken
+        ("http://127.0.0.1:9/v1", "http://127.0.0.1:3128", False),  # forwarded by a plain proxy
+        ("http://127.0.0.1:9/v1", "https://127.0.0.1:3128", True),  # TLS to the proxy
+        ("https://127.0.0.1:9/v1", None, True),
+        ("https://127.0.0.1:9/v1", "http://127.0.0.1:3128", True),  # tunnelled, TLS to the endpoint
+    ],
+)
+def test_tls_authorities_load_only_where_tls_is_spoken(
+    monkeypatch, base_url, proxy, loads_authorities
+) -> None:
+    """#42: the certificate authorities cost 22 ms of CPU to load at every judge start. A plain-http
+    endpoint reached directly or through a plain-http proxy gets a context with none, which still
+    requires a certificate: a handshake it were ever asked for fails (never passes unchecked)."""
+    from judge.client import _capped_transport
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    if proxy is not None:
+        monkeypatch.setenv("ALL_PROXY", proxy)
+    transport = _capped_transport(Endpoint(base_url=base_url, model="m"))
+    contexts = {id(pool._pool._ssl_context): pool._pool._ssl_context for pool in transport._pools}
+    [context] = contexts.values()  # one context for every pool
+    assert (context.cert_store_stats()["x509_ca"] > 0) is loads_authorities
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
