@@ -160,7 +160,9 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
         # endpoint reached directly or through a plain-http proxy speaks no TLS: its context loads
         # no authority and verifies (a handshake it were ever asked for would fail, never pass
         # unchecked), 22 ms of CPU less at a local endpoint's start (#42)
-        tls = httpx2.create_ssl_context() if tls_needed else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self.tls = tls = (
+            httpx2.create_ssl_context() if tls_needed else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        )
         self._pools = [
             httpx2.AsyncHTTPTransport(proxy=proxy, verify=tls, limits=openai.DEFAULT_CONNECTION_LIMITS)
             for _ in range(shards)
