@@ -105,6 +105,13 @@ def interrupt_as_usual() -> None:
         signal.signal(signal.SIGINT, on_interrupt)
 
 
+def one_blas_thread() -> None:
+    """One BLAS thread for a command that multiplies no matrices, asked before numpy loads: numpy's
+    import starts OpenBLAS's thread per core, 0.05 s of CPU at every start (#42). A user's own
+    ``OPENBLAS_NUM_THREADS`` stands. Each package's ``__main__`` names its commands that need it."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def lazy_commands(module: str, names: Sequence[str]) -> dict[str, Callable[[argparse.Namespace], Any]]:
     """The commands of a light entry (``python -m GROUP``), by name: each imports ``module`` (the
     group's ``commands_cli``, with numpy, pyarrow or the store) only when it runs, then hands Ctrl-C

@@ -33,11 +33,10 @@ if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, e
     quiet_interrupt_until_main()
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 
-from annotation.cli_base import lazy_commands, run_main
+from annotation.cli_base import lazy_commands, one_blas_thread, run_main
 from calibration.cli_args import build_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -66,8 +65,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = (
 
 
 # the commands on the metrics engine multiply no matrices, and agree only K x K tables (too small
-# for a second thread): one BLAS thread, so that numpy's import does not start OpenBLAS's thread per
-# core (0.05 s of CPU at every start, #42); a user's own OPENBLAS_NUM_THREADS stands
+# for a second thread): one BLAS thread (annotation.cli_base.one_blas_thread)
 ONE_BLAS_THREAD = ("metrics", "holes", "audit", "check", "compare", "agree")
 
 
@@ -78,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> tuple[str, int]:
     if args.command in ONE_BLAS_THREAD:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        one_blas_thread()
     return COMMANDS[args.command](args)
 
 

@@ -34,10 +34,9 @@ if __name__ == "__main__":  # Ctrl-C while the modules below import: one line, e
     gc.set_threshold(10_000, 10, 10)
 
 import argparse
-import os
 from collections.abc import Callable, Sequence
 
-from annotation.cli_base import lazy_commands, run_main
+from annotation.cli_base import lazy_commands, one_blas_thread, run_main
 from judge.cli_args import build_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -50,10 +49,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, int]]] = lazy_comm
 )
 
 
-# the judge's commands multiply no matrices (the closing line's agreement is a K x K table; the
-# offline judge's fit is scikit-learn's, on its own data, and left as the user set it): one BLAS
-# thread, so that numpy's import does not start OpenBLAS's thread per core (0.05 s of CPU in every
-# grade, #42); a user's own OPENBLAS_NUM_THREADS stands. As ``calibration``'s commands do.
+# the commands that multiply no matrices (the closing line's agreement is a K x K table), asked
+# for one BLAS thread (annotation.cli_base.one_blas_thread); the offline judge's fit is
+# scikit-learn's, left as the user set it
 ONE_BLAS_THREAD = ("grade", "compare", "batch", "list")
 
 
@@ -63,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> tuple[str, int]:
     if args.command in ONE_BLAS_THREAD:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        one_blas_thread()
     return COMMANDS[args.command](args)
 
 

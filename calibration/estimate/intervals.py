@@ -73,9 +73,9 @@ def z_value(alpha: float) -> float:
 
 @lru_cache(maxsize=64)
 def _z_cached(alpha: float) -> float:
-    # scipy.stats.norm.ppf is scipy.special.ndtri (scipy 1.17: the same float for 200,000 random
-    # alphas, tests/test_estimate_intervals.py); scipy.stats and scipy.signal together cost ~0.7 s
-    # of CPU to import, at the first audit of a server or command (#42)
+    # scipy.stats.norm.ppf is scipy.special.ndtri (scipy 1.17: the same float, tests/test_estimate.py);
+    # scipy.stats and scipy.signal together cost ~0.45 s more CPU to import than scipy.special, at the
+    # first estimate of a server or command (#42)
     return float(ndtri(1.0 - alpha / 2.0))
 
 
