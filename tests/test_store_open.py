@@ -211,3 +211,26 @@ def test_a_newer_postgresql_schema_and_a_missing_guard_are_refused(postgres_serv
     with pytest.raises(StoreError, match="labels_no_update") as info:
         Store(guardless)  # seen at once by this process, which had checked the schema before
     assert migration_names()[-1] in str(info.value)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_migration_hides_pandas_only_while_the_process_has_one_thread(tmp_path, threads) -> None:
+    """#42: sqlite-utils is imported when a store is first migrated, which may be in a process with
+    other threads (the app's server). Hiding pandas and numpy there would make another thread's
+    import of them fail, so they are hidden only while the process has one thread: alone, a new
+    store loads sqlite-utils without pandas; with a thread beside it, sqlite-utils loads it as usual."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, threading, time\n"
+        f"if {threads} > 1: threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n"
+        "from annotation.store import Store\n"
+        f"Store({str(tmp_path / 'new.db')!r}).close()\n"
+        "print('sqlite_utils' in sys.modules, sys.modules.get('pandas', 'absent') is None, 'pandas' in sys.modules)\n"
+    )
+    from tests.conftest import ROOT
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False", "False" if threads == 1 else "True"]
