@@ -307,7 +307,9 @@ def evaluate(
     ordered = _ordered(run, executor)
     # per sorted row, its query's index among the judged queries (-1: a query without judgments)
     to_judged = _index_or(ordered.queries, qid_array).astype(np.int32)
-    qi = to_judged[ordered.q_sorted]
+    # a batch's queries are all judged (the usual case): each row's index is already its query's
+    identity = len(to_judged) == nq and bool((to_judged == np.arange(nq, dtype=np.int32)).all())
+    qi = ordered.q_sorted if identity else to_judged[ordered.q_sorted]
     not_in_qrels = int((to_judged < 0).sum()) + len(set(run.empty_queries) - set(qids_all))
     judgment = ordered.judgments(judged)  # per sorted row: its judgment's row (kept per judgments)
     docs = ordered.docs
@@ -894,7 +896,15 @@ def _maybe_in(keys: np.ndarray, members: np.ndarray) -> np.ndarray:
     shift = np.uint32(32 - bits)
     buckets = np.zeros(1 << bits, dtype=bool)
     buckets[members >> shift] = True
-    return np.flatnonzero(buckets[keys >> shift])
+    # chunk by chunk into one mask: a chunk's slots (as intp, which a look-up would cast them to)
+    # stay in the cache, a fifth less CPU than one look-up of every row (#42)
+    found = np.empty(len(keys), dtype=bool)
+    slots = np.empty(min(len(keys), _CHUNK), dtype=np.intp)
+    for lo in range(0, len(keys), _CHUNK):
+        part = keys[lo : lo + _CHUNK]
+        np.right_shift(part, shift, out=slots[: len(part)], casting="unsafe")
+        np.take(buckets, slots[: len(part)], out=found[lo : lo + len(part)])
+    return np.flatnonzero(found)
 
 
 def _judged_index(docs: pa.Array, doc_dict: pa.Array) -> np.ndarray:

@@ -683,3 +683,24 @@ def test_ids_of_one_length_get_the_general_paths_keys(width):
     general = _duplicate_keys(mixed, np.append(qi, 0).astype(np.int32))[:-1]
     assert (_duplicate_keys(pa.array(ids), qi) == general).all()
     assert (_duplicate_keys(pa.array(ids).slice(7, 100), qi[7:107]) == general[7:107]).all()
+
+
+@pytest.mark.parametrize("rows", [0, 1, (1 << 14) - 1, 1 << 14, (1 << 14) * 3 + 5])
+def test_the_bitmap_of_judged_keys_is_read_chunk_by_chunk_as_whole(rows):
+    """:func:`_maybe_in` reads the keys a cache-sized chunk at a time (#42): its rows are those of
+    one look-up of every key in the same bitmap, every row whose key is a member among them."""
+    from calibration.metrics import _maybe_in
+
+    rng = np.random.default_rng(rows)
+    keys = rng.integers(0, 1 << 32, rows, dtype=np.uint64).astype(np.uint32)
+    members = np.sort(
+        np.concatenate([keys[::97], rng.integers(0, 1 << 32, 300, dtype=np.uint64).astype(np.uint32)])
+    )
+    bits = min(24, max(16, len(members).bit_length() + 6))
+    buckets = np.zeros(1 << bits, dtype=bool)
+    buckets[members >> (32 - bits)] = True
+    whole = np.flatnonzero(buckets[keys >> (32 - bits)])
+    found = _maybe_in(keys, members)
+    assert found.dtype == whole.dtype and found.tolist() == whole.tolist()
+    assert set(np.flatnonzero(np.isin(keys, members)).tolist()) <= set(found.tolist())
+    assert len(found) >= len(keys[::97])
