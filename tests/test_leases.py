@@ -286,6 +286,34 @@ def test_borrowed_handles_are_reused_checked_and_dropped_when_unsafe(postgres_se
         assert fresh is not left_open and not fresh.db.conn.in_transaction
 
 
+@pytest.mark.postgres
+def test_a_label_pages_runs_on_postgresql_open_no_connection_after_the_first(
+    postgres_server, monkeypatch
+) -> None:
+    """A whole run of the label page (a press in AppTest reruns all of it; in a browser, a page load
+    or a sidebar change) reads who is signed in through a borrowed handle: no run opens a new
+    connection once the process has one idle (a connection and its schema read are 4-6 round trips,
+    more over TLS to a remote server)."""
+    from annotation.store import postgres
+    from denominator.demo import build_demo
+
+    url = postgres_server.database()
+    build_demo(url)
+    monkeypatch.setenv("DENOMINATOR_DB", url)
+    opened: list[str] = []
+    connect = postgres.connect
+    monkeypatch.setattr(postgres, "connect", lambda *a, **k: opened.append(a[0]) or connect(*a, **k))
+    at = page_test("denominator.ui.label.render_label_chunks_page", state={"label:annotator": "ann"}).run()
+    assert not at.exception and len(opened) <= 1
+    first = len(opened)
+    for _ in range(3):
+        at.button(key="label:grade1").click().run()
+        assert not at.exception
+    with Store(url) as store:
+        assert store.db.execute("SELECT count(*) FROM labels").fetchone()[0] >= 3
+    assert len(opened) == first + 1  # the check just above, and no run of the page
+
+
 def test_borrowed_sqlite_handles_are_new_each_time(tmp_path) -> None:
     from annotation.store import borrowed
 

@@ -51,6 +51,7 @@ from annotation.store import (
     Store,
     StoreBusy,
     StoreError,
+    borrowed,
     database_exists,
     default_db_path,
 )
@@ -153,7 +154,9 @@ def current(store: Store | None = None) -> Identity | None:
                 return None
             return Identity(None, "admin", "local")  # nothing to protect yet; the pages say so
         try:
-            with Store(db_path()) as opened:
+            # on PostgreSQL a handle this process gave back (a page's every run would otherwise open a
+            # connection and read the schema: 4-6 round trips before the page's own reads)
+            with borrowed(db_path()) as opened:
                 return current(opened)
         except StoreBusy:
             st.error(BUSY)

@@ -186,7 +186,8 @@ IDLE_HANDLES = 8  # at most this many kept per URL; more at once are opened and 
 
 @contextmanager
 def borrowed(location: str) -> Iterator[Store]:
-    """A :class:`Store` on ``location`` for one short use (a key press and the pane it redraws).
+    """A :class:`Store` on ``location`` for one short use: a key press and the pane it redraws, a
+    page's run, who is signed in (every page of the app opens its store this way, #42).
 
     On PostgreSQL a handle this process used before and gave back is taken when one is idle, as
     a connection costs several round trips to open (about 10 ms here; ``bench/browser.py``). One

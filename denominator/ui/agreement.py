@@ -24,7 +24,7 @@ import streamlit as st
 from annotation.access.identity import existing_db, require_admin
 from annotation.render import counted, decisive, interval, md, num
 from annotation.rubrics import RUBRICS
-from annotation.store import Store, StoreError
+from annotation.store import StoreError, borrowed
 from calibration import actions
 from calibration.errors import InvalidInput, NothingToCompare
 from calibration.gate import load_policy
@@ -45,7 +45,7 @@ def render_agreement_page() -> None:
     rubric = st.radio("rubric", list(RUBRICS), key=f"{KEY}rubric", horizontal=True)
     try:
         policy = load_policy()
-        with Store(db) as store:
+        with borrowed(db) as store:
             report = actions.agree(policy=policy, store=store, rubric=rubric)
             pairs = [people_of(p) for p in report["pairs"]]
             disagreements = {pair: store.browse_items(rubric=rubric, between=pair) for pair in pairs}

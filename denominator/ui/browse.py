@@ -25,7 +25,7 @@ import streamlit as st
 from annotation.access.identity import Identity, existing_db, require_admin
 from annotation.render import md
 from annotation.rubrics import get_rubric
-from annotation.store import Store, StoreError
+from annotation.store import Store, StoreError, borrowed
 from annotation.store.browse import KIND_OF_RUBRIC
 
 KEY = "browse:"
@@ -94,7 +94,7 @@ def render_items_page() -> None:
             st.session_state[f"{KEY}{name}"] = value
         st.session_state.pop(f"{KEY}table", None)
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             filters = render_filters(store)
             rows = store.browse_items(**filters)
     except StoreError as exc:
@@ -249,7 +249,7 @@ def _text(label: str, text: str | None) -> None:
 def render_item(db: str, item_id: int, admin: str) -> None:
     """The opened item: its texts, every label row, every judge row, and the settle form."""
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             item = store.item_detail(item_id)
             history = store.item_labels(item_id)
     except StoreError as exc:
@@ -385,7 +385,7 @@ def _settle(db: str, item_id: int, admin: str, value: int, note: str) -> None:
     value = st.session_state.get(f"{KEY}value:{item_id}", value)
     note = (st.session_state.get(f"{KEY}note:{item_id}", note) or "").strip()
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             store.settle(item_id, admin, value, note=note or None)
     except StoreError as exc:
         st.session_state[f"{KEY}message"] = ("error", str(exc))
@@ -395,7 +395,7 @@ def _settle(db: str, item_id: int, admin: str, value: int, note: str) -> None:
 
 def _unsettle(db: str, item_id: int, admin: str) -> None:
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             store.unsettle(item_id, admin)
     except StoreError as exc:
         st.session_state[f"{KEY}message"] = ("error", str(exc))

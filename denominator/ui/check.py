@@ -22,7 +22,7 @@ import streamlit as st
 from annotation.access.identity import db_path
 from annotation.model import Qrels, Run
 from annotation.render import md, md_list, num, signed
-from annotation.store import Store, StoreError, database_exists
+from annotation.store import StoreError, borrowed, database_exists
 from calibration import actions
 from calibration.gate import check_store, load_policy
 from calibration.policy.check_text import (
@@ -98,7 +98,7 @@ def render_check(
         db = check_store()  # the CLI's rule: $DENOMINATOR_DB, else ./denominator.db when it is there
         version = ""
         if db is not None:  # what the check reads of the store: a new label or answer checks again
-            with Store(db) as store:
+            with borrowed(db) as store:
                 version = content_key(store_version(store))
         report = metrics_cache.check(
             key, k, min_grade, fetch_depth, corpus_size, policy, db, version, qrels, run
@@ -155,7 +155,7 @@ def render_check(
         name = st.text_input("run name", value=run_label, key=f"{KEY}name")
         if st.form_submit_button("Record this check"):
             try:
-                with Store(db) as store:
+                with borrowed(db) as store:
                     report_id = actions.record(store, report, name, qrels, run_digest)
                 st.success(f"Recorded check {report_id} of {md(name)}.")
             except (StoreError, ValueError) as exc:
@@ -253,7 +253,7 @@ def render_history() -> None:
         st.caption(f"No database at {md(db_path())}: recorded checks live in the store.")
         return
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             recorded = actions.history(store)
     except StoreError as exc:
         st.error(md(exc))
@@ -309,7 +309,7 @@ def render_history() -> None:
         st.caption("Choose two different checks to see what changed per query.")
         return
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             diff = actions.history(store, diff=(int(first), int(second)))
     except (StoreError, ValueError) as exc:
         st.error(md(exc))

@@ -28,7 +28,7 @@ from annotation.model import FormatError
 from annotation.options import default, option
 from annotation.pooling import KINDS
 from annotation.render import md, md_list
-from annotation.store import AGGREGATES, AnnotatorRow, Store, StoreError
+from annotation.store import AGGREGATES, AnnotatorRow, StoreError, borrowed
 from annotation.store.postgres import shown_url
 from annotation.values import ranks
 from annotation.views import pool_report, progress
@@ -101,7 +101,7 @@ def import_uploads(
             confirmed=confirmed,
         )
         try:
-            with Store(_db_path()) as store:
+            with borrowed(_db_path()) as store:
                 return [named(line) for line in actions.import_(store, sources)]
         except FormatError as exc:
             raise type(exc)(named(exc.path), exc.line, exc.field, named(exc.message)) from None
@@ -134,7 +134,7 @@ def render_data_page() -> None:
 def render_overview() -> list[AnnotatorRow]:
     """The store's counts and each annotator's progress, as they are now; the annotators."""
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             counts = store.live_counts()
             retired = [row for row in store.imports() if row["state"] == "retired"]
             people = store.annotators()
@@ -175,7 +175,7 @@ def render_handout_form(who: str) -> None:
     """How items are handed out (``python -m annotation handout``): said, and changed by a form."""
     st.subheader("Handing out items")
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             mode, labels = store.handout()
     except StoreError as exc:
         st.error(md(exc))
@@ -194,7 +194,7 @@ def render_handout_form(who: str) -> None:
         )
         if st.form_submit_button("Save how items are handed out"):
             try:
-                with Store(_db_path()) as store:
+                with borrowed(_db_path()) as store:
                     saved = actions.handout(store, mode=chosen, labels=int(count), who=who)
                 st.success("Saved: " + md(handout_text(*saved)))
             except StoreError as exc:
@@ -215,7 +215,7 @@ def render_pool_section() -> int:
         )
     )
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             report = pool_report(store, depth)
     except StoreError as exc:
         st.error(md(exc))
@@ -244,7 +244,7 @@ def render_pool_section() -> int:
         st.info("No runs yet: import one above (Import files: a run and its name), or add a BM25 baseline.")
     if st.button("Add a BM25 baseline run over the stored corpus", key="data:baseline"):
         try:
-            with Store(_db_path()) as store:
+            with borrowed(_db_path()) as store:
                 st.success(md(baseline_text(actions.baseline(store))))
         except StoreError as exc:
             st.error(md(exc))
@@ -265,7 +265,7 @@ def render_pool_section() -> int:
         if st.form_submit_button("Build the pool"):
             names = [a.strip() for a in annotators.split(",") if a.strip()]
             try:
-                with Store(_db_path()) as store:
+                with borrowed(_db_path()) as store:
                     result = actions.pool(
                         store, depth, annotators=names, overlap=overlap if len(names) > 1 else None
                     )["pool"]
@@ -306,7 +306,7 @@ def render_estimate_form(depth: int) -> None:
         return
     names = [a.strip() for a in who.split(",") if a.strip()]
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             sample = actions.sample(store, depth, n, strata=strata, corpus_stratum=corpus, annotators=names)
     except StoreError as exc:
         st.error(md(exc))
@@ -394,7 +394,7 @@ def render_export(names: list[str]) -> None:
     st.caption(md(fmt.description) + (" (a .zip of the folder)" if fmt.writes == "folder" else ""))
     if st.button("Prepare the file", key="data:export"):
         try:
-            with Store(_db_path()) as store:
+            with borrowed(_db_path()) as store:
                 prepared = export_download(
                     store,
                     fmt.name,

@@ -20,7 +20,7 @@ from annotation.commands_text import guidelines_text
 from annotation.options import login_name
 from annotation.render import md
 from annotation.rubrics import RUBRICS, InvalidGuidelines
-from annotation.store import Store, StoreError
+from annotation.store import StoreError, borrowed
 
 __all__ = ["render_guidelines_page"]
 
@@ -41,7 +41,7 @@ def render_guidelines_page() -> None:
     )
     rubric = st.radio("rubric", tuple(RUBRICS), horizontal=True, key="guidelines:rubric") or "relevance"
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             now = actions.guidelines(store, "show", rubric=rubric)
             history = store.guideline_history(rubric)
             unrecorded = store.labels_by_guidelines(rubric).get(None, 0)
@@ -84,7 +84,7 @@ def render_guidelines_page() -> None:
 def save(db: str, rubric: str, text: str, who: str, version: int) -> None:
     """Append ``text`` as the next version (the same text: none), then draw the page again."""
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             after = actions.guidelines(store, "set", rubric=rubric, text=text, who=who)
     except (StoreError, InvalidGuidelines) as exc:  # empty, too long, a control character
         st.error(md(exc))

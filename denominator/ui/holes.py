@@ -30,7 +30,7 @@ from annotation.hole_sample import HoleSample, read_hole_sample
 from annotation.model import Qrels
 from annotation.options import option
 from annotation.render import md, md_list
-from annotation.store import Store, database_exists, default_judge_name
+from annotation.store import borrowed, database_exists, default_judge_name
 from calibration import actions
 from calibration.holes.files import write_hole_sample
 from calibration.holes.holes_text import (
@@ -171,14 +171,14 @@ def render_holes_table(report: HolesReport, key: str) -> None:
 def judge_sets(db: str, version: str) -> dict[str, Qrels]:
     """Every relevance judge's grades the store holds (its ``judge:NAME`` label sets), read again
     when the store's ``version`` (:func:`denominator.ui.metrics_data.store_version`) changes."""
-    with Store(db) as store:
+    with borrowed(db) as store:
         specs = [spec for spec in stored_label_sets(store) if spec.startswith("judge:")]
         return {spec.partition(":")[2]: stored_qrels(store, spec)[0] for spec in specs}
 
 
 def _judge_sets(db: str) -> tuple[dict[str, Qrels], str]:
     """The store's judges' grades and a key of where and when they were read."""
-    with Store(db) as store:
+    with borrowed(db) as store:
         version = content_key(db, store_version(store))
     return judge_sets(db, version), version
 
@@ -213,7 +213,7 @@ def render_fill(
             corpus = {str(c["id"]): str(c["text"]) for c in read_corpus(EXAMPLE_DIR / "corpus.jsonl")}
         spec = HoleSpec(qrels=data.qrels, run=data.run, k=report["k"], corpus=corpus)
         try:
-            with st.spinner("The offline judge is grading the holes…"), Store(db) as store:
+            with st.spinner("The offline judge is grading the holes…"), borrowed(db) as store:
                 done = judge_actions.grade(store, "relevance", holes=spec)
         except DenominatorError as exc:
             st.error(f"Not filled: {md(exc)}")
@@ -335,7 +335,7 @@ def render_sample(data: DataSet, report: HolesReport, db: str | None, admin: boo
     if chosen == NO_SAMPLE:
         return None
     try:  # people's grades on its holes from the store, as metrics --hole-sample FILE --db DB reads them
-        with Store(db) as store:
+        with borrowed(db) as store:
             return actions.stored_hole_sample(store, read_hole_sample(folder / chosen))
     except DenominatorError as exc:
         st.error(md(exc))
@@ -347,7 +347,7 @@ def who_can_label(db: str) -> list[str]:
     Everyone in local mode (no one has a way in yet); else those with a token or the provider's
     sign-in that is not revoked."""
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             listed = annotation_actions.annotators(store, "list")
     except DenominatorError:
         return []
@@ -375,7 +375,7 @@ def draw(data: DataSet, report: HolesReport, db: str, n: int, seed: int, people:
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         write_hole_sample(drawn, data.qrels, path)
-        with Store(db) as store:
+        with borrowed(db) as store:
             queued = annotation_actions.pool(store, holes=path, annotators=people)
     except (DenominatorError, OSError) as exc:
         st.error(f"No sample: {md(exc)}")
@@ -498,7 +498,7 @@ def stored_reading(db: str | None, name: str) -> str | None:
     from calibration.readings import current_readings, reading_mark
 
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             readings = current_readings(store)
     except DenominatorError:
         return None

@@ -23,7 +23,7 @@ from annotation.exchange import (
 from annotation.model import FormatError
 from annotation.options import login_name
 from annotation.render import md
-from annotation.store import ImportRecord, Store, StoreError
+from annotation.store import ImportRecord, StoreError, borrowed
 
 __all__ = [
     "render_imports_section",
@@ -90,7 +90,7 @@ def render_imports_section(db: str, who: str) -> None:
     if done:
         st.success(md(done))
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             imports = actions.imports(store)
     except StoreError as exc:
         st.error(md(exc))
@@ -119,7 +119,7 @@ def render_imports_section(db: str, who: str) -> None:
     reason = st.text_input("why (kept with the record)", key=f"{KEY}reason")
     if st.button(f"{action.capitalize()} import {chosen}", key=f"{KEY}{action}"):
         try:
-            with Store(db) as store:
+            with borrowed(db) as store:
                 done = actions.imports(store, action, import_id=chosen, who=who, reason=reason)
         except StoreError as exc:
             st.error(md(exc))

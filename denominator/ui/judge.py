@@ -23,7 +23,7 @@ import streamlit as st
 
 from annotation.access.identity import existing_db, require_admin
 from annotation.render import md
-from annotation.store import Store, StoreError, default_judge_name
+from annotation.store import Store, StoreError, borrowed, default_judge_name
 from calibration.readings import agreement_mark, reading_of
 from calibration.results import PairSummary
 from judge import actions
@@ -70,7 +70,7 @@ def render_offline(db: str) -> None:
     default = default_judge_name({"kind": "lexical", "rubric": rubric})
     name = right.text_input("judge name", placeholder=default, key=f"{KEY}offline-name").strip() or None
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             plan = actions.grade(store, rubric, dry_run=True, name=name)
             reading = reading_of(store, plan["fingerprint"]) if plan["already_done"] else None
     except StoreError as exc:  # a name this judge cannot have
@@ -93,7 +93,7 @@ def render_offline(db: str) -> None:
         else "No reading against people yet: grade with it, then review reads its answers."
     )
     if st.button("Fit and grade", key=f"{KEY}offline-run", type="primary"):
-        with Store(db) as store:
+        with borrowed(db) as store:
             report = actions.grade(store, rubric, name=name)
         st.success(
             f"Graded {report['graded']} items ({report['already_done']} already done) as "
@@ -136,7 +136,7 @@ def render_llm(db: str) -> None:
     endpoint = Endpoint(base_url=base_url.rstrip("/"), model=model, concurrency=concurrency)
     prices = Prices()
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             plan = _ask(store, rubric, endpoint, schema, name, limit, dry_run=True)[0].plan
     except (StoreError, ValueError) as exc:
         st.error(md(exc))
@@ -153,7 +153,7 @@ def render_llm(db: str) -> None:
 
     api_key = None if _configured(base_url) else "no-key"
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             result, summary = _ask(
                 store, rubric, endpoint, schema, name, limit, on_progress=on_progress, api_key=api_key
             )
@@ -218,7 +218,7 @@ def _configured(base_url: str) -> bool:
 
 def render_judges(db: str) -> None:
     st.subheader("Judges in this database")
-    with Store(db) as store:
+    with borrowed(db) as store:
         judges, marks = actions.list_(store)
     if not judges:
         st.info("No judge has graded anything yet.")

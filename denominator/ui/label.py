@@ -312,7 +312,7 @@ def _revisit(page: LabelPage, annotator: str, item_id: int, value: int | None) -
     if annotator != _who():
         return
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             store.hold_item(
                 store.annotator_id(annotator),
                 page.kind,
@@ -345,7 +345,7 @@ def _undo(page: LabelPage, annotator: str) -> None:
         return
     item_id = history[-1]
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             identity = current(store)  # a token revoked since the page was drawn changes nothing
             if identity is None or (identity.mode == "token" and identity.name != annotator):
                 _set(
@@ -591,7 +591,7 @@ def render_my_work(page: LabelPage, annotator: str) -> None:
     if not st.toggle("Show my work: skipped items and past labels", key=f"{page.prefix}mywork"):
         return
     try:
-        with Store(_db_path()) as store:
+        with borrowed(_db_path()) as store:
             skipped = store.skipped_items(store.annotator_id(annotator), page.kind)
             work = my_work(store, annotator, page.kind, skipped)
     except StoreError as exc:

@@ -21,7 +21,7 @@ import streamlit as st
 from annotation.access.identity import existing_db, require_reviewer
 from annotation.render import md
 from annotation.rubrics import KIND_OF_RUBRIC, RUBRICS, candidate_value, get_rubric
-from annotation.store import Store, StoreError
+from annotation.store import StoreError, borrowed
 from annotation.store.reviews import ReviewShare
 from denominator.ui.browse import admin_name, render_texts
 
@@ -59,7 +59,7 @@ def render_label_review_page() -> None:
     rubric = st.radio("rubric", list(RUBRICS), key=f"{KEY}rubric", horizontal=True)
     kind = KIND_OF_RUBRIC[rubric]
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             shares = store.review_shares(kind)
     except StoreError as exc:
         st.error(md(exc))
@@ -85,7 +85,7 @@ def render_label_review_page() -> None:
 def render_next(db: str, me: str, person: str, kind: str) -> None:
     """The person's next unreviewed label with its item, and the reviewer's answer to it."""
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             waiting = store.labels_to_review(person, kind)
             total = next(s["labels"] for s in store.review_shares(kind) if s["person"] == person)
             item = store.item_detail(waiting[0]["item_id"]) if waiting else None
@@ -130,7 +130,7 @@ def answer(
 ) -> None:
     """Record the review; the page then shows the next label."""
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             store.review_label(label["label_id"], me, verdict, grade, note.strip() or None)
     except StoreError as exc:
         st.error(md(exc))

@@ -41,7 +41,7 @@ from annotation.formats.textio import upload_file_name
 from annotation.model import FormatError, Qrels, Run
 from annotation.render import md
 from annotation.shipped import WORKED_EXAMPLE as WORKED_EXAMPLE_DIR
-from annotation.store import Store, database_exists
+from annotation.store import Store, borrowed, database_exists
 from calibration.gate import file_digest
 from calibration.stored import DEFAULT_LABELS, stored_data, stored_label_sets, stored_runs
 
@@ -185,7 +185,7 @@ def load_run_upload(name: str, digest: str, _file: io.BytesIO) -> Run:
 def load_stored(db: str, run: str, labels: str, version: tuple[object, ...]) -> DataSet:
     """A stored run and label set (:func:`calibration.stored.stored_data`); ``version`` (the
     store's row counts) only keys the cache, so a new label or import reads the store again."""
-    with Store(db) as store:
+    with borrowed(db) as store:
         data = stored_data(store, run, labels)
     ranked = "".join(f"{q}\t{d}\n" for q, docs in data.run.rankings().items() for d in docs)
     return DataSet(
@@ -204,7 +204,7 @@ def load_stored(db: str, run: str, labels: str, version: tuple[object, ...]) -> 
 def label_sets(db: str, version: tuple[object, ...]) -> dict[str, str]:
     """The store's label sets in words (:func:`calibration.stored.stored_label_sets`, a judge's with
     its current reading: a review of the store), read again when ``version`` changes."""
-    with Store(db) as store:
+    with borrowed(db) as store:
         return stored_label_sets(store)
 
 
@@ -259,7 +259,7 @@ def render_store_source() -> DataSet | None:
     db = existing_db()
     if db is None:
         return None
-    with Store(db) as store:
+    with borrowed(db) as store:
         runs, version = stored_runs(store), store_version(store)
     sets = label_sets(db, version)
     if not runs:
@@ -301,7 +301,7 @@ def render_corpus(data: DataSet, default_store: bool) -> DataSet:
     if chosen == CORPUS_STORE:
         if data.corpus_ids is not None:
             return data
-        with Store(db) as store:
+        with borrowed(db) as store:
             ids = set(store.chunk_ids())
             key = content_key(CORPUS_STORE, db, store_version(store))
         return replace(data, corpus_ids=ids, corpus_key=key, corpus_label=f"the store's {len(ids):,} chunks")

@@ -20,7 +20,7 @@ from annotation import actions
 from annotation.access.identity import existing_db, require_admin
 from annotation.pooling import KINDS
 from annotation.render import md
-from annotation.store import AnnotatorRow, Store, StoreError
+from annotation.store import AnnotatorRow, Store, StoreError, borrowed
 from annotation.values import origin, sign_in_link
 from annotation.views import progress
 
@@ -50,7 +50,7 @@ def render_people_page() -> None:
     if db is None:
         return
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             listed = actions.annotators(store, "list")
             last = store.last_labelled()
             rows = [person_row(store, person, last.get(person["name"])) for person in listed["annotators"]]
@@ -131,7 +131,7 @@ def add(name: str, role: str, email: str | None, local: bool) -> None:
         st.error("Sign-in with the provider needs the person's e-mail.")
         return
     try:
-        with Store(existing_db() or "") as store:
+        with borrowed(existing_db() or "") as store:
             token = actions.annotators(store, "add", name=name, role=role, email=email)
     except StoreError as exc:  # in the page's words: its forms below, not a command
         st.error(md(re.sub(r" \(python -m annotation annotators revoke .*\)$", " (below)", str(exc))))
@@ -159,7 +159,7 @@ def render_link_form(people: list[str]) -> None:
         if st.form_submit_button("New link") and name is not None:
             st.session_state.pop(SHOWN, None)
             try:
-                with Store(existing_db() or "") as store:
+                with borrowed(existing_db() or "") as store:
                     token = actions.annotators(store, "renew", name=name)
             except StoreError as exc:
                 st.error(md(exc))
@@ -183,7 +183,7 @@ def render_reviewer_form(people: list[AnnotatorRow]) -> None:
         if st.form_submit_button("Give or take back review rights") and name is not None:
             st.session_state.pop(SHOWN, None)
             try:
-                with Store(existing_db() or "") as store:
+                with borrowed(existing_db() or "") as store:
                     role = actions.annotators(store, "reviewer", name=name, remove=roles[name] == "reviewer")
             except StoreError as exc:
                 st.error(md(exc))
@@ -206,7 +206,7 @@ def render_revoke_form(people: list[str]) -> None:
                 return
             st.session_state.pop(SHOWN, None)
             try:
-                with Store(existing_db() or "") as store:
+                with borrowed(existing_db() or "") as store:
                     ended = actions.annotators(store, "revoke", name=name)
             except StoreError as exc:
                 st.error(md(exc))

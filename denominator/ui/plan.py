@@ -10,7 +10,7 @@ import streamlit as st
 
 from annotation.options import default as option_default
 from annotation.render import md
-from annotation.store import Store, StoreError
+from annotation.store import StoreError, borrowed
 from annotation.values import parse_designs
 from calibration import actions
 from calibration.planning import PlanEntry
@@ -55,7 +55,7 @@ def render_plan(db: str, policy: Policy, min_queries: int) -> None:
             )
             return
         try:
-            with Store(db) as store:
+            with borrowed(db) as store:
                 entries = actions.plan(store, designs, policy=policy, min_queries=min_queries)
         except (StoreError, ValueError) as exc:
             st.error(md(exc))

@@ -18,7 +18,7 @@ import streamlit as st
 from annotation.access.identity import existing_db, require_admin
 from annotation.options import option
 from annotation.render import interval, md, num
-from annotation.store import Store, StoreError
+from annotation.store import StoreError, borrowed
 from calibration import actions
 from calibration.gate import load_policy
 from calibration.results import KappaEntry, ReviewJudge, ReviewReport, TrendPoint
@@ -100,7 +100,7 @@ def render_review_page() -> None:
     render_sample(db, week)
     try:
         policy = load_policy()
-        with Store(db) as store:
+        with borrowed(db) as store:
             report, _ = actions.review(
                 store,
                 week,
@@ -128,7 +128,7 @@ def render_review_page() -> None:
     render_plan(db, policy, min_queries)
     left, middle, right = st.columns(3)
     if left.button("Save this week's review", key=f"{KEY}save"):
-        with Store(db) as store:
+        with borrowed(db) as store:
             actions.review(
                 store, week, policy=policy, min_labels=min_labels, min_queries=min_queries, save=True
             )
@@ -143,7 +143,7 @@ def render_sample(db: str, week: str) -> None:
     """This week's sample: its progress when drawn, else a form to draw it (the CLI's
     ``review --sample``, the same defaults)."""
     try:
-        with Store(db) as store:
+        with borrowed(db) as store:
             progress = sample_progress(store, week)
             people = [a["name"] for a in store.annotators()]
     except StoreError as exc:
@@ -180,7 +180,7 @@ def render_sample(db: str, week: str) -> None:
         )
         if st.form_submit_button("Draw this week's sample"):
             try:
-                with Store(db) as store:
+                with borrowed(db) as store:
                     drawn = actions.draw_review_sample(
                         store, week, n=int(size), annotators=who, overlap=float(overlap)
                     )
