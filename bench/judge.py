@@ -12,13 +12,21 @@ printed beside it). The client's CPU is the process's (user + system, from
 the same round is printed beside it. Then the same job again on the same database:
 it must make 0 calls (the server's log counts them).
 
+The server's own floor is measured in the same rounds (``--no-floor`` leaves it out): a plain
+HTTP/1.1 client (asyncio streams, no SDK, bodies of the judge's size with the rubric's reply schema)
+makes the same number of calls at the same concurrency, its process timed start to exit as the
+judge's is. The fake server is Python (``http.server``, a thread per connection) and spends a few
+milliseconds between a reply and the next request of a slot, so no client reaches 1.0 of the ideal:
+the floor's share of it is the ceiling of any client on this machine at this load, and the judge's
+share of the floor is printed beside its share of the ideal (the target stays on the ideal).
+
 ``--peer DIR`` runs the same job with another checkout's ``python -m judge`` (a git
 worktree of main, say) in alternating rounds against the same server, and prints
 this checkout's figures as ratios of the peer's: a change's effect measured in the
 same minutes, whatever the machine's load (it is printed beside every figure).
 
     python bench/judge.py [--calls 2000] [--latency 0.2] [--concurrency 32] [--rounds 3]
-                          [--peer DIR] [--out FILE]
+                          [--peer DIR] [--no-floor] [--out FILE]
 """
 
 from __future__ import annotations
@@ -129,6 +137,86 @@ def grade(cwd: Path, db: Path, url: str, concurrency: int, out: Path) -> tuple[s
     return text, wall, float(found.group(1)), usage.ru_utime + usage.ru_stime
 
 
+FLOOR_SCHEMA = {
+    "type": "object",
+    "properties": {"grade": {"type": "integer", "enum": [0, 1, 2, 3]}, "reason": {"type": "string"}},
+    "required": ["grade", "reason"],
+}
+FLOOR_TEXT = 1400  # characters of a call's user message: the judge's are about 1,400 (347 tokens a call)
+
+
+def floor_request(url: str, number: int) -> bytes:
+    """The floor client's request ``number``: a chat completion of about the judge's size, its reply
+    schema in the system message (the fake server answers it with a grade)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    user = (f"query {number}: how do I store maize? chunk: dry the grain to 13% moisture. " * 20)[:FLOOR_TEXT]
+    body = json.dumps(
+        {
+            "model": "fake-judge",
+            "messages": [
+                {"role": "system", "content": "Grade the chunk.\nReply schema: " + json.dumps(FLOOR_SCHEMA)},
+                {"role": "user", "content": user},
+            ],
+            "temperature": 0,
+        }
+    ).encode()
+    head = (
+        f"POST {parts.path.rstrip('/')}/chat/completions HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        f"Content-Type: application/json\r\nAuthorization: Bearer bench\r\n"
+        f"X-Denominator-Call: floor/{number}/-/0\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def floor_calls(url: str, calls: int, concurrency: int) -> float:
+    """``calls`` requests over ``concurrency`` kept-alive connections, each slot sending its next
+    request as soon as its reply is read; seconds from the first connection to the last reply."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    numbers = iter(range(calls))
+
+    async def slot() -> None:
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        try:
+            for number in numbers:
+                writer.write(floor_request(url, number))
+                head = await reader.readuntil(b"\r\n\r\n")
+                if not head.startswith(b"HTTP/1.1 200"):
+                    raise SystemExit(f"the floor client's call {number}: {head.splitlines()[0]!r}")
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                await reader.readexactly(length)
+        finally:
+            writer.close()
+
+    started = time.monotonic()
+    await asyncio.gather(*(slot() for _ in range(concurrency)))
+    return time.monotonic() - started
+
+
+def floor(url: str, calls: int, concurrency: int) -> tuple[float, float, float]:
+    """One floor round in a process of its own: (wall seconds start to exit, the calls' own seconds,
+    the process's CPU seconds)."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--floor-client", url]
+    command += ["--calls", str(calls), "--concurrency", str(concurrency)]
+    started = time.monotonic()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    said = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.monotonic() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"the floor client failed: {said[-500:]}")
+    return wall, float(said.split()[0]), usage.ru_utime + usage.ru_stime
+
+
 def received(log: Path) -> int:
     return sum(json.loads(line)["event"] == "received" for line in log.read_text().splitlines())
 
@@ -144,8 +232,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peer", type=Path, help="another checkout, run in alternating rounds")
+    parser.add_argument(
+        "--no-floor", action="store_true", help="leave out the server's floor (a plain client)"
+    )
+    parser.add_argument(
+        "--floor-client", metavar="URL", help=argparse.SUPPRESS
+    )  # one floor round, in its process
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "judge.json"))
     args = parser.parse_args(argv)
+    if args.floor_client:
+        import asyncio
+
+        print(f"{asyncio.run(floor_calls(args.floor_client, args.calls, args.concurrency)):.6f}")
+        return 0
     ideal = args.calls * args.latency / args.concurrency
     sides = {"this": ROOT} | ({"peer": args.peer.resolve()} if args.peer else {})
     cores = os.cpu_count()
@@ -156,11 +255,27 @@ def main(argv: list[str] | None = None) -> int:
         log = folder / "calls.jsonl"
         server, url = start_server(args.latency, log)
         rounds: list[Round] = []
+        floors: list[tuple[float, float, float, float]] = []  # (wall, calls' own, CPU, load)
         try:
             for number in range(args.rounds):
                 # alternate which side goes first, so neither always follows the other
                 order = list(sides.items()) if number % 2 == 0 else list(reversed(sides.items()))
+                if not args.no_floor:  # the floor first in even rounds, last in odd ones
+                    order = [("floor", ROOT), *order] if number % 2 == 0 else [*order, ("floor", ROOT)]
                 for side, cwd in order:
+                    if side == "floor":
+                        before = received(log)
+                        f_wall, f_calls, f_cpu = floor(url, args.calls, args.concurrency)
+                        if received(log) - before != args.calls:
+                            raise SystemExit(f"the floor client made {received(log) - before} calls")
+                        floors.append((f_wall, f_calls, f_cpu, os.getloadavg()[0]))
+                        print(
+                            f"round {number + 1} floor (a plain HTTP client, no SDK): {args.calls} calls in "
+                            f"{f_wall:.2f} s start to exit = {ideal / f_wall:.3f} of ideal (the calls alone "
+                            f"{f_calls:.2f} s); its CPU {f_cpu:.2f} s (load {floors[-1][3]:.2f} on {cores} cores)",
+                            flush=True,
+                        )
+                        continue
                     db = folder / f"{side}{number}.db"
                     shutil.copy(base, db)
                     before, server_before = received(log), cpu_of(server.pid)
@@ -207,6 +322,17 @@ def main(argv: list[str] | None = None) -> int:
         f"over {len(mine)} rounds, load {min(loads):.2f}-{max(loads):.2f} on {cores} cores "
         "(the client and the local server share the machine: a loaded machine reads lower)"
     )
+    floor_share = None
+    if floors:
+        floor_wall = statistics.median(f[0] for f in floors)
+        floor_share = ideal / floor_wall
+        print(
+            f"the server's floor (a plain HTTP client, no SDK, in the same rounds): median {floor_wall:.2f} s "
+            f"start to exit = {floor_share:.3f} of ideal (rounds {min(ideal / f[0] for f in floors):.3f}-"
+            f"{max(ideal / f[0] for f in floors):.3f}, load {min(f[3] for f in floors):.2f}-"
+            f"{max(f[3] for f in floors):.2f}): no client reaches more here; the judge reached "
+            f"{floor_wall / wall:.3f} of it"
+        )
     if args.peer:
         peer = [r for r in rounds if r.side == "peer"]
         print(
@@ -232,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
                 "median_share": share,
                 "median_cpu_ms_per_call": per_call,
                 "second_run_calls": again,
+                "floor_rounds": [{"wall": w, "calls": c, "cpu": u, "load": lo} for w, c, u, lo in floors],
+                "median_floor_share": floor_share,
             },
             indent=1,
         )
