@@ -47,9 +47,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotation.model import Run  # noqa: E402
-from annotation.pooling import pool  # noqa: E402
-from annotation.store import Store  # noqa: E402
 
 CPU_TARGET_MS = 2.0  # the client's CPU a call, start and stop included
 SHARE_TARGET = 0.9
@@ -66,6 +63,11 @@ class Round:
 
 
 def build(path: Path, calls: int) -> None:
+    # imported here: the floor client's process (this file, --floor-client) imports the stdlib only
+    from annotation.model import Run
+    from annotation.pooling import pool
+    from annotation.store import Store
+
     queries = max(1, calls // 100)
     per_query = calls // queries
     with Store(path) as store:
