@@ -409,3 +409,26 @@ def test_a_command_that_multiplies_no_matrix_starts_one_blas_thread(
     assert done.returncode == 0, done.stderr
     [line] = [x for x in done.stderr.splitlines() if x.startswith("BLAS ")]
     assert line == f"BLAS {own or '1'} True"
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_the_sdk_loads_with_no_collection_and_is_frozen(collecting: bool) -> None:
+    """The judge's start imports the SDK with the collector off (its ~100,000 objects live to the
+    exit: a tenth of the import's CPU, #42), then freezes them, and leaves the collector as it was."""
+    script = f"""
+import gc, sys
+from unittest import mock
+import judge.commands_cli as cli
+seen = []
+real = cli.importlib.import_module
+def watched(name, package=None):
+    if name == "openai":
+        seen.append(gc.isenabled())
+    return real(name, package)
+{"" if collecting else "gc.disable()"}
+with mock.patch.object(cli.importlib, "import_module", watched):
+    cli._import_sdk()
+print(seen, gc.isenabled(), gc.get_freeze_count() > 50_000, "openai" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[False]", str(collecting), "True", "True"]
