@@ -224,3 +224,29 @@ def test_a_sqlite_prefix_names_the_same_file(tmp_path) -> None:
         assert store.path == str(path) and store.dialect == "sqlite"
     with Store(f"sqlite:///{path}") as again, Store(path) as plain:
         assert again.counts()["queries"] == plain.counts()["queries"] == 1
+
+
+def test_a_label_whose_item_the_write_found_is_one_statement(store) -> None:
+    """``add_label(item_found=True)`` (a key press, inside the write whose refusal check found the
+    item) writes the label alone, no read of the item first (one round trip fewer on PostgreSQL);
+    outside a write it is refused; without it a missing item is refused by name, nothing written."""
+    item = store.ensure_item("chunk", query_id=None, chunk_id=None)
+    annotator = store.annotator_id("ann")
+    sent: list[str] = []
+    execute = store.db.execute
+    store.db.execute = lambda sql, *a, **k: sent.append(" ".join(sql.split())[:40]) or execute(sql, *a, **k)
+    try:
+        with store.write():
+            sent.clear()  # the write's own BEGIN (PostgreSQL: with its lock)
+            first = store.add_label(item, "ann", 2, annotator_id=annotator, item_found=True)
+            assert [s.split(" (")[0] for s in sent] == ["INSERT INTO labels"]
+        sent.clear()
+        with pytest.raises(StoreError, match="outside the write"):
+            store.add_label(item, "ann", 1, annotator_id=annotator, item_found=True)
+        with pytest.raises(StoreError, match="no item 999"):
+            store.add_label(999, "ann", 1, annotator_id=annotator)
+        assert any(s.startswith("SELECT 1 FROM items") for s in sent)
+    finally:
+        store.db.execute = execute
+    rows = store.db.execute("SELECT id, value FROM labels WHERE annotator_id = ?", [annotator]).fetchall()
+    assert [tuple(r) for r in rows] == [(first, 2)]

@@ -64,16 +64,24 @@ class Labels(Identity):
         seconds: float | None = None,
         shown: str | None = None,
         annotator_id: int | None = None,
+        item_found: bool = False,
     ) -> int:
         """Append a label (a correction is just a newer row), with the version of the rubric's
         guidelines in force as it is written (:mod:`annotation.store.guidelines`); returns its id.
         ``annotator_id``: the id of ``annotator``, when the caller read it (a key press: one round
-        trip fewer)."""
+        trip fewer). ``item_found``: the caller's write, which this label joins, found the item
+        already, its lease or its queue (a key press's :meth:`label_refusal`: one round trip fewer
+        on PostgreSQL); else a missing item is refused by name here."""
         get_rubric(rubric).check(value)
         if annotator_id is None:
             annotator_id = self.annotator_id(annotator, create=False)
+        if item_found and not self.db.conn.in_transaction:
+            raise StoreError("add_label(item_found=True) outside the write that found the item")
         with self.write() as db:
-            if db.execute("SELECT 1 FROM items WHERE id = ?", [item_id]).fetchone() is None:
+            if (
+                not item_found
+                and db.execute("SELECT 1 FROM items WHERE id = ?", [item_id]).fetchone() is None
+            ):
                 raise StoreError(f"no item {item_id}")
             cursor = db.execute(
                 "INSERT INTO labels (item_id, annotator_id, rubric, value, note, seconds, shown, created_at,"

@@ -217,6 +217,7 @@ def _grade(page: LabelPage, annotator: str, item: dict[str, Any], value: int) ->
                     seconds=seconds,
                     shown=item.get("shown"),
                     annotator_id=annotator_id,
+                    item_found=True,  # the refusal's reads, in this write, found it
                 )
                 # the lease's end and the next lease's reads in one round trip; no write of its own at the next draw
                 leased = _lease_next(store, page, annotator_id, end=True)
