@@ -17,8 +17,9 @@ HTTP/1.1 client (asyncio streams, no SDK, bodies of the judge's size with the ru
 makes the same number of calls at the same concurrency, its process timed start to exit as the
 judge's is. The fake server is Python (``http.server``, a thread per connection) and spends a few
 milliseconds between a reply and the next request of a slot, so no client reaches 1.0 of the ideal:
-the floor's share of it is the ceiling of any client on this machine at this load, and the judge's
-share of the floor is printed beside its share of the ideal (the target stays on the ideal).
+the floor's share of it is about the most a client of this server can reach on this machine at this
+load (the floor's own client spends about 0.2 ms of CPU a call: 0.35 s for 2,000), and the judge's share of the floor
+is printed beside its share of the ideal (the target stays on the ideal).
 
 ``--peer DIR`` runs the same job with another checkout's ``python -m judge`` (a git
 worktree of main, say) in alternating rounds against the same server, and prints
@@ -41,8 +42,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -147,45 +150,42 @@ FLOOR_SCHEMA = {
 FLOOR_TEXT = 1400  # characters of a call's user message: the judge's are about 1,400 (347 tokens a call)
 
 
-def floor_request(url: str, number: int) -> bytes:
-    """The floor client's request ``number``: a chat completion of about the judge's size, its reply
-    schema in the system message (the fake server answers it with a grade)."""
-    from urllib.parse import urlsplit
-
+def floor_requests(url: str) -> Callable[[int], bytes]:
+    """The floor client's requests: ``request(number)``, a chat completion of about the judge's size
+    with its reply schema in the system message (the fake server answers it with a grade). Built once:
+    a call only puts its number in, so the floor's own client costs as little as it can."""
     parts = urlsplit(url)
-    user = (f"query {number}: how do I store maize? chunk: dry the grain to 13% moisture. " * 20)[:FLOOR_TEXT]
+    user = ("how do I store maize? chunk: dry the grain to 13% moisture. " * 30)[:FLOOR_TEXT]
+    system = "Grade the chunk.\nReply schema: " + json.dumps(FLOOR_SCHEMA)
     body = json.dumps(
         {
             "model": "fake-judge",
-            "messages": [
-                {"role": "system", "content": "Grade the chunk.\nReply schema: " + json.dumps(FLOOR_SCHEMA)},
-                {"role": "user", "content": user},
-            ],
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "temperature": 0,
         }
     ).encode()
     head = (
         f"POST {parts.path.rstrip('/')}/chat/completions HTTP/1.1\r\nHost: {parts.netloc}\r\n"
         f"Content-Type: application/json\r\nAuthorization: Bearer bench\r\n"
-        f"X-Denominator-Call: floor/{number}/-/0\r\nContent-Length: {len(body)}\r\n\r\n"
-    )
-    return head.encode() + body
+        f"Content-Length: {len(body)}\r\nX-Denominator-Call: floor/"
+    ).encode()
+    return lambda number: b"%s%d/-/0\r\n\r\n%s" % (head, number, body)
 
 
 async def floor_calls(url: str, calls: int, concurrency: int) -> float:
     """``calls`` requests over ``concurrency`` kept-alive connections, each slot sending its next
     request as soon as its reply is read; seconds from the first connection to the last reply."""
     import asyncio
-    from urllib.parse import urlsplit
 
     parts = urlsplit(url)
+    request = floor_requests(url)
     numbers = iter(range(calls))
 
     async def slot() -> None:
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
         try:
             for number in numbers:
-                writer.write(floor_request(url, number))
+                writer.write(request(number))
                 head = await reader.readuntil(b"\r\n\r\n")
                 if not head.startswith(b"HTTP/1.1 200"):
                     raise SystemExit(f"the floor client's call {number}: {head.splitlines()[0]!r}")
@@ -237,9 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-floor", action="store_true", help="leave out the server's floor (a plain client)"
     )
-    parser.add_argument(
-        "--floor-client", metavar="URL", help=argparse.SUPPRESS
-    )  # one floor round, in its process
+    # one floor round, in a process of its own (the bench runs this file so)
+    parser.add_argument("--floor-client", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "judge.json"))
     args = parser.parse_args(argv)
     if args.floor_client:
@@ -332,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             f"the server's floor (a plain HTTP client, no SDK, in the same rounds): median {floor_wall:.2f} s "
             f"start to exit = {floor_share:.3f} of ideal (rounds {min(ideal / f[0] for f in floors):.3f}-"
             f"{max(ideal / f[0] for f in floors):.3f}, load {min(f[3] for f in floors):.2f}-"
-            f"{max(f[3] for f in floors):.2f}): no client reaches more here; the judge reached "
+            f"{max(f[3] for f in floors):.2f}): about the most a client reaches here; the judge reached "
             f"{floor_wall / wall:.3f} of it"
         )
     if args.peer:
